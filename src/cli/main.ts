@@ -1,0 +1,52 @@
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import type { CommandModule } from 'yargs';
+import { describePlace, isVespaBulkError } from '../errors.js';
+import { commands as serveCommands } from './commands/serve.js';
+import { commands as feedCommands } from './commands/feed.js';
+import { commands as visitCommands } from './commands/visit.js';
+import { commands as documentCommands } from './commands/document.js';
+import { commands as deployCommands } from './commands/deploy.js';
+
+/** Exit codes: 0 all succeeded, 1 some failed, 2 bad usage. */
+export const exitCodes = { ok: 0, failed: 1, usage: 2 } as const;
+
+export async function main(argv: string[]): Promise<number> {
+  let usageError = false;
+  const all: CommandModule<any, any>[] = [...serveCommands, ...feedCommands, ...visitCommands, ...documentCommands, ...deployCommands];
+  const parser = yargs(argv)
+    .scriptName('vespa-bulk')
+    .usage('$0 <command> [options]\n\nMoves documents in and out of Vespa as fast as the cluster allows, and loses none of them.')
+    .command(all)
+    .demandCommand(1, 'Name a command.')
+    .strict()
+    .recommendCommands()
+    .help()
+    .alias('h', 'help')
+    .version()
+    .wrap(Math.min(110, process.stderr.columns ?? 100))
+    .fail((message, err, y) => {
+      if (err) throw err;
+      usageError = true;
+      process.stderr.write(`${y.help() ? '' : ''}vespa-bulk: ${message}\nRun 'vespa-bulk --help' for usage.\n`);
+    })
+    .exitProcess(false);
+  try {
+    await parser.parseAsync();
+  } catch (err) {
+    if (isVespaBulkError(err)) {
+      process.stderr.write(`vespa-bulk: ${describePlace(err.place)}${err.message}\n`);
+      return err.code === 'VB_USAGE' ? exitCodes.usage : exitCodes.failed;
+    }
+    process.stderr.write(`vespa-bulk: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return exitCodes.failed;
+  }
+  if (usageError) return exitCodes.usage;
+  return process.exitCode === undefined ? exitCodes.ok : Number(process.exitCode);
+}
+
+const invokedDirectly = process.argv[1] !== undefined && /(?:main\.[jt]s|vespa-bulk(?:\.js)?)$/.test(process.argv[1]);
+if (invokedDirectly) {
+  const code = await main(hideBin(process.argv));
+  process.exitCode = code;
+}

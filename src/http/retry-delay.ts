@@ -1,0 +1,89 @@
+/**
+ * The whole retry policy: a pure function of the attempt and what went wrong, returning how long to wait
+ * before the next attempt, or 0 for "do not retry".
+ */
+export interface RetryPolicy {
+  /** Attempts after the first, for 503, 502, 504 and transport errors. 429 and 507 are bounded only by the deadline. */
+  maxRetries: number;
+  /** First delay for 429/503/transport errors. */
+  baseDelayMs: number;
+  /** Cap for 429/503/transport delays. */
+  maxDelayMs: number;
+  /** First delay for 507 (feed block: can last minutes, so it backs off slowly and far). */
+  feedBlockBaseDelayMs: number;
+  feedBlockMaxDelayMs: number;
+  /** Growth per attempt. */
+  factor: number;
+  /** Share of the delay that is random (0 none, 1 full jitter). Spreads retries so they do not arrive together. */
+  jitter: number;
+}
+
+export const defaultRetryPolicy: RetryPolicy = {
+  maxRetries: 10,
+  baseDelayMs: 100,
+  maxDelayMs: 10_000,
+  feedBlockBaseDelayMs: 1_000,
+  feedBlockMaxDelayMs: 60_000,
+  factor: 2,
+  jitter: 0.5,
+};
+
+export interface RetryInput {
+  /** 1 for the first retry (the attempt that failed was the first). */
+  attempt: number;
+  /** HTTP status, or undefined for a transport error (reset, refused, cut-off response, timeout of the socket). */
+  status?: number;
+  /** Whether sending the operation twice leaves the same result (put, remove, assign-only update, visit requests). */
+  safeToRepeat: boolean;
+  /** Retry-After from the response, in milliseconds. */
+  retryAfterMs?: number;
+  /** Time left before the operation's deadline; a delay that does not fit is no retry. */
+  remainingMs?: number;
+  /**
+   * For transport errors: false when the request surely never reached the service (connection refused),
+   * so even an operation that is not safe to repeat may be sent again. Default true.
+   */
+  maybeApplied?: boolean;
+  /** Injected for tests; defaults to Math.random. */
+  random?: () => number;
+}
+
+export type RetryClass = 'throttled' | 'feed-blocked' | 'transient' | 'timeout' | 'final';
+
+export function classifyStatus(status: number | undefined): RetryClass {
+  if (status === undefined) return 'transient';
+  if (status === 429) return 'throttled';
+  if (status === 507) return 'feed-blocked';
+  if (status === 502 || status === 503) return 'transient';
+  if (status === 504) return 'timeout';
+  return 'final';
+}
+
+export function retryDelay(input: RetryInput, policy: RetryPolicy = defaultRetryPolicy): number {
+  const kind = classifyStatus(input.status);
+  if (kind === 'final') return 0;
+  if (kind === 'timeout' && !input.safeToRepeat) return 0;
+  // A transport error may come after the service applied the operation: only operations safe to repeat
+  // are sent again, unless the request surely never left.
+  if (input.status === undefined && !input.safeToRepeat && input.maybeApplied !== false) return 0;
+  if ((kind === 'transient' || kind === 'timeout') && input.attempt > policy.maxRetries) return 0;
+
+  const base = kind === 'feed-blocked' ? policy.feedBlockBaseDelayMs : policy.baseDelayMs;
+  const cap = kind === 'feed-blocked' ? policy.feedBlockMaxDelayMs : policy.maxDelayMs;
+  const exponential = Math.min(cap, base * policy.factor ** Math.max(0, input.attempt - 1));
+  const random = input.random ?? Math.random;
+  let delay = exponential * (1 - policy.jitter) + exponential * policy.jitter * random();
+  if (input.retryAfterMs !== undefined && input.retryAfterMs > delay) delay = Math.min(input.retryAfterMs, cap);
+  delay = Math.max(1, Math.round(delay));
+  if (input.remainingMs !== undefined && delay >= input.remainingMs) return 0;
+  return delay;
+}
+
+/** Retry-After is either seconds or an HTTP date. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || text === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(text.trim())) return Math.round(Number(text) * 1000);
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
