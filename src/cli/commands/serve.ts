@@ -1,4 +1,84 @@
 import type { CommandModule } from 'yargs';
+import { startSimulator } from '../../server/simulator.js';
+import { VespaBulkError } from '../../errors.js';
 
-// Placeholder until this command's module is written.
-export const commands: CommandModule<any, any>[] = [];
+interface ServeArgs {
+  host: string;
+  port: number;
+  'config-port': number;
+  config: boolean;
+  clusters: string;
+  'max-body-bytes': number;
+  'error-rate': number;
+  'error-statuses': string;
+  'latency-ms': number;
+  'max-ops-per-second': number;
+  'queue-limit': number;
+  'close-rate': number;
+  'feed-block': boolean;
+  'cut-stream-after': number;
+  'converge-delay-ms': number;
+  seed: number;
+  'request-log': boolean;
+}
+
+const serve: CommandModule<object, ServeArgs> = {
+  command: 'serve',
+  describe: 'Run the local Vespa simulator: /document/v1 and the config server. Faults can be changed at run time with PUT /_sim/faults.',
+  builder: (y) =>
+    y
+      .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
+      .option('port', { type: 'number', default: 8080, describe: 'Document interface port (0: any free port)' })
+      .option('config-port', { type: 'number', default: 19071, describe: 'Config server port (0: any free port)' })
+      .option('config', { type: 'boolean', default: true, describe: 'Start the config server (--no-config to skip)' })
+      .option('clusters', { type: 'string', default: 'content', describe: 'Comma-separated content cluster names' })
+      .option('max-body-bytes', { type: 'number', default: 100 * 1024 * 1024, describe: 'Request bodies above this get 413' })
+      .option('error-rate', { type: 'number', default: 0, describe: 'Share (0-1) of document operations answered with an error status' })
+      .option('error-statuses', { type: 'string', default: '429,503,504,507', describe: 'Statuses drawn for --error-rate' })
+      .option('latency-ms', { type: 'number', default: 0, describe: 'Latency added to each document operation' })
+      .option('max-ops-per-second', { type: 'number', default: 0, describe: 'Service rate; operations beyond it queue (0: unlimited)' })
+      .option('queue-limit', { type: 'number', default: 256, describe: 'Operations in process above which requests get 429, as the real handler (0: off)' })
+      .option('close-rate', { type: 'number', default: 0, describe: 'Share of operations whose connection is closed mid-response, after the operation is applied' })
+      .option('feed-block', { type: 'boolean', default: false, describe: 'Answer 507 to every write until cleared' })
+      .option('cut-stream-after', { type: 'number', default: 0, describe: 'Cut every streamed visit response after this many documents (0: off)' })
+      .option('converge-delay-ms', { type: 'number', default: 1000, describe: 'Time after activation until services converge' })
+      .option('seed', { type: 'number', default: 1, describe: 'Seed of the fault randomness' })
+      .option('request-log', { type: 'boolean', default: false, describe: 'Log each request to stderr' }),
+  handler: async (args) => {
+    const errorStatuses = args['error-statuses'].split(',').map((s) => Number(s.trim()));
+    if (errorStatuses.some((s) => !Number.isInteger(s) || s < 100 || s > 599)) {
+      throw new VespaBulkError('VB_USAGE', `--error-statuses '${args['error-statuses']}': expected comma-separated HTTP statuses`);
+    }
+    const sim = await startSimulator({
+      host: args.host,
+      port: args.port,
+      configPort: args.config ? args['config-port'] : false,
+      clusters: args.clusters.split(',').map((s) => s.trim()).filter(Boolean),
+      maxBodyBytes: args['max-body-bytes'],
+      requestLog: args['request-log'],
+      config: { convergeDelayMs: args['converge-delay-ms'] },
+      faults: {
+        errorRate: args['error-rate'],
+        errorStatuses,
+        latencyMs: args['latency-ms'],
+        maxOpsPerSecond: args['max-ops-per-second'],
+        queueLimit: args['queue-limit'],
+        closeRate: args['close-rate'],
+        feedBlock: args['feed-block'],
+        cutStreamAfterDocuments: args['cut-stream-after'],
+        seed: args.seed,
+      },
+    });
+    process.stderr.write(`document interface: ${sim.url}/document/v1/\n`);
+    if (sim.configUrl) process.stderr.write(`config server:      ${sim.configUrl}/application/v2/\n`);
+    process.stderr.write('faults:             PUT /_sim/faults on the document port; Ctrl-C stops\n');
+    await new Promise<void>((resolve) => {
+      const stop = (): void => resolve();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    await sim.close();
+  },
+};
+
+export const commands: CommandModule<any, any>[] = [serve];

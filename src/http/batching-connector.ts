@@ -1,0 +1,40 @@
+import { buildConnector } from 'undici';
+import type { Socket } from 'node:net';
+
+/**
+ * A connector whose sockets gather every write made in one turn of the event loop into a single syscall.
+ *
+ * undici writes each pipelined request with its own cork/uncork pair, so N requests cost N `writev` calls.
+ * Here the first write of a turn corks the socket and a `setImmediate` uncorks it: undici's own uncork then
+ * only lowers the cork count, and the whole batch leaves in one `writev` once the turn ends.
+ */
+export function batchingConnector(options: buildConnector.BuildOptions = {}): buildConnector.connector {
+  const connect = buildConnector({ noDelay: true, ...options });
+  return (opts, callback) =>
+    connect(opts, (err, socket) => {
+      if (err || !socket) {
+        callback(err as Error, null);
+        return;
+      }
+      batchWrites(socket as Socket);
+      callback(null, socket);
+    });
+}
+
+/** Corks `socket` on its first write of a turn and uncorks it on the next `setImmediate`. */
+export function batchWrites(socket: Socket): void {
+  const write = socket.write;
+  let corked = false;
+  const flush = (): void => {
+    corked = false;
+    if (!socket.destroyed) socket.uncork();
+  };
+  socket.write = function batchedWrite(this: Socket, ...args: unknown[]): boolean {
+    if (!corked && !socket.destroyed) {
+      corked = true;
+      socket.cork();
+      setImmediate(flush);
+    }
+    return (write as (...a: unknown[]) => boolean).apply(this, args);
+  } as Socket['write'];
+}

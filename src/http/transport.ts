@@ -1,0 +1,181 @@
+import { Pool, type Dispatcher } from 'undici';
+import { VespaBulkError } from '../errors.js';
+import { batchingConnector } from './batching-connector.js';
+
+/**
+ * The HTTP edge shared by the feeder and the document client: one request in, status, headers and the whole
+ * body out. Built on `dispatch` with a plain handler rather than `request()`, which wraps every body in a
+ * Readable: for millions of small responses that wrapper is most of the cost.
+ */
+export interface PoolOptions {
+  /** Endpoint origin, e.g. http://127.0.0.1:8080. */
+  origin: string;
+  /** TCP connections. Default 8. */
+  connections?: number;
+  /** Requests in flight per connection (HTTP/1.1 pipelining). Default 1. */
+  pipelining?: number;
+  /** Socket-level bound for headers and for the gap between body chunks. Default 300 s. */
+  timeoutMs?: number;
+  /** Gather writes of one event-loop turn into one syscall. Default true. */
+  batchWrites?: boolean;
+}
+
+export function createPool(options: PoolOptions): Pool {
+  const timeout = options.timeoutMs ?? 300_000;
+  return new Pool(options.origin, {
+    connections: options.connections ?? 8,
+    pipelining: options.pipelining ?? 1,
+    headersTimeout: timeout,
+    bodyTimeout: timeout,
+    keepAliveTimeout: 30_000,
+    keepAliveMaxTimeout: 600_000,
+    ...(options.batchWrites === false ? {} : { connect: batchingConnector() }),
+  });
+}
+
+export interface SendRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Path and query, already encoded. */
+  path: string;
+  /** Flat list of header names and values, or an object. */
+  headers?: string[] | Record<string, string>;
+  body?: Buffer | string | null;
+  signal?: AbortSignal;
+}
+
+export interface RawResponse {
+  status: number;
+  /** Raw header names and values as undici hands them: [name, value, name, value, ...]. */
+  rawHeaders: Buffer[];
+  body: Buffer;
+}
+
+/** A transport error carries whether the request may have reached the service. */
+export class TransportError extends VespaBulkError {
+  /** false when the request surely never left (refused connection, connect timeout). */
+  readonly maybeApplied: boolean;
+  readonly undiciCode: string | undefined;
+  constructor(code: 'VB_TRANSPORT' | 'VB_TIMEOUT' | 'VB_ABORTED', message: string, maybeApplied: boolean, cause: unknown) {
+    super(code, message, { cause });
+    this.maybeApplied = maybeApplied;
+    this.undiciCode = (cause as { code?: string } | undefined)?.code;
+  }
+}
+
+const neverSentCodes = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const timeoutCodes = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+export function toTransportError(err: unknown): TransportError {
+  if (err instanceof TransportError) return err;
+  const e = err as { code?: string; message?: string; name?: string; cause?: { code?: string } };
+  const code = e?.code ?? e?.cause?.code;
+  if (e?.name === 'AbortError' || code === 'UND_ERR_ABORTED' || code === 'ABORT_ERR') {
+    return new TransportError('VB_ABORTED', 'request aborted', true, err);
+  }
+  const message = `${code ?? 'transport error'}: ${e?.message ?? String(err)}`;
+  if (code !== undefined && timeoutCodes.has(code)) return new TransportError('VB_TIMEOUT', message, code !== 'UND_ERR_CONNECT_TIMEOUT', err);
+  return new TransportError('VB_TRANSPORT', message, !(code !== undefined && neverSentCodes.has(code)), err);
+}
+
+/** Legacy undici handler (onConnect/onHeaders/onData/onComplete/onError): the cheapest path through dispatch. */
+class CollectingHandler implements Dispatcher.DispatchHandler {
+  private status = 0;
+  private rawHeaders: Buffer[] = [];
+  private chunks: Buffer[] = [];
+  private length = 0;
+  constructor(
+    private readonly resolve: (r: RawResponse) => void,
+    private readonly reject: (e: unknown) => void,
+  ) {}
+  onConnect(): void {}
+  onHeaders(statusCode: number, headers: Buffer[]): boolean {
+    this.status = statusCode;
+    this.rawHeaders = headers;
+    return true;
+  }
+  onData(chunk: Buffer): boolean {
+    this.chunks.push(chunk);
+    this.length += chunk.length;
+    return true;
+  }
+  onComplete(): void {
+    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.length);
+    this.resolve({ status: this.status, rawHeaders: this.rawHeaders, body });
+  }
+  onError(err: Error): void {
+    this.reject(toTransportError(err));
+  }
+}
+
+/**
+ * Sends one request. Every status resolves; only transport failures reject (TransportError).
+ * POST and PUT are marked idempotent and non-blocking, or undici would not pipeline them.
+ */
+export function send(dispatcher: Dispatcher, req: SendRequest): Promise<RawResponse> {
+  return new Promise<RawResponse>((resolve, reject) => {
+    try {
+      dispatcher.dispatch(
+        {
+          origin: undefined,
+          method: req.method,
+          path: req.path,
+          headers: req.headers as Dispatcher.DispatchOptions['headers'],
+          body: req.body ?? null,
+          idempotent: true,
+          blocking: false,
+          signal: req.signal,
+        } as Dispatcher.DispatchOptions,
+        new CollectingHandler(resolve, reject) as unknown as Dispatcher.DispatchHandler,
+      );
+    } catch (err) {
+      reject(toTransportError(err));
+    }
+  });
+}
+
+/** Header value by lower-case name from undici's raw header list. */
+export function rawHeader(rawHeaders: Buffer[], name: string): string | undefined {
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.length === name.length && rawHeaders[i]!.toString('latin1').toLowerCase() === name) return rawHeaders[i + 1]!.toString('latin1');
+  }
+  return undefined;
+}
+
+export function headersToObject(rawHeaders: Buffer[]): Record<string, string | string[] | undefined> {
+  const out: Record<string, string | string[] | undefined> = {};
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const k = rawHeaders[i]!.toString('latin1').toLowerCase();
+    const v = rawHeaders[i + 1]!.toString('utf8');
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
+/** Parsed JSON body, or `{message: text}` when the body is not JSON (proxies answer HTML). */
+export function parseBody(body: Buffer): any {
+  if (body.length === 0) return {};
+  const text = body.toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { message: text };
+  }
+}
+
+/** Splits an endpoint URL into the origin undici connects to and a path prefix (no trailing slash). */
+export function splitEndpoint(endpoint: string): { origin: string; prefix: string } {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new VespaBulkError('VB_USAGE', `invalid endpoint URL '${endpoint}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new VespaBulkError('VB_USAGE', `endpoint '${endpoint}' must be http:// or https://`);
+  return { origin: url.origin, prefix: url.pathname.replace(/\/+$/, '') };
+}
+
+export function isLoopback(origin: string): boolean {
+  const host = new URL(origin).hostname;
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
+}

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { classifyStatus, defaultRetryPolicy, parseRetryAfter, retryDelay } from '../../src/http/retry-delay.js';
+
+const fixed = (): number => 0.5;
+
+describe('retryDelay', () => {
+  it('never retries final statuses', () => {
+    for (const status of [400, 404, 412, 413, 500]) {
+      expect(retryDelay({ attempt: 1, status, safeToRepeat: true, random: fixed })).toBe(0);
+    }
+  });
+
+  it('backs off exponentially on 429, with jitter, capped, and never immediately', () => {
+    const delays = [1, 2, 3, 4, 20].map((attempt) => retryDelay({ attempt, status: 429, safeToRepeat: false, random: fixed }));
+    expect(delays[0]).toBeGreaterThan(0);
+    expect(delays[1]).toBeGreaterThan(delays[0]!);
+    expect(delays[2]).toBeGreaterThan(delays[1]!);
+    expect(delays[4]).toBeLessThanOrEqual(defaultRetryPolicy.maxDelayMs);
+    // 429 is not bounded by maxRetries, only by the deadline.
+    expect(retryDelay({ attempt: 50, status: 429, safeToRepeat: false, random: fixed })).toBeGreaterThan(0);
+    const low = retryDelay({ attempt: 3, status: 429, safeToRepeat: true, random: () => 0 });
+    const high = retryDelay({ attempt: 3, status: 429, safeToRepeat: true, random: () => 0.999 });
+    expect(high).toBeGreaterThan(low);
+  });
+
+  it('bounds 503 and transport errors by maxRetries', () => {
+    expect(retryDelay({ attempt: 10, status: 503, safeToRepeat: false, random: fixed })).toBeGreaterThan(0);
+    expect(retryDelay({ attempt: 11, status: 503, safeToRepeat: false, random: fixed })).toBe(0);
+    expect(retryDelay({ attempt: 3, safeToRepeat: true, random: fixed })).toBeGreaterThan(0);
+    expect(retryDelay({ attempt: 11, safeToRepeat: true, random: fixed })).toBe(0);
+  });
+
+  it('retries 504 and ambiguous transport errors only for operations safe to repeat', () => {
+    expect(retryDelay({ attempt: 1, status: 504, safeToRepeat: true, random: fixed })).toBeGreaterThan(0);
+    expect(retryDelay({ attempt: 1, status: 504, safeToRepeat: false, random: fixed })).toBe(0);
+    expect(retryDelay({ attempt: 1, safeToRepeat: false, random: fixed })).toBe(0);
+    expect(retryDelay({ attempt: 1, safeToRepeat: false, maybeApplied: false, random: fixed })).toBeGreaterThan(0);
+  });
+
+  it('backs off slowly and far on 507', () => {
+    const first = retryDelay({ attempt: 1, status: 507, safeToRepeat: true, random: fixed });
+    const late = retryDelay({ attempt: 30, status: 507, safeToRepeat: true, random: fixed });
+    expect(first).toBeGreaterThan(retryDelay({ attempt: 1, status: 429, safeToRepeat: true, random: fixed }));
+    expect(late).toBeGreaterThan(defaultRetryPolicy.maxDelayMs);
+    expect(late).toBeLessThanOrEqual(defaultRetryPolicy.feedBlockMaxDelayMs);
+  });
+
+  it('honours Retry-After and the deadline', () => {
+    expect(retryDelay({ attempt: 1, status: 429, safeToRepeat: true, retryAfterMs: 3000, random: fixed })).toBe(3000);
+    expect(retryDelay({ attempt: 1, status: 429, safeToRepeat: true, remainingMs: 10, random: fixed })).toBe(0);
+  });
+
+  it('classifies statuses', () => {
+    expect(classifyStatus(429)).toBe('throttled');
+    expect(classifyStatus(507)).toBe('feed-blocked');
+    expect(classifyStatus(undefined)).toBe('transient');
+    expect(classifyStatus(504)).toBe('timeout');
+    expect(classifyStatus(412)).toBe('final');
+  });
+});
+
+describe('parseRetryAfter', () => {
+  it('reads seconds and HTTP dates', () => {
+    expect(parseRetryAfter('2')).toBe(2000);
+    expect(parseRetryAfter(new Date(10_000).toUTCString(), 4_000)).toBe(6000);
+    expect(parseRetryAfter('soon')).toBeUndefined();
+    expect(parseRetryAfter(undefined)).toBeUndefined();
+  });
+});
