@@ -1,4 +1,15 @@
+/**
+ * Vespa's document selection language: parse once, evaluate against documents. Pure: no I/O.
+ *
+ * Used for `selection=` on visits and bulk operations, and for test-and-set `condition`.
+ * The semantics (three-valued logic, missing fields, collections) are described in ./evaluate.ts.
+ */
 import { VespaBulkError } from '../errors.js';
+import type { BoolNode, ValueNode } from './ast.js';
+import { compileBool, TRUE, type BoolFn } from './evaluate.js';
+import { parse } from './parser.js';
+
+export type { BoolNode, ValueNode } from './ast.js';
 
 /** A document as the selection sees it. */
 export interface SelectionDocument {
@@ -11,27 +22,91 @@ export interface SelectionDocument {
 }
 
 export interface SelectionContext {
-  /** Seconds since the epoch for now(); default Date.now()/1000. */
+  /** Seconds since the epoch that `now()` returns; default the current time, whole seconds. */
   nowSeconds?: number;
 }
 
-export type Selection = { readonly source: string };
+/** A parsed selection. `root` is the syntax tree (see ./ast.ts). */
+export type Selection = { readonly source: string; readonly root: BoolNode };
 
+/** Compiled closures, kept beside each parsed selection so evaluateSelection() compiles only once. */
+const compiled = new WeakMap<Selection, BoolFn>();
+
+/**
+ * Parses a selection. Throws VespaBulkError('VB_SELECTION_SYNTAX') whose message names the 0-based
+ * position and what was expected; `err.place.position` holds the position. An empty (or blank)
+ * selection selects every document, as in Vespa.
+ */
 export function parseSelection(text: string): Selection {
-  if (typeof text !== 'string') throw new VespaBulkError('VB_SELECTION_SYNTAX', 'selection is not a string', { place: { position: 0 } });
-  return { source: text };
+  if (typeof text !== 'string') {
+    throw new VespaBulkError('VB_SELECTION_SYNTAX', 'selection syntax error at position 0: the selection is not a string', {
+      place: { position: 0 },
+    });
+  }
+  return Object.freeze({ source: text, root: parse(text) });
 }
 
-export function evaluateSelection(_selection: Selection, _doc: SelectionDocument, _context?: SelectionContext): boolean {
-  return true;
+function compiledOf(selection: Selection): BoolFn {
+  let fn = compiled.get(selection);
+  if (fn === undefined) {
+    fn = compileBool(selection.root);
+    compiled.set(selection, fn);
+  }
+  return fn;
 }
 
+/** Whether the document matches. A selection that evaluates to "invalid" does not match. */
+export function evaluateSelection(selection: Selection, doc: SelectionDocument, context?: SelectionContext): boolean {
+  return compiledOf(selection)(doc, context) === TRUE;
+}
+
+/** Parses once and returns a matcher for the hot path (visiting many documents). Throws like parseSelection(). */
 export function compileSelection(text: string): (doc: SelectionDocument, context?: SelectionContext) => boolean {
-  const selection = parseSelection(text);
-  return (doc, context) => evaluateSelection(selection, doc, context);
+  const fn = compiledOf(parseSelection(text));
+  return (doc, context) => fn(doc, context) === TRUE;
 }
 
 /** Document types that the selection names as bare type or as `type.field` (used for "unknown type" checks). */
-export function referencedTypes(_selection: Selection): string[] {
-  return [];
+export function referencedTypes(selection: Selection): string[] {
+  const types = new Set<string>();
+  const visitValue = (node: ValueNode): void => {
+    switch (node.kind) {
+      case 'field':
+        types.add(node.type);
+        break;
+      case 'arith':
+        visitValue(node.left);
+        visitValue(node.right);
+        break;
+      case 'negate':
+      case 'call':
+        visitValue(node.operand);
+        break;
+      default:
+        break;
+    }
+  };
+  const visitBool = (node: BoolNode): void => {
+    switch (node.kind) {
+      case 'doctype':
+        types.add(node.type);
+        break;
+      case 'not':
+        visitBool(node.operand);
+        break;
+      case 'and':
+      case 'or':
+        visitBool(node.left);
+        visitBool(node.right);
+        break;
+      case 'compare':
+        visitValue(node.left);
+        visitValue(node.right);
+        break;
+      default:
+        break;
+    }
+  };
+  visitBool(selection.root);
+  return [...types];
 }

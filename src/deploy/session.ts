@@ -1,0 +1,84 @@
+import { configRequest, jsonObject } from './config-request.js';
+import { readPackage, type PackageUpload } from './package.js';
+import { resolveTarget, tenantPath, type DeployTarget } from './target.js';
+import type { ActivateResult, PrepareAndActivateResult, PrepareResult, UploadResult } from './types.js';
+
+/** The three steps of a deployment (upload, prepare, activate), each one request. */
+
+export interface PrepareOptions {
+  /** Turn validation errors that an override could allow into warnings. */
+  ignoreValidationErrors?: boolean;
+  /** Target engine version; default the config server's current one. */
+  vespaVersion?: string;
+  /** Seconds the config server may spend preparing (its default is 360). */
+  timeoutSeconds?: number;
+  /** Validate and report, change nothing. */
+  dryRun?: boolean;
+  /** Ask for the detailed (FINE) log lines too. */
+  verbose?: boolean;
+}
+
+/** Uploads a package (a directory, a .zip, or an already read PackageUpload) and returns the new session. */
+export async function uploadPackage(target: DeployTarget, pkg: string | PackageUpload): Promise<UploadResult> {
+  const t = resolveTarget(target);
+  const upload = typeof pkg === 'string' ? await readPackage(pkg) : pkg;
+  const response = await configRequest(t, { step: 'upload', method: 'POST', path: `${tenantPath(t)}/session`, body: upload.body, contentType: upload.contentType });
+  return jsonObject<UploadResult>('upload', response);
+}
+
+export async function prepareSession(target: DeployTarget, sessionId: string, options: PrepareOptions = {}): Promise<PrepareResult> {
+  const t = resolveTarget(target);
+  const response = await configRequest(t, {
+    step: 'prepare',
+    method: 'PUT',
+    path: `${tenantPath(t)}/session/${encodeURIComponent(sessionId)}/prepared`,
+    query: prepareQuery(t.application, t.instance, options),
+    timeoutMs: ((options.timeoutSeconds ?? 360) + 30) * 1000,
+  });
+  return normalizeActions(jsonObject<PrepareResult>('prepare', response));
+}
+
+export async function activateSession(target: DeployTarget, sessionId: string, options: { ignoreSessionStaleFailure?: boolean } = {}): Promise<ActivateResult> {
+  const t = resolveTarget(target);
+  const response = await configRequest(t, {
+    step: 'activate',
+    method: 'PUT',
+    path: `${tenantPath(t)}/session/${encodeURIComponent(sessionId)}/active`,
+    query: { ignoreSessionStaleFailure: options.ignoreSessionStaleFailure || undefined },
+  });
+  return jsonObject<ActivateResult>('activate', response);
+}
+
+/** The one-request shortcut the official `vespa deploy` uses. */
+export async function prepareAndActivate(target: DeployTarget, pkg: string | PackageUpload, options: PrepareOptions = {}): Promise<PrepareAndActivateResult> {
+  const t = resolveTarget(target);
+  const upload = typeof pkg === 'string' ? await readPackage(pkg) : pkg;
+  const response = await configRequest(t, {
+    step: 'prepareandactivate',
+    method: 'POST',
+    path: `${tenantPath(t)}/prepareandactivate`,
+    query: prepareQuery(t.application, t.instance, options),
+    body: upload.body,
+    contentType: upload.contentType,
+    timeoutMs: ((options.timeoutSeconds ?? 360) + 30) * 1000,
+  });
+  return normalizeActions(jsonObject<PrepareAndActivateResult>('prepareandactivate', response));
+}
+
+function prepareQuery(applicationName: string, instance: string, o: PrepareOptions): Record<string, string | number | boolean | undefined> {
+  return {
+    applicationName,
+    instance,
+    ignoreValidationErrors: o.ignoreValidationErrors || undefined,
+    vespaVersion: o.vespaVersion,
+    timeout: o.timeoutSeconds,
+    dryRun: o.dryRun || undefined,
+    verbose: o.verbose || undefined,
+  };
+}
+
+/** Older servers omit empty action lists; callers can always iterate all three. */
+function normalizeActions<T extends { configChangeActions: PrepareResult['configChangeActions']; log: PrepareResult['log'] }>(result: T): T {
+  const a = (result.configChangeActions ?? {}) as Partial<PrepareResult['configChangeActions']>;
+  return { ...result, log: result.log ?? [], configChangeActions: { restart: a.restart ?? [], refeed: a.refeed ?? [], reindex: a.reindex ?? [] } };
+}

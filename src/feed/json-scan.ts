@@ -1,0 +1,98 @@
+import { VespaBulkError } from '../errors.js';
+
+/**
+ * Byte-level JSON scanning: enough to find where a value ends without building it. Strings are skipped with
+ * the native `indexOf`, so documents made mostly of text cost little more than a memchr.
+ */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const LBRACE = 0x7b;
+export const RBRACE = 0x7d;
+export const LBRACKET = 0x5b;
+export const RBRACKET = 0x5d;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
+export const NEWLINE = 0x0a;
+
+export function isWhitespace(b: number): boolean {
+  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+}
+
+export function syntaxError(message: string, position: number): VespaBulkError {
+  return new VespaBulkError('VB_BAD_JSON', `invalid JSON: ${message} at byte ${position}`, { place: { position } });
+}
+
+export function skipWhitespace(buf: Uint8Array, i: number, end: number): number {
+  while (i < end && isWhitespace(buf[i]!)) i++;
+  return i;
+}
+
+/** `i` at an opening quote; returns the index after the closing quote. */
+export function skipString(buf: Buffer, i: number, end: number): number {
+  let from = i + 1;
+  for (;;) {
+    const q = buf.indexOf(QUOTE, from);
+    if (q < 0 || q >= end) throw syntaxError('unterminated string', i);
+    let k = q - 1;
+    let backslashes = 0;
+    while (k > i && buf[k] === BACKSLASH) {
+      backslashes++;
+      k--;
+    }
+    if ((backslashes & 1) === 0) return q + 1;
+    from = q + 1;
+  }
+}
+
+/** Decodes the JSON string between `start` (opening quote) and `end` (after the closing quote). */
+export function decodeString(buf: Buffer, start: number, end: number): string {
+  const slash = buf.indexOf(BACKSLASH, start);
+  if (slash < 0 || slash >= end) return buf.toString('utf8', start + 1, end - 1);
+  try {
+    return JSON.parse(buf.toString('utf8', start, end)) as string;
+  } catch {
+    throw syntaxError('bad escape in string', start);
+  }
+}
+
+/**
+ * `i` at the first byte of a value; returns the index after it. Objects and arrays are checked for balanced,
+ * correctly nested brackets and terminated strings, not for every comma: the service rejects what slips by
+ * with a 400, which lands in the failure output like any other refusal.
+ */
+export function skipValue(buf: Buffer, i: number, end: number): number {
+  const first = buf[i];
+  if (first === QUOTE) return skipString(buf, i, end);
+  if (first === LBRACE || first === LBRACKET) {
+    const closers: number[] = [first === LBRACE ? RBRACE : RBRACKET];
+    let j = i + 1;
+    while (j < end) {
+      const b = buf[j]!;
+      if (b === QUOTE) {
+        j = skipString(buf, j, end);
+        continue;
+      }
+      if (b === LBRACE) closers.push(RBRACE);
+      else if (b === LBRACKET) closers.push(RBRACKET);
+      else if (b === RBRACE || b === RBRACKET) {
+        if (closers.pop() !== b) throw syntaxError(`unexpected '${String.fromCharCode(b)}'`, j);
+        if (closers.length === 0) return j + 1;
+      }
+      j++;
+    }
+    throw syntaxError(`unterminated ${first === LBRACE ? 'object' : 'array'}`, i);
+  }
+  let j = i;
+  while (j < end) {
+    const b = buf[j]!;
+    if (b === COMMA || b === RBRACE || b === RBRACKET || isWhitespace(b)) break;
+    j++;
+  }
+  if (j === i) throw syntaxError(first === undefined ? 'unexpected end' : `unexpected '${String.fromCharCode(first)}'`, i);
+  try {
+    JSON.parse(buf.toString('latin1', i, j));
+  } catch {
+    throw syntaxError(`bad value '${buf.toString('utf8', i, Math.min(j, i + 40))}'`, i);
+  }
+  return j;
+}

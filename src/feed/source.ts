@@ -1,0 +1,146 @@
+import { createReadStream, statSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import { VespaBulkError } from '../errors.js';
+import { OperationSplitter, type RawItem } from './splitter.js';
+
+/**
+ * Where operations come from: a path, several paths (`-` is stdin), a byte stream, or an async iterable of
+ * operations (each a string or bytes of one operation's JSON, or an already-built operation object).
+ */
+export type FeedSource = string | readonly string[] | Readable | NodeJS.ReadableStream | AsyncIterable<string | Uint8Array | object> | Iterable<object>;
+
+export interface SourceBatch {
+  /** Index of the input (file) among the sources. */
+  input: number;
+  /** File name, `-` for stdin, `<stream>` or `<iterable>`. */
+  name: string;
+  items: RawItem[];
+}
+
+/** Position in the input: the resume point of a checkpoint. Items before it are skipped. */
+export interface InputPosition {
+  input: number;
+  offset: number;
+  line: number;
+}
+
+export interface ReadOptions {
+  /** What `-` reads. Default process.stdin. */
+  stdin?: Readable;
+  /** Skip everything before this position. */
+  from?: InputPosition;
+  /** Bytes read per chunk from files. Default 256 KiB. */
+  chunkBytes?: number;
+}
+
+/** Input names and sizes, known before reading (for progress and checkpoints). */
+export interface InputInfo {
+  name: string;
+  /** Size on disk (compressed for .gz), when known. */
+  size?: number;
+}
+
+export function describeInputs(source: FeedSource): InputInfo[] {
+  const paths = typeof source === 'string' ? [source] : Array.isArray(source) && source.every((s) => typeof s === 'string') ? (source as string[]) : undefined;
+  if (paths === undefined) return [{ name: isByteStream(source) ? '<stream>' : '<iterable>' }];
+  return paths.map((p) => {
+    if (p === '-') return { name: '-' };
+    try {
+      return { name: p, size: statSync(p).size };
+    } catch (err) {
+      throw new VespaBulkError('VB_USAGE', `cannot read input '${p}': ${(err as Error).message}`, { cause: err });
+    }
+  });
+}
+
+function isByteStream(source: unknown): source is Readable {
+  return source instanceof Readable || (typeof source === 'object' && source !== null && typeof (source as { pipe?: unknown }).pipe === 'function');
+}
+
+/** Tracks the bytes read from disk (compressed bytes for .gz), for the ETA. */
+export class ReadProgress {
+  bytes = 0;
+}
+
+/**
+ * Reads the sources one after another and yields their operations cut into items, one batch per chunk read.
+ * Pulling is what drives reading: when the consumer stops asking, the file streams pause (backpressure).
+ */
+export async function* readSources(source: FeedSource, options: ReadOptions = {}, progress = new ReadProgress()): AsyncGenerator<SourceBatch> {
+  const inputs = describeInputs(source);
+  if (inputs.length === 1 && (inputs[0]!.name === '<stream>' || inputs[0]!.name === '<iterable>')) {
+    if (isByteStream(source)) yield* readStream(source as Readable, 0, '<stream>', options, progress);
+    else yield* readIterable(source as AsyncIterable<unknown>, options);
+    return;
+  }
+  for (let input = 0; input < inputs.length; input++) {
+    if (options.from !== undefined && input < options.from.input) continue;
+    const name = inputs[input]!.name;
+    yield* readStream(openInput(name, options, progress), input, name, options, progress);
+  }
+}
+
+function openInput(name: string, options: ReadOptions, progress: ReadProgress): Readable {
+  const raw: Readable = name === '-' ? (options.stdin ?? process.stdin) : createReadStream(name, { highWaterMark: options.chunkBytes ?? 256 * 1024 });
+  raw.on('data', (chunk: Buffer) => {
+    progress.bytes += chunk.length;
+  });
+  if (!name.endsWith('.gz')) return raw;
+  const gunzip = createGunzip({ chunkSize: options.chunkBytes ?? 256 * 1024 });
+  raw.on('error', (err) => gunzip.destroy(err));
+  return raw.pipe(gunzip);
+}
+
+async function* readStream(stream: Readable, input: number, name: string, options: ReadOptions, progress: ReadProgress): AsyncGenerator<SourceBatch> {
+  const splitter = new OperationSplitter();
+  const skipBefore = options.from !== undefined && options.from.input === input ? options.from.offset : -1;
+  const counts = name === '<stream>';
+  try {
+    for await (const chunk of stream) {
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+      if (counts) progress.bytes += buf.length;
+      const items: RawItem[] = [];
+      splitter.push(buf, items);
+      if (items.length > 0) yield { input, name, items: skipBefore >= 0 ? markSkipped(items, skipBefore) : items };
+    }
+  } catch (err) {
+    if (err instanceof VespaBulkError) throw err;
+    throw new VespaBulkError('VB_USAGE', `cannot read input '${name}': ${(err as Error).message}`, { cause: err });
+  } finally {
+    stream.destroy();
+  }
+  const items: RawItem[] = [];
+  splitter.end(items);
+  if (items.length > 0) yield { input, name, items: skipBefore >= 0 ? markSkipped(items, skipBefore) : items };
+}
+
+/** Items before the resume offset are kept (so they are counted as skipped) but flagged. */
+function markSkipped(items: RawItem[], before: number): RawItem[] {
+  for (const it of items) if (it.offset < before) it.skip = true;
+  return items;
+}
+
+async function* readIterable(source: AsyncIterable<unknown> | Iterable<unknown>, options: ReadOptions): AsyncGenerator<SourceBatch> {
+  let line = 0;
+  let offset = 0;
+  let items: RawItem[] = [];
+  const skipBefore = options.from !== undefined && options.from.input === 0 ? options.from.offset : -1;
+  for await (const value of source as AsyncIterable<unknown>) {
+    line++;
+    let bytes: Buffer;
+    if (typeof value === 'string') bytes = Buffer.from(value);
+    else if (value instanceof Uint8Array) bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    else bytes = Buffer.from(JSON.stringify(value) ?? 'undefined');
+    // Offsets of an iterable count items, so a checkpoint can say how many to skip.
+    const item: RawItem = { bytes, line, offset };
+    if (offset < skipBefore) item.skip = true;
+    offset++;
+    items.push(item);
+    if (items.length >= 256) {
+      yield { input: 0, name: '<iterable>', items };
+      items = [];
+    }
+  }
+  if (items.length > 0) yield { input: 0, name: '<iterable>', items };
+}

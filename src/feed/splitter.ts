@@ -1,0 +1,297 @@
+import { VespaBulkError } from '../errors.js';
+import { BACKSLASH, COMMA, LBRACE, LBRACKET, NEWLINE, QUOTE, RBRACE, RBRACKET, isWhitespace } from './json-scan.js';
+
+/**
+ * Cuts a byte stream of feed input into one buffer per operation, without parsing the documents.
+ *
+ * The format is chosen by the first byte that is not whitespace: `[` is a JSON array of operations; `{` is a
+ * stream of objects. When the first object ends on its own line the input is taken as JSONL and from then on
+ * every line is one operation, so a broken line costs only that line. Otherwise (pretty-printed objects
+ * separated by whitespace) boundaries are found by bracket depth, skipping strings.
+ */
+export interface RawItem {
+  /** The operation's bytes, verbatim (for a framing error: the text that could not be read, up to its line end). */
+  bytes: Buffer;
+  /** 1-based line of the first byte. */
+  line: number;
+  /** Byte offset of the first byte in the (decompressed) input. */
+  offset: number;
+  /** Set when the bytes could not be cut into an operation. */
+  error?: VespaBulkError;
+  /** Before the resume point of a checkpoint: counted, not fed. */
+  skip?: boolean;
+}
+
+type Mode = 'detect' | 'lines' | 'objects' | 'array';
+type ArrayState = 'value' | 'separator' | 'done';
+
+export class OperationSplitter {
+  private mode: Mode = 'detect';
+  private arrayState: ArrayState = 'value';
+  private firstObject = true;
+  /** Absolute offset of the current chunk's first byte. */
+  private base = 0;
+  private line = 1;
+  /** Bytes of the operation (or line) in progress from earlier chunks. */
+  private parts: Buffer[] = [];
+  private itemOffset = 0;
+  private itemLine = 1;
+  private itemNewlines = 0;
+  /** Brackets open in the operation in progress: the closer each one expects. */
+  private closers: number[] = [];
+  private inString = false;
+  /** A string's trailing backslash run at a chunk end was odd: the next byte is escaped. */
+  private pendingEscape = false;
+  /** Inside garbage text being skipped to the end of its line. */
+  private inGarbage = false;
+  private garbageReason = '';
+
+  get format(): 'jsonl' | 'objects' | 'array' | 'unknown' {
+    return this.mode === 'lines' ? 'jsonl' : this.mode === 'detect' ? 'unknown' : this.mode;
+  }
+
+  /** Cuts `chunk`, appending complete items to `out`. */
+  push(chunk: Buffer, out: RawItem[]): void {
+    let i = 0;
+    const n = chunk.length;
+    while (i < n) {
+      if (this.mode === 'lines') i = this.pushLines(chunk, i, out);
+      else if (this.inGarbage) i = this.skipGarbage(chunk, i, out);
+      else if (this.closers.length > 0) i = this.scanObject(chunk, i, out);
+      else i = this.between(chunk, i, out);
+    }
+    this.base += n;
+  }
+
+  /** Flushes what remains at the end of the input. */
+  end(out: RawItem[]): void {
+    if (this.mode === 'lines') {
+      if (this.parts.length > 0) this.emitLine(Buffer.concat(this.parts), out);
+      this.parts = [];
+      return;
+    }
+    if (this.inGarbage) {
+      this.emitError(Buffer.concat(this.parts), this.garbageReason, out);
+    } else if (this.closers.length > 0) {
+      this.emitError(Buffer.concat(this.parts), 'unterminated operation at end of input', out);
+    }
+    this.parts = [];
+    this.closers = [];
+  }
+
+  private pushLines(chunk: Buffer, i: number, out: RawItem[]): number {
+    const nl = chunk.indexOf(NEWLINE, i);
+    if (nl < 0) {
+      if (this.parts.length === 0) this.itemOffset = this.base + i;
+      this.parts.push(chunk.subarray(i));
+      return chunk.length;
+    }
+    let bytes: Buffer;
+    if (this.parts.length === 0) {
+      this.itemOffset = this.base + i;
+      bytes = chunk.subarray(i, nl);
+    } else {
+      this.parts.push(chunk.subarray(i, nl));
+      bytes = Buffer.concat(this.parts);
+      this.parts = [];
+    }
+    this.emitLine(bytes, out);
+    this.line++;
+    return nl + 1;
+  }
+
+  private emitLine(bytes: Buffer, out: RawItem[]): void {
+    let end = bytes.length;
+    while (end > 0 && isWhitespace(bytes[end - 1]!)) end--;
+    let start = 0;
+    while (start < end && isWhitespace(bytes[start]!)) start++;
+    if (start === end) return;
+    const item: RawItem = { bytes: bytes.subarray(0, end), line: this.line, offset: this.itemOffset };
+    // A line that is not an object is reported here; one that is gets its full check in parseOperation.
+    if (bytes[start] !== LBRACE) {
+      item.error = new VespaBulkError('VB_BAD_JSON', 'not a JSON object');
+    }
+    out.push(item);
+  }
+
+  /** Between operations: whitespace, array punctuation, or the start of the next object. */
+  private between(chunk: Buffer, i: number, out: RawItem[]): number {
+    const n = chunk.length;
+    while (i < n) {
+      const b = chunk[i]!;
+      if (b === NEWLINE) {
+        this.line++;
+        i++;
+        continue;
+      }
+      if (isWhitespace(b)) {
+        i++;
+        continue;
+      }
+      if (this.mode === 'detect') {
+        if (b === LBRACKET) {
+          this.mode = 'array';
+          i++;
+          continue;
+        }
+        this.mode = b === LBRACE ? 'objects' : 'lines';
+        if (this.mode === 'lines') return i;
+      }
+      if (this.mode === 'array') {
+        if (this.arrayState === 'separator') {
+          if (b === COMMA) {
+            this.arrayState = 'value';
+            i++;
+            continue;
+          }
+          if (b === RBRACKET) {
+            this.arrayState = 'done';
+            i++;
+            continue;
+          }
+          return this.startGarbage(chunk, i, "expected ',' or ']' between operations");
+        }
+        if (this.arrayState === 'done') return this.startGarbage(chunk, i, "text after the closing ']'");
+        if (b === RBRACKET) {
+          this.arrayState = 'done';
+          i++;
+          continue;
+        }
+      }
+      if (b !== LBRACE) return this.startGarbage(chunk, i, 'expected an operation object');
+      this.closers.push(RBRACE);
+      this.itemOffset = this.base + i;
+      this.itemLine = this.line;
+      this.itemNewlines = 0;
+      this.parts = [];
+      this.partStart = i;
+      // Straight on, so an object whose '{' ends the chunk still has its first byte kept.
+      return this.scanObject(chunk, i + 1, out);
+    }
+    return i;
+  }
+
+  /** Start of the current item within the current chunk (0 when it began in an earlier chunk). */
+  private partStart = 0;
+
+  private scanObject(chunk: Buffer, i: number, out: RawItem[]): number {
+    const n = chunk.length;
+    const start = this.parts.length === 0 ? this.partStart : 0;
+    while (i < n) {
+      if (this.inString) {
+        const after = this.scanString(chunk, i);
+        if (after < 0) {
+          this.parts.push(chunk.subarray(start));
+          return n;
+        }
+        i = after;
+        continue;
+      }
+      const b = chunk[i]!;
+      if (b === QUOTE) {
+        this.inString = true;
+        this.pendingEscape = false;
+        i++;
+        continue;
+      }
+      if (b === LBRACE) this.closers.push(RBRACE);
+      else if (b === LBRACKET) this.closers.push(RBRACKET);
+      else if (b === RBRACE || b === RBRACKET) {
+        if (this.closers.pop() !== b) {
+          // Broken nesting: give up on this operation up to the end of the current line and read on.
+          this.closers = [];
+          this.parts.push(chunk.subarray(start, i));
+          this.inGarbage = true;
+          this.garbageReason = `invalid JSON: unexpected '${String.fromCharCode(b)}'`;
+          return i;
+        }
+        if (this.closers.length === 0) {
+          const bytes = this.parts.length === 0 ? chunk.subarray(start, i + 1) : Buffer.concat([...this.parts, chunk.subarray(0, i + 1)]);
+          this.parts = [];
+          out.push({ bytes, line: this.itemLine, offset: this.itemOffset });
+          if (this.mode === 'array') this.arrayState = 'separator';
+          if (this.firstObject && this.mode === 'objects' && this.itemNewlines === 0) this.mode = 'lines';
+          this.firstObject = false;
+          return i + 1;
+        }
+      } else if (b === NEWLINE) {
+        this.line++;
+        this.itemNewlines++;
+      }
+      i++;
+    }
+    this.parts.push(chunk.subarray(start));
+    return n;
+  }
+
+  /** Inside a string: returns the index after its closing quote, or -1 when it goes on past this chunk. */
+  private scanString(chunk: Buffer, i: number): number {
+    let segment = i;
+    let carried = this.pendingEscape ? 1 : 0;
+    for (;;) {
+      const q = chunk.indexOf(QUOTE, segment);
+      if (q < 0) {
+        let k = chunk.length - 1;
+        let run = 0;
+        while (k >= segment && chunk[k] === BACKSLASH) {
+          run++;
+          k--;
+        }
+        if (k < segment) run += carried;
+        this.pendingEscape = (run & 1) === 1;
+        return -1;
+      }
+      let k = q - 1;
+      let run = 0;
+      while (k >= segment && chunk[k] === BACKSLASH) {
+        run++;
+        k--;
+      }
+      if (k < segment) run += carried;
+      carried = 0;
+      if ((run & 1) === 0) {
+        this.inString = false;
+        this.pendingEscape = false;
+        return q + 1;
+      }
+      segment = q + 1;
+    }
+  }
+
+  private startGarbage(chunk: Buffer, i: number, reason: string): number {
+    this.inGarbage = true;
+    this.garbageReason = reason;
+    this.itemOffset = this.base + i;
+    this.itemLine = this.line;
+    this.parts = [];
+    this.partStart = i;
+    return i;
+  }
+
+  /** Skips to the end of the line, which becomes one error item. */
+  private skipGarbage(chunk: Buffer, i: number, out: RawItem[]): number {
+    // Bytes before `i` are already in parts (or there are none): the garbage goes on from here.
+    const nl = chunk.indexOf(NEWLINE, i);
+    if (nl < 0) {
+      this.parts.push(chunk.subarray(i));
+      return chunk.length;
+    }
+    this.parts.push(chunk.subarray(i, nl));
+    this.emitError(Buffer.concat(this.parts), this.garbageReason, out);
+    this.parts = [];
+    this.inGarbage = false;
+    this.line++;
+    return nl + 1;
+  }
+
+  private emitError(bytes: Buffer, reason: string, out: RawItem[]): void {
+    let end = bytes.length;
+    while (end > 0 && isWhitespace(bytes[end - 1]!)) end--;
+    out.push({
+      bytes: bytes.subarray(0, end),
+      line: this.itemLine,
+      offset: this.itemOffset,
+      error: new VespaBulkError(reason.startsWith('invalid JSON') || reason.startsWith('unterminated') ? 'VB_BAD_JSON' : 'VB_BAD_OPERATION', reason),
+    });
+  }
+}

@@ -1,0 +1,86 @@
+import type { Dispatcher } from 'undici';
+import { toDocumentPath } from '../document/id.js';
+import { createPool, headersToObject, parseBody, send, splitEndpoint } from './transport.js';
+import { documentQuery, wrapFields, type DocumentParams } from './document-request.js';
+import { VespaBulkError } from '../errors.js';
+
+export type { DocumentParams } from './document-request.js';
+
+export interface DocumentClientOptions {
+  /** Container endpoint, e.g. http://127.0.0.1:8080 (a path prefix is kept). */
+  endpoint: string;
+  /** Extra headers on every request (authentication tokens). */
+  headers?: Record<string, string>;
+  /** TCP connections. Default 4. */
+  connections?: number;
+  /** HTTP/1.1 pipelining depth per connection. Default 1. */
+  pipelining?: number;
+  /** Socket-level timeout for each request. Default 300 s. */
+  timeoutMs?: number;
+  /** Use this dispatcher instead of creating a pool (it is not closed by close()). */
+  dispatcher?: Dispatcher;
+}
+
+export interface DocumentResponse {
+  status: number;
+  /** Parsed JSON, or `{message: text}` when the body is not JSON. */
+  body: any;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/**
+ * Single-document operations on /document/v1. Every HTTP status resolves (check `status`); transport
+ * failures reject with VespaBulkError VB_TRANSPORT or VB_TIMEOUT.
+ */
+export class DocumentClient {
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly prefix: string;
+  private readonly headers: Record<string, string>;
+
+  constructor(options: DocumentClientOptions) {
+    const { origin, prefix } = splitEndpoint(options.endpoint);
+    this.prefix = prefix;
+    this.headers = { ...(options.headers ?? {}) };
+    this.ownsDispatcher = options.dispatcher === undefined;
+    this.dispatcher =
+      options.dispatcher ??
+      createPool({ origin, connections: options.connections ?? 4, pipelining: options.pipelining ?? 1, timeoutMs: options.timeoutMs });
+  }
+
+  get(id: string, params?: DocumentParams): Promise<DocumentResponse> {
+    return this.request('GET', id, params, undefined);
+  }
+
+  put(id: string, fields: object | string, params?: DocumentParams): Promise<DocumentResponse> {
+    return this.request('POST', id, params, wrapFields(fields));
+  }
+
+  update(id: string, fields: object | string, params?: DocumentParams): Promise<DocumentResponse> {
+    return this.request('PUT', id, params, wrapFields(fields));
+  }
+
+  remove(id: string, params?: DocumentParams): Promise<DocumentResponse> {
+    return this.request('DELETE', id, params, undefined);
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  private async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', id: string, params: DocumentParams | undefined, body: Buffer | undefined): Promise<DocumentResponse> {
+    const path = this.prefix + toDocumentPath(id) + documentQuery(params);
+    const headers: Record<string, string> = { ...this.headers };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      const res = await send(this.dispatcher, { method, path, headers, body });
+      return { status: res.status, body: parseBody(res.body), headers: headersToObject(res.rawHeaders) };
+    } catch (err) {
+      if (err instanceof VespaBulkError) {
+        // Give the error a place so the CLI can say which document failed.
+        throw new VespaBulkError(err.code, err.message, { place: { documentId: id }, cause: err });
+      }
+      throw err;
+    }
+  }
+}

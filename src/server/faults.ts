@@ -1,0 +1,180 @@
+/**
+ * Trouble the simulator can make on purpose, so clients are tested against what a real cluster does under
+ * load: errors, latency, a service rate, a bounded handler queue, cut connections, feed block, cut streams.
+ */
+export interface FaultSettings {
+  /** Share (0..1) of document operations (single-document and visit requests) answered with a status from `errorStatuses`. */
+  errorRate: number;
+  errorStatuses: number[];
+  /** Added to each document operation. */
+  latencyMs: number;
+  /** Service rate: operations are served in arrival order at this rate (0 = unlimited); more only queue. */
+  maxOpsPerSecond: number;
+  /** 429 when more than this many operations are admitted and not yet answered (the real handler's 256); 0 = off. */
+  queueLimit: number;
+  /** Share of operations whose connection is destroyed mid-response after the operation was applied. */
+  closeRate: number;
+  /** 507 for every write until cleared. */
+  feedBlock: boolean;
+  /** 0 = off; a streamed visit response is destroyed after writing this many documents. */
+  cutStreamAfterDocuments: number;
+  /** Seed of the deterministic randomness behind `errorRate` and `closeRate`. */
+  seed: number;
+}
+
+export const defaultFaultSettings: Readonly<FaultSettings> = Object.freeze({
+  errorRate: 0,
+  errorStatuses: [429, 503, 504, 507],
+  latencyMs: 0,
+  maxOpsPerSecond: 0,
+  queueLimit: 256,
+  closeRate: 0,
+  feedBlock: false,
+  cutStreamAfterDocuments: 0,
+  seed: 1,
+});
+
+/** Checks a partial settings object (e.g. from `PUT /_sim/faults`); returns an error message or undefined. */
+export function validateFaultPatch(patch: unknown): string | undefined {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return 'fault settings must be a JSON object';
+  for (const [key, value] of Object.entries(patch)) {
+    switch (key) {
+      case 'errorRate':
+      case 'closeRate':
+        if (typeof value !== 'number' || !(value >= 0 && value <= 1)) return `'${key}' must be a number in [0, 1]`;
+        break;
+      case 'latencyMs':
+      case 'maxOpsPerSecond':
+      case 'queueLimit':
+      case 'cutStreamAfterDocuments':
+        if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) return `'${key}' must be a non-negative number`;
+        break;
+      case 'seed':
+        if (typeof value !== 'number' || !Number.isFinite(value)) return `'seed' must be a number`;
+        break;
+      case 'feedBlock':
+        if (typeof value !== 'boolean') return `'feedBlock' must be true or false`;
+        break;
+      case 'errorStatuses':
+        if (!Array.isArray(value) || value.length === 0 || value.some((s) => !Number.isInteger(s) || s < 400 || s > 599))
+          return `'errorStatuses' must be a non-empty array of HTTP error statuses`;
+        break;
+      default:
+        return `unknown fault setting '${key}'`;
+    }
+  }
+  return undefined;
+}
+
+/** mulberry32: small, fast and deterministic for a seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The live fault settings plus the randomness and the admission queue that act on them. */
+export class Faults {
+  private settings: FaultSettings;
+  private random: () => number;
+  /** Operations admitted and not yet answered. */
+  private admitted = 0;
+  /** When the service rate lets the next operation run (ms, performance clock). */
+  private nextSlotMs = 0;
+
+  constructor(initial: Partial<FaultSettings> = {}) {
+    const problem = validateFaultPatch(initial);
+    if (problem !== undefined) throw new Error(problem);
+    this.settings = { ...defaultFaultSettings, errorStatuses: [...defaultFaultSettings.errorStatuses], ...initial };
+    this.random = seededRandom(this.settings.seed);
+  }
+
+  get(): FaultSettings {
+    return { ...this.settings, errorStatuses: [...this.settings.errorStatuses] };
+  }
+
+  set(patch: Partial<FaultSettings>): FaultSettings {
+    const problem = validateFaultPatch(patch);
+    if (problem !== undefined) throw new Error(problem);
+    this.settings = { ...this.settings, ...patch };
+    if (patch.errorStatuses) this.settings.errorStatuses = [...patch.errorStatuses];
+    if (patch.seed !== undefined) this.random = seededRandom(patch.seed);
+    if (patch.maxOpsPerSecond !== undefined) this.nextSlotMs = 0;
+    return this.get();
+  }
+
+  get current(): Readonly<FaultSettings> {
+    return this.settings;
+  }
+
+  /** Admits one operation, or returns false when the queue is full (the caller answers 429). */
+  tryAdmit(): boolean {
+    const limit = this.settings.queueLimit;
+    if (limit > 0 && this.admitted >= limit) return false;
+    this.admitted++;
+    return true;
+  }
+
+  release(): void {
+    this.admitted--;
+  }
+
+  get inFlight(): number {
+    return this.admitted;
+  }
+
+  /**
+   * How long an admitted operation waits before it is served: its turn under the service rate, plus latency.
+   * 0 when neither is set (the hot path then runs the operation at once).
+   */
+  delayMs(): number {
+    const { maxOpsPerSecond, latencyMs } = this.settings;
+    if (maxOpsPerSecond <= 0) return latencyMs;
+    const now = performance.now();
+    const slot = Math.max(now, this.nextSlotMs);
+    this.nextSlotMs = slot + 1000 / maxOpsPerSecond;
+    return slot - now + latencyMs;
+  }
+
+  /** An injected error status for this operation, or 0. */
+  drawError(): number {
+    const { errorRate, errorStatuses } = this.settings;
+    if (errorRate <= 0) return 0;
+    if (this.random() >= errorRate) return 0;
+    return errorStatuses[Math.floor(this.random() * errorStatuses.length)] ?? 500;
+  }
+
+  /** Whether to cut this operation's connection after applying it. */
+  drawClose(): boolean {
+    const { closeRate } = this.settings;
+    return closeRate > 0 && this.random() < closeRate;
+  }
+}
+
+/** Message texts close to what the service says for each injected status. */
+export function injectedErrorMessage(status: number): string {
+  switch (status) {
+    case 429:
+      return 'ReturnCode(BUSY, Resource exhausted: the content node is overloaded) [simulated]';
+    case 500:
+      return 'ReturnCode(INTERNAL_FAILURE, Internal error in the content node) [simulated]';
+    case 502:
+      return 'Bad gateway [simulated]';
+    case 503:
+      return 'Service unavailable: too many concurrent requests [simulated]';
+    case 504:
+      return 'ReturnCode(TIMEOUT, Operation timed out in the content layer) [simulated]';
+    case 507:
+      return feedBlockMessage;
+    default:
+      return `Simulated error ${status}`;
+  }
+}
+
+export const feedBlockMessage =
+  "ReturnCode(NO_SPACE, External feed is blocked due to resource exhaustion: disk on node 0 [storage.0] is 91.0% full (the configured limit is 90.0%)) [simulated]";

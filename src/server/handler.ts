@@ -1,0 +1,392 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { gunzipSync } from 'node:zlib';
+import { checkBulkParameters, runBulkChunk, type BulkOperation } from './bulk.js';
+import { parseDocumentPath, type DocumentRoute } from './document-path.js';
+import { feedBlockMessage, injectedErrorMessage, validateFaultPatch, type Faults } from './faults.js';
+import { parseFieldSet } from './field-set.js';
+import { isGone, sendJson, sendThenCut, type AnyResponse } from './http-response.js';
+import { compileCondition, executeOperation, parseOperationBody, requireFieldsObject, type PreparedOperation } from './operations.js';
+import { QueryParameters } from './query.js';
+import { HandlerError, badRequest, handlerErrorBody, idBody, storageErrorBody } from './responses.js';
+import type { DocumentStore } from './store.js';
+import { applyUpdate } from './update-ops.js';
+import { buildScope, checkDocumentType, parseTimeoutMs, parseTraceLevel, resolveCluster, type ScopeContext } from './visit-plan.js';
+import { parseVisitParameters, visitPlain, visitStreamed } from './visit.js';
+
+/**
+ * The request dispatcher for one simulated container: /document/v1 (the document API), `/` (the handler
+ * listing the official CLI checks), a health page, and the simulator's own admin paths under /_sim/.
+ */
+export interface HandlerState {
+  store: DocumentStore;
+  faults: Faults;
+  /** null: any document type is accepted (nothing deployed yet). */
+  documentTypes: Set<string> | null;
+  globalTypes: Set<string>;
+  maxBodyBytes: number;
+  visitChunkDocuments: number;
+  log: ((line: string) => void) | undefined;
+}
+
+type AnyRequest = IncomingMessage | Http2ServerRequest;
+
+const collectionMethods = ['GET', 'POST', 'PUT', 'DELETE'];
+const rootMethods = ['GET', 'POST', 'DELETE'];
+
+const handlerPaths = [
+  '/document/v1/',
+  '/document/v1/{namespace}/{documentType}/docid/',
+  '/document/v1/{namespace}/{documentType}/group/{group}/',
+  '/document/v1/{namespace}/{documentType}/number/{number}/',
+  '/document/v1/{namespace}/{documentType}/docid/{*}',
+  '/document/v1/{namespace}/{documentType}/group/{group}/{*}',
+  '/document/v1/{namespace}/{documentType}/number/{number}/{*}',
+];
+
+const handlerListing = JSON.stringify({
+  handlers: [
+    {
+      id: 'com.yahoo.document.restapi.resource.DocumentV1ApiHandler',
+      class: 'com.yahoo.document.restapi.resource.DocumentV1ApiHandler',
+      bundle: 'vespaclient-container-plugin:8.0.0',
+      serverBindings: ['http://*/document/v1/*'],
+    },
+  ],
+});
+
+const defaultBulkTimeChunkMs = 60_000;
+
+export function createRequestHandler(state: HandlerState): (req: AnyRequest, res: AnyResponse) => void {
+  const scopeContext = (): ScopeContext => ({ store: state.store, globalTypes: state.globalTypes, documentTypes: state.documentTypes });
+
+  function reply(req: AnyRequest, res: AnyResponse, status: number, body: string, headers?: Record<string, string>): void {
+    sendJson(res, status, body, headers);
+    if (state.log !== undefined) state.log(`${req.method} ${req.url} ${status}`);
+  }
+
+  function replyError(req: AnyRequest, res: AnyResponse, pathId: string, err: unknown): void {
+    if (isGone(res) || res.headersSent) return;
+    if (err instanceof HandlerError) reply(req, res, err.status, handlerErrorBody(pathId, err.message));
+    else reply(req, res, 500, handlerErrorBody(pathId, err instanceof Error ? `${err.name}: ${err.message}` : String(err)));
+  }
+
+  /** Reads the whole body within the limit; a body over it is answered 413 here and the rest discarded. */
+  function readBody(req: AnyRequest, res: AnyResponse, pathId: string, onBody: (body: Buffer) => void): void {
+    const max = state.maxBodyBytes;
+    const declared = req.headers['content-length'];
+    const tooLarge = (size: number | string): void =>
+      reply(req, res, 413, handlerErrorBody(pathId, `Request body of ${size} bytes is larger than the limit of ${max} bytes`));
+    if (declared !== undefined && Number(declared) > max) {
+      tooLarge(declared);
+      req.resume();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > max) {
+        failed = true;
+        chunks.length = 0;
+        tooLarge(`more than ${max}`);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (failed) return;
+      let body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      const encoding = req.headers['content-encoding'];
+      if (encoding !== undefined && encoding !== 'identity') {
+        if (encoding.toLowerCase() !== 'gzip') {
+          reply(req, res, 400, handlerErrorBody(pathId, `Unsupported Content-Encoding '${encoding}'`));
+          return;
+        }
+        try {
+          body = gunzipSync(body, { maxOutputLength: max });
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') tooLarge(`more than ${max} (decompressed)`);
+          else reply(req, res, 400, handlerErrorBody(pathId, `Failed decompressing gzip request body: ${(err as Error).message}`));
+          return;
+        }
+      }
+      onBody(body);
+    });
+    req.on('error', () => {
+      failed = true;
+    });
+  }
+
+  /**
+   * Admission and service: the queue limit, the service rate and latency, then injected errors, then `run`.
+   * `run` returns a promise for streamed visits, which stay admitted until their last byte.
+   */
+  function admit(req: AnyRequest, res: AnyResponse, pathId: string, id: string | undefined, write: boolean, timeoutMs: number, run: () => void | Promise<void>): void {
+    const { faults } = state;
+    if (!faults.tryAdmit()) {
+      reply(req, res, 429, handlerErrorBody(pathId, `Rejecting execution due to overload: ${faults.current.queueLimit} requests already enqueued`));
+      return;
+    }
+    const serve = (): void => {
+      let released = false;
+      const release = (): void => {
+        if (!released) {
+          released = true;
+          faults.release();
+        }
+      };
+      try {
+        const injected = faults.drawError();
+        if (injected !== 0) {
+          release();
+          const message = injectedErrorMessage(injected);
+          // 503 comes from the HTTP layer and 429 from the handler queue; the rest from storage, with the id.
+          if (id === undefined || injected === 503) reply(req, res, injected, handlerErrorBody(pathId, message));
+          else reply(req, res, injected, storageErrorBody(pathId, id, message));
+          return;
+        }
+        if (write && faults.current.feedBlock) {
+          release();
+          if (id === undefined) reply(req, res, 500, handlerErrorBody(pathId, feedBlockMessage));
+          else reply(req, res, 507, storageErrorBody(pathId, id, feedBlockMessage));
+          return;
+        }
+        const pending = run();
+        if (pending === undefined) release();
+        else
+          pending.then(release, (err: unknown) => {
+            release();
+            replyError(req, res, pathId, err);
+          });
+      } catch (err) {
+        release();
+        replyError(req, res, pathId, err);
+      }
+    };
+    const delay = faults.delayMs();
+    if (delay <= 0) {
+      serve();
+      return;
+    }
+    if (delay >= timeoutMs) {
+      setTimeout(() => {
+        faults.release();
+        if (!isGone(res)) reply(req, res, 504, handlerErrorBody(pathId, `Request timeout after ${timeoutMs}ms`));
+      }, timeoutMs);
+      return;
+    }
+    setTimeout(() => {
+      // A request abandoned while it queued is not dispatched, as in the service.
+      if (isGone(res)) faults.release();
+      else serve();
+    }, delay);
+  }
+
+  function answer(req: AnyRequest, res: AnyResponse, status: number, body: string): void {
+    if (isGone(res)) return;
+    if (state.faults.drawClose()) {
+      sendThenCut(res, status, body);
+      if (state.log !== undefined) state.log(`${req.method} ${req.url} ${status} (connection cut)`);
+    } else reply(req, res, status, body);
+  }
+
+  // ------------------------------------------------ single documents ------------------------------------------------
+
+  function documentOperation(req: AnyRequest, res: AnyResponse, route: Extract<DocumentRoute, { kind: 'document' }>, pathId: string, query: QueryParameters, body: Buffer | undefined): void {
+    checkDocumentType(state.documentTypes, route.type);
+    // Without 'cluster', single-document operations go to the first (default-routed) cluster.
+    const cluster = resolveCluster(state.store, query.string('cluster') ?? state.store.clusterNames[0]);
+    const common = { pathId, id: route.id, cluster, traceLevel: parseTraceLevel(query), timeoutMs: parseTimeoutMs(query) };
+    query.string('route');
+    const dryRun = query.boolean('dryRun') ?? false;
+    let op: PreparedOperation;
+    switch (req.method) {
+      case 'GET':
+        if (query.has('dryRun')) throw badRequest(`May not specify 'dryRun' at '${pathId}' for a get`);
+        op = { ...common, kind: 'get', fieldSet: parseFieldSet(query.string('fieldSet')) };
+        break;
+      case 'POST': {
+        const parsed = parseOperationBody(body!.toString('utf8'));
+        const fields = requireFieldsObject(parsed, 'put');
+        const condition = query.string('condition') ?? (parsed.condition as string | undefined);
+        const create = query.boolean('create') ?? (parsed.create as boolean | undefined) ?? false;
+        op = { ...common, kind: 'put', fields, fieldsJson: parsed.fieldsJson, condition, matcher: compileCondition(condition), create, dryRun };
+        break;
+      }
+      case 'PUT': {
+        const parsed = parseOperationBody(body!.toString('utf8'));
+        const fields = parsed.fields ?? {};
+        applyUpdate({}, fields); // Validates the operations (unknown ones are a 400) before admission.
+        const condition = query.string('condition') ?? (parsed.condition as string | undefined);
+        const create = query.boolean('create') ?? (parsed.create as boolean | undefined) ?? false;
+        op = { ...common, kind: 'update', fields, condition, matcher: compileCondition(condition), create, dryRun };
+        break;
+      }
+      default: {
+        const condition = query.string('condition');
+        op = { ...common, kind: 'remove', condition, matcher: compileCondition(condition), dryRun };
+      }
+    }
+    admit(req, res, pathId, route.id, op.kind !== 'get', op.timeoutMs, () => {
+      if (op.kind !== 'get' && op.dryRun) {
+        reply(req, res, 200, idBody(pathId, route.id));
+        return;
+      }
+      const result = executeOperation(op);
+      answer(req, res, result.status, result.body);
+    });
+  }
+
+  // --------------------------------------------------- collections --------------------------------------------------
+
+  function collectionOperation(req: AnyRequest, res: AnyResponse, route: Extract<DocumentRoute, { kind: 'root' | 'collection' }>, pathId: string, query: QueryParameters, body: Buffer | undefined): void {
+    const wantedCluster = query.string('cluster');
+    if (req.method === 'GET') {
+      if (route.kind === 'root' && wantedCluster === undefined)
+        throw badRequest("Must set 'cluster' parameter to a valid content cluster id when visiting at a root /document/v1/ level");
+      const params = parseVisitParameters(query, pathId, req.headers.accept);
+      const scope = buildScope(scopeContext(), route, query, pathId, resolveCluster(state.store, wantedCluster));
+      const settings = { chunkDocuments: state.visitChunkDocuments, cutStreamAfterDocuments: state.faults.current.cutStreamAfterDocuments };
+      admit(req, res, pathId, undefined, false, scope.timeoutMs, () => {
+        if (!params.stream) {
+          visitPlain(res, scope, params, settings);
+          if (state.log !== undefined) state.log(`${req.method} ${req.url} 200`);
+          return;
+        }
+        return visitStreamed(res, scope, params, settings).then((status) => {
+          if (state.log !== undefined) state.log(`${req.method} ${req.url} ${status} (streamed)`);
+        });
+      });
+      return;
+    }
+
+    const what = req.method === 'PUT' ? 'a bulk update' : req.method === 'DELETE' ? 'a bulk delete' : 'a copy';
+    const selection = checkBulkParameters(query, pathId, what);
+    void selection;
+    const cluster = resolveCluster(state.store, wantedCluster);
+    let operation: BulkOperation;
+    if (req.method === 'PUT') {
+      if (route.kind !== 'collection') throw badRequest('Document type must be specified for mass updates');
+      const parsed = parseOperationBody(body!.toString('utf8'));
+      const fields = parsed.fields ?? {};
+      applyUpdate({}, fields);
+      operation = { kind: 'update', fields };
+    } else if (req.method === 'DELETE') {
+      operation = { kind: 'delete' };
+    } else {
+      const destination = resolveCluster(state.store, query.require('destinationCluster', pathId));
+      operation = { kind: 'copy', destination };
+    }
+    const timeChunkMs = query.durationMs('timeChunk') ?? defaultBulkTimeChunkMs;
+    const scope = buildScope(scopeContext(), route, query, pathId, cluster);
+    admit(req, res, pathId, undefined, true, scope.timeoutMs, () => {
+      answer(req, res, 200, runBulkChunk(scope, operation, state.visitChunkDocuments, timeChunkMs));
+    });
+  }
+
+  function documentApi(req: AnyRequest, res: AnyResponse, pathId: string, queryString: string): void {
+    const route = parseDocumentPath(pathId);
+    if (route.kind === 'none') {
+      notFound(req, res, pathId);
+      return;
+    }
+    const method = req.method ?? 'GET';
+    const allowed = route.kind === 'root' ? rootMethods : collectionMethods;
+    if (!allowed.includes(method)) {
+      if (method === 'OPTIONS') {
+        res.writeHead(204, { allow: allowed.join(',') });
+        res.end();
+      } else {
+        reply(req, res, 405, handlerErrorBody(pathId, `'${method}' not allowed at '${pathId}'. Allowed methods are: ${allowed.join(', ')}`), {
+          allow: allowed.join(','),
+        });
+      }
+      return;
+    }
+    const query = new QueryParameters(queryString);
+    const withBody = method === 'POST' || method === 'PUT';
+    const dispatch = (body: Buffer | undefined): void => {
+      try {
+        if (route.kind === 'document') documentOperation(req, res, route, pathId, query, body);
+        else collectionOperation(req, res, route, pathId, query, body);
+      } catch (err) {
+        replyError(req, res, pathId, err);
+      }
+    };
+    // Copy (POST on a collection) has no body; everything else that writes reads one.
+    if (withBody && !(method === 'POST' && route.kind !== 'document')) readBody(req, res, pathId, dispatch);
+    else {
+      if (!req.readableEnded) req.resume();
+      dispatch(undefined);
+    }
+  }
+
+  function notFound(req: AnyRequest, res: AnyResponse, pathId: string): void {
+    reply(req, res, 404, handlerErrorBody(pathId, `Nothing at '${pathId}'. Available paths are:\n${handlerPaths.join('\n')}`));
+  }
+
+  // ------------------------------------------------------ admin -----------------------------------------------------
+
+  function admin(req: AnyRequest, res: AnyResponse, pathId: string): void {
+    if (pathId === '/_sim/faults') {
+      if (req.method === 'GET') {
+        reply(req, res, 200, JSON.stringify(state.faults.get()));
+        return;
+      }
+      if (req.method === 'PUT' || req.method === 'POST') {
+        readBody(req, res, pathId, (body) => {
+          let patch: unknown;
+          try {
+            patch = JSON.parse(body.toString('utf8'));
+          } catch (err) {
+            reply(req, res, 400, handlerErrorBody(pathId, `Failed parsing JSON: ${(err as Error).message}`));
+            return;
+          }
+          const problem = validateFaultPatch(patch);
+          if (problem !== undefined) reply(req, res, 400, handlerErrorBody(pathId, problem));
+          else reply(req, res, 200, JSON.stringify(state.faults.set(patch as object)));
+        });
+        return;
+      }
+      reply(req, res, 405, handlerErrorBody(pathId, `'${req.method}' not allowed at '${pathId}'. Allowed methods are: GET, PUT`), { allow: 'GET,PUT' });
+      return;
+    }
+    if (pathId === '/_sim/documents') {
+      if (req.method === 'DELETE') {
+        const removed = state.store.size();
+        state.store.clear();
+        reply(req, res, 200, JSON.stringify({ removed }));
+        return;
+      }
+      if (req.method === 'GET') {
+        const counts: Record<string, number> = {};
+        for (const name of state.store.clusterNames) counts[name] = state.store.size(name);
+        reply(req, res, 200, JSON.stringify({ documents: state.store.size(), clusters: counts }));
+        return;
+      }
+      reply(req, res, 405, handlerErrorBody(pathId, `'${req.method}' not allowed at '${pathId}'. Allowed methods are: GET, DELETE`), { allow: 'GET,DELETE' });
+      return;
+    }
+    notFound(req, res, pathId);
+  }
+
+  return function handle(req: AnyRequest, res: AnyResponse): void {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const pathId = q < 0 ? url : url.slice(0, q);
+    try {
+      if (pathId.startsWith('/document/v1')) documentApi(req, res, pathId, q < 0 ? '' : url.slice(q + 1));
+      else if (pathId.startsWith('/_sim/')) admin(req, res, pathId);
+      else if (pathId === '/' && (req.method === 'GET' || req.method === 'HEAD')) reply(req, res, 200, handlerListing);
+      else if (pathId === '/state/v1/health' || pathId === '/status.html') reply(req, res, 200, '{"status":{"code":"up"}}');
+      else notFound(req, res, pathId);
+    } catch (err) {
+      replyError(req, res, pathId, err);
+    }
+  };
+}
+
+export type { ServerResponse, Http2ServerResponse };

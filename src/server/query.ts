@@ -1,0 +1,111 @@
+import { badRequest } from './responses.js';
+
+/**
+ * Query parameters of a /document/v1 request, with the service's rules: the last value of a repeated name
+ * wins, an empty value is an error, and values that fail to parse are a 400 naming the value.
+ */
+export class QueryParameters {
+  private readonly values: Map<string, string>;
+
+  constructor(queryString: string) {
+    this.values = parseQueryString(queryString);
+  }
+
+  has(name: string): boolean {
+    return this.values.has(name);
+  }
+
+  names(): string[] {
+    return [...this.values.keys()];
+  }
+
+  /** The value, or undefined when absent; an empty value is a 400, as in the service. */
+  string(name: string): string | undefined {
+    const value = this.values.get(name);
+    if (value === undefined) return undefined;
+    if (value === '') throw badRequest(`Expected non-empty value for request property '${name}'`);
+    return value;
+  }
+
+  require(name: string, pathId: string): string {
+    const value = this.string(name);
+    if (value === undefined) throw badRequest(`Must specify '${name}' at '${pathId}'`);
+    return value;
+  }
+
+  /** Java's Boolean.parseBoolean: only "true" (any case) is true; anything else is false. */
+  boolean(name: string): boolean | undefined {
+    const value = this.string(name);
+    return value === undefined ? undefined : value.toLowerCase() === 'true';
+  }
+
+  integer(name: string): number | undefined {
+    const value = this.string(name);
+    if (value === undefined) return undefined;
+    if (!/^[+-]?\d{1,10}$/.test(value)) throw badRequest(`Failed parsing '${value}': For input string: "${value}"`);
+    const n = Number(value);
+    if (n > 2147483647 || n < -2147483648) throw badRequest(`Failed parsing '${value}': For input string: "${value}"`);
+    return n;
+  }
+
+  long(name: string): bigint | undefined {
+    const value = this.string(name);
+    if (value === undefined) return undefined;
+    if (!/^[+-]?\d{1,19}$/.test(value)) throw badRequest(`Failed parsing '${value}': For input string: "${value}"`);
+    return BigInt(value);
+  }
+
+  /** A duration like `5s`, `1000ms`, `1.5s` or a bare number of seconds, in milliseconds. */
+  durationMs(name: string): number | undefined {
+    const value = this.string(name);
+    if (value === undefined) return undefined;
+    const ms = parseDurationMs(value);
+    if (ms === undefined) throw badRequest(`Failed parsing '${value}': Invalid timeout or time chunk '${value}'`);
+    return ms;
+  }
+
+  /** 400 when any of `names` is present: parameters that make no sense for the operation. */
+  disallow(pathId: string, ...names: string[]): void {
+    for (const name of names) if (this.values.has(name)) throw badRequest(`May not specify '${name}' at '${pathId}'`);
+  }
+}
+
+const durationPattern = /^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)?\s*$/i;
+
+export function parseDurationMs(text: string): number | undefined {
+  const match = durationPattern.exec(text);
+  if (!match) return undefined;
+  const n = Number(match[1]);
+  const unit = (match[2] ?? 's').toLowerCase();
+  const factor = unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000;
+  return Math.round(n * factor);
+}
+
+/** `a=1&b=x+y&a=2` to a map, last value winning, with '+' as space and %XX decoded. */
+export function parseQueryString(queryString: string): Map<string, string> {
+  const values = new Map<string, string>();
+  if (queryString === '') return values;
+  let start = 0;
+  while (start <= queryString.length) {
+    let end = queryString.indexOf('&', start);
+    if (end < 0) end = queryString.length;
+    if (end > start) {
+      const pair = queryString.slice(start, end);
+      const eq = pair.indexOf('=');
+      const name = decodeComponent(eq < 0 ? pair : pair.slice(0, eq));
+      const value = eq < 0 ? '' : decodeComponent(pair.slice(eq + 1));
+      values.set(name, value);
+    }
+    start = end + 1;
+  }
+  return values;
+}
+
+export function decodeComponent(text: string): string {
+  if (text.indexOf('%') < 0 && text.indexOf('+') < 0) return text;
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    throw badRequest(`Failed decoding '${text}': malformed percent-encoding`);
+  }
+}

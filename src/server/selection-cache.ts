@@ -1,0 +1,38 @@
+import { isVespaBulkError } from '../errors.js';
+import { compileSelection, type SelectionDocument } from '../selection/index.js';
+import { badRequest } from './responses.js';
+import type { StoredEntry } from './store.js';
+
+/**
+ * Compiled document selections, cached by text: feeds repeat the same condition on every operation.
+ * A syntax error becomes a 400 whose message names the position.
+ */
+export type Matcher = (doc: SelectionDocument) => boolean;
+
+const cache = new Map<string, Matcher>();
+const maxCached = 1000;
+
+export function compileCached(text: string, what: 'selection' | 'condition'): Matcher {
+  let matcher = cache.get(text);
+  if (matcher !== undefined) return matcher;
+  try {
+    matcher = compileSelection(text);
+  } catch (err) {
+    const position = isVespaBulkError(err) ? err.place?.position : undefined;
+    const detail = err instanceof Error ? err.message : String(err);
+    const where = position !== undefined && !/position \d+/.test(detail) ? ` at position ${position}` : '';
+    throw badRequest(`Failed parsing document ${what} '${text}': ${detail}${where}`);
+  }
+  if (cache.size >= maxCached) cache.clear();
+  cache.set(text, matcher);
+  return matcher;
+}
+
+/** Evaluates against a live entry; an evaluation failure is a 400 rather than a crash. */
+export function matches(matcher: Matcher, entry: StoredEntry, text: string): boolean {
+  try {
+    return matcher({ id: entry.id, type: entry.type, fields: entry.fields ?? {} });
+  } catch (err) {
+    throw badRequest(`Failed evaluating document selection '${text}': ${err instanceof Error ? err.message : String(err)}`);
+  }
+}

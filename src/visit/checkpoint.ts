@@ -1,0 +1,157 @@
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { VespaBulkError } from '../errors.js';
+import type { SliceResumeState } from './options.js';
+
+/**
+ * The checkpoint file: where each slice of a visit stands. Written atomically (a temporary file renamed
+ * over the old one) so that a crash leaves either the old or the new state, never half of one.
+ *
+ * {
+ *   "format": "vespa-bulk-visit-checkpoint/1",
+ *   "visit": "<fingerprint: path, selection, time range... and the slice count>",
+ *   "updated": "<ISO time>",
+ *   "slices": { "<sliceId>": { "continuation": "<token>", "finished": false, "documents": 123,
+ *                              "deliveredIds": ["id:..."] } }
+ * }
+ *
+ * `deliveredIds` are the documents already written after `continuation`; a resumed visit skips them when
+ * the service sends them again.
+ */
+export const checkpointFormat = 'vespa-bulk-visit-checkpoint/1';
+
+export interface SliceCheckpoint extends SliceResumeState {
+  /** Documents written for this slice so far, over all runs. */
+  documents: number;
+}
+
+export interface Checkpoint {
+  format: typeof checkpointFormat;
+  visit: string;
+  updated: string;
+  slices: Record<string, SliceCheckpoint>;
+}
+
+export function emptyCheckpoint(fingerprint: string): Checkpoint {
+  return { format: checkpointFormat, visit: fingerprint, updated: new Date(0).toISOString(), slices: {} };
+}
+
+export function parseCheckpoint(text: string, file: string): Checkpoint {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new VespaBulkError('VB_BAD_JSON', `checkpoint ${file} is not valid JSON`, { cause: err, place: { file } });
+  }
+  const c = value as Partial<Checkpoint> | null;
+  if (c === null || typeof c !== 'object' || c.format !== checkpointFormat || typeof c.visit !== 'string' || typeof c.slices !== 'object' || c.slices === null) {
+    throw new VespaBulkError('VB_USAGE', `${file} is not a vespa-bulk visit checkpoint (expected format ${checkpointFormat})`, { place: { file } });
+  }
+  for (const [id, s] of Object.entries(c.slices)) {
+    if (!/^\d+$/.test(id) || typeof s !== 'object' || s === null || (s.continuation !== undefined && typeof s.continuation !== 'string')) {
+      throw new VespaBulkError('VB_USAGE', `checkpoint ${file}: bad entry for slice '${id}'`, { place: { file } });
+    }
+  }
+  return c as Checkpoint;
+}
+
+/** Loads the checkpoint, or undefined when the file does not exist yet. Refuses one written for another visit. */
+export async function loadCheckpoint(file: string, fingerprint: string): Promise<Checkpoint | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  if (text.trim() === '') return undefined;
+  const checkpoint = parseCheckpoint(text, file);
+  if (checkpoint.visit !== fingerprint) {
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `checkpoint ${file} belongs to another visit (${checkpoint.visit}); this one is ${fingerprint}. Use another --checkpoint file or delete it.`,
+      { place: { file } },
+    );
+  }
+  return checkpoint;
+}
+
+/** Resume states from a checkpoint, per slice id. */
+export function resumeStates(checkpoint: Checkpoint | undefined): Record<number, SliceResumeState> {
+  const out: Record<number, SliceResumeState> = {};
+  for (const [id, s] of Object.entries(checkpoint?.slices ?? {})) {
+    out[Number(id)] = { continuation: s.continuation, finished: s.finished, deliveredIds: s.deliveredIds };
+  }
+  return out;
+}
+
+/** Whether a checkpoint records any progress (then outputs are appended to, not replaced). */
+export function hasProgress(checkpoint: Checkpoint | undefined): boolean {
+  return Object.values(checkpoint?.slices ?? {}).some((s) => s.finished || s.continuation !== undefined || s.documents > 0);
+}
+
+let tmpCounter = 0;
+
+export async function writeCheckpointAtomically(file: string, checkpoint: Checkpoint): Promise<void> {
+  const tmp = `${file}.${process.pid}.${++tmpCounter}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(checkpoint, null, 1)}\n`);
+  await rename(tmp, file);
+}
+
+/**
+ * Saves the checkpoint at most every `intervalMs`, never two writes at once, always the latest state.
+ * `snapshot` is read at save time; the caller makes sure everything it reports is already written out.
+ */
+export class CheckpointWriter {
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> | undefined;
+  private dirty = false;
+  private lastError: unknown;
+
+  constructor(
+    private readonly file: string,
+    private readonly snapshot: () => Promise<Checkpoint>,
+    private readonly intervalMs = 1000,
+  ) {}
+
+  /** State changed: save soon. */
+  touch(): void {
+    this.dirty = true;
+    if (this.timer !== undefined || this.writing !== undefined) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.save();
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Saves now (after any save in progress) and reports a failure of any save so far. */
+  async flush(): Promise<void> {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    while (this.writing !== undefined) await this.writing;
+    this.dirty = true;
+    await this.save();
+    if (this.lastError !== undefined) throw this.lastError;
+  }
+
+  private async save(): Promise<void> {
+    if (!this.dirty) return;
+    if (this.writing !== undefined) return this.writing;
+    this.dirty = false;
+    this.writing = (async () => {
+      try {
+        const state = await this.snapshot();
+        state.updated = new Date().toISOString();
+        await writeCheckpointAtomically(this.file, state);
+      } catch (err) {
+        this.lastError = err;
+      } finally {
+        this.writing = undefined;
+      }
+    })();
+    await this.writing;
+    if (this.dirty) this.touch();
+  }
+}

@@ -1,0 +1,119 @@
+import { VespaBulkError } from '../errors.js';
+import { CheckpointWriter, emptyCheckpoint, hasProgress, loadCheckpoint, resumeStates, type Checkpoint } from './checkpoint.js';
+import { createEncoder, type BatchEncoder, type OutputFormat } from './formats.js';
+import type { VisitOptions } from './options.js';
+import { visitFingerprint } from './query.js';
+import { fileSink, sliceFileName, stdoutSink, type Sink } from './sinks.js';
+import { startVisit, type VisitReport, type VisitRun } from './visitor.js';
+
+/**
+ * An export: a visit written to stdout, a file or one file per slice, with an optional checkpoint.
+ *
+ * The checkpoint is saved (at most every `checkpointIntervalMs`, and at the end) only after the documents
+ * it covers have reached the output file, so a resumed export loses nothing. It stores each slice's token
+ * and the ids written after that token, which the resumed run skips: after a clean stop (end, failure,
+ * Ctrl-C) nothing is written twice. After a crash (kill -9, power loss), the documents written after the
+ * last saved checkpoint (at most about `checkpointIntervalMs` of output per slice) are written again.
+ */
+export interface ExportOptions extends VisitOptions {
+  format?: OutputFormat;
+  /** A file (`.gz` compresses); undefined or '-' writes to `stdout`. */
+  output?: string;
+  /** One file per slice in this directory, named slice-0000.jsonl etc. Excludes `output`. */
+  outputDir?: string;
+  /** Checkpoint file; an existing one for the same visit is continued, and its outputs appended to. */
+  checkpoint?: string;
+  checkpointIntervalMs?: number;
+  /** Where `output: '-'` writes; default process.stdout. */
+  stdout?: NodeJS.WritableStream;
+  /** Called once the visit runs, e.g. to draw progress from it. */
+  onStart?: (run: VisitRun) => void;
+}
+
+export interface ExportSummary extends VisitReport {
+  /** Bytes written to the output(s), before compression. */
+  outputBytes: number;
+  /** The checkpoint continued a previous run. */
+  resumed: boolean;
+}
+
+export async function exportDocuments(options: ExportOptions): Promise<ExportSummary> {
+  const format = options.format ?? 'jsonl';
+  if (options.output !== undefined && options.output !== '-' && options.outputDir !== undefined) {
+    throw new VespaBulkError('VB_USAGE', 'give --output or --output-dir, not both');
+  }
+  const fingerprint = visitFingerprint(options);
+  const previous = options.checkpoint === undefined ? undefined : await loadCheckpoint(options.checkpoint, fingerprint);
+  const resumed = hasProgress(previous);
+  if (resumed && format === 'json') {
+    throw new VespaBulkError('VB_USAGE', '--format json cannot be continued from a checkpoint (one array cannot be appended to); use jsonl or feed');
+  }
+  const priorDocuments = new Map<number, number>(Object.entries(previous?.slices ?? {}).map(([id, s]) => [Number(id), s.documents ?? 0]));
+
+  const sinks = new Map<number | 'all', { sink: Sink; encoder: BatchEncoder }>();
+  const extension = format === 'json' ? 'json' : 'jsonl';
+  const sinkFor = (slice: number): { sink: Sink; encoder: BatchEncoder } => {
+    const key = options.outputDir !== undefined ? slice : 'all';
+    let s = sinks.get(key);
+    if (s === undefined) {
+      const sink =
+        options.outputDir !== undefined
+          ? fileSink(sliceFileName(options.outputDir, slice, extension), { append: resumed })
+          : options.output === undefined || options.output === '-'
+            ? stdoutSink(options.stdout)
+            : fileSink(options.output, { append: resumed });
+      s = { sink, encoder: createEncoder(format) };
+      sinks.set(key, s);
+    }
+    return s;
+  };
+  // Outputs exist even when nothing is visited (an empty export is an empty file, or `[]`).
+  if (options.outputDir === undefined) sinkFor(0);
+
+  let run: VisitRun | undefined;
+  const snapshot = async (): Promise<Checkpoint> => {
+    // Read the state first, then wait for the outputs: everything the state covers was written before it.
+    const state = emptyCheckpoint(fingerprint);
+    state.slices = { ...(previous?.slices ?? {}) };
+    for (const s of run?.slices ?? []) {
+      state.slices[String(s.sliceId)] = {
+        ...(s.status === 'finished' ? { finished: true } : s.continuation !== undefined ? { continuation: s.continuation } : {}),
+        documents: (priorDocuments.get(s.sliceId) ?? 0) + s.documents + s.removes,
+        ...(s.status !== 'finished' && { deliveredIds: s.exactlyOnce.pendingIds() }),
+      };
+    }
+    await Promise.all([...sinks.values()].map((s) => s.sink.flushed()));
+    return state;
+  };
+  const checkpoint = options.checkpoint === undefined ? undefined : new CheckpointWriter(options.checkpoint, snapshot, options.checkpointIntervalMs ?? 1000);
+
+  run = startVisit(
+    { ...options, resumeFrom: { ...resumeStates(previous), ...options.resumeFrom } },
+    {
+      deliver(batch) {
+        const { sink, encoder } = sinkFor(batch.slice);
+        return sink.write(encoder.encode(batch.entries));
+      },
+      onSliceState() {
+        checkpoint?.touch();
+      },
+    },
+  );
+  options.onStart?.(run);
+  let report: VisitReport;
+  try {
+    report = await run.done;
+  } finally {
+    for (const { sink, encoder } of sinks.values()) {
+      const tail = encoder.end();
+      if (tail !== undefined) await sink.write([tail]);
+    }
+    await Promise.all([...sinks.values()].map((s) => s.sink.close()));
+  }
+  if (checkpoint !== undefined) await checkpoint.flush();
+  return {
+    ...report,
+    outputBytes: [...sinks.values()].reduce((n, s) => n + s.sink.bytes, 0),
+    resumed,
+  };
+}

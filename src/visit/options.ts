@@ -1,0 +1,100 @@
+import type { RetryPolicy } from '../http/retry-delay.js';
+
+/**
+ * What to visit and how. Every field maps to one /document/v1 visit parameter or to one client behaviour;
+ * nothing here does I/O.
+ */
+export interface VisitSelectionOptions {
+  /** Namespace of the documents; with `documentType`, visits `/document/v1/<ns>/<type>/docid/`. */
+  namespace?: string;
+  /** Document type; omitted (with namespace) visits the whole cluster at `/document/v1/`. */
+  documentType?: string;
+  /** Document selection expression, ANDed by the service with the type and namespace of the path. */
+  selection?: string;
+  /** Content cluster; required at the root path when the deployment has several. */
+  cluster?: string;
+  /** `default` or `global`. */
+  bucketSpace?: string;
+  /** Fields to return: `[all]`, `[document]`, `[id]`, `<type>:f1,f2`... */
+  fieldSet?: string;
+  /** Lower bound of the last-modified time, microseconds since epoch (as a decimal string or bigint). */
+  fromTimestamp?: bigint | string;
+  /** Upper bound of the last-modified time, microseconds since epoch. */
+  toTimestamp?: bigint | string;
+  /** Return tombstones (`{"remove":id}`) of removed documents too. */
+  includeRemoves?: boolean;
+}
+
+export interface VisitOptions extends VisitSelectionOptions {
+  /** Base URL of the container, e.g. http://127.0.0.1:8080. A path prefix is kept. */
+  endpoint: string;
+  /** Extra request headers (authentication...). */
+  headers?: Record<string, string>;
+  /**
+   * Number of slices the corpus is split in. Default 1. All of `sliceIds` are visited at once, each with
+   * its own chain of continuations.
+   */
+  slices?: number;
+  /** Which slices this process visits; default all of 0..slices-1. Lets several machines split one export. */
+  sliceIds?: number[];
+  /** Ask for a streamed response (`stream=true`, JSONL when the server offers it). Default true. */
+  stream?: boolean;
+  /** `wantedDocumentCount`; default unset when streaming, 1000 per page otherwise. */
+  wantedDocumentCount?: number;
+  /** The server-side `concurrency` parameter (visitors per request). */
+  concurrency?: number;
+  /** Server-side time budget of one request, e.g. `60s`, `500ms`; sent as `timeout`. */
+  timeout?: string;
+  /** `tracelevel` 0-9; traces are passed to `onMessage`. */
+  tracelevel?: number;
+  /** Continuation tokens to start from, per slice id (from a checkpoint or a failed run's report). */
+  resumeFrom?: Record<number, SliceResumeState>;
+  /** Retry policy for 429, 502, 503, 504 and cut streams; see {@link defaultVisitRetryPolicy}. */
+  retry?: Partial<VisitRetryPolicy>;
+  /** Client-side limit for one request to answer and for a silent body, in ms. Default: the server timeout + 30 s. */
+  requestTimeoutMs?: number;
+  /** Cancels the whole visit. */
+  signal?: AbortSignal;
+  /** Informational messages: server warnings, retries, traces. */
+  onMessage?: (message: VisitMessage) => void;
+}
+
+export interface VisitRetryPolicy extends RetryPolicy {
+  /**
+   * Failed requests in a row, without any progress in between, after which a slice gives up. Progress
+   * (a document or a new continuation) resets the count, so a long visit survives any number of spread-out
+   * cuts but not a server that keeps failing.
+   */
+  maxAttempts: number;
+}
+
+/** Like the established CLI: 200 ms growing 1.5x to 10 s, half of it random. */
+export const defaultVisitRetryPolicy: VisitRetryPolicy = {
+  maxAttempts: 10,
+  maxRetries: 10,
+  baseDelayMs: 200,
+  maxDelayMs: 10_000,
+  feedBlockBaseDelayMs: 1_000,
+  feedBlockMaxDelayMs: 30_000,
+  factor: 1.5,
+  jitter: 0.5,
+};
+
+/** Where a slice stands: the token to continue from and the documents already delivered after it. */
+export interface SliceResumeState {
+  /** Continuation token; undefined starts from the beginning. */
+  continuation?: string;
+  /** The slice is done: nothing is requested for it. */
+  finished?: boolean;
+  /**
+   * Ids delivered after `continuation`: the server sends them again when the visit continues from that
+   * token, and the visitor skips them so that each document is delivered once.
+   */
+  deliveredIds?: string[];
+}
+
+export interface VisitMessage {
+  slice: number;
+  severity: 'info' | 'warning' | 'error';
+  text: string;
+}

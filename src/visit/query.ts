@@ -1,0 +1,110 @@
+import { toVisitPath } from '../document/id.js';
+import { VespaBulkError } from '../errors.js';
+import type { VisitOptions, VisitSelectionOptions } from './options.js';
+
+/** Pure mapping from options to the request path and query of one visit request. */
+
+/** Streamed requests ask for JSONL first; a server without it streams the plain JSON object instead. */
+export const streamAccept = 'application/jsonl, application/json;q=0.9';
+
+export function visitPath(options: Pick<VisitSelectionOptions, 'namespace' | 'documentType'>): string {
+  if ((options.namespace === undefined) !== (options.documentType === undefined)) {
+    throw new VespaBulkError('VB_USAGE', 'give both the namespace and the document type (<namespace>/<type>), or neither to visit the whole cluster');
+  }
+  return toVisitPath(options.namespace, options.documentType);
+}
+
+/** `<namespace>/<type>` as the CLI takes it; empty or undefined means the whole cluster. */
+export function parseDocumentSpec(spec: string | undefined): { namespace?: string; documentType?: string } {
+  if (spec === undefined || spec === '') return {};
+  const parts = spec.split('/');
+  if (parts.length !== 2 || parts[0] === '' || parts[1] === '') {
+    throw new VespaBulkError('VB_USAGE', `'${spec}': expected <namespace>/<document-type>, e.g. mynamespace/music`);
+  }
+  return { namespace: parts[0], documentType: parts[1] };
+}
+
+export const serverTimeoutPattern = /^\d+(\.\d+)?(ms|s)$/;
+
+export function validateVisitOptions(options: VisitOptions): void {
+  const slices = options.slices ?? 1;
+  if (!Number.isInteger(slices) || slices < 1) throw new VespaBulkError('VB_USAGE', `--slices ${slices}: expected a positive integer`);
+  for (const id of options.sliceIds ?? []) {
+    if (!Number.isInteger(id) || id < 0 || id >= slices) {
+      throw new VespaBulkError('VB_USAGE', `--slice-id ${id}: expected an integer in [0, ${slices - 1}] for --slices ${slices}`);
+    }
+  }
+  if (options.timeout !== undefined && !serverTimeoutPattern.test(options.timeout)) {
+    throw new VespaBulkError('VB_USAGE', `--timeout '${options.timeout}': expected a number with unit s or ms, e.g. 60s`);
+  }
+  for (const [name, value, min, max] of [
+    ['--wanted-document-count', options.wantedDocumentCount, 1, Number.MAX_SAFE_INTEGER],
+    ['--concurrency', options.concurrency, 1, 1024],
+    ['--tracelevel', options.tracelevel, 0, 9],
+  ] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < min || value > max)) {
+      throw new VespaBulkError('VB_USAGE', `${name} ${value}: expected an integer in [${min}, ${max}]`);
+    }
+  }
+  if (options.fromTimestamp !== undefined && options.toTimestamp !== undefined && BigInt(options.fromTimestamp) > BigInt(options.toTimestamp)) {
+    throw new VespaBulkError('VB_USAGE', 'the start of the time range is after its end');
+  }
+  visitPath(options);
+}
+
+/** The slices to visit, in order. */
+export function sliceIdsOf(options: Pick<VisitOptions, 'slices' | 'sliceIds'>): number[] {
+  const slices = options.slices ?? 1;
+  const ids = options.sliceIds ?? Array.from({ length: slices }, (_, i) => i);
+  return [...new Set(ids)].sort((a, b) => a - b);
+}
+
+/** Query parameters shared by every request of a visit: everything but the slice and the continuation. */
+export function baseVisitQuery(options: VisitOptions): URLSearchParams {
+  const q = new URLSearchParams();
+  const stream = options.stream ?? true;
+  if (options.selection !== undefined && options.selection !== '') q.set('selection', options.selection);
+  if (options.cluster !== undefined) q.set('cluster', options.cluster);
+  if (options.bucketSpace !== undefined) q.set('bucketSpace', options.bucketSpace);
+  if (options.fieldSet !== undefined) q.set('fieldSet', options.fieldSet);
+  if (options.fromTimestamp !== undefined) q.set('fromTimestamp', String(options.fromTimestamp));
+  if (options.toTimestamp !== undefined) q.set('toTimestamp', String(options.toTimestamp));
+  if (options.includeRemoves) q.set('includeRemoves', 'true');
+  const wanted = options.wantedDocumentCount ?? (stream ? undefined : 1000);
+  if (wanted !== undefined) q.set('wantedDocumentCount', String(wanted));
+  if (options.concurrency !== undefined) q.set('concurrency', String(options.concurrency));
+  if (options.timeout !== undefined) q.set('timeout', options.timeout);
+  if (options.tracelevel !== undefined && options.tracelevel > 0) q.set('tracelevel', String(options.tracelevel));
+  if (stream) q.set('stream', 'true');
+  return q;
+}
+
+/** Path and query of one request of one slice. */
+export function visitRequestPath(base: string, query: URLSearchParams, slices: number, sliceId: number, continuation: string | undefined): string {
+  const q = new URLSearchParams(query);
+  if (slices > 1) {
+    q.set('slices', String(slices));
+    q.set('sliceId', String(sliceId));
+  }
+  if (continuation !== undefined) q.set('continuation', continuation);
+  const text = q.toString();
+  return text === '' ? base : `${base}?${text}`;
+}
+
+/**
+ * A stable description of what is visited, stored in a checkpoint so that a checkpoint is never applied
+ * to a different visit (another selection would make its continuation tokens meaningless).
+ */
+export function visitFingerprint(options: VisitOptions): string {
+  const q = baseVisitQuery({ ...options, stream: true, tracelevel: undefined, timeout: undefined, concurrency: undefined, wantedDocumentCount: undefined });
+  q.sort();
+  return `${visitPath(options)}?${q.toString()}&slices=${options.slices ?? 1}`;
+}
+
+/** Milliseconds of a server timeout string such as `60s` or `500ms`. */
+export function timeoutMs(text: string | undefined, fallbackMs: number): number {
+  if (text === undefined) return fallbackMs;
+  const m = /^(\d+(?:\.\d+)?)(ms|s)$/.exec(text);
+  if (!m) return fallbackMs;
+  return m[2] === 'ms' ? Number(m[1]) : Number(m[1]) * 1000;
+}

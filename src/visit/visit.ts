@@ -1,0 +1,158 @@
+import { VespaBulkError } from '../errors.js';
+import type { VisitBatch, VisitEntry } from './entries.js';
+import { toFeedOperation } from './formats.js';
+import type { VisitOptions } from './options.js';
+import { startVisit, type VisitReport } from './visitor.js';
+
+/** One visited document or tombstone. */
+export class VisitedDocument {
+  private parsed: Record<string, unknown> | undefined;
+
+  constructor(
+    private readonly entry: VisitEntry,
+    /** The slice it came from. */
+    readonly slice: number,
+  ) {}
+
+  get kind(): 'put' | 'remove' {
+    return this.entry.kind;
+  }
+
+  get id(): string {
+    return this.entry.id;
+  }
+
+  /** The document's fields, parsed on first access; undefined for a tombstone. */
+  get fields(): Record<string, unknown> | undefined {
+    if (this.entry.kind === 'remove') return undefined;
+    this.parsed ??= JSON.parse(this.raw.toString('utf8')) as Record<string, unknown>;
+    return (this.parsed.fields as Record<string, unknown> | undefined) ?? {};
+  }
+
+  /** The bytes as the service sent them (a JSONL line, or one element of a plain JSON response). */
+  get raw(): Buffer {
+    return this.entry.buf.subarray(this.entry.start, this.entry.end);
+  }
+
+  /** The document as a feed operation line (`{"put":id,"fields":...}` or `{"remove":id}`), without newline. */
+  toFeedLine(): Buffer {
+    return toFeedOperation(this.entry);
+  }
+}
+
+/** What `visit()` returns: the documents, then (after the loop) how each slice ended. */
+export interface VisitIterable extends AsyncIterable<VisitedDocument> {
+  /** Resolves when the visit is over: per-slice status, counts and the token of any failed slice. */
+  readonly report: Promise<VisitReport>;
+}
+
+/**
+ * Visits the documents of all requested slices at once and yields each document (and tombstone, with
+ * `includeRemoves`) exactly once, resuming cut responses and retrying 429/503/504 with backoff. A slow
+ * loop body slows the HTTP reads down; nothing piles up. Breaking out of the loop stops the requests.
+ *
+ * When some slice fails for good, the loop ends with a `VB_VISIT` error once the other slices are done;
+ * its `report` (also on `.report`) holds each failed slice's continuation token for `resumeFrom`.
+ */
+export function visit(options: VisitOptions): VisitIterable {
+  const controller = new AbortController();
+  const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
+  let reportResolve!: (r: VisitReport) => void;
+  let reportReject!: (e: unknown) => void;
+  const report = new Promise<VisitReport>((resolve, reject) => {
+    reportResolve = resolve;
+    reportReject = reject;
+  });
+  report.catch(() => {});
+  let started = false;
+
+  return {
+    report,
+    [Symbol.asyncIterator](): AsyncIterator<VisitedDocument> {
+      if (started) throw new VespaBulkError('VB_USAGE', 'a visit() result can be iterated once');
+      started = true;
+      const queue: VisitBatch[] = [];
+      const maxQueued = 2 * Math.max(1, options.sliceIds?.length ?? options.slices ?? 1);
+      const waitingProducers: Array<() => void> = [];
+      let wakeConsumer: (() => void) | undefined;
+      let finished = false;
+      let failure: unknown;
+      let finalReport: VisitReport | undefined;
+
+      const run = startVisit(
+        { ...options, signal },
+        {
+          deliver(batch) {
+            queue.push(batch);
+            wakeConsumer?.();
+            if (queue.length < maxQueued) return;
+            return new Promise<void>((resolve) => waitingProducers.push(resolve));
+          },
+        },
+      );
+      run.done.then(
+        (r) => {
+          finalReport = r;
+          finished = true;
+          reportResolve(r);
+          wakeConsumer?.();
+        },
+        (err: unknown) => {
+          failure = err;
+          finished = true;
+          reportReject(err);
+          wakeConsumer?.();
+        },
+      );
+
+      let current: VisitBatch | undefined;
+      let index = 0;
+      return {
+        async next(): Promise<IteratorResult<VisitedDocument>> {
+          for (;;) {
+            if (current !== undefined && index < current.entries.length) {
+              return { done: false, value: new VisitedDocument(current.entries[index++]!, current.slice) };
+            }
+            current = queue.shift();
+            index = 0;
+            if (current !== undefined) {
+              waitingProducers.shift()?.();
+              continue;
+            }
+            if (finished) {
+              if (failure !== undefined) throw failure;
+              if (finalReport !== undefined && !finalReport.ok && !controller.signal.aborted && !options.signal?.aborted) {
+                throw failedVisitError(finalReport);
+              }
+              return { done: true, value: undefined };
+            }
+            await new Promise<void>((resolve) => (wakeConsumer = resolve));
+            wakeConsumer = undefined;
+          }
+        },
+        async return(): Promise<IteratorResult<VisitedDocument>> {
+          controller.abort();
+          for (const wake of waitingProducers.splice(0)) wake();
+          await run.done.catch(() => {});
+          return { done: true, value: undefined };
+        },
+      };
+    },
+  };
+}
+
+export class VisitFailedError extends VespaBulkError {
+  constructor(readonly report: VisitReport) {
+    const failed = report.slices.filter((s) => s.status === 'failed');
+    super(
+      'VB_VISIT',
+      `${failed.length} of ${report.slices.length} slices failed: ${failed
+        .map((s) => `slice ${s.slice} (${s.error ?? 'unknown error'}; continuation ${s.continuation ?? 'none: start over'})`)
+        .join('; ')}`,
+    );
+  }
+}
+
+function failedVisitError(report: VisitReport): VisitFailedError {
+  return new VisitFailedError(report);
+}

@@ -1,0 +1,105 @@
+import { Pool } from 'undici';
+import type { VisitBatch } from './entries.js';
+import { defaultVisitRetryPolicy, type VisitOptions } from './options.js';
+import { baseVisitQuery, sliceIdsOf, timeoutMs, validateVisitOptions, visitPath } from './query.js';
+import { SliceVisitor, type SliceReport } from './slice-visitor.js';
+
+/**
+ * Runs every requested slice of a visit at once over one connection pool, each slice following its own
+ * continuation chain, and hands their documents to one consumer. The engine under `visit()` and the
+ * exporter.
+ */
+export interface VisitConsumer {
+  /** New documents of a slice; a returned promise pauses that slice's reading until it settles. */
+  deliver(batch: VisitBatch): void | Promise<void>;
+  /** A slice's token advanced, or it ended. */
+  onSliceState?(slice: SliceVisitor): void;
+}
+
+export interface VisitReport {
+  /** Every slice finished. */
+  ok: boolean;
+  documents: number;
+  removes: number;
+  bytes: number;
+  seconds: number;
+  slices: SliceReport[];
+}
+
+export interface VisitRun {
+  readonly slices: readonly SliceVisitor[];
+  readonly done: Promise<VisitReport>;
+  /** Bytes received so far. */
+  bytes(): number;
+  /** Mean of the slices' percentFinished. */
+  percentFinished(): number;
+  documents(): number;
+}
+
+export function startVisit(options: VisitOptions, consumer: VisitConsumer): VisitRun {
+  validateVisitOptions(options);
+  const url = new URL(options.endpoint);
+  const pathPrefix = url.pathname.replace(/\/+$/, '');
+  const ids = sliceIdsOf(options);
+  const retry = { ...defaultVisitRetryPolicy, ...options.retry };
+  // One connection per slice: each slice has at most one request in flight.
+  // A consumer failure stops every slice, not only the one that met it.
+  const controller = new AbortController();
+  const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
+  const pool = new Pool(url.origin, { connections: ids.length, pipelining: 1 });
+  const query = baseVisitQuery(options);
+  const stream = options.stream ?? true;
+  const requestTimeoutMs = options.requestTimeoutMs ?? timeoutMs(options.timeout, 180_000) + 30_000;
+  let bytes = 0;
+  const startedAt = performance.now();
+  const slices = ids.map(
+    (sliceId) =>
+      new SliceVisitor({
+        dispatcher: pool,
+        pathPrefix,
+        visitPath: visitPath(options),
+        query,
+        slices: options.slices ?? 1,
+        sliceId,
+        stream,
+        headers: options.headers ?? {},
+        requestTimeoutMs,
+        retry,
+        resume: options.resumeFrom?.[sliceId],
+        signal,
+        deliver: (batch) => consumer.deliver(batch),
+        onState: (s) => consumer.onSliceState?.(s),
+        onMessage: options.onMessage,
+        onBytes: (n) => (bytes += n),
+      }),
+  );
+  const done = (async (): Promise<VisitReport> => {
+    try {
+      const reports = await Promise.all(
+        slices.map((s) =>
+          s.run().catch((err: unknown) => {
+            controller.abort();
+            throw err;
+          }),
+        ),
+      );
+      return {
+        ok: reports.every((r) => r.status === 'finished'),
+        documents: reports.reduce((n, r) => n + r.documents, 0),
+        removes: reports.reduce((n, r) => n + r.removes, 0),
+        bytes,
+        seconds: (performance.now() - startedAt) / 1000,
+        slices: reports,
+      };
+    } finally {
+      await pool.destroy().catch(() => {});
+    }
+  })();
+  return {
+    slices,
+    done,
+    bytes: () => bytes,
+    percentFinished: () => (slices.length === 0 ? 100 : slices.reduce((n, s) => n + s.percentFinished, 0) / slices.length),
+    documents: () => slices.reduce((n, s) => n + s.documents + s.removes, 0),
+  };
+}
