@@ -1,7 +1,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import type { CommandModule } from 'yargs';
-import { describePlace, isVespaBulkError } from '../errors.js';
+import { describePlace, isVespaBulkError, VespaBulkError } from '../errors.js';
 import { commands as serveCommands } from './commands/serve.js';
 import { commands as feedCommands } from './commands/feed.js';
 import { commands as visitCommands } from './commands/visit.js';
@@ -12,7 +12,6 @@ import { commands as deployCommands } from './commands/deploy.js';
 export const exitCodes = { ok: 0, failed: 1, usage: 2 } as const;
 
 export async function main(argv: string[]): Promise<number> {
-  let usageError = false;
   const all: CommandModule<any, any>[] = [...serveCommands, ...feedCommands, ...visitCommands, ...documentCommands, ...deployCommands];
   const parser = yargs(argv)
     .scriptName('vespa-bulk')
@@ -25,10 +24,10 @@ export async function main(argv: string[]): Promise<number> {
     .alias('h', 'help')
     .version()
     .wrap(Math.min(110, process.stderr.columns ?? 100))
-    .fail((message, err, y) => {
+    // Throwing here (rather than printing) keeps yargs from running the handler after a strict-mode error.
+    .fail((message, err) => {
       if (err) throw err;
-      usageError = true;
-      process.stderr.write(`${y.help() ? '' : ''}vespa-bulk: ${message}\nRun 'vespa-bulk --help' for usage.\n`);
+      throw new VespaBulkError('VB_USAGE', `${message}\nRun 'vespa-bulk --help' for usage.`);
     })
     .exitProcess(false);
   try {
@@ -41,7 +40,6 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`vespa-bulk: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     return exitCodes.failed;
   }
-  if (usageError) return exitCodes.usage;
   return process.exitCode === undefined ? exitCodes.ok : Number(process.exitCode);
 }
 

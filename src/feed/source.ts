@@ -124,7 +124,6 @@ function markSkipped(items: RawItem[], before: number): RawItem[] {
 async function* readIterable(source: AsyncIterable<unknown> | Iterable<unknown>, options: ReadOptions): AsyncGenerator<SourceBatch> {
   let line = 0;
   let offset = 0;
-  let items: RawItem[] = [];
   const skipBefore = options.from !== undefined && options.from.input === 0 ? options.from.offset : -1;
   for await (const value of source as AsyncIterable<unknown>) {
     line++;
@@ -136,11 +135,7 @@ async function* readIterable(source: AsyncIterable<unknown> | Iterable<unknown>,
     const item: RawItem = { bytes, line, offset };
     if (offset < skipBefore) item.skip = true;
     offset++;
-    items.push(item);
-    if (items.length >= 256) {
-      yield { input: 0, name: '<iterable>', items };
-      items = [];
-    }
+    // One item per batch: an iterable may be slow (a visit being migrated), and waiting to fill a batch would stall it.
+    yield { input: 0, name: '<iterable>', items: [item] };
   }
-  if (items.length > 0) yield { input: 0, name: '<iterable>', items };
 }

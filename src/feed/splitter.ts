@@ -1,5 +1,5 @@
 import { VespaBulkError } from '../errors.js';
-import { BACKSLASH, COMMA, LBRACE, LBRACKET, NEWLINE, QUOTE, RBRACE, RBRACKET, isWhitespace } from './json-scan.js';
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, NEWLINE, QUOTE, RBRACE, RBRACKET, isWhitespace } from './json-scan.js';
 
 /**
  * Cuts a byte stream of feed input into one buffer per operation, without parsing the documents.
@@ -188,6 +188,10 @@ export class OperationSplitter {
         continue;
       }
       const b = chunk[i]!;
+      if (this.pendingBreak >= 0 && !isWhitespace(b)) {
+        if (b !== RBRACE && b !== RBRACKET && b !== COMMA) return this.switchToLines(chunk, start, i, out);
+        this.pendingBreak = -1;
+      }
       if (b === QUOTE) {
         this.inString = true;
         this.pendingEscape = false;
@@ -215,6 +219,11 @@ export class OperationSplitter {
           return i + 1;
         }
       } else if (b === NEWLINE) {
+        if (this.firstObject && this.mode === 'objects' && this.pendingBreak < 0 && !this.continuesOnNextLine(chunk, start, i)) {
+          // The first object's line ends after a complete value: pretty-printed JSON only does that before a
+          // closing bracket or a comma. The next byte that is not whitespace decides.
+          this.pendingBreak = this.partsLength() + (i - start);
+        }
         this.line++;
         this.itemNewlines++;
       }
@@ -222,6 +231,42 @@ export class OperationSplitter {
     }
     this.parts.push(chunk.subarray(start));
     return n;
+  }
+
+  /** Byte length of the object so far, from a break in its first line: -1 when there is none. */
+  private pendingBreak = -1;
+
+  private partsLength(): number {
+    let n = 0;
+    for (const p of this.parts) n += p.length;
+    return n;
+  }
+
+  /** JSONL after all: the first line was a broken operation. It becomes one item; the rest is read line by line. */
+  private switchToLines(chunk: Buffer, start: number, i: number, out: RawItem[]): number {
+    const all = this.parts.length === 0 ? chunk.subarray(start, i) : Buffer.concat([...this.parts, chunk.subarray(0, i)]);
+    const bytes = all.subarray(0, this.pendingBreak);
+    const line = this.line;
+    this.parts = [];
+    this.closers = [];
+    this.pendingBreak = -1;
+    this.mode = 'lines';
+    this.firstObject = false;
+    this.line = this.itemLine;
+    this.emitLine(bytes, out);
+    this.line = line;
+    return i;
+  }
+
+  /** Whether the text before a line break inside an object ends where pretty-printed JSON breaks lines. */
+  private continuesOnNextLine(chunk: Buffer, start: number, i: number): boolean {
+    let last = -1;
+    for (let k = i - 1; k >= start && last < 0; k--) if (!isWhitespace(chunk[k]!)) last = chunk[k]!;
+    for (let p = this.parts.length - 1; p >= 0 && last < 0; p--) {
+      const part = this.parts[p]!;
+      for (let k = part.length - 1; k >= 0 && last < 0; k--) if (!isWhitespace(part[k]!)) last = part[k]!;
+    }
+    return last === COMMA || last === LBRACE || last === LBRACKET || last === COLON;
   }
 
   /** Inside a string: returns the index after its closing quote, or -1 when it goes on past this chunk. */

@@ -1,6 +1,6 @@
 import type { QueryParameters } from './query.js';
 import { badRequest } from './responses.js';
-import { encodeContinuation, nowMicros, type ClusterStore, type StoredEntry } from './store.js';
+import { encodeContinuation, fieldsJsonOf, fieldsOf, nowMicros, type ClusterStore, type StoredEntry } from './store.js';
 import { applyUpdate } from './update-ops.js';
 import type { VisitScope } from './visit-plan.js';
 
@@ -42,7 +42,7 @@ export function runBulkChunk(scope: VisitScope, operation: BulkOperation, chunkD
   let i = scope.start;
   for (; i < ordered.length && count < chunkDocuments; i++) {
     const e = ordered[i]!;
-    if (e.fields !== null && accepts(e)) {
+    if (!e.removed && accepts(e)) {
       apply(cluster, e, operation);
       count++;
     }
@@ -62,13 +62,13 @@ export function runBulkChunk(scope: VisitScope, operation: BulkOperation, chunkD
 function apply(cluster: ClusterStore, entry: StoredEntry, operation: BulkOperation): void {
   switch (operation.kind) {
     case 'update':
-      cluster.put(entry.id, applyUpdate(entry.fields ?? {}, operation.fields), nowMicros());
+      cluster.put(entry.id, applyUpdate(fieldsOf(entry), operation.fields), nowMicros());
       return;
     case 'delete':
       cluster.remove(entry.id, nowMicros());
       return;
     case 'copy':
-      operation.destination.put(entry.id, structuredClone(entry.fields ?? {}), nowMicros(), entry.fieldsJson);
+      operation.destination.put(entry.id, undefined, nowMicros(), fieldsJsonOf(entry));
       return;
   }
 }

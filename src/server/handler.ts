@@ -1,11 +1,11 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
 import { gunzipSync } from 'node:zlib';
 import { checkBulkParameters, runBulkChunk, type BulkOperation } from './bulk.js';
 import { parseDocumentPath, type DocumentRoute } from './document-path.js';
 import { feedBlockMessage, injectedErrorMessage, validateFaultPatch, type Faults } from './faults.js';
 import { parseFieldSet } from './field-set.js';
-import { isGone, sendJson, sendThenCut, type AnyResponse } from './http-response.js';
+import { destroyConnection, isGone, sendJson, sendThenCut, type AnyResponse } from './http-response.js';
 import { compileCondition, executeOperation, parseOperationBody, requireFieldsObject, type PreparedOperation } from './operations.js';
 import { QueryParameters } from './query.js';
 import { HandlerError, badRequest, handlerErrorBody, idBody, storageErrorBody } from './responses.js';
@@ -30,6 +30,115 @@ export interface HandlerState {
 }
 
 type AnyRequest = IncomingMessage | Http2ServerRequest;
+
+/** What an admitted request does: a single-document operation, or a visit/bulk run (possibly async). */
+type Work = PreparedOperation | (() => void | Promise<void>);
+
+const kBody = Symbol('body');
+
+interface BodyState {
+  chunks: Buffer[];
+  size: number;
+  failed: boolean;
+  max: number;
+  res: AnyResponse;
+  pathId: string;
+  onBody: (body: Buffer) => void;
+  onTooLarge: (req: AnyRequest, res: AnyResponse, pathId: string, size: string) => void;
+  onBadEncoding: (req: AnyRequest, res: AnyResponse, pathId: string, message: string) => void;
+}
+
+type BodyCarrier = AnyRequest & { [kBody]?: BodyState };
+
+function onBodyData(this: BodyCarrier, chunk: Buffer): void {
+  const b = this[kBody]!;
+  if (b.failed) return;
+  b.size += chunk.length;
+  if (b.size > b.max) {
+    b.failed = true;
+    b.chunks.length = 0;
+    b.onTooLarge(this, b.res, b.pathId, `more than ${b.max}`);
+    leaveConnection(this);
+    return;
+  }
+  b.chunks.push(chunk);
+}
+
+function onBodyEnd(this: BodyCarrier): void {
+  const b = this[kBody]!;
+  this[kBody] = undefined;
+  if (!b.failed) finishBody(this, b);
+  leaveConnection(this);
+}
+
+function finishBody(req: BodyCarrier, b: BodyState): void {
+  let body = b.chunks.length === 1 ? b.chunks[0]! : Buffer.concat(b.chunks, b.size);
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding !== 'identity') {
+    if (encoding.toLowerCase() !== 'gzip') {
+      b.onBadEncoding(req, b.res, b.pathId, `Unsupported Content-Encoding '${encoding}'`);
+      return;
+    }
+    try {
+      body = gunzipSync(body, { maxOutputLength: b.max });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') b.onTooLarge(req, b.res, b.pathId, `more than ${b.max} (decompressed)`);
+      else b.onBadEncoding(req, b.res, b.pathId, `Failed decompressing gzip request body: ${(err as Error).message}`);
+      return;
+    }
+  }
+  b.onBody(body);
+}
+
+function onBodyError(this: BodyCarrier): void {
+  const b = this[kBody];
+  if (b !== undefined) b.failed = true;
+  leaveConnection(this);
+}
+
+/*
+ * Per-connection order for HTTP/1.1 pipelining. Node parses every pipelined request at once, and a GET right
+ * behind a POST would run before the POST's body has arrived. The container handles a connection's requests
+ * one after the other, so a request that arrives while an earlier one on its connection still reads its body
+ * waits for it.
+ */
+const kBusy = Symbol('busy');
+const kWaiting = Symbol('waiting');
+
+type Start = (req: AnyRequest, res: AnyResponse) => void;
+
+interface OrderedSocket {
+  [kBusy]?: AnyRequest | undefined;
+  [kWaiting]?: Array<[Start, AnyRequest, AnyResponse]>;
+}
+
+function connectionOf(req: AnyRequest): OrderedSocket | undefined {
+  return req.httpVersionMajor === 1 ? (req.socket as unknown as OrderedSocket) : undefined;
+}
+
+/** Runs `start` now, or after the earlier requests on the same connection have their bodies. */
+function enterConnection(start: Start, req: AnyRequest, res: AnyResponse): void {
+  const conn = connectionOf(req);
+  if (conn !== undefined && conn[kBusy] !== undefined) (conn[kWaiting] ??= []).push([start, req, res]);
+  else start(req, res);
+}
+
+/** Marks the request's connection busy while its body is read. */
+function holdConnection(req: AnyRequest): void {
+  const conn = connectionOf(req);
+  if (conn !== undefined) conn[kBusy] = req;
+}
+
+function leaveConnection(req: AnyRequest): void {
+  const conn = connectionOf(req);
+  if (conn === undefined || conn[kBusy] !== req) return;
+  conn[kBusy] = undefined;
+  const waiting = conn[kWaiting];
+  while (waiting !== undefined && waiting.length > 0 && conn[kBusy] === undefined) {
+    const [start, nextReq, nextRes] = waiting.shift()!;
+    start(nextReq, nextRes);
+  }
+}
 
 const collectionMethods = ['GET', 'POST', 'PUT', 'DELETE'];
 const rootMethods = ['GET', 'POST', 'DELETE'];
@@ -66,7 +175,12 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
   }
 
   function replyError(req: AnyRequest, res: AnyResponse, pathId: string, err: unknown): void {
-    if (isGone(res) || res.headersSent) return;
+    if (isGone(res)) return;
+    if (res.headersSent) {
+      // A stream that fails after its headers went out cannot change its status: the client sees it cut.
+      destroyConnection(res);
+      return;
+    }
     if (err instanceof HandlerError) reply(req, res, err.status, handlerErrorBody(pathId, err.message));
     else reply(req, res, 500, handlerErrorBody(pathId, err instanceof Error ? `${err.name}: ${err.message}` : String(err)));
   }
@@ -75,100 +189,40 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
   function readBody(req: AnyRequest, res: AnyResponse, pathId: string, onBody: (body: Buffer) => void): void {
     const max = state.maxBodyBytes;
     const declared = req.headers['content-length'];
-    const tooLarge = (size: number | string): void =>
-      reply(req, res, 413, handlerErrorBody(pathId, `Request body of ${size} bytes is larger than the limit of ${max} bytes`));
     if (declared !== undefined && Number(declared) > max) {
-      tooLarge(declared);
+      tooLarge(req, res, pathId, declared);
       req.resume();
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on('data', (chunk: Buffer) => {
-      if (failed) return;
-      size += chunk.length;
-      if (size > max) {
-        failed = true;
-        chunks.length = 0;
-        tooLarge(`more than ${max}`);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (failed) return;
-      let body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-      const encoding = req.headers['content-encoding'];
-      if (encoding !== undefined && encoding !== 'identity') {
-        if (encoding.toLowerCase() !== 'gzip') {
-          reply(req, res, 400, handlerErrorBody(pathId, `Unsupported Content-Encoding '${encoding}'`));
-          return;
-        }
-        try {
-          body = gunzipSync(body, { maxOutputLength: max });
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') tooLarge(`more than ${max} (decompressed)`);
-          else reply(req, res, 400, handlerErrorBody(pathId, `Failed decompressing gzip request body: ${(err as Error).message}`));
-          return;
-        }
-      }
-      onBody(body);
-    });
-    req.on('error', () => {
-      failed = true;
-    });
+    // Per-request state lives on the request; the listeners are shared functions (no closures per request).
+    (req as BodyCarrier)[kBody] = { chunks: [], size: 0, failed: false, max, res, pathId, onBody, onTooLarge: tooLarge, onBadEncoding };
+    holdConnection(req);
+    req.on('data', onBodyData);
+    req.on('end', onBodyEnd);
+    req.on('error', onBodyError);
+  }
+
+  function tooLarge(req: AnyRequest, res: AnyResponse, pathId: string, size: number | string): void {
+    reply(req, res, 413, handlerErrorBody(pathId, `Request body of ${size} bytes is larger than the limit of ${state.maxBodyBytes} bytes`));
+  }
+
+  function onBadEncoding(req: AnyRequest, res: AnyResponse, pathId: string, message: string): void {
+    reply(req, res, 400, handlerErrorBody(pathId, message));
   }
 
   /**
-   * Admission and service: the queue limit, the service rate and latency, then injected errors, then `run`.
-   * `run` returns a promise for streamed visits, which stay admitted until their last byte.
+   * Admission and service: the queue limit, the service rate and latency, then injected errors, then the work.
+   * Streamed visits stay admitted until their last byte.
    */
-  function admit(req: AnyRequest, res: AnyResponse, pathId: string, id: string | undefined, write: boolean, timeoutMs: number, run: () => void | Promise<void>): void {
+  function admit(req: AnyRequest, res: AnyResponse, pathId: string, id: string | undefined, write: boolean, timeoutMs: number, work: Work): void {
     const { faults } = state;
     if (!faults.tryAdmit()) {
       reply(req, res, 429, handlerErrorBody(pathId, `Rejecting execution due to overload: ${faults.current.queueLimit} requests already enqueued`));
       return;
     }
-    const serve = (): void => {
-      let released = false;
-      const release = (): void => {
-        if (!released) {
-          released = true;
-          faults.release();
-        }
-      };
-      try {
-        const injected = faults.drawError();
-        if (injected !== 0) {
-          release();
-          const message = injectedErrorMessage(injected);
-          // 503 comes from the HTTP layer and 429 from the handler queue; the rest from storage, with the id.
-          if (id === undefined || injected === 503) reply(req, res, injected, handlerErrorBody(pathId, message));
-          else reply(req, res, injected, storageErrorBody(pathId, id, message));
-          return;
-        }
-        if (write && faults.current.feedBlock) {
-          release();
-          if (id === undefined) reply(req, res, 500, handlerErrorBody(pathId, feedBlockMessage));
-          else reply(req, res, 507, storageErrorBody(pathId, id, feedBlockMessage));
-          return;
-        }
-        const pending = run();
-        if (pending === undefined) release();
-        else
-          pending.then(release, (err: unknown) => {
-            release();
-            replyError(req, res, pathId, err);
-          });
-      } catch (err) {
-        release();
-        replyError(req, res, pathId, err);
-      }
-    };
     const delay = faults.delayMs();
     if (delay <= 0) {
-      serve();
+      serve(req, res, pathId, id, write, work);
       return;
     }
     if (delay >= timeoutMs) {
@@ -181,8 +235,43 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
     setTimeout(() => {
       // A request abandoned while it queued is not dispatched, as in the service.
       if (isGone(res)) faults.release();
-      else serve();
+      else serve(req, res, pathId, id, write, work);
     }, delay);
+  }
+
+  function serve(req: AnyRequest, res: AnyResponse, pathId: string, id: string | undefined, write: boolean, work: Work): void {
+    const { faults } = state;
+    let pending: void | Promise<void> = undefined;
+    try {
+      const injected = faults.drawError();
+      if (injected !== 0) {
+        const message = injectedErrorMessage(injected);
+        // 503 comes from the HTTP layer and 429 from the handler queue; the rest from storage, with the id.
+        if (id === undefined || injected === 503) reply(req, res, injected, handlerErrorBody(pathId, message));
+        else reply(req, res, injected, storageErrorBody(pathId, id, message));
+      } else if (write && faults.current.feedBlock) {
+        if (id === undefined) reply(req, res, 500, handlerErrorBody(pathId, feedBlockMessage));
+        else reply(req, res, 507, storageErrorBody(pathId, id, feedBlockMessage));
+      } else if (typeof work === 'function') {
+        pending = work();
+      } else if (work.kind !== 'get' && work.dryRun) {
+        reply(req, res, 200, idBody(pathId, work.id));
+      } else {
+        const result = executeOperation(work);
+        answer(req, res, result.status, result.body);
+      }
+    } catch (err) {
+      replyError(req, res, pathId, err);
+    }
+    if (pending === undefined) faults.release();
+    else
+      pending.then(
+        () => faults.release(),
+        (err: unknown) => {
+          faults.release();
+          replyError(req, res, pathId, err);
+        },
+      );
   }
 
   function answer(req: AnyRequest, res: AnyResponse, status: number, body: string): void {
@@ -199,21 +288,24 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
     checkDocumentType(state.documentTypes, route.type);
     // Without 'cluster', single-document operations go to the first (default-routed) cluster.
     const cluster = resolveCluster(state.store, query.string('cluster') ?? state.store.clusterNames[0]);
-    const common = { pathId, id: route.id, cluster, traceLevel: parseTraceLevel(query), timeoutMs: parseTimeoutMs(query) };
+    const id = route.id;
+    const traceLevel = parseTraceLevel(query);
+    const timeoutMs = parseTimeoutMs(query);
     query.string('route');
     const dryRun = query.boolean('dryRun') ?? false;
     let op: PreparedOperation;
     switch (req.method) {
       case 'GET':
         if (query.has('dryRun')) throw badRequest(`May not specify 'dryRun' at '${pathId}' for a get`);
-        op = { ...common, kind: 'get', fieldSet: parseFieldSet(query.string('fieldSet')) };
+        op = { kind: 'get', pathId, id, cluster, traceLevel, timeoutMs, fieldSet: parseFieldSet(query.string('fieldSet')) };
         break;
       case 'POST': {
         const parsed = parseOperationBody(body!.toString('utf8'));
         const fields = requireFieldsObject(parsed, 'put');
         const condition = query.string('condition') ?? (parsed.condition as string | undefined);
         const create = query.boolean('create') ?? (parsed.create as boolean | undefined) ?? false;
-        op = { ...common, kind: 'put', fields, fieldsJson: parsed.fieldsJson, condition, matcher: compileCondition(condition), create, dryRun };
+        const matcher = condition === undefined ? undefined : compileCondition(condition);
+        op = { kind: 'put', pathId, id, cluster, traceLevel, timeoutMs, fields, fieldsJson: parsed.fieldsJson, condition, matcher, create, dryRun };
         break;
       }
       case 'PUT': {
@@ -222,22 +314,15 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
         applyUpdate({}, fields); // Validates the operations (unknown ones are a 400) before admission.
         const condition = query.string('condition') ?? (parsed.condition as string | undefined);
         const create = query.boolean('create') ?? (parsed.create as boolean | undefined) ?? false;
-        op = { ...common, kind: 'update', fields, condition, matcher: compileCondition(condition), create, dryRun };
+        op = { kind: 'update', pathId, id, cluster, traceLevel, timeoutMs, fields, condition, matcher: compileCondition(condition), create, dryRun };
         break;
       }
       default: {
         const condition = query.string('condition');
-        op = { ...common, kind: 'remove', condition, matcher: compileCondition(condition), dryRun };
+        op = { kind: 'remove', pathId, id, cluster, traceLevel, timeoutMs, condition, matcher: compileCondition(condition), dryRun };
       }
     }
-    admit(req, res, pathId, route.id, op.kind !== 'get', op.timeoutMs, () => {
-      if (op.kind !== 'get' && op.dryRun) {
-        reply(req, res, 200, idBody(pathId, route.id));
-        return;
-      }
-      const result = executeOperation(op);
-      answer(req, res, result.status, result.body);
-    });
+    admit(req, res, pathId, id, op.kind !== 'get', timeoutMs, op);
   }
 
   // --------------------------------------------------- collections --------------------------------------------------
@@ -264,8 +349,7 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
     }
 
     const what = req.method === 'PUT' ? 'a bulk update' : req.method === 'DELETE' ? 'a bulk delete' : 'a copy';
-    const selection = checkBulkParameters(query, pathId, what);
-    void selection;
+    checkBulkParameters(query, pathId, what);
     const cluster = resolveCluster(state.store, wantedCluster);
     let operation: BulkOperation;
     if (req.method === 'PUT') {
@@ -282,9 +366,7 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
     }
     const timeChunkMs = query.durationMs('timeChunk') ?? defaultBulkTimeChunkMs;
     const scope = buildScope(scopeContext(), route, query, pathId, cluster);
-    admit(req, res, pathId, undefined, true, scope.timeoutMs, () => {
-      answer(req, res, 200, runBulkChunk(scope, operation, state.visitChunkDocuments, timeChunkMs));
-    });
+    admit(req, res, pathId, undefined, true, scope.timeoutMs, () => answer(req, res, 200, runBulkChunk(scope, operation, state.visitChunkDocuments, timeChunkMs)));
   }
 
   function documentApi(req: AnyRequest, res: AnyResponse, pathId: string, queryString: string): void {
@@ -373,7 +455,7 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
     notFound(req, res, pathId);
   }
 
-  return function handle(req: AnyRequest, res: AnyResponse): void {
+  function start(req: AnyRequest, res: AnyResponse): void {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const pathId = q < 0 ? url : url.slice(0, q);
@@ -386,7 +468,9 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
     } catch (err) {
       replyError(req, res, pathId, err);
     }
+  }
+
+  return function handle(req: AnyRequest, res: AnyResponse): void {
+    enterConnection(start, req, res);
   };
 }
-
-export type { ServerResponse, Http2ServerResponse };

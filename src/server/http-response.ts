@@ -29,7 +29,12 @@ export function destroyConnection(res: AnyResponse): void {
 /** Writes the headers and part of the body, then cuts the connection: an answer lost after the work was done. */
 export function sendThenCut(res: AnyResponse, status: number, body: string): void {
   res.writeHead(status, { 'content-type': jsonContentType, 'content-length': Buffer.byteLength(body) });
-  res.write(body.slice(0, Math.max(1, body.length >> 1)), () => destroyConnection(res));
+  writeChunk(res, body.slice(0, Math.max(1, body.length >> 1)), () => destroyConnection(res));
+}
+
+/** res.write for either protocol (their overloads do not unify in TypeScript). */
+export function writeChunk(res: AnyResponse, chunk: string, callback?: () => void): boolean {
+  return (res as ServerResponse).write(chunk, callback as (err?: Error | null) => void);
 }
 
 /** Resolves when the response may take more data, or when the connection is gone. */
@@ -47,5 +52,6 @@ export function waitForDrain(res: AnyResponse): Promise<void> {
 
 export function isGone(res: AnyResponse): boolean {
   if (res instanceof http2.Http2ServerResponse) return res.stream.destroyed || res.stream.closed;
-  return res.destroyed || (res.socket?.destroyed ?? true);
+  // A pipelined response waiting for its turn has no socket yet: it is not gone.
+  return res.destroyed || (res.socket !== null && res.socket.destroyed);
 }

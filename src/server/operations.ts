@@ -1,7 +1,7 @@
 import { parseFieldSet, projectFields, type FieldSet } from './field-set.js';
 import { badRequest, documentBody, idBody, storageErrorBody, traceJson } from './responses.js';
 import { compileCached, matches, type Matcher } from './selection-cache.js';
-import { fieldsJsonOf, nowMicros, type ClusterStore } from './store.js';
+import { fieldsJsonOf, fieldsOf, nowMicros, type ClusterStore } from './store.js';
 import { applyUpdate } from './update-ops.js';
 
 /**
@@ -86,7 +86,7 @@ export function executeOperation(op: PreparedOperation): OperationResult {
       const entry = cluster.document(id);
       const trace = traceJson(op.traceLevel, [`get ${id} from cluster '${cluster.name}': ${entry ? 'found' : 'not found'}`]);
       if (entry === undefined) return { status: 404, body: idBody(pathId, id, trace) };
-      const fields = op.fieldSet.kind === 'all' ? fieldsJsonOf(entry) : JSON.stringify(projectFields(entry.fields!, op.fieldSet));
+      const fields = op.fieldSet.kind === 'all' ? fieldsJsonOf(entry) : JSON.stringify(projectFields(fieldsOf(entry), op.fieldSet));
       return { status: 200, body: documentBody(pathId, id, fields, trace) };
     }
     case 'put': {
@@ -112,7 +112,7 @@ export function executeOperation(op: PreparedOperation): OperationResult {
       } else if (op.matcher !== undefined && !matches(op.matcher, existing, op.condition!)) {
         return { status: 412, body: storageErrorBody(pathId, id, conditionFailed) };
       }
-      const updated = applyUpdate(existing?.fields ?? {}, op.fields);
+      const updated = applyUpdate(existing === undefined ? {} : fieldsOf(existing), op.fields);
       if (!op.dryRun) cluster.put(id, updated, nowMicros());
       return { status: 200, body: idBody(pathId, id, traceJson(op.traceLevel, [`update ${id} in cluster '${cluster.name}'`])) };
     }

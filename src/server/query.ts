@@ -8,7 +8,7 @@ export class QueryParameters {
   private readonly values: Map<string, string>;
 
   constructor(queryString: string) {
-    this.values = parseQueryString(queryString);
+    this.values = queryString === '' ? noValues : parseQueryString(queryString);
   }
 
   has(name: string): boolean {
@@ -69,6 +69,8 @@ export class QueryParameters {
     for (const name of names) if (this.values.has(name)) throw badRequest(`May not specify '${name}' at '${pathId}'`);
   }
 }
+
+const noValues: Map<string, string> = new Map();
 
 const durationPattern = /^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)?\s*$/i;
 

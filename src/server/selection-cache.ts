@@ -1,7 +1,7 @@
 import { isVespaBulkError } from '../errors.js';
 import { compileSelection, type SelectionDocument } from '../selection/index.js';
 import { badRequest } from './responses.js';
-import type { StoredEntry } from './store.js';
+import { fieldsOf, type StoredEntry } from './store.js';
 
 /**
  * Compiled document selections, cached by text: feeds repeat the same condition on every operation.
@@ -28,11 +28,14 @@ export function compileCached(text: string, what: 'selection' | 'condition'): Ma
   return matcher;
 }
 
-/** Evaluates against a live entry; an evaluation failure is a 400 rather than a crash. */
-export function matches(matcher: Matcher, entry: StoredEntry, text: string): boolean {
+/**
+ * Evaluates against a live entry. A document the expression cannot be evaluated on does not match, as in
+ * the service (one odd document must not fail a whole visit or turn a condition into an error).
+ */
+export function matches(matcher: Matcher, entry: StoredEntry, _text: string): boolean {
   try {
-    return matcher({ id: entry.id, type: entry.type, fields: entry.fields ?? {} });
-  } catch (err) {
-    throw badRequest(`Failed evaluating document selection '${text}': ${err instanceof Error ? err.message : String(err)}`);
+    return matcher({ id: entry.id, type: entry.type, fields: fieldsOf(entry) });
+  } catch {
+    return false;
   }
 }

@@ -13,9 +13,15 @@ export interface StoredEntry {
   readonly namespace: string;
   readonly type: string;
   readonly bucket: number;
-  /** null for a tombstone. */
-  fields: Record<string, unknown> | null;
-  /** Serialized `fields`, cached for visits and gets; cleared whenever `fields` changes. */
+  /** A remove leaves the entry as a tombstone. */
+  removed: boolean;
+  /**
+   * The fields, parsed. A live entry holds `fields`, `fieldsJson` or both: a put keeps only the JSON text (one
+   * string per document is far cheaper for the garbage collector than an object graph), and the parsed form
+   * is made on demand (selections, updates) and kept.
+   */
+  fields: Record<string, unknown> | undefined;
+  /** The fields serialized, as visits and gets write them. */
   fieldsJson: string | undefined;
   timestampMicros: number;
 }
@@ -101,6 +107,8 @@ export class ClusterStore {
   private readonly entries = new Map<string, StoredEntry>();
   private live = 0;
   private ordered: StoredEntry[] | null = null;
+  /** Entries added since `ordered` was built; merged in on the next visit rather than re-sorting everything. */
+  private added: StoredEntry[] = [];
 
   constructor(readonly name: string) {}
 
@@ -115,13 +123,17 @@ export class ClusterStore {
   /** The live document, or undefined when absent or removed. */
   document(id: string): StoredEntry | undefined {
     const e = this.entries.get(id);
-    return e !== undefined && e.fields !== null ? e : undefined;
+    return e !== undefined && !e.removed ? e : undefined;
   }
 
-  put(id: string, fields: Record<string, unknown>, timestampMicros = nowMicros(), fieldsJson?: string): StoredEntry {
+  /** Writes a document; given its JSON text, the parsed `fields` are not kept (see StoredEntry.fields). */
+  put(id: string, fields: Record<string, unknown> | undefined, timestampMicros = nowMicros(), fieldsJson?: string): StoredEntry {
+    if (fieldsJson !== undefined) fields = undefined;
+    else if (fields === undefined) fields = {};
     const existing = this.entries.get(id);
     if (existing !== undefined) {
-      if (existing.fields === null) this.live++;
+      if (existing.removed) this.live++;
+      existing.removed = false;
       existing.fields = fields;
       existing.fieldsJson = fieldsJson;
       existing.timestampMicros = timestampMicros;
@@ -134,13 +146,14 @@ export class ClusterStore {
       namespace: parts.namespace,
       type: parts.type,
       bucket: parts.bucket,
+      removed: false,
       fields,
       fieldsJson,
       timestampMicros,
     };
     this.entries.set(id, entry);
     this.live++;
-    this.ordered = null;
+    this.noteAdded(entry);
     return entry;
   }
 
@@ -148,32 +161,29 @@ export class ClusterStore {
   remove(id: string, timestampMicros = nowMicros()): boolean {
     const existing = this.entries.get(id);
     if (existing !== undefined) {
-      const wasLive = existing.fields !== null;
+      const wasLive = !existing.removed;
       if (wasLive) this.live--;
-      existing.fields = null;
+      existing.removed = true;
+      existing.fields = undefined;
       existing.fieldsJson = undefined;
       existing.timestampMicros = timestampMicros;
       return wasLive;
     }
     const parts = idParts(id);
-    this.entries.set(id, {
+    const tombstone: StoredEntry = {
       id,
       idJson: JSON.stringify(id),
       namespace: parts.namespace,
       type: parts.type,
       bucket: parts.bucket,
-      fields: null,
+      removed: true,
+      fields: undefined,
       fieldsJson: undefined,
       timestampMicros,
-    });
-    this.ordered = null;
+    };
+    this.entries.set(id, tombstone);
+    this.noteAdded(tombstone);
     return false;
-  }
-
-  /** Marks an entry's fields changed in place (update operations). */
-  touch(entry: StoredEntry, timestampMicros = nowMicros()): void {
-    entry.fieldsJson = undefined;
-    entry.timestampMicros = timestampMicros;
   }
 
   /**
@@ -181,8 +191,23 @@ export class ClusterStore {
    * arrives, so a visit running over an earlier array is unaffected.
    */
   orderedEntries(): StoredEntry[] {
-    if (this.ordered === null) this.ordered = [...this.entries.values()].sort(compareEntries);
+    if (this.ordered === null) {
+      this.ordered = [...this.entries.values()].sort(compareEntries);
+      this.added = [];
+    } else if (this.added.length > 0) {
+      this.ordered = mergeSorted(this.ordered, this.added.sort(compareEntries));
+      this.added = [];
+    }
     return this.ordered;
+  }
+
+  private noteAdded(entry: StoredEntry): void {
+    if (this.ordered === null) return;
+    // Past a quarter of the corpus a full sort is cheaper than merging.
+    if (this.added.length > (this.ordered.length >> 2) + 1024) {
+      this.ordered = null;
+      this.added = [];
+    } else this.added.push(entry);
   }
 
   /** Index of the first entry after `position` in `ordered`. */
@@ -203,7 +228,20 @@ export class ClusterStore {
     this.entries.clear();
     this.live = 0;
     this.ordered = null;
+    this.added = [];
   }
+}
+
+/** Merges two sorted arrays into a new one (the old stays intact for visits still running over it). */
+function mergeSorted(a: StoredEntry[], b: StoredEntry[]): StoredEntry[] {
+  const out = new Array<StoredEntry>(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) out[k++] = compareEntries(a[i]!, b[j]!) <= 0 ? a[i++]! : b[j++]!;
+  while (i < a.length) out[k++] = a[i++]!;
+  while (j < b.length) out[k++] = b[j++]!;
+  return out;
 }
 
 export function fieldsJsonOf(entry: StoredEntry): string {
@@ -211,8 +249,15 @@ export function fieldsJsonOf(entry: StoredEntry): string {
   return entry.fieldsJson;
 }
 
+/** The parsed fields of a live entry (made from the JSON text on first need, then kept). */
+export function fieldsOf(entry: StoredEntry): Record<string, unknown> {
+  if (entry.fields === undefined) entry.fields = entry.fieldsJson === undefined ? {} : (JSON.parse(entry.fieldsJson) as Record<string, unknown>);
+  return entry.fields;
+}
+
 function toStoredDocument(e: StoredEntry): StoredDocument {
-  return { id: e.id, fields: e.fields ?? {}, timestampMicros: e.timestampMicros };
+  // A copy, so tests cannot change the store behind its back.
+  return { id: e.id, fields: JSON.parse(fieldsJsonOf(e)) as Record<string, unknown>, timestampMicros: e.timestampMicros };
 }
 
 /** All clusters' stores; the in-process handle tests use to seed and inspect. */
@@ -240,7 +285,7 @@ export class DocumentStore {
   }
 
   put(id: string, fields: Record<string, unknown>, options: { cluster?: string; timestampMicros?: number } = {}): void {
-    this.cluster(options.cluster).put(id, fields, options.timestampMicros ?? nowMicros());
+    this.cluster(options.cluster).put(id, undefined, options.timestampMicros ?? nowMicros(), JSON.stringify(fields));
   }
 
   /** Puts many documents at once; returns how many. */
@@ -248,7 +293,7 @@ export class DocumentStore {
     const store = this.cluster(options.cluster);
     let n = 0;
     for (const d of documents) {
-      store.put(d.id, d.fields, nowMicros());
+      store.put(d.id, undefined, nowMicros(), JSON.stringify(d.fields));
       n++;
     }
     return n;
@@ -270,7 +315,7 @@ export class DocumentStore {
   all(cluster?: string): StoredDocument[] {
     const stores = cluster !== undefined ? [this.cluster(cluster)] : [...this.clusters.values()];
     const out: StoredDocument[] = [];
-    for (const s of stores) for (const e of s.orderedEntries()) if (e.fields !== null) out.push(toStoredDocument(e));
+    for (const s of stores) for (const e of s.orderedEntries()) if (!e.removed) out.push(toStoredDocument(e));
     return out;
   }
 

@@ -11,8 +11,6 @@ export type FieldValues = Record<string, unknown>;
 
 type Step = { kind: 'field'; name: string } | { kind: 'key'; key: string } | { kind: 'index'; index: number };
 
-const arithmetic = new Set(['increment', 'decrement', 'multiply', 'divide']);
-
 /** Parses `f`, `f{key}`, `f[3]`, `s.sub`, and chains of them. */
 export function parseFieldPath(path: string): Step[] {
   const steps: Step[] = [];
@@ -273,5 +271,3 @@ function cloneJson<T>(value: T): T {
   if (value === null || typeof value !== 'object') return value;
   return JSON.parse(JSON.stringify(value)) as T;
 }
-
-export { arithmetic as arithmeticOperations };

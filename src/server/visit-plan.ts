@@ -116,7 +116,7 @@ export function buildScope(
     if (slices !== undefined && e.bucket % slices !== sliceId) return false;
     if (fromMicros !== undefined && e.timestampMicros < fromMicros) return false;
     if (toMicros !== undefined && e.timestampMicros > toMicros) return false;
-    if (e.fields === null) return includeRemoves;
+    if (e.removed) return includeRemoves;
     return matcher === undefined || matches(matcher, e, selectionText!);
   };
 

@@ -1,10 +1,10 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { prefersJsonl } from './accept.js';
 import { parseFieldSet, projectFields, type FieldSet } from './field-set.js';
-import { destroyConnection, isGone, sendJson, waitForDrain, type AnyResponse } from './http-response.js';
+import { destroyConnection, isGone, sendJson, waitForDrain, writeChunk, type AnyResponse } from './http-response.js';
 import type { QueryParameters } from './query.js';
 import { badRequest, jsonContentType, jsonlContentType, traceJson } from './responses.js';
-import { encodeContinuation, fieldsJsonOf, type StoredEntry } from './store.js';
+import { encodeContinuation, fieldsJsonOf, fieldsOf, type StoredEntry } from './store.js';
 import { percentFinished, type VisitScope } from './visit-plan.js';
 
 /**
@@ -42,8 +42,8 @@ export function parseVisitParameters(query: QueryParameters, pathId: string, acc
 }
 
 function documentJson(entry: StoredEntry, fieldSet: FieldSet, key: 'id' | 'put'): string {
-  if (entry.fields === null) return `{"remove":${entry.idJson}}`;
-  const fields = fieldSet.kind === 'all' ? fieldsJsonOf(entry) : JSON.stringify(projectFields(entry.fields, fieldSet));
+  if (entry.removed) return `{"remove":${entry.idJson}}`;
+  const fields = fieldSet.kind === 'all' ? fieldsJsonOf(entry) : JSON.stringify(projectFields(fieldsOf(entry), fieldSet));
   return `{"${key}":${entry.idJson},"fields":${fields}}`;
 }
 
@@ -97,7 +97,7 @@ export async function visitStreamed(res: AnyResponse, scope: VisitScope, params:
 
   const flush = async (): Promise<boolean> => {
     if (buffer.length === 0) return !isGone(res);
-    const ok = res.write(buffer);
+    const ok = writeChunk(res, buffer);
     buffer = '';
     if (!ok) await waitForDrain(res);
     return !isGone(res);
@@ -122,7 +122,7 @@ export async function visitStreamed(res: AnyResponse, scope: VisitScope, params:
     count++;
     if (count >= cutAfter) {
       // Fault: the stream dies after this many documents, before any trailer.
-      res.write(buffer, () => destroyConnection(res));
+      writeChunk(res, buffer, () => destroyConnection(res));
       return 200;
     }
     if (jsonl && ++sinceProgress >= chunk) {

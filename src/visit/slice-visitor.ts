@@ -332,8 +332,9 @@ export class SliceVisitor {
   }
 
   private accept(entry: VisitEntry, entries: VisitEntry[]): void {
-    this.progressed = true;
+    // Only new documents are progress: a response always cut before its next token would otherwise retry forever.
     if (!this.exactlyOnce.accept(entry.id)) return;
+    this.progressed = true;
     if (entry.kind === 'remove') this.removes++;
     else this.documents++;
     entries.push(entry);

@@ -2,7 +2,7 @@ import { VespaBulkError } from '../errors.js';
 import type { VisitBatch, VisitEntry } from './entries.js';
 import { toFeedOperation } from './formats.js';
 import type { VisitOptions } from './options.js';
-import { startVisit, type VisitReport } from './visitor.js';
+import { startVisit, type VisitReport, type VisitRun } from './visitor.js';
 
 /** One visited document or tombstone. */
 export class VisitedDocument {
@@ -54,7 +54,7 @@ export interface VisitIterable extends AsyncIterable<VisitedDocument> {
  * When some slice fails for good, the loop ends with a `VB_VISIT` error once the other slices are done;
  * its `report` (also on `.report`) holds each failed slice's continuation token for `resumeFrom`.
  */
-export function visit(options: VisitOptions): VisitIterable {
+export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) => void } = {}): VisitIterable {
   const controller = new AbortController();
   const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
   let reportResolve!: (r: VisitReport) => void;
@@ -90,6 +90,7 @@ export function visit(options: VisitOptions): VisitIterable {
           },
         },
       );
+      hooks.onStart?.(run);
       run.done.then(
         (r) => {
           finalReport = r;

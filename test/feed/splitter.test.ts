@@ -91,3 +91,14 @@ describe('OperationSplitter', () => {
     );
   });
 });
+
+describe('OperationSplitter format detection', () => {
+  it('takes an input whose broken first line ends after a value as JSONL', () => {
+    const items = split('{"put":"id:a:b::2","fields":{"a":2}\nbad\n{"remove":"id:a:b::3"}\n');
+    expect(items.map((i) => [i.bytes.toString(), i.line, i.error !== undefined])).toEqual([
+      ['{"put":"id:a:b::2","fields":{"a":2}', 1, false],
+      ['bad', 2, true],
+      ['{"remove":"id:a:b::3"}', 3, false],
+    ]);
+  });
+});

@@ -1,4 +1,357 @@
-import type { CommandModule } from 'yargs';
+import { existsSync } from 'node:fs';
+import type { Argv, CommandModule, PositionalOptions } from 'yargs';
+import { VespaBulkError } from '../../errors.js';
+import { parseHeaderFlags } from '../../http/headers.js';
+import {
+  activateSession,
+  deleteApplication,
+  deploy,
+  DeployError,
+  getApplication,
+  getConvergence,
+  getReindexing,
+  getServiceConvergence,
+  listContent,
+  prepareSession,
+  readContent,
+  readPackage,
+  recallSession,
+  rememberSession,
+  resolveTarget,
+  restartServices,
+  sessionStateFile,
+  triggerReindex,
+  uploadPackage,
+  waitForConvergence,
+  type DeployTarget,
+  type PrepareResult,
+} from '../../deploy/index.js';
+import { contentUrlToPath, formatApplicationStatus, formatChangeActions, formatConvergence, formatLog, formatReindexing } from '../../deploy/format.js';
 
-// Placeholder until this command's module is written.
-export const commands: CommandModule<any, any>[] = [];
+/**
+ * `vespa-bulk deploy <dir|zip>` and its family (`deploy prepare|activate|status|converge|content|restart|
+ * reindex|reindexing|delete`), plus top-level `prepare` and `activate` as users of `vespa prepare` expect.
+ * Data (and --json results) go to stdout; the prepare log and progress go to stderr.
+ */
+
+interface TargetArgs {
+  'config-url': string;
+  tenant: string;
+  application: string;
+  environment: string;
+  region: string;
+  instance: string;
+  header?: string[];
+  json: boolean;
+}
+
+function withTarget<T>(y: Argv<T>): Argv<T & TargetArgs> {
+  return y
+    .option('config-url', { type: 'string', default: 'http://localhost:19071', describe: 'Config server URL', group: 'Target:' })
+    .option('tenant', { type: 'string', default: 'default', group: 'Target:' })
+    .option('application', { type: 'string', default: 'default', group: 'Target:' })
+    .option('environment', { type: 'string', default: 'prod', group: 'Target:' })
+    .option('region', { type: 'string', default: 'default', group: 'Target:' })
+    .option('instance', { type: 'string', default: 'default', group: 'Target:' })
+    .option('header', { type: 'string', array: true, describe: "Extra request header 'Name: value' (repeatable)", group: 'Target:' })
+    .option('json', { type: 'boolean', default: false, describe: 'Print the raw JSON response on stdout' }) as Argv<T & TargetArgs>;
+}
+
+function targetOf(argv: TargetArgs): DeployTarget {
+  return {
+    configUrl: argv['config-url'],
+    tenant: argv.tenant,
+    application: argv.application,
+    environment: argv.environment,
+    region: argv.region,
+    instance: argv.instance,
+    headers: parseHeaderFlags(argv.header),
+  };
+}
+
+const out = (line: string): void => void process.stdout.write(`${line}\n`);
+const err = (line: string): void => void process.stderr.write(`${line}\n`);
+const printJson = (value: unknown): void => out(JSON.stringify(value, null, 2));
+const appName = (a: TargetArgs): string => `${a.tenant}.${a.application}.${a.instance}`;
+
+/** With --json a refused request still prints the server's body on stdout; the error itself goes to main. */
+// yargs hands handlers its own argument type; each handler states the flags it reads.
+function handler<A extends TargetArgs>(run: (argv: A) => Promise<void>): (argv: any) => Promise<void> {
+  return async (argv: A) => {
+    try {
+      await run(argv);
+    } catch (e) {
+      if (argv.json && e instanceof DeployError && e.body !== undefined) printJson(e.body);
+      throw e;
+    }
+  };
+}
+
+function printPrepared(prepare: PrepareResult): void {
+  for (const line of formatLog(prepare.log)) err(line);
+  const actions = formatChangeActions(prepare.configChangeActions);
+  if (actions.length === 0) out('Config change actions: none');
+  else {
+    out('Config change actions (the running application needs these to serve the new package correctly):');
+    for (const line of actions) out(`  ${line}`);
+  }
+}
+
+interface PrepareFlags {
+  'ignore-validation-errors': boolean;
+  'vespa-version'?: string;
+  timeout?: number;
+  'dry-run': boolean;
+  verbose: boolean;
+}
+
+function withPrepareFlags<T>(y: Argv<T>, global = true): Argv<T & PrepareFlags> {
+  return y
+    .option('ignore-validation-errors', { type: 'boolean', default: false, describe: 'Turn validation errors an override could allow into warnings', global })
+    .option('vespa-version', { type: 'string', describe: 'Target Vespa version (default: the config server’s current one)', global })
+    .option('timeout', { type: 'number', describe: 'Seconds the config server may spend preparing', global })
+    .option('dry-run', { type: 'boolean', default: false, describe: 'Validate and report; change nothing', global })
+    .option('verbose', { type: 'boolean', default: false, describe: 'Include the detailed prepare log', global }) as Argv<T & PrepareFlags>;
+}
+
+const prepareOptionsOf = (a: PrepareFlags) => ({
+  ignoreValidationErrors: a['ignore-validation-errors'],
+  vespaVersion: a['vespa-version'],
+  timeoutSeconds: a.timeout,
+  dryRun: a['dry-run'],
+  verbose: a.verbose,
+});
+
+function checkWait(wait: number | undefined): void {
+  if (wait !== undefined && !(Number.isFinite(wait) && wait >= 0)) throw new VespaBulkError('VB_USAGE', `--wait must be a number of seconds, not '${wait}'`);
+}
+
+type DeployArgs = TargetArgs & PrepareFlags & { path: string; wait?: number };
+
+const deployRun = handler<DeployArgs>(async (argv) => {
+  checkWait(argv.wait);
+  const target = targetOf(argv);
+  const result = await deploy(target, argv.path, {
+    ...prepareOptionsOf(argv),
+    waitSeconds: argv.wait,
+    onStep: argv.json
+      ? undefined
+      : (step, r) => {
+          if (step === 'upload') err(`Uploaded ${argv.path} to ${resolveTarget(target).configUrl}: session ${r['session-id']}`);
+          if (step === 'prepare') printPrepared(r as PrepareResult);
+        },
+    onConvergencePoll: argv.json ? undefined : (c) => err(`Waiting for services: generation ${c.currentGeneration} of ${c.wantedGeneration}${c.converged ? ', converged' : ''}`),
+  });
+  if (argv.json) return printJson(result);
+  const generation = result.activate.application?.generation;
+  out(`Activated session ${result.activate['session-id']}: application ${appName(argv)}${generation !== undefined ? ` generation ${generation}` : ''}`);
+  if (result.convergence) out(`Converged: all ${result.convergence.services.length} services run generation ${result.convergence.wantedGeneration}`);
+});
+
+type PrepareArgs = TargetArgs & PrepareFlags & { target: string };
+
+const prepareRun = handler<PrepareArgs>(async (argv) => {
+  const target = targetOf(argv);
+  let sessionId: string;
+  if (/^\d+$/.test(argv.target) && !existsSync(argv.target)) {
+    sessionId = argv.target;
+  } else {
+    const pkg = await readPackage(argv.target);
+    const upload = await uploadPackage(target, pkg);
+    sessionId = upload['session-id'];
+    if (!argv.json) err(`Uploaded ${argv.target}: session ${sessionId}`);
+  }
+  const prepared = await prepareSession(target, sessionId, prepareOptionsOf(argv));
+  if (!argv['dry-run']) await rememberSession({ configUrl: resolveTarget(target).configUrl, tenant: argv.tenant, sessionId });
+  if (argv.json) return printJson(prepared);
+  printPrepared(prepared);
+  out(argv['dry-run'] ? `Dry run of session ${sessionId}: nothing was changed` : `Prepared session ${sessionId}; activate it with: vespa-bulk deploy activate ${sessionId}`);
+});
+
+type ActivateArgs = TargetArgs & { 'session-id'?: string; 'ignore-session-stale-failure': boolean; wait?: number };
+
+const activateRun = handler<ActivateArgs>(async (argv) => {
+  checkWait(argv.wait);
+  const target = targetOf(argv);
+  let sessionId = argv['session-id'];
+  if (sessionId === undefined) {
+    const remembered = await recallSession();
+    const url = resolveTarget(target).configUrl;
+    if (!remembered) throw new VespaBulkError('VB_USAGE', `no session id given and none remembered in ${sessionStateFile()}; run 'vespa-bulk deploy prepare <dir>' first`);
+    if (remembered.configUrl !== url || remembered.tenant !== argv.tenant) {
+      throw new VespaBulkError('VB_USAGE', `the remembered session ${remembered.sessionId} belongs to ${remembered.configUrl} tenant '${remembered.tenant}', not ${url} tenant '${argv.tenant}'; name the session id`);
+    }
+    sessionId = remembered.sessionId;
+  }
+  const activated = await activateSession(target, sessionId, { ignoreSessionStaleFailure: argv['ignore-session-stale-failure'] });
+  const convergence =
+    argv.wait !== undefined && argv.wait > 0
+      ? await waitForConvergence(target, { timeoutMs: argv.wait * 1000, generation: activated.application?.generation })
+      : undefined;
+  if (argv.json) return printJson(convergence ? { ...activated, convergence } : activated);
+  out(`${activated.message} Application ${appName(argv)}${activated.application?.generation !== undefined ? ` generation ${activated.application.generation}` : ''}`);
+  if (convergence) out(`Converged: all ${convergence.services.length} services run generation ${convergence.wantedGeneration}`);
+});
+
+const prepareCommand = (name: string): CommandModule<any, PrepareArgs> => ({
+  command: `${name} <target>`,
+  describe: 'Upload a package (directory or .zip) and prepare it, or prepare an uploaded session id; remembers the session for activate',
+  builder: (y) => withPrepareFlags(withTarget(y)).positional('target', { type: 'string', describe: 'Package directory, .zip, or session id' }) as Argv<PrepareArgs>,
+  handler: prepareRun,
+});
+
+const activateCommand = (name: string): CommandModule<any, ActivateArgs> => ({
+  command: `${name} [session-id]`,
+  describe: 'Activate a prepared session (default: the last one prepared from this directory)',
+  builder: (y) =>
+    withTarget(y)
+      .positional('session-id', { type: 'string' })
+      .option('ignore-session-stale-failure', { type: 'boolean', default: false, describe: 'Activate even if another session was activated since this one was prepared' })
+      .option('wait', { type: 'number', describe: 'Seconds to wait for services to converge' }) as Argv<ActivateArgs>,
+  handler: activateRun,
+});
+
+const subcommands: CommandModule<any, any>[] = [
+  prepareCommand('prepare'),
+  activateCommand('activate'),
+  {
+    command: 'status',
+    describe: 'Show the deployed application: generation and versions',
+    builder: (y) => withTarget(y),
+    handler: handler<TargetArgs>(async (argv) => {
+      const status = await getApplication(targetOf(argv));
+      if (argv.json) return printJson(status);
+      for (const line of formatApplicationStatus(appName(argv), status)) out(line);
+    }),
+  },
+  {
+    command: 'converge [service]',
+    describe: 'Show whether services run the wanted config generation (one service: host:port)',
+    builder: (y) =>
+      withTarget(y)
+        .positional('service', { type: 'string', describe: 'host:port of one service' })
+        .option('wait', { type: 'number', describe: 'Poll until converged, for at most this many seconds' })
+        .option('vespa-version', { type: 'string', describe: 'Converged only when services run this version' }),
+    handler: handler<TargetArgs & { service?: string; wait?: number; 'vespa-version'?: string }>(async (argv) => {
+      checkWait(argv.wait);
+      const target = targetOf(argv);
+      if (argv.service !== undefined) {
+        const one = await getServiceConvergence(target, argv.service);
+        if (argv.json) return printJson(one);
+        out(`${one.host}: generation ${one.currentGeneration} of ${one.wantedGeneration}, ${one.converged ? 'converged' : 'not converged'}`);
+        return;
+      }
+      const result =
+        argv.wait !== undefined && argv.wait > 0
+          ? await waitForConvergence(target, {
+              timeoutMs: argv.wait * 1000,
+              vespaVersion: argv['vespa-version'],
+              onPoll: argv.json ? undefined : (c) => err(`Waiting for services: generation ${c.currentGeneration} of ${c.wantedGeneration}`),
+            })
+          : await getConvergence(target, { vespaVersion: argv['vespa-version'] });
+      if (argv.json) return printJson(result);
+      for (const line of formatConvergence(result)) out(line);
+    }),
+  },
+  {
+    command: 'content',
+    describe: 'Read the deployed application package (ls, cat)',
+    builder: (y) =>
+      y
+        .command(<CommandModule<any, any>>{
+          command: 'ls [path]',
+          describe: 'List a package directory',
+          builder: (yy) => withTarget(yy).positional('path', { type: 'string', default: '' }).option('recursive', { alias: 'r', type: 'boolean', default: false }),
+          handler: handler<TargetArgs & { path: string; recursive: boolean }>(async (argv) => {
+            const urls = await listContent(targetOf(argv), argv.path, { recursive: argv.recursive });
+            if (argv.json) return printJson(urls);
+            for (const url of urls) out(contentUrlToPath(url));
+          }),
+        })
+        .command(<CommandModule<any, any>>{
+          command: 'cat <path>',
+          describe: 'Print a package file',
+          builder: (yy) => withTarget(yy).positional('path', { type: 'string' }),
+          handler: handler<TargetArgs & { path: string }>(async (argv) => {
+            const file = await readContent(targetOf(argv), argv.path);
+            process.stdout.write(file.bytes);
+          }),
+        })
+        .demandCommand(1, 'Name a content command: ls or cat.'),
+    handler: () => {},
+  },
+  {
+    command: 'restart',
+    describe: 'Restart services (all, or those matching the filters)',
+    builder: (y) =>
+      withTarget(y)
+        .option('hostname', { type: 'string', array: true, describe: 'Only services on these hosts' })
+        .option('cluster-type', { type: 'string', array: true, describe: 'Only clusters of this type: admin, container, content' })
+        .option('cluster-id', { type: 'string', array: true, describe: 'Only these clusters (ids from services.xml)' }),
+    handler: handler<TargetArgs & { hostname?: string[]; 'cluster-type'?: string[]; 'cluster-id'?: string[] }>(async (argv) => {
+      const result = await restartServices(targetOf(argv), { hostname: argv.hostname, clusterType: argv['cluster-type'], clusterId: argv['cluster-id'] });
+      if (argv.json) return printJson(result);
+      out(`Restart: ${result.message}`);
+    }),
+  },
+  {
+    command: 'reindex',
+    describe: 'Trigger reindexing of document types',
+    builder: (y) =>
+      withTarget(y)
+        .option('cluster', { type: 'string', array: true, describe: 'Content cluster id(s); required with --document-type' })
+        .option('document-type', { type: 'string', array: true, describe: 'Document type(s) to reindex' })
+        .option('indexed-only', { type: 'boolean', default: false, describe: 'Only document types in indexed mode' })
+        .option('speed', { type: 'number', describe: 'Speed multiplier, 0.0 to 100.0' })
+        .option('cause', { type: 'string', describe: 'Why, for the logs' }),
+    handler: handler<TargetArgs & { cluster?: string[]; 'document-type'?: string[]; 'indexed-only': boolean; speed?: number; cause?: string }>(async (argv) => {
+      if (argv.speed !== undefined && Number.isNaN(argv.speed)) throw new VespaBulkError('VB_USAGE', '--speed must be a number from 0.0 to 100.0');
+      const result = await triggerReindex(targetOf(argv), {
+        clusterId: argv.cluster,
+        documentType: argv['document-type'],
+        indexedOnly: argv['indexed-only'],
+        speed: argv.speed,
+        cause: argv.cause,
+      });
+      if (argv.json) return printJson(result);
+      out(result.message);
+    }),
+  },
+  {
+    command: 'reindexing',
+    describe: 'Show reindexing status per cluster and document type',
+    builder: (y) => withTarget(y),
+    handler: handler<TargetArgs>(async (argv) => {
+      const status = await getReindexing(targetOf(argv));
+      if (argv.json) return printJson(status);
+      for (const line of formatReindexing(status)) out(line);
+    }),
+  },
+  {
+    command: 'delete',
+    aliases: ['delete-app'],
+    describe: 'Delete the deployed application',
+    builder: (y) => withTarget(y),
+    handler: handler<TargetArgs>(async (argv) => {
+      const result = await deleteApplication(targetOf(argv));
+      if (argv.json) return printJson(result);
+      out(result.message);
+    }),
+  },
+];
+
+export const commands: CommandModule<any, any>[] = [
+  {
+    command: 'deploy [path]',
+    describe: 'Deploy an application package (directory or .zip): upload, prepare, activate; see subcommands for the separate steps',
+    // global: false keeps deploy's own flags out of its subcommands (yargs inherits options by default).
+    builder: (y) =>
+      withPrepareFlags(withTarget(y), false)
+        .positional('path', { type: 'string', default: '.', describe: 'Application package directory or .zip', global: false } as PositionalOptions)
+        .option('wait', { type: 'number', describe: 'Seconds to wait for services to converge on the new generation', global: false })
+        .command(subcommands),
+    handler: deployRun,
+  },
+  prepareCommand('prepare'),
+  activateCommand('activate'),
+];

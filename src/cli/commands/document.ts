@@ -1,4 +1,169 @@
-import type { CommandModule } from 'yargs';
+import { readFileSync } from 'node:fs';
+import type { Argv, CommandModule } from 'yargs';
+import { VespaBulkError } from '../../errors.js';
+import { DocumentClient, type DocumentParams, type DocumentResponse } from '../../http/document-client.js';
+import { parseHeaderFlags } from '../../http/headers.js';
+import { parseRetryAfter, retryDelay } from '../../http/retry-delay.js';
 
-// Placeholder until this command's module is written.
-export const commands: CommandModule<any, any>[] = [];
+/** get, put, update, remove of one document: print the response JSON; 404 and 412 are clear failures. */
+
+interface DocumentArgs {
+  id: string;
+  source?: string;
+  target: string;
+  cluster?: string;
+  'field-set'?: string;
+  condition?: string;
+  create?: boolean;
+  route?: string;
+  timeout?: string;
+  tracelevel?: number;
+  'dry-run'?: boolean;
+  header?: string[];
+  assign?: string[];
+}
+
+type Kind = 'get' | 'put' | 'update' | 'remove';
+
+function options<T>(y: Argv<T>, kind: Kind) {
+  let b = y
+    .positional('id', { type: 'string', demandOption: true, describe: 'Document id, id:<namespace>:<type>::<local>' })
+    .option('target', { alias: 't', type: 'string', default: 'http://127.0.0.1:8080', describe: 'Container endpoint' })
+    .option('cluster', { type: 'string', describe: 'Content cluster' })
+    .option('timeout', { type: 'string', describe: 'Server-side timeout, e.g. 5s' })
+    .option('tracelevel', { type: 'number', describe: 'Trace level 1-9 (the trace is in the printed response)' })
+    .option('header', { type: 'string', array: true, describe: "Extra request header 'Name: value' (repeatable)" });
+  if (kind === 'get') b = b.option('field-set', { type: 'string', describe: 'Fields to return: [all], [document], [id], <type>:f1,f2' });
+  else {
+    b = b
+      .option('condition', { type: 'string', describe: 'Test-and-set condition (a document selection); a false one gives 412' })
+      .option('route', { type: 'string', describe: 'Route of the operation' })
+      .option('dry-run', { type: 'boolean', describe: 'Validate only: the service answers but changes nothing' });
+  }
+  if (kind === 'put' || kind === 'update') {
+    b = b
+      .positional('source', { type: 'string', describe: 'JSON text, a file, or - for stdin: {"fields":{...}} (or the fields object alone)' })
+      .option('create', {
+        type: 'boolean',
+        describe: kind === 'update' ? 'Create the document (empty) when missing, then update it' : 'With --condition: write a missing document without checking the condition',
+      });
+  }
+  if (kind === 'update') b = b.option('assign', { type: 'string', array: true, describe: 'Shorthand: field=<JSON value> (repeatable)' });
+  return b;
+}
+
+/** The fields of a put/update: `{"fields":{...}}` (as in a feed file, the id key ignored) or the object alone. */
+export function fieldsFromText(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new VespaBulkError('VB_BAD_JSON', `the document is not valid JSON: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new VespaBulkError('VB_USAGE', 'the document must be a JSON object');
+  const o = value as Record<string, unknown>;
+  if (typeof o.fields === 'object' && o.fields !== null && Object.keys(o).every((k) => ['fields', 'put', 'update', 'id', 'condition', 'create'].includes(k))) {
+    return o.fields as Record<string, unknown>;
+  }
+  return o;
+}
+
+function readSource(source: string | undefined): string | undefined {
+  if (source === undefined) return undefined;
+  if (source.trimStart().startsWith('{')) return source;
+  return readFileSync(source === '-' ? 0 : source, 'utf8');
+}
+
+function assignments(values: string[] | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const a of values ?? []) {
+    const eq = a.indexOf('=');
+    if (eq <= 0) throw new VespaBulkError('VB_USAGE', `--assign '${a}': expected field=<JSON value>`);
+    const raw = a.slice(eq + 1);
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = raw;
+    }
+    out[a.slice(0, eq)] = { assign: value };
+  }
+  return out;
+}
+
+const maxAttempts = 5;
+
+/** 429 and 503 are sent again (nothing was applied); others are final. */
+async function withRetries(send: () => Promise<DocumentResponse>): Promise<DocumentResponse> {
+  for (let attempt = 1; ; attempt++) {
+    const res = await send();
+    if (res.status !== 429 && res.status !== 503) return res;
+    const delay = attempt >= maxAttempts ? 0 : retryDelay({ attempt, status: res.status, safeToRepeat: false, retryAfterMs: parseRetryAfter(res.headers['retry-after']) });
+    if (delay === 0) return res;
+    await new Promise((r) => setTimeout(r, delay));
+  }
+}
+
+function command(kind: Kind, describe: string): CommandModule<object, DocumentArgs> {
+  return {
+    command: kind === 'put' || kind === 'update' ? `${kind} <id> [source]` : `${kind} <id>`,
+    describe,
+    builder: (y) => options(y, kind) as unknown as Argv<DocumentArgs>,
+    handler: async (args) => {
+      const params: DocumentParams = {
+        ...(args.cluster !== undefined && { cluster: args.cluster }),
+        ...(args['field-set'] !== undefined && { fieldSet: args['field-set'] }),
+        ...(args.condition !== undefined && { condition: args.condition }),
+        ...(args.create !== undefined && { create: args.create }),
+        ...(args.route !== undefined && { route: args.route }),
+        ...(args.timeout !== undefined && { timeout: args.timeout }),
+        ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
+        ...(args['dry-run'] && { dryRun: true }),
+      };
+      let fields: Record<string, unknown> | undefined;
+      if (kind === 'put' || kind === 'update') {
+        const text = readSource(args.source);
+        fields = { ...(text !== undefined ? fieldsFromText(text) : {}), ...assignments(args.assign) };
+        if (kind === 'update' && Object.keys(fields).length === 0) {
+          throw new VespaBulkError('VB_USAGE', 'update needs operations: JSON {"fields":{"f":{"assign":v}}}, a file, - for stdin, or --assign f=v');
+        }
+        if (kind === 'put' && text === undefined) throw new VespaBulkError('VB_USAGE', 'put needs the document: JSON {"fields":{...}}, a file, or - for stdin');
+      }
+      const client = new DocumentClient({ endpoint: args.target, headers: parseHeaderFlags(args.header) });
+      let res: DocumentResponse;
+      try {
+        res = await withRetries(() => {
+          switch (kind) {
+            case 'get':
+              return client.get(args.id, params);
+            case 'put':
+              return client.put(args.id, fields!, params);
+            case 'update':
+              return client.update(args.id, fields!, params);
+            case 'remove':
+              return client.remove(args.id, params);
+          }
+        });
+      } finally {
+        await client.close();
+      }
+      if (res.status >= 200 && res.status < 300) {
+        process.stdout.write(`${JSON.stringify(res.body, null, 2)}\n`);
+        return;
+      }
+      process.exitCode = 1;
+      const message = typeof res.body?.message === 'string' ? res.body.message : undefined;
+      if (res.status === 404) process.stderr.write(`vespa-bulk: ${args.id}: not found (404)\n`);
+      else if (res.status === 412) {
+        process.stderr.write(`vespa-bulk: ${args.id}: the condition did not hold, or the document does not exist (412)${message ? `: ${message}` : ''}\n`);
+      } else process.stderr.write(`vespa-bulk: ${args.id}: HTTP ${res.status}${message ? `: ${message}` : ''}\n`);
+    },
+  };
+}
+
+export const commands: CommandModule<any, any>[] = [
+  command('get', 'Print one document'),
+  command('put', 'Write one document (create or replace)'),
+  command('update', 'Update fields of one document'),
+  command('remove', 'Remove one document'),
+];

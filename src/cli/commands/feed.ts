@@ -1,4 +1,210 @@
-import type { CommandModule } from 'yargs';
+import type { Argv, CommandModule } from 'yargs';
+import { VespaBulkError, isVespaBulkError } from '../../errors.js';
+import { parseHeaderFlags } from '../../http/headers.js';
+import { formatDuration, formatRate, ProgressLine } from '../progress.js';
+import { Feeder, type FeedOutcome } from '../../feed/feeder.js';
+import { readCheckpoint } from '../../feed/checkpoint.js';
+import { parseShard } from '../../feed/shard.js';
+import type { Compression, FeedOptions, OperationResult } from '../../feed/options.js';
 
-// Placeholder until this command's module is written.
-export const commands: CommandModule<any, any>[] = [];
+/** `vespa-bulk feed`: flags into FeedOptions, the outcome into a summary on stdout and an exit code. */
+interface FeedArgs {
+  files?: string[];
+  target: string;
+  connections: number;
+  pipelining: number;
+  inflight?: number;
+  timeout?: number;
+  route?: string;
+  trace?: number;
+  header?: string[];
+  compression: Compression;
+  verbose: boolean;
+  'max-retries': number;
+  'max-failure-seconds': number;
+  failures?: string;
+  resume?: string;
+  checkpoint?: string;
+  shard?: string;
+  'dry-run': boolean;
+  progress: number;
+  quiet: boolean;
+}
+
+// Paragraphs are single lines: yargs wraps them to the terminal.
+const epilog = `Input: JSONL, a JSON array of operations, or whitespace-separated objects (detected), several files, '-' for stdin, '.gz' decompressed. Operations: {"put"|"id":ID,"fields":{...}}, {"update":ID,"fields":{...}, "create":true}, {"remove":ID}, each with an optional "condition". Any other key fails that operation only.
+
+Retries: 429 always, with exponential backoff and jitter, until the operation's --timeout; 503, 502 and transport errors up to --max-retries; 507 (feed block) with slow backoff up to 60 s between tries until the block clears or --timeout; 504 and transport errors that may have reached the service only for operations safe to repeat (put, remove, update with only 'assign'), final otherwise. Other 4xx are final.
+
+Failures: every operation that finally failed goes to --failures FILE (default: vespa-bulk-failures-<time>.jsonl in the working directory, created only when something fails), one per line, as feed input that can be fed again unchanged; a line that could not be read is kept verbatim. Why each failed (status, message, attempts, input file and line) is in FILE.reasons.jsonl, line N for line N.
+
+Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures) stops reading, lets in-flight operations finish for up to 10 s, and writes a checkpoint. --resume CHECKPOINT goes on from the first operation that had not finished; some after it may be sent again (put and remove are idempotent; an update that is not assign-only may apply twice).
+
+Exit code: 0 all succeeded, 1 some failed or the feed was stopped, 2 bad usage.`;
+
+function builder(y: Argv): Argv<FeedArgs> {
+  return y
+    .positional('files', { type: 'string', array: true, describe: "Feed files ('-' for stdin, .gz decompressed)" })
+    .option('target', { alias: 't', type: 'string', default: 'http://127.0.0.1:8080', describe: 'Container endpoint URL' })
+    .option('connections', { type: 'number', default: 8, describe: 'HTTP/1.1 connections' })
+    .option('pipelining', { type: 'number', default: 32, describe: 'Requests in flight per connection' })
+    .option('inflight', { type: 'number', describe: 'Fixed in-flight limit (default: adaptive, up to connections x pipelining)' })
+    .option('timeout', { type: 'number', describe: 'Per-operation deadline in seconds, across retries; also sent as ?timeout= (default 600, not sent)' })
+    .option('route', { type: 'string', describe: 'Route for every operation' })
+    .option('trace', { type: 'number', describe: 'Trace level 1-9, sent as ?tracelevel=' })
+    .option('header', { type: 'string', array: true, describe: "Extra header 'Name: value' (repeatable)" })
+    .option('compression', { choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip bodies over 512 bytes: auto = unless the target is loopback' })
+    .option('verbose', { type: 'boolean', default: false, describe: 'Print every failed operation and its reason on stderr' })
+    .option('max-retries', { type: 'number', default: 10, describe: 'Retries for 503, 502, 504 and transport errors' })
+    .option('max-failure-seconds', { type: 'number', default: 60, describe: 'Stop (with a checkpoint) after this long with only failures; 0 never' })
+    .option('failures', { type: 'string', describe: 'Failure output file (default: vespa-bulk-failures-<time>.jsonl when something fails)' })
+    .option('resume', { type: 'string', describe: 'Continue a stopped feed from this checkpoint file' })
+    .option('checkpoint', { type: 'string', describe: 'Where to write the checkpoint if the feed is stopped (default: vespa-bulk-checkpoint-<time>.json)' })
+    .option('shard', { type: 'string', describe: 'Feed only shard i of N (i/N) by a hash of the document id' })
+    .option('dry-run', { type: 'boolean', default: false, describe: 'Send dryRun=true: the service validates, stores nothing' })
+    .option('progress', { type: 'number', default: 5, describe: 'Seconds between progress lines when stderr is not a terminal' })
+    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress line' })
+    .epilog(epilog) as unknown as Argv<FeedArgs>;
+}
+
+function positive(name: string, value: number | undefined, min = 1): void {
+  if (value !== undefined && (!Number.isFinite(value) || value < min || !Number.isInteger(value))) {
+    throw new VespaBulkError('VB_USAGE', `--${name} must be an integer >= ${min}`);
+  }
+}
+
+export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedOptions } {
+  positive('connections', argv.connections);
+  positive('pipelining', argv.pipelining);
+  positive('inflight', argv.inflight);
+  positive('max-retries', argv['max-retries'], 0);
+  if (argv.timeout !== undefined && !(argv.timeout > 0)) throw new VespaBulkError('VB_USAGE', '--timeout must be a positive number of seconds');
+  if (argv.trace !== undefined && !(Number.isInteger(argv.trace) && argv.trace >= 0 && argv.trace <= 9)) throw new VespaBulkError('VB_USAGE', '--trace must be 0 to 9');
+  if (!(argv['max-failure-seconds'] >= 0)) throw new VespaBulkError('VB_USAGE', '--max-failure-seconds must be >= 0');
+  // yargs drops a bare '-' from the positionals: put it back in its place from the raw arguments.
+  let files = argv.files ?? [];
+  const raw = process.argv.slice(2);
+  if (raw.includes('-') && !files.includes('-')) {
+    const after = raw.slice(raw.indexOf('feed') + 1);
+    const rest = [...files];
+    files = [];
+    for (const a of after) {
+      if (a === '-') files.push('-');
+      else if (rest[0] === a) files.push(rest.shift()!);
+    }
+    files.push(...rest);
+  }
+  const options: FeedOptions = {
+    endpoint: argv.target,
+    headers: parseHeaderFlags(argv.header),
+    connections: argv.connections,
+    pipelining: argv.pipelining,
+    compression: argv.compression,
+    maxRetries: argv['max-retries'],
+    maxFailureSeconds: argv['max-failure-seconds'],
+  };
+  if (argv.inflight !== undefined) options.inflight = argv.inflight;
+  if (argv.timeout !== undefined) options.timeoutMs = argv.timeout * 1000;
+  if (argv.route !== undefined) options.route = argv.route;
+  if (argv.trace !== undefined) options.tracelevel = argv.trace;
+  if (argv['dry-run']) options.dryRun = true;
+  if (argv.failures !== undefined) options.failures = argv.failures;
+  if (argv.checkpoint !== undefined) options.checkpoint = argv.checkpoint;
+  if (argv.shard !== undefined) options.shard = parseShard(argv.shard);
+  if (argv.resume !== undefined) {
+    const checkpoint = readCheckpoint(argv.resume);
+    if (files.length === 0) files = checkpoint.inputs;
+    else if (files.join('\0') !== checkpoint.inputs.join('\0')) {
+      throw new VespaBulkError('VB_USAGE', `--resume: the checkpoint is for ${checkpoint.inputs.join(', ')}, not ${files.join(', ')}`);
+    }
+    if (checkpoint.shard !== undefined && checkpoint.shard !== argv.shard) {
+      throw new VespaBulkError('VB_USAGE', `--resume: the checkpoint was written with --shard ${checkpoint.shard}`);
+    }
+    options.resume = checkpoint;
+    if (argv.checkpoint === undefined) options.checkpoint = argv.resume;
+  }
+  if (files.length === 0) throw new VespaBulkError('VB_USAGE', "name at least one feed file ('-' for stdin)");
+  if (files.filter((f) => f === '-').length > 1) throw new VespaBulkError('VB_USAGE', "'-' (stdin) can be given only once");
+  return { files, options };
+}
+
+function renderProgress(feeder: Feeder): () => string {
+  let lastOk = 0;
+  let lastAt = 0;
+  return () => {
+    const p = feeder.progress();
+    const dt = p.seconds - lastAt;
+    const rate = dt > 0 ? (p.ok - lastOk) / dt : 0;
+    lastOk = p.ok;
+    lastAt = p.seconds;
+    let eta = '';
+    if (p.readShare !== undefined && p.readShare > 0.001 && p.readShare < 1) eta = ` eta ${formatDuration((p.seconds / p.readShare) * (1 - p.readShare))}`;
+    return (
+      `feed ${formatDuration(p.seconds)}: ${formatRate(rate)} ops/s, ok ${p.ok}, failed ${p.failed}, retried ${p.retries}, ` +
+      `in flight ${p.inflight}/${p.limit}, p50 ${p.p50Ms.toFixed(1)} ms, p99 ${p.p99Ms.toFixed(1)} ms${eta}`
+    );
+  };
+}
+
+async function handler(argv: FeedArgs): Promise<void> {
+  const { files, options } = toFeedOptions(argv);
+  const controller = new AbortController();
+  options.signal = controller.signal;
+  let shownFailures = 0;
+  const maxShown = argv.verbose ? Number.POSITIVE_INFINITY : 20;
+  options.onResult = (r: OperationResult) => {
+    if (r.ok) return;
+    if (shownFailures++ < maxShown) {
+      const what = r.id !== undefined ? `${r.kind} ${r.id}: ` : '';
+      const status = r.status !== undefined ? `${r.status} ` : '';
+      process.stderr.write(`${r.input}:${r.line}: ${what}${status}${r.message ?? 'failed'}${r.attempts > 1 ? ` (after ${r.attempts} attempts)` : ''}\n`);
+    } else if (shownFailures === maxShown + 1) {
+      process.stderr.write('(more failures: see the failure output; --verbose prints all)\n');
+    }
+  };
+  const feeder = new Feeder(options);
+  const progress = new ProgressLine(renderProgress(feeder), { enabled: !argv.quiet, plainIntervalMs: Math.max(0.1, argv.progress) * 1000 });
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts++;
+    if (interrupts === 1) {
+      process.stderr.write('\nvespa-bulk: stopping: finishing in-flight operations (Ctrl-C again to quit at once)\n');
+      controller.abort();
+    } else {
+      process.exit(130);
+    }
+  };
+  process.on('SIGINT', onSigint);
+  let outcome: FeedOutcome;
+  try {
+    outcome = await feeder.run(files.length === 1 ? files[0]! : files);
+  } catch (err) {
+    progress.stop(false);
+    if (isVespaBulkError(err)) throw err;
+    throw new VespaBulkError('VB_TRANSPORT', (err as Error).message, { cause: err });
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+  progress.stop(!argv.quiet);
+  const s = outcome.summary;
+  process.stdout.write(`${JSON.stringify({ ...s, ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}) }, null, 2)}\n`);
+  if (outcome.failuresFile !== undefined) {
+    process.stderr.write(`vespa-bulk: ${s['feeder.error.count']} operations failed: written to ${outcome.failuresFile} (reasons in ${outcome.failuresFile}.reasons.jsonl)\n`);
+  }
+  if (outcome.stopped !== undefined) {
+    const why = outcome.stopped === 'breaker' ? `only failures for ${argv['max-failure-seconds']} s (circuit breaker)` : 'interrupted';
+    process.stderr.write(`vespa-bulk: feed stopped: ${why}.`);
+    if (outcome.checkpointFile !== undefined) process.stderr.write(` Checkpoint: ${outcome.checkpointFile}; continue with: vespa-bulk feed --resume ${outcome.checkpointFile}`);
+    process.stderr.write('\n');
+  }
+  if (s['feeder.error.count'] > 0 || outcome.stopped !== undefined) process.exitCode = 1;
+}
+
+export const commands: CommandModule<any, any>[] = [
+  {
+    command: 'feed [files..]',
+    describe: 'Feed documents (put, update, remove) from JSONL or JSON files as fast as the cluster takes them',
+    builder: builder as unknown as CommandModule<any, any>['builder'],
+    handler: handler as unknown as CommandModule<any, any>['handler'],
+  },
+];

@@ -18,6 +18,7 @@ interface ServeArgs {
   'feed-block': boolean;
   'cut-stream-after': number;
   'converge-delay-ms': number;
+  'reindex-duration-ms': number;
   seed: number;
   'request-log': boolean;
 }
@@ -42,6 +43,7 @@ const serve: CommandModule<object, ServeArgs> = {
       .option('feed-block', { type: 'boolean', default: false, describe: 'Answer 507 to every write until cleared' })
       .option('cut-stream-after', { type: 'number', default: 0, describe: 'Cut every streamed visit response after this many documents (0: off)' })
       .option('converge-delay-ms', { type: 'number', default: 1000, describe: 'Time after activation until services converge' })
+      .option('reindex-duration-ms', { type: 'number', default: 2000, describe: 'Time a reindexing takes at speed 1' })
       .option('seed', { type: 'number', default: 1, describe: 'Seed of the fault randomness' })
       .option('request-log', { type: 'boolean', default: false, describe: 'Log each request to stderr' }),
   handler: async (args) => {
@@ -56,7 +58,7 @@ const serve: CommandModule<object, ServeArgs> = {
       clusters: args.clusters.split(',').map((s) => s.trim()).filter(Boolean),
       maxBodyBytes: args['max-body-bytes'],
       requestLog: args['request-log'],
-      config: { convergeDelayMs: args['converge-delay-ms'] },
+      config: { convergeDelayMs: args['converge-delay-ms'], reindexDurationMs: args['reindex-duration-ms'] },
       faults: {
         errorRate: args['error-rate'],
         errorStatuses,

@@ -1,4 +1,346 @@
-import type { CommandModule } from 'yargs';
+import { readFileSync } from 'node:fs';
+import type { Argv, CommandModule } from 'yargs';
+import { VespaBulkError } from '../../errors.js';
+import { parseHeaderFlags } from '../../http/headers.js';
+import { formatDuration, formatRate, ProgressLine } from '../progress.js';
+import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
+import { exportDocuments, type ExportSummary } from '../../visit/export.js';
+import { outputFormats, type OutputFormat } from '../../visit/formats.js';
+import { migrate } from '../../visit/migrate.js';
+import type { VisitOptions } from '../../visit/options.js';
+import { parseDocumentSpec } from '../../visit/query.js';
+import { parseTimeRange } from '../../visit/time-range.js';
+import type { VisitReport, VisitRun } from '../../visit/visitor.js';
 
-// Placeholder until this command's module is written.
-export const commands: CommandModule<any, any>[] = [];
+/** `visit`, `update-where`, `delete-where` and `copy`: flags into options, results into output. */
+
+interface CommonArgs {
+  document?: string;
+  target: string;
+  selection?: string;
+  cluster?: string;
+  'bucket-space'?: string;
+  from?: string;
+  to?: string;
+  timeout?: string;
+  tracelevel?: number;
+  header?: string[];
+  retries: number;
+  quiet: boolean;
+}
+
+interface VisitArgs extends CommonArgs {
+  'field-set'?: string;
+  'include-removes': boolean;
+  'wanted-document-count'?: number;
+  concurrency?: number;
+  slices: number;
+  'slice-id'?: string[];
+  stream: boolean;
+  output?: string;
+  'output-dir'?: string;
+  format: OutputFormat;
+  'make-feed': boolean;
+  checkpoint?: string;
+  continuation?: string;
+  'to-endpoint'?: string;
+  'to-header'?: string[];
+}
+
+interface BulkArgs extends CommonArgs {
+  update?: string;
+  assign?: string[];
+  'destination-cluster'?: string;
+  'time-chunk'?: string;
+  continuation?: string;
+  'dry-run': boolean;
+}
+
+function commonOptions<T>(y: Argv<T>) {
+  return y
+    .positional('document', { type: 'string', describe: '<namespace>/<document-type>; omit to visit the whole cluster' })
+    .option('target', { alias: 't', type: 'string', default: 'http://127.0.0.1:8080', describe: 'Container endpoint' })
+    .option('selection', { alias: 's', type: 'string', describe: 'Document selection, e.g. \'music.year > 2000\'' })
+    .option('cluster', { type: 'string', describe: 'Content cluster (needed when there are several)' })
+    .option('bucket-space', { type: 'string', choices: ['default', 'global'], describe: 'Bucket space' })
+    .option('from', { type: 'string', describe: 'Only documents changed at or after this time: epoch seconds, <n>ms or an ISO date (UTC unless a zone is given)' })
+    .option('to', { type: 'string', describe: 'Only documents changed at or before this time (same forms as --from)' })
+    .option('timeout', { type: 'string', describe: 'Server-side timeout of each request, e.g. 60s' })
+    .option('tracelevel', { type: 'number', describe: 'Trace level 1-9; traces go to stderr' })
+    .option('header', { type: 'string', array: true, describe: "Extra request header 'Name: value' (repeatable)" })
+    .option('retries', { type: 'number', default: 10, describe: 'Failed requests in a row (429, 502, 503, 504, cut responses) before giving up' })
+    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress on stderr' });
+}
+
+function selectionOf(args: CommonArgs): Pick<VisitOptions, 'namespace' | 'documentType' | 'selection' | 'cluster' | 'bucketSpace' | 'fromTimestamp' | 'toTimestamp'> {
+  return {
+    ...parseDocumentSpec(args.document),
+    ...(args.selection !== undefined && { selection: args.selection }),
+    ...(args.cluster !== undefined && { cluster: args.cluster }),
+    ...(args['bucket-space'] !== undefined && { bucketSpace: args['bucket-space'] }),
+    ...parseTimeRange(args.from, args.to),
+  };
+}
+
+function parseSliceIds(values: string[] | undefined): number[] | undefined {
+  if (values === undefined || values.length === 0) return undefined;
+  const ids = values.flatMap((v) => v.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  return ids.map((s) => {
+    if (!/^\d+$/.test(s)) throw new VespaBulkError('VB_USAGE', `--slice-id '${s}': expected slice numbers, e.g. 0,2`);
+    return Number(s);
+  });
+}
+
+const checkpointHelp =
+  'Save each slice\'s continuation in FILE as the export advances (after the documents it covers are written); running the same command again continues from it and appends to the output. ' +
+  'What may be repeated: nothing after a clean stop (end, failed slice, Ctrl-C): the file also lists the documents written after each saved token, and the rerun skips them. ' +
+  'After a crash (kill -9), the documents of the last second or so before it (written after the last save) are written again.';
+
+const visitCommand: CommandModule<object, VisitArgs> = {
+  command: 'visit [document]',
+  describe: 'Export documents: all slices at once, resumed across cuts, each document written once',
+  builder: (y) =>
+    commonOptions(y)
+      .option('field-set', { type: 'string', describe: 'Fields to return: [all], [document], [id], <type>:f1,f2' })
+      .option('include-removes', { type: 'boolean', default: false, describe: 'Include tombstones of removed documents ({"remove":id})' })
+      .option('wanted-document-count', { type: 'number', describe: 'Documents per response (default: unbounded when streaming, 1000 with --no-stream)' })
+      .option('concurrency', { type: 'number', describe: 'Server-side visitor concurrency per request' })
+      .option('slices', { type: 'number', default: 1, describe: 'Split the corpus in N slices, all visited at once' })
+      .option('slice-id', { type: 'string', array: true, describe: 'Visit only these slices (e.g. 0,2): several machines split one export' })
+      .option('stream', { type: 'boolean', default: true, describe: 'Streamed responses (JSONL); --no-stream pages with continuations' })
+      .option('output', { alias: 'o', type: 'string', describe: 'Write to FILE instead of stdout (.gz compresses)' })
+      .option('output-dir', { type: 'string', describe: 'One file per slice in DIR (slice-0000.jsonl, ...)' })
+      .option('format', { type: 'string', choices: outputFormats, default: 'jsonl' as OutputFormat, describe: 'jsonl: as received; feed: {"put"/"remove"} lines for vespa-bulk feed; json: one array' })
+      .option('make-feed', { type: 'boolean', default: false, describe: 'Same as --format feed' })
+      .option('checkpoint', { type: 'string', describe: checkpointHelp })
+      .option('continuation', { type: 'string', describe: 'Start from this token (reported for a failed slice); needs a single slice' })
+      .option('to-endpoint', { alias: 'destination', type: 'string', describe: 'Feed the documents into this endpoint instead of writing them (migration), with all the feeder\'s guarantees' })
+      .option('to-header', { type: 'string', array: true, describe: "Header for --to-endpoint requests 'Name: value' (repeatable)" })
+      .example('$0 visit music/song --slices 4 -o songs.jsonl.gz', 'Export one type with four slices at once')
+      .example('$0 visit music/song --slices 8 --slice-id 0,1,2,3', 'This machine\'s half of an export split in two')
+      .example('$0 visit music/song --make-feed --to-endpoint http://other:8080', 'Copy a type to another cluster') as unknown as Argv<VisitArgs>,
+  handler: async (args) => {
+    const format: OutputFormat = args['make-feed'] ? 'feed' : args.format;
+    const sliceIds = parseSliceIds(args['slice-id']);
+    const options: VisitOptions = {
+      endpoint: args.target,
+      headers: parseHeaderFlags(args.header),
+      ...selectionOf(args),
+      ...(args['field-set'] !== undefined && { fieldSet: args['field-set'] }),
+      includeRemoves: args['include-removes'],
+      ...(args['wanted-document-count'] !== undefined && { wantedDocumentCount: args['wanted-document-count'] }),
+      ...(args.concurrency !== undefined && { concurrency: args.concurrency }),
+      ...(args.timeout !== undefined && { timeout: args.timeout }),
+      ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
+      slices: args.slices,
+      ...(sliceIds !== undefined && { sliceIds }),
+      stream: args.stream,
+      retry: { maxAttempts: args.retries },
+    };
+    if (args.continuation !== undefined) {
+      const ids = sliceIds ?? (args.slices === 1 ? [0] : []);
+      if (ids.length !== 1) throw new VespaBulkError('VB_USAGE', '--continuation applies to one slice: give --slice-id with one id (or no --slices)');
+      options.resumeFrom = { [ids[0]!]: { continuation: args.continuation } };
+    }
+    const controller = new AbortController();
+    options.signal = controller.signal;
+    let interrupted = false;
+    const onSignal = (): void => {
+      if (interrupted) process.exit(130);
+      interrupted = true;
+      process.stderr.write('\nvespa-bulk: stopping (again to quit at once)\n');
+      controller.abort();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    const toStdout = args['to-endpoint'] === undefined && args['output-dir'] === undefined && (args.output === undefined || args.output === '-');
+    const messages = new Set<string>();
+    options.onMessage = (m) => {
+      if (args.quiet && m.severity === 'info') return;
+      if (m.severity !== 'info' || args.tracelevel) process.stderr.write(`vespa-bulk: ${m.text}\n`);
+      else if (!messages.has(m.text)) messages.add(m.text);
+    };
+    let progress: ProgressLine | undefined;
+    const startProgress = (run: VisitRun): void => {
+      const started = performance.now();
+      progress = new ProgressLine(() => renderProgress(run, started), { enabled: !args.quiet });
+    };
+    try {
+      if (args['to-endpoint'] !== undefined) {
+        if (args.checkpoint !== undefined) throw new VespaBulkError('VB_USAGE', '--checkpoint is not supported with --to-endpoint (the feeder keeps its own)');
+        if (args.output !== undefined || args['output-dir'] !== undefined) throw new VespaBulkError('VB_USAGE', 'give --to-endpoint or --output/--output-dir, not both');
+        const summary = await migrate({
+          ...options,
+          destination: args['to-endpoint'],
+          destinationHeaders: parseHeaderFlags(args['to-header']),
+          onStart: startProgress,
+        });
+        progress?.stop();
+        process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+        if (!summary.ok) process.exitCode = 1;
+        return;
+      }
+      const summary = await exportDocuments({
+        ...options,
+        format,
+        ...(args.output !== undefined && { output: args.output }),
+        ...(args['output-dir'] !== undefined && { outputDir: args['output-dir'] }),
+        ...(args.checkpoint !== undefined && { checkpoint: args.checkpoint }),
+        onStart: startProgress,
+      });
+      progress?.stop();
+      // stdout carries data: when it carries the documents, the summary goes to stderr.
+      (toStdout ? process.stderr : process.stdout).write(`${JSON.stringify(exportSummaryJson(summary), null, 2)}\n`);
+      reportFailures(summary, args.checkpoint);
+      if (!summary.ok) process.exitCode = interrupted ? 130 : 1;
+    } finally {
+      progress?.stop(false);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  },
+};
+
+function renderProgress(run: VisitRun, started: number): string {
+  const seconds = (performance.now() - started) / 1000;
+  const docs = run.documents();
+  const running = run.slices.filter((s) => s.status === 'running').length;
+  const retries = run.slices.reduce((n, s) => n + s.retries, 0);
+  const percent = run.percentFinished();
+  return (
+    `visit: ${docs.toLocaleString('en-US')} documents, ${formatRate(docs / Math.max(seconds, 0.001))}/s, ` +
+    `${(run.bytes() / 1e6 / Math.max(seconds, 0.001)).toFixed(1)} MB/s, ${percent.toFixed(1)}% · ` +
+    `${running}/${run.slices.length} slices running${retries > 0 ? ` · ${retries} retries` : ''} · ${formatDuration(seconds)}`
+  );
+}
+
+export function exportSummaryJson(summary: ExportSummary | VisitReport): Record<string, unknown> {
+  const seconds = Math.max(summary.seconds, 1e-9);
+  return {
+    'visit.ok': summary.ok,
+    'visit.document.count': summary.documents,
+    'visit.remove.count': summary.removes,
+    'visit.seconds': Number(summary.seconds.toFixed(3)),
+    'visit.document.rate': Math.round((summary.documents + summary.removes) / seconds),
+    'visit.repeat.skipped.count': summary.slices.reduce((n, s) => n + s.repeatsSkipped, 0),
+    'visit.retry.count': summary.slices.reduce((n, s) => n + s.retries, 0),
+    'http.request.count': summary.slices.reduce((n, s) => n + s.requests, 0),
+    'http.response.bytes': summary.bytes,
+    'http.response.MBps': Number((summary.bytes / 1e6 / seconds).toFixed(2)),
+    ...('outputBytes' in summary && { 'output.bytes': summary.outputBytes, 'checkpoint.resumed': summary.resumed }),
+    slices: summary.slices,
+  };
+}
+
+function reportFailures(summary: VisitReport, checkpoint: string | undefined): void {
+  for (const s of summary.slices) {
+    if (s.status !== 'failed') continue;
+    const how = checkpoint !== undefined ? 'rerun the same command to continue' : s.continuation !== undefined ? `continue with --slice-id ${s.slice} --continuation '${s.continuation}'` : 'start it again';
+    process.stderr.write(`vespa-bulk: slice ${s.slice} failed: ${s.error ?? 'unknown error'}; ${how}\n`);
+  }
+}
+
+/** update-where body: a JSON text, a file, '-' (stdin), and/or --assign field=JSON. */
+function updateFieldsOf(args: BulkArgs): Record<string, unknown> | undefined {
+  let fields: Record<string, unknown> | undefined;
+  if (args.update !== undefined) {
+    const text = args.update.trimStart().startsWith('{') ? args.update : readFileSync(args.update === '-' ? 0 : args.update, 'utf8');
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new VespaBulkError('VB_USAGE', 'the update is not valid JSON: expected {"fields":{"<field>":{"assign":<value>}}}');
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new VespaBulkError('VB_USAGE', 'the update must be a JSON object');
+    const o = value as Record<string, unknown>;
+    // {"fields":{...}} as in a feed file, or the field operations alone.
+    fields = Object.keys(o).length === 1 && typeof o.fields === 'object' && o.fields !== null ? (o.fields as Record<string, unknown>) : o;
+  }
+  for (const a of args.assign ?? []) {
+    const eq = a.indexOf('=');
+    if (eq <= 0) throw new VespaBulkError('VB_USAGE', `--assign '${a}': expected field=<JSON value>, e.g. year=2001 or title='"x"'`);
+    const raw = a.slice(eq + 1);
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = raw;
+    }
+    fields = { ...fields, [a.slice(0, eq)]: { assign: value } };
+  }
+  return fields;
+}
+
+function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, BulkArgs> {
+  return {
+    command: kind === 'update-where' ? `${kind} [document] [update]` : `${kind} [document]`,
+    describe,
+    builder: (y) => {
+      let b = commonOptions(y)
+        .option('time-chunk', { type: 'string', describe: 'Server-side work per request (timeChunk), e.g. 60s' })
+        .option('continuation', { type: 'string', describe: 'Continue a stopped run from this token' })
+        .option('dry-run', {
+          type: 'boolean',
+          default: false,
+          describe: 'Change nothing; count the selected documents (the service has no dry run for bulk operations, so they are visited, ids only)',
+        });
+      if (kind === 'update-where') {
+        b = b
+          .positional('update', { type: 'string', describe: 'The update: JSON {"fields":{"f":{"assign":v}}}, a file, or - for stdin' })
+          .option('assign', { type: 'string', array: true, describe: 'Shorthand: field=<JSON value> (repeatable)' });
+      }
+      if (kind === 'copy') b = b.option('destination-cluster', { type: 'string', describe: 'Cluster to copy the documents to' });
+      return b as unknown as Argv<BulkArgs>;
+    },
+    handler: async (args) => {
+      const controller = new AbortController();
+      const onSignal = (): void => controller.abort();
+      process.on('SIGINT', onSignal);
+      let documents = 0;
+      const started = performance.now();
+      const progress = new ProgressLine(
+        () => `${kind}${args['dry-run'] ? ' (dry run)' : ''}: ${documents.toLocaleString('en-US')} documents · ${formatDuration((performance.now() - started) / 1000)}`,
+        { enabled: !args.quiet },
+      );
+      let summary: BulkSummary;
+      try {
+        summary = await bulkOperation({
+          kind,
+          endpoint: args.target,
+          headers: parseHeaderFlags(args.header),
+          ...selectionOf(args),
+          ...(kind === 'update-where' && { fields: updateFieldsOf(args) }),
+          ...(args['destination-cluster'] !== undefined && { destinationCluster: args['destination-cluster'] }),
+          ...(args['time-chunk'] !== undefined && { timeChunk: args['time-chunk'] }),
+          ...(args.timeout !== undefined && { timeout: args.timeout }),
+          ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
+          ...(args.continuation !== undefined && { continuation: args.continuation }),
+          dryRun: args['dry-run'],
+          retry: { maxAttempts: args.retries },
+          signal: controller.signal,
+          onProgress: (n) => (documents = n),
+          onMessage: (text) => {
+            if (!args.quiet) process.stderr.write(`vespa-bulk: ${text}\n`);
+          },
+        });
+      } finally {
+        progress.stop();
+        process.off('SIGINT', onSignal);
+      }
+      process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+      if (!summary.ok) {
+        process.stderr.write(
+          `vespa-bulk: ${kind} failed: ${summary.error ?? 'unknown error'}${summary.continuation !== undefined ? `; continue with --continuation '${summary.continuation}'` : ''}\n`,
+        );
+        process.exitCode = 1;
+      }
+    },
+  };
+}
+
+export const commands: CommandModule<any, any>[] = [
+  visitCommand,
+  bulkCommand('update-where', 'Update every document matching --selection (the service works through them in chunks)'),
+  bulkCommand('delete-where', 'Remove every document matching --selection'),
+  bulkCommand('copy', 'Copy the documents matching --selection from --cluster to --destination-cluster'),
+];

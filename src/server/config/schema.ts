@@ -63,7 +63,9 @@ export function parseSchema(source: string, file: string): Schema {
   return { name, documentName, fields };
 }
 
-function readIndexing(body: string): string {
+function readIndexing(fieldBody: string): string {
+  // String literals may hold braces; their content never names an aspect.
+  const body = fieldBody.replace(/"(?:[^"\\\n]|\\.)*"/g, '""');
   const block = /\bindexing\s*\{([^}]*)\}/.exec(body);
   const line = /\bindexing\s*:\s*([^\n]*)/.exec(body);
   const raw = block?.[1] ?? line?.[1] ?? '';

@@ -1,0 +1,202 @@
+/**
+ * Feeder benchmarks, each against a baseline measured in the same run, printed as a table:
+ *
+ *   throughput  200k generated 1 KB puts from a file into a minimal pipelined HTTP sink, vs autocannon posting
+ *               the same body with the same connections and pipelining. Target: feeder/autocannon >= 1.0.
+ *   memory      peak RSS feeding 1 GB of input vs 100 MB. Target: ratio <= 1.2 and < 200 MB.
+ *   overload    the simulator with queueLimit 64 and a service rate it saturates at: the adaptive feeder vs
+ *               --inflight 64. Targets: throughput >= 0.9 x, < 5 % of requests 429, 90 % of steady rate in 2 s.
+ *
+ * Usage: npx tsx bench/feed/run.ts [throughput|memory|overload ...] [--docs N]
+ * Everything goes to 127.0.0.1 and runs in bounded time; generated inputs live in a temp dir, deleted after.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const args = process.argv.slice(2);
+const docsFlag = args.indexOf('--docs');
+const throughputDocs = docsFlag >= 0 ? Number(args[docsFlag + 1]) : 200_000;
+const picked = args.filter((a, i) => !a.startsWith('--') && (docsFlag < 0 || i !== docsFlag + 1));
+const which = new Set(picked.length > 0 ? picked : ['throughput', 'memory', 'overload']);
+const connections = 8;
+const pipelining = 16;
+const work = mkdtempSync(join(tmpdir(), 'vb-bench-feed-'));
+const rows: { bench: string; figure: string; value: string; baseline: string; ratio: string; target: string; ok: string }[] = [];
+const children: ChildProcess[] = [];
+
+function row(bench: string, figure: string, value: number, baseline: number | undefined, unit: string, target: string, ok: boolean) {
+  rows.push({
+    bench,
+    figure,
+    value: `${round(value)} ${unit}`,
+    baseline: baseline === undefined ? '' : `${round(baseline)} ${unit}`,
+    ratio: baseline === undefined ? '' : (value / baseline).toFixed(3),
+    target,
+    ok: ok ? 'yes' : 'NO',
+  });
+}
+
+function round(n: number): string {
+  return n >= 100 ? n.toFixed(0) : n.toFixed(2);
+}
+
+async function generate(path: string, count: number, size: number): Promise<void> {
+  const out = createWriteStream(path);
+  const pad = 'x'.repeat(Math.max(0, size - 80));
+  for (let i = 0; i < count; i++) {
+    const line = `{"put":"id:ns:music::doc-${i}","fields":{"title":"t${i}","n":${i},"text":"${pad}"}}\n`;
+    if (!out.write(line)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+}
+
+/** Starts a tsx child that prints its URL on its first stdout line. */
+async function startServer(script: string, arg?: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, script), ...(arg ? [arg] : [])], { stdio: ['pipe', 'pipe', 'inherit'] });
+  children.push(child);
+  let buf = '';
+  for await (const chunk of child.stdout!) {
+    buf += chunk;
+    if (buf.includes('\n')) break;
+  }
+  return { url: buf.trim(), child };
+}
+
+async function stopServer(s: { child: ChildProcess }): Promise<void> {
+  s.child.stdin!.end();
+  await once(s.child, 'exit');
+}
+
+interface ChildResult {
+  summary: Record<string, any>;
+  maxRssMB: number;
+  series: number[];
+}
+
+async function feedInChild(source: string, options: Record<string, unknown>): Promise<ChildResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'feed-child.ts'), JSON.stringify({ source, options })], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  const [code] = await once(child, 'exit');
+  if (code !== 0) throw new Error(`feed child exited ${code}`);
+  return JSON.parse(out) as ChildResult;
+}
+
+async function throughput(): Promise<void> {
+  const input = join(work, 'throughput.jsonl');
+  await generate(input, throughputDocs, 1024);
+  const sink = await startServer('sink-server.ts');
+  const body = JSON.stringify({ fields: { title: 't1', n: 1, text: 'x'.repeat(944) } });
+  let bestAc = 0;
+  let bestFeed = 0;
+  let feedSummary: Record<string, any> = {};
+  for (let round = 0; round < 2; round++) {
+    const ac = await autocannon({
+      url: `${sink.url}/document/v1/ns/music/docid/doc-1`,
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+      connections,
+      pipelining,
+      amount: throughputDocs,
+    });
+    bestAc = Math.max(bestAc, ac.requests.total / ac.duration);
+    const r = await feedInChild(input, { endpoint: sink.url, connections, pipelining });
+    if (r.summary['feeder.ok.rate'] > bestFeed) {
+      bestFeed = r.summary['feeder.ok.rate'];
+      feedSummary = r.summary;
+    }
+  }
+  await stopServer(sink);
+  rm(input);
+  row('throughput', `docs/s vs autocannon req/s (c=${connections}, p=${pipelining}, best of 2)`, bestFeed, bestAc, '/s', '>= 1.0', bestFeed >= bestAc);
+  row('throughput', 'feeder p50 latency', feedSummary['http.response.latency.millis.p50'], undefined, 'ms', '', true);
+  row('throughput', 'feeder final in-flight limit', feedSummary['feeder.inflight.limit'], undefined, '', '', true);
+}
+
+async function memory(): Promise<void> {
+  const small = join(work, '100m.jsonl');
+  const big = join(work, '1g.jsonl');
+  await generate(small, 100_000, 1024);
+  await generate(big, 1_000_000, 1024);
+  const sink = await startServer('sink-server.ts');
+  const a = await feedInChild(small, { endpoint: sink.url, connections, pipelining });
+  const b = await feedInChild(big, { endpoint: sink.url, connections, pipelining });
+  await stopServer(sink);
+  const sizes = `${(statSync(small).size / 1e6).toFixed(0)} MB vs ${(statSync(big).size / 1e6).toFixed(0)} MB`;
+  rm(small);
+  rm(big);
+  row('memory', `peak RSS, 1 GB input vs 100 MB (${sizes})`, b.maxRssMB, a.maxRssMB, 'MB', '<= 1.2', b.maxRssMB <= 1.2 * a.maxRssMB);
+  row('memory', 'peak RSS, 1 GB input', b.maxRssMB, undefined, 'MB', '< 200 MB', b.maxRssMB < 200);
+  row('memory', '1 GB feed rate', b.summary['feeder.ok.rate'], undefined, '/s', '', true);
+}
+
+function steadyAndRamp(series: number[]): { steady: number; rampSeconds: number } {
+  const perSecond = series.map((n) => n * 10);
+  // Steady rate: the mean over the second half, leaving out the last bucket (the tail of the feed).
+  const body = perSecond.slice(Math.floor(perSecond.length / 2), -1);
+  const steady = body.reduce((s, x) => s + x, 0) / Math.max(1, body.length);
+  let rampSeconds = Number.POSITIVE_INFINITY;
+  for (let i = 1; i < perSecond.length; i++) {
+    // Two consecutive buckets (200 ms), so a lone spike does not count as arrived.
+    if ((perSecond[i - 1]! + perSecond[i]!) / 2 >= 0.9 * steady) {
+      rampSeconds = (i + 1) / 10;
+      break;
+    }
+  }
+  return { steady, rampSeconds };
+}
+
+async function overload(): Promise<void> {
+  const docs = 40_000;
+  const rate = 5_000;
+  const input = join(work, 'overload.jsonl');
+  await generate(input, docs, 1024);
+  const faults = JSON.stringify({ queueLimit: 64, maxOpsPerSecond: rate });
+  const run = async (options: Record<string, unknown>) => {
+    const sim = await startServer('sim-server.ts', faults);
+    const r = await feedInChild(input, { endpoint: sim.url, connections, pipelining, ...options });
+    await stopServer(sim);
+    return r;
+  };
+  const fixed = await run({ inflight: 64 });
+  const adaptive = await run({});
+  rm(input);
+  const f = steadyAndRamp(fixed.series);
+  const a = steadyAndRamp(adaptive.series);
+  const throttledShare = adaptive.summary['feeder.throttled.count'] / adaptive.summary['http.request.count'];
+  row('overload', `ok/s adaptive vs --inflight 64 (service rate ${rate}/s, queue 64)`, adaptive.summary['feeder.ok.rate'], fixed.summary['feeder.ok.rate'], '/s', '>= 0.9', adaptive.summary['feeder.ok.rate'] >= 0.9 * fixed.summary['feeder.ok.rate']);
+  row('overload', 'share of requests answered 429 (adaptive)', throttledShare * 100, undefined, '%', '< 5 %', throttledShare < 0.05);
+  row('overload', 'time to 90% of steady rate (adaptive)', a.rampSeconds, f.rampSeconds, 's', '<= 2 s', a.rampSeconds <= 2);
+  row('overload', 'steady rate adaptive vs fixed', a.steady, f.steady, '/s', '', true);
+  row('overload', 'final in-flight limit (adaptive)', adaptive.summary['feeder.inflight.limit'], undefined, '', '', true);
+  row('overload', 'p99 latency adaptive vs fixed', adaptive.summary['http.response.latency.millis.p99'], fixed.summary['http.response.latency.millis.p99'], 'ms', '', true);
+}
+
+function rm(path: string): void {
+  rmSync(path, { force: true });
+}
+
+try {
+  if (which.has('throughput')) await throughput();
+  if (which.has('memory')) await memory();
+  if (which.has('overload')) await overload();
+} finally {
+  rmSync(work, { recursive: true, force: true });
+  for (const c of children) if (c.exitCode === null) c.kill();
+}
+
+const headers = ['bench', 'figure', 'value', 'baseline', 'ratio', 'target', 'ok'] as const;
+const widths = headers.map((h) => Math.max(h.length, ...rows.map((r) => r[h].length)));
+const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
+console.log(line([...headers]));
+console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
+for (const r of rows) console.log(line(headers.map((h) => r[h])));

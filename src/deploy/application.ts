@@ -1,0 +1,112 @@
+import { VespaBulkError } from '../errors.js';
+import { configRequest, jsonObject } from './config-request.js';
+import { applicationPath, resolveTarget, type DeployTarget } from './target.js';
+import type { ApplicationStatus, ReindexingStatus } from './types.js';
+
+/** Requests on the deployed application: status, delete, package content, restart and reindexing. */
+
+export async function getApplication(target: DeployTarget): Promise<ApplicationStatus> {
+  const t = resolveTarget(target);
+  return jsonObject<ApplicationStatus>('status', await configRequest(t, { step: 'status', method: 'GET', path: applicationPath(t) }));
+}
+
+export async function deleteApplication(target: DeployTarget): Promise<{ message: string }> {
+  const t = resolveTarget(target);
+  return jsonObject('delete', await configRequest(t, { step: 'delete', method: 'DELETE', path: applicationPath(t) }));
+}
+
+/** Lists a package directory ('' = root): URLs, directories ending in `/`. */
+export async function listContent(target: DeployTarget, dir = '', options: { recursive?: boolean } = {}): Promise<string[]> {
+  const t = resolveTarget(target);
+  const path = contentPath(dir);
+  const response = await configRequest(t, {
+    step: 'content ls',
+    method: 'GET',
+    path: `${applicationPath(t)}/content/${path}${path === '' || path.endsWith('/') ? '' : '/'}`,
+    query: { recursive: options.recursive || undefined },
+  });
+  if (!Array.isArray(response.json)) throw new VespaBulkError('VB_DEPLOY', `content ls failed: '${dir}' is a file, not a directory`);
+  return response.json as string[];
+}
+
+/** One package file's bytes and the content type the server gave it. */
+export async function readContent(target: DeployTarget, file: string): Promise<{ contentType: string; bytes: Uint8Array }> {
+  const t = resolveTarget(target);
+  const path = contentPath(file);
+  if (path === '') throw new VespaBulkError('VB_USAGE', 'content cat needs a file path, e.g. services.xml');
+  const response = await configRequest(t, { step: 'content cat', method: 'GET', path: `${applicationPath(t)}/content/${path}` });
+  return { contentType: response.contentType, bytes: response.bytes };
+}
+
+/** Encodes a package path segment by segment; `..` is refused here, before any request. */
+function contentPath(path: string): string {
+  const trimmed = path.replace(/^\/+/, '');
+  const segments = trimmed.split('/');
+  if (segments.some((s) => s === '..' || s === '.')) throw new VespaBulkError('VB_USAGE', `'${path}' must be a path inside the application package (no '.' or '..')`);
+  return segments.map(encodeURIComponent).join('/');
+}
+
+export interface RestartOptions {
+  /** Only services on these hosts. */
+  hostname?: string[];
+  /** Only these kinds of clusters: admin, container, content. */
+  clusterType?: string[];
+  /** Only these clusters (their ids in services.xml). */
+  clusterId?: string[];
+}
+
+export async function restartServices(target: DeployTarget, options: RestartOptions = {}): Promise<{ message: string }> {
+  const t = resolveTarget(target);
+  const response = await configRequest(t, {
+    step: 'restart',
+    method: 'POST',
+    path: `${applicationPath(t)}/restart`,
+    query: { hostname: nonEmpty(options.hostname), clusterType: nonEmpty(options.clusterType), clusterId: nonEmpty(options.clusterId) },
+  });
+  return jsonObject('restart', response);
+}
+
+export interface ReindexOptions {
+  /** Content cluster ids; required when documentType is given. */
+  clusterId?: string[];
+  documentType?: string[];
+  /** Only document types in indexed (not streaming) mode. */
+  indexedOnly?: boolean;
+  /** Speed multiplier, 0.0 to 100.0 (the service itself may accept less). */
+  speed?: number;
+  /** Why, for the logs. */
+  cause?: string;
+}
+
+export async function triggerReindex(target: DeployTarget, options: ReindexOptions = {}): Promise<{ message: string }> {
+  if (options.speed !== undefined && !(options.speed >= 0 && options.speed <= 100)) {
+    throw new VespaBulkError('VB_USAGE', `reindex speed ${options.speed} is out of range: use 0.0 to 100.0`);
+  }
+  if (nonEmpty(options.documentType) && !nonEmpty(options.clusterId)) {
+    throw new VespaBulkError('VB_USAGE', 'reindex: name the content cluster (--cluster) when naming document types');
+  }
+  const t = resolveTarget(target);
+  const response = await configRequest(t, {
+    step: 'reindex',
+    method: 'POST',
+    path: `${applicationPath(t)}/reindex`,
+    query: {
+      clusterId: nonEmpty(options.clusterId),
+      documentType: nonEmpty(options.documentType),
+      indexedOnly: options.indexedOnly || undefined,
+      speed: options.speed,
+      cause: options.cause,
+    },
+  });
+  return jsonObject('reindex', response);
+}
+
+export async function getReindexing(target: DeployTarget): Promise<ReindexingStatus> {
+  const t = resolveTarget(target);
+  return jsonObject<ReindexingStatus>('reindexing', await configRequest(t, { step: 'reindexing', method: 'GET', path: `${applicationPath(t)}/reindexing` }));
+}
+
+const nonEmpty = (list: string[] | undefined): string[] | undefined => {
+  const values = (list ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  return values.length === 0 ? undefined : values;
+};

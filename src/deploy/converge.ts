@@ -1,0 +1,59 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { VespaBulkError } from '../errors.js';
+import { configRequest, jsonObject } from './config-request.js';
+import { applicationPath, resolveTarget, type DeployTarget } from './target.js';
+import type { ConvergenceResult, SingleServiceConvergence } from './types.js';
+
+export interface ConvergenceQuery {
+  /** Only converged when services run this engine version. */
+  vespaVersion?: string;
+}
+
+export async function getConvergence(target: DeployTarget, query: ConvergenceQuery = {}): Promise<ConvergenceResult> {
+  const t = resolveTarget(target);
+  const response = await configRequest(t, { step: 'converge', method: 'GET', path: `${applicationPath(t)}/serviceconverge`, query: { vespaVersion: query.vespaVersion } });
+  return jsonObject<ConvergenceResult>('converge', response);
+}
+
+/** Convergence of one service, `host:port` as listed by getConvergence. A service no longer in the application answers 410. */
+export async function getServiceConvergence(target: DeployTarget, hostPort: string): Promise<SingleServiceConvergence> {
+  const t = resolveTarget(target);
+  const response = await configRequest(t, { step: 'converge', method: 'GET', path: `${applicationPath(t)}/serviceconverge/${encodeURIComponent(hostPort)}` });
+  return jsonObject<SingleServiceConvergence>('converge', response);
+}
+
+export interface WaitForConvergenceOptions extends ConvergenceQuery {
+  /** Give up after this long. */
+  timeoutMs: number;
+  /** Time between polls. Default 500 ms. */
+  pollIntervalMs?: number;
+  /** Also wait until the wanted generation is at least this (e.g. the one just activated). */
+  generation?: number;
+  /** Called with each poll's result (progress output). */
+  onPoll?: (result: ConvergenceResult) => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * Polls serviceconverge until every service runs the wanted generation. Throws VB_TIMEOUT with the last
+ * generations seen when the time runs out; config server errors are thrown as they come.
+ */
+export async function waitForConvergence(target: DeployTarget, options: WaitForConvergenceOptions): Promise<ConvergenceResult> {
+  const deadline = Date.now() + options.timeoutMs;
+  const interval = options.pollIntervalMs ?? 500;
+  for (;;) {
+    const result = await getConvergence(target, options);
+    options.onPoll?.(result);
+    const done = result.converged && (options.generation === undefined || result.wantedGeneration >= options.generation);
+    if (done) return result;
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      const behind = (result.services ?? []).filter((s) => s.currentGeneration !== result.wantedGeneration).map((s) => `${s.type} ${s.host}:${s.port} at ${s.currentGeneration}`);
+      throw new VespaBulkError(
+        'VB_TIMEOUT',
+        `converge failed: services did not reach generation ${result.wantedGeneration} within ${Math.round(options.timeoutMs / 1000)} s (current generation ${result.currentGeneration}${behind.length > 0 ? `; behind: ${behind.join(', ')}` : ''})`,
+      );
+    }
+    await sleep(Math.min(interval, left), undefined, { signal: options.signal });
+  }
+}

@@ -1,0 +1,55 @@
+import { readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { VespaBulkError } from '../errors.js';
+import type { InputPosition } from './source.js';
+
+/**
+ * Where a stopped feed can go on. Everything before `position` is finished: succeeded, or written to the
+ * failure output. Operations after it may have succeeded already and are sent again on resume; put and
+ * remove are idempotent, and so is an update that only assigns, so only non-assign updates can apply twice.
+ * `position: null` means the whole input is finished.
+ */
+export interface Checkpoint {
+  version: 1;
+  /** Input names in feed order; resume reads the same inputs. */
+  inputs: string[];
+  position: InputPosition | null;
+  /** ISO time of writing. */
+  written: string;
+  /** Why the feed stopped. */
+  reason: string;
+  shard?: string;
+  failures?: string;
+  /** Counts at the time of the checkpoint (informative). */
+  ok: number;
+  errors: number;
+}
+
+export function writeCheckpoint(path: string, checkpoint: Checkpoint): void {
+  // Written aside and renamed, so a crash mid-write never leaves half a checkpoint.
+  const tmp = `${path}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(checkpoint, null, 2)}\n`);
+  renameSync(tmp, path);
+}
+
+export function readCheckpoint(path: string): Checkpoint {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new VespaBulkError('VB_USAGE', `cannot read checkpoint '${path}': ${(err as Error).message}`, { cause: err });
+  }
+  const c = value as Partial<Checkpoint>;
+  const positionOk =
+    c.position === null ||
+    (typeof c.position === 'object' && c.position !== null && Number.isInteger(c.position.input) && Number.isInteger(c.position.offset));
+  if (c.version !== 1 || !Array.isArray(c.inputs) || !positionOk) {
+    throw new VespaBulkError('VB_USAGE', `'${path}' is not a vespa-bulk feed checkpoint`);
+  }
+  return c as Checkpoint;
+}
+
+/** Name of the checkpoint file when none is given. */
+export function defaultCheckpointPath(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `vespa-bulk-checkpoint-${stamp}.json`;
+}

@@ -1,0 +1,542 @@
+import type { Dispatcher } from 'undici';
+import { gzipSync, constants as zlibConstants } from 'node:zlib';
+import { VespaBulkError, isVespaBulkError } from '../errors.js';
+import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
+import { createPool, isLoopback, parseBody, rawHeader, send, splitEndpoint, type RawResponse, type TransportError } from '../http/transport.js';
+import { formatTimeout, methodOf } from '../http/document-request.js';
+import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.js';
+import type { RawItem } from './splitter.js';
+import { AdaptiveThrottle, FixedThrottle, type Throttle } from './throttle.js';
+import { CircuitBreaker } from './breaker.js';
+import { FeedStats, type FeedSummary } from './stats.js';
+import { FailureWriter, defaultFailuresPath } from './failures.js';
+import { defaultCheckpointPath, readCheckpoint, writeCheckpoint, type Checkpoint } from './checkpoint.js';
+import { ReadProgress, describeInputs, readSources, type FeedSource, type InputInfo, type InputPosition } from './source.js';
+import { inShard } from './shard.js';
+import type { FeedOptions, OperationResult } from './options.js';
+
+/** What the feed ended with, beyond the summary counters. */
+export interface FeedOutcome {
+  summary: FeedSummary;
+  /** Failure output, when something failed. */
+  failuresFile?: string;
+  /** Checkpoint, when the feed was stopped before the end. */
+  checkpointFile?: string;
+  /** Why the feed stopped early. */
+  stopped?: 'interrupted' | 'breaker';
+}
+
+/** A snapshot for the progress line. */
+export interface FeedProgress {
+  seconds: number;
+  ok: number;
+  failed: number;
+  retries: number;
+  inflight: number;
+  limit: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Share of the input read (0..1), when its size is known. */
+  readShare?: number;
+}
+
+interface Pending {
+  seq: number;
+  op: FeedOperation;
+  item: RawItem;
+  input: number;
+  attempts: number;
+  deadline: number;
+  safe?: boolean;
+  body?: Buffer | null;
+  gzipped?: boolean;
+  timer?: NodeJS.Timeout;
+  lastStatus?: number;
+  lastMessage?: string;
+  lastCode?: string;
+}
+
+/** First-in first-out queue without Array.shift's copying. */
+class Queue<T> {
+  private items: (T | undefined)[] = [];
+  private head = 0;
+  get length(): number {
+    return this.items.length - this.head;
+  }
+  push(item: T): void {
+    this.items.push(item);
+  }
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head];
+    this.items[this.head++] = undefined;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+  drain(): T[] {
+    const rest = this.items.slice(this.head) as T[];
+    this.items = [];
+    this.head = 0;
+    return rest;
+  }
+}
+
+const compressAbove = 512;
+
+/**
+ * The feed engine. Reads operations with backpressure, sends them through an undici pool under the in-flight
+ * limit, keeps operations on one id in order, retries by `retryDelay()`, and accounts for every operation:
+ * succeeded, in the failure output, or before the checkpoint's position.
+ */
+export class Feeder {
+  private readonly options: FeedOptions;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly prefix: string;
+  private readonly baseQuery: string;
+  private readonly compress: boolean;
+  private readonly headersJson: string[];
+  private readonly headersGzip: string[];
+  private readonly headersNone: string[];
+  private readonly throttle: Throttle;
+  private readonly breaker: CircuitBreaker;
+  private readonly policy: RetryPolicy;
+  private readonly timeoutMs: number;
+  private readonly sendTimeout: boolean;
+  readonly stats: FeedStats;
+  private readonly readProgress = new ReadProgress();
+  private inputs: InputInfo[] = [];
+  private failures: FailureWriter | undefined;
+
+  private seq = 0;
+  private inflight = 0;
+  private peakInflight = 0;
+  private windowOk = 0;
+  private windowThrottled = 0;
+  private readonly ready = new Queue<Pending>();
+  /** Ids with an operation under way; the array holds later operations on the same id, in input order. */
+  private readonly busyIds = new Map<string, Pending[] | null>();
+  /** Operations read and not finished, in input order (Map keeps insertion order): the first is the checkpoint. */
+  private readonly unfinished = new Map<number, Pending>();
+  private readonly retrying = new Set<Pending>();
+  /** Position after the last item read, for a checkpoint when nothing is unfinished. */
+  private readPosition: InputPosition | undefined;
+  private readingDone = false;
+  private stopping: 'interrupted' | 'breaker' | undefined;
+  private wake: (() => void) | undefined;
+  private maxUnfinished: number;
+
+  constructor(options: FeedOptions = {}) {
+    this.options = options;
+    this.stats = new FeedStats();
+    const { origin, prefix } = splitEndpoint(options.endpoint ?? 'http://127.0.0.1:8080');
+    this.prefix = prefix;
+    const connections = options.connections ?? 8;
+    const pipelining = options.pipelining ?? 32;
+    this.timeoutMs = options.timeoutMs ?? 600_000;
+    this.sendTimeout = options.timeoutMs !== undefined;
+    this.ownsDispatcher = options.dispatcher === undefined;
+    this.dispatcher =
+      options.dispatcher ??
+      createPool({ origin, connections, pipelining, timeoutMs: Math.min(this.timeoutMs + 5_000, 600_000), batchWrites: options.batchWrites });
+    const compression = options.compression ?? 'auto';
+    this.compress = compression === 'gzip' || (compression === 'auto' && !isLoopback(origin));
+    const user: string[] = [];
+    for (const [k, v] of Object.entries(options.headers ?? {})) user.push(k, v);
+    this.headersJson = ['content-type', 'application/json', ...user];
+    this.headersGzip = ['content-type', 'application/json', 'content-encoding', 'gzip', ...user];
+    this.headersNone = user;
+    let q = '';
+    const add = (k: string, v: string) => (q += `${q === '' ? '?' : '&'}${k}=${encodeURIComponent(v)}`);
+    if (options.route !== undefined) add('route', options.route);
+    if (options.tracelevel !== undefined && options.tracelevel > 0) add('tracelevel', String(options.tracelevel));
+    if (options.dryRun) add('dryRun', 'true');
+    this.baseQuery = q;
+    const wire = connections * pipelining;
+    this.throttle =
+      options.inflight !== undefined
+        ? new FixedThrottle(options.inflight)
+        : new AdaptiveThrottle({ min: Math.min(2 * connections, wire), max: options.maxInflight ?? wire, initial: Math.min(64, wire) });
+    this.breaker = new CircuitBreaker({ halfOpenAfterMs: (options.halfOpenSeconds ?? 10) * 1000, openAfterMs: (options.maxFailureSeconds ?? 60) * 1000 });
+    this.policy = { ...defaultRetryPolicy, ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}), ...options.retryPolicy };
+    this.maxUnfinished = 0;
+    this.updateWindow();
+  }
+
+  /** Current figures for a progress line. */
+  progress(): FeedProgress {
+    const total = this.inputs.reduce((s, i) => (i.size === undefined || s === undefined ? undefined : s + i.size), 0 as number | undefined);
+    const p: FeedProgress = {
+      seconds: (performance.now() - this.stats.startedAt) / 1000,
+      ok: this.stats.ok,
+      failed: this.stats.errors,
+      retries: this.stats.retries,
+      inflight: this.inflight,
+      limit: this.throttle.limit,
+      p50Ms: this.stats.percentileMs(50),
+      p99Ms: this.stats.percentileMs(99),
+    };
+    if (total !== undefined && total > 0) p.readShare = Math.min(1, this.readProgress.bytes / total);
+    return p;
+  }
+
+  /** Stops the feed as Ctrl-C does. */
+  stop(reason: 'interrupted' | 'breaker' = 'interrupted'): void {
+    if (this.stopping !== undefined) return;
+    this.stopping = reason;
+    for (const p of this.retrying) clearTimeout(p.timer);
+    this.retrying.clear();
+    this.ready.drain();
+    this.wakeUp();
+  }
+
+  async run(source: FeedSource): Promise<FeedOutcome> {
+    const options = this.options;
+    const resume = typeof options.resume === 'string' ? readCheckpoint(options.resume) : options.resume;
+    this.inputs = describeInputs(source);
+    if (options.failures !== false) this.failures = new FailureWriter(options.failures ?? defaultFailuresPath());
+    const onAbort = () => this.stop('interrupted');
+    if (options.signal?.aborted) onAbort();
+    options.signal?.addEventListener('abort', onAbort);
+    const throttle = this.throttle;
+    const windowMs = throttle instanceof AdaptiveThrottle ? throttle.windowMs : 100;
+    const ticker = setInterval(() => this.tick(), windowMs);
+    let readError: unknown;
+    try {
+      if (resume?.position === null) {
+        this.readingDone = true;
+      } else {
+        const from = resume?.position ?? undefined;
+        for await (const batch of readSources(source, { stdin: options.stdin, from }, this.readProgress)) {
+          for (const item of batch.items) this.accept(item, batch.input, batch.name);
+          this.pump();
+          while (this.unfinished.size >= this.maxUnfinished && this.stopping === undefined) await this.sleep();
+          if (this.stopping !== undefined) break;
+        }
+      }
+    } catch (err) {
+      readError = err;
+      this.stop('interrupted');
+    }
+    this.readingDone = true;
+    await this.finish();
+    clearInterval(ticker);
+    options.signal?.removeEventListener('abort', onAbort);
+    if (this.ownsDispatcher) await this.dispatcher.close().catch(() => undefined);
+    await this.failures?.close();
+    if (readError !== undefined) throw readError;
+
+    const outcome: FeedOutcome = { summary: this.stats.summary(performance.now(), this.inflight, this.throttle.limit) };
+    if (this.failures !== undefined && this.failures.count > 0) outcome.failuresFile = this.failures.path;
+    if (this.stopping !== undefined) {
+      outcome.stopped = this.stopping;
+      this.stats.abandoned = this.unfinished.size;
+      outcome.summary['feeder.abandoned.count'] = this.unfinished.size;
+      if (options.checkpoint !== false) {
+        const path = options.checkpoint ?? defaultCheckpointPath();
+        writeCheckpoint(path, this.checkpoint(resume));
+        outcome.checkpointFile = path;
+      }
+    }
+    return outcome;
+  }
+
+  /** The checkpoint now: the first unfinished operation, or the read position when all read ones are done. */
+  checkpoint(previous?: Checkpoint): Checkpoint {
+    const first = this.unfinished.values().next();
+    let position: InputPosition | null;
+    if (!first.done) position = { input: first.value.input, offset: first.value.item.offset, line: first.value.item.line };
+    else position = this.readPosition ?? previous?.position ?? { input: 0, offset: 0, line: 1 };
+    const c: Checkpoint = {
+      version: 1,
+      inputs: this.inputs.map((i) => i.name),
+      position,
+      written: new Date().toISOString(),
+      reason: this.stopping ?? 'finished',
+      ok: this.stats.ok,
+      errors: this.stats.errors,
+    };
+    if (this.options.shard) c.shard = `${this.options.shard.index}/${this.options.shard.count}`;
+    if (this.failures && this.failures.count > 0) c.failures = this.failures.path;
+    return c;
+  }
+
+  private accept(item: RawItem, input: number, name: string): void {
+    this.readPosition = { input, offset: item.offset + item.bytes.length, line: item.line };
+    if (item.skip) {
+      this.stats.skipped++;
+      return;
+    }
+    if (item.error !== undefined) {
+      this.stats.operations++;
+      this.parseFailure(item, name, item.error);
+      return;
+    }
+    let op: FeedOperation;
+    try {
+      op = parseOperation(item.bytes);
+    } catch (err) {
+      this.stats.operations++;
+      this.parseFailure(item, name, err);
+      return;
+    }
+    if (!inShard(op.id, this.options.shard)) {
+      this.stats.skipped++;
+      return;
+    }
+    this.stats.operations++;
+    const p: Pending = { seq: this.seq++, op, item, input, attempts: 0, deadline: 0 };
+    this.unfinished.set(p.seq, p);
+    const waiting = this.busyIds.get(op.id);
+    if (waiting === undefined) {
+      this.busyIds.set(op.id, null);
+      this.ready.push(p);
+    } else if (waiting === null) {
+      this.busyIds.set(op.id, [p]);
+    } else {
+      waiting.push(p);
+    }
+  }
+
+  private parseFailure(item: RawItem, name: string, err: unknown): void {
+    const e = err instanceof VespaBulkError ? err : new VespaBulkError('VB_BAD_OPERATION', String((err as Error)?.message ?? err));
+    this.stats.errors++;
+    this.stats.parseErrors++;
+    const message = e.message;
+    this.failures?.write(item.bytes, { input: name, inputLine: item.line, message, attempts: 0, code: e.code }, true);
+    this.options.onResult?.({ ok: false, message, attempts: 0, input: name, line: item.line });
+  }
+
+  private limitNow(now: number): number {
+    const state = this.breaker.state(now);
+    if (state === 'half-open') return 1;
+    if (state === 'open') return 0;
+    return this.throttle.limit;
+  }
+
+  private pump(): void {
+    if (this.stopping !== undefined) return;
+    const limit = this.limitNow(performance.now());
+    while (this.inflight < limit) {
+      const p = this.ready.shift();
+      if (p === undefined) break;
+      this.dispatch(p);
+    }
+  }
+
+  private dispatch(p: Pending): void {
+    const op = p.op;
+    const now = performance.now();
+    if (p.attempts === 0) p.deadline = now + this.timeoutMs;
+    p.attempts++;
+    this.inflight++;
+    if (this.inflight > this.peakInflight) this.peakInflight = this.inflight;
+    if (p.body === undefined) {
+      if (op.fields === undefined) p.body = null;
+      else {
+        const len = op.fields.length + 11;
+        const body = Buffer.allocUnsafe(len);
+        body.write('{"fields":', 0, 'latin1');
+        op.fields.copy(body, 10);
+        body[len - 1] = 0x7d;
+        if (this.compress && len > compressAbove) {
+          p.body = gzipSync(body, { level: zlibConstants.Z_BEST_SPEED });
+          p.gzipped = true;
+        } else p.body = body;
+      }
+    }
+    let path = this.prefix + op.path + this.baseQuery;
+    let sep = this.baseQuery === '' ? '?' : '&';
+    if (op.condition !== undefined) {
+      path += `${sep}condition=${encodeURIComponent(op.condition)}`;
+      sep = '&';
+    }
+    if (op.create !== undefined) {
+      path += `${sep}create=${op.create}`;
+      sep = '&';
+    }
+    if (this.sendTimeout) path += `${sep}timeout=${formatTimeout(Math.max(1, p.deadline - now))}`;
+    const body = p.body;
+    this.stats.requests++;
+    if (body) this.stats.requestBytes += body.length;
+    send(this.dispatcher, {
+      method: methodOf[op.kind],
+      path,
+      headers: body === null ? this.headersNone : p.gzipped ? this.headersGzip : this.headersJson,
+      body,
+    }).then(
+      (res) => this.onResponse(p, res, now),
+      (err) => this.onError(p, err as TransportError, now),
+    );
+  }
+
+  private onResponse(p: Pending, res: RawResponse, sentAt: number): void {
+    const now = performance.now();
+    this.inflight--;
+    const status = res.status;
+    this.stats.response(status, res.body.length, (now - sentAt) * 1000);
+    if (status >= 200 && status < 300) {
+      this.breaker.success();
+      this.windowOk++;
+      this.complete(p, true, status, undefined, res.body);
+      this.pump();
+      return;
+    }
+    if (status === 429) this.windowThrottled++;
+    // 507 (feed block) and 4xx mean the cluster is alive and answering: not breaker failures.
+    if (status >= 500 && status !== 507) this.breaker.failure(now);
+    else this.breaker.success();
+    const body = parseBody(res.body) as { message?: unknown };
+    p.lastStatus = status;
+    p.lastMessage = typeof body?.message === 'string' ? body.message : `HTTP ${status}`;
+    p.lastCode = undefined;
+    const delay = retryDelay(
+      {
+        attempt: p.attempts,
+        status,
+        safeToRepeat: (p.safe ??= isSafeToRepeat(p.op)),
+        retryAfterMs: parseRetryAfter(rawHeader(res.rawHeaders, 'retry-after')),
+        remainingMs: p.deadline - now,
+      },
+      this.policy,
+    );
+    this.retryOrFail(p, delay, res.body);
+  }
+
+  private onError(p: Pending, err: TransportError, sentAt: number): void {
+    const now = performance.now();
+    this.inflight--;
+    this.stats.exceptions++;
+    if (this.stopping !== undefined && isVespaBulkError(err) && (err.code === 'VB_ABORTED' || /destroyed/i.test(err.message))) {
+      // Abandoned at stop: stays unfinished, so the checkpoint covers it.
+      this.wakeUp();
+      return;
+    }
+    this.breaker.failure(now);
+    p.lastStatus = undefined;
+    p.lastMessage = err?.message ?? String(err);
+    p.lastCode = (err as VespaBulkError)?.code ?? 'VB_TRANSPORT';
+    const delay = retryDelay(
+      {
+        attempt: p.attempts,
+        safeToRepeat: (p.safe ??= isSafeToRepeat(p.op)),
+        maybeApplied: err?.maybeApplied ?? true,
+        remainingMs: p.deadline - now,
+      },
+      this.policy,
+    );
+    void sentAt;
+    this.retryOrFail(p, delay, undefined);
+  }
+
+  private retryOrFail(p: Pending, delay: number, body: Buffer | undefined): void {
+    if (this.stopping !== undefined) {
+      // No retries once stopping: the operation stays unfinished and the checkpoint covers it.
+      this.wakeUp();
+      return;
+    }
+    if (delay > 0) {
+      this.stats.retries++;
+      this.retrying.add(p);
+      p.timer = setTimeout(() => {
+        this.retrying.delete(p);
+        this.ready.push(p);
+        this.pump();
+      }, delay);
+    } else {
+      this.complete(p, false, p.lastStatus, p.lastMessage, body);
+    }
+    this.pump();
+  }
+
+  private complete(p: Pending, ok: boolean, status: number | undefined, message: string | undefined, body: Buffer | undefined): void {
+    this.unfinished.delete(p.seq);
+    const name = this.inputs[p.input]?.name ?? '<input>';
+    if (ok) this.stats.ok++;
+    else {
+      this.stats.errors++;
+      const reason = { input: name, inputLine: p.item.line, id: p.op.id, operation: p.op.kind, status, message: message ?? 'failed', attempts: p.attempts, code: p.lastCode };
+      if (reason.code === undefined) delete reason.code;
+      if (reason.status === undefined) delete reason.status;
+      this.failures?.write(p.item.bytes, reason, false);
+    }
+    const onResult = this.options.onResult;
+    if (onResult !== undefined) {
+      const r: OperationResult = { ok, id: p.op.id, kind: p.op.kind, attempts: p.attempts, input: name, line: p.item.line };
+      if (status !== undefined) r.status = status;
+      if (message !== undefined) r.message = message;
+      if (body !== undefined) r.body = parseBody(body);
+      onResult(r);
+    }
+    p.body = undefined;
+    const waiting = this.busyIds.get(p.op.id);
+    if (waiting === null || waiting === undefined || waiting.length === 0) this.busyIds.delete(p.op.id);
+    else {
+      const next = waiting.shift()!;
+      if (waiting.length === 0) this.busyIds.set(p.op.id, null);
+      this.ready.push(next);
+    }
+    if (this.wake !== undefined && (this.stopping !== undefined || this.unfinished.size < this.maxUnfinished * 0.75 || this.unfinished.size === 0)) this.wakeUp();
+  }
+
+  private tick(): void {
+    const now = performance.now();
+    if (this.breaker.state(now) === 'open' && this.stopping === undefined) {
+      this.stop('breaker');
+      return;
+    }
+    this.throttle.sample(now, { ok: this.windowOk, throttled: this.windowThrottled, peakInflight: this.peakInflight });
+    this.windowOk = 0;
+    this.windowThrottled = 0;
+    this.peakInflight = this.inflight;
+    this.updateWindow();
+    this.pump();
+  }
+
+  /** How many operations may be read ahead of completion: enough to keep the limit busy, bounded for memory. */
+  private updateWindow(): void {
+    this.maxUnfinished = Math.max(2 * this.throttle.limit + 64, 256);
+  }
+
+  private sleep(): Promise<void> {
+    return new Promise((resolve) => (this.wake = resolve));
+  }
+
+  private wakeUp(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  /** Waits until every operation read is finished, or, when stopping, until in-flight requests end or the grace period is over. */
+  private async finish(): Promise<void> {
+    if (this.stopping === undefined) {
+      while (this.unfinished.size > 0 && this.stopping === undefined) await this.sleep();
+    }
+    if (this.stopping === undefined) return;
+    const graceMs = this.options.stopGraceMs ?? 10_000;
+    const until = performance.now() + graceMs;
+    let timer: NodeJS.Timeout | undefined;
+    while (this.inflight > 0 && performance.now() < until) {
+      timer = setTimeout(() => this.wakeUp(), Math.max(1, until - performance.now()));
+      await this.sleep();
+      clearTimeout(timer);
+    }
+    if (this.inflight > 0) {
+      // Abandon what is still on the wire; those operations stay unfinished and the checkpoint covers them.
+      await this.dispatcher.destroy().catch(() => undefined);
+    }
+  }
+}
+
+/**
+ * Feeds `source` and resolves with the summary once every operation is finished (or the feed was stopped).
+ * Operations that finally failed are in the failure output; see FeedOptions.
+ */
+export async function feed(source: FeedSource, options: FeedOptions = {}): Promise<FeedSummary> {
+  const outcome = await new Feeder(options).run(source);
+  return outcome.summary;
+}

@@ -1,0 +1,9 @@
+/** The feeder: `feed(source, options)` and the parts a caller may want to reuse. */
+export { feed, Feeder, type FeedOutcome, type FeedProgress } from './feeder.js';
+export type { FeedOptions, OperationResult, Compression } from './options.js';
+export type { FeedSummary } from './stats.js';
+export type { FeedSource, InputPosition } from './source.js';
+export type { Checkpoint } from './checkpoint.js';
+export { readCheckpoint } from './checkpoint.js';
+export { parseShard, type Shard } from './shard.js';
+export { parseOperation, type FeedOperation, type OperationKind } from './operation.js';

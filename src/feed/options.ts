@@ -1,0 +1,81 @@
+import type { Dispatcher } from 'undici';
+import type { Readable } from 'node:stream';
+import type { RetryPolicy } from '../http/retry-delay.js';
+import type { OperationKind } from './operation.js';
+import type { Shard } from './shard.js';
+import type { Checkpoint } from './checkpoint.js';
+
+export type Compression = 'auto' | 'gzip' | 'none';
+
+/** Options of `feed()`. Every one has a default that needs no tuning. */
+export interface FeedOptions {
+  /** Container endpoint. Default http://127.0.0.1:8080. */
+  endpoint?: string;
+  /** Extra headers on every request (authentication tokens). */
+  headers?: Record<string, string>;
+  /** TCP connections. Default 8. */
+  connections?: number;
+  /** HTTP/1.1 pipelining depth per connection. Default 32. */
+  pipelining?: number;
+  /** A fixed in-flight limit instead of the adaptive one. */
+  inflight?: number;
+  /** Upper bound of the adaptive in-flight limit. Default connections x pipelining. */
+  maxInflight?: number;
+  /** Per-operation deadline across all its attempts, in ms; also sent as `?timeout=` when given. Default 600 s, not sent. */
+  timeoutMs?: number;
+  /** Route for every operation (`?route=`). */
+  route?: string;
+  /** Trace level 1-9 (`?tracelevel=`). */
+  tracelevel?: number;
+  /** `?dryRun=true`: the service validates and answers, but stores nothing. */
+  dryRun?: boolean;
+  /** `auto` (default): gzip bodies over 512 bytes unless the endpoint is loopback; `gzip`: always over 512 bytes; `none`. */
+  compression?: Compression;
+  /** Retries for 503, 502, 504 and transport errors. Default 10. 429 and 507 are retried until the deadline. */
+  maxRetries?: number;
+  /** Fine-tuning of the backoff (tests). */
+  retryPolicy?: Partial<RetryPolicy>;
+  /** Stop the feed (with a checkpoint) after this long with nothing but failures. Default 60; 0 never. */
+  maxFailureSeconds?: number;
+  /** One request at a time after this long with nothing but failures. Default 10. */
+  halfOpenSeconds?: number;
+  /**
+   * Failure output. A path; undefined: `vespa-bulk-failures-<time>.jsonl` in the working directory, created only
+   * when something fails; false: none (failures only reach `onResult`).
+   */
+  failures?: string | false;
+  /** Feed only operations whose id hashes to this shard. */
+  shard?: Shard;
+  /** Continue a stopped feed from its checkpoint (object or path). */
+  resume?: Checkpoint | string;
+  /** Where to write the checkpoint when the feed is stopped. Default `vespa-bulk-checkpoint-<time>.json`; false: none. */
+  checkpoint?: string | false;
+  /** Stops the feed cleanly (as Ctrl-C does): stop reading, let in-flight finish within `stopGraceMs`, checkpoint. */
+  signal?: AbortSignal;
+  /** How long in-flight operations may take to finish once the feed is stopped. Default 10 s. */
+  stopGraceMs?: number;
+  /** Called once per operation when it is finished (succeeded or finally failed). */
+  onResult?: (result: OperationResult) => void;
+  /** Use this dispatcher instead of an own pool (not closed at the end). */
+  dispatcher?: Dispatcher;
+  /** What `-` reads. Default process.stdin. */
+  stdin?: Readable;
+  /** Gather the writes of one event-loop turn into one syscall. Default true. */
+  batchWrites?: boolean;
+}
+
+export interface OperationResult {
+  ok: boolean;
+  /** Absent when the operation could not be read. */
+  id?: string;
+  kind?: OperationKind;
+  /** Last HTTP status, if an answer came. */
+  status?: number;
+  /** Why it failed. */
+  message?: string;
+  attempts: number;
+  input: string;
+  line: number;
+  /** Parsed response body of the final answer (success or failure), when there was one. */
+  body?: unknown;
+}

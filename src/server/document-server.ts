@@ -1,0 +1,87 @@
+import { Faults, type FaultSettings } from './faults.js';
+import { createRequestHandler, type HandlerState } from './handler.js';
+import { createListener } from './listener.js';
+import { DocumentStore } from './store.js';
+
+/**
+ * The document half of the Vespa simulator: /document/v1 as the real container answers it, on one port
+ * that speaks HTTP/1.1 and cleartext HTTP/2, with faults to switch on at will.
+ */
+export interface DocumentServerOptions {
+  /** Default '127.0.0.1'. */
+  host?: string;
+  /** Default 8080; 0 picks a free port. */
+  port?: number;
+  /** Content cluster names; default ['content']. */
+  clusters?: string[];
+  /** 413 above this; default 100 MiB, the service's default. */
+  maxBodyBytes?: number;
+  faults?: Partial<FaultSettings>;
+  /** One line per request: true for stderr, or a stream. Off by default. */
+  requestLog?: boolean | NodeJS.WritableStream;
+  /** Documents per plain visit response (without wantedDocumentCount), between continuation lines in a stream, and per bulk chunk. Default 1000. */
+  visitChunkDocuments?: number;
+  /** Document types stored in the global bucket space (seen only by visits with bucketSpace=global). Default none. */
+  globalDocumentTypes?: string[];
+}
+
+export type { FaultSettings } from './faults.js';
+export { DocumentStore } from './store.js';
+export type { StoredDocument, SeedDocument } from './store.js';
+
+export interface DocumentServer {
+  /** 'http://127.0.0.1:<port>' */
+  url: string;
+  port: number;
+  store: DocumentStore;
+  faults: { get(): FaultSettings; set(patch: Partial<FaultSettings>): FaultSettings };
+  /** null: any type is accepted (nothing deployed yet); otherwise other types are 400. */
+  setDocumentTypes(types: string[] | null): void;
+  close(): Promise<void>;
+}
+
+export const defaultMaxBodyBytes = 100 * 1024 * 1024;
+
+export async function startDocumentServer(options: DocumentServerOptions = {}): Promise<DocumentServer> {
+  const host = options.host ?? '127.0.0.1';
+  const store = new DocumentStore(options.clusters ?? ['content']);
+  const faults = new Faults(options.faults);
+  const state: HandlerState = {
+    store,
+    faults,
+    documentTypes: null,
+    globalTypes: new Set(options.globalDocumentTypes ?? []),
+    maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
+    visitChunkDocuments: Math.max(1, options.visitChunkDocuments ?? 1000),
+    log: requestLogger(options.requestLog),
+  };
+  const listener = createListener(createRequestHandler(state));
+  await new Promise<void>((resolve, reject) => {
+    listener.server.once('error', reject);
+    listener.server.listen(options.port ?? 8080, host, () => {
+      listener.server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = listener.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : (options.port ?? 8080);
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    store,
+    faults: { get: () => faults.get(), set: (patch) => faults.set(patch) },
+    setDocumentTypes(types) {
+      state.documentTypes = types === null ? null : new Set(types);
+    },
+    close: () => listener.close(),
+  };
+}
+
+function requestLogger(option: boolean | NodeJS.WritableStream | undefined): ((line: string) => void) | undefined {
+  if (option === undefined || option === false) return undefined;
+  const out = option === true ? process.stderr : option;
+  return (line) => {
+    out.write(`${new Date().toISOString()} ${line}\n`);
+  };
+}

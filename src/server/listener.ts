@@ -1,0 +1,67 @@
+import http from 'node:http';
+import http2 from 'node:http2';
+import net from 'node:net';
+
+/**
+ * One TCP port that speaks HTTP/1.1 (keep-alive, pipelining) and cleartext HTTP/2 with prior knowledge, as
+ * the container does: the first bytes of each connection decide. A connection that opens with the HTTP/2
+ * preface goes to an HTTP/2 server, anything else to an HTTP/1.1 server; the sniffed bytes are put back first.
+ */
+export type RequestListener = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
+
+const preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+export interface Listener {
+  server: net.Server;
+  /** Resolves once the port is closed and every connection is gone. */
+  close(): Promise<void>;
+}
+
+export function createListener(handler: RequestListener): Listener {
+  const h1 = http.createServer({ keepAlive: true, noDelay: true }, handler);
+  h1.keepAliveTimeout = 65_000;
+  h1.headersTimeout = 66_000;
+  h1.requestTimeout = 0;
+  h1.maxRequestsPerSocket = 0;
+  // The container allows 512 concurrent streams per HTTP/2 connection.
+  const h2 = http2.createServer({ settings: { maxConcurrentStreams: 512 }, maxSessionMemory: 64 }, handler);
+  h2.on('sessionError', () => {});
+
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer({ noDelay: true }, (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    let seen: Buffer | undefined;
+    const onData = (chunk: Buffer): void => {
+      seen = seen === undefined ? chunk : Buffer.concat([seen, chunk]);
+      const n = Math.min(seen.length, preface.length);
+      const isH2Prefix = seen.compare(preface, 0, n, 0, n) === 0;
+      if (isH2Prefix && seen.length < preface.length) return; // Not enough bytes to tell yet.
+      socket.off('data', onData);
+      if (isH2Prefix) {
+        // The HTTP/2 session reads bytes already buffered in the socket (socket.read()) on its first tick, so
+        // they are put back and the socket left paused: flowing would hand them to no listener.
+        socket.pause();
+        socket.unshift(seen);
+        h2.emit('connection', socket);
+      } else {
+        // The HTTP/1.1 server's own 'data' listener parses what was sniffed; later bytes go straight to its parser.
+        h1.emit('connection', socket);
+        socket.emit('data', seen);
+      }
+    };
+    socket.on('data', onData);
+  });
+
+  return {
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+        h1.close();
+        h2.close();
+      }),
+  };
+}

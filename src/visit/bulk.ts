@@ -1,0 +1,221 @@
+import { Pool, type Dispatcher } from 'undici';
+import { VespaBulkError } from '../errors.js';
+import { parseRetryAfter, retryDelay } from '../http/retry-delay.js';
+import { defaultVisitRetryPolicy, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
+import { serverTimeoutPattern, visitPath } from './query.js';
+import { visit } from './visit.js';
+
+/**
+ * Bulk update, delete and copy by selection: the service does the work, a chunk of at most `timeChunk` per
+ * request, and the client repeats the request with the continuation until none comes back.
+ */
+export type BulkKind = 'update-where' | 'delete-where' | 'copy';
+
+export interface BulkOptions extends Pick<VisitSelectionOptions, 'namespace' | 'documentType' | 'selection' | 'cluster' | 'bucketSpace' | 'fromTimestamp' | 'toTimestamp'> {
+  endpoint: string;
+  kind: BulkKind;
+  headers?: Record<string, string>;
+  /** update-where: the update operations, `{"<field>":{"assign":...}}` (sent as `{"fields":...}`). */
+  fields?: Record<string, unknown>;
+  /** copy: the cluster the documents are copied to. */
+  destinationCluster?: string;
+  /** Server-side work per request (`timeChunk`, e.g. `60s`). */
+  timeChunk?: string;
+  /** Server-side timeout of each request. */
+  timeout?: string;
+  tracelevel?: number;
+  /** Start from this token (from an earlier run that failed). */
+  continuation?: string;
+  /**
+   * Change nothing: the service has no dry run for bulk operations, so the selected documents are visited
+   * (ids only) and counted instead.
+   */
+  dryRun?: boolean;
+  retry?: Partial<VisitRetryPolicy>;
+  signal?: AbortSignal;
+  /** After each answer: documents changed so far. */
+  onProgress?: (documents: number) => void;
+  onMessage?: (text: string) => void;
+}
+
+export interface BulkSummary {
+  kind: BulkKind;
+  ok: boolean;
+  dryRun: boolean;
+  /** Documents changed (or, in a dry run, that would be). */
+  documentCount: number;
+  requests: number;
+  retries: number;
+  seconds: number;
+  /** When it failed or was stopped: the token to continue from with `continuation`. */
+  continuation?: string;
+  error?: string;
+}
+
+const methodOf = { 'update-where': 'PUT', 'delete-where': 'DELETE', copy: 'POST' } as const;
+
+/** Refuses locally what the interface forbids, before anything is sent. */
+export function validateBulkOptions(options: BulkOptions): void {
+  const selection = options.selection?.trim() ?? '';
+  if (options.kind === 'update-where' && selection === '') {
+    throw new VespaBulkError('VB_USAGE', 'update-where needs --selection: the interface refuses to update every document at once (use --selection true if you mean it)');
+  }
+  if (options.kind === 'delete-where' && selection === '') {
+    throw new VespaBulkError('VB_USAGE', 'delete-where needs --selection; to delete every document of the type, say so with --selection true');
+  }
+  if (options.kind === 'copy' && (selection === '' || options.destinationCluster === undefined || options.cluster === undefined)) {
+    throw new VespaBulkError('VB_USAGE', 'copy needs --selection, --cluster and --destination-cluster');
+  }
+  if (options.kind === 'update-where') {
+    const f = options.fields;
+    if (f === undefined || typeof f !== 'object' || Array.isArray(f) || Object.keys(f).length === 0) {
+      throw new VespaBulkError('VB_USAGE', 'update-where needs the update operations, e.g. \'{"fields":{"title":{"assign":"x"}}}\' or --assign title=\'"x"\'');
+    }
+  }
+  for (const [flag, value] of [
+    ['--time-chunk', options.timeChunk],
+    ['--timeout', options.timeout],
+  ] as const) {
+    if (value !== undefined && !serverTimeoutPattern.test(value)) throw new VespaBulkError('VB_USAGE', `${flag} '${value}': expected a number with unit s or ms, e.g. 60s`);
+  }
+  visitPath(options);
+}
+
+/** Whether sending a chunk again after a cut connection leaves the same result. */
+function safeToRepeat(options: BulkOptions): boolean {
+  if (options.kind !== 'update-where') return true;
+  // Increments and appends applied twice would differ; assignments and removals would not.
+  return Object.values(options.fields ?? {}).every(
+    (op) => op !== null && typeof op === 'object' && Object.keys(op).every((k) => k === 'assign' || k === 'remove'),
+  );
+}
+
+export function bulkQuery(options: BulkOptions, continuation: string | undefined): string {
+  const q = new URLSearchParams();
+  if (options.selection !== undefined) q.set('selection', options.selection);
+  if (options.cluster !== undefined) q.set('cluster', options.cluster);
+  if (options.destinationCluster !== undefined && options.kind === 'copy') q.set('destinationCluster', options.destinationCluster);
+  if (options.bucketSpace !== undefined) q.set('bucketSpace', options.bucketSpace);
+  if (options.fromTimestamp !== undefined) q.set('fromTimestamp', String(options.fromTimestamp));
+  if (options.toTimestamp !== undefined) q.set('toTimestamp', String(options.toTimestamp));
+  if (options.timeChunk !== undefined) q.set('timeChunk', options.timeChunk);
+  if (options.timeout !== undefined) q.set('timeout', options.timeout);
+  if (options.tracelevel !== undefined && options.tracelevel > 0) q.set('tracelevel', String(options.tracelevel));
+  if (continuation !== undefined) q.set('continuation', continuation);
+  return q.toString();
+}
+
+export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> {
+  validateBulkOptions(options);
+  if (options.dryRun) return dryRun(options);
+  const started = performance.now();
+  const url = new URL(options.endpoint);
+  const prefix = url.pathname.replace(/\/+$/, '');
+  const pool = new Pool(url.origin, { connections: 1 });
+  const retry = { ...defaultVisitRetryPolicy, ...options.retry };
+  const body = options.kind === 'update-where' ? Buffer.from(JSON.stringify({ fields: options.fields })) : undefined;
+  const repeatable = safeToRepeat(options);
+  const summary: BulkSummary = { kind: options.kind, ok: false, dryRun: false, documentCount: 0, requests: 0, retries: 0, seconds: 0 };
+  let continuation = options.continuation;
+  let failures = 0;
+  try {
+    for (;;) {
+      if (options.signal?.aborted) {
+        summary.error = 'stopped';
+        break;
+      }
+      const query = bulkQuery(options, continuation);
+      summary.requests++;
+      let status: number | undefined;
+      let answer: { documentCount?: unknown; continuation?: unknown; message?: unknown } | undefined;
+      let retryAfterMs: number | undefined;
+      let problem: string;
+      try {
+        const res = await pool.request({
+          method: methodOf[options.kind],
+          path: `${prefix}${visitPath(options)}${query === '' ? '' : `?${query}`}`,
+          headers: { accept: 'application/json', ...(body && { 'content-type': 'application/json' }), ...options.headers },
+          body,
+          signal: options.signal,
+        } as Dispatcher.RequestOptions);
+        status = res.statusCode;
+        retryAfterMs = parseRetryAfter(res.headers['retry-after']);
+        const text = await res.body.text();
+        try {
+          answer = JSON.parse(text) as typeof answer;
+        } catch {
+          answer = { message: text.slice(0, 500) };
+        }
+        problem = `HTTP ${status}${typeof answer?.message === 'string' ? `: ${answer.message}` : ''}`;
+      } catch (err) {
+        if (options.signal?.aborted) {
+          summary.error = 'stopped';
+          break;
+        }
+        problem = `request failed: ${err instanceof Error ? err.message : String(err)}`;
+      }
+      if (status !== undefined && status >= 200 && status < 300) {
+        failures = 0;
+        summary.documentCount += typeof answer?.documentCount === 'number' ? answer.documentCount : 0;
+        options.onProgress?.(summary.documentCount);
+        continuation = typeof answer?.continuation === 'string' && answer.continuation !== '' ? answer.continuation : undefined;
+        if (continuation === undefined) {
+          summary.ok = true;
+          break;
+        }
+        continue;
+      }
+      failures++;
+      const delay =
+        failures > retry.maxAttempts ? 0 : retryDelay({ attempt: failures, status, safeToRepeat: repeatable, retryAfterMs, maybeApplied: status === undefined }, retry);
+      if (delay === 0) {
+        summary.error = problem;
+        break;
+      }
+      summary.retries++;
+      options.onMessage?.(`${problem}; retrying in ${delay} ms`);
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  } finally {
+    await pool.destroy().catch(() => {});
+  }
+  if (!summary.ok && continuation !== undefined) summary.continuation = continuation;
+  summary.seconds = (performance.now() - started) / 1000;
+  return summary;
+}
+
+async function dryRun(options: BulkOptions): Promise<BulkSummary> {
+  const started = performance.now();
+  const v = visit({
+    endpoint: options.endpoint,
+    headers: options.headers,
+    namespace: options.namespace,
+    documentType: options.documentType,
+    selection: options.selection,
+    cluster: options.cluster,
+    bucketSpace: options.bucketSpace,
+    fromTimestamp: options.fromTimestamp,
+    toTimestamp: options.toTimestamp,
+    fieldSet: '[id]',
+    retry: options.retry,
+    signal: options.signal,
+  });
+  let n = 0;
+  const summary: BulkSummary = { kind: options.kind, ok: true, dryRun: true, documentCount: 0, requests: 0, retries: 0, seconds: 0 };
+  try {
+    for await (const _ of v) {
+      void _;
+      if (++n % 10_000 === 0) options.onProgress?.(n);
+    }
+  } catch (err) {
+    summary.ok = false;
+    summary.error = err instanceof Error ? err.message : String(err);
+  }
+  const report = await v.report.catch(() => undefined);
+  summary.documentCount = n;
+  summary.requests = report?.slices.reduce((s, r) => s + r.requests, 0) ?? 0;
+  summary.retries = report?.slices.reduce((s, r) => s + r.retries, 0) ?? 0;
+  summary.seconds = (performance.now() - started) / 1000;
+  options.onProgress?.(n);
+  return summary;
+}

@@ -1,0 +1,49 @@
+import { feed, type FeedOptions, type FeedSummary } from '../feed/index.js';
+import type { VisitOptions } from './options.js';
+import { visit } from './visit.js';
+import type { VisitReport, VisitRun } from './visitor.js';
+
+/**
+ * Migration: the visited documents fed straight into another endpoint through the feeder (its throttle,
+ * retries, failure file and ordering per document id), as feed operations whose bytes are those received.
+ */
+export interface MigrateOptions extends VisitOptions {
+  /** The endpoint documents are written to. */
+  destination: string;
+  destinationHeaders?: Record<string, string>;
+  /** Further feeder options (connections, compression, failures file...). */
+  feed?: Omit<FeedOptions, 'endpoint' | 'headers' | 'signal'>;
+  onStart?: (run: VisitRun) => void;
+}
+
+export interface MigrateSummary {
+  /** Every slice finished and every operation was written. */
+  ok: boolean;
+  visit: VisitReport | { error: string };
+  feed: FeedSummary;
+}
+
+export async function migrate(options: MigrateOptions): Promise<MigrateSummary> {
+  const { destination, destinationHeaders, feed: feedOptions, onStart, ...visitOptions } = options;
+  const documents = visit(visitOptions, { onStart });
+  let visitError: string | undefined;
+  async function* operations(): AsyncIterable<Buffer> {
+    try {
+      for await (const d of documents) yield d.toFeedLine();
+    } catch (err) {
+      // Slices that failed are in the report; what was visited is still fed.
+      visitError = err instanceof Error ? err.message : String(err);
+    }
+  }
+  const summary = await feed(operations(), {
+    // Migration must not leave a checkpoint of an input that cannot be reread.
+    checkpoint: false,
+    ...feedOptions,
+    endpoint: destination,
+    headers: destinationHeaders,
+    signal: options.signal,
+  });
+  const report = await documents.report.catch((err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }));
+  const visitOk = 'ok' in report && report.ok && visitError === undefined;
+  return { ok: visitOk && summary['feeder.error.count'] === 0 && summary['feeder.abandoned.count'] === 0, visit: report, feed: summary };
+}

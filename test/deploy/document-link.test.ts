@@ -1,0 +1,70 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { startConfigServer, type ConfigServer } from '../../src/server/config/config-server.js';
+import { deleteApplication, deploy, getReindexing, triggerReindex } from '../../src/deploy/index.js';
+import { eventually, sampleAppDir } from './fixtures.js';
+
+/**
+ * The link between the two halves: deploying samples/app makes the document interface accept exactly the
+ * package's document types. The document server is written in parallel; this test is skipped only when its
+ * module is not there at run time.
+ */
+type DocumentServerModule = {
+  startDocumentServer(options: { port: number }): Promise<{ url: string; setDocumentTypes(types: string[] | null): void; close(): Promise<void> }>;
+};
+const documentServerModule: DocumentServerModule | undefined = await import('../../src/server/document-server.js' as string).catch(() => undefined);
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((c) => c()));
+});
+
+async function put(baseUrl: string, type: string, local: string, fields: object): Promise<{ status: number; body: any }> {
+  const res = await request(`${baseUrl}/document/v1/mynamespace/${type}/docid/${local}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ fields }),
+  });
+  return { status: res.statusCode, body: await res.body.json() };
+}
+
+describe.skipIf(documentServerModule === undefined)('deploy → document interface', () => {
+  it('after deploying samples/app, declared types are accepted and others refused; reindexing completes; delete lifts the restriction', async () => {
+    const documents = await documentServerModule!.startDocumentServer({ port: 0 });
+    closers.push(() => documents.close());
+    let config: ConfigServer | undefined;
+    config = await startConfigServer({
+      port: 0,
+      convergeDelayMs: 50,
+      reindexDurationMs: 80,
+      onActivate: ({ documentTypes }) => documents.setDocumentTypes(documentTypes),
+      onDelete: () => documents.setDocumentTypes(null),
+    });
+    closers.push(() => config!.close());
+    const target = { configUrl: config.url };
+
+    const before = await put(documents.url, 'book', 'b1', { title: 'anything goes before a deployment' });
+    expect(before.status).toBe(200);
+
+    await deploy(target, sampleAppDir, { waitSeconds: 10 });
+    const song = await put(documents.url, 'music', 'song-1', { title: 'Blue', artist: 'Hollow Pines', year: 2001, duration: 200, genres: ['pop'], popularity: 1.5, ratings: { fan: 4 } });
+    expect(song.status).toBe(200);
+    expect(song.body.id).toBe('id:mynamespace:music::song-1');
+    const user = await put(documents.url, 'user', 'u1', { name: 'Ada', age: 30, email: 'ada@example.com', tags: ['x'], scores: { rock: 1 }, location: 'Oslo' });
+    expect(user.status).toBe(200);
+    const book = await put(documents.url, 'book', 'b2', { title: 'not in the package' });
+    expect(book.status).toBe(400);
+    expect(typeof book.body.message).toBe('string');
+
+    await triggerReindex(target, { clusterId: ['content'], documentType: ['music'] });
+    const done = await eventually(async () => {
+      const s = await getReindexing(target);
+      const music = s.clusters.content?.ready.music;
+      return music?.state === 'successful' ? music : undefined;
+    });
+    expect(done.progress).toBe(1);
+
+    await deleteApplication(target);
+    expect((await put(documents.url, 'book', 'b3', { title: 'allowed again' })).status).toBe(200);
+  });
+});

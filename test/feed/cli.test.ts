@@ -1,0 +1,112 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startDocumentServer } from '../../src/server/document-server.js';
+import { tempDir } from './helpers.js';
+
+const bin = resolve('bin/vespa-bulk.js');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], opts: { cwd: string; stdin?: string; interruptWhen?: (stderr: string) => boolean }): Promise<Run> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let interrupted = false;
+    const killer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      if (!interrupted && opts.interruptWhen?.(stderr)) {
+        interrupted = true;
+        child.kill('SIGINT');
+      }
+    });
+    child.on('error', fail);
+    child.on('close', (code) => {
+      clearTimeout(killer);
+      done({ code, stdout, stderr });
+    });
+    child.stdin.end(opts.stdin ?? '');
+  });
+}
+
+describe('vespa-bulk feed (CLI)', () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  it('Ctrl-C stops with a checkpoint, and --resume completes the feed with nothing skipped', async () => {
+    const server = await startDocumentServer({ port: 0, faults: { maxOpsPerSecond: 3000 } });
+    cleanups.push(() => server.close());
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const n = 12_000;
+    writeFileSync(join(dir, 'in.jsonl'), Array.from({ length: n }, (_, i) => JSON.stringify({ put: `id:ns:music::c${i}`, fields: { i } })).join('\n'));
+    const first = await runCli(['feed', '-t', server.url, '--progress', '0.2', '--checkpoint', 'cp.json', 'in.jsonl'], {
+      cwd: dir,
+      interruptWhen: (stderr) => /ok [1-9]\d{3,}/.test(stderr),
+    });
+    expect(first.stderr).toMatch(/stopping/);
+    expect(first.code).toBe(1);
+    const s1 = JSON.parse(first.stdout);
+    expect(s1['feeder.ok.count']).toBeGreaterThan(0);
+    expect(s1['feeder.ok.count']).toBeLessThan(n);
+    const cp = JSON.parse(readFileSync(join(dir, 'cp.json'), 'utf8'));
+    expect(cp.inputs).toEqual(['in.jsonl']);
+    expect(cp.position.offset).toBeGreaterThan(0);
+    expect(first.stderr).toContain('--resume cp.json');
+    const afterFirst = server.store.size();
+
+    const second = await runCli(['feed', '-t', server.url, '--quiet', '--resume', 'cp.json'], { cwd: dir });
+    expect(second.stderr).toBe('');
+    expect(second.code).toBe(0);
+    const s2 = JSON.parse(second.stdout);
+    expect(s2['feeder.skipped.count']).toBeGreaterThan(0);
+    expect(s2['feeder.skipped.count']).toBeLessThanOrEqual(afterFirst);
+    expect(s2['feeder.skipped.count'] + s2['feeder.ok.count']).toBe(n);
+    expect(server.store.size()).toBe(n);
+  });
+
+  it('reads stdin, names the default failure file, and exits 1 when something failed', async () => {
+    const server = await startDocumentServer({ port: 0 });
+    cleanups.push(() => server.close());
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const input = '{"put":"id:ns:music::s1","fields":{}}\n{"put":"id:ns:music::s2","fields":{},"oops":1}\n';
+    const r = await runCli(['feed', '-t', server.url, '-q', '-'], { cwd: dir, stdin: input });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/-:2: unknown key 'oops'/);
+    const files = readdirSync(dir).filter((f) => f.startsWith('vespa-bulk-failures-') && !f.endsWith('.reasons.jsonl'));
+    expect(files).toHaveLength(1);
+    expect(r.stderr).toContain(files[0]);
+    expect(readFileSync(join(dir, files[0]!), 'utf8')).toBe('{"put":"id:ns:music::s2","fields":{},"oops":1}\n');
+    expect(JSON.parse(readFileSync(join(dir, `${files[0]}.reasons.jsonl`), 'utf8'))).toMatchObject({ line: 1, input: '-', inputLine: 2, code: 'VB_BAD_OPERATION' });
+    expect(server.store.get('id:ns:music::s1')).toBeDefined();
+  });
+
+  it('exits 0 with no failure file when all succeeded, 2 on bad usage', async () => {
+    const server = await startDocumentServer({ port: 0 });
+    cleanups.push(() => server.close());
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    writeFileSync(join(dir, 'ok.json'), '[{"put":"id:ns:music::o","fields":{"a":1}}]');
+    const ok = await runCli(['feed', '-t', server.url, '-q', 'ok.json'], { cwd: dir });
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)['feeder.ok.count']).toBe(1);
+    expect(readdirSync(dir).some((f) => f.startsWith('vespa-bulk-failures-'))).toBe(false);
+    const bad = await runCli(['feed', '--shard', '3/2', 'ok.json'], { cwd: dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--shard/);
+    const missing = await runCli(['feed', 'nope.jsonl'], { cwd: dir });
+    expect(missing.code).toBe(2);
+    expect(existsSync(join(dir, 'nope.jsonl'))).toBe(false);
+  });
+});

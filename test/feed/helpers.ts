@@ -1,0 +1,45 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export function tempDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'vb-feed-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export type Op = Record<string, unknown>;
+
+/** Expected store after applying `ops` in order (put, assign-only update, remove; no conditions). */
+export function expectedStore(ops: Op[]): Map<string, Record<string, unknown>> {
+  const store = new Map<string, Record<string, unknown>>();
+  for (const op of ops) {
+    const putId = (op.put ?? op.id) as string | undefined;
+    if (putId !== undefined) store.set(putId, { ...(op.fields as object) });
+    else if (op.update !== undefined) {
+      const id = op.update as string;
+      const doc = store.get(id) ?? (op.create ? {} : undefined);
+      if (doc === undefined) continue;
+      for (const [k, v] of Object.entries(op.fields as Record<string, { assign: unknown }>)) {
+        if (v.assign === null) delete doc[k];
+        else doc[k] = v.assign;
+      }
+      store.set(id, doc);
+    } else if (op.remove !== undefined) store.delete(op.remove as string);
+  }
+  return store;
+}
+
+/** Ids in every form, with characters that need encoding in a path. */
+export const awkwardIds = [
+  'id:ns:music::plain',
+  'id:ns:music::with/slash:and:colon',
+  'id:ns:music::plus+sign and space',
+  'id:ns:music::percent%20literal',
+  'id:ns:music::unicode-é-日本',
+  'id:ns:music::.',
+  'id:ns:music:n=42:numbered',
+  'id:ns:music:n=-9223372036854775808:min',
+  'id:ns:music:g=group one:grouped',
+  'id:ns:music:g=g/2:x?y#z',
+  'id:other:book::b1',
+];

@@ -1,0 +1,76 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
+
+const cli = join(import.meta.dirname, '../../src/cli/main.ts');
+
+function run(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, ['--import', 'tsx', cli, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+    if (input !== undefined) child.stdin!.end(input);
+  });
+}
+
+describe('vespa-bulk visit and document commands', () => {
+  let s: DocumentServer;
+  let dir: string;
+  beforeAll(async () => {
+    s = await startDocumentServer({ port: 0, visitChunkDocuments: 30 });
+    s.store.seed(Array.from({ length: 120 }, (_, i) => ({ id: `id:ns:music::${i}`, fields: { title: `t${i}`, year: 2000 + (i % 10) } })));
+    dir = mkdtempSync(join(tmpdir(), 'vb-cli-'));
+  });
+  afterAll(async () => {
+    await s.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('exports to stdout with the summary on stderr, and to a directory with the summary on stdout', async () => {
+    const out = await run(['visit', 'ns/music', '-t', s.url, '--slices', '3', '--selection', 'music.year == 2003', '--quiet']);
+    expect(out.code).toBe(0);
+    const lines = out.stdout.trim().split('\n').map((l) => JSON.parse(l) as { put: string });
+    expect(lines.map((l) => l.put).sort()).toEqual(Array.from({ length: 12 }, (_, k) => `id:ns:music::${3 + 10 * k}`).sort());
+    expect(JSON.parse(out.stderr.slice(out.stderr.indexOf('{')))['visit.document.count']).toBe(12);
+
+    const d = await run(['visit', 'ns/music', '-t', s.url, '--slices', '2', '--output-dir', join(dir, 'slices'), '--make-feed', '--quiet']);
+    expect(d.code).toBe(0);
+    expect(JSON.parse(d.stdout)['visit.document.count']).toBe(120);
+    const per = [0, 1].map((i) => readFileSync(join(dir, 'slices', `slice-000${i}.jsonl`), 'utf8').trim().split('\n').length);
+    expect(per[0]! + per[1]!).toBe(120);
+  });
+
+  it('refuses update-where without a selection before sending anything, and bad flags as usage errors', async () => {
+    const before = s.store.get('id:ns:music::1')!.fields;
+    const r = await run(['update-where', 'ns/music', '-t', s.url, '--assign', 'title="x"']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/update-where needs --selection/);
+    expect(s.store.get('id:ns:music::1')!.fields).toEqual(before);
+    const bad = await run(['visit', 'ns/music', '-t', s.url, '--from', 'last tuesday']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--from 'last tuesday'/);
+  });
+
+  it('get, put, update and remove one document; 404 and 412 are clear failures', async () => {
+    const put = await run(['put', 'id:ns:music::new', '{"fields":{"title":"hello","year":1999}}', '-t', s.url]);
+    expect(put.code).toBe(0);
+    expect(JSON.parse(put.stdout).id).toBe('id:ns:music::new');
+    const upd = await run(['update', 'id:ns:music::new', '--assign', 'title="bye"', '-t', s.url]);
+    expect(upd.code).toBe(0);
+    const got = await run(['get', 'id:ns:music::new', '-t', s.url]);
+    expect(JSON.parse(got.stdout).fields).toEqual({ title: 'bye', year: 1999 });
+    const failed = await run(['update', 'id:ns:music::new', '-', '--condition', 'music.year == 1', '-t', s.url], '{"title":{"assign":"z"}}');
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/condition did not hold.*412/);
+    expect(s.store.get('id:ns:music::new')!.fields.title).toBe('bye');
+    const rm = await run(['remove', 'id:ns:music::new', '-t', s.url]);
+    expect(rm.code).toBe(0);
+    const missing = await run(['get', 'id:ns:music::new', '-t', s.url]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/not found \(404\)/);
+    expect(missing.stdout).toBe('');
+  });
+});

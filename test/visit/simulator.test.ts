@@ -1,0 +1,227 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
+import { visit } from '../../src/visit/visit.js';
+import { exportDocuments } from '../../src/visit/export.js';
+import { bulkOperation } from '../../src/visit/bulk.js';
+import { migrate } from '../../src/visit/migrate.js';
+import { feed } from '../../src/feed/index.js';
+
+const fastRetry = { baseDelayMs: 1, maxDelayMs: 10 };
+
+function music(n: number, from = 0) {
+  return Array.from({ length: n }, (_, k) => {
+    const i = from + k;
+    return { id: `id:ns:music::${i}`, fields: { title: `song ${i}`, year: 1990 + (i % 30), n: i } };
+  });
+}
+
+async function collect(options: Parameters<typeof visit>[0]) {
+  const docs: Array<{ id: string; kind: string; fields: Record<string, unknown> | undefined; slice: number }> = [];
+  const v = visit(options);
+  for await (const d of v) docs.push({ id: d.id, kind: d.kind, fields: d.fields, slice: d.slice });
+  return { docs, report: await v.report };
+}
+
+function jsonLines(file: string): Array<Record<string, unknown>> {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describe('visiting the simulator', () => {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  async function server(options: Parameters<typeof startDocumentServer>[0] = {}): Promise<DocumentServer> {
+    const s = await startDocumentServer({ port: 0, visitChunkDocuments: 50, ...options });
+    cleanups.push(() => s.close());
+    return s;
+  }
+  function tempDir(): string {
+    const d = mkdtempSync(join(tmpdir(), 'vb-visit-'));
+    cleanups.push(() => rmSync(d, { recursive: true, force: true }));
+    return d;
+  }
+
+  it('delivers every document exactly once across slices, and slice ids split the corpus without overlap', async () => {
+    const s = await server();
+    s.store.seed(music(1000));
+    const all = await collect({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 4 });
+    expect(all.report.ok).toBe(true);
+    expect(all.docs).toHaveLength(1000);
+    expect(new Set(all.docs.map((d) => d.id)).size).toBe(1000);
+    expect(new Set(all.docs.map((d) => d.slice))).toEqual(new Set([0, 1, 2, 3]));
+    const a = await collect({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 4, sliceIds: [0, 2] });
+    const b = await collect({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 4, sliceIds: [1, 3] });
+    const ids = [...a.docs, ...b.docs].map((d) => d.id);
+    expect(ids).toHaveLength(1000);
+    expect(new Set(ids).size).toBe(1000);
+  });
+
+  it('honours selection, field sets, time ranges and tombstones', async () => {
+    const s = await server();
+    s.store.seed(music(200));
+    const selected = await collect({ endpoint: s.url, namespace: 'ns', documentType: 'music', selection: 'music.year >= 2015', slices: 2 });
+    const expected = music(200).filter((d) => d.fields.year >= 2015).map((d) => d.id);
+    expect(selected.docs.map((d) => d.id).sort()).toEqual(expected.sort());
+
+    const titles = await collect({ endpoint: s.url, namespace: 'ns', documentType: 'music', fieldSet: 'music:title', selection: 'music.n < 5' });
+    expect(titles.docs).toHaveLength(5);
+    for (const d of titles.docs) expect(Object.keys(d.fields!)).toEqual(['title']);
+
+    // Time range: documents written at known times.
+    const store = s.store.cluster();
+    store.put('id:ns:music::old', { title: 'old' }, 1_000_000_000_000_000);
+    store.put('id:ns:music::mid', { title: 'mid' }, 1_500_000_000_000_000);
+    store.put('id:ns:music::new', { title: 'new' }, 1_800_000_000_000_000);
+    const ranged = await collect({ endpoint: s.url, namespace: 'ns', documentType: 'music', fromTimestamp: 1_200_000_000_000_000n, toTimestamp: 1_600_000_000_000_000n });
+    expect(ranged.docs.map((d) => d.id)).toEqual(['id:ns:music::mid']);
+
+    s.store.remove('id:ns:music::3');
+    s.store.remove('id:ns:music::4');
+    const withRemoves = await collect({ endpoint: s.url, namespace: 'ns', documentType: 'music', includeRemoves: true, selection: 'music.n < 5 or id = "id:ns:music::3" or id = "id:ns:music::4"', slices: 3 });
+    const removes = withRemoves.docs.filter((d) => d.kind === 'remove').map((d) => d.id).sort();
+    expect(removes).toEqual(['id:ns:music::3', 'id:ns:music::4']);
+    expect(withRemoves.report.removes).toBe(2);
+    const without = await collect({ endpoint: s.url, namespace: 'ns', documentType: 'music', selection: 'music.n < 5' });
+    expect(without.docs.map((d) => d.id).sort()).toEqual(['id:ns:music::0', 'id:ns:music::1', 'id:ns:music::2']);
+  });
+
+  it('resumes streams the simulator cuts, losing none and writing none twice', async () => {
+    // A token every 20 documents, a cut after 37: every response makes some progress, then dies.
+    const s = await server({ visitChunkDocuments: 20, faults: { cutStreamAfterDocuments: 37 } });
+    s.store.seed(music(600));
+    const dir = tempDir();
+    const out = join(dir, 'out.jsonl');
+    const summary = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 3, output: out, retry: { ...fastRetry, maxAttempts: 5 } });
+    expect(summary.ok).toBe(true);
+    const ids = jsonLines(out).map((d) => d.put as string);
+    expect(ids).toHaveLength(600);
+    expect(new Set(ids).size).toBe(600);
+
+    // A response that is always cut before its next token makes no progress: the slice gives up and says where.
+    s.faults.set({ cutStreamAfterDocuments: 5 });
+    const stuck = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', output: join(dir, 'stuck.jsonl'), retry: { ...fastRetry, maxAttempts: 3 } });
+    expect(stuck.ok).toBe(false);
+    expect(stuck.slices[0]!.status).toBe('failed');
+    // Cut before the first token: there is no token yet, so the report says to start over.
+    expect(stuck.slices[0]!.continuation).toBeUndefined();
+    expect(stuck.slices[0]!.error).toMatch(/cut off/);
+    expect(jsonLines(join(dir, 'stuck.jsonl')).map((d) => d.put)).toHaveLength(new Set(jsonLines(join(dir, 'stuck.jsonl')).map((d) => d.put)).size);
+    expect(summary.slices.reduce((n, r) => n + r.retries, 0)).toBeGreaterThan(0);
+    expect(summary.slices.reduce((n, r) => n + r.repeatsSkipped, 0)).toBeGreaterThan(0);
+  });
+
+  it('a checkpointed export stopped half way continues with the rest, each document once', async () => {
+    const s = await server({ visitChunkDocuments: 20 });
+    s.store.seed(music(1000));
+    const dir = tempDir();
+    const out = join(dir, 'out.jsonl');
+    const checkpoint = join(dir, 'cp.json');
+    const controller = new AbortController();
+    const first = await exportDocuments({
+      endpoint: s.url,
+      namespace: 'ns',
+      documentType: 'music',
+      slices: 2,
+      output: out,
+      checkpoint,
+      // Small responses so the stop falls between requests and inside them.
+      wantedDocumentCount: 30,
+      stream: true,
+      signal: controller.signal,
+      onStart: (run) => {
+        const timer = setInterval(() => {
+          if (run.documents() >= 400) {
+            controller.abort();
+            clearInterval(timer);
+          }
+        }, 1);
+        void run.done.finally(() => clearInterval(timer));
+      },
+    });
+    expect(first.ok).toBe(false);
+    const partial = jsonLines(out).length;
+    expect(partial).toBeGreaterThan(0);
+    expect(partial).toBeLessThan(1000);
+    const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as { slices: Record<string, { continuation?: string }> };
+    expect(Object.keys(saved.slices).sort()).toEqual(['0', '1']);
+
+    const second = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 2, output: out, checkpoint, wantedDocumentCount: 30 });
+    expect(second.ok).toBe(true);
+    expect(second.resumed).toBe(true);
+    const ids = jsonLines(out).map((d) => d.put as string);
+    expect(ids).toHaveLength(1000);
+    expect(new Set(ids).size).toBe(1000);
+    // A third run finds every slice finished and requests nothing.
+    const third = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 2, output: out, checkpoint });
+    expect(third.slices.every((r) => r.requests === 0)).toBe(true);
+    expect(jsonLines(out)).toHaveLength(1000);
+    // A checkpoint is never applied to another visit.
+    await expect(exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 3, output: out, checkpoint })).rejects.toMatchObject({ code: 'VB_USAGE' });
+  });
+
+  it('--format feed output fed into a second simulator reproduces the first; json and plain paging agree', async () => {
+    const a = await server();
+    const b = await server();
+    a.store.seed(music(300));
+    const dir = tempDir();
+    const file = join(dir, 'feed.jsonl');
+    const summary = await exportDocuments({ endpoint: a.url, namespace: 'ns', documentType: 'music', slices: 2, format: 'feed', output: file });
+    expect(summary.documents).toBe(300);
+    const fed = await feed(file, { endpoint: b.url, failures: false, checkpoint: false });
+    expect(fed['feeder.ok.count']).toBe(300);
+    const strip = (docs: Array<{ id: string; fields: Record<string, unknown> }>) => docs.map((d) => ({ id: d.id, fields: d.fields })).sort((x, y) => x.id.localeCompare(y.id));
+    expect(strip(b.store.all())).toEqual(strip(a.store.all()));
+
+    const json = join(dir, 'all.json');
+    await exportDocuments({ endpoint: a.url, namespace: 'ns', documentType: 'music', format: 'json', output: json, stream: false, wantedDocumentCount: 40 });
+    const array = JSON.parse(readFileSync(json, 'utf8')) as Array<{ put: string; fields: unknown }>;
+    expect(array).toHaveLength(300);
+    expect(strip(array.map((o) => ({ id: o.put, fields: o.fields as Record<string, unknown> })))).toEqual(strip(a.store.all()));
+  });
+
+  it('--to migration leaves the two stores equal', async () => {
+    const a = await server();
+    const b = await server();
+    a.store.seed(music(500));
+    const summary = await migrate({ endpoint: a.url, namespace: 'ns', documentType: 'music', slices: 3, destination: b.url, feed: { failures: false } });
+    expect(summary.ok).toBe(true);
+    const strip = (docs: Array<{ id: string; fields: Record<string, unknown> }>) => docs.map((d) => ({ id: d.id, fields: d.fields })).sort((x, y) => x.id.localeCompare(y.id));
+    expect(strip(b.store.all())).toEqual(strip(a.store.all()));
+  });
+
+  it('bulk update, delete and copy change exactly the selected documents; dry runs change nothing', async () => {
+    const s = await server({ clusters: ['content', 'backup'], visitChunkDocuments: 25 });
+    s.store.seed(music(200));
+    const base = { endpoint: s.url, namespace: 'ns', documentType: 'music', cluster: 'content', retry: fastRetry };
+    const selected = music(200).filter((d) => d.fields.year < 1995).map((d) => d.id);
+
+    const dry = await bulkOperation({ ...base, kind: 'update-where', selection: 'music.year < 1995', fields: { title: { assign: 'x' } }, dryRun: true });
+    expect(dry).toMatchObject({ ok: true, dryRun: true, documentCount: selected.length });
+    expect(s.store.get('id:ns:music::0')!.fields.title).toBe('song 0');
+
+    let progress = 0;
+    const updated = await bulkOperation({ ...base, kind: 'update-where', selection: 'music.year < 1995', fields: { title: { assign: 'old' } }, onProgress: (n) => (progress = n) });
+    expect(updated).toMatchObject({ ok: true, documentCount: selected.length });
+    expect(updated.requests).toBeGreaterThan(1);
+    expect(progress).toBe(selected.length);
+    for (const d of s.store.all('content')) expect(d.fields.title === 'old').toBe(selected.includes(d.id));
+
+    const copied = await bulkOperation({ ...base, kind: 'copy', selection: 'music.year < 1995', destinationCluster: 'backup' });
+    expect(copied).toMatchObject({ ok: true, documentCount: selected.length });
+    expect(s.store.all('backup').map((d) => d.id).sort()).toEqual([...selected].sort());
+
+    const deleted = await bulkOperation({ ...base, kind: 'delete-where', selection: 'music.year < 1995' });
+    expect(deleted).toMatchObject({ ok: true, documentCount: selected.length });
+    expect(s.store.size('content')).toBe(200 - selected.length);
+    expect(s.store.all('content').some((d) => selected.includes(d.id))).toBe(false);
+
+    await expect(bulkOperation({ ...base, kind: 'update-where', fields: { title: { assign: 'y' } } })).rejects.toMatchObject({ code: 'VB_USAGE' });
+  });
+});
