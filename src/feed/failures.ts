@@ -62,6 +62,12 @@ export class FailureWriter {
     this.reasons!.write(`${JSON.stringify({ line: this.lines, ...reason })}\n`);
   }
 
+  /** Resolves when the files have room again, so a flood of failures cannot fill memory. */
+  async drained(): Promise<void> {
+    if (this.out?.writableNeedDrain) await once(this.out, 'drain');
+    if (this.reasons?.writableNeedDrain) await once(this.reasons, 'drain');
+  }
+
   async close(): Promise<void> {
     for (const s of [this.out, this.reasons]) {
       if (s === undefined) continue;

@@ -214,6 +214,7 @@ export class Feeder {
           for (const item of batch.items) this.accept(item, batch.input, batch.name);
           this.pump();
           while (this.unfinished.size >= this.maxUnfinished && this.stopping === undefined) await this.sleep();
+          if (this.failures !== undefined) await this.failures.drained();
           if (this.stopping !== undefined) break;
         }
       }
@@ -360,6 +361,7 @@ export class Feeder {
     }
     if (this.sendTimeout) path += `${sep}timeout=${formatTimeout(Math.max(1, p.deadline - now))}`;
     const body = p.body;
+    const safe = (p.safe ??= isSafeToRepeat(op));
     this.stats.requests++;
     if (body) this.stats.requestBytes += body.length;
     send(this.dispatcher, {
@@ -367,6 +369,7 @@ export class Feeder {
       path,
       headers: body === null ? this.headersNone : p.gzipped ? this.headersGzip : this.headersJson,
       body,
+      idempotent: safe,
     }).then(
       (res) => this.onResponse(p, res, now),
       (err) => this.onError(p, err as TransportError, now),
@@ -468,7 +471,11 @@ export class Feeder {
       const r: OperationResult = { ok, id: p.op.id, kind: p.op.kind, attempts: p.attempts, input: name, line: p.item.line };
       if (status !== undefined) r.status = status;
       if (message !== undefined) r.message = message;
-      if (body !== undefined) r.body = parseBody(body);
+      // Parsed only if the callback looks: most callers count results and never read the body.
+      if (body !== undefined) {
+        let parsed: unknown;
+        Object.defineProperty(r, 'body', { enumerable: true, configurable: true, get: () => (parsed ??= parseBody(body)) });
+      }
       onResult(r);
     }
     p.body = undefined;

@@ -105,8 +105,13 @@ export function operationFromObject(value: unknown): FeedOperation {
 export function isSafeToRepeat(op: FeedOperation): boolean {
   if (op.kind !== 'update') return true;
   if (op.fields === undefined) return true;
+  return isAssignOnly(op.fields.toString('utf8'));
+}
+
+/** Whether an update's fields object (JSON text) holds nothing but `assign` operations. */
+export function isAssignOnly(fieldsJson: string): boolean {
   try {
-    const fields = JSON.parse(op.fields.toString('utf8')) as Record<string, unknown>;
+    const fields = JSON.parse(fieldsJson) as Record<string, unknown>;
     for (const v of Object.values(fields)) {
       if (v === null || typeof v !== 'object') return false;
       const keys = Object.keys(v);

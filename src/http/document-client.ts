@@ -3,6 +3,7 @@ import { toDocumentPath } from '../document/id.js';
 import { createPool, headersToObject, parseBody, send, splitEndpoint } from './transport.js';
 import { documentQuery, wrapFields, type DocumentParams } from './document-request.js';
 import { VespaBulkError } from '../errors.js';
+import { isAssignOnly } from '../feed/operation.js';
 
 export type { DocumentParams } from './document-request.js';
 
@@ -57,7 +58,8 @@ export class DocumentClient {
   }
 
   update(id: string, fields: object | string, params?: DocumentParams): Promise<DocumentResponse> {
-    return this.request('PUT', id, params, wrapFields(fields));
+    const text = typeof fields === 'string' ? fields : JSON.stringify(fields);
+    return this.request('PUT', id, params, wrapFields(text), isAssignOnly(text));
   }
 
   remove(id: string, params?: DocumentParams): Promise<DocumentResponse> {
@@ -68,12 +70,18 @@ export class DocumentClient {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
-  private async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', id: string, params: DocumentParams | undefined, body: Buffer | undefined): Promise<DocumentResponse> {
+  private async request(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    id: string,
+    params: DocumentParams | undefined,
+    body: Buffer | undefined,
+    idempotent = true,
+  ): Promise<DocumentResponse> {
     const path = this.prefix + toDocumentPath(id) + documentQuery(params);
     const headers: Record<string, string> = { ...this.headers };
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {
-      const res = await send(this.dispatcher, { method, path, headers, body });
+      const res = await send(this.dispatcher, { method, path, headers, body, idempotent });
       return { status: res.status, body: parseBody(res.body), headers: headersToObject(res.rawHeaders) };
     } catch (err) {
       if (err instanceof VespaBulkError) {

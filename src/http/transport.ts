@@ -41,6 +41,12 @@ export interface SendRequest {
   headers?: string[] | Record<string, string>;
   body?: Buffer | string | null;
   signal?: AbortSignal;
+  /**
+   * Whether the request may be sent twice. Default true, which lets undici pipeline it. False for operations
+   * that must not apply twice: undici then sends it alone on its connection, because after a broken
+   * connection undici silently resends every pipelined request behind the first.
+   */
+  idempotent?: boolean;
 }
 
 export interface RawResponse {
@@ -109,7 +115,7 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
 
 /**
  * Sends one request. Every status resolves; only transport failures reject (TransportError).
- * POST and PUT are marked idempotent and non-blocking, or undici would not pipeline them.
+ * POST and PUT are marked idempotent and non-blocking unless told otherwise, or undici would not pipeline them.
  */
 export function send(dispatcher: Dispatcher, req: SendRequest): Promise<RawResponse> {
   return new Promise<RawResponse>((resolve, reject) => {
@@ -121,8 +127,8 @@ export function send(dispatcher: Dispatcher, req: SendRequest): Promise<RawRespo
           path: req.path,
           headers: req.headers as Dispatcher.DispatchOptions['headers'],
           body: req.body ?? null,
-          idempotent: true,
-          blocking: false,
+          idempotent: req.idempotent ?? true,
+          blocking: req.idempotent === false,
           signal: req.signal,
         } as Dispatcher.DispatchOptions,
         new CollectingHandler(resolve, reject) as unknown as Dispatcher.DispatchHandler,

@@ -3,6 +3,7 @@ import { badRequest } from './responses.js';
 import { encodeContinuation, fieldsJsonOf, fieldsOf, nowMicros, type ClusterStore, type StoredEntry } from './store.js';
 import { applyUpdate } from './update-ops.js';
 import type { VisitScope } from './visit-plan.js';
+import { maxScannedPerRequest } from './visit.js';
 
 /**
  * Bulk operations by selection: update-where (PUT), delete-where (DELETE) and copy (POST) on a collection path
@@ -40,7 +41,8 @@ export function runBulkChunk(scope: VisitScope, operation: BulkOperation, chunkD
   const { ordered, accepts, cluster } = scope;
   let count = 0;
   let i = scope.start;
-  for (; i < ordered.length && count < chunkDocuments; i++) {
+  const end = Math.min(ordered.length, scope.start + maxScannedPerRequest);
+  for (; i < end && count < chunkDocuments; i++) {
     const e = ordered[i]!;
     if (!e.removed && accepts(e)) {
       apply(cluster, e, operation);

@@ -22,6 +22,9 @@ export interface FaultSettings {
   seed: number;
 }
 
+/** The handler answers 429 for operations that would wait longer than this in its queue. */
+export const maxQueueAgeMs = 3000;
+
 export const defaultFaultSettings: Readonly<FaultSettings> = Object.freeze({
   errorRate: 0,
   errorStatuses: [429, 503, 504, 507],
@@ -130,13 +133,15 @@ export class Faults {
 
   /**
    * How long an admitted operation waits before it is served: its turn under the service rate, plus latency.
-   * 0 when neither is set (the hot path then runs the operation at once).
+   * 0 when neither is set (the hot path then runs the operation at once). -1 when its turn would come later
+   * than `maxQueueAgeMs` from now: the service answers such operations 429 rather than let them age.
    */
   delayMs(): number {
     const { maxOpsPerSecond, latencyMs } = this.settings;
     if (maxOpsPerSecond <= 0) return latencyMs;
     const now = performance.now();
     const slot = Math.max(now, this.nextSlotMs);
+    if (slot - now > maxQueueAgeMs) return -1;
     this.nextSlotMs = slot + 1000 / maxOpsPerSecond;
     return slot - now + latencyMs;
   }

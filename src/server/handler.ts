@@ -3,7 +3,7 @@ import type { Http2ServerRequest } from 'node:http2';
 import { gunzipSync } from 'node:zlib';
 import { checkBulkParameters, runBulkChunk, type BulkOperation } from './bulk.js';
 import { parseDocumentPath, type DocumentRoute } from './document-path.js';
-import { feedBlockMessage, injectedErrorMessage, validateFaultPatch, type Faults } from './faults.js';
+import { feedBlockMessage, injectedErrorMessage, maxQueueAgeMs, validateFaultPatch, type Faults } from './faults.js';
 import { parseFieldSet } from './field-set.js';
 import { destroyConnection, isGone, sendJson, sendThenCut, type AnyResponse } from './http-response.js';
 import { compileCondition, executeOperation, parseOperationBody, requireFieldsObject, type PreparedOperation } from './operations.js';
@@ -221,7 +221,12 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
       return;
     }
     const delay = faults.delayMs();
-    if (delay <= 0) {
+    if (delay < 0) {
+      faults.release();
+      reply(req, res, 429, handlerErrorBody(pathId, `Rejecting execution due to overload: operation would queue for more than ${maxQueueAgeMs / 1000} s`));
+      return;
+    }
+    if (delay === 0) {
       serve(req, res, pathId, id, write, work);
       return;
     }

@@ -9,6 +9,8 @@ import net from 'node:net';
  */
 export type RequestListener = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
+const idleTimeoutMs = 65_000;
+
 const preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 export interface Listener {
@@ -19,8 +21,8 @@ export interface Listener {
 
 export function createListener(handler: RequestListener): Listener {
   const h1 = http.createServer({ keepAlive: true, noDelay: true }, handler);
-  h1.keepAliveTimeout = 65_000;
-  h1.headersTimeout = 66_000;
+  h1.keepAliveTimeout = idleTimeoutMs;
+  h1.headersTimeout = idleTimeoutMs + 1000;
   h1.requestTimeout = 0;
   h1.maxRequestsPerSocket = 0;
   // The container allows 512 concurrent streams per HTTP/2 connection.
@@ -32,6 +34,11 @@ export function createListener(handler: RequestListener): Listener {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => {});
+    // A connection that never says anything is dropped like an idle keep-alive connection.
+    const onIdle = (): void => {
+      socket.destroy();
+    };
+    socket.setTimeout(idleTimeoutMs, onIdle);
     let seen: Buffer | undefined;
     const onData = (chunk: Buffer): void => {
       seen = seen === undefined ? chunk : Buffer.concat([seen, chunk]);
@@ -39,6 +46,8 @@ export function createListener(handler: RequestListener): Listener {
       const isH2Prefix = seen.compare(preface, 0, n, 0, n) === 0;
       if (isH2Prefix && seen.length < preface.length) return; // Not enough bytes to tell yet.
       socket.off('data', onData);
+      socket.setTimeout(0);
+      socket.off('timeout', onIdle);
       if (isH2Prefix) {
         // The HTTP/2 session reads bytes already buffered in the socket (socket.read()) on its first tick, so
         // they are put back and the socket left paused: flowing would hand them to no listener.

@@ -54,8 +54,17 @@ export function parseOperationBody(text: string): ParsedBody {
   }
   if (body.condition !== undefined && typeof body.condition !== 'string') throw badRequest("'condition' must be a string");
   if (body.create !== undefined && typeof body.create !== 'boolean') throw badRequest("'create' must be true or false");
-  // The established feeders send exactly {"fields":<raw>}: the raw text is the fields' JSON (when it is one line).
-  if (keys === 1 && body.fields !== undefined && text.startsWith('{"fields":') && text.endsWith('}') && text.indexOf('\n') < 0 && text.indexOf('\r') < 0)
+  // The established feeders send exactly {"fields":<raw>}: the raw text is then the fields' JSON, kept as is
+  // when it is one line and "fields" appears only once (a repeated key would leave two values in the slice).
+  if (
+    keys === 1 &&
+    body.fields !== undefined &&
+    text.startsWith('{"fields":') &&
+    text.endsWith('}') &&
+    text.indexOf('\n') < 0 &&
+    text.indexOf('\r') < 0 &&
+    text.indexOf('"fields"', 10) < 0
+  )
     body.fieldsJson = text.slice(10, -1);
   return body;
 }

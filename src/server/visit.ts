@@ -20,6 +20,7 @@ export interface VisitSettings {
 }
 
 const maxPlainDocuments = 1024;
+export const maxScannedPerRequest = 100_000;
 const flushChars = 64 * 1024;
 
 interface VisitParameters {
@@ -59,7 +60,10 @@ export function visitPlain(res: AnyResponse, scope: VisitScope, params: VisitPar
   const { ordered, accepts } = scope;
   const docs: string[] = [];
   let i = scope.start;
-  for (; i < ordered.length && docs.length < limit; i++) {
+  // One request scans a bounded stretch, so a selective visit over a large corpus answers in pages rather
+  // than blocking the server; the continuation carries on from there.
+  const end = Math.min(ordered.length, scope.start + maxScannedPerRequest);
+  for (; i < end && docs.length < limit; i++) {
     const e = ordered[i]!;
     if (accepts(e)) docs.push(documentJson(e, params.fieldSet, 'id'));
     if ((i & 1023) === 0 && performance.now() > deadline) {

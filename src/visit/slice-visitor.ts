@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { classifyStatus, parseRetryAfter, retryDelay } from '../http/retry-delay.js';
 import type { VisitBatch, VisitEntry } from './entries.js';
@@ -231,7 +232,7 @@ export class SliceVisitor {
     };
     let entries: VisitEntry[] = [];
     const onLine = (buf: Buffer, start: number, end: number): void => this.onJsonlLine(buf, start, end, entries, tail);
-    for await (const chunk of body as AsyncIterable<Buffer>) {
+    for await (const chunk of coalescedChunks(body)) {
       o.onBytes?.(chunk.length);
       splitter.push(chunk, onLine);
       if (entries.length > 0) {
@@ -387,6 +388,43 @@ export class SliceVisitor {
     if (typeof o.remove === 'string') this.accept({ kind: 'remove', id: o.remove, shape: 'feed', buf, start: 0, end: buf.length }, entries);
     else if (typeof o.put === 'string') this.accept({ kind: 'put', id: o.put, shape: 'feed', buf, start: 0, end: buf.length }, entries);
     else if (typeof o.id === 'string') this.accept({ kind: 'put', id: o.id, shape: 'document', buf, start: 0, end: buf.length }, entries);
+  }
+}
+
+/**
+ * The body's bytes in as few chunks as possible: whatever has arrived is taken at once. A server that writes
+ * a document per write makes one HTTP chunk each, and handling them one by one (a batch, a file write each)
+ * would cost more than the documents themselves.
+ */
+export async function* coalescedChunks(stream: Readable): AsyncIterable<Buffer> {
+  for (;;) {
+    const chunk = stream.read() as Buffer | null;
+    if (chunk !== null) {
+      yield chunk;
+      continue;
+    }
+    if (stream.errored) throw stream.errored;
+    if (stream.readableEnded || stream.destroyed) return;
+    await new Promise<void>((resolve, reject) => {
+      const done = (): void => {
+        cleanup();
+        resolve();
+      };
+      const fail = (err: Error): void => {
+        cleanup();
+        reject(err);
+      };
+      const cleanup = (): void => {
+        stream.off('readable', done);
+        stream.off('end', done);
+        stream.off('close', done);
+        stream.off('error', fail);
+      };
+      stream.on('readable', done);
+      stream.on('end', done);
+      stream.on('close', done);
+      stream.on('error', fail);
+    });
   }
 }
 

@@ -160,6 +160,24 @@ describe('feed against the simulator', () => {
     expect(againLines).toContain('this is not json');
   });
 
+  it('waits out a feed block (507) and resumes by itself when it clears', async () => {
+    const { server, dir } = await setup({ feedBlock: true });
+    const ops = Array.from({ length: 200 }, (_, i) => ({ put: `id:ns:music::fb${i}`, fields: { i } }));
+    writeFileSync(join(dir, 'in.jsonl'), jsonl(ops));
+    let blocked = false;
+    // Clear the block once the feeder has been meeting it for a while.
+    const clear = setTimeout(() => {
+      blocked = server.faults.get().feedBlock;
+      server.faults.set({ feedBlock: false });
+    }, 300);
+    cleanups.push(() => clearTimeout(clear));
+    const summary = await feed(join(dir, 'in.jsonl'), { endpoint: server.url, failures: join(dir, 'f.jsonl'), retryPolicy: fastRetries });
+    expect(blocked).toBe(true);
+    expect(summary['feeder.ok.count']).toBe(200);
+    expect(summary['http.response.code.counts']['507']).toBeGreaterThan(0);
+    expect(server.store.size()).toBe(200);
+  });
+
   it('reads stdin, gzip files, Readable streams and async iterables of strings and objects', async () => {
     const { server, dir } = await setup();
     const make = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ put: `id:ns:music::${prefix}${i}`, fields: { i } }));

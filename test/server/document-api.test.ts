@@ -77,6 +77,21 @@ describe('single-document operations', () => {
     expect(missing.text).toBe('{"pathId":"/document/v1/ns/music/docid/one","id":"id:ns:music::one"}');
   });
 
+  it('stores what a get returns, whatever the body layout', async () => {
+    const bodies = [
+      '{"fields":{"a":1},"fields":{"b":2}}',
+      '{\n  "fields": {\n    "a": [1, 2]\n  }\n}',
+      '{"fields":{"t":"has \\"fields\\" inside"}}',
+    ];
+    for (const body of bodies) {
+      expect((await call('POST', '/document/v1/ns/music/docid/layout', body)).status).toBe(200);
+      const got = await call('GET', '/document/v1/ns/music/docid/layout');
+      expect(got.json.fields).toEqual(JSON.parse(body).fields);
+      const visit = await call('GET', '/document/v1/ns/music/docid/?cluster=content&stream=true', undefined, { accept: 'application/jsonl' });
+      expect(JSON.parse(visit.text.split('\n')[0]!).fields).toEqual(JSON.parse(body).fields);
+    }
+  });
+
   it('serves the number and group forms, and keeps the raw path as pathId', async () => {
     const n = await call('POST', '/document/v1/ns/music/number/42/a%2Fb', { fields: { x: 1 } });
     expect(n.json).toEqual({ pathId: '/document/v1/ns/music/number/42/a%2Fb', id: 'id:ns:music:n=42:a/b' });

@@ -254,4 +254,12 @@ describe('fault settings', () => {
     expect(second).toBeGreaterThan(90);
     expect(third).toBeGreaterThan(190);
   });
+
+  it('refuses operations that would queue longer than the queue age limit', () => {
+    const f = new Faults({ maxOpsPerSecond: 1, queueLimit: 0 });
+    const delays = Array.from({ length: 6 }, () => f.delayMs());
+    expect(delays.slice(0, 4).every((d) => d >= 0)).toBe(true);
+    expect(delays[4]).toBe(-1);
+    expect(delays[5]).toBe(-1);
+  });
 });

@@ -68,10 +68,16 @@ export function fieldsFromText(text: string): Record<string, unknown> {
   return o;
 }
 
-function readSource(source: string | undefined): string | undefined {
+/** JSON text as is, '-' (which yargs hands over as '') for stdin, else a file name. */
+export function readSource(source: string | undefined): string | undefined {
   if (source === undefined) return undefined;
   if (source.trimStart().startsWith('{')) return source;
-  return readFileSync(source === '-' ? 0 : source, 'utf8');
+  const stdin = source === '-' || source === '';
+  try {
+    return readFileSync(stdin ? 0 : source, 'utf8');
+  } catch (err) {
+    throw new VespaBulkError('VB_USAGE', `cannot read ${stdin ? 'stdin' : `'${source}'`}: ${(err as Error).message}`);
+  }
 }
 
 function assignments(values: string[] | undefined): Record<string, unknown> {

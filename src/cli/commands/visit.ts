@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
 import { VespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
+import { readSource } from './document.js';
 import { formatDuration, formatRate, ProgressLine } from '../progress.js';
 import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
 import { exportDocuments, type ExportSummary } from '../../visit/export.js';
@@ -244,7 +244,7 @@ function reportFailures(summary: VisitReport, checkpoint: string | undefined): v
 function updateFieldsOf(args: BulkArgs): Record<string, unknown> | undefined {
   let fields: Record<string, unknown> | undefined;
   if (args.update !== undefined) {
-    const text = args.update.trimStart().startsWith('{') ? args.update : readFileSync(args.update === '-' ? 0 : args.update, 'utf8');
+    const text = readSource(args.update)!;
     let value: unknown;
     try {
       value = JSON.parse(text);

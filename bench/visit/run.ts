@@ -1,0 +1,146 @@
+/**
+ * Export throughput: `vespa-bulk visit --slices 4 -o FILE` (a child process) against the wire floor, a plain
+ * download of the same four streamed slices with undici into nothing, in the same run, from a simulator
+ * seeded with N documents of about 1 KB (its own process). Prints documents/s of each, their ratio
+ * (target >= 0.8) and the exporter's peak RSS (target < 200 MB).
+ *   npx tsx bench/visit/run.ts [--documents 1000000] [--rounds 2]
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+import { median, printTable, startChildServer } from '../lib/child.js';
+
+const { values } = parseArgs({
+  options: {
+    documents: { type: 'string', default: '1000000' },
+    rounds: { type: 'string', default: '2' },
+    slices: { type: 'string', default: '4' },
+  },
+});
+const documents = Number(values.documents);
+const rounds = Number(values.rounds);
+const slices = Number(values.slices);
+const here = fileURLToPath(new URL('.', import.meta.url));
+const cli = join(here, '../../src/cli/main.ts');
+const esbuild = join(here, '../../node_modules/.bin/esbuild');
+
+/**
+ * The exporter runs as users run the package: compiled JavaScript (here one esbuild bundle), not through tsx,
+ * whose loader alone would add some 40 MB to the measured RSS.
+ */
+function bundleCli(dir: string): string {
+  const out = join(dir, 'cli', 'main.js');
+  execFileSync(esbuild, [
+    cli,
+    '--bundle',
+    '--platform=node',
+    '--format=esm',
+    '--target=node20',
+    `--outfile=${out}`,
+    "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+    '--log-level=warning',
+  ]);
+  writeFileSync(join(dir, 'cli', 'package.json'), '{"type":"module"}\n');
+  return out;
+}
+
+/** The floor: each slice's streamed chain downloaded and dropped; only the last line is looked at, for the next token. */
+async function wireFloor(url: string): Promise<{ seconds: number; bytes: number }> {
+  const pool = new Pool(url, { connections: slices });
+  let bytes = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: slices }, async (_, sliceId) => {
+      let continuation: string | undefined;
+      do {
+        const q = new URLSearchParams({ stream: 'true', slices: String(slices), sliceId: String(sliceId) });
+        if (continuation !== undefined) q.set('continuation', continuation);
+        const res = await pool.request({ method: 'GET', path: `/document/v1/bench/music/docid/?${q}`, headers: { accept: 'application/jsonl' } });
+        let tail = '';
+        for await (const chunk of res.body as AsyncIterable<Buffer>) {
+          bytes += chunk.length;
+          tail = chunk.length >= 512 ? chunk.toString('latin1', chunk.length - 512) : (tail + chunk.toString('latin1')).slice(-512);
+        }
+        const last = tail.trimEnd().split('\n').pop()!;
+        const token = (JSON.parse(last) as { continuation?: { token?: string } }).continuation?.token;
+        continuation = token;
+      } while (continuation !== undefined);
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await pool.close();
+  return { seconds, bytes };
+}
+
+/** The exporter as users run it; its own summary gives the visit time, /usr/bin/time its peak RSS. */
+function exporter(bundle: string, url: string, out: string): Promise<{ seconds: number; documents: number; maxRssBytes: number | undefined; fileBytes: number }> {
+  const args = [...(process.env.VISIT_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.VISIT_BENCH_PROFILE}`] : []), bundle, 'visit', 'bench/music', '-t', url, '--slices', String(slices), '-o', out, '--quiet'];
+  const useTime = (() => {
+    try {
+      return statSync('/usr/bin/time').isFile();
+    } catch {
+      return false;
+    }
+  })();
+  const [cmd, argv] = useTime ? ['/usr/bin/time', ['-v', process.execPath, ...args]] : [process.execPath, args];
+  return new Promise((resolve, reject) => {
+    execFile(cmd, argv, { maxBuffer: 64 << 20, timeout: 600_000 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`exporter failed: ${err.message}\n${stderr}`));
+      const summary = JSON.parse(stdout) as Record<string, number>;
+      const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
+      resolve({
+        seconds: summary['visit.seconds']!,
+        documents: summary['visit.document.count']!,
+        maxRssBytes: rss ? Number(rss[1]) * 1024 : undefined,
+        fileBytes: statSync(out).size,
+      });
+    });
+  });
+}
+
+const seedStarted = performance.now();
+const sim = await startChildServer(join(here, 'seeded-sim.ts'), [], { VISIT_BENCH_DOCUMENTS: String(documents) });
+process.stderr.write(`seeded ${documents} documents in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s\n`);
+const dir = mkdtempSync(join(tmpdir(), 'vb-visit-bench-'));
+try {
+  const bundle = bundleCli(dir);
+  // Warm-up: the simulator serialises each document once and caches it; neither side should pay for that.
+  const warm = await wireFloor(sim.url);
+  process.stderr.write(`warm-up: ${(warm.bytes / 1e6).toFixed(0)} MB in ${warm.seconds.toFixed(1)} s\n`);
+  const floorRates: number[] = [];
+  const exportRates: number[] = [];
+  const rss: number[] = [];
+  const rows: Array<Record<string, string | number>> = [];
+  for (let r = 0; r < rounds; r++) {
+    const floor = await wireFloor(sim.url);
+    floorRates.push(documents / floor.seconds);
+    rows.push({ round: r + 1, run: 'wire floor (undici -> nothing)', seconds: floor.seconds.toFixed(2), 'docs/s': Math.round(documents / floor.seconds), 'MB/s': (floor.bytes / 1e6 / floor.seconds).toFixed(0), 'peak RSS MB': '-' });
+    const out = join(dir, `export-${r}.jsonl`);
+    const ex = await exporter(bundle, sim.url, out);
+    if (ex.documents !== documents) throw new Error(`exporter wrote ${ex.documents} documents, expected ${documents}`);
+    exportRates.push(ex.documents / ex.seconds);
+    if (ex.maxRssBytes !== undefined) rss.push(ex.maxRssBytes);
+    rows.push({
+      round: r + 1,
+      run: `vespa-bulk visit --slices ${slices} -o file`,
+      seconds: ex.seconds.toFixed(2),
+      'docs/s': Math.round(ex.documents / ex.seconds),
+      'MB/s': (ex.fileBytes / 1e6 / ex.seconds).toFixed(0),
+      'peak RSS MB': ex.maxRssBytes === undefined ? '?' : (ex.maxRssBytes / 2 ** 20).toFixed(0),
+    });
+    rmSync(out, { force: true });
+  }
+  printTable(`Export of ${documents} documents (~1 KB) with ${slices} slices`, rows);
+  const ratio = median(exportRates) / median(floorRates);
+  process.stdout.write(
+    `\nexport / wire floor (median docs/s): ${ratio.toFixed(2)}  (target >= 0.80)\n` +
+      `exporter peak RSS: ${rss.length ? `${(Math.max(...rss) / 2 ** 20).toFixed(0)} MB` : 'unknown'}  (target < 200 MB)\n`,
+  );
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+  await sim.stop();
+}
