@@ -134,7 +134,9 @@ async function throughput(): Promise<void> {
   let bestAc = 0;
   let bestFeed = 0;
   let feedSummary: Record<string, any> = {};
-  for (let round = 0; round < 2; round++) {
+  let bestUnbatched = 0;
+  // Best of 3 rounds, alternating, so a burst of load from elsewhere on the machine hits both sides alike.
+  for (let round = 0; round < 3; round++) {
     const ac = await autocannon({
       url: `${sink.url}/document/v1/ns/music/docid/doc-1`,
       method: 'POST',
@@ -150,10 +152,13 @@ async function throughput(): Promise<void> {
       bestFeed = r.summary['feeder.ok.rate'];
       feedSummary = r.summary;
     }
+    const unbatched = await feedInChild(input, { endpoint: sink.url, connections, pipelining, batchWrites: false });
+    bestUnbatched = Math.max(bestUnbatched, unbatched.summary['feeder.ok.rate']);
   }
   await stopServer(sink);
   rm(input);
-  row('throughput', `docs/s vs autocannon req/s (c=${connections}, p=${pipelining}, best of 2)`, bestFeed, bestAc, '/s', '>= 1.0', bestFeed >= bestAc);
+  row('throughput', `docs/s vs autocannon req/s (c=${connections}, p=${pipelining}, best of 3)`, bestFeed, bestAc, '/s', '>= 1.0', bestFeed >= bestAc);
+  row('throughput', 'docs/s with write batching vs without (one writev per request)', bestFeed, bestUnbatched, '/s', '', true);
   row('throughput', 'feeder p50 latency', feedSummary['http.response.latency.millis.p50'], undefined, 'ms', '', true);
   row('throughput', 'feeder final in-flight limit', feedSummary['feeder.inflight.limit'], undefined, '', '', true);
 }

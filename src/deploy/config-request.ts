@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import { VespaBulkError } from '../errors.js';
+import { authFailureHint, isAuthFailure, redact } from '../http/tls.js';
 import type { ResolvedTarget } from './target.js';
 
 /**
@@ -13,8 +14,10 @@ export class DeployError extends VespaBulkError {
     readonly errorCode: string,
     readonly serverMessage: string,
     readonly body: unknown,
+    /** What the user should check, e.g. the credentials on a 401/403. */
+    readonly hint?: string,
   ) {
-    super('VB_DEPLOY', `${step} failed: ${status} ${errorCode}: ${serverMessage}`, { status });
+    super('VB_DEPLOY', `${step} failed: ${status} ${errorCode}: ${serverMessage}${hint ? ` (${hint})` : ''}`, { status });
     this.name = 'DeployError';
   }
 }
@@ -41,7 +44,10 @@ export interface ConfigResponse {
   json: unknown;
 }
 
-/** One request to the config server; non-2xx answers become DeployError, transport failures VB_TRANSPORT. */
+/**
+ * One request to the config server; non-2xx answers become DeployError, transport failures VB_TRANSPORT.
+ * Nothing here retries; a 401/403 says which credentials to check. Secrets are masked in every message.
+ */
 export async function configRequest(target: ResolvedTarget, req: ConfigRequest): Promise<ConfigResponse> {
   const url = new URL(target.configUrl + req.path);
   for (const [name, value] of Object.entries(req.query ?? {})) {
@@ -62,7 +68,8 @@ export async function configRequest(target: ResolvedTarget, req: ConfigRequest):
   } catch (err) {
     const code = (err as { code?: string }).code;
     const kind = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' ? 'VB_TIMEOUT' : 'VB_TRANSPORT';
-    throw new VespaBulkError(kind, `${req.step} failed: cannot reach the config server at ${target.configUrl}: ${code ?? ''}${code ? ' ' : ''}${(err as Error).message}`, { cause: err });
+    const message = `${req.step} failed: cannot reach the config server at ${target.configUrl}: ${code ?? ''}${code ? ' ' : ''}${(err as Error).message}${tlsHint(code, err)}`;
+    throw new VespaBulkError(kind, redact(message, target.secrets), { cause: err });
   }
   const bytes = new Uint8Array(await response.body.arrayBuffer());
   const contentType = String(response.headers['content-type'] ?? '');
@@ -78,7 +85,16 @@ export async function configRequest(target: ResolvedTarget, req: ConfigRequest):
   const body = json as { 'error-code'?: unknown; message?: unknown } | undefined;
   const errorCode = typeof body?.['error-code'] === 'string' ? body['error-code'] : 'HTTP_' + response.statusCode;
   const message = typeof body?.message === 'string' ? body.message : new TextDecoder().decode(bytes).slice(0, 500).trim() || '(empty body)';
-  throw new DeployError(req.step, response.statusCode, errorCode, message, json);
+  const hint = isAuthFailure(response.statusCode) ? authFailureHint(response.statusCode) : undefined;
+  throw new DeployError(req.step, response.statusCode, errorCode, redact(message, target.secrets), json, hint);
+}
+
+/** What a TLS failure usually means, in words the flags use. */
+function tlsHint(code: string | undefined, err: unknown): string {
+  const text = `${code ?? ''} ${(err as Error).message ?? ''} ${String((err as { cause?: { code?: string } }).cause?.code ?? '')}`;
+  if (/SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|CERT_UNTRUSTED|unable to verify/i.test(text)) return ' (the server certificate is not trusted: check --ca)';
+  if (/ERR_SSL|alert|certificate required|handshake/i.test(text)) return ' (TLS handshake refused: check --cert / --key and that the server trusts their CA)';
+  return '';
 }
 
 /** The JSON body of a 2xx response, which must be an object. */

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { createSecureDispatcher, secretsOf, securityHeaders, type SecurityOptions } from '../http/tls.js';
 
 /** Which config server and which application the deploy functions address. */
 export interface DeployTarget {
@@ -16,15 +17,34 @@ export interface DeployTarget {
   instance?: string;
   /** Extra request headers, e.g. for an authenticating proxy in front of port 19071. */
   headers?: Record<string, string>;
-  /** undici dispatcher; default the global one. */
+  /**
+   * Trust (`ca`), client certificate (`cert`/`key`, mutual TLS) and bearer token for an https config server.
+   * Its headers and token are added to `headers` (the token wins over an Authorization header there).
+   */
+  security?: SecurityOptions;
+  /** undici dispatcher; default the global one, or one with the TLS material of `security`. */
   dispatcher?: Dispatcher;
 }
 
-export type ResolvedTarget = Required<Omit<DeployTarget, 'dispatcher'>> & { dispatcher: Dispatcher | undefined };
+export type ResolvedTarget = Required<Omit<DeployTarget, 'dispatcher' | 'security'>> & {
+  dispatcher: Dispatcher | undefined;
+  /** Strings to mask in anything shown (token, secret header values). */
+  secrets: string[];
+};
 
 export const defaultConfigUrl = 'http://localhost:19071';
 
+// One dispatcher per SecurityOptions object: the deploy functions resolve the target once per request.
+const secureDispatchers = new WeakMap<SecurityOptions, Dispatcher | undefined>();
+
+function dispatcherFor(security: SecurityOptions): Dispatcher | undefined {
+  if (!secureDispatchers.has(security)) secureDispatchers.set(security, createSecureDispatcher(security));
+  return secureDispatchers.get(security);
+}
+
 export function resolveTarget(target: DeployTarget = {}): ResolvedTarget {
+  const security = target.security;
+  const headers = security === undefined ? (target.headers ?? {}) : { ...(target.headers ?? {}), ...securityHeaders(security) };
   return {
     configUrl: (target.configUrl ?? defaultConfigUrl).replace(/\/+$/, ''),
     tenant: target.tenant ?? 'default',
@@ -32,8 +52,9 @@ export function resolveTarget(target: DeployTarget = {}): ResolvedTarget {
     environment: target.environment ?? 'prod',
     region: target.region ?? 'default',
     instance: target.instance ?? 'default',
-    headers: target.headers ?? {},
-    dispatcher: target.dispatcher,
+    headers,
+    dispatcher: target.dispatcher ?? (security === undefined ? undefined : dispatcherFor(security)),
+    secrets: secretsOf({ ...security, headers }),
   };
 }
 

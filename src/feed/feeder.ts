@@ -116,6 +116,8 @@ export class Feeder {
   private peakInflight = 0;
   private windowOk = 0;
   private windowThrottled = 0;
+  private windowLatencyMs = 0;
+  private windowResponses = 0;
   private readonly ready = new Queue<Pending>();
   /** Ids with an operation under way; the array holds later operations on the same id, in input order. */
   private readonly busyIds = new Map<string, Pending[] | null>();
@@ -141,7 +143,14 @@ export class Feeder {
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
       options.dispatcher ??
-      createPool({ origin, connections, pipelining, timeoutMs: Math.min(this.timeoutMs + 5_000, 600_000), batchWrites: options.batchWrites });
+      createPool({
+        origin,
+        connections,
+        pipelining,
+        timeoutMs: Math.min(this.timeoutMs + 5_000, 600_000),
+        batchWrites: options.batchWrites,
+        tls: options.tls,
+      });
     const compression = options.compression ?? 'auto';
     this.compress = compression === 'gzip' || (compression === 'auto' && !isLoopback(origin));
     const user: string[] = [];
@@ -232,6 +241,11 @@ export class Feeder {
 
     const outcome: FeedOutcome = { summary: this.stats.summary(performance.now(), this.inflight, this.throttle.limit) };
     if (this.failures !== undefined && this.failures.count > 0) outcome.failuresFile = this.failures.path;
+    if (this.stopping === undefined && resume !== undefined && typeof options.checkpoint === 'string') {
+      // A resumed feed that finished marks its checkpoint done, so resuming it once more feeds nothing twice.
+      writeCheckpoint(options.checkpoint, { ...this.checkpoint(resume), position: null });
+      outcome.checkpointFile = options.checkpoint;
+    }
     if (this.stopping !== undefined) {
       outcome.stopped = this.stopping;
       this.stats.abandoned = this.unfinished.size;
@@ -381,6 +395,8 @@ export class Feeder {
     this.inflight--;
     const status = res.status;
     this.stats.response(status, res.body.length, (now - sentAt) * 1000);
+    this.windowLatencyMs += now - sentAt;
+    this.windowResponses++;
     if (status >= 200 && status < 300) {
       this.breaker.success();
       this.windowOk++;
@@ -495,9 +511,16 @@ export class Feeder {
       this.stop('breaker');
       return;
     }
-    this.throttle.sample(now, { ok: this.windowOk, throttled: this.windowThrottled, peakInflight: this.peakInflight });
+    this.throttle.sample(now, {
+      ok: this.windowOk,
+      throttled: this.windowThrottled,
+      peakInflight: this.peakInflight,
+      ...(this.windowResponses > 0 ? { latencyMs: this.windowLatencyMs / this.windowResponses } : {}),
+    });
     this.windowOk = 0;
     this.windowThrottled = 0;
+    this.windowLatencyMs = 0;
+    this.windowResponses = 0;
     this.peakInflight = this.inflight;
     this.updateWindow();
     this.pump();

@@ -1,5 +1,6 @@
 import { VespaBulkError } from '../errors.js';
 import { parseDocumentId, toDocumentPath } from '../document/id.js';
+import { isAssignOnly } from '../http/document-request.js';
 import { COLON, COMMA, LBRACE, QUOTE, RBRACE, decodeString, skipString, skipValue, skipWhitespace, syntaxError } from './json-scan.js';
 
 /**
@@ -106,19 +107,4 @@ export function isSafeToRepeat(op: FeedOperation): boolean {
   if (op.kind !== 'update') return true;
   if (op.fields === undefined) return true;
   return isAssignOnly(op.fields.toString('utf8'));
-}
-
-/** Whether an update's fields object (JSON text) holds nothing but `assign` operations. */
-export function isAssignOnly(fieldsJson: string): boolean {
-  try {
-    const fields = JSON.parse(fieldsJson) as Record<string, unknown>;
-    for (const v of Object.values(fields)) {
-      if (v === null || typeof v !== 'object') return false;
-      const keys = Object.keys(v);
-      if (keys.length !== 1 || keys[0] !== 'assign') return false;
-    }
-    return true;
-  } catch {
-    return false;
-  }
 }

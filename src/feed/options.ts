@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici';
+import type { Dispatcher, buildConnector } from 'undici';
 import type { Readable } from 'node:stream';
 import type { RetryPolicy } from '../http/retry-delay.js';
 import type { OperationKind } from './operation.js';
@@ -58,6 +58,8 @@ export interface FeedOptions {
   onResult?: (result: OperationResult) => void;
   /** Use this dispatcher instead of an own pool (not closed at the end). */
   dispatcher?: Dispatcher;
+  /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)` from src/http/tls.ts. */
+  tls?: buildConnector.BuildOptions;
   /** What `-` reads. Default process.stdin. */
   stdin?: Readable;
   /** Gather the writes of one event-loop turn into one syscall. Default true. */

@@ -44,6 +44,8 @@ export interface ThrottleWindow {
   throttled: number;
   /** Highest number in flight seen during the window. */
   peakInflight: number;
+  /** Mean response latency in the window, when known: a measurement must span a few round trips to mean anything. */
+  latencyMs?: number;
 }
 
 export class FixedThrottle implements Throttle {
@@ -66,6 +68,9 @@ export class AdaptiveThrottle implements Throttle {
   private probeMs = 0;
   private probeCount = 0;
   private holdUntil = 0;
+  private lastCut = Number.NEGATIVE_INFINITY;
+  /** Windows gathered towards the next measurement. */
+  private readonly acc = { ok: 0, peak: 0 };
 
   constructor(options: ThrottleOptions = {}) {
     this.min = Math.max(1, options.min ?? 8);
@@ -90,22 +95,35 @@ export class AdaptiveThrottle implements Throttle {
   }
 
   sample(now: number, w: ThrottleWindow): void {
-    const elapsed = this.lastTime === undefined ? this.options.windowMs : Math.max(1, now - this.lastTime);
-    this.lastTime = now;
+    const roundTripMs = w.latencyMs ?? 0;
     if (w.throttled > 0) {
+      // One cut per round trip: 429s for requests sent before the last cut say nothing new.
+      if (now - this.lastCut < Math.max(this.options.windowMs, roundTripMs)) return;
+      this.lastCut = now;
       // Cut to below what was actually in flight when the cluster said no: the limit may have been far above it.
-      const base = Math.min(this.current, Math.max(w.peakInflight, this.min));
+      const base = Math.min(this.current, Math.max(w.peakInflight, this.acc.peak, this.min));
       this.set(Math.floor(base * this.options.decrease));
       this.phase = 'steady';
       this.resetProbe();
+      this.resetAccumulated(now);
       this.holdUntil = now + this.options.holdMs;
       return;
     }
+    // Gather windows until the measurement spans two round trips, so a slow cluster is not misread.
+    if (this.lastTime === undefined) this.lastTime = now - this.options.windowMs;
+    this.acc.ok += w.ok;
+    this.acc.peak = Math.max(this.acc.peak, w.peakInflight);
+    const elapsed = now - this.lastTime;
+    if (elapsed < Math.max(this.options.windowMs, 2 * roundTripMs) - 1e-9) return;
+    const ok = this.acc.ok;
+    const peak = this.acc.peak;
+    this.resetAccumulated(now);
     // When fewer than the limit were in flight, the limit was not what held throughput back: learn nothing.
-    const saturated = w.peakInflight >= this.current * 0.9;
+    const saturated = peak >= this.current * 0.9;
     if (!saturated) return;
-    const rate = (w.ok * 1000) / elapsed;
+    const rate = (ok * 1000) / elapsed;
     if (this.phase === 'start') {
+      if (rate === 0) return;
       if (this.lastStartRate === 0 || rate > this.lastStartRate * 1.1) {
         this.lastStartRate = Math.max(rate, this.lastStartRate);
         this.set(this.current * 2);
@@ -116,7 +134,7 @@ export class AdaptiveThrottle implements Throttle {
       return;
     }
     if (now < this.holdUntil) return;
-    this.probeOk += w.ok;
+    this.probeOk += ok;
     this.probeMs += elapsed;
     if (++this.probeCount < this.options.probeWindows) return;
     const probeRate = (this.probeOk * 1000) / this.probeMs;
@@ -134,6 +152,12 @@ export class AdaptiveThrottle implements Throttle {
       this.resetProbe();
       this.holdUntil = now + this.options.holdMs;
     }
+  }
+
+  private resetAccumulated(now: number): void {
+    this.lastTime = now;
+    this.acc.ok = 0;
+    this.acc.peak = 0;
   }
 
   private resetProbe(): void {

@@ -1,9 +1,8 @@
-import type { Dispatcher } from 'undici';
+import type { Dispatcher, buildConnector } from 'undici';
 import { toDocumentPath } from '../document/id.js';
 import { createPool, headersToObject, parseBody, send, splitEndpoint } from './transport.js';
-import { documentQuery, wrapFields, type DocumentParams } from './document-request.js';
+import { documentQuery, isAssignOnly, wrapFields, type DocumentParams } from './document-request.js';
 import { VespaBulkError } from '../errors.js';
-import { isAssignOnly } from '../feed/operation.js';
 
 export type { DocumentParams } from './document-request.js';
 
@@ -20,6 +19,8 @@ export interface DocumentClientOptions {
   timeoutMs?: number;
   /** Use this dispatcher instead of creating a pool (it is not closed by close()). */
   dispatcher?: Dispatcher;
+  /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)` from tls.ts. */
+  tls?: buildConnector.BuildOptions;
 }
 
 export interface DocumentResponse {
@@ -46,7 +47,7 @@ export class DocumentClient {
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
       options.dispatcher ??
-      createPool({ origin, connections: options.connections ?? 4, pipelining: options.pipelining ?? 1, timeoutMs: options.timeoutMs });
+      createPool({ origin, connections: options.connections ?? 4, pipelining: options.pipelining ?? 1, timeoutMs: options.timeoutMs, tls: options.tls });
   }
 
   get(id: string, params?: DocumentParams): Promise<DocumentResponse> {

@@ -51,3 +51,22 @@ export function wrapFields(raw: Buffer | string | object): Buffer {
 export function formatTimeout(ms: number): string {
   return `${Math.max(1, Math.round(ms))}ms`;
 }
+
+/**
+ * Whether an update's fields object (JSON text) holds nothing but `assign` operations, so that applying it
+ * twice leaves the same document. increment, add, remove and the rest would apply twice.
+ */
+export function isAssignOnly(fieldsJson: string): boolean {
+  try {
+    const fields = JSON.parse(fieldsJson) as Record<string, unknown>;
+    if (fields === null || typeof fields !== 'object') return false;
+    for (const v of Object.values(fields)) {
+      if (v === null || typeof v !== 'object') return false;
+      const keys = Object.keys(v);
+      if (keys.length !== 1 || keys[0] !== 'assign') return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}

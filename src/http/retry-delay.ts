@@ -73,7 +73,10 @@ export function retryDelay(input: RetryInput, policy: RetryPolicy = defaultRetry
   const exponential = Math.min(cap, base * policy.factor ** Math.max(0, input.attempt - 1));
   const random = input.random ?? Math.random;
   let delay = exponential * (1 - policy.jitter) + exponential * policy.jitter * random();
-  if (input.retryAfterMs !== undefined && input.retryAfterMs > delay) delay = Math.min(input.retryAfterMs, cap);
+  // The server knows best how long it needs; the feed-block cap still bounds a pathological Retry-After.
+  if (input.retryAfterMs !== undefined && input.retryAfterMs > delay) {
+    delay = Math.min(input.retryAfterMs, Math.max(cap, policy.feedBlockMaxDelayMs));
+  }
   delay = Math.max(1, Math.round(delay));
   if (input.remainingMs !== undefined && delay >= input.remainingMs) return 0;
   return delay;

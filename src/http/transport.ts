@@ -1,4 +1,4 @@
-import { Pool, type Dispatcher } from 'undici';
+import { Pool, type Dispatcher, type buildConnector } from 'undici';
 import { VespaBulkError } from '../errors.js';
 import { batchingConnector } from './batching-connector.js';
 
@@ -18,6 +18,8 @@ export interface PoolOptions {
   timeoutMs?: number;
   /** Gather writes of one event-loop turn into one syscall. Default true. */
   batchWrites?: boolean;
+  /** TLS options for https endpoints (ca, cert, key...), e.g. from `connectOptions()` in tls.ts. */
+  tls?: buildConnector.BuildOptions;
 }
 
 export function createPool(options: PoolOptions): Pool {
@@ -29,7 +31,7 @@ export function createPool(options: PoolOptions): Pool {
     bodyTimeout: timeout,
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 600_000,
-    ...(options.batchWrites === false ? {} : { connect: batchingConnector() }),
+    ...(options.batchWrites === false ? (options.tls ? { connect: options.tls } : {}) : { connect: batchingConnector(options.tls) }),
   });
 }
 

@@ -1,6 +1,9 @@
+import { bearerChecker, checkClientCertificate, type AccessVerdict, type ServerTlsOptions } from './auth.js';
 import { Faults, type FaultSettings } from './faults.js';
 import { createRequestHandler, type HandlerState } from './handler.js';
-import { createListener } from './listener.js';
+import { sendJson, type AnyResponse } from './http-response.js';
+import { createListener, type RequestListener } from './listener.js';
+import { handlerErrorBody } from './responses.js';
 import { DocumentStore } from './store.js';
 
 /**
@@ -23,14 +26,23 @@ export interface DocumentServerOptions {
   visitChunkDocuments?: number;
   /** Document types stored in the global bucket space (seen only by visits with bucketSpace=global). Default none. */
   globalDocumentTypes?: string[];
+  /** Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this certificate; optionally demand client certificates. */
+  tls?: ServerTlsOptions;
+  /**
+   * Require `Authorization: Bearer <token>` on every request except the simulator's own /_sim/ admin paths
+   * (tests and operators change faults without credentials): missing 401, wrong 403.
+   */
+  token?: string;
 }
+
+export type { ServerTlsOptions } from './auth.js';
 
 export type { FaultSettings } from './faults.js';
 export { DocumentStore } from './store.js';
 export type { StoredDocument, SeedDocument } from './store.js';
 
 export interface DocumentServer {
-  /** 'http://127.0.0.1:<port>' */
+  /** 'http://127.0.0.1:<port>', or https:// with `tls`. */
   url: string;
   port: number;
   store: DocumentStore;
@@ -55,7 +67,7 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     visitChunkDocuments: Math.max(1, options.visitChunkDocuments ?? 1000),
     log: requestLogger(options.requestLog),
   };
-  const listener = createListener(createRequestHandler(state));
+  const listener = createListener(guarded(createRequestHandler(state), options, state.log), { tls: options.tls });
   await new Promise<void>((resolve, reject) => {
     listener.server.once('error', reject);
     listener.server.listen(options.port ?? 8080, host, () => {
@@ -67,7 +79,7 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
   const port = typeof address === 'object' && address !== null ? address.port : (options.port ?? 8080);
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
-    url: `http://${urlHost}:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
     store,
     faults: { get: () => faults.get(), set: (patch) => faults.set(patch) },
@@ -83,5 +95,31 @@ function requestLogger(option: boolean | NodeJS.WritableStream | undefined): ((l
   const out = option === true ? process.stderr : option;
   return (line) => {
     out.write(`${new Date().toISOString()} ${line}\n`);
+  };
+}
+
+/**
+ * The handler behind the access checks. Without a token and without optional client certificates this is the
+ * handler itself, so the cleartext path costs nothing extra.
+ */
+function guarded(handler: RequestListener, options: DocumentServerOptions, log: ((line: string) => void) | undefined): RequestListener {
+  const checkToken = options.token === undefined ? undefined : bearerChecker(options.token);
+  const checkCert = options.tls?.ca !== undefined && options.tls.requireClientCert !== true;
+  if (checkToken === undefined && !checkCert) return handler;
+  return (req, res) => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const pathId = q < 0 ? url : url.slice(0, q);
+    let verdict: AccessVerdict = checkCert ? checkClientCertificate(req.socket) : { ok: true };
+    if (verdict.ok && checkToken !== undefined && !pathId.startsWith('/_sim/')) verdict = checkToken(req.headers.authorization);
+    if (verdict.ok) {
+      handler(req, res);
+      return;
+    }
+    // The body is read and dropped so an HTTP/1.1 connection stays usable for the next request.
+    req.resume();
+    const headers = verdict.status === 401 ? { 'www-authenticate': 'Bearer realm="vespa"' } : undefined;
+    sendJson(res as AnyResponse, verdict.status, handlerErrorBody(pathId, verdict.message), headers);
+    if (log !== undefined) log(`${req.method} ${pathId} ${verdict.status} (${verdict.reason})`);
   };
 }

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
+import { serverTlsOptions, type ServerTlsOptions } from './auth.js';
 
 /**
  * One TCP port that speaks HTTP/1.1 (keep-alive, pipelining) and cleartext HTTP/2 with prior knowledge, as
@@ -19,7 +20,13 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-export function createListener(handler: RequestListener): Listener {
+export interface ListenerOptions {
+  /** Serve HTTPS instead: HTTP/2 and HTTP/1.1 chosen by ALPN, optionally demanding client certificates. */
+  tls?: ServerTlsOptions;
+}
+
+export function createListener(handler: RequestListener, options: ListenerOptions = {}): Listener {
+  if (options.tls !== undefined) return createTlsListener(handler, options.tls);
   const h1 = http.createServer({ keepAlive: true, noDelay: true }, handler);
   h1.keepAliveTimeout = idleTimeoutMs;
   h1.headersTimeout = idleTimeoutMs + 1000;
@@ -71,6 +78,47 @@ export function createListener(handler: RequestListener): Listener {
         for (const s of sockets) s.destroy();
         h1.close();
         h2.close();
+      }),
+  };
+}
+
+/**
+ * The TLS port: one secure HTTP/2 server that also takes HTTP/1.1 (allowHTTP1), the protocol agreed by ALPN
+ * (h2 first, then http/1.1), as the container does over TLS. A client certificate the CA did not sign is
+ * refused in the handshake when one is demanded.
+ */
+function createTlsListener(handler: RequestListener, tls: ServerTlsOptions): Listener {
+  const server = http2.createSecureServer(
+    {
+      ...serverTlsOptions(tls),
+      allowHTTP1: true,
+      ALPNProtocols: ['h2', 'http/1.1'],
+      settings: { maxConcurrentStreams: 512 },
+      maxSessionMemory: 64,
+    },
+    handler,
+  );
+  // The HTTP/1.1 side reads these as an http.Server would; 0 lets long visits and slow feeds run.
+  const h1Settings = server as unknown as { keepAliveTimeout: number; headersTimeout: number; requestTimeout: number };
+  h1Settings.keepAliveTimeout = idleTimeoutMs;
+  h1Settings.headersTimeout = idleTimeoutMs + 1000;
+  h1Settings.requestTimeout = 0;
+  server.on('sessionError', () => {});
+  // Refused handshakes (no or foreign client certificate, plain HTTP to the TLS port) only end that socket.
+  server.on('tlsClientError', (_err, socket) => socket.destroy());
+  const sockets = new Set<net.Socket>();
+  server.on('connection', (socket: net.Socket) => {
+    socket.setNoDelay(true);
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+  });
+  return {
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
       }),
   };
 }

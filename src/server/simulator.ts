@@ -6,6 +6,9 @@ import { startConfigServer, type ConfigServer, type ConfigServerOptions } from '
  * linked so that activating an application package restricts the document types the document interface
  * accepts, and deleting the application lifts the restriction again.
  */
+/**
+ * `tls` and `token` apply to both halves unless `config` sets its own.
+ */
 export interface SimulatorOptions extends DocumentServerOptions {
   /** Config server port; 0 = ephemeral; false = no config server. Default 19071. */
   configPort?: number | false;
@@ -32,6 +35,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       config = await startConfigServer({
         ...configOptions,
         contentClusters: configOptions?.contentClusters ?? documentOptions.clusters,
+        tls: configOptions?.tls ?? documentOptions.tls,
+        token: configOptions?.token ?? documentOptions.token,
         host: documentOptions.host,
         port: configPort,
         onActivate: ({ documentTypes }) => documents.setDocumentTypes(documentTypes),

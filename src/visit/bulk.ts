@@ -15,6 +15,8 @@ export interface BulkOptions extends Pick<VisitSelectionOptions, 'namespace' | '
   endpoint: string;
   kind: BulkKind;
   headers?: Record<string, string>;
+  /** Use this dispatcher (e.g. one set up for TLS) instead of an own connection; it is not closed. */
+  dispatcher?: Dispatcher;
   /** update-where: the update operations, `{"<field>":{"assign":...}}` (sent as `{"fields":...}`). */
   fields?: Record<string, unknown>;
   /** copy: the cluster the documents are copied to. */
@@ -111,7 +113,7 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   const started = performance.now();
   const url = new URL(options.endpoint);
   const prefix = url.pathname.replace(/\/+$/, '');
-  const pool = new Pool(url.origin, { connections: 1 });
+  const pool = options.dispatcher ?? new Pool(url.origin, { connections: 1 });
   const retry = { ...defaultVisitRetryPolicy, ...options.retry };
   const body = options.kind === 'update-where' ? Buffer.from(JSON.stringify({ fields: options.fields })) : undefined;
   const repeatable = safeToRepeat(options);
@@ -132,6 +134,7 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
       let problem: string;
       try {
         const res = await pool.request({
+          origin: url.origin,
           method: methodOf[options.kind],
           path: `${prefix}${visitPath(options)}${query === '' ? '' : `?${query}`}`,
           headers: { accept: 'application/json', ...(body && { 'content-type': 'application/json' }), ...options.headers },
@@ -177,7 +180,7 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
       await new Promise((r) => setTimeout(r, delay));
     }
   } finally {
-    await pool.destroy().catch(() => {});
+    if (options.dispatcher === undefined) await pool.destroy().catch(() => {});
   }
   if (!summary.ok && continuation !== undefined) summary.continuation = continuation;
   summary.seconds = (performance.now() - started) / 1000;
@@ -189,6 +192,7 @@ async function dryRun(options: BulkOptions): Promise<BulkSummary> {
   const v = visit({
     endpoint: options.endpoint,
     headers: options.headers,
+    dispatcher: options.dispatcher,
     namespace: options.namespace,
     documentType: options.documentType,
     selection: options.selection,

@@ -2,7 +2,7 @@ import { VespaBulkError } from '../errors.js';
 import { CheckpointWriter, emptyCheckpoint, hasProgress, loadCheckpoint, resumeStates, type Checkpoint } from './checkpoint.js';
 import { createEncoder, type BatchEncoder, type OutputFormat } from './formats.js';
 import type { VisitOptions } from './options.js';
-import { visitFingerprint } from './query.js';
+import { validateVisitOptions, visitFingerprint } from './query.js';
 import { fileSink, sliceFileName, stdoutSink, type Sink } from './sinks.js';
 import { startVisit, type VisitReport, type VisitRun } from './visitor.js';
 
@@ -42,6 +42,8 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   if (options.output !== undefined && options.output !== '-' && options.outputDir !== undefined) {
     throw new VespaBulkError('VB_USAGE', 'give --output or --output-dir, not both');
   }
+  // Before any output is opened (and a file truncated).
+  validateVisitOptions(options);
   const fingerprint = visitFingerprint(options);
   const previous = options.checkpoint === undefined ? undefined : await loadCheckpoint(options.checkpoint, fingerprint);
   const resumed = hasProgress(previous);
@@ -72,6 +74,8 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
 
   let run: VisitRun | undefined;
   const snapshot = async (): Promise<Checkpoint> => {
+    // Lines read but not yet handed to the output are handed on within this turn of the event loop.
+    for (let turns = 0; turns < 100 && run?.slices.some((s) => s.undelivered); turns++) await new Promise((r) => setImmediate(r));
     // Read the state first, then wait for the outputs: everything the state covers was written before it.
     const state = emptyCheckpoint(fingerprint);
     state.slices = { ...(previous?.slices ?? {}) };

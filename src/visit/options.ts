@@ -1,3 +1,4 @@
+import type { Dispatcher } from 'undici';
 import type { RetryPolicy } from '../http/retry-delay.js';
 
 /**
@@ -30,6 +31,11 @@ export interface VisitOptions extends VisitSelectionOptions {
   endpoint: string;
   /** Extra request headers (authentication...). */
   headers?: Record<string, string>;
+  /**
+   * Use this dispatcher (e.g. one set up for TLS) instead of an own pool of one connection per slice. It is
+   * not closed at the end.
+   */
+  dispatcher?: Dispatcher;
   /**
    * Number of slices the corpus is split in. Default 1. All of `sliceIds` are visited at once, each with
    * its own chain of continuations.

@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { classifyStatus, parseRetryAfter, retryDelay } from '../http/retry-delay.js';
 import type { VisitBatch, VisitEntry } from './entries.js';
@@ -6,6 +5,7 @@ import { ExactlyOnce } from './exactly-once.js';
 import { classifyParsedLine, classifyLinePrefix, LineSplitter, putPrefixLength, readStringValue, removePrefixLength, type LineKind } from './jsonl-lines.js';
 import type { SliceResumeState, VisitMessage, VisitRetryPolicy } from './options.js';
 import { readPlainJson } from './plain-json.js';
+import { readBody } from './body-reader.js';
 import { streamAccept, visitRequestPath } from './query.js';
 
 /**
@@ -15,6 +15,8 @@ import { streamAccept, visitRequestPath } from './query.js';
  */
 export interface SliceVisitorOptions {
   dispatcher: Dispatcher;
+  /** Scheme, host and port; an Agent picks its connection by it. */
+  origin: string;
   /** Path prefix of the endpoint ('' or '/prefix'). */
   pathPrefix: string;
   visitPath: string;
@@ -92,6 +94,11 @@ export class SliceVisitor {
 
   /** Set while a request runs: a new document or token was seen. */
   private progressed = false;
+  /**
+   * Lines were read (the token and the delivered ids may have moved) but their documents are not handed on
+   * yet; a checkpoint waits until this is false, so it never covers a document the output has not got.
+   */
+  undelivered = false;
   private tokenChanged = false;
 
   constructor(private readonly options: SliceVisitorOptions) {
@@ -193,6 +200,7 @@ export class SliceVisitor {
     let response: Dispatcher.ResponseData;
     try {
       response = await o.dispatcher.request({
+        origin: o.origin,
         method: 'GET',
         path,
         headers: { accept: o.stream ? streamAccept : 'application/json', ...o.headers },
@@ -232,19 +240,25 @@ export class SliceVisitor {
     };
     let entries: VisitEntry[] = [];
     const onLine = (buf: Buffer, start: number, end: number): void => this.onJsonlLine(buf, start, end, entries, tail);
-    for await (const chunk of coalescedChunks(body)) {
-      o.onBytes?.(chunk.length);
-      splitter.push(chunk, onLine);
-      if (entries.length > 0) {
+    await readBody(
+      body,
+      (chunk) => {
+        o.onBytes?.(chunk.length);
+        this.undelivered = true;
+        splitter.push(chunk, onLine);
+      },
+      () => {
+        this.undelivered = false;
         const batch = entries;
         entries = [];
-        await this.deliver(batch);
-      }
-      if (this.tokenChanged) {
-        this.tokenChanged = false;
-        o.onState?.(this);
-      }
-    }
+        const result = batch.length === 0 ? undefined : this.deliver(batch);
+        if (this.tokenChanged) {
+          this.tokenChanged = false;
+          o.onState?.(this);
+        }
+        return result;
+      },
+    );
     const rest = splitter.takeRest();
     if (rest !== undefined) onLine(rest, 0, rest.length);
     if (entries.length > 0) await this.deliver(entries);
@@ -299,10 +313,10 @@ export class SliceVisitor {
           this.progressed = true;
           this.tokenChanged = true;
         }
-        if (tail.statsSeen) {
-          tail.ended = true;
-          tail.token = token;
-        }
+        // The last line of a complete response is a continuation (after sessionStats, but an older server
+        // may send none): a body that ends cleanly on one is complete; a cut one ends in an error or elsewhere.
+        tail.ended = true;
+        tail.token = token;
         return;
       }
       case 'sessionStats':
@@ -324,12 +338,18 @@ export class SliceVisitor {
     }
   }
 
-  private async deliver(entries: VisitEntry[]): Promise<void> {
+  /** Hands documents on; returns a promise only when the consumer asks to wait. */
+  private deliver(entries: VisitEntry[]): void | Promise<void> {
+    let result: void | Promise<void>;
     try {
-      await this.options.deliver({ slice: this.sliceId, entries });
+      result = this.options.deliver({ slice: this.sliceId, entries });
     } catch (err) {
       throw new DeliveryFailure(err);
     }
+    if (result === undefined) return;
+    return result.catch((err: unknown) => {
+      throw new DeliveryFailure(err);
+    });
   }
 
   private accept(entry: VisitEntry, entries: VisitEntry[]): void {
@@ -388,43 +408,6 @@ export class SliceVisitor {
     if (typeof o.remove === 'string') this.accept({ kind: 'remove', id: o.remove, shape: 'feed', buf, start: 0, end: buf.length }, entries);
     else if (typeof o.put === 'string') this.accept({ kind: 'put', id: o.put, shape: 'feed', buf, start: 0, end: buf.length }, entries);
     else if (typeof o.id === 'string') this.accept({ kind: 'put', id: o.id, shape: 'document', buf, start: 0, end: buf.length }, entries);
-  }
-}
-
-/**
- * The body's bytes in as few chunks as possible: whatever has arrived is taken at once. A server that writes
- * a document per write makes one HTTP chunk each, and handling them one by one (a batch, a file write each)
- * would cost more than the documents themselves.
- */
-export async function* coalescedChunks(stream: Readable): AsyncIterable<Buffer> {
-  for (;;) {
-    const chunk = stream.read() as Buffer | null;
-    if (chunk !== null) {
-      yield chunk;
-      continue;
-    }
-    if (stream.errored) throw stream.errored;
-    if (stream.readableEnded || stream.destroyed) return;
-    await new Promise<void>((resolve, reject) => {
-      const done = (): void => {
-        cleanup();
-        resolve();
-      };
-      const fail = (err: Error): void => {
-        cleanup();
-        reject(err);
-      };
-      const cleanup = (): void => {
-        stream.off('readable', done);
-        stream.off('end', done);
-        stream.off('close', done);
-        stream.off('error', fail);
-      };
-      stream.on('readable', done);
-      stream.on('end', done);
-      stream.on('close', done);
-      stream.on('error', fail);
-    });
   }
 }
 

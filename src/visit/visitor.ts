@@ -46,7 +46,7 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Visi
   // A consumer failure stops every slice, not only the one that met it.
   const controller = new AbortController();
   const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
-  const pool = new Pool(url.origin, { connections: ids.length, pipelining: 1 });
+  const pool = options.dispatcher ?? new Pool(url.origin, { connections: ids.length, pipelining: 1 });
   const query = baseVisitQuery(options);
   const stream = options.stream ?? true;
   const requestTimeoutMs = options.requestTimeoutMs ?? timeoutMs(options.timeout, 180_000) + 30_000;
@@ -56,6 +56,7 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Visi
     (sliceId) =>
       new SliceVisitor({
         dispatcher: pool,
+        origin: url.origin,
         pathPrefix,
         visitPath: visitPath(options),
         query,
@@ -92,7 +93,7 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Visi
         slices: reports,
       };
     } finally {
-      await pool.destroy().catch(() => {});
+      if (options.dispatcher === undefined) await pool.destroy().catch(() => {});
     }
   })();
   return {

@@ -47,6 +47,11 @@ describe('retryDelay', () => {
 
   it('honours Retry-After and the deadline', () => {
     expect(retryDelay({ attempt: 1, status: 429, safeToRepeat: true, retryAfterMs: 3000, random: fixed })).toBe(3000);
+    // Longer than the 429 cap: still honoured, up to the feed-block cap.
+    expect(retryDelay({ attempt: 1, status: 429, safeToRepeat: true, retryAfterMs: 30_000, random: fixed })).toBe(30_000);
+    expect(retryDelay({ attempt: 1, status: 429, safeToRepeat: true, retryAfterMs: 3_600_000, random: fixed })).toBe(
+      defaultRetryPolicy.feedBlockMaxDelayMs,
+    );
     expect(retryDelay({ attempt: 1, status: 429, safeToRepeat: true, remainingMs: 10, random: fixed })).toBe(0);
   });
 

@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startDocumentServer } from '../../src/server/document-server.js';
 import { tempDir } from './helpers.js';
+import { startRecordingServer } from '../http/recording-server.js';
 
 const bin = resolve('bin/vespa-bulk.js');
 
@@ -73,6 +74,7 @@ describe('vespa-bulk feed (CLI)', () => {
     expect(s2['feeder.skipped.count']).toBeLessThanOrEqual(afterFirst);
     expect(s2['feeder.skipped.count'] + s2['feeder.ok.count']).toBe(n);
     expect(server.store.size()).toBe(n);
+    expect(JSON.parse(readFileSync(join(dir, 'cp.json'), 'utf8')).position).toBeNull();
   });
 
   it('reads stdin, names the default failure file, and exits 1 when something failed', async () => {
@@ -108,5 +110,17 @@ describe('vespa-bulk feed (CLI)', () => {
     const missing = await runCli(['feed', 'nope.jsonl'], { cwd: dir });
     expect(missing.code).toBe(2);
     expect(existsSync(join(dir, 'nope.jsonl'))).toBe(false);
+  });
+
+  it('sends --token and --header on every request', async () => {
+    const server = await startRecordingServer();
+    cleanups.push(server.close);
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    writeFileSync(join(dir, 'in.jsonl'), '{"remove":"id:ns:music::t"}\n');
+    const r = await runCli(['feed', '-t', server.url, '-q', '--token', 'tok123', '--header', 'X-Extra: yes', 'in.jsonl'], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(server.requests[0]!.headers.authorization).toBe('Bearer tok123');
+    expect(server.requests[0]!.headers['x-extra']).toBe('yes');
   });
 });

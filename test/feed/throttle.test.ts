@@ -22,7 +22,7 @@ function simulate(opts: { rate: number; baseLatencyMs: number; queueLimit: numbe
     ok += served;
     throttledTotal += throttled;
     rates.push(served * (1000 / windowMs));
-    opts.throttle.sample(t, { ok: served, throttled, peakInflight: limit });
+    opts.throttle.sample(t, { ok: served, throttled, peakInflight: limit, latencyMs });
   }
   return { ok, throttledTotal, rates };
 }
@@ -39,6 +39,17 @@ describe('AdaptiveThrottle', () => {
     expect(tail.reduce((a, b) => a + b, 0) / tail.length).toBeGreaterThan(18_000);
     // Near the knee: what the cluster serves plus its queue, not the maximum.
     expect(throttle.limit).toBeLessThanOrEqual(100 + 64);
+  });
+
+  it('ramps up and holds against a slow cluster too (400 ms round trips)', () => {
+    const throttle = new AdaptiveThrottle({ min: 8, max: 4096, initial: 32 });
+    const r = simulate({ rate: 2_000, baseLatencyMs: 400, queueLimit: 256, seconds: 60, throttle });
+    const firstFast = r.rates.findIndex((x) => x >= 1_800);
+    expect(firstFast).toBeGreaterThanOrEqual(0);
+    expect((firstFast + 1) * 100).toBeLessThanOrEqual(6000);
+    expect(r.throttledTotal / (r.ok + r.throttledTotal)).toBeLessThan(0.05);
+    const tail = r.rates.slice(-200);
+    expect(tail.reduce((a, b) => a + b, 0) / tail.length).toBeGreaterThan(1_800);
   });
 
   it('cuts multiplicatively on 429, to below what was in flight, but not under the minimum', () => {

@@ -134,6 +134,34 @@ describe('feeder requests', () => {
     expect(seen.get('/document/v1/ns/t/docid/inc')).toBe(1);
   });
 
+  it('never pipelines an unsafe update behind another request, so a cut connection cannot make undici resend it', async () => {
+    const arrivals = new Map<string, number>();
+    let cuts = 0;
+    const server = await startRecordingServer((req, res) => {
+      const path = req.url.split('?')[0]!;
+      arrivals.set(path, (arrivals.get(path) ?? 0) + 1);
+      if (path.endsWith('/cut') && cuts++ === 0) {
+        // Answer nothing and cut the connection once whatever was pipelined behind has arrived.
+        setTimeout(() => res.socket?.destroy(), 50);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+    cleanups.push(server.close);
+    const results: OperationResult[] = [];
+    await feed(
+      [
+        { put: 'id:ns:t::cut', fields: {} },
+        { update: 'id:ns:t::inc', fields: { n: { increment: 1 } } },
+        { put: 'id:ns:t::after', fields: {} },
+      ],
+      { endpoint: server.url, failures: false, connections: 1, pipelining: 8, retryPolicy: fast, onResult: (r) => results.push(r) },
+    );
+    expect(arrivals.get('/document/v1/ns/t/docid/inc')).toBe(1);
+    expect(results.every((r) => r.ok)).toBe(true);
+  });
+
   it('sends operations on one id one at a time, in input order', async () => {
     let inFlight = new Map<string, number>();
     let overlap = false;

@@ -54,6 +54,27 @@ describe('vespa-bulk visit and document commands', () => {
     expect(bad.stderr).toMatch(/--from 'last tuesday'/);
   });
 
+  it('update-where with --assign changes the selected documents, --dry-run only counts; --to-endpoint migrates', async () => {
+    const dry = await run(['update-where', 'ns/music', '--selection', 'music.year == 2009', '--assign', 'title="nine"', '--dry-run', '-t', s.url, '--quiet']);
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ ok: true, dryRun: true, documentCount: 12 });
+    expect(s.store.get('id:ns:music::9')!.fields.title).toBe('t9');
+    const upd = await run(['update-where', 'ns/music', '--selection', 'music.year == 2009', '--assign', 'title="nine"', '-t', s.url, '--quiet']);
+    expect(upd.code).toBe(0);
+    expect(JSON.parse(upd.stdout)).toMatchObject({ ok: true, documentCount: 12 });
+    expect(s.store.all().filter((d) => d.fields.title === 'nine').map((d) => d.fields.year)).toEqual(Array(12).fill(2009));
+
+    const other = await startDocumentServer({ port: 0 });
+    try {
+      const m = await run(['visit', 'ns/music', '-t', s.url, '--slices', '2', '--to-endpoint', other.url, '--quiet']);
+      expect(m.code).toBe(0);
+      expect(JSON.parse(m.stdout)).toMatchObject({ ok: true, feed: { 'feeder.ok.count': 120 } });
+      expect(other.store.all().map((d) => d.id).sort()).toEqual(s.store.all().map((d) => d.id).sort());
+    } finally {
+      await other.close();
+    }
+  });
+
   it('get, put, update and remove one document; 404 and 412 are clear failures', async () => {
     const put = await run(['put', 'id:ns:music::new', '{"fields":{"title":"hello","year":1999}}', '-t', s.url]);
     expect(put.code).toBe(0);

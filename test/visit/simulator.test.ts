@@ -1,9 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
 import { visit } from '../../src/visit/visit.js';
+import type { VisitRun } from '../../src/visit/visitor.js';
 import { exportDocuments } from '../../src/visit/export.js';
 import { bulkOperation } from '../../src/visit/bulk.js';
 import { migrate } from '../../src/visit/migrate.js';
@@ -184,6 +186,37 @@ describe('visiting the simulator', () => {
     const array = JSON.parse(readFileSync(json, 'utf8')) as Array<{ put: string; fields: unknown }>;
     expect(array).toHaveLength(300);
     expect(strip(array.map((o) => ({ id: o.put, fields: o.fields as Record<string, unknown> })))).toEqual(strip(a.store.all()));
+  });
+
+  it('visits the whole cluster without a type, and compresses .gz output', async () => {
+    const s = await server();
+    s.store.seed(music(50));
+    s.store.seed([{ id: 'id:other:book::1', fields: { t: 1 } }]);
+    const all = await collect({ endpoint: s.url, cluster: 'content', slices: 2 });
+    expect(all.docs.map((d) => d.id).sort()).toEqual([...music(50).map((d) => d.id), 'id:other:book::1'].sort());
+    const dir = tempDir();
+    const file = join(dir, 'all.jsonl.gz');
+    const summary = await exportDocuments({ endpoint: s.url, cluster: 'content', output: file });
+    expect(summary.documents).toBe(51);
+    const lines = gunzipSync(readFileSync(file)).toString().trim().split('\n');
+    expect(lines).toHaveLength(51);
+    expect(readFileSync(file).length).toBeLessThan(summary.outputBytes);
+  });
+
+  it('a consumer that does not pull stops the HTTP reads instead of buffering', async () => {
+    const s = await server({ visitChunkDocuments: 1000 });
+    const filler = 'x'.repeat(1000);
+    s.store.seed(Array.from({ length: 20_000 }, (_, i) => ({ id: `id:ns:music::${i}`, fields: { filler, n: i } })));
+    let run: VisitRun | undefined;
+    const v = visit({ endpoint: s.url, namespace: 'ns', documentType: 'music' }, { onStart: (r) => (run = r) });
+    const it = v[Symbol.asyncIterator]();
+    expect((await it.next()).done).toBe(false);
+    // 20 MB would cross loopback in far less than this if nothing held the reads back.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(run!.documents()).toBeLessThan(10_000);
+    let n = 1;
+    while (!(await it.next()).done) n++;
+    expect(n).toBe(20_000);
   });
 
   it('--to migration leaves the two stores equal', async () => {

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Argv, CommandModule, PositionalOptions } from 'yargs';
 import { VespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
+import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import {
   activateSession,
   deleteApplication,
@@ -34,7 +35,7 @@ import { contentUrlToPath, formatApplicationStatus, formatChangeActions, formatC
  * Data (and --json results) go to stdout; the prepare log and progress go to stderr.
  */
 
-interface TargetArgs {
+interface TargetArgs extends SecurityArgs {
   'config-url': string;
   tenant: string;
   application: string;
@@ -46,7 +47,7 @@ interface TargetArgs {
 }
 
 function withTarget<T>(y: Argv<T>): Argv<T & TargetArgs> {
-  return y
+  return withSecurityOptions(y)
     .option('config-url', { type: 'string', default: 'http://localhost:19071', describe: 'Config server URL', group: 'Target:' })
     .option('tenant', { type: 'string', default: 'default', group: 'Target:' })
     .option('application', { type: 'string', default: 'default', group: 'Target:' })
@@ -65,7 +66,7 @@ function targetOf(argv: TargetArgs): DeployTarget {
     environment: argv.environment,
     region: argv.region,
     instance: argv.instance,
-    headers: parseHeaderFlags(argv.header),
+    security: securityFromArgs(argv, parseHeaderFlags(argv.header)),
   };
 }
 

@@ -1,6 +1,8 @@
 import type { Argv, CommandModule } from 'yargs';
 import { VespaBulkError, isVespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
+import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { formatDuration, formatRate, ProgressLine } from '../progress.js';
 import { Feeder, type FeedOutcome } from '../../feed/feeder.js';
 import { readCheckpoint } from '../../feed/checkpoint.js';
@@ -8,7 +10,7 @@ import { parseShard } from '../../feed/shard.js';
 import type { Compression, FeedOptions, OperationResult } from '../../feed/options.js';
 
 /** `vespa-bulk feed`: flags into FeedOptions, the outcome into a summary on stdout and an exit code. */
-interface FeedArgs {
+interface FeedArgs extends SecurityArgs {
   files?: string[];
   target: string;
   connections: number;
@@ -17,7 +19,7 @@ interface FeedArgs {
   timeout?: number;
   route?: string;
   trace?: number;
-  header?: string[];
+  header?: string | string[];
   compression: Compression;
   verbose: boolean;
   'max-retries': number;
@@ -43,7 +45,7 @@ Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures) sto
 Exit code: 0 all succeeded, 1 some failed or the feed was stopped, 2 bad usage.`;
 
 function builder(y: Argv): Argv<FeedArgs> {
-  return y
+  return withSecurityOptions(y)
     .positional('files', { type: 'string', array: true, describe: "Feed files ('-' for stdin, .gz decompressed)" })
     .option('target', { alias: 't', type: 'string', default: 'http://127.0.0.1:8080', describe: 'Container endpoint URL' })
     .option('connections', { type: 'number', default: 8, describe: 'HTTP/1.1 connections' })
@@ -52,7 +54,8 @@ function builder(y: Argv): Argv<FeedArgs> {
     .option('timeout', { type: 'number', describe: 'Per-operation deadline in seconds, across retries; also sent as ?timeout= (default 600, not sent)' })
     .option('route', { type: 'string', describe: 'Route for every operation' })
     .option('trace', { type: 'number', describe: 'Trace level 1-9, sent as ?tracelevel=' })
-    .option('header', { type: 'string', array: true, describe: "Extra header 'Name: value' (repeatable)" })
+    // Not an array option: that would swallow the file names after it. Repeated flags still collect.
+    .option('header', { type: 'string', describe: "Extra header 'Name: value' (repeatable)" })
     .option('compression', { choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip bodies over 512 bytes: auto = unless the target is loopback' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Print every failed operation and its reason on stderr' })
     .option('max-retries', { type: 'number', default: 10, describe: 'Retries for 503, 502, 504 and transport errors' })
@@ -96,13 +99,15 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
   }
   const options: FeedOptions = {
     endpoint: argv.target,
-    headers: parseHeaderFlags(argv.header),
     connections: argv.connections,
     pipelining: argv.pipelining,
     compression: argv.compression,
     maxRetries: argv['max-retries'],
     maxFailureSeconds: argv['max-failure-seconds'],
   };
+  const security = securityFromArgs(argv, parseHeaderFlags(argv.header === undefined ? [] : ([] as string[]).concat(argv.header)));
+  options.headers = securityHeaders(security);
+  if (needsTlsMaterial(security)) options.tls = connectOptions(security);
   if (argv.inflight !== undefined) options.inflight = argv.inflight;
   if (argv.timeout !== undefined) options.timeoutMs = argv.timeout * 1000;
   if (argv.route !== undefined) options.route = argv.route;

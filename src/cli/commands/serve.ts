@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
+import type { ServerTlsOptions } from '../../server/auth.js';
 import { startSimulator } from '../../server/simulator.js';
 import { VespaBulkError } from '../../errors.js';
 
@@ -21,6 +23,40 @@ interface ServeArgs {
   'reindex-duration-ms': number;
   seed: number;
   'request-log': boolean;
+  'tls-cert'?: string;
+  'tls-key'?: string;
+  'tls-ca'?: string;
+  'require-client-cert': boolean;
+  token?: string;
+}
+
+/** Environment variable holding the token the simulator demands (keeps it out of shell history). */
+export const simTokenEnv = 'VESPA_BULK_SIM_TOKEN';
+
+function readPem(flag: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new VespaBulkError('VB_USAGE', `${flag}: cannot read '${file}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+  }
+}
+
+/** The TLS options of the flags, or undefined for cleartext; half a pair is a usage error. */
+export function serveTlsOf(args: Pick<ServeArgs, 'tls-cert' | 'tls-key' | 'tls-ca' | 'require-client-cert'>): ServerTlsOptions | undefined {
+  const cert = args['tls-cert'];
+  const key = args['tls-key'];
+  if (cert === undefined && key === undefined) {
+    if (args['tls-ca'] !== undefined || args['require-client-cert']) throw new VespaBulkError('VB_USAGE', '--tls-ca and --require-client-cert need --tls-cert and --tls-key');
+    return undefined;
+  }
+  if (cert === undefined || key === undefined) throw new VespaBulkError('VB_USAGE', '--tls-cert and --tls-key go together');
+  if (args['require-client-cert'] && args['tls-ca'] === undefined) throw new VespaBulkError('VB_USAGE', '--require-client-cert needs --tls-ca, the CA client certificates must be signed by');
+  return {
+    cert: readPem('--tls-cert', cert),
+    key: readPem('--tls-key', key),
+    ...(args['tls-ca'] !== undefined ? { ca: readPem('--tls-ca', args['tls-ca']) } : {}),
+    requireClientCert: args['require-client-cert'],
+  };
 }
 
 const serve: CommandModule<object, ServeArgs> = {
@@ -45,14 +81,26 @@ const serve: CommandModule<object, ServeArgs> = {
       .option('converge-delay-ms', { type: 'number', default: 1000, describe: 'Time after activation until services converge' })
       .option('reindex-duration-ms', { type: 'number', default: 2000, describe: 'Time a reindexing takes at speed 1' })
       .option('seed', { type: 'number', default: 1, describe: 'Seed of the fault randomness' })
-      .option('request-log', { type: 'boolean', default: false, describe: 'Log each request to stderr' }),
+      .option('request-log', { type: 'boolean', default: false, describe: 'Log each request to stderr' })
+      .option('tls-cert', { type: 'string', describe: 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate', group: 'Security:' })
+      .option('tls-key', { type: 'string', describe: 'Private key (PEM) of --tls-cert', group: 'Security:' })
+      .option('tls-ca', { type: 'string', describe: 'Ask clients for a certificate signed by this CA (PEM); a foreign one gets 403', group: 'Security:' })
+      .option('require-client-cert', { type: 'boolean', default: false, describe: 'Refuse clients without a certificate signed by --tls-ca at the handshake', group: 'Security:' })
+      // No yargs default: --help would print the secret.
+      .option('token', { type: 'string', describe: `Require 'Authorization: Bearer <token>' (default: $${simTokenEnv}); /_sim/ paths stay open`, group: 'Security:' }),
   handler: async (args) => {
     const errorStatuses = args['error-statuses'].split(',').map((s) => Number(s.trim()));
     if (errorStatuses.some((s) => !Number.isInteger(s) || s < 100 || s > 599)) {
       throw new VespaBulkError('VB_USAGE', `--error-statuses '${args['error-statuses']}': expected comma-separated HTTP statuses`);
     }
+    const tls = serveTlsOf(args);
+    const envToken = process.env[simTokenEnv];
+    const token = args.token ?? (envToken !== undefined && envToken !== '' ? envToken : undefined);
+    if (token !== undefined && token.trim() === '') throw new VespaBulkError('VB_USAGE', '--token must not be empty');
     const sim = await startSimulator({
       host: args.host,
+      tls,
+      token,
       port: args.port,
       configPort: args.config ? args['config-port'] : false,
       clusters: args.clusters.split(',').map((s) => s.trim()).filter(Boolean),
@@ -73,6 +121,8 @@ const serve: CommandModule<object, ServeArgs> = {
     });
     process.stderr.write(`document interface: ${sim.url}/document/v1/\n`);
     if (sim.configUrl) process.stderr.write(`config server:      ${sim.configUrl}/application/v2/\n`);
+    if (tls) process.stderr.write(`tls:                HTTP/2 and HTTP/1.1 by ALPN${tls.requireClientCert ? '; client certificate signed by --tls-ca required' : tls.ca ? '; client certificates checked against --tls-ca' : ''}\n`);
+    if (token !== undefined) process.stderr.write('auth:               bearer token required (except /_sim/)\n');
     process.stderr.write('faults:             PUT /_sim/faults on the document port; Ctrl-C stops\n');
     await new Promise<void>((resolve) => {
       const stop = (): void => resolve();

@@ -1,8 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { servedDocumentTypes, type PackageFormat } from './app-package.js';
 import { ConfigServerError, Deployments, type Application, type PrepareOutcome, type Session } from './deployments.js';
 import { parseContentPath, listDirectory, contentTypeOf } from './package-content.js';
+import { bearerChecker, checkClientCertificate, serverTlsOptions, type AccessVerdict, type ServerTlsOptions } from '../auth.js';
 
 /** The simulated config server (Vespa's deployment interface, normally port 19071). */
 export interface ConfigServerOptions {
@@ -26,10 +28,14 @@ export interface ConfigServerOptions {
   onActivate?: (activated: { documentTypes: string[]; generation: number }) => void;
   /** Called after the application is deleted. */
   onDelete?: () => void;
+  /** Serve HTTPS (HTTP/1.1) with this certificate; optionally demand client certificates signed by `ca`. */
+  tls?: ServerTlsOptions;
+  /** Require `Authorization: Bearer <token>` on every request: missing 401 UNAUTHORIZED, wrong 403 FORBIDDEN. */
+  token?: string;
 }
 
 export interface ConfigServer {
-  /** e.g. http://127.0.0.1:19071 */
+  /** e.g. http://127.0.0.1:19071 (https:// with `tls`) */
   url: string;
   port: number;
   close(): Promise<void>;
@@ -49,13 +55,25 @@ export async function startConfigServer(options: ConfigServerOptions = {}): Prom
     tenants: options.tenants ?? ['default'],
     now: Date.now,
   });
-  const context: Context = { deployments, options, maxPackageBytes: options.maxPackageBytes ?? 100 * 1024 * 1024 };
-  const server = createServer((req, res) => {
+  const scheme = options.tls ? 'https' : 'http';
+  const context: Context = {
+    deployments,
+    options,
+    maxPackageBytes: options.maxPackageBytes ?? 100 * 1024 * 1024,
+    scheme,
+    checkToken: options.token === undefined ? undefined : bearerChecker(options.token),
+    checkCert: options.tls?.ca !== undefined && options.tls.requireClientCert !== true,
+  };
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handle(context, req, res).catch((err: unknown) => {
       const error = err instanceof ConfigServerError ? err : new ConfigServerError(500, 'INTERNAL_SERVER_ERROR', err instanceof Error ? err.message : String(err));
-      sendJson(res, error.status, { 'error-code': error.errorCode, message: error.message });
+      const headers = error.status === 401 ? { 'www-authenticate': 'Bearer realm="vespa"' } : undefined;
+      sendJson(res, error.status, { 'error-code': error.errorCode, message: error.message }, headers);
     });
-  });
+  };
+  const server = options.tls ? createHttpsServer(serverTlsOptions(options.tls), onRequest) : createServer(onRequest);
+  // Refused handshakes (no or foreign client certificate) only end that socket.
+  server.on('tlsClientError', (_err: Error, socket: { destroy(): void }) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 19071, host, () => {
@@ -66,7 +84,7 @@ export async function startConfigServer(options: ConfigServerOptions = {}): Prom
   const port = (server.address() as AddressInfo).port;
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   return {
-    url: `http://${urlHost}:${port}`,
+    url: `${scheme}://${urlHost}:${port}`,
     port,
     close: () =>
       new Promise<void>((resolve) => {
@@ -80,6 +98,20 @@ interface Context {
   deployments: Deployments;
   options: ConfigServerOptions;
   maxPackageBytes: number;
+  scheme: 'http' | 'https';
+  checkToken: ((authorization: string | undefined) => AccessVerdict) | undefined;
+  checkCert: boolean;
+}
+
+const verdictCodes = { 401: 'UNAUTHORIZED', 403: 'FORBIDDEN' } as const;
+
+/** Throws the 401/403 a request without the right credentials gets; the body is drained first. */
+function checkAccess(context: Context, req: IncomingMessage): void {
+  let verdict: AccessVerdict = context.checkCert ? checkClientCertificate(req.socket) : { ok: true };
+  if (verdict.ok && context.checkToken !== undefined) verdict = context.checkToken(req.headers.authorization);
+  if (verdict.ok) return;
+  req.resume();
+  throw new ConfigServerError(verdict.status, verdictCodes[verdict.status], verdict.message);
 }
 
 interface Request {
@@ -92,6 +124,7 @@ interface Request {
 }
 
 async function handle(context: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  checkAccess(context, req);
   const raw = req.url ?? '/';
   const q = raw.indexOf('?');
   // Not `new URL()`: it would resolve `..` and `%2e%2e` before we can refuse them.
@@ -100,7 +133,7 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
     method: req.method ?? 'GET',
     segments: path.split('/').slice(1),
     query: new URLSearchParams(q === -1 ? '' : raw.slice(q + 1)),
-    base: `http://${req.headers.host ?? 'localhost'}`,
+    base: `${context.scheme}://${req.headers.host ?? 'localhost'}`,
     req,
   };
   const s = request.segments;
@@ -364,12 +397,12 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Uint8Array
   return Buffer.concat(chunks);
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  send(res, status, 'application/json', JSON.stringify(body));
+function sendJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+  send(res, status, 'application/json', JSON.stringify(body), headers);
 }
 
-function send(res: ServerResponse, status: number, contentType: string, body: string | Uint8Array): void {
+function send(res: ServerResponse, status: number, contentType: string, body: string | Uint8Array, headers?: Record<string, string>): void {
   if (res.headersSent) return;
-  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
 }

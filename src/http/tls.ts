@@ -1,0 +1,182 @@
+import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
+import { Agent, type buildConnector, type Dispatcher } from 'undici';
+import { VespaBulkError } from '../errors.js';
+import { maskHeaders } from './headers.js';
+
+/**
+ * How a client proves who it is and whom it trusts: TLS trust and client certificate (mutual TLS), a bearer
+ * token, and extra headers (an authenticating proxy). Shared by feed, visit, document and deploy.
+ *
+ * `ca`, `cert` and `key` are file paths; a value that itself starts with `-----BEGIN` is taken as the PEM
+ * text (the official CLI's VESPA_CLI_DATA_PLANE_CERT etc. carry PEM inline).
+ */
+export interface SecurityOptions {
+  /** CA certificate(s) to trust instead of the system's (PEM file). */
+  ca?: string;
+  /** Client certificate for mutual TLS (PEM file); needs `key`. */
+  cert?: string;
+  /** Private key of `cert` (PEM file). */
+  key?: string;
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  /** Extra request headers, e.g. for a proxy; values of secret-looking headers are masked in output. */
+  headers?: Record<string, string>;
+}
+
+/** TLS material read from the files of SecurityOptions, ready for node:tls / undici. */
+export interface TlsMaterial {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
+/**
+ * Environment variables, first match wins per field. The VESPA_CLI_* names are the ones the official Vespa CLI
+ * reads for the data plane (`*_FILE` hold paths, the others PEM text or the token itself).
+ */
+export const securityEnv = {
+  ca: ['VESPA_BULK_CA', 'VESPA_CLI_DATA_PLANE_CA_CERT_FILE', 'VESPA_CLI_DATA_PLANE_CA_CERT'],
+  cert: ['VESPA_BULK_CERT', 'VESPA_CLI_DATA_PLANE_CERT_FILE', 'VESPA_CLI_DATA_PLANE_CERT'],
+  key: ['VESPA_BULK_KEY', 'VESPA_CLI_DATA_PLANE_KEY_FILE', 'VESPA_CLI_DATA_PLANE_KEY'],
+  token: ['VESPA_BULK_TOKEN', 'VESPA_CLI_DATA_PLANE_TOKEN'],
+} as const;
+
+/** The flag each field comes from, for messages. */
+const flagOf = { ca: '--ca', cert: '--cert', key: '--key', token: '--token' } as const;
+
+/** SecurityOptions from environment variables (see `securityEnv`); empty values count as unset. */
+export function securityFromEnv(env: NodeJS.ProcessEnv = process.env): SecurityOptions {
+  const out: SecurityOptions = {};
+  for (const field of ['ca', 'cert', 'key', 'token'] as const) {
+    for (const name of securityEnv[field]) {
+      const value = env[name];
+      if (value !== undefined && value !== '') {
+        out[field] = value;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** True when requests need a dispatcher of their own (custom trust or a client certificate). */
+export function needsTlsMaterial(security: SecurityOptions | undefined): boolean {
+  return security?.ca !== undefined || security?.cert !== undefined || security?.key !== undefined;
+}
+
+function isInlinePem(value: string): boolean {
+  return value.trimStart().startsWith('-----BEGIN');
+}
+
+function readMaterial(field: 'ca' | 'cert' | 'key', value: string): Buffer {
+  if (isInlinePem(value)) return Buffer.from(value);
+  try {
+    return readFileSync(value);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    const env = securityEnv[field].join(' / ');
+    throw new VespaBulkError('VB_USAGE', `${flagOf[field]} (or ${env}): cannot read '${value}': ${code}`, { cause: err });
+  }
+}
+
+/**
+ * Reads and checks the TLS files: each must be readable, cert and key come together, and they must load as
+ * PEM (and match). Every problem is VB_USAGE naming the flag and the file, so it shows before any request.
+ */
+export function readTlsMaterial(security: SecurityOptions): TlsMaterial {
+  if ((security.cert === undefined) !== (security.key === undefined)) {
+    throw new VespaBulkError('VB_USAGE', security.cert === undefined ? '--key needs --cert (the client certificate it belongs to)' : '--cert needs --key (its private key)');
+  }
+  const material: TlsMaterial = {};
+  if (security.ca !== undefined) material.ca = readMaterial('ca', security.ca);
+  if (security.cert !== undefined) material.cert = readMaterial('cert', security.cert);
+  if (security.key !== undefined) material.key = readMaterial('key', security.key);
+  try {
+    if (material.ca) createSecureContext({ ca: material.ca });
+  } catch (err) {
+    throw new VespaBulkError('VB_USAGE', `--ca '${describeSource(security.ca!)}': not a PEM certificate: ${(err as Error).message}`, { cause: err });
+  }
+  try {
+    if (material.cert) createSecureContext({ cert: material.cert, key: material.key });
+  } catch (err) {
+    // Node's messages here name no secret, only what failed (e.g. "key values mismatch").
+    throw new VespaBulkError('VB_USAGE', `--cert '${describeSource(security.cert!)}' / --key '${describeSource(security.key!)}': cannot load the client certificate: ${(err as Error).message}`, { cause: err });
+  }
+  return material;
+}
+
+/** A file name as it may be shown; inline PEM (a key!) is never echoed. */
+function describeSource(value: string): string {
+  return isInlinePem(value) ? '(inline PEM)' : value;
+}
+
+/**
+ * undici `connect` options (also node:tls options) for the TLS material: pass to `new Agent({ connect })`,
+ * `new Pool(origin, { connect })` or `buildConnector()` / `batchingConnector()`. `servername` only when given:
+ * undici otherwise sends the origin's host name (SNI), which is what a pool for one origin wants.
+ */
+export function connectOptions(security: SecurityOptions, servername?: string): buildConnector.BuildOptions {
+  const material = needsTlsMaterial(security) ? readTlsMaterial(security) : {};
+  return {
+    ...(material.ca ? { ca: material.ca } : {}),
+    ...(material.cert ? { cert: material.cert, key: material.key } : {}),
+    ...(servername !== undefined ? { servername } : {}),
+  } as buildConnector.BuildOptions;
+}
+
+/** `{ authorization: 'Bearer <token>' }`, or nothing without a token. */
+export function authHeaders(security: SecurityOptions | undefined): Record<string, string> {
+  return security?.token ? { authorization: `Bearer ${security.token}` } : {};
+}
+
+/** Every header a request carries for security: the extra headers, then the token (which wins). */
+export function securityHeaders(security: SecurityOptions | undefined): Record<string, string> {
+  return { ...(security?.headers ?? {}), ...authHeaders(security) };
+}
+
+/** An undici Agent using the TLS material, or undefined when the global dispatcher does (no ca/cert/key). */
+export function createSecureDispatcher(security: SecurityOptions | undefined, options: Agent.Options = {}): Dispatcher | undefined {
+  if (!needsTlsMaterial(security)) return undefined;
+  return new Agent({ ...options, connect: { ...(options.connect as object | undefined), ...connectOptions(security!) } });
+}
+
+/** The secret strings of `security` (token, secret header values), to hand to `redact`. */
+export function secretsOf(security: SecurityOptions | undefined): string[] {
+  const secrets: string[] = [];
+  if (security?.token) secrets.push(security.token);
+  const headers = security?.headers ?? {};
+  const masked = maskHeaders(headers);
+  for (const [name, value] of Object.entries(headers)) {
+    if (masked[name] !== value && value !== '') {
+      secrets.push(value);
+      // "Bearer abc": the bare credential may be echoed without its scheme.
+      const space = value.indexOf(' ');
+      if (space > 0 && value.length - space > 4) secrets.push(value.slice(space + 1).trim());
+    }
+  }
+  return secrets;
+}
+
+/**
+ * `text` with every secret replaced by `***`, and the password of any URL userinfo too. Short secrets (under
+ * 4 characters) are left alone: masking them would garble ordinary text while protecting nothing.
+ */
+export function redact(text: string, secrets: readonly string[]): string {
+  let out = text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+):[^\s/@]+@/gi, '$1:***@');
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+    if (secret.length < 4) continue;
+    out = out.split(secret).join('***');
+  }
+  return out;
+}
+
+/** The hint a 401/403 deserves: which credential to check. Such answers are never retried. */
+export function authFailureHint(status: number): string {
+  return status === 401 ? 'credentials missing: check --token (or --cert/--key for mutual TLS)' : 'credentials refused: check --token / --cert';
+}
+
+/** True for the statuses that mean "your credentials": retrying cannot help. */
+export function isAuthFailure(status: number): boolean {
+  return status === 401 || status === 403;
+}

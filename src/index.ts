@@ -1,0 +1,23 @@
+/**
+ * vespa-bulk as a library. The CLI (`vespa-bulk`) is a thin shell over these exports.
+ */
+export { VespaBulkError, errorCodes, isVespaBulkError, describePlace, type ErrorCode, type ErrorPlace } from './errors.js';
+export {
+  parseDocumentId,
+  formatDocumentId,
+  toDocumentPath,
+  toVisitPath,
+  encodePathSegment,
+  type DocumentId,
+} from './document/id.js';
+export { retryDelay, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, type RetryInput } from './http/retry-delay.js';
+export { parseSelection, evaluateSelection, compileSelection, type Selection, type SelectionDocument } from './selection/index.js';
+
+// The simulator.
+export { startSimulator, type Simulator, type SimulatorOptions } from './server/simulator.js';
+export { startDocumentServer, type DocumentServer, type DocumentServerOptions } from './server/document-server.js';
+export { type FaultSettings } from './server/faults.js';
+export { startConfigServer, type ConfigServer, type ConfigServerOptions } from './server/config/config-server.js';
+
+// Deployment.
+export * from './deploy/index.js';

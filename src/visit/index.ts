@@ -1,0 +1,19 @@
+/** Visiting: the library half of `vespa-bulk visit`, the bulk operations and migration. */
+export { visit, VisitedDocument, VisitFailedError, type VisitIterable } from './visit.js';
+export { exportDocuments, type ExportOptions, type ExportSummary } from './export.js';
+export { bulkOperation, type BulkOptions, type BulkSummary, type BulkKind } from './bulk.js';
+export { migrate, type MigrateOptions, type MigrateSummary } from './migrate.js';
+export { startVisit, type VisitConsumer, type VisitReport, type VisitRun } from './visitor.js';
+export {
+  defaultVisitRetryPolicy,
+  type VisitOptions,
+  type VisitSelectionOptions,
+  type VisitRetryPolicy,
+  type SliceResumeState,
+  type VisitMessage,
+} from './options.js';
+export type { SliceReport } from './slice-visitor.js';
+export type { VisitBatch, VisitEntry } from './entries.js';
+export { parseTimeBound, parseTimeRange } from './time-range.js';
+export { outputFormats, type OutputFormat } from './formats.js';
+export { loadCheckpoint as loadVisitCheckpoint, type Checkpoint as VisitCheckpoint } from './checkpoint.js';

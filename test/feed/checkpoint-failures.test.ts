@@ -1,0 +1,60 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { readCheckpoint, writeCheckpoint, type Checkpoint } from '../../src/feed/checkpoint.js';
+import { FailureWriter, defaultFailuresPath } from '../../src/feed/failures.js';
+import { OperationSplitter, type RawItem } from '../../src/feed/splitter.js';
+import { tempDir } from './helpers.js';
+
+describe('checkpoint files', () => {
+  const cleanups: (() => void)[] = [];
+  afterEach(() => cleanups.splice(0).forEach((c) => c()));
+
+  it('round-trips and refuses files that are not checkpoints', () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const c: Checkpoint = { version: 1, inputs: ['a.jsonl', '-'], position: { input: 1, offset: 77, line: 3 }, written: 'now', reason: 'interrupted', ok: 5, errors: 1 };
+    writeCheckpoint(join(dir, 'cp.json'), c);
+    expect(readCheckpoint(join(dir, 'cp.json'))).toEqual(c);
+    expect(existsSync(join(dir, 'cp.json.tmp'))).toBe(false);
+    writeFileSync(join(dir, 'other.json'), '{"version":2}');
+    expect(() => readCheckpoint(join(dir, 'other.json'))).toThrow(/not a vespa-bulk feed checkpoint/);
+    expect(() => readCheckpoint(join(dir, 'missing.json'))).toThrow(expect.objectContaining({ code: 'VB_USAGE' }));
+  });
+});
+
+describe('FailureWriter', () => {
+  const cleanups: (() => void)[] = [];
+  afterEach(() => cleanups.splice(0).forEach((c) => c()));
+
+  it('writes one line per failure that reads back as the same operations, with reasons alongside', async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const w = new FailureWriter(join(dir, 'f.jsonl'));
+    const pretty = Buffer.from('{\n  "put": "id:a:b::1",\n  "fields": {"t": "x"}\n}');
+    w.write(pretty, { input: 'in.json', inputLine: 2, id: 'id:a:b::1', operation: 'put', status: 400, message: 'bad', attempts: 1 }, false);
+    w.write(Buffer.from('not json\nat all'), { input: 'in.json', inputLine: 9, message: 'not a JSON object', attempts: 0, code: 'VB_BAD_JSON' }, true);
+    await w.close();
+    const text = readFileSync(join(dir, 'f.jsonl'), 'utf8');
+    const items: RawItem[] = [];
+    const s = new OperationSplitter();
+    s.push(Buffer.from(text), items);
+    s.end(items);
+    expect(JSON.parse(items[0]!.bytes.toString())).toEqual(JSON.parse(pretty.toString()));
+    expect(text).toContain('not json\nat all\n');
+    const reasons = readFileSync(join(dir, 'f.jsonl.reasons.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(reasons).toEqual([
+      { line: 1, input: 'in.json', inputLine: 2, id: 'id:a:b::1', operation: 'put', status: 400, message: 'bad', attempts: 1 },
+      { line: 2, input: 'in.json', inputLine: 9, message: 'not a JSON object', attempts: 0, code: 'VB_BAD_JSON' },
+    ]);
+  });
+
+  it('creates no file when nothing failed', async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const w = new FailureWriter(join(dir, 'f.jsonl'));
+    await w.close();
+    expect(existsSync(join(dir, 'f.jsonl'))).toBe(false);
+    expect(defaultFailuresPath(new Date('2026-01-02T03:04:05.678Z'))).toBe('vespa-bulk-failures-20260102T030405Z.jsonl');
+  });
+});
