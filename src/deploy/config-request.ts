@@ -68,7 +68,7 @@ export async function configRequest(target: ResolvedTarget, req: ConfigRequest):
   } catch (err) {
     const code = (err as { code?: string }).code;
     const kind = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' ? 'VB_TIMEOUT' : 'VB_TRANSPORT';
-    const message = `${req.step} failed: cannot reach the config server at ${target.configUrl}: ${code ?? ''}${code ? ' ' : ''}${(err as Error).message}${tlsHint(code, err)}`;
+    const message = `${req.step} failed: cannot reach the config server at ${target.configUrl}: ${code ?? ''}${code ? ' ' : ''}${(err as Error).message}${tlsHint(code, err, url.protocol === 'https:')}`;
     throw new VespaBulkError(kind, redact(message, target.secrets), { cause: err });
   }
   const bytes = new Uint8Array(await response.body.arrayBuffer());
@@ -90,10 +90,12 @@ export async function configRequest(target: ResolvedTarget, req: ConfigRequest):
 }
 
 /** What a TLS failure usually means, in words the flags use. */
-function tlsHint(code: string | undefined, err: unknown): string {
+function tlsHint(code: string | undefined, err: unknown, https: boolean): string {
   const text = `${code ?? ''} ${(err as Error).message ?? ''} ${String((err as { cause?: { code?: string } }).cause?.code ?? '')}`;
   if (/SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|CERT_UNTRUSTED|unable to verify/i.test(text)) return ' (the server certificate is not trusted: check --ca)';
   if (/ERR_SSL|alert|certificate required|handshake/i.test(text)) return ' (TLS handshake refused: check --cert / --key and that the server trusts their CA)';
+  // Over TLS 1.3 a refused client certificate shows only as the server closing the connection.
+  if (https && code === 'UND_ERR_SOCKET') return ' (if the server requires a client certificate, check --cert / --key)';
   return '';
 }
 

@@ -92,6 +92,12 @@ export function readTlsMaterial(security: SecurityOptions): TlsMaterial {
   if (security.ca !== undefined) material.ca = readMaterial('ca', security.ca);
   if (security.cert !== undefined) material.cert = readMaterial('cert', security.cert);
   if (security.key !== undefined) material.key = readMaterial('key', security.key);
+  for (const field of ['ca', 'cert', 'key'] as const) {
+    // node:tls silently ignores a CA file without PEM blocks, which would only show later as an untrusted server.
+    if (material[field] !== undefined && !material[field].includes('-----BEGIN')) {
+      throw new VespaBulkError('VB_USAGE', `${flagOf[field]} '${describeSource(security[field]!)}': not a PEM file (no -----BEGIN line)`);
+    }
+  }
   try {
     if (material.ca) createSecureContext({ ca: material.ca });
   } catch (err) {

@@ -114,7 +114,8 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   const url = new URL(options.endpoint);
   const prefix = url.pathname.replace(/\/+$/, '');
   const pool = options.dispatcher ?? new Pool(url.origin, { connections: 1 });
-  const retry = { ...defaultVisitRetryPolicy, ...options.retry };
+  const merged = { ...defaultVisitRetryPolicy, ...options.retry };
+  const retry = { ...merged, maxRetries: merged.maxAttempts };
   const body = options.kind === 'update-where' ? Buffer.from(JSON.stringify({ fields: options.fields })) : undefined;
   const repeatable = safeToRepeat(options);
   const summary: BulkSummary = { kind: options.kind, ok: false, dryRun: false, documentCount: 0, requests: 0, retries: 0, seconds: 0 };

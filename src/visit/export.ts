@@ -107,13 +107,18 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   let report: VisitReport;
   try {
     report = await run.done;
-  } finally {
-    for (const { sink, encoder } of sinks.values()) {
-      const tail = encoder.end();
-      if (tail !== undefined) await sink.write([tail]);
+  } catch (err) {
+    await Promise.allSettled([...sinks.values()].map((s) => s.sink.close()));
+    if ((err as NodeJS.ErrnoException).code === 'EPIPE') {
+      throw new VespaBulkError('VB_ABORTED', 'the output was closed by its reader (e.g. | head); visit stopped', { cause: err });
     }
-    await Promise.all([...sinks.values()].map((s) => s.sink.close()));
+    throw err;
   }
+  for (const { sink, encoder } of sinks.values()) {
+    const tail = encoder.end();
+    if (tail !== undefined) await sink.write([tail]);
+  }
+  await Promise.all([...sinks.values()].map((s) => s.sink.close()));
   if (checkpoint !== undefined) await checkpoint.flush();
   return {
     ...report,

@@ -41,7 +41,9 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Visi
   const url = new URL(options.endpoint);
   const pathPrefix = url.pathname.replace(/\/+$/, '');
   const ids = sliceIdsOf(options);
-  const retry = { ...defaultVisitRetryPolicy, ...options.retry };
+  const merged = { ...defaultVisitRetryPolicy, ...options.retry };
+  // One bound for every kind of failure: maxAttempts.
+  const retry = { ...merged, maxRetries: merged.maxAttempts };
   // One connection per slice: each slice has at most one request in flight.
   // A consumer failure stops every slice, not only the one that met it.
   const controller = new AbortController();

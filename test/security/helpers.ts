@@ -71,8 +71,8 @@ export async function h2Request(
       ...options.headers,
     });
     stream.setTimeout(10_000, () => stream.close(http2.constants.NGHTTP2_CANCEL));
-    const [headers] = (await once(stream, 'response')) as [http2.IncomingHttpHeaders];
     stream.end(options.body);
+    const [headers] = (await once(stream, 'response')) as [http2.IncomingHttpHeaders];
     const chunks: Buffer[] = [];
     for await (const chunk of stream) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
