@@ -21,3 +21,27 @@ export { startConfigServer, type ConfigServer, type ConfigServerOptions } from '
 
 // Deployment.
 export * from './deploy/index.js';
+
+// Feeding.
+export {
+  feed,
+  Feeder,
+  readCheckpoint,
+  parseShard,
+  parseOperation,
+  type FeedOptions,
+  type FeedSummary,
+  type FeedOutcome,
+  type FeedProgress,
+  type OperationResult,
+  type FeedSource,
+  type Compression,
+  type Checkpoint,
+  type Shard,
+  type FeedOperation,
+  type OperationKind,
+} from './feed/index.js';
+export { DocumentClient, type DocumentClientOptions, type DocumentParams, type DocumentResponse } from './http/document-client.js';
+
+// Visiting, bulk operations and migration.
+export * from './visit/index.js';

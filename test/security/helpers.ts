@@ -25,9 +25,12 @@ export function h1Request(
   options: { method?: string; path: string; body?: string; headers?: Record<string, string>; ca?: Buffer; cert?: Buffer; key?: Buffer },
 ): Promise<Answer> {
   const u = new URL(url);
+  // ALPNProtocols reaches tls.connect; the https typings do not list it.
+  const tlsOptions = { ALPNProtocols: ['http/1.1'] } as https.RequestOptions;
   return new Promise((resolve, reject) => {
     const req = https.request(
       {
+        ...tlsOptions,
         host: u.hostname,
         port: u.port,
         method: options.method ?? 'GET',
@@ -36,7 +39,6 @@ export function h1Request(
         ca: options.ca,
         cert: options.cert,
         key: options.key,
-        ALPNProtocols: ['http/1.1'],
         agent: false,
       },
       (res) => {
