@@ -17,6 +17,7 @@ export const errorCodes = {
   VB_DEPLOY: 'deployment failed',
   VB_BAD_PACKAGE: 'bad application package',
   VB_VISIT: 'visit failed',
+  VB_BAD_RESPONSE: 'unreadable response',
 } as const;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -19,6 +19,8 @@ const int64Max = 2n ** 63n - 1n;
 // Control characters other than tab, LF and CR are refused by the service.
 // eslint-disable-next-line no-control-regex
 const forbiddenControl = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/;
+// With the u flag this matches only unpaired surrogates: text that has no UTF-8 form and cannot be URL-encoded.
+const loneSurrogate = /[\ud800-\udfff]/u;
 
 function bad(id: string, reason: string): VespaBulkError {
   return new VespaBulkError('VB_BAD_DOCUMENT_ID', `invalid document id '${truncate(id)}': ${reason}`, {
@@ -40,6 +42,7 @@ export function parseDocumentId(id: string): DocumentId {
   if (typeof id !== 'string') throw bad(String(id), 'not a string');
   if (id.length > maxDocumentIdLength) throw bad(id, `longer than ${maxDocumentIdLength} characters`);
   if (forbiddenControl.test(id)) throw bad(id, 'contains a control character');
+  if (loneSurrogate.test(id)) throw bad(id, 'contains an unpaired UTF-16 surrogate (not valid Unicode text)');
   if (!id.startsWith('id:')) throw bad(id, "must start with 'id:'");
   const c1 = id.indexOf(':', 3);
   const c2 = c1 < 0 ? -1 : id.indexOf(':', c1 + 1);

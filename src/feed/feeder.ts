@@ -147,7 +147,7 @@ export class Feeder {
         origin,
         connections,
         pipelining,
-        timeoutMs: Math.min(this.timeoutMs + 5_000, 600_000),
+        timeoutMs: options.requestTimeoutMs ?? Math.min(this.timeoutMs + 5_000, 600_000),
         batchWrites: options.batchWrites,
         tls: options.tls,
       });
@@ -397,6 +397,10 @@ export class Feeder {
     this.stats.response(status, res.body.length, (now - sentAt) * 1000);
     this.windowLatencyMs += now - sentAt;
     this.windowResponses++;
+    if (status >= 200 && status < 300 && !isReadableAnswer(res.body)) {
+      this.onUnreadable(p, status, now);
+      return;
+    }
     if (status >= 200 && status < 300) {
       this.breaker.success();
       this.windowOk++;
@@ -423,6 +427,20 @@ export class Feeder {
       this.policy,
     );
     this.retryOrFail(p, delay, res.body);
+  }
+
+  /**
+   * A 2xx whose body is not the service's JSON came from something in its place (a proxy's page, a mangled
+   * answer): whether the operation was applied is unknown, as after a cut connection. Operations safe to
+   * repeat are sent again; the others fail with that reason rather than count as done.
+   */
+  private onUnreadable(p: Pending, status: number, now: number): void {
+    this.breaker.failure(now);
+    p.lastStatus = status;
+    p.lastMessage = `HTTP ${status} with an answer that is not JSON: outcome unknown`;
+    p.lastCode = 'VB_BAD_RESPONSE';
+    const delay = retryDelay({ attempt: p.attempts, safeToRepeat: (p.safe ??= isSafeToRepeat(p.op)), maybeApplied: true, remainingMs: p.deadline - now }, this.policy);
+    this.retryOrFail(p, delay, undefined);
   }
 
   private onError(p: Pending, err: TransportError, sentAt: number): void {
@@ -560,6 +578,14 @@ export class Feeder {
       await this.dispatcher.destroy().catch(() => undefined);
     }
   }
+}
+
+/** Whether a 2xx body is what the service sends: empty, or a JSON object (checked by its ends only: cheap). */
+function isReadableAnswer(body: Buffer): boolean {
+  let end = body.length;
+  while (end > 0 && (body[end - 1] === 0x0a || body[end - 1] === 0x0d || body[end - 1] === 0x20)) end--;
+  if (end === 0) return true;
+  return body[0] === 0x7b && body[end - 1] === 0x7d;
 }
 
 /**

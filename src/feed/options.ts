@@ -23,6 +23,12 @@ export interface FeedOptions {
   maxInflight?: number;
   /** Per-operation deadline across all its attempts, in ms; also sent as `?timeout=` when given. Default 600 s, not sent. */
   timeoutMs?: number;
+  /**
+   * Client-side bound for one attempt: the wait for the answer's headers and any gap in its body, in ms. An
+   * attempt over it counts as a transport error (retried when safe, within the deadline). Default: the
+   * deadline plus 5 s (at most 600 s), so only a deadline ends a silent request.
+   */
+  requestTimeoutMs?: number;
   /** Route for every operation (`?route=`). */
   route?: string;
   /** Trace level 1-9 (`?tracelevel=`). */

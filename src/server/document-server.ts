@@ -20,6 +20,11 @@ export interface DocumentServerOptions {
   /** 413 above this; default 100 MiB, the service's default. */
   maxBodyBytes?: number;
   faults?: Partial<FaultSettings>;
+  /**
+   * Serve this store instead of a new one: a server started on the same port with the store of one that was
+   * closed is that server killed and restarted with its data kept (`clusters` is then ignored).
+   */
+  store?: DocumentStore;
   /** One line per request: true for stderr, or a stream. Off by default. */
   requestLog?: boolean | NodeJS.WritableStream;
   /** Documents per plain visit response (without wantedDocumentCount), between continuation lines in a stream, and per bulk chunk. Default 1000. */
@@ -46,7 +51,7 @@ export interface DocumentServer {
   url: string;
   port: number;
   store: DocumentStore;
-  faults: { get(): FaultSettings; set(patch: Partial<FaultSettings>): FaultSettings };
+  faults: { get(): FaultSettings; set(patch: Partial<FaultSettings>): FaultSettings; injected(): Record<string, number> };
   /** null: any type is accepted (nothing deployed yet); otherwise other types are 400. */
   setDocumentTypes(types: string[] | null): void;
   close(): Promise<void>;
@@ -56,7 +61,7 @@ export const defaultMaxBodyBytes = 100 * 1024 * 1024;
 
 export async function startDocumentServer(options: DocumentServerOptions = {}): Promise<DocumentServer> {
   const host = options.host ?? '127.0.0.1';
-  const store = new DocumentStore(options.clusters ?? ['content']);
+  const store = options.store ?? new DocumentStore(options.clusters ?? ['content']);
   const faults = new Faults(options.faults);
   const state: HandlerState = {
     store,
@@ -82,7 +87,7 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     port,
     store,
-    faults: { get: () => faults.get(), set: (patch) => faults.set(patch) },
+    faults: { get: () => faults.get(), set: (patch) => faults.set(patch), injected: () => faults.injected() },
     setDocumentTypes(types) {
       state.documentTypes = types === null ? null : new Set(types);
     },

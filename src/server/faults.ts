@@ -18,9 +18,27 @@ export interface FaultSettings {
   feedBlock: boolean;
   /** 0 = off; a streamed visit response is destroyed after writing this many documents. */
   cutStreamAfterDocuments: number;
-  /** Seed of the deterministic randomness behind `errorRate` and `closeRate`. */
+  /**
+   * Share of document operations that are accepted and never answered (nor applied): the client meets its own
+   * timeout. The connection stays open until the client gives up on it.
+   */
+  stallRate: number;
+  /**
+   * Share of document operations answered 200 with a body that is not JSON, without being applied: what a
+   * misbehaving proxy or front end in the service's place says.
+   */
+  garbageRate: number;
+  /**
+   * Share of document operations applied and then answered with a Content-Length larger than the bytes sent,
+   * the connection closed after them: a response cut short.
+   */
+  truncateRate: number;
+  /** Seed of the deterministic randomness behind the rates. */
   seed: number;
 }
+
+/** What happens to an operation's answer instead of a normal one. */
+export type ResponseFault = 'stall' | 'garbage' | undefined;
 
 /** The handler answers 429 for operations that would wait longer than this in its queue. */
 export const maxQueueAgeMs = 3000;
@@ -34,6 +52,9 @@ export const defaultFaultSettings: Readonly<FaultSettings> = Object.freeze({
   closeRate: 0,
   feedBlock: false,
   cutStreamAfterDocuments: 0,
+  stallRate: 0,
+  garbageRate: 0,
+  truncateRate: 0,
   seed: 1,
 });
 
@@ -44,6 +65,9 @@ export function validateFaultPatch(patch: unknown): string | undefined {
     switch (key) {
       case 'errorRate':
       case 'closeRate':
+      case 'stallRate':
+      case 'garbageRate':
+      case 'truncateRate':
         if (typeof value !== 'number' || !(value >= 0 && value <= 1)) return `'${key}' must be a number in [0, 1]`;
         break;
       case 'latencyMs':
@@ -89,6 +113,8 @@ export class Faults {
   private admitted = 0;
   /** When the service rate lets the next operation run (ms, performance clock). */
   private nextSlotMs = 0;
+  /** Faults injected so far, by kind ('error-503', 'stall', 'garbage', 'truncate', 'close', 'feed-block', 'cut-stream'). */
+  private readonly injectedCounts = new Map<string, number>();
 
   constructor(initial: Partial<FaultSettings> = {}) {
     const problem = validateFaultPatch(initial);
@@ -109,6 +135,16 @@ export class Faults {
     if (patch.seed !== undefined) this.random = seededRandom(patch.seed);
     if (patch.maxOpsPerSecond !== undefined) this.nextSlotMs = 0;
     return this.get();
+  }
+
+  /** Faults injected so far, by kind. */
+  injected(): Record<string, number> {
+    return Object.fromEntries([...this.injectedCounts].sort(([a], [b]) => a.localeCompare(b)));
+  }
+
+  /** Counts one injected fault of `kind`. */
+  note(kind: string): void {
+    this.injectedCounts.set(kind, (this.injectedCounts.get(kind) ?? 0) + 1);
   }
 
   get current(): Readonly<FaultSettings> {
@@ -151,13 +187,35 @@ export class Faults {
     const { errorRate, errorStatuses } = this.settings;
     if (errorRate <= 0) return 0;
     if (this.random() >= errorRate) return 0;
-    return errorStatuses[Math.floor(this.random() * errorStatuses.length)] ?? 500;
+    const status = errorStatuses[Math.floor(this.random() * errorStatuses.length)] ?? 500;
+    this.note(`error-${status}`);
+    return status;
+  }
+
+  /** Whether this operation is left unanswered ('stall') or answered with a non-JSON 200 ('garbage'), neither applied. */
+  drawResponseFault(): ResponseFault {
+    const { stallRate, garbageRate } = this.settings;
+    let fault: ResponseFault;
+    if (stallRate > 0 && this.random() < stallRate) fault = 'stall';
+    else if (garbageRate > 0 && this.random() < garbageRate) fault = 'garbage';
+    if (fault !== undefined) this.note(fault);
+    return fault;
+  }
+
+  /** Whether to answer this (applied) operation with a Content-Length longer than the body, then cut. */
+  drawTruncate(): boolean {
+    const { truncateRate } = this.settings;
+    const truncate = truncateRate > 0 && this.random() < truncateRate;
+    if (truncate) this.note('truncate');
+    return truncate;
   }
 
   /** Whether to cut this operation's connection after applying it. */
   drawClose(): boolean {
     const { closeRate } = this.settings;
-    return closeRate > 0 && this.random() < closeRate;
+    const close = closeRate > 0 && this.random() < closeRate;
+    if (close) this.note('close');
+    return close;
   }
 }
 
@@ -180,6 +238,12 @@ export function injectedErrorMessage(status: number): string {
       return `Simulated error ${status}`;
   }
 }
+
+/** Bodies a confused front end answers 200 with: a page, and JSON cut in the middle with a matching length. */
+export const garbageBodies: readonly { contentType: string; body: string }[] = [
+  { contentType: 'text/html; charset=utf-8', body: '<html><head><title>OK</title></head><body>Request accepted [simulated]</body></html>\n' },
+  { contentType: 'application/json;charset=UTF-8', body: '{"pathId":"/document/v1/' },
+];
 
 export const feedBlockMessage =
   "ReturnCode(NO_SPACE, External feed is blocked due to resource exhaustion: disk on node 0 [storage.0] is 91.0% full (the configured limit is 90.0%)) [simulated]";

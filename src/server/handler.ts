@@ -3,12 +3,12 @@ import type { Http2ServerRequest } from 'node:http2';
 import { gunzipSync } from 'node:zlib';
 import { checkBulkParameters, runBulkChunk, type BulkOperation } from './bulk.js';
 import { parseDocumentPath, type DocumentRoute } from './document-path.js';
-import { feedBlockMessage, injectedErrorMessage, maxQueueAgeMs, validateFaultPatch, type Faults } from './faults.js';
+import { feedBlockMessage, garbageBodies, injectedErrorMessage, maxQueueAgeMs, validateFaultPatch, type Faults } from './faults.js';
 import { parseFieldSet } from './field-set.js';
-import { destroyConnection, isGone, sendJson, sendThenCut, type AnyResponse } from './http-response.js';
+import { destroyConnection, isGone, sendJson, sendThenCut, writeChunk, type AnyResponse } from './http-response.js';
 import { compileCondition, executeOperation, parseOperationBody, requireFieldsObject, type PreparedOperation } from './operations.js';
 import { QueryParameters } from './query.js';
-import { HandlerError, badRequest, handlerErrorBody, idBody, storageErrorBody } from './responses.js';
+import { HandlerError, badRequest, handlerErrorBody, idBody, jsonContentType, storageErrorBody } from './responses.js';
 import type { DocumentStore } from './store.js';
 import { applyUpdate } from './update-ops.js';
 import { buildScope, checkDocumentType, parseTimeoutMs, parseTraceLevel, resolveCluster, type ScopeContext } from './visit-plan.js';
@@ -166,6 +166,9 @@ const handlerListing = JSON.stringify({
 
 const defaultBulkTimeChunkMs = 60_000;
 
+/** Which of the garbage bodies comes next: each in turn. */
+let garbageTurn = 0;
+
 export function createRequestHandler(state: HandlerState): (req: AnyRequest, res: AnyResponse) => void {
   const scopeContext = (): ScopeContext => ({ store: state.store, globalTypes: state.globalTypes, documentTypes: state.documentTypes });
 
@@ -248,13 +251,24 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
     const { faults } = state;
     let pending: void | Promise<void> = undefined;
     try {
-      const injected = faults.drawError();
-      if (injected !== 0) {
+      const fault = faults.drawResponseFault();
+      const injected = fault === undefined ? faults.drawError() : 0;
+      if (fault === 'stall') {
+        // Accepted and never answered; the admission is held until the client gives up on the connection.
+        pending = isGone(res) ? undefined : new Promise<void>((resolve) => res.once('close', () => resolve()));
+        if (state.log !== undefined) state.log(`${req.method} ${req.url} (stalled)`);
+      } else if (fault === 'garbage') {
+        const garbage = garbageBodies[garbageTurn++ % garbageBodies.length]!;
+        res.writeHead(200, { 'content-type': garbage.contentType, 'content-length': Buffer.byteLength(garbage.body) });
+        res.end(garbage.body);
+        if (state.log !== undefined) state.log(`${req.method} ${req.url} 200 (not JSON)`);
+      } else if (injected !== 0) {
         const message = injectedErrorMessage(injected);
         // 503 comes from the HTTP layer and 429 from the handler queue; the rest from storage, with the id.
         if (id === undefined || injected === 503) reply(req, res, injected, handlerErrorBody(pathId, message));
         else reply(req, res, injected, storageErrorBody(pathId, id, message));
       } else if (write && faults.current.feedBlock) {
+        faults.note('feed-block');
         if (id === undefined) reply(req, res, 500, handlerErrorBody(pathId, feedBlockMessage));
         else reply(req, res, 507, storageErrorBody(pathId, id, feedBlockMessage));
       } else if (typeof work === 'function') {
@@ -281,7 +295,12 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
 
   function answer(req: AnyRequest, res: AnyResponse, status: number, body: string): void {
     if (isGone(res)) return;
-    if (state.faults.drawClose()) {
+    if (state.faults.drawTruncate()) {
+      // The whole body, but a length that promises more: the client waits for bytes that never come, then the cut.
+      res.writeHead(status, { 'content-type': jsonContentType, 'content-length': Buffer.byteLength(body) + 64 });
+      writeChunk(res, body, () => destroyConnection(res));
+      if (state.log !== undefined) state.log(`${req.method} ${req.url} ${status} (cut short)`);
+    } else if (state.faults.drawClose()) {
       sendThenCut(res, status, body);
       if (state.log !== undefined) state.log(`${req.method} ${req.url} ${status} (connection cut)`);
     } else reply(req, res, status, body);

@@ -180,6 +180,8 @@ async function handler(argv: FeedArgs): Promise<void> {
     }
   };
   process.on('SIGINT', onSigint);
+  // A service manager's stop (SIGTERM) gets the same clean stop and checkpoint as Ctrl-C.
+  process.on('SIGTERM', onSigint);
   let outcome: FeedOutcome;
   try {
     outcome = await feeder.run(files.length === 1 ? files[0]! : files);
@@ -189,6 +191,7 @@ async function handler(argv: FeedArgs): Promise<void> {
     throw new VespaBulkError('VB_TRANSPORT', (err as Error).message, { cause: err });
   } finally {
     process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
   }
   progress.stop(!argv.quiet);
   const s = outcome.summary;

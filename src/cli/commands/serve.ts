@@ -19,6 +19,9 @@ interface ServeArgs {
   'close-rate': number;
   'feed-block': boolean;
   'cut-stream-after': number;
+  'stall-rate': number;
+  'garbage-rate': number;
+  'truncate-rate': number;
   'converge-delay-ms': number;
   'reindex-duration-ms': number;
   seed: number;
@@ -78,6 +81,9 @@ const serve: CommandModule<object, ServeArgs> = {
       .option('close-rate', { type: 'number', default: 0, describe: 'Share of operations whose connection is closed mid-response, after the operation is applied' })
       .option('feed-block', { type: 'boolean', default: false, describe: 'Answer 507 to every write until cleared' })
       .option('cut-stream-after', { type: 'number', default: 0, describe: 'Cut every streamed visit response after this many documents (0: off)' })
+      .option('stall-rate', { type: 'number', default: 0, describe: 'Share of document operations accepted and never answered (nor applied): clients meet their timeout' })
+      .option('garbage-rate', { type: 'number', default: 0, describe: 'Share of document operations answered 200 with a body that is not JSON, not applied' })
+      .option('truncate-rate', { type: 'number', default: 0, describe: 'Share of document operations applied, then answered with a body shorter than its Content-Length and cut' })
       .option('converge-delay-ms', { type: 'number', default: 1000, describe: 'Time after activation until services converge' })
       .option('reindex-duration-ms', { type: 'number', default: 2000, describe: 'Time a reindexing takes at speed 1' })
       .option('seed', { type: 'number', default: 1, describe: 'Seed of the fault randomness' })
@@ -116,6 +122,9 @@ const serve: CommandModule<object, ServeArgs> = {
         closeRate: args['close-rate'],
         feedBlock: args['feed-block'],
         cutStreamAfterDocuments: args['cut-stream-after'],
+        stallRate: args['stall-rate'],
+        garbageRate: args['garbage-rate'],
+        truncateRate: args['truncate-rate'],
         seed: args.seed,
       },
     });
