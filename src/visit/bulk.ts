@@ -1,4 +1,4 @@
-import { Pool, type Dispatcher } from 'undici';
+import { Pool, type Dispatcher, type buildConnector } from 'undici';
 import { VespaBulkError } from '../errors.js';
 import { parseRetryAfter, retryDelay } from '../http/retry-delay.js';
 import { defaultVisitRetryPolicy, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
@@ -17,6 +17,8 @@ export interface BulkOptions extends Pick<VisitSelectionOptions, 'namespace' | '
   headers?: Record<string, string>;
   /** Use this dispatcher (e.g. one set up for TLS) instead of an own connection; it is not closed. */
   dispatcher?: Dispatcher;
+  /** TLS options for https endpoints (ca, cert, key) of the own connection, e.g. `connectOptions(security)` from src/http/tls.ts. */
+  tls?: buildConnector.BuildOptions;
   /** update-where: the update operations, `{"<field>":{"assign":...}}` (sent as `{"fields":...}`). */
   fields?: Record<string, unknown>;
   /** copy: the cluster the documents are copied to. */
@@ -113,7 +115,7 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   const started = performance.now();
   const url = new URL(options.endpoint);
   const prefix = url.pathname.replace(/\/+$/, '');
-  const pool = options.dispatcher ?? new Pool(url.origin, { connections: 1 });
+  const pool = options.dispatcher ?? new Pool(url.origin, { connections: 1, ...(options.tls !== undefined && { connect: options.tls }) });
   const merged = { ...defaultVisitRetryPolicy, ...options.retry };
   const retry = { ...merged, maxRetries: merged.maxAttempts };
   const body = options.kind === 'update-where' ? Buffer.from(JSON.stringify({ fields: options.fields })) : undefined;
@@ -194,6 +196,7 @@ async function dryRun(options: BulkOptions): Promise<BulkSummary> {
     endpoint: options.endpoint,
     headers: options.headers,
     dispatcher: options.dispatcher,
+    tls: options.tls,
     namespace: options.namespace,
     documentType: options.documentType,
     selection: options.selection,

@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici';
+import type { Dispatcher, buildConnector } from 'undici';
 import type { RetryPolicy } from '../http/retry-delay.js';
 
 /**
@@ -36,6 +36,8 @@ export interface VisitOptions extends VisitSelectionOptions {
    * not closed at the end.
    */
   dispatcher?: Dispatcher;
+  /** TLS options for https endpoints (ca, cert, key) of the own pool, e.g. `connectOptions(security)` from src/http/tls.ts. */
+  tls?: buildConnector.BuildOptions;
   /**
    * Number of slices the corpus is split in. Default 1. All of `sliceIds` are visited at once, each with
    * its own chain of continuations.

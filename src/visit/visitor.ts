@@ -48,7 +48,7 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Visi
   // A consumer failure stops every slice, not only the one that met it.
   const controller = new AbortController();
   const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
-  const pool = options.dispatcher ?? new Pool(url.origin, { connections: ids.length, pipelining: 1 });
+  const pool = options.dispatcher ?? new Pool(url.origin, { connections: ids.length, pipelining: 1, ...(options.tls !== undefined && { connect: options.tls }) });
   const query = baseVisitQuery(options);
   const stream = options.stream ?? true;
   const requestTimeoutMs = options.requestTimeoutMs ?? timeoutMs(options.timeout, 180_000) + 30_000;

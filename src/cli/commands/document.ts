@@ -3,11 +3,13 @@ import type { Argv, CommandModule } from 'yargs';
 import { VespaBulkError } from '../../errors.js';
 import { DocumentClient, type DocumentParams, type DocumentResponse } from '../../http/document-client.js';
 import { parseHeaderFlags } from '../../http/headers.js';
+import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { parseRetryAfter, retryDelay } from '../../http/retry-delay.js';
 
 /** get, put, update, remove of one document: print the response JSON; 404 and 412 are clear failures. */
 
-interface DocumentArgs {
+interface DocumentArgs extends SecurityArgs {
   id: string;
   source?: string;
   target: string;
@@ -26,7 +28,7 @@ interface DocumentArgs {
 type Kind = 'get' | 'put' | 'update' | 'remove';
 
 function options<T>(y: Argv<T>, kind: Kind) {
-  let b = y
+  let b = withSecurityOptions(y)
     .positional('id', { type: 'string', demandOption: true, describe: 'Document id, id:<namespace>:<type>::<local>' })
     .option('target', { alias: 't', type: 'string', default: 'http://127.0.0.1:8080', describe: 'Container endpoint' })
     .option('cluster', { type: 'string', describe: 'Content cluster' })
@@ -135,7 +137,12 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
         }
         if (kind === 'put' && text === undefined) throw new VespaBulkError('VB_USAGE', 'put needs the document: JSON {"fields":{...}}, a file, or - for stdin');
       }
-      const client = new DocumentClient({ endpoint: args.target, headers: parseHeaderFlags(args.header) });
+      const security = securityFromArgs(args, parseHeaderFlags(args.header));
+      const client = new DocumentClient({
+        endpoint: args.target,
+        headers: securityHeaders(security),
+        ...(needsTlsMaterial(security) && { tls: connectOptions(security) }),
+      });
       let res: DocumentResponse;
       try {
         res = await withRetries(() => {

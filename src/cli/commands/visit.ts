@@ -1,6 +1,8 @@
 import type { Argv, CommandModule } from 'yargs';
 import { VespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
+import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { readSource } from './document.js';
 import { formatDuration, formatRate, ProgressLine } from '../progress.js';
 import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
@@ -14,7 +16,7 @@ import type { VisitReport, VisitRun } from '../../visit/visitor.js';
 
 /** `visit`, `update-where`, `delete-where` and `copy`: flags into options, results into output. */
 
-interface CommonArgs {
+interface CommonArgs extends SecurityArgs {
   document?: string;
   target: string;
   selection?: string;
@@ -57,7 +59,7 @@ interface BulkArgs extends CommonArgs {
 }
 
 function commonOptions<T>(y: Argv<T>) {
-  return y
+  return withSecurityOptions(y)
     .positional('document', { type: 'string', describe: '<namespace>/<document-type>; omit to visit the whole cluster' })
     .option('target', { alias: 't', type: 'string', default: 'http://127.0.0.1:8080', describe: 'Container endpoint' })
     .option('selection', { alias: 's', type: 'string', describe: 'Document selection, e.g. \'music.year > 2000\'' })
@@ -70,6 +72,12 @@ function commonOptions<T>(y: Argv<T>) {
     .option('header', { type: 'string', array: true, describe: "Extra request header 'Name: value' (repeatable)" })
     .option('retries', { type: 'number', default: 10, describe: 'Failed requests in a row (429, 502, 503, 504, cut responses) before giving up' })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress on stderr' });
+}
+
+/** Request headers (--header, then the token) and TLS options (--ca, --cert, --key) from the flags and the environment. */
+function connectionOf(args: CommonArgs): { headers: Record<string, string>; tls?: VisitOptions['tls'] } {
+  const security = securityFromArgs(args, parseHeaderFlags(args.header));
+  return { headers: securityHeaders(security), ...(needsTlsMaterial(security) && { tls: connectOptions(security) }) };
 }
 
 function selectionOf(args: CommonArgs): Pick<VisitOptions, 'namespace' | 'documentType' | 'selection' | 'cluster' | 'bucketSpace' | 'fromTimestamp' | 'toTimestamp'> {
@@ -124,7 +132,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     const sliceIds = parseSliceIds(args['slice-id']);
     const options: VisitOptions = {
       endpoint: args.target,
-      headers: parseHeaderFlags(args.header),
+      ...connectionOf(args),
       ...selectionOf(args),
       ...(args['field-set'] !== undefined && { fieldSet: args['field-set'] }),
       includeRemoves: args['include-removes'],
@@ -307,7 +315,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
         summary = await bulkOperation({
           kind,
           endpoint: args.target,
-          headers: parseHeaderFlags(args.header),
+          ...connectionOf(args),
           ...selectionOf(args),
           ...(kind === 'update-where' && { fields: updateFieldsOf(args) }),
           ...(args['destination-cluster'] !== undefined && { destinationCluster: args['destination-cluster'] }),
