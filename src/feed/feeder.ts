@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici';
+import type { Client, Dispatcher } from 'undici';
 import { gzipSync, constants as zlibConstants } from 'node:zlib';
 import { VespaBulkError, isVespaBulkError } from '../errors.js';
 import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
@@ -108,6 +108,10 @@ export class Feeder {
   private readonly sendTimeout: boolean;
   readonly stats: FeedStats;
   private readonly readProgress = new ReadProgress();
+  /** The own pool's connections, and the deepest pipelining allowed on each. */
+  private readonly clients: Client[] = [];
+  private readonly connections: number;
+  private readonly maxPipelining: number;
   private inputs: InputInfo[] = [];
   private failures: FailureWriter | undefined;
 
@@ -138,6 +142,8 @@ export class Feeder {
     this.prefix = prefix;
     const connections = options.connections ?? 8;
     const pipelining = options.pipelining ?? 32;
+    this.connections = connections;
+    this.maxPipelining = pipelining;
     this.timeoutMs = options.timeoutMs ?? 600_000;
     this.sendTimeout = options.timeoutMs !== undefined;
     this.ownsDispatcher = options.dispatcher === undefined;
@@ -150,6 +156,10 @@ export class Feeder {
         timeoutMs: options.requestTimeoutMs ?? Math.min(this.timeoutMs + 5_000, 600_000),
         batchWrites: options.batchWrites,
         tls: options.tls,
+        onClient: (client) => {
+          client.pipelining = this.pipeliningDepth();
+          this.clients.push(client);
+        },
       });
     const compression = options.compression ?? 'auto';
     this.compress = compression === 'gzip' || (compression === 'auto' && !isLoopback(origin));
@@ -541,7 +551,18 @@ export class Feeder {
     this.windowResponses = 0;
     this.peakInflight = this.inflight;
     this.updateWindow();
+    const depth = this.pipeliningDepth();
+    for (const client of this.clients) if (client.pipelining !== depth) client.pipelining = depth;
     this.pump();
+  }
+
+  /**
+   * Pipelining per connection for the current in-flight limit: the pool hands requests to the first connection
+   * with room, so with the full depth a low limit would sit on one connection, and one stalled answer there
+   * (HTTP/1.1 answers in order) would hold every request in flight. Spread, it holds only its share.
+   */
+  private pipeliningDepth(): number {
+    return Math.max(1, Math.min(this.maxPipelining, Math.ceil(this.throttle.limit / this.connections)));
   }
 
   /** How many operations may be read ahead of completion: enough to keep the limit busy, bounded for memory. */

@@ -1,4 +1,4 @@
-import { Pool, type Dispatcher, type buildConnector } from 'undici';
+import { Client, Pool, type Dispatcher, type buildConnector } from 'undici';
 import { VespaBulkError } from '../errors.js';
 import { batchingConnector } from './batching-connector.js';
 
@@ -20,6 +20,8 @@ export interface PoolOptions {
   batchWrites?: boolean;
   /** TLS options for https endpoints (ca, cert, key...), e.g. from `connectOptions()` in tls.ts. */
   tls?: buildConnector.BuildOptions;
+  /** Called with each connection's client as the pool creates it (e.g. to change its pipelining depth later). */
+  onClient?: (client: Client) => void;
 }
 
 export function createPool(options: PoolOptions): Pool {
@@ -32,6 +34,13 @@ export function createPool(options: PoolOptions): Pool {
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 600_000,
     ...(options.batchWrites === false ? (options.tls ? { connect: options.tls } : {}) : { connect: batchingConnector(options.tls) }),
+    ...(options.onClient !== undefined && {
+      factory: (origin: string | URL, opts: object) => {
+        const client = new Client(origin, opts);
+        options.onClient!(client);
+        return client;
+      },
+    }),
   });
 }
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { feed } from '../../src/feed/index.js';
+import { Feeder, feed } from '../../src/feed/index.js';
 import { startDocumentServer, type DocumentServer, type DocumentServerOptions } from '../../src/server/document-server.js';
 import { expectNothingLost, failureLines, failureReasons, mixedOperations, okOf, quickRetries, storeMap, tempDir, writeJsonl, type Op } from './harness.js';
 
@@ -42,7 +42,7 @@ describe('feed survives', () => {
     }, 5);
     cleanups.push(() => clearInterval(killer));
     const sizeAtKill: number[] = [];
-    const summary = await feed(input, {
+    const feeder = new Feeder({
       endpoint: server.url,
       failures,
       halfOpenSeconds: 0.3,
@@ -52,6 +52,14 @@ describe('feed survives', () => {
         if (restarted && sizeAtKill.length === 0) sizeAtKill.push(store.size());
       },
     });
+    // The breaker's state as the feed goes (private: observed, not driven).
+    const breaker = (feeder as unknown as { breaker: { state(now: number): string } }).breaker;
+    const states = new Set<string>();
+    const watch = setInterval(() => states.add(breaker.state(performance.now())), 10);
+    cleanups.push(() => clearInterval(watch));
+    const { summary, stopped } = await feeder.run(input);
+    expect(stopped).toBeUndefined();
+    expect([...states].sort()).toEqual(['closed', 'half-open']);
     expect(restarted).toBe(true);
     expect(sizeAtKill[0]).toBeLessThan(store.size());
     expect(summary['http.exception.count']).toBeGreaterThan(0);

@@ -3,7 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { VespaBulkError } from '../../errors.js';
 import { DocumentClient, type DocumentParams, type DocumentResponse } from '../../http/document-client.js';
 import { parseHeaderFlags } from '../../http/headers.js';
-import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { parseRetryAfter, retryDelay } from '../../http/retry-delay.js';
 
@@ -169,6 +169,8 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
       if (res.status === 404) process.stderr.write(`vespa-bulk: ${args.id}: not found (404)\n`);
       else if (res.status === 412) {
         process.stderr.write(`vespa-bulk: ${args.id}: the condition did not hold, or the document does not exist (412)${message ? `: ${message}` : ''}\n`);
+      } else if (isAuthFailure(res.status)) {
+        process.stderr.write(`vespa-bulk: ${args.id}: HTTP ${res.status}${message ? `: ${message}` : ''} (${authFailureHint(res.status)})\n`);
       } else process.stderr.write(`vespa-bulk: ${args.id}: HTTP ${res.status}${message ? `: ${message}` : ''}\n`);
     },
   };

@@ -1,7 +1,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { VespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
-import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { readSource } from './document.js';
 import { formatDuration, formatRate, ProgressLine } from '../progress.js';
@@ -244,7 +244,8 @@ function reportFailures(summary: VisitReport, checkpoint: string | undefined): v
   for (const s of summary.slices) {
     if (s.status !== 'failed') continue;
     const how = checkpoint !== undefined ? 'rerun the same command to continue' : s.continuation !== undefined ? `continue with --slice-id ${s.slice} --continuation '${s.continuation}'` : 'start it again';
-    process.stderr.write(`vespa-bulk: slice ${s.slice} failed: ${s.error ?? 'unknown error'}; ${how}\n`);
+    const hint = s.status_code !== undefined && isAuthFailure(s.status_code) ? ` (${authFailureHint(s.status_code)})` : '';
+    process.stderr.write(`vespa-bulk: slice ${s.slice} failed: ${s.error ?? 'unknown error'}${hint}; ${how}\n`);
   }
 }
 

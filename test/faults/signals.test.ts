@@ -1,0 +1,82 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startDocumentServer } from '../../src/server/document-server.js';
+import { expectNothingLost, failureLines, mixedOperations, runCli, tempDir, writeJsonl } from './harness.js';
+
+/**
+ * SIGINT and SIGTERM at a random point of a feed and of a visit run by the CLI (child processes), then the
+ * same work resumed: nothing is skipped. The point is drawn per run and named in any failure message.
+ */
+describe('stopped by a signal, then resumed', () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`feed: ${signal} at a random point, then --resume: the store is complete`, async () => {
+      const server = await startDocumentServer({ port: 0, faults: { maxOpsPerSecond: 4000, closeRate: 0.01 } });
+      cleanups.push(() => server.close());
+      const { dir, cleanup } = tempDir();
+      cleanups.push(cleanup);
+      const ops = mixedOperations(6000, signal);
+      writeJsonl(join(dir, 'in.jsonl'), ops);
+      const stopAt = Math.floor(6000 * (0.1 + 0.7 * Math.random()));
+      const why = `${signal} once ${stopAt} documents were stored`;
+
+      const first = await runCli(['feed', '-t', server.url, '--quiet', '--checkpoint', 'cp.json', '--failures', 'f1.jsonl', 'in.jsonl'], {
+        cwd: dir,
+        stopWith: signal,
+        stopWhen: () => server.store.size() >= stopAt,
+      });
+      expect(first.signalled, why).toBe(true);
+      expect(first.stderr, why).toMatch(/stopping/);
+      expect(first.code, why).toBe(1);
+      const s1 = JSON.parse(first.stdout);
+      expect(s1['feeder.ok.count'], why).toBeLessThan(ops.length);
+      expect(existsSync(join(dir, 'cp.json')), why).toBe(true);
+
+      const second = await runCli(['feed', '-t', server.url, '--quiet', '--resume', 'cp.json', '--failures', 'f2.jsonl'], { cwd: dir });
+      expect(second.code, `${why}: ${second.stderr}`).toBe(0);
+      const s2 = JSON.parse(second.stdout);
+      // Resumed from the first operation not finished: everything before it was done, everything after it is fed.
+      expect(s2['feeder.skipped.count'] + s2['feeder.ok.count'], why).toBe(ops.length);
+      expect(s2['feeder.skipped.count'], why).toBeLessThanOrEqual(s1['feeder.ok.count']);
+      expect(failureLines(join(dir, 'f1.jsonl'))).toEqual([]);
+      expectNothingLost(server, ops, ops.length, join(dir, 'f2.jsonl'));
+    });
+
+    it(`visit: ${signal} at a random point, then the same command again: every document once`, async () => {
+      const documents = 5000;
+      const server = await startDocumentServer({ port: 0, faults: { latencyMs: 8, errorRate: 0.03, errorStatuses: [503] } });
+      cleanups.push(() => server.close());
+      server.store.seed(Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::s${i}`, fields: { n: i } })));
+      const { dir, cleanup } = tempDir();
+      cleanups.push(cleanup);
+      const out = join(dir, 'out.jsonl');
+      const lineBytes = JSON.stringify({ put: 'id:ns:music::s1000', fields: { n: 1000 } }).length + 1;
+      const stopAtBytes = Math.floor(documents * (0.1 + 0.7 * Math.random())) * lineBytes;
+      const why = `${signal} once ${stopAtBytes} bytes were written`;
+      const args = ['visit', 'ns/music', '-t', server.url, '--slices', '4', '--no-stream', '--wanted-document-count', '20', '--checkpoint', 'cp.json', '-o', 'out.jsonl', '--quiet'];
+
+      const first = await runCli(args, { cwd: dir, stopWith: signal, stopWhen: () => existsSync(out) && statSync(out).size >= stopAtBytes });
+      expect(first.signalled, why).toBe(true);
+      expect(first.stderr, why).toMatch(/stopping/);
+      expect(first.code, why).not.toBe(0);
+      const partial = readFileSync(out, 'utf8').split('\n').filter((l) => l !== '').length;
+      expect(partial, why).toBeLessThan(documents);
+
+      const second = await runCli(args, { cwd: dir });
+      expect(second.code, `${why}: ${second.stderr}`).toBe(0);
+      const ids = readFileSync(out, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => { const d = JSON.parse(l) as { put?: string; id?: string }; return d.put ?? d.id; });
+      // The union of both runs' output: every document, none twice.
+      expect(new Set(ids).size, why).toBe(documents);
+      expect(ids.length, why).toBe(documents);
+      expect(JSON.parse(second.stdout)['checkpoint.resumed']).toBe(true);
+    });
+  }
+});
