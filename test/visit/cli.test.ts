@@ -43,6 +43,17 @@ describe('vespa-bulk visit and document commands', () => {
     expect(per[0]! + per[1]!).toBe(120);
   });
 
+  it('takes repeated --header and --slice-id flags without swallowing the positional after them', async () => {
+    const out = await run(['visit', '--header', 'X-A: 1', '--header', 'X-B: 2', '--slices', '4', '--slice-id', '1', '--slice-id', '3', 'ns/music', '-t', s.url, '--quiet']);
+    expect(out.code).toBe(0);
+    const ids = out.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { put: string }).put);
+    const summary = JSON.parse(out.stderr.slice(out.stderr.indexOf('{'))) as { slices: { slice: number }[] };
+    expect(summary.slices.map((x) => x.slice).sort()).toEqual([1, 3]);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids.length).toBeLessThan(120);
+    expect(ids.every((id) => id.startsWith('id:ns:music::'))).toBe(true);
+  });
+
   it('refuses update-where without a selection before sending anything, and bad flags as usage errors', async () => {
     const before = s.store.get('id:ns:music::1')!.fields;
     const r = await run(['update-where', 'ns/music', '-t', s.url, '--assign', 'title="x"']);

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Argv, CommandModule, PositionalOptions } from 'yargs';
 import { VespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
+import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import {
   activateSession,
@@ -54,7 +55,7 @@ function withTarget<T>(y: Argv<T>): Argv<T & TargetArgs> {
     .option('environment', { type: 'string', default: 'prod', group: 'Target:' })
     .option('region', { type: 'string', default: 'default', group: 'Target:' })
     .option('instance', { type: 'string', default: 'default', group: 'Target:' })
-    .option('header', { type: 'string', array: true, describe: "Extra request header 'Name: value' (repeatable)", group: 'Target:' })
+    .option('header', repeatable("Extra request header 'Name: value' (repeatable)", { group: 'Target:' }))
     .option('json', { type: 'boolean', default: false, describe: 'Print the raw JSON response on stdout' }) as Argv<T & TargetArgs>;
 }
 
@@ -286,9 +287,9 @@ const subcommands: CommandModule<any, any>[] = [
     describe: 'Restart services (all, or those matching the filters)',
     builder: (y) =>
       withTarget(y)
-        .option('hostname', { type: 'string', array: true, describe: 'Only services on these hosts' })
-        .option('cluster-type', { type: 'string', array: true, describe: 'Only clusters of this type: admin, container, content' })
-        .option('cluster-id', { type: 'string', array: true, describe: 'Only these clusters (ids from services.xml)' }),
+        .option('hostname', repeatable('Only services on these hosts'))
+        .option('cluster-type', repeatable('Only clusters of this type: admin, container, content'))
+        .option('cluster-id', repeatable('Only these clusters (ids from services.xml)')),
     handler: handler<TargetArgs & { hostname?: string[]; 'cluster-type'?: string[]; 'cluster-id'?: string[] }>(async (argv) => {
       const result = await restartServices(targetOf(argv), { hostname: argv.hostname, clusterType: argv['cluster-type'], clusterId: argv['cluster-id'] });
       if (argv.json) return printJson(result);
@@ -300,8 +301,8 @@ const subcommands: CommandModule<any, any>[] = [
     describe: 'Trigger reindexing of document types',
     builder: (y) =>
       withTarget(y)
-        .option('cluster', { type: 'string', array: true, describe: 'Content cluster id(s); required with --document-type' })
-        .option('document-type', { type: 'string', array: true, describe: 'Document type(s) to reindex' })
+        .option('cluster', repeatable('Content cluster id(s); required with --document-type'))
+        .option('document-type', repeatable('Document type(s) to reindex'))
         .option('indexed-only', { type: 'boolean', default: false, describe: 'Only document types in indexed mode' })
         .option('speed', { type: 'number', describe: 'Speed multiplier, 0.0 to 100.0' })
         .option('cause', { type: 'string', describe: 'Why, for the logs' }),

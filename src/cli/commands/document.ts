@@ -4,6 +4,7 @@ import { VespaBulkError } from '../../errors.js';
 import { DocumentClient, type DocumentParams, type DocumentResponse } from '../../http/document-client.js';
 import { parseHeaderFlags } from '../../http/headers.js';
 import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { parseRetryAfter, retryDelay } from '../../http/retry-delay.js';
 
@@ -34,7 +35,7 @@ function options<T>(y: Argv<T>, kind: Kind) {
     .option('cluster', { type: 'string', describe: 'Content cluster' })
     .option('timeout', { type: 'string', describe: 'Server-side timeout, e.g. 5s' })
     .option('tracelevel', { type: 'number', describe: 'Trace level 1-9 (the trace is in the printed response)' })
-    .option('header', { type: 'string', array: true, describe: "Extra request header 'Name: value' (repeatable)" });
+    .option('header', repeatable("Extra request header 'Name: value' (repeatable)"));
   if (kind === 'get') b = b.option('field-set', { type: 'string', describe: 'Fields to return: [all], [document], [id], <type>:f1,f2' });
   else {
     b = b
@@ -50,7 +51,7 @@ function options<T>(y: Argv<T>, kind: Kind) {
         describe: kind === 'update' ? 'Create the document (empty) when missing, then update it' : 'With --condition: write a missing document without checking the condition',
       });
   }
-  if (kind === 'update') b = b.option('assign', { type: 'string', array: true, describe: 'Shorthand: field=<JSON value> (repeatable)' });
+  if (kind === 'update') b = b.option('assign', repeatable('Shorthand: field=<JSON value> (repeatable)'));
   return b;
 }
 

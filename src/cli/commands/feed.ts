@@ -2,6 +2,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { VespaBulkError, isVespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
 import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { formatDuration, formatRate, ProgressLine } from '../progress.js';
 import { Feeder, type FeedOutcome } from '../../feed/feeder.js';
@@ -19,7 +20,7 @@ interface FeedArgs extends SecurityArgs {
   timeout?: number;
   route?: string;
   trace?: number;
-  header?: string | string[];
+  header?: string[];
   compression: Compression;
   verbose: boolean;
   'max-retries': number;
@@ -55,7 +56,7 @@ function builder(y: Argv): Argv<FeedArgs> {
     .option('route', { type: 'string', describe: 'Route for every operation' })
     .option('trace', { type: 'number', describe: 'Trace level 1-9, sent as ?tracelevel=' })
     // Not an array option: that would swallow the file names after it. Repeated flags still collect.
-    .option('header', { type: 'string', describe: "Extra header 'Name: value' (repeatable)" })
+    .option('header', repeatable("Extra header 'Name: value' (repeatable)"))
     .option('compression', { choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip bodies over 512 bytes: auto = unless the target is loopback' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Print every failed operation and its reason on stderr' })
     .option('max-retries', { type: 'number', default: 10, describe: 'Retries for 503, 502, 504 and transport errors' })
@@ -105,7 +106,7 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
     maxRetries: argv['max-retries'],
     maxFailureSeconds: argv['max-failure-seconds'],
   };
-  const security = securityFromArgs(argv, parseHeaderFlags(argv.header === undefined ? [] : ([] as string[]).concat(argv.header)));
+  const security = securityFromArgs(argv, parseHeaderFlags(argv.header));
   options.headers = securityHeaders(security);
   if (needsTlsMaterial(security)) options.tls = connectOptions(security);
   if (argv.inflight !== undefined) options.inflight = argv.inflight;

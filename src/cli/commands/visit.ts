@@ -2,6 +2,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { VespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
 import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { readSource } from './document.js';
 import { formatDuration, formatRate, ProgressLine } from '../progress.js';
@@ -69,7 +70,7 @@ function commonOptions<T>(y: Argv<T>) {
     .option('to', { type: 'string', describe: 'Only documents changed at or before this time (same forms as --from)' })
     .option('timeout', { type: 'string', describe: 'Server-side timeout of each request, e.g. 60s' })
     .option('tracelevel', { type: 'number', describe: 'Trace level 1-9; traces go to stderr' })
-    .option('header', { type: 'string', array: true, describe: "Extra request header 'Name: value' (repeatable)" })
+    .option('header', repeatable("Extra request header 'Name: value' (repeatable)"))
     .option('retries', { type: 'number', default: 10, describe: 'Failed requests in a row (429, 502, 503, 504, cut responses) before giving up' })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress on stderr' });
 }
@@ -114,7 +115,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('wanted-document-count', { type: 'number', describe: 'Documents per response (default: unbounded when streaming, 1000 with --no-stream)' })
       .option('concurrency', { type: 'number', describe: 'Server-side visitor concurrency per request' })
       .option('slices', { type: 'number', default: 1, describe: 'Split the corpus in N slices, all visited at once' })
-      .option('slice-id', { type: 'string', array: true, describe: 'Visit only these slices (e.g. 0,2): several machines split one export' })
+      .option('slice-id', repeatable('Visit only these slices (e.g. 0,2): several machines split one export'))
       .option('stream', { type: 'boolean', default: true, describe: 'Streamed responses (JSONL); --no-stream pages with continuations' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write to FILE instead of stdout (.gz compresses)' })
       .option('output-dir', { type: 'string', describe: 'One file per slice in DIR (slice-0000.jsonl, ...)' })
@@ -123,7 +124,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('checkpoint', { type: 'string', describe: checkpointHelp })
       .option('continuation', { type: 'string', describe: 'Start from this token (reported for a failed slice); needs a single slice' })
       .option('to-endpoint', { alias: 'destination', type: 'string', describe: 'Feed the documents into this endpoint instead of writing them (migration), with all the feeder\'s guarantees' })
-      .option('to-header', { type: 'string', array: true, describe: "Header for --to-endpoint requests 'Name: value' (repeatable)" })
+      .option('to-header', repeatable("Header for --to-endpoint requests 'Name: value' (repeatable)"))
       .example('$0 visit music/song --slices 4 -o songs.jsonl.gz', 'Export one type with four slices at once')
       .example('$0 visit music/song --slices 8 --slice-id 0,1,2,3', 'This machine\'s half of an export split in two')
       .example('$0 visit music/song --make-feed --to-endpoint http://other:8080', 'Copy a type to another cluster') as unknown as Argv<VisitArgs>,
@@ -296,7 +297,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
       if (kind === 'update-where') {
         b = b
           .positional('update', { type: 'string', describe: 'The update: JSON {"fields":{"f":{"assign":v}}}, a file, or - for stdin' })
-          .option('assign', { type: 'string', array: true, describe: 'Shorthand: field=<JSON value> (repeatable)' });
+          .option('assign', repeatable('Shorthand: field=<JSON value> (repeatable)'));
       }
       if (kind === 'copy') b = b.option('destination-cluster', { type: 'string', describe: 'Cluster to copy the documents to' });
       return b as unknown as Argv<BulkArgs>;
