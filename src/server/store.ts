@@ -139,18 +139,7 @@ export class ClusterStore {
       existing.timestampMicros = timestampMicros;
       return existing;
     }
-    const parts = idParts(id);
-    const entry: StoredEntry = {
-      id,
-      idJson: JSON.stringify(id),
-      namespace: parts.namespace,
-      type: parts.type,
-      bucket: parts.bucket,
-      removed: false,
-      fields,
-      fieldsJson,
-      timestampMicros,
-    };
+    const entry = newEntry(id, false, fields, fieldsJson, timestampMicros);
     this.entries.set(id, entry);
     this.live++;
     this.noteAdded(entry);
@@ -169,18 +158,7 @@ export class ClusterStore {
       existing.timestampMicros = timestampMicros;
       return wasLive;
     }
-    const parts = idParts(id);
-    const tombstone: StoredEntry = {
-      id,
-      idJson: JSON.stringify(id),
-      namespace: parts.namespace,
-      type: parts.type,
-      bucket: parts.bucket,
-      removed: true,
-      fields: undefined,
-      fieldsJson: undefined,
-      timestampMicros,
-    };
+    const tombstone = newEntry(id, true, undefined, undefined, timestampMicros);
     this.entries.set(id, tombstone);
     this.noteAdded(tombstone);
     return false;
@@ -322,4 +300,15 @@ export class DocumentStore {
   clear(): void {
     for (const c of this.clusters.values()) c.clear();
   }
+}
+
+function newEntry(
+  id: string,
+  removed: boolean,
+  fields: Record<string, unknown> | undefined,
+  fieldsJson: string | undefined,
+  timestampMicros: number,
+): StoredEntry {
+  const parts = idParts(id);
+  return { id, idJson: JSON.stringify(id), namespace: parts.namespace, type: parts.type, bucket: parts.bucket, removed, fields, fieldsJson, timestampMicros };
 }

@@ -3,29 +3,13 @@ import { gzipSync } from 'node:zlib';
 import { Pool } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
+import { call as callWith } from './call.js';
 
 let server: DocumentServer;
 let pool: Pool;
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-  json: any;
-}
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const payload = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
-  const res = await pool.request({ method: method as 'GET', path, body: payload, headers });
-  const text = await res.body.text();
-  let json: unknown;
-  try {
-    json = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.statusCode, headers: res.headers, text, json };
-}
+const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => callWith(pool, method, path, body, headers);
 
 /** After each piece of bad input the server must still answer ordinary requests. */
 async function stillServes(): Promise<void> {

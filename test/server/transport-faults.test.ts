@@ -4,21 +4,12 @@ import { PassThrough } from 'node:stream';
 import { Client, Pool } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
+import { call as callWith } from './call.js';
 
 let server: DocumentServer;
 let pool: Pool;
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res = await pool.request({ method: method as 'GET', path, body: body === undefined ? undefined : JSON.stringify(body), headers });
-  const text = await res.body.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.statusCode, headers: res.headers, text, json };
-}
+const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => callWith(pool, method, path, body, headers);
 
 beforeAll(async () => {
   server = await startDocumentServer({ port: 0, visitChunkDocuments: 7 });

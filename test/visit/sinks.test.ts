@@ -2,6 +2,7 @@ import { closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../../src/server/faults.js';
 import { fileSink, type FileSink } from '../../src/visit/sinks.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'vb-sinks-'));
@@ -25,17 +26,8 @@ function directOpens(where: string): boolean {
   }
 }
 
-/** Deterministic pseudo-random numbers (mulberry32), so a failing pattern can be rerun. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Deterministic, so a failing pattern can be rerun.
+const random = seededRandom;
 
 function bytes(n: number, seed: number): Buffer {
   const next = random(seed);

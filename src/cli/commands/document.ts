@@ -83,11 +83,12 @@ export function readSource(source: string | undefined): string | undefined {
   }
 }
 
-function assignments(values: string[] | undefined): Record<string, unknown> {
+/** `--assign field=<JSON value>` flags as assign operations (a value that is not JSON is taken as a string). */
+export function assignments(values: string[] | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const a of values ?? []) {
     const eq = a.indexOf('=');
-    if (eq <= 0) throw new VespaBulkError('VB_USAGE', `--assign '${a}': expected field=<JSON value>`);
+    if (eq <= 0) throw new VespaBulkError('VB_USAGE', `--assign '${a}': expected field=<JSON value>, e.g. year=2001 or title='"x"'`);
     const raw = a.slice(eq + 1);
     let value: unknown;
     try {

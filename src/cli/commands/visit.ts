@@ -4,7 +4,7 @@ import { parseHeaderFlags } from '../../http/headers.js';
 import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
 import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
-import { readSource } from './document.js';
+import { assignments, readSource } from './document.js';
 import { formatDuration, formatRate, ProgressLine } from '../progress.js';
 import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
 import { exportDocuments, type ExportSummary } from '../../visit/export.js';
@@ -266,18 +266,7 @@ function updateFieldsOf(args: BulkArgs): Record<string, unknown> | undefined {
     // {"fields":{...}} as in a feed file, or the field operations alone.
     fields = Object.keys(o).length === 1 && typeof o.fields === 'object' && o.fields !== null ? (o.fields as Record<string, unknown>) : o;
   }
-  for (const a of args.assign ?? []) {
-    const eq = a.indexOf('=');
-    if (eq <= 0) throw new VespaBulkError('VB_USAGE', `--assign '${a}': expected field=<JSON value>, e.g. year=2001 or title='"x"'`);
-    const raw = a.slice(eq + 1);
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      value = raw;
-    }
-    fields = { ...fields, [a.slice(0, eq)]: { assign: value } };
-  }
+  fields = { ...fields, ...assignments(args.assign) };
   return fields;
 }
 
