@@ -36,6 +36,10 @@ export interface FeedProgress {
   limit: number;
   p50Ms: number;
   p99Ms: number;
+  /** Operations read so far (including those left to other shards or before a resume point). */
+  read: number;
+  /** Operations done with: succeeded, finally failed or skipped. */
+  finished: number;
   /** Share of the input read (0..1), when its size is known. */
   readShare?: number;
 }
@@ -197,6 +201,8 @@ export class Feeder {
       limit: this.throttle.limit,
       p50Ms: this.stats.percentileMs(50),
       p99Ms: this.stats.percentileMs(99),
+      read: this.stats.operations + this.stats.skipped,
+      finished: this.stats.ok + this.stats.errors + this.stats.skipped,
     };
     if (total !== undefined && total > 0) p.readShare = Math.min(1, this.readProgress.bytes / total);
     return p;

@@ -6,6 +6,7 @@ import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { formatDuration, formatRate, ProgressLine } from '../progress.js';
 import { Feeder, type FeedOutcome } from '../../feed/feeder.js';
+import { estimateRemainingSeconds } from '../../feed/eta.js';
 import { readCheckpoint } from '../../feed/checkpoint.js';
 import { parseShard } from '../../feed/shard.js';
 import type { Compression, FeedOptions, OperationResult } from '../../feed/options.js';
@@ -143,11 +144,10 @@ function renderProgress(feeder: Feeder): () => string {
     const rate = dt > 0 ? (p.ok - lastOk) / dt : 0;
     lastOk = p.ok;
     lastAt = p.seconds;
-    let eta = '';
-    if (p.readShare !== undefined && p.readShare > 0.001 && p.readShare < 1) eta = ` eta ${formatDuration((p.seconds / p.readShare) * (1 - p.readShare))}`;
+    const eta = estimateRemainingSeconds(p);
     return (
       `feed ${formatDuration(p.seconds)}: ${formatRate(rate)} ops/s, ok ${p.ok}, failed ${p.failed}, retried ${p.retries}, ` +
-      `in flight ${p.inflight}/${p.limit}, p50 ${p.p50Ms.toFixed(1)} ms, p99 ${p.p99Ms.toFixed(1)} ms${eta}`
+      `in flight ${p.inflight}/${p.limit}, p50 ${p.p50Ms.toFixed(1)} ms, p99 ${p.p99Ms.toFixed(1)} ms${eta === undefined ? '' : ` eta ${formatDuration(eta)}`}`
     );
   };
 }
