@@ -86,6 +86,22 @@ describe('vespa-bulk visit and document commands', () => {
     }
   });
 
+  it('migrates into an endpoint that needs its own token, without sending it the source token', async () => {
+    const guarded = await startDocumentServer({ port: 0, token: 'destination-secret' });
+    try {
+      const refused = await run(['visit', 'ns/music', '-t', s.url, '--to-endpoint', guarded.url, '--quiet']);
+      expect(refused.code).toBe(1);
+      expect(guarded.store.size()).toBe(0);
+      const m = await run(['visit', 'ns/music', '-t', s.url, '--to-endpoint', guarded.url, '--to-token', 'destination-secret', '--quiet']);
+      expect(m.code).toBe(0);
+      expect(JSON.parse(m.stdout)).toMatchObject({ ok: true, feed: { 'feeder.ok.count': s.store.size() } });
+      expect(guarded.store.all().map((d) => d.id).sort()).toEqual(s.store.all().map((d) => d.id).sort());
+      expect(m.stderr).not.toContain('destination-secret');
+    } finally {
+      await guarded.close();
+    }
+  });
+
   it('get, put, update and remove one document; 404 and 412 are clear failures', async () => {
     const put = await run(['put', 'id:ns:music::new', '{"fields":{"title":"hello","year":1999}}', '-t', s.url]);
     expect(put.code).toBe(0);

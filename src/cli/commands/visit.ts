@@ -47,6 +47,10 @@ interface VisitArgs extends CommonArgs {
   checkpoint?: string;
   continuation?: string;
   'to-endpoint'?: string;
+  'to-ca'?: string;
+  'to-cert'?: string;
+  'to-key'?: string;
+  'to-token'?: string;
   'to-header'?: string[];
 }
 
@@ -125,6 +129,10 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('continuation', { type: 'string', describe: 'Start from this token (reported for a failed slice); needs a single slice' })
       .option('to-endpoint', { alias: 'destination', type: 'string', describe: 'Feed the documents into this endpoint instead of writing them (migration), with all the feeder\'s guarantees' })
       .option('to-header', repeatable("Header for --to-endpoint requests 'Name: value' (repeatable)"))
+      .option('to-ca', { type: 'string', describe: 'CA certificate file (PEM) to trust for an https --to-endpoint' })
+      .option('to-cert', { type: 'string', describe: 'Client certificate file (PEM) for --to-endpoint (mutual TLS)' })
+      .option('to-key', { type: 'string', describe: 'Private key file (PEM) of --to-cert' })
+      .option('to-token', { type: 'string', describe: 'Bearer token for --to-endpoint (the source credentials are never sent there)' })
       .example('$0 visit music/song --slices 4 -o songs.jsonl.gz', 'Export one type with four slices at once')
       .example('$0 visit music/song --slices 8 --slice-id 0,1,2,3', 'This machine\'s half of an export split in two')
       .example('$0 visit music/song --make-feed --to-endpoint http://other:8080', 'Copy a type to another cluster') as unknown as Argv<VisitArgs>,
@@ -178,10 +186,17 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       if (args['to-endpoint'] !== undefined) {
         if (args.checkpoint !== undefined) throw new VespaBulkError('VB_USAGE', '--checkpoint is not supported with --to-endpoint (the feeder keeps its own)');
         if (args.output !== undefined || args['output-dir'] !== undefined) throw new VespaBulkError('VB_USAGE', 'give --to-endpoint or --output/--output-dir, not both');
+        // The destination's own credentials only: an empty environment keeps the source's variables out.
+        const destination = securityFromArgs(
+          { ca: args['to-ca'], cert: args['to-cert'], key: args['to-key'], token: args['to-token'] },
+          parseHeaderFlags(args['to-header']),
+          {},
+        );
         const summary = await migrate({
           ...options,
           destination: args['to-endpoint'],
-          destinationHeaders: parseHeaderFlags(args['to-header']),
+          destinationHeaders: securityHeaders(destination),
+          ...(needsTlsMaterial(destination) && { feed: { tls: connectOptions(destination) } }),
           onStart: startProgress,
         });
         progress?.stop();
