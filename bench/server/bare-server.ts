@@ -3,7 +3,8 @@ import { createServer } from 'node:http';
 import { announce } from '../lib/child.js';
 
 const body = Buffer.from('{}');
-const server = createServer((req, res) => {
+// The same server options as the simulator's listener, so only the per-request work differs.
+const server = createServer({ keepAlive: true, noDelay: true }, (req, res) => {
   req.on('data', () => {});
   req.on('end', () => {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
