@@ -5,6 +5,7 @@ import { Client, Pool } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
 import { call as callWith } from './call.js';
+import { defaultFaultSettings } from '../../src/server/faults.js';
 
 let server: DocumentServer;
 let pool: Pool;
@@ -23,17 +24,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   server.store.clear();
-  server.faults.set({
-    errorRate: 0,
-    errorStatuses: [429, 503, 504, 507],
-    latencyMs: 0,
-    maxOpsPerSecond: 0,
-    queueLimit: 256,
-    closeRate: 0,
-    feedBlock: false,
-    cutStreamAfterDocuments: 0,
-    seed: 1,
-  });
+  server.faults.set({ ...defaultFaultSettings, seed: 1 });
 });
 
 describe('HTTP/1.1', () => {
