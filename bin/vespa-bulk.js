@@ -1,13 +1,14 @@
 #!/usr/bin/env node
-// Runs the built CLI when there is one (an installed package), else the TypeScript sources through tsx (a clone).
+// In a clone the TypeScript sources run through tsx, so a stale dist/ never shadows them; an installed
+// package ships only dist/ and runs that.
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const built = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-if (existsSync(built)) {
-  await import(pathToFileURL(built).href);
-} else {
+const source = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+if (existsSync(source)) {
   const { register } = await import('tsx/esm/api');
   register();
-  await import(new URL('../src/cli/main.ts', import.meta.url).href);
+  await import(pathToFileURL(source).href);
+} else {
+  await import(new URL('../dist/cli/main.js', import.meta.url).href);
 }
