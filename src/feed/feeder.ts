@@ -2,7 +2,7 @@ import type { Client, Dispatcher } from 'undici';
 import { gzipSync, constants as zlibConstants } from 'node:zlib';
 import { VespaBulkError, isVespaBulkError } from '../errors.js';
 import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
-import { createPool, isLoopback, parseBody, rawHeader, send, splitEndpoint, type RawResponse, type TransportError } from '../http/transport.js';
+import { createPool, dispatchTo, isLoopback, parseBody, rawHeader, splitEndpoint, type RawResponse, type ResponseReceiver, type TransportError } from '../http/transport.js';
 import { formatTimeout, methodOf } from '../http/document-request.js';
 import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.js';
 import type { RawItem } from './splitter.js';
@@ -51,6 +51,8 @@ interface Pending {
   input: number;
   attempts: number;
   deadline: number;
+  /** When the current attempt was sent (performance.now()). */
+  sentAt: number;
   safe?: boolean;
   body?: Buffer | null;
   gzipped?: boolean;
@@ -95,7 +97,7 @@ const compressAbove = 512;
  * limit, keeps operations on one id in order, retries by `retryDelay()`, and accounts for every operation:
  * succeeded, in the failure output, or before the checkpoint's position.
  */
-export class Feeder {
+export class Feeder implements ResponseReceiver<Pending> {
   private readonly options: FeedOptions;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
@@ -319,7 +321,7 @@ export class Feeder {
       return;
     }
     this.stats.operations++;
-    const p: Pending = { seq: this.seq++, op, item, input, attempts: 0, deadline: 0 };
+    const p: Pending = { seq: this.seq++, op, item, input, attempts: 0, deadline: 0, sentAt: 0 };
     this.unfinished.set(p.seq, p);
     const waiting = this.busyIds.get(op.id);
     if (waiting === undefined) {
@@ -394,16 +396,29 @@ export class Feeder {
     const safe = (p.safe ??= isSafeToRepeat(op));
     this.stats.requests++;
     if (body) this.stats.requestBytes += body.length;
-    send(this.dispatcher, {
-      method: methodOf[op.kind],
-      path,
-      headers: body === null ? this.headersNone : p.gzipped ? this.headersGzip : this.headersJson,
-      body,
-      idempotent: safe,
-    }).then(
-      (res) => this.onResponse(p, res, now),
-      (err) => this.onError(p, err as TransportError, now),
+    p.sentAt = now;
+    dispatchTo(
+      this.dispatcher,
+      {
+        method: methodOf[op.kind],
+        path,
+        headers: body === null ? this.headersNone : p.gzipped ? this.headersGzip : this.headersJson,
+        body,
+        idempotent: safe,
+      },
+      this,
+      p,
     );
+  }
+
+  /** @internal ResponseReceiver: the answer to `p`'s current attempt. */
+  onRawResponse(p: Pending, res: RawResponse): void {
+    this.onResponse(p, res, p.sentAt);
+  }
+
+  /** @internal ResponseReceiver: `p`'s current attempt failed in transport. */
+  onRawError(p: Pending, err: TransportError): void {
+    this.onError(p, err);
   }
 
   private onResponse(p: Pending, res: RawResponse, sentAt: number): void {
@@ -459,7 +474,7 @@ export class Feeder {
     this.retryOrFail(p, delay, undefined);
   }
 
-  private onError(p: Pending, err: TransportError, sentAt: number): void {
+  private onError(p: Pending, err: TransportError): void {
     const now = performance.now();
     this.inflight--;
     this.stats.exceptions++;
@@ -481,7 +496,6 @@ export class Feeder {
       },
       this.policy,
     );
-    void sentAt;
     this.retryOrFail(p, delay, undefined);
   }
 
@@ -517,17 +531,7 @@ export class Feeder {
       this.failures?.write(p.item.bytes, reason, false);
     }
     const onResult = this.options.onResult;
-    if (onResult !== undefined) {
-      const r: OperationResult = { ok, id: p.op.id, kind: p.op.kind, attempts: p.attempts, input: name, line: p.item.line };
-      if (status !== undefined) r.status = status;
-      if (message !== undefined) r.message = message;
-      // Parsed only if the callback looks: most callers count results and never read the body.
-      if (body !== undefined) {
-        let parsed: unknown;
-        Object.defineProperty(r, 'body', { enumerable: true, configurable: true, get: () => (parsed ??= parseBody(body)) });
-      }
-      onResult(r);
-    }
+    if (onResult !== undefined) onResult(new FeedResult(ok, p, name, status, message, body));
     p.body = undefined;
     const waiting = this.busyIds.get(p.op.id);
     if (waiting === null || waiting === undefined || waiting.length === 0) this.busyIds.delete(p.op.id);
@@ -604,6 +608,46 @@ export class Feeder {
       // Abandon what is still on the wire; those operations stay unfinished and the checkpoint covers them.
       await this.dispatcher.destroy().catch(() => undefined);
     }
+  }
+}
+
+/**
+ * An OperationResult whose `body` is parsed only if the callback reads it: most callers count results and
+ * never look. A prototype getter, not a property defined per result, keeps this off the hot path's costs.
+ */
+class FeedResult implements OperationResult {
+  readonly ok: boolean;
+  readonly id: string;
+  readonly kind: FeedOperation['kind'];
+  readonly attempts: number;
+  readonly input: string;
+  readonly line: number;
+  readonly status?: number;
+  readonly message?: string;
+  private raw: Buffer | undefined;
+  private parsed: unknown;
+  constructor(ok: boolean, p: Pending, input: string, status: number | undefined, message: string | undefined, raw: Buffer | undefined) {
+    this.ok = ok;
+    this.id = p.op.id;
+    this.kind = p.op.kind;
+    this.attempts = p.attempts;
+    this.input = input;
+    this.line = p.item.line;
+    if (status !== undefined) this.status = status;
+    if (message !== undefined) this.message = message;
+    this.raw = raw;
+  }
+  get body(): unknown {
+    if (this.raw !== undefined) {
+      this.parsed = parseBody(this.raw);
+      this.raw = undefined;
+    }
+    return this.parsed;
+  }
+  toJSON(): OperationResult {
+    const { raw: _raw, parsed: _parsed, ...own } = this;
+    const body = this.body;
+    return body === undefined ? own : { ...own, body };
   }
 }
 

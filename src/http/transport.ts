@@ -94,15 +94,26 @@ export function toTransportError(err: unknown): TransportError {
   return new TransportError('VB_TRANSPORT', message, !(code !== undefined && neverSentCodes.has(code)), err);
 }
 
+/**
+ * Where `dispatchTo` delivers an answer. The feeder implements it directly, so its hot path makes no promise,
+ * closure or microtask per request; `ctx` is handed back untouched to say which request it was.
+ */
+export interface ResponseReceiver<C> {
+  onRawResponse(ctx: C, res: RawResponse): void;
+  onRawError(ctx: C, err: TransportError): void;
+}
+
 /** Legacy undici handler (onConnect/onHeaders/onData/onComplete/onError): the cheapest path through dispatch. */
-class CollectingHandler implements Dispatcher.DispatchHandler {
+class CollectingHandler<C> implements Dispatcher.DispatchHandler {
   private status = 0;
   private rawHeaders: Buffer[] = [];
   private chunks: Buffer[] = [];
   private length = 0;
+  /** True while `dispatch()` runs: an answer given then (undici fails some requests synchronously) is deferred. */
+  inDispatch = true;
   constructor(
-    private readonly resolve: (r: RawResponse) => void,
-    private readonly reject: (e: unknown) => void,
+    private readonly receiver: ResponseReceiver<C>,
+    private readonly ctx: C,
   ) {}
   onConnect(): void {}
   onHeaders(statusCode: number, headers: Buffer[]): boolean {
@@ -117,37 +128,55 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   }
   onComplete(): void {
     const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.length);
-    this.resolve({ status: this.status, rawHeaders: this.rawHeaders, body });
+    const res: RawResponse = { status: this.status, rawHeaders: this.rawHeaders, body };
+    if (this.inDispatch) queueMicrotask(() => this.receiver.onRawResponse(this.ctx, res));
+    else this.receiver.onRawResponse(this.ctx, res);
   }
   onError(err: Error): void {
-    this.reject(toTransportError(err));
+    this.fail(toTransportError(err));
+  }
+  /** Callers never see an answer inside their own call to `dispatchTo`, so they need not be re-entrant. */
+  fail(err: TransportError): void {
+    if (this.inDispatch) queueMicrotask(() => this.receiver.onRawError(this.ctx, err));
+    else this.receiver.onRawError(this.ctx, err);
   }
 }
 
 /**
- * Sends one request. Every status resolves; only transport failures reject (TransportError).
+ * Sends one request and reports to `receiver`: every status as a response, only transport failures as errors.
  * POST and PUT are marked idempotent and non-blocking unless told otherwise, or undici would not pipeline them.
  */
+export function dispatchTo<C>(dispatcher: Dispatcher, req: SendRequest, receiver: ResponseReceiver<C>, ctx: C): void {
+  const handler = new CollectingHandler(receiver, ctx);
+  try {
+    dispatcher.dispatch(
+      {
+        origin: undefined,
+        method: req.method,
+        path: req.path,
+        headers: req.headers as Dispatcher.DispatchOptions['headers'],
+        body: req.body ?? null,
+        idempotent: req.idempotent ?? true,
+        blocking: req.idempotent === false,
+        signal: req.signal,
+      } as Dispatcher.DispatchOptions,
+      handler as unknown as Dispatcher.DispatchHandler,
+    );
+  } catch (err) {
+    handler.fail(toTransportError(err));
+  }
+  handler.inDispatch = false;
+}
+
+type Settle = { resolve: (r: RawResponse) => void; reject: (e: unknown) => void };
+const settleReceiver: ResponseReceiver<Settle> = {
+  onRawResponse: (ctx, res) => ctx.resolve(res),
+  onRawError: (ctx, err) => ctx.reject(err),
+};
+
+/** `dispatchTo` as a promise: every status resolves; only transport failures reject (TransportError). */
 export function send(dispatcher: Dispatcher, req: SendRequest): Promise<RawResponse> {
-  return new Promise<RawResponse>((resolve, reject) => {
-    try {
-      dispatcher.dispatch(
-        {
-          origin: undefined,
-          method: req.method,
-          path: req.path,
-          headers: req.headers as Dispatcher.DispatchOptions['headers'],
-          body: req.body ?? null,
-          idempotent: req.idempotent ?? true,
-          blocking: req.idempotent === false,
-          signal: req.signal,
-        } as Dispatcher.DispatchOptions,
-        new CollectingHandler(resolve, reject) as unknown as Dispatcher.DispatchHandler,
-      );
-    } catch (err) {
-      reject(toTransportError(err));
-    }
-  });
+  return new Promise<RawResponse>((resolve, reject) => dispatchTo(dispatcher, req, settleReceiver, { resolve, reject }));
 }
 
 /** Header value by lower-case name from undici's raw header list. */
