@@ -54,7 +54,8 @@ export function parseDocumentPath(rawPath: string): DocumentRoute {
       if (!isInt64(value)) throw badRequest(`Failed parsing '${value}': For input string: "${value}"`);
       location = { kind: 'number', value: String(BigInt(value)) };
     } else {
-      if (forbiddenControl.test(value)) throw badRequest('Illegal code point in group');
+      const illegal = forbiddenControl.exec(value);
+      if (illegal !== null) throw badRequest(`Illegal code point U${illegal[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} in group`);
       location = { kind: 'group', value };
     }
     localStart = 4;

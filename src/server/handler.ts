@@ -226,7 +226,7 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
     const delay = faults.delayMs();
     if (delay < 0) {
       faults.release();
-      reply(req, res, 429, handlerErrorBody(pathId, `Rejecting execution due to overload: operation would queue for more than ${maxQueueAgeMs / 1000} s`));
+      reply(req, res, 429, handlerErrorBody(pathId, `Rejecting execution due to overload: ${(maxQueueAgeMs / 1000).toFixed(1)} seconds worth of work enqueued`));
       return;
     }
     if (delay === 0) {
@@ -236,7 +236,7 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
     if (delay >= timeoutMs) {
       setTimeout(() => {
         faults.release();
-        if (!isGone(res)) reply(req, res, 504, handlerErrorBody(pathId, `Request timeout after ${timeoutMs}ms`));
+        if (!isGone(res)) reply(req, res, 504, handlerErrorBody(pathId, `Timeout after ${timeoutMs}ms`));
       }, timeoutMs);
       return;
     }

@@ -83,8 +83,14 @@ function applyOperation(root: FieldValues, steps: Step[], path: string, op: stri
     case 'decrement':
     case 'multiply':
     case 'divide': {
-      const current = slot.get();
-      if (current === undefined) return;
+      let current = slot.get();
+      if (current === undefined) {
+        // The service gives a field without a value its type's default (0 for a number) before applying the
+        // operation, so `increment` on a new counter (create=true) yields the increment. Below the top level
+        // (map entries, array elements, struct members) there is nothing to change.
+        if (steps.length !== 1) return;
+        current = 0;
+      }
       slot.set(arith(op, current, value, path));
       return;
     }

@@ -79,7 +79,7 @@ export function buildScope(
 
   const slices = query.integer('slices');
   const sliceId = query.integer('sliceId');
-  if ((slices === undefined) !== (sliceId === undefined)) throw badRequest("Must specify both 'slices' and 'sliceId', or neither");
+  if ((slices === undefined) !== (sliceId === undefined)) throw badRequest("None or both of 'slices' and 'sliceId' must be set");
   if (slices !== undefined && slices <= 0) throw badRequest(`slices must be positive, got ${slices}`);
   if (slices !== undefined && sliceId !== undefined && (sliceId < 0 || sliceId >= slices))
     throw badRequest(`sliceId must be in [0, ${slices}), got ${sliceId}`);
@@ -89,7 +89,7 @@ export function buildScope(
   if (from !== undefined && from < 0n) throw badRequest('fromTimestamp must be non-negative');
   if (to !== undefined && to < 0n) throw badRequest('toTimestamp must be non-negative');
   if (from !== undefined && to !== undefined && from > to)
-    throw badRequest(`toTimestamp must be greater than, or equal to, fromTimestamp (${to} < ${from})`);
+    throw badRequest('toTimestamp must be greater than, or equal to, fromTimestamp');
   const fromMicros = from === undefined ? undefined : Number(from);
   const toMicros = to === undefined ? undefined : Number(to);
 

@@ -59,7 +59,9 @@ describe('document paths', () => {
     expect(status400(() => parseDocumentPath('/document/v1/ns/music/number/9223372036854775808/a'))).toContain('9223372036854775808');
     expect(status400(() => parseDocumentPath('/document/v1/ns/music/docid/%zz'))).toContain('percent-encoding');
     expect(status400(() => parseDocumentPath('/document/v1/ns/music/docid/a%01b'))).toContain('control character');
+    expect(status400(() => parseDocumentPath('/document/v1/ns/music/group/a%01b/x'))).toBe('Illegal code point U0001 in group');
   });
+
 });
 
 describe('query parameters', () => {
@@ -134,6 +136,13 @@ describe('update operations', () => {
     const out = applyUpdate({ i: 10, d: 10, m: 3, q: 9 }, { i: { increment: 2 }, d: { decrement: 4 }, m: { multiply: 2 }, q: { divide: 2 } });
     expect(out).toEqual({ i: 12, d: 6, m: 6, q: 4 });
     expect(status400(() => applyUpdate({ q: 1 }, { q: { divide: 0 } }))).toContain('zero');
+  });
+
+  it('starts arithmetic on a field without a value from 0, but not on a missing map entry or element', () => {
+    expect(applyUpdate({ t: 'x' }, { i: { increment: 3 }, d: { decrement: 2 }, m: { multiply: 5 }, q: { divide: 4 } })).toEqual({ t: 'x', i: 3, d: -2, m: 0, q: 0 });
+    expect(applyUpdate({ w: { a: 1 } }, { 'w{b}': { increment: 1 } })).toEqual({ w: { a: 1 } });
+    expect(applyUpdate({ arr: [1] }, { arr: { match: { element: 5, increment: 1 } } })).toEqual({ arr: [1] });
+    expect(status400(() => applyUpdate({}, { q: { divide: 0 } }))).toContain('zero');
   });
 
   it('adds to and removes from arrays and weighted sets', () => {

@@ -163,7 +163,7 @@ describe('faults', () => {
     server.faults.set({ latencyMs: 300 });
     const r = await call('POST', '/document/v1/ns/t/docid/slow?timeout=50ms', { fields: {} });
     expect(r.status).toBe(504);
-    expect(r.json).toEqual({ pathId: '/document/v1/ns/t/docid/slow', message: 'Request timeout after 50ms' });
+    expect(r.json).toEqual({ pathId: '/document/v1/ns/t/docid/slow', message: 'Timeout after 50ms' });
     expect(server.store.size()).toBe(0);
     server.faults.set({ latencyMs: 20 });
     expect((await call('POST', '/document/v1/ns/t/docid/slow', { fields: {} })).status).toBe(200);

@@ -144,8 +144,8 @@ describe('plain visits', () => {
 describe('visit parameter errors', () => {
   const base = '/document/v1/ns/music/docid/?cluster=content';
   const cases: Array<[string, string | RegExp]> = [
-    [`${base}&slices=3`, "Must specify both 'slices' and 'sliceId', or neither"],
-    [`${base}&sliceId=0`, "Must specify both 'slices' and 'sliceId', or neither"],
+    [`${base}&slices=3`, "None or both of 'slices' and 'sliceId' must be set"],
+    [`${base}&sliceId=0`, "None or both of 'slices' and 'sliceId' must be set"],
     [`${base}&slices=3&sliceId=3`, /sliceId/],
     [`${base}&fromTimestamp=10&toTimestamp=5`, /toTimestamp/],
     [`${base}&dryRun=true`, /dryRun/],
