@@ -35,6 +35,10 @@ export async function readContent(target: DeployTarget, file: string): Promise<{
   const path = contentPath(file);
   if (path === '') throw new VespaBulkError('VB_USAGE', 'content cat needs a file path, e.g. services.xml');
   const response = await configRequest(t, { step: 'content cat', method: 'GET', path: `${applicationPath(t)}/content/${path}` });
+  // A directory answers its listing; printing that as the file's content would mislead.
+  if (!path.endsWith('.json') && Array.isArray(response.json) && response.json.every((u) => typeof u === 'string' && u.includes('/content/'))) {
+    throw new VespaBulkError('VB_DEPLOY', `content cat failed: '${file}' is a directory; list it with content ls`);
+  }
   return { contentType: response.contentType, bytes: response.bytes };
 }
 

@@ -57,3 +57,29 @@ export async function waitForConvergence(target: DeployTarget, options: WaitForC
     await sleep(Math.min(interval, left), undefined, { signal: options.signal });
   }
 }
+
+/**
+ * Polls one service (`host:port`) until it runs the wanted generation. A service that left the application
+ * (410) or any other refusal is thrown at once; running out of time is VB_TIMEOUT with the generations seen.
+ */
+export async function waitForServiceConvergence(
+  target: DeployTarget,
+  hostPort: string,
+  options: Omit<WaitForConvergenceOptions, 'onPoll' | 'vespaVersion'> & { onPoll?: (result: SingleServiceConvergence) => void },
+): Promise<SingleServiceConvergence> {
+  const deadline = Date.now() + options.timeoutMs;
+  const interval = options.pollIntervalMs ?? 500;
+  for (;;) {
+    const result = await getServiceConvergence(target, hostPort);
+    options.onPoll?.(result);
+    if (result.converged && (options.generation === undefined || result.wantedGeneration >= options.generation)) return result;
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      throw new VespaBulkError(
+        'VB_TIMEOUT',
+        `converge failed: service ${result.host} did not reach generation ${result.wantedGeneration} within ${Math.round(options.timeoutMs / 1000)} s (it runs generation ${result.currentGeneration})`,
+      );
+    }
+    await sleep(Math.min(interval, left), undefined, { signal: options.signal });
+  }
+}

@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { unzipSync, zipSync, type Zippable } from 'fflate';
+import { gunzipSync, unzipSync, zipSync, type Zippable } from 'fflate';
+import { parseTar } from 'nanotar';
 import { VespaBulkError } from '../errors.js';
 
 /** An application package ready to upload. */
@@ -9,7 +10,7 @@ export interface PackageUpload {
   contentType: 'application/zip' | 'application/x-gzip';
   /** Where it came from: a directory that was zipped, or an archive sent as it is. */
   source: 'directory' | 'zip' | 'gzip';
-  /** Files in the package (known for directories and zips). */
+  /** Files in the package, by path inside it. */
   files: string[];
 }
 
@@ -33,13 +34,44 @@ export async function readPackage(path: string): Promise<PackageUpload> {
     } catch (err) {
       throw new VespaBulkError('VB_USAGE', `'${path}' is not a readable zip file: ${(err as Error).message}`);
     }
-    const hasServices = names.includes('services.xml') || names.some((n) => /^[^/]+\/services\.xml$/.test(n));
-    if (!hasServices) throw new VespaBulkError('VB_USAGE', `'${path}' has no services.xml at its root: it is not an application package`);
+    if (!hasServicesXml(names)) throw new VespaBulkError('VB_USAGE', `'${path}' has no services.xml at its root: it is not an application package`);
     return { body: bytes, contentType: 'application/zip', source: 'zip', files: names.filter((n) => !n.endsWith('/')) };
   }
-  if (bytes[0] === 0x1f && bytes[1] === 0x8b) return { body: bytes, contentType: 'application/x-gzip', source: 'gzip', files: [] };
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) return { body: bytes, contentType: 'application/x-gzip', source: 'gzip', files: tarFiles(path, bytes) };
   throw new VespaBulkError('VB_USAGE', `'${path}' is neither a directory nor a zip file (nor a gzipped tar): give an application package directory or its .zip`);
 }
+
+/** The files of a gzipped tar package, which must hold services.xml at its root (or in its one top directory). */
+function tarFiles(path: string, bytes: Uint8Array): string[] {
+  let tar: Uint8Array;
+  try {
+    tar = gunzipSync(bytes);
+  } catch (err) {
+    throw new VespaBulkError('VB_USAGE', `'${path}' is not a readable gzip file: ${(err as Error).message}`);
+  }
+  // nanotar reads anything as a tar; a first header whose checksum does not add up means it is not one.
+  if (tar.length < 512 || !tarHeaderChecksumOk(tar)) throw new VespaBulkError('VB_USAGE', `'${path}' is gzipped but holds no tar archive: it is not an application package`);
+  let names: string[];
+  try {
+    names = parseTar(tar)
+      .filter((item) => item.type === 'file' || item.type === undefined)
+      .map((item) => item.name.replace(/^\.\//, ''));
+  } catch (err) {
+    throw new VespaBulkError('VB_USAGE', `'${path}' is not a readable tar archive: ${(err as Error).message}`);
+  }
+  if (!hasServicesXml(names)) throw new VespaBulkError('VB_USAGE', `'${path}' has no services.xml at its root: it is not an application package`);
+  return names.filter((n) => !n.endsWith('/')).sort();
+}
+
+function tarHeaderChecksumOk(tar: Uint8Array): boolean {
+  const stored = parseInt(new TextDecoder().decode(tar.subarray(148, 156)).replace(/\0.*$/, '').trim(), 8);
+  if (!Number.isFinite(stored)) return false;
+  let sum = 0;
+  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : tar[i]!;
+  return sum === stored;
+}
+
+const hasServicesXml = (names: string[]): boolean => names.includes('services.xml') || names.some((n) => /^[^/]+\/services\.xml$/.test(n));
 
 /** Hidden files and directories (.git, .vespa-bulk, editor files) never belong in a package. */
 const skipped = (name: string): boolean => name.startsWith('.');

@@ -104,6 +104,23 @@ describe('vespa-bulk deploy', () => {
     expect(speed.stderr).toMatch(/speed 250 is out of range/);
   });
 
+  it('converge host:port --wait polls one service until it converges, and fails naming it when time runs out', async () => {
+    expect((await cli('deploy', sampleAppDir)).code).toBe(0);
+    const one = await cli('deploy', 'converge', 'localhost:8080', '--wait', '10');
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toMatch(/^localhost:8080: generation (\d+) of \1, converged/);
+    await server.close();
+    server = await startConfigServer({ port: 0, convergeDelayMs: 60_000 });
+    expect((await cli('deploy', sampleAppDir)).code).toBe(0);
+    const slow = await cli('deploy', 'converge', 'localhost:8080', '--wait', '0.3');
+    expect(slow.code).toBe(1);
+    expect(slow.stderr).toMatch(/Waiting for localhost:8080: generation 0 of \d+/);
+    expect(slow.stderr).toMatch(/converge failed: service localhost:8080 did not reach generation \d+ within/);
+    const gone = await cli('deploy', 'converge', 'nowhere:1', '--wait', '5');
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(/converge failed: 410 NOT_FOUND/);
+  });
+
   it('prepare remembers the session and activate uses it', async () => {
     const p = await cli('deploy', 'prepare', sampleAppDir);
     expect(p.code, p.stderr).toBe(0);
@@ -146,6 +163,13 @@ describe('vespa-bulk deploy', () => {
     expect((await cli('deploy', 'content', 'ls')).stdout).toBe('schemas/\nservices.xml\n');
     expect((await cli('deploy', 'content', 'ls', '--recursive')).stdout).toBe('schemas/\nschemas/music.sd\nschemas/user.sd\nservices.xml\n');
     expect((await cli('deploy', 'content', 'cat', 'schemas/user.sd')).stdout).toBe(sampleFiles()['schemas/user.sd']);
+    const lsFile = await cli('deploy', 'content', 'ls', 'services.xml');
+    expect(lsFile.code).toBe(1);
+    expect(lsFile.stderr).toMatch(/content ls failed: 404 NOT_FOUND: 'services.xml' is a file, not a directory/);
+    const catDir = await cli('deploy', 'content', 'cat', 'schemas');
+    expect(catDir.code).toBe(1);
+    expect(catDir.stdout).toBe('');
+    expect(catDir.stderr).toMatch(/content cat failed: 'schemas' is a directory; list it with content ls/);
     const climb = await cli('deploy', 'content', 'cat', '../x');
     expect(climb.code).toBe(2);
 

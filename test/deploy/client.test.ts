@@ -70,7 +70,7 @@ describe('deploy library against the simulator', () => {
     const fromZip = await deploy(target(), join(dir, 'app.zip'));
     expect(fromZip.package.source).toBe('zip');
     const fromTgz = await deploy(target(), join(dir, 'app.tar.gz'));
-    expect(fromTgz.package.source).toBe('gzip');
+    expect(fromTgz.package).toEqual({ source: 'gzip', files: ['schemas/music.sd', 'schemas/user.sd', 'services.xml'] });
     expect((await getApplication(target())).generation).toBe(Number(fromTgz.upload['session-id']));
   });
 
@@ -83,12 +83,22 @@ describe('deploy library against the simulator', () => {
   });
 
   it('refuses bad input locally with VB_USAGE before any request', async () => {
-    const dir = await writeTree({ 'schemas/music.sd': 'schema music { document music {} }', 'notes.txt': 'not a zip', 'empty.zip': zipFiles({ 'readme.txt': 'hi' }) });
+    const dir = await writeTree({
+      'schemas/music.sd': 'schema music { document music {} }',
+      'notes.txt': 'not a zip',
+      'empty.zip': zipFiles({ 'readme.txt': 'hi' }),
+      'notes.txt.gz': gzipSync(new TextEncoder().encode('gzipped, but no tar inside')),
+      'schemas-only.tar.gz': gzipSync(createTar([{ name: 'schemas/music.sd', data: 'schema music { document music {} }' }])),
+      'cut.tar.gz': gzipSync(createTar(Object.entries(sampleFiles()).map(([name, data]) => ({ name, data })))).subarray(0, 40),
+    });
     const cases: [string, RegExp][] = [
       [join(dir, 'missing'), /does not exist/],
       [dir, /has no services.xml/],
       [join(dir, 'notes.txt'), /neither a directory nor a zip/],
       [join(dir, 'empty.zip'), /no services.xml at its root/],
+      [join(dir, 'notes.txt.gz'), /gzipped but holds no tar archive/],
+      [join(dir, 'schemas-only.tar.gz'), /no services.xml at its root/],
+      [join(dir, 'cut.tar.gz'), /not a readable gzip file/],
     ];
     for (const [path, message] of cases) {
       const err = await rejection(deploy({ configUrl: 'http://127.0.0.1:9' }, path));
@@ -152,6 +162,7 @@ describe('deploy library against the simulator', () => {
     expect(await listContent(target(), 'schemas')).toEqual([`${server.url}/application/v2/tenant/default/application/default/environment/prod/region/default/instance/default/content/schemas/music.sd`, expect.stringMatching(/user\.sd$/)]);
     expect(isVespaBulkError(await rejection(readContent(target(), '../services.xml')), 'VB_USAGE')).toBe(true);
     expect(await rejection(readContent(target(), 'nope.xml'))).toMatchObject({ step: 'content cat', status: 404, errorCode: 'NOT_FOUND' });
+    expect((await rejection(readContent(target(), 'schemas'))) as Error).toMatchObject({ code: 'VB_DEPLOY', message: "content cat failed: 'schemas' is a directory; list it with content ls" });
 
     expect(await restartServices(target(), { clusterType: ['content'] })).toEqual({ message: 'Success' });
     expect(await rejection(restartServices(target(), { clusterType: ['bogus'] }))).toMatchObject({ step: 'restart', status: 400, errorCode: 'BAD_REQUEST' });

@@ -142,7 +142,30 @@ describe('config server: sessions', () => {
     expectError(await req('PUT', `${tenant}/session/${older}/active`), 409, 'ACTIVATION_CONFLICT', new RegExp(`currently active session \\(${newer}\\)`));
     const forced = await req('PUT', `${tenant}/session/${older}/active?ignoreSessionStaleFailure=true`);
     expect(forced.status).toBe(200);
-    expect((await req('GET', appPath)).json.generation).toBe(Number(older));
+    // The older session is live, yet the generation moves forward: clients wait for the one activated.
+    expect(forced.json.application.generation).toBeGreaterThan(Number(newer));
+    const app = (await req('GET', appPath)).json;
+    expect(app.generation).toBe(forced.json.application.generation);
+    expect(app.versions.map((v: any) => v.generation)).toEqual([Number(newer), forced.json.application.generation]);
+  });
+
+  it('the application generation increases with every activation, also after a delete', async () => {
+    const seen: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      await deployFiles();
+      seen.push((await req('GET', appPath)).json.generation);
+    }
+    const old = await upload();
+    expect((await req('PUT', `${tenant}/session/${old}/prepared`)).status).toBe(200);
+    await deployFiles();
+    seen.push((await req('GET', appPath)).json.generation);
+    expect((await req('PUT', `${tenant}/session/${old}/active?ignoreSessionStaleFailure=true`)).status).toBe(200);
+    seen.push((await req('GET', appPath)).json.generation);
+    expect((await req('DELETE', appPath)).status).toBe(200);
+    await deployFiles();
+    seen.push((await req('GET', appPath)).json.generation);
+    for (let i = 1; i < seen.length; i++) expect(seen[i], `generations ${seen.join(', ')}`).toBeGreaterThan(seen[i - 1]!);
+    expect(activations.map((a) => a.generation)).toEqual(seen);
   });
 
   it('prepareandactivate uploads, prepares and activates in one request', async () => {
@@ -199,6 +222,22 @@ describe('config server: the deployed application', () => {
     expect(deletions).toBe(1);
     expectError(await req('GET', appPath), 404, 'NOT_FOUND');
     expectError(await req('GET', `${appPath}/serviceconverge`), 404, 'NOT_FOUND');
+  });
+
+  it('with several applications live, the document interface serves all their types until the last is deleted', async () => {
+    const userOnly = { ...sampleFiles(), 'services.xml': sampleFiles()['services.xml']!.replace(/\s*<document type="music" mode="index"\/>/, '') };
+    const musicApp = `${tenant}/application/music/environment/prod/region/default/instance/default`;
+    const id = await upload(userOnly);
+    expect((await req('PUT', `${tenant}/session/${id}/prepared?applicationName=music`)).status).toBe(200);
+    expect((await req('PUT', `${tenant}/session/${id}/active`)).status).toBe(200);
+    expect(activations.at(-1)?.documentTypes).toEqual(['user']);
+    await deployFiles();
+    expect(activations.at(-1)?.documentTypes.sort()).toEqual(['music', 'user']);
+    expect((await req('DELETE', appPath)).status).toBe(200);
+    expect(deletions).toBe(0);
+    expect(activations.at(-1)?.documentTypes).toEqual(['user']);
+    expect((await req('DELETE', musicApp)).status).toBe(200);
+    expect(deletions).toBe(1);
   });
 
   it('applicationName and instance address separate applications', async () => {

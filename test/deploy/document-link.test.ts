@@ -68,3 +68,38 @@ describe.skipIf(documentServerModule === undefined)('deploy → document interfa
     expect((await put(documents.url, 'book', 'b3', { title: 'allowed again' })).status).toBe(200);
   });
 });
+
+describe('deploy → feed through one simulator', () => {
+  it('feeding after a deployment: declared types are written, an undeclared one fails with 400 into the results; reindex reaches successful', async () => {
+    const { startSimulator } = await import('../../src/server/simulator.js');
+    const { feed } = await import('../../src/feed/index.js');
+    const sim = await startSimulator({ port: 0, configPort: 0, config: { convergeDelayMs: 50, reindexDurationMs: 80 } });
+    closers.push(() => sim.close());
+    const target = { configUrl: sim.configUrl! };
+    const deployed = await deploy(target, sampleAppDir, { waitSeconds: 10 });
+    expect(deployed.convergence?.converged).toBe(true);
+
+    const results: { id?: string; ok: boolean; status?: number; message?: string }[] = [];
+    const summary = await feed(
+      [
+        { put: 'id:mynamespace:music::a', fields: { title: 'Blue', year: 2001 } },
+        { put: 'id:mynamespace:user::u', fields: { name: 'Ada' } },
+        { put: 'id:mynamespace:book::b', fields: { title: 'not in the package' } },
+      ],
+      { endpoint: sim.url, failures: false, checkpoint: false, onResult: (r) => results.push(r) },
+    );
+    expect(summary['feeder.ok.count']).toBe(2);
+    expect(summary['feeder.error.count']).toBe(1);
+    const byId = new Map(results.map((r) => [r.id, r]));
+    expect(byId.get('id:mynamespace:music::a')).toMatchObject({ ok: true, status: 200 });
+    expect(byId.get('id:mynamespace:user::u')).toMatchObject({ ok: true, status: 200 });
+    expect(byId.get('id:mynamespace:book::b')).toMatchObject({ ok: false, status: 400, message: expect.stringMatching(/book/) });
+
+    await triggerReindex(target, { clusterId: ['content'], documentType: ['music'], cause: 'after feed' });
+    const done = await eventually(async () => {
+      const music = (await getReindexing(target)).clusters.content?.ready.music;
+      return music?.state === 'successful' ? music : undefined;
+    });
+    expect(done).toMatchObject({ progress: 1, cause: 'after feed' });
+  });
+});

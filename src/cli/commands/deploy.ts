@@ -25,6 +25,7 @@ import {
   triggerReindex,
   uploadPackage,
   waitForConvergence,
+  waitForServiceConvergence,
   type DeployTarget,
   type PrepareResult,
 } from '../../deploy/index.js';
@@ -238,7 +239,13 @@ const subcommands: CommandModule<any, any>[] = [
       checkWait(argv.wait);
       const target = targetOf(argv);
       if (argv.service !== undefined) {
-        const one = await getServiceConvergence(target, argv.service);
+        const one =
+          argv.wait !== undefined && argv.wait > 0
+            ? await waitForServiceConvergence(target, argv.service, {
+                timeoutMs: argv.wait * 1000,
+                onPoll: argv.json ? undefined : (c) => err(`Waiting for ${c.host}: generation ${c.currentGeneration} of ${c.wantedGeneration}`),
+              })
+            : await getServiceConvergence(target, argv.service);
         if (argv.json) return printJson(one);
         out(`${one.host}: generation ${one.currentGeneration} of ${one.wantedGeneration}, ${one.converged ? 'converged' : 'not converged'}`);
         return;

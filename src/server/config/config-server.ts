@@ -24,9 +24,12 @@ export interface ConfigServerOptions {
   tenants?: string[];
   /** Largest accepted package body. Default 100 MiB. */
   maxPackageBytes?: number;
-  /** Called after each activation with the document types the package's content clusters serve. */
+  /**
+   * Called after each activation, and after a deletion that leaves applications live, with the document types
+   * the content clusters of every live application serve (one document interface serves them all).
+   */
   onActivate?: (activated: { documentTypes: string[]; generation: number }) => void;
-  /** Called after the application is deleted. */
+  /** Called after the last live application is deleted. */
   onDelete?: () => void;
   /** Serve HTTPS (HTTP/1.1) with this certificate; optionally demand client certificates signed by `ca`. */
   tls?: ServerTlsOptions;
@@ -245,8 +248,18 @@ function activate(context: Context, request: Request, res: ServerResponse, tenan
 
 function activateSession(context: Context, session: Session, ignoreStale: boolean): Application {
   const app = context.deployments.activate(session, ignoreStale);
-  context.options.onActivate?.({ documentTypes: servedDocumentTypes(app.pkg), generation: app.generation });
+  announceDocumentTypes(context, app.generation);
   return app;
+}
+
+function announceDocumentTypes(context: Context, generation: number): void {
+  const live = context.deployments.liveApplications();
+  if (live.length === 0) {
+    context.options.onDelete?.();
+    return;
+  }
+  const documentTypes = [...new Set(live.flatMap((a) => servedDocumentTypes(a.pkg)))];
+  context.options.onActivate?.({ documentTypes, generation });
 }
 
 async function prepareAndActivate(context: Context, request: Request, res: ServerResponse, tenant: string): Promise<void> {
@@ -279,7 +292,8 @@ function getApplication(request: Request, res: ServerResponse, app: Application)
 
 function deleteApplication(context: Context, res: ServerResponse, app: Application): void {
   context.deployments.delete(app);
-  context.options.onDelete?.();
+  // Deleting one of several applications must not open the document interface to every type.
+  announceDocumentTypes(context, Math.max(0, ...context.deployments.liveApplications().map((a) => a.generation)));
   sendJson(res, 200, { message: `Application '${app.tenant}.${app.name}.${app.instance}' deleted` });
 }
 
@@ -347,7 +361,10 @@ function serveContent(request: Request, res: ServerResponse, files: Map<string, 
     return;
   }
   const listing = listDirectory(files, target.path, request.query.get('recursive') === 'true');
-  if (!listing) throw new ConfigServerError(404, 'NOT_FOUND', `No file or directory '${target.path}' in the application package`);
+  if (!listing) {
+    const what = file ? `'${target.path}' is a file, not a directory: fetch it without the trailing '/'` : `No file or directory '${target.path}' in the application package`;
+    throw new ConfigServerError(404, 'NOT_FOUND', what);
+  }
   sendJson(res, 200, listing.map((p) => contentBase + p.split('/').map(encodeURIComponent).join('/')));
 }
 

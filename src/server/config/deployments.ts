@@ -98,6 +98,8 @@ export class Deployments {
   private nextSessionId = 2;
   private readonly sessions = new Map<number, Session>();
   private readonly applications = new Map<string, Application>();
+  /** Highest generation each application key has had, kept across deletion so generations never go back. */
+  private readonly generations = new Map<string, number>();
 
   constructor(private readonly rules: DeploymentRules) {}
 
@@ -196,7 +198,10 @@ export class Deployments {
       if (previous) previous.status = 'deactivated';
     }
     session.status = 'active';
-    const generation = session.id;
+    // The session id, as in Vespa, except that a stale session forced active (or a redeploy after a delete)
+    // must still move the generation forward: clients wait for `wantedGeneration >= the one activated`.
+    const generation = Math.max(session.id, (this.generations.get(key) ?? 0) + 1);
+    this.generations.set(key, generation);
     const engineVersion = session.vespaVersion!;
     const application: Application = {
       tenant: session.tenant,
@@ -226,6 +231,10 @@ export class Deployments {
   applicationsOf(tenant: string): Application[] {
     this.requireTenant(tenant);
     return [...this.applications.values()].filter((a) => a.tenant === tenant);
+  }
+
+  liveApplications(): Application[] {
+    return [...this.applications.values()];
   }
 
   delete(app: Application): void {
