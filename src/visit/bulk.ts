@@ -21,6 +21,11 @@ export interface BulkOptions extends Pick<VisitSelectionOptions, 'namespace' | '
   tls?: buildConnector.BuildOptions;
   /** update-where: the update operations, `{"<field>":{"assign":...}}` (sent as `{"fields":...}`). */
   fields?: Record<string, unknown>;
+  /**
+   * update-where: `fields` as JSON text, sent as it is (takes precedence over `fields`, which should then hold
+   * the same operations parsed). Keeps `long` values beyond 2^53 exact, which a JavaScript object cannot.
+   */
+  fieldsText?: string;
   /** copy: the cluster the documents are copied to. */
   destinationCluster?: string;
   /** Server-side work per request (`timeChunk`, e.g. `60s`). */
@@ -118,7 +123,8 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   const pool = options.dispatcher ?? new Pool(url.origin, { connections: 1, ...(options.tls !== undefined && { connect: options.tls }) });
   const merged = { ...defaultVisitRetryPolicy, ...options.retry };
   const retry = { ...merged, maxRetries: merged.maxAttempts };
-  const body = options.kind === 'update-where' ? Buffer.from(JSON.stringify({ fields: options.fields })) : undefined;
+  const body =
+    options.kind !== 'update-where' ? undefined : Buffer.from(options.fieldsText !== undefined ? `{"fields":${options.fieldsText}}` : JSON.stringify({ fields: options.fields }));
   const repeatable = safeToRepeat(options);
   const summary: BulkSummary = { kind: options.kind, ok: false, dryRun: false, documentCount: 0, requests: 0, retries: 0, seconds: 0 };
   let continuation = options.continuation;
@@ -180,7 +186,8 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
       }
       summary.retries++;
       options.onMessage?.(`${problem}; retrying in ${delay} ms`);
-      await new Promise((r) => setTimeout(r, delay));
+      // A stop during the wait (up to 10 s) is taken at once; the loop then reports where to continue.
+      await abortableSleep(delay, options.signal);
     }
   } finally {
     if (options.dispatcher === undefined) await pool.destroy().catch(() => {});
@@ -188,6 +195,21 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   if (!summary.ok && continuation !== undefined) summary.continuation = continuation;
   summary.seconds = (performance.now() - started) / 1000;
   return summary;
+}
+
+function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 async function dryRun(options: BulkOptions): Promise<BulkSummary> {
@@ -201,7 +223,8 @@ async function dryRun(options: BulkOptions): Promise<BulkSummary> {
     documentType: options.documentType,
     selection: options.selection,
     cluster: options.cluster,
-    bucketSpace: options.bucketSpace,
+    // The bulk request at the root touches the default space only (unless told), so that is what is counted.
+    bucketSpace: options.bucketSpace ?? (options.documentType === undefined ? 'default' : undefined),
     fromTimestamp: options.fromTimestamp,
     toTimestamp: options.toTimestamp,
     fieldSet: '[id]',

@@ -12,6 +12,8 @@ import type { SliceResumeState } from './options.js';
  *   "updated": "<ISO time>",
  *   "slices": { "<sliceId>": { "continuation": "<token>", "finished": false, "documents": 123,
  *                              "deliveredIds": ["id:..."] } }
+ *
+ * A whole-cluster visit goes through both bucket spaces; the global space's chains are `"<sliceId>@global"`.
  * }
  *
  * `deliveredIds` are the documents already written after `continuation`; a resumed visit skips them when
@@ -47,7 +49,7 @@ export function parseCheckpoint(text: string, file: string): Checkpoint {
     throw new VespaBulkError('VB_USAGE', `${file} is not a vespa-bulk visit checkpoint (expected format ${checkpointFormat})`, { place: { file } });
   }
   for (const [id, s] of Object.entries(c.slices)) {
-    if (!/^\d+$/.test(id) || typeof s !== 'object' || s === null || (s.continuation !== undefined && typeof s.continuation !== 'string')) {
+    if (!/^\d+(@global)?$/.test(id) || typeof s !== 'object' || s === null || (s.continuation !== undefined && typeof s.continuation !== 'string')) {
       throw new VespaBulkError('VB_USAGE', `checkpoint ${file}: bad entry for slice '${id}'`, { place: { file } });
     }
   }
@@ -76,10 +78,10 @@ export async function loadCheckpoint(file: string, fingerprint: string): Promise
 }
 
 /** Resume states from a checkpoint, per slice id. */
-export function resumeStates(checkpoint: Checkpoint | undefined): Record<number, SliceResumeState> {
-  const out: Record<number, SliceResumeState> = {};
+export function resumeStates(checkpoint: Checkpoint | undefined): Record<string, SliceResumeState> {
+  const out: Record<string, SliceResumeState> = {};
   for (const [id, s] of Object.entries(checkpoint?.slices ?? {})) {
-    out[Number(id)] = { continuation: s.continuation, finished: s.finished, deliveredIds: s.deliveredIds };
+    out[id] = { continuation: s.continuation, finished: s.finished, deliveredIds: s.deliveredIds };
   }
   return out;
 }

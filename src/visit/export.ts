@@ -50,7 +50,7 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   if (resumed && format === 'json') {
     throw new VespaBulkError('VB_USAGE', '--format json cannot be continued from a checkpoint (one array cannot be appended to); use jsonl or feed');
   }
-  const priorDocuments = new Map<number, number>(Object.entries(previous?.slices ?? {}).map(([id, s]) => [Number(id), s.documents ?? 0]));
+  const priorDocuments = new Map<string, number>(Object.entries(previous?.slices ?? {}).map(([key, s]) => [key, s.documents ?? 0]));
 
   const sinks = new Map<number | 'all', { sink: Sink; encoder: BatchEncoder }>();
   const extension = format === 'json' ? 'json' : 'jsonl';
@@ -80,9 +80,9 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
     const state = emptyCheckpoint(fingerprint);
     state.slices = { ...(previous?.slices ?? {}) };
     for (const s of run?.slices ?? []) {
-      state.slices[String(s.sliceId)] = {
+      state.slices[s.key] = {
         ...(s.status === 'finished' ? { finished: true } : s.continuation !== undefined ? { continuation: s.continuation } : {}),
-        documents: (priorDocuments.get(s.sliceId) ?? 0) + s.documents + s.removes,
+        documents: (priorDocuments.get(s.key) ?? 0) + s.documents + s.removes,
         ...(s.status !== 'finished' && { deliveredIds: s.exactlyOnce.pendingIds() }),
       };
     }

@@ -14,7 +14,11 @@ export interface VisitSelectionOptions {
   selection?: string;
   /** Content cluster; required at the root path when the deployment has several. */
   cluster?: string;
-  /** `default` or `global`. */
+  /**
+   * `default` or `global`. Unset with a document type: the type's own space. Unset without one (the whole
+   * cluster): both spaces are visited, as `vespa visit` does, since the service visits only `default` then
+   * and the documents of global types would be left out.
+   */
   bucketSpace?: string;
   /** Fields to return: `[all]`, `[document]`, `[id]`, `<type>:f1,f2`... */
   fieldSet?: string;
@@ -55,8 +59,11 @@ export interface VisitOptions extends VisitSelectionOptions {
   timeout?: string;
   /** `tracelevel` 0-9; traces are passed to `onMessage`. */
   tracelevel?: number;
-  /** Continuation tokens to start from, per slice id (from a checkpoint or a failed run's report). */
-  resumeFrom?: Record<number, SliceResumeState>;
+  /**
+   * Continuation tokens to start from, per slice (from a checkpoint or a failed run's report): keyed by the
+   * slice id, or `<id>@global` for the global bucket space's chain of a whole-cluster visit (see `chainKey`).
+   */
+  resumeFrom?: Record<string, SliceResumeState>;
   /** Retry policy for 429, 502, 503, 504 and cut streams; see {@link defaultVisitRetryPolicy}. */
   retry?: Partial<VisitRetryPolicy>;
   /** Client-side limit for one request to answer and for a silent body, in ms. Default: the server timeout + 30 s. */

@@ -52,6 +52,23 @@ export function validateVisitOptions(options: VisitOptions): void {
   visitPath(options);
 }
 
+/**
+ * The bucket spaces one visit goes through: both for the whole cluster without --bucket-space (the service
+ * would visit only `default`), else just the one the request names or implies (undefined: leave it out).
+ */
+export function bucketSpacesOf(options: Pick<VisitOptions, 'namespace' | 'documentType' | 'bucketSpace'>): Array<string | undefined> {
+  if (options.bucketSpace !== undefined || options.documentType !== undefined) return [options.bucketSpace];
+  return ['default', 'global'];
+}
+
+/**
+ * The key of one chain of requests in checkpoints and `resumeFrom`: the slice id, with `@global` for the
+ * global space's chain when a whole-cluster visit goes through both spaces.
+ */
+export function chainKey(sliceId: number, splitSpace: string | undefined): string {
+  return splitSpace === 'global' ? `${sliceId}@global` : String(sliceId);
+}
+
 /** The slices to visit, in order. */
 export function sliceIdsOf(options: Pick<VisitOptions, 'slices' | 'sliceIds'>): number[] {
   const slices = options.slices ?? 1;

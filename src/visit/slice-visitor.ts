@@ -4,9 +4,9 @@ import type { VisitBatch, VisitEntry } from './entries.js';
 import { ExactlyOnce } from './exactly-once.js';
 import { classifyParsedLine, classifyLinePrefix, LineSplitter, putPrefixLength, readStringValue, removePrefixLength, type LineKind } from './jsonl-lines.js';
 import type { SliceResumeState, VisitMessage, VisitRetryPolicy } from './options.js';
-import { readPlainJson } from './plain-json.js';
+import { readPlainJson, type PlainDocument } from './plain-json.js';
 import { readBody } from './body-reader.js';
-import { streamAccept, visitRequestPath } from './query.js';
+import { chainKey, streamAccept, visitRequestPath } from './query.js';
 
 /**
  * One slice of a visit: a chain of requests, each continuing from the last token, until the service says
@@ -23,6 +23,8 @@ export interface SliceVisitorOptions {
   query: URLSearchParams;
   slices: number;
   sliceId: number;
+  /** Set when a whole-cluster visit goes through both bucket spaces: which one this chain visits. */
+  bucketSpace?: string;
   stream: boolean;
   headers: Record<string, string>;
   requestTimeoutMs: number;
@@ -45,6 +47,8 @@ export type SliceStatus = 'running' | 'finished' | 'failed' | 'stopped';
 /** How a slice ended; a failed one carries the token to resume it from. */
 export interface SliceReport {
   slice: number;
+  /** Present when a whole-cluster visit went through both bucket spaces: the space of this chain. */
+  bucketSpace?: string;
   status: SliceStatus;
   documents: number;
   removes: number;
@@ -81,6 +85,11 @@ const maxErrorBodyBytes = 64 * 1024;
 
 export class SliceVisitor {
   readonly sliceId: number;
+  readonly bucketSpace: string | undefined;
+  /** The chain's key in checkpoints and `resumeFrom`. */
+  readonly key: string;
+  /** How messages name the chain: `slice 3`, or `slice 3 (global)`. */
+  readonly label: string;
   continuation: string | undefined;
   status: SliceStatus = 'running';
   percentFinished = 0;
@@ -103,6 +112,9 @@ export class SliceVisitor {
 
   constructor(private readonly options: SliceVisitorOptions) {
     this.sliceId = options.sliceId;
+    this.bucketSpace = options.bucketSpace;
+    this.key = chainKey(options.sliceId, options.bucketSpace);
+    this.label = `slice ${options.sliceId}${options.bucketSpace === undefined ? '' : ` (${options.bucketSpace})`}`;
     this.continuation = options.resume?.continuation;
     this.exactlyOnce = new ExactlyOnce(options.resume?.deliveredIds ?? []);
     if (options.resume?.finished) {
@@ -114,6 +126,7 @@ export class SliceVisitor {
   report(): SliceReport {
     return {
       slice: this.sliceId,
+      ...(this.bucketSpace !== undefined && { bucketSpace: this.bucketSpace }),
       status: this.status,
       documents: this.documents,
       removes: this.removes,
@@ -178,7 +191,7 @@ export class SliceVisitor {
         this.options.onMessage?.({
           slice: this.sliceId,
           severity: 'warning',
-          text: `slice ${this.sliceId}: ${failure.message}; retrying in ${delay} ms (attempt ${failuresInARow} of ${this.options.retry.maxAttempts})`,
+          text: `${this.label}: ${failure.message}; retrying in ${delay} ms (attempt ${failuresInARow} of ${this.options.retry.maxAttempts})`,
         });
         this.options.onState?.(this);
         try {
@@ -220,8 +233,7 @@ export class SliceVisitor {
     const contentType = String(headers['content-type'] ?? '');
     try {
       if (/jsonl|ndjson/i.test(contentType)) return await this.readJsonl(body);
-      if (o.stream) return await this.readPlain(body);
-      return await this.readPage(body);
+      return await this.readPlain(body);
     } catch (err) {
       body.destroy();
       if (err instanceof RequestFailure || err instanceof DeliveryFailure) throw err;
@@ -327,14 +339,14 @@ export class SliceVisitor {
         const text = typeof m === 'string' ? m : String(m?.text ?? '');
         const severity = typeof m === 'object' && (m.severity === 'warning' || m.severity === 'error') ? m.severity : 'info';
         if (severity === 'error') tail.error = text;
-        this.options.onMessage?.({ slice: this.sliceId, severity, text: `slice ${this.sliceId}: ${text}` });
+        this.options.onMessage?.({ slice: this.sliceId, severity, text: `${this.label}: ${text}` });
         return;
       }
       case 'sessionTrace':
-        this.options.onMessage?.({ slice: this.sliceId, severity: 'info', text: `slice ${this.sliceId} trace: ${JSON.stringify(parsed!.sessionTrace)}` });
+        this.options.onMessage?.({ slice: this.sliceId, severity: 'info', text: `${this.label} trace: ${JSON.stringify(parsed!.sessionTrace)}` });
         return;
       default:
-        this.options.onMessage?.({ slice: this.sliceId, severity: 'warning', text: `slice ${this.sliceId}: ignored an unknown line: ${buf.toString('utf8', start, Math.min(end, start + 200))}` });
+        this.options.onMessage?.({ slice: this.sliceId, severity: 'warning', text: `${this.label}: ignored an unknown line: ${buf.toString('utf8', start, Math.min(end, start + 200))}` });
     }
   }
 
@@ -361,7 +373,10 @@ export class SliceVisitor {
     entries.push(entry);
   }
 
-  /** A streamed plain JSON object: parsed incrementally. */
+  /**
+   * The plain JSON object, streamed or one page of non-streamed visiting: parsed incrementally either way,
+   * so that the documents keep their bytes' meaning (see plain-json.ts) and a long response is never held whole.
+   */
   private async readPlain(body: Dispatcher.ResponseData['body']): Promise<string | undefined> {
     const o = this.options;
     const counted = countBytes(body as AsyncIterable<Buffer>, o.onBytes);
@@ -373,27 +388,8 @@ export class SliceVisitor {
     return this.finishPlain(tail.continuation, tail.message);
   }
 
-  /** A page of non-streamed visiting: bounded by wantedDocumentCount, so parsed whole. */
-  private async readPage(body: Dispatcher.ResponseData['body']): Promise<string | undefined> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      this.options.onBytes?.(chunk.length);
-      chunks.push(chunk);
-    }
-    let page: { documents?: unknown[]; continuation?: unknown; message?: unknown };
-    try {
-      page = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof page;
-    } catch {
-      throw new RequestFailure('response cut off or not JSON', undefined);
-    }
-    const entries: VisitEntry[] = [];
-    for (const item of page.documents ?? []) this.acceptItem(item, entries);
-    if (entries.length > 0) await this.deliver(entries);
-    return this.finishPlain(typeof page.continuation === 'string' ? page.continuation : undefined, typeof page.message === 'string' ? page.message : undefined);
-  }
-
   private finishPlain(token: string | undefined, message: string | undefined): string | undefined {
-    if (message !== undefined) this.options.onMessage?.({ slice: this.sliceId, severity: 'info', text: `slice ${this.sliceId}: ${message}` });
+    if (message !== undefined) this.options.onMessage?.({ slice: this.sliceId, severity: 'info', text: `${this.label}: ${message}` });
     if (token !== undefined) {
       this.exactlyOnce.tokenAdvanced();
       this.progressed = true;
@@ -401,13 +397,11 @@ export class SliceVisitor {
     return token;
   }
 
-  private acceptItem(item: unknown, entries: VisitEntry[]): void {
-    const o = item as Record<string, unknown> | null;
-    if (o === null || typeof o !== 'object') return;
-    const buf = Buffer.from(JSON.stringify(o));
-    if (typeof o.remove === 'string') this.accept({ kind: 'remove', id: o.remove, shape: 'feed', buf, start: 0, end: buf.length }, entries);
-    else if (typeof o.put === 'string') this.accept({ kind: 'put', id: o.put, shape: 'feed', buf, start: 0, end: buf.length }, entries);
-    else if (typeof o.id === 'string') this.accept({ kind: 'put', id: o.id, shape: 'document', buf, start: 0, end: buf.length }, entries);
+  private acceptItem(item: PlainDocument, entries: VisitEntry[]): void {
+    const buf = Buffer.from(item.text);
+    if (item.remove !== undefined) this.accept({ kind: 'remove', id: item.remove, shape: 'feed', buf, start: 0, end: buf.length }, entries);
+    else if (item.put !== undefined) this.accept({ kind: 'put', id: item.put, shape: 'feed', buf, start: 0, end: buf.length }, entries);
+    else if (item.id !== undefined) this.accept({ kind: 'put', id: item.id, shape: 'document', buf, start: 0, end: buf.length }, entries);
   }
 }
 

@@ -1,7 +1,7 @@
 import { Pool } from 'undici';
 import type { VisitBatch } from './entries.js';
 import { defaultVisitRetryPolicy, type VisitOptions } from './options.js';
-import { baseVisitQuery, sliceIdsOf, timeoutMs, validateVisitOptions, visitPath } from './query.js';
+import { baseVisitQuery, bucketSpacesOf, chainKey, sliceIdsOf, timeoutMs, validateVisitOptions, visitPath } from './query.js';
 import { SliceVisitor, type SliceReport } from './slice-visitor.js';
 
 /**
@@ -36,39 +36,50 @@ export interface VisitRun {
   documents(): number;
 }
 
+function withBucketSpace(query: URLSearchParams, space: string | undefined): URLSearchParams {
+  if (space === undefined) return query;
+  const q = new URLSearchParams(query);
+  q.set('bucketSpace', space);
+  return q;
+}
+
 export function startVisit(options: VisitOptions, consumer: VisitConsumer): VisitRun {
   validateVisitOptions(options);
   const url = new URL(options.endpoint);
   const pathPrefix = url.pathname.replace(/\/+$/, '');
   const ids = sliceIdsOf(options);
+  const spaces = bucketSpacesOf(options);
+  // Each slice of each space is a chain of its own: a token of one space means nothing in the other.
+  const chains = spaces.flatMap((space) => ids.map((sliceId) => ({ sliceId, space: spaces.length > 1 ? space : undefined })));
   const merged = { ...defaultVisitRetryPolicy, ...options.retry };
   // One bound for every kind of failure: maxAttempts.
   const retry = { ...merged, maxRetries: merged.maxAttempts };
-  // One connection per slice: each slice has at most one request in flight.
+  // One connection per chain: each has at most one request in flight.
   // A consumer failure stops every slice, not only the one that met it.
   const controller = new AbortController();
   const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
-  const pool = options.dispatcher ?? new Pool(url.origin, { connections: ids.length, pipelining: 1, ...(options.tls !== undefined && { connect: options.tls }) });
+  const pool = options.dispatcher ?? new Pool(url.origin, { connections: chains.length, pipelining: 1, ...(options.tls !== undefined && { connect: options.tls }) });
   const query = baseVisitQuery(options);
   const stream = options.stream ?? true;
   const requestTimeoutMs = options.requestTimeoutMs ?? timeoutMs(options.timeout, 180_000) + 30_000;
   let bytes = 0;
   const startedAt = performance.now();
-  const slices = ids.map(
-    (sliceId) =>
+  const slices = chains.map(
+    ({ sliceId, space }) =>
       new SliceVisitor({
         dispatcher: pool,
         origin: url.origin,
         pathPrefix,
         visitPath: visitPath(options),
-        query,
+        query: withBucketSpace(query, space),
+        ...(space !== undefined && { bucketSpace: space }),
         slices: options.slices ?? 1,
         sliceId,
         stream,
         headers: options.headers ?? {},
         requestTimeoutMs,
         retry,
-        resume: options.resumeFrom?.[sliceId],
+        resume: options.resumeFrom?.[chainKey(sliceId, space)],
         signal,
         deliver: (batch) => consumer.deliver(batch),
         onState: (s) => consumer.onSliceState?.(s),

@@ -89,9 +89,17 @@ describe('vespa-bulk visit and document commands', () => {
   it('migrates into an endpoint that needs its own token, without sending it the source token', async () => {
     const guarded = await startDocumentServer({ port: 0, token: 'destination-secret' });
     try {
-      const refused = await run(['visit', 'ns/music', '-t', s.url, '--to-endpoint', guarded.url, '--quiet']);
+      const failures = join(dir, 'refused.jsonl');
+      const refused = await run(['visit', 'ns/music', '-t', s.url, '--to-endpoint', guarded.url, '--failures', failures, '--quiet']);
       expect(refused.code).toBe(1);
       expect(guarded.store.size()).toBe(0);
+      // The first refusal stops the migration: the rest would be refused alike.
+      expect(refused.stderr).toMatch(/migration stopped: the destination refused the credentials: check --to-token/);
+      expect(refused.stderr).toContain(`written to ${failures}`);
+      expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, stopped: 'unauthorized', failuresFile: failures });
+      const reasons = readFileSync(`${failures}.reasons.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(reasons.length).toBeGreaterThanOrEqual(1);
+      for (const r of reasons) expect(r).toMatchObject({ status: 401, attempts: 1 });
       const m = await run(['visit', 'ns/music', '-t', s.url, '--to-endpoint', guarded.url, '--to-token', 'destination-secret', '--quiet']);
       expect(m.code).toBe(0);
       expect(JSON.parse(m.stdout)).toMatchObject({ ok: true, feed: { 'feeder.ok.count': s.store.size() } });
@@ -120,5 +128,9 @@ describe('vespa-bulk visit and document commands', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/not found \(404\)/);
     expect(missing.stdout).toBe('');
+    // A malformed id is bad usage, refused before anything is sent.
+    const bad = await run(['get', 'song-1', '-t', s.url]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/invalid document id 'song-1'/);
   });
 });

@@ -61,7 +61,8 @@ describe('visit() against a scripted peer', () => {
   it('does not retry a 400 and says why', async () => {
     const server = await startCannedServer({ documents: 5, tokenEvery: 5, status: () => 400 });
     cleanups.push(server.close);
-    const v = visit({ endpoint: server.url, retry: fastRetry });
+    // One bucket space, so that one request is all there is.
+    const v = visit({ endpoint: server.url, bucketSpace: 'default', retry: fastRetry });
     const err = await (async () => {
       for await (const _ of v) void _;
     })().catch((e: unknown) => e);

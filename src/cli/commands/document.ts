@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError } from '../../errors.js';
+import { isVespaBulkError, VespaBulkError } from '../../errors.js';
+import { parseDocumentId } from '../../document/id.js';
+import { topLevelValue } from '../../visit/formats.js';
 import { DocumentClient, type DocumentParams, type DocumentResponse } from '../../http/document-client.js';
 import { parseHeaderFlags } from '../../http/headers.js';
 import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
@@ -65,10 +67,12 @@ export function fieldsFromText(text: string): Record<string, unknown> {
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new VespaBulkError('VB_USAGE', 'the document must be a JSON object');
   const o = value as Record<string, unknown>;
-  if (typeof o.fields === 'object' && o.fields !== null && Object.keys(o).every((k) => ['fields', 'put', 'update', 'id', 'condition', 'create'].includes(k))) {
-    return o.fields as Record<string, unknown>;
-  }
-  return o;
+  return isFeedShaped(o) ? (o.fields as Record<string, unknown>) : o;
+}
+
+/** `{"fields":{...}}`, possibly with the other keys of a feed operation, rather than the fields alone. */
+function isFeedShaped(o: Record<string, unknown>): boolean {
+  return typeof o.fields === 'object' && o.fields !== null && !Array.isArray(o.fields) && Object.keys(o).every((k) => ['fields', 'put', 'update', 'id', 'condition', 'create'].includes(k));
 }
 
 /** JSON text as is, '-' (which yargs hands over as '') for stdin, else a file name. */
@@ -83,22 +87,42 @@ export function readSource(source: string | undefined): string | undefined {
   }
 }
 
-/** `--assign field=<JSON value>` flags as assign operations (a value that is not JSON is taken as a string). */
-export function assignments(values: string[] | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const a of values ?? []) {
+/**
+ * The fields of a put or update as JSON text, from the source text and `--assign` flags, without a round
+ * trip through JavaScript values: a `long` beyond 2^53 would be sent with other digits than were given.
+ * The source is checked as JSON; a field both in it and assigned is refused rather than silently picked.
+ */
+export function fieldsTextOf(text: string | undefined, assign: string[] | undefined): { text: string; fields: Record<string, unknown> } {
+  let sourceText = '{}';
+  let fields: Record<string, unknown> = {};
+  if (text !== undefined) {
+    fields = fieldsFromText(text);
+    const buf = Buffer.from(text);
+    const span = isFeedShaped(JSON.parse(text) as Record<string, unknown>) ? topLevelValue(buf, 0, buf.length, 'fields') : undefined;
+    sourceText = span === undefined ? text.trim() : buf.toString('utf8', span.start, span.end);
+  }
+  const members: string[] = [];
+  for (const a of assign ?? []) {
     const eq = a.indexOf('=');
     if (eq <= 0) throw new VespaBulkError('VB_USAGE', `--assign '${a}': expected field=<JSON value>, e.g. year=2001 or title='"x"'`);
+    const name = a.slice(0, eq);
     const raw = a.slice(eq + 1);
+    if (Object.hasOwn(fields, name)) throw new VespaBulkError('VB_USAGE', `--assign ${name}: the field is also in the document given; say it once`);
     let value: unknown;
+    let valueText: string;
     try {
       value = JSON.parse(raw);
+      valueText = raw.trim();
     } catch {
       value = raw;
+      valueText = JSON.stringify(raw);
     }
-    out[a.slice(0, eq)] = { assign: value };
+    fields[name] = { assign: value };
+    members.push(`${JSON.stringify(name)}:{"assign":${valueText}}`);
   }
-  return out;
+  if (members.length === 0) return { text: sourceText, fields };
+  const inner = sourceText.slice(1, sourceText.lastIndexOf('}')).trim();
+  return { text: `{${inner === '' ? '' : `${inner},`}${members.join(',')}}`, fields };
 }
 
 const maxAttempts = 5;
@@ -120,6 +144,13 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
     describe,
     builder: (y) => options(y, kind) as unknown as Argv<DocumentArgs>,
     handler: async (args) => {
+      try {
+        parseDocumentId(args.id);
+      } catch (err) {
+        // A malformed id is a mistake on the command line, not a failure of the service.
+        if (isVespaBulkError(err, 'VB_BAD_DOCUMENT_ID')) throw new VespaBulkError('VB_USAGE', err.message, { cause: err });
+        throw err;
+      }
       const params: DocumentParams = {
         ...(args.cluster !== undefined && { cluster: args.cluster }),
         ...(args['field-set'] !== undefined && { fieldSet: args['field-set'] }),
@@ -130,11 +161,12 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
         ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
         ...(args['dry-run'] && { dryRun: true }),
       };
-      let fields: Record<string, unknown> | undefined;
+      let fields: string | undefined;
       if (kind === 'put' || kind === 'update') {
         const text = readSource(args.source);
-        fields = { ...(text !== undefined ? fieldsFromText(text) : {}), ...assignments(args.assign) };
-        if (kind === 'update' && Object.keys(fields).length === 0) {
+        const given = fieldsTextOf(text, args.assign);
+        fields = given.text;
+        if (kind === 'update' && Object.keys(given.fields).length === 0) {
           throw new VespaBulkError('VB_USAGE', 'update needs operations: JSON {"fields":{"f":{"assign":v}}}, a file, - for stdin, or --assign f=v');
         }
         if (kind === 'put' && text === undefined) throw new VespaBulkError('VB_USAGE', 'put needs the document: JSON {"fields":{...}}, a file, or - for stdin');

@@ -4,14 +4,15 @@ import { parseHeaderFlags } from '../../http/headers.js';
 import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
 import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
-import { assignments, readSource } from './document.js';
+import { fieldsTextOf, readSource } from './document.js';
+import { reportFailuresFile } from './feed.js';
 import { formatDuration, formatRate, ProgressLine } from '../progress.js';
 import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
 import { exportDocuments, type ExportSummary } from '../../visit/export.js';
 import { outputFormats, type OutputFormat } from '../../visit/formats.js';
 import { migrate } from '../../visit/migrate.js';
 import type { VisitOptions } from '../../visit/options.js';
-import { parseDocumentSpec } from '../../visit/query.js';
+import { bucketSpacesOf, parseDocumentSpec } from '../../visit/query.js';
 import { parseTimeRange } from '../../visit/time-range.js';
 import type { VisitReport, VisitRun } from '../../visit/visitor.js';
 
@@ -47,6 +48,7 @@ interface VisitArgs extends CommonArgs {
   checkpoint?: string;
   continuation?: string;
   'to-endpoint'?: string;
+  failures?: string;
   'to-ca'?: string;
   'to-cert'?: string;
   'to-key'?: string;
@@ -68,8 +70,12 @@ function commonOptions<T>(y: Argv<T>) {
     .positional('document', { type: 'string', describe: '<namespace>/<document-type>; omit to visit the whole cluster' })
     .option('target', { alias: 't', type: 'string', default: 'http://127.0.0.1:8080', describe: 'Container endpoint' })
     .option('selection', { alias: 's', type: 'string', describe: 'Document selection, e.g. \'music.year > 2000\'' })
-    .option('cluster', { type: 'string', describe: 'Content cluster (needed when there are several)' })
-    .option('bucket-space', { type: 'string', choices: ['default', 'global'], describe: 'Bucket space' })
+    .option('cluster', { alias: 'content-cluster', type: 'string', describe: 'Content cluster (needed when there are several)' })
+    .option('bucket-space', {
+      type: 'string',
+      choices: ['default', 'global'],
+      describe: 'Bucket space (a visit without a document type goes through both unless this names one)',
+    })
     .option('from', { type: 'string', describe: 'Only documents changed at or after this time: epoch seconds, <n>ms or an ISO date (UTC unless a zone is given)' })
     .option('to', { type: 'string', describe: 'Only documents changed at or before this time (same forms as --from)' })
     .option('timeout', { type: 'string', describe: 'Server-side timeout of each request, e.g. 60s' })
@@ -116,10 +122,10 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     commonOptions(y)
       .option('field-set', { type: 'string', describe: 'Fields to return: [all], [document], [id], <type>:f1,f2' })
       .option('include-removes', { type: 'boolean', default: false, describe: 'Include tombstones of removed documents ({"remove":id})' })
-      .option('wanted-document-count', { type: 'number', describe: 'Documents per response (default: unbounded when streaming, 1000 with --no-stream)' })
+      .option('wanted-document-count', { alias: 'chunk-count', type: 'number', describe: 'Documents per response (default: unbounded when streaming, 1000 with --no-stream)' })
       .option('concurrency', { type: 'number', describe: 'Server-side visitor concurrency per request' })
       .option('slices', { type: 'number', default: 1, describe: 'Split the corpus in N slices, all visited at once' })
-      .option('slice-id', repeatable('Visit only these slices (e.g. 0,2): several machines split one export'))
+      .option('slice-id', repeatable('Visit only these slices (e.g. 0,2; repeatable): several machines split one export'))
       .option('stream', { type: 'boolean', default: true, describe: 'Streamed responses (JSONL); --no-stream pages with continuations' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write to FILE instead of stdout (.gz compresses)' })
       .option('output-dir', { type: 'string', describe: 'One file per slice in DIR (slice-0000.jsonl, ...)' })
@@ -128,6 +134,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('checkpoint', { type: 'string', describe: checkpointHelp })
       .option('continuation', { type: 'string', describe: 'Start from this token (reported for a failed slice); needs a single slice' })
       .option('to-endpoint', { alias: 'destination', type: 'string', describe: 'Feed the documents into this endpoint instead of writing them (migration), with all the feeder\'s guarantees' })
+      .option('failures', { type: 'string', describe: 'With --to-endpoint: failure output of the feed (default: vespa-bulk-failures-<time>.jsonl when something fails)' })
       .option('to-header', repeatable("Header for --to-endpoint requests 'Name: value' (repeatable)"))
       .option('to-ca', { type: 'string', describe: 'CA certificate file (PEM) to trust for an https --to-endpoint' })
       .option('to-cert', { type: 'string', describe: 'Client certificate file (PEM) for --to-endpoint (mutual TLS)' })
@@ -157,6 +164,8 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     if (args.continuation !== undefined) {
       const ids = sliceIds ?? (args.slices === 1 ? [0] : []);
       if (ids.length !== 1) throw new VespaBulkError('VB_USAGE', '--continuation applies to one slice: give --slice-id with one id (or no --slices)');
+      // A token belongs to one bucket space; the whole cluster is otherwise visited in both.
+      if (bucketSpacesOf(options).length !== 1) throw new VespaBulkError('VB_USAGE', '--continuation of a whole-cluster visit needs --bucket-space (the failed slice\'s report says which)');
       options.resumeFrom = { [ids[0]!]: { continuation: args.continuation } };
     }
     const controller = new AbortController();
@@ -196,11 +205,16 @@ const visitCommand: CommandModule<object, VisitArgs> = {
           ...options,
           destination: args['to-endpoint'],
           destinationHeaders: securityHeaders(destination),
-          ...(needsTlsMaterial(destination) && { feed: { tls: connectOptions(destination) } }),
+          feed: {
+            ...(needsTlsMaterial(destination) && { tls: connectOptions(destination) }),
+            ...(args.failures !== undefined && { failures: args.failures }),
+          },
           onStart: startProgress,
         });
         progress?.stop();
         process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+        if (summary.failuresFile !== undefined) reportFailuresFile(summary.feed['feeder.error.count'], summary.failuresFile);
+        if (summary.stopped === 'unauthorized') process.stderr.write('vespa-bulk: migration stopped: the destination refused the credentials: check --to-token (or --to-cert/--to-key)\n');
         if (!summary.ok) process.exitCode = 1;
         return;
       }
@@ -259,17 +273,25 @@ export function exportSummaryJson(summary: ExportSummary | VisitReport): Record<
 function reportFailures(summary: VisitReport, checkpoint: string | undefined): void {
   for (const s of summary.slices) {
     if (s.status !== 'failed') continue;
-    const how = checkpoint !== undefined ? 'rerun the same command to continue' : s.continuation !== undefined ? `continue with --slice-id ${s.slice} --continuation '${s.continuation}'` : 'start it again';
+    const space = s.bucketSpace === undefined ? '' : ` --bucket-space ${s.bucketSpace}`;
+    // A refused request (400, 404...) fails the same way again until the request is changed.
+    const refused = s.status_code !== undefined && s.status_code >= 400 && s.status_code < 500 && s.status_code !== 429 && !isAuthFailure(s.status_code);
+    const how = refused
+      ? 'the service refused the request: fix it and run again'
+      : checkpoint !== undefined
+        ? 'rerun the same command to continue'
+        : s.continuation !== undefined
+          ? `continue with --slice-id ${s.slice}${space} --continuation '${s.continuation}'`
+          : 'start it again';
     const hint = s.status_code !== undefined && isAuthFailure(s.status_code) ? ` (${authFailureHint(s.status_code)})` : '';
-    process.stderr.write(`vespa-bulk: slice ${s.slice} failed: ${s.error ?? 'unknown error'}${hint}; ${how}\n`);
+    process.stderr.write(`vespa-bulk: slice ${s.slice}${s.bucketSpace === undefined ? '' : ` (${s.bucketSpace} bucket space)`} failed: ${s.error ?? 'unknown error'}${hint}; ${how}\n`);
   }
 }
 
-/** update-where body: a JSON text, a file, '-' (stdin), and/or --assign field=JSON. */
-function updateFieldsOf(args: BulkArgs): Record<string, unknown> | undefined {
-  let fields: Record<string, unknown> | undefined;
-  if (args.update !== undefined) {
-    const text = readSource(args.update)!;
+/** update-where body: a JSON text, a file, '-' (stdin), and/or --assign field=JSON; as text, so longs stay exact. */
+function updateFieldsOf(args: BulkArgs): { fields: Record<string, unknown>; fieldsText: string } {
+  const text = args.update === undefined ? undefined : readSource(args.update)!;
+  if (text !== undefined) {
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -277,12 +299,10 @@ function updateFieldsOf(args: BulkArgs): Record<string, unknown> | undefined {
       throw new VespaBulkError('VB_USAGE', 'the update is not valid JSON: expected {"fields":{"<field>":{"assign":<value>}}}');
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new VespaBulkError('VB_USAGE', 'the update must be a JSON object');
-    const o = value as Record<string, unknown>;
-    // {"fields":{...}} as in a feed file, or the field operations alone.
-    fields = Object.keys(o).length === 1 && typeof o.fields === 'object' && o.fields !== null ? (o.fields as Record<string, unknown>) : o;
   }
-  fields = { ...fields, ...assignments(args.assign) };
-  return fields;
+  // {"fields":{...}} as in a feed file, or the field operations alone.
+  const given = fieldsTextOf(text, args.assign);
+  return { fields: given.fields, fieldsText: given.text };
 }
 
 function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, BulkArgs> {
@@ -310,6 +330,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
       const controller = new AbortController();
       const onSignal = (): void => controller.abort();
       process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
       let documents = 0;
       const started = performance.now();
       const progress = new ProgressLine(
@@ -323,7 +344,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
           endpoint: args.target,
           ...connectionOf(args),
           ...selectionOf(args),
-          ...(kind === 'update-where' && { fields: updateFieldsOf(args) }),
+          ...(kind === 'update-where' && updateFieldsOf(args)),
           ...(args['destination-cluster'] !== undefined && { destinationCluster: args['destination-cluster'] }),
           ...(args['time-chunk'] !== undefined && { timeChunk: args['time-chunk'] }),
           ...(args.timeout !== undefined && { timeout: args.timeout }),
@@ -340,6 +361,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
       } finally {
         progress.stop();
         process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
       }
       process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       if (!summary.ok) {
