@@ -23,8 +23,16 @@ export interface FeedOutcome {
   /** Checkpoint, when the feed was stopped before the end. */
   checkpointFile?: string;
   /** Why the feed stopped early. */
-  stopped?: 'interrupted' | 'breaker';
+  stopped?: StopReason;
+  /** With `stopped: 'unauthorized'`: the status that refused the credentials (401 or 403). */
+  authStatus?: number;
 }
+
+/**
+ * interrupted: Ctrl-C or the caller's signal; breaker: nothing but failures for too long; unauthorized: the
+ * service refused the credentials (401/403), which no retry and no later operation can change.
+ */
+export type StopReason = 'interrupted' | 'breaker' | 'unauthorized';
 
 /** A snapshot for the progress line. */
 export interface FeedProgress {
@@ -137,7 +145,8 @@ export class Feeder implements ResponseReceiver<Pending> {
   /** Position after the last item read, for a checkpoint when nothing is unfinished. */
   private readPosition: InputPosition | undefined;
   private readingDone = false;
-  private stopping: 'interrupted' | 'breaker' | undefined;
+  private stopping: StopReason | undefined;
+  private authStatus: number | undefined;
   private wake: (() => void) | undefined;
   private maxUnfinished: number;
 
@@ -211,7 +220,7 @@ export class Feeder implements ResponseReceiver<Pending> {
   }
 
   /** Stops the feed as Ctrl-C does. */
-  stop(reason: 'interrupted' | 'breaker' = 'interrupted'): void {
+  stop(reason: StopReason = 'interrupted'): void {
     if (this.stopping !== undefined) return;
     this.stopping = reason;
     for (const p of this.retrying) clearTimeout(p.timer);
@@ -266,6 +275,7 @@ export class Feeder implements ResponseReceiver<Pending> {
     }
     if (this.stopping !== undefined) {
       outcome.stopped = this.stopping;
+      if (this.authStatus !== undefined) outcome.authStatus = this.authStatus;
       this.stats.abandoned = this.unfinished.size;
       outcome.summary['feeder.abandoned.count'] = this.unfinished.size;
       if (options.checkpoint !== false) {
@@ -458,6 +468,11 @@ export class Feeder implements ResponseReceiver<Pending> {
       this.policy,
     );
     this.retryOrFail(p, delay, res.body);
+    if ((status === 401 || status === 403) && this.stopping === undefined) {
+      // Every later operation would be refused alike: stop with a checkpoint rather than fail them all.
+      this.authStatus = status;
+      this.stop('unauthorized');
+    }
   }
 
   /**

@@ -1,5 +1,5 @@
 /** The feeder: `feed(source, options)` and the parts a caller may want to reuse. */
-export { feed, Feeder, type FeedOutcome, type FeedProgress } from './feeder.js';
+export { feed, Feeder, type FeedOutcome, type FeedProgress, type StopReason } from './feeder.js';
 export type { FeedOptions, OperationResult, Compression } from './options.js';
 export type { FeedSummary } from './stats.js';
 export type { FeedSource, InputPosition } from './source.js';

@@ -1,4 +1,4 @@
-import { feed, type FeedOptions, type FeedSummary } from '../feed/index.js';
+import { Feeder, type FeedOptions, type FeedSummary, type StopReason } from '../feed/index.js';
 import type { VisitOptions } from './options.js';
 import { visit } from './visit.js';
 import type { VisitReport, VisitRun } from './visitor.js';
@@ -21,6 +21,10 @@ export interface MigrateSummary {
   ok: boolean;
   visit: VisitReport | { error: string };
   feed: FeedSummary;
+  /** The feeder's failure output, when an operation failed: feedable again with `vespa-bulk feed`. */
+  failuresFile?: string;
+  /** Why the feed side stopped early (the destination refused the credentials, or only failed). */
+  stopped?: StopReason;
 }
 
 export async function migrate(options: MigrateOptions): Promise<MigrateSummary> {
@@ -35,15 +39,19 @@ export async function migrate(options: MigrateOptions): Promise<MigrateSummary> 
       visitError = err instanceof Error ? err.message : String(err);
     }
   }
-  const summary = await feed(operations(), {
+  const outcome = await new Feeder({
     // Migration must not leave a checkpoint of an input that cannot be reread.
     checkpoint: false,
     ...feedOptions,
     endpoint: destination,
     headers: destinationHeaders,
     signal: options.signal,
-  });
+  }).run(operations());
+  const summary = outcome.summary;
   const report = await documents.report.catch((err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }));
   const visitOk = 'ok' in report && report.ok && visitError === undefined;
-  return { ok: visitOk && summary['feeder.error.count'] === 0 && summary['feeder.abandoned.count'] === 0, visit: report, feed: summary };
+  const result: MigrateSummary = { ok: visitOk && summary['feeder.error.count'] === 0 && summary['feeder.abandoned.count'] === 0 && outcome.stopped === undefined, visit: report, feed: summary };
+  if (outcome.failuresFile !== undefined) result.failuresFile = outcome.failuresFile;
+  if (outcome.stopped !== undefined) result.stopped = outcome.stopped;
+  return result;
 }

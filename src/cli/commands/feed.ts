@@ -1,7 +1,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { VespaBulkError, isVespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
-import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { authFailureHint, connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
 import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { formatDuration, formatRate, ProgressLine } from '../progress.js';
@@ -42,7 +42,7 @@ Retries: 429 always, with exponential backoff and jitter, until the operation's 
 
 Failures: every operation that finally failed goes to --failures FILE (default: vespa-bulk-failures-<time>.jsonl in the working directory, created only when something fails), one per line, as feed input that can be fed again unchanged; a line that could not be read is kept verbatim. Why each failed (status, message, attempts, input file and line) is in FILE.reasons.jsonl, line N for line N.
 
-Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures) stops reading, lets in-flight operations finish for up to 10 s, and writes a checkpoint. --resume CHECKPOINT goes on from the first operation that had not finished; some after it may be sent again (put and remove are idempotent; an update that is not assign-only may apply twice).
+Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures, or a 401/403: refused credentials refuse every operation alike) stops reading, lets in-flight operations finish for up to 10 s, and writes a checkpoint. --resume CHECKPOINT goes on from the first operation that had not finished; some after it may be sent again (put and remove are idempotent; an update that is not assign-only may apply twice).
 
 Exit code: 0 all succeeded, 1 some failed or the feed was stopped, 2 bad usage.`;
 
@@ -198,10 +198,15 @@ async function handler(argv: FeedArgs): Promise<void> {
   const s = outcome.summary;
   process.stdout.write(`${JSON.stringify({ ...s, ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}) }, null, 2)}\n`);
   if (outcome.failuresFile !== undefined) {
-    process.stderr.write(`vespa-bulk: ${s['feeder.error.count']} operations failed: written to ${outcome.failuresFile} (reasons in ${outcome.failuresFile}.reasons.jsonl)\n`);
+    reportFailuresFile(s['feeder.error.count'], outcome.failuresFile);
   }
   if (outcome.stopped !== undefined) {
-    const why = outcome.stopped === 'breaker' ? `only failures for ${argv['max-failure-seconds']} s (circuit breaker)` : 'interrupted';
+    const why =
+      outcome.stopped === 'breaker'
+        ? `only failures for ${argv['max-failure-seconds']} s (circuit breaker)`
+        : outcome.stopped === 'unauthorized'
+          ? `the service answered ${outcome.authStatus}: ${authFailureHint(outcome.authStatus ?? 401)}`
+          : 'interrupted';
     process.stderr.write(`vespa-bulk: feed stopped: ${why}.`);
     if (outcome.checkpointFile !== undefined) process.stderr.write(` Checkpoint: ${outcome.checkpointFile}; continue with: vespa-bulk feed --resume ${outcome.checkpointFile}`);
     process.stderr.write('\n');
@@ -217,3 +222,8 @@ export const commands: CommandModule<any, any>[] = [
     handler: handler as unknown as CommandModule<any, any>['handler'],
   },
 ];
+
+/** Where the failed operations went: the one line a user needs to find and feed them again. */
+export function reportFailuresFile(count: number, file: string): void {
+  process.stderr.write(`vespa-bulk: ${count} operations failed: written to ${file} (reasons in ${file}.reasons.jsonl)\n`);
+}
