@@ -27,6 +27,8 @@ export interface DocumentResponse {
   status: number;
   /** Parsed JSON, or `{message: text}` when the body is not JSON. */
   body: any;
+  /** The body as received: where `body` rounds a number beyond 2^53, this keeps its digits. */
+  raw: Buffer;
   headers: Record<string, string | string[] | undefined>;
 }
 
@@ -83,7 +85,7 @@ export class DocumentClient {
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {
       const res = await send(this.dispatcher, { method, path, headers, body, idempotent });
-      return { status: res.status, body: parseBody(res.body), headers: headersToObject(res.rawHeaders) };
+      return { status: res.status, body: parseBody(res.body), raw: res.body, headers: headersToObject(res.rawHeaders) };
     } catch (err) {
       if (err instanceof VespaBulkError) {
         // Give the error a place so the CLI can say which document failed.

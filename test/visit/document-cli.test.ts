@@ -67,6 +67,15 @@ describe('single-document and update-where commands keep long values exact', () 
     expect(await (await fetch(`${s.url}/document/v1/ns/music/docid/long`)).text()).toContain(`"big":${big}`);
   });
 
+  it('get prints the document with the digits the service sent, indented', async () => {
+    s.store.clear();
+    await fetch(`${s.url}/document/v1/ns/music/docid/long`, { method: 'POST', body: `{"fields":{"title":"x","big":${big}}}` });
+    const got = await run(['get', 'id:ns:music::long', '-t', s.url]);
+    expect(got.code, got.stderr).toBe(0);
+    expect(got.stdout).toContain(`"big": ${big}`);
+    expect(JSON.parse(got.stdout)).toMatchObject({ id: 'id:ns:music::long', fields: { title: 'x' } });
+  });
+
   it('update and update-where send --assign values and update files as given', async () => {
     const upd = await run(['update', 'id:ns:music::long', '--assign', `other=${big}`, '-t', peer.url]);
     expect(upd.code).toBe(0);

@@ -8,6 +8,7 @@ import { parseHeaderFlags } from '../../http/headers.js';
 import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
 import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
+import { indentJson } from '../json-indent.js';
 import { parseRetryAfter, retryDelay } from '../../http/retry-delay.js';
 
 /** get, put, update, remove of one document: print the response JSON; 404 and 412 are clear failures. */
@@ -195,7 +196,7 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
         await client.close();
       }
       if (res.status >= 200 && res.status < 300) {
-        process.stdout.write(`${JSON.stringify(res.body, null, 2)}\n`);
+        process.stdout.write(`${printable(res)}\n`);
         return;
       }
       process.exitCode = 1;
@@ -216,3 +217,14 @@ export const commands: CommandModule<any, any>[] = [
   command('update', 'Update fields of one document'),
   command('remove', 'Remove one document'),
 ];
+
+/** The answer as the service wrote it, indented: printed from the parsed value, a large `long` would be rounded. */
+function printable(res: DocumentResponse): string {
+  const text = res.raw.toString('utf8');
+  try {
+    JSON.parse(text);
+  } catch {
+    return JSON.stringify(res.body, null, 2);
+  }
+  return indentJson(text);
+}
