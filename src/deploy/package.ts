@@ -3,6 +3,7 @@ import { join, relative, sep } from 'node:path';
 import { gunzipSync, unzipSync, zipSync, type Zippable } from 'fflate';
 import { parseTar } from 'nanotar';
 import { VespaBulkError } from '../errors.js';
+import { isTarHeader } from './tar-header.js';
 
 /** An application package ready to upload. */
 export interface PackageUpload {
@@ -50,7 +51,7 @@ function tarFiles(path: string, bytes: Uint8Array): string[] {
     throw new VespaBulkError('VB_USAGE', `'${path}' is not a readable gzip file: ${(err as Error).message}`);
   }
   // nanotar reads anything as a tar; a first header whose checksum does not add up means it is not one.
-  if (tar.length < 512 || !tarHeaderChecksumOk(tar)) throw new VespaBulkError('VB_USAGE', `'${path}' is gzipped but holds no tar archive: it is not an application package`);
+  if (!isTarHeader(tar)) throw new VespaBulkError('VB_USAGE', `'${path}' is gzipped but holds no tar archive: it is not an application package`);
   let names: string[];
   try {
     names = parseTar(tar)
@@ -61,14 +62,6 @@ function tarFiles(path: string, bytes: Uint8Array): string[] {
   }
   if (!hasServicesXml(names)) throw new VespaBulkError('VB_USAGE', `'${path}' has no services.xml at its root: it is not an application package`);
   return names.filter((n) => !n.endsWith('/')).sort();
-}
-
-function tarHeaderChecksumOk(tar: Uint8Array): boolean {
-  const stored = parseInt(new TextDecoder().decode(tar.subarray(148, 156)).replace(/\0.*$/, '').trim(), 8);
-  if (!Number.isFinite(stored)) return false;
-  let sum = 0;
-  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : tar[i]!;
-  return sum === stored;
 }
 
 const hasServicesXml = (names: string[]): boolean => names.includes('services.xml') || names.some((n) => /^[^/]+\/services\.xml$/.test(n));

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,20 +6,13 @@ import { startDocumentServer, type DocumentServer } from '../../src/server/docum
 import { bulkOperation } from '../../src/visit/bulk.js';
 import { exportDocuments } from '../../src/visit/export.js';
 import { visit } from '../../src/visit/visit.js';
+import { runCommand } from '../support/run-command.js';
 
 /**
  * The whole cluster is both bucket spaces: the service visits only `default` at the root unless asked, so
  * the documents of global types (parents of imported fields) need a visit of their own.
  */
-const cli = join(import.meta.dirname, '../../src/cli/main.ts');
 
-function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', cli, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 const musicIds = Array.from({ length: 150 }, (_, i) => `id:ns:music::m${i}`);
 const bookIds = Array.from({ length: 60 }, (_, i) => `id:ns:book::b${i}`);
@@ -102,15 +94,15 @@ describe('visiting the whole cluster', () => {
 
   it('on the command line: everything by default; a failed slice says its space; a refused request is not "start again"', async () => {
     const s = await server();
-    const all = await runCli(['visit', '-t', s.url, '--content-cluster', 'content', '--slices', '2', '--quiet']);
+    const all = await runCommand(['visit', '-t', s.url, '--content-cluster', 'content', '--slices', '2', '--quiet']);
     expect(all.code).toBe(0);
     expect(all.stdout.trim().split('\n')).toHaveLength(musicIds.length + bookIds.length);
 
-    const ambiguous = await runCli(['visit', '-t', s.url, '--cluster', 'content', '--continuation', 'x', '--quiet']);
+    const ambiguous = await runCommand(['visit', '-t', s.url, '--cluster', 'content', '--continuation', 'x', '--quiet']);
     expect(ambiguous.code).toBe(2);
     expect(ambiguous.stderr).toMatch(/--continuation of a whole-cluster visit needs --bucket-space/);
 
-    const refused = await runCli(['visit', '-t', s.url, '--cluster', 'content', '--selection', 'n >>> 1', '--quiet']);
+    const refused = await runCommand(['visit', '-t', s.url, '--cluster', 'content', '--selection', 'n >>> 1', '--quiet']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/slice 0 \(default bucket space\) failed: HTTP 400: .*fix it and run again/);
     expect(refused.stderr).not.toMatch(/start it again/);

@@ -1,23 +1,13 @@
-import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
 import { fieldsTextOf } from '../../src/cli/commands/document.js';
+import { runCommand } from '../support/run-command.js';
 
 /** What put, update and update-where send is what was given: `long` values beyond 2^53 keep their digits. */
-const cli = join(import.meta.dirname, '../../src/cli/main.ts');
 const big = '9007199254740993';
 
-function run(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, ['--import', 'tsx', cli, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-    if (input !== undefined) child.stdin!.end(input);
-  });
-}
 
 describe('fieldsTextOf', () => {
   it('takes the fields of a feed-shaped object or the object itself, as text, and appends --assign', () => {
@@ -62,7 +52,7 @@ describe('single-document and update-where commands keep long values exact', () 
   });
 
   it('put from stdin is stored with the digits given', async () => {
-    const put = await run(['put', 'id:ns:music::long', '-', '-t', s.url], `{"put":"id:ns:music::long","fields":{"title":"x","big":${big}}}`);
+    const put = await runCommand(['put', 'id:ns:music::long', '-', '-t', s.url], `{"put":"id:ns:music::long","fields":{"title":"x","big":${big}}}`);
     expect(put.code).toBe(0);
     expect(await (await fetch(`${s.url}/document/v1/ns/music/docid/long`)).text()).toContain(`"big":${big}`);
   });
@@ -70,16 +60,16 @@ describe('single-document and update-where commands keep long values exact', () 
   it('get prints the document with the digits the service sent, indented', async () => {
     s.store.clear();
     await fetch(`${s.url}/document/v1/ns/music/docid/long`, { method: 'POST', body: `{"fields":{"title":"x","big":${big}}}` });
-    const got = await run(['get', 'id:ns:music::long', '-t', s.url]);
+    const got = await runCommand(['get', 'id:ns:music::long', '-t', s.url]);
     expect(got.code, got.stderr).toBe(0);
     expect(got.stdout).toContain(`"big": ${big}`);
     expect(JSON.parse(got.stdout)).toMatchObject({ id: 'id:ns:music::long', fields: { title: 'x' } });
   });
 
   it('update and update-where send --assign values and update files as given', async () => {
-    const upd = await run(['update', 'id:ns:music::long', '--assign', `other=${big}`, '-t', peer.url]);
+    const upd = await runCommand(['update', 'id:ns:music::long', '--assign', `other=${big}`, '-t', peer.url]);
     expect(upd.code).toBe(0);
-    const where = await run(['update-where', 'ns/music', `{"fields":{"n":{"increment":${big}}}}`, '--selection', 'true', '--assign', 'title="y"', '-t', peer.url, '--quiet']);
+    const where = await runCommand(['update-where', 'ns/music', `{"fields":{"n":{"increment":${big}}}}`, '--selection', 'true', '--assign', 'title="y"', '-t', peer.url, '--quiet']);
     expect(where.code).toBe(0);
     expect(JSON.parse(where.stdout)).toMatchObject({ ok: true, documentCount: 1 });
     expect(peer.bodies.map((b) => [b.method, b.body])).toEqual([

@@ -3,6 +3,7 @@ import { gunzipSync, unzipSync } from 'fflate';
 import { parseTar } from 'nanotar';
 import { childrenNamed, parseXml, XmlSyntaxError, type XmlElement } from './xml.js';
 import { parseSchema, SchemaError, type Schema } from './schema.js';
+import { isTarHeader } from '../../deploy/tar-header.js';
 
 /** What the config server understood of an uploaded application package. */
 export interface ApplicationPackage {
@@ -131,20 +132,11 @@ function extract(body: Uint8Array, format: PackageFormat): Map<string, Uint8Arra
       throw new InvalidPackageError(`Invalid application package: not a valid gzip stream (${(err as Error).message})`);
     }
     // nanotar reads whatever it is given; an archive without a single well-formed header is not a tar.
-    if (tar.length < 512 || !isUstarOrV7Header(tar)) throw new InvalidPackageError('Invalid application package: gzip content is not a tar archive');
+    if (!isTarHeader(tar)) throw new InvalidPackageError('Invalid application package: gzip content is not a tar archive');
     for (const item of parseTar(tar)) if (item.type === 'file' || item.type === undefined) add(item.name, item.data ?? new Uint8Array());
   }
   if (files.size === 0) throw new InvalidPackageError('Invalid application package: the archive holds no files');
   return files;
-}
-
-/** A tar header's checksum field matches the sum of its bytes (the field itself counted as spaces). */
-function isUstarOrV7Header(tar: Uint8Array): boolean {
-  const stored = parseInt(new TextDecoder().decode(tar.subarray(148, 156)).replace(/\0.*$/, '').trim(), 8);
-  if (!Number.isFinite(stored)) return false;
-  let sum = 0;
-  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : tar[i]!;
-  return sum === stored;
 }
 
 /** Packages zipped from their parent directory hold `app/services.xml`; such a single top directory is the root. */
