@@ -170,6 +170,7 @@ export class Feeder implements ResponseReceiver<Pending> {
         pipelining,
         timeoutMs: options.requestTimeoutMs ?? Math.min(this.timeoutMs + 5_000, 600_000),
         batchWrites: options.batchWrites,
+        http2: options.http2,
         tls: options.tls,
         onClient: (client) => {
           client.pipelining = this.pipeliningDepth();

@@ -70,6 +70,8 @@ export interface FeedOptions {
   stdin?: Readable;
   /** Gather the writes of one event-loop turn into one syscall. Default true. */
   batchWrites?: boolean;
+  /** Offer HTTP/2 (ALPN) on https endpoints instead of HTTP/1.1 pipelining. Default false: slower here, see PoolOptions. */
+  http2?: boolean;
 }
 
 export interface OperationResult {

@@ -23,6 +23,7 @@ interface FeedArgs extends SecurityArgs {
   trace?: number;
   header?: string[];
   compression: Compression;
+  http2: boolean;
   verbose: boolean;
   'max-retries': number;
   'max-failure-seconds': number;
@@ -59,6 +60,7 @@ function builder(y: Argv): Argv<FeedArgs> {
     // Not an array option: that would swallow the file names after it. Repeated flags still collect.
     .option('header', repeatable("Extra header 'Name: value' (repeatable)"))
     .option('compression', { choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip bodies over 512 bytes: auto = unless the target is loopback' })
+    .option('http2', { type: 'boolean', default: false, describe: 'Offer HTTP/2 (ALPN) to an https target instead of HTTP/1.1 pipelining (measured ~10x slower with undici here; for proxies that need it)' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Print every failed operation and its reason on stderr' })
     .option('max-retries', { type: 'number', default: 10, describe: 'Retries for 503, 502, 504 and transport errors' })
     .option('max-failure-seconds', { type: 'number', default: 60, describe: 'Stop (with a checkpoint) after this long with only failures; 0 never' })
@@ -104,6 +106,7 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
     connections: argv.connections,
     pipelining: argv.pipelining,
     compression: argv.compression,
+    ...(argv.http2 && { http2: true }),
     maxRetries: argv['max-retries'],
     maxFailureSeconds: argv['max-failure-seconds'],
   };
