@@ -96,3 +96,26 @@ export function skipValue(buf: Buffer, i: number, end: number): number {
   }
   return j;
 }
+
+/**
+ * Where the value of `key` lies in the JSON object text buf[start, end), without building it; undefined when
+ * the object has no such member.
+ */
+export function topLevelValue(buf: Buffer, start: number, end: number, key: string): { start: number; end: number } | undefined {
+  let i = skipWhitespace(buf, start, end);
+  if (buf[i] !== LBRACE) return undefined;
+  i = skipWhitespace(buf, i + 1, end);
+  while (buf[i] === QUOTE) {
+    const keyEnd = skipString(buf, i, end);
+    const name = decodeString(buf, i, keyEnd);
+    i = skipWhitespace(buf, keyEnd, end);
+    if (buf[i] !== COLON) return undefined;
+    const valueStart = skipWhitespace(buf, i + 1, end);
+    const valueEnd = skipValue(buf, valueStart, end);
+    if (name === key) return { start: valueStart, end: valueEnd };
+    i = skipWhitespace(buf, valueEnd, end);
+    if (buf[i] !== COMMA) return undefined;
+    i = skipWhitespace(buf, i + 1, end);
+  }
+  return undefined;
+}

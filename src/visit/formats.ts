@@ -1,4 +1,5 @@
 import type { VisitEntry } from './entries.js';
+import { topLevelValue } from '../feed/json-scan.js';
 
 /**
  * Output formats of an export, as pure functions from visited entries to bytes.
@@ -26,62 +27,6 @@ export function toFeedOperation(entry: VisitEntry): Buffer {
 
 const emptyObject = Buffer.from('{}');
 const closeBrace = Buffer.from('}');
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-
-/**
- * Where the value of `key` lies in the JSON object text buf[start, end), without parsing it; undefined when
- * the object has no such member. Assumes valid JSON (it came out of a JSON parser or the service).
- */
-export function topLevelValue(buf: Buffer, start: number, end: number, key: string): { start: number; end: number } | undefined {
-  let i = start;
-  const skipSpace = (): void => {
-    while (i < end && (buf[i] === 0x20 || buf[i] === 0x0a || buf[i] === 0x0d || buf[i] === 0x09)) i++;
-  };
-  /** From an opening quote to just past its closing quote. */
-  const skipString = (): void => {
-    i++;
-    while (i < end && buf[i] !== QUOTE) i += buf[i] === BACKSLASH ? 2 : 1;
-    i++;
-  };
-  const skipValue = (): void => {
-    let depth = 0;
-    do {
-      const c = buf[i];
-      if (c === QUOTE) {
-        skipString();
-        continue;
-      }
-      if (c === 0x7b || c === 0x5b) depth++;
-      else if (c === 0x7d || c === 0x5d) depth--;
-      else if (depth === 0 && (c === 0x2c || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09)) return;
-      i++;
-    } while (i < end && depth > 0);
-    // A scalar at depth 0 runs to the next comma, space or closing brace.
-    while (depth === 0 && i < end && buf[i] !== 0x2c && buf[i] !== 0x7d && buf[i] !== 0x20 && buf[i] !== 0x0a && buf[i] !== 0x0d && buf[i] !== 0x09) i++;
-  };
-  skipSpace();
-  if (buf[i] !== 0x7b) return undefined;
-  i++;
-  for (;;) {
-    skipSpace();
-    if (i >= end || buf[i] !== QUOTE) return undefined;
-    const keyStart = i;
-    skipString();
-    const name = JSON.parse(buf.toString('utf8', keyStart, i)) as string;
-    skipSpace();
-    if (buf[i] !== 0x3a) return undefined;
-    i++;
-    skipSpace();
-    const valueStart = i;
-    skipValue();
-    if (name === key) return { start: valueStart, end: i };
-    skipSpace();
-    if (buf[i] !== 0x2c) return undefined;
-    i++;
-  }
-}
 
 /**
  * Lines of a batch, newline-terminated, as few buffers as possible: runs of consecutive lines of one

@@ -6,7 +6,7 @@ import { startDocumentServer, type DocumentServer } from '../../src/server/docum
 import { exportDocuments } from '../../src/visit/export.js';
 import { migrate } from '../../src/visit/migrate.js';
 import { visit } from '../../src/visit/visit.js';
-import { topLevelValue } from '../../src/visit/formats.js';
+import { topLevelValue } from '../../src/feed/json-scan.js';
 
 /** `long` fields beyond 2^53 through every path that does not pass the service's bytes through untouched. */
 const big = '9007199254740993';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
 import { isVespaBulkError, VespaBulkError } from '../../errors.js';
 import { parseDocumentId } from '../../document/id.js';
-import { topLevelValue } from '../../visit/formats.js';
+import { topLevelValue } from '../../feed/json-scan.js';
 import { DocumentClient, type DocumentParams, type DocumentResponse } from '../../http/document-client.js';
 import { parseHeaderFlags } from '../../http/headers.js';
 import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
