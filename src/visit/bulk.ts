@@ -4,6 +4,7 @@ import { parseRetryAfter, retryDelay } from '../http/retry-delay.js';
 import { defaultVisitRetryPolicy, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
 import { serverTimeoutPattern, visitPath } from './query.js';
 import { visit } from './visit.js';
+import { sleepUnlessAborted } from './sleep.js';
 
 /**
  * Bulk update, delete and copy by selection: the service does the work, a chunk of at most `timeChunk` per
@@ -187,7 +188,7 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
       summary.retries++;
       options.onMessage?.(`${problem}; retrying in ${delay} ms`);
       // A stop during the wait (up to 10 s) is taken at once; the loop then reports where to continue.
-      await abortableSleep(delay, options.signal);
+      await sleepUnlessAborted(delay, options.signal);
     }
   } finally {
     if (options.dispatcher === undefined) await pool.destroy().catch(() => {});
@@ -195,21 +196,6 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   if (!summary.ok && continuation !== undefined) summary.continuation = continuation;
   summary.seconds = (performance.now() - started) / 1000;
   return summary;
-}
-
-function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 async function dryRun(options: BulkOptions): Promise<BulkSummary> {

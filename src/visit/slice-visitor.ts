@@ -7,6 +7,7 @@ import type { SliceResumeState, VisitMessage, VisitRetryPolicy } from './options
 import { readPlainJson, type PlainDocument } from './plain-json.js';
 import { readBody } from './body-reader.js';
 import { chainKey, streamAccept, visitRequestPath } from './query.js';
+import { sleepUnlessAborted } from './sleep.js';
 
 /**
  * One slice of a visit: a chain of requests, each continuing from the last token, until the service says
@@ -194,11 +195,7 @@ export class SliceVisitor {
           text: `${this.label}: ${failure.message}; retrying in ${delay} ms (attempt ${failuresInARow} of ${this.options.retry.maxAttempts})`,
         });
         this.options.onState?.(this);
-        try {
-          await sleep(delay, this.options.signal);
-        } catch {
-          this.status = 'stopped';
-        }
+        if (!(await sleepUnlessAborted(delay, this.options.signal))) this.status = 'stopped';
       }
     }
     this.options.onState?.(this);
@@ -443,19 +440,4 @@ function describe(err: unknown): string {
     return typeof code === 'string' ? `${err.message} (${code})` : err.message;
   }
   return String(err);
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new Error('aborted'));
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new Error('aborted'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
