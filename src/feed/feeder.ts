@@ -4,6 +4,7 @@ import { VespaBulkError, isVespaBulkError } from '../errors.js';
 import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
 import { createPool, dispatchTo, isLoopback, parseBody, rawHeader, splitEndpoint, type RawResponse, type ResponseReceiver, type TransportError } from '../http/transport.js';
 import { formatTimeout, methodOf } from '../http/document-request.js';
+import { isAuthFailure } from '../http/tls.js';
 import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.js';
 import type { RawItem } from './splitter.js';
 import { AdaptiveThrottle, FixedThrottle, type Throttle } from './throttle.js';
@@ -424,16 +425,8 @@ export class Feeder implements ResponseReceiver<Pending> {
 
   /** @internal ResponseReceiver: the answer to `p`'s current attempt. */
   onRawResponse(p: Pending, res: RawResponse): void {
-    this.onResponse(p, res, p.sentAt);
-  }
-
-  /** @internal ResponseReceiver: `p`'s current attempt failed in transport. */
-  onRawError(p: Pending, err: TransportError): void {
-    this.onError(p, err);
-  }
-
-  private onResponse(p: Pending, res: RawResponse, sentAt: number): void {
     const now = performance.now();
+    const sentAt = p.sentAt;
     this.inflight--;
     const status = res.status;
     this.stats.response(status, res.body.length, (now - sentAt) * 1000);
@@ -469,7 +462,7 @@ export class Feeder implements ResponseReceiver<Pending> {
       this.policy,
     );
     this.retryOrFail(p, delay, res.body);
-    if ((status === 401 || status === 403) && this.stopping === undefined) {
+    if (isAuthFailure(status) && this.stopping === undefined) {
       // Every later operation would be refused alike: stop with a checkpoint rather than fail them all.
       this.authStatus = status;
       this.stop('unauthorized');
@@ -490,7 +483,8 @@ export class Feeder implements ResponseReceiver<Pending> {
     this.retryOrFail(p, delay, undefined);
   }
 
-  private onError(p: Pending, err: TransportError): void {
+  /** @internal ResponseReceiver: `p`'s current attempt failed in transport. */
+  onRawError(p: Pending, err: TransportError): void {
     const now = performance.now();
     this.inflight--;
     this.stats.exceptions++;

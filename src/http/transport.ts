@@ -38,14 +38,9 @@ export function createPool(options: PoolOptions): Pool {
     bodyTimeout: timeout,
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 600_000,
+    allowH2: options.http2 === true,
     // An own connector replaces undici's, so ALPN h2 must be asked for there; corking is for HTTP/1.1 writes.
-    ...(options.http2
-      ? { allowH2: true, connect: { ...options.tls, allowH2: true } }
-      : options.batchWrites === false
-        ? options.tls
-          ? { connect: options.tls }
-          : {}
-        : { connect: batchingConnector(options.tls) }),
+    connect: options.http2 ? { ...options.tls, allowH2: true } : options.batchWrites === false ? options.tls : batchingConnector(options.tls),
     ...(options.onClient !== undefined && {
       factory: (origin: string | URL, opts: object) => {
         const client = new Client(origin, opts);
