@@ -2,6 +2,8 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import type { CommandModule } from 'yargs';
 import { describePlace, isVespaBulkError, VespaBulkError } from '../errors.js';
+import { OptionError } from '../options-check.js';
+import { flagName } from './option-flags.js';
 import { commands as serveCommands } from './commands/serve.js';
 import { commands as feedCommands } from './commands/feed.js';
 import { commands as visitCommands } from './commands/visit.js';
@@ -34,7 +36,8 @@ export async function main(argv: string[]): Promise<number> {
     await parser.parseAsync();
   } catch (err) {
     if (isVespaBulkError(err)) {
-      process.stderr.write(`vespa-bulk: ${describePlace(err.place)}${err.message}\n`);
+      const message = err instanceof OptionError ? err.messageWith(flagName) : err.message;
+      process.stderr.write(`vespa-bulk: ${describePlace(err.place)}${message}\n`);
       return err.code === 'VB_USAGE' ? exitCodes.usage : exitCodes.failed;
     }
     process.stderr.write(`vespa-bulk: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { VespaBulkError } from '../errors.js';
+import { checkDuration } from '../options-check.js';
 import { configRequest, jsonObject } from './config-request.js';
 import { applicationPath, resolveTarget, type DeployTarget } from './target.js';
 import type { ConvergenceResult, SingleServiceConvergence } from './types.js';
@@ -39,6 +40,8 @@ export interface WaitForConvergenceOptions extends ConvergenceQuery {
  * generations seen when the time runs out; config server errors are thrown as they come.
  */
 export async function waitForConvergence(target: DeployTarget, options: WaitForConvergenceOptions): Promise<ConvergenceResult> {
+  checkDuration(options, 'timeoutMs');
+  checkDuration(options, 'pollIntervalMs', true);
   const deadline = Date.now() + options.timeoutMs;
   const interval = options.pollIntervalMs ?? 500;
   for (;;) {
@@ -67,6 +70,8 @@ export async function waitForServiceConvergence(
   hostPort: string,
   options: Omit<WaitForConvergenceOptions, 'onPoll' | 'vespaVersion'> & { onPoll?: (result: SingleServiceConvergence) => void },
 ): Promise<SingleServiceConvergence> {
+  checkDuration(options, 'timeoutMs');
+  checkDuration(options, 'pollIntervalMs', true);
   const deadline = Date.now() + options.timeoutMs;
   const interval = options.pollIntervalMs ?? 500;
   for (;;) {

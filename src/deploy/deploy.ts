@@ -1,3 +1,4 @@
+import { checkDuration } from '../options-check.js';
 import { waitForConvergence } from './converge.js';
 import { readPackage, type PackageUpload } from './package.js';
 import { activateSession, prepareSession, uploadPackage, type PrepareOptions } from './session.js';
@@ -26,6 +27,9 @@ export interface DeployResult {
  * failure names the step, then optionally waits for the services to converge on the new generation.
  */
 export async function deploy(target: DeployTarget, path: string, options: DeployOptions = {}): Promise<DeployResult> {
+  // Before anything is uploaded: a bad wait found after activation would leave the caller unsure what happened.
+  checkDuration(options, 'waitSeconds');
+  checkDuration(options, 'timeoutSeconds', true);
   const pkg = await readPackage(path);
   const upload = await uploadPackage(target, pkg);
   options.onStep?.('upload', upload);

@@ -1,3 +1,4 @@
+import { checkDuration } from '../options-check.js';
 import { configRequest, jsonObject } from './config-request.js';
 import { readPackage, type PackageUpload } from './package.js';
 import { resolveTarget, tenantPath, type DeployTarget } from './target.js';
@@ -27,6 +28,7 @@ export async function uploadPackage(target: DeployTarget, pkg: string | PackageU
 }
 
 export async function prepareSession(target: DeployTarget, sessionId: string, options: PrepareOptions = {}): Promise<PrepareResult> {
+  checkDuration(options, 'timeoutSeconds', true);
   const t = resolveTarget(target);
   const response = await configRequest(t, {
     step: 'prepare',

@@ -10,11 +10,12 @@ import type { RawItem } from './splitter.js';
 import { AdaptiveThrottle, FixedThrottle, type Throttle } from './throttle.js';
 import { CircuitBreaker } from './breaker.js';
 import { FeedStats, type FeedSummary } from './stats.js';
-import { FailureWriter, defaultFailuresPath } from './failures.js';
-import { defaultCheckpointPath, readCheckpoint, writeCheckpoint, type Checkpoint } from './checkpoint.js';
+import { FailureWriter } from './failures.js';
+import { readCheckpoint, writeCheckpoint, type Checkpoint } from './checkpoint.js';
 import { ReadProgress, describeInputs, readSources, type FeedSource, type InputInfo, type InputPosition } from './source.js';
 import { inShard } from './shard.js';
 import type { FeedOptions, OperationResult } from './options.js';
+import { checkFeedOptions } from './check-options.js';
 
 /** What the feed ended with, beyond the summary counters. */
 export interface FeedOutcome {
@@ -152,6 +153,7 @@ export class Feeder implements ResponseReceiver<Pending> {
   private maxUnfinished: number;
 
   constructor(options: FeedOptions = {}) {
+    checkFeedOptions(options);
     this.options = options;
     this.stats = new FeedStats();
     const { origin, prefix } = splitEndpoint(options.endpoint ?? 'http://127.0.0.1:8080');
@@ -235,7 +237,7 @@ export class Feeder implements ResponseReceiver<Pending> {
     const options = this.options;
     const resume = typeof options.resume === 'string' ? readCheckpoint(options.resume) : options.resume;
     this.inputs = describeInputs(source);
-    if (options.failures !== false) this.failures = new FailureWriter(options.failures ?? defaultFailuresPath());
+    if (typeof options.failures === 'string') this.failures = new FailureWriter(options.failures);
     const onAbort = () => this.stop('interrupted');
     if (options.signal?.aborted) onAbort();
     options.signal?.addEventListener('abort', onAbort);
@@ -280,8 +282,8 @@ export class Feeder implements ResponseReceiver<Pending> {
       if (this.authStatus !== undefined) outcome.authStatus = this.authStatus;
       this.stats.abandoned = this.unfinished.size;
       outcome.summary['feeder.abandoned.count'] = this.unfinished.size;
-      if (options.checkpoint !== false) {
-        const path = options.checkpoint ?? defaultCheckpointPath();
+      if (typeof options.checkpoint === 'string') {
+        const path = options.checkpoint;
         writeCheckpoint(path, this.checkpoint(resume));
         outcome.checkpointFile = path;
       }

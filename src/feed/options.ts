@@ -46,15 +46,18 @@ export interface FeedOptions {
   /** One request at a time after this long with nothing but failures. Default 10. */
   halfOpenSeconds?: number;
   /**
-   * Failure output. A path; undefined: `vespa-bulk-failures-<time>.jsonl` in the working directory, created only
-   * when something fails; false: none (failures only reach `onResult`).
+   * Failure output: a path, created only when something fails (and `<path>.reasons.jsonl` beside it). Undefined
+   * or false: none, failures only reach `onResult` (the CLI passes `vespa-bulk-failures-<time>.jsonl`).
    */
   failures?: string | false;
   /** Feed only operations whose id hashes to this shard. */
   shard?: Shard;
   /** Continue a stopped feed from its checkpoint (object or path). */
   resume?: Checkpoint | string;
-  /** Where to write the checkpoint when the feed is stopped. Default `vespa-bulk-checkpoint-<time>.json`; false: none. */
+  /**
+   * Where to write the checkpoint when the feed is stopped before the end. Undefined or false: none (the
+   * outcome's `stopped` still says why; the CLI passes `vespa-bulk-checkpoint-<time>.json`).
+   */
   checkpoint?: string | false;
   /** Stops the feed cleanly (as Ctrl-C does): stop reading, let in-flight finish within `stopGraceMs`, checkpoint. */
   signal?: AbortSignal;

@@ -3,6 +3,7 @@ import { toDocumentPath } from '../document/id.js';
 import { createPool, headersToObject, parseBody, send, splitEndpoint } from './transport.js';
 import { documentQuery, isAssignOnly, wrapFields, type DocumentParams } from './document-request.js';
 import { VespaBulkError } from '../errors.js';
+import { checkDuration, checkExclusive, checkInteger, checkUrl } from '../options-check.js';
 
 export type { DocumentParams } from './document-request.js';
 
@@ -43,6 +44,12 @@ export class DocumentClient {
   private readonly headers: Record<string, string>;
 
   constructor(options: DocumentClientOptions) {
+    checkUrl(options, 'endpoint');
+    checkInteger(options, 'connections', 1);
+    checkInteger(options, 'pipelining', 1);
+    checkDuration(options, 'timeoutMs', true);
+    // The own pool's TLS settings would be silently ignored with a caller's dispatcher.
+    checkExclusive(options, 'dispatcher', 'tls');
     const { origin, prefix } = splitEndpoint(options.endpoint);
     this.prefix = prefix;
     this.headers = { ...(options.headers ?? {}) };

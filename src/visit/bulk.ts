@@ -1,5 +1,6 @@
 import { Pool, type Dispatcher, type buildConnector } from 'undici';
 import { VespaBulkError } from '../errors.js';
+import { OptionError, checkExclusive, checkInteger, checkOneOf, checkUrl } from '../options-check.js';
 import { parseRetryAfter, retryDelay } from '../http/retry-delay.js';
 import { defaultVisitRetryPolicy, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
 import { serverTimeoutPattern, visitPath } from './query.js';
@@ -66,6 +67,8 @@ const methodOf = { 'update-where': 'PUT', 'delete-where': 'DELETE', copy: 'POST'
 
 /** Refuses locally what the interface forbids, before anything is sent. */
 export function validateBulkOptions(options: BulkOptions): void {
+  checkUrl(options, 'endpoint');
+  checkOneOf(options, 'kind', Object.keys(methodOf));
   const selection = options.selection?.trim() ?? '';
   if (options.kind === 'update-where' && selection === '') {
     throw new VespaBulkError('VB_USAGE', 'update-where needs --selection: the interface refuses to update every document at once (use --selection true if you mean it)');
@@ -82,12 +85,14 @@ export function validateBulkOptions(options: BulkOptions): void {
       throw new VespaBulkError('VB_USAGE', 'update-where needs the update operations, e.g. \'{"fields":{"title":{"assign":"x"}}}\' or --assign title=\'"x"\'');
     }
   }
-  for (const [flag, value] of [
-    ['--time-chunk', options.timeChunk],
-    ['--timeout', options.timeout],
-  ] as const) {
-    if (value !== undefined && !serverTimeoutPattern.test(value)) throw new VespaBulkError('VB_USAGE', `${flag} '${value}': expected a number with unit s or ms, e.g. 60s`);
+  for (const name of ['timeChunk', 'timeout'] as const) {
+    const value = options[name];
+    if (value !== undefined && !serverTimeoutPattern.test(value)) throw new OptionError(name, 'a number with unit s or ms, e.g. 60s', value);
   }
+  checkInteger(options, 'tracelevel', 0, 9);
+  if (options.retry !== undefined) checkInteger(options.retry, 'maxAttempts', 0);
+  // The own connection's TLS settings would be silently ignored with a caller's dispatcher.
+  checkExclusive(options, 'dispatcher', 'tls');
   visitPath(options);
 }
 

@@ -1,6 +1,7 @@
 import { VespaBulkError } from '../errors.js';
 import { CheckpointWriter, emptyCheckpoint, hasProgress, loadCheckpoint, resumeStates, type Checkpoint } from './checkpoint.js';
-import { createEncoder, type BatchEncoder, type OutputFormat } from './formats.js';
+import { createEncoder, outputFormats, type BatchEncoder, type OutputFormat } from './formats.js';
+import { OptionError, checkDuration, checkOneOf } from '../options-check.js';
 import type { VisitOptions } from './options.js';
 import { validateVisitOptions, visitFingerprint } from './query.js';
 import { fileSink, sliceFileName, stdoutSink, type Sink } from './sinks.js';
@@ -39,9 +40,9 @@ export interface ExportSummary extends VisitReport {
 
 export async function exportDocuments(options: ExportOptions): Promise<ExportSummary> {
   const format = options.format ?? 'jsonl';
-  if (options.output !== undefined && options.output !== '-' && options.outputDir !== undefined) {
-    throw new VespaBulkError('VB_USAGE', 'give --output or --output-dir, not both');
-  }
+  if (options.output !== undefined && options.output !== '-' && options.outputDir !== undefined) throw new OptionError('output', 'left out', options.output, 'outputDir');
+  checkOneOf(options, 'format', outputFormats);
+  checkDuration(options, 'checkpointIntervalMs');
   // Before any output is opened (and a file truncated).
   validateVisitOptions(options);
   const fingerprint = visitFingerprint(options);

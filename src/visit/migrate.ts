@@ -1,6 +1,9 @@
 import { Feeder, type FeedOptions, type FeedSummary, type StopReason } from '../feed/index.js';
 import type { VisitOptions } from './options.js';
 import { visit } from './visit.js';
+import { validateVisitOptions } from './query.js';
+import { checkUrl } from '../options-check.js';
+import { checkFeedOptions } from '../feed/check-options.js';
 import type { VisitReport, VisitRun } from './visitor.js';
 
 /**
@@ -29,6 +32,9 @@ export interface MigrateSummary {
 
 export async function migrate(options: MigrateOptions): Promise<MigrateSummary> {
   const { destination, destinationHeaders, feed: feedOptions, onStart, ...visitOptions } = options;
+  checkUrl(options, 'destination');
+  validateVisitOptions(visitOptions);
+  checkFeedOptions(feedOptions ?? {});
   const documents = visit(visitOptions, { onStart });
   let visitError: string | undefined;
   async function* operations(): AsyncIterable<Buffer> {

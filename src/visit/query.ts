@@ -1,5 +1,6 @@
 import { toVisitPath } from '../document/id.js';
 import { VespaBulkError } from '../errors.js';
+import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkUrl } from '../options-check.js';
 import type { VisitOptions, VisitSelectionOptions } from './options.js';
 
 /** Pure mapping from options to the request path and query of one visit request. */
@@ -26,26 +27,25 @@ export function parseDocumentSpec(spec: string | undefined): { namespace?: strin
 
 export const serverTimeoutPattern = /^\d+(\.\d+)?(ms|s)$/;
 
+/** Refuses bad VisitOptions with an OptionError naming the option, before anything is opened or sent. */
 export function validateVisitOptions(options: VisitOptions): void {
+  checkUrl(options, 'endpoint');
+  checkInteger(options, 'slices', 1);
   const slices = options.slices ?? 1;
-  if (!Number.isInteger(slices) || slices < 1) throw new VespaBulkError('VB_USAGE', `--slices ${slices}: expected a positive integer`);
+  if (options.sliceIds !== undefined && !Array.isArray(options.sliceIds)) throw new OptionError('sliceIds', 'an array of slice numbers', options.sliceIds);
   for (const id of options.sliceIds ?? []) {
-    if (!Number.isInteger(id) || id < 0 || id >= slices) {
-      throw new VespaBulkError('VB_USAGE', `--slice-id ${id}: expected an integer in [0, ${slices - 1}] for --slices ${slices}`);
-    }
+    if (!Number.isInteger(id) || id < 0 || id >= slices) throw new OptionError('sliceIds', `integers from 0 to ${slices - 1}`, id);
   }
-  if (options.timeout !== undefined && !serverTimeoutPattern.test(options.timeout)) {
-    throw new VespaBulkError('VB_USAGE', `--timeout '${options.timeout}': expected a number with unit s or ms, e.g. 60s`);
-  }
-  for (const [name, value, min, max] of [
-    ['--wanted-document-count', options.wantedDocumentCount, 1, Number.MAX_SAFE_INTEGER],
-    ['--concurrency', options.concurrency, 1, 1024],
-    ['--tracelevel', options.tracelevel, 0, 9],
-  ] as const) {
-    if (value !== undefined && (!Number.isInteger(value) || value < min || value > max)) {
-      throw new VespaBulkError('VB_USAGE', `${name} ${value}: expected an integer in [${min}, ${max}]`);
-    }
-  }
+  if (options.timeout !== undefined && !serverTimeoutPattern.test(options.timeout)) throw new OptionError('timeout', 'a number with unit s or ms, e.g. 60s', options.timeout);
+  checkInteger(options, 'wantedDocumentCount', 1);
+  checkInteger(options, 'concurrency', 1, 1024);
+  checkInteger(options, 'tracelevel', 0, 9);
+  checkDuration(options, 'requestTimeoutMs', true);
+  checkOneOf(options, 'bucketSpace', ['default', 'global']);
+  // The own pool's TLS settings would be silently ignored with a caller's dispatcher.
+  checkExclusive(options, 'dispatcher', 'tls');
+  checkFunction(options, 'onMessage');
+  if (options.retry !== undefined) checkInteger(options.retry, 'maxAttempts', 0);
   if (options.fromTimestamp !== undefined && options.toTimestamp !== undefined && BigInt(options.fromTimestamp) > BigInt(options.toTimestamp)) {
     throw new VespaBulkError('VB_USAGE', 'the start of the time range is after its end');
   }

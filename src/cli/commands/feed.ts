@@ -7,7 +7,10 @@ import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../sec
 import { formatDuration, formatRate, ProgressLine } from '../progress.js';
 import { Feeder, type FeedOutcome } from '../../feed/feeder.js';
 import { estimateRemainingSeconds } from '../../feed/eta.js';
-import { readCheckpoint } from '../../feed/checkpoint.js';
+import { defaultCheckpointPath, readCheckpoint } from '../../feed/checkpoint.js';
+import { defaultFailuresPath } from '../../feed/failures.js';
+import { checkFeedOptions } from '../../feed/check-options.js';
+import { feedFlags, withFlagNames } from '../option-flags.js';
 import { parseShard } from '../../feed/shard.js';
 import type { Compression, FeedOptions, OperationResult } from '../../feed/options.js';
 
@@ -74,20 +77,7 @@ function builder(y: Argv): Argv<FeedArgs> {
     .epilog(epilog) as unknown as Argv<FeedArgs>;
 }
 
-function positive(name: string, value: number | undefined, min = 1): void {
-  if (value !== undefined && (!Number.isFinite(value) || value < min || !Number.isInteger(value))) {
-    throw new VespaBulkError('VB_USAGE', `--${name} must be an integer >= ${min}`);
-  }
-}
-
 export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedOptions } {
-  positive('connections', argv.connections);
-  positive('pipelining', argv.pipelining);
-  positive('inflight', argv.inflight);
-  positive('max-retries', argv['max-retries'], 0);
-  if (argv.timeout !== undefined && !(argv.timeout > 0)) throw new VespaBulkError('VB_USAGE', '--timeout must be a positive number of seconds');
-  if (argv.trace !== undefined && !(Number.isInteger(argv.trace) && argv.trace >= 0 && argv.trace <= 9)) throw new VespaBulkError('VB_USAGE', '--trace must be 0 to 9');
-  if (!(argv['max-failure-seconds'] >= 0)) throw new VespaBulkError('VB_USAGE', '--max-failure-seconds must be >= 0');
   // yargs drops a bare '-' from the positionals: put it back in its place from the raw arguments.
   let files = argv.files ?? [];
   const raw = process.argv.slice(2);
@@ -118,8 +108,9 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
   if (argv.route !== undefined) options.route = argv.route;
   if (argv.trace !== undefined) options.tracelevel = argv.trace;
   if (argv['dry-run']) options.dryRun = true;
-  if (argv.failures !== undefined) options.failures = argv.failures;
-  if (argv.checkpoint !== undefined) options.checkpoint = argv.checkpoint;
+  // The library writes no file it was not asked for; these defaults are the CLI's.
+  options.failures = argv.failures ?? defaultFailuresPath();
+  options.checkpoint = argv.checkpoint ?? defaultCheckpointPath();
   if (argv.shard !== undefined) options.shard = parseShard(argv.shard);
   if (argv.resume !== undefined) {
     const checkpoint = readCheckpoint(argv.resume);
@@ -133,6 +124,7 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
     options.resume = checkpoint;
     if (argv.checkpoint === undefined) options.checkpoint = argv.resume;
   }
+  withFlagNames(feedFlags, () => checkFeedOptions(options));
   if (files.length === 0) throw new VespaBulkError('VB_USAGE', "name at least one feed file ('-' for stdin)");
   if (files.filter((f) => f === '-').length > 1) throw new VespaBulkError('VB_USAGE', "'-' (stdin) can be given only once");
   return { files, options };

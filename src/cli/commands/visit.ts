@@ -6,6 +6,8 @@ import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { fieldsTextOf, readSource } from './document.js';
 import { reportFailuresFile } from './feed.js';
+import { defaultFailuresPath } from '../../feed/failures.js';
+import { visitFlags, withFlagNames } from '../option-flags.js';
 import { formatDuration, formatRate, ProgressLine } from '../progress.js';
 import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
 import { exportDocuments, type ExportSummary } from '../../visit/export.js';
@@ -201,16 +203,17 @@ const visitCommand: CommandModule<object, VisitArgs> = {
           parseHeaderFlags(args['to-header']),
           {},
         );
-        const summary = await migrate({
+        const summary = await withFlagNames(visitFlags, () => migrate({
           ...options,
-          destination: args['to-endpoint'],
+          destination: args['to-endpoint']!,
           destinationHeaders: securityHeaders(destination),
           feed: {
             ...(needsTlsMaterial(destination) && { tls: connectOptions(destination) }),
-            ...(args.failures !== undefined && { failures: args.failures }),
+            // The library writes no file it was not asked for; this default is the CLI's.
+            failures: args.failures ?? defaultFailuresPath(),
           },
           onStart: startProgress,
-        });
+        }));
         progress?.stop();
         process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
         if (summary.failuresFile !== undefined) reportFailuresFile(summary.feed['feeder.error.count'], summary.failuresFile);
@@ -218,14 +221,14 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         if (!summary.ok) process.exitCode = 1;
         return;
       }
-      const summary = await exportDocuments({
+      const summary = await withFlagNames(visitFlags, () => exportDocuments({
         ...options,
         format,
         ...(args.output !== undefined && { output: args.output }),
         ...(args['output-dir'] !== undefined && { outputDir: args['output-dir'] }),
         ...(args.checkpoint !== undefined && { checkpoint: args.checkpoint }),
         onStart: startProgress,
-      });
+      }));
       progress?.stop();
       // stdout carries data: when it carries the documents, the summary goes to stderr.
       (toStdout ? process.stderr : process.stdout).write(`${JSON.stringify(exportSummaryJson(summary), null, 2)}\n`);
@@ -339,7 +342,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
       );
       let summary: BulkSummary;
       try {
-        summary = await bulkOperation({
+        summary = await withFlagNames(visitFlags, () => bulkOperation({
           kind,
           endpoint: args.target,
           ...connectionOf(args),
@@ -357,7 +360,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
           onMessage: (text) => {
             if (!args.quiet) process.stderr.write(`vespa-bulk: ${text}\n`);
           },
-        });
+        }));
       } finally {
         progress.stop();
         process.off('SIGINT', onSignal);

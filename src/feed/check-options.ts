@@ -1,0 +1,30 @@
+import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkString, checkUrl } from '../options-check.js';
+import type { FeedOptions } from './options.js';
+
+/** Refuses bad FeedOptions with an OptionError naming the option; `new Feeder()` and `feed()` call it. */
+export function checkFeedOptions(options: FeedOptions): void {
+  checkUrl(options, 'endpoint', true);
+  checkInteger(options, 'connections', 1);
+  checkInteger(options, 'pipelining', 1);
+  checkInteger(options, 'inflight', 1);
+  checkInteger(options, 'maxInflight', 1);
+  checkExclusive(options, 'inflight', 'maxInflight');
+  checkDuration(options, 'timeoutMs', true);
+  checkDuration(options, 'requestTimeoutMs', true);
+  checkString(options, 'route');
+  checkInteger(options, 'tracelevel', 0, 9);
+  checkOneOf(options, 'compression', ['auto', 'gzip', 'none']);
+  checkInteger(options, 'maxRetries', 0);
+  checkDuration(options, 'maxFailureSeconds');
+  checkDuration(options, 'halfOpenSeconds');
+  checkDuration(options, 'stopGraceMs');
+  for (const name of ['failures', 'checkpoint'] as const) if (options[name] !== false) checkString(options, name);
+  const shard = options.shard;
+  if (shard !== undefined && !(Number.isInteger(shard.count) && shard.count >= 1 && Number.isInteger(shard.index) && shard.index >= 0 && shard.index < shard.count)) {
+    throw new OptionError('shard', '{index, count} with 0 <= index < count', `${shard.index}/${shard.count}`);
+  }
+  // The own pool's settings would be silently ignored with a caller's dispatcher.
+  checkExclusive(options, 'dispatcher', 'tls');
+  checkExclusive(options, 'dispatcher', 'http2');
+  checkFunction(options, 'onResult');
+}
