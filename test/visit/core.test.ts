@@ -151,8 +151,8 @@ describe('visit query', () => {
     expect(visitRequestPath('/document/v1/', new URLSearchParams(), 1, 0, undefined)).toBe('/document/v1/');
   });
   it('validates slices, ids, timeouts and the document spec', () => {
-    expect(() => validateVisitOptions({ endpoint: 'http://x', slices: 2, sliceIds: [2] })).toThrow(/--slice-id 2/);
-    expect(() => validateVisitOptions({ endpoint: 'http://x', timeout: '5' })).toThrow(/--timeout/);
+    expect(() => validateVisitOptions({ endpoint: 'http://x', slices: 2, sliceIds: [2] })).toThrow(/sliceIds must be integers from 0 to 1, not 2/);
+    expect(() => validateVisitOptions({ endpoint: 'http://x', timeout: '5' })).toThrow(/timeout must be a number with unit s or ms/);
     expect(() => parseDocumentSpec('music')).toThrow(/namespace/);
     expect(parseDocumentSpec('ns/music')).toEqual({ namespace: 'ns', documentType: 'music' });
   });
