@@ -11,13 +11,15 @@ export {
   type DocumentId,
 } from './document/id.js';
 export { retryDelay, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, type RetryInput } from './http/retry-delay.js';
-export { parseSelection, evaluateSelection, compileSelection, type Selection, type SelectionDocument } from './selection/index.js';
+export { parseSelection, evaluateSelection, compileSelection, type Selection, type SelectionDocument, type SelectionContext } from './selection/index.js';
+export type { SecurityOptions } from './http/tls.js';
 
 // The simulator.
 export { startSimulator, type Simulator, type SimulatorOptions } from './server/simulator.js';
 export { startDocumentServer, type DocumentServer, type DocumentServerOptions } from './server/document-server.js';
 export { type FaultSettings } from './server/faults.js';
 export { startConfigServer, type ConfigServer, type ConfigServerOptions } from './server/config/config-server.js';
+export type { ServerTlsOptions } from './server/auth.js';
 
 // Deployment.
 export * from './deploy/index.js';
@@ -32,6 +34,8 @@ export {
   type FeedOptions,
   type FeedSummary,
   type FeedOutcome,
+  type StopReason,
+  type InputPosition,
   type FeedProgress,
   type OperationResult,
   type FeedSource,

@@ -10,6 +10,7 @@ export async function getApplication(target: DeployTarget): Promise<ApplicationS
   return jsonObject<ApplicationStatus>('status', await configRequest(t, { step: 'status', method: 'GET', path: applicationPath(t) }));
 }
 
+/** Deletes the application from the config server (all its sessions). */
 export async function deleteApplication(target: DeployTarget): Promise<{ message: string }> {
   const t = resolveTarget(target);
   return jsonObject('delete', await configRequest(t, { step: 'delete', method: 'DELETE', path: applicationPath(t) }));
@@ -50,6 +51,7 @@ function contentPath(path: string): string {
   return segments.map(encodeURIComponent).join('/');
 }
 
+/** Which services `restartServices` restarts (all when empty). */
 export interface RestartOptions {
   /** Only services on these hosts. */
   hostname?: string[];
@@ -59,6 +61,7 @@ export interface RestartOptions {
   clusterId?: string[];
 }
 
+/** Asks the config server to restart the selected services of the application. */
 export async function restartServices(target: DeployTarget, options: RestartOptions = {}): Promise<{ message: string }> {
   const t = resolveTarget(target);
   const response = await configRequest(t, {
@@ -70,6 +73,7 @@ export async function restartServices(target: DeployTarget, options: RestartOpti
   return jsonObject('restart', response);
 }
 
+/** Which documents `triggerReindex` reindexes: by cluster, document type, and at what speed. */
 export interface ReindexOptions {
   /** Content cluster ids; required when documentType is given. */
   clusterId?: string[];
@@ -82,6 +86,7 @@ export interface ReindexOptions {
   cause?: string;
 }
 
+/** Starts reindexing of the selected clusters and document types. */
 export async function triggerReindex(target: DeployTarget, options: ReindexOptions = {}): Promise<{ message: string }> {
   if (options.speed !== undefined && !(options.speed >= 0 && options.speed <= 100)) {
     throw new VespaBulkError('VB_USAGE', `reindex speed ${options.speed} is out of range: use 0.0 to 100.0`);
@@ -105,6 +110,7 @@ export async function triggerReindex(target: DeployTarget, options: ReindexOptio
   return jsonObject('reindex', response);
 }
 
+/** The reindexing status per cluster and document type. */
 export async function getReindexing(target: DeployTarget): Promise<ReindexingStatus> {
   const t = resolveTarget(target);
   return jsonObject<ReindexingStatus>('reindexing', await configRequest(t, { step: 'reindexing', method: 'GET', path: `${applicationPath(t)}/reindexing` }));

@@ -22,6 +22,7 @@ export class DeployError extends VespaBulkError {
   }
 }
 
+/** One request to the config server, as `configRequest` sends it. */
 export interface ConfigRequest {
   /** What this request does, for error messages: `upload`, `prepare`, `activate`... */
   step: string;
@@ -35,6 +36,7 @@ export interface ConfigRequest {
   timeoutMs?: number;
 }
 
+/** The config server's answer: status and parsed body. */
 export interface ConfigResponse {
   status: number;
   contentType: string;

@@ -5,11 +5,13 @@ import { configRequest, jsonObject } from './config-request.js';
 import { applicationPath, resolveTarget, type DeployTarget } from './target.js';
 import type { ConvergenceResult, SingleServiceConvergence } from './types.js';
 
+/** What counts as converged for `getConvergence`. */
 export interface ConvergenceQuery {
   /** Only converged when services run this engine version. */
   vespaVersion?: string;
 }
 
+/** One look at serviceconverge: the wanted generation and what each service runs. */
 export async function getConvergence(target: DeployTarget, query: ConvergenceQuery = {}): Promise<ConvergenceResult> {
   const t = resolveTarget(target);
   const response = await configRequest(t, { step: 'converge', method: 'GET', path: `${applicationPath(t)}/serviceconverge`, query: { vespaVersion: query.vespaVersion } });
@@ -23,6 +25,7 @@ export async function getServiceConvergence(target: DeployTarget, hostPort: stri
   return jsonObject<SingleServiceConvergence>('converge', response);
 }
 
+/** How long and how often `waitForConvergence` polls. */
 export interface WaitForConvergenceOptions extends ConvergenceQuery {
   /** Give up after this long. */
   timeoutMs: number;

@@ -10,9 +10,11 @@ export interface DeployOptions extends PrepareOptions {
   waitSeconds?: number;
   /** Reports each finished step (progress output). */
   onStep?: (step: 'upload' | 'prepare' | 'activate', result: UploadResult | PrepareResult | ActivateResult) => void;
+  /** Called with each convergence poll while waiting (progress output). */
   onConvergencePoll?: (result: ConvergenceResult) => void;
 }
 
+/** What each step of `deploy()` answered, and the convergence when waited for. */
 export interface DeployResult {
   package: Pick<PackageUpload, 'source' | 'files'>;
   upload: UploadResult;

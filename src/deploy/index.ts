@@ -14,6 +14,6 @@ export {
 export { getConvergence, getServiceConvergence, waitForConvergence, waitForServiceConvergence, type ConvergenceQuery, type WaitForConvergenceOptions } from './converge.js';
 export { readPackage, type PackageUpload } from './package.js';
 export { rememberSession, recallSession, sessionStateFile, type RememberedSession } from './session-state.js';
-export { DeployError, configRequest } from './config-request.js';
-export { resolveTarget, applicationPath, defaultConfigUrl, type DeployTarget } from './target.js';
+export { DeployError, configRequest, type ConfigRequest, type ConfigResponse } from './config-request.js';
+export { resolveTarget, applicationPath, defaultConfigUrl, type DeployTarget, type ResolvedTarget } from './target.js';
 export type * from './types.js';

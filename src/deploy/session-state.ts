@@ -13,11 +13,13 @@ export interface RememberedSession {
   preparedAt: string;
 }
 
+/** Where `rememberSession` keeps the session: under the user's home, per user not per project. */
 export function sessionStateFile(cwd = process.cwd()): string {
   const dir = process.env.VESPA_BULK_STATE_DIR;
   return dir ? join(dir, 'deploy-session') : join(cwd, '.vespa-bulk', 'deploy-session');
 }
 
+/** Stores the prepared session id so a later `activate` without an id finds it (as the CLI does). */
 export async function rememberSession(session: Omit<RememberedSession, 'preparedAt'>, file = sessionStateFile()): Promise<void> {
   await mkdir(dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify({ ...session, preparedAt: new Date().toISOString() })}\n`);

@@ -27,6 +27,7 @@ export async function uploadPackage(target: DeployTarget, pkg: string | PackageU
   return jsonObject<UploadResult>('upload', response);
 }
 
+/** Prepares an uploaded session: validation and change actions; nothing is active yet. */
 export async function prepareSession(target: DeployTarget, sessionId: string, options: PrepareOptions = {}): Promise<PrepareResult> {
   checkDuration(options, 'timeoutSeconds', true);
   const t = resolveTarget(target);
@@ -40,6 +41,7 @@ export async function prepareSession(target: DeployTarget, sessionId: string, op
   return normalizeActions(jsonObject<PrepareResult>('prepare', response));
 }
 
+/** Activates a prepared session: the application starts using it. */
 export async function activateSession(target: DeployTarget, sessionId: string, options: { ignoreSessionStaleFailure?: boolean } = {}): Promise<ActivateResult> {
   const t = resolveTarget(target);
   const response = await configRequest(t, {

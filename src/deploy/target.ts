@@ -26,12 +26,14 @@ export interface DeployTarget {
   dispatcher?: Dispatcher;
 }
 
+/** A DeployTarget with its defaults applied, as the request functions use it. */
 export type ResolvedTarget = Required<Omit<DeployTarget, 'dispatcher' | 'security'>> & {
   dispatcher: Dispatcher | undefined;
   /** Strings to mask in anything shown (token, secret header values). */
   secrets: string[];
 };
 
+/** The config server of a local Vespa, used when `configUrl` is not given. */
 export const defaultConfigUrl = 'http://localhost:19071';
 
 // One dispatcher per SecurityOptions object: the deploy functions resolve the target once per request.
@@ -42,6 +44,7 @@ function dispatcherFor(security: SecurityOptions): Dispatcher | undefined {
   return secureDispatchers.get(security);
 }
 
+/** The target with every default filled in and a dispatcher for its TLS material. */
 export function resolveTarget(target: DeployTarget = {}): ResolvedTarget {
   const security = target.security;
   const headers = security === undefined ? (target.headers ?? {}) : { ...(target.headers ?? {}), ...securityHeaders(security) };

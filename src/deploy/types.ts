@@ -1,11 +1,13 @@
 /** Response bodies of the deployment interface, as far as vespa-bulk reads them; other fields pass through. */
 
+/** One line of the config server's prepare log. */
 export interface LogEntry {
   time: number;
   level: string;
   message: string;
 }
 
+/** One change that needs an action (restart, refeed, reindex), as the config server lists it. */
 export interface ChangeAction {
   /** restart: */
   clusterName?: string;
@@ -18,12 +20,14 @@ export interface ChangeAction {
   services?: { serviceName?: string; serviceType?: string; configId?: string; hostName?: string }[];
 }
 
+/** The actions a prepared change needs before it takes full effect. */
 export interface ConfigChangeActions {
   restart: ChangeAction[];
   refeed: ChangeAction[];
   reindex: ChangeAction[];
 }
 
+/** The new session of an upload. */
 export interface UploadResult {
   tenant: string;
   'session-id': string;
@@ -32,6 +36,7 @@ export interface UploadResult {
   message: string;
 }
 
+/** The config server's answer to a prepare: its log and the change actions. */
 export interface PrepareResult {
   log: LogEntry[];
   configChangeActions: ConfigChangeActions;
@@ -41,6 +46,7 @@ export interface PrepareResult {
   activate?: string;
 }
 
+/** The config server's answer to an activation. */
 export interface ActivateResult {
   tenant: string;
   'session-id': string;
@@ -49,6 +55,7 @@ export interface ActivateResult {
   application?: { id?: string; generation?: number; [k: string]: unknown };
 }
 
+/** The answer of the one-request prepare-and-activate. */
 export interface PrepareAndActivateResult {
   log: LogEntry[];
   message: string;
@@ -59,6 +66,7 @@ export interface PrepareAndActivateResult {
   configChangeActions: ConfigChangeActions;
 }
 
+/** The active application's generation and versions (`getApplication`). */
 export interface ApplicationStatus {
   generation: number;
   applicationPackageFileReference: string;
@@ -67,6 +75,7 @@ export interface ApplicationStatus {
   versions?: { generation: number; engineVersion: string }[];
 }
 
+/** One service in a ConvergenceResult. */
 export interface ServiceConvergence {
   host: string;
   port: number;
@@ -76,6 +85,7 @@ export interface ServiceConvergence {
   currentGeneration: number;
 }
 
+/** Whether every service runs the wanted config generation. */
 export interface ConvergenceResult {
   url: string;
   currentGeneration: number;
@@ -84,6 +94,7 @@ export interface ConvergenceResult {
   services: ServiceConvergence[];
 }
 
+/** The convergence of one service (`getServiceConvergence`). */
 export interface SingleServiceConvergence {
   url: string;
   host: string;
@@ -92,6 +103,7 @@ export interface SingleServiceConvergence {
   currentGeneration: number;
 }
 
+/** Reindexing progress of one document type. */
 export interface ReindexingEntry {
   readyMillis?: number;
   startedMillis?: number;
@@ -103,6 +115,7 @@ export interface ReindexingEntry {
   message?: string;
 }
 
+/** Reindexing progress per cluster and document type. */
 export interface ReindexingStatus {
   enabled: boolean;
   clusters: Record<string, { pending: unknown; ready: Record<string, ReindexingEntry> }>;

@@ -38,6 +38,7 @@ export function isInt64(text: string): boolean {
   return n >= int64Min && n <= int64Max;
 }
 
+/** Parses `id:<namespace>:<type>:[n=<number>|g=<group>]:<user part>`; throws VB_BAD_DOCUMENT_ID naming what is wrong. */
 export function parseDocumentId(id: string): DocumentId {
   if (typeof id !== 'string') throw bad(String(id), 'not a string');
   if (id.length > maxDocumentIdLength) throw bad(id, `longer than ${maxDocumentIdLength} characters`);
@@ -69,6 +70,7 @@ export function parseDocumentId(id: string): DocumentId {
   throw bad(id, `unknown key/value part '${kv}' (expected empty, 'n=<number>' or 'g=<group>')`);
 }
 
+/** The text form of a DocumentId: the inverse of `parseDocumentId`. */
 export function formatDocumentId(id: DocumentId): string {
   const kv = id.kind === 'number' ? `n=${id.number}` : id.kind === 'group' ? `g=${id.group}` : '';
   return `id:${id.namespace}:${id.type}:${kv}:${id.local}`;
@@ -84,6 +86,7 @@ export function encodePathSegment(segment: string): string {
   return encoded === '.' || encoded === '..' ? encoded.replace(/\./g, '%2E') : encoded;
 }
 
+/** The /document/v1 path of a document id, each segment encoded. */
 export function toDocumentPath(id: DocumentId | string): string {
   const d = typeof id === 'string' ? parseDocumentId(id) : id;
   const prefix = `/document/v1/${encodePathSegment(d.namespace)}/${encodePathSegment(d.type)}`;

@@ -31,6 +31,7 @@ export function writeCheckpoint(path: string, checkpoint: Checkpoint): void {
   renameSync(tmp, path);
 }
 
+/** Reads a feed checkpoint file written by a stopped feed; throws VB_USAGE when it is not one. */
 export function readCheckpoint(path: string): Checkpoint {
   let value: unknown;
   try {

@@ -2,7 +2,7 @@ import type { Client, Dispatcher } from 'undici';
 import { gzipSync, constants as zlibConstants } from 'node:zlib';
 import { VespaBulkError, isVespaBulkError } from '../errors.js';
 import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
-import { createPool, dispatchTo, isLoopback, parseBody, rawHeader, splitEndpoint, type RawResponse, type ResponseReceiver, type TransportError } from '../http/transport.js';
+import { createPool, dispatchTo, isLoopback, parseBody, rawHeader, splitEndpoint, type RawResponse, type TransportError } from '../http/transport.js';
 import { formatTimeout, methodOf } from '../http/document-request.js';
 import { isAuthFailure } from '../http/tls.js';
 import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.js';
@@ -107,7 +107,7 @@ const compressAbove = 512;
  * limit, keeps operations on one id in order, retries by `retryDelay()`, and accounts for every operation:
  * succeeded, in the failure output, or before the checkpoint's position.
  */
-export class Feeder implements ResponseReceiver<Pending> {
+export class Feeder {
   private readonly options: FeedOptions;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
@@ -122,6 +122,7 @@ export class Feeder implements ResponseReceiver<Pending> {
   private readonly policy: RetryPolicy;
   private readonly timeoutMs: number;
   private readonly sendTimeout: boolean;
+  /** @internal The counters behind the summary; read them through `progress()` and the outcome. */
   readonly stats: FeedStats;
   private readonly readProgress = new ReadProgress();
   /** The own pool's connections, and the deepest pipelining allowed on each. */
@@ -233,6 +234,7 @@ export class Feeder implements ResponseReceiver<Pending> {
     this.wakeUp();
   }
 
+  /** Feeds `source` (see `feed()`) and resolves with the outcome once every operation is finished or the feed stopped. Call once. */
   async run(source: FeedSource): Promise<FeedOutcome> {
     const options = this.options;
     const resume = typeof options.resume === 'string' ? readCheckpoint(options.resume) : options.resume;

@@ -9,6 +9,7 @@ import { COLON, COMMA, LBRACE, QUOTE, RBRACE, decodeString, skipString, skipValu
  */
 export type OperationKind = 'put' | 'update' | 'remove';
 
+/** One parsed feed operation. `fields` holds the bytes of the input, sent as they are. */
 export interface FeedOperation {
   kind: OperationKind;
   id: string;

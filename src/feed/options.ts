@@ -5,6 +5,7 @@ import type { OperationKind } from './operation.js';
 import type { Shard } from './shard.js';
 import type { Checkpoint } from './checkpoint.js';
 
+/** Request body compression; see `FeedOptions.compression`. */
 export type Compression = 'auto' | 'gzip' | 'none';
 
 /** Options of `feed()`. Every one has a default that needs no tuning. */
@@ -77,6 +78,7 @@ export interface FeedOptions {
   http2?: boolean;
 }
 
+/** How one operation ended, passed to `FeedOptions.onResult`. */
 export interface OperationResult {
   ok: boolean;
   /** Absent when the operation could not be read. */

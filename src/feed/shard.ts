@@ -10,6 +10,7 @@ export interface Shard {
   count: number;
 }
 
+/** Parses `i/N` into a Shard; throws VB_USAGE unless 0 <= i < N. */
 export function parseShard(text: string): Shard {
   const m = /^(\d+)\/(\d+)$/.exec(text.trim());
   if (!m) throw new VespaBulkError('VB_USAGE', `--shard '${text}': expected i/N, e.g. 0/4`);

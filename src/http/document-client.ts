@@ -7,6 +7,7 @@ import { checkDuration, checkExclusive, checkInteger, checkUrl } from '../option
 
 export type { DocumentParams } from './document-request.js';
 
+/** Options of `new DocumentClient()`. */
 export interface DocumentClientOptions {
   /** Container endpoint, e.g. http://127.0.0.1:8080 (a path prefix is kept). */
   endpoint: string;
@@ -24,6 +25,7 @@ export interface DocumentClientOptions {
   tls?: buildConnector.BuildOptions;
 }
 
+/** An answer of the document interface, whatever its status. */
 export interface DocumentResponse {
   status: number;
   /** Parsed JSON, or `{message: text}` when the body is not JSON. */
@@ -59,23 +61,28 @@ export class DocumentClient {
       createPool({ origin, connections: options.connections ?? 4, pipelining: options.pipelining ?? 1, timeoutMs: options.timeoutMs, tls: options.tls });
   }
 
+  /** Reads a document; 404 when there is none. */
   get(id: string, params?: DocumentParams): Promise<DocumentResponse> {
     return this.request('GET', id, params, undefined);
   }
 
+  /** Writes a whole document; `fields` as an object, or as JSON text sent as it is. */
   put(id: string, fields: object | string, params?: DocumentParams): Promise<DocumentResponse> {
     return this.request('POST', id, params, wrapFields(fields));
   }
 
+  /** Applies field operations (`{"title":{"assign":"x"}}`); with `create: true` a missing document is created. */
   update(id: string, fields: object | string, params?: DocumentParams): Promise<DocumentResponse> {
     const text = typeof fields === 'string' ? fields : JSON.stringify(fields);
     return this.request('PUT', id, params, wrapFields(text), isAssignOnly(text));
   }
 
+  /** Removes a document; 200 also when there was none. */
   remove(id: string, params?: DocumentParams): Promise<DocumentResponse> {
     return this.request('DELETE', id, params, undefined);
   }
 
+  /** Closes the own pool (a dispatcher given in the options is left open). */
   async close(): Promise<void> {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }

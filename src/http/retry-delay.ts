@@ -18,6 +18,7 @@ export interface RetryPolicy {
   jitter: number;
 }
 
+/** The feeder's backoff: exponential with jitter, 507 slower, bounded. */
 export const defaultRetryPolicy: RetryPolicy = {
   maxRetries: 10,
   baseDelayMs: 100,
@@ -28,6 +29,7 @@ export const defaultRetryPolicy: RetryPolicy = {
   jitter: 0.5,
 };
 
+/** What `retryDelay` decides on: the attempt, the answer, and the time left. */
 export interface RetryInput {
   /** 1 for the first retry (the attempt that failed was the first). */
   attempt: number;
@@ -59,6 +61,7 @@ export function classifyStatus(status: number | undefined): RetryClass {
   return 'final';
 }
 
+/** How long to wait before the next attempt, in ms; 0 means do not retry. Pure. */
 export function retryDelay(input: RetryInput, policy: RetryPolicy = defaultRetryPolicy): number {
   const kind = classifyStatus(input.status);
   if (kind === 'final') return 0;

@@ -21,6 +21,7 @@ export interface SelectionDocument {
   fields: Record<string, unknown>;
 }
 
+/** What a selection is evaluated against besides the document (e.g. the time `now()` returns). */
 export interface SelectionContext {
   /** Seconds since the epoch that `now()` returns; default the current time, whole seconds. */
   nowSeconds?: number;

@@ -46,19 +46,30 @@ export type { FaultSettings } from './faults.js';
 export { DocumentStore } from './store.js';
 export type { StoredDocument, SeedDocument } from './store.js';
 
+/** A running document-interface simulator: its URL, its store and its faults. */
 export interface DocumentServer {
   /** 'http://127.0.0.1:<port>', or https:// with `tls`. */
   url: string;
   port: number;
   store: DocumentStore;
-  faults: { get(): FaultSettings; set(patch: Partial<FaultSettings>): FaultSettings; injected(): Record<string, number> };
+  /** The faults injected, changeable at run time. */
+  faults: {
+    /** The settings now. */
+    get(): FaultSettings;
+    /** Changes some settings; returns them all. */
+    set(patch: Partial<FaultSettings>): FaultSettings;
+    /** Faults injected so far, per kind. */
+    injected(): Record<string, number>;
+  };
   /** null: any type is accepted (nothing deployed yet); otherwise other types are 400. */
   setDocumentTypes(types: string[] | null): void;
+  /** Stops the server, closing open connections. */
   close(): Promise<void>;
 }
 
 export const defaultMaxBodyBytes = 100 * 1024 * 1024;
 
+/** Starts the /document/v1 simulator on loopback. */
 export async function startDocumentServer(options: DocumentServerOptions = {}): Promise<DocumentServer> {
   const host = options.host ?? '127.0.0.1';
   const store = options.store ?? new DocumentStore(options.clusters ?? ['content']);

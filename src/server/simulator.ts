@@ -16,6 +16,7 @@ export interface SimulatorOptions extends DocumentServerOptions {
   config?: Omit<ConfigServerOptions, 'host' | 'port' | 'onActivate' | 'onDelete'>;
 }
 
+/** Both simulators, as `vespa-bulk serve` runs them. */
 export interface Simulator {
   /** The document interface, e.g. http://127.0.0.1:8080. */
   url: string;
@@ -23,9 +24,11 @@ export interface Simulator {
   configUrl: string | undefined;
   documents: DocumentServer;
   config: ConfigServer | undefined;
+  /** Stops both servers. */
   close(): Promise<void>;
 }
 
+/** Starts the document interface and the config server, deploys of one reaching the other. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const { configPort = 19071, config: configOptions, ...documentOptions } = options;
   const documents = await startDocumentServer(documentOptions);

@@ -13,6 +13,7 @@ import { sleepUnlessAborted } from './sleep.js';
  */
 export type BulkKind = 'update-where' | 'delete-where' | 'copy';
 
+/** Options of `bulkOperation()`. */
 export interface BulkOptions extends Pick<VisitSelectionOptions, 'namespace' | 'documentType' | 'selection' | 'cluster' | 'bucketSpace' | 'fromTimestamp' | 'toTimestamp'> {
   endpoint: string;
   kind: BulkKind;
@@ -46,9 +47,11 @@ export interface BulkOptions extends Pick<VisitSelectionOptions, 'namespace' | '
   signal?: AbortSignal;
   /** After each answer: documents changed so far. */
   onProgress?: (documents: number) => void;
+  /** Informational messages: retries, server warnings. */
   onMessage?: (text: string) => void;
 }
 
+/** How a bulk operation ended. */
 export interface BulkSummary {
   kind: BulkKind;
   ok: boolean;
@@ -120,6 +123,7 @@ export function bulkQuery(options: BulkOptions, continuation: string | undefined
   return q.toString();
 }
 
+/** Runs update-where, delete-where or copy until the service says it is done; resolves with the summary. */
 export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> {
   validateBulkOptions(options);
   if (options.dryRun) return dryRun(options);

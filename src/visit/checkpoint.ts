@@ -26,6 +26,7 @@ export interface SliceCheckpoint extends SliceResumeState {
   documents: number;
 }
 
+/** A visit checkpoint: the visit it belongs to and each slice's progress. */
 export interface Checkpoint {
   format: typeof checkpointFormat;
   visit: string;

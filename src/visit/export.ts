@@ -31,6 +31,7 @@ export interface ExportOptions extends VisitOptions {
   onStart?: (run: VisitRun) => void;
 }
 
+/** The visit report of an export, with the bytes written. */
 export interface ExportSummary extends VisitReport {
   /** Bytes written to the output(s), before compression. */
   outputBytes: number;
@@ -38,6 +39,7 @@ export interface ExportSummary extends VisitReport {
   resumed: boolean;
 }
 
+/** Visits and writes the documents to stdout, a file or a file per slice; resolves with the summary. */
 export async function exportDocuments(options: ExportOptions): Promise<ExportSummary> {
   const format = options.format ?? 'jsonl';
   if (options.output !== undefined && options.output !== '-' && options.outputDir !== undefined) throw new OptionError('output', 'left out', options.output, 'outputDir');

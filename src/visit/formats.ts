@@ -12,6 +12,7 @@ import { topLevelValue } from '../feed/json-scan.js';
  */
 export type OutputFormat = 'jsonl' | 'feed' | 'json';
 
+/** The export formats, for option checks and `--format` choices. */
 export const outputFormats: readonly OutputFormat[] = ['jsonl', 'feed', 'json'];
 
 const NEWLINE = 0x0a;

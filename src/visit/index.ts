@@ -12,8 +12,8 @@ export {
   type SliceResumeState,
   type VisitMessage,
 } from './options.js';
-export type { SliceReport } from './slice-visitor.js';
+export type { SliceReport, SliceStatus } from './slice-visitor.js';
 export type { VisitBatch, VisitEntry } from './entries.js';
 export { parseTimeBound, parseTimeRange } from './time-range.js';
 export { outputFormats, type OutputFormat } from './formats.js';
-export { loadCheckpoint as loadVisitCheckpoint, type Checkpoint as VisitCheckpoint } from './checkpoint.js';
+export { loadCheckpoint as loadVisitCheckpoint, type Checkpoint as VisitCheckpoint, type SliceCheckpoint } from './checkpoint.js';

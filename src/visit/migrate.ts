@@ -16,9 +16,11 @@ export interface MigrateOptions extends VisitOptions {
   destinationHeaders?: Record<string, string>;
   /** Further feeder options (connections, compression, failures file...). */
   feed?: Omit<FeedOptions, 'endpoint' | 'headers' | 'signal'>;
+  /** Called once the visit runs, e.g. to draw progress from it. */
   onStart?: (run: VisitRun) => void;
 }
 
+/** How a migration ended: the visit report and the feed summary. */
 export interface MigrateSummary {
   /** Every slice finished and every operation was written. */
   ok: boolean;
@@ -30,6 +32,7 @@ export interface MigrateSummary {
   stopped?: StopReason;
 }
 
+/** Visits one endpoint and feeds the documents into another; resolves with the summary. */
 export async function migrate(options: MigrateOptions): Promise<MigrateSummary> {
   const { destination, destinationHeaders, feed: feedOptions, onStart, ...visitOptions } = options;
   checkUrl(options, 'destination');

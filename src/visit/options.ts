@@ -108,6 +108,7 @@ export interface SliceResumeState {
   deliveredIds?: string[];
 }
 
+/** An informational message of a visit: a server warning, a retry, a trace. */
 export interface VisitMessage {
   slice: number;
   severity: 'info' | 'warning' | 'error';

@@ -43,6 +43,7 @@ export interface SliceVisitorOptions {
   random?: () => number;
 }
 
+/** Where a slice stands; `failed` slices carry their continuation token in the report. */
 export type SliceStatus = 'running' | 'finished' | 'failed' | 'stopped';
 
 /** How a slice ended; a failed one carries the token to resume it from. */

@@ -16,6 +16,7 @@ export interface VisitConsumer {
   onSliceState?(slice: SliceVisitor): void;
 }
 
+/** How a visit ended: documents per slice, failures with their continuation tokens. */
 export interface VisitReport {
   /** Every slice finished. */
   ok: boolean;
@@ -26,6 +27,7 @@ export interface VisitReport {
   slices: SliceReport[];
 }
 
+/** A running visit: its slices and its report to come. */
 export interface VisitRun {
   readonly slices: readonly SliceVisitor[];
   readonly done: Promise<VisitReport>;
@@ -33,6 +35,7 @@ export interface VisitRun {
   bytes(): number;
   /** Mean of the slices' percentFinished. */
   percentFinished(): number;
+  /** Documents (and tombstones) delivered so far, over all slices. */
   documents(): number;
 }
 
@@ -43,6 +46,7 @@ function withBucketSpace(query: URLSearchParams, space: string | undefined): URL
   return q;
 }
 
+/** Starts a visit that hands batches to `consumer`; the lower-level half of `visit()`. */
 export function startVisit(options: VisitOptions, consumer: VisitConsumer): VisitRun {
   validateVisitOptions(options);
   const url = new URL(options.endpoint);

@@ -37,10 +37,12 @@ export interface ConfigServerOptions {
   token?: string;
 }
 
+/** A running config-server simulator. */
 export interface ConfigServer {
   /** e.g. http://127.0.0.1:19071 (https:// with `tls`) */
   url: string;
   port: number;
+  /** Stops the server. */
   close(): Promise<void>;
 }
 
@@ -48,6 +50,7 @@ export const defaultVespaVersions = ['8.600.35', '8.599.6', '8.590.11'];
 
 const vespaVersionPattern = /^\d+\.\d+\.\d+(?:\.[A-Za-z0-9_-]+)?$/;
 
+/** Starts the config-server half of the simulator (deploy interface) on loopback. */
 export async function startConfigServer(options: ConfigServerOptions = {}): Promise<ConfigServer> {
   const host = options.host ?? '127.0.0.1';
   const deployments = new Deployments({
