@@ -74,7 +74,7 @@ beforeAll(async () => {
   const installed = await run('npm', ['ci', '--offline', '--no-audit', '--no-fund'], project, 240_000);
   expect(installed.code, installed.stderr).toBe(0);
   bin = join(project, 'node_modules/.bin/vespa-bulk');
-  process.stderr.write(`packed install: ${tarball} into ${project}\n`);
+  process.stderr.write(`packed install on Node ${process.version}: ${tarball} into ${project}\n`);
 }, 300_000);
 
 afterAll(async () => {
