@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import type { CommandModule } from 'yargs';
@@ -13,6 +14,15 @@ import { commands as deployCommands } from './commands/deploy.js';
 /** Exit codes: 0 all succeeded, 1 some failed, 2 bad usage. */
 export const exitCodes = { ok: 0, failed: 1, usage: 2 } as const;
 
+/**
+ * Our own version, from the package.json beside this module (src/cli/ in a clone, dist/cli/ installed). yargs'
+ * default reads the package.json above the node_modules folder holding yargs: the project's, once installed in one.
+ */
+export function ownVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const all: CommandModule<any, any>[] = [...serveCommands, ...feedCommands, ...visitCommands, ...documentCommands, ...deployCommands];
   const parser = yargs(argv)
@@ -24,7 +34,7 @@ export async function main(argv: string[]): Promise<number> {
     .recommendCommands()
     .help()
     .alias('h', 'help')
-    .version()
+    .version(ownVersion())
     .wrap(Math.min(110, process.stderr.columns ?? 100))
     // Throwing here (rather than printing) keeps yargs from running the handler after a strict-mode error.
     .fail((message, err) => {

@@ -204,6 +204,31 @@ describe('vespa-bulk deploy as a process', () => {
       );
     });
 
+  it('--version (and -V) after deploy or prepare is the Vespa version to deploy, not the tool version', async () => {
+    const r = await cli('deploy', sampleAppDir, '--version', '8.590.11');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/Activated session \d+/);
+    expect((await cli('deploy', 'status')).stdout).toMatch(/generation \d+, Vespa 8\.590\.11/);
+    expect((await cli('prepare', sampleAppDir, '-V', '8.599.6')).code).toBe(0);
+    expect((await cli('activate')).code).toBe(0);
+    expect((await cli('deploy', 'status')).stdout).toMatch(/generation \d+, Vespa 8\.599\.6/);
+    const bad = await cli('deploy', sampleAppDir, '--version');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--vespa-version \(--version, -V\) must be a Vespa version/);
+  });
+
+  it('--version before any command prints our own version, also run from another project', async () => {
+    const own = JSON.parse(await readFile(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string };
+    // yargs' default reads the package.json above the node_modules folder holding yargs: a project's, once we are
+    // installed into one (test/package/packed-install.test.ts covers that case).
+    const elsewhere = await writeTree({ 'package.json': JSON.stringify({ name: 'some-project', version: '9.9.9' }) });
+    const bin = fileURLToPath(new URL('../../bin/vespa-bulk.js', import.meta.url));
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, [bin, '--version'], { cwd: elsewhere, timeout: 30_000 }, (e, out) => (e ? reject(e) : resolve(out))),
+    );
+    expect(stdout.trim()).toBe(own.version);
+  });
+
   it('exits 0 on success, 1 when the config server refuses, 2 on bad usage', async () => {
     const ok = await run('deploy', sampleAppDir);
     expect(ok.code, ok.stderr).toBe(0);

@@ -108,10 +108,24 @@ interface PrepareFlags {
   verbose: boolean;
 }
 
-function withPrepareFlags<T>(y: Argv<T>, global = true): Argv<T & PrepareFlags> {
+/**
+ * `--vespa-version`, also spelt `--version`/`-V` as in `vespa deploy`. yargs' own `--version` (the tool's) is
+ * turned off for this command, or it would print our version and deploy nothing.
+ */
+function withVespaVersion<T>(y: Argv<T>, describe: string, global: boolean): Argv<T & { 'vespa-version'?: string }> {
   return y
+    .version(false)
+    .option('vespa-version', { type: 'string', alias: ['version', 'V'], describe, global })
+    .check((a) => {
+      const v = a['vespa-version'];
+      if (v !== undefined && !/^\d+(\.\d+){0,2}(\.[\w-]+)?$/.test(String(v))) throw new VespaBulkError('VB_USAGE', `--vespa-version (--version, -V) must be a Vespa version such as 8.1.2, not '${v}'`);
+      return true;
+    }, global) as Argv<T & { 'vespa-version'?: string }>;
+}
+
+function withPrepareFlags<T>(y: Argv<T>, global = true): Argv<T & PrepareFlags> {
+  return withVespaVersion(y, 'Target Vespa version (default: the config server’s current one)', global)
     .option('ignore-validation-errors', { type: 'boolean', default: false, describe: 'Turn validation errors an override could allow into warnings', global })
-    .option('vespa-version', { type: 'string', describe: 'Target Vespa version (default: the config server’s current one)', global })
     .option('timeout', { type: 'number', describe: 'Seconds the config server may spend preparing', global })
     .option('dry-run', { type: 'boolean', default: false, describe: 'Validate and report; change nothing', global })
     .option('verbose', { type: 'boolean', default: false, describe: 'Include the detailed prepare log', global }) as Argv<T & PrepareFlags>;
@@ -231,10 +245,13 @@ const subcommands: CommandModule<any, any>[] = [
     command: 'converge [service]',
     describe: 'Show whether services run the wanted config generation (one service: host:port)',
     builder: (y) =>
-      withTarget(y)
-        .positional('service', { type: 'string', describe: 'host:port of one service' })
-        .option('wait', { type: 'number', describe: 'Poll until converged, for at most this many seconds' })
-        .option('vespa-version', { type: 'string', describe: 'Converged only when services run this version' }),
+      withVespaVersion(
+        withTarget(y)
+          .positional('service', { type: 'string', describe: 'host:port of one service' })
+          .option('wait', { type: 'number', describe: 'Poll until converged, for at most this many seconds' }),
+        'Converged only when services run this version',
+        true,
+      ),
     handler: handler<TargetArgs & { service?: string; wait?: number; 'vespa-version'?: string }>(async (argv) => {
       checkWait(argv.wait);
       const target = targetOf(argv);
