@@ -25,7 +25,7 @@ export interface SecurityOptions {
   headers?: Record<string, string>;
   /** Skip verifying the server's certificate (the official CLI's VESPA_CLI_DATA_PLANE_TRUST_ALL). */
   insecure?: boolean;
-  /** Where `ca`, `cert` and `key` came from (a variable name), named in messages instead of inline PEM. */
+  /** The variable that held inline PEM for `ca`, `cert` or `key`, named in messages instead of the PEM. */
   origin?: { ca?: string; cert?: string; key?: string };
 }
 
@@ -68,7 +68,8 @@ export function securityFromEnv(env: NodeJS.ProcessEnv = process.env): SecurityO
         throw new VespaBulkError('VB_USAGE', `${name} holds the PEM text itself (-----BEGIN ...); for a file name use ${name}_FILE`);
       }
       out[field] = value;
-      if (field !== 'token') origin[field] = name;
+      // Only PEM text needs naming: a file name names itself.
+      if (field !== 'token' && pemTextEnv.has(name)) origin[field] = name;
       break;
     }
   }
@@ -154,7 +155,7 @@ export function refuseExpired(certPem: Buffer, source: string, now: Date = new D
 /** A file name as it may be shown; inline PEM (a key!) is never echoed, the variable that held it is. */
 function describeSource(value: string, origin?: string): string {
   if (!isInlinePem(value)) return value;
-  return origin !== undefined && !origin.endsWith('_FILE') ? `(from ${origin})` : '(inline PEM)';
+  return origin !== undefined ? `(from ${origin})` : '(inline PEM)';
 }
 
 /**
