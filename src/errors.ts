@@ -18,6 +18,7 @@ export const errorCodes = {
   VB_BAD_PACKAGE: 'bad application package',
   VB_VISIT: 'visit failed',
   VB_BAD_RESPONSE: 'unreadable response',
+  VB_CERT_EXPIRED: 'client certificate expired',
 } as const;
 
 export type ErrorCode = keyof typeof errorCodes;

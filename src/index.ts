@@ -49,3 +49,6 @@ export { DocumentClient, type DocumentClientOptions, type DocumentParams, type D
 
 // Visiting, bulk operations and migration.
 export * from './visit/index.js';
+
+// The content clusters of a service, as a whole-cluster visit finds them.
+export { discoverContentClusters, clustersFromMessage, type DiscoverOptions } from './visit/discover-cluster.js';

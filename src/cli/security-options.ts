@@ -41,6 +41,10 @@ export function securityFromArgs(args: SecurityArgs, headers: Record<string, str
   if (ca !== undefined) security.ca = ca;
   if (cert !== undefined) security.cert = cert;
   if (key !== undefined) security.key = key;
+  // Which variable a value came from, so messages name it rather than echo PEM text.
+  const origin = Object.fromEntries((['ca', 'cert', 'key'] as const).filter((f) => security[f] !== undefined && security[f] === fromEnv[f] && fromEnv.origin?.[f] !== undefined).map((f) => [f, fromEnv.origin![f]]));
+  if (Object.keys(origin).length > 0) security.origin = origin;
+  if (fromEnv.insecure) security.insecure = true;
   if (token !== undefined) {
     if (/\s/.test(token.trim()) || token.trim() === '') throw new VespaBulkError('VB_USAGE', '--token must be a single word without spaces (the bare token, without "Bearer")');
     security.token = token.trim();

@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { Agent, type buildConnector, type Dispatcher } from 'undici';
@@ -22,6 +23,10 @@ export interface SecurityOptions {
   token?: string;
   /** Extra request headers, e.g. for a proxy; values of secret-looking headers are masked in output. */
   headers?: Record<string, string>;
+  /** Skip verifying the server's certificate (the official CLI's VESPA_CLI_DATA_PLANE_TRUST_ALL). */
+  insecure?: boolean;
+  /** The variable that held inline PEM for `ca`, `cert` or `key`, named in messages instead of the PEM. */
+  origin?: { ca?: string; cert?: string; key?: string };
 }
 
 /** TLS material read from the files of SecurityOptions, ready for node:tls / undici. */
@@ -32,15 +37,21 @@ export interface TlsMaterial {
 }
 
 /**
- * Environment variables, first match wins per field. The VESPA_CLI_* names are the ones the official Vespa CLI
- * reads for the data plane (`*_FILE` hold paths, the others PEM text or the token itself).
+ * Environment variables, first match wins per field: ours, then the official Vespa CLI's data-plane ones, whose
+ * plain names hold the PEM text (or the token) and whose `*_FILE` names hold a path, the text winning.
  */
 export const securityEnv = {
-  ca: ['VESPA_BULK_CA', 'VESPA_CLI_DATA_PLANE_CA_CERT_FILE', 'VESPA_CLI_DATA_PLANE_CA_CERT'],
-  cert: ['VESPA_BULK_CERT', 'VESPA_CLI_DATA_PLANE_CERT_FILE', 'VESPA_CLI_DATA_PLANE_CERT'],
-  key: ['VESPA_BULK_KEY', 'VESPA_CLI_DATA_PLANE_KEY_FILE', 'VESPA_CLI_DATA_PLANE_KEY'],
+  ca: ['VESPA_BULK_CA', 'VESPA_CLI_DATA_PLANE_CA_CERT', 'VESPA_CLI_DATA_PLANE_CA_CERT_FILE'],
+  cert: ['VESPA_BULK_CERT', 'VESPA_CLI_DATA_PLANE_CERT', 'VESPA_CLI_DATA_PLANE_CERT_FILE'],
+  key: ['VESPA_BULK_KEY', 'VESPA_CLI_DATA_PLANE_KEY', 'VESPA_CLI_DATA_PLANE_KEY_FILE'],
   token: ['VESPA_BULK_TOKEN', 'VESPA_CLI_DATA_PLANE_TOKEN'],
 } as const;
+
+/** The official CLI's variables that carry PEM text itself, never a file name. */
+const pemTextEnv = new Set(['VESPA_CLI_DATA_PLANE_CA_CERT', 'VESPA_CLI_DATA_PLANE_CERT', 'VESPA_CLI_DATA_PLANE_KEY']);
+
+/** Set (to anything but `false` or `0`): do not verify the server's certificate, as the official CLI. */
+export const trustAllEnv = 'VESPA_CLI_DATA_PLANE_TRUST_ALL';
 
 /** The flag each field comes from, for messages. */
 const flagOf = { ca: '--ca', cert: '--cert', key: '--key', token: '--token' } as const;
@@ -48,21 +59,29 @@ const flagOf = { ca: '--ca', cert: '--cert', key: '--key', token: '--token' } as
 /** SecurityOptions from environment variables (see `securityEnv`); empty values count as unset. */
 export function securityFromEnv(env: NodeJS.ProcessEnv = process.env): SecurityOptions {
   const out: SecurityOptions = {};
+  const origin: NonNullable<SecurityOptions['origin']> = {};
   for (const field of ['ca', 'cert', 'key', 'token'] as const) {
     for (const name of securityEnv[field]) {
       const value = env[name];
-      if (value !== undefined && value !== '') {
-        out[field] = value;
-        break;
+      if (value === undefined || value === '') continue;
+      if (pemTextEnv.has(name) && !isInlinePem(value)) {
+        throw new VespaBulkError('VB_USAGE', `${name} holds the PEM text itself (-----BEGIN ...); for a file name use ${name}_FILE`);
       }
+      out[field] = value;
+      // Only PEM text needs naming: a file name names itself.
+      if (field !== 'token' && pemTextEnv.has(name)) origin[field] = name;
+      break;
     }
   }
+  const trustAll = env[trustAllEnv];
+  if (trustAll !== undefined && trustAll !== 'false' && trustAll !== '0') out.insecure = true;
+  if (Object.keys(origin).length > 0) out.origin = origin;
   return out;
 }
 
 /** True when requests need a dispatcher of their own (custom trust or a client certificate). */
 export function needsTlsMaterial(security: SecurityOptions | undefined): boolean {
-  return security?.ca !== undefined || security?.cert !== undefined || security?.key !== undefined;
+  return security?.ca !== undefined || security?.cert !== undefined || security?.key !== undefined || security?.insecure === true;
 }
 
 function isInlinePem(value: string): boolean {
@@ -109,12 +128,34 @@ export function readTlsMaterial(security: SecurityOptions): TlsMaterial {
     // Node's messages here name no secret, only what failed (e.g. "key values mismatch").
     throw new VespaBulkError('VB_USAGE', `--cert '${describeSource(security.cert!)}' / --key '${describeSource(security.key!)}': cannot load the client certificate: ${(err as Error).message}`, { cause: err });
   }
+  if (material.cert) refuseExpired(material.cert, describeSource(security.cert!, security.origin?.cert));
   return material;
 }
 
-/** A file name as it may be shown; inline PEM (a key!) is never echoed. */
-function describeSource(value: string): string {
-  return isInlinePem(value) ? '(inline PEM)' : value;
+/**
+ * An expired client certificate would only show as a refused handshake, request after request: refuse it
+ * before anything is sent, naming where it came from and when it expired (as the official CLI does).
+ */
+export function refuseExpired(certPem: Buffer, source: string, now: Date = new Date()): void {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(certPem);
+  } catch {
+    return; // createSecureContext accepted it; a parse failure here is not ours to report
+  }
+  const notAfter = new Date(cert.validTo);
+  if (!(notAfter.getTime() < now.getTime())) return;
+  const days = Math.floor((now.getTime() - notAfter.getTime()) / 86_400_000);
+  throw new VespaBulkError(
+    'VB_CERT_EXPIRED',
+    `the client certificate ${source} expired at ${notAfter.toISOString()} (${days === 0 ? 'less than a day' : `${days} day${days === 1 ? '' : 's'}`} ago): renew it (e.g. 'vespa auth cert -f') or give another with --cert/--key`,
+  );
+}
+
+/** A file name as it may be shown; inline PEM (a key!) is never echoed, the variable that held it is. */
+function describeSource(value: string, origin?: string): string {
+  if (!isInlinePem(value)) return value;
+  return origin !== undefined ? `(from ${origin})` : '(inline PEM)';
 }
 
 /**
@@ -127,6 +168,7 @@ export function connectOptions(security: SecurityOptions, servername?: string): 
   return {
     ...(material.ca ? { ca: material.ca } : {}),
     ...(material.cert ? { cert: material.cert, key: material.key } : {}),
+    ...(security.insecure && { rejectUnauthorized: false }),
     ...(servername !== undefined ? { servername } : {}),
   } as buildConnector.BuildOptions;
 }

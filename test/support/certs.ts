@@ -61,3 +61,20 @@ export function makeTestPki(): TestPki {
   const pem = Object.fromEntries(Object.entries(files).map(([k, f]) => [k, readFileSync(f)])) as TestPki['pem'];
   return { dir, files, pem, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+/**
+ * A client key pair whose certificate expired in 2020 (signed by a throwaway CA with `openssl ca`, which, unlike
+ * `req -days`, takes explicit start and end dates). Paths of the PEM files in `dir`.
+ */
+export function makeExpiredClientCert(dir: string): { cert: string; key: string } {
+  openssl(dir, ['req', '-x509', ...keyArgs, '-keyout', 'expired-ca.key', '-out', 'expired-ca.pem', '-days', '2', '-subj', '/CN=expired-ca']);
+  openssl(dir, ['req', '-new', ...keyArgs, '-keyout', 'expired.key', '-out', 'expired.csr', '-subj', '/CN=expired']);
+  writeFileSync(join(dir, 'expired-ca.cnf'), '[ca]\ndefault_ca=c\n[c]\ndatabase=expired-index\nnew_certs_dir=.\nserial=expired-serial\ndefault_md=sha256\npolicy=p\n[p]\nCN=supplied\n');
+  writeFileSync(join(dir, 'expired-index'), '');
+  writeFileSync(join(dir, 'expired-serial'), '01\n');
+  openssl(dir, [
+    'ca', '-batch', '-config', 'expired-ca.cnf', '-cert', 'expired-ca.pem', '-keyfile', 'expired-ca.key', '-in', 'expired.csr', '-out', 'expired.pem',
+    '-startdate', '20200101000000Z', '-enddate', '20200102000000Z', '-notext',
+  ]);
+  return { cert: join(dir, 'expired.pem'), key: join(dir, 'expired.key') };
+}

@@ -3,7 +3,8 @@ import type { Argv, CommandModule, PositionalOptions } from 'yargs';
 import { VespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
 import { repeatable } from '../repeatable.js';
-import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
+import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
+import { connectionFromArgs, withTargetOptions, type TargetArgs as DropInTargetArgs } from '../target-options.js';
 import {
   activateSession,
   deleteApplication,
@@ -37,45 +38,65 @@ import { contentUrlToPath, formatApplicationStatus, formatChangeActions, formatC
  * Data (and --json results) go to stdout; the prepare log and progress go to stderr.
  */
 
-interface TargetArgs extends SecurityArgs {
-  'config-url': string;
-  tenant: string;
-  application: string;
-  environment: string;
-  region: string;
-  instance: string;
+interface TargetArgs extends SecurityArgs, Pick<DropInTargetArgs, 'target' | 'zone'> {
+  'config-url'?: string;
+  tenant?: string;
+  application?: string;
+  environment?: string;
+  region?: string;
+  instance?: string;
   header?: string[];
   json: boolean;
 }
 
 function withTarget<T>(y: Argv<T>): Argv<T & TargetArgs> {
-  return withSecurityOptions(y)
-    .option('config-url', { type: 'string', default: 'http://localhost:19071', describe: 'Config server URL', group: 'Target:' })
-    .option('tenant', { type: 'string', default: 'default', group: 'Target:' })
-    .option('application', { type: 'string', default: 'default', group: 'Target:' })
-    .option('environment', { type: 'string', default: 'prod', group: 'Target:' })
-    .option('region', { type: 'string', default: 'default', group: 'Target:' })
-    .option('instance', { type: 'string', default: 'default', group: 'Target:' })
+  // No yargs defaults for the application and zone: unset, they come from the official CLI's config files.
+  return withTargetOptions(withSecurityOptions(y), { applicationFlags: false })
+    .option('config-url', { type: 'string', describe: 'Config server URL; wins over --target (default: the target, local = http://127.0.0.1:19071)', group: 'Target:' })
+    .option('tenant', { type: 'string', describe: '(default: default)', group: 'Target:' })
+    .option('application', { alias: 'a', type: 'string', describe: 'Application name, or <tenant>.<app>[.<instance>] as the official CLI (default: default)', group: 'Target:' })
+    .option('environment', { type: 'string', describe: '(default: the zone\'s, else prod)', group: 'Target:' })
+    .option('region', { type: 'string', describe: '(default: the zone\'s, else default)', group: 'Target:' })
+    .option('instance', { alias: 'i', type: 'string', describe: '(default: default)', group: 'Target:' })
     .option('header', repeatable("Extra request header 'Name: value' (repeatable)", { group: 'Target:' }))
     .option('json', { type: 'boolean', default: false, describe: 'Print the raw JSON response on stdout' }) as Argv<T & TargetArgs>;
 }
 
-function targetOf(argv: TargetArgs): DeployTarget {
+type FullTarget = DeployTarget & { tenant: string; application: string; instance: string };
+
+/**
+ * The config server and application: --config-url, then the target (-t, or the official CLI's config files;
+ * `local` is the config server on 19071); the application from our flags, else `application`, `instance` and
+ * `zone` as the official CLI keeps them.
+ */
+function targetOf(argv: TargetArgs): FullTarget {
+  const dotted = argv.application !== undefined && argv.application.includes('.');
+  const connection = connectionFromArgs(
+    {
+      ...argv,
+      target: argv['config-url'] ?? argv.target,
+      ...(dotted ? { application: argv.application } : { application: undefined }),
+    },
+    parseHeaderFlags(argv.header),
+    'config',
+  );
+  const resolved = connection.target;
+  const fromConfig = resolved.applicationGiven ? resolved.application : undefined;
   return {
-    configUrl: argv['config-url'],
-    tenant: argv.tenant,
-    application: argv.application,
-    environment: argv.environment,
-    region: argv.region,
-    instance: argv.instance,
-    security: securityFromArgs(argv, parseHeaderFlags(argv.header)),
+    configUrl: connection.url,
+    tenant: argv.tenant ?? fromConfig?.tenant ?? 'default',
+    application: (dotted ? undefined : argv.application) ?? fromConfig?.application ?? 'default',
+    environment: argv.environment ?? resolved.zone?.environment ?? 'prod',
+    region: argv.region ?? resolved.zone?.region ?? 'default',
+    instance: argv.instance ?? fromConfig?.instance ?? 'default',
+    security: connection.security,
   };
 }
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 const err = (line: string): void => void process.stderr.write(`${line}\n`);
 const printJson = (value: unknown): void => out(JSON.stringify(value, null, 2));
-const appName = (a: TargetArgs): string => `${a.tenant}.${a.application}.${a.instance}`;
+const appName = (a: FullTarget): string => `${a.tenant}.${a.application}.${a.instance}`;
 
 /** With --json a refused request still prints the server's body on stdout; the error itself goes to main. */
 // yargs hands handlers its own argument type; each handler states the flags it reads.
@@ -161,25 +182,25 @@ const deployRun = handler<DeployArgs>(async (argv) => {
   });
   if (argv.json) return printJson(result);
   const generation = result.activate.application?.generation;
-  out(`Activated session ${result.activate['session-id']}: application ${appName(argv)}${generation !== undefined ? ` generation ${generation}` : ''}`);
+  out(`Activated session ${result.activate['session-id']}: application ${appName(target)}${generation !== undefined ? ` generation ${generation}` : ''}`);
   if (result.convergence) out(`Converged: all ${result.convergence.services.length} services run generation ${result.convergence.wantedGeneration}`);
 });
 
-type PrepareArgs = TargetArgs & PrepareFlags & { target: string };
+type PrepareArgs = TargetArgs & PrepareFlags & { package: string };
 
 const prepareRun = handler<PrepareArgs>(async (argv) => {
   const target = targetOf(argv);
   let sessionId: string;
-  if (/^\d+$/.test(argv.target) && !existsSync(argv.target)) {
-    sessionId = argv.target;
+  if (/^\d+$/.test(argv.package) && !existsSync(argv.package)) {
+    sessionId = argv.package;
   } else {
-    const pkg = await readPackage(argv.target);
+    const pkg = await readPackage(argv.package);
     const upload = await uploadPackage(target, pkg);
     sessionId = upload['session-id'];
-    if (!argv.json) err(`Uploaded ${argv.target}: session ${sessionId}`);
+    if (!argv.json) err(`Uploaded ${argv.package}: session ${sessionId}`);
   }
   const prepared = await prepareSession(target, sessionId, prepareOptionsOf(argv));
-  if (!argv['dry-run']) await rememberSession({ configUrl: resolveTarget(target).configUrl, tenant: argv.tenant, sessionId });
+  if (!argv['dry-run']) await rememberSession({ configUrl: resolveTarget(target).configUrl, tenant: target.tenant, sessionId });
   if (argv.json) return printJson(prepared);
   printPrepared(prepared);
   out(argv['dry-run'] ? `Dry run of session ${sessionId}: nothing was changed` : `Prepared session ${sessionId}; activate it with: vespa-bulk deploy activate ${sessionId}`);
@@ -195,8 +216,8 @@ const activateRun = handler<ActivateArgs>(async (argv) => {
     const remembered = await recallSession();
     const url = resolveTarget(target).configUrl;
     if (!remembered) throw new VespaBulkError('VB_USAGE', `no session id given and none remembered in ${sessionStateFile()}; run 'vespa-bulk deploy prepare <dir>' first`);
-    if (remembered.configUrl !== url || remembered.tenant !== argv.tenant) {
-      throw new VespaBulkError('VB_USAGE', `the remembered session ${remembered.sessionId} belongs to ${remembered.configUrl} tenant '${remembered.tenant}', not ${url} tenant '${argv.tenant}'; name the session id`);
+    if (remembered.configUrl !== url || remembered.tenant !== target.tenant) {
+      throw new VespaBulkError('VB_USAGE', `the remembered session ${remembered.sessionId} belongs to ${remembered.configUrl} tenant '${remembered.tenant}', not ${url} tenant '${target.tenant}'; name the session id`);
     }
     sessionId = remembered.sessionId;
   }
@@ -206,14 +227,14 @@ const activateRun = handler<ActivateArgs>(async (argv) => {
       ? await waitForConvergence(target, { timeoutMs: argv.wait * 1000, generation: activated.application?.generation })
       : undefined;
   if (argv.json) return printJson(convergence ? { ...activated, convergence } : activated);
-  out(`${activated.message} Application ${appName(argv)}${activated.application?.generation !== undefined ? ` generation ${activated.application.generation}` : ''}`);
+  out(`${activated.message} Application ${appName(target)}${activated.application?.generation !== undefined ? ` generation ${activated.application.generation}` : ''}`);
   if (convergence) out(`Converged: all ${convergence.services.length} services run generation ${convergence.wantedGeneration}`);
 });
 
 const prepareCommand = (name: string): CommandModule<any, PrepareArgs> => ({
-  command: `${name} <target>`,
+  command: `${name} <package>`,
   describe: 'Upload a package (directory or .zip) and prepare it, or prepare an uploaded session id; remembers the session for activate',
-  builder: (y) => withPrepareFlags(withTarget(y)).positional('target', { type: 'string', describe: 'Package directory, .zip, or session id' }) as Argv<PrepareArgs>,
+  builder: (y) => withPrepareFlags(withTarget(y)).positional('package', { type: 'string', describe: 'Package directory, .zip, or session id' }) as Argv<PrepareArgs>,
   handler: prepareRun,
 });
 
@@ -236,9 +257,10 @@ const subcommands: CommandModule<any, any>[] = [
     describe: 'Show the deployed application: generation and versions',
     builder: (y) => withTarget(y),
     handler: handler<TargetArgs>(async (argv) => {
-      const status = await getApplication(targetOf(argv));
+      const target = targetOf(argv);
+      const status = await getApplication(target);
       if (argv.json) return printJson(status);
-      for (const line of formatApplicationStatus(appName(argv), status)) out(line);
+      for (const line of formatApplicationStatus(appName(target), status)) out(line);
     }),
   },
   {

@@ -3,7 +3,8 @@ import { VespaBulkError, isVespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
 import { authFailureHint, connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
 import { repeatable } from '../repeatable.js';
-import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
+import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
+import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
 import { formatDuration, formatRate, ProgressLine } from '../progress.js';
 import { Feeder, type FeedOutcome } from '../../feed/feeder.js';
 import { estimateRemainingSeconds } from '../../feed/eta.js';
@@ -15,9 +16,8 @@ import { parseShard } from '../../feed/shard.js';
 import type { Compression, FeedOptions, OperationResult } from '../../feed/options.js';
 
 /** `vespa-bulk feed`: flags into FeedOptions, the outcome into a summary on stdout and an exit code. */
-interface FeedArgs extends SecurityArgs {
+interface FeedArgs extends SecurityArgs, TargetArgs {
   files?: string[];
-  target: string;
   connections: number;
   pipelining: number;
   inflight?: number;
@@ -51,9 +51,8 @@ Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures, or 
 Exit code: 0 all succeeded, 1 some failed or the feed was stopped, 2 bad usage.`;
 
 function builder(y: Argv): Argv<FeedArgs> {
-  return withSecurityOptions(y)
+  return withTargetOptions(withSecurityOptions(y))
     .positional('files', { type: 'string', array: true, describe: "Feed files ('-' for stdin, .gz decompressed)" })
-    .option('target', { alias: 't', type: 'string', default: 'http://127.0.0.1:8080', describe: 'Container endpoint URL' })
     .option('connections', { type: 'number', default: 8, describe: 'HTTP/1.1 connections' })
     .option('pipelining', { type: 'number', default: 32, describe: 'Requests in flight per connection' })
     .option('inflight', { type: 'number', describe: 'Fixed in-flight limit (default: adaptive, up to connections x pipelining)' })
@@ -66,7 +65,7 @@ function builder(y: Argv): Argv<FeedArgs> {
     .option('http2', { type: 'boolean', default: false, describe: 'Offer HTTP/2 (ALPN) to an https target instead of HTTP/1.1 pipelining (measured ~10x slower with undici here; for proxies that need it)' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Print every failed operation and its reason on stderr' })
     .option('max-retries', { type: 'number', default: 10, describe: 'Retries for 503, 502, 504 and transport errors' })
-    .option('max-failure-seconds', { type: 'number', default: 60, describe: 'Stop (with a checkpoint) after this long with only failures; 0 never' })
+    .option('max-failure-seconds', { alias: 'deadline', type: 'number', default: 60, describe: 'Stop (with a checkpoint) after this long with only failures; 0 never (--deadline, as the official CLI names it)' })
     .option('failures', { type: 'string', describe: 'Failure output file (default: vespa-bulk-failures-<time>.jsonl when something fails)' })
     .option('resume', { type: 'string', describe: 'Continue a stopped feed from this checkpoint file' })
     .option('checkpoint', { type: 'string', describe: 'Where to write the checkpoint if the feed is stopped (default: vespa-bulk-checkpoint-<time>.json)' })
@@ -77,7 +76,7 @@ function builder(y: Argv): Argv<FeedArgs> {
     .epilog(epilog) as unknown as Argv<FeedArgs>;
 }
 
-export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedOptions } {
+export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedOptions; targetNote?: string } {
   // yargs drops a bare '-' from the positionals: put it back in its place from the raw arguments.
   let files = argv.files ?? [];
   const raw = process.argv.slice(2);
@@ -91,8 +90,9 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
     }
     files.push(...rest);
   }
+  const connection = connectionFromArgs(argv, parseHeaderFlags(argv.header));
   const options: FeedOptions = {
-    endpoint: argv.target,
+    endpoint: connection.url,
     connections: argv.connections,
     pipelining: argv.pipelining,
     compression: argv.compression,
@@ -100,7 +100,7 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
     maxRetries: argv['max-retries'],
     maxFailureSeconds: argv['max-failure-seconds'],
   };
-  const security = securityFromArgs(argv, parseHeaderFlags(argv.header));
+  const security = connection.security;
   options.headers = securityHeaders(security);
   if (needsTlsMaterial(security)) options.tls = connectOptions(security);
   if (argv.inflight !== undefined) options.inflight = argv.inflight;
@@ -127,7 +127,8 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
   withFlagNames(feedFlags, () => checkFeedOptions(options));
   if (files.length === 0) throw new VespaBulkError('VB_USAGE', "name at least one feed file ('-' for stdin)");
   if (files.filter((f) => f === '-').length > 1) throw new VespaBulkError('VB_USAGE', "'-' (stdin) can be given only once");
-  return { files, options };
+  const targetNote = describeTargetOrigin(connection);
+  return { files, options, ...(targetNote !== undefined && { targetNote }) };
 }
 
 function renderProgress(feeder: Feeder): () => string {
@@ -148,7 +149,8 @@ function renderProgress(feeder: Feeder): () => string {
 }
 
 async function handler(argv: FeedArgs): Promise<void> {
-  const { files, options } = toFeedOptions(argv);
+  const { files, options, targetNote } = toFeedOptions(argv);
+  if (targetNote !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: ${targetNote}\n`);
   const controller = new AbortController();
   options.signal = controller.signal;
   let shownFailures = 0;

@@ -1,9 +1,10 @@
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError } from '../../errors.js';
+import { isVespaBulkError, VespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
 import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
 import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
+import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
 import { fieldsTextOf, readSource } from './document.js';
 import { reportFailuresFile } from './feed.js';
 import { defaultFailuresPath } from '../../feed/failures.js';
@@ -14,15 +15,15 @@ import { exportDocuments, type ExportSummary } from '../../visit/export.js';
 import { outputFormats, type OutputFormat } from '../../visit/formats.js';
 import { migrate } from '../../visit/migrate.js';
 import type { VisitOptions } from '../../visit/options.js';
+import { discoverContentClusters } from '../../visit/discover-cluster.js';
 import { bucketSpacesOf, parseDocumentSpec } from '../../visit/query.js';
 import { parseTimeRange } from '../../visit/time-range.js';
 import type { VisitReport, VisitRun } from '../../visit/visitor.js';
 
 /** `visit`, `update-where`, `delete-where` and `copy`: flags into options, results into output. */
 
-interface CommonArgs extends SecurityArgs {
+interface CommonArgs extends SecurityArgs, TargetArgs {
   document?: string;
-  target: string;
   selection?: string;
   cluster?: string;
   'bucket-space'?: string;
@@ -68,9 +69,8 @@ interface BulkArgs extends CommonArgs {
 }
 
 function commonOptions<T>(y: Argv<T>) {
-  return withSecurityOptions(y)
+  return withTargetOptions(withSecurityOptions(y))
     .positional('document', { type: 'string', describe: '<namespace>/<document-type>; omit to visit the whole cluster' })
-    .option('target', { alias: 't', type: 'string', default: 'http://127.0.0.1:8080', describe: 'Container endpoint' })
     .option('selection', { alias: 's', type: 'string', describe: 'Document selection, e.g. \'music.year > 2000\'' })
     .option('cluster', { alias: 'content-cluster', type: 'string', describe: 'Content cluster (needed when there are several)' })
     .option('bucket-space', {
@@ -87,10 +87,16 @@ function commonOptions<T>(y: Argv<T>) {
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress on stderr' });
 }
 
-/** Request headers (--header, then the token) and TLS options (--ca, --cert, --key) from the flags and the environment. */
-function connectionOf(args: CommonArgs): { headers: Record<string, string>; tls?: VisitOptions['tls'] } {
-  const security = securityFromArgs(args, parseHeaderFlags(args.header));
-  return { headers: securityHeaders(security), ...(needsTlsMaterial(security) && { tls: connectOptions(security) }) };
+/**
+ * Endpoint (the target), request headers (--header, then the token) and TLS options (--ca, --cert, --key) from
+ * the flags, the environment and the official CLI's configuration.
+ */
+function connectionOf(args: CommonArgs): { endpoint: string; headers: Record<string, string>; tls?: VisitOptions['tls'] } {
+  const connection = connectionFromArgs(args, parseHeaderFlags(args.header));
+  const note = describeTargetOrigin(connection);
+  if (note !== undefined && !args.quiet) process.stderr.write(`vespa-bulk: ${note}\n`);
+  const security = connection.security;
+  return { endpoint: connection.url, headers: securityHeaders(security), ...(needsTlsMaterial(security) && { tls: connectOptions(security) }) };
 }
 
 function selectionOf(args: CommonArgs): Pick<VisitOptions, 'namespace' | 'documentType' | 'selection' | 'cluster' | 'bucketSpace' | 'fromTimestamp' | 'toTimestamp'> {
@@ -101,6 +107,29 @@ function selectionOf(args: CommonArgs): Pick<VisitOptions, 'namespace' | 'docume
     ...(args['bucket-space'] !== undefined && { bucketSpace: args['bucket-space'] }),
     ...parseTimeRange(args.from, args.to),
   };
+}
+
+/**
+ * A whole-cluster request (no document type) needs the content cluster. Without --cluster it is found as the
+ * official `vespa visit` finds it: from the service's answer naming its clusters. One cluster is taken; of
+ * several, the user picks (each is its own corpus, with its own continuation tokens).
+ */
+async function discoverCluster(options: Pick<VisitOptions, 'endpoint' | 'headers' | 'tls' | 'documentType' | 'cluster'>, quiet: boolean): Promise<void> {
+  if (options.documentType !== undefined || options.cluster !== undefined) return;
+  let clusters: string[];
+  try {
+    clusters = await discoverContentClusters({ endpoint: options.endpoint, ...(options.headers && { headers: options.headers }), ...(options.tls && { tls: options.tls }) });
+  } catch (err) {
+    if (isVespaBulkError(err, 'VB_TRANSPORT') || isVespaBulkError(err, 'VB_TIMEOUT')) {
+      throw new VespaBulkError(err.code, `cannot reach ${options.endpoint} to find its content cluster: ${err.message} (check --target, or name the cluster with --cluster)`, { cause: err });
+    }
+    throw err;
+  }
+  if (clusters.length > 1) {
+    throw new VespaBulkError('VB_USAGE', `the service has several content clusters (${clusters.map((c) => `'${c}'`).join(', ')}): name one with --cluster`);
+  }
+  options.cluster = clusters[0]!;
+  if (!quiet) process.stderr.write(`vespa-bulk: content cluster '${options.cluster}' (the service's only one)\n`);
 }
 
 function parseSliceIds(values: string[] | undefined): number[] | undefined {
@@ -149,7 +178,6 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     const format: OutputFormat = args['make-feed'] ? 'feed' : args.format;
     const sliceIds = parseSliceIds(args['slice-id']);
     const options: VisitOptions = {
-      endpoint: args.target,
       ...connectionOf(args),
       ...selectionOf(args),
       ...(args['field-set'] !== undefined && { fieldSet: args['field-set'] }),
@@ -170,6 +198,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       if (bucketSpacesOf(options).length !== 1) throw new VespaBulkError('VB_USAGE', '--continuation of a whole-cluster visit needs --bucket-space (the failed slice\'s report says which)');
       options.resumeFrom = { [ids[0]!]: { continuation: args.continuation } };
     }
+    await discoverCluster(options, args.quiet);
     const controller = new AbortController();
     options.signal = controller.signal;
     let interrupted = false;
@@ -330,6 +359,9 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
       return b as unknown as Argv<BulkArgs>;
     },
     handler: async (args) => {
+      const where = { ...connectionOf(args), ...selectionOf(args) };
+      // Without a selection the library refuses the request locally; no need to ask the service anything first.
+      if (args.selection !== undefined) await discoverCluster(where, args.quiet);
       const controller = new AbortController();
       const onSignal = (): void => controller.abort();
       process.on('SIGINT', onSignal);
@@ -344,9 +376,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
       try {
         summary = await withFlagNames(visitFlags, () => bulkOperation({
           kind,
-          endpoint: args.target,
-          ...connectionOf(args),
-          ...selectionOf(args),
+          ...where,
           ...(kind === 'update-where' && updateFieldsOf(args)),
           ...(args['destination-cluster'] !== undefined && { destinationCluster: args['destination-cluster'] }),
           ...(args['time-chunk'] !== undefined && { timeChunk: args['time-chunk'] }),

@@ -1,0 +1,55 @@
+import type { buildConnector } from 'undici';
+import { VespaBulkError } from '../errors.js';
+import { createPool, parseBody, send, splitEndpoint } from '../http/transport.js';
+
+/**
+ * The content clusters named in the service's answer to a visit of cluster `*`. The document API has no
+ * listing of its clusters, but its 400 for an unknown cluster names every one it has: "Your Vespa deployment
+ * has no content cluster '*', only 'a', 'b'". The official `vespa visit` finds its clusters the same way.
+ */
+export function clustersFromMessage(message: string): string[] | undefined {
+  const m = /no content cluster '\*', only (.*)$/s.exec(message);
+  if (!m) return undefined;
+  return [...m[1]!.matchAll(/'([^']*)'/g)].map((x) => x[1]!);
+}
+
+/** Where and how `discoverContentClusters` asks the document API for the content cluster names. */
+export interface DiscoverOptions {
+  /** Container endpoint (a path prefix is kept). */
+  endpoint: string;
+  /** Request headers (token, --header). */
+  headers?: Record<string, string>;
+  /** TLS options for an https endpoint. */
+  tls?: buildConnector.BuildOptions;
+  /** Aborts the request. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Asks the service which content clusters it has (one request that visits nothing). A service whose answer
+ * names none is a VB_VISIT error quoting what it said, so the user can give `--cluster` instead.
+ */
+export async function discoverContentClusters(options: DiscoverOptions): Promise<string[]> {
+  const { origin, prefix } = splitEndpoint(options.endpoint);
+  const pool = createPool({ origin, connections: 1, timeoutMs: 60_000, tls: options.tls, batchWrites: false });
+  try {
+    const res = await send(pool, {
+      method: 'GET',
+      path: `${prefix}/document/v1/?cluster=*&wantedDocumentCount=1`,
+      headers: { ...(options.headers ?? {}) },
+      idempotent: true,
+      ...(options.signal !== undefined && { signal: options.signal }),
+    });
+    const body = parseBody(res.body) as { message?: unknown } | undefined;
+    const message = typeof body?.message === 'string' ? body.message : res.body.toString('utf8').slice(0, 300);
+    const clusters = res.status === 400 ? clustersFromMessage(message) : undefined;
+    if (clusters === undefined || clusters.length === 0) {
+      throw new VespaBulkError('VB_VISIT', `could not find the content clusters (asked with cluster=*, the service answered ${res.status}: ${message}); name one with --cluster`, {
+        status: res.status,
+      });
+    }
+    return clusters;
+  } finally {
+    await pool.close();
+  }
+}
