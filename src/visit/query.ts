@@ -29,6 +29,15 @@ export const serverTimeoutPattern = /^\d+(\.\d+)?(ms|s)$/;
 
 /** Refuses bad VisitOptions with an OptionError naming the option, before anything is opened or sent. */
 export function validateVisitOptions(options: VisitOptions): void {
+  checkVisitOptionValues(options);
+  visitPath(options);
+}
+
+/**
+ * The value checks of validateVisitOptions without the path: a whole-cluster visit may still have to find its
+ * content cluster, and a bad value should be refused before that request is sent.
+ */
+export function checkVisitOptionValues(options: VisitOptions): void {
   checkUrl(options, 'endpoint');
   checkInteger(options, 'slices', 1);
   const slices = options.slices ?? 1;
@@ -49,7 +58,6 @@ export function validateVisitOptions(options: VisitOptions): void {
   if (options.fromTimestamp !== undefined && options.toTimestamp !== undefined && BigInt(options.fromTimestamp) > BigInt(options.toTimestamp)) {
     throw new VespaBulkError('VB_USAGE', 'the start of the time range is after its end');
   }
-  visitPath(options);
 }
 
 /**

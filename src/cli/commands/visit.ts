@@ -16,7 +16,7 @@ import { outputFormats, type OutputFormat } from '../../visit/formats.js';
 import { migrate } from '../../visit/migrate.js';
 import type { VisitOptions } from '../../visit/options.js';
 import { discoverContentClusters } from '../../visit/discover-cluster.js';
-import { bucketSpacesOf, parseDocumentSpec } from '../../visit/query.js';
+import { bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec } from '../../visit/query.js';
 import { parseTimeRange } from '../../visit/time-range.js';
 import type { VisitReport, VisitRun } from '../../visit/visitor.js';
 
@@ -198,6 +198,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       if (bucketSpacesOf(options).length !== 1) throw new VespaBulkError('VB_USAGE', '--continuation of a whole-cluster visit needs --bucket-space (the failed slice\'s report says which)');
       options.resumeFrom = { [ids[0]!]: { continuation: args.continuation } };
     }
+    withFlagNames(visitFlags, () => checkVisitOptionValues(options));
     await discoverCluster(options, args.quiet);
     const controller = new AbortController();
     options.signal = controller.signal;
