@@ -1,7 +1,7 @@
 import { parseFieldSet, projectFields, type FieldSet } from './field-set.js';
 import { badRequest, documentBody, idBody, storageErrorBody, traceJson } from './responses.js';
 import { compileCached, matches, type Matcher } from './selection-cache.js';
-import { fieldsJsonOf, fieldsOf, nowMicros, type ClusterStore } from './store.js';
+import { fieldsJsonOf, fieldsOf, nowMicros, type ClusterStore } from './document-store.js';
 import { applyUpdate } from './update-ops.js';
 
 /**

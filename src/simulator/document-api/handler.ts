@@ -1,18 +1,18 @@
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import { gunzipSync } from 'node:zlib';
-import { checkBulkParameters, runBulkChunk, type BulkOperation } from './bulk.js';
+import { checkBulkParameters, runBulkChunk, type BulkOperation } from './bulk-handler.js';
 import { parseDocumentPath, type DocumentRoute } from './document-path.js';
-import { feedBlockMessage, garbageBodies, injectedErrorMessage, maxQueueAgeMs, validateFaultPatch, type Faults } from './faults.js';
+import { feedBlockMessage, garbageBodies, injectedErrorMessage, maxQueueAgeMs, validateFaultPatch, type Faults } from '../faults.js';
 import { parseFieldSet } from './field-set.js';
-import { destroyConnection, isGone, sendJson, sendThenCut, writeChunk, type AnyResponse } from './http-response.js';
+import { destroyConnection, isGone, sendJson, sendThenCut, writeChunk, type AnyResponse } from '../http/http-response.js';
 import { compileCondition, executeOperation, parseOperationBody, requireFieldsObject, type PreparedOperation } from './operations.js';
-import { QueryParameters } from './query.js';
+import { QueryParameters } from './query-parameters.js';
 import { HandlerError, badRequest, handlerErrorBody, idBody, jsonContentType, storageErrorBody } from './responses.js';
-import type { DocumentStore } from './store.js';
+import type { DocumentStore } from './document-store.js';
 import { applyUpdate } from './update-ops.js';
 import { buildScope, checkDocumentType, parseTimeoutMs, parseTraceLevel, resolveCluster, type ScopeContext } from './visit-plan.js';
-import { parseVisitParameters, visitPlain, visitStreamed } from './visit.js';
+import { parseVisitParameters, visitPlain, visitStreamed } from './visit-handler.js';
 
 /**
  * The request dispatcher for one simulated container: /document/v1 (the document API), `/` (the handler

@@ -3,9 +3,9 @@ import net from 'node:net';
 import { PassThrough } from 'node:stream';
 import { Client, Pool } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
+import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { call as callWith } from './call.js';
-import { defaultFaultSettings } from '../../src/server/faults.js';
+import { defaultFaultSettings } from '../../src/simulator/faults.js';
 
 let server: DocumentServer;
 let pool: Pool;

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { servedDocumentTypes, type PackageFormat } from './app-package.js';
 import { ConfigServerError, Deployments, type Application, type PrepareOutcome, type Session } from './deployments.js';
 import { parseContentPath, listDirectory, contentTypeOf } from './package-content.js';
-import { bearerChecker, checkClientCertificate, serverTlsOptions, type AccessVerdict, type ServerTlsOptions } from '../auth.js';
+import { bearerChecker, checkClientCertificate, serverTlsOptions, type AccessVerdict, type ServerTlsOptions } from '../http/auth.js';
 
 /** The simulated config server (Vespa's deployment interface, normally port 19071). */
 export interface ConfigServerOptions {

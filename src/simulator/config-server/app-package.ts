@@ -3,7 +3,7 @@ import { gunzipSync, unzipSync } from 'fflate';
 import { parseTar } from 'nanotar';
 import { childrenNamed, parseXml, XmlSyntaxError, type XmlElement } from './xml.js';
 import { parseSchema, SchemaError, type Schema } from './schema.js';
-import { isTarHeader } from '../../deploy/tar-header.js';
+import { isTarHeader } from '../../archive/tar-header.js';
 
 /** What the config server understood of an uploaded application package. */
 export interface ApplicationPackage {

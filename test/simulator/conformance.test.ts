@@ -2,8 +2,8 @@ import http2 from 'node:http2';
 import { gzipSync } from 'node:zlib';
 import { Pool } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
-import { defaultFaultSettings } from '../../src/server/faults.js';
+import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
+import { defaultFaultSettings } from '../../src/simulator/faults.js';
 import { call as callWith } from './call.js';
 
 /*

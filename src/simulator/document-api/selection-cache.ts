@@ -1,7 +1,7 @@
-import { isVespaBulkError } from '../errors.js';
-import { compileSelection, type SelectionDocument } from '../selection/index.js';
+import { isVespaBulkError } from '../../errors.js';
+import { compileSelection, type SelectionDocument } from '../../selection/index.js';
 import { badRequest } from './responses.js';
-import { fieldsOf, type StoredEntry } from './store.js';
+import { fieldsOf, type StoredEntry } from './document-store.js';
 
 /**
  * Compiled document selections, cached by text: feeds repeat the same condition on every operation.

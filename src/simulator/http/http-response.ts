@@ -1,6 +1,6 @@
 import http2 from 'node:http2';
 import type { ServerResponse } from 'node:http';
-import { jsonContentType } from './responses.js';
+import { jsonContentType } from '../document-api/responses.js';
 
 /** The response side of an HTTP/1.1 or HTTP/2 (compatibility API) exchange: the calls both have. */
 export type AnyResponse = ServerResponse | http2.Http2ServerResponse;

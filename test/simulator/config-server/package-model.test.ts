@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { createTar } from 'nanotar';
 import { gzipSync, strToU8, zipSync } from 'fflate';
-import { parseXml, XmlSyntaxError } from '../../src/server/config/xml.js';
-import { parseSchema, SchemaError } from '../../src/server/config/schema.js';
-import { readApplicationPackage, InvalidPackageError, servedDocumentTypes } from '../../src/server/config/app-package.js';
-import { compareDeployments } from '../../src/server/config/change-actions.js';
-import { listDirectory, parseContentPath, contentTypeOf } from '../../src/server/config/package-content.js';
-import { ConfigServerError } from '../../src/server/config/deployments.js';
-import { sampleFiles, withMusicField, zipFiles } from './fixtures.js';
+import { parseXml, XmlSyntaxError } from '../../../src/simulator/config-server/xml.js';
+import { parseSchema, SchemaError } from '../../../src/simulator/config-server/schema.js';
+import { readApplicationPackage, InvalidPackageError, servedDocumentTypes } from '../../../src/simulator/config-server/app-package.js';
+import { compareDeployments } from '../../../src/simulator/config-server/change-actions.js';
+import { listDirectory, parseContentPath, contentTypeOf } from '../../../src/simulator/config-server/package-content.js';
+import { ConfigServerError } from '../../../src/simulator/config-server/deployments.js';
+import { sampleFiles, withMusicField, zipFiles } from '../../deploy/fixtures.js';
 
 describe('parseXml (well-formedness)', () => {
   it('reads elements, attributes, entities, CDATA and skips comments and the declaration', () => {

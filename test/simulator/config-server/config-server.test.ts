@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTar } from 'nanotar';
 import { gzipSync, strToU8 } from 'fflate';
-import { startConfigServer, type ConfigServer, type ConfigServerOptions } from '../../src/server/config/config-server.js';
-import { appPath, eventually, rawRequest, sampleFiles, withMusicField, zipFiles } from './fixtures.js';
+import { startConfigServer, type ConfigServer, type ConfigServerOptions } from '../../../src/simulator/config-server/config-server.js';
+import { appPath, eventually, rawRequest, sampleFiles, withMusicField, zipFiles } from '../../deploy/fixtures.js';
 
 const zip = { 'content-type': 'application/zip' };
 const tenant = '/application/v2/tenant/default';

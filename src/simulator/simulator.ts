@@ -1,5 +1,5 @@
-import { startDocumentServer, type DocumentServer, type DocumentServerOptions } from './document-server.js';
-import { startConfigServer, type ConfigServer, type ConfigServerOptions } from './config/config-server.js';
+import { startDocumentServer, type DocumentServer, type DocumentServerOptions } from './document-api/document-server.js';
+import { startConfigServer, type ConfigServer, type ConfigServerOptions } from './config-server/config-server.js';
 
 /**
  * The whole simulator: the document interface (default port 8080) and the config server (default 19071),

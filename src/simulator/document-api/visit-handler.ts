@@ -1,10 +1,10 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { prefersJsonl } from './accept.js';
 import { parseFieldSet, projectFields, type FieldSet } from './field-set.js';
-import { destroyConnection, isGone, sendJson, waitForDrain, writeChunk, type AnyResponse } from './http-response.js';
-import type { QueryParameters } from './query.js';
+import { destroyConnection, isGone, sendJson, waitForDrain, writeChunk, type AnyResponse } from '../http/http-response.js';
+import type { QueryParameters } from './query-parameters.js';
 import { badRequest, jsonContentType, jsonlContentType, traceJson } from './responses.js';
-import { encodeContinuation, fieldsJsonOf, fieldsOf, type StoredEntry } from './store.js';
+import { encodeContinuation, fieldsJsonOf, fieldsOf, type StoredEntry } from './document-store.js';
 import { percentFinished, type VisitScope } from './visit-plan.js';
 
 /**

@@ -1,9 +1,9 @@
-import type { QueryParameters } from './query.js';
+import type { QueryParameters } from './query-parameters.js';
 import { badRequest } from './responses.js';
-import { encodeContinuation, fieldsJsonOf, fieldsOf, nowMicros, type ClusterStore, type StoredEntry } from './store.js';
+import { encodeContinuation, fieldsJsonOf, fieldsOf, nowMicros, type ClusterStore, type StoredEntry } from './document-store.js';
 import { applyUpdate } from './update-ops.js';
 import type { VisitScope } from './visit-plan.js';
-import { maxScannedPerRequest } from './visit.js';
+import { maxScannedPerRequest } from './visit-handler.js';
 
 /**
  * Bulk operations by selection: update-where (PUT), delete-where (DELETE) and copy (POST) on a collection path

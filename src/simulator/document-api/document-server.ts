@@ -1,10 +1,10 @@
-import { bearerChecker, checkClientCertificate, type AccessVerdict, type ServerTlsOptions } from './auth.js';
-import { Faults, type FaultSettings } from './faults.js';
+import { bearerChecker, checkClientCertificate, type AccessVerdict, type ServerTlsOptions } from '../http/auth.js';
+import { Faults, type FaultSettings } from '../faults.js';
 import { createRequestHandler, type HandlerState } from './handler.js';
-import { sendJson, type AnyResponse } from './http-response.js';
-import { createListener, type RequestListener } from './listener.js';
+import { sendJson, type AnyResponse } from '../http/http-response.js';
+import { createListener, type RequestListener } from '../http/listener.js';
 import { handlerErrorBody } from './responses.js';
-import { DocumentStore } from './store.js';
+import { DocumentStore } from './document-store.js';
 
 /**
  * The document half of the Vespa simulator: /document/v1 as the real container answers it, on one port
@@ -40,11 +40,11 @@ export interface DocumentServerOptions {
   token?: string;
 }
 
-export type { ServerTlsOptions } from './auth.js';
+export type { ServerTlsOptions } from '../http/auth.js';
 
-export type { FaultSettings } from './faults.js';
-export { DocumentStore } from './store.js';
-export type { StoredDocument, SeedDocument } from './store.js';
+export type { FaultSettings } from '../faults.js';
+export { DocumentStore } from './document-store.js';
+export type { StoredDocument, SeedDocument } from './document-store.js';
 
 export interface DocumentServer {
   /** 'http://127.0.0.1:<port>', or https:// with `tls`. */

@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
+import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { call as callWith } from './call.js';
 
 let server: DocumentServer;

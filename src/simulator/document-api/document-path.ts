@@ -1,4 +1,4 @@
-import { isInt64, maxDocumentIdLength } from '../document/id.js';
+import { isInt64, maxDocumentIdLength } from '../../document/id.js';
 import { badRequest } from './responses.js';
 
 /**

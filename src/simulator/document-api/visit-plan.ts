@@ -1,8 +1,8 @@
 import type { DocumentRoute } from './document-path.js';
-import type { QueryParameters } from './query.js';
+import type { QueryParameters } from './query-parameters.js';
 import { badRequest } from './responses.js';
 import { compileCached, matches, type Matcher } from './selection-cache.js';
-import { ClusterStore, decodeContinuation, type DocumentStore, type StoredEntry, type VisitPosition } from './store.js';
+import { ClusterStore, decodeContinuation, type DocumentStore, type StoredEntry, type VisitPosition } from './document-store.js';
 
 /**
  * What a visit or bulk request covers, from its path and parameters: the cluster, which entries qualify and

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { Pool } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
+import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { call as callWith } from './call.js';
 
 let server: DocumentServer;

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { prefersJsonl } from '../../src/server/accept.js';
-import { parseDocumentPath } from '../../src/server/document-path.js';
-import { Faults, seededRandom, validateFaultPatch } from '../../src/server/faults.js';
-import { parseFieldSet, projectFields } from '../../src/server/field-set.js';
-import { QueryParameters, parseDurationMs } from '../../src/server/query.js';
-import { HandlerError } from '../../src/server/responses.js';
-import { ClusterStore, decodeContinuation, encodeContinuation, idParts } from '../../src/server/store.js';
-import { applyUpdate, parseFieldPath } from '../../src/server/update-ops.js';
+import { prefersJsonl } from '../../src/simulator/document-api/accept.js';
+import { parseDocumentPath } from '../../src/simulator/document-api/document-path.js';
+import { Faults, seededRandom, validateFaultPatch } from '../../src/simulator/faults.js';
+import { parseFieldSet, projectFields } from '../../src/simulator/document-api/field-set.js';
+import { QueryParameters, parseDurationMs } from '../../src/simulator/document-api/query-parameters.js';
+import { HandlerError } from '../../src/simulator/document-api/responses.js';
+import { ClusterStore, decodeContinuation, encodeContinuation, idParts } from '../../src/simulator/document-api/document-store.js';
+import { applyUpdate, parseFieldPath } from '../../src/simulator/document-api/update-ops.js';
 
 function status400(fn: () => unknown): string {
   try {
