@@ -1,6 +1,7 @@
 /**
  * Trouble the simulator can make on purpose, so clients are tested against what a real cluster does under
  * load: errors, latency, a service rate, a bounded handler queue, cut connections, feed block, cut streams.
+ * (Latency, the service rate and the queue are applied by admission.ts; the rest here.)
  */
 export interface FaultSettings {
   /** Share (0..1) of document operations (single-document and visit requests) answered with a status from `errorStatuses`. */
@@ -39,9 +40,6 @@ export interface FaultSettings {
 
 /** What happens to an operation's answer instead of a normal one. */
 export type ResponseFault = 'stall' | 'garbage' | undefined;
-
-/** The handler answers 429 for operations that would wait longer than this in its queue. */
-export const maxQueueAgeMs = 3000;
 
 export const defaultFaultSettings: Readonly<FaultSettings> = Object.freeze({
   errorRate: 0,
@@ -105,16 +103,19 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-/** The live fault settings plus the randomness and the admission queue that act on them. */
+/**
+ * The live fault settings and the seeded randomness that draws the injected faults, with a count of each kind.
+ * The queue limit, service rate and latency are settings here too (one `PUT /_sim/faults` changes any of
+ * them) but act through `Admission` (admission.ts).
+ */
 export class Faults {
   private settings: FaultSettings;
   private random: () => number;
-  /** Operations admitted and not yet answered. */
-  private admitted = 0;
-  /** When the service rate lets the next operation run (ms, performance clock). */
-  private nextSlotMs = 0;
+  /** Which of the garbage bodies comes next: each in turn. */
+  private garbageTurn = 0;
   /** Faults injected so far, by kind ('error-503', 'stall', 'garbage', 'truncate', 'close', 'feed-block', 'cut-stream'). */
   private readonly injectedCounts = new Map<string, number>();
+  private readonly changeListeners: Array<(patch: Partial<FaultSettings>) => void> = [];
 
   constructor(initial: Partial<FaultSettings> = {}) {
     const problem = validateFaultPatch(initial);
@@ -133,8 +134,13 @@ export class Faults {
     this.settings = { ...this.settings, ...patch };
     if (patch.errorStatuses) this.settings.errorStatuses = [...patch.errorStatuses];
     if (patch.seed !== undefined) this.random = seededRandom(patch.seed);
-    if (patch.maxOpsPerSecond !== undefined) this.nextSlotMs = 0;
+    for (const listener of this.changeListeners) listener(patch);
     return this.get();
+  }
+
+  /** Calls `listener` with each accepted patch, after it took effect. */
+  onChange(listener: (patch: Partial<FaultSettings>) => void): void {
+    this.changeListeners.push(listener);
   }
 
   /** Faults injected so far, by kind. */
@@ -151,35 +157,9 @@ export class Faults {
     return this.settings;
   }
 
-  /** Admits one operation, or returns false when the queue is full (the caller answers 429). */
-  tryAdmit(): boolean {
-    const limit = this.settings.queueLimit;
-    if (limit > 0 && this.admitted >= limit) return false;
-    this.admitted++;
-    return true;
-  }
-
-  release(): void {
-    this.admitted--;
-  }
-
-  get inFlight(): number {
-    return this.admitted;
-  }
-
-  /**
-   * How long an admitted operation waits before it is served: its turn under the service rate, plus latency.
-   * 0 when neither is set (the hot path then runs the operation at once). -1 when its turn would come later
-   * than `maxQueueAgeMs` from now: the service answers such operations 429 rather than let them age.
-   */
-  delayMs(): number {
-    const { maxOpsPerSecond, latencyMs } = this.settings;
-    if (maxOpsPerSecond <= 0) return latencyMs;
-    const now = performance.now();
-    const slot = Math.max(now, this.nextSlotMs);
-    if (slot - now > maxQueueAgeMs) return -1;
-    this.nextSlotMs = slot + 1000 / maxOpsPerSecond;
-    return slot - now + latencyMs;
+  /** The next non-JSON body for a 'garbage' fault. */
+  nextGarbageBody(): { contentType: string; body: string } {
+    return garbageBodies[this.garbageTurn++ % garbageBodies.length]!;
   }
 
   /** An injected error status for this operation, or 0. */
@@ -240,7 +220,7 @@ export function injectedErrorMessage(status: number): string {
 }
 
 /** Bodies a confused front end answers 200 with: a page, and JSON cut in the middle with a matching length. */
-export const garbageBodies: readonly { contentType: string; body: string }[] = [
+const garbageBodies: readonly { contentType: string; body: string }[] = [
   { contentType: 'text/html; charset=utf-8', body: '<html><head><title>OK</title></head><body>Request accepted [simulated]</body></html>\n' },
   { contentType: 'application/json;charset=UTF-8', body: '{"pathId":"/document/v1/' },
 ];

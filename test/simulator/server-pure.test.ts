@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { prefersJsonl } from '../../src/simulator/document-api/accept.js';
 import { parseDocumentPath } from '../../src/simulator/document-api/document-path.js';
+import { Admission } from '../../src/simulator/admission.js';
 import { Faults, seededRandom, validateFaultPatch } from '../../src/simulator/faults.js';
 import { parseFieldSet, projectFields } from '../../src/simulator/document-api/field-set.js';
 import { QueryParameters, parseDurationMs } from '../../src/simulator/document-api/query-parameters.js';
@@ -246,7 +247,7 @@ describe('fault settings', () => {
   });
 
   it('admits up to the queue limit', () => {
-    const f = new Faults({ queueLimit: 2 });
+    const f = new Admission(new Faults({ queueLimit: 2 }));
     expect(f.tryAdmit()).toBe(true);
     expect(f.tryAdmit()).toBe(true);
     expect(f.tryAdmit()).toBe(false);
@@ -255,7 +256,7 @@ describe('fault settings', () => {
   });
 
   it('spaces operations by the service rate', () => {
-    const f = new Faults({ maxOpsPerSecond: 10 });
+    const f = new Admission(new Faults({ maxOpsPerSecond: 10 }));
     const first = f.delayMs();
     const second = f.delayMs();
     const third = f.delayMs();
@@ -265,7 +266,7 @@ describe('fault settings', () => {
   });
 
   it('refuses operations that would queue longer than the queue age limit', () => {
-    const f = new Faults({ maxOpsPerSecond: 1, queueLimit: 0 });
+    const f = new Admission(new Faults({ maxOpsPerSecond: 1, queueLimit: 0 }));
     const delays = Array.from({ length: 6 }, () => f.delayMs());
     expect(delays.slice(0, 4).every((d) => d >= 0)).toBe(true);
     expect(delays[4]).toBe(-1);

@@ -1,4 +1,5 @@
 import { bearerChecker, checkClientCertificate, type AccessVerdict, type ServerTlsOptions } from '../http/auth.js';
+import { Admission } from '../admission.js';
 import { Faults, type FaultSettings } from '../faults.js';
 import { createRequestHandler, type HandlerState } from './handler.js';
 import { sendJson, type AnyResponse } from '../http/http-response.js';
@@ -66,6 +67,7 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
   const state: HandlerState = {
     store,
     faults,
+    admission: new Admission(faults),
     documentTypes: null,
     globalTypes: new Set(options.globalDocumentTypes ?? []),
     maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,

@@ -1,6 +1,9 @@
 import http2 from 'node:http2';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { jsonContentType } from '../document-api/responses.js';
+
+/** The request side of an HTTP/1.1 or HTTP/2 (compatibility API) exchange. */
+export type AnyRequest = IncomingMessage | http2.Http2ServerRequest;
 
 /** The response side of an HTTP/1.1 or HTTP/2 (compatibility API) exchange: the calls both have. */
 export type AnyResponse = ServerResponse | http2.Http2ServerResponse;
