@@ -7,7 +7,7 @@ import type { SchemaField } from './schema.js';
  * that must be reindexed (the data fits, the index does not). Some changes are refused unless a validation
  * override allows them, as in Vespa's validation-overrides.xml.
  */
-export interface ConfigChangeActions {
+export interface ComputedChangeActions {
   restart: RestartAction[];
   refeed: RefeedAction[];
   reindex: ReindexAction[];
@@ -45,14 +45,14 @@ export interface ValidationFailure {
 }
 
 export interface ChangeReport {
-  actions: ConfigChangeActions;
+  actions: ComputedChangeActions;
   /** Changes not allowed by validation-overrides.xml; prepare fails on them unless told to ignore them. */
   failures: ValidationFailure[];
 }
 
 /** Compares the `next` package against the `active` one (none on a first deployment). `today` is YYYY-MM-DD. */
 export function compareDeployments(active: ApplicationPackage | undefined, next: ApplicationPackage, today: string): ChangeReport {
-  const actions: ConfigChangeActions = { restart: [], refeed: [], reindex: [] };
+  const actions: ComputedChangeActions = { restart: [], refeed: [], reindex: [] };
   const needsOverride: ValidationFailure[] = [];
   if (!active) return { actions, failures: [] };
 

@@ -198,7 +198,7 @@ async function createSession(context: Context, request: Request, res: ServerResp
 
 async function uploadSession(context: Context, request: Request, tenant: string): Promise<Session> {
   const format = packageFormat(request.req.headers['content-type']);
-  const body = await readBody(request.req, context.maxPackageBytes);
+  const body = await readPackageBody(request.req, context.maxPackageBytes);
   return context.deployments.session(tenant, String(context.deployments.createSession(tenant, body, format).id));
 }
 
@@ -400,7 +400,7 @@ function decodeSegment(segment: string): string {
   }
 }
 
-async function readBody(req: IncomingMessage, limit: number): Promise<Uint8Array> {
+async function readPackageBody(req: IncomingMessage, limit: number): Promise<Uint8Array> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {

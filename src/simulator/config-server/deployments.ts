@@ -1,5 +1,5 @@
 import { readApplicationPackage, InvalidPackageError, type ApplicationPackage, type PackageFormat } from './app-package.js';
-import { compareDeployments, describeValidationFailure, type ConfigChangeActions } from './change-actions.js';
+import { compareDeployments, describeValidationFailure, type ComputedChangeActions } from './change-actions.js';
 import { servicesOf, simulatedHost, type SimulatedService } from './services.js';
 
 /**
@@ -20,7 +20,7 @@ export class ConfigServerError extends Error {
   }
 }
 
-export interface LogEntry {
+export interface PrepareLogEntry {
   time: number;
   level: 'INFO' | 'WARNING' | 'FINE';
   message: string;
@@ -61,7 +61,7 @@ export interface Session {
   vespaVersion?: string;
   /** Active session of the application when this one was prepared: activation is stale if it changed. */
   activeAtPrepare?: number | undefined;
-  actions?: ConfigChangeActions;
+  actions?: ComputedChangeActions;
 }
 
 export interface ReindexEntry {
@@ -88,8 +88,8 @@ export interface Application {
 
 export interface PrepareOutcome {
   session: Session;
-  log: LogEntry[];
-  actions: ConfigChangeActions;
+  log: PrepareLogEntry[];
+  actions: ComputedChangeActions;
 }
 
 export const applicationKey = (tenant: string, name: string, instance: string): string => `${tenant}.${name}.${instance}`;
@@ -134,8 +134,8 @@ export class Deployments {
     const key = applicationKey(session.tenant, params.applicationName, params.instance);
     const active = this.applications.get(key);
     const now = this.rules.now();
-    const log: LogEntry[] = [];
-    const say = (level: LogEntry['level'], message: string): void => {
+    const log: PrepareLogEntry[] = [];
+    const say = (level: PrepareLogEntry['level'], message: string): void => {
       if (level !== 'FINE' || params.verbose) log.push({ time: now, level, message });
     };
     const { pkg } = session;

@@ -21,7 +21,7 @@ export type PreparedOperation = {
   | { kind: 'remove'; condition?: string; matcher?: Matcher; dryRun: boolean }
 );
 
-export interface OperationResult {
+export interface StoredOperationResult {
   status: number;
   body: string;
 }
@@ -88,7 +88,7 @@ export { parseFieldSet };
 const conditionFailed = 'ReturnCode(TEST_AND_SET_CONDITION_FAILED, Condition did not match document)';
 const conditionMissing = 'ReturnCode(TEST_AND_SET_CONDITION_FAILED, Document does not exist)';
 
-export function executeOperation(op: PreparedOperation): OperationResult {
+export function executeOperation(op: PreparedOperation): StoredOperationResult {
   const { cluster, id, pathId } = op;
   switch (op.kind) {
     case 'get': {
