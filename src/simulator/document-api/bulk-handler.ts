@@ -1,6 +1,6 @@
 import type { QueryParameters } from './query-parameters.js';
 import { badRequest } from './responses.js';
-import { encodeContinuation, fieldsJsonOf, fieldsOf, nowMicros, type ClusterStore, type StoredEntry } from './document-store.js';
+import { encodeContinuation, fieldsJsonOf, fieldsOf, type ClusterStore, type StoredEntry } from './document-store.js';
 import { applyUpdate } from './update-ops.js';
 import type { VisitScope } from './visit-plan.js';
 import { maxScannedPerRequest } from './visit-handler.js';
@@ -25,10 +25,6 @@ export function checkBulkParameters(query: QueryParameters, pathId: string, what
       `Must specify 'selection' at '${pathId}': ${what} requires a document selection, to prevent unintended changes to all documents`,
     );
   return selection;
-}
-
-export interface BulkResult {
-  body: string;
 }
 
 /**
@@ -64,13 +60,13 @@ export function runBulkChunk(scope: VisitScope, operation: BulkOperation, chunkD
 function apply(cluster: ClusterStore, entry: StoredEntry, operation: BulkOperation): void {
   switch (operation.kind) {
     case 'update':
-      cluster.put(entry.id, applyUpdate(fieldsOf(entry), operation.fields), nowMicros());
+      cluster.put(entry.id, applyUpdate(fieldsOf(entry), operation.fields));
       return;
     case 'delete':
-      cluster.remove(entry.id, nowMicros());
+      cluster.remove(entry.id);
       return;
     case 'copy':
-      operation.destination.put(entry.id, undefined, nowMicros(), fieldsJsonOf(entry));
+      operation.destination.put(entry.id, undefined, operation.destination.clock.now(), fieldsJsonOf(entry));
       return;
   }
 }

@@ -78,7 +78,7 @@ function documentOperation(state: HandlerState, req: AnyRequest, res: AnyRespons
       const fields = requireFieldsObject(parsed, 'put');
       const condition = query.string('condition') ?? (parsed.condition as string | undefined);
       const create = query.boolean('create') ?? (parsed.create as boolean | undefined) ?? false;
-      const matcher = condition === undefined ? undefined : compileCondition(condition);
+      const matcher = condition === undefined ? undefined : compileCondition(state.selections, condition);
       op = { kind: 'put', pathId, id, cluster, traceLevel, timeoutMs, fields, fieldsJson: parsed.fieldsJson, condition, matcher, create, dryRun };
       break;
     }
@@ -88,19 +88,19 @@ function documentOperation(state: HandlerState, req: AnyRequest, res: AnyRespons
       applyUpdate({}, fields); // Validates the operations (unknown ones are a 400) before admission.
       const condition = query.string('condition') ?? (parsed.condition as string | undefined);
       const create = query.boolean('create') ?? (parsed.create as boolean | undefined) ?? false;
-      op = { kind: 'update', pathId, id, cluster, traceLevel, timeoutMs, fields, condition, matcher: compileCondition(condition), create, dryRun };
+      op = { kind: 'update', pathId, id, cluster, traceLevel, timeoutMs, fields, condition, matcher: compileCondition(state.selections, condition), create, dryRun };
       break;
     }
     default: {
       const condition = query.string('condition');
-      op = { kind: 'remove', pathId, id, cluster, traceLevel, timeoutMs, condition, matcher: compileCondition(condition), dryRun };
+      op = { kind: 'remove', pathId, id, cluster, traceLevel, timeoutMs, condition, matcher: compileCondition(state.selections, condition), dryRun };
     }
   }
   admit(state, req, res, pathId, id, op.kind !== 'get', timeoutMs, op);
 }
 
 function collectionOperation(state: HandlerState, req: AnyRequest, res: AnyResponse, route: Extract<DocumentRoute, { kind: 'root' | 'collection' }>, pathId: string, query: QueryParameters, body: Buffer | undefined): void {
-  const scopeContext: ScopeContext = { store: state.store, globalTypes: state.globalTypes, documentTypes: state.documentTypes };
+  const scopeContext: ScopeContext = { store: state.store, globalTypes: state.globalTypes, documentTypes: state.documentTypes, selections: state.selections };
   const wantedCluster = query.string('cluster');
   if (req.method === 'GET') {
     if (route.kind === 'root' && wantedCluster === undefined)

@@ -6,6 +6,7 @@ import { sendJson, type AnyResponse } from '../http/http-response.js';
 import { createListener, type RequestListener } from '../http/listener.js';
 import { handlerErrorBody } from './responses.js';
 import { DocumentStore } from './document-store.js';
+import { SelectionCache } from './selection-cache.js';
 
 /**
  * The document half of the Vespa simulator: /document/v1 as the real container answers it, on one port
@@ -70,6 +71,7 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     admission: new Admission(faults),
     documentTypes: null,
     globalTypes: new Set(options.globalDocumentTypes ?? []),
+    selections: new SelectionCache(),
     maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
     visitChunkDocuments: Math.max(1, options.visitChunkDocuments ?? 1000),
     log: requestLogger(options.requestLog),

@@ -38,14 +38,16 @@ export interface SeedDocument {
   fields: Record<string, unknown>;
 }
 
-let lastMicros = 0;
+/** Microseconds since the epoch, strictly increasing per clock (each write to a store gets its own timestamp). */
+export class MicrosClock {
+  private last = 0;
 
-/** Microseconds since the epoch, strictly increasing within the process (each write gets its own timestamp). */
-export function nowMicros(): number {
-  let t = Date.now() * 1000;
-  if (t <= lastMicros) t = lastMicros + 1;
-  lastMicros = t;
-  return t;
+  now(): number {
+    let t = Date.now() * 1000;
+    if (t <= this.last) t = this.last + 1;
+    this.last = t;
+    return t;
+  }
 }
 
 /** FNV-1a, 32 bits: cheap, stable, and spreads ids evenly over buckets. */
@@ -110,7 +112,11 @@ export class ClusterStore {
   /** Entries added since `ordered` was built; merged in on the next visit rather than re-sorting everything. */
   private added: StoredEntry[] = [];
 
-  constructor(readonly name: string) {}
+  /** The store's clock, shared by its clusters so a copy between them keeps timestamps increasing. */
+  constructor(
+    readonly name: string,
+    readonly clock: MicrosClock = new MicrosClock(),
+  ) {}
 
   get size(): number {
     return this.live;
@@ -127,7 +133,7 @@ export class ClusterStore {
   }
 
   /** Writes a document; given its JSON text, the parsed `fields` are not kept (see StoredEntry.fields). */
-  put(id: string, fields: Record<string, unknown> | undefined, timestampMicros = nowMicros(), fieldsJson?: string): StoredEntry {
+  put(id: string, fields: Record<string, unknown> | undefined, timestampMicros = this.clock.now(), fieldsJson?: string): StoredEntry {
     if (fieldsJson !== undefined) fields = undefined;
     else if (fields === undefined) fields = {};
     const existing = this.entries.get(id);
@@ -147,7 +153,7 @@ export class ClusterStore {
   }
 
   /** Marks the document removed (a tombstone is kept even for an id never seen, as the service does). */
-  remove(id: string, timestampMicros = nowMicros()): boolean {
+  remove(id: string, timestampMicros = this.clock.now()): boolean {
     const existing = this.entries.get(id);
     if (existing !== undefined) {
       const wasLive = !existing.removed;
@@ -242,11 +248,12 @@ function toStoredDocument(e: StoredEntry): StoredDocument {
 export class DocumentStore {
   private readonly clusters = new Map<string, ClusterStore>();
   readonly clusterNames: readonly string[];
+  private readonly clock = new MicrosClock();
 
   constructor(clusterNames: readonly string[]) {
     if (clusterNames.length === 0) throw new Error('at least one content cluster is needed');
     this.clusterNames = [...clusterNames];
-    for (const name of clusterNames) this.clusters.set(name, new ClusterStore(name));
+    for (const name of clusterNames) this.clusters.set(name, new ClusterStore(name, this.clock));
   }
 
   /** The named cluster's store (the first cluster when no name is given). */
@@ -263,7 +270,7 @@ export class DocumentStore {
   }
 
   put(id: string, fields: Record<string, unknown>, options: { cluster?: string; timestampMicros?: number } = {}): void {
-    this.cluster(options.cluster).put(id, undefined, options.timestampMicros ?? nowMicros(), JSON.stringify(fields));
+    this.cluster(options.cluster).put(id, undefined, options.timestampMicros ?? this.clock.now(), JSON.stringify(fields));
   }
 
   /** Puts many documents at once; returns how many. */
@@ -271,7 +278,7 @@ export class DocumentStore {
     const store = this.cluster(options.cluster);
     let n = 0;
     for (const d of documents) {
-      store.put(d.id, undefined, nowMicros(), JSON.stringify(d.fields));
+      store.put(d.id, undefined, this.clock.now(), JSON.stringify(d.fields));
       n++;
     }
     return n;

@@ -2,6 +2,7 @@ import type { Admission } from '../admission.js';
 import type { Faults } from '../faults.js';
 import type { DocumentStore } from './document-store.js';
 import type { PreparedOperation } from './operations.js';
+import type { SelectionCache } from './selection-cache.js';
 
 /** What one simulated container's request handler works on; each document server has its own. */
 export interface HandlerState {
@@ -11,6 +12,8 @@ export interface HandlerState {
   /** null: any document type is accepted (nothing deployed yet). */
   documentTypes: Set<string> | null;
   globalTypes: Set<string>;
+  /** Compiled selections and conditions, by text. */
+  selections: SelectionCache;
   maxBodyBytes: number;
   visitChunkDocuments: number;
   log: ((line: string) => void) | undefined;

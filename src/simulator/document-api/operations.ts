@@ -1,7 +1,7 @@
 import { parseFieldSet, projectFields, type FieldSet } from './field-set.js';
 import { badRequest, documentBody, idBody, storageErrorBody, traceJson } from './responses.js';
-import { compileCached, matches, type Matcher } from './selection-cache.js';
-import { fieldsJsonOf, fieldsOf, nowMicros, type ClusterStore } from './document-store.js';
+import { matches, type Matcher, type SelectionCache } from './selection-cache.js';
+import { fieldsJsonOf, fieldsOf, type ClusterStore } from './document-store.js';
 import { applyUpdate } from './update-ops.js';
 
 /**
@@ -79,8 +79,8 @@ export function requireFieldsObject(body: ParsedBody, what: string): Record<stri
   return body.fields;
 }
 
-export function compileCondition(condition: string | undefined): Matcher | undefined {
-  return condition === undefined ? undefined : compileCached(condition, 'condition');
+export function compileCondition(selections: SelectionCache, condition: string | undefined): Matcher | undefined {
+  return condition === undefined ? undefined : selections.compile(condition, 'condition');
 }
 
 export { parseFieldSet };
@@ -104,11 +104,11 @@ export function executeOperation(op: PreparedOperation): StoredOperationResult {
         // put+create+condition writes a missing document without checking the condition.
         if (existing === undefined) {
           if (!op.create) return { status: 412, body: storageErrorBody(pathId, id, conditionMissing) };
-        } else if (!matches(op.matcher, existing, op.condition!)) {
+        } else if (!matches(op.matcher, existing)) {
           return { status: 412, body: storageErrorBody(pathId, id, conditionFailed) };
         }
       }
-      if (!op.dryRun) cluster.put(id, op.fields, nowMicros(), op.fieldsJson);
+      if (!op.dryRun) cluster.put(id, op.fields, cluster.clock.now(), op.fieldsJson);
       return { status: 200, body: idBody(pathId, id, traceJson(op.traceLevel, [`put ${id} to cluster '${cluster.name}'`])) };
     }
     case 'update': {
@@ -118,20 +118,20 @@ export function executeOperation(op: PreparedOperation): StoredOperationResult {
           if (op.matcher !== undefined) return { status: 412, body: storageErrorBody(pathId, id, conditionMissing) };
           return { status: 200, body: idBody(pathId, id, traceJson(op.traceLevel, [`update ${id}: document not found`])) };
         }
-      } else if (op.matcher !== undefined && !matches(op.matcher, existing, op.condition!)) {
+      } else if (op.matcher !== undefined && !matches(op.matcher, existing)) {
         return { status: 412, body: storageErrorBody(pathId, id, conditionFailed) };
       }
       const updated = applyUpdate(existing === undefined ? {} : fieldsOf(existing), op.fields);
-      if (!op.dryRun) cluster.put(id, updated, nowMicros());
+      if (!op.dryRun) cluster.put(id, updated);
       return { status: 200, body: idBody(pathId, id, traceJson(op.traceLevel, [`update ${id} in cluster '${cluster.name}'`])) };
     }
     case 'remove': {
       if (op.matcher !== undefined) {
         const existing = cluster.document(id);
         if (existing === undefined) return { status: 412, body: storageErrorBody(pathId, id, conditionMissing) };
-        if (!matches(op.matcher, existing, op.condition!)) return { status: 412, body: storageErrorBody(pathId, id, conditionFailed) };
+        if (!matches(op.matcher, existing)) return { status: 412, body: storageErrorBody(pathId, id, conditionFailed) };
       }
-      if (!op.dryRun) cluster.remove(id, nowMicros());
+      if (!op.dryRun) cluster.remove(id);
       return { status: 200, body: idBody(pathId, id, traceJson(op.traceLevel, [`remove ${id} from cluster '${cluster.name}'`])) };
     }
   }

@@ -1,7 +1,7 @@
 import type { DocumentRoute } from './document-path.js';
 import type { QueryParameters } from './query-parameters.js';
 import { badRequest } from './responses.js';
-import { compileCached, matches, type Matcher } from './selection-cache.js';
+import { matches, type Matcher, type SelectionCache } from './selection-cache.js';
 import { ClusterStore, decodeContinuation, type DocumentStore, type StoredEntry, type VisitPosition } from './document-store.js';
 
 /**
@@ -26,6 +26,7 @@ export interface ScopeContext {
   /** Types stored in the global bucket space (visible only with bucketSpace=global). */
   globalTypes: ReadonlySet<string>;
   documentTypes: ReadonlySet<string> | null;
+  selections: SelectionCache;
 }
 
 export const defaultTimeoutMs = 180_000;
@@ -96,7 +97,7 @@ export function buildScope(
   const includeRemoves = query.boolean('includeRemoves') ?? false;
 
   const selectionText = query.string('selection');
-  const matcher: Matcher | undefined = selectionText === undefined ? undefined : compileCached(selectionText, 'selection');
+  const matcher: Matcher | undefined = selectionText === undefined ? undefined : context.selections.compile(selectionText, 'selection');
 
   const continuation = query.string('continuation');
   const position: VisitPosition | undefined = continuation === undefined ? undefined : decodeContinuation(continuation);
@@ -117,7 +118,7 @@ export function buildScope(
     if (fromMicros !== undefined && e.timestampMicros < fromMicros) return false;
     if (toMicros !== undefined && e.timestampMicros > toMicros) return false;
     if (e.removed) return includeRemoves;
-    return matcher === undefined || matches(matcher, e, selectionText!);
+    return matcher === undefined || matches(matcher, e);
   };
 
   const ordered = cluster.orderedEntries();
