@@ -2,11 +2,7 @@ import { startDocumentServer, type DocumentServer, type DocumentServerOptions } 
 import { startConfigServer, type ConfigServer, type ConfigServerOptions } from './config-server/config-server.js';
 
 /**
- * The whole simulator: the document interface (default port 8080) and the config server (default 19071),
- * linked so that activating an application package restricts the document types the document interface
- * accepts, and deleting the application lifts the restriction again.
- */
-/**
+ * Options of the whole simulator: the document interface's, plus the config server's port and options.
  * `tls` and `token` apply to both halves unless `config` sets its own.
  */
 export interface SimulatorOptions extends DocumentServerOptions {
@@ -26,6 +22,11 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
+/**
+ * The whole simulator: the document interface (default port 8080) and the config server (default 19071),
+ * linked so that activating an application package restricts the document types the document interface
+ * accepts, and deleting the application lifts the restriction again.
+ */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const { configPort = 19071, config: configOptions, ...documentOptions } = options;
   const documents = await startDocumentServer(documentOptions);
