@@ -15,11 +15,11 @@ export { parseSelection, evaluateSelection, compileSelection, type Selection, ty
 export type { SecurityOptions } from './http/tls.js';
 
 // The simulator.
-export { startSimulator, type Simulator, type SimulatorOptions } from './server/simulator.js';
-export { startDocumentServer, type DocumentServer, type DocumentServerOptions } from './server/document-server.js';
-export { type FaultSettings } from './server/faults.js';
-export { startConfigServer, type ConfigServer, type ConfigServerOptions } from './server/config/config-server.js';
-export type { ServerTlsOptions } from './server/auth.js';
+export { startSimulator, type Simulator, type SimulatorOptions } from './simulator/simulator.js';
+export { startDocumentServer, type DocumentServer, type DocumentServerOptions } from './simulator/document-api/document-server.js';
+export { type FaultSettings } from './simulator/faults.js';
+export { startConfigServer, type ConfigServer, type ConfigServerOptions } from './simulator/config-server/config-server.js';
+export type { ServerTlsOptions } from './simulator/http/auth.js';
 
 // Deployment.
 export * from './deploy/index.js';

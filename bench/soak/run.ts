@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { feed, type FeedSummary } from '../../src/feed/index.js';
-import { DocumentStore, startDocumentServer, type DocumentServer, type FaultSettings } from '../../src/server/document-server.js';
+import { DocumentStore, startDocumentServer, type DocumentServer, type FaultSettings } from '../../src/simulator/document-api/document-server.js';
 import { visit } from '../../src/visit/index.js';
 import { expectedDocuments, roundOperations, sameDocuments, type Op } from './corpus.js';
 

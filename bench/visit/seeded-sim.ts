@@ -1,5 +1,5 @@
 // The simulator's document interface in its own process, seeded in-process with N documents of about 1 KB.
-import { startDocumentServer } from '../../src/server/document-server.js';
+import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { announce } from '../lib/child.js';
 
 const count = Number(process.env.VISIT_BENCH_DOCUMENTS ?? 1_000_000);

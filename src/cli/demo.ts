@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { deploy } from '../deploy/index.js';
 import { feed, type FeedSummary } from '../feed/index.js';
 import { visit } from '../visit/index.js';
-import { startSimulator } from '../server/simulator.js';
+import { startSimulator } from '../simulator/simulator.js';
 
 const samples = (name: string): string => fileURLToPath(new URL(`../../samples/${name}`, import.meta.url));
 const log = (line: string): void => void process.stderr.write(`demo: ${line}\n`);

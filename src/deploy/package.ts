@@ -3,7 +3,7 @@ import { join, relative, sep } from 'node:path';
 import { gunzipSync, unzipSync, zipSync, type Zippable } from 'fflate';
 import { parseTar } from 'nanotar';
 import { VespaBulkError } from '../errors.js';
-import { isTarHeader } from './tar-header.js';
+import { isTarHeader } from '../archive/tar-header.js';
 
 /** An application package ready to upload. */
 export interface PackageUpload {

@@ -31,5 +31,3 @@ export type ValueNode =
   | { kind: 'arith'; op: ArithmeticOperator; left: ValueNode; right: ValueNode; position: number }
   | { kind: 'negate'; operand: ValueNode; position: number }
   | { kind: 'call'; name: FunctionName; operand: ValueNode; position: number };
-
-export type FieldNode = Extract<ValueNode, { kind: 'field' }>;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { startConfigServer, type ConfigServer } from '../../src/server/config/config-server.js';
+import { startConfigServer, type ConfigServer } from '../../src/simulator/config-server/config-server.js';
 import { cleanupTrees, eventually, sampleAppDir, sampleFiles, withMusicField, writeTree } from './fixtures.js';
 
 let server: ConfigServer;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTar } from 'nanotar';
 import { gzipSync } from 'fflate';
-import { startConfigServer, type ConfigServer } from '../../src/server/config/config-server.js';
+import { startConfigServer, type ConfigServer } from '../../src/simulator/config-server/config-server.js';
 import {
   activateSession,
   deleteApplication,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { startConfigServer, type ConfigServer } from '../../src/server/config/config-server.js';
+import { startConfigServer, type ConfigServer } from '../../src/simulator/config-server/config-server.js';
 import { deleteApplication, deploy, getReindexing, triggerReindex } from '../../src/deploy/index.js';
 import { eventually, sampleAppDir } from './fixtures.js';
 
@@ -12,7 +12,7 @@ import { eventually, sampleAppDir } from './fixtures.js';
 type DocumentServerModule = {
   startDocumentServer(options: { port: number }): Promise<{ url: string; setDocumentTypes(types: string[] | null): void; close(): Promise<void> }>;
 };
-const documentServerModule: DocumentServerModule | undefined = await import('../../src/server/document-server.js' as string).catch(() => undefined);
+const documentServerModule: DocumentServerModule | undefined = await import('../../src/simulator/document-api/document-server.js' as string).catch(() => undefined);
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -71,7 +71,7 @@ describe.skipIf(documentServerModule === undefined)('deploy → document interfa
 
 describe('deploy → feed through one simulator', () => {
   it('feeding after a deployment: declared types are written, an undeclared one fails with 400 into the results; reindex reaches successful', async () => {
-    const { startSimulator } = await import('../../src/server/simulator.js');
+    const { startSimulator } = await import('../../src/simulator/simulator.js');
     const { feed } = await import('../../src/feed/index.js');
     const sim = await startSimulator({ port: 0, configPort: 0, config: { convergeDelayMs: 50, reindexDurationMs: 80 } });
     closers.push(() => sim.close());

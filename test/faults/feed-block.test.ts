@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { feed } from '../../src/feed/index.js';
-import { startDocumentServer } from '../../src/server/document-server.js';
+import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { expectNothingLost, mixedOperations, okOf, tempDir, writeJsonl } from './harness.js';
 
 /** In a file of its own: it takes its minute, and runs beside the other fault tests. */

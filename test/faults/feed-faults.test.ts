@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Feeder, feed } from '../../src/feed/index.js';
-import { startDocumentServer, type DocumentServer, type DocumentServerOptions } from '../../src/server/document-server.js';
+import { startDocumentServer, type DocumentServer, type DocumentServerOptions } from '../../src/simulator/document-api/document-server.js';
 import { expectNothingLost, failureLines, failureReasons, mixedOperations, okOf, quickRetries, storeMap, tempDir, writeJsonl, type Op } from './harness.js';
 
 /** The feeder against a simulator that misbehaves on purpose; every test ends with the invariant. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'vitest';
 import type { FeedSummary } from '../../src/feed/index.js';
-import type { DocumentServer, FaultSettings } from '../../src/server/document-server.js';
+import type { DocumentServer, FaultSettings } from '../../src/simulator/document-api/document-server.js';
 import { expectedStore, type Op } from '../feed/helpers.js';
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startDocumentServer } from '../../src/server/document-server.js';
+import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { expectNothingLost, failureLines, mixedOperations, runCli, tempDir, writeJsonl } from './harness.js';
 
 /**

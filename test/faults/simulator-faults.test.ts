@@ -1,7 +1,7 @@
 import { Client, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
-import { validateFaultPatch } from '../../src/server/faults.js';
+import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
+import { validateFaultPatch } from '../../src/simulator/faults.js';
 
 /** The simulator's stall, garbage and truncate faults, and a restart that keeps the store. */
 describe('simulator faults', () => {

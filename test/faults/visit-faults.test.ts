@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
+import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { visit } from '../../src/visit/index.js';
 
 /** Sliced visits against a simulator that misbehaves: every document arrives exactly once. */

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { startDocumentServer } from '../../src/server/document-server.js';
+import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { tempDir } from './helpers.js';
 import { startRecordingServer } from '../http/recording-server.js';
 

@@ -3,7 +3,7 @@ import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { join } from 'node:path';
-import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
+import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { Feeder, feed, type OperationResult } from '../../src/feed/index.js';
 import { awkwardIds, expectedStore, tempDir, type Op } from './helpers.js';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { feed, type OperationResult } from '../../src/feed/index.js';
 import { DocumentClient } from '../../src/http/document-client.js';
 import { visit } from '../../src/visit/index.js';
-import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
+import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { validDocumentId } from './arbitraries.js';
 
 /**

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatDocumentId, parseDocumentId, toDocumentPath } from '../../src/document/id.js';
 import { isVespaBulkError } from '../../src/errors.js';
-import { parseDocumentPath } from '../../src/server/document-path.js';
+import { parseDocumentPath } from '../../src/simulator/document-api/document-path.js';
 import { nastyText, validDocumentId } from './arbitraries.js';
 
 /** parse either succeeds or throws VB_BAD_DOCUMENT_ID that names the id and says why. */

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Pool } from 'undici';
 import { toDocumentPath } from '../../src/document/id.js';
-import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
+import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { method, rawPath, selectionText, validDocumentId } from './arbitraries.js';
 
 let server: DocumentServer;

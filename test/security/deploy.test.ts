@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { deploy, DeployError, getApplication } from '../../src/deploy/index.js';
 import { isVespaBulkError } from '../../src/errors.js';
-import { startSimulator, type Simulator } from '../../src/server/simulator.js';
+import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 import { sampleAppDir } from '../deploy/fixtures.js';
 import { undiciRequest } from './helpers.js';

@@ -3,8 +3,8 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
-import { startSimulator, type Simulator } from '../../src/server/simulator.js';
+import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
+import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
 import { makeExpiredClientCert, makeTestPki, type TestPki } from '../support/certs.js';
 import { runCli, tempDir, writeJsonl } from '../faults/harness.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
-import { startConfigServer, type ConfigServer } from '../../src/server/config/config-server.js';
+import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
+import { startConfigServer, type ConfigServer } from '../../src/simulator/config-server/config-server.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 import { h1Request, h2Request, undiciRequest } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDocumentServer, type DocumentServer } from '../../src/server/document-server.js';
+import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { runCli, tempDir } from '../faults/harness.js';
 
 /** The `vespa document` forms, "condition"/"create" inside the JSON of put and update, and the whole-cluster visit. */

@@ -2,7 +2,7 @@ import { closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { seededRandom } from '../../src/server/faults.js';
+import { seededRandom } from '../../src/simulator/faults.js';
 import { fileSink, type FileSink } from '../../src/visit/sinks.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'vb-sinks-'));

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
-import type { ServerTlsOptions } from '../../server/auth.js';
-import { startSimulator } from '../../server/simulator.js';
+import type { ServerTlsOptions } from '../../simulator/http/auth.js';
+import { startSimulator } from '../../simulator/simulator.js';
 import { VespaBulkError } from '../../errors.js';
 
 interface ServeArgs {

@@ -1,0 +1,55 @@
+import { validateFaultPatch } from '../faults.js';
+import type { AnyRequest, AnyResponse } from '../http/http-response.js';
+import { readRequestBody } from '../http/request-body.js';
+import type { HandlerState } from './handler-state.js';
+import { notFound, refuseBody, reply } from './replies.js';
+import { handlerErrorBody } from './responses.js';
+
+/**
+ * The simulator's own paths under /_sim/ (never subject to faults): `GET|PUT /_sim/faults` reads or merges the
+ * fault settings, `GET|DELETE /_sim/documents` counts or clears the stored documents.
+ */
+export function adminPath(state: HandlerState, req: AnyRequest, res: AnyResponse, pathId: string): void {
+  if (pathId === '/_sim/faults') {
+    if (req.method === 'GET') {
+      reply(state, req, res, 200, JSON.stringify(state.faults.get()));
+      return;
+    }
+    if (req.method === 'PUT' || req.method === 'POST') {
+      readRequestBody(req, res, pathId, state.maxBodyBytes, (body) => patchFaults(state, req, res, pathId, body), refuseBody, state);
+      return;
+    }
+    reply(state, req, res, 405, handlerErrorBody(pathId, `'${req.method}' not allowed at '${pathId}'. Allowed methods are: GET, PUT`), { allow: 'GET,PUT' });
+    return;
+  }
+  if (pathId === '/_sim/documents') {
+    if (req.method === 'DELETE') {
+      const removed = state.store.size();
+      state.store.clear();
+      reply(state, req, res, 200, JSON.stringify({ removed }));
+      return;
+    }
+    if (req.method === 'GET') {
+      const counts: Record<string, number> = {};
+      for (const name of state.store.clusterNames) counts[name] = state.store.size(name);
+      reply(state, req, res, 200, JSON.stringify({ documents: state.store.size(), clusters: counts }));
+      return;
+    }
+    reply(state, req, res, 405, handlerErrorBody(pathId, `'${req.method}' not allowed at '${pathId}'. Allowed methods are: GET, DELETE`), { allow: 'GET,DELETE' });
+    return;
+  }
+  notFound(state, req, res, pathId);
+}
+
+function patchFaults(state: HandlerState, req: AnyRequest, res: AnyResponse, pathId: string, body: Buffer): void {
+  let patch: unknown;
+  try {
+    patch = JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    reply(state, req, res, 400, handlerErrorBody(pathId, `Failed parsing JSON: ${(err as Error).message}`));
+    return;
+  }
+  const problem = validateFaultPatch(patch);
+  if (problem !== undefined) reply(state, req, res, 400, handlerErrorBody(pathId, problem));
+  else reply(state, req, res, 200, JSON.stringify(state.faults.set(patch as object)));
+}

@@ -1,0 +1,143 @@
+import type { AnyRequest, AnyResponse } from '../http/http-response.js';
+import { readRequestBody } from '../http/request-body.js';
+import { admit } from './admit.js';
+import { checkBulkParameters, runBulkChunk, type BulkOperation } from './bulk-handler.js';
+import { parseDocumentPath, type DocumentRoute } from './document-path.js';
+import { answer } from './fault-injection.js';
+import { parseFieldSet } from './field-set.js';
+import type { HandlerState } from './handler-state.js';
+import { compileCondition, parseOperationBody, requireFieldsObject, type PreparedOperation } from './operations.js';
+import { QueryParameters } from './query-parameters.js';
+import { notFound, refuseBody, reply, replyError } from './replies.js';
+import { badRequest, handlerErrorBody } from './responses.js';
+import { applyUpdate } from './update-ops.js';
+import { buildScope, checkDocumentType, parseTimeoutMs, parseTraceLevel, resolveCluster, type ScopeContext } from './visit-plan.js';
+import { parseVisitParameters, visitPlain, visitStreamed } from './visit-handler.js';
+
+/** /document/v1: the route and method checked, the body read, the operation prepared, then admitted. */
+
+const collectionMethods = ['GET', 'POST', 'PUT', 'DELETE'];
+const rootMethods = ['GET', 'POST', 'DELETE'];
+
+const defaultBulkTimeChunkMs = 60_000;
+
+export function documentApi(state: HandlerState, req: AnyRequest, res: AnyResponse, pathId: string, queryString: string): void {
+  const route = parseDocumentPath(pathId);
+  if (route.kind === 'none') {
+    notFound(state, req, res, pathId);
+    return;
+  }
+  const method = req.method ?? 'GET';
+  const allowed = route.kind === 'root' ? rootMethods : collectionMethods;
+  if (!allowed.includes(method)) {
+    if (method === 'OPTIONS') {
+      res.writeHead(204, { allow: allowed.join(',') });
+      res.end();
+    } else {
+      reply(state, req, res, 405, handlerErrorBody(pathId, `'${method}' not allowed at '${pathId}'. Allowed methods are: ${allowed.join(', ')}`), {
+        allow: allowed.join(','),
+      });
+    }
+    return;
+  }
+  const query = new QueryParameters(queryString);
+  const withBody = method === 'POST' || method === 'PUT';
+  const dispatch = (body: Buffer | undefined): void => {
+    try {
+      if (route.kind === 'document') documentOperation(state, req, res, route, pathId, query, body);
+      else collectionOperation(state, req, res, route, pathId, query, body);
+    } catch (err) {
+      replyError(state, req, res, pathId, err);
+    }
+  };
+  // Copy (POST on a collection) has no body; everything else that writes reads one.
+  if (withBody && !(method === 'POST' && route.kind !== 'document')) readRequestBody(req, res, pathId, state.maxBodyBytes, dispatch, refuseBody, state);
+  else {
+    if (!req.readableEnded) req.resume();
+    dispatch(undefined);
+  }
+}
+
+function documentOperation(state: HandlerState, req: AnyRequest, res: AnyResponse, route: Extract<DocumentRoute, { kind: 'document' }>, pathId: string, query: QueryParameters, body: Buffer | undefined): void {
+  checkDocumentType(state.documentTypes, route.type);
+  // Without 'cluster', single-document operations go to the first (default-routed) cluster.
+  const cluster = resolveCluster(state.store, query.string('cluster') ?? state.store.clusterNames[0]);
+  const id = route.id;
+  const traceLevel = parseTraceLevel(query);
+  const timeoutMs = parseTimeoutMs(query);
+  query.string('route');
+  const dryRun = query.boolean('dryRun') ?? false;
+  let op: PreparedOperation;
+  switch (req.method) {
+    case 'GET':
+      if (query.has('dryRun')) throw badRequest(`May not specify 'dryRun' at '${pathId}' for a get`);
+      op = { kind: 'get', pathId, id, cluster, traceLevel, timeoutMs, fieldSet: parseFieldSet(query.string('fieldSet')) };
+      break;
+    case 'POST': {
+      const parsed = parseOperationBody(body!.toString('utf8'));
+      const fields = requireFieldsObject(parsed, 'put');
+      const condition = query.string('condition') ?? (parsed.condition as string | undefined);
+      const create = query.boolean('create') ?? (parsed.create as boolean | undefined) ?? false;
+      const matcher = condition === undefined ? undefined : compileCondition(state.selections, condition);
+      op = { kind: 'put', pathId, id, cluster, traceLevel, timeoutMs, fields, fieldsJson: parsed.fieldsJson, condition, matcher, create, dryRun };
+      break;
+    }
+    case 'PUT': {
+      const parsed = parseOperationBody(body!.toString('utf8'));
+      const fields = parsed.fields ?? {};
+      applyUpdate({}, fields); // Validates the operations (unknown ones are a 400) before admission.
+      const condition = query.string('condition') ?? (parsed.condition as string | undefined);
+      const create = query.boolean('create') ?? (parsed.create as boolean | undefined) ?? false;
+      op = { kind: 'update', pathId, id, cluster, traceLevel, timeoutMs, fields, condition, matcher: compileCondition(state.selections, condition), create, dryRun };
+      break;
+    }
+    default: {
+      const condition = query.string('condition');
+      op = { kind: 'remove', pathId, id, cluster, traceLevel, timeoutMs, condition, matcher: compileCondition(state.selections, condition), dryRun };
+    }
+  }
+  admit(state, req, res, pathId, id, op.kind !== 'get', timeoutMs, op);
+}
+
+function collectionOperation(state: HandlerState, req: AnyRequest, res: AnyResponse, route: Extract<DocumentRoute, { kind: 'root' | 'collection' }>, pathId: string, query: QueryParameters, body: Buffer | undefined): void {
+  const scopeContext: ScopeContext = { store: state.store, globalTypes: state.globalTypes, documentTypes: state.documentTypes, selections: state.selections };
+  const wantedCluster = query.string('cluster');
+  if (req.method === 'GET') {
+    if (route.kind === 'root' && wantedCluster === undefined)
+      throw badRequest("Must set 'cluster' parameter to a valid content cluster id when visiting at a root /document/v1/ level");
+    const params = parseVisitParameters(query, pathId, req.headers.accept);
+    const scope = buildScope(scopeContext, route, query, pathId, resolveCluster(state.store, wantedCluster));
+    const settings = { chunkDocuments: state.visitChunkDocuments, cutStreamAfterDocuments: state.faults.current.cutStreamAfterDocuments };
+    admit(state, req, res, pathId, undefined, false, scope.timeoutMs, () => {
+      if (!params.stream) {
+        visitPlain(res, scope, params, settings);
+        if (state.log !== undefined) state.log(`${req.method} ${req.url} 200`);
+        return;
+      }
+      return visitStreamed(res, scope, params, settings).then((status) => {
+        if (state.log !== undefined) state.log(`${req.method} ${req.url} ${status} (streamed)`);
+      });
+    });
+    return;
+  }
+
+  const what = req.method === 'PUT' ? 'a bulk update' : req.method === 'DELETE' ? 'a bulk delete' : 'a copy';
+  checkBulkParameters(query, pathId, what);
+  const cluster = resolveCluster(state.store, wantedCluster);
+  let operation: BulkOperation;
+  if (req.method === 'PUT') {
+    if (route.kind !== 'collection') throw badRequest('Document type must be specified for mass updates');
+    const parsed = parseOperationBody(body!.toString('utf8'));
+    const fields = parsed.fields ?? {};
+    applyUpdate({}, fields);
+    operation = { kind: 'update', fields };
+  } else if (req.method === 'DELETE') {
+    operation = { kind: 'delete' };
+  } else {
+    const destination = resolveCluster(state.store, query.require('destinationCluster', pathId));
+    operation = { kind: 'copy', destination };
+  }
+  const timeChunkMs = query.durationMs('timeChunk') ?? defaultBulkTimeChunkMs;
+  const scope = buildScope(scopeContext, route, query, pathId, cluster);
+  admit(state, req, res, pathId, undefined, true, scope.timeoutMs, () => answer(state, req, res, 200, runBulkChunk(scope, operation, state.visitChunkDocuments, timeChunkMs)));
+}

@@ -1,0 +1,321 @@
+import { badRequest } from './responses.js';
+
+/**
+ * The simulator's documents: one in-memory store per content cluster. A remove leaves a tombstone, as the
+ * service does, so visits with `includeRemoves` can report it. Documents are visited in bucket order: the
+ * bucket is a 32-bit hash of the id's location (n=, g=, or the whole id), so documents with the same number
+ * or group sit together, and a slice is `bucket % slices`.
+ */
+export interface StoredEntry {
+  readonly id: string;
+  /** JSON.stringify(id), computed once: visits write it for every document. */
+  readonly idJson: string;
+  readonly namespace: string;
+  readonly type: string;
+  readonly bucket: number;
+  /** A remove leaves the entry as a tombstone. */
+  removed: boolean;
+  /**
+   * The fields, parsed. A live entry holds `fields`, `fieldsJson` or both: a put keeps only the JSON text (one
+   * string per document is far cheaper for the garbage collector than an object graph), and the parsed form
+   * is made on demand (selections, updates) and kept.
+   */
+  fields: Record<string, unknown> | undefined;
+  /** The fields serialized, as visits and gets write them. */
+  fieldsJson: string | undefined;
+  timestampMicros: number;
+}
+
+/** A live document as tests see it. */
+export interface StoredDocument {
+  id: string;
+  fields: Record<string, unknown>;
+  timestampMicros: number;
+}
+
+export interface SeedDocument {
+  id: string;
+  fields: Record<string, unknown>;
+}
+
+/** Microseconds since the epoch, strictly increasing per clock (each write to a store gets its own timestamp). */
+export class MicrosClock {
+  private last = 0;
+
+  now(): number {
+    let t = Date.now() * 1000;
+    if (t <= this.last) t = this.last + 1;
+    this.last = t;
+    return t;
+  }
+}
+
+/** FNV-1a, 32 bits: cheap, stable, and spreads ids evenly over buckets. */
+export function hash32(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+interface IdParts {
+  namespace: string;
+  type: string;
+  bucket: number;
+}
+
+/** Splits `id:<ns>:<type>:<kv>:<local>` without validating (ids reaching the store are already checked). */
+export function idParts(id: string): IdParts {
+  const c1 = id.indexOf(':', 3);
+  const c2 = id.indexOf(':', c1 + 1);
+  const c3 = id.indexOf(':', c2 + 1);
+  if (!id.startsWith('id:') || c1 < 0 || c2 < 0 || c3 < 0) throw new Error(`not a document id: '${id}'`);
+  const kv = id.slice(c2 + 1, c3);
+  let bucket: number;
+  if (kv.startsWith('n=')) bucket = Number(BigInt.asUintN(32, BigInt(kv.slice(2))));
+  else if (kv.startsWith('g=')) bucket = hash32(kv.slice(2));
+  else bucket = hash32(id);
+  return { namespace: id.slice(3, c1), type: id.slice(c1 + 1, c2), bucket };
+}
+
+export function compareEntries(a: StoredEntry, b: StoredEntry): number {
+  if (a.bucket !== b.bucket) return a.bucket < b.bucket ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** Position in the visit order, as carried by a continuation token. */
+export interface VisitPosition {
+  bucket: number;
+  id: string;
+}
+
+const tokenPrefix = 'sim1:';
+
+export function encodeContinuation(position: VisitPosition): string {
+  return Buffer.from(`${tokenPrefix}${position.bucket.toString(16)}:${position.id}`, 'utf8').toString('base64url');
+}
+
+export function decodeContinuation(token: string): VisitPosition {
+  const text = Buffer.from(token, 'base64url').toString('utf8');
+  const sep = text.indexOf(':', tokenPrefix.length);
+  const bucket = sep < 0 ? NaN : parseInt(text.slice(tokenPrefix.length, sep), 16);
+  if (!text.startsWith(tokenPrefix) || !Number.isFinite(bucket)) throw badRequest(`Failed parsing continuation token '${token}'`);
+  return { bucket, id: text.slice(sep + 1) };
+}
+
+export class ClusterStore {
+  private readonly entries = new Map<string, StoredEntry>();
+  private live = 0;
+  private ordered: StoredEntry[] | null = null;
+  /** Entries added since `ordered` was built; merged in on the next visit rather than re-sorting everything. */
+  private added: StoredEntry[] = [];
+
+  /** The store's clock, shared by its clusters so a copy between them keeps timestamps increasing. */
+  constructor(
+    readonly name: string,
+    readonly clock: MicrosClock = new MicrosClock(),
+  ) {}
+
+  get size(): number {
+    return this.live;
+  }
+
+  entry(id: string): StoredEntry | undefined {
+    return this.entries.get(id);
+  }
+
+  /** The live document, or undefined when absent or removed. */
+  document(id: string): StoredEntry | undefined {
+    const e = this.entries.get(id);
+    return e !== undefined && !e.removed ? e : undefined;
+  }
+
+  /** Writes a document; given its JSON text, the parsed `fields` are not kept (see StoredEntry.fields). */
+  put(id: string, fields: Record<string, unknown> | undefined, timestampMicros = this.clock.now(), fieldsJson?: string): StoredEntry {
+    if (fieldsJson !== undefined) fields = undefined;
+    else if (fields === undefined) fields = {};
+    const existing = this.entries.get(id);
+    if (existing !== undefined) {
+      if (existing.removed) this.live++;
+      existing.removed = false;
+      existing.fields = fields;
+      existing.fieldsJson = fieldsJson;
+      existing.timestampMicros = timestampMicros;
+      return existing;
+    }
+    const entry = newEntry(id, false, fields, fieldsJson, timestampMicros);
+    this.entries.set(id, entry);
+    this.live++;
+    this.noteAdded(entry);
+    return entry;
+  }
+
+  /** Marks the document removed (a tombstone is kept even for an id never seen, as the service does). */
+  remove(id: string, timestampMicros = this.clock.now()): boolean {
+    const existing = this.entries.get(id);
+    if (existing !== undefined) {
+      const wasLive = !existing.removed;
+      if (wasLive) this.live--;
+      existing.removed = true;
+      existing.fields = undefined;
+      existing.fieldsJson = undefined;
+      existing.timestampMicros = timestampMicros;
+      return wasLive;
+    }
+    const tombstone = newEntry(id, true, undefined, undefined, timestampMicros);
+    this.entries.set(id, tombstone);
+    this.noteAdded(tombstone);
+    return false;
+  }
+
+  /**
+   * Every entry (tombstones included) in visit order. The array is replaced, never mutated, when a new id
+   * arrives, so a visit running over an earlier array is unaffected.
+   */
+  orderedEntries(): StoredEntry[] {
+    if (this.ordered === null) {
+      this.ordered = [...this.entries.values()].sort(compareEntries);
+      this.added = [];
+    } else if (this.added.length > 0) {
+      this.ordered = mergeSorted(this.ordered, this.added.sort(compareEntries));
+      this.added = [];
+    }
+    return this.ordered;
+  }
+
+  private noteAdded(entry: StoredEntry): void {
+    if (this.ordered === null) return;
+    // Past a quarter of the corpus a full sort is cheaper than merging.
+    if (this.added.length > (this.ordered.length >> 2) + 1024) {
+      this.ordered = null;
+      this.added = [];
+    } else this.added.push(entry);
+  }
+
+  /** Index of the first entry after `position` in `ordered`. */
+  static indexAfter(ordered: StoredEntry[], position: VisitPosition): number {
+    let lo = 0;
+    let hi = ordered.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const e = ordered[mid]!;
+      const after = e.bucket > position.bucket || (e.bucket === position.bucket && e.id > position.id);
+      if (after) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.live = 0;
+    this.ordered = null;
+    this.added = [];
+  }
+}
+
+/** Merges two sorted arrays into a new one (the old stays intact for visits still running over it). */
+function mergeSorted(a: StoredEntry[], b: StoredEntry[]): StoredEntry[] {
+  const out = new Array<StoredEntry>(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) out[k++] = compareEntries(a[i]!, b[j]!) <= 0 ? a[i++]! : b[j++]!;
+  while (i < a.length) out[k++] = a[i++]!;
+  while (j < b.length) out[k++] = b[j++]!;
+  return out;
+}
+
+export function fieldsJsonOf(entry: StoredEntry): string {
+  if (entry.fieldsJson === undefined) entry.fieldsJson = JSON.stringify(entry.fields ?? {});
+  return entry.fieldsJson;
+}
+
+/** The parsed fields of a live entry (made from the JSON text on first need, then kept). */
+export function fieldsOf(entry: StoredEntry): Record<string, unknown> {
+  if (entry.fields === undefined) entry.fields = entry.fieldsJson === undefined ? {} : (JSON.parse(entry.fieldsJson) as Record<string, unknown>);
+  return entry.fields;
+}
+
+function toStoredDocument(e: StoredEntry): StoredDocument {
+  // A copy, so tests cannot change the store behind its back.
+  return { id: e.id, fields: JSON.parse(fieldsJsonOf(e)) as Record<string, unknown>, timestampMicros: e.timestampMicros };
+}
+
+/** All clusters' stores; the in-process handle tests use to seed and inspect. */
+export class DocumentStore {
+  private readonly clusters = new Map<string, ClusterStore>();
+  readonly clusterNames: readonly string[];
+  private readonly clock = new MicrosClock();
+
+  constructor(clusterNames: readonly string[]) {
+    if (clusterNames.length === 0) throw new Error('at least one content cluster is needed');
+    this.clusterNames = [...clusterNames];
+    for (const name of clusterNames) this.clusters.set(name, new ClusterStore(name, this.clock));
+  }
+
+  /** The named cluster's store (the first cluster when no name is given). */
+  cluster(name?: string): ClusterStore {
+    const store = this.clusters.get(name ?? this.clusterNames[0]!);
+    if (store === undefined) throw new Error(`no content cluster '${name}'`);
+    return store;
+  }
+
+  /** `get(id)` in the first cluster, or `get(cluster, id)`. */
+  get(clusterOrId: string, id?: string): StoredDocument | undefined {
+    const e = id === undefined ? this.cluster().document(clusterOrId) : this.cluster(clusterOrId).document(id);
+    return e === undefined ? undefined : toStoredDocument(e);
+  }
+
+  put(id: string, fields: Record<string, unknown>, options: { cluster?: string; timestampMicros?: number } = {}): void {
+    this.cluster(options.cluster).put(id, undefined, options.timestampMicros ?? this.clock.now(), JSON.stringify(fields));
+  }
+
+  /** Puts many documents at once; returns how many. */
+  seed(documents: Iterable<SeedDocument>, options: { cluster?: string } = {}): number {
+    const store = this.cluster(options.cluster);
+    let n = 0;
+    for (const d of documents) {
+      store.put(d.id, undefined, this.clock.now(), JSON.stringify(d.fields));
+      n++;
+    }
+    return n;
+  }
+
+  remove(id: string, options: { cluster?: string } = {}): boolean {
+    return this.cluster(options.cluster).remove(id);
+  }
+
+  /** Live documents in one cluster, or in all clusters when none is named. */
+  size(cluster?: string): number {
+    if (cluster !== undefined) return this.cluster(cluster).size;
+    let n = 0;
+    for (const c of this.clusters.values()) n += c.size;
+    return n;
+  }
+
+  /** Live documents in visit order (one cluster, or all clusters one after another). */
+  all(cluster?: string): StoredDocument[] {
+    const stores = cluster !== undefined ? [this.cluster(cluster)] : [...this.clusters.values()];
+    const out: StoredDocument[] = [];
+    for (const s of stores) for (const e of s.orderedEntries()) if (!e.removed) out.push(toStoredDocument(e));
+    return out;
+  }
+
+  clear(): void {
+    for (const c of this.clusters.values()) c.clear();
+  }
+}
+
+function newEntry(
+  id: string,
+  removed: boolean,
+  fields: Record<string, unknown> | undefined,
+  fieldsJson: string | undefined,
+  timestampMicros: number,
+): StoredEntry {
+  const parts = idParts(id);
+  return { id, idJson: JSON.stringify(id), namespace: parts.namespace, type: parts.type, bucket: parts.bucket, removed, fields, fieldsJson, timestampMicros };
+}

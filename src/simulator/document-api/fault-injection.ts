@@ -1,0 +1,71 @@
+import { destroyConnection, isGone, sendThenCut, writeChunk, type AnyRequest, type AnyResponse } from '../http/http-response.js';
+import { feedBlockMessage, injectedErrorMessage } from '../faults.js';
+import type { HandlerState, Work } from './handler-state.js';
+import { executeOperation } from './operations.js';
+import { reply, replyError } from './replies.js';
+import { handlerErrorBody, idBody, jsonContentType, storageErrorBody } from './responses.js';
+
+/**
+ * Serves an admitted request: the injected faults that replace the work (stall, garbage, an error status, feed
+ * block) are drawn first, then the work runs. The admission is released when the answer is done (for a
+ * streamed visit or a stall, when its promise settles).
+ */
+export function serve(state: HandlerState, req: AnyRequest, res: AnyResponse, pathId: string, id: string | undefined, write: boolean, work: Work): void {
+  const { faults, admission } = state;
+  let pending: void | Promise<void> = undefined;
+  try {
+    const fault = faults.drawResponseFault();
+    const injected = fault === undefined ? faults.drawError() : 0;
+    if (fault === 'stall') {
+      // Accepted and never answered; the admission is held until the client gives up on the connection.
+      pending = isGone(res) ? undefined : new Promise<void>((resolve) => res.once('close', () => resolve()));
+      if (state.log !== undefined) state.log(`${req.method} ${req.url} (stalled)`);
+    } else if (fault === 'garbage') {
+      const garbage = faults.nextGarbageBody();
+      res.writeHead(200, { 'content-type': garbage.contentType, 'content-length': Buffer.byteLength(garbage.body) });
+      res.end(garbage.body);
+      if (state.log !== undefined) state.log(`${req.method} ${req.url} 200 (not JSON)`);
+    } else if (injected !== 0) {
+      const message = injectedErrorMessage(injected);
+      // 503 comes from the HTTP layer and 429 from the handler queue; the rest from storage, with the id.
+      if (id === undefined || injected === 503) reply(state, req, res, injected, handlerErrorBody(pathId, message));
+      else reply(state, req, res, injected, storageErrorBody(pathId, id, message));
+    } else if (write && faults.current.feedBlock) {
+      faults.note('feed-block');
+      if (id === undefined) reply(state, req, res, 500, handlerErrorBody(pathId, feedBlockMessage));
+      else reply(state, req, res, 507, storageErrorBody(pathId, id, feedBlockMessage));
+    } else if (typeof work === 'function') {
+      pending = work();
+    } else if (work.kind !== 'get' && work.dryRun) {
+      reply(state, req, res, 200, idBody(pathId, work.id));
+    } else {
+      const result = executeOperation(work);
+      answer(state, req, res, result.status, result.body);
+    }
+  } catch (err) {
+    replyError(state, req, res, pathId, err);
+  }
+  if (pending === undefined) admission.release();
+  else
+    pending.then(
+      () => admission.release(),
+      (err: unknown) => {
+        admission.release();
+        replyError(state, req, res, pathId, err);
+      },
+    );
+}
+
+/** Answers work that was done, unless a truncate or close fault loses the answer on the way. */
+export function answer(state: HandlerState, req: AnyRequest, res: AnyResponse, status: number, body: string): void {
+  if (isGone(res)) return;
+  if (state.faults.drawTruncate()) {
+    // The whole body, but a length that promises more: the client waits for bytes that never come, then the cut.
+    res.writeHead(status, { 'content-type': jsonContentType, 'content-length': Buffer.byteLength(body) + 64 });
+    writeChunk(res, body, () => destroyConnection(res));
+    if (state.log !== undefined) state.log(`${req.method} ${req.url} ${status} (cut short)`);
+  } else if (state.faults.drawClose()) {
+    sendThenCut(res, status, body);
+    if (state.log !== undefined) state.log(`${req.method} ${req.url} ${status} (connection cut)`);
+  } else reply(state, req, res, status, body);
+}

@@ -1,0 +1,23 @@
+import type { Admission } from '../admission.js';
+import type { Faults } from '../faults.js';
+import type { DocumentStore } from './document-store.js';
+import type { PreparedOperation } from './operations.js';
+import type { SelectionCache } from './selection-cache.js';
+
+/** What one simulated container's request handler works on; each document server has its own. */
+export interface HandlerState {
+  store: DocumentStore;
+  faults: Faults;
+  admission: Admission;
+  /** null: any document type is accepted (nothing deployed yet). */
+  documentTypes: Set<string> | null;
+  globalTypes: Set<string>;
+  /** Compiled selections and conditions, by text. */
+  selections: SelectionCache;
+  maxBodyBytes: number;
+  visitChunkDocuments: number;
+  log: ((line: string) => void) | undefined;
+}
+
+/** What an admitted request does: a single-document operation, or a visit/bulk run (possibly async). */
+export type Work = PreparedOperation | (() => void | Promise<void>);

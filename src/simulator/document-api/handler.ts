@@ -1,0 +1,45 @@
+import { enterConnection } from '../http/connection-order.js';
+import type { AnyRequest, AnyResponse } from '../http/http-response.js';
+import { adminPath } from './admin-paths.js';
+import { documentApi } from './document-routes.js';
+import type { HandlerState } from './handler-state.js';
+import { notFound, reply, replyError } from './replies.js';
+
+export type { HandlerState } from './handler-state.js';
+
+const handlerListing = JSON.stringify({
+  handlers: [
+    {
+      id: 'com.yahoo.document.restapi.resource.DocumentV1ApiHandler',
+      class: 'com.yahoo.document.restapi.resource.DocumentV1ApiHandler',
+      bundle: 'vespaclient-container-plugin:8.0.0',
+      serverBindings: ['http://*/document/v1/*'],
+    },
+  ],
+});
+
+/**
+ * The request dispatcher for one simulated container: /document/v1 (the document API), `/` (the handler
+ * listing the official CLI checks), a health page, and the simulator's own admin paths under /_sim/.
+ * Requests on one HTTP/1.1 connection start in order (connection-order.ts).
+ */
+export function createRequestHandler(state: HandlerState): (req: AnyRequest, res: AnyResponse) => void {
+  function start(req: AnyRequest, res: AnyResponse): void {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const pathId = q < 0 ? url : url.slice(0, q);
+    try {
+      if (pathId.startsWith('/document/v1')) documentApi(state, req, res, pathId, q < 0 ? '' : url.slice(q + 1));
+      else if (pathId.startsWith('/_sim/')) adminPath(state, req, res, pathId);
+      else if (pathId === '/' && (req.method === 'GET' || req.method === 'HEAD')) reply(state, req, res, 200, handlerListing);
+      else if (pathId === '/state/v1/health' || pathId === '/status.html') reply(state, req, res, 200, '{"status":{"code":"up"}}');
+      else notFound(state, req, res, pathId);
+    } catch (err) {
+      replyError(state, req, res, pathId, err);
+    }
+  }
+
+  return function handle(req: AnyRequest, res: AnyResponse): void {
+    enterConnection(start, req, res);
+  };
+}

@@ -1,0 +1,132 @@
+import type { DocumentRoute } from './document-path.js';
+import type { QueryParameters } from './query-parameters.js';
+import { badRequest } from './responses.js';
+import { matches, type Matcher, type SelectionCache } from './selection-cache.js';
+import { ClusterStore, decodeContinuation, type DocumentStore, type StoredEntry, type VisitPosition } from './document-store.js';
+
+/**
+ * What a visit or bulk request covers, from its path and parameters: the cluster, which entries qualify and
+ * where to start. Shared by plain visits, streamed visits and the bulk operations.
+ */
+export interface VisitScope {
+  pathId: string;
+  cluster: ClusterStore;
+  /** Snapshot of the visit order at the start of the request. */
+  ordered: StoredEntry[];
+  /** Index in `ordered` to start at (after the continuation). */
+  start: number;
+  accepts: (entry: StoredEntry) => boolean;
+  includeRemoves: boolean;
+  timeoutMs: number;
+  traceLevel: number;
+}
+
+export interface ScopeContext {
+  store: DocumentStore;
+  /** Types stored in the global bucket space (visible only with bucketSpace=global). */
+  globalTypes: ReadonlySet<string>;
+  documentTypes: ReadonlySet<string> | null;
+  selections: SelectionCache;
+}
+
+export const defaultTimeoutMs = 180_000;
+
+export function clusterList(names: readonly string[]): string {
+  return `'${names.join("', '")}'`;
+}
+
+/** The service's cluster rules, with its exact messages. */
+export function resolveCluster(store: DocumentStore, wanted: string | undefined): ClusterStore {
+  const names = store.clusterNames;
+  if (wanted !== undefined) {
+    if (!names.includes(wanted)) throw badRequest(`Your Vespa deployment has no content cluster '${wanted}', only ${clusterList(names)}`);
+    return store.cluster(wanted);
+  }
+  if (names.length > 1) throw badRequest(`Please specify one of the content clusters in your Vespa deployment: ${clusterList(names)}`);
+  return store.cluster(names[0]);
+}
+
+export function checkDocumentType(types: ReadonlySet<string> | null, type: string): void {
+  if (types !== null && !types.has(type))
+    throw badRequest(`unknown document type '${type}': this deployment has ${types.size === 0 ? 'no document types' : `only ${clusterList([...types])}`}`);
+}
+
+export function parseTraceLevel(query: QueryParameters): number {
+  const level = query.integer('tracelevel');
+  if (level === undefined) return 0;
+  if (level < 0 || level > 9) throw badRequest(`tracelevel must be in [0, 9], got ${level}`);
+  return level;
+}
+
+export function parseTimeoutMs(query: QueryParameters): number {
+  return query.durationMs('timeout') ?? defaultTimeoutMs;
+}
+
+/** Builds the scope; `cluster` is what the request resolved (it differs in rules between visit and bulk). */
+export function buildScope(
+  context: ScopeContext,
+  route: Extract<DocumentRoute, { kind: 'root' | 'collection' }>,
+  query: QueryParameters,
+  pathId: string,
+  cluster: ClusterStore,
+): VisitScope {
+  if (route.kind === 'collection') checkDocumentType(context.documentTypes, route.type);
+  const timeoutMs = parseTimeoutMs(query);
+  const traceLevel = parseTraceLevel(query);
+
+  const bucketSpace = query.string('bucketSpace');
+  if (bucketSpace !== undefined && bucketSpace !== 'default' && bucketSpace !== 'global')
+    throw badRequest(`Bucket space '${bucketSpace}' is not a known bucket space; expected one of default, global`);
+
+  const slices = query.integer('slices');
+  const sliceId = query.integer('sliceId');
+  if ((slices === undefined) !== (sliceId === undefined)) throw badRequest("None or both of 'slices' and 'sliceId' must be set");
+  if (slices !== undefined && slices <= 0) throw badRequest(`slices must be positive, got ${slices}`);
+  if (slices !== undefined && sliceId !== undefined && (sliceId < 0 || sliceId >= slices))
+    throw badRequest(`sliceId must be in [0, ${slices}), got ${sliceId}`);
+
+  const from = query.long('fromTimestamp');
+  const to = query.long('toTimestamp');
+  if (from !== undefined && from < 0n) throw badRequest('fromTimestamp must be non-negative');
+  if (to !== undefined && to < 0n) throw badRequest('toTimestamp must be non-negative');
+  if (from !== undefined && to !== undefined && from > to)
+    throw badRequest('toTimestamp must be greater than, or equal to, fromTimestamp');
+  const fromMicros = from === undefined ? undefined : Number(from);
+  const toMicros = to === undefined ? undefined : Number(to);
+
+  const includeRemoves = query.boolean('includeRemoves') ?? false;
+
+  const selectionText = query.string('selection');
+  const matcher: Matcher | undefined = selectionText === undefined ? undefined : context.selections.compile(selectionText, 'selection');
+
+  const continuation = query.string('continuation');
+  const position: VisitPosition | undefined = continuation === undefined ? undefined : decodeContinuation(continuation);
+
+  // The path's type, namespace and number/group are ANDed with the selection; checked natively for speed.
+  const idPrefix =
+    route.kind === 'collection'
+      ? `id:${route.namespace}:${route.type}:${route.location === undefined ? '' : route.location.kind === 'number' ? `n=${route.location.value}:` : `g=${route.location.value}:`}`
+      : undefined;
+  const { globalTypes } = context;
+  // A typed path visits the type's own bucket space; at the root the parameter decides.
+  const wantGlobal = route.kind === 'collection' ? globalTypes.has(route.type) : bucketSpace === 'global';
+
+  const accepts = (e: StoredEntry): boolean => {
+    if (idPrefix !== undefined && !e.id.startsWith(idPrefix)) return false;
+    if (globalTypes.has(e.type) !== wantGlobal) return false;
+    if (slices !== undefined && e.bucket % slices !== sliceId) return false;
+    if (fromMicros !== undefined && e.timestampMicros < fromMicros) return false;
+    if (toMicros !== undefined && e.timestampMicros > toMicros) return false;
+    if (e.removed) return includeRemoves;
+    return matcher === undefined || matches(matcher, e);
+  };
+
+  const ordered = cluster.orderedEntries();
+  const start = position === undefined ? 0 : ClusterStore.indexAfter(ordered, position);
+  return { pathId, cluster, ordered, start, accepts, includeRemoves, timeoutMs, traceLevel };
+}
+
+export function percentFinished(scope: VisitScope, nextIndex: number): number {
+  if (scope.ordered.length === 0) return 100;
+  return Math.round((nextIndex / scope.ordered.length) * 100_000) / 1000;
+}

@@ -1,0 +1,60 @@
+import http2 from 'node:http2';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { jsonContentType } from '../document-api/responses.js';
+
+/** The request side of an HTTP/1.1 or HTTP/2 (compatibility API) exchange. */
+export type AnyRequest = IncomingMessage | http2.Http2ServerRequest;
+
+/** The response side of an HTTP/1.1 or HTTP/2 (compatibility API) exchange: the calls both have. */
+export type AnyResponse = ServerResponse | http2.Http2ServerResponse;
+
+export function sendJson(res: AnyResponse, status: number, body: string, extraHeaders?: Record<string, string>): void {
+  const headers: Record<string, string | number> = { 'content-type': jsonContentType, 'content-length': Buffer.byteLength(body) };
+  if (extraHeaders !== undefined) Object.assign(headers, extraHeaders);
+  res.writeHead(status, headers);
+  res.end(body);
+}
+
+/**
+ * Destroys the connection under a response: for HTTP/1.1 the socket, for HTTP/2 the session (so every stream
+ * on it fails, as when a TCP connection drops).
+ */
+export function destroyConnection(res: AnyResponse): void {
+  if (res instanceof http2.Http2ServerResponse) {
+    const session = res.stream.session;
+    if (session !== undefined) session.destroy();
+    else res.stream.destroy();
+    return;
+  }
+  res.socket?.destroy();
+}
+
+/** Writes the headers and part of the body, then cuts the connection: an answer lost after the work was done. */
+export function sendThenCut(res: AnyResponse, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': jsonContentType, 'content-length': Buffer.byteLength(body) });
+  writeChunk(res, body.slice(0, Math.max(1, body.length >> 1)), () => destroyConnection(res));
+}
+
+/** res.write for either protocol (their overloads do not unify in TypeScript). */
+export function writeChunk(res: AnyResponse, chunk: string, callback?: () => void): boolean {
+  return (res as ServerResponse).write(chunk, callback as (err?: Error | null) => void);
+}
+
+/** Resolves when the response may take more data, or when the connection is gone. */
+export function waitForDrain(res: AnyResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+export function isGone(res: AnyResponse): boolean {
+  if (res instanceof http2.Http2ServerResponse) return res.stream.destroyed || res.stream.closed;
+  // A pipelined response waiting for its turn has no socket yet: it is not gone.
+  return res.destroyed || (res.socket !== null && res.socket.destroyed);
+}

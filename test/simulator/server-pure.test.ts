@@ -1,0 +1,275 @@
+import { describe, expect, it } from 'vitest';
+import { prefersJsonl } from '../../src/simulator/document-api/accept.js';
+import { parseDocumentPath } from '../../src/simulator/document-api/document-path.js';
+import { Admission } from '../../src/simulator/admission.js';
+import { Faults, seededRandom, validateFaultPatch } from '../../src/simulator/faults.js';
+import { parseFieldSet, projectFields } from '../../src/simulator/document-api/field-set.js';
+import { QueryParameters, parseDurationMs } from '../../src/simulator/document-api/query-parameters.js';
+import { HandlerError } from '../../src/simulator/document-api/responses.js';
+import { ClusterStore, decodeContinuation, encodeContinuation, idParts } from '../../src/simulator/document-api/document-store.js';
+import { applyUpdate, parseFieldPath } from '../../src/simulator/document-api/update-ops.js';
+
+function status400(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(HandlerError);
+    expect((err as HandlerError).status).toBe(400);
+    return (err as HandlerError).message;
+  }
+  throw new Error('expected a 400');
+}
+
+describe('document paths', () => {
+  it('parses the three document forms, decoding each segment with + as space', () => {
+    expect(parseDocumentPath('/document/v1/ns/music/docid/a%2Fb/c+d')).toEqual({
+      kind: 'document',
+      namespace: 'ns',
+      type: 'music',
+      location: undefined,
+      id: 'id:ns:music::a/b/c d',
+    });
+    expect(parseDocumentPath('/document/v1/ns/music/number/-12/x:y')).toMatchObject({ id: 'id:ns:music:n=-12:x:y' });
+    expect(parseDocumentPath('/document/v1/ns/music/group/g%20h/x')).toMatchObject({ id: 'id:ns:music:g=g h:x' });
+    // Encoded dots are an ordinary local part; only the raw '.'/'..' segments are refused.
+    expect(parseDocumentPath('/document/v1/ns/music/docid/%2E%2E')).toMatchObject({ id: 'id:ns:music::..' });
+  });
+
+  it('names collections and the root', () => {
+    expect(parseDocumentPath('/document/v1/')).toEqual({ kind: 'root' });
+    expect(parseDocumentPath('/document/v1')).toEqual({ kind: 'root' });
+    expect(parseDocumentPath('/document/v1/ns/music/docid')).toMatchObject({ kind: 'collection', type: 'music' });
+    expect(parseDocumentPath('/document/v1/ns/music/docid/')).toMatchObject({ kind: 'collection', type: 'music' });
+    expect(parseDocumentPath('/document/v1/ns/music/group/g/')).toMatchObject({ kind: 'collection', location: { kind: 'group', value: 'g' } });
+    expect(parseDocumentPath('/document/v1/ns/music/number/7/')).toMatchObject({ kind: 'collection', location: { kind: 'number', value: '7' } });
+  });
+
+  it('does not match other paths', () => {
+    expect(parseDocumentPath('/document/v2/ns/music/docid/a')).toEqual({ kind: 'none' });
+    expect(parseDocumentPath('/document/v1/ns/music/other/a')).toEqual({ kind: 'none' });
+    expect(parseDocumentPath('/document/v1/ns')).toEqual({ kind: 'none' });
+    expect(parseDocumentPath('/document/v1x')).toEqual({ kind: 'none' });
+  });
+
+  it('refuses empty, . and .. segments, bad numbers and bad encodings', () => {
+    expect(status400(() => parseDocumentPath('/document/v1/ns/music/docid/a//b'))).toContain('Empty path segment');
+    expect(status400(() => parseDocumentPath('/document/v1/ns/music/docid/a/'))).toContain('Empty path segment');
+    expect(status400(() => parseDocumentPath('/document/v1/ns/music/docid/..'))).toContain("'..'");
+    expect(status400(() => parseDocumentPath('/document/v1/ns/./docid/a'))).toContain("'.'");
+    expect(status400(() => parseDocumentPath('/document/v1/ns/music/number/abc/a'))).toContain("Failed parsing 'abc'");
+    expect(status400(() => parseDocumentPath('/document/v1/ns/music/number/9223372036854775808/a'))).toContain('9223372036854775808');
+    expect(status400(() => parseDocumentPath('/document/v1/ns/music/docid/%zz'))).toContain('percent-encoding');
+    expect(status400(() => parseDocumentPath('/document/v1/ns/music/docid/a%01b'))).toContain('control character');
+    expect(status400(() => parseDocumentPath('/document/v1/ns/music/group/a%01b/x'))).toBe('Illegal code point U0001 in group');
+  });
+
+});
+
+describe('query parameters', () => {
+  it('takes the last value, decodes + and %XX, and refuses empty values', () => {
+    const q = new QueryParameters('a=1&a=2&s=x+y%21&e=');
+    expect(q.string('a')).toBe('2');
+    expect(q.string('s')).toBe('x y!');
+    expect(status400(() => q.string('e'))).toBe("Expected non-empty value for request property 'e'");
+    expect(q.string('missing')).toBeUndefined();
+  });
+
+  it('parses booleans like Java, integers strictly, and durations with units', () => {
+    const q = new QueryParameters('t=TRUE&f=yes&n=12&bad=1x&timeout=1500ms');
+    expect(q.boolean('t')).toBe(true);
+    expect(q.boolean('f')).toBe(false);
+    expect(q.integer('n')).toBe(12);
+    expect(status400(() => q.integer('bad'))).toContain("Failed parsing '1x'");
+    expect(q.durationMs('timeout')).toBe(1500);
+    expect(parseDurationMs('5s')).toBe(5000);
+    expect(parseDurationMs('2')).toBe(2000);
+    expect(parseDurationMs('0.5s')).toBe(500);
+    expect(parseDurationMs('soon')).toBeUndefined();
+  });
+
+  it('names a disallowed parameter with the path', () => {
+    expect(status400(() => new QueryParameters('route=x').disallow('/p/', 'concurrency', 'route'))).toBe("May not specify 'route' at '/p/'");
+  });
+});
+
+describe('Accept negotiation for streamed visits', () => {
+  it('picks JSONL only when application/jsonl has the highest q (ties included)', () => {
+    expect(prefersJsonl('application/jsonl')).toBe(true);
+    expect(prefersJsonl('application/json;q=0.5, application/jsonl')).toBe(true);
+    expect(prefersJsonl('application/json, application/jsonl')).toBe(true);
+    expect(prefersJsonl('application/json, application/jsonl;q=0.9')).toBe(false);
+    expect(prefersJsonl('application/json')).toBe(false);
+    expect(prefersJsonl('*/*')).toBe(false);
+    expect(prefersJsonl(undefined)).toBe(false);
+  });
+
+  it('refuses an Accept header that does not parse', () => {
+    expect(status400(() => prefersJsonl('application/jsonl;q=high'))).toContain('Accept');
+    expect(status400(() => prefersJsonl('not a media type'))).toContain('Accept');
+  });
+});
+
+describe('field sets', () => {
+  it('understands the named sets and lists', () => {
+    expect(parseFieldSet(undefined)).toEqual({ kind: 'all' });
+    expect(parseFieldSet('[all]')).toEqual({ kind: 'all' });
+    expect(parseFieldSet('music:[document]')).toEqual({ kind: 'all' });
+    expect(parseFieldSet('[id]')).toEqual({ kind: 'none' });
+    expect(parseFieldSet('[none]')).toEqual({ kind: 'none' });
+    expect(parseFieldSet('music:a,b')).toEqual({ kind: 'some', fields: ['a', 'b'] });
+    expect(projectFields({ a: 1, b: 2, c: 3 }, parseFieldSet('music:a,c'))).toEqual({ a: 1, c: 3 });
+    expect(status400(() => parseFieldSet('[bogus]'))).toContain("Unknown field set '[bogus]'");
+  });
+});
+
+describe('update operations', () => {
+  it('parses field paths', () => {
+    expect(parseFieldPath('m{k}')).toEqual([{ kind: 'field', name: 'm' }, { kind: 'key', key: 'k' }]);
+    expect(parseFieldPath('a[3]')).toEqual([{ kind: 'field', name: 'a' }, { kind: 'index', index: 3 }]);
+    expect(parseFieldPath('s.sub')).toEqual([{ kind: 'field', name: 's' }, { kind: 'field', name: 'sub' }]);
+  });
+
+  it('assigns, and clears with null', () => {
+    expect(applyUpdate({ a: 1, b: 2 }, { a: { assign: 5 }, b: { assign: null }, c: { assign: 'x' } })).toEqual({ a: 5, c: 'x' });
+  });
+
+  it('does arithmetic', () => {
+    const out = applyUpdate({ i: 10, d: 10, m: 3, q: 9 }, { i: { increment: 2 }, d: { decrement: 4 }, m: { multiply: 2 }, q: { divide: 2 } });
+    expect(out).toEqual({ i: 12, d: 6, m: 6, q: 4 });
+    expect(status400(() => applyUpdate({ q: 1 }, { q: { divide: 0 } }))).toContain('zero');
+  });
+
+  it('starts arithmetic on a field without a value from 0, but not on a missing map entry or element', () => {
+    expect(applyUpdate({ t: 'x' }, { i: { increment: 3 }, d: { decrement: 2 }, m: { multiply: 5 }, q: { divide: 4 } })).toEqual({ t: 'x', i: 3, d: -2, m: 0, q: 0 });
+    expect(applyUpdate({ w: { a: 1 } }, { 'w{b}': { increment: 1 } })).toEqual({ w: { a: 1 } });
+    expect(applyUpdate({ arr: [1] }, { arr: { match: { element: 5, increment: 1 } } })).toEqual({ arr: [1] });
+    expect(status400(() => applyUpdate({}, { q: { divide: 0 } }))).toContain('zero');
+  });
+
+  it('adds to and removes from arrays and weighted sets', () => {
+    expect(applyUpdate({ a: [1, 2] }, { a: { add: [3] } })).toEqual({ a: [1, 2, 3] });
+    expect(applyUpdate({ a: [1, 2, 3, 2] }, { a: { remove: [2] } })).toEqual({ a: [1, 3] });
+    expect(applyUpdate({ w: { x: 1 } }, { w: { add: { y: 2 } } })).toEqual({ w: { x: 1, y: 2 } });
+    expect(applyUpdate({ w: { x: 1, y: 2 } }, { w: { remove: { x: 0 } } })).toEqual({ w: { y: 2 } });
+    expect(applyUpdate({}, { w: { add: { y: 2 } } })).toEqual({ w: { y: 2 } });
+  });
+
+  it('works on map entries, array elements and struct fields through paths', () => {
+    expect(applyUpdate({ m: { k: 'v', j: 'w' } }, { 'm{k}': { remove: 0 } })).toEqual({ m: { j: 'w' } });
+    expect(applyUpdate({ m: { k: 'v' } }, { 'm{n}': { assign: 'z' } })).toEqual({ m: { k: 'v', n: 'z' } });
+    expect(applyUpdate({ a: [1, 2, 3] }, { 'a[1]': { assign: 9 } })).toEqual({ a: [1, 9, 3] });
+    expect(applyUpdate({ s: { sub: 1, o: 2 } }, { 's.sub': { assign: 5 } })).toEqual({ s: { sub: 5, o: 2 } });
+    expect(applyUpdate({ w: { a: 1 } }, { 'w{a}': { increment: 4 } })).toEqual({ w: { a: 5 } });
+  });
+
+  it('matches elements', () => {
+    expect(applyUpdate({ w: { a: 1 } }, { w: { match: { element: 'a', increment: 2 } } })).toEqual({ w: { a: 3 } });
+    expect(applyUpdate({ arr: [5, 6] }, { arr: { match: { element: 1, multiply: 2 } } })).toEqual({ arr: [5, 12] });
+  });
+
+  it('never modifies the input', () => {
+    const current = { a: [1], w: { x: 1 } };
+    applyUpdate(current, { a: { add: [2] }, w: { remove: ['x'] } });
+    expect(current).toEqual({ a: [1], w: { x: 1 } });
+  });
+
+  it('names an unsupported operation', () => {
+    expect(status400(() => applyUpdate({}, { f: { frobnicate: 1 } }))).toBe("Unknown update operation 'frobnicate' on field 'f'");
+    expect(status400(() => applyUpdate({}, { f: 3 }))).toContain("field 'f'");
+  });
+});
+
+describe('store', () => {
+  it('keeps tombstones and counts only live documents', () => {
+    const s = new ClusterStore('c');
+    s.put('id:ns:t::a', { x: 1 });
+    s.put('id:ns:t::b', undefined, undefined, '{"x":2}');
+    expect(s.size).toBe(2);
+    s.remove('id:ns:t::a');
+    expect(s.size).toBe(1);
+    expect(s.document('id:ns:t::a')).toBeUndefined();
+    expect(s.entry('id:ns:t::a')?.removed).toBe(true);
+    s.remove('id:ns:t::never');
+    expect(s.orderedEntries()).toHaveLength(3);
+  });
+
+  it('co-locates documents of one group or number in one bucket', () => {
+    expect(idParts('id:ns:t:g=x:1').bucket).toBe(idParts('id:ns:t:g=x:2').bucket);
+    expect(idParts('id:ns:t:n=5:1').bucket).toBe(5);
+    expect(idParts('id:ns:t:n=-1:1').bucket).toBe(0xffffffff);
+  });
+
+  it('round-trips continuation tokens and refuses foreign ones', () => {
+    const p = { bucket: 12345, id: 'id:ns:t::a:b' };
+    expect(decodeContinuation(encodeContinuation(p))).toEqual(p);
+    expect(status400(() => decodeContinuation('AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'))).toContain('continuation');
+  });
+
+  it('keeps the visit order when documents arrive after it was built, without disturbing a running visit', () => {
+    const s = new ClusterStore('c');
+    for (let i = 0; i < 100; i++) s.put(`id:ns:t::a${i}`, { i });
+    const before = s.orderedEntries();
+    for (let i = 0; i < 30; i++) s.put(`id:ns:t::b${i}`, { i });
+    s.remove('id:ns:t::gone');
+    const after = s.orderedEntries();
+    expect(before).toHaveLength(100);
+    expect(after).toHaveLength(131);
+    expect(after.map((e) => e.id)).toEqual([...after].sort((x, y) => (x.bucket - y.bucket) || (x.id < y.id ? -1 : 1)).map((e) => e.id));
+  });
+
+  it('finds the resume point in the visit order', () => {
+    const s = new ClusterStore('c');
+    for (let i = 0; i < 50; i++) s.put(`id:ns:t::${i}`, { i });
+    const ordered = s.orderedEntries();
+    const at = ordered[20]!;
+    expect(ClusterStore.indexAfter(ordered, { bucket: at.bucket, id: at.id })).toBe(21);
+  });
+});
+
+describe('fault settings', () => {
+  it('validates patches', () => {
+    expect(validateFaultPatch({ errorRate: 0.5, feedBlock: true })).toBeUndefined();
+    expect(validateFaultPatch({ errorRate: 2 })).toContain('errorRate');
+    expect(validateFaultPatch({ nonsense: 1 })).toContain('nonsense');
+    expect(validateFaultPatch({ errorStatuses: [200] })).toContain('errorStatuses');
+  });
+
+  it('draws deterministically from the seed', () => {
+    const a = seededRandom(42);
+    const b = seededRandom(42);
+    expect([a(), a(), a()]).toEqual([b(), b(), b()]);
+    const f = new Faults({ errorRate: 0.5, seed: 7 });
+    const g = new Faults({ errorRate: 0.5, seed: 7 });
+    const drawsF = Array.from({ length: 20 }, () => f.drawError());
+    expect(Array.from({ length: 20 }, () => g.drawError())).toEqual(drawsF);
+    expect(drawsF.some((s) => s !== 0)).toBe(true);
+    expect(drawsF.some((s) => s === 0)).toBe(true);
+  });
+
+  it('admits up to the queue limit', () => {
+    const f = new Admission(new Faults({ queueLimit: 2 }));
+    expect(f.tryAdmit()).toBe(true);
+    expect(f.tryAdmit()).toBe(true);
+    expect(f.tryAdmit()).toBe(false);
+    f.release();
+    expect(f.tryAdmit()).toBe(true);
+  });
+
+  it('spaces operations by the service rate', () => {
+    const f = new Admission(new Faults({ maxOpsPerSecond: 10 }));
+    const first = f.delayMs();
+    const second = f.delayMs();
+    const third = f.delayMs();
+    expect(first).toBeLessThan(1);
+    expect(second).toBeGreaterThan(90);
+    expect(third).toBeGreaterThan(190);
+  });
+
+  it('refuses operations that would queue longer than the queue age limit', () => {
+    const f = new Admission(new Faults({ maxOpsPerSecond: 1, queueLimit: 0 }));
+    const delays = Array.from({ length: 6 }, () => f.delayMs());
+    expect(delays.slice(0, 4).every((d) => d >= 0)).toBe(true);
+    expect(delays[4]).toBe(-1);
+    expect(delays[5]).toBe(-1);
+  });
+});
