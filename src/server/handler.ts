@@ -487,7 +487,7 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
       if (pathId.startsWith('/document/v1')) documentApi(req, res, pathId, q < 0 ? '' : url.slice(q + 1));
       else if (pathId.startsWith('/_sim/')) admin(req, res, pathId);
       else if (pathId === '/' && (req.method === 'GET' || req.method === 'HEAD')) reply(req, res, 200, handlerListing);
-      else if (pathId === '/state/v1/health' || pathId === '/status.html') reply(req, res, 200, '{"status":{"code":"up"}}');
+      else if (pathId === '/state/v1/health' || pathId === '/status.html' || pathId === '/ApplicationStatus') reply(req, res, 200, '{"status":{"code":"up"}}');
       else notFound(req, res, pathId);
     } catch (err) {
       replyError(req, res, pathId, err);

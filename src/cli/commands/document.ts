@@ -10,10 +10,11 @@ import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { indentJson } from '../json-indent.js';
 import { parseRetryAfter, retryDelay } from '../../http/retry-delay.js';
+import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 
 /** get, put, update, remove of one document: print the response JSON; 404 and 412 are clear failures. */
 
-interface DocumentArgs extends SecurityArgs {
+interface DocumentArgs extends SecurityArgs, WaitArgs {
   id: string;
   source?: string;
   target: string;
@@ -32,7 +33,7 @@ interface DocumentArgs extends SecurityArgs {
 type Kind = 'get' | 'put' | 'update' | 'remove';
 
 function options<T>(y: Argv<T>, kind: Kind) {
-  let b = withSecurityOptions(y)
+  let b = withWaitOption(withSecurityOptions(y))
     .positional('id', { type: 'string', demandOption: true, describe: 'Document id, id:<namespace>:<type>::<local>' })
     .option('target', { alias: 't', type: 'string', default: 'http://127.0.0.1:8080', describe: 'Container endpoint' })
     .option('cluster', { type: 'string', describe: 'Content cluster' })
@@ -173,6 +174,7 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
         if (kind === 'put' && text === undefined) throw new VespaBulkError('VB_USAGE', 'put needs the document: JSON {"fields":{...}}, a file, or - for stdin');
       }
       const security = securityFromArgs(args, parseHeaderFlags(args.header));
+      await waitIfAsked(args, args.target, { headers: securityHeaders(security), ...(needsTlsMaterial(security) && { tls: connectOptions(security) }) });
       const client = new DocumentClient({
         endpoint: args.target,
         headers: securityHeaders(security),

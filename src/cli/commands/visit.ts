@@ -6,7 +6,11 @@ import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { fieldsTextOf, readSource } from './document.js';
 import { reportFailuresFile } from './feed.js';
-import { formatDuration, formatRate, ProgressLine } from '../progress.js';
+import { ProgressLine, rateMeter } from '../progress.js';
+import type { ProgressSnapshot } from '../progress-format.js';
+import { red, yellow } from '../color.js';
+import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
+import { exitCodeOfSignal } from '../exit-codes.js';
 import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
 import { exportDocuments, type ExportSummary } from '../../visit/export.js';
 import { outputFormats, type OutputFormat } from '../../visit/formats.js';
@@ -18,7 +22,7 @@ import type { VisitReport, VisitRun } from '../../visit/visitor.js';
 
 /** `visit`, `update-where`, `delete-where` and `copy`: flags into options, results into output. */
 
-interface CommonArgs extends SecurityArgs {
+interface CommonArgs extends SecurityArgs, WaitArgs {
   document?: string;
   target: string;
   selection?: string;
@@ -66,7 +70,7 @@ interface BulkArgs extends CommonArgs {
 }
 
 function commonOptions<T>(y: Argv<T>) {
-  return withSecurityOptions(y)
+  return withWaitOption(withSecurityOptions(y))
     .positional('document', { type: 'string', describe: '<namespace>/<document-type>; omit to visit the whole cluster' })
     .option('target', { alias: 't', type: 'string', default: 'http://127.0.0.1:8080', describe: 'Container endpoint' })
     .option('selection', { alias: 's', type: 'string', describe: 'Document selection, e.g. \'music.year > 2000\'' })
@@ -170,10 +174,10 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     }
     const controller = new AbortController();
     options.signal = controller.signal;
-    let interrupted = false;
-    const onSignal = (): void => {
-      if (interrupted) process.exit(130);
-      interrupted = true;
+    let interrupted: NodeJS.Signals | undefined;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (interrupted !== undefined) process.exit(exitCodeOfSignal(interrupted));
+      interrupted = signal;
       process.stderr.write('\nvespa-bulk: stopping (again to quit at once)\n');
       controller.abort();
     };
@@ -183,15 +187,17 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     const messages = new Set<string>();
     options.onMessage = (m) => {
       if (args.quiet && m.severity === 'info') return;
-      if (m.severity !== 'info' || args.tracelevel) process.stderr.write(`vespa-bulk: ${m.text}\n`);
+      const line = `vespa-bulk: ${m.text}`;
+      if (m.severity !== 'info' || args.tracelevel) process.stderr.write(`${m.severity === 'error' ? red(line) : m.severity === 'warning' ? yellow(line) : line}\n`);
       else if (!messages.has(m.text)) messages.add(m.text);
     };
     let progress: ProgressLine | undefined;
+    let state: ProgressSnapshot['state'] = 'running';
     const startProgress = (run: VisitRun): void => {
-      const started = performance.now();
-      progress = new ProgressLine(() => renderProgress(run, started), { enabled: !args.quiet });
+      progress = new ProgressLine(visitProgressOf(run, performance.now(), () => (interrupted !== undefined && state === 'running' ? 'stopping' : state)), { enabled: !args.quiet });
     };
     try {
+      await waitIfAsked(args, options.endpoint, options, controller.signal);
       if (args['to-endpoint'] !== undefined) {
         if (args.checkpoint !== undefined) throw new VespaBulkError('VB_USAGE', '--checkpoint is not supported with --to-endpoint (the feeder keeps its own)');
         if (args.output !== undefined || args['output-dir'] !== undefined) throw new VespaBulkError('VB_USAGE', 'give --to-endpoint or --output/--output-dir, not both');
@@ -211,11 +217,13 @@ const visitCommand: CommandModule<object, VisitArgs> = {
           },
           onStart: startProgress,
         });
+        state = interrupted !== undefined ? 'stopped' : 'done';
         progress?.stop();
         process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
         if (summary.failuresFile !== undefined) reportFailuresFile(summary.feed['feeder.error.count'], summary.failuresFile);
         if (summary.stopped === 'unauthorized') process.stderr.write('vespa-bulk: migration stopped: the destination refused the credentials: check --to-token (or --to-cert/--to-key)\n');
-        if (!summary.ok) process.exitCode = 1;
+        if (summary.stopped === 'unreachable') process.stderr.write(`${red(`vespa-bulk: migration stopped: nothing answers at the destination ${args['to-endpoint']}: check --to-endpoint`)}\n`);
+        if (!summary.ok) process.exitCode = interrupted !== undefined ? exitCodeOfSignal(interrupted) : 1;
         return;
       }
       const summary = await exportDocuments({
@@ -226,11 +234,13 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         ...(args.checkpoint !== undefined && { checkpoint: args.checkpoint }),
         onStart: startProgress,
       });
+      state = interrupted !== undefined ? 'stopped' : 'done';
       progress?.stop();
       // stdout carries data: when it carries the documents, the summary goes to stderr.
       (toStdout ? process.stderr : process.stdout).write(`${JSON.stringify(exportSummaryJson(summary), null, 2)}\n`);
       reportFailures(summary, args.checkpoint);
-      if (!summary.ok) process.exitCode = interrupted ? 130 : 1;
+      if (interrupted !== undefined) process.exitCode = exitCodeOfSignal(interrupted);
+      else if (!summary.ok) process.exitCode = 1;
     } finally {
       progress?.stop(false);
       process.off('SIGINT', onSignal);
@@ -239,17 +249,30 @@ const visitCommand: CommandModule<object, VisitArgs> = {
   },
 };
 
-function renderProgress(run: VisitRun, started: number): string {
-  const seconds = (performance.now() - started) / 1000;
-  const docs = run.documents();
-  const running = run.slices.filter((s) => s.status === 'running').length;
-  const retries = run.slices.reduce((n, s) => n + s.retries, 0);
-  const percent = run.percentFinished();
-  return (
-    `visit: ${docs.toLocaleString('en-US')} documents, ${formatRate(docs / Math.max(seconds, 0.001))}/s, ` +
-    `${(run.bytes() / 1e6 / Math.max(seconds, 0.001)).toFixed(1)} MB/s, ${percent.toFixed(1)}% · ` +
-    `${running}/${run.slices.length} slices running${retries > 0 ? ` · ${retries} retries` : ''} · ${formatDuration(seconds)}`
-  );
+function visitProgressOf(run: VisitRun, started: number, state: () => ProgressSnapshot['state']): () => ProgressSnapshot {
+  const docsRate = rateMeter();
+  const bytesRate = rateMeter();
+  return () => {
+    const seconds = (performance.now() - started) / 1000;
+    const docs = run.documents();
+    const percent = run.percentFinished();
+    const failed = run.slices.filter((s) => s.status === 'failed').length;
+    return {
+      label: 'visit',
+      state: state(),
+      seconds,
+      done: docs,
+      unit: 'docs',
+      percent,
+      rate: docsRate(docs, seconds),
+      mbPerSecond: bytesRate(run.bytes(), seconds) / 1e6,
+      // Slices are what fails in a visit: a failed one is reported with its token.
+      failed,
+      retried: run.slices.reduce((n, s) => n + s.retries, 0),
+      inflight: { now: run.slices.filter((s) => s.status === 'running').length, limit: run.slices.length, what: 'slices' },
+      ...(percent > 0.5 && percent < 100 && { etaSeconds: (seconds * (100 - percent)) / percent }),
+    };
+  };
 }
 
 export function exportSummaryJson(summary: ExportSummary | VisitReport): Record<string, unknown> {
@@ -284,7 +307,7 @@ function reportFailures(summary: VisitReport, checkpoint: string | undefined): v
           ? `continue with --slice-id ${s.slice}${space} --continuation '${s.continuation}'`
           : 'start it again';
     const hint = s.status_code !== undefined && isAuthFailure(s.status_code) ? ` (${authFailureHint(s.status_code)})` : '';
-    process.stderr.write(`vespa-bulk: slice ${s.slice}${s.bucketSpace === undefined ? '' : ` (${s.bucketSpace} bucket space)`} failed: ${s.error ?? 'unknown error'}${hint}; ${how}\n`);
+    process.stderr.write(`${red(`vespa-bulk: slice ${s.slice}${s.bucketSpace === undefined ? '' : ` (${s.bucketSpace} bucket space)`} failed: ${s.error ?? 'unknown error'}${hint}; ${how}`)}\n`);
   }
 }
 
@@ -328,17 +351,32 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
     },
     handler: async (args) => {
       const controller = new AbortController();
-      const onSignal = (): void => controller.abort();
+      let interrupted: NodeJS.Signals | undefined;
+      const onSignal = (signal: NodeJS.Signals): void => {
+        interrupted ??= signal;
+        controller.abort();
+      };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       let documents = 0;
-      const started = performance.now();
-      const progress = new ProgressLine(
-        () => `${kind}${args['dry-run'] ? ' (dry run)' : ''}: ${documents.toLocaleString('en-US')} documents · ${formatDuration((performance.now() - started) / 1000)}`,
-        { enabled: !args.quiet },
-      );
+      let progress: ProgressLine | undefined;
+      let over = false;
       let summary: BulkSummary;
       try {
+        await waitIfAsked(args, args.target, connectionOf(args), controller.signal);
+        const started = performance.now();
+        const docsRate = rateMeter();
+        progress = new ProgressLine(() => {
+          const seconds = (performance.now() - started) / 1000;
+          return {
+            label: `${kind}${args['dry-run'] ? ' (dry run)' : ''}`,
+            state: interrupted !== undefined ? (over ? 'stopped' : 'stopping') : over ? 'done' : 'running',
+            seconds,
+            done: documents,
+            unit: 'docs',
+            rate: docsRate(documents, seconds),
+          };
+        }, { enabled: !args.quiet });
         summary = await bulkOperation({
           kind,
           endpoint: args.target,
@@ -359,16 +397,17 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
           },
         });
       } finally {
-        progress.stop();
+        over = true;
+        progress?.stop();
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
       }
       process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       if (!summary.ok) {
         process.stderr.write(
-          `vespa-bulk: ${kind} failed: ${summary.error ?? 'unknown error'}${summary.continuation !== undefined ? `; continue with --continuation '${summary.continuation}'` : ''}\n`,
+          `${red(`vespa-bulk: ${kind} failed: ${summary.error ?? 'unknown error'}${summary.continuation !== undefined ? `; continue with --continuation '${summary.continuation}'` : ''}`)}\n`,
         );
-        process.exitCode = 1;
+        process.exitCode = interrupted !== undefined ? exitCodeOfSignal(interrupted) : 1;
       }
     },
   };
