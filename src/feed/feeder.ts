@@ -160,6 +160,7 @@ export class Feeder implements ResponseReceiver<Pending> {
   /** Some answer came from the endpoint: from then on transport errors are outages, retried, not a wrong target. */
   private answered = false;
   private unreachable: VespaBulkError | undefined;
+  private readonly tlsEndpoint: boolean;
   private wake: (() => void) | undefined;
   private maxUnfinished: number;
 
@@ -168,6 +169,7 @@ export class Feeder implements ResponseReceiver<Pending> {
     this.stats = new FeedStats();
     const { origin, prefix } = splitEndpoint(options.endpoint ?? 'http://127.0.0.1:8080');
     this.prefix = prefix;
+    this.tlsEndpoint = origin.startsWith('https:');
     const connections = options.connections ?? 8;
     const pipelining = options.pipelining ?? 32;
     this.connections = connections;
@@ -512,7 +514,7 @@ export class Feeder implements ResponseReceiver<Pending> {
       return;
     }
     if (!this.answered) {
-      const cause = unreachableCause(err);
+      const cause = unreachableCause(err, this.tlsEndpoint);
       if (cause !== undefined) {
         // Nothing has ever answered: a wrong target or a service not up. The operation stays unfinished (the
         // checkpoint covers it), as when the breaker stops the feed, but within a second instead of a minute.
@@ -635,7 +637,8 @@ export class Feeder implements ResponseReceiver<Pending> {
       while (this.unfinished.size > 0 && this.stopping === undefined) await this.sleep();
     }
     if (this.stopping === undefined) return;
-    const graceMs = this.options.stopGraceMs ?? 10_000;
+    // Nothing ever answered: nothing in flight can be on its way to being applied, so none is waited for.
+    const graceMs = this.stopping === 'unreachable' ? 0 : (this.options.stopGraceMs ?? 10_000);
     const until = performance.now() + graceMs;
     let timer: NodeJS.Timeout | undefined;
     while (this.inflight > 0 && performance.now() < until) {

@@ -27,23 +27,33 @@ const causes: Record<string, string> = {
   EPROTO: 'TLS handshake failed',
 };
 
-function codesOf(err: unknown): string[] {
-  const codes: string[] = [];
-  for (let e = err as { code?: unknown; undiciCode?: unknown; cause?: unknown } | undefined, depth = 0; e !== undefined && e !== null && depth < 4; depth++) {
-    if (typeof e.undiciCode === 'string') codes.push(e.undiciCode);
-    if (typeof e.code === 'string') codes.push(e.code);
+/** The error and its causes, outermost first (a TransportError wraps undici's). */
+function chainOf(err: unknown): Array<{ code?: unknown; undiciCode?: unknown; socket?: { bytesRead?: unknown } }> {
+  const chain = [];
+  for (let e = err as { cause?: unknown } | undefined, depth = 0; typeof e === 'object' && e !== null && depth < 4; depth++) {
+    chain.push(e as { code?: unknown });
     e = e.cause as typeof e;
   }
-  return codes;
+  return chain;
 }
 
-/** What a connection-level error means in words, or undefined when it is not one (the endpoint may have answered). */
-export function unreachableCause(err: unknown): string | undefined {
-  for (const code of codesOf(err)) {
-    const known = causes[code];
-    if (known !== undefined) return `${known} (${code})`;
-    // OpenSSL's own codes: the peer speaks no TLS, refused ours, or sent an alert during the handshake.
-    if (code.startsWith('ERR_SSL_')) return `TLS handshake failed (${code})`;
+/**
+ * What a connection-level error means in words, or undefined when it is not one (the endpoint may have
+ * answered). `tls`: the endpoint is https, where a connection closed before a single byte of answer is how a
+ * TLS 1.3 server refuses the client's certificate (the client's side of the handshake has already ended).
+ */
+export function unreachableCause(err: unknown, tls = false): string | undefined {
+  for (const e of chainOf(err)) {
+    for (const code of [e.undiciCode, e.code]) {
+      if (typeof code !== 'string') continue;
+      const known = causes[code];
+      if (known !== undefined) return `${known} (${code})`;
+      // OpenSSL's own codes: the peer speaks no TLS, refused ours, or sent an alert during the handshake.
+      if (code.startsWith('ERR_SSL_')) return `TLS handshake failed (${code})`;
+      if (tls && code === 'UND_ERR_SOCKET' && e.socket?.bytesRead === 0) {
+        return `TLS handshake refused: the server closed the connection without answering; does it need a client certificate (--cert, --key)? (${code})`;
+      }
+    }
   }
   return undefined;
 }

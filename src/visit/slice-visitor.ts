@@ -234,7 +234,7 @@ export class SliceVisitor {
       });
     } catch (err) {
       if (o.reach !== undefined && !o.reach.answered && !o.signal?.aborted) {
-        const cause = unreachableCause(err);
+        const cause = unreachableCause(err, o.origin.startsWith('https:'));
         if (cause !== undefined) throw unreachableError(o.origin + o.pathPrefix, cause, err);
       }
       throw new RequestFailure(`request failed: ${describe(err)}`, undefined);
