@@ -34,9 +34,10 @@ export interface ProgressSnapshot {
 
 interface Segment {
   text: string;
-  /** A shorter form, tried before the segment is dropped. */
+  /** A shorter form, taken when fields of `shortPriority` and above are going. */
   short?: string;
-  /** Lower is kept longer. */
+  shortPriority?: number;
+  /** Lower is kept longer; 0 is never dropped. */
   priority: number;
 }
 
@@ -74,24 +75,24 @@ function segments(p: ProgressSnapshot, color: boolean): Segment[] {
   if (p.percent !== undefined) {
     const percent = `${Math.min(100, Math.max(0, p.percent)).toFixed(p.percent >= 99.95 || p.percent < 10 ? 1 : 0)}%`;
     const text = p.bytes !== undefined ? `${percent} of ${megabytes(p.bytes.read)}/${megabytes(p.bytes.total)} MB` : percent;
-    out.push({ text, short: percent, priority: 1 });
+    out.push({ text, short: percent, shortPriority: 4, priority: 1 });
   }
-  out.push({ text: `${formatCount(p.done)} ${p.unit}`, priority: 2 });
-  if (p.rate !== undefined) out.push({ text: `${formatRate(p.rate)} ${p.unit}/s`, short: `${formatRate(p.rate)}/s`, priority: 3 });
+  out.push({ text: `${formatCount(p.done)} ${p.unit}`, priority: 4 });
+  if (p.rate !== undefined) out.push({ text: `${formatRate(p.rate)} ${p.unit}/s`, short: `${formatRate(p.rate)}/s`, shortPriority: 5, priority: 3 });
   if (p.mbPerSecond !== undefined) out.push({ text: `${formatRate(p.mbPerSecond)} MB/s`, priority: 7 });
-  if (p.ok !== undefined) out.push({ text: `ok ${formatCount(p.ok)}`, priority: 6 });
+  if (p.ok !== undefined) out.push({ text: `ok ${formatCount(p.ok)}`, priority: 7 });
   if (p.failed !== undefined) {
     const text = `failed ${formatCount(p.failed)}`;
     // A failure is the one figure a user must not miss: it stays longest.
-    out.push({ text: p.failed > 0 ? red(text, color) : text, priority: p.failed > 0 ? 1 : 8 });
+    out.push({ text: p.failed > 0 ? red(text, color) : text, priority: p.failed > 0 ? 1 : 9 });
   }
-  if (p.retried !== undefined) out.push({ text: `retried ${formatCount(p.retried)}`, priority: p.retried > 0 ? 5 : 9 });
+  if (p.retried !== undefined) out.push({ text: `retried ${formatCount(p.retried)}`, priority: p.retried > 0 ? 6 : 9 });
   if (p.inflight !== undefined) {
     const pair = `${formatCount(p.inflight.now)}/${formatCount(p.inflight.limit)}`;
-    out.push({ text: `${p.inflight.what ?? 'in flight'} ${pair}`, short: pair, priority: 10 });
+    out.push({ text: `${p.inflight.what ?? 'in flight'} ${pair}`, short: pair, shortPriority: 8, priority: 8 });
   }
-  if (p.p99Ms !== undefined) out.push({ text: `p99 ${p.p99Ms < 10 ? p.p99Ms.toFixed(1) : formatCount(p.p99Ms)} ms`, priority: 9 });
-  if (p.etaSeconds !== undefined && p.state === 'running') out.push({ text: `eta ${formatDuration(p.etaSeconds)}`, priority: 4 });
+  if (p.p99Ms !== undefined) out.push({ text: `p99 ${p.p99Ms < 10 ? p.p99Ms.toFixed(1) : formatCount(p.p99Ms)} ms`, priority: 8 });
+  if (p.etaSeconds !== undefined && p.state === 'running') out.push({ text: `eta ${formatDuration(p.etaSeconds)}`, priority: 2 });
   return out;
 }
 
@@ -104,15 +105,16 @@ export function formatProgress(p: ProgressSnapshot, width: number, color = false
   const segs = segments(p, color);
   const kept = new Set(segs);
   const length = (): number => [...kept].reduce((n, s, i) => n + visibleLength(s.text) + (i === 0 ? 0 : separator.length), 0);
-  // Least important first; among equals, the later field goes first.
-  const order = segs.map((s, i) => ({ s, i })).sort((a, b) => b.s.priority - a.s.priority || b.i - a.i).map((x) => x.s);
-  for (const s of order) {
+  // Shortening and dropping, least important first; among equals, the later field first.
+  const steps: Array<{ priority: number; index: number; apply: () => void }> = [];
+  segs.forEach((s, index) => {
+    if (s.short !== undefined) steps.push({ priority: s.shortPriority ?? s.priority, index, apply: () => (s.text = s.short!) });
+    if (s.priority > 0) steps.push({ priority: s.priority, index, apply: () => kept.delete(s) });
+  });
+  steps.sort((a, b) => b.priority - a.priority || b.index - a.index);
+  for (const step of steps) {
     if (length() <= room) break;
-    if (s.short !== undefined && s.text !== s.short) {
-      s.text = s.short;
-      if (length() <= room) break;
-    }
-    if (s.priority > 0) kept.delete(s);
+    step.apply();
   }
   const line = segs.filter((s) => kept.has(s)).map((s) => s.text).join(separator);
   return visibleLength(line) <= room ? line : stripAnsi(line).slice(0, room);
