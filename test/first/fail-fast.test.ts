@@ -151,7 +151,7 @@ describe('an outage after the first answer keeps the backoff', () => {
     const port = server.port;
     const ops = mixedOperations(3000, 'o');
     let restarted = false;
-    const feeding = feed((function* () { for (const o of ops) yield JSON.stringify(o); })(), {
+    const feeding = feed(ops, {
       endpoint: server.url,
       failures: false,
       checkpoint: false,
