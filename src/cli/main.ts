@@ -8,7 +8,7 @@ import { commands as visitCommands } from './commands/visit.js';
 import { commands as documentCommands } from './commands/document.js';
 import { commands as deployCommands } from './commands/deploy.js';
 import { colorModes, red, setColorMode, type ColorMode } from './color.js';
-import { exitCodes } from './exit-codes.js';
+import { exitCodes, exitCodesEpilog } from './exit-codes.js';
 import { unreachableHint } from './wait-option.js';
 
 export { exitCodes };
@@ -22,7 +22,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('color', { alias: 'c', choices: colorModes, default: 'auto' as ColorMode, global: true, describe: 'Colour on stderr: auto (a terminal, unless NO_COLOR is set), never, always' })
     .middleware((argv) => setColorMode(argv.color as ColorMode))
     .command(all)
-    .epilog('Exit codes: 0 all succeeded, 1 something failed (and is accounted for), 2 bad usage, 130 stopped by Ctrl-C (SIGINT), 143 by SIGTERM.')
+    .epilog(exitCodesEpilog)
     .demandCommand(1, 'Name a command.')
     .strict()
     .recommendCommands()

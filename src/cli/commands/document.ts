@@ -11,6 +11,7 @@ import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../sec
 import { indentJson } from '../json-indent.js';
 import { parseRetryAfter, retryDelay } from '../../http/retry-delay.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
+import { exitCodesEpilog } from '../exit-codes.js';
 
 /** get, put, update, remove of one document: print the response JSON; 404 and 412 are clear failures. */
 
@@ -56,7 +57,7 @@ function options<T>(y: Argv<T>, kind: Kind) {
       });
   }
   if (kind === 'update') b = b.option('assign', repeatable('Shorthand: field=<JSON value> (repeatable)'));
-  return b;
+  return b.epilog(exitCodesEpilog);
 }
 
 /** The fields of a put/update: `{"fields":{...}}` (as in a feed file, the id key ignored) or the object alone. */

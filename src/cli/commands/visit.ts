@@ -10,7 +10,7 @@ import { ProgressLine, rateMeter } from '../progress.js';
 import type { ProgressSnapshot } from '../progress-format.js';
 import { red, yellow } from '../color.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
-import { exitCodeOfSignal } from '../exit-codes.js';
+import { exitCodeOfSignal, exitCodesEpilog } from '../exit-codes.js';
 import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
 import { exportDocuments, type ExportSummary } from '../../visit/export.js';
 import { outputFormats, type OutputFormat } from '../../visit/formats.js';
@@ -146,7 +146,8 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('to-token', { type: 'string', describe: 'Bearer token for --to-endpoint (the source credentials are never sent there)' })
       .example('$0 visit music/song --slices 4 -o songs.jsonl.gz', 'Export one type with four slices at once')
       .example('$0 visit music/song --slices 8 --slice-id 0,1,2,3', 'This machine\'s half of an export split in two')
-      .example('$0 visit music/song --make-feed --to-endpoint http://other:8080', 'Copy a type to another cluster') as unknown as Argv<VisitArgs>,
+      .example('$0 visit music/song --make-feed --to-endpoint http://other:8080', 'Copy a type to another cluster')
+      .epilog(exitCodesEpilog) as unknown as Argv<VisitArgs>,
   handler: async (args) => {
     const format: OutputFormat = args['make-feed'] ? 'feed' : args.format;
     const sliceIds = parseSliceIds(args['slice-id']);
@@ -347,7 +348,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
           .option('assign', repeatable('Shorthand: field=<JSON value> (repeatable)'));
       }
       if (kind === 'copy') b = b.option('destination-cluster', { type: 'string', describe: 'Cluster to copy the documents to' });
-      return b as unknown as Argv<BulkArgs>;
+      return b.epilog(exitCodesEpilog) as unknown as Argv<BulkArgs>;
     },
     handler: async (args) => {
       const controller = new AbortController();
