@@ -159,7 +159,8 @@ function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () 
       ...(p.readShare !== undefined && { percent: p.readShare * 100 }),
       ...(p.totalBytes !== undefined && { bytes: { read: p.readBytes ?? 0, total: p.totalBytes } }),
       rate: opsRate(p.ok + p.failed, p.seconds),
-      mbPerSecond: bytesRate(p.readBytes ?? 0, p.seconds) / 1e6,
+      // Bytes sent, not read: the reader runs ahead in bursts, the requests go out at the service's pace.
+      mbPerSecond: bytesRate(feeder.stats.requestBytes, p.seconds) / 1e6,
       ok: p.ok,
       failed: p.failed,
       retried: p.retries,
