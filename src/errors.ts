@@ -11,6 +11,7 @@ export const errorCodes = {
   VB_SELECTION_SYNTAX: 'document selection syntax error',
   VB_HTTP_STATUS: 'unexpected HTTP status',
   VB_TRANSPORT: 'transport error',
+  VB_UNREACHABLE: 'nothing answers at the endpoint',
   VB_TIMEOUT: 'operation timed out',
   VB_ABORTED: 'aborted',
   VB_CIRCUIT_OPEN: 'circuit breaker open',

@@ -46,6 +46,7 @@ export {
   type OperationKind,
 } from './feed/index.js';
 export { DocumentClient, type DocumentClientOptions, type DocumentParams, type DocumentResponse } from './http/document-client.js';
+export { waitForEndpoint, type WaitForEndpointOptions, type EndpointAnswer } from './http/wait-for-endpoint.js';
 
 // Visiting, bulk operations and migration.
 export * from './visit/index.js';

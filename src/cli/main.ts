@@ -10,9 +10,12 @@ import { commands as feedCommands } from './commands/feed.js';
 import { commands as visitCommands } from './commands/visit.js';
 import { commands as documentCommands } from './commands/document.js';
 import { commands as deployCommands } from './commands/deploy.js';
+import { colorModes, red, setColorMode, type ColorMode } from './color.js';
+import { exitCodes, exitCodesEpilog } from './exit-codes.js';
+import { unreachableHint } from './wait-option.js';
 
-/** Exit codes: 0 all succeeded, 1 some failed, 2 bad usage. */
-export const exitCodes = { ok: 0, failed: 1, usage: 2 } as const;
+export { exitCodes };
+
 
 /**
  * Our own version, from the package.json beside this module (src/cli/ in a clone, dist/cli/ installed). yargs'
@@ -28,7 +31,10 @@ export async function main(argv: string[]): Promise<number> {
   const parser = yargs(argv)
     .scriptName('vespa-bulk')
     .usage('$0 <command> [options]\n\nMoves documents in and out of Vespa as fast as the cluster allows, and loses none of them.')
+    .option('color', { alias: 'c', choices: colorModes, default: 'auto' as ColorMode, global: true, describe: 'Colour on stderr: auto (a terminal, unless NO_COLOR is set), never, always' })
+    .middleware((argv) => setColorMode(argv.color as ColorMode))
     .command(all)
+    .epilog(exitCodesEpilog)
     .demandCommand(1, 'Name a command.')
     .strict()
     .recommendCommands()
@@ -47,10 +53,12 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (isVespaBulkError(err)) {
       const message = err instanceof OptionError ? err.messageWith(flagName) : err.message;
-      process.stderr.write(`vespa-bulk: ${describePlace(err.place)}${message}\n`);
+      process.stderr.write(`${red(`vespa-bulk: ${describePlace(err.place)}${message}`)}
+${err.code === 'VB_UNREACHABLE' ? `${unreachableHint}
+` : ''}`);
       return err.code === 'VB_USAGE' ? exitCodes.usage : exitCodes.failed;
     }
-    process.stderr.write(`vespa-bulk: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(`${red(`vespa-bulk: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)}\n`);
     return exitCodes.failed;
   }
   return process.exitCode === undefined ? exitCodes.ok : Number(process.exitCode);

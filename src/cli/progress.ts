@@ -1,31 +1,38 @@
+import { isTerminal, useColor } from './color.js';
+import { formatProgress, type ProgressSnapshot } from './progress-format.js';
+
+export { formatDuration, formatRate } from './progress-format.js';
+
 /**
- * The progress line on stderr: redrawn in place on a TTY, a plain line every few seconds otherwise, so logs
- * of unattended runs stay readable. Honours NO_COLOR.
+ * The progress line on stderr: redrawn in place on a terminal, fitted to its width (see progress-format.ts);
+ * a plain line every few seconds otherwise (a pipe, a log file, TERM=dumb), so logs of unattended runs stay
+ * readable.
  */
 export interface ProgressOptions {
   stream?: NodeJS.WriteStream | NodeJS.WritableStream;
-  /** How often a line is printed when stderr is not a TTY. */
+  /** How often a line is printed when stderr is not a terminal. */
   plainIntervalMs?: number;
-  /** How often the line is redrawn on a TTY. */
+  /** How often the line is redrawn on a terminal. */
   ttyIntervalMs?: number;
-  /** Force TTY or plain mode (tests). */
+  /** Force terminal or plain mode (tests). */
   tty?: boolean;
   /** false disables output entirely (--quiet). */
   enabled?: boolean;
 }
 
-export const useColor = (stream: { isTTY?: boolean }): boolean =>
-  Boolean(stream.isTTY) && (process.env.NO_COLOR === undefined || process.env.NO_COLOR === '');
-
 export class ProgressLine {
-  private readonly stream: NodeJS.WritableStream & { isTTY?: boolean };
+  private readonly stream: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   private readonly tty: boolean;
+  private readonly color: boolean;
   private timer: NodeJS.Timeout | undefined;
-  private lastLength = 0;
 
-  constructor(private readonly render: () => string, options: ProgressOptions = {}) {
-    this.stream = (options.stream ?? process.stderr) as NodeJS.WritableStream & { isTTY?: boolean };
-    this.tty = options.tty ?? Boolean(this.stream.isTTY);
+  constructor(
+    private readonly snapshot: () => ProgressSnapshot,
+    options: ProgressOptions = {},
+  ) {
+    this.stream = (options.stream ?? process.stderr) as NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+    this.tty = options.tty ?? isTerminal(this.stream);
+    this.color = useColor(this.stream);
     if (options.enabled === false) return;
     const interval = this.tty ? (options.ttyIntervalMs ?? 250) : (options.plainIntervalMs ?? 5_000);
     this.timer = setInterval(() => this.draw(), interval);
@@ -33,13 +40,12 @@ export class ProgressLine {
   }
 
   draw(): void {
-    const line = this.render();
     if (this.tty) {
-      const pad = this.lastLength > line.length ? ' '.repeat(this.lastLength - line.length) : '';
-      this.stream.write(`\r${line}${pad}`);
-      this.lastLength = line.length;
+      // Read each time: the terminal may have been resized. Erase to the end rather than pad with spaces.
+      const line = formatProgress(this.snapshot(), this.stream.columns ?? 80, this.color);
+      this.stream.write(`\r${line}\x1b[K`);
     } else {
-      this.stream.write(`${line}\n`);
+      this.stream.write(`${formatProgress(this.snapshot(), Number.POSITIVE_INFINITY, this.color)}\n`);
     }
   }
 
@@ -53,17 +59,18 @@ export class ProgressLine {
   }
 }
 
-export function formatRate(n: number): string {
-  if (n >= 1e6) return `${(n / 1e6).toFixed(2)}M`;
-  if (n >= 1e4) return `${(n / 1e3).toFixed(1)}k`;
-  return n.toFixed(n >= 100 ? 0 : 1);
-}
-
-export function formatDuration(seconds: number): string {
-  if (!Number.isFinite(seconds) || seconds < 0) return '?';
-  const s = Math.round(seconds);
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const r = s % 60;
-  return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : m > 0 ? `${m}m${String(r).padStart(2, '0')}s` : `${r}s`;
+/** The rate of a growing count since the previous call (the first call: since the start). */
+export function rateMeter(): (count: number, seconds: number) => number {
+  let lastCount = 0;
+  let lastSeconds = 0;
+  let last = 0;
+  return (count, seconds) => {
+    const dt = seconds - lastSeconds;
+    // Two draws within a blink (the final one right after a timed one): keep the last rate.
+    if (dt < 0.05) return last;
+    last = (count - lastCount) / dt;
+    lastCount = count;
+    lastSeconds = seconds;
+    return last;
+  };
 }

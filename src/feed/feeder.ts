@@ -5,6 +5,7 @@ import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } fro
 import { createPool, dispatchTo, isLoopback, parseBody, rawHeader, splitEndpoint, type RawResponse, type TransportError } from '../http/transport.js';
 import { formatTimeout, methodOf } from '../http/document-request.js';
 import { isAuthFailure } from '../http/tls.js';
+import { unreachableCause, unreachableError } from '../http/reachability.js';
 import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.js';
 import type { RawItem } from './splitter.js';
 import { AdaptiveThrottle, FixedThrottle, type Throttle } from './throttle.js';
@@ -28,13 +29,17 @@ export interface FeedOutcome {
   stopped?: StopReason;
   /** With `stopped: 'unauthorized'`: the status that refused the credentials (401 or 403). */
   authStatus?: number;
+  /** With `stopped: 'unreachable'`: the VB_UNREACHABLE error naming the endpoint and the cause. */
+  unreachable?: VespaBulkError;
 }
 
 /**
  * interrupted: Ctrl-C or the caller's signal; breaker: nothing but failures for too long; unauthorized: the
- * service refused the credentials (401/403), which no retry and no later operation can change.
+ * service refused the credentials (401/403), which no retry and no later operation can change; unreachable:
+ * nothing answered at the endpoint from the start (refused, unknown host, TLS handshake failed), where
+ * retrying for the breaker's minute only delays the message.
  */
-export type StopReason = 'interrupted' | 'breaker' | 'unauthorized';
+export type StopReason = 'interrupted' | 'breaker' | 'unauthorized' | 'unreachable';
 
 /** A snapshot for the progress line. */
 export interface FeedProgress {
@@ -52,6 +57,10 @@ export interface FeedProgress {
   finished: number;
   /** Share of the input read (0..1), when its size is known. */
   readShare?: number;
+  /** Input bytes read so far. */
+  readBytes?: number;
+  /** Input bytes in all, when known (files, not stdin). */
+  totalBytes?: number;
 }
 
 interface Pending {
@@ -150,6 +159,10 @@ export class Feeder {
   private readingDone = false;
   private stopping: StopReason | undefined;
   private authStatus: number | undefined;
+  /** Some answer came from the endpoint: from then on transport errors are outages, retried, not a wrong target. */
+  private answered = false;
+  private unreachable: VespaBulkError | undefined;
+  private readonly tlsEndpoint: boolean;
   private wake: (() => void) | undefined;
   private maxUnfinished: number;
 
@@ -159,6 +172,7 @@ export class Feeder {
     this.stats = new FeedStats();
     const { origin, prefix } = splitEndpoint(options.endpoint ?? 'http://127.0.0.1:8080');
     this.prefix = prefix;
+    this.tlsEndpoint = origin.startsWith('https:');
     const connections = options.connections ?? 8;
     const pipelining = options.pipelining ?? 32;
     this.connections = connections;
@@ -219,8 +233,12 @@ export class Feeder {
       p99Ms: this.stats.percentileMs(99),
       read: this.stats.operations + this.stats.skipped,
       finished: this.stats.ok + this.stats.errors + this.stats.skipped,
+      readBytes: this.readProgress.bytes,
     };
-    if (total !== undefined && total > 0) p.readShare = Math.min(1, this.readProgress.bytes / total);
+    if (total !== undefined && total > 0) {
+      p.readShare = Math.min(1, this.readProgress.bytes / total);
+      p.totalBytes = total;
+    }
     return p;
   }
 
@@ -282,6 +300,7 @@ export class Feeder {
     if (this.stopping !== undefined) {
       outcome.stopped = this.stopping;
       if (this.authStatus !== undefined) outcome.authStatus = this.authStatus;
+      if (this.unreachable !== undefined) outcome.unreachable = this.unreachable;
       this.stats.abandoned = this.unfinished.size;
       outcome.summary['feeder.abandoned.count'] = this.unfinished.size;
       if (typeof options.checkpoint === 'string') {
@@ -431,6 +450,7 @@ export class Feeder {
   onRawResponse(p: Pending, res: RawResponse): void {
     const now = performance.now();
     const sentAt = p.sentAt;
+    this.answered = true;
     this.inflight--;
     const status = res.status;
     this.stats.response(status, res.body.length, (now - sentAt) * 1000);
@@ -496,6 +516,17 @@ export class Feeder {
       // Abandoned at stop: stays unfinished, so the checkpoint covers it.
       this.wakeUp();
       return;
+    }
+    if (!this.answered) {
+      const cause = unreachableCause(err, this.tlsEndpoint);
+      if (cause !== undefined) {
+        // Nothing has ever answered: a wrong target or a service not up. The operation stays unfinished (the
+        // checkpoint covers it), as when the breaker stops the feed, but within a second instead of a minute.
+        this.unreachable ??= unreachableError(this.options.endpoint ?? 'http://127.0.0.1:8080', cause, err);
+        this.stop('unreachable');
+        this.wakeUp();
+        return;
+      }
     }
     this.breaker.failure(now);
     p.lastStatus = undefined;
@@ -610,7 +641,8 @@ export class Feeder {
       while (this.unfinished.size > 0 && this.stopping === undefined) await this.sleep();
     }
     if (this.stopping === undefined) return;
-    const graceMs = this.options.stopGraceMs ?? 10_000;
+    // Nothing ever answered: nothing in flight can be on its way to being applied, so none is waited for.
+    const graceMs = this.stopping === 'unreachable' ? 0 : (this.options.stopGraceMs ?? 10_000);
     const until = performance.now() + graceMs;
     let timer: NodeJS.Timeout | undefined;
     while (this.inflight > 0 && performance.now() < until) {
@@ -675,9 +707,11 @@ function isReadableAnswer(body: Buffer): boolean {
 
 /**
  * Feeds `source` and resolves with the summary once every operation is finished (or the feed was stopped).
- * Operations that finally failed are in the failure output; see FeedOptions.
+ * Operations that finally failed are in the failure output; see FeedOptions. Rejects with `VB_UNREACHABLE`
+ * when nothing answered at the endpoint from the start (the checkpoint, when enabled, is written first).
  */
 export async function feed(source: FeedSource, options: FeedOptions = {}): Promise<FeedSummary> {
   const outcome = await new Feeder(options).run(source);
+  if (outcome.unreachable !== undefined) throw outcome.unreachable;
   return outcome.summary;
 }

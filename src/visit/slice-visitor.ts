@@ -8,6 +8,8 @@ import { readPlainJson, type PlainDocument } from './plain-json.js';
 import { readBody } from './body-reader.js';
 import { chainKey, streamAccept, visitRequestPath } from './query.js';
 import { sleepUnlessAborted } from './sleep.js';
+import { isVespaBulkError } from '../errors.js';
+import { unreachableCause, unreachableError } from '../http/reachability.js';
 
 /**
  * One slice of a visit: a chain of requests, each continuing from the last token, until the service says
@@ -41,6 +43,12 @@ export interface SliceVisitorOptions {
   onBytes?: (n: number) => void;
   /** Injected for tests. */
   random?: () => number;
+  /**
+   * Shared by the slices of one visit: whether any answer came from the endpoint yet. Until one has, a
+   * connection-level failure (refused, unknown host, TLS handshake) ends the visit with VB_UNREACHABLE at
+   * once instead of after the retries; afterwards it is an outage, retried as any other failure.
+   */
+  reach?: { answered: boolean };
 }
 
 /** Where a slice stands; `failed` slices carry their continuation token in the report. */
@@ -166,6 +174,12 @@ export class SliceVisitor {
           this.status = 'stopped';
           throw err.failure;
         }
+        if (isVespaBulkError(err, 'VB_UNREACHABLE')) {
+          this.status = 'failed';
+          this.error = err.message;
+          this.options.onState?.(this);
+          throw err;
+        }
         if (this.options.signal?.aborted) {
           this.status = 'stopped';
           break;
@@ -220,8 +234,13 @@ export class SliceVisitor {
         bodyTimeout: o.requestTimeoutMs,
       });
     } catch (err) {
+      if (o.reach !== undefined && !o.reach.answered && !o.signal?.aborted) {
+        const cause = unreachableCause(err, o.origin.startsWith('https:'));
+        if (cause !== undefined) throw unreachableError(o.origin + o.pathPrefix, cause, err);
+      }
       throw new RequestFailure(`request failed: ${describe(err)}`, undefined);
     }
+    if (o.reach !== undefined) o.reach.answered = true;
     const { statusCode, headers, body } = response;
     if (statusCode < 200 || statusCode > 299) {
       const text = await readLimited(body, maxErrorBodyBytes).catch(() => '');

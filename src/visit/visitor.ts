@@ -67,6 +67,7 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Visi
   const stream = options.stream ?? true;
   const requestTimeoutMs = options.requestTimeoutMs ?? timeoutMs(options.timeout, 180_000) + 30_000;
   let bytes = 0;
+  const reach = { answered: false };
   const startedAt = performance.now();
   const slices = chains.map(
     ({ sliceId, space }) =>
@@ -89,6 +90,7 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Visi
         onState: (s) => consumer.onSliceState?.(s),
         onMessage: options.onMessage,
         onBytes: (n) => (bytes += n),
+        reach,
       }),
   );
   const done = (async (): Promise<VisitReport> => {

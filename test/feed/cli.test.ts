@@ -53,10 +53,16 @@ describe('vespa-bulk feed (CLI)', () => {
     writeFileSync(join(dir, 'in.jsonl'), Array.from({ length: n }, (_, i) => JSON.stringify({ put: `id:ns:music::c${i}`, fields: { i } })).join('\n'));
     const first = await runCli(['feed', '-t', server.url, '--progress', '0.2', '--checkpoint', 'cp.json', 'in.jsonl'], {
       cwd: dir,
-      interruptWhen: (stderr) => /ok [1-9]\d{3,}/.test(stderr),
+      // The progress line writes thousands with separators: 'ok 1,044'.
+      interruptWhen: (stderr) => /ok [1-9],\d{3}/.test(stderr),
     });
     expect(first.stderr).toMatch(/stopping/);
-    expect(first.code).toBe(1);
+    // Stopped by Ctrl-C: 130, as shells expect.
+    expect(first.code).toBe(130);
+    // The last progress line says so, with no ETA left over from before the stop.
+    const last = first.stderr.split('\n').filter((l) => l.startsWith('feed ')).at(-1) ?? '';
+    expect(last).toMatch(/^feed stopped /);
+    expect(last).not.toContain('eta');
     const s1 = JSON.parse(first.stdout);
     expect(s1['feeder.ok.count']).toBeGreaterThan(0);
     expect(s1['feeder.ok.count']).toBeLessThan(n);

@@ -12,6 +12,8 @@ import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
 import { indentJson } from '../json-indent.js';
 import { parseRetryAfter, retryDelay } from '../../http/retry-delay.js';
+import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
+import { exitCodesEpilog } from '../exit-codes.js';
 
 /**
  * get, put, update, remove of one document, in the forms of the official `vespa document`: `put [id] file`
@@ -19,7 +21,7 @@ import { parseRetryAfter, retryDelay } from '../../http/retry-delay.js';
  * response JSON is printed; 404 and 412 are clear failures.
  */
 
-interface DocumentArgs extends SecurityArgs, TargetArgs {
+interface DocumentArgs extends SecurityArgs, TargetArgs, WaitArgs {
   /** put/update/remove: the id, or (without a second positional) the file. */
   first?: string;
   /** put/update: the file after an id. */
@@ -42,7 +44,7 @@ interface DocumentArgs extends SecurityArgs, TargetArgs {
 type Kind = 'get' | 'put' | 'update' | 'remove';
 
 function options<T>(y: Argv<T>, kind: Kind) {
-  let b = withTargetOptions(withSecurityOptions(y))
+  let b = withWaitOption(withTargetOptions(withSecurityOptions(y)))
     .option('cluster', { type: 'string', describe: 'Content cluster' })
     .option('timeout', { type: 'string', describe: 'Server-side timeout, e.g. 5s' })
     .option('tracelevel', { type: 'number', describe: 'Trace level 1-9 (the trace is in the printed response)' })
@@ -73,7 +75,7 @@ function options<T>(y: Argv<T>, kind: Kind) {
       });
   }
   if (kind === 'update') b = b.option('assign', repeatable('Shorthand: field=<JSON value> (repeatable)'));
-  return b;
+  return b.epilog(exitCodesEpilog);
 }
 
 /** The fields of a put/update: `{"fields":{...}}` (as in a feed file, the id key ignored) or the object alone. */
@@ -280,6 +282,7 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
       const note = describeTargetOrigin(connection);
       if (note !== undefined) process.stderr.write(`vespa-bulk: ${note}\n`);
       const security = connection.security;
+      await waitIfAsked(args, connection.url, { headers: securityHeaders(security), ...(needsTlsMaterial(security) && { tls: connectOptions(security) }) });
       const client = new DocumentClient({
         endpoint: connection.url,
         headers: securityHeaders(security),

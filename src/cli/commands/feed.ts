@@ -5,7 +5,11 @@ import { authFailureHint, connectOptions, needsTlsMaterial, securityHeaders } fr
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
-import { formatDuration, formatRate, ProgressLine } from '../progress.js';
+import { ProgressLine, rateMeter } from '../progress.js';
+import type { ProgressSnapshot } from '../progress-format.js';
+import { red } from '../color.js';
+import { unreachableHint, waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
+import { exitCodeOfSignal } from '../exit-codes.js';
 import { Feeder, type FeedOutcome } from '../../feed/feeder.js';
 import { estimateRemainingSeconds } from '../../feed/eta.js';
 import { defaultCheckpointPath, readCheckpoint } from '../../feed/checkpoint.js';
@@ -16,7 +20,7 @@ import { parseShard } from '../../feed/shard.js';
 import type { Compression, FeedOptions, OperationResult } from '../../feed/options.js';
 
 /** `vespa-bulk feed`: flags into FeedOptions, the outcome into a summary on stdout and an exit code. */
-interface FeedArgs extends SecurityArgs, TargetArgs {
+interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs {
   files?: string[];
   connections: number;
   pipelining: number;
@@ -48,10 +52,12 @@ Failures: every operation that finally failed goes to --failures FILE (default: 
 
 Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures, or a 401/403: refused credentials refuse every operation alike) stops reading, lets in-flight operations finish for up to 10 s, and writes a checkpoint. --resume CHECKPOINT goes on from the first operation that had not finished; some after it may be sent again (put and remove are idempotent; an update that is not assign-only may apply twice).
 
-Exit code: 0 all succeeded, 1 some failed or the feed was stopped, 2 bad usage.`;
+Nothing answering at the start (connection refused, unknown host, TLS handshake failed) stops the feed at once with a checkpoint, naming the cause; --wait S waits up to S seconds for the endpoint first. Outages after the first answer are retried as above.
+
+Exit code: 0 all succeeded, 1 some failed or the feed was stopped, 2 bad usage, 130 after Ctrl-C (SIGINT), 143 after SIGTERM.`;
 
 function builder(y: Argv): Argv<FeedArgs> {
-  return withTargetOptions(withSecurityOptions(y))
+  return withWaitOption(withTargetOptions(withSecurityOptions(y)))
     .positional('files', { type: 'string', array: true, describe: "Feed files ('-' for stdin, .gz decompressed)" })
     .option('connections', { type: 'number', default: 8, describe: 'HTTP/1.1 connections' })
     .option('pipelining', { type: 'number', default: 32, describe: 'Requests in flight per connection' })
@@ -131,20 +137,30 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
   return { files, options, ...(targetNote !== undefined && { targetNote }) };
 }
 
-function renderProgress(feeder: Feeder): () => string {
-  let lastOk = 0;
-  let lastAt = 0;
+function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () => ProgressSnapshot {
+  const opsRate = rateMeter();
+  const bytesRate = rateMeter();
   return () => {
     const p = feeder.progress();
-    const dt = p.seconds - lastAt;
-    const rate = dt > 0 ? (p.ok - lastOk) / dt : 0;
-    lastOk = p.ok;
-    lastAt = p.seconds;
     const eta = estimateRemainingSeconds(p);
-    return (
-      `feed ${formatDuration(p.seconds)}: ${formatRate(rate)} ops/s, ok ${p.ok}, failed ${p.failed}, retried ${p.retries}, ` +
-      `in flight ${p.inflight}/${p.limit}, p50 ${p.p50Ms.toFixed(1)} ms, p99 ${p.p99Ms.toFixed(1)} ms${eta === undefined ? '' : ` eta ${formatDuration(eta)}`}`
-    );
+    return {
+      label: 'feed',
+      state: state(),
+      seconds: p.seconds,
+      done: p.finished,
+      unit: 'ops',
+      ...(p.readShare !== undefined && { percent: p.readShare * 100 }),
+      ...(p.totalBytes !== undefined && { bytes: { read: p.readBytes ?? 0, total: p.totalBytes } }),
+      rate: opsRate(p.ok + p.failed, p.seconds),
+      // Bytes sent, not read: the reader runs ahead in bursts, the requests go out at the service's pace.
+      mbPerSecond: bytesRate(feeder.stats.requestBytes, p.seconds) / 1e6,
+      ok: p.ok,
+      failed: p.failed,
+      retried: p.retries,
+      inflight: { now: p.inflight, limit: p.limit },
+      p99Ms: p.p99Ms,
+      ...(eta !== undefined && { etaSeconds: eta }),
+    };
   };
 }
 
@@ -165,16 +181,21 @@ async function handler(argv: FeedArgs): Promise<void> {
       process.stderr.write('(more failures: see the failure output; --verbose prints all)\n');
     }
   };
+  await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }) });
   const feeder = new Feeder(options);
-  const progress = new ProgressLine(renderProgress(feeder), { enabled: !argv.quiet, plainIntervalMs: Math.max(0.1, argv.progress) * 1000 });
+  let state: ProgressSnapshot['state'] = 'running';
+  const progress = new ProgressLine(progressOf(feeder, () => state), { enabled: !argv.quiet, plainIntervalMs: Math.max(0.1, argv.progress) * 1000 });
   let interrupts = 0;
-  const onSigint = () => {
+  let signalled: NodeJS.Signals | undefined;
+  const onSigint = (signal: NodeJS.Signals) => {
     interrupts++;
+    signalled ??= signal;
     if (interrupts === 1) {
+      state = 'stopping';
       process.stderr.write('\nvespa-bulk: stopping: finishing in-flight operations (Ctrl-C again to quit at once)\n');
       controller.abort();
     } else {
-      process.exit(130);
+      process.exit(exitCodeOfSignal(signalled));
     }
   };
   process.on('SIGINT', onSigint);
@@ -191,6 +212,7 @@ async function handler(argv: FeedArgs): Promise<void> {
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigint);
   }
+  state = outcome.stopped !== undefined ? 'stopped' : 'done';
   progress.stop(!argv.quiet);
   const s = outcome.summary;
   process.stdout.write(`${JSON.stringify({ ...s, ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}) }, null, 2)}\n`);
@@ -203,12 +225,16 @@ async function handler(argv: FeedArgs): Promise<void> {
         ? `only failures for ${argv['max-failure-seconds']} s (circuit breaker)`
         : outcome.stopped === 'unauthorized'
           ? `the service answered ${outcome.authStatus}: ${authFailureHint(outcome.authStatus ?? 401)}`
-          : 'interrupted';
-    process.stderr.write(`vespa-bulk: feed stopped: ${why}.`);
-    if (outcome.checkpointFile !== undefined) process.stderr.write(` Checkpoint: ${outcome.checkpointFile}; continue with: vespa-bulk feed --resume ${outcome.checkpointFile}`);
-    process.stderr.write('\n');
+          : outcome.stopped === 'unreachable'
+            ? `${outcome.unreachable?.message ?? 'nothing answers at the endpoint'}. ${unreachableHint}`
+            : 'interrupted';
+    let text = `vespa-bulk: feed stopped: ${why}`;
+    if (!text.endsWith('.')) text += '.';
+    if (outcome.checkpointFile !== undefined) text += ` Checkpoint: ${outcome.checkpointFile}; continue with: vespa-bulk feed --resume ${outcome.checkpointFile}`;
+    process.stderr.write(`${red(text)}\n`);
   }
   if (s['feeder.error.count'] > 0 || outcome.stopped !== undefined) process.exitCode = 1;
+  if (signalled !== undefined) process.exitCode = exitCodeOfSignal(signalled);
 }
 
 export const commands: CommandModule<any, any>[] = [
@@ -222,5 +248,5 @@ export const commands: CommandModule<any, any>[] = [
 
 /** Where the failed operations went: the one line a user needs to find and feed them again. */
 export function reportFailuresFile(count: number, file: string): void {
-  process.stderr.write(`vespa-bulk: ${count} operations failed: written to ${file} (reasons in ${file}.reasons.jsonl)\n`);
+  process.stderr.write(`${red(`vespa-bulk: ${count} operations failed: written to ${file} (reasons in ${file}.reasons.jsonl)`)}\n`);
 }

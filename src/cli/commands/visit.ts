@@ -9,7 +9,11 @@ import { fieldsTextOf, readSource } from './document.js';
 import { reportFailuresFile } from './feed.js';
 import { defaultFailuresPath } from '../../feed/failures.js';
 import { visitFlags, withFlagNames } from '../option-flags.js';
-import { formatDuration, formatRate, ProgressLine } from '../progress.js';
+import { ProgressLine, rateMeter } from '../progress.js';
+import type { ProgressSnapshot } from '../progress-format.js';
+import { red, yellow } from '../color.js';
+import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
+import { exitCodeOfSignal, exitCodesEpilog } from '../exit-codes.js';
 import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
 import { exportDocuments, type ExportSummary } from '../../visit/export.js';
 import { outputFormats, type OutputFormat } from '../../visit/formats.js';
@@ -22,7 +26,7 @@ import type { VisitReport, VisitRun } from '../../visit/visitor.js';
 
 /** `visit`, `update-where`, `delete-where` and `copy`: flags into options, results into output. */
 
-interface CommonArgs extends SecurityArgs, TargetArgs {
+interface CommonArgs extends SecurityArgs, TargetArgs, WaitArgs {
   document?: string;
   selection?: string;
   cluster?: string;
@@ -69,7 +73,7 @@ interface BulkArgs extends CommonArgs {
 }
 
 function commonOptions<T>(y: Argv<T>) {
-  return withTargetOptions(withSecurityOptions(y))
+  return withWaitOption(withTargetOptions(withSecurityOptions(y)))
     .positional('document', { type: 'string', describe: '<namespace>/<document-type>; omit to visit the whole cluster' })
     .option('selection', { alias: 's', type: 'string', describe: 'Document selection, e.g. \'music.year > 2000\'' })
     .option('cluster', { alias: 'content-cluster', type: 'string', describe: 'Content cluster (needed when there are several)' })
@@ -173,7 +177,8 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('to-token', { type: 'string', describe: 'Bearer token for --to-endpoint (the source credentials are never sent there)' })
       .example('$0 visit music/song --slices 4 -o songs.jsonl.gz', 'Export one type with four slices at once')
       .example('$0 visit music/song --slices 8 --slice-id 0,1,2,3', 'This machine\'s half of an export split in two')
-      .example('$0 visit music/song --make-feed --to-endpoint http://other:8080', 'Copy a type to another cluster') as unknown as Argv<VisitArgs>,
+      .example('$0 visit music/song --make-feed --to-endpoint http://other:8080', 'Copy a type to another cluster')
+      .epilog(exitCodesEpilog) as unknown as Argv<VisitArgs>,
   handler: async (args) => {
     const format: OutputFormat = args['make-feed'] ? 'feed' : args.format;
     const sliceIds = parseSliceIds(args['slice-id']);
@@ -199,13 +204,12 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       options.resumeFrom = { [ids[0]!]: { continuation: args.continuation } };
     }
     withFlagNames(visitFlags, () => checkVisitOptionValues(options));
-    await discoverCluster(options, args.quiet);
     const controller = new AbortController();
     options.signal = controller.signal;
-    let interrupted = false;
-    const onSignal = (): void => {
-      if (interrupted) process.exit(130);
-      interrupted = true;
+    let interrupted: NodeJS.Signals | undefined;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (interrupted !== undefined) process.exit(exitCodeOfSignal(interrupted));
+      interrupted = signal;
       process.stderr.write('\nvespa-bulk: stopping (again to quit at once)\n');
       controller.abort();
     };
@@ -215,15 +219,18 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     const messages = new Set<string>();
     options.onMessage = (m) => {
       if (args.quiet && m.severity === 'info') return;
-      if (m.severity !== 'info' || args.tracelevel) process.stderr.write(`vespa-bulk: ${m.text}\n`);
+      const line = `vespa-bulk: ${m.text}`;
+      if (m.severity !== 'info' || args.tracelevel) process.stderr.write(`${m.severity === 'error' ? red(line) : m.severity === 'warning' ? yellow(line) : line}\n`);
       else if (!messages.has(m.text)) messages.add(m.text);
     };
     let progress: ProgressLine | undefined;
+    let state: ProgressSnapshot['state'] = 'running';
     const startProgress = (run: VisitRun): void => {
-      const started = performance.now();
-      progress = new ProgressLine(() => renderProgress(run, started), { enabled: !args.quiet });
+      progress = new ProgressLine(visitProgressOf(run, performance.now(), () => (interrupted !== undefined && state === 'running' ? 'stopping' : state)), { enabled: !args.quiet });
     };
     try {
+      await waitIfAsked(args, options.endpoint, options, controller.signal);
+      await discoverCluster(options, args.quiet);
       if (args['to-endpoint'] !== undefined) {
         if (args.checkpoint !== undefined) throw new VespaBulkError('VB_USAGE', '--checkpoint is not supported with --to-endpoint (the feeder keeps its own)');
         if (args.output !== undefined || args['output-dir'] !== undefined) throw new VespaBulkError('VB_USAGE', 'give --to-endpoint or --output/--output-dir, not both');
@@ -244,11 +251,13 @@ const visitCommand: CommandModule<object, VisitArgs> = {
           },
           onStart: startProgress,
         }));
+        state = interrupted !== undefined ? 'stopped' : 'done';
         progress?.stop();
         process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
         if (summary.failuresFile !== undefined) reportFailuresFile(summary.feed['feeder.error.count'], summary.failuresFile);
         if (summary.stopped === 'unauthorized') process.stderr.write('vespa-bulk: migration stopped: the destination refused the credentials: check --to-token (or --to-cert/--to-key)\n');
-        if (!summary.ok) process.exitCode = 1;
+        if (summary.stopped === 'unreachable') process.stderr.write(`${red(`vespa-bulk: migration stopped: nothing answers at the destination ${args['to-endpoint']}: check --to-endpoint`)}\n`);
+        if (!summary.ok) process.exitCode = interrupted !== undefined ? exitCodeOfSignal(interrupted) : 1;
         return;
       }
       const summary = await withFlagNames(visitFlags, () => exportDocuments({
@@ -259,11 +268,13 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         ...(args.checkpoint !== undefined && { checkpoint: args.checkpoint }),
         onStart: startProgress,
       }));
+      state = interrupted !== undefined ? 'stopped' : 'done';
       progress?.stop();
       // stdout carries data: when it carries the documents, the summary goes to stderr.
       (toStdout ? process.stderr : process.stdout).write(`${JSON.stringify(exportSummaryJson(summary), null, 2)}\n`);
       reportFailures(summary, args.checkpoint);
-      if (!summary.ok) process.exitCode = interrupted ? 130 : 1;
+      if (interrupted !== undefined) process.exitCode = exitCodeOfSignal(interrupted);
+      else if (!summary.ok) process.exitCode = 1;
     } finally {
       progress?.stop(false);
       process.off('SIGINT', onSignal);
@@ -272,17 +283,30 @@ const visitCommand: CommandModule<object, VisitArgs> = {
   },
 };
 
-function renderProgress(run: VisitRun, started: number): string {
-  const seconds = (performance.now() - started) / 1000;
-  const docs = run.documents();
-  const running = run.slices.filter((s) => s.status === 'running').length;
-  const retries = run.slices.reduce((n, s) => n + s.retries, 0);
-  const percent = run.percentFinished();
-  return (
-    `visit: ${docs.toLocaleString('en-US')} documents, ${formatRate(docs / Math.max(seconds, 0.001))}/s, ` +
-    `${(run.bytes() / 1e6 / Math.max(seconds, 0.001)).toFixed(1)} MB/s, ${percent.toFixed(1)}% · ` +
-    `${running}/${run.slices.length} slices running${retries > 0 ? ` · ${retries} retries` : ''} · ${formatDuration(seconds)}`
-  );
+function visitProgressOf(run: VisitRun, started: number, state: () => ProgressSnapshot['state']): () => ProgressSnapshot {
+  const docsRate = rateMeter();
+  const bytesRate = rateMeter();
+  return () => {
+    const seconds = (performance.now() - started) / 1000;
+    const docs = run.documents();
+    const percent = run.percentFinished();
+    const failed = run.slices.filter((s) => s.status === 'failed').length;
+    return {
+      label: 'visit',
+      state: state(),
+      seconds,
+      done: docs,
+      unit: 'docs',
+      percent,
+      rate: docsRate(docs, seconds),
+      mbPerSecond: bytesRate(run.bytes(), seconds) / 1e6,
+      // Slices are what fails in a visit: a failed one is reported with its token.
+      failed,
+      retried: run.slices.reduce((n, s) => n + s.retries, 0),
+      inflight: { now: run.slices.filter((s) => s.status === 'running').length, limit: run.slices.length, what: 'slices' },
+      ...(percent > 0.5 && percent < 100 && { etaSeconds: (seconds * (100 - percent)) / percent }),
+    };
+  };
 }
 
 export function exportSummaryJson(summary: ExportSummary | VisitReport): Record<string, unknown> {
@@ -317,7 +341,7 @@ function reportFailures(summary: VisitReport, checkpoint: string | undefined): v
           ? `continue with --slice-id ${s.slice}${space} --continuation '${s.continuation}'`
           : 'start it again';
     const hint = s.status_code !== undefined && isAuthFailure(s.status_code) ? ` (${authFailureHint(s.status_code)})` : '';
-    process.stderr.write(`vespa-bulk: slice ${s.slice}${s.bucketSpace === undefined ? '' : ` (${s.bucketSpace} bucket space)`} failed: ${s.error ?? 'unknown error'}${hint}; ${how}\n`);
+    process.stderr.write(`${red(`vespa-bulk: slice ${s.slice}${s.bucketSpace === undefined ? '' : ` (${s.bucketSpace} bucket space)`} failed: ${s.error ?? 'unknown error'}${hint}; ${how}`)}\n`);
   }
 }
 
@@ -357,24 +381,39 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
           .option('assign', repeatable('Shorthand: field=<JSON value> (repeatable)'));
       }
       if (kind === 'copy') b = b.option('destination-cluster', { type: 'string', describe: 'Cluster to copy the documents to' });
-      return b as unknown as Argv<BulkArgs>;
+      return b.epilog(exitCodesEpilog) as unknown as Argv<BulkArgs>;
     },
     handler: async (args) => {
       const where = { ...connectionOf(args), ...selectionOf(args) };
-      // Without a selection the library refuses the request locally; no need to ask the service anything first.
-      if (args.selection !== undefined) await discoverCluster(where, args.quiet);
       const controller = new AbortController();
-      const onSignal = (): void => controller.abort();
+      let interrupted: NodeJS.Signals | undefined;
+      const onSignal = (signal: NodeJS.Signals): void => {
+        interrupted ??= signal;
+        controller.abort();
+      };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       let documents = 0;
-      const started = performance.now();
-      const progress = new ProgressLine(
-        () => `${kind}${args['dry-run'] ? ' (dry run)' : ''}: ${documents.toLocaleString('en-US')} documents · ${formatDuration((performance.now() - started) / 1000)}`,
-        { enabled: !args.quiet },
-      );
+      let progress: ProgressLine | undefined;
+      let over = false;
       let summary: BulkSummary;
       try {
+        await waitIfAsked(args, where.endpoint, where, controller.signal);
+        // Without a selection the library refuses the request locally; no need to ask the service anything first.
+        if (args.selection !== undefined) await discoverCluster(where, args.quiet);
+        const started = performance.now();
+        const docsRate = rateMeter();
+        progress = new ProgressLine(() => {
+          const seconds = (performance.now() - started) / 1000;
+          return {
+            label: `${kind}${args['dry-run'] ? ' (dry run)' : ''}`,
+            state: interrupted !== undefined ? (over ? 'stopped' : 'stopping') : over ? 'done' : 'running',
+            seconds,
+            done: documents,
+            unit: 'docs',
+            rate: docsRate(documents, seconds),
+          };
+        }, { enabled: !args.quiet });
         summary = await withFlagNames(visitFlags, () => bulkOperation({
           kind,
           ...where,
@@ -393,16 +432,17 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
           },
         }));
       } finally {
-        progress.stop();
+        over = true;
+        progress?.stop();
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
       }
       process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       if (!summary.ok) {
         process.stderr.write(
-          `vespa-bulk: ${kind} failed: ${summary.error ?? 'unknown error'}${summary.continuation !== undefined ? `; continue with --continuation '${summary.continuation}'` : ''}\n`,
+          `${red(`vespa-bulk: ${kind} failed: ${summary.error ?? 'unknown error'}${summary.continuation !== undefined ? `; continue with --continuation '${summary.continuation}'` : ''}`)}\n`,
         );
-        process.exitCode = 1;
+        process.exitCode = interrupted !== undefined ? exitCodeOfSignal(interrupted) : 1;
       }
     },
   };

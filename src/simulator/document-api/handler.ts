@@ -32,7 +32,7 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
       if (pathId.startsWith('/document/v1')) documentApi(state, req, res, pathId, q < 0 ? '' : url.slice(q + 1));
       else if (pathId.startsWith('/_sim/')) adminPath(state, req, res, pathId);
       else if (pathId === '/' && (req.method === 'GET' || req.method === 'HEAD')) reply(state, req, res, 200, handlerListing);
-      else if (pathId === '/state/v1/health' || pathId === '/status.html') reply(state, req, res, 200, '{"status":{"code":"up"}}');
+      else if (pathId === '/state/v1/health' || pathId === '/status.html' || pathId === '/ApplicationStatus') reply(state, req, res, 200, '{"status":{"code":"up"}}');
       else notFound(state, req, res, pathId);
     } catch (err) {
       replyError(state, req, res, pathId, err);

@@ -1,0 +1,105 @@
+import { Agent, type buildConnector } from 'undici';
+import { VespaBulkError } from '../errors.js';
+import { unreachableCause, unreachableError } from './reachability.js';
+
+/**
+ * `--wait S`: before a command starts, ask the endpoint's health check until it answers or S seconds are
+ * over, as the official `vespa` CLI does: GET `/ApplicationStatus` every 2 s, each try bounded by 10 s.
+ * Unlike it, any answer below 500 counts as up (a 401 or 404 from a proxy means something answers, and
+ * the command's own requests will say precisely what is wrong); 5xx (a starting container) means not yet.
+ */
+export interface WaitForEndpointOptions {
+  /** Base URL of the container; a path prefix is kept. */
+  endpoint: string;
+  /** How long to wait in total, in ms. 0 asks once. */
+  waitMs: number;
+  /** Headers of every probe (the token). */
+  headers?: Record<string, string>;
+  /** TLS options for an https endpoint (ca, cert, key). */
+  tls?: buildConnector.BuildOptions;
+  /** Time between probes. Default 2 s. */
+  intervalMs?: number;
+  /** Bound of one probe. Default 10 s. */
+  probeTimeoutMs?: number;
+  signal?: AbortSignal;
+  /** Called after each probe that found the endpoint not answering, with why. */
+  onRetry?: (cause: string, elapsedMs: number) => void;
+}
+
+/** What the wait ended with: the status that answered and how long it took. */
+export interface EndpointAnswer {
+  status: number;
+  waitedMs: number;
+}
+
+/**
+ * Pure: the pause before the next probe, or undefined when the time is up. The last pause is cut to end at
+ * the deadline, so the last probe is made then: the whole wait is used, and not exceeded by a pause.
+ */
+export function nextProbeDelayMs(elapsedMs: number, waitMs: number, intervalMs: number): number | undefined {
+  const left = waitMs - elapsedMs;
+  return left > 0 ? Math.min(intervalMs, left) : undefined;
+}
+
+/**
+ * Resolves once the endpoint answers (any status below 500). Rejects with VB_UNREACHABLE naming the last
+ * cause when `waitMs` passed without an answer, or VB_ABORTED when `signal` aborts.
+ */
+export async function waitForEndpoint(options: WaitForEndpointOptions): Promise<EndpointAnswer> {
+  const url = new URL(options.endpoint);
+  const path = `${url.pathname.replace(/\/+$/, '')}/ApplicationStatus`;
+  const intervalMs = options.intervalMs ?? 2_000;
+  const probeTimeoutMs = options.probeTimeoutMs ?? 10_000;
+  // A fresh agent: a refused connection leaves nothing behind in the command's own pool.
+  const agent = new Agent({ ...(options.tls !== undefined && { connect: options.tls }), pipelining: 0 });
+  const started = performance.now();
+  try {
+    for (;;) {
+      if (options.signal?.aborted) throw abortError();
+      const elapsed = performance.now() - started;
+      const timeout = Math.max(1, Math.min(probeTimeoutMs, Math.max(options.waitMs - elapsed, intervalMs)));
+      let cause: string;
+      let failure: unknown;
+      try {
+        const res = await agent.request({
+          origin: url.origin,
+          path,
+          method: 'GET',
+          headers: options.headers ?? {},
+          headersTimeout: timeout,
+          bodyTimeout: timeout,
+          ...(options.signal !== undefined && { signal: options.signal }),
+        });
+        await res.body.dump().catch(() => undefined);
+        if (res.statusCode < 500) return { status: res.statusCode, waitedMs: performance.now() - started };
+        cause = `it answered ${res.statusCode}`;
+      } catch (err) {
+        if (options.signal?.aborted) throw abortError();
+        failure = err;
+        cause = unreachableCause(err) ?? describeOther(err);
+      }
+      const now = performance.now() - started;
+      const delay = nextProbeDelayMs(now, options.waitMs, intervalMs);
+      if (delay === undefined) {
+        const waited = options.waitMs > 0 ? ` (waited ${Math.round(now / 1000)} s)` : '';
+        throw unreachableError(options.endpoint, `${cause}${waited}`, failure);
+      }
+      options.onRetry?.(cause, now);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        options.signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+    }
+  } finally {
+    await agent.destroy().catch(() => undefined);
+  }
+}
+
+function describeOther(err: unknown): string {
+  const e = err as { code?: unknown; message?: unknown };
+  return typeof e?.code === 'string' ? `${String(e.message)} (${e.code})` : String(e?.message ?? err);
+}
+
+function abortError(): VespaBulkError {
+  return new VespaBulkError('VB_ABORTED', 'the wait for the endpoint was stopped');
+}
