@@ -5,7 +5,7 @@ import { parseRetryAfter, retryDelay } from '../http/retry-delay.js';
 import { defaultVisitRetryPolicy, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
 import { serverTimeoutPattern, visitPath } from './query.js';
 import { visit } from './visit.js';
-import { sleepUnlessAborted } from './sleep.js';
+import { sleepUnlessAborted } from '../time/sleep.js';
 
 /**
  * Bulk update, delete and copy by selection: the service does the work, a chunk of at most `timeChunk` per

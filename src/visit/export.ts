@@ -4,7 +4,7 @@ import { createEncoder, outputFormats, type BatchEncoder, type OutputFormat } fr
 import { OptionError, checkDuration, checkOneOf } from '../options-check.js';
 import type { VisitOptions } from './options.js';
 import { validateVisitOptions, visitFingerprint } from './query.js';
-import { fileSink, sliceFileName, stdoutSink, type Sink } from './sinks.js';
+import { fileSink, sliceFileName, stdoutSink, type Sink } from '../sinks/file.js';
 import { startVisit, type VisitReport, type VisitRun } from './visitor.js';
 
 /**

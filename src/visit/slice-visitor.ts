@@ -7,7 +7,7 @@ import type { SliceResumeState, VisitMessage, VisitRetryPolicy } from './options
 import { readPlainJson, type PlainDocument } from './plain-json.js';
 import { readBody } from './body-reader.js';
 import { chainKey, streamAccept, visitRequestPath } from './query.js';
-import { sleepUnlessAborted } from './sleep.js';
+import { sleepUnlessAborted } from '../time/sleep.js';
 
 /**
  * One slice of a visit: a chain of requests, each continuing from the last token, until the service says

@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync, statSync, write, writeSync } from 'node:fs';
-import type { Sink } from './sinks.js';
+import type { Sink } from './file.js';
 
 /**
  * File offsets and lengths of direct writes are multiples of this. Devices ask for their logical block size
