@@ -1,5 +1,6 @@
-import { readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { VespaBulkError } from '../errors.js';
+import { writeFileAtomicallySync } from '../fs/atomic-write.js';
 import type { InputPosition } from './source.js';
 
 /**
@@ -24,11 +25,12 @@ export interface Checkpoint {
   errors: number;
 }
 
+/**
+ * Writes the checkpoint file; a crash mid-write leaves the previous one. Synchronous: the feeder writes it while
+ * it winds down, before it reports the outcome.
+ */
 export function writeCheckpoint(path: string, checkpoint: Checkpoint): void {
-  // Written aside and renamed, so a crash mid-write never leaves half a checkpoint.
-  const tmp = `${path}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(checkpoint, null, 2)}\n`);
-  renameSync(tmp, path);
+  writeFileAtomicallySync(path, `${JSON.stringify(checkpoint, null, 2)}\n`);
 }
 
 /** Reads a feed checkpoint file written by a stopped feed; throws VB_USAGE when it is not one. */

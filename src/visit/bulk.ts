@@ -3,9 +3,10 @@ import { VespaBulkError } from '../errors.js';
 import { OptionError, checkExclusive, checkInteger, checkOneOf, checkUrl } from '../options-check.js';
 import { parseRetryAfter, retryDelay } from '../http/retry-delay.js';
 import { defaultVisitRetryPolicy, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
-import { serverTimeoutPattern, visitPath } from './query.js';
+import { visitPath } from './query.js';
+import { isServerDuration } from '../time/duration.js';
 import { visit } from './visit.js';
-import { sleepUnlessAborted } from './sleep.js';
+import { sleepUnlessAborted } from '../time/sleep.js';
 
 /**
  * Bulk update, delete and copy by selection: the service does the work, a chunk of at most `timeChunk` per
@@ -90,7 +91,7 @@ export function validateBulkOptions(options: BulkOptions): void {
   }
   for (const name of ['timeChunk', 'timeout'] as const) {
     const value = options[name];
-    if (value !== undefined && !serverTimeoutPattern.test(value)) throw new OptionError(name, 'a number with unit s or ms, e.g. 60s', value);
+    if (value !== undefined && !isServerDuration(value)) throw new OptionError(name, 'a number with unit s or ms, e.g. 60s', value);
   }
   checkInteger(options, 'tracelevel', 0, 9);
   if (options.retry !== undefined) checkInteger(options.retry, 'maxAttempts', 0);

@@ -1,5 +1,6 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { VespaBulkError } from '../errors.js';
+import { writeFileAtomically } from '../fs/atomic-write.js';
 import type { SliceResumeState } from './options.js';
 
 /**
@@ -92,12 +93,9 @@ export function hasProgress(checkpoint: Checkpoint | undefined): boolean {
   return Object.values(checkpoint?.slices ?? {}).some((s) => s.finished || s.continuation !== undefined || s.documents > 0);
 }
 
-let tmpCounter = 0;
-
+/** Writes the checkpoint file; a crash mid-write leaves the previous one. */
 export async function writeCheckpointAtomically(file: string, checkpoint: Checkpoint): Promise<void> {
-  const tmp = `${file}.${process.pid}.${++tmpCounter}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(checkpoint, null, 1)}\n`);
-  await rename(tmp, file);
+  await writeFileAtomically(file, `${JSON.stringify(checkpoint, null, 1)}\n`);
 }
 
 /**

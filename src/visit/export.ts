@@ -4,7 +4,10 @@ import { createEncoder, outputFormats, type BatchEncoder, type OutputFormat } fr
 import { OptionError, checkDuration, checkOneOf } from '../options-check.js';
 import type { VisitOptions } from './options.js';
 import { validateVisitOptions, visitFingerprint } from './query.js';
-import { fileSink, sliceFileName, stdoutSink, type Sink } from './sinks.js';
+import { fileSink } from '../sinks/file.js';
+import type { Sink } from '../sinks/sink.js';
+import { sliceFileSink } from '../sinks/slice-directory.js';
+import { stdoutSink } from '../sinks/stream.js';
 import { startVisit, type VisitReport, type VisitRun } from './visitor.js';
 
 /**
@@ -22,6 +25,12 @@ export interface ExportOptions extends VisitOptions {
   output?: string;
   /** One file per slice in this directory, named slice-0000.jsonl etc. Excludes `output`. */
   outputDir?: string;
+  /**
+   * Writes plain (not `.gz`) output files with O_DIRECT, bypassing the page cache, where the file system allows
+   * it (ordinary writes otherwise), which about halves the export's CPU time. Default true, unless the
+   * environment has `VESPA_BULK_DIRECT_IO=0`.
+   */
+  directIo?: boolean;
   /** Checkpoint file; an existing one for the same visit is continued, and its outputs appended to. */
   checkpoint?: string;
   checkpointIntervalMs?: number;
@@ -44,6 +53,7 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   const format = options.format ?? 'jsonl';
   if (options.output !== undefined && options.output !== '-' && options.outputDir !== undefined) throw new OptionError('output', 'left out', options.output, 'outputDir');
   checkOneOf(options, 'format', outputFormats);
+  checkOneOf(options, 'directIo', [true, false]);
   checkDuration(options, 'checkpointIntervalMs');
   // Before any output is opened (and a file truncated).
   validateVisitOptions(options);
@@ -61,12 +71,13 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
     const key = options.outputDir !== undefined ? slice : 'all';
     let s = sinks.get(key);
     if (s === undefined) {
+      const fileOptions = { append: resumed, ...(options.directIo !== undefined && { directIo: options.directIo }) };
       const sink =
         options.outputDir !== undefined
-          ? fileSink(sliceFileName(options.outputDir, slice, extension), { append: resumed })
+          ? sliceFileSink(options.outputDir, slice, extension, fileOptions)
           : options.output === undefined || options.output === '-'
             ? stdoutSink(options.stdout)
-            : fileSink(options.output, { append: resumed });
+            : fileSink(options.output, fileOptions);
       s = { sink, encoder: createEncoder(format) };
       sinks.set(key, s);
     }

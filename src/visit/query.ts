@@ -1,6 +1,7 @@
 import { toVisitPath } from '../document/id.js';
 import { VespaBulkError } from '../errors.js';
 import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkUrl } from '../options-check.js';
+import { isServerDuration, parseDurationMs } from '../time/duration.js';
 import type { VisitOptions, VisitSelectionOptions } from './options.js';
 
 /** Pure mapping from options to the request path and query of one visit request. */
@@ -25,8 +26,6 @@ export function parseDocumentSpec(spec: string | undefined): { namespace?: strin
   return { namespace: parts[0], documentType: parts[1] };
 }
 
-export const serverTimeoutPattern = /^\d+(\.\d+)?(ms|s)$/;
-
 /** Refuses bad VisitOptions with an OptionError naming the option, before anything is opened or sent. */
 export function validateVisitOptions(options: VisitOptions): void {
   checkVisitOptionValues(options);
@@ -45,7 +44,7 @@ export function checkVisitOptionValues(options: VisitOptions): void {
   for (const id of options.sliceIds ?? []) {
     if (!Number.isInteger(id) || id < 0 || id >= slices) throw new OptionError('sliceIds', `integers from 0 to ${slices - 1}`, id);
   }
-  if (options.timeout !== undefined && !serverTimeoutPattern.test(options.timeout)) throw new OptionError('timeout', 'a number with unit s or ms, e.g. 60s', options.timeout);
+  if (options.timeout !== undefined && !isServerDuration(options.timeout)) throw new OptionError('timeout', 'a number with unit s or ms, e.g. 60s', options.timeout);
   checkInteger(options, 'wantedDocumentCount', 1);
   checkInteger(options, 'concurrency', 1, 1024);
   checkInteger(options, 'tracelevel', 0, 9);
@@ -128,8 +127,6 @@ export function visitFingerprint(options: VisitOptions): string {
 
 /** Milliseconds of a server timeout string such as `60s` or `500ms`. */
 export function timeoutMs(text: string | undefined, fallbackMs: number): number {
-  if (text === undefined) return fallbackMs;
-  const m = /^(\d+(?:\.\d+)?)(ms|s)$/.exec(text);
-  if (!m) return fallbackMs;
-  return m[2] === 'ms' ? Number(m[1]) : Number(m[1]) * 1000;
+  if (text === undefined || !isServerDuration(text)) return fallbackMs;
+  return parseDurationMs(text) ?? fallbackMs;
 }

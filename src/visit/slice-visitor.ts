@@ -7,7 +7,7 @@ import type { SliceResumeState, VisitMessage, VisitRetryPolicy } from './options
 import { readPlainJson, type PlainDocument } from './plain-json.js';
 import { readBody } from './body-reader.js';
 import { chainKey, streamAccept, visitRequestPath } from './query.js';
-import { sleepUnlessAborted } from './sleep.js';
+import { sleepUnlessAborted } from '../time/sleep.js';
 import { isVespaBulkError } from '../errors.js';
 import { unreachableCause, unreachableError } from '../http/reachability.js';
 

@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   DocumentClient,
@@ -17,11 +16,8 @@ import {
 } from '../../src/index.js';
 import { startRecordingServer } from '../http/recording-server.js';
 import { runCli } from '../faults/harness.js';
+import { tempDir } from '../support/temp-dir.js';
 
-function tempDir(): { dir: string; cleanup: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'vb-api-'));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 /** An input with one unreadable line (a failure) and puts that a server demanding a token refuses (a stop). */
 function failingInput(dir: string): string {

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
  * errors, neutral helpers) but nothing of the client, so the two sides can change apart.
  */
 const src = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
-const clientFolders = ['feed', 'visit', 'http', 'deploy', 'cli'];
+const clientFolders = ['feed', 'visit', 'http', 'deploy', 'cli', 'sinks', 'target'];
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));

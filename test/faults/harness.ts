@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { expect } from 'vitest';
 import type { FeedSummary } from '../../src/feed/index.js';
 import type { DocumentServer, FaultSettings } from '../../src/simulator/document-api/document-server.js';
@@ -15,10 +14,7 @@ import { expectedStore, type Op } from '../feed/helpers.js';
 
 export { expectedStore, type Op };
 
-export function tempDir(prefix = 'vb-faults-'): { dir: string; cleanup: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
+export { tempDir } from '../support/temp-dir.js';
 
 /**
  * `puts` documents, with assign-only updates of some earlier ones and removes of others interleaved. No update

@@ -4,7 +4,8 @@ import { parseDocumentPath } from '../../src/simulator/document-api/document-pat
 import { Admission } from '../../src/simulator/admission.js';
 import { Faults, seededRandom, validateFaultPatch } from '../../src/simulator/faults.js';
 import { parseFieldSet, projectFields } from '../../src/simulator/document-api/field-set.js';
-import { QueryParameters, parseDurationMs } from '../../src/simulator/document-api/query-parameters.js';
+import { QueryParameters } from '../../src/simulator/document-api/query-parameters.js';
+import { parseDurationMs } from '../../src/time/duration.js';
 import { HandlerError } from '../../src/simulator/document-api/responses.js';
 import { ClusterStore, decodeContinuation, encodeContinuation, idParts } from '../../src/simulator/document-api/document-store.js';
 import { applyUpdate, parseFieldPath } from '../../src/simulator/document-api/update-ops.js';

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
@@ -7,6 +6,7 @@ import { exportDocuments } from '../../src/visit/export.js';
 import { migrate } from '../../src/visit/migrate.js';
 import { visit } from '../../src/visit/visit.js';
 import { topLevelValue } from '../../src/feed/json-scan.js';
+import { tempDir as makeTempDir } from '../support/temp-dir.js';
 
 /** `long` fields beyond 2^53 through every path that does not pass the service's bytes through untouched. */
 const big = '9007199254740993';
@@ -36,9 +36,9 @@ describe('the plain JSON response keeps numbers exact', () => {
     return s;
   }
   function tempDir(): string {
-    const d = mkdtempSync(join(tmpdir(), 'vb-plain-'));
-    cleanups.push(() => rmSync(d, { recursive: true, force: true }));
-    return d;
+    const { dir, cleanup } = makeTempDir('vb-plain-');
+    cleanups.push(cleanup);
+    return dir;
   }
 
   it('pages (--no-stream) and a streamed plain object write the received values, as jsonl and as feed', async () => {

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { exportDocuments } from '../../src/visit/export.js';
 import { bulkOperation } from '../../src/visit/bulk.js';
 import { migrate } from '../../src/visit/migrate.js';
 import { feed } from '../../src/feed/index.js';
+import { tempDir as makeTempDir } from '../support/temp-dir.js';
 
 const fastRetry = { baseDelayMs: 1, maxDelayMs: 10 };
 
@@ -45,9 +45,9 @@ describe('visiting the simulator', () => {
     return s;
   }
   function tempDir(): string {
-    const d = mkdtempSync(join(tmpdir(), 'vb-visit-'));
-    cleanups.push(() => rmSync(d, { recursive: true, force: true }));
-    return d;
+    const { dir, cleanup } = makeTempDir('vb-visit-');
+    cleanups.push(cleanup);
+    return dir;
   }
 
   it('delivers every document exactly once across slices, and slice ids split the corpus without overlap', async () => {

@@ -50,6 +50,7 @@ interface VisitArgs extends CommonArgs {
   stream: boolean;
   output?: string;
   'output-dir'?: string;
+  'direct-io'?: boolean;
   format: OutputFormat;
   'make-feed': boolean;
   checkpoint?: string;
@@ -164,6 +165,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('stream', { type: 'boolean', default: true, describe: 'Streamed responses (JSONL); --no-stream pages with continuations' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write to FILE instead of stdout (.gz compresses)' })
       .option('output-dir', { type: 'string', describe: 'One file per slice in DIR (slice-0000.jsonl, ...)' })
+      .option('direct-io', { type: 'boolean', describe: 'Write plain output files with O_DIRECT, sparing the page cache (default on unless VESPA_BULK_DIRECT_IO=0; --no-direct-io turns it off)' })
       .option('format', { type: 'string', choices: outputFormats, default: 'jsonl' as OutputFormat, describe: 'jsonl: as received; feed: {"put"/"remove"} lines for vespa-bulk feed; json: one array' })
       .option('make-feed', { type: 'boolean', default: false, describe: 'Same as --format feed' })
       .option('checkpoint', { type: 'string', describe: checkpointHelp })
@@ -265,6 +267,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         format,
         ...(args.output !== undefined && { output: args.output }),
         ...(args['output-dir'] !== undefined && { outputDir: args['output-dir'] }),
+        ...(args['direct-io'] !== undefined && { directIo: args['direct-io'] }),
         ...(args.checkpoint !== undefined && { checkpoint: args.checkpoint }),
         onStart: startProgress,
       }));

@@ -1,4 +1,5 @@
 import { badRequest } from './responses.js';
+import { parseDurationMs } from '../../time/duration.js';
 
 /**
  * Query parameters of a /document/v1 request, with the service's rules: the last value of a repeated name
@@ -71,17 +72,6 @@ export class QueryParameters {
 }
 
 const noValues: Map<string, string> = new Map();
-
-const durationPattern = /^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|h)?\s*$/i;
-
-export function parseDurationMs(text: string): number | undefined {
-  const match = durationPattern.exec(text);
-  if (!match) return undefined;
-  const n = Number(match[1]);
-  const unit = (match[2] ?? 's').toLowerCase();
-  const factor = unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000;
-  return Math.round(n * factor);
-}
 
 /** `a=1&b=x+y&a=2` to a map, last value winning, with '+' as space and %XX decoded. */
 export function parseQueryString(queryString: string): Map<string, string> {

@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync, statSync, write, writeSync } from 'node:fs';
-import type { Sink } from './sinks.js';
+import type { FileSink } from './sink.js';
 
 /**
  * File offsets and lengths of direct writes are multiples of this. Devices ask for their logical block size
@@ -32,7 +32,7 @@ const probeStepBytes = 8;
  * If a direct write is refused anyway (EINVAL, or a short write), that write and all later ones go through
  * the ordinary descriptor at the same offsets: slower, never wrong.
  */
-export class DirectFileSink implements Sink {
+export class DirectFileSink implements FileSink {
   bytes = 0;
   /** False once the writes have fallen back to the page cache (see the class comment). */
   directIo = true;

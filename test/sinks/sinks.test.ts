@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/simulator/faults.js';
-import { fileSink, type FileSink } from '../../src/visit/sinks.js';
+import { fileSink } from '../../src/sinks/file.js';
+import type { FileSink } from '../../src/sinks/sink.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'vb-sinks-'));
 const shmDir = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/vb-sinks-') : undefined;

@@ -1,0 +1,76 @@
+import { once } from 'node:events';
+import { constants as zlibConstants, type Gzip } from 'node:zlib';
+import type { FileSink, Sink } from './sink.js';
+
+const empty = Buffer.alloc(0);
+
+/**
+ * A writable stream (stdout, a pipe, or a gzip stream piped into a file): the stream's own buffering, with
+ * `write` waiting for 'drain' when the stream says it is full.
+ */
+export class StreamSink implements FileSink {
+  bytes = 0;
+  readonly directIo = false;
+  private closed = false;
+  private failure: Error | undefined;
+
+  constructor(
+    private readonly stream: NodeJS.WritableStream,
+    private readonly closeStream: boolean,
+    private readonly gzip?: Gzip,
+    private readonly file?: NodeJS.WritableStream,
+  ) {
+    const onError = (err: Error): void => {
+      this.failure ??= err;
+    };
+    stream.on('error', onError);
+    file?.on('error', onError);
+  }
+
+  write(chunks: readonly Buffer[]): void | Promise<void> {
+    if (this.failure) throw this.failure;
+    let ok = true;
+    for (const c of chunks) {
+      if (c.length === 0) continue;
+      this.bytes += c.length;
+      ok = this.stream.write(c);
+    }
+    if (!ok) return this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    // once() rejects when the stream emits 'error' first.
+    await once(this.stream, 'drain');
+  }
+
+  async flushed(): Promise<void> {
+    if (this.failure) throw this.failure;
+    if (this.closed) return;
+    if (this.gzip !== undefined) {
+      await new Promise<void>((resolve) => this.gzip!.flush(zlibConstants.Z_SYNC_FLUSH, () => resolve()));
+      await new Promise<void>((resolve, reject) => this.file!.write(empty, (err) => (err ? reject(err) : resolve())));
+      return;
+    }
+    await new Promise<void>((resolve, reject) => this.stream.write(empty, (err) => (err ? reject(err) : resolve())));
+  }
+
+  async close(): Promise<void> {
+    if (this.failure) throw this.failure;
+    if (this.closed) return;
+    if (!this.closeStream) {
+      await this.flushed();
+      return;
+    }
+    const target = this.file ?? this.stream;
+    const finished = once(target, 'close');
+    this.stream.end();
+    await finished;
+    this.closed = true;
+    if (this.failure) throw this.failure;
+  }
+}
+
+/** Standard output (or another stream the caller owns): flushed at the end, never closed. */
+export function stdoutSink(stream: NodeJS.WritableStream = process.stdout): Sink {
+  return new StreamSink(stream, false);
+}
