@@ -7,6 +7,7 @@ import { visitPath } from './query.js';
 import { isServerDuration } from '../time/duration.js';
 import { visit } from './visit.js';
 import { sleepUnlessAborted } from '../time/sleep.js';
+import { checkSelectionSyntax } from './selection-check.js';
 
 /**
  * Bulk update, delete and copy by selection: the service does the work, a chunk of at most `timeChunk` per
@@ -83,6 +84,7 @@ export function validateBulkOptions(options: BulkOptions): void {
   if (options.kind === 'copy' && (selection === '' || options.destinationCluster === undefined || options.cluster === undefined)) {
     throw new VespaBulkError('VB_USAGE', 'copy needs --selection, --cluster and --destination-cluster');
   }
+  checkSelectionSyntax(options.selection);
   if (options.kind === 'update-where') {
     const f = options.fields;
     if (f === undefined || typeof f !== 'object' || Array.isArray(f) || Object.keys(f).length === 0) {

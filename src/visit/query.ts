@@ -3,6 +3,7 @@ import { VespaBulkError } from '../errors.js';
 import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkUrl } from '../options-check.js';
 import { isServerDuration, parseDurationMs } from '../time/duration.js';
 import type { VisitOptions, VisitSelectionOptions } from './options.js';
+import { checkSelectionSyntax } from './selection-check.js';
 
 /** Pure mapping from options to the request path and query of one visit request. */
 
@@ -57,6 +58,7 @@ export function checkVisitOptionValues(options: VisitOptions): void {
   if (options.fromTimestamp !== undefined && options.toTimestamp !== undefined && BigInt(options.fromTimestamp) > BigInt(options.toTimestamp)) {
     throw new VespaBulkError('VB_USAGE', 'the start of the time range is after its end');
   }
+  checkSelectionSyntax(options.selection);
 }
 
 /**

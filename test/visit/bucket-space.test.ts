@@ -102,7 +102,8 @@ describe('visiting the whole cluster', () => {
     expect(ambiguous.code).toBe(2);
     expect(ambiguous.stderr).toMatch(/--continuation of a whole-cluster visit needs --bucket-space/);
 
-    const refused = await runCommand(['visit', '-t', s.url, '--cluster', 'content', '--selection', 'n >>> 1', '--quiet']);
+    // A selection that does not parse is refused before anything is sent (exit 2); the service refuses this field set.
+    const refused = await runCommand(['visit', '-t', s.url, '--cluster', 'content', '--field-set', '[nonsense]', '--quiet']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/slice 0 \(default bucket space\) failed: HTTP 400: .*fix it and run again/);
     expect(refused.stderr).not.toMatch(/start it again/);
