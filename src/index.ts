@@ -12,7 +12,7 @@ export {
 } from './document/id.js';
 export { retryDelay, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, type RetryInput } from './http/retry-delay.js';
 export { parseSelection, evaluateSelection, compileSelection, type Selection, type SelectionDocument, type SelectionContext } from './selection/index.js';
-export type { SecurityOptions } from './http/tls.js';
+export { connectOptions, securityHeaders, type SecurityOptions } from './http/tls.js';
 
 // The simulator.
 export { startSimulator, type Simulator, type SimulatorOptions } from './simulator/simulator.js';

@@ -68,7 +68,7 @@ export interface FeedOptions {
   onResult?: (result: OperationResult) => void;
   /** Use this dispatcher instead of an own pool (not closed at the end). */
   dispatcher?: Dispatcher;
-  /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)` from src/http/tls.ts. */
+  /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)`, exported by the package. */
   tls?: buildConnector.BuildOptions;
   /** What `-` reads. Default process.stdin. */
   stdin?: Readable;

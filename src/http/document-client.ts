@@ -21,7 +21,7 @@ export interface DocumentClientOptions {
   timeoutMs?: number;
   /** Use this dispatcher instead of creating a pool (it is not closed by close()). */
   dispatcher?: Dispatcher;
-  /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)` from tls.ts. */
+  /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)`, exported by the package. */
   tls?: buildConnector.BuildOptions;
 }
 

@@ -18,7 +18,7 @@ export interface PoolOptions {
   timeoutMs?: number;
   /** Gather writes of one event-loop turn into one syscall. Default true. */
   batchWrites?: boolean;
-  /** TLS options for https endpoints (ca, cert, key...), e.g. from `connectOptions()` in tls.ts. */
+  /** TLS options for https endpoints (ca, cert, key...), e.g. `connectOptions(security)`, exported by the package. */
   tls?: buildConnector.BuildOptions;
   /**
    * Offer HTTP/2 by ALPN on https endpoints (the server may still choose HTTP/1.1). Default false: measured here

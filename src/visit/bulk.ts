@@ -22,7 +22,7 @@ export interface BulkOptions extends Pick<VisitSelectionOptions, 'namespace' | '
   headers?: Record<string, string>;
   /** Use this dispatcher (e.g. one set up for TLS) instead of an own connection; it is not closed. */
   dispatcher?: Dispatcher;
-  /** TLS options for https endpoints (ca, cert, key) of the own connection, e.g. `connectOptions(security)` from src/http/tls.ts. */
+  /** TLS options for https endpoints (ca, cert, key) of the own connection, e.g. `connectOptions(security)`, exported by the package. */
   tls?: buildConnector.BuildOptions;
   /** update-where: the update operations, `{"<field>":{"assign":...}}` (sent as `{"fields":...}`). */
   fields?: Record<string, unknown>;

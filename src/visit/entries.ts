@@ -22,11 +22,3 @@ export interface VisitBatch {
   slice: number;
   entries: VisitEntry[];
 }
-
-export function entryBytes(entry: VisitEntry): Buffer {
-  return entry.buf.subarray(entry.start, entry.end);
-}
-
-export function entryText(entry: VisitEntry): string {
-  return entry.buf.toString('utf8', entry.start, entry.end);
-}

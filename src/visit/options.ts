@@ -40,7 +40,7 @@ export interface VisitOptions extends VisitSelectionOptions {
    * not closed at the end.
    */
   dispatcher?: Dispatcher;
-  /** TLS options for https endpoints (ca, cert, key) of the own pool, e.g. `connectOptions(security)` from src/http/tls.ts. */
+  /** TLS options for https endpoints (ca, cert, key) of the own pool, e.g. `connectOptions(security)`, exported by the package. */
   tls?: buildConnector.BuildOptions;
   /**
    * Number of slices the corpus is split in. Default 1. All of `sliceIds` are visited at once, each with

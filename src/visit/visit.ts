@@ -123,7 +123,7 @@ export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) 
             if (finished) {
               if (failure !== undefined) throw failure;
               if (finalReport !== undefined && !finalReport.ok && !controller.signal.aborted && !options.signal?.aborted) {
-                throw failedVisitError(finalReport);
+                throw new VisitFailedError(finalReport);
               }
               return { done: true, value: undefined };
             }
@@ -154,6 +154,3 @@ export class VisitFailedError extends VespaBulkError {
   }
 }
 
-function failedVisitError(report: VisitReport): VisitFailedError {
-  return new VisitFailedError(report);
-}

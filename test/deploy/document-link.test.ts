@@ -1,18 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startConfigServer, type ConfigServer } from '../../src/simulator/config-server/config-server.js';
+import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { deleteApplication, deploy, getReindexing, triggerReindex } from '../../src/deploy/index.js';
 import { eventually, sampleAppDir } from './fixtures.js';
 
 /**
  * The link between the two halves: deploying samples/app makes the document interface accept exactly the
- * package's document types. The document server is written in parallel; this test is skipped only when its
- * module is not there at run time.
+ * package's document types.
  */
-type DocumentServerModule = {
-  startDocumentServer(options: { port: number }): Promise<{ url: string; setDocumentTypes(types: string[] | null): void; close(): Promise<void> }>;
-};
-const documentServerModule: DocumentServerModule | undefined = await import('../../src/simulator/document-api/document-server.js' as string).catch(() => undefined);
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -28,9 +24,9 @@ async function put(baseUrl: string, type: string, local: string, fields: object)
   return { status: res.statusCode, body: await res.body.json() };
 }
 
-describe.skipIf(documentServerModule === undefined)('deploy → document interface', () => {
+describe('deploy → document interface', () => {
   it('after deploying samples/app, declared types are accepted and others refused; reindexing completes; delete lifts the restriction', async () => {
-    const documents = await documentServerModule!.startDocumentServer({ port: 0 });
+    const documents = await startDocumentServer({ port: 0 });
     closers.push(() => documents.close());
     let config: ConfigServer | undefined;
     config = await startConfigServer({
