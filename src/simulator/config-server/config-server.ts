@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { servedDocumentTypes, type PackageFormat } from './app-package.js';
+import { servedDocumentTypes, type PackageFormat } from '../../schema/app-package.js';
 import { ConfigServerError, Deployments, type Application, type PrepareOutcome, type Session } from './deployments.js';
 import { parseContentPath, listDirectory, contentTypeOf } from './package-content.js';
 import { bearerChecker, checkClientCertificate, serverTlsOptions, type AccessVerdict, type ServerTlsOptions } from '../http/auth.js';
