@@ -40,7 +40,11 @@ export type PackageFormat = 'zip' | 'gzip';
 
 /** Reads and validates an uploaded package body. */
 export function readApplicationPackage(body: Uint8Array, format: PackageFormat): ApplicationPackage {
-  const files = stripSingleTopDirectory(extract(body, format));
+  return readPackageFiles(stripSingleTopDirectory(extract(body, format)));
+}
+
+/** Reads and validates a package given as its files, by path relative to the package root. */
+export function readPackageFiles(files: Map<string, Uint8Array>): ApplicationPackage {
   const servicesBytes = files.get('services.xml');
   if (!servicesBytes) {
     throw new InvalidPackageError(`Invalid application package: services.xml not found at the package root (found: ${listSome([...files.keys()])})`);

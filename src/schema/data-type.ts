@@ -4,8 +4,10 @@
  * prints it in messages (`DataType.getName()`): `Array<string>`, `Map<string,int>`, `WeightedSet<string>`.
  * Pure: no I/O.
  */
+/** The primitive field types of a schema. */
 export type PrimitiveName = 'int' | 'long' | 'byte' | 'float' | 'double' | 'float16' | 'bool' | 'string' | 'raw' | 'uri' | 'predicate';
 
+/** A field's type, as the document parser reads values of it. */
 export type DataType =
   | { kind: 'primitive'; name: PrimitiveName }
   | { kind: 'array'; name: string; element: DataType }
@@ -26,6 +28,7 @@ export interface TensorDimension {
   indexed: boolean;
 }
 
+/** A tensor's cell type and dimensions (sorted by name, as the service prints them). */
 export interface TensorType {
   cellType: 'double' | 'float' | 'bfloat16' | 'int8';
   dimensions: TensorDimension[];

@@ -66,7 +66,10 @@ export interface DocumentServer {
   };
   /** null: any type is accepted (nothing deployed yet); otherwise other types are 400. */
   setDocumentTypes(types: string[] | null): void;
-  /** The deployed package's document model (schemas, document-api settings); null: schema-less, as before a deploy. */
+  /**
+   * The deployed package's document model (schemas, document-api settings); null: schema-less, as before a deploy.
+   * @internal The simulator's config half calls it on activation.
+   */
   setDocumentModel(model: DocumentModel | null): void;
   /** Stops the server, closing open connections. */
   close(): Promise<void>;
