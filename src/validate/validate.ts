@@ -1,7 +1,6 @@
 import type { Readable } from 'node:stream';
 import { VespaBulkError } from '../errors.js';
 import type { DeployTarget } from '../deploy/target.js';
-import { parseDocumentId } from '../document/id.js';
 import { FailureWriter } from '../feed/failures.js';
 import { parseOperation, type FeedOperation } from '../feed/operation.js';
 import { readSources, type FeedSource } from '../feed/source.js';
@@ -130,6 +129,9 @@ function judge(model: DocumentModel, op: FeedOperation): { status: number; messa
   if (op.kind === 'remove' || op.fields === undefined) return undefined;
   // The feed client sends the fields as `{"fields":<raw>}`; condition and create go in the query.
   const body = `{"fields":${op.fields.toString('utf8')}}`;
-  const verdict = judgeDocumentOperation(model, op.kind, op.id, parseDocumentId(op.id).type, body);
+  // parseOperation has checked the id: its type is the third ':'-separated part.
+  const c1 = op.id.indexOf(':', 3);
+  const type = op.id.slice(c1 + 1, op.id.indexOf(':', c1 + 1));
+  const verdict = judgeDocumentOperation(model, op.kind, op.id, type, body);
   return verdict.ok ? undefined : { status: verdict.status, message: verdict.message };
 }
