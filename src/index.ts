@@ -53,3 +53,8 @@ export * from './visit/index.js';
 
 // The content clusters of a service, as a whole-cluster visit finds them.
 export { discoverContentClusters, clustersFromMessage, type DiscoverOptions } from './visit/discover-cluster.js';
+
+// Checking a corpus against an application package's schemas, as the cluster would, without a cluster.
+export { validate, type ValidateOptions, type ValidateOutcome, type ValidateSummary, type Refusal } from './validate/validate.js';
+export type { DocumentModel, DocumentType } from './schema/document-model.js';
+export type { DataType, PrimitiveName, TensorType, TensorDimension } from './schema/data-type.js';

@@ -94,7 +94,9 @@ export function tokenize(input: string): Token[] {
         continue;
       }
       const lower = text.toLowerCase();
-      if (keywords.has(lower)) tokens.push({ kind: 'keyword', text: lower, value: lower, position: start });
+      // A keyword's value keeps the text as written: where the grammar takes it as a name (a document type or
+      // a field), the name is what the user wrote.
+      if (keywords.has(lower)) tokens.push({ kind: 'keyword', text: lower, value: text, position: start });
       else tokens.push({ kind: 'ident', text, value: text, position: start });
       continue;
     }

@@ -19,6 +19,9 @@ type Parsed =
   // `true`/`false` are conditions, but compare as 1/0 against a bool field (`music.flag == true`).
   | { kind: 'boolConstant'; value: boolean; position: number };
 
+/** Keywords Vespa's grammar also accepts as a field name after '.' (all but `not`). */
+const nameKeywords: ReadonlySet<string> = new Set(['id', 'user', 'group', 'null', 'true', 'false', 'and', 'or']);
+
 const idParts: ReadonlySet<string> = new Set<IdPart>(['scheme', 'namespace', 'type', 'specific', 'user', 'group']);
 const functionNames: ReadonlySet<string> = new Set<FunctionName>(['lowercase', 'abs']);
 
@@ -226,6 +229,11 @@ class Parser {
             return { kind: 'boolConstant', value: t.text === 'true', position: t.position };
           case 'id':
             return { kind: 'value', node: this.parseId() };
+          case 'user':
+          case 'group':
+            // Vespa's grammar takes these id-part words as identifiers wherever a name is expected, so a
+            // document type may be called `user` or `group`.
+            return this.parseIdentifier();
           default:
             throw syntaxError(t.position, `expected a value or condition, found ${describeToken(t)}`);
         }
@@ -279,7 +287,7 @@ class Parser {
   /** A bare document type (`music`) or a field specification (`music.a.b{key}[2]`, optionally `.function()`). */
   private parseIdentifier(): Parsed {
     const typeToken = this.next();
-    const type = typeToken.text;
+    const type = typeToken.kind === 'keyword' ? String(typeToken.value) : typeToken.text;
     if (this.token.kind === 'lparen') {
       if (type === 'now') throw syntaxError(typeToken.position, "write 'now()' without spaces between 'now' and '()'");
       const hint = type.toLowerCase() === 'now' ? " (did you mean 'now()'? function names are case-sensitive)" : '';
@@ -288,16 +296,17 @@ class Parser {
     if (this.token.kind !== 'dot') return { kind: 'bool', node: { kind: 'doctype', type, position: typeToken.position } };
     this.next(); // '.'
     const fieldToken = this.token;
-    if (fieldToken.kind !== 'ident') {
+    if (fieldToken.kind !== 'ident' && !(fieldToken.kind === 'keyword' && nameKeywords.has(fieldToken.text))) {
       throw syntaxError(fieldToken.position, `expected a field name after '${type}.', found ${describeToken(fieldToken)}`);
     }
+    const fieldName = fieldToken.kind === 'keyword' ? String(fieldToken.value) : fieldToken.text;
     if (this.peek().kind === 'lparen') {
       throw syntaxError(fieldToken.position, `document type functions like '${type}.${fieldToken.text}()' are not supported by vespa-bulk`);
     }
     this.next();
     const path: PathStep[] = [];
     this.parseLookups(path);
-    let node: ValueNode = { kind: 'field', type, field: fieldToken.text, path, position: typeToken.position };
+    let node: ValueNode = { kind: 'field', type, field: fieldName, path, position: typeToken.position };
     while (this.token.kind === 'dot') {
       const dot = this.token;
       const name = this.peek();

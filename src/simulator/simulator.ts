@@ -42,8 +42,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         token: configOptions?.token ?? documentOptions.token,
         host: documentOptions.host,
         port: configPort,
-        onActivate: ({ documentTypes }) => documents.setDocumentTypes(documentTypes),
-        onDelete: () => documents.setDocumentTypes(null),
+        onActivate: ({ documentTypes, model }) => {
+          documents.setDocumentTypes(documentTypes);
+          documents.setDocumentModel(model);
+        },
+        onDelete: () => {
+          documents.setDocumentTypes(null);
+          documents.setDocumentModel(null);
+        },
       });
     } catch (err) {
       await documents.close();

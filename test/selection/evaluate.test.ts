@@ -356,3 +356,18 @@ describe('compileSelection', () => {
     expect(() => compileSelection('music.year >')).toThrow(/position 12/);
   });
 });
+
+describe('document types named like id keywords', () => {
+  // Vespa's grammar reads `user` and `group` (id parts) as identifiers where a name is expected.
+  const userDoc: SelectionDocument = { id: 'id:ns:user::1', type: 'user', fields: { name: 'ann', group: 'eu' } };
+  it('takes `user` and `group` as document type names, and keywords as field names', () => {
+    expect(evaluateSelection(parseSelection('user'), userDoc)).toBe(true);
+    expect(evaluateSelection(parseSelection('user and user.name == "ann"'), userDoc)).toBe(true);
+    expect(evaluateSelection(parseSelection('group'), userDoc)).toBe(false);
+    expect(evaluateSelection(parseSelection('user.group == "eu"'), userDoc)).toBe(true);
+    expect(evaluateSelection(parseSelection('id.user == 1 or user'), userDoc)).toBe(true);
+  });
+  it('still refuses `not` as a name, as the grammar does', () => {
+    expect(() => parseSelection('user.not == 1')).toThrow();
+  });
+});

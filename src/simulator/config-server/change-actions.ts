@@ -1,5 +1,5 @@
-import type { ApplicationPackage, ContentCluster } from './app-package.js';
-import type { SchemaField } from './schema.js';
+import type { ApplicationPackage, ContentCluster } from '../../schema/app-package.js';
+import type { SchemaField } from '../../schema/sd-schema.js';
 
 /**
  * What a new package means for the running one, as the config server reports it from prepare: services that

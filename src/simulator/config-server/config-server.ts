@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { servedDocumentTypes, type PackageFormat } from './app-package.js';
+import { servedDocumentTypes, type PackageFormat } from '../../schema/app-package.js';
+import { documentModelOf, type DocumentModel } from '../../schema/document-model.js';
 import { ConfigServerError, Deployments, type Application, type PrepareOutcome, type Session } from './deployments.js';
 import { parseContentPath, listDirectory, contentTypeOf } from './package-content.js';
 import { bearerChecker, checkClientCertificate, serverTlsOptions, type AccessVerdict, type ServerTlsOptions } from '../http/auth.js';
@@ -28,7 +29,7 @@ export interface ConfigServerOptions {
    * Called after each activation, and after a deletion that leaves applications live, with the document types
    * the content clusters of every live application serve (one document interface serves them all).
    */
-  onActivate?: (activated: { documentTypes: string[]; generation: number }) => void;
+  onActivate?: (activated: { documentTypes: string[]; generation: number; model: DocumentModel }) => void;
   /** Called after the last live application is deleted. */
   onDelete?: () => void;
   /** Serve HTTPS (HTTP/1.1) with this certificate; optionally demand client certificates signed by `ca`. */
@@ -262,7 +263,13 @@ function announceDocumentTypes(context: Context, generation: number): void {
     return;
   }
   const documentTypes = [...new Set(live.flatMap((a) => servedDocumentTypes(a.pkg)))];
-  context.options.onActivate?.({ documentTypes, generation });
+  const models = live.map((a) => documentModelOf(a.pkg));
+  const model: DocumentModel = {
+    types: new Map(models.flatMap((m) => [...m.types])),
+    ignoreUndefinedFields: models.some((m) => m.ignoreUndefinedFields),
+    documentApi: models.some((m) => m.documentApi),
+  };
+  context.options.onActivate?.({ documentTypes, generation, model });
 }
 
 async function prepareAndActivate(context: Context, request: Request, res: ServerResponse, tenant: string): Promise<void> {

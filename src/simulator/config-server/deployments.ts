@@ -1,4 +1,4 @@
-import { readApplicationPackage, InvalidPackageError, type ApplicationPackage, type PackageFormat } from './app-package.js';
+import { readApplicationPackage, InvalidPackageError, type ApplicationPackage, type PackageFormat } from '../../schema/app-package.js';
 import { compareDeployments, describeValidationFailure, type ComputedChangeActions } from './change-actions.js';
 import { servicesOf, simulatedHost, type SimulatedService } from './services.js';
 

@@ -1,4 +1,4 @@
-import type { ApplicationPackage } from './app-package.js';
+import type { ApplicationPackage } from '../../schema/app-package.js';
 
 /** One simulated service process of a deployed application, as serviceconverge lists it. */
 export interface SimulatedService {

@@ -1,3 +1,4 @@
+import type { DocumentModel } from '../../schema/document-model.js';
 import { bearerChecker, checkClientCertificate, type AccessVerdict, type ServerTlsOptions } from '../http/auth.js';
 import { Admission } from '../admission.js';
 import { Faults, type FaultSettings } from '../faults.js';
@@ -65,6 +66,11 @@ export interface DocumentServer {
   };
   /** null: any type is accepted (nothing deployed yet); otherwise other types are 400. */
   setDocumentTypes(types: string[] | null): void;
+  /**
+   * The deployed package's document model (schemas, document-api settings); null: schema-less, as before a deploy.
+   * @internal The simulator's config half calls it on activation.
+   */
+  setDocumentModel(model: DocumentModel | null): void;
   /** Stops the server, closing open connections. */
   close(): Promise<void>;
 }
@@ -81,6 +87,7 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     faults,
     admission: new Admission(faults),
     documentTypes: null,
+    model: null,
     globalTypes: new Set(options.globalDocumentTypes ?? []),
     selections: new SelectionCache(),
     maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
@@ -105,6 +112,9 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     faults: { get: () => faults.get(), set: (patch) => faults.set(patch), injected: () => faults.injected() },
     setDocumentTypes(types) {
       state.documentTypes = types === null ? null : new Set(types);
+    },
+    setDocumentModel(model) {
+      state.model = model;
     },
     close: () => listener.close(),
   };

@@ -1,3 +1,4 @@
+import { cloneExact, parseExact } from './exact-json.js';
 import { badRequest } from './responses.js';
 
 /**
@@ -231,6 +232,12 @@ function mergeSorted(a: StoredEntry[], b: StoredEntry[]): StoredEntry[] {
 export function fieldsJsonOf(entry: StoredEntry): string {
   if (entry.fieldsJson === undefined) entry.fieldsJson = JSON.stringify(entry.fields ?? {});
   return entry.fieldsJson;
+}
+
+/** The fields as values whose numbers keep their text (exact-json.ts): a fresh copy the caller may change. */
+export function exactFieldsOf(entry: StoredEntry): Record<string, unknown> {
+  if (entry.fieldsJson !== undefined) return parseExact(entry.fieldsJson) as Record<string, unknown>;
+  return cloneExact(entry.fields ?? {});
 }
 
 /** The parsed fields of a live entry (made from the JSON text on first need, then kept). */

@@ -40,7 +40,7 @@ export function serve(state: HandlerState, req: AnyRequest, res: AnyResponse, pa
       reply(state, req, res, 200, idBody(pathId, work.id));
     } else {
       const result = executeOperation(work);
-      answer(state, req, res, result.status, result.body);
+      answer(state, req, res, result.status, result.body, result.headers);
     }
   } catch (err) {
     replyError(state, req, res, pathId, err);
@@ -57,7 +57,7 @@ export function serve(state: HandlerState, req: AnyRequest, res: AnyResponse, pa
 }
 
 /** Answers work that was done, unless a truncate or close fault loses the answer on the way. */
-export function answer(state: HandlerState, req: AnyRequest, res: AnyResponse, status: number, body: string): void {
+export function answer(state: HandlerState, req: AnyRequest, res: AnyResponse, status: number, body: string, headers?: Record<string, string>): void {
   if (isGone(res)) return;
   if (state.faults.drawTruncate()) {
     // The whole body, but a length that promises more: the client waits for bytes that never come, then the cut.
@@ -67,5 +67,5 @@ export function answer(state: HandlerState, req: AnyRequest, res: AnyResponse, s
   } else if (state.faults.drawClose()) {
     sendThenCut(res, status, body);
     if (state.log !== undefined) state.log(`${req.method} ${req.url} ${status} (connection cut)`);
-  } else reply(state, req, res, status, body);
+  } else reply(state, req, res, status, body, headers);
 }

@@ -1,3 +1,4 @@
+import type { DocumentModel } from '../../schema/document-model.js';
 import type { Admission } from '../admission.js';
 import type { Faults } from '../faults.js';
 import type { DocumentStore } from './document-store.js';
@@ -12,6 +13,8 @@ export interface HandlerState {
   /** null: any document type is accepted (nothing deployed yet). */
   documentTypes: Set<string> | null;
   globalTypes: Set<string>;
+  /** The deployed package's document model: puts and updates are judged against it. null: nothing deployed. */
+  model: DocumentModel | null;
   /** Compiled selections and conditions, by text. */
   selections: SelectionCache;
   maxBodyBytes: number;

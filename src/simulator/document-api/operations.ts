@@ -1,7 +1,8 @@
 import { parseFieldSet, projectFields, type FieldSet } from './field-set.js';
 import { badRequest, documentBody, idBody, storageErrorBody, traceJson } from './responses.js';
 import { matches, type Matcher, type SelectionCache } from './selection-cache.js';
-import { fieldsJsonOf, fieldsOf, type ClusterStore } from './document-store.js';
+import { exactFieldsOf, fieldsJsonOf, fieldsOf, type ClusterStore } from './document-store.js';
+import { parseExact, stringifyExact } from './exact-json.js';
 import { applyUpdate } from './update-ops.js';
 
 /**
@@ -16,15 +17,19 @@ export type PreparedOperation = {
   timeoutMs: number;
 } & (
   | { kind: 'get'; fieldSet: FieldSet }
-  | { kind: 'put'; fields: Record<string, unknown>; fieldsJson: string | undefined; condition?: string; matcher?: Matcher; create: boolean; dryRun: boolean }
-  | { kind: 'update'; fields: unknown; condition?: string; matcher?: Matcher; create: boolean; dryRun: boolean }
+  | { kind: 'put'; fields: Record<string, unknown>; fieldsJson: string | undefined; condition?: string; matcher?: Matcher; create: boolean; dryRun: boolean; ignoredFields?: boolean }
+  | { kind: 'update'; fields: unknown; condition?: string; matcher?: Matcher; create: boolean; dryRun: boolean; ignoredFields?: boolean }
   | { kind: 'remove'; condition?: string; matcher?: Matcher; dryRun: boolean }
 );
 
 export interface StoredOperationResult {
   status: number;
   body: string;
+  headers?: Record<string, string>;
 }
+
+/** Undefined fields were skipped (ignore-undefined-fields): the service says so in a header. */
+const ignoredFieldsHeaders = { 'x-vespa-ignored-fields': 'true' };
 
 export interface ParsedBody {
   fields?: unknown;
@@ -85,6 +90,23 @@ export function compileCondition(selections: SelectionCache, condition: string |
 
 export { parseFieldSet };
 
+/** An update body with its numbers as written (exact-json.ts), so an assigned long beyond 2^53 keeps its text. */
+export function parseUpdateBody(text: string): ParsedBody {
+  if (text.length === 0) throw badRequest('Failed parsing JSON: the request body is empty');
+  let parsed: unknown;
+  try {
+    parsed = parseExact(text);
+  } catch (err) {
+    throw badRequest(`Failed parsing JSON: ${(err as Error).message}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw badRequest('Failed parsing JSON: expected a JSON object');
+  const body = parsed as ParsedBody;
+  for (const key in body) if (!allowedBodyKeys.has(key)) throw badRequest(`Unknown key '${key}' in request body: expected 'fields', 'condition' or 'create'`);
+  if (body.condition !== undefined && typeof body.condition !== 'string') throw badRequest("'condition' must be a string");
+  if (body.create !== undefined && typeof body.create !== 'boolean') throw badRequest("'create' must be true or false");
+  return body;
+}
+
 const conditionFailed = 'ReturnCode(TEST_AND_SET_CONDITION_FAILED, Condition did not match document)';
 const conditionMissing = 'ReturnCode(TEST_AND_SET_CONDITION_FAILED, Document does not exist)';
 
@@ -109,7 +131,8 @@ export function executeOperation(op: PreparedOperation): StoredOperationResult {
         }
       }
       if (!op.dryRun) cluster.put(id, op.fields, cluster.clock.now(), op.fieldsJson);
-      return { status: 200, body: idBody(pathId, id, traceJson(op.traceLevel, [`put ${id} to cluster '${cluster.name}'`])) };
+      const body = idBody(pathId, id, traceJson(op.traceLevel, [`put ${id} to cluster '${cluster.name}'`]));
+      return op.ignoredFields ? { status: 200, body, headers: ignoredFieldsHeaders } : { status: 200, body };
     }
     case 'update': {
       const existing = cluster.document(id);
@@ -121,9 +144,12 @@ export function executeOperation(op: PreparedOperation): StoredOperationResult {
       } else if (op.matcher !== undefined && !matches(op.matcher, existing)) {
         return { status: 412, body: storageErrorBody(pathId, id, conditionFailed) };
       }
-      const updated = applyUpdate(existing === undefined ? {} : fieldsOf(existing), op.fields);
-      if (!op.dryRun) cluster.put(id, updated);
-      return { status: 200, body: idBody(pathId, id, traceJson(op.traceLevel, [`update ${id} in cluster '${cluster.name}'`])) };
+      // The stored text is read with its numbers as written and written back the same way, so fields the
+      // update does not touch keep their exact text (a long beyond 2^53 included).
+      const updated = applyUpdate(existing === undefined ? {} : exactFieldsOf(existing), op.fields);
+      if (!op.dryRun) cluster.put(id, undefined, cluster.clock.now(), stringifyExact(updated));
+      const body = idBody(pathId, id, traceJson(op.traceLevel, [`update ${id} in cluster '${cluster.name}'`]));
+      return op.ignoredFields ? { status: 200, body, headers: ignoredFieldsHeaders } : { status: 200, body };
     }
     case 'remove': {
       if (op.matcher !== undefined) {

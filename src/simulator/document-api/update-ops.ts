@@ -1,3 +1,4 @@
+import { cloneExact, ExactNumber } from './exact-json.js';
 import { badRequest } from './responses.js';
 
 /**
@@ -233,8 +234,22 @@ function removeFrom(slot: Slot, value: unknown, path: string): void {
   slot.remove();
 }
 
-function arith(op: string, current: unknown, value: unknown, path: string): number {
+function arith(op: string, current: unknown, value: unknown, path: string): number | ExactNumber {
+  if (value instanceof ExactNumber) value = Number(value.text);
+  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) value = Number(value); // The service reads the operand as text.
   if (typeof value !== 'number' || !Number.isFinite(value)) throw badRequest(`'${op}' on field '${path}' needs a number, got ${JSON.stringify(value)}`);
+  if (current instanceof ExactNumber) {
+    // An integer beyond 2^53 stays exact when the operand is an integer too.
+    if (/^-?\d+$/.test(current.text) && Number.isInteger(value) && op !== 'divide') {
+      const a = BigInt(current.text);
+      const b = BigInt(value);
+      const r = op === 'increment' ? a + b : op === 'decrement' ? a - b : a * b;
+      return Number.isSafeInteger(Number(r)) ? Number(r) : new ExactNumber(String(r));
+    }
+    current = Number(current.text);
+  }
+  // A numeric field may hold the text it was given ("2001" is a valid int).
+  if (typeof current === 'string' && current.trim() !== '' && Number.isFinite(Number(current))) current = Number(current);
   if (typeof current !== 'number') throw badRequest(`'${op}' on field '${path}', which does not hold a number`);
   switch (op) {
     case 'increment':
@@ -274,6 +289,5 @@ function isTensor(value: unknown): boolean {
 }
 
 function cloneJson<T>(value: T): T {
-  if (value === null || typeof value !== 'object') return value;
-  return JSON.parse(JSON.stringify(value)) as T;
+  return cloneExact(value);
 }

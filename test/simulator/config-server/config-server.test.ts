@@ -99,7 +99,7 @@ describe('config server: sessions', () => {
     const a = await req('PUT', `${tenant}/session/${id}/active`);
     expect(a.status).toBe(200);
     expect(a.json).toMatchObject({ tenant: 'default', 'session-id': id, url: `${server.url}${appPath}`, application: { id: 'default:default:default', generation: Number(id) } });
-    expect(activations).toEqual([{ documentTypes: ['music', 'user'], generation: Number(id) }]);
+    expect(activations.map(({ documentTypes, generation }) => ({ documentTypes, generation }))).toEqual([{ documentTypes: ['music', 'user'], generation: Number(id) }]);
     const app = await req('GET', appPath);
     expect(app.json).toMatchObject({ generation: Number(id), modelVersions: ['8.600.35'], versions: [{ generation: Number(id), engineVersion: '8.600.35' }] });
     expect(app.json.applicationPackageFileReference).toMatch(/^[0-9a-f]+$/);

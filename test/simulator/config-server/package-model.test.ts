@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createTar } from 'nanotar';
 import { gzipSync, strToU8, zipSync } from 'fflate';
-import { parseXml, XmlSyntaxError } from '../../../src/simulator/config-server/xml.js';
-import { parseSchema, SchemaError } from '../../../src/simulator/config-server/schema.js';
-import { readApplicationPackage, InvalidPackageError, servedDocumentTypes } from '../../../src/simulator/config-server/app-package.js';
+import { parseXml, XmlSyntaxError } from '../../../src/schema/xml.js';
+import { parseSchema, SchemaError } from '../../../src/schema/sd-schema.js';
+import { readApplicationPackage, InvalidPackageError, servedDocumentTypes } from '../../../src/schema/app-package.js';
 import { compareDeployments } from '../../../src/simulator/config-server/change-actions.js';
 import { listDirectory, parseContentPath, contentTypeOf } from '../../../src/simulator/config-server/package-content.js';
 import { ConfigServerError } from '../../../src/simulator/config-server/deployments.js';
@@ -68,7 +68,7 @@ describe('parseSchema', () => {
 describe('readApplicationPackage', () => {
   it('reads the sample package: clusters, document types, schemas', () => {
     const pkg = readApplicationPackage(zipFiles(sampleFiles()), 'zip');
-    expect(pkg.containers).toEqual([{ id: 'default', documentApi: true }]);
+    expect(pkg.containers).toEqual([{ id: 'default', documentApi: true, ignoreUndefinedFields: false }]);
     expect(pkg.contents).toEqual([{ id: 'content', documents: [{ type: 'music', mode: 'index' }, { type: 'user', mode: 'index' }] }]);
     expect(servedDocumentTypes(pkg)).toEqual(['music', 'user']);
     expect(pkg.fileReference).toMatch(/^[0-9a-f]{16}$/);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConfigServer, type ConfigServer } from '../../../src/simulator/config-server/config-server.js';
-import { parseXml, XmlSyntaxError } from '../../../src/simulator/config-server/xml.js';
+import { parseXml, XmlSyntaxError } from '../../../src/schema/xml.js';
 import { rawRequest, sampleFiles, zipFiles } from '../../deploy/fixtures.js';
 
 /** Entities and DTDs in a package do nothing: no expansion, no file read, a quick and clear 400. */

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { gunzipSync, unzipSync } from 'fflate';
 import { parseTar } from 'nanotar';
 import { childrenNamed, parseXml, XmlSyntaxError, type XmlElement } from './xml.js';
-import { parseSchema, SchemaError, type Schema } from './schema.js';
-import { isTarHeader } from '../../archive/tar-header.js';
+import { parseSchema, SchemaError, type Schema } from './sd-schema.js';
+import { isTarHeader } from '../archive/tar-header.js';
 
 /** What the config server understood of an uploaded application package. */
 export interface ApplicationPackage {
@@ -22,6 +22,8 @@ export interface ApplicationPackage {
 export interface ContainerCluster {
   id: string;
   documentApi: boolean;
+  /** `<document-api><ignore-undefined-fields>true</...>`: undefined fields are skipped rather than refused. */
+  ignoreUndefinedFields: boolean;
 }
 
 export interface ContentCluster {
@@ -38,7 +40,11 @@ export type PackageFormat = 'zip' | 'gzip';
 
 /** Reads and validates an uploaded package body. */
 export function readApplicationPackage(body: Uint8Array, format: PackageFormat): ApplicationPackage {
-  const files = stripSingleTopDirectory(extract(body, format));
+  return readPackageFiles(stripSingleTopDirectory(extract(body, format)));
+}
+
+/** Reads and validates a package given as its files, by path relative to the package root. */
+export function readPackageFiles(files: Map<string, Uint8Array>): ApplicationPackage {
   const servicesBytes = files.get('services.xml');
   if (!servicesBytes) {
     throw new InvalidPackageError(`Invalid application package: services.xml not found at the package root (found: ${listSome([...files.keys()])})`);
@@ -71,6 +77,8 @@ export function readApplicationPackage(body: Uint8Array, format: PackageFormat):
   const containers = [...childrenNamed(services, 'container'), ...childrenNamed(services, 'jdisc')].map((c, i) => ({
     id: c.attributes.id ?? (i === 0 ? 'default' : `container${i}`),
     documentApi: childrenNamed(c, 'document-api').length > 0,
+    // The config model compares the text with "true" exactly.
+    ignoreUndefinedFields: childrenNamed(c, 'document-api').some((d) => childrenNamed(d, 'ignore-undefined-fields').some((e) => e.text.trim() === 'true')),
   }));
   const contents = childrenNamed(services, 'content').map((c, i): ContentCluster => {
     const id = c.attributes.id ?? (i === 0 ? 'content' : `content${i}`);

@@ -19,6 +19,10 @@ export interface Schema {
   name: string;
   documentName: string;
   fields: Map<string, SchemaField>;
+  /** Struct types declared in the document (or the schema), each field's name to its type (whitespace removed). */
+  structs: Map<string, Map<string, string>>;
+  /** Documents this one inherits (`document a inherits b, c`), whose fields and structs it has too. */
+  inherits: string[];
 }
 
 export class SchemaError extends Error {
@@ -43,6 +47,20 @@ export function parseSchema(source: string, file: string): Schema {
   if (documentBlocks.length === 0) throw new SchemaError(`${file}: schema '${name}' does not declare a document ('document ${name} { ... }')`);
   const documentBlock = documentBlocks[0]!;
   const documentName = documentBlock.header.split(/\s+/)[1] ?? name;
+  const inheritsMatch = /\binherits\s+(.+)$/.exec(documentBlock.header);
+  const inherits = inheritsMatch ? inheritsMatch[1]!.split(/[\s,]+/).filter((n) => n !== '') : [];
+  const structs = new Map<string, Map<string, string>>();
+  for (const block of blocks) {
+    const sm = /^struct\s+(\S+)/.exec(block.header);
+    if (!sm || (block.parent !== documentBlock && block.parent !== schemaBlock)) continue;
+    const members = new Map<string, string>();
+    for (const member of blocks) {
+      if (member.parent !== block) continue;
+      const fm = /^field\s+(\S+)\s+type\s+(.+)$/.exec(member.header);
+      if (fm) members.set(fm[1]!, fm[2]!.replace(/\s+/g, ''));
+    }
+    structs.set(sm[1]!, members);
+  }
   const fields = new Map<string, SchemaField>();
   for (const block of blocks) {
     if (block.parent !== documentBlock && block.parent !== schemaBlock) continue;
@@ -60,7 +78,7 @@ export function parseSchema(source: string, file: string): Schema {
       inDocument: block.parent === documentBlock,
     });
   }
-  return { name, documentName, fields };
+  return { name, documentName, fields, structs, inherits };
 }
 
 function readIndexing(fieldBody: string): string {
@@ -111,10 +129,18 @@ function matchBraces(source: string, file: string): Block[] {
   const blocks: Block[] = [];
   const open: { header: string; start: number; block: Block }[] = [];
   let segmentStart = 0;
+  // Braces inside parentheses belong to a type, as in `tensor(key{})`, and open no block.
+  let parens = 0;
   for (let i = 0; i < source.length; i++) {
     const ch = source[i];
     if (ch === '"') {
       i = findStringEnd(source, i) - 1;
+    } else if (ch === '(') {
+      parens++;
+    } else if (ch === ')') {
+      parens = Math.max(0, parens - 1);
+    } else if (parens > 0) {
+      continue;
     } else if (ch === '{') {
       const lines = source.slice(segmentStart, i).split('\n').map((l) => l.trim()).filter((l) => l !== '');
       const header = (lines[lines.length - 1] ?? '').replace(/\s+/g, ' ');
