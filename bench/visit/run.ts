@@ -34,7 +34,8 @@ const esbuild = join(here, '../../node_modules/.bin/esbuild');
  * whose loader alone would add some 40 MB to the measured RSS.
  */
 function bundleCli(dir: string): string {
-  const out = join(dir, 'cli', 'main.js');
+  // Laid out as in the package (dist/cli/main.js beside ../../package.json), where --version reads it from.
+  const out = join(dir, 'dist', 'cli', 'main.js');
   execFileSync(esbuild, [
     cli,
     '--bundle',
@@ -45,7 +46,7 @@ function bundleCli(dir: string): string {
     "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
     '--log-level=warning',
   ]);
-  writeFileSync(join(dir, 'cli', 'package.json'), '{"type":"module"}\n');
+  writeFileSync(join(dir, 'package.json'), '{"type":"module","version":"0.0.0-bench"}\n');
   return out;
 }
 
