@@ -3,20 +3,26 @@ import { VespaBulkError } from '../errors.js';
 import { batchingConnector } from './batching-connector.js';
 
 /**
- * The HTTP edge shared by the feeder and the document client: one request in, status, headers and the whole
- * body out. Built on `dispatch` with a plain handler rather than `request()`, which wraps every body in a
- * Readable: for millions of small responses that wrapper is most of the cost.
+ * The client's HTTP edge: `createPool` makes every connection pool the client opens (feeder, document client,
+ * visitor, bulk operations, cluster discovery, `--wait` probes), so connection settings live in one place.
+ * The config-server client is not one of them: it sends a few requests, to URLs the server may redirect
+ * anywhere, through an Agent (`createSecureDispatcher`) or undici's global dispatcher.
+ * `send` and `dispatchTo` are built on `dispatch` with a plain handler rather than `request()`, which wraps
+ * every body in a Readable: for millions of small responses that wrapper is most of the cost.
  */
 export interface PoolOptions {
   /** Endpoint origin, e.g. http://127.0.0.1:8080. */
   origin: string;
   /** TCP connections. Default 8. */
   connections?: number;
-  /** Requests in flight per connection (HTTP/1.1 pipelining). Default 1. */
+  /** Requests in flight per connection (HTTP/1.1 pipelining). Default 1; 0 closes each connection after its request. */
   pipelining?: number;
   /** Socket-level bound for headers and for the gap between body chunks. Default 300 s. */
   timeoutMs?: number;
-  /** Gather writes of one event-loop turn into one syscall. Default true. */
+  /**
+   * Gather writes of one event-loop turn into one syscall. Default true: it pays for the feeder's and the
+   * document client's pipelined requests; callers with one request per connection at a time turn it off.
+   */
   batchWrites?: boolean;
   /** TLS options for https endpoints (ca, cert, key...), e.g. `connectOptions(security)`, exported by the package. */
   tls?: buildConnector.BuildOptions;

@@ -1,6 +1,7 @@
-import { Agent, type buildConnector } from 'undici';
+import type { buildConnector } from 'undici';
 import { VespaBulkError } from '../errors.js';
 import { unreachableCause, unreachableError } from './reachability.js';
+import { createPool } from './transport.js';
 
 /**
  * `--wait S`: before a command starts, ask the endpoint's health check until it answers or S seconds are
@@ -50,8 +51,9 @@ export async function waitForEndpoint(options: WaitForEndpointOptions): Promise<
   const path = `${url.pathname.replace(/\/+$/, '')}/ApplicationStatus`;
   const intervalMs = options.intervalMs ?? 2_000;
   const probeTimeoutMs = options.probeTimeoutMs ?? 10_000;
-  // A fresh agent: a refused connection leaves nothing behind in the command's own pool.
-  const agent = new Agent({ ...(options.tls !== undefined && { connect: options.tls }), pipelining: 0 });
+  // A pool of its own: a refused connection leaves nothing behind in the command's. Pipelining 0 keeps no
+  // connection between probes, each of which may be seconds apart.
+  const pool = createPool({ origin: url.origin, connections: 1, pipelining: 0, tls: options.tls, batchWrites: false });
   const started = performance.now();
   try {
     for (;;) {
@@ -61,7 +63,7 @@ export async function waitForEndpoint(options: WaitForEndpointOptions): Promise<
       let cause: string;
       let failure: unknown;
       try {
-        const res = await agent.request({
+        const res = await pool.request({
           origin: url.origin,
           path,
           method: 'GET',
@@ -91,7 +93,7 @@ export async function waitForEndpoint(options: WaitForEndpointOptions): Promise<
       });
     }
   } finally {
-    await agent.destroy().catch(() => undefined);
+    await pool.destroy().catch(() => undefined);
   }
 }
 

@@ -1,12 +1,13 @@
-import { Pool, type Dispatcher, type buildConnector } from 'undici';
+import type { Dispatcher, buildConnector } from 'undici';
 import { VespaBulkError } from '../errors.js';
 import { OptionError, checkExclusive, checkInteger, checkOneOf, checkUrl } from '../options-check.js';
-import { parseRetryAfter, retryDelay } from '../http/retry-delay.js';
-import { defaultVisitRetryPolicy, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
+import { parseRetryAfter } from '../http/retry-delay.js';
+import { retryLoop, type RetryLoopOptions } from '../http/retry-loop.js';
+import { createPool } from '../http/transport.js';
+import { checkVisitRetry, resolveVisitRetry, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
 import { visitPath } from './query.js';
 import { isServerDuration } from '../time/duration.js';
 import { visit } from './visit.js';
-import { sleepUnlessAborted } from '../time/sleep.js';
 import { checkSelectionSyntax } from './selection-check.js';
 
 /**
@@ -96,7 +97,7 @@ export function validateBulkOptions(options: BulkOptions): void {
     if (value !== undefined && !isServerDuration(value)) throw new OptionError(name, 'a number with unit s or ms, e.g. 60s', value);
   }
   checkInteger(options, 'tracelevel', 0, 9);
-  if (options.retry !== undefined) checkInteger(options.retry, 'maxAttempts', 0);
+  checkVisitRetry(options.retry);
   // The own connection's TLS settings would be silently ignored with a caller's dispatcher.
   checkExclusive(options, 'dispatcher', 'tls');
   visitPath(options);
@@ -133,74 +134,41 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   const started = performance.now();
   const url = new URL(options.endpoint);
   const prefix = url.pathname.replace(/\/+$/, '');
-  const pool = options.dispatcher ?? new Pool(url.origin, { connections: 1, ...(options.tls !== undefined && { connect: options.tls }) });
-  const merged = { ...defaultVisitRetryPolicy, ...options.retry };
-  const retry = { ...merged, maxRetries: merged.maxAttempts };
+  // One request at a time: nothing to pipeline, no writes to batch.
+  const pool = options.dispatcher ?? createPool({ origin: url.origin, connections: 1, tls: options.tls, batchWrites: false });
   const body =
     options.kind !== 'update-where' ? undefined : Buffer.from(options.fieldsText !== undefined ? `{"fields":${options.fieldsText}}` : JSON.stringify({ fields: options.fields }));
-  const repeatable = safeToRepeat(options);
   const summary: BulkSummary = { kind: options.kind, ok: false, dryRun: false, documentCount: 0, requests: 0, retries: 0, seconds: 0 };
+  const loop: RetryLoopOptions = {
+    policy: resolveVisitRetry(options.retry),
+    safeToRepeat: safeToRepeat(options),
+    signal: options.signal,
+    failureOf: (err) => (err instanceof ChunkFailure ? err : {}),
+    onRetry: ({ error, delayMs }) => {
+      summary.retries++;
+      options.onMessage?.(`${problemOf(error)}; retrying in ${delayMs} ms`);
+    },
+  };
   let continuation = options.continuation;
-  let failures = 0;
   try {
     for (;;) {
-      if (options.signal?.aborted) {
-        summary.error = 'stopped';
+      const path = `${prefix}${visitPath(options)}${queryString(bulkQuery(options, continuation))}`;
+      const outcome = await retryLoop(() => {
+        summary.requests++;
+        return sendChunk(pool, url.origin, options, path, body);
+      }, loop);
+      if (outcome.kind !== 'succeeded') {
+        summary.error = outcome.kind === 'aborted' ? 'stopped' : problemOf(outcome.error);
         break;
       }
-      const query = bulkQuery(options, continuation);
-      summary.requests++;
-      let status: number | undefined;
-      let answer: { documentCount?: unknown; continuation?: unknown; message?: unknown } | undefined;
-      let retryAfterMs: number | undefined;
-      let problem: string;
-      try {
-        const res = await pool.request({
-          origin: url.origin,
-          method: methodOf[options.kind],
-          path: `${prefix}${visitPath(options)}${query === '' ? '' : `?${query}`}`,
-          headers: { accept: 'application/json', ...(body && { 'content-type': 'application/json' }), ...options.headers },
-          body,
-          signal: options.signal,
-        } as Dispatcher.RequestOptions);
-        status = res.statusCode;
-        retryAfterMs = parseRetryAfter(res.headers['retry-after']);
-        const text = await res.body.text();
-        try {
-          answer = JSON.parse(text) as typeof answer;
-        } catch {
-          answer = { message: text.slice(0, 500) };
-        }
-        problem = `HTTP ${status}${typeof answer?.message === 'string' ? `: ${answer.message}` : ''}`;
-      } catch (err) {
-        if (options.signal?.aborted) {
-          summary.error = 'stopped';
-          break;
-        }
-        problem = `request failed: ${err instanceof Error ? err.message : String(err)}`;
-      }
-      if (status !== undefined && status >= 200 && status < 300) {
-        failures = 0;
-        summary.documentCount += typeof answer?.documentCount === 'number' ? answer.documentCount : 0;
-        options.onProgress?.(summary.documentCount);
-        continuation = typeof answer?.continuation === 'string' && answer.continuation !== '' ? answer.continuation : undefined;
-        if (continuation === undefined) {
-          summary.ok = true;
-          break;
-        }
-        continue;
-      }
-      failures++;
-      const delay =
-        failures > retry.maxAttempts ? 0 : retryDelay({ attempt: failures, status, safeToRepeat: repeatable, retryAfterMs, maybeApplied: status === undefined }, retry);
-      if (delay === 0) {
-        summary.error = problem;
+      const answer = outcome.value;
+      summary.documentCount += typeof answer.documentCount === 'number' ? answer.documentCount : 0;
+      options.onProgress?.(summary.documentCount);
+      continuation = typeof answer.continuation === 'string' && answer.continuation !== '' ? answer.continuation : undefined;
+      if (continuation === undefined) {
+        summary.ok = true;
         break;
       }
-      summary.retries++;
-      options.onMessage?.(`${problem}; retrying in ${delay} ms`);
-      // A stop during the wait (up to 10 s) is taken at once; the loop then reports where to continue.
-      await sleepUnlessAborted(delay, options.signal);
     }
   } finally {
     if (options.dispatcher === undefined) await pool.destroy().catch(() => {});
@@ -208,6 +176,51 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   if (!summary.ok && continuation !== undefined) summary.continuation = continuation;
   summary.seconds = (performance.now() - started) / 1000;
   return summary;
+}
+
+type BulkAnswer = { documentCount?: unknown; continuation?: unknown; message?: unknown };
+
+/** A chunk the service did not do: its status (undefined for a transport error) and what it said. */
+class ChunkFailure extends Error {
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+function problemOf(err: unknown): string {
+  if (err instanceof ChunkFailure) return err.message;
+  return `request failed: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+function queryString(query: string): string {
+  return query === '' ? '' : `?${query}`;
+}
+
+/** One request of the chain: resolves with a 2xx answer, rejects with a ChunkFailure for any other status. */
+async function sendChunk(pool: Dispatcher, origin: string, options: BulkOptions, path: string, body: Buffer | undefined): Promise<BulkAnswer> {
+  const res = await pool.request({
+    origin,
+    method: methodOf[options.kind],
+    path,
+    headers: { accept: 'application/json', ...(body && { 'content-type': 'application/json' }), ...options.headers },
+    body,
+    signal: options.signal,
+  } as Dispatcher.RequestOptions);
+  const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
+  const text = await res.body.text();
+  let answer: BulkAnswer | undefined;
+  try {
+    answer = JSON.parse(text) as BulkAnswer;
+  } catch {
+    answer = { message: text.slice(0, 500) };
+  }
+  if (res.statusCode >= 200 && res.statusCode < 300) return answer ?? {};
+  const message = `HTTP ${res.statusCode}${typeof answer?.message === 'string' ? `: ${answer.message}` : ''}`;
+  throw new ChunkFailure(message, res.statusCode, retryAfterMs);
 }
 
 async function dryRun(options: BulkOptions): Promise<BulkSummary> {

@@ -1,5 +1,6 @@
 import type { Dispatcher, buildConnector } from 'undici';
 import type { RetryPolicy } from '../http/retry-delay.js';
+import { OptionError, checkInteger } from '../options-check.js';
 
 /**
  * What to visit and how. Every field maps to one /document/v1 visit parameter or to one client behaviour;
@@ -74,18 +75,21 @@ export interface VisitOptions extends VisitSelectionOptions {
   onMessage?: (message: VisitMessage) => void;
 }
 
+/**
+ * The retry policy of a visit or bulk operation. `maxRetries` bounds failed requests in a row of every kind
+ * (429 and 507 too), without any progress in between: progress (a document or a new continuation) resets the
+ * count, so a long visit survives any number of spread-out cuts but not a server that keeps failing.
+ */
 export interface VisitRetryPolicy extends RetryPolicy {
   /**
-   * Failed requests in a row, without any progress in between, after which a slice gives up. Progress
-   * (a document or a new continuation) resets the count, so a long visit survives any number of spread-out
-   * cuts but not a server that keeps failing.
+   * Alias of `maxRetries`, the name earlier versions used (and the CLI's `--retries` sets): a failure count in
+   * a row, not a count of requests. Giving both with different values is refused.
    */
-  maxAttempts: number;
+  maxAttempts?: number;
 }
 
 /** Like the established CLI: 200 ms growing 1.5x to 10 s, half of it random. */
 export const defaultVisitRetryPolicy: VisitRetryPolicy = {
-  maxAttempts: 10,
   maxRetries: 10,
   baseDelayMs: 200,
   maxDelayMs: 10_000,
@@ -94,6 +98,23 @@ export const defaultVisitRetryPolicy: VisitRetryPolicy = {
   factor: 1.5,
   jitter: 0.5,
 };
+
+/** Refuses a bound that is not a count, or two bounds that disagree. */
+export function checkVisitRetry(retry: Partial<VisitRetryPolicy> | undefined): void {
+  if (retry === undefined) return;
+  checkInteger(retry, 'maxAttempts', 0);
+  checkInteger(retry, 'maxRetries', 0);
+  if (retry.maxAttempts !== undefined && retry.maxRetries !== undefined && retry.maxAttempts !== retry.maxRetries) {
+    // maxAttempts is the old name of maxRetries: one of them would silently win.
+    throw new OptionError('maxAttempts', 'left out', retry.maxAttempts, 'maxRetries');
+  }
+}
+
+/** The policy a visit runs with: the defaults, then the caller's fields, `maxAttempts` read as `maxRetries`. */
+export function resolveVisitRetry(retry: Partial<VisitRetryPolicy> | undefined): RetryPolicy {
+  const { maxAttempts, ...rest } = { ...defaultVisitRetryPolicy, ...retry };
+  return { ...rest, maxRetries: retry?.maxRetries ?? maxAttempts ?? rest.maxRetries };
+}
 
 /** Where a slice stands: the token to continue from and the documents already delivered after it. */
 export interface SliceResumeState {

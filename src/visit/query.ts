@@ -2,7 +2,7 @@ import { toVisitPath } from '../document/id.js';
 import { VespaBulkError } from '../errors.js';
 import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkUrl } from '../options-check.js';
 import { isServerDuration, parseDurationMs } from '../time/duration.js';
-import type { VisitOptions, VisitSelectionOptions } from './options.js';
+import { checkVisitRetry, type VisitOptions, type VisitSelectionOptions } from './options.js';
 import { checkSelectionSyntax } from './selection-check.js';
 
 /** Pure mapping from options to the request path and query of one visit request. */
@@ -54,7 +54,7 @@ export function checkVisitOptionValues(options: VisitOptions): void {
   // The own pool's TLS settings would be silently ignored with a caller's dispatcher.
   checkExclusive(options, 'dispatcher', 'tls');
   checkFunction(options, 'onMessage');
-  if (options.retry !== undefined) checkInteger(options.retry, 'maxAttempts', 0);
+  checkVisitRetry(options.retry);
   if (options.fromTimestamp !== undefined && options.toTimestamp !== undefined && BigInt(options.fromTimestamp) > BigInt(options.toTimestamp)) {
     throw new VespaBulkError('VB_USAGE', 'the start of the time range is after its end');
   }

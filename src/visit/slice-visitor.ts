@@ -1,13 +1,13 @@
 import type { Dispatcher } from 'undici';
-import { classifyStatus, parseRetryAfter, retryDelay } from '../http/retry-delay.js';
+import { classifyStatus, parseRetryAfter, type RetryPolicy } from '../http/retry-delay.js';
+import { retryLoop, type AttemptFailure, type RetryEvent, type RetryOutcome } from '../http/retry-loop.js';
 import type { VisitBatch, VisitEntry } from './entries.js';
 import { ExactlyOnce } from './exactly-once.js';
 import { classifyParsedLine, classifyLinePrefix, LineSplitter, putPrefixLength, readStringValue, removePrefixLength, type LineKind } from './jsonl-lines.js';
-import type { SliceResumeState, VisitMessage, VisitRetryPolicy } from './options.js';
+import type { SliceResumeState, VisitMessage } from './options.js';
 import { readPlainJson, type PlainDocument } from './plain-json.js';
 import { readBody } from './body-reader.js';
 import { chainKey, streamAccept, visitRequestPath } from './query.js';
-import { sleepUnlessAborted } from '../time/sleep.js';
 import { isVespaBulkError } from '../errors.js';
 import { unreachableCause, unreachableError } from '../http/reachability.js';
 
@@ -31,7 +31,7 @@ export interface SliceVisitorOptions {
   stream: boolean;
   headers: Record<string, string>;
   requestTimeoutMs: number;
-  retry: VisitRetryPolicy;
+  retry: RetryPolicy;
   resume?: SliceResumeState;
   signal?: AbortSignal;
   /** Receives new documents; a returned promise pauses reading this slice's response until it settles. */
@@ -151,24 +151,17 @@ export class SliceVisitor {
   }
 
   async run(): Promise<SliceReport> {
-    let failuresInARow = 0;
+    const o = this.options;
     while (this.status === 'running') {
-      if (this.options.signal?.aborted) {
-        this.status = 'stopped';
-        break;
-      }
-      this.progressed = false;
+      let outcome: RetryOutcome<string | undefined>;
       try {
-        const next = await this.request();
-        failuresInARow = 0;
-        if (next === undefined) {
-          this.status = 'finished';
-          this.percentFinished = 100;
-          this.exactlyOnce.finished();
-        } else {
-          this.continuation = next;
-        }
-        this.options.onState?.(this);
+        outcome = await retryLoop(
+          () => {
+            this.progressed = false;
+            return this.request();
+          },
+          { policy: o.retry, safeToRepeat: true, signal: o.signal, random: o.random, failureOf: (err) => this.failureOf(err), onRetry: (retry) => this.onRetry(retry) },
+        );
       } catch (err) {
         if (err instanceof DeliveryFailure) {
           this.status = 'stopped';
@@ -177,44 +170,55 @@ export class SliceVisitor {
         if (isVespaBulkError(err, 'VB_UNREACHABLE')) {
           this.status = 'failed';
           this.error = err.message;
-          this.options.onState?.(this);
-          throw err;
+          o.onState?.(this);
         }
-        if (this.options.signal?.aborted) {
-          this.status = 'stopped';
-          break;
-        }
-        const failure = toFailure(err);
-        // What came after the last token will come again: remember it so it is not delivered twice.
-        this.exactlyOnce.cut();
-        if (this.progressed) failuresInARow = 0;
-        failuresInARow++;
-        const delay =
-          failuresInARow > this.options.retry.maxAttempts
-            ? 0
-            : retryDelay(
-                { attempt: failuresInARow, status: failure.status, safeToRepeat: true, retryAfterMs: failure.retryAfterMs, random: this.options.random },
-                this.options.retry,
-              );
-        if (delay === 0) {
-          this.status = 'failed';
-          this.error = failure.message;
-          this.errorStatus = failure.status;
-          this.options.onState?.(this);
-          break;
-        }
-        this.retries++;
-        this.options.onMessage?.({
-          slice: this.sliceId,
-          severity: 'warning',
-          text: `${this.label}: ${failure.message}; retrying in ${delay} ms (attempt ${failuresInARow} of ${this.options.retry.maxAttempts})`,
-        });
-        this.options.onState?.(this);
-        if (!(await sleepUnlessAborted(delay, this.options.signal))) this.status = 'stopped';
+        throw err;
       }
+      if (outcome.kind === 'aborted') {
+        this.status = 'stopped';
+        break;
+      }
+      if (outcome.kind === 'failed') {
+        const failure = toFailure(outcome.error);
+        // What came after the last token would come again on a resumption: remember it.
+        this.exactlyOnce.cut();
+        this.status = 'failed';
+        this.error = failure.message;
+        this.errorStatus = failure.status;
+        o.onState?.(this);
+        break;
+      }
+      const next = outcome.value;
+      if (next === undefined) {
+        this.status = 'finished';
+        this.percentFinished = 100;
+        this.exactlyOnce.finished();
+      } else {
+        this.continuation = next;
+      }
+      o.onState?.(this);
     }
-    this.options.onState?.(this);
+    o.onState?.(this);
     return this.report();
+  }
+
+  /** What the retry policy needs of a failed request; undefined for what is never retried (rethrown as it is). */
+  private failureOf(err: unknown): AttemptFailure | undefined {
+    if (err instanceof DeliveryFailure || isVespaBulkError(err, 'VB_UNREACHABLE')) return undefined;
+    const failure = toFailure(err);
+    return { status: failure.status, retryAfterMs: failure.retryAfterMs, progressed: this.progressed };
+  }
+
+  private onRetry(retry: RetryEvent): void {
+    // What came after the last token will come again: remember it so it is not delivered twice.
+    this.exactlyOnce.cut();
+    this.retries++;
+    this.options.onMessage?.({
+      slice: this.sliceId,
+      severity: 'warning',
+      text: `${this.label}: ${toFailure(retry.error).message}; retrying in ${retry.delayMs} ms (attempt ${retry.attempt} of ${retry.maxRetries})`,
+    });
+    this.options.onState?.(this);
   }
 
   /** One request; resolves to the next token, or undefined when the slice is finished. */

@@ -1,6 +1,6 @@
-import { Pool } from 'undici';
+import { createPool } from '../http/transport.js';
 import type { VisitBatch } from './entries.js';
-import { defaultVisitRetryPolicy, type VisitOptions } from './options.js';
+import { resolveVisitRetry, type VisitOptions } from './options.js';
 import { baseVisitQuery, bucketSpacesOf, chainKey, sliceIdsOf, timeoutMs, validateVisitOptions, visitPath } from './query.js';
 import { SliceVisitor, type SliceReport } from './slice-visitor.js';
 
@@ -55,14 +55,12 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Visi
   const spaces = bucketSpacesOf(options);
   // Each slice of each space is a chain of its own: a token of one space means nothing in the other.
   const chains = spaces.flatMap((space) => ids.map((sliceId) => ({ sliceId, space: spaces.length > 1 ? space : undefined })));
-  const merged = { ...defaultVisitRetryPolicy, ...options.retry };
-  // One bound for every kind of failure: maxAttempts.
-  const retry = { ...merged, maxRetries: merged.maxAttempts };
-  // One connection per chain: each has at most one request in flight.
+  const retry = resolveVisitRetry(options.retry);
   // A consumer failure stops every slice, not only the one that met it.
   const controller = new AbortController();
   const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
-  const pool = options.dispatcher ?? new Pool(url.origin, { connections: chains.length, pipelining: 1, ...(options.tls !== undefined && { connect: options.tls }) });
+  // One connection per chain: each has at most one request in flight, so there is no write to batch.
+  const pool = options.dispatcher ?? createPool({ origin: url.origin, connections: chains.length, pipelining: 1, tls: options.tls, batchWrites: false });
   const query = baseVisitQuery(options);
   const stream = options.stream ?? true;
   const requestTimeoutMs = options.requestTimeoutMs ?? timeoutMs(options.timeout, 180_000) + 30_000;

@@ -11,7 +11,8 @@ import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
 import { indentJson } from '../json-indent.js';
-import { parseRetryAfter, retryDelay } from '../../http/retry-delay.js';
+import { defaultRetryPolicy, parseRetryAfter } from '../../http/retry-delay.js';
+import { retryLoop } from '../../http/retry-loop.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodesEpilog } from '../exit-codes.js';
 
@@ -196,15 +197,32 @@ export function fieldsTextOf(text: string | undefined, assign: string[] | undefi
 
 const maxAttempts = 5;
 
+/** An answer the service asks to have sent again (429, 503): nothing was applied. */
+class RetryableAnswer extends Error {
+  constructor(readonly response: DocumentResponse) {
+    super(`HTTP ${response.status}`);
+  }
+}
+
 /** 429 and 503 are sent again (nothing was applied); others are final. */
 async function withRetries(send: () => Promise<DocumentResponse>): Promise<DocumentResponse> {
-  for (let attempt = 1; ; attempt++) {
-    const res = await send();
-    if (res.status !== 429 && res.status !== 503) return res;
-    const delay = attempt >= maxAttempts ? 0 : retryDelay({ attempt, status: res.status, safeToRepeat: false, retryAfterMs: parseRetryAfter(res.headers['retry-after']) });
-    if (delay === 0) return res;
-    await new Promise((r) => setTimeout(r, delay));
-  }
+  const outcome = await retryLoop(
+    async () => {
+      const res = await send();
+      if (res.status === 429 || res.status === 503) throw new RetryableAnswer(res);
+      return res;
+    },
+    {
+      policy: { ...defaultRetryPolicy, maxRetries: maxAttempts - 1 },
+      safeToRepeat: false,
+      // Transport errors are not retried: an operation that may have been applied is reported as it is.
+      failureOf: (err) => (err instanceof RetryableAnswer ? { status: err.response.status, retryAfterMs: parseRetryAfter(err.response.headers['retry-after']) } : undefined),
+    },
+  );
+  if (outcome.kind === 'succeeded') return outcome.value;
+  // Failed: the last 429 or 503 is the answer to report.
+  if (outcome.kind === 'failed') return (outcome.error as RetryableAnswer).response;
+  throw new VespaBulkError('VB_ABORTED', 'stopped');
 }
 
 /** A malformed id is a mistake on the command line, not a failure of the service. */
