@@ -2,7 +2,9 @@ import { gzipSync, constants as zlibConstants } from 'node:zlib';
 
 /**
  * How one document operation becomes an HTTP request: method, path and query, headers and body. Pure; the
- * feeder and the document client both build their requests here, so both send exactly the same thing.
+ * feeder and the document client both build their requests here, so both send the same method, path, body
+ * and headers for the same operation. (Only the order of query parameters differs: a feed's fixed ones come
+ * ahead of each operation's own.)
  */
 export interface DocumentParams {
   cluster?: string;
