@@ -1,9 +1,8 @@
 import type { Client, Dispatcher } from 'undici';
-import { gzipSync, constants as zlibConstants } from 'node:zlib';
-import { VespaBulkError, isVespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../errors.js';
 import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
 import { createPool, dispatchTo, isLoopback, parseBody, rawHeader, splitEndpoint, type RawResponse, type TransportError } from '../http/transport.js';
-import { formatTimeout, methodOf } from '../http/document-request.js';
+import { DocumentRequestEncoder, methodOf, type EncodedBody } from '../http/document-request.js';
 import { isAuthFailure } from '../http/tls.js';
 import { unreachableCause, unreachableError } from '../http/reachability.js';
 import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.js';
@@ -15,7 +14,10 @@ import { FailureWriter } from './failures.js';
 import { readCheckpoint, writeCheckpoint, type Checkpoint } from './checkpoint.js';
 import { ReadProgress, describeInputs, readSources, type FeedSource, type InputInfo, type InputPosition } from './source.js';
 import { inShard } from './shard.js';
-import type { FeedOptions, OperationResult } from './options.js';
+import type { FeedOptions } from './options.js';
+import { FeedResult } from './operation-result.js';
+import { FifoQueue } from './fifo-queue.js';
+import { IdSequencer } from './id-sequencer.js';
 import { checkFeedOptions } from './check-options.js';
 
 /** What the feed ended with, beyond the summary counters. */
@@ -63,7 +65,8 @@ export interface FeedProgress {
   totalBytes?: number;
 }
 
-interface Pending {
+/** One operation read and not finished; its encoded body and headers are kept across retries. */
+interface Pending extends EncodedBody {
   seq: number;
   op: FeedOperation;
   item: RawItem;
@@ -73,59 +76,23 @@ interface Pending {
   /** When the current attempt was sent (performance.now()). */
   sentAt: number;
   safe?: boolean;
-  body?: Buffer | null;
-  gzipped?: boolean;
   timer?: NodeJS.Timeout;
   lastStatus?: number;
   lastMessage?: string;
   lastCode?: string;
 }
 
-/** First-in first-out queue without Array.shift's copying. */
-class Queue<T> {
-  private items: (T | undefined)[] = [];
-  private head = 0;
-  get length(): number {
-    return this.items.length - this.head;
-  }
-  push(item: T): void {
-    this.items.push(item);
-  }
-  shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const item = this.items[this.head];
-    this.items[this.head++] = undefined;
-    if (this.head > 1024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return item;
-  }
-  drain(): T[] {
-    const rest = this.items.slice(this.head) as T[];
-    this.items = [];
-    this.head = 0;
-    return rest;
-  }
-}
-
-const compressAbove = 512;
-
 /**
  * The feed engine. Reads operations with backpressure, sends them through an undici pool under the in-flight
  * limit, keeps operations on one id in order, retries by `retryDelay()`, and accounts for every operation:
- * succeeded, in the failure output, or before the checkpoint's position.
+ * succeeded, in the failure output, or before the checkpoint's position. The state machine is here; requests
+ * are built by `DocumentRequestEncoder`, per-id order is `IdSequencer`'s, results are `FeedResult`s.
  */
 export class Feeder {
   private readonly options: FeedOptions;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
-  private readonly prefix: string;
-  private readonly baseQuery: string;
-  private readonly compress: boolean;
-  private readonly headersJson: string[];
-  private readonly headersGzip: string[];
-  private readonly headersNone: string[];
+  private readonly encoder: DocumentRequestEncoder;
   private readonly throttle: Throttle;
   private readonly breaker: CircuitBreaker;
   private readonly policy: RetryPolicy;
@@ -148,15 +115,13 @@ export class Feeder {
   private windowThrottled = 0;
   private windowLatencyMs = 0;
   private windowResponses = 0;
-  private readonly ready = new Queue<Pending>();
-  /** Ids with an operation under way; the array holds later operations on the same id, in input order. */
-  private readonly busyIds = new Map<string, Pending[] | null>();
+  private readonly ready = new FifoQueue<Pending>();
+  private readonly sequencer = new IdSequencer<Pending>();
   /** Operations read and not finished, in input order (Map keeps insertion order): the first is the checkpoint. */
   private readonly unfinished = new Map<number, Pending>();
   private readonly retrying = new Set<Pending>();
   /** Position after the last item read, for a checkpoint when nothing is unfinished. */
   private readPosition: InputPosition | undefined;
-  private readingDone = false;
   private stopping: StopReason | undefined;
   private authStatus: number | undefined;
   /** Some answer came from the endpoint: from then on transport errors are outages, retried, not a wrong target. */
@@ -171,7 +136,6 @@ export class Feeder {
     this.options = options;
     this.stats = new FeedStats();
     const { origin, prefix } = splitEndpoint(options.endpoint ?? 'http://127.0.0.1:8080');
-    this.prefix = prefix;
     this.tlsEndpoint = origin.startsWith('https:');
     const connections = options.connections ?? 8;
     const pipelining = options.pipelining ?? 32;
@@ -196,18 +160,14 @@ export class Feeder {
         },
       });
     const compression = options.compression ?? 'auto';
-    this.compress = compression === 'gzip' || (compression === 'auto' && !isLoopback(origin));
-    const user: string[] = [];
-    for (const [k, v] of Object.entries(options.headers ?? {})) user.push(k, v);
-    this.headersJson = ['content-type', 'application/json', ...user];
-    this.headersGzip = ['content-type', 'application/json', 'content-encoding', 'gzip', ...user];
-    this.headersNone = user;
-    let q = '';
-    const add = (k: string, v: string) => (q += `${q === '' ? '?' : '&'}${k}=${encodeURIComponent(v)}`);
-    if (options.route !== undefined) add('route', options.route);
-    if (options.tracelevel !== undefined && options.tracelevel > 0) add('tracelevel', String(options.tracelevel));
-    if (options.dryRun) add('dryRun', 'true');
-    this.baseQuery = q;
+    this.encoder = new DocumentRequestEncoder({
+      prefix,
+      headers: options.headers,
+      compress: compression === 'gzip' || (compression === 'auto' && !isLoopback(origin)),
+      route: options.route,
+      tracelevel: options.tracelevel,
+      dryRun: options.dryRun,
+    });
     const wire = connections * pipelining;
     this.throttle =
       options.inflight !== undefined
@@ -248,7 +208,7 @@ export class Feeder {
     this.stopping = reason;
     for (const p of this.retrying) clearTimeout(p.timer);
     this.retrying.clear();
-    this.ready.drain();
+    this.ready.clear();
     this.wakeUp();
   }
 
@@ -266,9 +226,8 @@ export class Feeder {
     const ticker = setInterval(() => this.tick(), windowMs);
     let readError: unknown;
     try {
-      if (resume?.position === null) {
-        this.readingDone = true;
-      } else {
+      // A checkpoint at the end (position null) leaves nothing to read.
+      if (resume?.position !== null) {
         const from = resume?.position ?? undefined;
         for await (const batch of readSources(source, { stdin: options.stdin, from }, this.readProgress)) {
           for (const item of batch.items) this.accept(item, batch.input, batch.name);
@@ -282,7 +241,6 @@ export class Feeder {
       readError = err;
       this.stop('interrupted');
     }
-    this.readingDone = true;
     await this.finish();
     clearInterval(ticker);
     options.signal?.removeEventListener('abort', onAbort);
@@ -358,15 +316,7 @@ export class Feeder {
     this.stats.operations++;
     const p: Pending = { seq: this.seq++, op, item, input, attempts: 0, deadline: 0, sentAt: 0 };
     this.unfinished.set(p.seq, p);
-    const waiting = this.busyIds.get(op.id);
-    if (waiting === undefined) {
-      this.busyIds.set(op.id, null);
-      this.ready.push(p);
-    } else if (waiting === null) {
-      this.busyIds.set(op.id, [p]);
-    } else {
-      waiting.push(p);
-    }
+    if (this.sequencer.admit(op.id, p)) this.ready.push(p);
   }
 
   private parseFailure(item: RawItem, name: string, err: unknown): void {
@@ -402,32 +352,10 @@ export class Feeder {
     p.attempts++;
     this.inflight++;
     if (this.inflight > this.peakInflight) this.peakInflight = this.inflight;
-    if (p.body === undefined) {
-      if (op.fields === undefined) p.body = null;
-      else {
-        const len = op.fields.length + 11;
-        const body = Buffer.allocUnsafe(len);
-        body.write('{"fields":', 0, 'latin1');
-        op.fields.copy(body, 10);
-        body[len - 1] = 0x7d;
-        if (this.compress && len > compressAbove) {
-          p.body = gzipSync(body, { level: zlibConstants.Z_BEST_SPEED });
-          p.gzipped = true;
-        } else p.body = body;
-      }
-    }
-    let path = this.prefix + op.path + this.baseQuery;
-    let sep = this.baseQuery === '' ? '?' : '&';
-    if (op.condition !== undefined) {
-      path += `${sep}condition=${encodeURIComponent(op.condition)}`;
-      sep = '&';
-    }
-    if (op.create !== undefined) {
-      path += `${sep}create=${op.create}`;
-      sep = '&';
-    }
-    if (this.sendTimeout) path += `${sep}timeout=${formatTimeout(Math.max(1, p.deadline - now))}`;
-    const body = p.body;
+    // Encoded at the first attempt and kept for the retries; dropped when the operation is done.
+    if (p.body === undefined) this.encoder.encodeBody(op.fields, p);
+    const path = this.encoder.operationPath(op.path, op.condition, op.create, this.sendTimeout ? Math.max(1, p.deadline - now) : undefined);
+    const body = p.body!;
     const safe = (p.safe ??= isSafeToRepeat(op));
     this.stats.requests++;
     if (body) this.stats.requestBytes += body.length;
@@ -437,7 +365,7 @@ export class Feeder {
       {
         method: methodOf[op.kind],
         path,
-        headers: body === null ? this.headersNone : p.gzipped ? this.headersGzip : this.headersJson,
+        headers: p.headers,
         body,
         idempotent: safe,
       },
@@ -512,7 +440,7 @@ export class Feeder {
     const now = performance.now();
     this.inflight--;
     this.stats.exceptions++;
-    if (this.stopping !== undefined && isVespaBulkError(err) && (err.code === 'VB_ABORTED' || /destroyed/i.test(err.message))) {
+    if (this.stopping !== undefined && (err.code === 'VB_ABORTED' || err.undiciCode === 'UND_ERR_DESTROYED')) {
       // Abandoned at stop: stays unfinished, so the checkpoint covers it.
       this.wakeUp();
       return;
@@ -578,13 +506,8 @@ export class Feeder {
     const onResult = this.options.onResult;
     if (onResult !== undefined) onResult(new FeedResult(ok, p, name, status, message, body));
     p.body = undefined;
-    const waiting = this.busyIds.get(p.op.id);
-    if (waiting === null || waiting === undefined || waiting.length === 0) this.busyIds.delete(p.op.id);
-    else {
-      const next = waiting.shift()!;
-      if (waiting.length === 0) this.busyIds.set(p.op.id, null);
-      this.ready.push(next);
-    }
+    const next = this.sequencer.release(p.op.id);
+    if (next !== undefined) this.ready.push(next);
     if (this.wake !== undefined && (this.stopping !== undefined || this.unfinished.size < this.maxUnfinished * 0.75 || this.unfinished.size === 0)) this.wakeUp();
   }
 
@@ -654,46 +577,6 @@ export class Feeder {
       // Abandon what is still on the wire; those operations stay unfinished and the checkpoint covers them.
       await this.dispatcher.destroy().catch(() => undefined);
     }
-  }
-}
-
-/**
- * An OperationResult whose `body` is parsed only if the callback reads it: most callers count results and
- * never look. A prototype getter, not a property defined per result, keeps this off the hot path's costs.
- */
-class FeedResult implements OperationResult {
-  readonly ok: boolean;
-  readonly id: string;
-  readonly kind: FeedOperation['kind'];
-  readonly attempts: number;
-  readonly input: string;
-  readonly line: number;
-  readonly status?: number;
-  readonly message?: string;
-  private raw: Buffer | undefined;
-  private parsed: unknown;
-  constructor(ok: boolean, p: Pending, input: string, status: number | undefined, message: string | undefined, raw: Buffer | undefined) {
-    this.ok = ok;
-    this.id = p.op.id;
-    this.kind = p.op.kind;
-    this.attempts = p.attempts;
-    this.input = input;
-    this.line = p.item.line;
-    if (status !== undefined) this.status = status;
-    if (message !== undefined) this.message = message;
-    this.raw = raw;
-  }
-  get body(): unknown {
-    if (this.raw !== undefined) {
-      this.parsed = parseBody(this.raw);
-      this.raw = undefined;
-    }
-    return this.parsed;
-  }
-  toJSON(): OperationResult {
-    const { raw: _raw, parsed: _parsed, ...own } = this;
-    const body = this.body;
-    return body === undefined ? own : { ...own, body };
   }
 }
 

@@ -1,6 +1,7 @@
 /** The feeder: `feed(source, options)` and the parts a caller may want to reuse. */
 export { feed, Feeder, type FeedOutcome, type FeedProgress, type StopReason } from './feeder.js';
-export type { FeedOptions, OperationResult, Compression } from './options.js';
+export type { FeedOptions, Compression } from './options.js';
+export type { OperationResult } from './operation-result.js';
 export type { FeedSummary } from './stats.js';
 export type { FeedSource, InputPosition } from './source.js';
 export type { Checkpoint } from './checkpoint.js';

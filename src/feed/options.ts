@@ -1,9 +1,11 @@
 import type { Dispatcher, buildConnector } from 'undici';
 import type { Readable } from 'node:stream';
 import type { RetryPolicy } from '../http/retry-delay.js';
-import type { OperationKind } from './operation.js';
+import type { OperationResult } from './operation-result.js';
 import type { Shard } from './shard.js';
 import type { Checkpoint } from './checkpoint.js';
+
+export type { OperationResult } from './operation-result.js';
 
 /** Request body compression; see `FeedOptions.compression`. */
 export type Compression = 'auto' | 'gzip' | 'none';
@@ -76,21 +78,4 @@ export interface FeedOptions {
   batchWrites?: boolean;
   /** Offer HTTP/2 (ALPN) on https endpoints instead of HTTP/1.1 pipelining. Default false: slower here, see PoolOptions. */
   http2?: boolean;
-}
-
-/** How one operation ended, passed to `FeedOptions.onResult`. */
-export interface OperationResult {
-  ok: boolean;
-  /** Absent when the operation could not be read. */
-  id?: string;
-  kind?: OperationKind;
-  /** Last HTTP status, if an answer came. */
-  status?: number;
-  /** Why it failed. */
-  message?: string;
-  attempts: number;
-  input: string;
-  line: number;
-  /** Parsed response body of the final answer (success or failure), when there was one. */
-  body?: unknown;
 }

@@ -149,16 +149,16 @@ export class OperationSplitter {
             i++;
             continue;
           }
-          return this.startGarbage(chunk, i, "expected ',' or ']' between operations");
+          return this.startGarbage(i, "expected ',' or ']' between operations");
         }
-        if (this.arrayState === 'done') return this.startGarbage(chunk, i, "text after the closing ']'");
+        if (this.arrayState === 'done') return this.startGarbage(i, "text after the closing ']'");
         if (b === RBRACKET) {
           this.arrayState = 'done';
           i++;
           continue;
         }
       }
-      if (b !== LBRACE) return this.startGarbage(chunk, i, 'expected an operation object');
+      if (b !== LBRACE) return this.startGarbage(i, 'expected an operation object');
       this.closers.push(RBRACE);
       this.itemOffset = this.base + i;
       this.itemLine = this.line;
@@ -303,7 +303,7 @@ export class OperationSplitter {
     }
   }
 
-  private startGarbage(chunk: Buffer, i: number, reason: string): number {
+  private startGarbage(i: number, reason: string): number {
     this.inGarbage = true;
     this.garbageReason = reason;
     this.itemOffset = this.base + i;

@@ -1,7 +1,7 @@
 import type { Dispatcher, buildConnector } from 'undici';
 import { toDocumentPath } from '../document/id.js';
 import { createPool, headersToObject, parseBody, send, splitEndpoint } from './transport.js';
-import { documentQuery, isAssignOnly, wrapFields, type DocumentParams } from './document-request.js';
+import { DocumentRequestEncoder, isAssignOnly, type DocumentParams, type EncodedBody } from './document-request.js';
 import { VespaBulkError } from '../errors.js';
 import { checkDuration, checkExclusive, checkInteger, checkUrl } from '../options-check.js';
 
@@ -42,8 +42,7 @@ export interface DocumentResponse {
 export class DocumentClient {
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
-  private readonly prefix: string;
-  private readonly headers: Record<string, string>;
+  private readonly encoder: DocumentRequestEncoder;
 
   constructor(options: DocumentClientOptions) {
     checkUrl(options, 'endpoint');
@@ -53,8 +52,7 @@ export class DocumentClient {
     // The own pool's TLS settings would be silently ignored with a caller's dispatcher.
     checkExclusive(options, 'dispatcher', 'tls');
     const { origin, prefix } = splitEndpoint(options.endpoint);
-    this.prefix = prefix;
-    this.headers = { ...(options.headers ?? {}) };
+    this.encoder = new DocumentRequestEncoder({ prefix, headers: options.headers });
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
       options.dispatcher ??
@@ -68,13 +66,13 @@ export class DocumentClient {
 
   /** Writes a whole document; `fields` as an object, or as JSON text sent as it is. */
   put(id: string, fields: object | string, params?: DocumentParams): Promise<DocumentResponse> {
-    return this.request('POST', id, params, wrapFields(fields));
+    return this.request('POST', id, params, Buffer.from(typeof fields === 'string' ? fields : JSON.stringify(fields)));
   }
 
   /** Applies field operations (`{"title":{"assign":"x"}}`); with `create: true` a missing document is created. */
   update(id: string, fields: object | string, params?: DocumentParams): Promise<DocumentResponse> {
     const text = typeof fields === 'string' ? fields : JSON.stringify(fields);
-    return this.request('PUT', id, params, wrapFields(text), isAssignOnly(text));
+    return this.request('PUT', id, params, Buffer.from(text), isAssignOnly(text));
   }
 
   /** Removes a document; 200 also when there was none. */
@@ -91,14 +89,14 @@ export class DocumentClient {
     method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     id: string,
     params: DocumentParams | undefined,
-    body: Buffer | undefined,
+    fields: Buffer | undefined,
     idempotent = true,
   ): Promise<DocumentResponse> {
-    const path = this.prefix + toDocumentPath(id) + documentQuery(params);
-    const headers: Record<string, string> = { ...this.headers };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    const path = this.encoder.requestPath(toDocumentPath(id), params);
+    const encoded: EncodedBody = {};
+    this.encoder.encodeBody(fields, encoded);
     try {
-      const res = await send(this.dispatcher, { method, path, headers, body, idempotent });
+      const res = await send(this.dispatcher, { method, path, headers: encoded.headers, body: encoded.body, idempotent });
       return { status: res.status, body: parseBody(res.body), raw: res.body, headers: headersToObject(res.rawHeaders) };
     } catch (err) {
       if (err instanceof VespaBulkError) {

@@ -1,6 +1,10 @@
+import { gzipSync, constants as zlibConstants } from 'node:zlib';
+
 /**
- * How one document operation becomes an HTTP request: method, query and body. Pure; shared by the feeder and
- * the document client so both send exactly the same thing.
+ * How one document operation becomes an HTTP request: method, path and query, headers and body. Pure; the
+ * feeder and the document client both build their requests here, so both send the same method, path, body
+ * and headers for the same operation. (Only the order of query parameters differs: a feed's fixed ones come
+ * ahead of each operation's own.)
  */
 export interface DocumentParams {
   cluster?: string;
@@ -19,37 +23,122 @@ export type OperationKind = 'put' | 'update' | 'remove' | 'get';
 
 export const methodOf = { put: 'POST', update: 'PUT', remove: 'DELETE', get: 'GET' } as const;
 
+/** `query` with `k=v` added; `v` must already be encoded. */
+function addParam(query: string, k: string, v: string): string {
+  return `${query}${query === '' ? '?' : '&'}${k}=${v}`;
+}
+
 /** `?a=b&...` (or '') from the parameters that are set, each value URL-encoded. */
 export function documentQuery(params: DocumentParams | undefined): string {
   if (!params) return '';
   let q = '';
-  const add = (k: string, v: string): void => {
-    q += `${q === '' ? '?' : '&'}${k}=${encodeURIComponent(v)}`;
-  };
-  if (params.cluster !== undefined) add('cluster', params.cluster);
-  if (params.fieldSet !== undefined) add('fieldSet', params.fieldSet);
-  if (params.condition !== undefined) add('condition', params.condition);
-  if (params.create !== undefined) add('create', String(params.create));
-  if (params.route !== undefined) add('route', params.route);
-  if (params.timeout !== undefined) add('timeout', params.timeout);
-  if (params.tracelevel !== undefined && params.tracelevel > 0) add('tracelevel', String(params.tracelevel));
-  if (params.dryRun) add('dryRun', 'true');
+  if (params.cluster !== undefined) q = addParam(q, 'cluster', encodeURIComponent(params.cluster));
+  if (params.fieldSet !== undefined) q = addParam(q, 'fieldSet', encodeURIComponent(params.fieldSet));
+  if (params.condition !== undefined) q = addParam(q, 'condition', encodeURIComponent(params.condition));
+  if (params.create !== undefined) q = addParam(q, 'create', String(params.create));
+  if (params.route !== undefined) q = addParam(q, 'route', encodeURIComponent(params.route));
+  if (params.timeout !== undefined) q = addParam(q, 'timeout', encodeURIComponent(params.timeout));
+  if (params.tracelevel !== undefined && params.tracelevel > 0) q = addParam(q, 'tracelevel', String(params.tracelevel));
+  if (params.dryRun) q = addParam(q, 'dryRun', 'true');
   return q;
-}
-
-const fieldsOpen = Buffer.from('{"fields":');
-const fieldsClose = Buffer.from('}');
-
-/** `{"fields":<raw>}` around the raw bytes of a fields object, which are never re-serialised. */
-export function wrapFields(raw: Buffer | string | object): Buffer {
-  if (Buffer.isBuffer(raw)) return Buffer.concat([fieldsOpen, raw, fieldsClose], fieldsOpen.length + raw.length + 1);
-  const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
-  return Buffer.from(`{"fields":${text}}`);
 }
 
 /** Milliseconds as the service's timeout parameter. */
 export function formatTimeout(ms: number): string {
   return `${Math.max(1, Math.round(ms))}ms`;
+}
+
+/** What is the same for every request of one feed or one client. */
+export interface DocumentEncoding {
+  /** Path prefix of the endpoint ('' or `/base`), before `/document/v1/`. */
+  prefix: string;
+  /** Extra headers on every request (authentication tokens). content-type and content-encoding are ours. */
+  headers?: Record<string, string>;
+  /** Gzip bodies larger than `compressAboveBytes`. */
+  compress?: boolean;
+  /** Parameters sent with every operation (a feed's flags), ahead of the operation's own. */
+  route?: string;
+  tracelevel?: number;
+  dryRun?: boolean;
+}
+
+/** Where `encodeBody` puts an operation's body and the headers that go with it: the feeder keeps them per operation. */
+export interface EncodedBody {
+  body?: Buffer | null;
+  headers?: string[];
+}
+
+/** Smaller bodies cost more to gzip than they save on the wire. */
+export const compressAboveBytes = 512;
+
+const fieldsOpen = '{"fields":';
+
+/**
+ * Builds document requests for one endpoint. Everything that does not change per operation (the session's
+ * query, the header lists) is built once, so the per-operation work is a few string joins and one body buffer.
+ */
+export class DocumentRequestEncoder {
+  private readonly prefix: string;
+  private readonly compress: boolean;
+  private readonly sessionQuery: string;
+  private readonly headersJson: string[];
+  private readonly headersGzip: string[];
+  private readonly headersNone: string[];
+
+  constructor(encoding: DocumentEncoding) {
+    this.prefix = encoding.prefix;
+    this.compress = encoding.compress ?? false;
+    this.sessionQuery = documentQuery({ route: encoding.route, tracelevel: encoding.tracelevel, dryRun: encoding.dryRun });
+    const user: string[] = [];
+    const userAboutBody: string[] = [];
+    for (const [k, v] of Object.entries(encoding.headers ?? {})) {
+      user.push(k, v);
+      // The body is ours, so is its description: a second content-type would make the request ambiguous.
+      const name = k.toLowerCase();
+      if (name !== 'content-type' && name !== 'content-encoding') userAboutBody.push(k, v);
+    }
+    this.headersJson = ['content-type', 'application/json', ...userAboutBody];
+    this.headersGzip = ['content-type', 'application/json', 'content-encoding', 'gzip', ...userAboutBody];
+    this.headersNone = user;
+  }
+
+  /** Path and query of one attempt at a feed operation; `timeoutMs` is what is left of its deadline, when sent. */
+  operationPath(docPath: string, condition: string | undefined, create: boolean | undefined, timeoutMs: number | undefined): string {
+    let q = this.sessionQuery;
+    if (condition !== undefined) q = addParam(q, 'condition', encodeURIComponent(condition));
+    if (create !== undefined) q = addParam(q, 'create', create ? 'true' : 'false');
+    if (timeoutMs !== undefined) q = addParam(q, 'timeout', formatTimeout(timeoutMs));
+    return this.prefix + docPath + q;
+  }
+
+  /** Path and query of a single request whose parameters are all given with it. */
+  requestPath(docPath: string, params: DocumentParams | undefined): string {
+    return this.prefix + docPath + documentQuery(params);
+  }
+
+  /**
+   * Sets `into.body` to `{"fields":<fields>}` (the raw bytes, never re-serialised; gzipped when that pays) or
+   * null without fields, and `into.headers` to the headers that describe it.
+   */
+  encodeBody(fields: Buffer | undefined, into: EncodedBody): void {
+    if (fields === undefined) {
+      into.body = null;
+      into.headers = this.headersNone;
+      return;
+    }
+    const len = fields.length + fieldsOpen.length + 1;
+    const body = Buffer.allocUnsafe(len);
+    body.write(fieldsOpen, 0, 'latin1');
+    fields.copy(body, fieldsOpen.length);
+    body[len - 1] = 0x7d;
+    if (this.compress && len > compressAboveBytes) {
+      into.body = gzipSync(body, { level: zlibConstants.Z_BEST_SPEED });
+      into.headers = this.headersGzip;
+    } else {
+      into.body = body;
+      into.headers = this.headersJson;
+    }
+  }
 }
 
 /**
