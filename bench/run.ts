@@ -14,7 +14,7 @@ const suites: Record<string, string[]> = {
 const picked = process.argv.slice(2).filter((a) => a in suites);
 let failed = 0;
 for (const name of picked.length > 0 ? picked : Object.keys(suites)) {
-  for (const script of suites[name]!) {
+  for (const script of suites[name]) {
     process.stdout.write(`\n=== ${name}: ${script}\n`);
     const r = spawnSync(process.execPath, ['--import', 'tsx', script], { stdio: 'inherit' });
     if (r.status !== 0) failed++;

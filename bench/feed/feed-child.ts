@@ -22,7 +22,7 @@ const feeder = new Feeder({
     if (!r.ok) return;
     const b = Math.floor((performance.now() - t0) / bucketMs);
     while (series.length <= b) series.push(0);
-    series[b]!++;
+    series[b]++;
   },
 });
 t0 = performance.now();

@@ -69,7 +69,7 @@ async function startServer(script: string, arg?: string): Promise<{ url: string;
   const child = spawn(process.execPath, ['--import', 'tsx', join(here, script), ...(arg ? [arg] : [])], { stdio: ['pipe', 'pipe', 'inherit'] });
   children.push(child);
   let buf = '';
-  for await (const chunk of child.stdout!) {
+  for await (const chunk of child.stdout) {
     buf += chunk;
     if (buf.includes('\n')) break;
   }
@@ -91,7 +91,7 @@ async function feedInChild(source: string, options: Record<string, unknown>): Pr
   const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'feed-child.ts'), JSON.stringify({ source, options })], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
+  child.stdout.on('data', (d) => (out += d));
   const [code] = await once(child, 'exit');
   if (code !== 0) throw new Error(`feed child exited ${code}`);
   return JSON.parse(out) as ChildResult;
@@ -111,7 +111,7 @@ async function autocannonInChild(url: string, body: string): Promise<{ requests:
   );
   children.push(child);
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
+  child.stdout.on('data', (d) => (out += d));
   const [code] = await once(child, 'exit');
   if (code !== 0) throw new Error(`autocannon exited ${code}`);
   return JSON.parse(out) as { requests: { total: number }; duration: number };
@@ -201,7 +201,7 @@ function steadyAndRamp(series: number[]): { steady: number; rampSeconds: number 
   let rampSeconds = Number.POSITIVE_INFINITY;
   for (let i = 1; i < perSecond.length; i++) {
     // Two consecutive buckets (200 ms), so a lone spike does not count as arrived.
-    if ((perSecond[i - 1]! + perSecond[i]!) / 2 >= 0.9 * steady) {
+    if ((perSecond[i - 1] + perSecond[i]) / 2 >= 0.9 * steady) {
       rampSeconds = (i + 1) / 10;
       break;
     }
@@ -251,7 +251,7 @@ try {
 
 const headers = ['bench', 'figure', 'value', 'baseline', 'ratio', 'target', 'ok'] as const;
 const widths = headers.map((h) => Math.max(h.length, ...rows.map((r) => r[h].length)));
-const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
+const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join(' | ');
 console.log(line([...headers]));
 console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
 for (const r of rows) console.log(line(headers.map((h) => r[h])));

@@ -27,15 +27,15 @@ export async function startChildServer(script: string, args: string[] = [], env:
       out += chunk.toString();
       const m = /LISTENING (\S+)/.exec(out);
       if (m) {
-        child.stdout!.off('data', onData);
-        resolve(m[1]!);
+        child.stdout.off('data', onData);
+        resolve(m[1]);
       }
     };
-    child.stdout!.on('data', onData);
+    child.stdout.on('data', onData);
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before listening`)));
   });
   let rssLine = '';
-  child.stdout!.on('data', (chunk: Buffer) => (rssLine += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (rssLine += chunk.toString()));
   return {
     url,
     process: child,
@@ -63,14 +63,14 @@ export function announce(url: string, onStop: () => Promise<void> | void = () =>
 export const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
 export function printTable(title: string, rows: Array<Record<string, string | number>>): void {
   process.stdout.write(`\n${title}\n`);
   const cols = Object.keys(rows[0] ?? {});
   const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(width[i]!)).join('  ');
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(width[i])).join('  ');
   process.stdout.write(`${line(cols)}\n${line(width.map((w) => '-'.repeat(w)))}\n`);
   for (const r of rows) process.stdout.write(`${line(cols.map((c) => String(r[c])))}\n`);
 }

@@ -106,11 +106,11 @@ function exporter(
       const user = /User time \(seconds\): ([\d.]+)/.exec(stderr);
       const system = /System time \(seconds\): ([\d.]+)/.exec(stderr);
       resolve({
-        seconds: summary['visit.seconds']!,
-        documents: summary['visit.document.count']!,
+        seconds: summary['visit.seconds'],
+        documents: summary['visit.document.count'],
         maxRssBytes: rss ? Number(rss[1]) * 1024 : undefined,
         cpuSeconds: user && system ? Number(user[1]) + Number(system[1]) : undefined,
-        outputBytes: summary['output.bytes']!,
+        outputBytes: summary['output.bytes'],
       });
     });
   });

@@ -8,6 +8,6 @@ export function isTarHeader(tar: Uint8Array): boolean {
   const stored = parseInt(new TextDecoder().decode(tar.subarray(148, 156)).replace(/\0.*$/, '').trim(), 8);
   if (!Number.isFinite(stored)) return false;
   let sum = 0;
-  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : tar[i]!;
+  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : tar[i];
   return sum === stored;
 }

@@ -8,7 +8,7 @@ export function indentJson(text: string): string {
   let depth = 0;
   const newline = (): string => `\n${'  '.repeat(depth)}`;
   for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
+    const c = text[i];
     if (c === '"') {
       let j = i + 1;
       while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
@@ -17,7 +17,7 @@ export function indentJson(text: string): string {
     } else if (c === '{' || c === '[') {
       const close = c === '{' ? '}' : ']';
       let j = i + 1;
-      while (j < text.length && isSpace(text[j]!)) j++;
+      while (j < text.length && isSpace(text[j])) j++;
       if (text[j] === close) {
         out += c + close;
         i = j;

@@ -21,9 +21,7 @@ export function withSecurityOptions<T>(y: Argv<T>, group = 'Security:'): Argv<T 
     .option('ca', { type: 'string', describe: `CA certificate file (PEM) to trust for https endpoints (${env(securityEnv.ca)})`, group })
     .option('cert', { type: 'string', describe: `Client certificate file (PEM) for mutual TLS (${env(securityEnv.cert)})`, group })
     .option('key', { type: 'string', describe: `Private key file (PEM) of --cert (${env(securityEnv.key)})`, group })
-    .option('token', { type: 'string', describe: `Bearer token sent as 'Authorization: Bearer <token>' (${env(securityEnv.token)}; prefer the variable: flags land in shell history)`, group }) as Argv<
-    T & SecurityArgs
-  >;
+    .option('token', { type: 'string', describe: `Bearer token sent as 'Authorization: Bearer <token>' (${env(securityEnv.token)}; prefer the variable: flags land in shell history)`, group });
 }
 
 /**

@@ -36,7 +36,7 @@ export function withTargetOptions<T>(y: Argv<T>, options: { applicationFlags?: b
       .option('application', { alias: 'a', type: 'string', describe: 'Application <tenant>.<app>[.<instance>]: where a cloud target keeps its key pair', group })
       .option('instance', { alias: 'i', type: 'string', describe: 'Instance of --application', group });
   }
-  return b as Argv<T & TargetArgs>;
+  return b;
 }
 
 export interface Connection {

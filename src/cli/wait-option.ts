@@ -15,7 +15,7 @@ export function withWaitOption<T>(y: Argv<T>): Argv<T & WaitArgs> {
     type: 'number',
     default: 0,
     describe: 'Seconds to wait for the endpoint to answer before starting (GET /ApplicationStatus every 2 s); 0: start at once',
-  }) as unknown as Argv<T & WaitArgs>;
+  });
 }
 
 /** What a user can do about an endpoint where nothing answers; printed under the VB_UNREACHABLE message. */

@@ -85,6 +85,6 @@ async function zipDirectory(dir: string): Promise<PackageUpload> {
     throw new VespaBulkError('VB_USAGE', `'${dir}' has no services.xml: it is not an application package directory`);
   }
   const zippable: Zippable = {};
-  for (let i = 0; i < paths.length; i++) zippable[relative(dir, paths[i]!).split(sep).join('/')] = new Uint8Array(await readFile(paths[i]!));
+  for (let i = 0; i < paths.length; i++) zippable[relative(dir, paths[i]).split(sep).join('/')] = new Uint8Array(await readFile(paths[i]));
   return { body: zipSync(zippable, { level: 6 }), contentType: 'application/zip', source: 'directory', files };
 }

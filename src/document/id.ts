@@ -17,7 +17,7 @@ const int64Min = -(2n ** 63n);
 const int64Max = 2n ** 63n - 1n;
 
 // Control characters other than tab, LF and CR are refused by the service.
-// eslint-disable-next-line no-control-regex
+ 
 const forbiddenControl = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/;
 // With the u flag this matches only unpaired surrogates: text that has no UTF-8 form and cannot be URL-encoded.
 const loneSurrogate = /[\ud800-\udfff]/u;

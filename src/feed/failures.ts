@@ -49,7 +49,7 @@ export class FailureWriter {
       this.out = createWriteStream(this.path);
       this.reasons = createWriteStream(this.reasonsPath);
       this.out.on('error', (e) => (this.error = e));
-      this.reasons!.on('error', (e) => (this.error = e));
+      this.reasons.on('error', (e) => (this.error = e));
     }
     this.lines++;
     let line = bytes;

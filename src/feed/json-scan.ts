@@ -23,7 +23,7 @@ export function syntaxError(message: string, position: number): VespaBulkError {
 }
 
 export function skipWhitespace(buf: Uint8Array, i: number, end: number): number {
-  while (i < end && isWhitespace(buf[i]!)) i++;
+  while (i < end && isWhitespace(buf[i])) i++;
   return i;
 }
 
@@ -67,7 +67,7 @@ export function skipValue(buf: Buffer, i: number, end: number): number {
     const closers: number[] = [first === LBRACE ? RBRACE : RBRACKET];
     let j = i + 1;
     while (j < end) {
-      const b = buf[j]!;
+      const b = buf[j];
       if (b === QUOTE) {
         j = skipString(buf, j, end);
         continue;
@@ -84,7 +84,7 @@ export function skipValue(buf: Buffer, i: number, end: number): number {
   }
   let j = i;
   while (j < end) {
-    const b = buf[j]!;
+    const b = buf[j];
     if (b === COMMA || b === RBRACE || b === RBRACKET || isWhitespace(b)) break;
     j++;
   }

@@ -42,7 +42,7 @@ export interface InputInfo {
 }
 
 export function describeInputs(source: FeedSource): InputInfo[] {
-  const paths = typeof source === 'string' ? [source] : Array.isArray(source) && source.every((s) => typeof s === 'string') ? (source as string[]) : undefined;
+  const paths = typeof source === 'string' ? [source] : Array.isArray(source) && source.every((s) => typeof s === 'string') ? (source) : undefined;
   if (paths === undefined) return [{ name: isByteStream(source) ? '<stream>' : '<iterable>' }];
   return paths.map((p) => {
     if (p === '-') return { name: '-' };
@@ -69,14 +69,14 @@ export class ReadProgress {
  */
 export async function* readSources(source: FeedSource, options: ReadOptions = {}, progress = new ReadProgress()): AsyncGenerator<SourceBatch> {
   const inputs = describeInputs(source);
-  if (inputs.length === 1 && (inputs[0]!.name === '<stream>' || inputs[0]!.name === '<iterable>')) {
-    if (isByteStream(source)) yield* readStream(source as Readable, 0, '<stream>', options, progress);
+  if (inputs.length === 1 && (inputs[0].name === '<stream>' || inputs[0].name === '<iterable>')) {
+    if (isByteStream(source)) yield* readStream(source, 0, '<stream>', options, progress);
     else yield* readIterable(source as AsyncIterable<unknown>, options);
     return;
   }
   for (let input = 0; input < inputs.length; input++) {
     if (options.from !== undefined && input < options.from.input) continue;
-    const name = inputs[input]!.name;
+    const name = inputs[input].name;
     yield* readStream(openInput(name, options, progress), input, name, options, progress);
   }
 }

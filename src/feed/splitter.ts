@@ -102,9 +102,9 @@ export class OperationSplitter {
 
   private emitLine(bytes: Buffer, out: RawItem[]): void {
     let end = bytes.length;
-    while (end > 0 && isWhitespace(bytes[end - 1]!)) end--;
+    while (end > 0 && isWhitespace(bytes[end - 1])) end--;
     let start = 0;
-    while (start < end && isWhitespace(bytes[start]!)) start++;
+    while (start < end && isWhitespace(bytes[start])) start++;
     if (start === end) return;
     const item: RawItem = { bytes: bytes.subarray(0, end), line: this.line, offset: this.itemOffset };
     // A line that is not an object is reported here; one that is gets its full check in parseOperation.
@@ -118,7 +118,7 @@ export class OperationSplitter {
   private between(chunk: Buffer, i: number, out: RawItem[]): number {
     const n = chunk.length;
     while (i < n) {
-      const b = chunk[i]!;
+      const b = chunk[i];
       if (b === NEWLINE) {
         this.line++;
         i++;
@@ -187,7 +187,7 @@ export class OperationSplitter {
         i = after;
         continue;
       }
-      const b = chunk[i]!;
+      const b = chunk[i];
       if (this.pendingBreak >= 0 && !isWhitespace(b)) {
         if (b !== RBRACE && b !== RBRACKET && b !== COMMA) return this.switchToLines(chunk, start, i, out);
         this.pendingBreak = -1;
@@ -261,10 +261,10 @@ export class OperationSplitter {
   /** Whether the text before a line break inside an object ends where pretty-printed JSON breaks lines. */
   private continuesOnNextLine(chunk: Buffer, start: number, i: number): boolean {
     let last = -1;
-    for (let k = i - 1; k >= start && last < 0; k--) if (!isWhitespace(chunk[k]!)) last = chunk[k]!;
+    for (let k = i - 1; k >= start && last < 0; k--) if (!isWhitespace(chunk[k])) last = chunk[k]!;
     for (let p = this.parts.length - 1; p >= 0 && last < 0; p--) {
-      const part = this.parts[p]!;
-      for (let k = part.length - 1; k >= 0 && last < 0; k--) if (!isWhitespace(part[k]!)) last = part[k]!;
+      const part = this.parts[p];
+      for (let k = part.length - 1; k >= 0 && last < 0; k--) if (!isWhitespace(part[k])) last = part[k]!;
     }
     return last === COMMA || last === LBRACE || last === LBRACKET || last === COLON;
   }
@@ -331,7 +331,7 @@ export class OperationSplitter {
 
   private emitError(bytes: Buffer, reason: string, out: RawItem[]): void {
     let end = bytes.length;
-    while (end > 0 && isWhitespace(bytes[end - 1]!)) end--;
+    while (end > 0 && isWhitespace(bytes[end - 1])) end--;
     out.push({
       bytes: bytes.subarray(0, end),
       line: this.itemLine,

@@ -13,10 +13,10 @@ export function batchingConnector(options: buildConnector.BuildOptions = {}): bu
   return (opts, callback) =>
     connect(opts, (err, socket) => {
       if (err || !socket) {
-        callback(err as Error, null);
+        callback(err, null);
         return;
       }
-      batchWrites(socket as Socket);
+      batchWrites(socket);
       callback(null, socket);
     });
 }
@@ -36,5 +36,5 @@ export function batchWrites(socket: Socket): void {
       setImmediate(flush);
     }
     return (write as (...a: unknown[]) => boolean).apply(this, args);
-  } as Socket['write'];
+  };
 }

@@ -31,7 +31,7 @@ const causes: Record<string, string> = {
 function chainOf(err: unknown): Array<{ code?: unknown; undiciCode?: unknown; socket?: { bytesRead?: unknown } }> {
   const chain = [];
   for (let e = err as { cause?: unknown } | undefined, depth = 0; typeof e === 'object' && e !== null && depth < 4; depth++) {
-    chain.push(e as { code?: unknown });
+    chain.push(e as { code?: unknown }); // eslint-disable-line @typescript-eslint/no-unnecessary-type-assertion -- the chain holds what the check reads
     e = e.cause as typeof e;
   }
   return chain;

@@ -170,7 +170,7 @@ export function connectOptions(security: SecurityOptions, servername?: string): 
     ...(material.cert ? { cert: material.cert, key: material.key } : {}),
     ...(security.insecure && { rejectUnauthorized: false }),
     ...(servername !== undefined ? { servername } : {}),
-  } as buildConnector.BuildOptions;
+  };
 }
 
 /** `{ authorization: 'Bearer <token>' }`, or nothing without a token. */
@@ -186,7 +186,7 @@ export function securityHeaders(security: SecurityOptions | undefined): Record<s
 /** An undici Agent using the TLS material, or undefined when the global dispatcher does (no ca/cert/key). */
 export function createSecureDispatcher(security: SecurityOptions | undefined, options: Agent.Options = {}): Dispatcher | undefined {
   if (!needsTlsMaterial(security)) return undefined;
-  return new Agent({ ...options, connect: { ...(options.connect as object | undefined), ...connectOptions(security!) } });
+  return new Agent({ ...options, connect: { ...(options.connect), ...connectOptions(security!) } });
 }
 
 /** The secret strings of `security` (token, secret header values), to hand to `redact`. */

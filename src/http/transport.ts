@@ -140,7 +140,7 @@ class CollectingHandler<C> implements Dispatcher.DispatchHandler {
     return true;
   }
   onComplete(): void {
-    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.length);
+    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.length);
     const res: RawResponse = { status: this.status, rawHeaders: this.rawHeaders, body };
     if (this.inDispatch) queueMicrotask(() => this.receiver.onRawResponse(this.ctx, res));
     else this.receiver.onRawResponse(this.ctx, res);
@@ -173,7 +173,7 @@ export function dispatchTo<C>(dispatcher: Dispatcher, req: SendRequest, receiver
         blocking: req.idempotent === false,
         signal: req.signal,
       } as Dispatcher.DispatchOptions,
-      handler as unknown as Dispatcher.DispatchHandler,
+      handler,
     );
   } catch (err) {
     handler.fail(toTransportError(err));
@@ -195,7 +195,7 @@ export function send(dispatcher: Dispatcher, req: SendRequest): Promise<RawRespo
 /** Header value by lower-case name from undici's raw header list. */
 export function rawHeader(rawHeaders: Buffer[], name: string): string | undefined {
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if (rawHeaders[i]!.length === name.length && rawHeaders[i]!.toString('latin1').toLowerCase() === name) return rawHeaders[i + 1]!.toString('latin1');
+    if (rawHeaders[i].length === name.length && rawHeaders[i].toString('latin1').toLowerCase() === name) return rawHeaders[i + 1].toString('latin1');
   }
   return undefined;
 }
@@ -203,8 +203,8 @@ export function rawHeader(rawHeaders: Buffer[], name: string): string | undefine
 export function headersToObject(rawHeaders: Buffer[]): Record<string, string | string[] | undefined> {
   const out: Record<string, string | string[] | undefined> = {};
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const k = rawHeaders[i]!.toString('latin1').toLowerCase();
-    const v = rawHeaders[i + 1]!.toString('utf8');
+    const k = rawHeaders[i].toString('latin1').toLowerCase();
+    const v = rawHeaders[i + 1].toString('utf8');
     const prev = out[k];
     out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
   }

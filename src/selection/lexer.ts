@@ -127,7 +127,7 @@ export function tokenize(input: string): Token[] {
         if (input.charCodeAt(i + 1) === 61) pushOp(tokens, '==', start);
         else if (input.charCodeAt(i + 1) === 126) pushOp(tokens, '=~', start);
         else pushOp(tokens, '=', start);
-        i += tokens[tokens.length - 1]!.text.length;
+        i += tokens[tokens.length - 1].text.length;
         continue;
       case 33: // !
         if (input.charCodeAt(i + 1) === 61) {
@@ -142,7 +142,7 @@ export function tokenize(input: string): Token[] {
           pushOp(tokens, input[i] + '=', start);
           i += 2;
         } else {
-          pushOp(tokens, input[i]!, start);
+          pushOp(tokens, input[i], start);
           i += 1;
         }
         continue;
@@ -151,7 +151,7 @@ export function tokenize(input: string): Token[] {
       case 42:
       case 47:
       case 37: // + - * / %
-        tokens.push({ kind: 'arith', text: input[i]!, value: input[i]!, position: start });
+        tokens.push({ kind: 'arith', text: input[i], value: input[i], position: start });
         i++;
         continue;
       case 46:
@@ -234,13 +234,13 @@ function lexNumber(input: string, start: number, tokens: Token[]): number {
 
 /** A quoted string; escapes \\ \t \n \f \r \xHH and the string's own quote character. */
 function lexString(input: string, start: number): [string, number] {
-  const quote = input[start]!;
+  const quote = input[start];
   const n = input.length;
   let out = '';
   let i = start + 1;
   let chunkStart = i;
   while (i < n) {
-    const ch = input[i]!;
+    const ch = input[i];
     if (ch === quote) {
       out += input.slice(chunkStart, i);
       return [out, i + 1];

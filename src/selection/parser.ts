@@ -36,20 +36,20 @@ class Parser {
   constructor(private readonly tokens: Token[]) {}
 
   private get token(): Token {
-    return this.tokens[this.index]!;
+    return this.tokens[this.index];
   }
 
   private peek(offset = 1): Token {
-    return this.tokens[Math.min(this.index + offset, this.tokens.length - 1)]!;
+    return this.tokens[Math.min(this.index + offset, this.tokens.length - 1)];
   }
 
   /** The current token, re-read (TypeScript would otherwise keep a narrowing across next()). */
   private current(): Token {
-    return this.tokens[this.index]!;
+    return this.tokens[this.index];
   }
 
   private next(): Token {
-    const t = this.tokens[this.index]!;
+    const t = this.tokens[this.index];
     if (t.kind !== 'end') this.index++;
     return t;
   }

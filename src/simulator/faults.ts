@@ -159,7 +159,7 @@ export class Faults {
 
   /** The next non-JSON body for a 'garbage' fault. */
   nextGarbageBody(): { contentType: string; body: string } {
-    return garbageBodies[this.garbageTurn++ % garbageBodies.length]!;
+    return garbageBodies[this.garbageTurn++ % garbageBodies.length];
   }
 
   /** An injected error status for this operation, or 0. */

@@ -31,7 +31,7 @@ export class BlockFileSink implements FileSink {
     if (this.closed) throw new Error('output closed');
     if (this.failure) throw this.failure;
     for (let i = 0; i < chunks.length; i++) {
-      const c = chunks[i]!;
+      const c = chunks[i];
       if (this.used + c.length > this.filling.length && this.used > 0) {
         // The block is full: hand it off, or wait for the previous hand-off and take the rest later.
         if (this.inFlight !== undefined) return this.inFlight.then(() => this.write(chunks.slice(i)));

@@ -129,7 +129,7 @@ export class DirectFileSink implements FileSink {
     if (this.closed) throw new Error('output closed');
     if (this.failure) throw this.failure;
     for (let i = 0; i < chunks.length; i++) {
-      const c = chunks[i]!;
+      const c = chunks[i];
       let from = 0;
       while (from < c.length) {
         if (this.used === this.capacity) {
@@ -220,7 +220,7 @@ export class DirectFileSink implements FileSink {
       const next = (fd: number, offset: number): void => {
         write(fd, buf, offset, buf.length - offset, at + offset - from, (err, written) => {
           if (err) {
-            if (fd === this.directFd && (err as NodeJS.ErrnoException).code === 'EINVAL') {
+            if (fd === this.directFd && (err).code === 'EINVAL') {
               this.directIo = false;
               next(this.plainFd, offset);
             } else done(err);

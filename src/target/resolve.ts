@@ -99,7 +99,7 @@ export function parseApplicationId(text: string, from: string): ApplicationId {
   if (parts.length < 2 || parts.length > 3 || parts.some((p) => p === '')) {
     throw new VespaBulkError('VB_USAGE', `application '${text}' (from ${from}): expected <tenant>.<application>[.<instance>]`);
   }
-  return { tenant: parts[0]!, application: parts[1]!, instance: parts[2] ?? 'default' };
+  return { tenant: parts[0], application: parts[1], instance: parts[2] ?? 'default' };
 }
 
 /** `VESPA_CLI_ENDPOINTS`: `{"endpoints":[{"cluster":"...","url":"..."}]}`, as a map from cluster to URL. */
@@ -129,7 +129,7 @@ function endpointOf(endpoints: Map<string, string>, cluster: string | undefined)
   if (endpoints.size > 1) {
     throw new VespaBulkError('VB_USAGE', `VESPA_CLI_ENDPOINTS lists several container clusters (${[...endpoints.keys()].map((c) => `'${c}'`).join(', ')}): pick one with -C/--container-cluster`);
   }
-  return [...endpoints.values()][0]!;
+  return [...endpoints.values()][0];
 }
 
 /**
@@ -149,7 +149,7 @@ export function resolveTarget(input: TargetInput): ResolvedTarget {
   if (zonePick) {
     const parts = zonePick.value.split('.');
     if (parts.length !== 2 || parts.some((p) => p === '')) throw new VespaBulkError('VB_USAGE', `zone '${zonePick.value}' (from ${zonePick.from}): expected <environment>.<region>, e.g. prod.default`);
-    zone = { environment: parts[0]!, region: parts[1]! };
+    zone = { environment: parts[0], region: parts[1] };
   }
   const cluster = pick(flags.containerCluster, 'cluster', layers)?.value;
   const base = { application, applicationGiven: appPick !== undefined, ...(zone && { zone }) };

@@ -209,7 +209,7 @@ async function sendChunk(pool: Dispatcher, origin: string, options: BulkOptions,
     headers: { accept: 'application/json', ...(body && { 'content-type': 'application/json' }), ...options.headers },
     body,
     signal: options.signal,
-  } as Dispatcher.RequestOptions);
+  });
   const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
   const text = await res.body.text();
   let answer: BulkAnswer | undefined;

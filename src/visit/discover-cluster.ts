@@ -10,7 +10,7 @@ import { createPool, parseBody, send, splitEndpoint } from '../http/transport.js
 export function clustersFromMessage(message: string): string[] | undefined {
   const m = /no content cluster '\*', only (.*)$/s.exec(message);
   if (!m) return undefined;
-  return [...m[1]!.matchAll(/'([^']*)'/g)].map((x) => x[1]!);
+  return [...m[1].matchAll(/'([^']*)'/g)].map((x) => x[1]);
 }
 
 /** Where and how `discoverContentClusters` asks the document API for the content cluster names. */

@@ -79,8 +79,8 @@ export function readStringValue(buf: Buffer, valueStart: number, end: number): s
   }
 }
 
-export const putPrefixLength = prefixes[0]![0].length;
-export const removePrefixLength = prefixes[1]![0].length;
+export const putPrefixLength = prefixes[0][0].length;
+export const removePrefixLength = prefixes[1][0].length;
 
 /**
  * Splits chunks into complete lines. Lines inside a chunk are reported as ranges of that chunk (no copy);

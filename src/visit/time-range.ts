@@ -8,11 +8,11 @@ import { VespaBulkError } from '../errors.js';
 export function parseTimeBound(text: string, flag = '--from'): bigint {
   const t = text.trim();
   const unit = /^(\d+)(ms|us|µs)$/.exec(t);
-  if (unit) return unit[2] === 'ms' ? BigInt(unit[1]!) * 1000n : BigInt(unit[1]!);
+  if (unit) return unit[2] === 'ms' ? BigInt(unit[1]) * 1000n : BigInt(unit[1]);
   const seconds = /^(\d+)(?:\.(\d{1,6}))?$/.exec(t);
   if (seconds) {
     const fraction = (seconds[2] ?? '').padEnd(6, '0');
-    return BigInt(seconds[1]!) * 1_000_000n + BigInt(fraction === '' ? '0' : fraction);
+    return BigInt(seconds[1]) * 1_000_000n + BigInt(fraction === '' ? '0' : fraction);
   }
   const iso = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.(\d{1,6}))?)?)(Z|[+-]\d{2}:?\d{2})?)?$/.exec(t);
   if (iso) {

@@ -112,7 +112,7 @@ export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) 
         async next(): Promise<IteratorResult<VisitedDocument>> {
           for (;;) {
             if (current !== undefined && index < current.entries.length) {
-              return { done: false, value: new VisitedDocument(current.entries[index++]!, current.slice) };
+              return { done: false, value: new VisitedDocument(current.entries[index++], current.slice) };
             }
             current = queue.shift();
             index = 0;

@@ -17,7 +17,7 @@ function filesUnder(dir: string): string[] {
 /** Relative specifiers of `from '...'`, `import '...'` and `import('...')`, comments included (a false alarm is cheap). */
 function importSpecifiers(source: string): string[] {
   const found: string[] = [];
-  for (const m of source.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)(['"])([^'"]+)\1/g)) found.push(m[2]!);
+  for (const m of source.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)(['"])([^'"]+)\1/g)) found.push(m[2]);
   return found;
 }
 
@@ -35,7 +35,7 @@ describe('simulator imports', () => {
       for (const spec of importSpecifiers(readFileSync(file, 'utf8'))) {
         if (!spec.startsWith('.')) continue;
         const target = relative(src, resolve(dirname(file), spec));
-        const top = target.split(/[\\/]/)[0]!;
+        const top = target.split(/[\\/]/)[0];
         if (target.startsWith('..') || clientFolders.includes(top) || target === 'index.js') offending.push(`${relative(src, file)} -> ${spec}`);
       }
     }

@@ -175,7 +175,7 @@ describe('deploy library against the simulator', () => {
       const s = await getReindexing(target());
       return s.clusters.content?.ready.user?.state === 'successful' ? s : undefined;
     });
-    expect(status.clusters.content!.ready.user).toMatchObject({ progress: 1, speed: 1.5, cause: 'test' });
+    expect(status.clusters.content.ready.user).toMatchObject({ progress: 1, speed: 1.5, cause: 'test' });
 
     expect(await deleteApplication(target())).toEqual({ message: "Application 'default.default.default' deleted" });
     expect(await rejection(getApplication(target()))).toMatchObject({ step: 'status', status: 404, errorCode: 'NOT_FOUND' });

@@ -36,7 +36,7 @@ describe('deploy → document interface', () => {
       onActivate: ({ documentTypes }) => documents.setDocumentTypes(documentTypes),
       onDelete: () => documents.setDocumentTypes(null),
     });
-    closers.push(() => config!.close());
+    closers.push(() => config.close());
     const target = { configUrl: config.url };
 
     const before = await put(documents.url, 'book', 'b1', { title: 'anything goes before a deployment' });

@@ -86,7 +86,7 @@ export const appPath = '/application/v2/tenant/default/application/default/envir
 
 /** music.sd with one field's block replaced (fields are in the sample schema). */
 export function withMusicField(files: Record<string, string>, field: string, replacement: string): Record<string, string> {
-  const sd = files['schemas/music.sd']!;
+  const sd = files['schemas/music.sd'];
   const re = new RegExp(`field ${field} type [^{]+\\{[^}]*\\}`);
   if (!re.test(sd)) throw new Error(`no field ${field} in music.sd`);
   return { ...files, 'schemas/music.sd': sd.replace(re, replacement) };

@@ -76,7 +76,7 @@ describe('toDocumentPath', () => {
         const path = toDocumentPath({ namespace: 'ns', type: 't', kind: 'plain', local });
         const segments = path.split('/');
         expect(segments).toHaveLength(7);
-        expect(decodeURIComponent(segments[6]!)).toBe(local);
+        expect(decodeURIComponent(segments[6])).toBe(local);
       }),
     );
   });

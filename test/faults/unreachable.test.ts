@@ -60,7 +60,7 @@ const cases = ['closed port', 'unknown host', 'untrusted server certificate', 'c
 describe('fail fast: nothing answers at the start', () => {
   for (const name of cases) {
     it(`feed (${name}): VB_UNREACHABLE at once, every operation abandoned before the checkpoint`, async () => {
-      const { url, options } = endpoints[name]!;
+      const { url, options } = endpoints[name];
       const { dir, cleanup } = tempDir('vb-failfast-');
       try {
         const ops = mixedOperations(500, 'ff');
@@ -92,7 +92,7 @@ describe('fail fast: nothing answers at the start', () => {
     });
 
     it(`visit (${name}): VB_UNREACHABLE at once`, async () => {
-      const { url, options } = endpoints[name]!;
+      const { url, options } = endpoints[name];
       const started = performance.now();
       let error: unknown;
       try {
@@ -111,7 +111,7 @@ describe('fail fast: nothing answers at the start', () => {
   }
 
   it('feed() as a library rejects with VB_UNREACHABLE', async () => {
-    const url = endpoints['closed port']!.url;
+    const url = endpoints['closed port'].url;
     await expect(feed([{ put: 'id:ns:music::x', fields: {} }], { endpoint: url, failures: false, checkpoint: false })).rejects.toMatchObject({ code: 'VB_UNREACHABLE' });
   });
 
@@ -119,7 +119,7 @@ describe('fail fast: nothing answers at the start', () => {
     const { dir, cleanup } = tempDir('vb-failfast-cli-');
     try {
       writeJsonl(join(dir, 'in.jsonl'), mixedOperations(100, 'c'));
-      const url = endpoints['closed port']!.url;
+      const url = endpoints['closed port'].url;
       const started = performance.now();
       const fed = await runCli(['feed', '-t', url, '--checkpoint', 'cp.json', 'in.jsonl'], { cwd: dir });
       console.log(`fail-fast figure: CLI feed against a closed port exited after ${((performance.now() - started) / 1000).toFixed(2)} s (process start included)`);

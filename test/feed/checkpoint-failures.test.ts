@@ -40,7 +40,7 @@ describe('FailureWriter', () => {
     const s = new OperationSplitter();
     s.push(Buffer.from(text), items);
     s.end(items);
-    expect(JSON.parse(items[0]!.bytes.toString())).toEqual(JSON.parse(pretty.toString()));
+    expect(JSON.parse(items[0].bytes.toString())).toEqual(JSON.parse(pretty.toString()));
     expect(text).toContain('not json\nat all\n');
     const reasons = readFileSync(join(dir, 'f.jsonl.reasons.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(reasons).toEqual([

@@ -95,7 +95,7 @@ describe('vespa-bulk feed (CLI)', () => {
     const files = readdirSync(dir).filter((f) => f.startsWith('vespa-bulk-failures-') && !f.endsWith('.reasons.jsonl'));
     expect(files).toHaveLength(1);
     expect(r.stderr).toContain(files[0]);
-    expect(readFileSync(join(dir, files[0]!), 'utf8')).toBe('{"put":"id:ns:music::s2","fields":{},"oops":1}\n');
+    expect(readFileSync(join(dir, files[0]), 'utf8')).toBe('{"put":"id:ns:music::s2","fields":{},"oops":1}\n');
     expect(JSON.parse(readFileSync(join(dir, `${files[0]}.reasons.jsonl`), 'utf8'))).toMatchObject({ line: 1, input: '-', inputLine: 2, code: 'VB_BAD_OPERATION' });
     expect(server.store.get('id:ns:music::s1')).toBeDefined();
   });
@@ -126,7 +126,7 @@ describe('vespa-bulk feed (CLI)', () => {
     writeFileSync(join(dir, 'in.jsonl'), '{"remove":"id:ns:music::t"}\n');
     const r = await runCli(['feed', '-t', server.url, '-q', '--token', 'tok123', '--header', 'X-Extra: yes', 'in.jsonl'], { cwd: dir });
     expect(r.code).toBe(0);
-    expect(server.requests[0]!.headers.authorization).toBe('Bearer tok123');
-    expect(server.requests[0]!.headers['x-extra']).toBe('yes');
+    expect(server.requests[0].headers.authorization).toBe('Bearer tok123');
+    expect(server.requests[0].headers['x-extra']).toBe('yes');
   });
 });

@@ -56,8 +56,8 @@ describe('IdSequencer', () => {
         if (s.admit(op.id, op)) start(op);
       } else if (underWay.length > 0) {
         const [done] = underWay.splice(Math.floor(rand() * underWay.length), 1);
-        busy.delete(done!.id);
-        const next = s.release(done!.id);
+        busy.delete(done.id);
+        const next = s.release(done.id);
         if (next !== undefined) start(next);
       }
     }

@@ -22,7 +22,7 @@ describe('OperationSplitter', () => {
       { text: '  {"remove":"id:a:b::2"}', line: 3, error: undefined },
       { text: '{"put":"id:a:b::3","fields":{"s":"}{"}}', line: 4, error: undefined },
     ]);
-    expect(items[1]!.offset).toBe(text.indexOf('  {"remove"'));
+    expect(items[1].offset).toBe(text.indexOf('  {"remove"'));
   });
 
   it('keeps a broken JSONL line to itself and reads on', () => {
@@ -33,7 +33,7 @@ describe('OperationSplitter', () => {
       [3, true],
       [4, false],
     ]);
-    expect(items[2]!.bytes.toString()).toBe('not json');
+    expect(items[2].bytes.toString()).toBe('not json');
   });
 
   it('reads a JSON array, pretty-printed, with strings holding brackets and escaped quotes', () => {
@@ -64,8 +64,8 @@ describe('OperationSplitter', () => {
 
   it('reports an unterminated last object', () => {
     const items = split('[{"remove":"id:a:b::1"},\n{"put":"id:a:b::2","fields":{');
-    expect(items[1]!.error?.code).toBe('VB_BAD_JSON');
-    expect(items[1]!.line).toBe(2);
+    expect(items[1].error?.code).toBe('VB_BAD_JSON');
+    expect(items[1].line).toBe(2);
   });
 
   it('gives the same items whatever the chunk size (property)', () => {

@@ -19,7 +19,7 @@ afterAll(async () => {
 
 async function send(methodName: string, path: string, body?: string): Promise<{ status: number; text: string; json: any }> {
   const res = await pool.request({
-    method: methodName as 'GET',
+    method: methodName,
     path,
     body,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },

@@ -23,18 +23,18 @@ describe('DocumentClient', () => {
     await client.get('id:ns:music::r', { fieldSet: '[all]', cluster: 'c' });
 
     const [p, u, r, g] = server.requests;
-    expect(p!.method).toBe('POST');
-    expect(p!.url).toBe('/document/v1/ns/music/number/42/a%2Fb%2Bc?condition=music.year%3E1&route=default');
-    expect(p!.body.toString()).toBe('{"fields":{"title":"x"}}');
-    expect(p!.headers.authorization).toBe('Bearer t');
-    expect(p!.headers['content-type']).toBe('application/json');
-    expect(u!.method).toBe('PUT');
-    expect(u!.url).toBe('/document/v1/ns/music/group/g1/k?create=true');
-    expect(JSON.parse(u!.body.toString())).toEqual({ fields: { title: { assign: 'y' } } });
-    expect(r!.method).toBe('DELETE');
-    expect(r!.url).toBe('/document/v1/ns/music/docid/r?dryRun=true');
-    expect(g!.method).toBe('GET');
-    expect(g!.url).toBe('/document/v1/ns/music/docid/r?cluster=c&fieldSet=%5Ball%5D');
+    expect(p.method).toBe('POST');
+    expect(p.url).toBe('/document/v1/ns/music/number/42/a%2Fb%2Bc?condition=music.year%3E1&route=default');
+    expect(p.body.toString()).toBe('{"fields":{"title":"x"}}');
+    expect(p.headers.authorization).toBe('Bearer t');
+    expect(p.headers['content-type']).toBe('application/json');
+    expect(u.method).toBe('PUT');
+    expect(u.url).toBe('/document/v1/ns/music/group/g1/k?create=true');
+    expect(JSON.parse(u.body.toString())).toEqual({ fields: { title: { assign: 'y' } } });
+    expect(r.method).toBe('DELETE');
+    expect(r.url).toBe('/document/v1/ns/music/docid/r?dryRun=true');
+    expect(g.method).toBe('GET');
+    expect(g.url).toBe('/document/v1/ns/music/docid/r?cluster=c&fieldSet=%5Ball%5D');
   });
 
   it('resolves non-2xx statuses and wraps non-JSON bodies', async () => {
@@ -57,7 +57,7 @@ describe('DocumentClient', () => {
     expect(put.status).toBe(502);
     expect(put.body).toEqual({ message: '<html>bad gateway</html>' });
     expect(put.headers['retry-after']).toBe('3');
-    expect(server.requests[0]!.url).toBe('/prefix/document/v1/a/b/docid/c');
+    expect(server.requests[0].url).toBe('/prefix/document/v1/a/b/docid/c');
   });
 
   it('rejects with VB_TRANSPORT when nothing listens', async () => {

@@ -56,7 +56,7 @@ describe('feeder requests', () => {
     const server = await startRecordingServer();
     cleanups.push(server.close);
     await feed([{ put: 'id:ns:t::big', fields: { big: 'z'.repeat(2000) } }], { endpoint: server.url, failures: false });
-    expect(server.requests[0]!.headers['content-encoding']).toBeUndefined();
+    expect(server.requests[0].headers['content-encoding']).toBeUndefined();
   });
 
   it('retries 504 only for operations safe to repeat, honours Retry-After, and makes other 4xx final', async () => {
@@ -65,7 +65,7 @@ describe('feeder requests', () => {
       const key = `${req.method} ${req.url}`;
       const n = (seen.get(key) ?? 0) + 1;
       seen.set(key, n);
-      const path = req.url.split('?')[0]!;
+      const path = req.url.split('?')[0];
       let status = 200;
       let headers: Record<string, string> = {};
       if (path.endsWith('/t504') && n === 1) status = 504;
@@ -138,7 +138,7 @@ describe('feeder requests', () => {
     const arrivals = new Map<string, number>();
     let cuts = 0;
     const server = await startRecordingServer((req, res) => {
-      const path = req.url.split('?')[0]!;
+      const path = req.url.split('?')[0];
       arrivals.set(path, (arrivals.get(path) ?? 0) + 1);
       if (path.endsWith('/cut') && cuts++ === 0) {
         // Answer nothing and cut the connection once whatever was pipelined behind has arrived.
@@ -167,7 +167,7 @@ describe('feeder requests', () => {
     let overlap = false;
     const order: string[] = [];
     const server = await startRecordingServer((req, res) => {
-      const path = req.url.split('?')[0]!;
+      const path = req.url.split('?')[0];
       const n = (inFlight.get(path) ?? 0) + 1;
       inFlight.set(path, n);
       if (n > 1) overlap = true;
@@ -184,7 +184,7 @@ describe('feeder requests', () => {
     await feed(ops, { endpoint: server.url, failures: false, connections: 4, pipelining: 4 });
     expect(overlap).toBe(false);
     for (let d = 0; d < 5; d++) {
-      const vs = order.filter((o) => o.startsWith(`/document/v1/ns/t/docid/d${d} `)).map((o) => JSON.parse(o.split(' ')[1]!).fields.v);
+      const vs = order.filter((o) => o.startsWith(`/document/v1/ns/t/docid/d${d} `)).map((o) => JSON.parse(o.split(' ')[1]).fields.v);
       expect(vs).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     }
     inFlight = new Map();

@@ -13,8 +13,8 @@ describe('retryDelay', () => {
   it('backs off exponentially on 429, with jitter, capped, and never immediately', () => {
     const delays = [1, 2, 3, 4, 20].map((attempt) => retryDelay({ attempt, status: 429, safeToRepeat: false, random: fixed }));
     expect(delays[0]).toBeGreaterThan(0);
-    expect(delays[1]).toBeGreaterThan(delays[0]!);
-    expect(delays[2]).toBeGreaterThan(delays[1]!);
+    expect(delays[1]).toBeGreaterThan(delays[0]);
+    expect(delays[2]).toBeGreaterThan(delays[1]);
     expect(delays[4]).toBeLessThanOrEqual(defaultRetryPolicy.maxDelayMs);
     // 429 is not bounded by maxRetries, only by the deadline.
     expect(retryDelay({ attempt: 50, status: 429, safeToRepeat: false, random: fixed })).toBeGreaterThan(0);

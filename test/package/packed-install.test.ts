@@ -43,7 +43,7 @@ interface LockEntry {
  */
 function consumerLock(tarballSpec: string): object {
   const ours = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
-  const { version, dependencies, bin, engines, license } = ours.packages['']!;
+  const { version, dependencies, bin, engines, license } = ours.packages[''];
   const packages: Record<string, unknown> = {
     '': { name: consumerManifest.name, version: consumerManifest.version, dependencies: { [own.name]: tarballSpec } },
     [`node_modules/${own.name}`]: { version, resolved: tarballSpec, license, dependencies, bin, engines },
@@ -113,11 +113,11 @@ describe('the packed and installed package', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
       const urls = await new Promise<{ documents: string; config: string }>((resolve, reject) => {
-        child.stderr!.on('data', (chunk: Buffer) => {
+        child.stderr.on('data', (chunk: Buffer) => {
           stderr += chunk.toString('utf8');
           const documents = /document interface: (http:\/\/127\.0\.0\.1:(\d+))\//.exec(stderr);
           const config = /config server:\s+(http:\/\/127\.0\.0\.1:(\d+))\//.exec(stderr);
-          if (documents && config) resolve({ documents: documents[1]!, config: config[1]! });
+          if (documents && config) resolve({ documents: documents[1], config: config[1] });
         });
         child.once('exit', () => reject(new Error(`serve exited: ${stderr}`)));
       });

@@ -45,11 +45,11 @@ describe('serve --tls-* flags', () => {
     try {
       let stderr = '';
       const urls = await new Promise<{ documents: string; config: string }>((resolve, reject) => {
-        child.stderr!.on('data', (chunk: Buffer) => {
+        child.stderr.on('data', (chunk: Buffer) => {
           stderr += chunk.toString();
           const d = /document interface: (https:\/\/\S+?)\/document\/v1\//.exec(stderr);
           const c = /config server: +(https:\/\/\S+?)\/application\/v2\//.exec(stderr);
-          if (d && c && /faults:/.test(stderr)) resolve({ documents: d[1]!, config: c[1]! });
+          if (d && c && /faults:/.test(stderr)) resolve({ documents: d[1], config: c[1] });
         });
         child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
       });

@@ -100,7 +100,7 @@ describe('bearer token, document interface', () => {
       { method: 'POST', path: '/document/v1/ns/music/docid/k', body, headers: { authorization: `Bearer ${token}` } },
     ]);
     expect(refused.map((r) => r.status)).toEqual([401, 200]);
-    expect(refused[0]!.socket).toBe(refused[1]!.socket);
+    expect(refused[0].socket).toBe(refused[1].socket);
     // Cleartext HTTP/2 (prior knowledge) is guarded the same way.
     expect((await h2Request(server.url, { path: '/document/v1/ns/music/docid/k' })).status).toBe(401);
     expect((await h2Request(server.url, { path: '/document/v1/ns/music/docid/k', headers: { authorization: `Bearer ${token}` } })).status).toBe(200);

@@ -17,7 +17,7 @@ export async function call(
   headers: Record<string, string> = {},
 ): Promise<Answer> {
   const payload = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
-  const res = await dispatcher.request({ method: method as 'GET', path, body: payload, headers });
+  const res = await dispatcher.request({ method: method, path, body: payload, headers });
   const text = await res.body.text();
   let json: unknown;
   try {

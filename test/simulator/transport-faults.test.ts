@@ -81,7 +81,7 @@ describe('HTTP/2 cleartext with prior knowledge', () => {
         let text = '';
         stream.on('response', (h) => {
           status = Number(h[':status']);
-          contentType = h['content-type'] as string | undefined;
+          contentType = h['content-type'];
         });
         stream.setEncoding('utf8');
         stream.on('data', (d) => (text += d));
@@ -95,7 +95,7 @@ describe('HTTP/2 cleartext with prior knowledge', () => {
       ),
     );
     expect(puts.map((p) => p.status)).toEqual(Array(10).fill(200));
-    expect(JSON.parse(puts[3]!.text)).toEqual({ pathId: '/document/v1/ns/t/docid/h3', id: 'id:ns:t::h3' });
+    expect(JSON.parse(puts[3].text)).toEqual({ pathId: '/document/v1/ns/t/docid/h3', id: 'id:ns:t::h3' });
     const got = await exchange({ ':method': 'GET', ':path': '/document/v1/ns/t/docid/h3' });
     expect(got.status).toBe(200);
     expect(got.contentType).toBe('application/json; charset=UTF-8');
@@ -178,7 +178,7 @@ describe('faults', () => {
     expect(rejected.length).toBeGreaterThan(0);
     expect(accepted.length).toBeGreaterThan(0);
     expect(rejected.length + accepted.length).toBe(12);
-    expect(rejected[0]!.json).toEqual({
+    expect(rejected[0].json).toEqual({
       pathId: expect.stringMatching(/^\/document\/v1\/ns\/t\/docid\/q\d+$/),
       message: 'Rejecting execution due to overload: 3 requests already enqueued',
     });

@@ -60,7 +60,7 @@ function batches(total: number, perBatch: number, size: (next: () => number) => 
 const edges = [0, 1, 511, 512, 4095, 4096, 4097, 8191, 12289, 65536, (1 << 20) - 1, 1 << 20, (1 << 20) + 1];
 const patterns: Record<string, Pattern> = {
   'tiny chunks, many per write': batches(2.5 * 2 ** 20, 2000, (next) => 1 + Math.floor(next() * 7)),
-  'sizes at block edges': batches(6 * 2 ** 20, 3, (next) => edges[Math.floor(next() * edges.length)]!),
+  'sizes at block edges': batches(6 * 2 ** 20, 3, (next) => edges[Math.floor(next() * edges.length)]),
   'chunks over 1 MiB': batches(8 * 2 ** 20, 2, (next) => (next() < 0.5 ? 1 + Math.floor(next() * 100) : (1 << 20) + Math.floor(next() * 2 * 2 ** 20))),
   'random sizes': batches(5 * 2 ** 20, 4, (next) => 1 + Math.floor(next() * 200_000)),
 };
@@ -113,7 +113,7 @@ describe.each(modes)('fileSink, $name', ({ directIo }) => {
     const path = join(dir, `${directIo}-${name.replace(/\W+/g, '-')}.jsonl`);
     writeFileSync(path, 'old content, truncated');
     const sink = fileSink(path, { directIo });
-    await exercise(sink, path, patterns[name]!, seed++, Buffer.alloc(0));
+    await exercise(sink, path, patterns[name], seed++, Buffer.alloc(0));
     expect(sink.directIo).toBe(directIo && directHere);
   });
 
@@ -122,7 +122,7 @@ describe.each(modes)('fileSink, $name', ({ directIo }) => {
     const prior = bytes(size, size);
     writeFileSync(path, prior);
     const sink = fileSink(path, { append: true, directIo });
-    await exercise(sink, path, patterns['random sizes']!, seed++, prior, 6);
+    await exercise(sink, path, patterns['random sizes'], seed++, prior, 6);
     // A second resume on top of the first.
     const afterFirst = readFileSync(path);
     const again = fileSink(path, { append: true, directIo });
@@ -229,9 +229,9 @@ describe('fileSink, choice of writer', () => {
   it.skipIf(shmDir === undefined)('falls back or goes direct on tmpfs (/dev/shm), and writes exactly either way', { timeout: 60_000 }, async () => {
     const path = join(shmDir!, 'out.jsonl');
     const sink = fileSink(path, { directIo: true });
-    await exercise(sink, path, patterns['sizes at block edges']!, 3000, Buffer.alloc(0));
+    await exercise(sink, path, patterns['sizes at block edges'], 3000, Buffer.alloc(0));
     const prior = readFileSync(path);
     const again = fileSink(path, { append: true, directIo: true });
-    await exercise(again, path, patterns['random sizes']!, 3001, prior, 5);
+    await exercise(again, path, patterns['random sizes'], 3001, prior, 5);
   });
 });

@@ -31,7 +31,7 @@ describe('vespa-bulk visit and document commands', () => {
     expect(d.code).toBe(0);
     expect(JSON.parse(d.stdout)['visit.document.count']).toBe(120);
     const per = [0, 1].map((i) => readFileSync(join(dir, 'slices', `slice-000${i}.jsonl`), 'utf8').trim().split('\n').length);
-    expect(per[0]! + per[1]!).toBe(120);
+    expect(per[0] + per[1]).toBe(120);
   });
 
   it('takes repeated --header and --slice-id flags without swallowing the positional after them', async () => {

@@ -170,7 +170,7 @@ function entriesOf(text: string): VisitEntry[] {
   new LineSplitter().push(buf, (b, s, e) => {
     const t = b.toString('utf8', s, e);
     const o = JSON.parse(t) as Record<string, string>;
-    out.push({ kind: o.remove ? 'remove' : 'put', id: o.put ?? o.remove ?? o.id!, shape: o.id ? 'document' : 'feed', buf: b, start: s, end: e });
+    out.push({ kind: o.remove ? 'remove' : 'put', id: o.put ?? o.remove ?? o.id, shape: o.id ? 'document' : 'feed', buf: b, start: s, end: e });
   });
   return out;
 }
@@ -181,12 +181,12 @@ describe('formats', () => {
     const es = entriesOf(text).slice(0, 2);
     const out = linesOf(es, 'feed');
     expect(out).toHaveLength(1);
-    expect(out[0]!.buffer).toBe(es[0]!.buf.buffer);
+    expect(out[0].buffer).toBe(es[0].buf.buffer);
     expect(Buffer.concat(out).toString()).toBe('{"put":"id:a:b::1","fields":{"n":1}}\n{"remove":"id:a:b::2"}\n');
   });
   it('turns plain JSON documents into feed operations for feed and json', () => {
     const es = entriesOf(text);
-    expect(toFeedOperation(es[2]!).toString()).toBe('{"put":"id:a:b::3","fields":{"n":3}}');
+    expect(toFeedOperation(es[2]).toString()).toBe('{"put":"id:a:b::3","fields":{"n":3}}');
     expect(Buffer.concat(linesOf(es, 'jsonl')).toString()).toBe(text);
     const feed = Buffer.concat(linesOf(es, 'feed')).toString().trim().split('\n').map((l) => JSON.parse(l));
     expect(feed).toEqual([{ put: 'id:a:b::1', fields: { n: 1 } }, { remove: 'id:a:b::2' }, { put: 'id:a:b::3', fields: { n: 3 } }]);

@@ -110,10 +110,10 @@ describe('visiting the simulator', () => {
     s.faults.set({ cutStreamAfterDocuments: 5 });
     const stuck = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', output: join(dir, 'stuck.jsonl'), retry: { ...fastRetry, maxAttempts: 3 } });
     expect(stuck.ok).toBe(false);
-    expect(stuck.slices[0]!.status).toBe('failed');
+    expect(stuck.slices[0].status).toBe('failed');
     // Cut before the first token: there is no token yet, so the report says to start over.
-    expect(stuck.slices[0]!.continuation).toBeUndefined();
-    expect(stuck.slices[0]!.error).toMatch(/cut off/);
+    expect(stuck.slices[0].continuation).toBeUndefined();
+    expect(stuck.slices[0].error).toMatch(/cut off/);
     expect(jsonLines(join(dir, 'stuck.jsonl')).map((d) => d.put)).toHaveLength(new Set(jsonLines(join(dir, 'stuck.jsonl')).map((d) => d.put)).size);
     expect(summary.slices.reduce((n, r) => n + r.retries, 0)).toBeGreaterThan(0);
     expect(summary.slices.reduce((n, r) => n + r.repeatsSkipped, 0)).toBeGreaterThan(0);

@@ -22,7 +22,7 @@ describe('visit() against a scripted peer', () => {
     expect(ids).toEqual(server.ids);
     const report = await v.report;
     expect(report.ok).toBe(true);
-    expect(report.slices[0]!.repeatsSkipped).toBe(8);
+    expect(report.slices[0].repeatsSkipped).toBe(8);
     expect(server.urls.map((u) => new URL(u, 'http://x').searchParams.get('continuation'))).toEqual([null, '20', '20']);
   });
 

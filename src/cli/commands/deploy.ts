@@ -141,7 +141,7 @@ function withVespaVersion<T>(y: Argv<T>, describe: string, global: boolean): Arg
       const v = a['vespa-version'];
       if (v !== undefined && !/^\d+(\.\d+){0,2}(\.[\w-]+)?$/.test(String(v))) throw new VespaBulkError('VB_USAGE', `--vespa-version (--version, -V) must be a Vespa version such as 8.1.2, not '${v}'`);
       return true;
-    }, global) as Argv<T & { 'vespa-version'?: string }>;
+    }, global);
 }
 
 function withPrepareFlags<T>(y: Argv<T>, global = true): Argv<T & PrepareFlags> {
@@ -149,7 +149,7 @@ function withPrepareFlags<T>(y: Argv<T>, global = true): Argv<T & PrepareFlags> 
     .option('ignore-validation-errors', { type: 'boolean', default: false, describe: 'Turn validation errors an override could allow into warnings', global })
     .option('timeout', { type: 'number', describe: 'Seconds the config server may spend preparing', global })
     .option('dry-run', { type: 'boolean', default: false, describe: 'Validate and report; change nothing', global })
-    .option('verbose', { type: 'boolean', default: false, describe: 'Include the detailed prepare log', global }) as Argv<T & PrepareFlags>;
+    .option('verbose', { type: 'boolean', default: false, describe: 'Include the detailed prepare log', global });
 }
 
 const prepareOptionsOf = (a: PrepareFlags) => ({

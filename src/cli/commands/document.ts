@@ -278,7 +278,7 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
   return {
     command: kind === 'get' ? 'get <ids..>' : kind === 'remove' ? 'remove <first>' : `${kind} <first> [file]`,
     describe,
-    builder: (y) => options(y, kind) as unknown as Argv<DocumentArgs>,
+    builder: (y) => options(y, kind),
     handler: async (args) => {
       const ids = kind === 'get' ? (args.ids ?? []) : [];
       for (const id of ids) checkId(id);

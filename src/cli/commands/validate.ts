@@ -21,7 +21,7 @@ function builder(y: Argv): Argv<ValidateArgs> {
     .option('app', { type: 'string', describe: 'Application package: a directory, a .zip or a gzipped tar' })
     .option('config-url', { type: 'string', describe: 'Config server URL: validate against the package of its active application' })
     .option('failures', { type: 'string', describe: 'Write refused operations here (as feedable input) and their reasons to <file>.reasons.jsonl' })
-    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Do not print the first refusals on stderr' }) as unknown as Argv<ValidateArgs>;
+    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Do not print the first refusals on stderr' });
 }
 
 const shownRefusals = 5;
@@ -33,7 +33,7 @@ async function handler(argv: ValidateArgs): Promise<void> {
   if (files.length === 0) throw new VespaBulkError('VB_USAGE', "validate needs input files ('-' for stdin)");
   if ((argv.app === undefined) === (argv['config-url'] === undefined)) throw new VespaBulkError('VB_USAGE', 'give the schema with exactly one of --app DIR|ZIP or --config-url URL');
   let shown = 0;
-  const outcome = await validate(files.length === 1 ? files[0]! : files, {
+  const outcome = await validate(files.length === 1 ? files[0] : files, {
     app: argv.app,
     configUrl: argv['config-url'],
     failures: argv.failures,
@@ -56,7 +56,7 @@ export const commands: CommandModule<any, any>[] = [
   {
     command: 'validate [files..]',
     describe: 'Check a corpus against the schemas of an application package, as the cluster would, without a cluster',
-    builder: builder as unknown as CommandModule<any, any>['builder'],
+    builder: builder,
     handler: handler as unknown as CommandModule<any, any>['handler'],
   },
 ];

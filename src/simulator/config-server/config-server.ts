@@ -157,7 +157,7 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
     if (rest.length === 1 && rest[0] === 'session') return route(['POST'], () => createSession(context, request, res, tenant));
     if (rest.length === 1 && rest[0] === 'prepareandactivate') return route(['POST'], () => prepareAndActivate(context, request, res, tenant));
     if (rest[0] === 'session' && rest.length >= 3) {
-      const sessionId = decodeSegment(rest[1]!);
+      const sessionId = decodeSegment(rest[1]);
       if (rest.length === 3 && rest[2] === 'prepared') return route(['PUT'], () => prepare(context, request, res, tenant, sessionId));
       if (rest.length === 3 && rest[2] === 'active') return route(['PUT'], () => activate(context, request, res, tenant, sessionId));
       if (rest[2] === 'content') {
@@ -172,7 +172,7 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
     }
     if (rest[0] === 'application' && rest[2] === 'environment' && rest[4] === 'region' && rest[6] === 'instance' && rest.length >= 8) {
       // Environment and region are accepted as given: a self-hosted config server has a single zone.
-      const app = (): Application => context.deployments.application(tenant, decodeSegment(rest[1]!), decodeSegment(rest[7]!));
+      const app = (): Application => context.deployments.application(tenant, decodeSegment(rest[1]), decodeSegment(rest[7]));
       const sub = rest.slice(8);
       if (sub.length === 0 || (sub.length === 1 && sub[0] === '')) {
         return route(['GET', 'DELETE'], () => (request.method === 'GET' ? getApplication(request, res, app()) : deleteApplication(context, res, app())));
@@ -383,7 +383,7 @@ function applicationUrl(base: string, app: Application): string {
 }
 
 function packageFormat(contentType: string | undefined): PackageFormat {
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
   if (type === 'application/zip') return 'zip';
   if (type === 'application/x-gzip' || type === 'application/gzip') return 'gzip';
   throw new ConfigServerError(400, 'BAD_REQUEST', `Unsupported Content-Type '${contentType ?? ''}': send the package as application/zip or application/x-gzip`);

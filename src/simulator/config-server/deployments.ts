@@ -127,7 +127,7 @@ export class Deployments {
   prepare(session: Session, params: PrepareParams): PrepareOutcome {
     if (session.status === 'active') throw new ConfigServerError(400, 'BAD_REQUEST', `Session ${session.id} is active; a new package needs a new session`);
     if (session.status === 'deactivated') throw new ConfigServerError(400, 'BAD_REQUEST', `Session ${session.id} was deactivated; upload the package again`);
-    const version = params.vespaVersion ?? this.rules.vespaVersions[0]!;
+    const version = params.vespaVersion ?? this.rules.vespaVersions[0];
     if (!this.rules.vespaVersions.includes(version)) {
       throw new ConfigServerError(400, 'UNKNOWN_VESPA_VERSION', `Vespa version '${version}' is not known; known versions: ${this.rules.vespaVersions.join(', ')}`);
     }

@@ -12,7 +12,7 @@ export function prefersJsonl(accept: string | undefined): boolean {
     const item = part.trim();
     if (item === '') continue;
     const [rangeRaw, ...params] = item.split(';');
-    const range = rangeRaw!.trim().toLowerCase();
+    const range = rangeRaw.trim().toLowerCase();
     if (!/^[a-z0-9!#$&^_.+*-]+\/[a-z0-9!#$&^_.+*-]+$/.test(range)) throw badRequest(`Failed parsing Accept header '${accept}'`);
     let q = 1;
     for (const param of params) {

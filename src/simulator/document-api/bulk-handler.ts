@@ -39,7 +39,7 @@ export function runBulkChunk(scope: VisitScope, operation: BulkOperation, chunkD
   let i = scope.start;
   const end = Math.min(ordered.length, scope.start + maxScannedPerRequest);
   for (; i < end && count < chunkDocuments; i++) {
-    const e = ordered[i]!;
+    const e = ordered[i];
     if (!e.removed && accepts(e)) {
       apply(cluster, e, operation);
       count++;
@@ -51,7 +51,7 @@ export function runBulkChunk(scope: VisitScope, operation: BulkOperation, chunkD
   }
   let body = `{"pathId":${JSON.stringify(scope.pathId)},"documentCount":${count}`;
   if (i < ordered.length) {
-    const last = ordered[Math.max(scope.start, i - 1)]!;
+    const last = ordered[Math.max(scope.start, i - 1)];
     body += `,"continuation":${JSON.stringify(encodeContinuation({ bucket: last.bucket, id: last.id }))}`;
   }
   return `${body}}`;

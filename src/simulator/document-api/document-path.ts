@@ -18,7 +18,7 @@ export type Location = { kind: 'number'; value: string } | { kind: 'group'; valu
 const prefix = '/document/v1';
 
 // Control characters other than tab, LF and CR are refused in document ids.
-// eslint-disable-next-line no-control-regex
+ 
 const forbiddenControl = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/;
 
 /** Parses the raw (still percent-encoded) path; throws a 400 HandlerError for bad segments. */
@@ -37,8 +37,8 @@ export function parseDocumentPath(rawPath: string): DocumentRoute {
     if (segment === '.' || segment === '..') throw badRequest(`Path segment '${segment}' is not allowed in '${rawPath}'`);
   }
   if (raw.length < 3) return { kind: 'none' };
-  const namespace = decodeSegment(raw[0]!);
-  const type = decodeSegment(raw[1]!);
+  const namespace = decodeSegment(raw[0]);
+  const type = decodeSegment(raw[1]);
   if (namespace.includes(':')) throw badRequest(`Namespace '${namespace}' may not contain ':'`);
   if (type.includes(':')) throw badRequest(`Document type '${type}' may not contain ':'`);
 
@@ -49,7 +49,7 @@ export function parseDocumentPath(rawPath: string): DocumentRoute {
     localStart = 3;
   } else if (form === 'number' || form === 'group') {
     if (raw.length < 4) return { kind: 'none' };
-    const value = decodeSegment(raw[3]!);
+    const value = decodeSegment(raw[3]);
     if (form === 'number') {
       if (!isInt64(value)) throw badRequest(`Failed parsing '${value}': For input string: "${value}"`);
       location = { kind: 'number', value: String(BigInt(value)) };
@@ -66,7 +66,7 @@ export function parseDocumentPath(rawPath: string): DocumentRoute {
   if (raw.length === localStart) return { kind: 'collection', namespace, type, location };
   // The local part is everything after the form, segments decoded one by one and joined with '/'.
   const parts: string[] = [];
-  for (let i = localStart; i < raw.length; i++) parts.push(decodeSegment(raw[i]!));
+  for (let i = localStart; i < raw.length; i++) parts.push(decodeSegment(raw[i]));
   if (trailingSlash) throw badRequest(`Empty path segment in '${rawPath}'`);
   const local = parts.join('/');
   const kv = location === undefined ? '' : location.kind === 'number' ? `n=${location.value}` : `g=${location.value}`;

@@ -149,7 +149,7 @@ function guarded(handler: RequestListener, options: DocumentServerOptions, log: 
     // The body is read and dropped so an HTTP/1.1 connection stays usable for the next request.
     req.resume();
     const headers = verdict.status === 401 ? { 'www-authenticate': 'Bearer realm="vespa"' } : undefined;
-    sendJson(res as AnyResponse, verdict.status, handlerErrorBody(pathId, verdict.message), headers);
+    sendJson(res, verdict.status, handlerErrorBody(pathId, verdict.message), headers);
     if (log !== undefined) log(`${req.method} ${pathId} ${verdict.status} (${verdict.reason})`);
   };
 }

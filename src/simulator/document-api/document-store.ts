@@ -201,7 +201,7 @@ export class ClusterStore {
     let hi = ordered.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const e = ordered[mid]!;
+      const e = ordered[mid];
       const after = e.bucket > position.bucket || (e.bucket === position.bucket && e.id > position.id);
       if (after) hi = mid;
       else lo = mid + 1;
@@ -223,7 +223,7 @@ function mergeSorted(a: StoredEntry[], b: StoredEntry[]): StoredEntry[] {
   let i = 0;
   let j = 0;
   let k = 0;
-  while (i < a.length && j < b.length) out[k++] = compareEntries(a[i]!, b[j]!) <= 0 ? a[i++]! : b[j++]!;
+  while (i < a.length && j < b.length) out[k++] = compareEntries(a[i], b[j]) <= 0 ? a[i++] : b[j++];
   while (i < a.length) out[k++] = a[i++]!;
   while (j < b.length) out[k++] = b[j++]!;
   return out;
@@ -265,7 +265,7 @@ export class DocumentStore {
 
   /** The named cluster's store (the first cluster when no name is given). */
   cluster(name?: string): ClusterStore {
-    const store = this.clusters.get(name ?? this.clusterNames[0]!);
+    const store = this.clusters.get(name ?? this.clusterNames[0]);
     if (store === undefined) throw new Error(`no content cluster '${name}'`);
     return store;
   }

@@ -102,7 +102,7 @@ function applyOperation(root: FieldValues, steps: Step[], path: string, op: stri
       const container = slot.get();
       const step: Step = Array.isArray(container)
         ? { kind: 'index', index: Number(element) }
-        : { kind: 'key', key: String(element) };
+        : { kind: 'key', key: String(element) }; // eslint-disable-line @typescript-eslint/no-base-to-string -- a map key, a JSON scalar
       for (const [innerOp, innerValue] of Object.entries(rest)) {
         if (innerOp === 'match') throw badRequest(`Nested 'match' on field '${path}' is not supported`);
         applyOperation(root, [...steps, step], path, innerOp, innerValue);
@@ -127,7 +127,7 @@ interface Slot {
 function resolve(root: FieldValues, steps: Step[], create: boolean): Slot | undefined {
   let container: unknown = root;
   for (let s = 0; s < steps.length - 1; s++) {
-    const step = steps[s]!;
+    const step = steps[s];
     let next = childOf(container, step);
     if (next === undefined || next === null) {
       if (!create || step.kind === 'index') return undefined;
@@ -136,7 +136,7 @@ function resolve(root: FieldValues, steps: Step[], create: boolean): Slot | unde
     }
     container = next;
   }
-  const last = steps[steps.length - 1]!;
+  const last = steps[steps.length - 1];
   const holder = container;
   if (holder === null || typeof holder !== 'object') return undefined;
   return {
@@ -176,7 +176,7 @@ function removeChild(container: unknown, step: Step): void {
 function addTo(current: unknown, value: unknown, path: string): unknown {
   if (Array.isArray(value)) {
     if (current === undefined) return cloneJson(value);
-    if (Array.isArray(current)) return [...current, ...cloneJson(value)];
+    if (Array.isArray(current)) return [...(current as unknown[]), ...(cloneJson(value) as unknown[])];
     throw badRequest(`Cannot 'add' an array to field '${path}', which is not an array`);
   }
   if (value !== null && typeof value === 'object') {
@@ -190,10 +190,10 @@ function addTo(current: unknown, value: unknown, path: string): unknown {
         if (at >= 0) existing[at] = cell;
         else existing.push(cell);
       }
-      return { ...(isTensor(current) ? (current as object) : {}), cells: existing };
+      return { ...(isTensor(current) ? (current as object) : {}), cells: existing }; // eslint-disable-line @typescript-eslint/no-unnecessary-type-assertion -- isTensor is no type guard
     }
     if (current === undefined || (current !== null && typeof current === 'object' && !Array.isArray(current)))
-      return { ...((current as object | undefined) ?? {}), ...cloneJson(v) };
+      return { ...((current as object | undefined) ?? {}), ...cloneJson(v) }; // eslint-disable-line @typescript-eslint/no-unnecessary-type-assertion -- a JSON value spread as an object
   }
   throw badRequest(`Cannot 'add' ${JSON.stringify(value)} to field '${path}'`);
 }
@@ -276,7 +276,7 @@ function modifyTensor(current: unknown, value: unknown, path: string): unknown {
     const address = JSON.stringify(cell.address);
     const at = cells.findIndex((c) => JSON.stringify(c.address) === address);
     if (at < 0) continue;
-    const old = Number(cells[at]!.value);
+    const old = Number(cells[at].value);
     const delta = Number(cell.value);
     const next = v.operation === 'replace' ? delta : v.operation === 'add' ? old + delta : old * delta;
     cells[at] = { ...cells[at], value: next };

@@ -49,7 +49,7 @@ function documentJson(entry: StoredEntry, fieldSet: FieldSet, key: 'id' | 'put')
 }
 
 function tokenAt(scope: VisitScope, index: number): string {
-  const e = scope.ordered[index]!;
+  const e = scope.ordered[index];
   return encodeContinuation({ bucket: e.bucket, id: e.id });
 }
 
@@ -64,7 +64,7 @@ export function visitPlain(res: AnyResponse, scope: VisitScope, params: VisitPar
   // than blocking the server; the continuation carries on from there.
   const end = Math.min(ordered.length, scope.start + maxScannedPerRequest);
   for (; i < end && docs.length < limit; i++) {
-    const e = ordered[i]!;
+    const e = ordered[i];
     if (accepts(e)) docs.push(documentJson(e, params.fieldSet, 'id'));
     if ((i & 1023) === 0 && performance.now() > deadline) {
       i++;
@@ -108,7 +108,7 @@ export async function visitStreamed(res: AnyResponse, scope: VisitScope, params:
   };
 
   for (; i < ordered.length && count < wanted; i++) {
-    const e = ordered[i]!;
+    const e = ordered[i];
     if (!accepts(e)) {
       if (++scannedSinceYield >= 8192) {
         scannedSinceYield = 0;

@@ -51,7 +51,7 @@ export function bearerChecker(token: string): (authorization: string | undefined
     }
     const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization);
     if (match === null) return { ok: false, status: 401, reason: 'missing', message: 'Unsupported authorization scheme: send Authorization: Bearer <token>' };
-    if (!sameToken(match[1]!, expected)) return { ok: false, status: 403, reason: 'wrong', message: 'Invalid token' };
+    if (!sameToken(match[1], expected)) return { ok: false, status: 403, reason: 'wrong', message: 'Invalid token' };
     return allowed;
   };
 }

@@ -71,7 +71,7 @@ function onBodyEnd(this: BodyCarrier): void {
 }
 
 function finishBody(req: BodyCarrier, b: BodyState): void {
-  let body = b.chunks.length === 1 ? b.chunks[0]! : Buffer.concat(b.chunks, b.size);
+  let body = b.chunks.length === 1 ? b.chunks[0] : Buffer.concat(b.chunks, b.size);
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding !== 'identity') {
     if (encoding.toLowerCase() !== 'gzip') {

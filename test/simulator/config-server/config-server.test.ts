@@ -164,7 +164,7 @@ describe('config server: sessions', () => {
     expect((await req('DELETE', appPath)).status).toBe(200);
     await deployFiles();
     seen.push((await req('GET', appPath)).json.generation);
-    for (let i = 1; i < seen.length; i++) expect(seen[i], `generations ${seen.join(', ')}`).toBeGreaterThan(seen[i - 1]!);
+    for (let i = 1; i < seen.length; i++) expect(seen[i], `generations ${seen.join(', ')}`).toBeGreaterThan(seen[i - 1]);
     expect(activations.map((a) => a.generation)).toEqual(seen);
   });
 
@@ -225,7 +225,7 @@ describe('config server: the deployed application', () => {
   });
 
   it('with several applications live, the document interface serves all their types until the last is deleted', async () => {
-    const userOnly = { ...sampleFiles(), 'services.xml': sampleFiles()['services.xml']!.replace(/\s*<document type="music" mode="index"\/>/, '') };
+    const userOnly = { ...sampleFiles(), 'services.xml': sampleFiles()['services.xml'].replace(/\s*<document type="music" mode="index"\/>/, '') };
     const musicApp = `${tenant}/application/music/environment/prod/region/default/instance/default`;
     const id = await upload(userOnly);
     expect((await req('PUT', `${tenant}/session/${id}/prepared?applicationName=music`)).status).toBe(200);

@@ -15,8 +15,8 @@ describe('parseXml (well-formedness)', () => {
     expect(root.name).toBe('services');
     expect(root.attributes.version).toBe('1.0');
     expect(root.children.map((c) => c.name)).toEqual(['a', 'b']);
-    expect(root.children[0]!.attributes.x).toBe('1 & 2');
-    expect(root.children[0]!.text).toBe('t<<raw>');
+    expect(root.children[0].attributes.x).toBe('1 & 2');
+    expect(root.children[0].text).toBe('t<<raw>');
   });
 
   it.each([
@@ -40,14 +40,14 @@ describe('parseXml (well-formedness)', () => {
 
 describe('parseSchema', () => {
   it('reads the document fields of the sample schemas with types and indexing aspects', () => {
-    const music = parseSchema(sampleFiles()['schemas/music.sd']!, 'schemas/music.sd');
+    const music = parseSchema(sampleFiles()['schemas/music.sd'], 'schemas/music.sd');
     expect(music.name).toBe('music');
     expect(music.documentName).toBe('music');
     expect([...music.fields.keys()]).toEqual(['title', 'artist', 'year', 'duration', 'genres', 'popularity', 'ratings']);
     expect(music.fields.get('ratings')!.type).toBe('map<string,int>');
     expect(music.fields.get('genres')!.type).toBe('array<string>');
     expect(music.fields.get('artist')!.aspects).toEqual(['attribute', 'index', 'summary']);
-    const user = parseSchema(sampleFiles()['schemas/user.sd']!, 'schemas/user.sd');
+    const user = parseSchema(sampleFiles()['schemas/user.sd'], 'schemas/user.sd');
     expect([...user.fields.keys()]).toEqual(['name', 'age', 'email', 'tags', 'scores', 'location']);
     expect(user.fields.get('scores')!.type).toBe('weightedset<string>');
   });
@@ -93,7 +93,7 @@ describe('readApplicationPackage', () => {
     ['schema file name', () => readApplicationPackage(zipFiles({ ...sampleFiles(), 'schemas/other.sd': 'schema x { document x { } }' }), 'zip'), /must be in a file named 'x.sd'/],
     [
       'undefined document type',
-      () => readApplicationPackage(zipFiles({ ...sampleFiles(), 'services.xml': sampleFiles()['services.xml']!.replace('type="user"', 'type="book"') }), 'zip'),
+      () => readApplicationPackage(zipFiles({ ...sampleFiles(), 'services.xml': sampleFiles()['services.xml'].replace('type="user"', 'type="book"') }), 'zip'),
       /document type 'book', which no schema defines/,
     ],
     ['zip slip', () => readApplicationPackage(zipFiles({ ...sampleFiles(), '../evil.txt': 'x' }), 'zip'), /points outside the package/],
@@ -118,7 +118,7 @@ describe('compareDeployments', () => {
     const report = compareDeployments(base, changed, today);
     expect(report.actions.refeed).toHaveLength(1);
     expect(report.actions.refeed[0]).toMatchObject({ name: 'field-type-change', documentType: 'music', clusterName: 'content' });
-    expect(report.actions.refeed[0]!.messages[0]).toContain("'int' -> 'long'");
+    expect(report.actions.refeed[0].messages[0]).toContain("'int' -> 'long'");
     expect(report.failures.map((f) => f.id)).toEqual(['field-type-change']);
   });
 
@@ -139,12 +139,12 @@ describe('compareDeployments', () => {
     const r2 = compareDeployments(base, noAttribute, today);
     expect(r2.actions.restart).toHaveLength(1);
     expect(r2.actions.restart[0]).toMatchObject({ clusterName: 'content', clusterType: 'content', serviceType: 'searchnode' });
-    expect(r2.actions.restart[0]!.messages[0]).toContain('remove attribute aspect');
+    expect(r2.actions.restart[0].messages[0]).toContain('remove attribute aspect');
   });
 
   it('removing a document type from a cluster needs a content-type-removal override', () => {
     const files = sampleFiles();
-    const removed = next({ ...files, 'services.xml': files['services.xml']!.replace('<document type="user" mode="index"/>', '') });
+    const removed = next({ ...files, 'services.xml': files['services.xml'].replace('<document type="user" mode="index"/>', '') });
     expect(compareDeployments(base, removed, today).failures.map((f) => f.id)).toEqual(['content-type-removal']);
   });
 });

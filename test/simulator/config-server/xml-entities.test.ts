@@ -59,7 +59,7 @@ describe('entities and DTDs in application packages', () => {
 
   it('ignores an external DTD and refuses the entities it would declare', async () => {
     const withDtd = (body: string): string => `<?xml version="1.0"?>\n<!DOCTYPE services SYSTEM "${secretUrl}">\n${body}`;
-    const plain = sampleFiles()['services.xml']!.replace(/^<\?xml[^>]*\?>\n/, '');
+    const plain = sampleFiles()['services.xml'].replace(/^<\?xml[^>]*\?>\n/, '');
     // Today's behaviour for a valid package with a bare DOCTYPE: accepted, the DTD never fetched.
     expect((await upload(withDtd(plain))).status).toBe(200);
     const res = await upload(withDtd('<services version="1.0"><container id="default" version="1.0"><search>&xxe;</search></container></services>'));
@@ -78,7 +78,7 @@ describe('entities and DTDs in application packages', () => {
   it('gives each element its line', () => {
     const root = parseXml('<?xml version="1.0"?>\n<services>\n  <content id="c">\n    <documents/>\n  </content>\n</services>\n');
     expect(root.line).toBe(2);
-    expect(root.children[0]!.line).toBe(3);
-    expect(root.children[0]!.children[0]!.line).toBe(4);
+    expect(root.children[0].line).toBe(3);
+    expect(root.children[0].children[0].line).toBe(4);
   });
 });
