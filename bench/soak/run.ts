@@ -81,7 +81,7 @@ async function feedRound(name: string, ops: Op[], withKill: boolean): Promise<{ 
   writeFileSync(input, `${ops.map((o) => JSON.stringify(o)).join('\n')}\n`);
   const failures = join(dir, `${name}.failures.jsonl`);
   let killing: Promise<void> | undefined;
-  const killer = withKill ? setTimeout(() => (killing = killAndRestart(1000)), 500 + Math.random() * 2500) : undefined;
+  const killer = withKill ? setTimeout(() => void (killing = killAndRestart(1000)), 500 + Math.random() * 2500) : undefined;
   const t0 = performance.now();
   const summary = await feed(input, {
     endpoint: server.url,

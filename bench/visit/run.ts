@@ -65,7 +65,7 @@ async function wireFloor(url: string): Promise<{ seconds: number; bytes: number 
       do {
         const q = new URLSearchParams({ stream: 'true', slices: String(slices), sliceId: String(sliceId) });
         if (continuation !== undefined) q.set('continuation', continuation);
-        const res = await pool.request({ method: 'GET', path: `/document/v1/bench/music/docid/?${q}`, headers: { accept: 'application/jsonl' } });
+        const res = await pool.request({ method: 'GET', path: `/document/v1/bench/music/docid/?${q.toString()}`, headers: { accept: 'application/jsonl' } });
         let tail = '';
         for await (const chunk of res.body as AsyncIterable<Buffer>) {
           bytes += chunk.length;

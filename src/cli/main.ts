@@ -1,7 +1,7 @@
+import type { AnyCommand } from './command.js';
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import type { CommandModule } from 'yargs';
 import { describePlace, isVespaBulkError, VespaBulkError } from '../errors.js';
 import { OptionError } from '../options-check.js';
 import { flagName } from './option-flags.js';
@@ -28,7 +28,7 @@ export function ownVersion(): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const all: CommandModule<any, any>[] = [...serveCommands, ...feedCommands, ...visitCommands, ...documentCommands, ...deployCommands, ...validateCommands];
+  const all: AnyCommand[] = [...serveCommands, ...feedCommands, ...visitCommands, ...documentCommands, ...deployCommands, ...validateCommands];
   const parser = yargs(argv)
     .scriptName('vespa-bulk')
     .usage('$0 <command> [options]\n\nMoves documents in and out of Vespa as fast as the cluster allows, and loses none of them.')

@@ -224,7 +224,7 @@ export class Feeder {
     const throttle = this.throttle;
     const windowMs = throttle instanceof AdaptiveThrottle ? throttle.windowMs : 100;
     const ticker = setInterval(() => this.tick(), windowMs);
-    let readError: unknown;
+    let readError: { error: unknown } | undefined;
     try {
       // A checkpoint at the end (position null) leaves nothing to read.
       if (resume?.position !== null) {
@@ -238,7 +238,7 @@ export class Feeder {
         }
       }
     } catch (err) {
-      readError = err;
+      readError = { error: err };
       this.stop('interrupted');
     }
     await this.finish();
@@ -246,7 +246,7 @@ export class Feeder {
     options.signal?.removeEventListener('abort', onAbort);
     if (this.ownsDispatcher) await this.dispatcher.close().catch(() => undefined);
     await this.failures?.close();
-    if (readError !== undefined) throw readError;
+    if (readError !== undefined) throw readError.error;
 
     const outcome: FeedOutcome = { summary: this.stats.summary(performance.now(), this.inflight, this.throttle.limit) };
     if (this.failures !== undefined && this.failures.count > 0) outcome.failuresFile = this.failures.path;

@@ -23,6 +23,8 @@ export function batchingConnector(options: buildConnector.BuildOptions = {}): bu
 
 /** Corks `socket` on its first write of a turn and uncorks it on the next `setImmediate`. */
 export function batchWrites(socket: Socket): void {
+  // Called with the socket as `this` below, as undici would call it.
+  // eslint-disable-next-line @typescript-eslint/unbound-method
   const write = socket.write;
   let corked = false;
   const flush = (): void => {

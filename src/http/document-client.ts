@@ -29,6 +29,8 @@ export interface DocumentClientOptions {
 export interface DocumentResponse {
   status: number;
   /** Parsed JSON, or `{message: text}` when the body is not JSON. */
+  // The service's JSON, whose shape depends on the request and the schema: callers read what they know of it.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
   /** The body as received: where `body` rounds a number beyond 2^53, this keeps its digits. */
   raw: Buffer;

@@ -212,7 +212,7 @@ export function headersToObject(rawHeaders: Buffer[]): Record<string, string | s
 }
 
 /** Parsed JSON body, or `{message: text}` when the body is not JSON (proxies answer HTML). */
-export function parseBody(body: Buffer): any {
+export function parseBody(body: Buffer): unknown {
   if (body.length === 0) return {};
   const text = body.toString('utf8');
   try {

@@ -273,10 +273,8 @@ function compileId(part: Extract<ValueNode, { kind: 'id' }>['part']): ValueFn {
 
 // ---- fields -----------------------------------------------------------------------------------------------
 
-const hasOwn = Object.prototype.hasOwnProperty;
-
 function ownProperty(obj: unknown, name: string): unknown {
-  return typeof obj === 'object' && obj !== null && !Array.isArray(obj) && hasOwn.call(obj, name)
+  return typeof obj === 'object' && obj !== null && !Array.isArray(obj) && Object.hasOwn(obj, name)
     ? (obj as Record<string, unknown>)[name]
     : undefined;
 }

@@ -250,7 +250,7 @@ export class DirectFileSink implements FileSink {
       if (this.handed >= this.used) {
         // The rest is in a waiting write, whose turn has come but not yet run.
         if (++idleTurns > 1000) throw new Error(`output: ${target - this.settled} bytes were never written`);
-        await null;
+        await Promise.resolve();
         continue;
       }
       // The partial block through the page cache; it stays in `filling` for the next direct write.

@@ -66,6 +66,8 @@ export class StreamSink implements FileSink {
     this.stream.end();
     await finished;
     this.closed = true;
+    // Set by the stream's error listener during the wait, which the type narrowing above cannot know.
+    // eslint-disable-next-line @typescript-eslint/only-throw-error
     if (this.failure) throw this.failure;
   }
 }

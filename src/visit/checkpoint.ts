@@ -106,7 +106,7 @@ export class CheckpointWriter {
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> | undefined;
   private dirty = false;
-  private lastError: unknown;
+  private lastError: { error: unknown } | undefined;
 
   constructor(
     private readonly file: string,
@@ -134,7 +134,7 @@ export class CheckpointWriter {
     while (this.writing !== undefined) await this.writing;
     this.dirty = true;
     await this.save();
-    if (this.lastError !== undefined) throw this.lastError;
+    if (this.lastError !== undefined) throw this.lastError.error;
   }
 
   private async save(): Promise<void> {
@@ -147,7 +147,7 @@ export class CheckpointWriter {
         state.updated = new Date().toISOString();
         await writeCheckpointAtomically(this.file, state);
       } catch (err) {
-        this.lastError = err;
+        this.lastError = { error: err };
       } finally {
         this.writing = undefined;
       }

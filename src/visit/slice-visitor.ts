@@ -357,7 +357,8 @@ export class SliceVisitor {
         return;
       case 'message': {
         const m = parsed!.message as { text?: unknown; severity?: unknown } | string;
-        const text = typeof m === 'string' ? m : String(m?.text ?? '');
+        const given = typeof m === 'string' ? m : m?.text;
+        const text = typeof given === 'string' ? given : given === undefined || given === null ? '' : JSON.stringify(given);
         const severity = typeof m === 'object' && (m.severity === 'warning' || m.severity === 'error') ? m.severity : 'info';
         if (severity === 'error') tail.error = text;
         this.options.onMessage?.({ slice: this.sliceId, severity, text: `${this.label}: ${text}` });

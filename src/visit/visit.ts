@@ -76,7 +76,7 @@ export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) 
       const waitingProducers: Array<() => void> = [];
       let wakeConsumer: (() => void) | undefined;
       let finished = false;
-      let failure: unknown;
+      let failure: { error: unknown } | undefined;
       let finalReport: VisitReport | undefined;
 
       const run = startVisit(
@@ -99,7 +99,7 @@ export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) 
           wakeConsumer?.();
         },
         (err: unknown) => {
-          failure = err;
+          failure = { error: err };
           finished = true;
           reportReject(err);
           wakeConsumer?.();
@@ -121,7 +121,7 @@ export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) 
               continue;
             }
             if (finished) {
-              if (failure !== undefined) throw failure;
+              if (failure !== undefined) throw failure.error;
               if (finalReport !== undefined && !finalReport.ok && !controller.signal.aborted && !options.signal?.aborted) {
                 throw new VisitFailedError(finalReport);
               }

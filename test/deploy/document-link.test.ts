@@ -28,8 +28,7 @@ describe('deploy → document interface', () => {
   it('after deploying samples/app, declared types are accepted and others refused; reindexing completes; delete lifts the restriction', async () => {
     const documents = await startDocumentServer({ port: 0 });
     closers.push(() => documents.close());
-    let config: ConfigServer | undefined;
-    config = await startConfigServer({
+    const config: ConfigServer = await startConfigServer({
       port: 0,
       convergeDelayMs: 50,
       reindexDurationMs: 80,

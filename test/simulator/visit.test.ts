@@ -266,7 +266,7 @@ describe('bulk operations', () => {
     } while (continuation !== undefined);
     expect(total).toBe(10);
     expect(requests).toBeGreaterThan(1);
-    for (const d of server.store.all('content')) expect(d.fields.title).toBe((d.fields.i as number) % 2 === 0 ? 'even' : `t${d.fields.i}`);
+    for (const d of server.store.all('content')) expect(d.fields.title).toBe((d.fields.i as number) % 2 === 0 ? 'even' : `t${d.fields.i as number}`);
   });
 
   it('deletes where the selection matches', async () => {

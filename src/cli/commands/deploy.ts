@@ -1,3 +1,4 @@
+import type { AnyCommand } from '../command.js';
 import { existsSync } from 'node:fs';
 import type { Argv, CommandModule, PositionalOptions } from 'yargs';
 import { VespaBulkError } from '../../errors.js';
@@ -249,7 +250,7 @@ const activateCommand = (name: string): CommandModule<any, ActivateArgs> => ({
   handler: activateRun,
 });
 
-const subcommands: CommandModule<any, any>[] = [
+const subcommands: AnyCommand[] = [
   prepareCommand('prepare'),
   activateCommand('activate'),
   {
@@ -306,7 +307,7 @@ const subcommands: CommandModule<any, any>[] = [
     describe: 'Read the deployed application package (ls, cat)',
     builder: (y) =>
       y
-        .command(<CommandModule<any, any>>{
+        .command(<AnyCommand>{
           command: 'ls [path]',
           describe: 'List a package directory',
           builder: (yy) => withTarget(yy).positional('path', { type: 'string', default: '' }).option('recursive', { alias: 'r', type: 'boolean', default: false }),
@@ -316,7 +317,7 @@ const subcommands: CommandModule<any, any>[] = [
             for (const url of urls) out(contentUrlToPath(url));
           }),
         })
-        .command(<CommandModule<any, any>>{
+        .command(<AnyCommand>{
           command: 'cat <path>',
           describe: 'Print a package file',
           builder: (yy) => withTarget(yy).positional('path', { type: 'string' }),
@@ -388,7 +389,7 @@ const subcommands: CommandModule<any, any>[] = [
   },
 ];
 
-export const commands: CommandModule<any, any>[] = [
+export const commands: AnyCommand[] = [
   {
     command: 'deploy [path]',
     describe: 'Deploy an application package (directory or .zip): upload, prepare, activate; see subcommands for the separate steps',

@@ -1,3 +1,4 @@
+import type { AnyCommand } from '../command.js';
 import { readFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
 import { isVespaBulkError, VespaBulkError } from '../../errors.js';
@@ -355,7 +356,7 @@ function report(id: string, res: DocumentResponse): boolean {
   return false;
 }
 
-export const commands: CommandModule<any, any>[] = [
+export const commands: AnyCommand[] = [
   command('get', 'Print documents, one after another (stops at the first failure)'),
   command('put', 'Write one document (create or replace): put [id] <file>'),
   command('update', 'Update fields of one document: update [id] [file]'),

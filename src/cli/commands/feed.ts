@@ -1,4 +1,5 @@
-import type { Argv, CommandModule } from 'yargs';
+import type { AnyCommand } from '../command.js';
+import type { Argv } from 'yargs';
 import { VespaBulkError, isVespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
 import { authFailureHint, connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
@@ -237,12 +238,12 @@ async function handler(argv: FeedArgs): Promise<void> {
   if (signalled !== undefined) process.exitCode = exitCodeOfSignal(signalled);
 }
 
-export const commands: CommandModule<any, any>[] = [
+export const commands: AnyCommand[] = [
   {
     command: 'feed [files..]',
     describe: 'Feed documents (put, update, remove) from JSONL or JSON files as fast as the cluster takes them',
-    builder: builder as unknown as CommandModule<any, any>['builder'],
-    handler: handler as unknown as CommandModule<any, any>['handler'],
+    builder: builder as unknown as AnyCommand['builder'],
+    handler: handler as unknown as AnyCommand['handler'],
   },
 ];
 

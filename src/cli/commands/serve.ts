@@ -1,3 +1,4 @@
+import type { AnyCommand } from '../command.js';
 import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import type { ServerTlsOptions } from '../../simulator/http/auth.js';
@@ -142,4 +143,4 @@ const serve: CommandModule<object, ServeArgs> = {
   },
 };
 
-export const commands: CommandModule<any, any>[] = [serve];
+export const commands: AnyCommand[] = [serve];

@@ -1,4 +1,5 @@
-import type { Argv, CommandModule } from 'yargs';
+import type { AnyCommand } from '../command.js';
+import type { Argv } from 'yargs';
 import { VespaBulkError } from '../../errors.js';
 import { validate } from '../../validate/validate.js';
 
@@ -52,11 +53,11 @@ async function handler(argv: ValidateArgs): Promise<void> {
   }
 }
 
-export const commands: CommandModule<any, any>[] = [
+export const commands: AnyCommand[] = [
   {
     command: 'validate [files..]',
     describe: 'Check a corpus against the schemas of an application package, as the cluster would, without a cluster',
     builder: builder,
-    handler: handler as unknown as CommandModule<any, any>['handler'],
+    handler: handler as unknown as AnyCommand['handler'],
   },
 ];

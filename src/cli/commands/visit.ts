@@ -1,3 +1,4 @@
+import type { AnyCommand } from '../command.js';
 import type { Argv, CommandModule } from 'yargs';
 import { isVespaBulkError, VespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
@@ -451,7 +452,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
   };
 }
 
-export const commands: CommandModule<any, any>[] = [
+export const commands: AnyCommand[] = [
   visitCommand,
   bulkCommand('update-where', 'Update every document matching --selection (the service works through them in chunks)'),
   bulkCommand('delete-where', 'Remove every document matching --selection'),

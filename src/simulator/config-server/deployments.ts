@@ -215,7 +215,7 @@ export class Deployments {
       versions: [...(current?.versions ?? []), { generation, engineVersion }],
       pkg: session.pkg,
       services: servicesOf(session.pkg),
-      reindexing: current?.reindexing ?? new Map(),
+      reindexing: current?.reindexing ?? new Map<string, Map<string, ReindexEntry>>(),
     };
     this.applications.set(key, application);
     return application;

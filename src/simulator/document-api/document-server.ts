@@ -3,7 +3,7 @@ import { bearerChecker, checkClientCertificate, type AccessVerdict, type ServerT
 import { Admission } from '../admission.js';
 import { Faults, type FaultSettings } from '../faults.js';
 import { createRequestHandler, type HandlerState } from './handler.js';
-import { sendJson, type AnyResponse } from '../http/http-response.js';
+import { sendJson } from '../http/http-response.js';
 import { createListener, type RequestListener } from '../http/listener.js';
 import { handlerErrorBody } from './responses.js';
 import { DocumentStore } from './document-store.js';

@@ -105,7 +105,7 @@ function createTlsListener(handler: RequestListener, tls: ServerTlsOptions): Lis
   h1Settings.requestTimeout = 0;
   server.on('sessionError', () => {});
   // Refused handshakes (no or foreign client certificate, plain HTTP to the TLS port) only end that socket.
-  server.on('tlsClientError', (_err, socket) => socket.destroy());
+  server.on('tlsClientError', (_err, socket: net.Socket) => socket.destroy());
   const sockets = new Set<net.Socket>();
   server.on('connection', (socket: net.Socket) => {
     socket.setNoDelay(true);
