@@ -196,7 +196,7 @@ describe('circuit breaker in the feeder', () => {
     let outstanding = 0;
     let arrivals = 0;
     const concurrencyAtArrival: number[] = [];
-    const server = await startRecordingServer((req, res) => {
+    const server = await startRecordingServer((_req, res) => {
       arrivals++;
       outstanding++;
       concurrencyAtArrival.push(outstanding);
