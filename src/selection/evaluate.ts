@@ -24,15 +24,16 @@ import type { ArithmeticOperator, BoolNode, ComparisonOperator, PathStep, ValueN
  * - JSON booleans are the integers 1 and 0, as Vespa stores bool fields; `true`/`false` used as values too.
  */
 
-export type Result = 0 | 1 | 2;
-export const FALSE: Result = 0;
-export const TRUE: Result = 1;
-export const INVALID_RESULT: Result = 2;
+/** What a condition evaluates to: Vespa's three-valued result, whose third value (invalid) is neither. */
+export type Truth = 0 | 1 | 2;
+export const FALSE: Truth = 0;
+export const TRUE: Truth = 1;
+export const INVALID_TRUTH: Truth = 2;
 
-/** The one "invalid" value. An object identity, so no field value can collide with it. */
-export const INVALID: unique symbol = Symbol('invalid');
+/** The one invalid value (a value expression that cannot be read). An object identity, so no field value can collide with it. */
+export const INVALID_VALUE: unique symbol = Symbol('invalid');
 /** A normalized value: scalars, null, invalid, or a non-empty collection of raw field values. */
-export type Value = number | string | null | typeof INVALID | readonly unknown[];
+export type Value = number | string | null | typeof INVALID_VALUE | readonly unknown[];
 
 export interface EvalDocument {
   id: string;
@@ -43,7 +44,7 @@ export interface EvalContext {
   nowSeconds?: number;
 }
 
-export type BoolFn = (doc: EvalDocument, ctx: EvalContext | undefined) => Result;
+export type BoolFn = (doc: EvalDocument, ctx: EvalContext | undefined) => Truth;
 type ValueFn = (doc: EvalDocument, ctx: EvalContext | undefined) => Value;
 
 /** Field values as the language sees them: JSON null and empty collections are null, objects their keys. */
@@ -65,22 +66,22 @@ export function normalize(v: unknown): Value {
         return keys.length === 0 ? null : keys;
       }
     default:
-      return INVALID;
+      return INVALID_VALUE;
   }
 }
 
 // ---- comparison -------------------------------------------------------------------------------------------
 
-function equals(l: Value, r: Value): Result {
+function equals(l: Value, r: Value): Truth {
   if (l === null || r === null) return l === r ? TRUE : FALSE;
   const lt = typeof l;
-  if (lt !== typeof r || lt === 'object') return INVALID_RESULT; // mixed types, or collection vs scalar
+  if (lt !== typeof r || lt === 'object') return INVALID_TRUTH; // mixed types, or collection vs scalar
   return l === r ? TRUE : FALSE;
 }
 
-function order(op: '<' | '<=' | '>' | '>=', l: Value, r: Value): Result {
+function order(op: '<' | '<=' | '>' | '>=', l: Value, r: Value): Truth {
   const lt = typeof l;
-  if ((lt !== 'number' && lt !== 'string') || lt !== typeof r) return INVALID_RESULT;
+  if ((lt !== 'number' && lt !== 'string') || lt !== typeof r) return INVALID_TRUTH;
   const a = l as number | string;
   const b = r as number | string;
   switch (op) {
@@ -113,13 +114,13 @@ function cachedMatcher(op: '=' | '=~', pattern: string): Matcher {
 }
 
 /** Scalar (or collection-vs-scalar) comparison; `match` is the precompiled matcher for a literal pattern. */
-function compareScalar(op: ComparisonOperator, l: Value, r: Value, match: Matcher | undefined): Result {
+function compareScalar(op: ComparisonOperator, l: Value, r: Value, match: Matcher | undefined): Truth {
   switch (op) {
     case '==':
       return equals(l, r);
     case '!=': {
       const e = equals(l, r);
-      return e === INVALID_RESULT ? e : e === TRUE ? FALSE : TRUE;
+      return e === INVALID_TRUTH ? e : e === TRUE ? FALSE : TRUE;
     }
     case '<':
     case '<=':
@@ -127,11 +128,11 @@ function compareScalar(op: ComparisonOperator, l: Value, r: Value, match: Matche
     case '>=':
       return order(op, l, r);
     case '=~':
-      if (typeof l !== 'string' || typeof r !== 'string') return INVALID_RESULT;
+      if (typeof l !== 'string' || typeof r !== 'string') return INVALID_TRUTH;
       return (match ?? cachedMatcher('=~', r))(l) ? TRUE : FALSE;
     case '=':
       if (typeof r !== 'string') return equals(l, r);
-      if (typeof l !== 'string') return INVALID_RESULT;
+      if (typeof l !== 'string') return INVALID_TRUTH;
       return (match ?? cachedMatcher('=', r))(l) ? TRUE : FALSE;
   }
 }
@@ -147,8 +148,8 @@ const sizeOps: Record<ComparisonOperator, (a: number, b: number) => boolean> = {
   '>=': (a, b) => a >= b,
 };
 
-export function compareValues(op: ComparisonOperator, l: Value, r: Value, match?: Matcher): Result {
-  if (l === INVALID || r === INVALID) return INVALID_RESULT;
+export function compareValues(op: ComparisonOperator, l: Value, r: Value, match?: Matcher): Truth {
+  if (l === INVALID_VALUE || r === INVALID_VALUE) return INVALID_TRUTH;
   if (typeof l === 'object' && l !== null) {
     if (typeof r === 'object' && r !== null) {
       // Collection against collection: element by element, as Vespa does.
@@ -165,7 +166,7 @@ export function compareValues(op: ComparisonOperator, l: Value, r: Value, match?
       if (res === TRUE) return TRUE;
       if (res === FALSE) sawFalse = true;
     }
-    return sawFalse ? FALSE : INVALID_RESULT;
+    return sawFalse ? FALSE : INVALID_TRUTH;
   }
   return compareScalar(op, l, r, match);
 }
@@ -252,21 +253,21 @@ function compileId(part: Extract<ValueNode, { kind: 'id' }>['part']): ValueFn {
     case 'scheme':
       return () => 'id';
     case 'namespace':
-      return (doc) => splitId(doc.id)?.namespace ?? INVALID;
+      return (doc) => splitId(doc.id)?.namespace ?? INVALID_VALUE;
     case 'type':
-      return (doc) => splitId(doc.id)?.type ?? INVALID;
+      return (doc) => splitId(doc.id)?.type ?? INVALID_VALUE;
     case 'specific':
-      return (doc) => splitId(doc.id)?.specific ?? INVALID;
+      return (doc) => splitId(doc.id)?.specific ?? INVALID_VALUE;
     case 'user':
       return (doc) => {
         const kv = splitId(doc.id)?.kv;
         // Precision: numbers beyond 2^53 are rounded (JavaScript numbers), as are JSON field values.
-        return kv !== undefined && kv.startsWith('n=') ? Number(kv.slice(2)) : INVALID;
+        return kv !== undefined && kv.startsWith('n=') ? Number(kv.slice(2)) : INVALID_VALUE;
       };
     case 'group':
       return (doc) => {
         const kv = splitId(doc.id)?.kv;
-        return kv !== undefined && kv.startsWith('g=') ? kv.slice(2) : INVALID;
+        return kv !== undefined && kv.startsWith('g=') ? kv.slice(2) : INVALID_VALUE;
       };
   }
 }
@@ -317,10 +318,10 @@ function compileField(node: Extract<ValueNode, { kind: 'field' }>): ValueFn {
     ? (doc: EvalDocument): unknown => doc.fields[field]
     : (doc: EvalDocument): unknown => ownProperty(doc.fields, field);
   if (path.length === 0) {
-    return (doc) => (doc.type !== type ? INVALID : normalize(read(doc)));
+    return (doc) => (doc.type !== type ? INVALID_VALUE : normalize(read(doc)));
   }
   return (doc) => {
-    if (doc.type !== type) return INVALID;
+    if (doc.type !== type) return INVALID_VALUE;
     let values: unknown[] = [read(doc)];
     let fannedOut = false;
     for (const step of path) {
@@ -351,8 +352,8 @@ function isStaticFloat(node: ValueNode): boolean {
 }
 
 function arithmetic(op: ArithmeticOperator, l: Value, r: Value, floatDivision: boolean): Value {
-  if (typeof l === 'string' && typeof r === 'string') return op === '+' ? l + r : INVALID;
-  if (typeof l !== 'number' || typeof r !== 'number') return INVALID;
+  if (typeof l === 'string' && typeof r === 'string') return op === '+' ? l + r : INVALID_VALUE;
+  if (typeof l !== 'number' || typeof r !== 'number') return INVALID_VALUE;
   switch (op) {
     case '+':
       return l + r;
@@ -362,12 +363,12 @@ function arithmetic(op: ArithmeticOperator, l: Value, r: Value, floatDivision: b
       return l * r;
     case '/':
       // Vespa fails the whole evaluation on division by zero; invalid (no match) is the safe equivalent.
-      if (r === 0) return INVALID;
+      if (r === 0) return INVALID_VALUE;
       // JSON does not say whether 4 is an int or a float: integral values divide as integers, as Vespa's ints do.
       return !floatDivision && Number.isInteger(l) && Number.isInteger(r) ? Math.trunc(l / r) : l / r;
     case '%':
       // Modulo is defined on integers only.
-      return Number.isInteger(l) && Number.isInteger(r) && r !== 0 ? l % r : INVALID;
+      return Number.isInteger(l) && Number.isInteger(r) && r !== 0 ? l % r : INVALID_VALUE;
   }
 }
 
@@ -406,7 +407,7 @@ function compileValue(node: ValueNode): ValueFn {
       const operand = compileValue(node.operand);
       return (doc, ctx) => {
         const v = operand(doc, ctx);
-        return typeof v === 'number' ? -v : INVALID;
+        return typeof v === 'number' ? -v : INVALID_VALUE;
       };
     }
     case 'call': {
@@ -414,12 +415,12 @@ function compileValue(node: ValueNode): ValueFn {
       if (node.name === 'lowercase') {
         return (doc, ctx) => {
           const v = operand(doc, ctx);
-          return typeof v === 'string' ? asciiLowercase(v) : INVALID;
+          return typeof v === 'string' ? asciiLowercase(v) : INVALID_VALUE;
         };
       }
       return (doc, ctx) => {
         const v = operand(doc, ctx);
-        return typeof v === 'number' ? Math.abs(v) : INVALID;
+        return typeof v === 'number' ? Math.abs(v) : INVALID_VALUE;
       };
     }
   }
@@ -477,7 +478,7 @@ function compileCompare(node: Extract<BoolNode, { kind: 'compare' }>): BoolFn {
   return (doc, ctx) => compareValues(op, left(doc, ctx), c);
 }
 
-const numberComparators: Partial<Record<ComparisonOperator, (a: number, b: number) => Result>> = {
+const numberComparators: Partial<Record<ComparisonOperator, (a: number, b: number) => Truth>> = {
   '==': (a, b) => (a === b ? TRUE : FALSE),
   '=': (a, b) => (a === b ? TRUE : FALSE),
   '!=': (a, b) => (a !== b ? TRUE : FALSE),
@@ -490,7 +491,7 @@ const numberComparators: Partial<Record<ComparisonOperator, (a: number, b: numbe
 export function compileBool(node: BoolNode): BoolFn {
   switch (node.kind) {
     case 'constant': {
-      const r: Result = node.value ? TRUE : FALSE;
+      const r: Truth = node.value ? TRUE : FALSE;
       return () => r;
     }
     case 'doctype': {
@@ -501,7 +502,7 @@ export function compileBool(node: BoolNode): BoolFn {
       const operand = compileBool(node.operand);
       return (doc, ctx) => {
         const r = operand(doc, ctx);
-        return r === INVALID_RESULT ? r : r === TRUE ? FALSE : TRUE;
+        return r === INVALID_TRUTH ? r : r === TRUE ? FALSE : TRUE;
       };
     }
     case 'and': {
@@ -512,7 +513,7 @@ export function compileBool(node: BoolNode): BoolFn {
         if (l === FALSE) return FALSE;
         const r = right(doc, ctx);
         if (r === FALSE) return FALSE;
-        return l === INVALID_RESULT || r === INVALID_RESULT ? INVALID_RESULT : TRUE;
+        return l === INVALID_TRUTH || r === INVALID_TRUTH ? INVALID_TRUTH : TRUE;
       };
     }
     case 'or': {
@@ -523,7 +524,7 @@ export function compileBool(node: BoolNode): BoolFn {
         if (l === TRUE) return TRUE;
         const r = right(doc, ctx);
         if (r === TRUE) return TRUE;
-        return l === INVALID_RESULT || r === INVALID_RESULT ? INVALID_RESULT : FALSE;
+        return l === INVALID_TRUTH || r === INVALID_TRUTH ? INVALID_TRUTH : FALSE;
       };
     }
     case 'compare':
