@@ -82,6 +82,12 @@ function options<T>(y: Argv<T>, kind: Kind) {
 
 /** The fields of a put/update: `{"fields":{...}}` (as in a feed file, the id key ignored) or the object alone. */
 export function fieldsFromText(text: string): Record<string, unknown> {
+  const o = documentObjectOf(text);
+  return isFeedShaped(o) ? (o.fields as Record<string, unknown>) : o;
+}
+
+/** The JSON object a document command was given, or a clear error. */
+function documentObjectOf(text: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -89,8 +95,7 @@ export function fieldsFromText(text: string): Record<string, unknown> {
     throw new VespaBulkError('VB_BAD_JSON', `the document is not valid JSON: ${(err as Error).message}`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new VespaBulkError('VB_USAGE', 'the document must be a JSON object');
-  const o = value as Record<string, unknown>;
-  return isFeedShaped(o) ? (o.fields as Record<string, unknown>) : o;
+  return value as Record<string, unknown>;
 }
 
 /** `{"fields":{...}}`, possibly with the other keys of a feed operation, rather than the fields alone. */
@@ -114,14 +119,7 @@ const operationShapeKeys = new Set(['put', 'id', 'update', 'remove', 'fields', '
  * object alone. Checked as the feed checks an operation, so a file that feeds also works here.
  */
 export function operationMetaOf(text: string): OperationMeta {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new VespaBulkError('VB_BAD_JSON', `the document is not valid JSON: ${(err as Error).message}`);
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new VespaBulkError('VB_USAGE', 'the document must be a JSON object');
-  const o = value as Record<string, unknown>;
+  const o = documentObjectOf(text);
   const keys = Object.keys(o);
   const hasOperationKey = keys.some((k) => k === 'put' || k === 'id' || k === 'update' || k === 'remove');
   const shaped = keys.every((k) => operationShapeKeys.has(k)) && (isFeedShaped(o) || 'remove' in o);
