@@ -163,7 +163,7 @@ export async function bench(options: BenchOptions): Promise<BenchResult> {
       break;
     }
   }
-  const result: BenchResult = { profile, startedAt, endedAt: new Date().toISOString(), steps, summary: steps[steps.length - 1]!.summary };
+  const result: BenchResult = { profile, startedAt, endedAt: new Date().toISOString(), steps, summary: steps[steps.length - 1].summary };
   if (profile !== 'adaptive') result.criteria = criteria;
   if (profile === 'steps') {
     const best = highestHeldRate(steps);

@@ -52,11 +52,11 @@ export function parseRates(text: string): number[] {
 export function parseRamp(text: string): number[] {
   const parts = text.split(':').map(Number);
   const [from, to, step] = parts;
-  if (parts.length !== 3 || !parts.every((n) => Number.isFinite(n) && n > 0) || from! > to!) {
+  if (parts.length !== 3 || !parts.every((n) => Number.isFinite(n) && n > 0) || from > to) {
     throw new VespaBulkError('VB_USAGE', `--ramp: expected FROM:TO:STEP with 0 < FROM <= TO and STEP > 0, not '${text}'`);
   }
   const rates: number[] = [];
-  for (let r = from!; r <= to! + 1e-9; r += step!) rates.push(r);
+  for (let r = from; r <= to + 1e-9; r += step) rates.push(r);
   if (rates.length > 1000) throw new VespaBulkError('VB_USAGE', `--ramp: ${text} makes ${rates.length} steps; at most 1000`);
   return rates;
 }

@@ -49,7 +49,7 @@ export function schemaDocuments(model: DocumentModel, random: Random, options: {
   const typeOfId = (id: string) => id.slice(id.indexOf(':', 3) + 1, id.indexOf(':', id.indexOf(':', 3) + 1));
   return {
     put(n) {
-      const type = types[n % types.length]!;
+      const type = types[n % types.length];
       const fields: Record<string, unknown> = {};
       for (const [name, dataType] of fieldsOf.get(type.name)!) fields[name] = valueOf(dataType, name, random, options.namespace);
       return { id: `id:${options.namespace}:${type.name}::${options.runTag}-${n}`, fields };
@@ -114,7 +114,7 @@ export class OperationGenerator {
     const r = this.random.next() * this.total;
     if (this.live.length > 0 && r >= this.mix.put) {
       const at = Math.floor(this.random.next() * this.live.length);
-      const id = this.live[at]!;
+      const id = this.live[at];
       if (r < this.mix.put + this.mix.update) return JSON.stringify({ update: id, fields: this.maker.update(id) });
       // Removed: out of the pool, so no later update or remove targets it.
       this.live[at] = this.live[this.live.length - 1]!;

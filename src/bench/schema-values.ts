@@ -119,7 +119,7 @@ function tensorValue(t: TensorType, random: Random): unknown {
     const n = random.int(1, 4);
     for (let i = 0; i < n; i++) {
       const block: number[] = [];
-      for (let j = 0; j < indexed[0]!.size!; j++) block.push(cellValue(t, random));
+      for (let j = 0; j < indexed[0].size!; j++) block.push(cellValue(t, random));
       blocks[random.letters(random.int(3, 8))] = block;
     }
     return blocks;

@@ -94,7 +94,7 @@ describe('feed --speedtest', () => {
     expect(ok.code).toBe(0);
     const summary = JSON.parse(ok.stdout) as FeedSummary;
     expect(summary['feeder.ok.count']).toBeGreaterThan(0);
-    expect(summary['http.response.latency.millis.by.code']['200']!.count).toBe(summary['http.response.count']);
+    expect(summary['http.response.latency.millis.by.code']['200'].count).toBe(summary['http.response.count']);
     expect(s.documents.store.size()).toBe(0);
   });
 });
@@ -103,7 +103,7 @@ describe('bench', () => {
   it('generates documents to the schemas of samples/app: all accepted and stored, per-status latency adds up', async () => {
     const s = await simulator();
     const result = await bench({ endpoint: s.url, app: sampleApp, count: 2000, seed: 1 });
-    const step = result.steps[0]!;
+    const step = result.steps[0];
     console.log(`bench from samples/app, adaptive: ${step.achievedRate} ops/s, p99 ${step.p99Ms} ms`);
     expect(result.profile).toBe('adaptive');
     expect(step.ok).toBe(2000);
@@ -132,11 +132,11 @@ describe('bench', () => {
         else updates++;
       },
     });
-    expect(result.steps[0]!.failed).toBe(0);
+    expect(result.steps[0].failed).toBe(0);
     expect(updates).toBeGreaterThan(100);
     expect(removes).toBeGreaterThan(50);
     expect(s.documents.store.size()).toBe(puts - removes);
-    const stored = s.documents.store.all()[0]!;
+    const stored = s.documents.store.all()[0];
     expect(stored.id).toMatch(/^id:mynamespace:music::\w+-\d+$/);
   });
 
@@ -144,8 +144,8 @@ describe('bench', () => {
     const s = await simulator({ maxOpsPerSecond: 1500, queueLimit: 256 });
     const easy = await bench({ endpoint: s.url, app: sampleApp, rate: 400, durationSeconds: 2, seed: 3 });
     const hard = await bench({ endpoint: s.url, app: sampleApp, rate: 3000, durationSeconds: 2, seed: 4 });
-    const e = easy.steps[0]!;
-    const h = hard.steps[0]!;
+    const e = easy.steps[0];
+    const h = hard.steps[0];
     console.log(`fixed rate vs service 1500/s: asked 400 → ${e.achievedRate}/s p99 ${e.p99Ms} ms; asked 3000 → ${h.achievedRate}/s p99 ${h.p99Ms} ms`);
     expect(e.operations).toBe(800);
     expect(e.achievedRate).toBeGreaterThan(0.8 * 400);
@@ -163,7 +163,7 @@ describe('bench', () => {
     expect(result.profile).toBe('steps');
     expect(result.stoppedPastKnee).toBe(true);
     expect(result.steps.length).toBeLessThan(5);
-    expect(result.steps[result.steps.length - 1]!.held).toBe(false);
+    expect(result.steps[result.steps.length - 1].held).toBe(false);
     expect(result.highestHeldRate).toBeDefined();
     expect(result.highestHeldRate!).toBeLessThan(2000);
     for (const st of result.steps) {
@@ -184,7 +184,7 @@ describe('bench', () => {
     const ok = await run(['bench', '--app', sampleApp, '--count', '200', '--dry-run', '-t', s.url], dir);
     expect(ok.code).toBe(0);
     const result = JSON.parse(ok.stdout) as { steps: { ok: number }[] };
-    expect(result.steps[0]!.ok).toBe(200);
+    expect(result.steps[0].ok).toBe(200);
     expect(ok.stderr).toMatch(/adaptive: achieved \d+\/s/);
     expect(s.documents.store.size()).toBe(0);
   });

@@ -17,7 +17,7 @@ function judgeAll(model: DocumentModel, lines: string[]): string[] {
     const op = JSON.parse(line) as { put?: string; update?: string; remove?: string; fields?: unknown };
     if (op.remove !== undefined) continue;
     const id = (op.put ?? op.update)!;
-    const type = id.split(':')[2]!;
+    const type = id.split(':')[2];
     const verdict = judgeDocumentOperation(model, op.put !== undefined ? 'put' : 'update', id, type, JSON.stringify({ fields: op.fields }));
     if (!verdict.ok) refusals.push(`${line}: ${verdict.message}`);
   }
@@ -53,7 +53,7 @@ describe('generated documents', () => {
     const gen = new OperationGenerator(schemaDocuments(model, random, { namespace: 'ns', runTag: 'r' }), random, parseMix('put=50,update=50'));
     const lines = Array.from({ length: 500 }, () => gen.next());
     expect(judgeAll(model, lines)).toEqual([]);
-    const put = JSON.parse(lines[0]!) as { fields: Record<string, unknown> };
+    const put = JSON.parse(lines[0]) as { fields: Record<string, unknown> };
     expect(Object.keys(put.fields).sort()).toEqual(['a', 'b', 'by', 'd', 'dbl', 'f16', 'gen', 'loc', 'm', 'mi', 'mp', 'mx', 'r', 'ref', 's', 'text', 'u', 'unb', 'ws'].sort());
     expect((put.fields.d as { values: number[] }).values).toHaveLength(4);
     // Realistic sizes: a text field is a paragraph, a plain string a few words.

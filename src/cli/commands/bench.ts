@@ -179,11 +179,11 @@ async function handler(argv: BenchArgs): Promise<void> {
   if (signalled !== undefined) process.exitCode = exitCodeOfSignal(signalled);
 }
 
-export const commands: CommandModule<any, any>[] = [
+export const commands: CommandModule[] = [
   {
     command: 'bench',
     describe: 'Benchmark a cluster: generated documents (from the schemas or a template) under a load profile (adaptive, fixed rate, steps)',
-    builder: builder as unknown as CommandModule<any, any>['builder'],
-    handler: handler as unknown as CommandModule<any, any>['handler'],
+    builder: builder as unknown as CommandModule['builder'],
+    handler: handler as unknown as CommandModule['handler'],
   },
 ];
