@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- server|feed|visit|validate ...]`: every benchmark, one after the other (they would distort each
+ * `npm run bench [-- server|feed|visit|validate|loadgen ...]`: every benchmark, one after the other (they would distort each
  * other if run together on a small machine). Each prints its figures as ratios to a baseline measured in
  * the same run. The soak run (bench/soak/run.ts) is separate: it takes minutes.
  */
@@ -10,6 +10,7 @@ const suites: Record<string, string[]> = {
   feed: ['bench/feed/run.ts'],
   visit: ['bench/visit/run.ts'],
   validate: ['bench/validate/run.ts'],
+  loadgen: ['bench/loadgen/run.ts'],
 };
 const picked = process.argv.slice(2).filter((a) => a in suites);
 let failed = 0;

@@ -54,6 +54,26 @@ export * from './visit/index.js';
 // The content clusters of a service, as a whole-cluster visit finds them.
 export { discoverContentClusters, clustersFromMessage, type DiscoverOptions } from './visit/discover-cluster.js';
 
+// Benchmarking a cluster: generated load, its profiles, and the speedtest of `feed --speedtest`.
+export {
+  bench,
+  isHeld,
+  highestHeldRate,
+  minAchievedShare,
+  parseRates,
+  parseRamp,
+  parseMix,
+  speedtestSource,
+  type BenchOptions,
+  type BenchFeedOptions,
+  type BenchResult,
+  type BenchStep,
+  type HeldCriteria,
+  type StepFigures,
+  type Mix,
+} from './bench/index.js';
+export type { LatencyFigures } from './feed/stats.js';
+
 // Checking a corpus against an application package's schemas, as the cluster would, without a cluster.
 export { validate, type ValidateOptions, type ValidateOutcome, type ValidateSummary, type Refusal } from './validate/validate.js';
 export type { DocumentModel, DocumentType } from './schema/document-model.js';

@@ -27,4 +27,6 @@ export function checkFeedOptions(options: FeedOptions): void {
   checkExclusive(options, 'dispatcher', 'tls');
   checkExclusive(options, 'dispatcher', 'http2');
   checkFunction(options, 'onResult');
+  const rate = options.arrivalRate;
+  if (rate !== undefined && !(typeof rate === 'number' && Number.isFinite(rate) && rate > 0)) throw new OptionError('arrivalRate', 'a number > 0 (operations per second)', String(rate));
 }

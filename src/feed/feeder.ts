@@ -75,6 +75,10 @@ interface Pending extends EncodedBody {
   deadline: number;
   /** When the current attempt was sent (performance.now()). */
   sentAt: number;
+  /** When the operation is due (arrival rate), 0 for at once. Its latency counts from here. */
+  dueAt: number;
+  /** When its first attempt was sent, or when it was due: its operation latency counts from here. */
+  startedAt: number;
   safe?: boolean;
   timer?: NodeJS.Timeout;
   lastStatus?: number;
@@ -130,6 +134,12 @@ export class Feeder {
   private readonly tlsEndpoint: boolean;
   private wake: (() => void) | undefined;
   private maxUnfinished: number;
+  /** ms between due times with an arrival rate; 0 without one (operations go when the limit allows). */
+  private readonly intervalMs: number;
+  /** When operation 0 is due (arrival rate). */
+  private scheduleStart = 0;
+  /** Wakes the pump for the next operation not yet due. */
+  private dueTimer: NodeJS.Timeout | undefined;
 
   constructor(options: FeedOptions = {}) {
     checkFeedOptions(options);
@@ -176,6 +186,7 @@ export class Feeder {
     this.breaker = new CircuitBreaker({ halfOpenAfterMs: (options.halfOpenSeconds ?? 10) * 1000, openAfterMs: (options.maxFailureSeconds ?? 60) * 1000 });
     this.policy = { ...defaultRetryPolicy, ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}), ...options.retryPolicy };
     this.maxUnfinished = 0;
+    this.intervalMs = options.arrivalRate !== undefined ? 1000 / options.arrivalRate : 0;
     this.updateWindow();
   }
 
@@ -209,6 +220,7 @@ export class Feeder {
     for (const p of this.retrying) clearTimeout(p.timer);
     this.retrying.clear();
     this.ready.clear();
+    clearTimeout(this.dueTimer);
     this.wakeUp();
   }
 
@@ -224,6 +236,7 @@ export class Feeder {
     const throttle = this.throttle;
     const windowMs = throttle instanceof AdaptiveThrottle ? throttle.windowMs : 100;
     const ticker = setInterval(() => this.tick(), windowMs);
+    this.scheduleStart = performance.now();
     let readError: { error: unknown } | undefined;
     try {
       // A checkpoint at the end (position null) leaves nothing to read.
@@ -243,6 +256,7 @@ export class Feeder {
     }
     await this.finish();
     clearInterval(ticker);
+    clearTimeout(this.dueTimer);
     options.signal?.removeEventListener('abort', onAbort);
     if (this.ownsDispatcher) await this.dispatcher.close().catch(() => undefined);
     await this.failures?.close();
@@ -314,7 +328,11 @@ export class Feeder {
       return;
     }
     this.stats.operations++;
-    const p: Pending = { seq: this.seq++, op, item, input, attempts: 0, deadline: 0, sentAt: 0 };
+    const seq = this.seq++;
+    // Due by its place in the input, not by when it was read: a reader held back by a slow cluster must not
+    // push the schedule back (coordinated omission), or a stall would vanish from the percentiles.
+    const dueAt = this.intervalMs > 0 ? this.scheduleStart + seq * this.intervalMs : 0;
+    const p: Pending = { seq, op, item, input, attempts: 0, deadline: 0, sentAt: 0, dueAt, startedAt: 0 };
     this.unfinished.set(p.seq, p);
     if (this.sequencer.admit(op.id, p)) this.ready.push(p);
   }
@@ -337,7 +355,12 @@ export class Feeder {
 
   private pump(): void {
     if (this.stopping !== undefined) return;
-    const limit = this.limitNow(performance.now());
+    const now = performance.now();
+    const limit = this.limitNow(now);
+    if (this.intervalMs > 0) {
+      this.pumpDue(now, limit);
+      return;
+    }
     while (this.inflight < limit) {
       const p = this.ready.shift();
       if (p === undefined) break;
@@ -345,10 +368,32 @@ export class Feeder {
     }
   }
 
+  /** With an arrival rate: sends what is due (the ready queue is in due order, retries being overdue), and sleeps until the next. */
+  private pumpDue(now: number, limit: number): void {
+    while (this.inflight < limit) {
+      const p = this.ready.peek();
+      if (p === undefined) break;
+      if (p.dueAt > now) {
+        if (this.dueTimer === undefined) {
+          this.dueTimer = setTimeout(() => {
+            this.dueTimer = undefined;
+            this.pump();
+          }, p.dueAt - now);
+        }
+        break;
+      }
+      this.ready.shift();
+      this.dispatch(p);
+    }
+  }
+
   private dispatch(p: Pending): void {
     const op = p.op;
     const now = performance.now();
-    if (p.attempts === 0) p.deadline = now + this.timeoutMs;
+    if (p.attempts === 0) {
+      p.deadline = now + this.timeoutMs;
+      p.startedAt = p.dueAt > 0 ? p.dueAt : now;
+    }
     p.attempts++;
     this.inflight++;
     if (this.inflight > this.peakInflight) this.peakInflight = this.inflight;
@@ -494,6 +539,7 @@ export class Feeder {
 
   private complete(p: Pending, ok: boolean, status: number | undefined, message: string | undefined, body: Buffer | undefined): void {
     this.unfinished.delete(p.seq);
+    if (p.attempts > 0) this.stats.operationDone((performance.now() - p.startedAt) * 1000);
     const name = this.inputs[p.input]?.name ?? '<input>';
     if (ok) this.stats.ok++;
     else {

@@ -66,6 +66,14 @@ export interface FeedOptions {
   signal?: AbortSignal;
   /** How long in-flight operations may take to finish once the feed is stopped. Default 10 s. */
   stopGraceMs?: number;
+  /**
+   * Open loop at this many operations per second: operation n (in input order, from 0) is due n/rate seconds
+   * after the start and not sent before; its latency (`operation.latency`) counts from when it was due, not
+   * from when it was sent, so a cluster that falls behind shows in the percentiles (as wrk2 and k6's
+   * constant-arrival-rate do). The in-flight limit still applies. Default: none, each operation goes as
+   * soon as the limit allows.
+   */
+  arrivalRate?: number;
   /** Called once per operation when it is finished (succeeded or finally failed). */
   onResult?: (result: OperationResult) => void;
   /** Use this dispatcher instead of an own pool (not closed at the end). */

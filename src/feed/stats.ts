@@ -39,6 +39,73 @@ export interface FeedSummary {
   'feeder.inflight.limit': number;
   /** Operations not finished because the feed was stopped (SIGINT, breaker); the checkpoint covers them. */
   'feeder.abandoned.count': number;
+  /**
+   * Latency of the answers per HTTP status, as vespa-feed-client's extended benchmark output: how slow the
+   * 429s are beside the 200s. The counts add up to `http.response.count`.
+   */
+  'http.response.latency.millis.by.code': Record<string, LatencyFigures>;
+  /**
+   * Per operation, from its first send to its final answer, retries and backoff included: what a writer
+   * waits for. With an arrival rate (`FeedOptions.arrivalRate`) it counts from when the operation was due.
+   */
+  'operation.latency.millis.min': number;
+  'operation.latency.millis.avg': number;
+  'operation.latency.millis.p50': number;
+  'operation.latency.millis.p90': number;
+  'operation.latency.millis.p99': number;
+  'operation.latency.millis.max': number;
+}
+
+/** Latency figures of one group of answers, in milliseconds. */
+export interface LatencyFigures {
+  count: number;
+  min: number;
+  avg: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** Latencies in microseconds: count, extremes and an HDR histogram for the percentiles. */
+class LatencyRecorder {
+  count = 0;
+  private minUs = Number.POSITIVE_INFINITY;
+  private maxUs = 0;
+  private sumUs = 0;
+  private readonly histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
+
+  record(latencyUs: number): void {
+    const us = latencyUs < 1 ? 1 : Math.round(latencyUs);
+    this.count++;
+    if (us < this.minUs) this.minUs = us;
+    if (us > this.maxUs) this.maxUs = us;
+    this.sumUs += us;
+    this.histogram.recordValue(us);
+  }
+
+  percentileMs(p: number): number {
+    return this.count === 0 ? 0 : this.histogram.getValueAtPercentile(p) / 1000;
+  }
+
+  minMs(): number {
+    return this.count === 0 ? 0 : this.minUs / 1000;
+  }
+
+  maxMs(): number {
+    return this.maxUs / 1000;
+  }
+
+  avgMs(): number {
+    return this.count === 0 ? 0 : this.sumUs / this.count / 1000;
+  }
+
+  figures(): LatencyFigures {
+    return { count: this.count, min: round(this.minMs()), avg: round(this.avgMs()), p50: round(this.percentileMs(50)), p99: round(this.percentileMs(99)), max: round(this.maxMs()) };
+  }
+}
+
+function round(n: number, digits = 3): number {
+  return Number(n.toFixed(digits));
 }
 
 export class FeedStats {
@@ -57,11 +124,13 @@ export class FeedStats {
   responseErrors = 0;
   retries = 0;
   throttled = 0;
-  private latencyMinUs = Number.POSITIVE_INFINITY;
-  private latencyMaxUs = 0;
-  private latencySumUs = 0;
-  private readonly codes = new Map<number, number>();
-  private readonly histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
+  private readonly latency = new LatencyRecorder();
+  /** Per status: its count is the status's count in `http.response.code.counts`. */
+  private readonly byCode = new Map<number, LatencyRecorder>();
+  private readonly operationLatency = new LatencyRecorder();
+  /** The last status's recorder: nearly every answer has the status of the one before. */
+  private lastCode = -1;
+  private lastRecorder: LatencyRecorder | undefined;
 
   constructor(now: number = performance.now()) {
     this.startedAt = now;
@@ -72,23 +141,41 @@ export class FeedStats {
     this.responseBytes += bytes;
     if (status < 200 || status > 299) this.responseErrors++;
     if (status === 429) this.throttled++;
-    this.codes.set(status, (this.codes.get(status) ?? 0) + 1);
-    const us = latencyUs < 1 ? 1 : Math.round(latencyUs);
-    if (us < this.latencyMinUs) this.latencyMinUs = us;
-    if (us > this.latencyMaxUs) this.latencyMaxUs = us;
-    this.latencySumUs += us;
-    this.histogram.recordValue(us);
+    let recorder = this.lastRecorder;
+    if (status !== this.lastCode || recorder === undefined) {
+      recorder = this.byCode.get(status);
+      if (recorder === undefined) this.byCode.set(status, (recorder = new LatencyRecorder()));
+      this.lastCode = status;
+      this.lastRecorder = recorder;
+    }
+    recorder.record(latencyUs);
+    this.latency.record(latencyUs);
   }
 
+  /** One operation finished after its final answer, `latencyUs` after its first send (or its due time). */
+  operationDone(latencyUs: number): void {
+    this.operationLatency.record(latencyUs);
+  }
+
+  /** Percentile of the answers' latency (each attempt by itself). */
   percentileMs(p: number): number {
-    return this.histogram.totalCount === 0 ? 0 : this.histogram.getValueAtPercentile(p) / 1000;
+    return this.latency.percentileMs(p);
+  }
+
+  /** Percentile of the operations' latency (first send or due time to final answer). */
+  operationPercentileMs(p: number): number {
+    return this.operationLatency.percentileMs(p);
   }
 
   summary(now: number, inflight: number, inflightLimit: number): FeedSummary {
     const seconds = Math.max(1e-6, (now - this.startedAt) / 1000);
-    const round = (n: number, digits = 3) => Number(n.toFixed(digits));
     const codes: Record<string, number> = {};
-    for (const [k, v] of [...this.codes].sort((a, b) => a[0] - b[0])) codes[String(k)] = v;
+    const byCode: Record<string, LatencyFigures> = {};
+    for (const [k, v] of [...this.byCode].sort((a, b) => a[0] - b[0])) {
+      codes[String(k)] = v.count;
+      byCode[String(k)] = v.figures();
+    }
+    const ops = this.operationLatency;
     return {
       'feeder.operation.count': this.operations,
       'feeder.seconds': round(seconds),
@@ -104,9 +191,9 @@ export class FeedStats {
       'http.response.bytes': this.responseBytes,
       'http.response.MBps': round(this.responseBytes / 1e6 / seconds),
       'http.response.error.count': this.responseErrors,
-      'http.response.latency.millis.min': this.responses === 0 ? 0 : round(this.latencyMinUs / 1000),
-      'http.response.latency.millis.avg': this.responses === 0 ? 0 : round(this.latencySumUs / this.responses / 1000),
-      'http.response.latency.millis.max': round(this.latencyMaxUs / 1000),
+      'http.response.latency.millis.min': round(this.latency.minMs()),
+      'http.response.latency.millis.avg': round(this.latency.avgMs()),
+      'http.response.latency.millis.max': round(this.latency.maxMs()),
       'http.response.latency.millis.p50': round(this.percentileMs(50)),
       'http.response.latency.millis.p90': round(this.percentileMs(90)),
       'http.response.latency.millis.p99': round(this.percentileMs(99)),
@@ -118,6 +205,13 @@ export class FeedStats {
       'feeder.skipped.count': this.skipped,
       'feeder.inflight.limit': inflightLimit,
       'feeder.abandoned.count': this.abandoned,
+      'http.response.latency.millis.by.code': byCode,
+      'operation.latency.millis.min': round(ops.minMs()),
+      'operation.latency.millis.avg': round(ops.avgMs()),
+      'operation.latency.millis.p50': round(ops.percentileMs(50)),
+      'operation.latency.millis.p90': round(ops.percentileMs(90)),
+      'operation.latency.millis.p99': round(ops.percentileMs(99)),
+      'operation.latency.millis.max': round(ops.maxMs()),
     };
   }
 }

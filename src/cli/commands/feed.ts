@@ -19,6 +19,7 @@ import { checkFeedOptions } from '../../feed/check-options.js';
 import { feedFlags, withFlagNames } from '../option-flags.js';
 import { parseShard } from '../../feed/shard.js';
 import type { Compression, FeedOptions, OperationResult } from '../../feed/options.js';
+import { speedtestSource } from '../../bench/speedtest.js';
 
 /** `vespa-bulk feed`: flags into FeedOptions, the outcome into a summary on stdout and an exit code. */
 interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs {
@@ -42,6 +43,8 @@ interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs {
   'dry-run': boolean;
   progress: number;
   quiet: boolean;
+  speedtest?: number;
+  'speedtest-duration': number;
 }
 
 // Paragraphs are single lines: yargs wraps them to the terminal.
@@ -80,10 +83,12 @@ function builder(y: Argv): Argv<FeedArgs> {
     .option('dry-run', { type: 'boolean', default: false, describe: 'Send dryRun=true: the service validates, stores nothing' })
     .option('progress', { type: 'number', default: 5, describe: 'Seconds between progress lines when stderr is not a terminal' })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress line' })
+    .option('speedtest', { type: 'number', describe: "Network speed test, as 'vespa feed --speedtest': generated dry-run puts (id:test:test::<8 letters>, one field 'test' of this many random letters) instead of files" })
+    .option('speedtest-duration', { type: 'number', default: 60, describe: 'Duration of the speed test, in seconds' })
     .epilog(epilog) as unknown as Argv<FeedArgs>;
 }
 
-export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedOptions; targetNote?: string } {
+export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedOptions; targetNote?: string; speedtest?: { bytes: number; seconds: number } } {
   // yargs drops a bare '-' from the positionals: put it back in its place from the raw arguments.
   let files = argv.files ?? [];
   const raw = process.argv.slice(2);
@@ -132,6 +137,17 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
     if (argv.checkpoint === undefined) options.checkpoint = argv.resume;
   }
   withFlagNames(feedFlags, () => checkFeedOptions(options));
+  if (argv.speedtest !== undefined) {
+    const bytes = argv.speedtest;
+    const seconds = argv['speedtest-duration'];
+    if (!(Number.isInteger(bytes) && bytes >= 1)) throw new VespaBulkError('VB_USAGE', `--speedtest must be a number of bytes >= 1, not ${bytes}`);
+    if (!(Number.isFinite(seconds) && seconds > 0)) throw new VespaBulkError('VB_USAGE', `--speedtest-duration must be a number of seconds > 0, not ${seconds}`);
+    if (files.length > 0 || argv.resume !== undefined) throw new VespaBulkError('VB_USAGE', 'option --speedtest cannot be combined with feed files or --resume');
+    // What the official CLI sends: the service answers a dry run before it looks at the document type.
+    options.dryRun = true;
+    const targetNote = describeTargetOrigin(connection);
+    return { files, options, ...(targetNote !== undefined && { targetNote }), speedtest: { bytes, seconds } };
+  }
   if (files.length === 0) throw new VespaBulkError('VB_USAGE', "name at least one feed file ('-' for stdin)");
   if (files.filter((f) => f === '-').length > 1) throw new VespaBulkError('VB_USAGE', "'-' (stdin) can be given only once");
   const targetNote = describeTargetOrigin(connection);
@@ -166,7 +182,7 @@ function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () 
 }
 
 async function handler(argv: FeedArgs): Promise<void> {
-  const { files, options, targetNote } = toFeedOptions(argv);
+  const { files, options, targetNote, speedtest } = toFeedOptions(argv);
   if (targetNote !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: ${targetNote}\n`);
   const controller = new AbortController();
   options.signal = controller.signal;
@@ -204,7 +220,7 @@ async function handler(argv: FeedArgs): Promise<void> {
   process.on('SIGTERM', onSigint);
   let outcome: FeedOutcome;
   try {
-    outcome = await feeder.run(files.length === 1 ? files[0]! : files);
+    outcome = await feeder.run(speedtest !== undefined ? speedtestSource(speedtest.bytes, speedtest.seconds) : files.length === 1 ? files[0]! : files);
   } catch (err) {
     progress.stop(false);
     if (isVespaBulkError(err)) throw err;

@@ -1,0 +1,191 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
+import { deploy } from '../../src/deploy/deploy.js';
+import { feed } from '../../src/feed/feeder.js';
+import { bench } from '../../src/bench/bench.js';
+import { speedtestSource } from '../../src/bench/speedtest.js';
+import type { FeedSummary } from '../../src/feed/stats.js';
+import { tempDir } from '../feed/helpers.js';
+
+const sampleApp = resolve('samples/app');
+const bin = resolve('bin/vespa-bulk.js');
+let sim: Simulator | undefined;
+const dirs: (() => void)[] = [];
+
+afterEach(async () => {
+  await sim?.close();
+  sim = undefined;
+  for (const cleanup of dirs.splice(0)) cleanup();
+});
+
+function workDir(): string {
+  const t = tempDir();
+  dirs.push(t.cleanup);
+  return t.dir;
+}
+
+async function simulator(faults: { maxOpsPerSecond?: number; queueLimit?: number } = {}): Promise<Simulator> {
+  sim = await startSimulator({ port: 0, configPort: 0, faults });
+  await deploy({ configUrl: sim.configUrl! }, sampleApp, { waitSeconds: 30 });
+  return sim;
+}
+
+/** The per-status figures agree with the counts, and the operation latency is there. */
+function expectConsistentLatency(s: FeedSummary): void {
+  const byCode = s['http.response.latency.millis.by.code'];
+  expect(Object.keys(byCode)).toEqual(Object.keys(s['http.response.code.counts']));
+  let total = 0;
+  for (const [code, f] of Object.entries(byCode)) {
+    expect(f.count).toBe(s['http.response.code.counts'][code]);
+    expect(f.min).toBeLessThanOrEqual(f.p50);
+    expect(f.p50).toBeLessThanOrEqual(f.p99);
+    expect(f.p99).toBeLessThanOrEqual(f.max * 1.001);
+    total += f.count;
+  }
+  expect(total).toBe(s['http.response.count']);
+  expect(s['operation.latency.millis.p50']).toBeLessThanOrEqual(s['operation.latency.millis.p99']);
+  expect(s['operation.latency.millis.max']).toBeGreaterThan(0);
+}
+
+function run(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+describe('feed --speedtest', () => {
+  it('sends dry-run puts of id:test:test::<8 letters> with a field test of BYTES letters: all 200, nothing stored', async () => {
+    const s = await simulator();
+    const bodies: string[] = [];
+    const summary = await feed(speedtestSource(300, 1, 1), {
+      endpoint: s.url,
+      dryRun: true,
+      onResult: (r) => {
+        if (bodies.length < 3) bodies.push(r.id!);
+      },
+    });
+    console.log(`speedtest 300 B for 1 s: ${summary['feeder.ok.rate']} ok/s, p99 ${summary['http.response.latency.millis.p99']} ms`);
+    expect(summary['feeder.ok.count']).toBeGreaterThan(100);
+    expect(summary['feeder.error.count']).toBe(0);
+    expect(Object.keys(summary['http.response.code.counts'])).toEqual(['200']);
+    for (const id of bodies) expect(id).toMatch(/^id:test:test::[a-z]{8}$/);
+    // Each request's body: {"fields":{"test":"<300 letters>"}}.
+    expect(summary['http.request.bytes'] / summary['http.request.count']).toBe(300 + '{"fields":{"test":""}}'.length);
+    expect(s.documents.store.size()).toBe(0);
+    expectConsistentLatency(summary);
+  });
+
+  it('the CLI runs it for --speedtest-duration and refuses feed files beside it (exit 2)', async () => {
+    const s = await simulator();
+    const dir = workDir();
+    writeFileSync(`${dir}/x.jsonl`, '');
+    const refused = await run(['feed', '--speedtest', '100', 'x.jsonl', '-t', s.url], dir);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--speedtest cannot be combined with feed files/);
+    const ok = await run(['feed', '--speedtest', '100', '--speedtest-duration', '1', '-t', s.url, '-q'], dir);
+    expect(ok.code).toBe(0);
+    const summary = JSON.parse(ok.stdout) as FeedSummary;
+    expect(summary['feeder.ok.count']).toBeGreaterThan(0);
+    expect(summary['http.response.latency.millis.by.code']['200'].count).toBe(summary['http.response.count']);
+    expect(s.documents.store.size()).toBe(0);
+  });
+});
+
+describe('bench', () => {
+  it('generates documents to the schemas of samples/app: all accepted and stored, per-status latency adds up', async () => {
+    const s = await simulator();
+    const result = await bench({ endpoint: s.url, app: sampleApp, count: 2000, seed: 1 });
+    const step = result.steps[0];
+    console.log(`bench from samples/app, adaptive: ${step.achievedRate} ops/s, p99 ${step.p99Ms} ms`);
+    expect(result.profile).toBe('adaptive');
+    expect(step.ok).toBe(2000);
+    expect(step.failed).toBe(0);
+    expect(s.documents.store.size()).toBe(2000);
+    expect(result.summary['http.response.code.counts']).toEqual({ '200': 2000 });
+    expectConsistentLatency(result.summary);
+  });
+
+  it('a template bench with a mix: puts, updates and removes, all accepted, the store holds puts minus removes', async () => {
+    const s = await simulator();
+    const dir = workDir();
+    writeFileSync(`${dir}/t.json`, JSON.stringify({ put: 'id:mynamespace:music::x', fields: { title: 'A Song Title', year: 2001, genres: ['rock'] } }));
+    let puts = 0;
+    let removes = 0;
+    let updates = 0;
+    const result = await bench({
+      endpoint: s.url,
+      template: `${dir}/t.json`,
+      count: 1500,
+      mix: 'put=60,update=25,remove=15',
+      seed: 2,
+      onResult: (r) => {
+        if (r.kind === 'put') puts++;
+        else if (r.kind === 'remove') removes++;
+        else updates++;
+      },
+    });
+    expect(result.steps[0].failed).toBe(0);
+    expect(updates).toBeGreaterThan(100);
+    expect(removes).toBeGreaterThan(50);
+    expect(s.documents.store.size()).toBe(puts - removes);
+    const stored = s.documents.store.all()[0];
+    expect(stored.id).toMatch(/^id:mynamespace:music::\w+-\d+$/);
+  });
+
+  it('a fixed rate: achieved close to asked when the service keeps up; latency from the due time grows when it does not', async () => {
+    const s = await simulator({ maxOpsPerSecond: 1500, queueLimit: 256 });
+    const easy = await bench({ endpoint: s.url, app: sampleApp, rate: 400, durationSeconds: 2, seed: 3 });
+    const hard = await bench({ endpoint: s.url, app: sampleApp, rate: 3000, durationSeconds: 2, seed: 4 });
+    const e = easy.steps[0];
+    const h = hard.steps[0];
+    console.log(`fixed rate vs service 1500/s: asked 400 → ${e.achievedRate}/s p99 ${e.p99Ms} ms; asked 3000 → ${h.achievedRate}/s p99 ${h.p99Ms} ms`);
+    expect(e.operations).toBe(800);
+    expect(e.achievedRate).toBeGreaterThan(0.8 * 400);
+    expect(h.achievedRate).toBeLessThan(3000);
+    expect(h.p99Ms).toBeGreaterThan(e.p99Ms);
+    expect(e.failed + h.failed).toBe(0);
+    expectConsistentLatency(h.summary);
+  });
+
+  it('steps stop past the knee and report the highest rate held, below the service rate', async () => {
+    const s = await simulator({ maxOpsPerSecond: 2000, queueLimit: 64 });
+    const result = await bench({ endpoint: s.url, app: sampleApp, dryRun: false, rate: [250, 500, 4000, 8000, 16000], stepSeconds: 1.5, sloMs: 300, max429Share: 0.01, seed: 5 });
+    for (const st of result.steps) console.log(`step ${st.targetRate}/s: achieved ${st.achievedRate}/s, p99 ${st.p99Ms} ms, 429 ${st.throttledShare}, held ${st.held}`);
+    console.log(`highest held: ${result.highestHeldRate}`);
+    expect(result.profile).toBe('steps');
+    expect(result.stoppedPastKnee).toBe(true);
+    expect(result.steps.length).toBeLessThan(5);
+    expect(result.steps[result.steps.length - 1].held).toBe(false);
+    expect(result.highestHeldRate).toBeDefined();
+    expect(result.highestHeldRate!).toBeLessThan(2000);
+    for (const st of result.steps) {
+      expect(Date.parse(st.endedAt)).toBeGreaterThanOrEqual(Date.parse(st.startedAt));
+      expect(st.summary['http.response.code.counts']['200']).toBe(st.ok);
+    }
+    expect(result.criteria).toEqual({ sloMs: 300, max429Share: 0.01, minAchievedShare: 0.95 });
+  });
+
+  it('the CLI refuses a bench without exactly one document source (exit 2) and prints the result as JSON', async () => {
+    const s = await simulator();
+    const dir = workDir();
+    const none = await run(['bench', '-t', s.url, '--count', '10'], dir);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/exactly one of --app/);
+    const badRamp = await run(['bench', '--app', sampleApp, '--ramp', '5:1:1', '-t', s.url], dir);
+    expect(badRamp.code).toBe(2);
+    const ok = await run(['bench', '--app', sampleApp, '--count', '200', '--dry-run', '-t', s.url], dir);
+    expect(ok.code).toBe(0);
+    const result = JSON.parse(ok.stdout) as { steps: { ok: number }[] };
+    expect(result.steps[0].ok).toBe(200);
+    expect(ok.stderr).toMatch(/adaptive: achieved \d+\/s/);
+    expect(s.documents.store.size()).toBe(0);
+  });
+});
