@@ -1,0 +1,654 @@
+import { maxDocumentIdLength, parseDocumentId } from '../document/id.js';
+import { isNumeric, type DataType } from './data-type.js';
+import type { DocumentModel, DocumentType } from './document-model.js';
+import { checkText, isJavaInteger, readAtomic } from './value-reader.js';
+
+/**
+ * The judge's verdict for the common case, read straight from the bytes of a feed operation without building
+ * a JSON tree: true when the operation is certainly accepted, that is when the feed's operation parser
+ * (parseOperation) would read it and the judge (judgeDocumentOperation, on `{"fields":<raw>}`) would accept
+ * it. false means only "not certain": a refusal, or a form this reader leaves to the full path (tensors,
+ * field-path and match updates, escaped keys...). The caller then runs the full path, which alone words the
+ * messages, so no verdict or message can differ from it. Pure: no I/O.
+ *
+ * Why: validate judges millions of operations; building a tree per operation and decoding its bytes twice
+ * cost most of the time (and the GC), while nearly every operation of a real corpus is accepted.
+ */
+export function isCertainlyAccepted(model: DocumentModel, bytes: Buffer): boolean {
+  reader.reset(bytes, model.ignoreUndefinedFields);
+  try {
+    return reader.operation(model);
+  } catch {
+    // A check borrowed from the judge (readAtomic, checkText) refused: the full path words it.
+    return false;
+  }
+}
+
+const enum B {
+  Tab = 0x09,
+  Lf = 0x0a,
+  Cr = 0x0d,
+  Space = 0x20,
+  Quote = 0x22,
+  Plus = 0x2b,
+  Comma = 0x2c,
+  Minus = 0x2d,
+  Dot = 0x2e,
+  Zero = 0x30,
+  Nine = 0x39,
+  Colon = 0x3a,
+  UpperE = 0x45,
+  LBracket = 0x5b,
+  Backslash = 0x5c,
+  RBracket = 0x5d,
+  LowerE = 0x65,
+  LowerF = 0x66,
+  LowerN = 0x6e,
+  LowerT = 0x74,
+  LowerU = 0x75,
+  LBrace = 0x7b,
+  RBrace = 0x7d,
+}
+
+type Kind = 'put' | 'update' | 'remove';
+
+/** The keys parseOperation knows, with the operation kind of those that name one (a key with an escape is left to it). */
+const envelopeKeys = nameTable(
+  new Map<string, Kind | 'fields' | 'condition' | 'create'>([
+    ['put', 'put'],
+    ['id', 'put'],
+    ['update', 'update'],
+    ['remove', 'remove'],
+    ['fields', 'fields'],
+    ['condition', 'condition'],
+    ['create', 'create'],
+  ]),
+);
+
+/** The update operations read here; the others are left to the full path. */
+const updateOperations = nameTable(new Map(['assign', 'increment', 'decrement', 'multiply', 'divide', 'add', 'remove'].map((op) => [op, op])));
+
+/** What object() does with each member: `of` is the field table, the field type, the map type or the element type. */
+const enum Member {
+  Field,
+  UpdateField,
+  UpdateOperation,
+  MapEntry,
+  Weight,
+  Skip,
+}
+
+/** What the last scalar token was, for the checks that need its kind or its text. */
+const enum Token {
+  String,
+  Integer,
+  Decimal,
+  True,
+  False,
+  Null,
+}
+
+class QuickReader {
+  pos = 0;
+  /** Set by string(): the string held a backslash escape / a byte outside ASCII. */
+  private escaped = false;
+  private nonAscii = false;
+  /** Set by scalar(): the token's kind and extent. */
+  private token: Token = Token.Null;
+  private tokenStart = 0;
+  private tokenEnd = 0;
+  /** Set by key(): the last key's place (quotes included) and flags. */
+  private keyStart = 0;
+  private keyEnd = 0;
+  private keyEscaped = false;
+  private keyNonAscii = false;
+
+  private buf: Buffer = Buffer.alloc(0);
+  private ignoreUndefined = false;
+
+  reset(buf: Buffer, ignoreUndefined: boolean): void {
+    this.buf = buf;
+    this.ignoreUndefined = ignoreUndefined;
+    this.pos = 0;
+  }
+
+  /** The envelope, as parseOperation reads it, restricted to its plain forms; then the fields, as the judge reads them. */
+  operation(model: DocumentModel): boolean {
+    const buf = this.buf;
+    this.ws();
+    if (buf[this.pos] !== B.LBrace) return false;
+    this.pos++;
+    this.ws();
+    let kind: Kind | undefined;
+    let type: DocumentType | undefined;
+    let fieldsAt = -1;
+    let judged = false;
+    let hasCondition = false;
+    let hasCreate = false;
+    for (;;) {
+      if (buf[this.pos] !== B.Quote || !this.key() || this.keyEscaped) return false;
+      const key = this.lookupKey(envelopeKeys);
+      this.ws();
+      if (buf[this.pos] !== B.Colon) return false;
+      this.pos++;
+      this.ws();
+      if (key === undefined) return false;
+      if (key !== 'fields' && key !== 'condition' && key !== 'create') {
+        const opKind = key;
+        if (kind !== undefined || buf[this.pos] !== B.Quote) return false;
+        kind = opKind;
+        const start = this.pos;
+        if (!this.string() || this.escaped) return false;
+        type = this.documentType(model, start + 1, this.pos - 1);
+        // An id the feed would refuse, or of a type the package lacks (which the judge refuses), is left to the full path.
+        if (type === undefined) return false;
+      } else if (key === 'fields') {
+        if (fieldsAt >= 0 || buf[this.pos] !== B.LBrace) return false;
+        fieldsAt = this.pos;
+        if (kind !== undefined && kind !== 'remove' && type !== undefined) {
+          if (!this.fields(kind, type)) return false;
+          judged = true;
+        } else if (!this.skip()) return false;
+      } else if (key === 'condition') {
+        if (hasCondition || buf[this.pos] !== B.Quote || !this.string()) return false;
+        hasCondition = true;
+      } else if (key === 'create') {
+        if (hasCreate) return false;
+        hasCreate = true;
+        if (!this.scalar() || (this.token !== Token.True && this.token !== Token.False)) return false;
+      } else return false;
+      this.ws();
+      const c = buf[this.pos];
+      this.pos++;
+      if (c === B.Comma) {
+        this.ws();
+        continue;
+      }
+      if (c !== B.RBrace) return false;
+      break;
+    }
+    this.ws();
+    if (this.pos !== buf.length || kind === undefined || type === undefined) return false;
+    if (kind === 'remove') return fieldsAt < 0;
+    if (fieldsAt < 0) return false;
+    if (judged) return true;
+    this.pos = fieldsAt;
+    return this.fields(kind, type);
+  }
+
+  /**
+   * The document type of the id in buf[start, end) (a string's content, without escapes) when parseDocumentId
+   * accepts the id and the model has its type; undefined otherwise. Plain ASCII ids are checked on the bytes.
+   */
+  private documentType(model: DocumentModel, start: number, end: number): DocumentType | undefined {
+    const buf = this.buf;
+    const c1 = this.nonAscii || end - start > maxDocumentIdLength || buf[start] !== 0x69 || buf[start + 1] !== 0x64 || buf[start + 2] !== B.Colon ? -1 : buf.indexOf(B.Colon, start + 3);
+    const c2 = c1 < 0 || c1 >= end ? -1 : buf.indexOf(B.Colon, c1 + 1);
+    const c3 = c2 < 0 || c2 >= end ? -1 : buf.indexOf(B.Colon, c2 + 1);
+    if (c3 < 0 || c3 >= end || c1 === start + 3 || c2 === c1 + 1 || c3 + 1 === end || c3 !== c2 + 1) {
+      // Not a plain id of ASCII text: as parseOperation checks it.
+      const id = this.nonAscii ? utf8(buf, start, end) : latin1(buf, start, end);
+      try {
+        parseDocumentId(id);
+      } catch {
+        return undefined;
+      }
+      const i1 = id.indexOf(':', 3);
+      return model.types.get(id.slice(i1 + 1, id.indexOf(':', i1 + 1)));
+    }
+    return this.lookup(typeTable(model), c1 + 1, c2);
+  }
+
+  /** The `fields` object of a put or an update (judgePutFields, judgeUpdateFields). */
+  private fields(kind: 'put' | 'update', type: DocumentType): boolean {
+    const table = fieldTable(type.fields);
+    return kind === 'put' ? this.object(Member.Field, table) : this.object(Member.UpdateField, table);
+  }
+
+  /** A field of a put or a struct member: undefined ones skipped when so configured, nulls skipped. */
+  private member(table: NameTable<DataType>): boolean {
+    const fieldType = this.keyEscaped ? table.byName.get(this.keyText()) : this.lookupKey(table);
+    if (fieldType === undefined) return this.ignoreUndefined && this.skip();
+    if (this.buf[this.pos] === B.LowerN) return this.scalar() && this.token === Token.Null;
+    return this.value(fieldType);
+  }
+
+  private updateField(table: NameTable<DataType>): boolean {
+    if (this.buf[this.pos] !== B.LBrace) return false;
+    // Field paths (`s.x`, `m{k}`, `a[0]`) are left to the full path.
+    if (this.keyEscaped || this.keyHasPathChar()) return false;
+    const fieldType = this.lookupKey(table);
+    if (fieldType === undefined) return this.ignoreUndefined && this.skip();
+    return this.object(Member.UpdateOperation, fieldType);
+  }
+
+  /** One operation of a field update (judgeValueUpdate), for assign, the arithmetic ones, and add/remove on arrays and weighted sets. */
+  private valueUpdate(type: DataType, op: string | undefined): boolean {
+    const c = this.buf[this.pos];
+    switch (op) {
+      case 'assign':
+        if (c === B.LowerN) return this.scalar() && this.token === Token.Null;
+        return this.value(type);
+      case 'increment':
+      case 'decrement':
+      case 'multiply':
+      case 'divide':
+        if (!isNumeric(type) || c === B.LBrace || c === B.LBracket || !this.scalar()) return false;
+        return this.atomic(doubleType);
+      case 'add':
+      case 'remove':
+        if (type.kind === 'array') return c === B.LBracket && this.elements(type.element);
+        if (type.kind === 'weightedset') return c === B.LBrace && this.weights(type.element);
+        return false;
+      default:
+        return false;
+    }
+  }
+
+  /** One value of a type (readValue). */
+  private value(type: DataType): boolean {
+    if (type.kind === 'tensor') return false;
+    const c = this.buf[this.pos];
+    if (c === B.LBrace) {
+      switch (type.kind) {
+        case 'weightedset':
+          return this.weights(type.element);
+        case 'map':
+          return this.object(Member.MapEntry, type);
+        case 'struct':
+          return this.object(Member.Field, fieldTable(type.fields));
+        case 'unknown':
+          return this.skip();
+        default:
+          return false;
+      }
+    }
+    if (c === B.LBracket) {
+      if (type.kind === 'array') return this.elements(type.element);
+      if (type.kind === 'unknown') return this.skip();
+      return false;
+    }
+    return this.scalar() && this.atomic(type);
+  }
+
+  /** Array items: no nulls, each a value of the element type. */
+  private elements(element: DataType): boolean {
+    const buf = this.buf;
+    this.pos++;
+    this.ws();
+    if (buf[this.pos] === B.RBracket) {
+      this.pos++;
+      return true;
+    }
+    for (;;) {
+      if (buf[this.pos] === B.LowerN || !this.value(element)) return false;
+      this.ws();
+      const c = buf[this.pos];
+      this.pos++;
+      if (c === B.RBracket) return true;
+      if (c !== B.Comma) return false;
+      this.ws();
+    }
+  }
+
+  /** `{key: weight}` (readWeights): keys of the element type, weights 32-bit integers. */
+  private weights(element: DataType): boolean {
+    return this.object(Member.Weight, element);
+  }
+
+  private weight(element: DataType): boolean {
+    if (!this.keyAtomic(element) || !this.scalar()) return false;
+    if (this.token === Token.Integer) return this.tokenEnd - this.tokenStart < 10 || isJavaInteger(this.text(), 32);
+    return isJavaInteger(this.text(), 32);
+  }
+
+  /** The scalar token just read, as a value of `type` (readAtomic), with the common cases decided from the bytes. */
+  private atomic(type: DataType): boolean {
+    const token = this.token;
+    if (type.kind === 'primitive') {
+      switch (type.name) {
+        case 'int':
+          if (token === Token.Integer && this.tokenEnd - this.tokenStart < 10) return true;
+          break;
+        case 'long':
+          if (token === Token.Integer && this.tokenEnd - this.tokenStart < 19) return true;
+          break;
+        case 'float':
+        case 'double':
+        case 'float16':
+          // Every JSON number is a Java double's text.
+          if (token === Token.Integer || token === Token.Decimal) return true;
+          break;
+        case 'bool':
+          return true;
+        case 'string':
+        case 'uri':
+          if (token !== Token.String) return true;
+          if (!this.escaped && !this.nonAscii) return true;
+          checkText(this.text());
+          return true;
+      }
+    }
+    readAtomic(this.text(), type);
+    return true;
+  }
+
+  /** The key just read, as a value of `type` (readAtomic on the decoded key). */
+  private keyAtomic(type: DataType): boolean {
+    this.token = Token.String;
+    this.tokenStart = this.keyStart;
+    this.tokenEnd = this.keyEnd;
+    this.escaped = this.keyEscaped;
+    this.nonAscii = this.keyNonAscii;
+    return this.atomic(type);
+  }
+
+  /** The token's text as the judge's tokenText gives it: strings decoded, numbers as written, literals by name. */
+  private text(): string {
+    const buf = this.buf;
+    const start = this.tokenStart;
+    const end = this.tokenEnd;
+    switch (this.token) {
+      case Token.String:
+        if (this.escaped) return JSON.parse(utf8(buf, start, end)) as string;
+        return this.nonAscii ? utf8(buf, start + 1, end - 1) : latin1(buf, start + 1, end - 1);
+      case Token.Integer:
+      case Token.Decimal:
+        return latin1(buf, start, end);
+      case Token.True:
+        return 'true';
+      case Token.False:
+        return 'false';
+      case Token.Null:
+        return 'null';
+    }
+  }
+
+  /** The key just read, decoded. */
+  private keyText(): string {
+    const buf = this.buf;
+    if (this.keyEscaped) return JSON.parse(utf8(buf, this.keyStart, this.keyEnd)) as string;
+    return this.keyNonAscii ? utf8(buf, this.keyStart + 1, this.keyEnd - 1) : latin1(buf, this.keyStart + 1, this.keyEnd - 1);
+  }
+
+  /** What `table` holds for the key just read; the key must have no escape. */
+  private lookupKey<T>(table: NameTable<T>): T | undefined {
+    return this.lookup(table, this.keyStart + 1, this.keyEnd - 1);
+  }
+
+  /** What `table` holds for the name in buf[start, end), compared as bytes: no text is made. */
+  private lookup<T>(table: NameTable<T>, start: number, end: number): T | undefined {
+    const buf = this.buf;
+    let hash = 0;
+    for (let p = start; p < end; p++) hash = (Math.imul(hash, 31) + buf[p]!) | 0;
+    const candidates = table.byHash.get(hash);
+    if (candidates === undefined) return undefined;
+    for (const candidate of candidates) {
+      const name = candidate.bytes;
+      if (name.length !== end - start) continue;
+      let same = true;
+      for (let k = 0; k < name.length; k++) {
+        if (name[k] !== buf[start + k]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return candidate.value;
+    }
+    return undefined;
+  }
+
+  private keyHasPathChar(): boolean {
+    const buf = this.buf;
+    for (let p = this.keyStart + 1; p < this.keyEnd - 1; p++) {
+      const c = buf[p];
+      if (c === B.Dot || c === B.LBracket || c === B.LBrace) return true;
+    }
+    return false;
+  }
+
+  /** A key at `pos` (on its quote): its place and flags kept for lookup() and keyText(). */
+  private key(): boolean {
+    const start = this.pos;
+    if (!this.string()) return false;
+    this.keyStart = start;
+    this.keyEnd = this.pos;
+    this.keyEscaped = this.escaped;
+    this.keyNonAscii = this.nonAscii;
+    return true;
+  }
+
+  /**
+   * An object at `pos` (on its `{`): each key read (see key()), then `member` with `pos` on the value, which it
+   * must read whole. True when every member was.
+   */
+  private object(mode: Member, of: unknown): boolean {
+    const buf = this.buf;
+    this.pos++;
+    this.ws();
+    if (buf[this.pos] === B.RBrace) {
+      this.pos++;
+      return true;
+    }
+    for (;;) {
+      if (buf[this.pos] !== B.Quote || !this.key()) return false;
+      this.ws();
+      if (buf[this.pos] !== B.Colon) return false;
+      this.pos++;
+      this.ws();
+      if (!this.objectMember(mode, of)) return false;
+      this.ws();
+      const c = buf[this.pos];
+      this.pos++;
+      if (c === B.RBrace) return true;
+      if (c !== B.Comma) return false;
+      this.ws();
+    }
+  }
+
+  /** One member of an object read by object(), `pos` on its value (a switch rather than a callback: no closure per object). */
+  private objectMember(mode: Member, of: unknown): boolean {
+    switch (mode) {
+      case Member.Field:
+        return this.member(of as NameTable<DataType>);
+      case Member.UpdateField:
+        return this.updateField(of as NameTable<DataType>);
+      case Member.UpdateOperation:
+        return !this.keyEscaped && this.valueUpdate(of as DataType, this.lookupKey(updateOperations));
+      case Member.MapEntry: {
+        const map = of as Extract<DataType, { kind: 'map' }>;
+        return this.keyAtomic(map.key) && this.value(map.value);
+      }
+      case Member.Weight:
+        return this.weight(of as DataType);
+      case Member.Skip:
+        return this.skip();
+    }
+  }
+
+  /** Any value, checked for syntax only (values the judge reads but does not type). */
+  private skip(): boolean {
+    const c = this.buf[this.pos];
+    if (c === B.LBrace) return this.object(Member.Skip, undefined);
+    if (c === B.LBracket) {
+      const buf = this.buf;
+      this.pos++;
+      this.ws();
+      if (buf[this.pos] === B.RBracket) {
+        this.pos++;
+        return true;
+      }
+      for (;;) {
+        if (!this.skip()) return false;
+        this.ws();
+        const d = buf[this.pos];
+        this.pos++;
+        if (d === B.RBracket) return true;
+        if (d !== B.Comma) return false;
+        this.ws();
+      }
+    }
+    return this.scalar();
+  }
+
+  /** A string, number or literal at `pos`, strictly as the judge's JSON reader takes it. */
+  private scalar(): boolean {
+    const buf = this.buf;
+    const start = this.pos;
+    this.tokenStart = start;
+    const c = buf[start];
+    if (c === B.Quote) {
+      this.token = Token.String;
+      const ok = this.string();
+      this.tokenEnd = this.pos;
+      return ok;
+    }
+    if (c === B.LowerT) return this.literal(Token.True, 0x72, 0x75, 0x65, -1);
+    if (c === B.LowerF) return this.literal(Token.False, 0x61, 0x6c, 0x73, 0x65);
+    if (c === B.LowerN) return this.literal(Token.Null, 0x75, 0x6c, 0x6c, -1);
+    // -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
+    let p = start;
+    if (buf[p] === B.Minus) p++;
+    let d = buf[p]!;
+    if (d === B.Zero) p++;
+    else if (d > B.Zero && d <= B.Nine) {
+      p++;
+      while ((d = buf[p]!) >= B.Zero && d <= B.Nine) p++;
+    } else return false;
+    let token = Token.Integer;
+    if (buf[p] === B.Dot) {
+      p++;
+      if (!((d = buf[p]!) >= B.Zero && d <= B.Nine)) return false;
+      while ((d = buf[p]!) >= B.Zero && d <= B.Nine) p++;
+      token = Token.Decimal;
+    }
+    if (buf[p] === B.LowerE || buf[p] === B.UpperE) {
+      p++;
+      if (buf[p] === B.Plus || buf[p] === B.Minus) p++;
+      if (!((d = buf[p]!) >= B.Zero && d <= B.Nine)) return false;
+      while ((d = buf[p]!) >= B.Zero && d <= B.Nine) p++;
+      token = Token.Decimal;
+    }
+    this.token = token;
+    this.pos = p;
+    this.tokenEnd = p;
+    return true;
+  }
+
+  private literal(token: Token, b1: number, b2: number, b3: number, b4: number): boolean {
+    const buf = this.buf;
+    const p = this.pos;
+    if (buf[p + 1] !== b1 || buf[p + 2] !== b2 || buf[p + 3] !== b3) return false;
+    if (b4 >= 0 && buf[p + 4] !== b4) return false;
+    this.token = token;
+    this.pos = p + (b4 >= 0 ? 5 : 4);
+    this.tokenEnd = this.pos;
+    return true;
+  }
+
+  /** A string at `pos` (on its quote): no raw control characters, only the escapes JSON has; `pos` after its closing quote. */
+  private string(): boolean {
+    const buf = this.buf;
+    const end = buf.length;
+    let p = this.pos + 1;
+    let escaped = false;
+    let nonAscii = false;
+    for (;;) {
+      if (p >= end) return false;
+      const c = buf[p]!;
+      if (c === B.Quote) break;
+      if (c < B.Space) return false;
+      if (c === B.Backslash) {
+        escaped = true;
+        const e = buf[p + 1];
+        if (e === B.LowerU) {
+          for (let k = p + 2; k < p + 6; k++) if (!isHex(buf[k])) return false;
+          p += 6;
+          continue;
+        }
+        // " \ / b f n r t
+        if (e !== 0x22 && e !== 0x5c && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) return false;
+        p += 2;
+        continue;
+      }
+      if (c >= 0x80) nonAscii = true;
+      p++;
+    }
+    this.pos = p + 1;
+    this.escaped = escaped;
+    this.nonAscii = nonAscii;
+    return true;
+  }
+
+  private ws(): void {
+    const buf = this.buf;
+    let p = this.pos;
+    for (;;) {
+      const c = buf[p];
+      if (c === B.Space || c === B.Lf || c === B.Cr || c === B.Tab) p++;
+      else break;
+    }
+    this.pos = p;
+  }
+}
+
+// One reader, reset per operation: the judgement is synchronous, so it is never shared.
+const reader = new QuickReader();
+
+function isHex(c: number | undefined): boolean {
+  return c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
+}
+
+/** ASCII bytes (checked by the caller) as text: the cheapest decoding. */
+function latin1(buf: Buffer, start: number, end: number): string {
+  return buf.toString('latin1', start, end);
+}
+
+/** As the full path decodes (Buffer's UTF-8, bad sequences replaced), so that texts the checks see are the same. */
+function utf8(buf: Buffer, start: number, end: number): string {
+  return buf.toString('utf8', start, end);
+}
+
+const doubleType: DataType = { kind: 'primitive', name: 'double' };
+
+/** Names looked up by their UTF-8 bytes: a hash of the bytes, then the bytes compared. */
+interface NameTable<T> {
+  byHash: Map<number, { bytes: Buffer; value: T }[]>;
+  byName: Map<string, T>;
+}
+
+function nameTable<T>(byName: Map<string, T>): NameTable<T> {
+  const byHash = new Map<number, { bytes: Buffer; value: T }[]>();
+  for (const [name, value] of byName) {
+    const bytes = Buffer.from(name, 'utf8');
+    let hash = 0;
+    for (const b of bytes) hash = (Math.imul(hash, 31) + b) | 0;
+    const list = byHash.get(hash) ?? [];
+    list.push({ bytes, value });
+    byHash.set(hash, list);
+  }
+  return { byHash, byName };
+}
+
+const typeTables = new WeakMap<DocumentModel, NameTable<DocumentType>>();
+
+function typeTable(model: DocumentModel): NameTable<DocumentType> {
+  let table = typeTables.get(model);
+  if (table === undefined) {
+    table = nameTable(model.types);
+    typeTables.set(model, table);
+  }
+  return table;
+}
+
+// Built once per document type or struct of a model, kept as long as the model.
+const fieldTables = new WeakMap<Map<string, DataType>, NameTable<DataType>>();
+
+function fieldTable(fields: Map<string, DataType>): NameTable<DataType> {
+  let table = fieldTables.get(fields);
+  if (table === undefined) {
+    table = nameTable(fields);
+    fieldTables.set(fields, table);
+  }
+  return table;
+}
