@@ -379,21 +379,15 @@ class QuickReader {
   /** What `table` holds for the name in buf[start, end), compared as bytes: no text is made. */
   private lookup<T>(table: NameTable<T>, start: number, end: number): T | undefined {
     const buf = this.buf;
-    let hash = 0;
-    for (let p = start; p < end; p++) hash = (Math.imul(hash, 31) + buf[p]!) | 0;
-    const candidates = table.byHash.get(hash);
+    const length = end - start;
+    if (length === 0) return table.empty;
+    const candidates = table.byShape.get(shapeOf(length, buf[start]!, buf[end - 1]!));
     if (candidates === undefined) return undefined;
-    for (const candidate of candidates) {
-      const name = candidate.bytes;
-      if (name.length !== end - start) continue;
-      let same = true;
-      for (let k = 0; k < name.length; k++) {
-        if (name[k] !== buf[start + k]) {
-          same = false;
-          break;
-        }
-      }
-      if (same) return candidate.value;
+    for (let c = 0; c < candidates.length; c++) {
+      const name = candidates[c]!.bytes;
+      let k = 1;
+      while (k < length - 1 && name[k] === buf[start + k]) k++;
+      if (k >= length - 1) return candidates[c]!.value;
     }
     return undefined;
   }
@@ -554,6 +548,8 @@ class QuickReader {
     let escaped = false;
     let nonAscii = false;
     for (;;) {
+      // Plain ASCII text, the bulk of most strings, in a tight loop.
+      while (p < end && plainByte[buf[p]!] === 1) p++;
       if (p >= end) return false;
       const c = buf[p]!;
       if (c === B.Quote) break;
@@ -571,7 +567,7 @@ class QuickReader {
         p += 2;
         continue;
       }
-      if (c >= 0x80) nonAscii = true;
+      nonAscii = true;
       p++;
     }
     this.pos = p + 1;
@@ -595,6 +591,10 @@ class QuickReader {
 // One reader, reset per operation: the judgement is synchronous, so it is never shared.
 const reader = new QuickReader();
 
+/** 1 for the bytes a string holds as they are: printable ASCII but the quote and the backslash. */
+const plainByte = new Uint8Array(256);
+for (let c = 0x20; c < 0x80; c++) if (c !== B.Quote && c !== B.Backslash) plainByte[c] = 1;
+
 function isHex(c: number | undefined): boolean {
   return c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
 }
@@ -611,44 +611,66 @@ function utf8(buf: Buffer, start: number, end: number): string {
 
 const doubleType: DataType = { kind: 'primitive', name: 'double' };
 
-/** Names looked up by their UTF-8 bytes: a hash of the bytes, then the bytes compared. */
+/**
+ * Names looked up by their UTF-8 bytes without making text: candidates by length, first and last byte, then
+ * the bytes between compared.
+ */
 interface NameTable<T> {
-  byHash: Map<number, { bytes: Buffer; value: T }[]>;
+  byShape: Map<number, { bytes: Buffer; value: T }[]>;
+  /** The value of the empty name. */
+  empty: T | undefined;
   byName: Map<string, T>;
 }
 
+function shapeOf(length: number, first: number, last: number): number {
+  return length * 65536 + first * 256 + last;
+}
+
 function nameTable<T>(byName: Map<string, T>): NameTable<T> {
-  const byHash = new Map<number, { bytes: Buffer; value: T }[]>();
+  const byShape = new Map<number, { bytes: Buffer; value: T }[]>();
   for (const [name, value] of byName) {
     const bytes = Buffer.from(name, 'utf8');
-    let hash = 0;
-    for (const b of bytes) hash = (Math.imul(hash, 31) + b) | 0;
-    const list = byHash.get(hash) ?? [];
+    if (bytes.length === 0) continue;
+    const shape = shapeOf(bytes.length, bytes[0]!, bytes[bytes.length - 1]!);
+    const list = byShape.get(shape) ?? [];
     list.push({ bytes, value });
-    byHash.set(hash, list);
+    byShape.set(shape, list);
   }
-  return { byHash, byName };
+  return { byShape, empty: byName.get(''), byName };
 }
 
 const typeTables = new WeakMap<DocumentModel, NameTable<DocumentType>>();
 
+let lastModel: DocumentModel | undefined;
+let lastTypeTable: NameTable<DocumentType> | undefined;
+
 function typeTable(model: DocumentModel): NameTable<DocumentType> {
+  if (model === lastModel) return lastTypeTable!;
   let table = typeTables.get(model);
   if (table === undefined) {
     table = nameTable(model.types);
     typeTables.set(model, table);
   }
+  lastModel = model;
+  lastTypeTable = table;
   return table;
 }
 
 // Built once per document type or struct of a model, kept as long as the model.
 const fieldTables = new WeakMap<Map<string, DataType>, NameTable<DataType>>();
 
+let lastFields: Map<string, DataType> | undefined;
+let lastFieldTable: NameTable<DataType> | undefined;
+
 function fieldTable(fields: Map<string, DataType>): NameTable<DataType> {
+  // Most corpora hold one document type: the last table answers without a WeakMap look-up.
+  if (fields === lastFields) return lastFieldTable!;
   let table = fieldTables.get(fields);
   if (table === undefined) {
     table = nameTable(fields);
     fieldTables.set(fields, table);
   }
+  lastFields = fields;
+  lastFieldTable = table;
   return table;
 }
