@@ -322,7 +322,6 @@ class QuickReader {
         case 'bool':
           return true;
         case 'string':
-        case 'uri':
           if (token !== Token.String) return true;
           if (!this.escaped && !this.nonAscii) return true;
           checkText(this.text());
