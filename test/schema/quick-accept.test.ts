@@ -47,10 +47,10 @@ const strict: DocumentModel = { types, ignoreUndefinedFields: false, documentApi
 const lenient: DocumentModel = { types, ignoreUndefinedFields: true, documentApi: true };
 
 /** The full path, as validate runs it when the quick reader is not certain. */
-function fullPathAccepts(model: DocumentModel, line: string): boolean {
+function fullPathAccepts(model: DocumentModel, line: string | Buffer): boolean {
   let op;
   try {
-    op = parseOperation(Buffer.from(line));
+    op = parseOperation(Buffer.isBuffer(line) ? line : Buffer.from(line));
   } catch {
     return false;
   }
@@ -61,11 +61,11 @@ function fullPathAccepts(model: DocumentModel, line: string): boolean {
 }
 
 /** Checks the rule on each line; returns how many the quick reader accepted. */
-function check(model: DocumentModel, lines: string[]): number {
+function check(model: DocumentModel, lines: (string | Buffer)[]): number {
   let quick = 0;
-  const wrong: string[] = [];
+  const wrong: (string | Buffer)[] = [];
   for (const line of lines) {
-    if (!isCertainlyAccepted(model, Buffer.from(line))) continue;
+    if (!isCertainlyAccepted(model, Buffer.isBuffer(line) ? line : Buffer.from(line))) continue;
     quick++;
     if (!fullPathAccepts(model, line)) wrong.push(line);
   }
@@ -170,5 +170,22 @@ describe('the quick reader', () => {
       }
       expect(check(model, lines)).toBeGreaterThan(100);
     }
+  });
+
+  it('accepts only what the full path accepts: raw bytes that are not valid UTF-8 or not text characters', () => {
+    const raw = [[0x80], [0xc3, 0x28], [0xc3], [0xed, 0xa0, 0x80], [0xef, 0xb7, 0x90], [0xef, 0xbf, 0xbe], [0xf0, 0x9f, 0xbf, 0xbe], [0xf0, 0x9f, 0x98, 0x80], [0xc3, 0xa9]];
+    const lines = raw.flatMap((bytes) => {
+      const b = Buffer.from(bytes);
+      const line = (head: string, tail: string): Buffer => Buffer.concat([Buffer.from(head), b, Buffer.from(tail)]);
+      return [
+        line('{"put":"id:ns:all::1","fields":{"s":"a', 'b"}}'),
+        line('{"put":"id:ns:all::1","fields":{"u":"', '"}}'),
+        line('{"put":"id:ns:all::1","fields":{"m":{"k', '":1}}}'),
+        line('{"put":"id:ns:all::1","fields":{"s', '":"x"}}'),
+        line('{"put":"id:ns:all::', '","fields":{"s":"x"}}'),
+        line('{"put":"id:ns:all::1","fields":{"i":1', '}}'),
+      ];
+    });
+    for (const model of [strict, lenient]) expect(check(model, lines)).toBeGreaterThan(10);
   });
 });
