@@ -134,9 +134,8 @@ class QuickReader {
       this.ws();
       if (key === undefined) return false;
       if (key !== 'fields' && key !== 'condition' && key !== 'create') {
-        const opKind = key;
         if (kind !== undefined || buf[this.pos] !== B.Quote) return false;
-        kind = opKind;
+        kind = key;
         const start = this.pos;
         if (!this.string() || this.escaped) return false;
         type = this.documentType(model, start + 1, this.pos - 1);
@@ -156,7 +155,7 @@ class QuickReader {
         if (hasCreate) return false;
         hasCreate = true;
         if (!this.scalar() || (this.token !== Token.True && this.token !== Token.False)) return false;
-      } else return false;
+      }
       this.ws();
       const c = buf[this.pos];
       this.pos++;
