@@ -1,6 +1,6 @@
 import { maxDocumentIdLength, parseDocumentId } from '../document/id.js';
 import { isNumeric, type DataType } from './data-type.js';
-import type { DocumentModel, DocumentType } from './document-model.js';
+import type { DocumentModel } from './document-model.js';
 import { checkText, isJavaInteger, readAtomic } from './value-reader.js';
 
 /**
@@ -120,7 +120,7 @@ class QuickReader {
     this.pos++;
     this.ws();
     let kind: Kind | undefined;
-    let type: DocumentType | undefined;
+    let type: Fields | undefined;
     let fieldsAt = -1;
     let judged = false;
     let hasCondition = false;
@@ -179,7 +179,7 @@ class QuickReader {
    * The document type of the id in buf[start, end) (a string's content, without escapes) when parseDocumentId
    * accepts the id and the model has its type; undefined otherwise. Plain ASCII ids are checked on the bytes.
    */
-  private documentType(model: DocumentModel, start: number, end: number): DocumentType | undefined {
+  private documentType(model: DocumentModel, start: number, end: number): Fields | undefined {
     const buf = this.buf;
     const c1 = this.nonAscii || end - start > maxDocumentIdLength || buf[start] !== 0x69 || buf[start + 1] !== 0x64 || buf[start + 2] !== B.Colon ? end : colonAt(buf, start + 3, end);
     const c2 = colonAt(buf, c1 + 1, end);
@@ -193,26 +193,25 @@ class QuickReader {
         return undefined;
       }
       const i1 = id.indexOf(':', 3);
-      return model.types.get(id.slice(i1 + 1, id.indexOf(':', i1 + 1)));
+      return typeTable(model).byName.get(id.slice(i1 + 1, id.indexOf(':', i1 + 1)));
     }
     return this.lookup(typeTable(model), c1 + 1, c2);
   }
 
   /** The `fields` object of a put or an update (judgePutFields, judgeUpdateFields). */
-  private fields(kind: 'put' | 'update', type: DocumentType): boolean {
-    const table = fieldTable(type.fields);
+  private fields(kind: 'put' | 'update', table: Fields): boolean {
     return kind === 'put' ? this.object(Member.Field, table) : this.object(Member.UpdateField, table);
   }
 
   /** A field of a put or a struct member: undefined ones skipped when so configured, nulls skipped. */
-  private member(table: NameTable<DataType>): boolean {
+  private member(table: Fields): boolean {
     const fieldType = this.keyEscaped ? table.byName.get(this.keyText()) : this.lookupKey(table);
     if (fieldType === undefined) return this.ignoreUndefined && this.skip();
     if (this.buf[this.pos] === B.LowerN) return this.scalar() && this.token === Token.Null;
     return this.value(fieldType);
   }
 
-  private updateField(table: NameTable<DataType>): boolean {
+  private updateField(table: Fields): boolean {
     if (this.buf[this.pos] !== B.LBrace) return false;
     // Field paths (`s.x`, `m{k}`, `a[0]`) are left to the full path.
     if (this.keyEscaped || this.keyHasPathChar()) return false;
@@ -222,7 +221,7 @@ class QuickReader {
   }
 
   /** One operation of a field update (judgeValueUpdate), for assign, the arithmetic ones, and add/remove on arrays and weighted sets. */
-  private valueUpdate(type: DataType, op: string | undefined): boolean {
+  private valueUpdate(type: QType, op: string | undefined): boolean {
     const c = this.buf[this.pos];
     switch (op) {
       case 'assign':
@@ -232,12 +231,12 @@ class QuickReader {
       case 'decrement':
       case 'multiply':
       case 'divide':
-        if (!isNumeric(type) || c === B.LBrace || c === B.LBracket || !this.scalar()) return false;
+        if (!type.numeric || c === B.LBrace || c === B.LBracket || !this.scalar()) return false;
         return this.atomic(doubleType);
       case 'add':
       case 'remove':
-        if (type.kind === 'array') return c === B.LBracket && this.elements(type.element);
-        if (type.kind === 'weightedset') return c === B.LBrace && this.weights(type.element);
+        if (type.k === K.Array) return c === B.LBracket && this.elements(type.element!);
+        if (type.k === K.WeightedSet) return c === B.LBrace && this.weights(type.element!);
         return false;
       default:
         return false;
@@ -245,33 +244,25 @@ class QuickReader {
   }
 
   /** One value of a type (readValue). */
-  private value(type: DataType): boolean {
-    if (type.kind === 'tensor') return false;
+  private value(type: QType): boolean {
+    const k = type.k;
+    if (k === K.Tensor) return false;
     const c = this.buf[this.pos];
     if (c === B.LBrace) {
-      switch (type.kind) {
-        case 'weightedset':
-          return this.weights(type.element);
-        case 'map':
-          return this.object(Member.MapEntry, type);
-        case 'struct':
-          return this.object(Member.Field, fieldTable(type.fields));
-        case 'unknown':
-          return this.skip();
-        default:
-          return false;
-      }
+      if (k === K.Struct) return this.object(Member.Field, type.fields);
+      if (k === K.Map) return this.object(Member.MapEntry, type);
+      if (k === K.WeightedSet) return this.weights(type.element!);
+      return k === K.Unknown && this.skip();
     }
     if (c === B.LBracket) {
-      if (type.kind === 'array') return this.elements(type.element);
-      if (type.kind === 'unknown') return this.skip();
-      return false;
+      if (k === K.Array) return this.elements(type.element!);
+      return k === K.Unknown && this.skip();
     }
     return this.scalar() && this.atomic(type);
   }
 
   /** Array items: no nulls, each a value of the element type. */
-  private elements(element: DataType): boolean {
+  private elements(element: QType): boolean {
     const buf = this.buf;
     this.pos++;
     this.ws();
@@ -291,48 +282,50 @@ class QuickReader {
   }
 
   /** `{key: weight}` (readWeights): keys of the element type, weights 32-bit integers. */
-  private weights(element: DataType): boolean {
+  private weights(element: QType): boolean {
     return this.object(Member.Weight, element);
   }
 
-  private weight(element: DataType): boolean {
+  private weight(element: QType): boolean {
     if (!this.keyAtomic(element) || !this.scalar()) return false;
     if (this.token === Token.Integer) return this.tokenEnd - this.tokenStart < 10 || isJavaInteger(this.text(), 32);
     return isJavaInteger(this.text(), 32);
   }
 
   /** The scalar token just read, as a value of `type` (readAtomic), with the common cases decided from the bytes. */
-  private atomic(type: DataType): boolean {
+  private atomic(type: QType): boolean {
     const token = this.token;
-    if (type.kind === 'primitive') {
-      switch (type.name) {
-        case 'int':
-          if (token === Token.Integer && this.tokenEnd - this.tokenStart < 10) return true;
-          break;
-        case 'long':
-          if (token === Token.Integer && this.tokenEnd - this.tokenStart < 19) return true;
-          break;
-        case 'float':
-        case 'double':
-        case 'float16':
-          // Every JSON number is a Java double's text.
-          if (token === Token.Integer || token === Token.Decimal) return true;
-          break;
-        case 'bool':
-          return true;
-        case 'string':
-          if (token !== Token.String) return true;
-          if (!this.escaped && !this.nonAscii) return true;
-          checkText(this.text());
-          return true;
-      }
+    switch (type.k) {
+      case K.Int:
+        if (token === Token.Integer && this.tokenEnd - this.tokenStart < 10) return true;
+        break;
+      case K.Long:
+        if (token === Token.Integer && this.tokenEnd - this.tokenStart < 19) return true;
+        break;
+      case K.Float:
+        // Every JSON number is a Java double's text.
+        if (token === Token.Integer || token === Token.Decimal) return true;
+        break;
+      case K.Bool:
+      case K.Unknown:
+        return true;
+      case K.String:
+        if (token !== Token.String || (!this.escaped && !this.nonAscii)) return true;
+        checkText(this.text());
+        return true;
+      case K.Array:
+      case K.WeightedSet:
+      case K.Map:
+      case K.Struct:
+        // A scalar for a collection or a struct is always refused.
+        return false;
     }
-    readAtomic(this.text(), type);
+    readAtomic(this.text(), type.source);
     return true;
   }
 
   /** The key just read, as a value of `type` (readAtomic on the decoded key). */
-  private keyAtomic(type: DataType): boolean {
+  private keyAtomic(type: QType): boolean {
     this.token = Token.String;
     this.tokenStart = this.keyStart;
     this.tokenEnd = this.keyEnd;
@@ -442,17 +435,17 @@ class QuickReader {
   private objectMember(mode: Member, of: unknown): boolean {
     switch (mode) {
       case Member.Field:
-        return this.member(of as NameTable<DataType>);
+        return this.member(of as Fields);
       case Member.UpdateField:
-        return this.updateField(of as NameTable<DataType>);
+        return this.updateField(of as Fields);
       case Member.UpdateOperation:
-        return !this.keyEscaped && this.valueUpdate(of as DataType, this.lookupKey(updateOperations));
+        return !this.keyEscaped && this.valueUpdate(of as QType, this.lookupKey(updateOperations));
       case Member.MapEntry: {
-        const map = of as Extract<DataType, { kind: 'map' }>;
-        return this.keyAtomic(map.key) && this.value(map.value);
+        const map = of as QType;
+        return this.keyAtomic(map.key!) && this.value(map.value!);
       }
       case Member.Weight:
-        return this.weight(of as DataType);
+        return this.weight(of as QType);
       case Member.Skip:
         return this.skip();
     }
@@ -614,7 +607,6 @@ function utf8(buf: Buffer, start: number, end: number): string {
   return buf.toString('utf8', start, end);
 }
 
-const doubleType: DataType = { kind: 'primitive', name: 'double' };
 
 /**
  * Names looked up by their UTF-8 bytes without making text: candidates by length, first and last byte, then
@@ -644,38 +636,77 @@ function nameTable<T>(byName: Map<string, T>): NameTable<T> {
   return { byShape, empty: byName.get(''), byName };
 }
 
-const typeTables = new WeakMap<DocumentModel, NameTable<DocumentType>>();
+/** How the quick reader handles a type; every other type's scalars go to the judge's readAtomic. */
+const enum K {
+  Int,
+  Long,
+  Float,
+  Bool,
+  String,
+  Atomic,
+  Array,
+  WeightedSet,
+  Map,
+  Struct,
+  Tensor,
+  Unknown,
+}
+
+/** A field type compiled for the quick reader: one object shape for every type, so that reading `k` stays cheap. */
+class QType {
+  element: QType | undefined = undefined;
+  key: QType | undefined = undefined;
+  value: QType | undefined = undefined;
+  fields: Fields | undefined = undefined;
+  constructor(
+    readonly k: K,
+    /** The judge's type, for readAtomic. */
+    readonly source: DataType,
+    readonly numeric: boolean,
+  ) {}
+}
+
+/** The fields of a document type or a struct, by name. */
+type Fields = NameTable<QType>;
+
+const primitiveKinds: Record<string, K> = { int: K.Int, long: K.Long, float: K.Float, double: K.Float, float16: K.Float, bool: K.Bool, string: K.String };
+
+// Compiled once per type of a model (a struct that refers to itself is compiled once, then met again).
+const compiled = new WeakMap<DataType, QType>();
+
+function compile(type: DataType): QType {
+  const done = compiled.get(type);
+  if (done !== undefined) return done;
+  const kinds: Record<DataType['kind'], K> = { primitive: K.Atomic, array: K.Array, weightedset: K.WeightedSet, map: K.Map, struct: K.Struct, position: K.Atomic, reference: K.Atomic, tensor: K.Tensor, unknown: K.Unknown };
+  const q = new QType(type.kind === 'primitive' ? (primitiveKinds[type.name] ?? K.Atomic) : kinds[type.kind], type, isNumeric(type));
+  compiled.set(type, q);
+  if (type.kind === 'array' || type.kind === 'weightedset') q.element = compile(type.element);
+  else if (type.kind === 'map') {
+    q.key = compile(type.key);
+    q.value = compile(type.value);
+  } else if (type.kind === 'struct') q.fields = fieldTable(type.fields);
+  return q;
+}
+
+const doubleType = compile({ kind: 'primitive', name: 'double' });
+
+function fieldTable(fields: Map<string, DataType>): Fields {
+  return nameTable(new Map([...fields].map(([name, type]) => [name, compile(type)])));
+}
+
+const typeTables = new WeakMap<DocumentModel, NameTable<Fields>>();
 
 let lastModel: DocumentModel | undefined;
-let lastTypeTable: NameTable<DocumentType> | undefined;
+let lastTypeTable: NameTable<Fields> | undefined;
 
-function typeTable(model: DocumentModel): NameTable<DocumentType> {
+function typeTable(model: DocumentModel): NameTable<Fields> {
   if (model === lastModel) return lastTypeTable!;
   let table = typeTables.get(model);
   if (table === undefined) {
-    table = nameTable(model.types);
+    table = nameTable(new Map([...model.types].map(([name, type]) => [name, fieldTable(type.fields)])));
     typeTables.set(model, table);
   }
   lastModel = model;
   lastTypeTable = table;
-  return table;
-}
-
-// Built once per document type or struct of a model, kept as long as the model.
-const fieldTables = new WeakMap<Map<string, DataType>, NameTable<DataType>>();
-
-let lastFields: Map<string, DataType> | undefined;
-let lastFieldTable: NameTable<DataType> | undefined;
-
-function fieldTable(fields: Map<string, DataType>): NameTable<DataType> {
-  // Most corpora hold one document type: the last table answers without a WeakMap look-up.
-  if (fields === lastFields) return lastFieldTable!;
-  let table = fieldTables.get(fields);
-  if (table === undefined) {
-    table = nameTable(fields);
-    fieldTables.set(fields, table);
-  }
-  lastFields = fields;
-  lastFieldTable = table;
   return table;
 }
