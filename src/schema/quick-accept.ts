@@ -372,10 +372,13 @@ class QuickReader {
     const buf = this.buf;
     const length = end - start;
     if (length === 0) return table.empty;
-    const candidates = table.byShape.get(shapeOf(length, buf[start]!, buf[end - 1]!));
+    const first = buf[start]!;
+    const last = buf[end - 1]!;
+    const candidates = table.bySlot[slotOf(length, first, last)];
     if (candidates === undefined) return undefined;
     for (let c = 0; c < candidates.length; c++) {
       const name = candidates[c]!.bytes;
+      if (name.length !== length || name[0] !== first || name[length - 1] !== last) continue;
       let k = 1;
       while (k < length - 1 && name[k] === buf[start + k]) k++;
       if (k >= length - 1) return candidates[c]!.value;
@@ -609,31 +612,30 @@ function utf8(buf: Buffer, start: number, end: number): string {
 
 
 /**
- * Names looked up by their UTF-8 bytes without making text: candidates by length, first and last byte, then
- * the bytes between compared.
+ * Names looked up by their UTF-8 bytes without making text: candidates in a slot picked by length, first and
+ * last byte, then the bytes compared.
  */
 interface NameTable<T> {
-  byShape: Map<number, { bytes: Buffer; value: T }[]>;
+  bySlot: ({ bytes: Buffer; value: T }[] | undefined)[];
   /** The value of the empty name. */
   empty: T | undefined;
   byName: Map<string, T>;
 }
 
-function shapeOf(length: number, first: number, last: number): number {
-  return length * 65536 + first * 256 + last;
+/** One of 256 slots (a literal, not a constant: tables are built while the module loads). */
+function slotOf(length: number, first: number, last: number): number {
+  return (length * 37 + first * 7 + last) & 255;
 }
 
 function nameTable<T>(byName: Map<string, T>): NameTable<T> {
-  const byShape = new Map<number, { bytes: Buffer; value: T }[]>();
+  const bySlot: ({ bytes: Buffer; value: T }[] | undefined)[] = new Array(256).fill(undefined);
   for (const [name, value] of byName) {
     const bytes = Buffer.from(name, 'utf8');
     if (bytes.length === 0) continue;
-    const shape = shapeOf(bytes.length, bytes[0]!, bytes[bytes.length - 1]!);
-    const list = byShape.get(shape) ?? [];
-    list.push({ bytes, value });
-    byShape.set(shape, list);
+    const slot = slotOf(bytes.length, bytes[0]!, bytes[bytes.length - 1]!);
+    (bySlot[slot] ??= []).push({ bytes, value });
   }
-  return { byShape, empty: byName.get(''), byName };
+  return { bySlot, empty: byName.get(''), byName };
 }
 
 /** How the quick reader handles a type; every other type's scalars go to the judge's readAtomic. */
