@@ -6,9 +6,10 @@
  *   npx tsx bench/validate/run.ts [--operations 500000] [--rounds 3]
  *
  * Target: validate at least 0.5 of "reader + parseOperation", as close to the reader as it gets. Measured on
- * the shared 2-core dev machine (load average about 3), 500k operations, 3 rounds, same run for each pair:
- *   before (a JSON tree per operation)        reader 5.07M/s = 1.00, + parseOperation 0.14, validate 0.05 (258k/s)
- *   after (schema/quick-accept.ts on bytes)   reader 4.99M/s = 1.00, + parseOperation 0.15, validate 0.18 (891k/s)
+ * the shared 2-core dev machine (load average about 2), 500k operations, 3 rounds, one run after the other:
+ *   before (a JSON tree per operation)        reader 5.21M/s = 1.00, + parseOperation 0.15, validate 0.05 (258k/s)
+ *   after (schema/quick-accept.ts on bytes)   reader 5.15M/s = 1.00, + parseOperation 0.14, validate 0.19 (1.00M/s),
+ *                                             that is 1.39 of reader + parseOperation
  * The corpus is all accepted: refused operations take the full path (parse, tree, judge), about the old speed.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
