@@ -172,8 +172,11 @@ function readPrimitive(text: string, name: PrimitiveName): void {
       // Boolean.parseBoolean: anything but "true" (any case) is false, never an error.
       return;
     case 'string':
+      checkText(text);
+      return;
     case 'uri':
       checkText(text);
+      checkUrl(text);
       return;
     case 'raw':
       checkBase64(text);
@@ -208,6 +211,17 @@ export function checkText(text: string): void {
     if (c >= 0xdc00 && c <= 0xdfff) throw illegalCodePoint(c);
     if ((c >= 0xfdd0 && c <= 0xfddf) || c === 0xfffe || c === 0xffff) throw illegalCodePoint(c);
   }
+}
+
+// com.yahoo.net.Url's pattern, which UriFieldValue matches the text against; Java's '.' stops at these line ends.
+const javaUrl = /^(([^:/?#]+):)?(\/\/((([^:@/?#]+)(:([^@/?#]+))?@))?(((\[([^\]]+)\]|[^:/?#]+)(:([^/?#]+))?)))?([^?#]+)?(\?([^#]*))?(#([^\n\r\u0085\u2028\u2029]*))?$/;
+
+/** Url.fromString: the pattern must match the whole text, and a port (group 14) must be an Integer.valueOf. */
+function checkUrl(text: string): void {
+  const m = javaUrl.exec(text);
+  if (m === null) throw new ValueError('Malformed URL.');
+  const port = m[14];
+  if (port !== undefined && !isJavaInteger(port, 32)) throw new ValueError(`For input string: "${port}"`);
 }
 
 function illegalCodePoint(cp: number): ValueError {
