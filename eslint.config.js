@@ -17,6 +17,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       // A variable that closures read before its one assignment must stay a let.
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+      // The byte scanners name byte codes with const enums and compare them with buffer bytes, by design.
+      '@typescript-eslint/no-unsafe-enum-comparison': 'off',
       // Control characters are what some patterns exist to find (the JSON and schema scanners).
       'no-control-regex': 'off',
     },

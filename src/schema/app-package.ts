@@ -153,8 +153,8 @@ function stripSingleTopDirectory(files: Map<string, Uint8Array>): Map<string, Ui
   const tops = new Set([...files.keys()].map((p) => (p.includes('/') ? p.slice(0, p.indexOf('/') + 1) : p)));
   if (tops.size !== 1) return files;
   const [top] = tops;
-  if (!top!.endsWith('/') || !files.has(`${top}services.xml`)) return files;
-  return new Map([...files].map(([p, d]) => [p.slice(top!.length), d]));
+  if (!top.endsWith('/') || !files.has(`${top}services.xml`)) return files;
+  return new Map([...files].map(([p, d]) => [p.slice(top.length), d]));
 }
 
 function parseXmlFile(bytes: Uint8Array, path: string): XmlElement {

@@ -67,17 +67,17 @@ export function parseDataType(text: string, structs: StructLookup): DataType {
   if (generic) {
     const [, outer, inner] = generic;
     if (outer === 'array') {
-      const element = parseDataType(inner!, structs);
+      const element = parseDataType(inner, structs);
       return { kind: 'array', name: `Array<${element.name}>`, element };
     }
     if (outer === 'weightedset') {
-      const element = parseDataType(inner!, structs);
+      const element = parseDataType(inner, structs);
       return { kind: 'weightedset', name: `WeightedSet<${element.name}>`, element };
     }
-    if (outer === 'reference') return { kind: 'reference', name: `Reference<${inner}>`, target: inner! };
-    const comma = topLevelComma(inner!);
-    const key = parseDataType(inner!.slice(0, comma), structs);
-    const value = parseDataType(inner!.slice(comma + 1), structs);
+    if (outer === 'reference') return { kind: 'reference', name: `Reference<${inner}>`, target: inner };
+    const comma = topLevelComma(inner);
+    const key = parseDataType(inner.slice(0, comma), structs);
+    const value = parseDataType(inner.slice(comma + 1), structs);
     return { kind: 'map', name: `Map<${key.name},${value.name}>`, key, value };
   }
   return structs(text) ?? { kind: 'unknown', name: text };
@@ -102,7 +102,7 @@ export function parseTensorType(text: string): TensorType {
   for (const d of (m?.[2] ?? '').split(',')) {
     if (d === '') continue;
     const indexed = /^(\w+)\[(\d*)\]$/.exec(d);
-    if (indexed) dimensions.push({ name: indexed[1]!, indexed: true, ...(indexed[2] !== '' ? { size: Number(indexed[2]) } : {}) });
+    if (indexed) dimensions.push({ name: indexed[1], indexed: true, ...(indexed[2] !== '' ? { size: Number(indexed[2]) } : {}) });
     else dimensions.push({ name: d.replace(/\{\}$/, ''), indexed: false });
   }
   // The service prints dimensions sorted by name, and no cell type for double.

@@ -372,16 +372,16 @@ class QuickReader {
     const buf = this.buf;
     const length = end - start;
     if (length === 0) return table.empty;
-    const first = buf[start]!;
-    const last = buf[end - 1]!;
+    const first = buf[start];
+    const last = buf[end - 1];
     const candidates = table.bySlot[slotOf(length, first, last)];
     if (candidates === undefined) return undefined;
     for (let c = 0; c < candidates.length; c++) {
-      const name = candidates[c]!.bytes;
+      const name = candidates[c].bytes;
       if (name.length !== length || name[0] !== first || name[length - 1] !== last) continue;
       let k = 1;
       while (k < length - 1 && name[k] === buf[start + k]) k++;
-      if (k >= length - 1) return candidates[c]!.value;
+      if (k >= length - 1) return candidates[c].value;
     }
     return undefined;
   }
@@ -497,7 +497,7 @@ class QuickReader {
     // -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
     let p = start;
     if (buf[p] === B.Minus) p++;
-    let d = buf[p]!;
+    let d = buf[p];
     if (d === B.Zero) p++;
     else if (d > B.Zero && d <= B.Nine) {
       p++;
@@ -543,9 +543,9 @@ class QuickReader {
     let nonAscii = false;
     for (;;) {
       // Plain ASCII text, the bulk of most strings, in a tight loop.
-      while (p < end && plainByte[buf[p]!] === 1) p++;
+      while (p < end && plainByte[buf[p]] === 1) p++;
       if (p >= end) return false;
-      const c = buf[p]!;
+      const c = buf[p];
       if (c === B.Quote) break;
       if (c < B.Space) return false;
       if (c === B.Backslash) {
@@ -628,11 +628,11 @@ function slotOf(length: number, first: number, last: number): number {
 }
 
 function nameTable<T>(byName: Map<string, T>): NameTable<T> {
-  const bySlot: ({ bytes: Buffer; value: T }[] | undefined)[] = new Array(256).fill(undefined);
+  const bySlot: ({ bytes: Buffer; value: T }[] | undefined)[] = new Array<{ bytes: Buffer; value: T }[] | undefined>(256).fill(undefined);
   for (const [name, value] of byName) {
     const bytes = Buffer.from(name, 'utf8');
     if (bytes.length === 0) continue;
-    const slot = slotOf(bytes.length, bytes[0]!, bytes[bytes.length - 1]!);
+    const slot = slotOf(bytes.length, bytes[0], bytes[bytes.length - 1]);
     (bySlot[slot] ??= []).push({ bytes, value });
   }
   return { bySlot, empty: byName.get(''), byName };

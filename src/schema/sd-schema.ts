@@ -42,13 +42,13 @@ export function parseSchema(source: string, file: string): Schema {
   const top = blocks.filter((b) => b.depth === 0);
   const schemaBlock = top.find((b) => /^(schema|search)\s+\S+/.test(b.header));
   if (!schemaBlock) throw new SchemaError(`${file}: no 'schema <name> { ... }' declaration`);
-  const name = schemaBlock.header.split(/\s+/)[1]!;
+  const name = schemaBlock.header.split(/\s+/)[1];
   const documentBlocks = blocks.filter((b) => b.parent === schemaBlock && /^document(\s|$)/.test(b.header));
   if (documentBlocks.length === 0) throw new SchemaError(`${file}: schema '${name}' does not declare a document ('document ${name} { ... }')`);
-  const documentBlock = documentBlocks[0]!;
+  const documentBlock = documentBlocks[0];
   const documentName = documentBlock.header.split(/\s+/)[1] ?? name;
   const inheritsMatch = /\binherits\s+(.+)$/.exec(documentBlock.header);
-  const inherits = inheritsMatch ? inheritsMatch[1]!.split(/[\s,]+/).filter((n) => n !== '') : [];
+  const inherits = inheritsMatch ? inheritsMatch[1].split(/[\s,]+/).filter((n) => n !== '') : [];
   const structs = new Map<string, Map<string, string>>();
   for (const block of blocks) {
     const sm = /^struct\s+(\S+)/.exec(block.header);
@@ -57,9 +57,9 @@ export function parseSchema(source: string, file: string): Schema {
     for (const member of blocks) {
       if (member.parent !== block) continue;
       const fm = /^field\s+(\S+)\s+type\s+(.+)$/.exec(member.header);
-      if (fm) members.set(fm[1]!, fm[2]!.replace(/\s+/g, ''));
+      if (fm) members.set(fm[1], fm[2].replace(/\s+/g, ''));
     }
-    structs.set(sm[1]!, members);
+    structs.set(sm[1], members);
   }
   const fields = new Map<string, SchemaField>();
   for (const block of blocks) {
@@ -70,9 +70,9 @@ export function parseSchema(source: string, file: string): Schema {
       continue;
     }
     const indexing = readIndexing(block.body);
-    fields.set(m[1]!, {
-      name: m[1]!,
-      type: m[2]!.replace(/\s+/g, ''),
+    fields.set(m[1], {
+      name: m[1],
+      type: m[2].replace(/\s+/g, ''),
       indexing,
       aspects: ['attribute', 'index', 'summary'].filter((a) => new RegExp(`\\b${a}\\b`).test(indexing)),
       inDocument: block.parent === documentBlock,
@@ -95,7 +95,7 @@ function stripComments(source: string): string {
   let out = '';
   let i = 0;
   while (i < source.length) {
-    const ch = source[i]!;
+    const ch = source[i];
     if (ch === '"') {
       const end = findStringEnd(source, i);
       out += source.slice(i, end);
@@ -155,7 +155,7 @@ function matchBraces(source: string, file: string): Block[] {
       segmentStart = i + 1;
     }
   }
-  if (open.length > 0) throw new SchemaError(`${file}: '${open[open.length - 1]!.header} {' is never closed`);
+  if (open.length > 0) throw new SchemaError(`${file}: '${open[open.length - 1].header} {' is never closed`);
   return blocks.sort((a, b) => a.depth - b.depth);
 }
 

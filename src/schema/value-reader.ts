@@ -232,7 +232,7 @@ function illegalCodePoint(cp: number): ValueError {
 function checkBase64(text: string): void {
   let count = 0;
   for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
+    const c = text[i];
     if (c === '=') break;
     if (/[A-Za-z0-9+/]/.test(c)) count++;
   }
@@ -269,7 +269,7 @@ function readReference(text: string, target: string): void {
   if (parts.length < 2 || parts[1] === undefined) throw new ValueError(`Unparseable id '${text}': Namespace missing`);
   if (parts.length < 3) throw new ValueError(`Unparseable id '${text}': Document type missing`);
   if (parts.length < 5) throw new ValueError(`Unparseable id '${text}': Key/value section missing`);
-  const type = parts[2]!;
+  const type = parts[2];
   if (type !== target) throw new ValueError(`Can't assign document ID '${text}' (of type '${type}') to reference of document type '${target}'`);
 }
 
@@ -309,7 +309,7 @@ function readTensor(node: JsonNode, t: TensorType, typeName: string): void {
     return;
   }
   if (node.kind === 'array') {
-    if (node.items.length > 0 && node.items[0]!.kind === 'object' && !isMixed(t)) return readCells(node, t, typeName);
+    if (node.items.length > 0 && node.items[0].kind === 'object' && !isMixed(t)) return readCells(node, t, typeName);
     if (isDense(t)) return readDenseValues(node, t);
     if (isMixed(t)) return readBlocks(node, t);
     return readCells(node, t, typeName);
@@ -346,7 +346,7 @@ function readCells(node: JsonNode, t: TensorType, typeName: string): void {
 function readShortCells(node: Extract<JsonNode, { kind: 'object' }>, t: TensorType, typeName: string): void {
   if (t.dimensions.length !== 1) throw new ValueError(`Expected a tensor with a single dimension but got '${typeName}'`);
   for (const [label, value] of node.entries) {
-    checkLabel(t.dimensions[0]!, label, t);
+    checkLabel(t.dimensions[0], label, t);
     checkCellValue(value);
   }
 }

@@ -55,7 +55,7 @@ export function parseXml(source: string): XmlElement {
   const lines = lineStarts(source);
   const fail = (message: string, at: number): never => {
     const line = lineOf(lines, at);
-    throw new XmlSyntaxError(message, line, at - lines[line - 1]! + 1);
+    throw new XmlSyntaxError(message, line, at - lines[line - 1] + 1);
   };
   checkProlog(source, fail);
   const verdict = XMLValidator.validate(source, { allowBooleanAttributes: false });
@@ -99,7 +99,7 @@ function toElement(node: OrderedNode, name: string, source: string, lines: numbe
   for (const child of node[name] as OrderedNode[]) {
     const kind = tagOf(child);
     if (kind === '#text') element.text += decodeEntities(String(textOf(child)), start, fail);
-    else if (kind === '#cdata') element.text += String(textOf((child['#cdata'] as OrderedNode[])[0] ?? {}) ?? '');
+    else if (kind === '#cdata') element.text += String(textOf((child['#cdata'] as OrderedNode[])[0] ?? {}));
     else if (kind === '#comment') checkComment(child, source, fail);
     else element.children.push(toElement(child, kind, source, lines, fail));
   }
@@ -111,8 +111,9 @@ function tagOf(node: OrderedNode): string {
   return '#text';
 }
 
-function textOf(node: OrderedNode): unknown {
-  return node['#text'] ?? '';
+/** The text of a text node: the parser keeps values as strings (parseTagValue off), numbers only if that changes. */
+function textOf(node: OrderedNode): string | number {
+  return (node['#text'] as string | number | undefined) ?? '';
 }
 
 function offsetOf(node: OrderedNode): number {
@@ -133,7 +134,7 @@ function decodeEntities(raw: string, at: number, fail: Fail): string {
     if (/^#[0-9]+$/.test(name)) return String.fromCodePoint(parseInt(name.slice(1), 10));
     const value = predefinedEntities[name];
     if (value === undefined) fail(`unknown entity &${name}; (only &amp; &lt; &gt; &quot; &apos; and character references are read)`, at);
-    return value!;
+    return value;
   });
 }
 
@@ -144,13 +145,13 @@ function decodeEntities(raw: string, at: number, fail: Fail): string {
 function checkProlog(source: string, fail: Fail): void {
   let pos = source.charCodeAt(0) === 0xfeff ? 1 : 0;
   for (;;) {
-    while (pos < source.length && /\s/.test(source[pos]!)) pos++;
+    while (pos < source.length && /\s/.test(source[pos])) pos++;
     if (source.startsWith('<?', pos)) pos = skipPast(source, pos, '?>');
     else if (source.startsWith('<!--', pos)) pos = skipPast(source, pos, '-->');
     else if (source.startsWith('<!DOCTYPE', pos)) {
       let quote: string | undefined;
       for (let i = pos + 9; i < source.length; i++) {
-        const c = source[i]!;
+        const c = source[i];
         if (quote !== undefined) {
           if (c === quote) quote = undefined;
         } else if (c === '"' || c === "'") quote = c;
@@ -196,7 +197,7 @@ function lineOf(starts: number[], offset: number): number {
   let hi = starts.length - 1;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= offset) lo = mid;
+    if (starts[mid] <= offset) lo = mid;
     else hi = mid - 1;
   }
   return lo + 1;

@@ -34,7 +34,7 @@ let dir: string;
 
 beforeAll(async () => {
   sim = await startSimulator({ port: 0, configPort: 0 });
-  dir = await writeTree({ 'app/services.xml': kindsPackage()['services.xml']!, 'app/schemas/kinds.sd': kindsPackage()['schemas/kinds.sd']!, 'corpus.jsonl': `${corpus}\n` });
+  dir = await writeTree({ 'app/services.xml': kindsPackage()['services.xml'], 'app/schemas/kinds.sd': kindsPackage()['schemas/kinds.sd'], 'corpus.jsonl': `${corpus}\n` });
   const res = await rawRequest(sim.configUrl!, 'POST', '/application/v2/tenant/default/prepareandactivate', zipFiles(kindsPackage()), { 'content-type': 'application/zip' });
   expect(res.status, res.text).toBe(200);
 });
