@@ -41,6 +41,23 @@ export interface FeedSummary {
   'feeder.abandoned.count': number;
 }
 
+/** Running totals of a feed, from `Feeder.snapshot()`: what a recorder or a metrics endpoint samples. */
+export interface FeedCounters {
+  operations: number;
+  ok: number;
+  /** Operations finally failed. */
+  errors: number;
+  retries: number;
+  /** Requests that got no HTTP answer (transport errors). */
+  exceptions: number;
+  requestBytes: number;
+  responseBytes: number;
+  /** HTTP responses by status code. */
+  codes: Record<string, number>;
+  /** A copy of the response latency histogram, in microseconds (the caller may change it). */
+  latencyUs: hdr.Histogram;
+}
+
 export class FeedStats {
   readonly startedAt: number;
   operations = 0;
@@ -78,6 +95,16 @@ export class FeedStats {
     if (us > this.latencyMaxUs) this.latencyMaxUs = us;
     this.latencySumUs += us;
     this.histogram.recordValue(us);
+  }
+
+  /** The counters and a copy of the latency histogram (µs), for a recorder sampling once a second. */
+  snapshot(): FeedCounters {
+    const latencyUs = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
+    latencyUs.add(this.histogram);
+    return {
+      operations: this.operations, ok: this.ok, errors: this.errors, retries: this.retries, exceptions: this.exceptions,
+      requestBytes: this.requestBytes, responseBytes: this.responseBytes, codes: Object.fromEntries(this.codes), latencyUs,
+    };
   }
 
   percentileMs(p: number): number {
