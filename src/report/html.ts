@@ -133,7 +133,7 @@ function headline(run: RecordedRun): [string, string][] {
     if (v !== undefined) out.push([label, `${format(v)}${unit}`]);
   };
   add('succeeded', pick('feeder.ok.count', 'visit.document.count'));
-  add('per second', pick('feeder.ok.rate', 'visit.document.rate'));
+  add('per second', ((v) => (typeof v === 'number' ? Math.round(v) : v))(pick('feeder.ok.rate', 'visit.document.rate')));
   add('failed', pick('feeder.error.count'));
   add('p99', pick('http.response.latency.millis.p99'), ' ms');
   add('seconds', run.summary?.seconds);
@@ -190,7 +190,7 @@ ${stepsHtml}
 <div><h2>Parameters</h2><div id="params">${paramsHtml}</div></div></div>
 <script>${js}</script>
 <script type="application/json" id="report-data">${scriptSafe(JSON.stringify(charts))}</script>
-<script>${scriptSafe(pageScript)}</script>
+<script>${pageScript}</script>
 </body></html>
 `;
 }
@@ -200,28 +200,39 @@ const pageScript = `
 (function () {
   var charts = JSON.parse(document.getElementById('report-data').textContent);
   var drawn = [];
+  // x = 1/(1-p): 2 is the median, 10 p90, 100 p99; labelled only at those decades.
   var pctLabel = function (x) {
+    if (!(x >= 1.999)) return '';
     var p = 100 * (1 - 1 / x);
     return (Math.round(p * 1000) / 1000) + '%';
   };
+  var pad = function (n) { return (n < 10 ? '0' : '') + n; };
+  var clock = function (v) { var d = new Date(v * 1000); return pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds()); };
+  var fromZero = function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; };
   charts.forEach(function (c) {
     var el = document.getElementById('chart-' + c.id);
     var width = el.clientWidth || 600;
     var percentile = c.kind === 'percentile';
+    var xMax = c.x[c.x.length - 1];
     var opts = {
       width: width,
       height: 240,
-      scales: percentile ? { x: { time: false, distr: 3 }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; } } } : { y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; } } },
-      series: [{ label: percentile ? 'percentile' : 'time', value: percentile ? function (u, v) { return v == null ? '' : pctLabel(v); } : undefined }].concat(c.series.map(function (s) {
+      padding: [8, 28, 0, 4],
+      scales: percentile
+        ? { x: { time: false, distr: 3, log: 10, range: function () { return [1, xMax]; } }, y: { range: fromZero } }
+        : { x: { time: false }, y: { range: fromZero } },
+      series: [{ label: percentile ? 'percentile' : 'time', value: function (u, v) { return v == null ? '' : percentile ? pctLabel(v) : clock(v); } }].concat(c.series.map(function (s) {
         return { label: s.label, stroke: s.color, width: 1.5, spanGaps: false, points: { show: c.x.length < 3 } };
       })),
       axes: [
-        percentile ? { splits: function (u) { var out = []; for (var x = 2; x <= u.scales.x.max; x = x === 2 ? 10 : x * 10) out.push(x); return out; }, values: function (u, vals) { return vals.map(pctLabel); } } : {},
-        { size: 60, values: function (u, vals) { return vals.map(function (v) { return v + (c.unit && c.unit !== '/s' ? ' ' + c.unit : ''); }); } },
+        percentile
+          ? { splits: function () { var out = []; for (var x = 2; x <= xMax; x = x === 2 ? 10 : x * 10) out.push(x); return out; }, values: function (u, vals) { return vals.map(pctLabel); } }
+          // Whole seconds only: the points are seconds, a tick between them would mean nothing.
+          : { incrs: [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400], values: function (u, vals) { return vals.map(clock); } },
+        { size: 76, values: function (u, vals) { return vals.map(function (v) { return v + (c.unit && c.unit !== '/s' ? ' ' + c.unit : ''); }); } },
       ],
       legend: { live: true },
     };
-    if (percentile) opts.scales.x.log = 10;
     var u = new uPlot(opts, [c.x].concat(c.series.map(function (s) { return s.values; })), el);
     drawn.push({ id: c.id, points: c.x.length, series: c.series.length, chart: u });
   });
