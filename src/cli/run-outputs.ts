@@ -80,11 +80,13 @@ export class RunOutputs {
     const port = args['metrics-port'];
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new VespaBulkError('VB_USAGE', `--metrics-port must be a port number (0-65535), not ${port}`);
     const stats = args.stats !== undefined ? new StatsFileWriter(args.stats) : undefined;
-    let holder: RunOutputs | undefined;
-    const metrics = port !== undefined ? await startMetricsServer({ port, host: args['metrics-host'], sample: () => holder?.sampler?.() ?? idle }) : undefined;
-    holder = new RunOutputs(args, { command: params.command, target: redact(params.target, []), flags: recordedFlags(params.argv), tool: `vespa-bulk ${toolVersion()}` }, stats, metrics);
+    // The endpoint listens before the run exists; its sampler reads the outputs made just below.
+    const box: { outputs?: RunOutputs } = {};
+    const metrics = port !== undefined ? await startMetricsServer({ port, host: args['metrics-host'], sample: () => box.outputs?.sampler?.() ?? idle }) : undefined;
+    const outputs = new RunOutputs(args, { command: params.command, target: redact(params.target, []), flags: recordedFlags(params.argv), tool: `vespa-bulk ${toolVersion()}` }, stats, metrics);
     if (metrics !== undefined) process.stderr.write(`vespa-bulk: metrics at ${metrics.url}\n`);
-    return holder;
+    box.outputs = outputs;
+    return outputs;
   }
 
   /** The port the metrics endpoint listens on, when there is one. */

@@ -37,7 +37,7 @@ export function cumulativeCounts(h: LatencyHistogram, boundsUs: readonly number[
   it.reset();
   while (it.hasNext()) {
     const v = it.next();
-    for (let i = 0; i < boundsUs.length; i++) if (v.valueIteratedTo <= boundsUs[i]!) counts[i]! += v.countAtValueIteratedTo;
+    for (let i = 0; i < boundsUs.length; i++) if (v.valueIteratedTo <= boundsUs[i]) counts[i] += v.countAtValueIteratedTo;
   }
   return counts;
 }

@@ -9,7 +9,7 @@ import type { RecordedRun, StatsPoint, SummaryLine } from './stats-format.js';
  */
 export function mergeRuns(runs: readonly RecordedRun[]): RecordedRun {
   if (runs.length === 0) throw new VespaBulkError('VB_USAGE', 'no stats file to merge');
-  if (runs.length === 1) return runs[0]!;
+  if (runs.length === 1) return runs[0];
   const bySecond = new Map<number, StatsPoint[]>();
   for (const run of runs) for (const p of run.points) bySecond.set(p.t, [...(bySecond.get(p.t) ?? []), p]);
   const points = [...bySecond.keys()].sort((a, b) => a - b).map((t) => mergePoints(t, bySecond.get(t)!));
@@ -58,7 +58,7 @@ function mergePoints(t: number, points: StatsPoint[]): StatsPoint {
 function mergeSummaries(runs: readonly RecordedRun[], summaries: SummaryLine[]): SummaryLine {
   const h = emptyLatencyHistogram();
   for (const s of summaries) if (s.histogram !== '') h.add(decodeHistogram(s.histogram));
-  const starts = runs.map((r) => Date.parse(r.params[0]!.startTime));
+  const starts = runs.map((r) => Date.parse(r.params[0].startTime));
   const end = Math.max(...summaries.map((s) => s.end));
   // The shards ran side by side: the merged run lasts from the first start to the last end.
   const seconds = Math.max(1e-6, (end - Math.min(...starts)) / 1000);
@@ -83,7 +83,7 @@ export function addSummaries(summaries: readonly Record<string, unknown>[], seco
   for (const key of keys) {
     const values = summaries.map((s) => s[key]).filter((v) => v !== undefined);
     if (values.every((v) => typeof v === 'number')) {
-      const nums = values as number[];
+      const nums = values;
       if (/latency/.test(key) && latencyUs.totalCount > 0) {
         const m = /\.(min|avg|max|p(\d+))$/.exec(key);
         const which = m?.[1];

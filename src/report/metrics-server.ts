@@ -42,7 +42,7 @@ class LatencyMetric {
   get() {
     const h = this.current().latencyUs;
     const counts = cumulativeCounts(h, latencyBucketsSeconds.map((s) => s * 1e6));
-    const values = latencyBucketsSeconds.map((le, i) => ({ metricName: `${this.name}_bucket`, labels: { le }, value: counts[i]! }));
+    const values = latencyBucketsSeconds.map((le, i) => ({ metricName: `${this.name}_bucket`, labels: { le }, value: counts[i] }));
     values.push({ metricName: `${this.name}_bucket`, labels: { le: '+Inf' as unknown as number }, value: h.totalCount });
     values.push({ metricName: `${this.name}_sum`, labels: {} as { le: number }, value: (h.mean * h.totalCount) / 1e6 });
     values.push({ metricName: `${this.name}_count`, labels: {} as { le: number }, value: h.totalCount });

@@ -42,7 +42,7 @@ describe('feed --stats and --report', () => {
     const points = lines.filter((l): l is StatsPoint => l.type === 'point');
     expect(points.length).toBe(lines.length - 2);
     // One point per wall-clock second, none skipped, none repeated.
-    for (let i = 1; i < points.length; i++) expect(points[i]!.t).toBe(points[i - 1]!.t + 1);
+    for (let i = 1; i < points.length; i++) expect(points[i].t).toBe(points[i - 1].t + 1);
     for (const p of points.slice(1, -1)) expect(p.dt).toBeGreaterThan(0.5);
     const s = summary.summary;
     const merged = emptyLatencyHistogram();
@@ -64,7 +64,7 @@ describe('feed --stats and --report', () => {
     expect(sum((p) => p.sentBytes)).toBe(s['http.request.bytes']);
     // The merge of the per-second histograms is the run's histogram: the same percentiles.
     expect(merged.getValueAtPercentile(99) / 1000).toBeCloseTo(s['http.response.latency.millis.p99'] as number, 2);
-    console.log(`stats: ${points.length} points, ${counted} responses, ${s['feeder.throttled.count']} 429s, ${text.length} bytes`);
+    console.log(`stats: ${points.length} points, ${counted} responses, ${String(s['feeder.throttled.count'])} 429s, ${text.length} bytes`);
 
     const html = readFileSync(report, 'utf8');
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\/cdn/i);
