@@ -200,7 +200,8 @@ const pageScript = `
 (function () {
   var charts = JSON.parse(document.getElementById('report-data').textContent);
   var drawn = [];
-  // x = 1/(1-p): 2 is the median, 10 p90, 100 p99; labelled only at those decades.
+  // x = 1/(1-p): 2 is the median, 10 p90, 100 p99; labelled only at those. uPlot's own filter on a log axis
+  // would keep only powers of ten and drop the median's label.
   var pctLabel = function (x) {
     if (!(x >= 1.999)) return '';
     var p = 100 * (1 - 1 / x);
@@ -226,7 +227,7 @@ const pageScript = `
       })),
       axes: [
         percentile
-          ? { splits: function () { var out = []; for (var x = 2; x <= xMax; x = x === 2 ? 10 : x * 10) out.push(x); return out; }, values: function (u, vals) { return vals.map(pctLabel); } }
+          ? { filter: function (u, splits) { return splits; }, splits: function () { var out = []; for (var x = 2; x <= xMax; x = x === 2 ? 10 : x * 10) out.push(x); return out; }, values: function (u, vals) { return vals.map(pctLabel); } }
           // Whole seconds only: the points are seconds, a tick between them would mean nothing.
           : { incrs: [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400], values: function (u, vals) { return vals.map(clock); } },
         { size: 76, values: function (u, vals) { return vals.map(function (v) { return v + (c.unit && c.unit !== '/s' ? ' ' + c.unit : ''); }); } },
