@@ -33,6 +33,7 @@ export {
   parseOperation,
   type FeedOptions,
   type FeedSummary,
+  type FeedCounters,
   type FeedOutcome,
   type StopReason,
   type InputPosition,
@@ -78,3 +79,6 @@ export type { LatencyFigures } from './feed/stats.js';
 export { validate, type ValidateOptions, type ValidateOutcome, type ValidateSummary, type Refusal } from './validate/validate.js';
 export type { DocumentModel, DocumentType } from './schema/document-model.js';
 export type { DataType, PrimitiveName, TensorType, TensorDimension } from './schema/data-type.js';
+
+// Recording a run: per-second stats, the HTML report, the Prometheus endpoint.
+export * from './report/index.js';

@@ -12,6 +12,7 @@ import { commands as documentCommands } from './commands/document.js';
 import { commands as deployCommands } from './commands/deploy.js';
 import { commands as validateCommands } from './commands/validate.js';
 import { commands as benchCommands } from './commands/bench.js';
+import { commands as reportCommands } from './commands/report.js';
 import { colorModes, red, setColorMode, type ColorMode } from './color.js';
 import { exitCodes, exitCodesEpilog } from './exit-codes.js';
 import { unreachableHint } from './wait-option.js';
@@ -29,7 +30,7 @@ export function ownVersion(): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const all: AnyCommand[] = [...serveCommands, ...feedCommands, ...visitCommands, ...documentCommands, ...deployCommands, ...validateCommands, ...benchCommands];
+  const all: AnyCommand[] = [...serveCommands, ...feedCommands, ...visitCommands, ...documentCommands, ...deployCommands, ...validateCommands, ...benchCommands, ...reportCommands];
   const parser = yargs(argv)
     .scriptName('vespa-bulk')
     .usage('$0 <command> [options]\n\nMoves documents in and out of Vespa as fast as the cluster allows, and loses none of them.')

@@ -9,7 +9,7 @@ import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.
 import type { RawItem } from './splitter.js';
 import { AdaptiveThrottle, FixedThrottle, type Throttle } from './throttle.js';
 import { CircuitBreaker } from './breaker.js';
-import { FeedStats, type FeedSummary } from './stats.js';
+import { FeedStats, type FeedCounters, type FeedSummary } from './stats.js';
 import { FailureWriter } from './failures.js';
 import { readCheckpoint, writeCheckpoint, type Checkpoint } from './checkpoint.js';
 import { ReadProgress, describeInputs, readSources, type FeedSource, type InputInfo, type InputPosition } from './source.js';
@@ -188,6 +188,11 @@ export class Feeder {
     this.maxUnfinished = 0;
     this.intervalMs = options.arrivalRate !== undefined ? 1000 / options.arrivalRate : 0;
     this.updateWindow();
+  }
+
+  /** The running totals with a copy of the latency histogram, and the in-flight count and limit now. */
+  snapshot(): FeedCounters & { inflight: number; limit: number } {
+    return { ...this.stats.snapshot(), inflight: this.inflight, limit: this.throttle.limit };
   }
 
   /** Current figures for a progress line. */

@@ -2,7 +2,7 @@
 export { feed, Feeder, type FeedOutcome, type FeedProgress, type StopReason } from './feeder.js';
 export type { FeedOptions, Compression } from './options.js';
 export type { OperationResult } from './operation-result.js';
-export type { FeedSummary } from './stats.js';
+export type { FeedSummary, FeedCounters } from './stats.js';
 export type { FeedSource, InputPosition } from './source.js';
 export type { Checkpoint } from './checkpoint.js';
 export { readCheckpoint } from './checkpoint.js';

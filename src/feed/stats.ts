@@ -87,6 +87,11 @@ class LatencyRecorder {
     return this.count === 0 ? 0 : this.histogram.getValueAtPercentile(p) / 1000;
   }
 
+  /** Adds these latencies to `into` (same bounds), e.g. a copy for a sampler. */
+  addTo(into: hdr.Histogram): void {
+    into.add(this.histogram);
+  }
+
   minMs(): number {
     return this.count === 0 ? 0 : this.minUs / 1000;
   }
@@ -106,6 +111,23 @@ class LatencyRecorder {
 
 function round(n: number, digits = 3): number {
   return Number(n.toFixed(digits));
+}
+
+/** Running totals of a feed, from `Feeder.snapshot()`: what a recorder or a metrics endpoint samples. */
+export interface FeedCounters {
+  operations: number;
+  ok: number;
+  /** Operations finally failed. */
+  errors: number;
+  retries: number;
+  /** Requests that got no HTTP answer (transport errors). */
+  exceptions: number;
+  requestBytes: number;
+  responseBytes: number;
+  /** HTTP responses by status code. */
+  codes: Record<string, number>;
+  /** A copy of the response latency histogram, in microseconds (the caller may change it). */
+  latencyUs: hdr.Histogram;
 }
 
 export class FeedStats {
@@ -155,6 +177,18 @@ export class FeedStats {
   /** One operation finished after its final answer, `latencyUs` after its first send (or its due time). */
   operationDone(latencyUs: number): void {
     this.operationLatency.record(latencyUs);
+  }
+
+  /** The counters and a copy of the latency histogram (µs), for a recorder sampling once a second. */
+  snapshot(): FeedCounters {
+    const latencyUs = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
+    this.latency.addTo(latencyUs);
+    const codes: Record<string, number> = {};
+    for (const [status, recorder] of this.byCode) codes[String(status)] = recorder.count;
+    return {
+      operations: this.operations, ok: this.ok, errors: this.errors, retries: this.retries, exceptions: this.exceptions,
+      requestBytes: this.requestBytes, responseBytes: this.responseBytes, codes, latencyUs,
+    };
   }
 
   /** Percentile of the answers' latency (each attempt by itself). */

@@ -13,9 +13,11 @@ import { bench, type BenchOptions, type BenchStep } from '../../bench/bench.js';
 import { parseRamp, parseRates } from '../../bench/load-profile.js';
 import type { Feeder } from '../../feed/feeder.js';
 import type { Compression } from '../../feed/options.js';
+import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
+import { feedSampler, SequenceSampler } from '../../report/sample.js';
 
 /** `vespa-bulk bench`: flags into BenchOptions, each step on stderr, the result as JSON on stdout. */
-interface BenchArgs extends SecurityArgs, TargetArgs, WaitArgs {
+interface BenchArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs {
   app?: string;
   'config-url'?: string;
   template?: string;
@@ -50,7 +52,7 @@ A step HOLDS its rate when all of: the achieved rate (operations finished per se
 Output: JSON on stdout: each step's asked and achieved rate, start and end time, p50/p99, 429 share, whether held, and its feed summary (latency per status code, operation latency). Exit code: 0 all operations succeeded, 1 some failed, 2 bad usage.`;
 
 function builder(y: Argv): Argv<BenchArgs> {
-  return withWaitOption(withTargetOptions(withSecurityOptions(y)))
+  return withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(y))))
     .option('app', { type: 'string', describe: 'Application package (directory, .zip or gzipped tar): generate documents to its schemas' })
     .option('config-url', { type: 'string', describe: 'Config server URL: generate documents to the schemas of its active application' })
     .option('template', { type: 'string', describe: 'A template put operation (JSON file): documents like it, values varied' })
@@ -136,7 +138,17 @@ async function handler(argv: BenchArgs): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let progress: ProgressLine | undefined;
+  // --stats, --report and --metrics-port see the whole bench as one run, its steps marked.
+  const outputs = await RunOutputs.open(argv, { command: 'bench', target: options.endpoint!, argv: argv as unknown as Record<string, unknown> });
+  const sampler = new SequenceSampler();
+  let attached = false;
   options.onStepStart = (step, feeder: Feeder) => {
+    sampler.next(feedSampler(feeder));
+    if (!attached) {
+      outputs.attach(sampler.sample);
+      attached = true;
+    }
+    outputs.recorder?.step(step.name, step.targetRate);
     const opsRate = rateMeter();
     progress = new ProgressLine(
       (): ProgressSnapshot => {
@@ -159,12 +171,22 @@ async function handler(argv: BenchArgs): Promise<void> {
     );
   };
   options.onStepEnd = (step) => {
+    outputs.recorder?.endStep({ achievedRate: step.achievedRate, p99Ms: step.p99Ms, ...(step.held !== undefined && { held: step.held }) });
     progress?.stop(false);
     if (!argv.quiet) process.stderr.write(describeStep(step));
   };
   await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }) });
+  let printed: Record<string, unknown> | undefined;
   try {
     const result = await bench(options);
+    // The report shows the steps in their own table; its summary gets the rest.
+    // Flat, as the other commands' summaries: the whole run's feed figures, then the verdict.
+    const { steps: _steps, summary, criteria, ...overall } = result;
+    printed = {
+      ...overall,
+      ...summary,
+      ...(criteria !== undefined && { 'criteria.slo.ms': criteria.sloMs, 'criteria.max.429.share': criteria.max429Share, 'criteria.min.achieved.share': criteria.minAchievedShare }),
+    };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     if (!argv.quiet && result.profile === 'steps') {
       const best = result.highestHeldRate;
@@ -173,6 +195,7 @@ async function handler(argv: BenchArgs): Promise<void> {
     if (result.steps.some((s) => s.failed > 0)) process.exitCode = 1;
   } finally {
     progress?.stop(false);
+    await outputs.finish(printed, argv.quiet);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

@@ -18,11 +18,13 @@ import { defaultFailuresPath } from '../../feed/failures.js';
 import { checkFeedOptions } from '../../feed/check-options.js';
 import { feedFlags, withFlagNames } from '../option-flags.js';
 import { parseShard } from '../../feed/shard.js';
+import { feedSampler } from '../../report/sample.js';
+import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import type { Compression, FeedOptions, OperationResult } from '../../feed/options.js';
 import { speedtestSource } from '../../bench/speedtest.js';
 
 /** `vespa-bulk feed`: flags into FeedOptions, the outcome into a summary on stdout and an exit code. */
-interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs {
+interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs {
   files?: string[];
   connections: number;
   pipelining: number;
@@ -61,7 +63,7 @@ Nothing answering at the start (connection refused, unknown host, TLS handshake 
 Exit code: 0 all succeeded, 1 some failed or the feed was stopped, 2 bad usage, 130 after Ctrl-C (SIGINT), 143 after SIGTERM.`;
 
 function builder(y: Argv): Argv<FeedArgs> {
-  return withWaitOption(withTargetOptions(withSecurityOptions(y)))
+  return withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(y))))
     .positional('files', { type: 'string', array: true, describe: "Feed files ('-' for stdin, .gz decompressed)" })
     .option('connections', { type: 'number', default: 8, describe: 'HTTP/1.1 connections' })
     .option('pipelining', { type: 'number', default: 32, describe: 'Requests in flight per connection' })
@@ -199,7 +201,9 @@ async function handler(argv: FeedArgs): Promise<void> {
     }
   };
   await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }) });
+  const outputs = await RunOutputs.open(argv, { command: 'feed', target: options.endpoint!, argv: argv as unknown as Record<string, unknown> });
   const feeder = new Feeder(options);
+  outputs.attach(feedSampler(feeder));
   let state: ProgressSnapshot['state'] = 'running';
   const progress = new ProgressLine(progressOf(feeder, () => state), { enabled: !argv.quiet, plainIntervalMs: Math.max(0.1, argv.progress) * 1000 });
   let interrupts = 0;
@@ -223,6 +227,7 @@ async function handler(argv: FeedArgs): Promise<void> {
     outcome = await feeder.run(speedtest !== undefined ? speedtestSource(speedtest.bytes, speedtest.seconds) : files.length === 1 ? files[0]! : files);
   } catch (err) {
     progress.stop(false);
+    await outputs.finish(undefined);
     if (isVespaBulkError(err)) throw err;
     throw new VespaBulkError('VB_TRANSPORT', (err as Error).message, { cause: err });
   } finally {
@@ -232,7 +237,9 @@ async function handler(argv: FeedArgs): Promise<void> {
   state = outcome.stopped !== undefined ? 'stopped' : 'done';
   progress.stop(!argv.quiet);
   const s = outcome.summary;
-  process.stdout.write(`${JSON.stringify({ ...s, ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}) }, null, 2)}\n`);
+  const printed = { ...s, ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}) };
+  await outputs.finish(printed, argv.quiet);
+  process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`);
   if (outcome.failuresFile !== undefined) {
     reportFailuresFile(s['feeder.error.count'], outcome.failuresFile);
   }

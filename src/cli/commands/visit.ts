@@ -24,6 +24,8 @@ import { discoverContentClusters } from '../../visit/discover-cluster.js';
 import { bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec } from '../../visit/query.js';
 import { parseTimeRange } from '../../visit/time-range.js';
 import type { VisitReport, VisitRun } from '../../visit/visitor.js';
+import { visitSampler } from '../../report/sample.js';
+import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 
 /** `visit`, `update-where`, `delete-where` and `copy`: flags into options, results into output. */
 
@@ -41,7 +43,7 @@ interface CommonArgs extends SecurityArgs, TargetArgs, WaitArgs {
   quiet: boolean;
 }
 
-interface VisitArgs extends CommonArgs {
+interface VisitArgs extends CommonArgs, RunOutputArgs {
   'field-set'?: string;
   'include-removes': boolean;
   'wanted-document-count'?: number;
@@ -156,7 +158,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
   command: 'visit [document]',
   describe: 'Export documents: all slices at once, resumed across cuts, each document written once',
   builder: (y) =>
-    commonOptions(y)
+    withRunOutputOptions(commonOptions(y))
       .option('field-set', { type: 'string', describe: 'Fields to return: [all], [document], [id], <type>:f1,f2' })
       .option('include-removes', { type: 'boolean', default: false, describe: 'Include tombstones of removed documents ({"remove":id})' })
       .option('wanted-document-count', { alias: 'chunk-count', type: 'number', describe: 'Documents per response (default: unbounded when streaming, 1000 with --no-stream)' })
@@ -228,7 +230,10 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     };
     let progress: ProgressLine | undefined;
     let state: ProgressSnapshot['state'] = 'running';
+    const outputs = await RunOutputs.open(args, { command: 'visit', target: options.endpoint, argv: args as unknown as Record<string, unknown> });
+    let recorded: Record<string, unknown> | undefined;
     const startProgress = (run: VisitRun): void => {
+      outputs.attach(visitSampler(run));
       progress = new ProgressLine(visitProgressOf(run, performance.now(), () => (interrupted !== undefined && state === 'running' ? 'stopping' : state)), { enabled: !args.quiet });
     };
     try {
@@ -256,6 +261,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         }));
         state = interrupted !== undefined ? 'stopped' : 'done';
         progress?.stop();
+        recorded = summary as unknown as Record<string, unknown>;
         process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
         if (summary.failuresFile !== undefined) reportFailuresFile(summary.feed['feeder.error.count'], summary.failuresFile);
         if (summary.stopped === 'unauthorized') process.stderr.write('vespa-bulk: migration stopped: the destination refused the credentials: check --to-token (or --to-cert/--to-key)\n');
@@ -274,13 +280,15 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       }));
       state = interrupted !== undefined ? 'stopped' : 'done';
       progress?.stop();
+      recorded = exportSummaryJson(summary);
       // stdout carries data: when it carries the documents, the summary goes to stderr.
-      (toStdout ? process.stderr : process.stdout).write(`${JSON.stringify(exportSummaryJson(summary), null, 2)}\n`);
+      (toStdout ? process.stderr : process.stdout).write(`${JSON.stringify(recorded, null, 2)}\n`);
       reportFailures(summary, args.checkpoint);
       if (interrupted !== undefined) process.exitCode = exitCodeOfSignal(interrupted);
       else if (!summary.ok) process.exitCode = 1;
     } finally {
       progress?.stop(false);
+      await outputs.finish(recorded, args.quiet);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }

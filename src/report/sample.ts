@@ -1,0 +1,123 @@
+import type { Feeder } from '../feed/feeder.js';
+import type { VisitRun } from '../visit/visitor.js';
+import { emptyLatencyHistogram, type LatencyHistogram } from './histogram.js';
+
+/**
+ * The running totals of a run at one moment: what the recorder and the metrics endpoint read. Every count is
+ * cumulative since the start; the recorder makes per-second figures by difference. Any run can be recorded
+ * through a function returning these (a feed, a visit, a bench with its own generator).
+ */
+export interface RunSample {
+  /** Operations (feed) or documents (visit) done successfully. */
+  ok: number;
+  /** Operations finally failed (feed) or slices failed (visit). */
+  failed: number;
+  /** Requests sent again after a retryable answer or transport error. */
+  retries: number;
+  /** HTTP responses by status code. */
+  status: Record<string, number>;
+  /** Requests that got no HTTP answer (connection refused or reset, timeouts). */
+  exceptions: number;
+  /** Requests (feed) or slices (visit) in flight now. */
+  inflight: number;
+  /** The in-flight limit now (the adaptive limit of a feed, the slice count of a visit). */
+  inflightLimit: number;
+  /** Request body bytes sent. */
+  sentBytes: number;
+  /** Response body bytes received. */
+  receivedBytes: number;
+  /** Response latency in µs, cumulative; the sampler hands over a copy the recorder may change. */
+  latencyUs: LatencyHistogram;
+}
+
+/** What a recorder samples: a function returning the run's totals now. */
+export type RunSampler = () => RunSample;
+
+/** Samples a running feed through `Feeder.snapshot()`. */
+export function feedSampler(feeder: Feeder): RunSampler {
+  return () => {
+    const s = feeder.snapshot();
+    return {
+      ok: s.ok,
+      failed: s.errors,
+      retries: s.retries,
+      status: s.codes,
+      exceptions: s.exceptions,
+      inflight: s.inflight,
+      inflightLimit: s.limit,
+      sentBytes: s.requestBytes,
+      receivedBytes: s.responseBytes,
+      latencyUs: s.latencyUs,
+    };
+  };
+}
+
+/**
+ * Samples a running visit: documents delivered, slices failed, in flight (running slices) out of all slices,
+ * bytes received. A visit measures no per-request latency (its requests stream for seconds by design), so its
+ * histogram stays empty.
+ */
+export function visitSampler(run: VisitRun): RunSampler {
+  return () => ({
+    ok: run.documents(),
+    failed: run.slices.filter((s) => s.status === 'failed').length,
+    retries: run.slices.reduce((n, s) => n + s.retries, 0),
+    status: {},
+    exceptions: 0,
+    inflight: run.slices.filter((s) => s.status === 'running').length,
+    inflightLimit: run.slices.length,
+    sentBytes: 0,
+    receivedBytes: run.bytes(),
+    latencyUs: emptyLatencyHistogram(),
+  });
+}
+
+/**
+ * Samples a run made of several feeds one after another (the steps of a bench, each its own feeder): the
+ * finished feeds' totals plus the running one's, so that every total only grows, as the recorder's
+ * differences need. In flight and the limit are the running feed's.
+ */
+export class SequenceSampler {
+  private finished: RunSample | undefined;
+  private current: RunSampler | undefined;
+
+  /** The next feed starts: the one before it is finished, its totals kept. */
+  next(sampler: RunSampler): void {
+    if (this.current !== undefined) this.finished = addSamples(this.finished, this.current());
+    this.current = sampler;
+  }
+
+  /** The run's totals now; pass as the recorder's sampler. */
+  readonly sample: RunSampler = () => {
+    const now = this.current?.();
+    if (now === undefined) return this.finished === undefined ? emptySample() : { ...addSamples(undefined, this.finished), inflight: 0 };
+    const total = addSamples(this.finished, now);
+    return { ...total, inflight: now.inflight, inflightLimit: now.inflightLimit };
+  };
+}
+
+function emptySample(): RunSample {
+  return { ok: 0, failed: 0, retries: 0, status: {}, exceptions: 0, inflight: 0, inflightLimit: 0, sentBytes: 0, receivedBytes: 0, latencyUs: emptyLatencyHistogram() };
+}
+
+/** `a + b` as a new sample (b's in-flight figures); neither is changed. */
+function addSamples(a: RunSample | undefined, b: RunSample): RunSample {
+  const status = { ...b.status };
+  const latencyUs = emptyLatencyHistogram();
+  latencyUs.add(b.latencyUs);
+  if (a === undefined) return { ...b, status, latencyUs };
+  for (const [code, n] of Object.entries(a.status)) status[code] = (status[code] ?? 0) + n;
+  latencyUs.add(a.latencyUs);
+  return {
+    ok: a.ok + b.ok,
+    failed: a.failed + b.failed,
+    retries: a.retries + b.retries,
+    status,
+    exceptions: a.exceptions + b.exceptions,
+    inflight: b.inflight,
+    inflightLimit: b.inflightLimit,
+    sentBytes: a.sentBytes + b.sentBytes,
+    receivedBytes: a.receivedBytes + b.receivedBytes,
+    latencyUs,
+  };
+}
