@@ -49,6 +49,19 @@ export class ProgressLine {
     }
   }
 
+  /**
+   * Prints a log line on the same stream without tearing the progress line: on a terminal the line is cleared
+   * first and redrawn after, so the log line stands on its own row.
+   */
+  log(text: string): void {
+    if (!this.tty || this.timer === undefined) {
+      this.stream.write(`${text}\n`);
+      return;
+    }
+    this.stream.write(`\r\x1b[K${text}\n`);
+    this.draw();
+  }
+
   /** Prints the final state once and stops. */
   stop(finalDraw = true): void {
     if (this.timer === undefined) return;

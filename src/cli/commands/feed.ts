@@ -189,15 +189,17 @@ async function handler(argv: FeedArgs): Promise<void> {
   const controller = new AbortController();
   options.signal = controller.signal;
   let shownFailures = 0;
+  // Failures are printed through the progress line once it runs, so they never land in the middle of it.
+  let log = (text: string): void => void process.stderr.write(`${text}\n`);
   const maxShown = argv.verbose ? Number.POSITIVE_INFINITY : 20;
   options.onResult = (r: OperationResult) => {
     if (r.ok) return;
     if (shownFailures++ < maxShown) {
       const what = r.id !== undefined ? `${r.kind} ${r.id}: ` : '';
       const status = r.status !== undefined ? `${r.status} ` : '';
-      process.stderr.write(`${r.input}:${r.line}: ${what}${status}${r.message ?? 'failed'}${r.attempts > 1 ? ` (after ${r.attempts} attempts)` : ''}\n`);
+      log(`${r.input}:${r.line}: ${what}${status}${r.message ?? 'failed'}${r.attempts > 1 ? ` (after ${r.attempts} attempts)` : ''}`);
     } else if (shownFailures === maxShown + 1) {
-      process.stderr.write('(more failures: see the failure output; --verbose prints all)\n');
+      log('(more failures: see the failure output; --verbose prints all)');
     }
   };
   await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }) });
@@ -206,6 +208,7 @@ async function handler(argv: FeedArgs): Promise<void> {
   outputs.attach(feedSampler(feeder));
   let state: ProgressSnapshot['state'] = 'running';
   const progress = new ProgressLine(progressOf(feeder, () => state), { enabled: !argv.quiet, plainIntervalMs: Math.max(0.1, argv.progress) * 1000 });
+  log = (text) => progress.log(text);
   let interrupts = 0;
   let signalled: NodeJS.Signals | undefined;
   const onSigint = (signal: NodeJS.Signals) => {
