@@ -8,8 +8,8 @@
  * direct writes pay on this machine; a last row exports into /dev/null.
  *   npx tsx bench/visit/run.ts [--documents 1000000] [--rounds 2]
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { median, printTable, startChildServer } from '../lib/child.js';
 import { directIoByDefault } from '../../src/sinks/file.js';
+import { bundleCli } from './bundle.js';
 
 const { values } = parseArgs({
   options: {
@@ -29,30 +30,6 @@ const documents = Number(values.documents);
 const rounds = Number(values.rounds);
 const slices = Number(values.slices);
 const here = fileURLToPath(new URL('.', import.meta.url));
-const cli = join(here, '../../src/cli/main.ts');
-const esbuild = join(here, '../../node_modules/.bin/esbuild');
-
-/**
- * The exporter runs as users run the package: compiled JavaScript (here one esbuild bundle), not through tsx,
- * whose loader alone would add some 40 MB to the measured RSS.
- */
-function bundleCli(dir: string): string {
-  // Laid out as in the package: the CLI reads its version from ../../package.json.
-  const out = join(dir, 'src', 'cli', 'main.js');
-  execFileSync(esbuild, [
-    cli,
-    '--bundle',
-    '--platform=node',
-    '--format=esm',
-    '--target=node20',
-    `--outfile=${out}`,
-    "--banner:js=import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
-    '--log-level=warning',
-  ]);
-  const { version } = JSON.parse(readFileSync(join(here, '../../package.json'), 'utf8')) as { version: string };
-  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ type: 'module', version })}\n`);
-  return out;
-}
 
 /** The floor: each slice's streamed chain downloaded and dropped; only the last line is looked at, for the next token. */
 async function wireFloor(url: string): Promise<{ seconds: number; bytes: number }> {

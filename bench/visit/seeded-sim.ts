@@ -3,7 +3,11 @@ import { startDocumentServer } from '../../src/simulator/document-api/document-s
 import { announce } from '../lib/child.js';
 
 const count = Number(process.env.VISIT_BENCH_DOCUMENTS ?? 1_000_000);
-const server = await startDocumentServer({ port: 0 });
+// A content node's iteration time per document (VISIT_BENCH_COST_US, µs; 0: off), over VISIT_BENCH_PARALLELISM lanes.
+const server = await startDocumentServer({
+  port: 0,
+  faults: { visitCostUs: Number(process.env.VISIT_BENCH_COST_US ?? 0), visitParallelism: Number(process.env.VISIT_BENCH_PARALLELISM ?? 16) },
+});
 const filler = 'lorem ipsum dolor sit amet '.repeat(40).slice(0, 900);
 function* documents() {
   for (let i = 0; i < count; i++) {

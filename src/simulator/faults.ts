@@ -20,6 +20,17 @@ export interface FaultSettings {
   /** 0 = off; a streamed visit response is destroyed after writing this many documents. */
   cutStreamAfterDocuments: number;
   /**
+   * A content node's time, in microseconds, to iterate one document of the buckets a visit request covers
+   * (0 = off: visits run as fast as the simulator can serialise). Charged per document of the request's
+   * slice, matched by the selection or not, as a content node reads them all.
+   */
+  visitCostUs: number;
+  /**
+   * How many visit requests iterate at once with `visitCostUs`: the simulated content nodes times their
+   * visitor threads. More requests than this share the time; one request never uses more than one.
+   */
+  visitParallelism: number;
+  /**
    * Share of document operations that are accepted and never answered (nor applied): the client meets its own
    * timeout. The connection stays open until the client gives up on it.
    */
@@ -50,6 +61,8 @@ export const defaultFaultSettings: Readonly<FaultSettings> = Object.freeze({
   closeRate: 0,
   feedBlock: false,
   cutStreamAfterDocuments: 0,
+  visitCostUs: 0,
+  visitParallelism: 16,
   stallRate: 0,
   garbageRate: 0,
   truncateRate: 0,
@@ -72,7 +85,11 @@ export function validateFaultPatch(patch: unknown): string | undefined {
       case 'maxOpsPerSecond':
       case 'queueLimit':
       case 'cutStreamAfterDocuments':
+      case 'visitCostUs':
         if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) return `'${key}' must be a non-negative number`;
+        break;
+      case 'visitParallelism':
+        if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 1024) return `'visitParallelism' must be an integer from 1 to 1024`;
         break;
       case 'seed':
         if (typeof value !== 'number' || !Number.isFinite(value)) return `'seed' must be a number`;

@@ -6,6 +6,7 @@ export { migrate, type MigrateOptions, type MigrateSummary } from './migrate.js'
 export { startVisit, type VisitConsumer, type VisitReport, type VisitRun } from './visitor.js';
 export {
   defaultVisitRetryPolicy,
+  defaultVisitSlices,
   type VisitOptions,
   type VisitSelectionOptions,
   type VisitRetryPolicy,

@@ -2,7 +2,7 @@ import { toVisitPath } from '../document/id.js';
 import { VespaBulkError } from '../errors.js';
 import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkUrl } from '../options-check.js';
 import { isServerDuration, parseDurationMs } from '../time/duration.js';
-import { checkVisitRetry, type VisitOptions, type VisitSelectionOptions } from './options.js';
+import { checkVisitRetry, defaultVisitSlices, type VisitOptions, type VisitSelectionOptions } from './options.js';
 import { checkSelectionSyntax } from './selection-check.js';
 
 /** Pure mapping from options to the request path and query of one visit request. */
@@ -40,7 +40,7 @@ export function validateVisitOptions(options: VisitOptions): void {
 export function checkVisitOptionValues(options: VisitOptions): void {
   checkUrl(options, 'endpoint');
   checkInteger(options, 'slices', 1);
-  const slices = options.slices ?? 1;
+  const slices = slicesOf(options);
   if (options.sliceIds !== undefined && !Array.isArray(options.sliceIds)) throw new OptionError('sliceIds', 'an array of slice numbers', options.sliceIds);
   for (const id of options.sliceIds ?? []) {
     if (!Number.isInteger(id) || id < 0 || id >= slices) throw new OptionError('sliceIds', `integers from 0 to ${slices - 1}`, id);
@@ -78,9 +78,14 @@ export function chainKey(sliceId: number, splitSpace: string | undefined): strin
   return splitSpace === 'global' ? `${sliceId}@global` : String(sliceId);
 }
 
+/** The number of slices the corpus is split in: the option, else the default. */
+export function slicesOf(options: Pick<VisitOptions, 'slices'>): number {
+  return options.slices ?? defaultVisitSlices;
+}
+
 /** The slices to visit, in order. */
 export function sliceIdsOf(options: Pick<VisitOptions, 'slices' | 'sliceIds'>): number[] {
-  const slices = options.slices ?? 1;
+  const slices = slicesOf(options);
   const ids = options.sliceIds ?? Array.from({ length: slices }, (_, i) => i);
   return [...new Set(ids)].sort((a, b) => a - b);
 }
@@ -124,7 +129,7 @@ export function visitRequestPath(base: string, query: URLSearchParams, slices: n
 export function visitFingerprint(options: VisitOptions): string {
   const q = baseVisitQuery({ ...options, stream: true, tracelevel: undefined, timeout: undefined, concurrency: undefined, wantedDocumentCount: undefined });
   q.sort();
-  return `${visitPath(options)}?${q.toString()}&slices=${options.slices ?? 1}`;
+  return `${visitPath(options)}?${q.toString()}&slices=${slicesOf(options)}`;
 }
 
 /** Milliseconds of a server timeout string such as `60s` or `500ms`. */

@@ -3,6 +3,7 @@ import type { VisitBatch, VisitEntry } from './entries.js';
 import { toFeedOperation } from './formats.js';
 import type { VisitOptions } from './options.js';
 import { startVisit, type VisitReport, type VisitRun } from './visitor.js';
+import { sliceIdsOf } from './query.js';
 
 /** One visited document or tombstone. */
 export class VisitedDocument {
@@ -72,7 +73,7 @@ export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) 
       if (started) throw new VespaBulkError('VB_USAGE', 'a visit() result can be iterated once');
       started = true;
       const queue: VisitBatch[] = [];
-      const maxQueued = 2 * Math.max(1, options.sliceIds?.length ?? options.slices ?? 1);
+      const maxQueued = 2 * Math.max(1, sliceIdsOf(options).length);
       const waitingProducers: Array<() => void> = [];
       let wakeConsumer: (() => void) | undefined;
       let finished = false;

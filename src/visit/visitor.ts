@@ -1,7 +1,7 @@
 import { createPool } from '../http/transport.js';
 import type { VisitBatch } from './entries.js';
 import { resolveVisitRetry, type VisitOptions } from './options.js';
-import { baseVisitQuery, bucketSpacesOf, chainKey, sliceIdsOf, timeoutMs, validateVisitOptions, visitPath } from './query.js';
+import { baseVisitQuery, bucketSpacesOf, chainKey, sliceIdsOf, slicesOf, timeoutMs, validateVisitOptions, visitPath } from './query.js';
 import { SliceVisitor, type SliceReport } from './slice-visitor.js';
 
 /**
@@ -76,7 +76,7 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Visi
         visitPath: visitPath(options),
         query: withBucketSpace(query, space),
         ...(space !== undefined && { bucketSpace: space }),
-        slices: options.slices ?? 1,
+        slices: slicesOf(options),
         sliceId,
         stream,
         headers: options.headers ?? {},

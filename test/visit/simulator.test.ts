@@ -208,7 +208,7 @@ describe('visiting the simulator', () => {
     const filler = 'x'.repeat(1000);
     s.store.seed(Array.from({ length: 20_000 }, (_, i) => ({ id: `id:ns:music::${i}`, fields: { filler, n: i } })));
     let run: VisitRun | undefined;
-    const v = visit({ endpoint: s.url, namespace: 'ns', documentType: 'music' }, { onStart: (r) => (run = r) });
+    const v = visit({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 1 }, { onStart: (r) => (run = r) });
     const it = v[Symbol.asyncIterator]();
     expect((await it.next()).done).toBe(false);
     // 20 MB would cross loopback in far less than this if nothing held the reads back.

@@ -17,7 +17,7 @@ describe('visit() against a scripted peer', () => {
     const server = await startCannedServer({ documents: 100, tokenEvery: 10, cutAfter: (n) => (n === 0 ? 25 : n === 1 ? 3 : undefined) });
     cleanups.push(server.close);
     const ids: string[] = [];
-    const v = visit({ endpoint: server.url, namespace: 'ns', documentType: 'doc', retry: fastRetry });
+    const v = visit({ endpoint: server.url, namespace: 'ns', documentType: 'doc', slices: 1, retry: fastRetry });
     for await (const d of v) ids.push(d.id);
     expect(ids).toEqual(server.ids);
     const report = await v.report;
@@ -30,7 +30,7 @@ describe('visit() against a scripted peer', () => {
     const server = await startCannedServer({ documents: 30, tokenEvery: 10, plain: true, perResponse: 12, cutAfter: (n) => (n === 1 ? 5 : undefined) });
     cleanups.push(server.close);
     const seen: Array<{ id: string; n: unknown }> = [];
-    for await (const d of visit({ endpoint: server.url, namespace: 'ns', documentType: 'doc', retry: fastRetry })) {
+    for await (const d of visit({ endpoint: server.url, namespace: 'ns', documentType: 'doc', slices: 1, retry: fastRetry })) {
       seen.push({ id: d.id, n: d.fields!.n });
       expect(d.toFeedLine().toString()).toBe(`{"put":"${d.id}","fields":{"n":${String(d.fields!.n)}}}`);
     }
@@ -47,7 +47,7 @@ describe('visit() against a scripted peer', () => {
     });
     cleanups.push(server.close);
     const ids: string[] = [];
-    const v = visit({ endpoint: server.url, namespace: 'ns', documentType: 'doc', retry: fastRetry });
+    const v = visit({ endpoint: server.url, namespace: 'ns', documentType: 'doc', slices: 1, retry: fastRetry });
     const err = await (async () => {
       for await (const d of v) ids.push(d.id);
     })().catch((e: unknown) => e);
@@ -62,7 +62,7 @@ describe('visit() against a scripted peer', () => {
     const server = await startCannedServer({ documents: 5, tokenEvery: 5, status: () => 400 });
     cleanups.push(server.close);
     // One bucket space, so that one request is all there is.
-    const v = visit({ endpoint: server.url, bucketSpace: 'default', retry: fastRetry });
+    const v = visit({ endpoint: server.url, bucketSpace: 'default', slices: 1, retry: fastRetry });
     const err = await (async () => {
       for await (const _ of v) void _;
     })().catch((e: unknown) => e);
@@ -74,7 +74,7 @@ describe('visit() against a scripted peer', () => {
     const server = await startCannedServer({ documents: 50, tokenEvery: 5, perResponse: 5 });
     cleanups.push(server.close);
     let n = 0;
-    for await (const _ of visit({ endpoint: server.url, namespace: 'ns', documentType: 'doc' })) {
+    for await (const _ of visit({ endpoint: server.url, namespace: 'ns', documentType: 'doc', slices: 1 })) {
       void _;
       if (++n === 7) break;
     }

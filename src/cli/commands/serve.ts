@@ -20,6 +20,8 @@ interface ServeArgs {
   'close-rate': number;
   'feed-block': boolean;
   'cut-stream-after': number;
+  'visit-cost-us': number;
+  'visit-parallelism': number;
   'stall-rate': number;
   'garbage-rate': number;
   'truncate-rate': number;
@@ -82,6 +84,8 @@ const serve: CommandModule<object, ServeArgs> = {
       .option('close-rate', { type: 'number', default: 0, describe: 'Share of operations whose connection is closed mid-response, after the operation is applied' })
       .option('feed-block', { type: 'boolean', default: false, describe: 'Answer 507 to every write until cleared' })
       .option('cut-stream-after', { type: 'number', default: 0, describe: 'Cut every streamed visit response after this many documents (0: off)' })
+      .option('visit-cost-us', { type: 'number', default: 0, describe: "A content node's time to iterate one visited document, in microseconds (0: off); slices run in parallel up to --visit-parallelism" })
+      .option('visit-parallelism', { type: 'number', default: 16, describe: 'Visit requests iterated at once with --visit-cost-us (content nodes x visitor threads)' })
       .option('stall-rate', { type: 'number', default: 0, describe: 'Share of document operations accepted and never answered (nor applied): clients meet their timeout' })
       .option('garbage-rate', { type: 'number', default: 0, describe: 'Share of document operations answered 200 with a body that is not JSON, not applied' })
       .option('truncate-rate', { type: 'number', default: 0, describe: 'Share of document operations applied, then answered with a body shorter than its Content-Length and cut' })
@@ -123,6 +127,8 @@ const serve: CommandModule<object, ServeArgs> = {
         closeRate: args['close-rate'],
         feedBlock: args['feed-block'],
         cutStreamAfterDocuments: args['cut-stream-after'],
+        visitCostUs: args['visit-cost-us'],
+        visitParallelism: args['visit-parallelism'],
         stallRate: args['stall-rate'],
         garbageRate: args['garbage-rate'],
         truncateRate: args['truncate-rate'],

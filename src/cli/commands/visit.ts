@@ -19,9 +19,9 @@ import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk
 import { exportDocuments, type ExportSummary } from '../../visit/export.js';
 import { outputFormats, type OutputFormat } from '../../visit/formats.js';
 import { migrate } from '../../visit/migrate.js';
-import type { VisitOptions } from '../../visit/options.js';
+import { defaultVisitSlices, type VisitOptions } from '../../visit/options.js';
 import { discoverContentClusters } from '../../visit/discover-cluster.js';
-import { bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec } from '../../visit/query.js';
+import { bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec, slicesOf } from '../../visit/query.js';
 import { parseTimeRange } from '../../visit/time-range.js';
 import type { VisitReport, VisitRun } from '../../visit/visitor.js';
 import { visitSampler } from '../../report/sample.js';
@@ -48,7 +48,7 @@ interface VisitArgs extends CommonArgs, RunOutputArgs {
   'include-removes': boolean;
   'wanted-document-count'?: number;
   concurrency?: number;
-  slices: number;
+  slices?: number;
   'slice-id'?: string[];
   stream: boolean;
   output?: string;
@@ -163,7 +163,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('include-removes', { type: 'boolean', default: false, describe: 'Include tombstones of removed documents ({"remove":id})' })
       .option('wanted-document-count', { alias: 'chunk-count', type: 'number', describe: 'Documents per response (default: unbounded when streaming, 1000 with --no-stream)' })
       .option('concurrency', { type: 'number', describe: 'Server-side visitor concurrency per request' })
-      .option('slices', { type: 'number', default: 1, describe: 'Split the corpus in N slices, all visited at once' })
+      .option('slices', { type: 'number', describe: `Split the corpus in N slices, all visited at once (default ${defaultVisitSlices}; 1: one chain of requests)` })
       .option('slice-id', repeatable('Visit only these slices (e.g. 0,2; repeatable): several machines split one export'))
       .option('stream', { type: 'boolean', default: true, describe: 'Streamed responses (JSONL); --no-stream pages with continuations' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write to FILE instead of stdout (.gz compresses)' })
@@ -196,13 +196,15 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       ...(args.concurrency !== undefined && { concurrency: args.concurrency }),
       ...(args.timeout !== undefined && { timeout: args.timeout }),
       ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
-      slices: args.slices,
+      ...(args.slices !== undefined && { slices: args.slices }),
       ...(sliceIds !== undefined && { sliceIds }),
       stream: args.stream,
       retry: { maxAttempts: args.retries },
     };
     if (args.continuation !== undefined) {
-      const ids = sliceIds ?? (args.slices === 1 ? [0] : []);
+      // A token alone continues a visit of one chain (as `vespa visit --continuation` does): no slicing.
+      if (args.slices === undefined && sliceIds === undefined) options.slices = 1;
+      const ids = sliceIds ?? (options.slices === 1 ? [0] : []);
       if (ids.length !== 1) throw new VespaBulkError('VB_USAGE', '--continuation applies to one slice: give --slice-id with one id (or no --slices)');
       // A token belongs to one bucket space; the whole cluster is otherwise visited in both.
       if (bucketSpacesOf(options).length !== 1) throw new VespaBulkError('VB_USAGE', '--continuation of a whole-cluster visit needs --bucket-space (the failed slice\'s report says which)');
@@ -283,7 +285,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       recorded = exportSummaryJson(summary);
       // stdout carries data: when it carries the documents, the summary goes to stderr.
       (toStdout ? process.stderr : process.stdout).write(`${JSON.stringify(recorded, null, 2)}\n`);
-      reportFailures(summary, args.checkpoint);
+      reportFailures(summary, args.checkpoint, slicesOf(options));
       if (interrupted !== undefined) process.exitCode = exitCodeOfSignal(interrupted);
       else if (!summary.ok) process.exitCode = 1;
     } finally {
@@ -339,7 +341,7 @@ export function exportSummaryJson(summary: ExportSummary | VisitReport): Record<
   };
 }
 
-function reportFailures(summary: VisitReport, checkpoint: string | undefined): void {
+function reportFailures(summary: VisitReport, checkpoint: string | undefined, slices: number): void {
   for (const s of summary.slices) {
     if (s.status !== 'failed') continue;
     const space = s.bucketSpace === undefined ? '' : ` --bucket-space ${s.bucketSpace}`;
@@ -350,7 +352,7 @@ function reportFailures(summary: VisitReport, checkpoint: string | undefined): v
       : checkpoint !== undefined
         ? 'rerun the same command to continue'
         : s.continuation !== undefined
-          ? `continue with --slice-id ${s.slice}${space} --continuation '${s.continuation}'`
+          ? `continue with ${[...(slices === 1 ? [] : [`--slices ${slices} --slice-id ${s.slice}`]), ...(space === '' ? [] : [space.trim()]), `--continuation '${s.continuation}'`].join(' ')}`
           : 'start it again';
     const hint = s.status_code !== undefined && isAuthFailure(s.status_code) ? ` (${authFailureHint(s.status_code)})` : '';
     process.stderr.write(`${red(`vespa-bulk: slice ${s.slice}${s.bucketSpace === undefined ? '' : ` (${s.bucketSpace} bucket space)`} failed: ${s.error ?? 'unknown error'}${hint}; ${how}`)}\n`);

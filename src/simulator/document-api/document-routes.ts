@@ -179,12 +179,12 @@ function collectionOperation(state: HandlerState, req: AnyRequest, res: AnyRespo
       throw badRequest("Must set 'cluster' parameter to a valid content cluster id when visiting at a root /document/v1/ level");
     const params = parseVisitParameters(query, pathId, req.headers.accept);
     const scope = buildScope(scopeContext, route, query, pathId, resolveCluster(state.store, wantedCluster));
-    const settings = { chunkDocuments: state.visitChunkDocuments, cutStreamAfterDocuments: state.faults.current.cutStreamAfterDocuments };
+    const settings = { chunkDocuments: state.visitChunkDocuments, cutStreamAfterDocuments: state.faults.current.cutStreamAfterDocuments, cost: state.visitCost };
     admit(state, req, res, pathId, undefined, false, scope.timeoutMs, () => {
       if (!params.stream) {
-        visitPlain(res, scope, params, settings);
-        if (state.log !== undefined) state.log(`${req.method} ${req.url} 200`);
-        return;
+        return visitPlain(res, scope, params, settings).then(() => {
+          if (state.log !== undefined) state.log(`${req.method} ${req.url} 200`);
+        });
       }
       return visitStreamed(res, scope, params, settings).then((status) => {
         if (state.log !== undefined) state.log(`${req.method} ${req.url} ${status} (streamed)`);

@@ -2,6 +2,7 @@ import type { DocumentModel } from '../../schema/document-model.js';
 import { bearerChecker, checkClientCertificate, type AccessVerdict, type ServerTlsOptions } from '../http/auth.js';
 import { Admission } from '../admission.js';
 import { Faults, type FaultSettings } from '../faults.js';
+import { VisitCost } from './visit-cost.js';
 import { createRequestHandler, type HandlerState } from './handler.js';
 import { sendJson } from '../http/http-response.js';
 import { createListener, type RequestListener } from '../http/listener.js';
@@ -92,6 +93,7 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     selections: new SelectionCache(),
     maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
     visitChunkDocuments: Math.max(1, options.visitChunkDocuments ?? 1000),
+    visitCost: new VisitCost(faults),
     log: requestLogger(options.requestLog),
   };
   const listener = createListener(guarded(createRequestHandler(state), options, state.log), { tls: options.tls });

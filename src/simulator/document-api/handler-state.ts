@@ -4,6 +4,7 @@ import type { Faults } from '../faults.js';
 import type { DocumentStore } from './document-store.js';
 import type { PreparedOperation } from './operations.js';
 import type { SelectionCache } from './selection-cache.js';
+import type { VisitCost } from './visit-cost.js';
 
 /** What one simulated container's request handler works on; each document server has its own. */
 export interface HandlerState {
@@ -19,6 +20,8 @@ export interface HandlerState {
   selections: SelectionCache;
   maxBodyBytes: number;
   visitChunkDocuments: number;
+  /** The content nodes' time to iterate visited documents (off unless `visitCostUs` is set). */
+  visitCost: VisitCost;
   log: ((line: string) => void) | undefined;
 }
 

@@ -6,6 +6,7 @@ import type { QueryParameters } from './query-parameters.js';
 import { badRequest, jsonContentType, jsonlContentType, traceJson } from './responses.js';
 import { encodeContinuation, fieldsJsonOf, fieldsOf, type StoredEntry } from './document-store.js';
 import { percentFinished, type VisitScope } from './visit-plan.js';
+import type { VisitCost } from './visit-cost.js';
 
 /**
  * Visiting: GET on a collection path or the root. Plain requests answer one JSON object holding a chunk of
@@ -17,7 +18,12 @@ export interface VisitSettings {
   chunkDocuments: number;
   /** 0 = off; destroy a streamed response after this many documents. */
   cutStreamAfterDocuments: number;
+  /** The content nodes' iteration time, charged per document of the slice. */
+  cost: VisitCost;
 }
+
+/** Documents charged to the visit cost at a time: a few ms at realistic costs, so timers stay coarse. */
+const costBatch = 256;
 
 const maxPlainDocuments = 1024;
 export const maxScannedPerRequest = 100_000;
@@ -53,8 +59,8 @@ function tokenAt(scope: VisitScope, index: number): string {
   return encodeContinuation({ bucket: e.bucket, id: e.id });
 }
 
-/** A plain visit: one chunk, answered at once. Returns the status sent. */
-export function visitPlain(res: AnyResponse, scope: VisitScope, params: VisitParameters, settings: VisitSettings): number {
+/** A plain visit: one chunk, answered once the content nodes' time for it has passed. Returns the status sent. */
+export async function visitPlain(res: AnyResponse, scope: VisitScope, params: VisitParameters, settings: VisitSettings): Promise<number> {
   const limit = Math.min(maxPlainDocuments, params.wanted ?? settings.chunkDocuments);
   const deadline = performance.now() + scope.timeoutMs;
   const { ordered, accepts } = scope;
@@ -70,6 +76,12 @@ export function visitPlain(res: AnyResponse, scope: VisitScope, params: VisitPar
       i++;
       break;
     }
+  }
+  if (settings.cost.enabled) {
+    let iterated = 0;
+    for (let j = scope.start; j < i; j++) if (scope.inSlice(ordered[j])) iterated++;
+    await settings.cost.charge(iterated);
+    if (isGone(res)) return 200;
   }
   let body = `{"pathId":${JSON.stringify(scope.pathId)},"documents":[${docs.join(',')}],"documentCount":${docs.length}`;
   const trace = traceJson(scope.traceLevel, [`visited ${i - scope.start} entries in cluster '${scope.cluster.name}'`]);
@@ -98,6 +110,8 @@ export async function visitStreamed(res: AnyResponse, scope: VisitScope, params:
   let sinceProgress = 0;
   let scannedSinceYield = 0;
   let i = scope.start;
+  const costing = settings.cost.enabled;
+  let uncharged = 0;
 
   const flush = async (): Promise<boolean> => {
     if (buffer.length === 0) return !isGone(res);
@@ -109,6 +123,12 @@ export async function visitStreamed(res: AnyResponse, scope: VisitScope, params:
 
   for (; i < ordered.length && count < wanted; i++) {
     const e = ordered[i];
+    if (costing && scope.inSlice(e) && ++uncharged >= costBatch) {
+      // The content node iterates before it sends: what it sends waits for its time.
+      await settings.cost.charge(uncharged);
+      uncharged = 0;
+      if (isGone(res)) return 200;
+    }
     if (!accepts(e)) {
       if (++scannedSinceYield >= 8192) {
         scannedSinceYield = 0;
@@ -142,6 +162,7 @@ export async function visitStreamed(res: AnyResponse, scope: VisitScope, params:
     }
   }
 
+  if (uncharged > 0) await settings.cost.charge(uncharged);
   const finished = i >= ordered.length;
   const token = finished ? undefined : tokenAt(scope, Math.max(scope.start, i - 1));
   const trace = traceJson(scope.traceLevel, [`visited ${i - scope.start} entries in cluster '${scope.cluster.name}'`]);

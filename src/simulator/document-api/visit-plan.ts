@@ -16,6 +16,8 @@ export interface VisitScope {
   /** Index in `ordered` to start at (after the continuation). */
   start: number;
   accepts: (entry: StoredEntry) => boolean;
+  /** Whether the entry is in the request's slice: what a content node iterates (and is charged for). */
+  inSlice: (entry: StoredEntry) => boolean;
   includeRemoves: boolean;
   timeoutMs: number;
   traceLevel: number;
@@ -121,9 +123,11 @@ export function buildScope(
     return matcher === undefined || matches(matcher, e);
   };
 
+  const inSlice = (e: StoredEntry): boolean => slices === undefined || e.bucket % slices === sliceId;
+
   const ordered = cluster.orderedEntries();
   const start = position === undefined ? 0 : ClusterStore.indexAfter(ordered, position);
-  return { pathId, cluster, ordered, start, accepts, includeRemoves, timeoutMs, traceLevel };
+  return { pathId, cluster, ordered, start, accepts, inSlice, includeRemoves, timeoutMs, traceLevel };
 }
 
 export function percentFinished(scope: VisitScope, nextIndex: number): number {
