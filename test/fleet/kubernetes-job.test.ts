@@ -81,7 +81,10 @@ describe('examples/kubernetes/feed-job.yaml', () => {
       const out: string[] = [];
       for (let k = 0; k < args.length; k++) {
         const a = args[k];
-        if (a === '--target') out.push(a, servers[index].url), k++;
+        if (a === '--target') {
+          out.push(a, servers[index].url);
+          k++;
+        }
         // No TLS in this test: the simulator takes the token only.
         else if (a === '--cert' || a === '--key') k++;
         else out.push(a.startsWith('/data/') ? join(dir, a.slice('/data/'.length)) : a);
