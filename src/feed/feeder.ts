@@ -303,7 +303,7 @@ export class Feeder {
     return outcome;
   }
 
-  /** What a checkpoint saved now holds: the first unfinished operation, the read position, the counts. */
+  /** @internal What a checkpoint saved now holds: the first unfinished operation, the read position, the counts. */
   saveState(): SaveState {
     const open = function* (unfinished: Iterable<Pending>): Generator<[number, number, number]> {
       for (const p of unfinished) yield [p.input, p.item.offset, p.item.line];
