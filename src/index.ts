@@ -42,6 +42,7 @@ export {
   type FeedSource,
   type Compression,
   type Checkpoint,
+  type FailureMark,
   type Shard,
   type FeedOperation,
   type OperationKind,

@@ -18,6 +18,7 @@ export function checkFeedOptions(options: FeedOptions): void {
   checkDuration(options, 'maxFailureSeconds');
   checkDuration(options, 'halfOpenSeconds');
   checkDuration(options, 'stopGraceMs');
+  checkDuration(options, 'checkpointIntervalMs');
   for (const name of ['failures', 'checkpoint'] as const) if (options[name] !== false) checkString(options, name);
   const shard = options.shard;
   if (shard !== undefined && !(Number.isInteger(shard.count) && shard.count >= 1 && Number.isInteger(shard.index) && shard.index >= 0 && shard.index < shard.count)) {

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { VespaBulkError } from '../errors.js';
-import { writeFileAtomicallySync } from '../fs/atomic-write.js';
+import { writeFileAtomically, writeFileAtomicallySync } from '../fs/atomic-write.js';
 import type { InputPosition } from './source.js';
+import type { FailureMark, FailureWriter } from './failures.js';
+import type { Shard } from './shard.js';
 
 /**
  * Where a stopped feed can go on. Everything before `position` is finished: succeeded, or written to the
@@ -20,6 +22,15 @@ export interface Checkpoint {
   reason: string;
   shard?: string;
   failures?: string;
+  /** How much of `failures` this checkpoint counts; a resumed feed cuts the files back to it. */
+  failureMark?: FailureMark;
+  /**
+   * Everything before this position was read. With `unfinished`, only the operations listed there (and those
+   * from `readTo` on) are sent on resume; without them (older checkpoints), everything from `position` on.
+   */
+  readTo?: InputPosition;
+  /** `[input, offset, line]` of each operation read before `readTo` and not finished, in input order. */
+  unfinished?: Array<[number, number, number]>;
   /** Counts at the time of the checkpoint (informative). */
   ok: number;
   errors: number;
@@ -49,6 +60,169 @@ export function readCheckpoint(path: string): Checkpoint {
     throw new VespaBulkError('VB_USAGE', `'${path}' is not a vespa-bulk feed checkpoint`);
   }
   return c as Checkpoint;
+}
+
+/**
+ * Refuses (VB_USAGE) to continue `checkpoint` with other inputs or another shard: its positions would point
+ * into the wrong operations.
+ */
+export function checkResumable(checkpoint: Checkpoint, inputs: readonly string[], shard: Shard | undefined, file = 'the checkpoint'): void {
+  if (checkpoint.inputs.join('\0') !== inputs.join('\0')) {
+    throw new VespaBulkError('VB_USAGE', `${file} is for input ${checkpoint.inputs.join(', ')}, not ${inputs.join(', ')}`);
+  }
+  const wanted = shard === undefined || shard.count === 1 ? undefined : `${shard.index}/${shard.count}`;
+  const had = checkpoint.shard === '0/1' ? undefined : checkpoint.shard;
+  if (had !== wanted) {
+    throw new VespaBulkError('VB_USAGE', `${file} was written ${had === undefined ? 'without --shard' : `with --shard ${had}`}, not ${wanted === undefined ? 'without it' : `with --shard ${wanted}`}`);
+  }
+}
+
+function before(a: { input: number; offset: number }, b: { input: number; offset: number }): boolean {
+  return a.input < b.input || (a.input === b.input && a.offset < b.offset);
+}
+
+/**
+ * Which items a feed resumed from `checkpoint` skips: those before its position, and those before `readTo`
+ * that are not listed unfinished (they succeeded or are in the failure output already).
+ */
+export function resumeSkip(checkpoint: Checkpoint): (input: number, offset: number) => boolean {
+  const from = checkpoint.position ?? { input: Number.MAX_SAFE_INTEGER, offset: 0 };
+  const readTo = checkpoint.readTo;
+  const unfinished = checkpoint.unfinished;
+  if (readTo === undefined || unfinished === undefined) return (input, offset) => before({ input, offset }, from);
+  const open = new Set(unfinished.map(([input, offset]) => `${input}:${offset}`));
+  return (input, offset) => {
+    const at = { input, offset };
+    if (before(at, from)) return true;
+    return before(at, readTo) && !open.has(`${input}:${offset}`);
+  };
+}
+
+/** Where a feed stands: what a checkpoint saves. */
+export interface FeedPosition {
+  /** The first unfinished operation (or `readTo` when none is); null: the whole input is finished. */
+  position: InputPosition | null;
+  readTo?: InputPosition;
+  unfinished?: Array<[number, number, number]>;
+}
+
+/**
+ * The position of a feed from its unfinished operations (`[input, offset, line]`, in input order) and the
+ * position after the last item read. Operations of `previous` (the checkpoint resumed) that this run has
+ * not read yet are still unfinished, and its `readTo` still holds: a save early in a resumed run keeps
+ * what the earlier run knew.
+ */
+export function feedPosition(unfinished: Iterable<[number, number, number]>, readPosition: InputPosition | undefined, previous?: Checkpoint): FeedPosition {
+  const open = [...unfinished];
+  let readTo = readPosition;
+  if (previous !== undefined && previous.position !== null) {
+    const prevReadTo = previous.readTo ?? previous.position;
+    if (readTo === undefined || before(readTo, prevReadTo)) {
+      const read = readTo;
+      readTo = prevReadTo;
+      // An older checkpoint without the list: everything from its position on is open, which readTo says.
+      if (previous.unfinished !== undefined) {
+        for (const e of previous.unfinished) if (read === undefined || !before({ input: e[0], offset: e[1] }, read)) open.push(e);
+      }
+    }
+  }
+  readTo ??= { input: 0, offset: 0, line: 1 };
+  const first = open[0];
+  const position = first === undefined ? readTo : { input: first[0], offset: first[1], line: first[2] };
+  return { position, readTo, unfinished: open };
+}
+
+/** What a `CheckpointSaver` needs to know of the feed it saves. */
+export interface CheckpointSaverOptions {
+  path: string;
+  /** Input names in feed order. */
+  inputs: string[];
+  shard?: Shard;
+  /** The failure output: synced before each save, and its mark recorded. */
+  failures?: FailureWriter;
+}
+
+/** The counters and stop reason of a save, beside the position. */
+export interface SaveState extends FeedPosition {
+  ok: number;
+  errors: number;
+  /** Why the feed stopped, or 'running' / 'finished'. */
+  reason: string;
+}
+
+/**
+ * When and what to save: one checkpoint file, rewritten atomically, saves one at a time in the order asked.
+ * A save records the failure output's mark at the moment it is asked for, and is written only once those
+ * failures are on disk, so a checkpoint never counts an operation as finished that a crash could lose. A
+ * coordinator of several feeders calls `save()` with the position it computed.
+ */
+export class CheckpointSaver {
+  private last: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: CheckpointSaverOptions) {}
+
+  get path(): string {
+    return this.options.path;
+  }
+
+  /** The checkpoint for `state` now (the failure mark is taken here). */
+  build(state: SaveState): Checkpoint {
+    const c: Checkpoint = {
+      version: 1,
+      inputs: this.options.inputs,
+      position: state.position,
+      written: new Date().toISOString(),
+      reason: state.reason,
+      ok: state.ok,
+      errors: state.errors,
+    };
+    const shard = this.options.shard;
+    if (shard !== undefined && shard.count > 1) c.shard = `${shard.index}/${shard.count}`;
+    const failures = this.options.failures;
+    if (failures !== undefined && failures.count > 0) {
+      c.failures = failures.path;
+      c.failureMark = failures.mark();
+    }
+    if (state.position !== null && state.readTo !== undefined && state.unfinished !== undefined) {
+      c.readTo = state.readTo;
+      c.unfinished = state.unfinished;
+    }
+    return c;
+  }
+
+  /** Saves `state` once the failures it counts are on disk; resolves when the file is replaced. */
+  save(state: SaveState): Promise<void> {
+    const checkpoint = this.build(state);
+    const failures = this.options.failures;
+    const next = this.last.then(async () => {
+      await failures?.sync();
+      await writeFileAtomically(this.options.path, `${JSON.stringify(checkpoint, null, 2)}\n`);
+    });
+    this.last = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Saves `state()` every `intervalMs` until `stop()`; a save still running is not doubled. */
+  start(intervalMs: number, state: () => SaveState): void {
+    let busy = false;
+    this.timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      // A failed periodic save (a full disk) leaves the previous file; the final save reports its own error.
+      this.save(state())
+        .catch(() => undefined)
+        .finally(() => (busy = false));
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  /** Ends the periodic saves and waits for one under way. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.last;
+  }
 }
 
 /** Name of the checkpoint file when none is given. */

@@ -1,5 +1,6 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, fsync, rmSync, statSync, truncateSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { VespaBulkError } from '../errors.js';
 
 /**
  * The failure output. Two files, written in step:
@@ -28,13 +29,58 @@ export interface FailureReason {
   code?: string;
 }
 
+/**
+ * How much of the failure output a checkpoint counts: lines and the byte lengths of both files after them.
+ * A resumed feed cuts the files back to these lengths, so an operation that failed after the checkpoint (and
+ * is sent again) is not in the output twice.
+ */
+export interface FailureMark {
+  lines: number;
+  bytes: number;
+  reasonsBytes: number;
+}
+
 export class FailureWriter {
   private out: WriteStream | undefined;
   private reasons: WriteStream | undefined;
   private lines = 0;
+  private bytes = 0;
+  private reasonsBytes = 0;
   private error: Error | undefined;
+  private closed = false;
 
-  constructor(readonly path: string) {}
+  /**
+   * With `resumeAt`, the files of an earlier run are kept up to the mark (anything after it is cut off) and
+   * appended to; throws VB_USAGE when they hold less than the mark (lost or replaced since). Otherwise files
+   * left by an earlier run are removed at once: kept until the first failure, they would list operations that
+   * this run may well feed.
+   */
+  constructor(
+    readonly path: string,
+    resumeAt?: FailureMark,
+  ) {
+    if (resumeAt === undefined || resumeAt.lines === 0) {
+      rmSync(path, { force: true });
+      rmSync(this.reasonsPath, { force: true });
+      return;
+    }
+    for (const [file, length] of [
+      [path, resumeAt.bytes],
+      [this.reasonsPath, resumeAt.reasonsBytes],
+    ] as const) {
+      try {
+        const size = statSync(file).size;
+        if (size < length) throw new Error(`it holds ${size} bytes, the checkpoint counts ${length}`);
+        truncateSync(file, length);
+      } catch (err) {
+        throw new VespaBulkError('VB_USAGE', `cannot continue the failure output '${file}' of the checkpoint: ${(err as Error).message}`, { cause: err });
+      }
+    }
+    this.lines = resumeAt.lines;
+    this.bytes = resumeAt.bytes;
+    this.reasonsBytes = resumeAt.reasonsBytes;
+    this.open('a');
+  }
 
   get count(): number {
     return this.lines;
@@ -44,22 +90,48 @@ export class FailureWriter {
     return `${this.path}.reasons.jsonl`;
   }
 
+  /** What has been handed to the files so far (maybe not yet on disk: `sync()` sees to that). */
+  mark(): FailureMark {
+    return { lines: this.lines, bytes: this.bytes, reasonsBytes: this.reasonsBytes };
+  }
+
+  private open(flags: 'w' | 'a'): void {
+    this.out = createWriteStream(this.path, { flags });
+    this.reasons = createWriteStream(this.reasonsPath, { flags });
+    this.out.on('error', (e) => (this.error = e));
+    this.reasons.on('error', (e) => (this.error = e));
+  }
+
   write(bytes: Buffer, reason: FailureReason, verbatim: boolean): void {
-    if (this.out === undefined) {
-      this.out = createWriteStream(this.path);
-      this.reasons = createWriteStream(this.reasonsPath);
-      this.out.on('error', (e) => (this.error = e));
-      this.reasons.on('error', (e) => (this.error = e));
-    }
+    if (this.out === undefined) this.open('w');
     this.lines++;
     let line = bytes;
     if (!verbatim && (bytes.includes(0x0a) || bytes.includes(0x0d))) {
       line = Buffer.from(bytes);
       for (let i = 0; i < line.length; i++) if (line[i] === 0x0a || line[i] === 0x0d) line[i] = 0x20;
     }
-    this.out.write(line);
-    this.out.write('\n');
-    this.reasons!.write(`${JSON.stringify({ line: this.lines, ...reason })}\n`);
+    this.out!.write(line);
+    this.out!.write('\n');
+    const text = `${JSON.stringify({ line: this.lines, ...reason })}\n`;
+    this.reasons!.write(text);
+    this.bytes += line.length + 1;
+    this.reasonsBytes += Buffer.byteLength(text);
+  }
+
+  /**
+   * Resolves once everything written so far is on disk (written and fsync'd), so a checkpoint that counts
+   * these failures may be saved: after a crash the checkpoint never counts a failure the file lacks.
+   */
+  async sync(): Promise<void> {
+    if (this.closed) return;
+    for (const s of [this.out, this.reasons]) {
+      if (s === undefined) continue;
+      // Writes complete in order: the callback of an empty write comes after every earlier one is written.
+      await new Promise<void>((resolve) => s.write(Buffer.alloc(0), () => resolve()));
+      if (this.error) throw this.error;
+      const fd = (s as WriteStream & { fd: number | null }).fd;
+      if (typeof fd === 'number') await new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
+    }
   }
 
   /** Resolves when the files have room again, so a flood of failures cannot fill memory. */
@@ -68,7 +140,11 @@ export class FailureWriter {
     if (this.reasons?.writableNeedDrain) await once(this.reasons, 'drain');
   }
 
+  /** Syncs (see `sync()`) and closes the files. */
   async close(): Promise<void> {
+    if (this.closed) return;
+    await this.sync().catch((e: Error) => (this.error ??= e));
+    this.closed = true;
     for (const s of [this.out, this.reasons]) {
       if (s === undefined) continue;
       s.end();

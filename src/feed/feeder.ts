@@ -11,7 +11,8 @@ import { AdaptiveThrottle, FixedThrottle, type Throttle } from './throttle.js';
 import { CircuitBreaker } from './breaker.js';
 import { FeedStats, type FeedCounters, type FeedSummary } from './stats.js';
 import { FailureWriter } from './failures.js';
-import { readCheckpoint, writeCheckpoint, type Checkpoint } from './checkpoint.js';
+import { existsSync } from 'node:fs';
+import { CheckpointSaver, checkResumable, feedPosition, readCheckpoint, resumeSkip, type Checkpoint, type SaveState } from './checkpoint.js';
 import { ReadProgress, describeInputs, readSources, type FeedSource, type InputInfo, type InputPosition } from './source.js';
 import { inShard } from './shard.js';
 import type { FeedOptions } from './options.js';
@@ -126,6 +127,8 @@ export class Feeder {
   private readonly retrying = new Set<Pending>();
   /** Position after the last item read, for a checkpoint when nothing is unfinished. */
   private readPosition: InputPosition | undefined;
+  /** The checkpoint this run continues, if any. */
+  private resumed: Checkpoint | undefined;
   private stopping: StopReason | undefined;
   private authStatus: number | undefined;
   /** Some answer came from the endpoint: from then on transport errors are outages, retried, not a wrong target. */
@@ -232,9 +235,19 @@ export class Feeder {
   /** Feeds `source` (see `feed()`) and resolves with the outcome once every operation is finished or the feed stopped. Call once. */
   async run(source: FeedSource): Promise<FeedOutcome> {
     const options = this.options;
-    const resume = typeof options.resume === 'string' ? readCheckpoint(options.resume) : options.resume;
     this.inputs = describeInputs(source);
-    if (typeof options.failures === 'string') this.failures = new FailureWriter(options.failures);
+    const checkpointPath = typeof options.checkpoint === 'string' ? options.checkpoint : undefined;
+    // The same feed run again goes on from its checkpoint, as a visit's does.
+    const resumeFrom = options.resume ?? (checkpointPath !== undefined && existsSync(checkpointPath) ? checkpointPath : undefined);
+    const resume = typeof resumeFrom === 'string' ? readCheckpoint(resumeFrom) : resumeFrom;
+    this.resumed = resume;
+    if (resume !== undefined) checkResumable(resume, this.inputs.map((i) => i.name), options.shard, typeof resumeFrom === 'string' ? `checkpoint '${resumeFrom}'` : undefined);
+    if (typeof options.failures === 'string') {
+      this.failures = new FailureWriter(options.failures, resume?.failures === options.failures ? resume.failureMark : undefined);
+    }
+    const saver = checkpointPath === undefined ? undefined : new CheckpointSaver({ path: checkpointPath, inputs: this.inputs.map((i) => i.name), shard: options.shard, failures: this.failures });
+    const intervalMs = options.checkpointIntervalMs ?? 2000;
+    if (saver !== undefined && intervalMs > 0) saver.start(intervalMs, () => this.saveState());
     const onAbort = () => this.stop('interrupted');
     if (options.signal?.aborted) onAbort();
     options.signal?.addEventListener('abort', onAbort);
@@ -247,7 +260,8 @@ export class Feeder {
       // A checkpoint at the end (position null) leaves nothing to read.
       if (resume?.position !== null) {
         const from = resume?.position ?? undefined;
-        for await (const batch of readSources(source, { stdin: options.stdin, from }, this.readProgress)) {
+        const skip = resume !== undefined ? resumeSkip(resume) : undefined;
+        for await (const batch of readSources(source, { stdin: options.stdin, from, skip }, this.readProgress)) {
           for (const item of batch.items) this.accept(item, batch.input, batch.name);
           this.pump();
           while (this.unfinished.size >= this.maxUnfinished && this.stopping === undefined) await this.sleep();
@@ -263,16 +277,17 @@ export class Feeder {
     clearInterval(ticker);
     clearTimeout(this.dueTimer);
     options.signal?.removeEventListener('abort', onAbort);
+    await saver?.stop();
     if (this.ownsDispatcher) await this.dispatcher.close().catch(() => undefined);
     await this.failures?.close();
     if (readError !== undefined) throw readError.error;
 
     const outcome: FeedOutcome = { summary: this.stats.summary(performance.now(), this.inflight, this.throttle.limit) };
     if (this.failures !== undefined && this.failures.count > 0) outcome.failuresFile = this.failures.path;
-    if (this.stopping === undefined && resume !== undefined && typeof options.checkpoint === 'string') {
-      // A resumed feed that finished marks its checkpoint done, so resuming it once more feeds nothing twice.
-      writeCheckpoint(options.checkpoint, { ...this.checkpoint(resume), position: null });
-      outcome.checkpointFile = options.checkpoint;
+    if (this.stopping === undefined && saver !== undefined && (resume !== undefined || intervalMs > 0)) {
+      // A finished feed marks its checkpoint done, so running it once more feeds nothing twice.
+      await saver.save({ ...this.saveState(), position: null, reason: 'finished' });
+      outcome.checkpointFile = saver.path;
     }
     if (this.stopping !== undefined) {
       outcome.stopped = this.stopping;
@@ -280,33 +295,30 @@ export class Feeder {
       if (this.unreachable !== undefined) outcome.unreachable = this.unreachable;
       this.stats.abandoned = this.unfinished.size;
       outcome.summary['feeder.abandoned.count'] = this.unfinished.size;
-      if (typeof options.checkpoint === 'string') {
-        const path = options.checkpoint;
-        writeCheckpoint(path, this.checkpoint(resume));
-        outcome.checkpointFile = path;
+      if (saver !== undefined) {
+        await saver.save(this.saveState());
+        outcome.checkpointFile = saver.path;
       }
     }
     return outcome;
   }
 
-  /** The checkpoint now: the first unfinished operation, or the read position when all read ones are done. */
-  checkpoint(previous?: Checkpoint): Checkpoint {
-    const first = this.unfinished.values().next();
-    let position: InputPosition | null;
-    if (!first.done) position = { input: first.value.input, offset: first.value.item.offset, line: first.value.item.line };
-    else position = this.readPosition ?? previous?.position ?? { input: 0, offset: 0, line: 1 };
-    const c: Checkpoint = {
-      version: 1,
-      inputs: this.inputs.map((i) => i.name),
-      position,
-      written: new Date().toISOString(),
-      reason: this.stopping ?? 'finished',
+  /** @internal What a checkpoint saved now holds: the first unfinished operation, the read position, the counts. */
+  saveState(): SaveState {
+    const open = function* (unfinished: Iterable<Pending>): Generator<[number, number, number]> {
+      for (const p of unfinished) yield [p.input, p.item.offset, p.item.line];
+    };
+    return {
+      ...feedPosition(open(this.unfinished.values()), this.readPosition, this.resumed),
+      reason: this.stopping ?? 'running',
       ok: this.stats.ok,
       errors: this.stats.errors,
     };
-    if (this.options.shard) c.shard = `${this.options.shard.index}/${this.options.shard.count}`;
-    if (this.failures && this.failures.count > 0) c.failures = this.failures.path;
-    return c;
+  }
+
+  /** The checkpoint now (as a stop would save it, without the failure output's mark). */
+  checkpoint(): Checkpoint {
+    return new CheckpointSaver({ path: '', inputs: this.inputs.map((i) => i.name), shard: this.options.shard }).build(this.saveState());
   }
 
   private accept(item: RawItem, input: number, name: string): void {

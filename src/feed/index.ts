@@ -5,6 +5,7 @@ export type { OperationResult } from './operation-result.js';
 export type { FeedSummary, FeedCounters } from './stats.js';
 export type { FeedSource, InputPosition } from './source.js';
 export type { Checkpoint } from './checkpoint.js';
+export type { FailureMark } from './failures.js';
 export { readCheckpoint } from './checkpoint.js';
 export { parseShard, type Shard } from './shard.js';
 export { parseOperation, type FeedOperation, type OperationKind } from './operation.js';

@@ -55,13 +55,25 @@ export interface FeedOptions {
   failures?: string | false;
   /** Feed only operations whose id hashes to this shard. */
   shard?: Shard;
-  /** Continue a stopped feed from its checkpoint (object or path). */
+  /**
+   * Continue a stopped feed from this checkpoint (object or path). Refused (VB_USAGE) when it was written for
+   * other inputs or another shard. Default: `checkpoint`, when that file exists.
+   */
   resume?: Checkpoint | string;
   /**
-   * Where to write the checkpoint when the feed is stopped before the end. Undefined or false: none (the
-   * outcome's `stopped` still says why; the CLI passes `vespa-bulk-checkpoint-<time>.json`).
+   * Where progress is saved: every `checkpointIntervalMs`, when the feed stops early, and at the end (as
+   * finished, so running the same feed again sends nothing). When the file exists at the start, the feed
+   * continues from it. A save never passes an operation that is not finished: succeeded, or in the failure
+   * output and synced to disk. Undefined or false: none (the outcome's `stopped` still says why; the CLI
+   * passes `vespa-bulk-checkpoint-<time>.json` with no periodic saves unless `--checkpoint` is given).
    */
   checkpoint?: string | false;
+  /**
+   * ms between saves of `checkpoint` while the feed runs, so a feed killed outright (SIGKILL, a lost machine)
+   * loses at most this much progress. Default 2000; 0: saved only when the feed stops early (and at the end
+   * of a resumed feed).
+   */
+  checkpointIntervalMs?: number;
   /** Stops the feed cleanly (as Ctrl-C does): stop reading, let in-flight finish within `stopGraceMs`, checkpoint. */
   signal?: AbortSignal;
   /** How long in-flight operations may take to finish once the feed is stopped. Default 10 s. */

@@ -28,8 +28,10 @@ export interface InputPosition {
 export interface ReadOptions {
   /** What `-` reads. Default process.stdin. */
   stdin?: Readable;
-  /** Skip everything before this position. */
+  /** Skip everything before this position (whole inputs before it are not opened). */
   from?: InputPosition;
+  /** Items (by input and offset) flagged skipped besides those before `from`: a checkpoint's finished ones. */
+  skip?: (input: number, offset: number) => boolean;
   /** Bytes read per chunk from files. Default 256 KiB. */
   chunkBytes?: number;
 }
@@ -94,7 +96,7 @@ function openInput(name: string, options: ReadOptions, progress: ReadProgress): 
 
 async function* readStream(stream: Readable, input: number, name: string, options: ReadOptions, progress: ReadProgress): AsyncGenerator<SourceBatch> {
   const splitter = new OperationSplitter();
-  const skipBefore = options.from !== undefined && options.from.input === input ? options.from.offset : -1;
+  const mark = skipMarker(input, options);
   const counts = name === '<stream>';
   try {
     for await (const chunk of stream) {
@@ -102,7 +104,7 @@ async function* readStream(stream: Readable, input: number, name: string, option
       if (counts) progress.bytes += buf.length;
       const items: RawItem[] = [];
       splitter.push(buf, items);
-      if (items.length > 0) yield { input, name, items: skipBefore >= 0 ? markSkipped(items, skipBefore) : items };
+      if (items.length > 0) yield { input, name, items: mark(items) };
     }
   } catch (err) {
     if (err instanceof VespaBulkError) throw err;
@@ -112,19 +114,25 @@ async function* readStream(stream: Readable, input: number, name: string, option
   }
   const items: RawItem[] = [];
   splitter.end(items);
-  if (items.length > 0) yield { input, name, items: skipBefore >= 0 ? markSkipped(items, skipBefore) : items };
+  if (items.length > 0) yield { input, name, items: mark(items) };
 }
 
-/** Items before the resume offset are kept (so they are counted as skipped) but flagged. */
-function markSkipped(items: RawItem[], before: number): RawItem[] {
-  for (const it of items) if (it.offset < before) it.skip = true;
-  return items;
+/** Items before the resume offset (or finished by the checkpoint) are kept, so they are counted as skipped, but flagged. */
+function skipMarker(input: number, options: ReadOptions): (items: RawItem[]) => RawItem[] {
+  const skipBefore = options.from !== undefined && options.from.input === input ? options.from.offset : -1;
+  const skip = options.skip;
+  if (skipBefore < 0 && skip === undefined) return (items) => items;
+  return (items) => {
+    for (const it of items) if (it.offset < skipBefore || skip?.(input, it.offset) === true) it.skip = true;
+    return items;
+  };
 }
 
 async function* readIterable(source: AsyncIterable<unknown> | Iterable<unknown>, options: ReadOptions): AsyncGenerator<SourceBatch> {
   let line = 0;
   let offset = 0;
   const skipBefore = options.from !== undefined && options.from.input === 0 ? options.from.offset : -1;
+  const skip = options.skip;
   for await (const value of source as AsyncIterable<unknown>) {
     line++;
     let bytes: Buffer;
@@ -133,7 +141,7 @@ async function* readIterable(source: AsyncIterable<unknown> | Iterable<unknown>,
     else bytes = Buffer.from(JSON.stringify(value) ?? 'undefined');
     // Offsets of an iterable count items, so a checkpoint can say how many to skip.
     const item: RawItem = { bytes, line, offset };
-    if (offset < skipBefore) item.skip = true;
+    if (offset < skipBefore || skip?.(0, offset) === true) item.skip = true;
     offset++;
     // One item per batch: an iterable may be slow (a visit being migrated), and waiting to fill a batch would stall it.
     yield { input: 0, name: '<iterable>', items: [item] };

@@ -13,7 +13,8 @@ import { unreachableHint, waitIfAsked, withWaitOption, type WaitArgs } from '../
 import { exitCodeOfSignal } from '../exit-codes.js';
 import { Feeder, type FeedOutcome } from '../../feed/feeder.js';
 import { estimateRemainingSeconds } from '../../feed/eta.js';
-import { defaultCheckpointPath, readCheckpoint } from '../../feed/checkpoint.js';
+import { existsSync } from 'node:fs';
+import { checkResumable, defaultCheckpointPath, readCheckpoint } from '../../feed/checkpoint.js';
 import { defaultFailuresPath } from '../../feed/failures.js';
 import { checkFeedOptions } from '../../feed/check-options.js';
 import { feedFlags, withFlagNames } from '../option-flags.js';
@@ -56,7 +57,7 @@ Retries: 429 always, with exponential backoff and jitter, until the operation's 
 
 Failures: every operation that finally failed goes to --failures FILE (default: vespa-bulk-failures-<time>.jsonl in the working directory, created only when something fails), one per line, as feed input that can be fed again unchanged; a line that could not be read is kept verbatim. Why each failed (status, message, attempts, input file and line) is in FILE.reasons.jsonl, line N for line N.
 
-Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures, or a 401/403: refused credentials refuse every operation alike) stops reading, lets in-flight operations finish for up to 10 s, and writes a checkpoint. --resume CHECKPOINT goes on from the first operation that had not finished; some after it may be sent again (put and remove are idempotent; an update that is not assign-only may apply twice).
+Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures, or a 401/403: refused credentials refuse every operation alike) stops reading, lets in-flight operations finish for up to 10 s, and writes a checkpoint. --checkpoint FILE also saves progress every 2 s (so a feed killed outright, or a lost machine, loses at most that), never past an operation that has not finished (succeeded, or in the failure output and on disk); when FILE exists the feed continues from it, so the same command run again goes on, appending to the same failure output. A checkpoint of other input files or another --shard is refused (exit 2). --resume CHECKPOINT is the same for a checkpoint already written. Operations not finished at the checkpoint are sent again (put and remove are idempotent; an update that is not assign-only may apply twice).
 
 Nothing answering at the start (connection refused, unknown host, TLS handshake failed) stops the feed at once with a checkpoint, naming the cause; --wait S waits up to S seconds for the endpoint first. Outages after the first answer are retried as above.
 
@@ -79,8 +80,8 @@ function builder(y: Argv): Argv<FeedArgs> {
     .option('max-retries', { type: 'number', default: 10, describe: 'Retries for 503, 502, 504 and transport errors' })
     .option('max-failure-seconds', { alias: 'deadline', type: 'number', default: 60, describe: 'Stop (with a checkpoint) after this long with only failures; 0 never (--deadline, as the official CLI names it)' })
     .option('failures', { type: 'string', describe: 'Failure output file (default: vespa-bulk-failures-<time>.jsonl when something fails)' })
-    .option('resume', { type: 'string', describe: 'Continue a stopped feed from this checkpoint file' })
-    .option('checkpoint', { type: 'string', describe: 'Where to write the checkpoint if the feed is stopped (default: vespa-bulk-checkpoint-<time>.json)' })
+    .option('resume', { type: 'string', describe: 'Continue a stopped feed from this checkpoint file (and save progress there, unless --checkpoint names another)' })
+    .option('checkpoint', { type: 'string', describe: 'Save progress here every 2 s and at every stop, and continue from it when it exists, so the same command run again goes on (default: vespa-bulk-checkpoint-<time>.json, written only when the feed is stopped)' })
     .option('shard', { type: 'string', describe: 'Feed only shard i of N (i/N) by a hash of the document id' })
     .option('dry-run', { type: 'boolean', default: false, describe: 'Send dryRun=true: the service validates, stores nothing' })
     .option('progress', { type: 'number', default: 5, describe: 'Seconds between progress lines when stderr is not a terminal' })
@@ -90,7 +91,7 @@ function builder(y: Argv): Argv<FeedArgs> {
     .epilog(epilog) as unknown as Argv<FeedArgs>;
 }
 
-export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedOptions; targetNote?: string; speedtest?: { bytes: number; seconds: number } } {
+export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedOptions; targetNote?: string; resumedFrom?: string; speedtest?: { bytes: number; seconds: number } } {
   // yargs drops a bare '-' from the positionals: put it back in its place from the raw arguments.
   let files = argv.files ?? [];
   const raw = process.argv.slice(2);
@@ -124,19 +125,21 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
   if (argv['dry-run']) options.dryRun = true;
   // The library writes no file it was not asked for; these defaults are the CLI's.
   options.failures = argv.failures ?? defaultFailuresPath();
-  options.checkpoint = argv.checkpoint ?? defaultCheckpointPath();
   if (argv.shard !== undefined) options.shard = parseShard(argv.shard);
-  if (argv.resume !== undefined) {
-    const checkpoint = readCheckpoint(argv.resume);
+  // --checkpoint FILE: saved every 2 s and at every stop, and continued when it exists. Without it, a checkpoint
+  // is written only when the feed stops early, under a new name each time.
+  options.checkpoint = argv.checkpoint ?? argv.resume ?? defaultCheckpointPath();
+  if (argv.checkpoint === undefined && argv.resume === undefined) options.checkpointIntervalMs = 0;
+  const resumeFrom = argv.resume ?? (argv.checkpoint !== undefined && existsSync(argv.checkpoint) ? argv.checkpoint : undefined);
+  let resumedFrom: string | undefined;
+  if (resumeFrom !== undefined) {
+    const checkpoint = readCheckpoint(resumeFrom);
     if (files.length === 0) files = checkpoint.inputs;
-    else if (files.join('\0') !== checkpoint.inputs.join('\0')) {
-      throw new VespaBulkError('VB_USAGE', `--resume: the checkpoint is for ${checkpoint.inputs.join(', ')}, not ${files.join(', ')}`);
-    }
-    if (checkpoint.shard !== undefined && checkpoint.shard !== argv.shard) {
-      throw new VespaBulkError('VB_USAGE', `--resume: the checkpoint was written with --shard ${checkpoint.shard}`);
-    }
+    checkResumable(checkpoint, files, options.shard, `checkpoint '${resumeFrom}'`);
+    // The failures of the earlier run stay in one file with this run's.
+    if (argv.failures === undefined && checkpoint.failures !== undefined) options.failures = checkpoint.failures;
     options.resume = checkpoint;
-    if (argv.checkpoint === undefined) options.checkpoint = argv.resume;
+    resumedFrom = checkpoint.position === null ? `${resumeFrom} (finished: nothing left to feed)` : `${resumeFrom} at ${checkpoint.inputs[checkpoint.position.input] ?? '?'} line ${checkpoint.position.line}`;
   }
   withFlagNames(feedFlags, () => checkFeedOptions(options));
   if (argv.speedtest !== undefined) {
@@ -153,7 +156,7 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
   if (files.length === 0) throw new VespaBulkError('VB_USAGE', "name at least one feed file ('-' for stdin)");
   if (files.filter((f) => f === '-').length > 1) throw new VespaBulkError('VB_USAGE', "'-' (stdin) can be given only once");
   const targetNote = describeTargetOrigin(connection);
-  return { files, options, ...(targetNote !== undefined && { targetNote }) };
+  return { files, options, ...(targetNote !== undefined && { targetNote }), ...(resumedFrom !== undefined && { resumedFrom }) };
 }
 
 function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () => ProgressSnapshot {
@@ -184,8 +187,9 @@ function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () 
 }
 
 async function handler(argv: FeedArgs): Promise<void> {
-  const { files, options, targetNote, speedtest } = toFeedOptions(argv);
+  const { files, options, targetNote, resumedFrom, speedtest } = toFeedOptions(argv);
   if (targetNote !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: ${targetNote}\n`);
+  if (resumedFrom !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: continuing from checkpoint ${resumedFrom}\n`);
   const controller = new AbortController();
   options.signal = controller.signal;
   let shownFailures = 0;
@@ -243,7 +247,7 @@ async function handler(argv: FeedArgs): Promise<void> {
   const printed = { ...s, ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}) };
   await outputs.finish(printed, argv.quiet);
   process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`);
-  if (outcome.failuresFile !== undefined) {
+  if (outcome.failuresFile !== undefined && s['feeder.error.count'] > 0) {
     reportFailuresFile(s['feeder.error.count'], outcome.failuresFile);
   }
   if (outcome.stopped !== undefined) {
