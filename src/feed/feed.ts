@@ -17,7 +17,7 @@ export function resolveWorkers(source: FeedSource, options: FeedOptions): number
   if (options.dispatcher !== undefined) return 1;
   const cores = Math.min(maxDefaultWorkers, availableParallelism());
   if (cores <= 1) return 1;
-  const paths = typeof source === 'string' ? [source] : Array.isArray(source) && source.every((s) => typeof s === 'string') ? (source as string[]) : undefined;
+  const paths = typeof source === 'string' ? [source] : Array.isArray(source) && source.every((s) => typeof s === 'string') ? (source) : undefined;
   if (paths === undefined) return 1;
   if (paths.includes('-')) return cores;
   let total = 0;

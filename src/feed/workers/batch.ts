@@ -24,7 +24,7 @@ export function packBatch(n: number, input: number, name: string, items: RawItem
   const meta = new Float64Array(items.length * 3);
   let at = 0;
   for (let k = 0; k < items.length; k++) {
-    const it = items[k]!;
+    const it = items[k];
     view.set(it.bytes, at);
     at += it.bytes.length;
     meta[3 * k] = it.bytes.length;
@@ -39,8 +39,8 @@ export function unpackBatch(batch: ItemBatch): RawItem[] {
   const items: RawItem[] = new Array<RawItem>(batch.meta.length / 3);
   let at = 0;
   for (let k = 0; k < items.length; k++) {
-    const length = batch.meta[3 * k]!;
-    items[k] = { bytes: Buffer.from(batch.bytes, at, length), line: batch.meta[3 * k + 1]!, offset: batch.meta[3 * k + 2]! };
+    const length = batch.meta[3 * k];
+    items[k] = { bytes: Buffer.from(batch.bytes, at, length), line: batch.meta[3 * k + 1], offset: batch.meta[3 * k + 2] };
     at += length;
   }
   return items;

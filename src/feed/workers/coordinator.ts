@@ -233,15 +233,15 @@ export class WorkerFeeder {
         this.options.onResult?.({ ok: false, message: e.message, attempts: 0, input: name, line: item.line });
         continue;
       }
-      perWorker[workerOf(routeId(item.bytes), this.count)]!.push(item);
+      perWorker[workerOf(routeId(item.bytes), this.count)].push(item);
     }
     this.merged = undefined;
     for (let w = 0; w < this.lanes.length; w++) {
-      const share = perWorker[w]!;
+      const share = perWorker[w];
       if (share.length === 0) continue;
-      const lane = this.lanes[w]!;
+      const lane = this.lanes[w];
       const batch = packBatch(++lane.sent, input, name, share);
-      lane.pending.push({ n: batch.n, first: { input, offset: share[0]!.offset, line: share[0]!.line }, count: share.length });
+      lane.pending.push({ n: batch.n, first: { input, offset: share[0].offset, line: share[0].line }, count: share.length });
       this.send(lane, { type: 'batch', ...batch }, [batch.bytes, batch.meta.buffer as ArrayBuffer]);
     }
   }
@@ -282,7 +282,7 @@ export class WorkerFeeder {
       case 'done': {
         const { type: _type, ...state } = m;
         lane.state = state;
-        while (lane.pending.length > 0 && lane.pending[0]!.n <= m.accepted) lane.pending.shift();
+        while (lane.pending.length > 0 && lane.pending[0].n <= m.accepted) lane.pending.shift();
         this.merged = undefined;
         if (m.type === 'done') {
           lane.done = m;
