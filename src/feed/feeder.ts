@@ -68,7 +68,7 @@ export interface FeedProgress {
 /** Where failed operations go: a FailureWriter, or (in a worker thread) a relay to the thread that writes. */
 export type FailureOutput = Pick<FailureWriter, 'write' | 'drained' | 'close' | 'count' | 'path'>;
 
-/** @internal What a worker thread gives its Feeder beyond FeedOptions (see feed/workers/). */
+/** What a worker thread gives its Feeder beyond FeedOptions (see feed/workers/); library callers leave it out. */
 export interface FeederInternals {
   /** Failure output in place of a file of the Feeder's own. */
   failures?: FailureOutput;
