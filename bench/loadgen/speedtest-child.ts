@@ -2,7 +2,7 @@
  * `feed --speedtest` in its own process, as autocannon runs in its own: argument = JSON of
  * `{url, bytes, seconds, connections, pipelining}`; prints the feed summary as JSON on stdout.
  */
-import { feed } from '../../src/feed/feeder.js';
+import { feed } from '../../src/feed/feed.js';
 import { speedtestSource } from '../../src/bench/speedtest.js';
 
 const { url, bytes, seconds, connections, pipelining } = JSON.parse(process.argv[2] ?? '{}') as { url: string; bytes: number; seconds: number; connections: number; pipelining: number };

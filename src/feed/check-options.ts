@@ -28,6 +28,9 @@ export function checkFeedOptions(options: FeedOptions): void {
   checkExclusive(options, 'dispatcher', 'tls');
   checkExclusive(options, 'dispatcher', 'http2');
   checkFunction(options, 'onResult');
+  checkInteger(options, 'workers', 1, 64);
+  // A caller's dispatcher lives on the calling thread: worker threads cannot share it.
+  if (options.dispatcher !== undefined && options.workers !== undefined && options.workers > 1) throw new OptionError('workers', '1 with a dispatcher', String(options.workers));
   const rate = options.arrivalRate;
   if (rate !== undefined && !(typeof rate === 'number' && Number.isFinite(rate) && rate > 0)) throw new OptionError('arrivalRate', 'a number > 0 (operations per second)', String(rate));
 }

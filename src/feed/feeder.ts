@@ -13,7 +13,7 @@ import { FeedStats, type FeedCounters, type FeedSummary } from './stats.js';
 import { FailureWriter } from './failures.js';
 import { existsSync } from 'node:fs';
 import { CheckpointSaver, checkResumable, feedPosition, readCheckpoint, resumeSkip, type Checkpoint, type SaveState } from './checkpoint.js';
-import { ReadProgress, describeInputs, readSources, type FeedSource, type InputInfo, type InputPosition } from './source.js';
+import { ReadProgress, describeInputs, readSources, type FeedSource, type InputInfo, type InputPosition, type SourceBatch } from './source.js';
 import { inShard } from './shard.js';
 import type { FeedOptions } from './options.js';
 import { FeedResult } from './operation-result.js';
@@ -66,6 +66,15 @@ export interface FeedProgress {
   totalBytes?: number;
 }
 
+/** Where failed operations go: a FailureWriter, or (in a worker thread) a relay to the thread that writes. */
+export type FailureOutput = Pick<FailureWriter, 'write' | 'drained' | 'close' | 'count' | 'path'>;
+
+/** What a worker thread gives its Feeder beyond FeedOptions (see feed/workers/); library callers leave it out. */
+export interface FeederInternals {
+  /** Failure output in place of a file of the Feeder's own. */
+  failures?: FailureOutput;
+}
+
 /** One operation read and not finished; its encoded body and headers are kept across retries. */
 interface Pending extends EncodedBody {
   seq: number;
@@ -111,7 +120,8 @@ export class Feeder {
   private readonly connections: number;
   private readonly maxPipelining: number;
   private inputs: InputInfo[] = [];
-  private failures: FailureWriter | undefined;
+  private failures: FailureOutput | undefined;
+  private readonly internals: FeederInternals;
 
   private seq = 0;
   private inflight = 0;
@@ -144,9 +154,10 @@ export class Feeder {
   /** Wakes the pump for the next operation not yet due. */
   private dueTimer: NodeJS.Timeout | undefined;
 
-  constructor(options: FeedOptions = {}) {
+  constructor(options: FeedOptions = {}, internals: FeederInternals = {}) {
     checkFeedOptions(options);
     this.options = options;
+    this.internals = internals;
     this.stats = new FeedStats();
     const { origin, prefix } = splitEndpoint(options.endpoint ?? 'http://127.0.0.1:8080');
     this.tlsEndpoint = origin.startsWith('https:');
@@ -232,20 +243,46 @@ export class Feeder {
     this.wakeUp();
   }
 
+  /** Why the feed is stopping, once it is. */
+  get stopReason(): StopReason | undefined {
+    return this.stopping;
+  }
+
+  /** @internal The position of the first operation read and not finished, if any (a worker's share of the checkpoint). */
+  firstUnfinished(): InputPosition | undefined {
+    const first = this.unfinished.values().next();
+    return first.done ? undefined : { input: first.value.input, offset: first.value.item.offset, line: first.value.item.line };
+  }
+
   /** Feeds `source` (see `feed()`) and resolves with the outcome once every operation is finished or the feed stopped. Call once. */
   async run(source: FeedSource): Promise<FeedOutcome> {
     const options = this.options;
-    this.inputs = describeInputs(source);
+    const inputs = describeInputs(source);
     const checkpointPath = typeof options.checkpoint === 'string' ? options.checkpoint : undefined;
     // The same feed run again goes on from its checkpoint, as a visit's does.
     const resumeFrom = options.resume ?? (checkpointPath !== undefined && existsSync(checkpointPath) ? checkpointPath : undefined);
     const resume = typeof resumeFrom === 'string' ? readCheckpoint(resumeFrom) : resumeFrom;
+    if (resume !== undefined) checkResumable(resume, inputs.map((i) => i.name), options.shard, typeof resumeFrom === 'string' ? `checkpoint '${resumeFrom}'` : undefined);
+    // A checkpoint at the end (position null) leaves nothing to read.
+    const batches =
+      resume?.position === null
+        ? emptyBatches()
+        : readSources(source, { stdin: options.stdin, from: resume?.position ?? undefined, skip: resume !== undefined ? resumeSkip(resume) : undefined }, this.readProgress);
+    return this.runBatches(batches, inputs, resume, checkpointPath);
+  }
+
+  /**
+   * @internal Feeds batches already cut (a worker thread's share); `inputs` names the inputs their `input`
+   * indexes. With `checkpointPath`, progress is saved there periodically (the single-thread path).
+   */
+  async runBatches(batches: AsyncIterable<SourceBatch>, inputs: InputInfo[], resume?: Checkpoint, checkpointPath?: string): Promise<FeedOutcome> {
+    const options = this.options;
+    this.inputs = inputs;
     this.resumed = resume;
-    if (resume !== undefined) checkResumable(resume, this.inputs.map((i) => i.name), options.shard, typeof resumeFrom === 'string' ? `checkpoint '${resumeFrom}'` : undefined);
-    if (typeof options.failures === 'string') {
-      this.failures = new FailureWriter(options.failures, resume?.failures === options.failures ? resume.failureMark : undefined);
-    }
-    const saver = checkpointPath === undefined ? undefined : new CheckpointSaver({ path: checkpointPath, inputs: this.inputs.map((i) => i.name), shard: options.shard, failures: this.failures });
+    this.failures =
+      this.internals.failures ??
+      (typeof options.failures === 'string' ? new FailureWriter(options.failures, resume?.failures === options.failures ? resume.failureMark : undefined) : undefined);
+    const saver = checkpointPath === undefined ? undefined : new CheckpointSaver({ path: checkpointPath, inputs: this.inputs.map((i) => i.name), shard: options.shard, ...(this.failures instanceof FailureWriter && { failures: this.failures }) });
     const intervalMs = options.checkpointIntervalMs ?? 2000;
     if (saver !== undefined && intervalMs > 0) saver.start(intervalMs, () => this.saveState());
     const onAbort = () => this.stop('interrupted');
@@ -257,17 +294,12 @@ export class Feeder {
     this.scheduleStart = performance.now();
     let readError: { error: unknown } | undefined;
     try {
-      // A checkpoint at the end (position null) leaves nothing to read.
-      if (resume?.position !== null) {
-        const from = resume?.position ?? undefined;
-        const skip = resume !== undefined ? resumeSkip(resume) : undefined;
-        for await (const batch of readSources(source, { stdin: options.stdin, from, skip }, this.readProgress)) {
-          for (const item of batch.items) this.accept(item, batch.input, batch.name);
-          this.pump();
-          while (this.unfinished.size >= this.maxUnfinished && this.stopping === undefined) await this.sleep();
-          if (this.failures !== undefined) await this.failures.drained();
-          if (this.stopping !== undefined) break;
-        }
+      for await (const batch of batches) {
+        for (const item of batch.items) this.accept(item, batch.input, batch.name);
+        this.pump();
+        while (this.unfinished.size >= this.maxUnfinished && this.stopping === undefined) await this.sleep();
+        if (this.failures !== undefined) await this.failures.drained();
+        if (this.stopping !== undefined) break;
       }
     } catch (err) {
       readError = { error: err };
@@ -567,7 +599,7 @@ export class Feeder {
       this.failures?.write(p.item.bytes, reason, false);
     }
     const onResult = this.options.onResult;
-    if (onResult !== undefined) onResult(new FeedResult(ok, p, name, status, message, body));
+    if (onResult !== undefined && (!ok || this.options.onResultOnlyFailed !== true)) onResult(new FeedResult(ok, p, name, status, message, body));
     p.body = undefined;
     const next = this.sequencer.release(p.op.id);
     if (next !== undefined) this.ready.push(next);
@@ -643,21 +675,12 @@ export class Feeder {
   }
 }
 
+async function* emptyBatches(): AsyncGenerator<SourceBatch> {}
+
 /** Whether a 2xx body is what the service sends: empty, or a JSON object (checked by its ends only: cheap). */
 function isReadableAnswer(body: Buffer): boolean {
   let end = body.length;
   while (end > 0 && (body[end - 1] === 0x0a || body[end - 1] === 0x0d || body[end - 1] === 0x20)) end--;
   if (end === 0) return true;
   return body[0] === 0x7b && body[end - 1] === 0x7d;
-}
-
-/**
- * Feeds `source` and resolves with the summary once every operation is finished (or the feed was stopped).
- * Operations that finally failed are in the failure output; see FeedOptions. Rejects with `VB_UNREACHABLE`
- * when nothing answered at the endpoint from the start (the checkpoint, when enabled, is written first).
- */
-export async function feed(source: FeedSource, options: FeedOptions = {}): Promise<FeedSummary> {
-  const outcome = await new Feeder(options).run(source);
-  if (outcome.unreachable !== undefined) throw outcome.unreachable;
-  return outcome.summary;
 }

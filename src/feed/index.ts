@@ -1,5 +1,7 @@
 /** The feeder: `feed(source, options)` and the parts a caller may want to reuse. */
-export { feed, Feeder, type FeedOutcome, type FeedProgress, type StopReason } from './feeder.js';
+export { Feeder, type FeedOutcome, type FeedProgress, type StopReason } from './feeder.js';
+export { feed, createFeeder, resolveWorkers } from './feed.js';
+export { WorkerFeeder } from './workers/coordinator.js';
 export type { FeedOptions, Compression } from './options.js';
 export type { OperationResult } from './operation-result.js';
 export type { FeedSummary, FeedCounters } from './stats.js';

@@ -86,8 +86,21 @@ export interface FeedOptions {
    * soon as the limit allows.
    */
   arrivalRate?: number;
-  /** Called once per operation when it is finished (succeeded or finally failed). */
+  /**
+   * Called once per operation when it is finished (succeeded or finally failed). With `workers` above 1 the
+   * results come from the worker threads in batches (a few per second), in no order across ids, and without
+   * `body`.
+   */
   onResult?: (result: OperationResult) => void;
+  /** Call `onResult` only for failed operations: with workers, successes then never cross between threads. Default false. */
+  onResultOnlyFailed?: boolean;
+  /**
+   * Worker threads, each feeding its share of the operations (routed by a hash of the document id, so the
+   * operations on one id stay in order) over its own share of `connections` and of the in-flight limit.
+   * 1 feeds on the calling thread. Default: the cores available (at most 8), but 1 for inputs under 16 MB,
+   * for iterables and streams given to the library, and with a caller's `dispatcher`.
+   */
+  workers?: number;
   /** Use this dispatcher instead of an own pool (not closed at the end). */
   dispatcher?: Dispatcher;
   /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)`, exported by the package. */

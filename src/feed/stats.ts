@@ -104,6 +104,23 @@ class LatencyRecorder {
     return this.count === 0 ? 0 : this.sumUs / this.count / 1000;
   }
 
+  /** Everything this recorder holds, as plain data that crosses a thread (the histogram HDR-encoded). */
+  state(): LatencyState {
+    return { count: this.count, minUs: this.minUs, maxUs: this.maxUs, sumUs: this.sumUs, histogram: hdr.encodeIntoCompressedBase64(this.histogram) };
+  }
+
+  /** Adds another recorder's state: counts and histogram buckets add exactly, extremes take the wider. */
+  merge(s: LatencyState): void {
+    if (s.count === 0) return;
+    this.count += s.count;
+    this.sumUs += s.sumUs;
+    if (s.minUs < this.minUs) this.minUs = s.minUs;
+    if (s.maxUs > this.maxUs) this.maxUs = s.maxUs;
+    const other = hdr.decodeFromCompressedBase64(s.histogram);
+    this.histogram.add(other);
+    other.destroy();
+  }
+
   figures(): LatencyFigures {
     return { count: this.count, min: round(this.minMs()), avg: round(this.avgMs()), p50: round(this.percentileMs(50)), p99: round(this.percentileMs(99)), max: round(this.maxMs()) };
   }
@@ -112,6 +129,29 @@ class LatencyRecorder {
 function round(n: number, digits = 3): number {
   return Number(n.toFixed(digits));
 }
+
+/** A LatencyRecorder as plain data (see `FeedStats.state()`). */
+export interface LatencyState {
+  count: number;
+  minUs: number;
+  maxUs: number;
+  sumUs: number;
+  /** `hdr.encodeIntoCompressedBase64` of the histogram. */
+  histogram: string;
+}
+
+/** FeedStats as plain data, posted by a worker thread and merged by the coordinator. */
+export interface FeedStatsState {
+  counters: Record<(typeof counterNames)[number], number>;
+  latency: LatencyState;
+  byCode: [number, LatencyState][];
+  operationLatency: LatencyState;
+}
+
+const counterNames = [
+  'operations', 'ok', 'errors', 'parseErrors', 'skipped', 'abandoned', 'requests', 'requestBytes', 'exceptions',
+  'responses', 'responseBytes', 'responseErrors', 'retries', 'throttled',
+] as const;
 
 /** Running totals of a feed, from `Feeder.snapshot()`: what a recorder or a metrics endpoint samples. */
 export interface FeedCounters {
@@ -189,6 +229,30 @@ export class FeedStats {
       operations: this.operations, ok: this.ok, errors: this.errors, retries: this.retries, exceptions: this.exceptions,
       requestBytes: this.requestBytes, responseBytes: this.responseBytes, codes, latencyUs,
     };
+  }
+
+  /** Everything counted so far as plain data, for another thread to merge (`merge`). */
+  state(): FeedStatsState {
+    const counters = {} as FeedStatsState['counters'];
+    for (const name of counterNames) counters[name] = this[name];
+    return {
+      counters,
+      latency: this.latency.state(),
+      byCode: [...this.byCode].map(([status, recorder]) => [status, recorder.state()]),
+      operationLatency: this.operationLatency.state(),
+    };
+  }
+
+  /** Adds another feed's counts: counters add, histograms merge exactly (HDR buckets add). */
+  merge(s: FeedStatsState): void {
+    for (const name of counterNames) this[name] += s.counters[name];
+    this.latency.merge(s.latency);
+    for (const [status, state] of s.byCode) {
+      let recorder = this.byCode.get(status);
+      if (recorder === undefined) this.byCode.set(status, (recorder = new LatencyRecorder()));
+      recorder.merge(state);
+    }
+    this.operationLatency.merge(s.operationLatency);
   }
 
   /** Percentile of the answers' latency (each attempt by itself). */

@@ -34,7 +34,7 @@ export interface RunSample {
 export type RunSampler = () => RunSample;
 
 /** Samples a running feed through `Feeder.snapshot()`. */
-export function feedSampler(feeder: Feeder): RunSampler {
+export function feedSampler(feeder: Pick<Feeder, 'snapshot'>): RunSampler {
   return () => {
     const s = feeder.snapshot();
     return {

@@ -142,7 +142,8 @@ describe('the packed and installed package', () => {
 const sim = await startSimulator({ port: 0, configPort: false });
 try {
   const operations = [1, 2, 3].map((n) => ({ put: \`id:mynamespace:music::song-\${n}\`, fields: { title: \`Song \${n}\` } }));
-  const summary: FeedSummary = await feed(operations, { endpoint: sim.url, failures: 'failures.jsonl' });
+  // Two worker threads: the installed package starts them from dist/ (no tsx there).
+  const summary: FeedSummary = await feed(operations, { endpoint: sim.url, failures: 'failures.jsonl', workers: 2 });
   const visited: string[] = [];
   for await (const doc of visit({ endpoint: sim.url, cluster: 'content' })) visited.push(doc.id);
   const client = new DocumentClient({ endpoint: sim.url });

@@ -11,7 +11,9 @@ import type { ProgressSnapshot } from '../progress-format.js';
 import { red } from '../color.js';
 import { unreachableHint, waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
-import { Feeder, type FeedOutcome } from '../../feed/feeder.js';
+import type { Feeder, FeedOutcome } from '../../feed/feeder.js';
+import { createFeeder } from '../../feed/feed.js';
+import type { WorkerFeeder } from '../../feed/workers/coordinator.js';
 import { estimateRemainingSeconds } from '../../feed/eta.js';
 import { existsSync } from 'node:fs';
 import { checkResumable, defaultCheckpointPath, readCheckpoint } from '../../feed/checkpoint.js';
@@ -48,6 +50,7 @@ interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs {
   quiet: boolean;
   speedtest?: number;
   'speedtest-duration': number;
+  workers?: number;
 }
 
 // Paragraphs are single lines: yargs wraps them to the terminal.
@@ -86,6 +89,7 @@ function builder(y: Argv): Argv<FeedArgs> {
     .option('dry-run', { type: 'boolean', default: false, describe: 'Send dryRun=true: the service validates, stores nothing' })
     .option('progress', { type: 'number', default: 5, describe: 'Seconds between progress lines when stderr is not a terminal' })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress line' })
+    .option('workers', { type: 'number', describe: 'Worker threads, each with its share of --connections and of the in-flight limit; operations on one id stay on one (default: the cores, at most 8; 1 for inputs under 16 MB)' })
     .option('speedtest', { type: 'number', describe: "Network speed test, as 'vespa feed --speedtest': generated dry-run puts (id:test:test::<8 letters>, one field 'test' of this many random letters) instead of files" })
     .option('speedtest-duration', { type: 'number', default: 60, describe: 'Duration of the speed test, in seconds' })
     .epilog(epilog) as unknown as Argv<FeedArgs>;
@@ -123,6 +127,7 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
   if (argv.route !== undefined) options.route = argv.route;
   if (argv.trace !== undefined) options.tracelevel = argv.trace;
   if (argv['dry-run']) options.dryRun = true;
+  if (argv.workers !== undefined) options.workers = argv.workers;
   // The library writes no file it was not asked for; these defaults are the CLI's.
   options.failures = argv.failures ?? defaultFailuresPath();
   if (argv.shard !== undefined) options.shard = parseShard(argv.shard);
@@ -159,7 +164,7 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
   return { files, options, ...(targetNote !== undefined && { targetNote }), ...(resumedFrom !== undefined && { resumedFrom }) };
 }
 
-function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () => ProgressSnapshot {
+function progressOf(feeder: Feeder | WorkerFeeder, state: () => ProgressSnapshot['state']): () => ProgressSnapshot {
   const opsRate = rateMeter();
   const bytesRate = rateMeter();
   return () => {
@@ -196,6 +201,8 @@ async function handler(argv: FeedArgs): Promise<void> {
   // Failures are printed through the progress line once it runs, so they never land in the middle of it.
   let log = (text: string): void => void process.stderr.write(`${text}\n`);
   const maxShown = argv.verbose ? Number.POSITIVE_INFINITY : 20;
+  // Successes are not printed: with workers they then never cross between threads.
+  options.onResultOnlyFailed = true;
   options.onResult = (r: OperationResult) => {
     if (r.ok) return;
     if (shownFailures++ < maxShown) {
@@ -208,7 +215,8 @@ async function handler(argv: FeedArgs): Promise<void> {
   };
   await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }) });
   const outputs = await RunOutputs.open(argv, { command: 'feed', target: options.endpoint!, argv: argv as unknown as Record<string, unknown> });
-  const feeder = new Feeder(options);
+  const source = speedtest !== undefined ? speedtestSource(speedtest.bytes, speedtest.seconds) : files.length === 1 ? files[0]! : files;
+  const feeder = createFeeder(source, options);
   outputs.attach(feedSampler(feeder));
   let state: ProgressSnapshot['state'] = 'running';
   const progress = new ProgressLine(progressOf(feeder, () => state), { enabled: !argv.quiet, plainIntervalMs: Math.max(0.1, argv.progress) * 1000 });
@@ -231,7 +239,7 @@ async function handler(argv: FeedArgs): Promise<void> {
   process.on('SIGTERM', onSigint);
   let outcome: FeedOutcome;
   try {
-    outcome = await feeder.run(speedtest !== undefined ? speedtestSource(speedtest.bytes, speedtest.seconds) : files.length === 1 ? files[0]! : files);
+    outcome = await feeder.run(source);
   } catch (err) {
     progress.stop(false);
     await outputs.finish(undefined);

@@ -1,0 +1,345 @@
+import { Worker } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { VespaBulkError } from '../../errors.js';
+import { checkFeedOptions } from '../check-options.js';
+import { readCheckpoint, writeCheckpoint, type Checkpoint } from '../checkpoint.js';
+import { FailureWriter } from '../failures.js';
+import type { FeedOutcome, FeedProgress, StopReason } from '../feeder.js';
+import type { FeedOptions } from '../options.js';
+import type { FeedCounters } from '../stats.js';
+import { FeedStats } from '../stats.js';
+import { ReadProgress, describeInputs, readSources, type FeedSource, type InputInfo, type InputPosition } from '../source.js';
+import type { RawItem } from '../splitter.js';
+import { packBatch } from './batch.js';
+import type { FromWorker, ToWorker, WorkerStart, WorkerState } from './messages.js';
+import { routeId, workerOf } from './route.js';
+
+/** Batches a worker may have been sent and not yet pulled: enough to keep it busy, few enough to bound memory. */
+const maxAhead = 4;
+
+/** One worker thread and what the coordinator knows of it. */
+interface Lane {
+  worker: Worker;
+  /** Last batch number sent, and the last the worker's Feeder pulled. */
+  sent: number;
+  taken: number;
+  /** Batches sent and not yet in the worker's latest state (`accepted`): where each starts, and how many operations. */
+  pending: { n: number; first: InputPosition; count: number }[];
+  state: WorkerState | undefined;
+  done: Extract<FromWorker, { type: 'done' }> | undefined;
+  exited: boolean;
+}
+
+/**
+ * `feed --workers N`: reads and cuts the input on this thread, routes each operation's raw bytes by a hash of
+ * its id to one of N worker threads (each a Feeder with its share of the connections and the in-flight
+ * limit), and makes one feed of them: one summary (counters added, histograms merged), one failure output
+ * (written here), one checkpoint (the first unfinished operation across all workers), one progress.
+ * The same surface as Feeder for the CLI: `run`, `stop`, `progress`, `snapshot`, `checkpoint`.
+ */
+export class WorkerFeeder {
+  private readonly options: FeedOptions;
+  private readonly count: number;
+  private readonly lanes: Lane[] = [];
+  private readonly readProgress = new ReadProgress();
+  /** What this thread counts itself: operations it could not cut (framing errors), items skipped by a resume. */
+  private readonly own = new FeedStats();
+  private readonly startedAt = performance.now();
+  private inputs: InputInfo[] = [];
+  private failures: FailureWriter | undefined;
+  private stopping: StopReason | undefined;
+  private read = 0;
+  private readPosition: InputPosition | undefined;
+  private wake: (() => void) | undefined;
+  private merged: FeedStats | undefined;
+  private workerError: Error | undefined;
+
+  constructor(options: FeedOptions = {}) {
+    checkFeedOptions(options);
+    this.options = options;
+    this.count = options.workers ?? 2;
+  }
+
+  /** @internal The merged counters (for the progress line's bytes sent). */
+  get stats(): FeedStats {
+    if (this.merged === undefined) {
+      const m = new FeedStats(this.startedAt);
+      m.merge(this.own.state());
+      for (const lane of this.lanes) if (lane.state !== undefined) m.merge(lane.state.stats);
+      this.merged = m;
+    }
+    return this.merged;
+  }
+
+  /** Why the feed is stopping, once it is. */
+  get stopReason(): StopReason | undefined {
+    return this.stopping;
+  }
+
+  /** The workers' running totals added up, with their latency histograms merged, as `Feeder.snapshot()`. */
+  snapshot(): FeedCounters & { inflight: number; limit: number } {
+    const s = this.stats;
+    return { ...s.snapshot(), inflight: this.sum((st) => st.inflight), limit: this.sum((st) => st.limit) };
+  }
+
+  /** The workers' progress added up, as `Feeder.progress()`. */
+  progress(): FeedProgress {
+    const s = this.stats;
+    const total = this.inputs.reduce((t, i) => (i.size === undefined || t === undefined ? undefined : t + i.size), 0 as number | undefined);
+    const p: FeedProgress = {
+      seconds: (performance.now() - this.startedAt) / 1000,
+      ok: s.ok,
+      failed: s.errors,
+      retries: s.retries,
+      inflight: this.sum((st) => st.inflight),
+      limit: this.sum((st) => st.limit),
+      p50Ms: s.percentileMs(50),
+      p99Ms: s.percentileMs(99),
+      read: this.read,
+      finished: s.ok + s.errors + s.skipped,
+      readBytes: this.readProgress.bytes,
+    };
+    if (total !== undefined && total > 0) {
+      p.readShare = Math.min(1, this.readProgress.bytes / total);
+      p.totalBytes = total;
+    }
+    return p;
+  }
+
+  /** Stops the feed as Ctrl-C does: stop reading, every worker stops, the checkpoint covers what is unfinished. */
+  stop(reason: StopReason = 'interrupted'): void {
+    if (this.stopping !== undefined) return;
+    this.stopping = reason;
+    for (const lane of this.lanes) this.send(lane, { type: 'stop', reason });
+    this.wakeUp();
+  }
+
+  /** Feeds `source` over the workers; resolves as `Feeder.run()` does. Call once. */
+  async run(source: FeedSource): Promise<FeedOutcome> {
+    const options = this.options;
+    const resume = typeof options.resume === 'string' ? readCheckpoint(options.resume) : options.resume;
+    this.inputs = describeInputs(source);
+    if (typeof options.failures === 'string') this.failures = new FailureWriter(options.failures);
+    for (let i = 0; i < this.count; i++) this.lanes.push(this.startLane(i));
+    const onAbort = () => this.stop('interrupted');
+    if (options.signal?.aborted) onAbort();
+    options.signal?.addEventListener('abort', onAbort);
+    let readError: { error: unknown } | undefined;
+    try {
+      if (resume?.position !== null && this.stopping === undefined) {
+        const from = resume?.position ?? undefined;
+        for await (const batch of readSources(source, { stdin: options.stdin, from }, this.readProgress)) {
+          this.route(batch.items, batch.input, batch.name);
+          while (this.stopping === undefined && this.lanes.some((l) => l.sent - l.taken >= maxAhead && !l.exited)) await this.sleep();
+          if (this.failures !== undefined) await this.failures.drained();
+          if (this.stopping !== undefined) break;
+        }
+      }
+    } catch (err) {
+      readError = { error: err };
+      this.stop('interrupted');
+    }
+    for (const lane of this.lanes) this.send(lane, { type: 'end' });
+    while (this.lanes.some((l) => !l.exited)) await this.sleep();
+    options.signal?.removeEventListener('abort', onAbort);
+    await this.failures?.close();
+    if (readError !== undefined) throw readError.error;
+    if (this.workerError !== undefined) throw this.workerError;
+    return this.outcome(resume);
+  }
+
+  /** The checkpoint now: the first unfinished operation across all workers, or the read position when all read are done. */
+  checkpoint(previous?: Checkpoint): Checkpoint {
+    let position: InputPosition | null = null;
+    for (const lane of this.lanes) {
+      for (const candidate of [lane.state?.first ?? undefined, lane.pending[0]?.first]) {
+        if (candidate !== undefined && (position === null || before(candidate, position))) position = candidate;
+      }
+    }
+    position ??= this.readPosition ?? previous?.position ?? { input: 0, offset: 0, line: 1 };
+    const c: Checkpoint = {
+      version: 1,
+      inputs: this.inputs.map((i) => i.name),
+      position,
+      written: new Date().toISOString(),
+      reason: this.stopping ?? 'finished',
+      ok: this.stats.ok,
+      errors: this.stats.errors,
+    };
+    if (this.options.shard) c.shard = `${this.options.shard.index}/${this.options.shard.count}`;
+    if (this.failures && this.failures.count > 0) c.failures = this.failures.path;
+    return c;
+  }
+
+  /** Writes the checkpoint file now (at a stop, at the end of a resumed feed); `done` marks the whole input finished. */
+  private saveCheckpoint(resume: Checkpoint | undefined, done: boolean): string | undefined {
+    const path = this.options.checkpoint;
+    if (typeof path !== 'string') return undefined;
+    const c = this.checkpoint(resume);
+    writeCheckpoint(path, done ? { ...c, position: null } : c);
+    return path;
+  }
+
+  private outcome(resume: Checkpoint | undefined): FeedOutcome {
+    this.merged = undefined;
+    const stats = this.stats;
+    let abandoned = 0;
+    let authStatus: number | undefined;
+    let unreachable: string | undefined;
+    for (const lane of this.lanes) {
+      abandoned += lane.done?.abandoned ?? 0;
+      // Sent and never pulled by the worker's Feeder: unfinished, behind the checkpoint.
+      for (const b of lane.pending) if (b.n > (lane.state?.accepted ?? 0)) abandoned += b.count;
+      authStatus ??= lane.done?.authStatus;
+      unreachable ??= lane.done?.unreachable?.message;
+    }
+    const inflight = this.sum((st) => st.inflight);
+    const summary = stats.summary(performance.now(), inflight, this.sum((st) => st.limit));
+    summary['feeder.abandoned.count'] = abandoned;
+    const outcome: FeedOutcome = { summary };
+    if (this.failures !== undefined && this.failures.count > 0) outcome.failuresFile = this.failures.path;
+    if (this.stopping === undefined && resume !== undefined) {
+      // A resumed feed that finished marks its checkpoint done, so resuming it once more feeds nothing twice.
+      const file = this.saveCheckpoint(resume, true);
+      if (file !== undefined) outcome.checkpointFile = file;
+    }
+    if (this.stopping !== undefined) {
+      outcome.stopped = this.stopping;
+      if (authStatus !== undefined) outcome.authStatus = authStatus;
+      if (unreachable !== undefined) outcome.unreachable = new VespaBulkError('VB_UNREACHABLE', unreachable);
+      const file = this.saveCheckpoint(resume, false);
+      if (file !== undefined) outcome.checkpointFile = file;
+    }
+    return outcome;
+  }
+
+  /** Routes one read batch: items this thread settles itself (skipped, uncut), the rest packed per worker. */
+  private route(items: RawItem[], input: number, name: string): void {
+    const perWorker: RawItem[][] = this.lanes.map(() => []);
+    for (const item of items) {
+      this.read++;
+      this.readPosition = { input, offset: item.offset + item.bytes.length, line: item.line };
+      if (item.skip) {
+        this.own.skipped++;
+        continue;
+      }
+      if (item.error !== undefined) {
+        this.own.operations++;
+        this.own.errors++;
+        this.own.parseErrors++;
+        const e = item.error;
+        this.failures?.write(item.bytes, { input: name, inputLine: item.line, message: e.message, attempts: 0, code: e.code }, true);
+        this.options.onResult?.({ ok: false, message: e.message, attempts: 0, input: name, line: item.line });
+        continue;
+      }
+      perWorker[workerOf(routeId(item.bytes), this.count)].push(item);
+    }
+    this.merged = undefined;
+    for (let w = 0; w < this.lanes.length; w++) {
+      const share = perWorker[w];
+      if (share.length === 0) continue;
+      const lane = this.lanes[w];
+      const batch = packBatch(++lane.sent, input, name, share);
+      lane.pending.push({ n: batch.n, first: { input, offset: share[0].offset, line: share[0].line }, count: share.length });
+      this.send(lane, { type: 'batch', ...batch }, [batch.bytes, batch.meta.buffer as ArrayBuffer]);
+    }
+  }
+
+  private startLane(index: number): Lane {
+    const results = this.options.onResult === undefined ? 'none' : this.options.onResultOnlyFailed === true ? 'failed' : 'all';
+    const data: WorkerStart = { options: workerOptions(this.options, this.count, index), inputs: this.inputs, results };
+    if (typeof this.options.failures === 'string') data.failuresPath = this.options.failures;
+    const lane: Lane = { worker: startWorker(data), sent: 0, taken: 0, pending: [], state: undefined, done: undefined, exited: false };
+    lane.worker.on('message', (m: FromWorker) => this.onMessage(lane, m));
+    lane.worker.on('error', (err) => {
+      this.workerError ??= err;
+      this.stop('interrupted');
+    });
+    lane.worker.on('exit', () => {
+      lane.exited = true;
+      this.wakeUp();
+    });
+    return lane;
+  }
+
+  private onMessage(lane: Lane, m: FromWorker): void {
+    switch (m.type) {
+      case 'taken':
+        lane.taken = m.n;
+        this.wakeUp();
+        return;
+      case 'failures':
+        for (const f of m.failures) this.failures?.write(Buffer.from(f.bytes.buffer, f.bytes.byteOffset, f.bytes.byteLength), f.reason, f.verbatim);
+        return;
+      case 'results':
+        for (const r of m.results) this.options.onResult?.(r);
+        return;
+      case 'stopping':
+        this.stop(m.reason);
+        return;
+      case 'state':
+      case 'done': {
+        const { type: _type, ...state } = m;
+        lane.state = state;
+        while (lane.pending.length > 0 && lane.pending[0].n <= m.accepted) lane.pending.shift();
+        this.merged = undefined;
+        if (m.type === 'done') {
+          lane.done = m;
+          if (m.stopped !== undefined) this.stop(m.stopped);
+          if (m.error !== undefined) this.workerError ??= new VespaBulkError((m.error.code ?? 'VB_TRANSPORT') as 'VB_TRANSPORT', m.error.message);
+        }
+        return;
+      }
+    }
+  }
+
+  private send(lane: Lane, m: ToWorker, transfer?: ArrayBuffer[]): void {
+    if (!lane.exited) lane.worker.postMessage(m, transfer);
+  }
+
+  private sum(of: (s: WorkerState) => number): number {
+    let n = 0;
+    for (const lane of this.lanes) if (lane.state !== undefined) n += of(lane.state);
+    return n;
+  }
+
+  private sleep(): Promise<void> {
+    return new Promise((resolve) => (this.wake = resolve));
+  }
+
+  private wakeUp(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+}
+
+function before(a: InputPosition, b: InputPosition): boolean {
+  return a.input < b.input || (a.input === b.input && a.offset < b.offset);
+}
+
+/** Worker `index`'s options: what can cross a thread, with its share of connections and in-flight limits. */
+function workerOptions(o: FeedOptions, count: number, index: number): FeedOptions {
+  const { signal: _s, onResult: _r, onResultOnlyFailed: _f, stdin: _i, dispatcher: _d, failures: _o, checkpoint: _c, resume: _u, workers: _w, ...rest } = o;
+  const share = (total: number) => Math.max(1, Math.floor(total / count) + (index < total % count ? 1 : 0));
+  const w: FeedOptions = { ...rest, connections: share(o.connections ?? 8), failures: false, checkpoint: false };
+  if (o.inflight !== undefined) w.inflight = share(o.inflight);
+  if (o.maxInflight !== undefined) w.maxInflight = share(o.maxInflight);
+  if (o.arrivalRate !== undefined) w.arrivalRate = o.arrivalRate / count;
+  return w;
+}
+
+/**
+ * Starts a worker thread on worker.js beside this module (the installed package), or on worker.ts through
+ * tsx when this module runs from the TypeScript sources (a clone, the tests), as bin/vespa-bulk.js does.
+ */
+function startWorker(data: WorkerStart): Worker {
+  const here = import.meta.url;
+  if (!here.endsWith('.ts')) return new Worker(new URL('./worker.js', here), { workerData: data });
+  // The ESM build of tsx's API beside the CommonJS one that require.resolve finds (its CommonJS register() cannot load ESM hooks here).
+  const tsx = pathToFileURL(createRequire(here).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const entry = new URL('./worker.ts', here).href;
+  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(boot, { eval: true, workerData: data });
+}

@@ -1,0 +1,49 @@
+import type { FailureReason } from '../failures.js';
+import type { FeedOptions } from '../options.js';
+import type { OperationResult } from '../operation-result.js';
+import type { InputInfo, InputPosition } from '../source.js';
+import type { FeedStatsState } from '../stats.js';
+import type { StopReason } from '../feeder.js';
+import type { ItemBatch } from './batch.js';
+
+/** What a worker thread starts with (`workerData`). */
+export interface WorkerStart {
+  /** FeedOptions that can cross a thread: no functions, signal, stream, dispatcher or files. */
+  options: FeedOptions;
+  inputs: InputInfo[];
+  /** Where failures go (written by the coordinator); the worker only names it in checkpoints. */
+  failuresPath?: string;
+  /** Forward results for `onResult`: all, only failed ones, or none. */
+  results: 'all' | 'failed' | 'none';
+}
+
+/** Coordinator to worker. */
+export type ToWorker = ({ type: 'batch' } & ItemBatch) | { type: 'end' } | { type: 'stop'; reason: StopReason };
+
+/** One failed operation for the coordinator's failure output. */
+export interface RelayedFailure {
+  bytes: Uint8Array;
+  reason: FailureReason;
+  verbatim: boolean;
+}
+
+/**
+ * A worker's state at one moment, consistent in itself: every operation of batches up to `accepted` that is
+ * before `first` (or all of them, when `first` is null) is finished, and its failure (if any) was posted before.
+ */
+export interface WorkerState {
+  accepted: number;
+  first: InputPosition | null;
+  stats: FeedStatsState;
+  inflight: number;
+  limit: number;
+}
+
+/** Worker to coordinator. */
+export type FromWorker =
+  | { type: 'taken'; n: number }
+  | { type: 'failures'; failures: RelayedFailure[] }
+  | { type: 'results'; results: OperationResult[] }
+  | ({ type: 'state' } & WorkerState)
+  | { type: 'stopping'; reason: StopReason }
+  | ({ type: 'done'; abandoned: number; stopped?: StopReason; authStatus?: number; unreachable?: { message: string }; error?: { message: string; code?: string } } & WorkerState);

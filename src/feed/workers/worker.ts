@@ -1,0 +1,147 @@
+/**
+ * Entry of a feed worker thread: a Feeder on the batches the coordinator routes here. Failures and results go
+ * back in batches; its state (counters, histograms, first unfinished position) a few times a second and at
+ * the end. It writes no file.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { Feeder } from '../feeder.js';
+import type { FailureReason } from '../failures.js';
+import type { OperationResult } from '../operation-result.js';
+import type { SourceBatch } from '../source.js';
+import { unpackBatch } from './batch.js';
+import type { FromWorker, RelayedFailure, ToWorker, WorkerStart, WorkerState } from './messages.js';
+
+const port = parentPort!;
+const start = workerData as WorkerStart;
+const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
+
+/** Failures go to the coordinator, which writes the one failure output. */
+class FailureRelay {
+  count = 0;
+  private pending: RelayedFailure[] = [];
+  constructor(readonly path: string) {}
+  write(bytes: Buffer, reason: FailureReason, verbatim: boolean): void {
+    this.count++;
+    this.pending.push({ bytes: new Uint8Array(bytes), reason, verbatim });
+    if (this.pending.length >= 256) this.flush();
+  }
+  flush(): void {
+    if (this.pending.length === 0) return;
+    post({ type: 'failures', failures: this.pending });
+    this.pending = [];
+  }
+  drained(): Promise<void> {
+    return Promise.resolve();
+  }
+  close(): Promise<void> {
+    this.flush();
+    return Promise.resolve();
+  }
+}
+
+let results: OperationResult[] = [];
+function flushResults(): void {
+  if (results.length === 0) return;
+  post({ type: 'results', results });
+  results = [];
+}
+
+const relay = new FailureRelay(start.failuresPath ?? '');
+const feeder = new Feeder(
+  {
+    ...start.options,
+    ...(start.results !== 'none' && {
+      onResultOnlyFailed: start.results === 'failed',
+      onResult: (r: OperationResult) => {
+        results.push({ ok: r.ok, ...(r.id !== undefined && { id: r.id }), ...(r.kind !== undefined && { kind: r.kind }), ...(r.status !== undefined && { status: r.status }), ...(r.message !== undefined && { message: r.message }), attempts: r.attempts, input: r.input, line: r.line });
+        if (results.length >= 1024) flushResults();
+      },
+    }),
+  },
+  { failures: relay },
+);
+
+/** The batches routed here, handed to the Feeder as it pulls; ends at 'end', or at a stop (the rest stays unfinished). */
+const queue: SourceBatch[] = [];
+let ended = false;
+let wake: (() => void) | undefined;
+let accepted = 0;
+const batchNumbers: number[] = [];
+
+async function* batches(): AsyncGenerator<SourceBatch> {
+  for (;;) {
+    const next = queue.shift();
+    if (next !== undefined) {
+      accepted = batchNumbers.shift()!;
+      // Taken in when pulled, not when received: the coordinator sends more only as the Feeder pulls (backpressure).
+      post({ type: 'taken', n: accepted });
+      yield next;
+      continue;
+    }
+    if (ended) return;
+    await new Promise<void>((resolve) => (wake = resolve));
+  }
+}
+
+function endInput(): void {
+  ended = true;
+  wake?.();
+  wake = undefined;
+}
+
+port.on('message', (m: ToWorker) => {
+  if (m.type === 'batch') {
+    if (ended) return;
+    queue.push({ input: m.input, name: m.name, items: unpackBatch(m) });
+    batchNumbers.push(m.n);
+    wake?.();
+    wake = undefined;
+  } else if (m.type === 'end') {
+    endInput();
+  } else {
+    feeder.stop(m.reason);
+    queue.length = 0;
+    batchNumbers.length = 0;
+    endInput();
+  }
+});
+
+function state(): WorkerState {
+  // Failures first: the coordinator must have written them before it moves the checkpoint past them.
+  relay.flush();
+  flushResults();
+  const snap = feeder.snapshot();
+  return { accepted, first: feeder.firstUnfinished() ?? null, stats: feeder.stats.state(), inflight: snap.inflight, limit: snap.limit };
+}
+
+let told = false;
+const ticker = setInterval(() => {
+  const reason = feeder.stopReason;
+  if (reason !== undefined && !told) {
+    told = true;
+    // Stops of its own (breaker, refused credentials, nothing answering) stop the other workers too.
+    post({ type: 'stopping', reason });
+    queue.length = 0;
+    batchNumbers.length = 0;
+    endInput();
+  }
+  post({ type: 'state', ...state() });
+}, 250);
+
+try {
+  const outcome = await feeder.runBatches(batches(), start.inputs);
+  clearInterval(ticker);
+  post({
+    type: 'done',
+    ...state(),
+    abandoned: outcome.summary['feeder.abandoned.count'],
+    ...(outcome.stopped !== undefined && { stopped: outcome.stopped }),
+    ...(outcome.authStatus !== undefined && { authStatus: outcome.authStatus }),
+    ...(outcome.unreachable !== undefined && { unreachable: { message: outcome.unreachable.message } }),
+  });
+} catch (err) {
+  clearInterval(ticker);
+  const e = err as { message?: string; code?: string };
+  post({ type: 'done', ...state(), abandoned: 0, error: { message: String(e?.message ?? err), ...(typeof e?.code === 'string' && { code: e.code }) } });
+}
+port.close();
