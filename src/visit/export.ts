@@ -1,14 +1,16 @@
 import { VespaBulkError } from '../errors.js';
 import { CheckpointWriter, emptyCheckpoint, hasProgress, loadCheckpoint, resumeStates, type Checkpoint } from './checkpoint.js';
 import { createEncoder, outputFormats, type BatchEncoder, type OutputFormat } from './formats.js';
-import { OptionError, checkDuration, checkOneOf } from '../options-check.js';
+import { OptionError, checkDuration, checkInteger, checkOneOf } from '../options-check.js';
 import type { VisitOptions } from './options.js';
 import { validateVisitOptions, visitFingerprint } from './query.js';
 import { fileSink } from '../sinks/file.js';
 import type { Sink } from '../sinks/sink.js';
 import { sliceFileSink } from '../sinks/slice-directory.js';
 import { stdoutSink } from '../sinks/stream.js';
-import { startVisit, type VisitReport, type VisitRun } from './visitor.js';
+import { startVisit, type LocalVisitRun, type VisitReport, type VisitRun } from './visitor.js';
+import { compressedFileSink } from './workers/gzip-members.js';
+import { startWorkerVisit, type WorkerVisitRun } from './workers/pool.js';
 
 /**
  * An export: a visit written to stdout, a file or one file per slice, with an optional checkpoint.
@@ -36,6 +38,12 @@ export interface ExportOptions extends VisitOptions {
   checkpointIntervalMs?: number;
   /** Where `output: '-'` writes; default process.stdout. */
   stdout?: NodeJS.WritableStream;
+  /**
+   * Worker threads that visit the slices (each worker every N-th slice id) and encode, and for a `.gz` output
+   * compress, their documents; this thread only writes the bytes. Default 1: everything in this thread. Not with
+   * `format: 'json'` (one array is framed by one writer) or `dispatcher`.
+   */
+  workers?: number;
   /** Called once the visit runs, e.g. to draw progress from it. */
   onStart?: (run: VisitRun) => void;
 }
@@ -55,6 +63,9 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   checkOneOf(options, 'format', outputFormats);
   checkOneOf(options, 'directIo', [true, false]);
   checkDuration(options, 'checkpointIntervalMs');
+  checkInteger(options, 'workers', 1, 256);
+  const workers = options.workers ?? 1;
+  if (workers > 1 && format === 'json') throw new OptionError('format', 'jsonl or feed with workers', format, 'workers');
   // Before any output is opened (and a file truncated).
   validateVisitOptions(options);
   const fingerprint = visitFingerprint(options);
@@ -65,9 +76,11 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   }
   const priorDocuments = new Map<string, number>(Object.entries(previous?.slices ?? {}).map(([key, s]) => [key, s.documents ?? 0]));
 
-  const sinks = new Map<number | 'all', { sink: Sink; encoder: BatchEncoder }>();
+  // With workers, a single .gz output gets gzip members compressed by the workers, written as they come.
+  const gzipOnWorkers = workers > 1 && options.outputDir === undefined && options.output !== undefined && options.output.endsWith('.gz');
+  const sinks = new Map<number | 'all', { sink: Sink; encoder: BatchEncoder; queue: Promise<void> }>();
   const extension = format === 'json' ? 'json' : 'jsonl';
-  const sinkFor = (slice: number): { sink: Sink; encoder: BatchEncoder } => {
+  const sinkFor = (slice: number): { sink: Sink; encoder: BatchEncoder; queue: Promise<void> } => {
     const key = options.outputDir !== undefined ? slice : 'all';
     let s = sinks.get(key);
     if (s === undefined) {
@@ -77,8 +90,10 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
           ? sliceFileSink(options.outputDir, slice, extension, fileOptions)
           : options.output === undefined || options.output === '-'
             ? stdoutSink(options.stdout)
-            : fileSink(options.output, fileOptions);
-      s = { sink, encoder: createEncoder(format) };
+            : gzipOnWorkers
+              ? compressedFileSink(options.output, resumed)
+              : fileSink(options.output, fileOptions);
+      s = { sink, encoder: createEncoder(format), queue: Promise.resolve() };
       sinks.set(key, s);
     }
     return s;
@@ -86,8 +101,21 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   // Outputs exist even when nothing is visited (an empty export is an empty file, or `[]`).
   if (options.outputDir === undefined) sinkFor(0);
 
-  let run: VisitRun | undefined;
+  let run: LocalVisitRun | undefined;
+  let workerRun: WorkerVisitRun | undefined;
   const snapshot = async (): Promise<Checkpoint> => {
+    if (workerRun !== undefined) {
+      // Each worker answers after the batches its state covers; those are written once the sinks' queues drain.
+      const states = await workerRun.states();
+      const state = emptyCheckpoint(fingerprint);
+      state.slices = { ...(previous?.slices ?? {}) };
+      for (const [key, s] of Object.entries(states)) state.slices[key] = { ...s, documents: (priorDocuments.get(key) ?? 0) + s.documents };
+      await Promise.all([...sinks.values()].map(async (s) => {
+        await s.queue;
+        await s.sink.flushed();
+      }));
+      return state;
+    }
     // Lines read but not yet handed to the output are handed on within this turn of the event loop.
     for (let turns = 0; turns < 100 && run?.slices.some((s) => s.undelivered); turns++) await new Promise((r) => setImmediate(r));
     // Read the state first, then wait for the outputs: everything the state covers was written before it.
@@ -105,8 +133,21 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   };
   const checkpoint = options.checkpoint === undefined ? undefined : new CheckpointWriter(options.checkpoint, snapshot, options.checkpointIntervalMs ?? 1000);
 
-  run = startVisit(
-    { ...options, resumeFrom: { ...resumeStates(previous), ...options.resumeFrom } },
+  let outputRawBytes = 0;
+  const visitOptions = { ...options, resumeFrom: { ...resumeStates(previous), ...options.resumeFrom } };
+  if (workers > 1) {
+    const { onStart: _onStart, stdout: _stdout, ...toWorkers } = visitOptions;
+    workerRun = startWorkerVisit(toWorkers, workers, { format: format as 'jsonl' | 'feed', gzip: gzipOnWorkers }, (slice, data, rawBytes) => {
+      outputRawBytes += rawBytes;
+      checkpoint?.touch();
+      // One write at a time per output: a sink that is behind finishes a write later, and the next must follow it.
+      const s = sinkFor(slice);
+      s.queue = s.queue.then(() => s.sink.write([data]));
+      return s.queue;
+    });
+  }
+  const current: VisitRun = workerRun ?? (run = startVisit(
+    visitOptions,
     {
       deliver(batch) {
         const { sink, encoder } = sinkFor(batch.slice);
@@ -116,11 +157,11 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
         checkpoint?.touch();
       },
     },
-  );
-  options.onStart?.(run);
+  ));
+  options.onStart?.(current);
   let report: VisitReport;
   try {
-    report = await run.done;
+    report = await current.done;
   } catch (err) {
     await Promise.allSettled([...sinks.values()].map((s) => s.sink.close()));
     if ((err as NodeJS.ErrnoException).code === 'EPIPE') {
@@ -136,7 +177,7 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   if (checkpoint !== undefined) await checkpoint.flush();
   return {
     ...report,
-    outputBytes: [...sinks.values()].reduce((n, s) => n + s.sink.bytes, 0),
+    outputBytes: workerRun !== undefined ? outputRawBytes : [...sinks.values()].reduce((n, s) => n + s.sink.bytes, 0),
     resumed,
   };
 }

@@ -2,7 +2,7 @@ import { createPool } from '../http/transport.js';
 import type { VisitBatch } from './entries.js';
 import { resolveVisitRetry, type VisitOptions } from './options.js';
 import { baseVisitQuery, bucketSpacesOf, chainKey, sliceIdsOf, slicesOf, timeoutMs, validateVisitOptions, visitPath } from './query.js';
-import { SliceVisitor, type SliceReport } from './slice-visitor.js';
+import { SliceVisitor, type SliceReport, type SliceStatus } from './slice-visitor.js';
 
 /**
  * Runs every requested slice of a visit at once over one connection pool, each slice following its own
@@ -27,9 +27,21 @@ export interface VisitReport {
   slices: SliceReport[];
 }
 
+/** What a running visit shows of one chain (a slice, or a slice of one bucket space). */
+export interface SliceView {
+  readonly key: string;
+  readonly sliceId: number;
+  readonly status: SliceStatus;
+  readonly documents: number;
+  readonly removes: number;
+  readonly retries: number;
+  readonly percentFinished: number;
+}
+
 /** A running visit: its slices and its report to come. */
 export interface VisitRun {
-  readonly slices: readonly SliceVisitor[];
+  /** The chains as last seen: live in this thread, or as last reported by visit workers. */
+  readonly slices: readonly SliceView[];
   readonly done: Promise<VisitReport>;
   /** Bytes received so far. */
   bytes(): number;
@@ -46,8 +58,13 @@ function withBucketSpace(query: URLSearchParams, space: string | undefined): URL
   return q;
 }
 
+/** A visit running in this thread, with its slice visitors themselves (their resume state, for checkpoints). */
+export interface LocalVisitRun extends VisitRun {
+  readonly slices: readonly SliceVisitor[];
+}
+
 /** Starts a visit that hands batches to `consumer`; the lower-level half of `visit()`. */
-export function startVisit(options: VisitOptions, consumer: VisitConsumer): VisitRun {
+export function startVisit(options: VisitOptions, consumer: VisitConsumer): LocalVisitRun {
   validateVisitOptions(options);
   const url = new URL(options.endpoint);
   const pathPrefix = url.pathname.replace(/\/+$/, '');

@@ -57,6 +57,7 @@ interface VisitArgs extends CommonArgs, RunOutputArgs {
   format: OutputFormat;
   'make-feed': boolean;
   checkpoint?: string;
+  workers?: number;
   continuation?: string;
   'to-endpoint'?: string;
   failures?: string;
@@ -172,6 +173,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('format', { type: 'string', choices: outputFormats, default: 'jsonl' as OutputFormat, describe: 'jsonl: as received; feed: {"put"/"remove"} lines for vespa-bulk feed; json: one array' })
       .option('make-feed', { type: 'boolean', default: false, describe: 'Same as --format feed' })
       .option('checkpoint', { type: 'string', describe: checkpointHelp })
+      .option('workers', { type: 'number', describe: 'Worker threads that visit the slices and encode (and for a .gz output compress) the documents (default 1: all in one thread; not with --format json)' })
       .option('continuation', { type: 'string', describe: 'Start from this token (reported for a failed slice); needs a single slice' })
       .option('to-endpoint', { alias: 'destination', type: 'string', describe: 'Feed the documents into this endpoint instead of writing them (migration), with all the feeder\'s guarantees' })
       .option('failures', { type: 'string', describe: 'With --to-endpoint: failure output of the feed (default: vespa-bulk-failures-<time>.jsonl when something fails)' })
@@ -278,6 +280,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         ...(args['output-dir'] !== undefined && { outputDir: args['output-dir'] }),
         ...(args['direct-io'] !== undefined && { directIo: args['direct-io'] }),
         ...(args.checkpoint !== undefined && { checkpoint: args.checkpoint }),
+        ...(args.workers !== undefined && { workers: args.workers }),
         onStart: startProgress,
       }));
       state = interrupted !== undefined ? 'stopped' : 'done';
