@@ -8,6 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { Feeder, feed, type OperationResult } from '../../src/feed/index.js';
 import { redactUrl } from '../../src/feed/url-input.js';
+import { checkResumable, type Checkpoint } from '../../src/feed/checkpoint.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 import { runCommand } from '../support/run-command.js';
 import { tempDir } from './helpers.js';
@@ -200,5 +201,11 @@ describe('feed from a URL', () => {
       expect(text).not.toContain('deadbeef');
     }
     expect(redactUrl('https://h.example/p/a.gz?x=1#frag')).toBe('https://h.example/p/a.gz?…');
+  });
+
+  it('matches a checkpoint to a URL by origin and path, not by its query', () => {
+    const c: Checkpoint = { version: 1, inputs: ['https://h.example/b/data.jsonl?…'], position: { input: 0, offset: 10, line: 2 }, written: 'now', reason: 'interrupted', ok: 1, errors: 0 };
+    expect(() => checkResumable(c, ['https://h.example/b/data.jsonl?sig=new'], undefined)).not.toThrow();
+    expect(() => checkResumable(c, ['https://h.example/b/other.jsonl?sig=new'], undefined)).toThrow(expect.objectContaining({ code: 'VB_USAGE' }));
   });
 });
