@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { VespaBulkError } from '../errors.js';
 import { writeFileAtomically, writeFileAtomicallySync } from '../fs/atomic-write.js';
 import type { InputPosition } from './source.js';
+import { isUrlInput, redactUrl } from './url-input.js';
 import type { FailureMark, FailureWriter } from './failures.js';
 import type { Shard } from './shard.js';
 
@@ -67,7 +68,9 @@ export function readCheckpoint(path: string): Checkpoint {
  * into the wrong operations.
  */
 export function checkResumable(checkpoint: Checkpoint, inputs: readonly string[], shard: Shard | undefined, file = 'the checkpoint'): void {
-  if (checkpoint.inputs.join('\0') !== inputs.join('\0')) {
+  // URLs compare by origin and path: a rerun's link may carry a fresh signature, and the saved one has none.
+  const same = (a: readonly string[]) => a.map((i) => (isUrlInput(i) ? redactUrl(i) : i)).join('\0');
+  if (same(checkpoint.inputs) !== same(inputs)) {
     throw new VespaBulkError('VB_USAGE', `${file} is for input ${checkpoint.inputs.join(', ')}, not ${inputs.join(', ')}`);
   }
   const wanted = shard === undefined || shard.count === 1 ? undefined : `${shard.index}/${shard.count}`;

@@ -267,7 +267,7 @@ export class Feeder {
     const batches =
       resume?.position === null
         ? emptyBatches()
-        : readSources(source, { stdin: options.stdin, from: resume?.position ?? undefined, skip: resume !== undefined ? resumeSkip(resume) : undefined }, this.readProgress);
+        : readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, from: resume?.position ?? undefined, skip: resume !== undefined ? resumeSkip(resume) : undefined }, this.readProgress);
     return this.runBatches(batches, inputs, resume, checkpointPath);
   }
 

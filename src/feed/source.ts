@@ -3,9 +3,11 @@ import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { VespaBulkError } from '../errors.js';
 import { OperationSplitter, type RawItem } from './splitter.js';
+import { isUrlInput, openUrlInput, redactUrl } from './url-input.js';
+import type { buildConnector } from 'undici';
 
 /**
- * Where operations come from: a path, several paths (`-` is stdin), a byte stream, or an async iterable of
+ * Where operations come from: a path, several paths (`-` is stdin, `http(s)://…` a URL streamed), a byte stream, or an async iterable of
  * operations (each a string or bytes of one operation's JSON, or an already-built operation object).
  */
 export type FeedSource = string | readonly string[] | Readable | NodeJS.ReadableStream | AsyncIterable<string | Uint8Array | object> | Iterable<object>;
@@ -13,7 +15,7 @@ export type FeedSource = string | readonly string[] | Readable | NodeJS.Readable
 export interface SourceBatch {
   /** Index of the input (file) among the sources. */
   input: number;
-  /** File name, `-` for stdin, `<stream>` or `<iterable>`. */
+  /** File name, `-` for stdin, a URL (query masked), `<stream>` or `<iterable>`. */
   name: string;
   items: RawItem[];
 }
@@ -34,6 +36,10 @@ export interface ReadOptions {
   skip?: (input: number, offset: number) => boolean;
   /** Bytes read per chunk from files. Default 256 KiB. */
   chunkBytes?: number;
+  /** TLS options for URL inputs (the feed's `tls`, so its `ca` is trusted). */
+  tls?: buildConnector.BuildOptions;
+  /** Reconnects of a URL input after a cut connection or 5xx, in a row without progress. Default 10. */
+  urlRetries?: number;
 }
 
 /** Input names and sizes, known before reading (for progress and checkpoints). */
@@ -48,6 +54,7 @@ export function describeInputs(source: FeedSource): InputInfo[] {
   if (paths === undefined) return [{ name: isByteStream(source) ? '<stream>' : '<iterable>' }];
   return paths.map((p) => {
     if (p === '-') return { name: '-' };
+    if (isUrlInput(p)) return { name: redactUrl(p) };
     try {
       return { name: p, size: statSync(p).size };
     } catch (err) {
@@ -76,11 +83,23 @@ export async function* readSources(source: FeedSource, options: ReadOptions = {}
     else yield* readIterable(source as AsyncIterable<unknown>, options);
     return;
   }
+  const paths = typeof source === 'string' ? [source] : (source as readonly string[]);
   for (let input = 0; input < inputs.length; input++) {
     if (options.from !== undefined && input < options.from.input) continue;
     const name = inputs[input].name;
-    yield* readStream(openInput(name, options, progress), input, name, options, progress);
+    if (isUrlInput(paths[input])) yield* readUrl(paths[input], input, name, options, progress);
+    else yield* readStream(openInput(name, options, progress), input, name, options, progress);
   }
+}
+
+async function* readUrl(url: string, input: number, name: string, options: ReadOptions, progress: ReadProgress): AsyncGenerator<SourceBatch> {
+  const from = options.from !== undefined && options.from.input === input ? options.from : undefined;
+  const opened = await openUrlInput(url, { from: from?.offset, tls: options.tls, retries: options.urlRetries, chunkBytes: options.chunkBytes }, (n) => {
+    progress.bytes += n;
+  });
+  // A ranged read starts at the checkpoint's position: number offsets and lines from there.
+  const start = from !== undefined && opened.start === from.offset && from.offset > 0 ? { offset: from.offset, line: from.line } : undefined;
+  yield* readStream(opened.stream, input, name, options, progress, start);
 }
 
 function openInput(name: string, options: ReadOptions, progress: ReadProgress): Readable {
@@ -94,8 +113,8 @@ function openInput(name: string, options: ReadOptions, progress: ReadProgress): 
   return raw.pipe(gunzip);
 }
 
-async function* readStream(stream: Readable, input: number, name: string, options: ReadOptions, progress: ReadProgress): AsyncGenerator<SourceBatch> {
-  const splitter = new OperationSplitter();
+async function* readStream(stream: Readable, input: number, name: string, options: ReadOptions, progress: ReadProgress, start?: { offset: number; line: number }): AsyncGenerator<SourceBatch> {
+  const splitter = new OperationSplitter(start);
   const mark = skipMarker(input, options);
   const counts = name === '<stream>';
   try {

@@ -34,6 +34,14 @@ export class OperationSplitter {
   private line = 1;
   /** Bytes of the operation (or line) in progress from earlier chunks. */
   private parts: Buffer[] = [];
+
+  /** `start`: where the bytes pushed begin in the input, when reading starts mid-input (a ranged resume). */
+  constructor(start?: { offset: number; line: number }) {
+    if (start !== undefined) {
+      this.base = start.offset;
+      this.line = start.line;
+    }
+  }
   private itemOffset = 0;
   private itemLine = 1;
   private itemNewlines = 0;

@@ -62,13 +62,15 @@ Failures: every operation that finally failed goes to --failures FILE (default: 
 
 Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures, or a 401/403: refused credentials refuse every operation alike) stops reading, lets in-flight operations finish for up to 10 s, and writes a checkpoint. --checkpoint FILE also saves progress every 2 s (so a feed killed outright, or a lost machine, loses at most that), never past an operation that has not finished (succeeded, or in the failure output and on disk); when FILE exists the feed continues from it, so the same command run again goes on, appending to the same failure output. A checkpoint of other input files or another --shard is refused (exit 2). --resume CHECKPOINT is the same for a checkpoint already written. Operations not finished at the checkpoint are sent again (put and remove are idempotent; an update that is not assign-only may apply twice).
 
+Inputs may be http:// or https:// URLs (presigned object-store links): streamed, not downloaded first; .gz (by the path, or Content-Encoding/Content-Type gzip) decompressed on the fly. The request uses the same TLS options as the target (--ca is trusted too). A connection cut mid-body is reopened with Range: bytes=N- (a server that ignores Range is re-read and the first N bytes dropped), up to --max-retries times in a row. A checkpoint resumes a plain URL with a Range request at its position; a .gz one is re-read from the start and skipped to it. A URL's query (a presigned signature) is shown as ?… in logs, reasons and checkpoints; a checkpoint matches a URL by origin and path, so a freshly signed link continues it.
+
 Nothing answering at the start (connection refused, unknown host, TLS handshake failed) stops the feed at once with a checkpoint, naming the cause; --wait S waits up to S seconds for the endpoint first. Outages after the first answer are retried as above.
 
 Exit code: 0 all succeeded, 1 some failed or the feed was stopped, 2 bad usage, 130 after Ctrl-C (SIGINT), 143 after SIGTERM.`;
 
 function builder(y: Argv): Argv<FeedArgs> {
   return withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(y))))
-    .positional('files', { type: 'string', array: true, describe: "Feed files ('-' for stdin, .gz decompressed)" })
+    .positional('files', { type: 'string', array: true, describe: "Feed files ('-' for stdin, http(s):// URLs streamed, .gz decompressed)" })
     .option('connections', { type: 'number', default: 8, describe: 'HTTP/1.1 connections' })
     .option('pipelining', { type: 'number', default: 32, describe: 'Requests in flight per connection' })
     .option('inflight', { type: 'number', describe: 'Fixed in-flight limit (default: adaptive, up to connections x pipelining)' })
@@ -140,6 +142,9 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
   if (resumeFrom !== undefined) {
     const checkpoint = readCheckpoint(resumeFrom);
     if (files.length === 0) files = checkpoint.inputs;
+    // A checkpoint keeps a URL's origin and path only (its query may be a signature): the user gives it again.
+    const masked = files.find((f) => f.endsWith('?…'));
+    if (masked !== undefined) throw new VespaBulkError('VB_USAGE', `input ${masked} of checkpoint '${resumeFrom}' lost its query when saved: give the URL again`);
     checkResumable(checkpoint, files, options.shard, `checkpoint '${resumeFrom}'`);
     // The failures of the earlier run stay in one file with this run's.
     if (argv.failures === undefined && checkpoint.failures !== undefined) options.failures = checkpoint.failures;

@@ -129,7 +129,7 @@ export class WorkerFeeder {
     try {
       if (resume?.position !== null && this.stopping === undefined) {
         const from = resume?.position ?? undefined;
-        for await (const batch of readSources(source, { stdin: options.stdin, from }, this.readProgress)) {
+        for await (const batch of readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, from }, this.readProgress)) {
           this.route(batch.items, batch.input, batch.name);
           while (this.stopping === undefined && this.lanes.some((l) => l.sent - l.taken >= maxAhead && !l.exited)) await this.sleep();
           if (this.failures !== undefined) await this.failures.drained();

@@ -1,0 +1,153 @@
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createGunzip } from 'node:zlib';
+import { Agent, request, type buildConnector } from 'undici';
+import { VespaBulkError } from '../errors.js';
+
+/** True for an input named by an `http://` or `https://` URL. */
+export function isUrlInput(name: string): boolean {
+  return /^https?:\/\//i.test(name);
+}
+
+/**
+ * The URL as it may be shown: origin and path, the query replaced by `?…`. A presigned URL's query is a
+ * credential, so it stays out of logs, checkpoints and failure reasons; origin and path are what identify
+ * the input when a checkpoint is matched to a rerun (whose link may carry a fresh signature).
+ */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}${u.search !== '' ? '?…' : ''}`;
+  } catch {
+    return url.replace(/[?#].*$/s, '?…');
+  }
+}
+
+export interface UrlInputOptions {
+  /** Byte offset in the (decompressed) body to start at: resuming from a checkpoint. Default 0. */
+  from?: number;
+  /** TLS options of the request (the feed's `tls`: its `ca` is trusted here too). */
+  tls?: buildConnector.BuildOptions;
+  /** Reconnects after a cut connection or a 5xx, in a row without progress. Default 10. */
+  retries?: number;
+  /** First backoff delay in ms, doubled per retry up to 5 s. Default 200. */
+  backoffMs?: number;
+  /** Bytes per gunzip chunk. */
+  chunkBytes?: number;
+}
+
+/** What `openUrlInput` returns: the body from `start` on (decompressed when gzip), and where that is. */
+export interface UrlInput {
+  stream: Readable;
+  /** Offset in the decompressed body of the stream's first byte: `from` for plain bodies, 0 for gzip (read from the start; the caller skips). */
+  start: number;
+}
+
+function isGzip(url: URL, headers: Record<string, string | string[] | undefined>): boolean {
+  const header = (name: string): string => String(headers[name] ?? '').toLowerCase();
+  return url.pathname.endsWith('.gz') || header('content-encoding').includes('gzip') || /^application\/(x-)?gzip\b/.test(header('content-type'));
+}
+
+/**
+ * Opens a URL input as a stream of its body. A plain body is asked for from `from` on with `Range`; a gzip
+ * one (by the path's `.gz`, `Content-Encoding: gzip` or `Content-Type: application/gzip`) cannot be entered
+ * in the middle, so it is read from the start and the caller skips to the position. A connection cut
+ * mid-body is reopened with `Range: bytes=N-` (N: the bytes received so far); a server that ignores Range
+ * (200) is re-read from the start with the first N bytes dropped.
+ */
+/** `onWireBytes` counts the bytes received (compressed for gzip), for the ETA. */
+export async function openUrlInput(url: string, options: UrlInputOptions = {}, onWireBytes: (n: number) => void = () => {}): Promise<UrlInput> {
+  const shown = redactUrl(url);
+  const parsed = new URL(url);
+  const agent = new Agent({ connect: options.tls });
+  const retries = options.retries ?? 10;
+  const backoff = options.backoffMs ?? 200;
+  let failures = 0;
+
+  const fail = (message: string, code: 'VB_HTTP_STATUS' | 'VB_TRANSPORT' | 'VB_BAD_RESPONSE', cause?: unknown, status?: number): VespaBulkError =>
+    new VespaBulkError(code, `cannot read input '${shown}': ${message}`, { cause, status });
+
+  /** One response from `at` on (wire bytes); retries 5xx and transport errors. */
+  async function get(at: number): Promise<{ body: Readable; skip: number; gzip: boolean; length?: number }> {
+    for (;;) {
+      try {
+        const res = await request(parsed, { dispatcher: agent, method: 'GET', headers: at > 0 ? { range: `bytes=${at}-` } : {} });
+        const gzip = isGzip(parsed, res.headers);
+        const length = Number(res.headers['content-length'] ?? NaN);
+        if (res.statusCode === 206 && at > 0) {
+          const range = /^bytes (\d+)-/.exec(String(res.headers['content-range'] ?? ''));
+          if (range === null || Number(range[1]) !== at) {
+            res.body.destroy();
+            throw fail(`asked for bytes from ${at}, got Content-Range '${String(res.headers['content-range'] ?? '')}'`, 'VB_BAD_RESPONSE');
+          }
+          return { body: res.body as unknown as Readable, skip: 0, gzip, length: Number.isFinite(length) ? at + length : undefined };
+        }
+        if (res.statusCode === 416 && at > 0) {
+          res.body.destroy();
+          return { body: Readable.from([]), skip: 0, gzip };
+        }
+        if (res.statusCode === 200) return { body: res.body as unknown as Readable, skip: at, gzip, length: Number.isFinite(length) ? length : undefined };
+        await res.body.dump().catch(() => {});
+        const err = fail(`HTTP ${res.statusCode}`, 'VB_HTTP_STATUS', undefined, res.statusCode);
+        if (res.statusCode < 500) throw err;
+        throw Object.assign(err, { retriable: true });
+      } catch (err) {
+        const retriable = !(err instanceof VespaBulkError) || (err as { retriable?: boolean }).retriable === true;
+        if (!retriable || ++failures > retries) throw err instanceof VespaBulkError ? err : fail((err as Error).message, 'VB_TRANSPORT', err);
+        await sleep(Math.min(backoff * 2 ** (failures - 1), 5000));
+      }
+    }
+  }
+
+  // Ranges address the wire bytes: for gzip those are compressed, so a resume there starts over at 0.
+  let first = await get(parsed.pathname.endsWith('.gz') ? 0 : (options.from ?? 0));
+  if (first.gzip && !parsed.pathname.endsWith('.gz') && (options.from ?? 0) > 0) {
+    first.body.destroy();
+    first = await get(0);
+  }
+  const gzip = first.gzip;
+  const wireStart = gzip ? 0 : (options.from ?? 0);
+
+  async function* wire(): AsyncGenerator<Buffer> {
+    let at = wireStart;
+    let current = first;
+    try {
+      for (;;) {
+        let skip = current.skip;
+        try {
+          for await (const chunk of current.body) {
+            let buf = chunk as Buffer;
+            if (skip > 0) {
+              const drop = Math.min(skip, buf.length);
+              skip -= drop;
+              buf = buf.subarray(drop);
+              if (buf.length === 0) continue;
+            }
+            at += buf.length;
+            failures = 0;
+            onWireBytes(buf.length);
+            yield buf;
+          }
+          // A body that ends short of its Content-Length was cut too (not every cut raises an error).
+          if (current.length === undefined || at >= current.length) return;
+          if (++failures > retries) throw fail(`body ended at byte ${at} of ${current.length}`, 'VB_TRANSPORT');
+        } catch (err) {
+          if (err instanceof VespaBulkError) throw err;
+          if (++failures > retries) throw fail((err as Error).message, 'VB_TRANSPORT', err);
+        }
+        current.body.destroy();
+        await sleep(Math.min(backoff * 2 ** (failures - 1), 5000));
+        current = await get(at);
+      }
+    } finally {
+      current.body.destroy();
+      void agent.close().catch(() => {});
+    }
+  }
+
+  const raw = Readable.from(wire(), { objectMode: false });
+  if (!gzip) return { stream: raw, start: wireStart };
+  const gunzip = createGunzip({ chunkSize: options.chunkBytes ?? 256 * 1024 });
+  raw.on('error', (err) => gunzip.destroy(err));
+  return { stream: raw.pipe(gunzip), start: 0 };
+}
