@@ -3,7 +3,11 @@
  *
  *   throughput  200k generated 1 KB puts from a file into a minimal pipelined HTTP sink, vs autocannon posting
  *               the same body with the same connections and pipelining. Target: feeder/autocannon >= 1.0.
- *   memory      peak RSS feeding 1 GB of input vs 100 MB. Target: ratio <= 1.2 and < 200 MB.
+ *   memory      peak RSS feeding 1 GB of input vs 100 MB. Target: ratio <= 1.2 and < 200 MB. And the CLI's peak
+ *               RSS (`feed --workers 1`, the built dist/) for 1,000 and 200,000 1 KB docs. Target: <= 100 MB.
+ *   workers     the CLI's `feed --workers 1, 2, N` (N the cores) into the sink: docs/s, and CPU per document of
+ *               the whole feeder process (user+sys) vs autocannon's CPU per request. The sink runs on the same
+ *               cores, so on a small machine the sink and the feeder share the ceiling.
  *   reader      reading and cutting 200 MB of JSONL into routed operations (no sending), vs the bare file read
  *               and vs readline + JSON.parse per line (the naive reader). Informative, no target.
  *   overload    the simulator with queueLimit 64 and a service rate it saturates at: the adaptive feeder vs
@@ -19,6 +23,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { readSources } from '../../src/feed/source.js';
@@ -30,7 +36,7 @@ const args = process.argv.slice(2);
 const docsFlag = args.indexOf('--docs');
 const throughputDocs = docsFlag >= 0 ? Number(args[docsFlag + 1]) : 200_000;
 const picked = args.filter((a, i) => !a.startsWith('--') && (docsFlag < 0 || i !== docsFlag + 1));
-const which = new Set(picked.length > 0 ? picked : ['reader', 'throughput', 'memory', 'overload']);
+const which = new Set(picked.length > 0 ? picked : ['reader', 'throughput', 'memory', 'workers', 'overload']);
 const connections = 8;
 const pipelining = 16;
 const work = mkdtempSync(join(tmpdir(), 'vb-bench-feed-'));
@@ -117,6 +123,44 @@ async function autocannonInChild(url: string, body: string): Promise<{ requests:
   return JSON.parse(out) as { requests: { total: number }; duration: number };
 }
 
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+
+interface TimedResult {
+  stdout: string;
+  maxRssMB: number;
+  /** User + system CPU seconds of the process. */
+  cpuSeconds: number;
+}
+
+/**
+ * Runs `node ARGS` under GNU time, which reports the child's own peak RSS and CPU (what `/usr/bin/time -v` shows
+ * a user), without the bench's bookkeeping in the figures.
+ */
+async function timedNode(nodeArgs: string[], stdio: 'pipe' | 'ignore' = 'pipe'): Promise<TimedResult> {
+  const report = join(work, `time-${children.length}.txt`);
+  const child = spawn('/usr/bin/time', ['-f', '%M %U %S', '-o', report, process.execPath, ...nodeArgs], { stdio: ['ignore', stdio, 'ignore'] });
+  children.push(child);
+  let out = '';
+  child.stdout?.on('data', (d) => (out += d));
+  const [code] = await once(child, 'exit');
+  if (code !== 0 && code !== 1) throw new Error(`node ${nodeArgs.join(' ')} exited ${code}`);
+  const [kb, user, sys] = readFileSync(report, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
+  return { stdout: out, maxRssMB: kb / 1024, cpuSeconds: user + sys };
+}
+
+/** The built CLI (dist/, as installed), built first so that the figures are of the current sources. */
+let built = false;
+async function cliFeed(url: string, input: string, workers: number): Promise<TimedResult & { summary: Record<string, any> }> {
+  if (!built) {
+    const b = spawn(process.execPath, [join(repo, 'scripts/build.mjs')], { stdio: 'ignore', cwd: repo });
+    const [code] = await once(b, 'exit');
+    if (code !== 0) throw new Error('build failed');
+    built = true;
+  }
+  const r = await timedNode([join(repo, 'dist/cli/main.js'), 'feed', '--workers', String(workers), '--target', url, '--connections', String(connections), '--pipelining', String(pipelining), input]);
+  return { ...r, summary: JSON.parse(r.stdout) as Record<string, any> };
+}
+
 async function reader(): Promise<void> {
   const input = join(work, 'reader.jsonl');
   await generate(input, 200_000, 1024);
@@ -191,6 +235,42 @@ async function memory(): Promise<void> {
   row('memory', `peak RSS, 1 GB input vs 100 MB (${sizes})`, b.maxRssMB, a.maxRssMB, 'MB', '<= 1.2', b.maxRssMB <= 1.2 * a.maxRssMB);
   row('memory', 'peak RSS, 1 GB input', b.maxRssMB, undefined, 'MB', '< 200 MB', b.maxRssMB < 200);
   row('memory', '1 GB feed rate', b.summary['feeder.ok.rate'], undefined, '/s', '', true);
+
+  // The CLI as a user runs it: its own imports, V8 flags and young generation included.
+  const k1 = join(work, '1k.jsonl');
+  const k200 = join(work, '200k.jsonl');
+  await generate(k1, 1_000, 1024);
+  await generate(k200, 200_000, 1024);
+  const cliSink = await startServer('sink-server.ts');
+  for (const [name, input, count] of [['1k', k1, 1_000], ['200k', k200, 200_000]] as const) {
+    const r = await cliFeed(cliSink.url, input, 1);
+    row('memory', `CLI feed --workers 1 peak RSS, ${name} 1 KB docs`, r.maxRssMB, undefined, 'MB', '<= 100 MB', r.maxRssMB <= 100 && r.summary['feeder.ok.count'] === count);
+  }
+  await stopServer(cliSink);
+  rm(k1);
+  rm(k200);
+}
+
+async function workers(): Promise<void> {
+  const input = join(work, 'workers.jsonl');
+  await generate(input, throughputDocs, 1024);
+  const sink = await startServer('sink-server.ts');
+  const body = JSON.stringify({ fields: { title: 't1', n: 1, text: 'x'.repeat(944) } });
+  const ac = await timedNode([autocannonCli, '--json', '-c', String(connections), '-p', String(pipelining), '-d', '5', '-m', 'POST', '-H', 'content-type=application/json', '-b', body, `${sink.url}/document/v1/ns/music/docid/doc-1`]);
+  const acResult = JSON.parse(ac.stdout) as { requests: { total: number }; duration: number };
+  const acUs = (ac.cpuSeconds * 1e6) / acResult.requests.total;
+  row('workers', `autocannon req/s (c=${connections}, p=${pipelining}), CPU ${round(acUs)} us/req`, acResult.requests.total / acResult.duration, undefined, '/s', '', true);
+  const cores = availableParallelism();
+  for (const n of [...new Set([1, 2, cores])]) {
+    const r = await cliFeed(sink.url, input, n);
+    const us = (r.cpuSeconds * 1e6) / throughputDocs;
+    row('workers', `feed --workers ${n}: docs/s`, r.summary['feeder.ok.rate'], undefined, '/s', '', r.summary['feeder.ok.count'] === throughputDocs);
+    row('workers', `feed --workers ${n}: CPU us/doc (process user+sys) vs autocannon's us/req`, us, acUs, 'us', '', true);
+  }
+  await stopServer(sink);
+  rm(input);
+  // The sink is one Node thread on the same cores: it caps every figure above near autocannon's rate.
+  row('workers', `cores on this machine (the sink shares them)`, cores, undefined, '', '', true);
 }
 
 function steadyAndRamp(series: number[]): { steady: number; rampSeconds: number } {
@@ -243,6 +323,7 @@ try {
   if (which.has('reader')) await reader();
   if (which.has('throughput')) await throughput();
   if (which.has('memory')) await memory();
+  if (which.has('workers')) await workers();
   if (which.has('overload')) await overload();
 } finally {
   rmSync(work, { recursive: true, force: true });

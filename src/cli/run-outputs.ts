@@ -5,12 +5,12 @@ import { VespaBulkError } from '../errors.js';
 import { writeFileAtomically } from '../fs/atomic-write.js';
 import { maskHeaders } from '../http/headers.js';
 import { redact } from '../http/tls.js';
-import { renderReport } from '../report/html.js';
-import { startMetricsServer, type MetricsServer } from '../report/metrics-server.js';
-import { RunRecorder } from '../report/recorder.js';
-import { emptyLatencyHistogram } from '../report/histogram.js';
+// The report modules (chart assets, the Prometheus encoder, the recorder) are imported only when a flag asks
+// for them: eagerly they cost a plain feed about 20 MB of resident memory.
+import type { MetricsServer } from '../report/metrics-server.js';
+import type { RunRecorder } from '../report/recorder.js';
 import type { RunSample, RunSampler } from '../report/sample.js';
-import { StatsFileWriter } from '../report/stats-file.js';
+import type { StatsFileWriter } from '../report/stats-file.js';
 
 /** `--stats`, `--report`, `--metrics-port`, `--metrics-host`: what any long run (feed, visit, bench) can record. */
 export interface RunOutputArgs {
@@ -57,8 +57,6 @@ function toolVersion(): string {
   return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
-const idle: RunSample = { ok: 0, failed: 0, retries: 0, status: {}, exceptions: 0, inflight: 0, inflightLimit: 0, sentBytes: 0, receivedBytes: 0, latencyUs: emptyLatencyHistogram() };
-
 /**
  * The recording of one run as the CLI asks for it. Open it before the run (a bad path or a port in use is bad
  * usage before any request), attach the run's sampler when it starts, finish with the command's summary.
@@ -72,6 +70,7 @@ export class RunOutputs {
     private readonly params: { command: string; target: string; flags: Record<string, unknown>; tool: string },
     private readonly stats: StatsFileWriter | undefined,
     private readonly metrics: MetricsServer | undefined,
+    private readonly Recorder: typeof RunRecorder | undefined,
   ) {}
 
   /** Opens the stats file and starts the metrics endpoint, as the flags ask. */
@@ -79,11 +78,19 @@ export class RunOutputs {
     if (args.report !== undefined && args.report === args.stats) throw new VespaBulkError('VB_USAGE', '--report and --stats name the same file');
     const port = args['metrics-port'];
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new VespaBulkError('VB_USAGE', `--metrics-port must be a port number (0-65535), not ${port}`);
-    const stats = args.stats !== undefined ? new StatsFileWriter(args.stats) : undefined;
+    const stats = args.stats !== undefined ? new (await import('../report/stats-file.js')).StatsFileWriter(args.stats) : undefined;
     // The endpoint listens before the run exists; its sampler reads the outputs made just below.
     const box: { outputs?: RunOutputs } = {};
-    const metrics = port !== undefined ? await startMetricsServer({ port, host: args['metrics-host'], sample: () => box.outputs?.sampler?.() ?? idle }) : undefined;
-    const outputs = new RunOutputs(args, { command: params.command, target: redact(params.target, []), flags: recordedFlags(params.argv), tool: `vespa-bulk ${toolVersion()}` }, stats, metrics);
+    let metrics: MetricsServer | undefined;
+    if (port !== undefined) {
+      const { emptyLatencyHistogram } = await import('../report/histogram.js');
+      const { startMetricsServer } = await import('../report/metrics-server.js');
+      const idle: RunSample = { ok: 0, failed: 0, retries: 0, status: {}, exceptions: 0, inflight: 0, inflightLimit: 0, sentBytes: 0, receivedBytes: 0, latencyUs: emptyLatencyHistogram() };
+      metrics = await startMetricsServer({ port, host: args['metrics-host'], sample: () => box.outputs?.sampler?.() ?? idle });
+    }
+    // attach() is synchronous (the run has started by then), so the recorder's module is loaded here.
+    const Recorder = args.stats !== undefined || args.report !== undefined ? (await import('../report/recorder.js')).RunRecorder : undefined;
+    const outputs = new RunOutputs(args, { command: params.command, target: redact(params.target, []), flags: recordedFlags(params.argv), tool: `vespa-bulk ${toolVersion()}` }, stats, metrics, Recorder);
     if (metrics !== undefined) process.stderr.write(`vespa-bulk: metrics at ${metrics.url}\n`);
     box.outputs = outputs;
     return outputs;
@@ -97,8 +104,8 @@ export class RunOutputs {
   /** Starts recording `sample` (the run has begun). */
   attach(sample: RunSampler): void {
     this.sampler = sample;
-    if (this.args.stats === undefined && this.args.report === undefined) return;
-    this.recorder = new RunRecorder({
+    if (this.Recorder === undefined) return;
+    this.recorder = new this.Recorder({
       params: { ...this.params, host: hostname(), startTime: new Date().toISOString() },
       sample,
       ...(this.stats !== undefined && { onLine: (line) => this.stats!.write(line) }),
@@ -111,6 +118,7 @@ export class RunOutputs {
       if (this.recorder !== undefined && summary !== undefined) {
         const run = this.recorder.finish(summary);
         if (this.args.report !== undefined) {
+          const { renderReport } = await import('../report/html.js');
           await writeFileAtomically(this.args.report, renderReport(run));
           if (!quiet) process.stderr.write(`vespa-bulk: report written to ${this.args.report}\n`);
         }
