@@ -6,7 +6,7 @@ import type { VisitOptions } from './options.js';
 import { validateVisitOptions, visitFingerprint } from './query.js';
 import { fileSink } from '../sinks/file.js';
 import type { Sink } from '../sinks/sink.js';
-import { sliceFileSink } from '../sinks/slice-directory.js';
+import { sliceFileName, sliceFileSink } from '../sinks/slice-directory.js';
 import { stdoutSink } from '../sinks/stream.js';
 import { startVisit, type LocalVisitRun, type VisitReport, type VisitRun } from './visitor.js';
 import { compressedFileSink } from './workers/gzip-members.js';
@@ -27,6 +27,11 @@ export interface ExportOptions extends VisitOptions {
   output?: string;
   /** One file per slice in this directory, named slice-0000.jsonl etc. Excludes `output`. */
   outputDir?: string;
+  /**
+   * Compresses each file of `outputDir` with gzip (slice-0000.jsonl.gz, ...); a resumed export adds gzip members
+   * to them. Only with `outputDir`: `output` compresses by its `.gz` name. Default false.
+   */
+  gzip?: boolean;
   /**
    * Writes plain (not `.gz`) output files with O_DIRECT, bypassing the page cache, where the file system allows
    * it (ordinary writes otherwise), which about halves the export's CPU time. Default true, unless the
@@ -62,6 +67,8 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   if (options.output !== undefined && options.output !== '-' && options.outputDir !== undefined) throw new OptionError('output', 'left out', options.output, 'outputDir');
   checkOneOf(options, 'format', outputFormats);
   checkOneOf(options, 'directIo', [true, false]);
+  checkOneOf(options, 'gzip', [true, false]);
+  if (options.gzip === true && options.outputDir === undefined) throw new OptionError('gzip', 'used with an output directory (a single output file compresses by its .gz name)', true);
   checkDuration(options, 'checkpointIntervalMs');
   checkInteger(options, 'workers', 1, 256);
   const workers = options.workers ?? 1;
@@ -76,10 +83,11 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   }
   const priorDocuments = new Map<string, number>(Object.entries(previous?.slices ?? {}).map(([key, s]) => [key, s.documents ?? 0]));
 
-  // With workers, a single .gz output gets gzip members compressed by the workers, written as they come.
-  const gzipOnWorkers = workers > 1 && options.outputDir === undefined && options.output !== undefined && options.output.endsWith('.gz');
+  const compressed = options.outputDir !== undefined ? options.gzip === true : options.output !== undefined && options.output.endsWith('.gz');
+  // With workers, a .gz output (or each .gz slice file) gets gzip members compressed by the workers, written as they come.
+  const gzipOnWorkers = workers > 1 && compressed;
   const sinks = new Map<number | 'all', { sink: Sink; encoder: BatchEncoder; queue: Promise<void> }>();
-  const extension = format === 'json' ? 'json' : 'jsonl';
+  const extension = `${format === 'json' ? 'json' : 'jsonl'}${options.gzip === true ? '.gz' : ''}`;
   const sinkFor = (slice: number): { sink: Sink; encoder: BatchEncoder; queue: Promise<void> } => {
     const key = options.outputDir !== undefined ? slice : 'all';
     let s = sinks.get(key);
@@ -87,7 +95,9 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
       const fileOptions = { append: resumed, ...(options.directIo !== undefined && { directIo: options.directIo }) };
       const sink =
         options.outputDir !== undefined
-          ? sliceFileSink(options.outputDir, slice, extension, fileOptions)
+          ? gzipOnWorkers
+            ? compressedFileSink(sliceFileName(options.outputDir, slice, extension), resumed)
+            : sliceFileSink(options.outputDir, slice, extension, fileOptions)
           : options.output === undefined || options.output === '-'
             ? stdoutSink(options.stdout)
             : gzipOnWorkers

@@ -53,6 +53,7 @@ interface VisitArgs extends CommonArgs, RunOutputArgs {
   stream: boolean;
   output?: string;
   'output-dir'?: string;
+  gzip?: boolean;
   'direct-io'?: boolean;
   format: OutputFormat;
   'make-feed': boolean;
@@ -169,11 +170,12 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('stream', { type: 'boolean', default: true, describe: 'Streamed responses (JSONL); --no-stream pages with continuations' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write to FILE instead of stdout (.gz compresses)' })
       .option('output-dir', { type: 'string', describe: 'One file per slice in DIR (slice-0000.jsonl, ...)' })
+      .option('gzip', { type: 'boolean', describe: 'Compress the --output-dir files (slice-0000.jsonl.gz, ...); -o compresses by its .gz name' })
       .option('direct-io', { type: 'boolean', describe: 'Write plain output files with O_DIRECT, sparing the page cache (default on unless VESPA_BULK_DIRECT_IO=0; --no-direct-io turns it off)' })
       .option('format', { type: 'string', choices: outputFormats, default: 'jsonl' as OutputFormat, describe: 'jsonl: as received; feed: {"put"/"remove"} lines for vespa-bulk feed; json: one array' })
       .option('make-feed', { type: 'boolean', default: false, describe: 'Same as --format feed' })
       .option('checkpoint', { type: 'string', describe: checkpointHelp })
-      .option('workers', { type: 'number', describe: 'Worker threads that visit the slices and encode (and for a .gz output compress) the documents (default 1: all in one thread; not with --format json)' })
+      .option('workers', { type: 'number', describe: 'Worker threads that visit the slices and encode (and for a .gz output or --gzip compress) the documents (default 1: all in one thread; not with --format json)' })
       .option('continuation', { type: 'string', describe: 'Start from this token (reported for a failed slice); needs a single slice' })
       .option('to-endpoint', { alias: 'destination', type: 'string', describe: 'Feed the documents into this endpoint instead of writing them (migration), with all the feeder\'s guarantees' })
       .option('failures', { type: 'string', describe: 'With --to-endpoint: failure output of the feed (default: vespa-bulk-failures-<time>.jsonl when something fails)' })
@@ -278,6 +280,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         format,
         ...(args.output !== undefined && { output: args.output }),
         ...(args['output-dir'] !== undefined && { outputDir: args['output-dir'] }),
+        ...(args.gzip !== undefined && { gzip: args.gzip }),
         ...(args['direct-io'] !== undefined && { directIo: args['direct-io'] }),
         ...(args.checkpoint !== undefined && { checkpoint: args.checkpoint }),
         ...(args.workers !== undefined && { workers: args.workers }),
