@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { VespaBulkError } from '../errors.js';
 import { writeFileAtomically, writeFileAtomicallySync } from '../fs/atomic-write.js';
-import type { InputPosition } from './source.js';
+import type { InputInfo, InputPosition } from './source.js';
 import { isUrlInput, redactUrl } from './url-input.js';
 import type { FailureMark, FailureWriter } from './failures.js';
 import type { Shard } from './shard.js';
@@ -78,6 +78,18 @@ export function checkResumable(checkpoint: Checkpoint, inputs: readonly string[]
   if (had !== wanted) {
     throw new VespaBulkError('VB_USAGE', `${file} was written ${had === undefined ? 'without --shard' : `with --shard ${had}`}, not ${wanted === undefined ? 'without it' : `with --shard ${wanted}`}`);
   }
+}
+
+/**
+ * The checkpoint a feed with these options continues: `resume`, else the `checkpoint` file when it exists
+ * (the same feed run again goes on, as a visit does); refused (VB_USAGE) when it is for other inputs or shard.
+ */
+export function checkpointToResume(options: { resume?: Checkpoint | string; checkpoint?: string | false; shard?: Shard }, inputs: readonly InputInfo[]): Checkpoint | undefined {
+  const path = typeof options.checkpoint === 'string' ? options.checkpoint : undefined;
+  const from = options.resume ?? (path !== undefined && existsSync(path) ? path : undefined);
+  const resume = typeof from === 'string' ? readCheckpoint(from) : from;
+  if (resume !== undefined) checkResumable(resume, inputs.map((i) => i.name), options.shard, typeof from === 'string' ? `checkpoint '${from}'` : undefined);
+  return resume;
 }
 
 function before(a: { input: number; offset: number }, b: { input: number; offset: number }): boolean {

@@ -17,8 +17,8 @@ export interface WorkerStart {
   results: 'all' | 'failed' | 'none';
 }
 
-/** Coordinator to worker. */
-export type ToWorker = ({ type: 'batch' } & ItemBatch) | { type: 'end' } | { type: 'stop'; reason: StopReason };
+/** Coordinator to worker; `snapshot` asks for a `WorkerSnapshot` (for a checkpoint), answered at once. */
+export type ToWorker = ({ type: 'batch' } & ItemBatch) | { type: 'end' } | { type: 'stop'; reason: StopReason } | { type: 'snapshot' };
 
 /** One failed operation for the coordinator's failure output. */
 export interface RelayedFailure {
@@ -39,11 +39,20 @@ export interface WorkerState {
   limit: number;
 }
 
+/**
+ * A worker's state with what a checkpoint needs: `[input, offset, line]` of every operation of batches up to
+ * `accepted` that is not finished, in input order. Sent only when asked and at the end: the list can be long.
+ */
+export interface WorkerSnapshot extends WorkerState {
+  unfinished: Array<[number, number, number]>;
+}
+
 /** Worker to coordinator. */
 export type FromWorker =
   | { type: 'taken'; n: number }
   | { type: 'failures'; failures: RelayedFailure[] }
   | { type: 'results'; results: OperationResult[] }
   | ({ type: 'state' } & WorkerState)
+  | ({ type: 'snapshot' } & WorkerSnapshot)
   | { type: 'stopping'; reason: StopReason }
-  | ({ type: 'done'; abandoned: number; stopped?: StopReason; authStatus?: number; unreachable?: { message: string }; error?: { message: string; code?: string } } & WorkerState);
+  | ({ type: 'done'; abandoned: number; stopped?: StopReason; authStatus?: number; unreachable?: { message: string }; error?: { message: string; code?: string } } & WorkerSnapshot);
