@@ -42,7 +42,19 @@ export interface Checkpoint {
  * it winds down, before it reports the outcome.
  */
 export function writeCheckpoint(path: string, checkpoint: Checkpoint): void {
-  writeFileAtomicallySync(path, `${JSON.stringify(checkpoint, null, 2)}\n`);
+  writeFileAtomicallySync(path, checkpointText(checkpoint));
+}
+
+/**
+ * The file's text: indented for a reader, but the `unfinished` list one entry per line, since with workers it
+ * can hold tens of thousands (the read-ahead) and is rewritten every few seconds.
+ */
+function checkpointText(checkpoint: Checkpoint): string {
+  const { unfinished, ...rest } = checkpoint;
+  const text = JSON.stringify(rest, null, 2);
+  if (unfinished === undefined) return `${text}\n`;
+  const list = unfinished.length === 0 ? '[]' : `[\n${unfinished.map((e) => `    ${JSON.stringify(e)}`).join(',\n')}\n  ]`;
+  return `${text.slice(0, -2)},\n  "unfinished": ${list}\n}\n`;
 }
 
 /** Reads a feed checkpoint file written by a stopped feed; throws VB_USAGE when it is not one. */
@@ -212,7 +224,7 @@ export class CheckpointSaver {
     const failures = this.options.failures;
     const next = this.last.then(async () => {
       await failures?.sync();
-      await writeFileAtomically(this.options.path, `${JSON.stringify(checkpoint, null, 2)}\n`);
+      await writeFileAtomically(this.options.path, checkpointText(checkpoint));
     });
     this.last = next.catch(() => undefined);
     return next;

@@ -270,7 +270,8 @@ export class Feeder {
 
   /**
    * @internal Feeds batches already cut (a worker thread's share); `inputs` names the inputs their `input`
-   * indexes. With `checkpointPath`, progress is saved there periodically (the single-thread path).
+   * indexes. With `checkpointPath`, progress is saved there periodically (on this thread; a worker
+   * thread's Feeder saves nothing, its coordinator gathers the checkpoint).
    */
   async runBatches(batches: AsyncIterable<SourceBatch>, inputs: InputInfo[], resume?: Checkpoint, checkpointPath?: string): Promise<FeedOutcome> {
     const options = this.options;
