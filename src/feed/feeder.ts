@@ -241,12 +241,6 @@ export class Feeder {
     return this.stopping;
   }
 
-  /** @internal The position of the first operation read and not finished, if any (a worker's share of the checkpoint). */
-  firstUnfinished(): InputPosition | undefined {
-    const first = this.unfinished.values().next();
-    return first.done ? undefined : { input: first.value.input, offset: first.value.item.offset, line: first.value.item.line };
-  }
-
   /** @internal `[input, offset, line]` of every operation read and not finished, in input order (a worker's share of the checkpoint). */
   unfinishedPositions(): Array<[number, number, number]> {
     const open: Array<[number, number, number]> = [];

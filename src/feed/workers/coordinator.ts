@@ -25,10 +25,10 @@ interface Lane {
   sent: number;
   taken: number;
   /**
-   * Batches sent and not yet in the worker's latest state (`accepted`): where each starts, how many operations,
+   * Batches sent and not yet in the worker's latest state (`accepted`): its input, how many operations,
    * and (when a checkpoint is kept) each item's line and offset, as in the batch's `meta`.
    */
-  pending: { n: number; first: InputPosition; count: number; meta?: Float64Array }[];
+  pending: { n: number; input: number; count: number; meta?: Float64Array }[];
   state: WorkerState | undefined;
   /** The lane's unfinished operations at its last snapshot (or its end), pending batches included, in input order. */
   open: Array<[number, number, number]>;
@@ -207,7 +207,7 @@ export class WorkerFeeder {
     const open = snapshot.unfinished;
     for (const b of lane.pending) {
       if (b.n <= snapshot.accepted || b.meta === undefined) continue;
-      for (let k = 0; k < b.count; k++) open.push([b.first.input, b.meta[3 * k + 2], b.meta[3 * k + 1]]);
+      for (let k = 0; k < b.count; k++) open.push([b.input, b.meta[3 * k + 2], b.meta[3 * k + 1]]);
     }
     lane.open = open;
     const g = this.gathering;
@@ -299,7 +299,7 @@ export class WorkerFeeder {
       if (share.length === 0) continue;
       const lane = this.lanes[w];
       const batch = packBatch(++lane.sent, input, name, share);
-      lane.pending.push({ n: batch.n, first: { input, offset: share[0].offset, line: share[0].line }, count: share.length, ...(this.saver !== undefined && { meta: batch.meta.slice() }) });
+      lane.pending.push({ n: batch.n, input, count: share.length, ...(this.saver !== undefined && { meta: batch.meta.slice() }) });
       this.send(lane, { type: 'batch', ...batch }, [batch.bytes, batch.meta.buffer as ArrayBuffer]);
     }
   }
@@ -343,7 +343,7 @@ export class WorkerFeeder {
       case 'state':
       case 'snapshot':
       case 'done': {
-        lane.state = { accepted: m.accepted, first: m.first, stats: m.stats, inflight: m.inflight, limit: m.limit };
+        lane.state = { accepted: m.accepted, stats: m.stats, inflight: m.inflight, limit: m.limit };
         if (m.type !== 'state') this.answered(lane, m);
         while (lane.pending.length > 0 && lane.pending[0].n <= m.accepted) lane.pending.shift();
         this.merged = undefined;

@@ -113,7 +113,7 @@ function state(): WorkerState {
   relay.flush();
   flushResults();
   const snap = feeder.snapshot();
-  return { accepted, first: feeder.firstUnfinished() ?? null, stats: feeder.stats.state(), inflight: snap.inflight, limit: snap.limit };
+  return { accepted, stats: feeder.stats.state(), inflight: snap.inflight, limit: snap.limit };
 }
 
 function snapshot(): WorkerSnapshot {
