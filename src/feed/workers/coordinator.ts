@@ -183,7 +183,7 @@ export class WorkerFeeder {
    */
   saveState(): SaveState {
     const open: Array<[number, number, number]> = [];
-    for (const lane of this.lanes) open.push(...lane.open);
+    for (const lane of this.lanes) for (const e of lane.open) open.push(e);
     open.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     return { ...feedPosition(open, this.readPosition, this.resumed), reason: this.stopping ?? 'running', ok: this.stats.ok, errors: this.stats.errors };
   }
