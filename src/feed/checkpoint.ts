@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { VespaBulkError } from '../errors.js';
 import { writeFileAtomically, writeFileAtomicallySync } from '../fs/atomic-write.js';
-import type { InputPosition } from './source.js';
+import type { InputInfo, InputPosition } from './source.js';
 import { isUrlInput, redactUrl } from './url-input.js';
 import type { FailureMark, FailureWriter } from './failures.js';
 import type { Shard } from './shard.js';
@@ -42,7 +42,19 @@ export interface Checkpoint {
  * it winds down, before it reports the outcome.
  */
 export function writeCheckpoint(path: string, checkpoint: Checkpoint): void {
-  writeFileAtomicallySync(path, `${JSON.stringify(checkpoint, null, 2)}\n`);
+  writeFileAtomicallySync(path, checkpointText(checkpoint));
+}
+
+/**
+ * The file's text: indented for a reader, but the `unfinished` list one entry per line, since with workers it
+ * can hold tens of thousands (the read-ahead) and is rewritten every few seconds.
+ */
+function checkpointText(checkpoint: Checkpoint): string {
+  const { unfinished, ...rest } = checkpoint;
+  const text = JSON.stringify(rest, null, 2);
+  if (unfinished === undefined) return `${text}\n`;
+  const list = unfinished.length === 0 ? '[]' : `[\n${unfinished.map((e) => `    ${JSON.stringify(e)}`).join(',\n')}\n  ]`;
+  return `${text.slice(0, -2)},\n  "unfinished": ${list}\n}\n`;
 }
 
 /** Reads a feed checkpoint file written by a stopped feed; throws VB_USAGE when it is not one. */
@@ -78,6 +90,18 @@ export function checkResumable(checkpoint: Checkpoint, inputs: readonly string[]
   if (had !== wanted) {
     throw new VespaBulkError('VB_USAGE', `${file} was written ${had === undefined ? 'without --shard' : `with --shard ${had}`}, not ${wanted === undefined ? 'without it' : `with --shard ${wanted}`}`);
   }
+}
+
+/**
+ * The checkpoint a feed with these options continues: `resume`, else the `checkpoint` file when it exists
+ * (the same feed run again goes on, as a visit does); refused (VB_USAGE) when it is for other inputs or shard.
+ */
+export function checkpointToResume(options: { resume?: Checkpoint | string; checkpoint?: string | false; shard?: Shard }, inputs: readonly InputInfo[]): Checkpoint | undefined {
+  const path = typeof options.checkpoint === 'string' ? options.checkpoint : undefined;
+  const from = options.resume ?? (path !== undefined && existsSync(path) ? path : undefined);
+  const resume = typeof from === 'string' ? readCheckpoint(from) : from;
+  if (resume !== undefined) checkResumable(resume, inputs.map((i) => i.name), options.shard, typeof from === 'string' ? `checkpoint '${from}'` : undefined);
+  return resume;
 }
 
 function before(a: { input: number; offset: number }, b: { input: number; offset: number }): boolean {
@@ -200,7 +224,7 @@ export class CheckpointSaver {
     const failures = this.options.failures;
     const next = this.last.then(async () => {
       await failures?.sync();
-      await writeFileAtomically(this.options.path, `${JSON.stringify(checkpoint, null, 2)}\n`);
+      await writeFileAtomically(this.options.path, checkpointText(checkpoint));
     });
     this.last = next.catch(() => undefined);
     return next;

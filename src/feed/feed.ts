@@ -1,7 +1,6 @@
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Feeder } from './feeder.js';
-import { OptionError } from '../options-check.js';
 import type { FeedOptions } from './options.js';
 import type { FeedSource } from './source.js';
 import type { FeedSummary } from './stats.js';
@@ -14,15 +13,7 @@ const maxDefaultWorkers = 8;
 
 /** `FeedOptions.workers`, or its default for this source: the cores (at most 8) for large files and stdin, else 1. */
 export function resolveWorkers(source: FeedSource, options: FeedOptions): number {
-  // Periodic checkpoints (and continuing from one) are saved by the single-thread feeder only, for now.
-  const periodic = typeof options.checkpoint === 'string' && (options.checkpointIntervalMs ?? 2000) > 0;
-  if (options.workers !== undefined) {
-    if (periodic && options.workers > 1) {
-      throw new OptionError('workers', '1 with a periodic checkpoint (checkpoint saved every checkpointIntervalMs runs on one thread for now)', options.workers, undefined);
-    }
-    return options.workers;
-  }
-  if (periodic) return 1;
+  if (options.workers !== undefined) return options.workers;
   if (options.dispatcher !== undefined) return 1;
   const cores = Math.min(maxDefaultWorkers, availableParallelism());
   if (cores <= 1) return 1;

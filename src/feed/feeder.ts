@@ -11,8 +11,7 @@ import { AdaptiveThrottle, FixedThrottle, type Throttle } from './throttle.js';
 import { CircuitBreaker } from './breaker.js';
 import { FeedStats, type FeedCounters, type FeedSummary } from './stats.js';
 import { FailureWriter } from './failures.js';
-import { existsSync } from 'node:fs';
-import { CheckpointSaver, checkResumable, feedPosition, readCheckpoint, resumeSkip, type Checkpoint, type SaveState } from './checkpoint.js';
+import { CheckpointSaver, checkpointToResume, feedPosition, resumeSkip, type Checkpoint, type SaveState } from './checkpoint.js';
 import { ReadProgress, describeInputs, readSources, type FeedSource, type InputInfo, type InputPosition, type SourceBatch } from './source.js';
 import { inShard } from './shard.js';
 import type { FeedOptions } from './options.js';
@@ -211,8 +210,7 @@ export class Feeder {
 
   /** Current figures for a progress line. */
   progress(): FeedProgress {
-    const total = this.inputs.reduce((s, i) => (i.size === undefined || s === undefined ? undefined : s + i.size), 0 as number | undefined);
-    const p: FeedProgress = {
+    return {
       seconds: (performance.now() - this.stats.startedAt) / 1000,
       ok: this.stats.ok,
       failed: this.stats.errors,
@@ -223,13 +221,8 @@ export class Feeder {
       p99Ms: this.stats.percentileMs(99),
       read: this.stats.operations + this.stats.skipped,
       finished: this.stats.ok + this.stats.errors + this.stats.skipped,
-      readBytes: this.readProgress.bytes,
+      ...this.readProgress.of(this.inputs),
     };
-    if (total !== undefined && total > 0) {
-      p.readShare = Math.min(1, this.readProgress.bytes / total);
-      p.totalBytes = total;
-    }
-    return p;
   }
 
   /** Stops the feed as Ctrl-C does. */
@@ -248,10 +241,11 @@ export class Feeder {
     return this.stopping;
   }
 
-  /** @internal The position of the first operation read and not finished, if any (a worker's share of the checkpoint). */
-  firstUnfinished(): InputPosition | undefined {
-    const first = this.unfinished.values().next();
-    return first.done ? undefined : { input: first.value.input, offset: first.value.item.offset, line: first.value.item.line };
+  /** @internal `[input, offset, line]` of every operation read and not finished, in input order (a worker's share of the checkpoint). */
+  unfinishedPositions(): Array<[number, number, number]> {
+    const open: Array<[number, number, number]> = [];
+    for (const p of this.unfinished.values()) open.push([p.input, p.item.offset, p.item.line]);
+    return open;
   }
 
   /** Feeds `source` (see `feed()`) and resolves with the outcome once every operation is finished or the feed stopped. Call once. */
@@ -259,10 +253,7 @@ export class Feeder {
     const options = this.options;
     const inputs = describeInputs(source);
     const checkpointPath = typeof options.checkpoint === 'string' ? options.checkpoint : undefined;
-    // The same feed run again goes on from its checkpoint, as a visit's does.
-    const resumeFrom = options.resume ?? (checkpointPath !== undefined && existsSync(checkpointPath) ? checkpointPath : undefined);
-    const resume = typeof resumeFrom === 'string' ? readCheckpoint(resumeFrom) : resumeFrom;
-    if (resume !== undefined) checkResumable(resume, inputs.map((i) => i.name), options.shard, typeof resumeFrom === 'string' ? `checkpoint '${resumeFrom}'` : undefined);
+    const resume = checkpointToResume(options, inputs);
     // A checkpoint at the end (position null) leaves nothing to read.
     const batches =
       resume?.position === null
@@ -273,7 +264,8 @@ export class Feeder {
 
   /**
    * @internal Feeds batches already cut (a worker thread's share); `inputs` names the inputs their `input`
-   * indexes. With `checkpointPath`, progress is saved there periodically (the single-thread path).
+   * indexes. With `checkpointPath`, progress is saved there periodically (on this thread; a worker
+   * thread's Feeder saves nothing, its coordinator gathers the checkpoint).
    */
   async runBatches(batches: AsyncIterable<SourceBatch>, inputs: InputInfo[], resume?: Checkpoint, checkpointPath?: string): Promise<FeedOutcome> {
     const options = this.options;
@@ -337,11 +329,8 @@ export class Feeder {
 
   /** @internal What a checkpoint saved now holds: the first unfinished operation, the read position, the counts. */
   saveState(): SaveState {
-    const open = function* (unfinished: Iterable<Pending>): Generator<[number, number, number]> {
-      for (const p of unfinished) yield [p.input, p.item.offset, p.item.line];
-    };
     return {
-      ...feedPosition(open(this.unfinished.values()), this.readPosition, this.resumed),
+      ...feedPosition(this.unfinishedPositions(), this.readPosition, this.resumed),
       reason: this.stopping ?? 'running',
       ok: this.stats.ok,
       errors: this.stats.errors,

@@ -70,6 +70,16 @@ function isByteStream(source: unknown): source is Readable {
 /** Tracks the bytes read from disk (compressed bytes for .gz), for the ETA. */
 export class ReadProgress {
   bytes = 0;
+
+  /** The bytes read, and their share of `inputs` when every size is known (files, not stdin): the progress line's figures. */
+  of(inputs: readonly InputInfo[]): { readBytes: number; readShare?: number; totalBytes?: number } {
+    let total = 0;
+    for (const i of inputs) {
+      if (i.size === undefined) return { readBytes: this.bytes };
+      total += i.size;
+    }
+    return total > 0 ? { readBytes: this.bytes, readShare: Math.min(1, this.bytes / total), totalBytes: total } : { readBytes: this.bytes };
+  }
 }
 
 /**

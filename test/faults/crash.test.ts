@@ -9,15 +9,23 @@ import { expectNothingLost, failureLines, failureReasons, mixedOperations, runCl
  * A feed killed outright (SIGKILL: no handler runs, nothing is flushed on the way out) at a random point,
  * while the service fails some requests (503, 429, a final 400) and cuts connections, then the same command
  * run again. The periodic checkpoint is all the second run has: it must lose nothing, and send again only
- * what was not finished when the checkpoint was saved, plus what finished after it.
+ * what was not finished when the checkpoint was saved, plus what finished after it. With `--workers 2` the
+ * checkpoint is gathered from both worker threads, and must hold the same.
  */
-describe('feed killed with SIGKILL, then the same command again', () => {
+// With workers the kill waits for a first save, so that every seed tests a checkpoint gathered from the
+// workers (a kill before it, starting over, is the one-worker seeds' case too).
+const runs = [
+  { workers: 1, seeds: [1, 2, 3, 4, 5], afterSave: false },
+  { workers: 2, seeds: [6, 7, 8, 9], afterSave: true },
+];
+
+describe.each(runs)('feed --workers $workers killed with SIGKILL, then the same command again', ({ workers, seeds, afterSave }) => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  for (const seed of [1, 2, 3, 4, 5]) {
+  for (const seed of seeds) {
     it(`seed ${seed}: nothing lost, and only the last interval's operations are sent twice`, async () => {
       // Operations that reached the simulator, per run: method and document path (each operation in the
       // corpus is the only one of its kind on its id).
@@ -46,14 +54,14 @@ describe('feed killed with SIGKILL, then the same command again', () => {
       const ops = mixedOperations(8000, `k${seed}`).map((o, i) => (i % 97 === 50 ? { put: `id:ns:music::bad${i}`, fields: { n: i }, bogus: true } : o));
       writeJsonl(join(dir, 'in.jsonl'), ops);
       const stopAt = Math.floor((8000 * (25 + (Math.abs(seededInt(seed, 0, 1000)) % 60))) / 100);
-      const why = `seed ${seed}: SIGKILL once ${stopAt} documents were stored`;
-      const args = ['feed', '-t', server.url, '--quiet', '--checkpoint', 'cp.json', '--failures', 'failed.jsonl', '--max-retries', '20', 'in.jsonl'];
+      const why = `workers ${workers}, seed ${seed}: SIGKILL once ${stopAt} documents were stored${afterSave ? ' and a checkpoint saved' : ''}`;
+      const args = ['feed', '-t', server.url, '--quiet', '--workers', String(workers), '--checkpoint', 'cp.json', '--failures', 'failed.jsonl', '--max-retries', '20', 'in.jsonl'];
 
-      const first = await runCli(args, { cwd: dir, stopWith: 'SIGKILL', stopWhen: () => server.store.size() >= stopAt });
+      const first = await runCli(args, { cwd: dir, stopWith: 'SIGKILL', stopWhen: () => server.store.size() >= stopAt && (!afterSave || existsSync(join(dir, 'cp.json'))) });
       expect(first.signalled, why).toBe(true);
       expect(first.signal, why).toBe('SIGKILL');
       const saved = existsSync(join(dir, 'cp.json'));
-      const checkpoint = saved ? (JSON.parse(readFileSync(join(dir, 'cp.json'), 'utf8')) as { ok: number; unfinished?: unknown[] }) : undefined;
+      const checkpoint = saved ? (JSON.parse(readFileSync(join(dir, 'cp.json'), 'utf8')) as { ok: number; unfinished?: unknown[]; readTo?: { line: number } }) : undefined;
 
       run = 1;
       const second = await runCli(args, { cwd: dir });
@@ -77,6 +85,9 @@ describe('feed killed with SIGKILL, then the same command again', () => {
       const note = saved ? `checkpoint counted ${checkpoint!.ok} ok, ${checkpoint!.unfinished?.length ?? 0} unfinished` : 'killed before the first save: started over';
       console.log(`${why}: ${twice} of ${ops.length} operations sent by both runs (${((100 * twice) / ops.length).toFixed(1)} %; ${note}; ${failed.length} failed)`);
       if (saved) expect(s2['feeder.skipped.count'], why).toBeGreaterThan(0);
+      // The rerun sends what the checkpoint left open and nothing more: every line read before `readTo` that
+      // it does not list unfinished is skipped (one operation per line here).
+      if (checkpoint?.readTo !== undefined) expect(s2['feeder.skipped.count'], f2).toBe(checkpoint.readTo.line - checkpoint.unfinished!.length);
 
       // The finished checkpoint: the same command once more sends nothing.
       run = 0;

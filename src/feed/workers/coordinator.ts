@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { VespaBulkError } from '../../errors.js';
 import { checkFeedOptions } from '../check-options.js';
-import { readCheckpoint, writeCheckpoint, type Checkpoint } from '../checkpoint.js';
+import { CheckpointSaver, checkpointToResume, feedPosition, resumeSkip, type Checkpoint, type SaveState } from '../checkpoint.js';
 import { FailureWriter } from '../failures.js';
 import type { FeedOutcome, FeedProgress, StopReason } from '../feeder.js';
 import type { FeedOptions } from '../options.js';
@@ -12,7 +12,7 @@ import { FeedStats } from '../stats.js';
 import { ReadProgress, describeInputs, readSources, type FeedSource, type InputInfo, type InputPosition } from '../source.js';
 import type { RawItem } from '../splitter.js';
 import { packBatch } from './batch.js';
-import type { FromWorker, ToWorker, WorkerStart, WorkerState } from './messages.js';
+import type { FromWorker, RelayedFailure, ToWorker, WorkerSnapshot, WorkerStart, WorkerState } from './messages.js';
 import { routeId, workerOf } from './route.js';
 
 /** Batches a worker may have been sent and not yet pulled: enough to keep it busy, few enough to bound memory. */
@@ -24,19 +24,36 @@ interface Lane {
   /** Last batch number sent, and the last the worker's Feeder pulled. */
   sent: number;
   taken: number;
-  /** Batches sent and not yet in the worker's latest state (`accepted`): where each starts, and how many operations. */
-  pending: { n: number; first: InputPosition; count: number }[];
+  /**
+   * Batches sent and not yet in the worker's latest state (`accepted`): its input, how many operations,
+   * and (when a checkpoint is kept) each item's line and offset, as in the batch's `meta`.
+   */
+  pending: { n: number; input: number; count: number; meta?: Float64Array }[];
   state: WorkerState | undefined;
+  /** The lane's unfinished operations at its last snapshot (or its end), pending batches included, in input order. */
+  open: Array<[number, number, number]>;
   done: Extract<FromWorker, { type: 'done' }> | undefined;
   exited: boolean;
+}
+
+/** A checkpoint being gathered: the lanes not yet answered, and failures of lanes that did, held back until the save is built. */
+interface Gathering {
+  waiting: Set<Lane>;
+  held: RelayedFailure[][];
 }
 
 /**
  * `feed --workers N`: reads and cuts the input on this thread, routes each operation's raw bytes by a hash of
  * its id to one of N worker threads (each a Feeder with its share of the connections and the in-flight
  * limit), and makes one feed of them: one summary (counters added, histograms merged), one failure output
- * (written here), one checkpoint (the first unfinished operation across all workers), one progress.
- * The same surface as Feeder for the CLI: `run`, `stop`, `progress`, `snapshot`, `checkpoint`.
+ * (written here), one checkpoint, one progress. The same surface as Feeder for the CLI: `run`, `stop`,
+ * `progress`, `snapshot`, `checkpoint`.
+ *
+ * The checkpoint, every `checkpointIntervalMs` and at the end: reading pauses, every worker is asked for its
+ * unfinished operations; failures a worker sends after its answer are held back until the save is built, so
+ * the failure output's mark counts exactly the failures of the operations the answers count as finished.
+ * Together with the batches not yet taken by a worker, that is the single-thread feeder's checkpoint, in the
+ * same format: either path resumes the other's.
  */
 export class WorkerFeeder {
   private readonly options: FeedOptions;
@@ -54,6 +71,11 @@ export class WorkerFeeder {
   private wake: (() => void) | undefined;
   private merged: FeedStats | undefined;
   private workerError: Error | undefined;
+  private saver: CheckpointSaver | undefined;
+  private resumed: Checkpoint | undefined;
+  private gathering: Gathering | undefined;
+  /** A periodic save is being written: the next waits for it. */
+  private saving = false;
 
   constructor(options: FeedOptions = {}) {
     checkFeedOptions(options);
@@ -86,8 +108,7 @@ export class WorkerFeeder {
   /** The workers' progress added up, as `Feeder.progress()`. */
   progress(): FeedProgress {
     const s = this.stats;
-    const total = this.inputs.reduce((t, i) => (i.size === undefined || t === undefined ? undefined : t + i.size), 0 as number | undefined);
-    const p: FeedProgress = {
+    return {
       seconds: (performance.now() - this.startedAt) / 1000,
       ok: s.ok,
       failed: s.errors,
@@ -98,13 +119,8 @@ export class WorkerFeeder {
       p99Ms: s.percentileMs(99),
       read: this.read,
       finished: s.ok + s.errors + s.skipped,
-      readBytes: this.readProgress.bytes,
+      ...this.readProgress.of(this.inputs),
     };
-    if (total !== undefined && total > 0) {
-      p.readShare = Math.min(1, this.readProgress.bytes / total);
-      p.totalBytes = total;
-    }
-    return p;
   }
 
   /** Stops the feed as Ctrl-C does: stop reading, every worker stops, the checkpoint covers what is unfinished. */
@@ -118,10 +134,17 @@ export class WorkerFeeder {
   /** Feeds `source` over the workers; resolves as `Feeder.run()` does. Call once. */
   async run(source: FeedSource): Promise<FeedOutcome> {
     const options = this.options;
-    const resume = typeof options.resume === 'string' ? readCheckpoint(options.resume) : options.resume;
     this.inputs = describeInputs(source);
-    if (typeof options.failures === 'string') this.failures = new FailureWriter(options.failures);
+    const resume = checkpointToResume(options, this.inputs);
+    this.resumed = resume;
+    if (typeof options.failures === 'string') this.failures = new FailureWriter(options.failures, resume?.failures === options.failures ? resume.failureMark : undefined);
+    const intervalMs = options.checkpointIntervalMs ?? 2000;
+    if (typeof options.checkpoint === 'string') {
+      this.saver = new CheckpointSaver({ path: options.checkpoint, inputs: this.inputs.map((i) => i.name), shard: options.shard, ...(this.failures !== undefined && { failures: this.failures }) });
+    }
     for (let i = 0; i < this.count; i++) this.lanes.push(this.startLane(i));
+    const timer = this.saver !== undefined && intervalMs > 0 ? setInterval(() => this.gather(), intervalMs) : undefined;
+    timer?.unref();
     const onAbort = () => this.stop('interrupted');
     if (options.signal?.aborted) onAbort();
     options.signal?.addEventListener('abort', onAbort);
@@ -129,7 +152,10 @@ export class WorkerFeeder {
     try {
       if (resume?.position !== null && this.stopping === undefined) {
         const from = resume?.position ?? undefined;
-        for await (const batch of readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, from }, this.readProgress)) {
+        const skip = resume !== undefined ? resumeSkip(resume) : undefined;
+        for await (const batch of readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, from, skip }, this.readProgress)) {
+          // Nothing is routed while a checkpoint is gathered: its read position must be the one the answers cover.
+          while (this.gathering !== undefined) await this.sleep();
           this.route(batch.items, batch.input, batch.name);
           while (this.stopping === undefined && this.lanes.some((l) => l.sent - l.taken >= maxAhead && !l.exited)) await this.sleep();
           if (this.failures !== undefined) await this.failures.drained();
@@ -142,46 +168,75 @@ export class WorkerFeeder {
     }
     for (const lane of this.lanes) this.send(lane, { type: 'end' });
     while (this.lanes.some((l) => !l.exited)) await this.sleep();
+    clearInterval(timer);
     options.signal?.removeEventListener('abort', onAbort);
+    await this.saver?.stop();
     await this.failures?.close();
     if (readError !== undefined) throw readError.error;
     if (this.workerError !== undefined) throw this.workerError;
-    return this.outcome(resume);
+    return this.outcome(resume, intervalMs);
   }
 
-  /** The checkpoint now: the first unfinished operation across all workers, or the read position when all read are done. */
-  checkpoint(previous?: Checkpoint): Checkpoint {
-    let position: InputPosition | null = null;
-    for (const lane of this.lanes) {
-      for (const candidate of [lane.state?.first ?? undefined, lane.pending[0]?.first]) {
-        if (candidate !== undefined && (position === null || before(candidate, position))) position = candidate;
-      }
+  /**
+   * @internal What a checkpoint saved now holds: the unfinished operations of every lane at its last snapshot (exact
+   * once all workers have ended), the read position, the counts.
+   */
+  saveState(): SaveState {
+    const open: Array<[number, number, number]> = [];
+    for (const lane of this.lanes) for (const e of lane.open) open.push(e);
+    open.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    return { ...feedPosition(open, this.readPosition, this.resumed), reason: this.stopping ?? 'running', ok: this.stats.ok, errors: this.stats.errors };
+  }
+
+  /** The checkpoint as the last snapshot of the workers gives it (as a stop would save it, without the failure output's mark). */
+  checkpoint(): Checkpoint {
+    return new CheckpointSaver({ path: '', inputs: this.inputs.map((i) => i.name), shard: this.options.shard }).build(this.saveState());
+  }
+
+  /** Asks every running worker for its unfinished operations; `gathered()` saves once all have answered. */
+  private gather(): void {
+    if (this.gathering !== undefined || this.saving || this.stopping !== undefined) return;
+    const waiting = new Set(this.lanes.filter((l) => l.done === undefined && !l.exited));
+    if (waiting.size === 0) return;
+    this.gathering = { waiting, held: [] };
+    for (const lane of waiting) this.send(lane, { type: 'snapshot' });
+  }
+
+  /** `lane` answered (or ended): its unfinished operations are the snapshot's, and those of batches it has not taken. */
+  private answered(lane: Lane, snapshot: WorkerSnapshot): void {
+    const open = snapshot.unfinished;
+    for (const b of lane.pending) {
+      if (b.n <= snapshot.accepted || b.meta === undefined) continue;
+      for (let k = 0; k < b.count; k++) open.push([b.input, b.meta[3 * k + 2], b.meta[3 * k + 1]]);
     }
-    position ??= this.readPosition ?? previous?.position ?? { input: 0, offset: 0, line: 1 };
-    const c: Checkpoint = {
-      version: 1,
-      inputs: this.inputs.map((i) => i.name),
-      position,
-      written: new Date().toISOString(),
-      reason: this.stopping ?? 'finished',
-      ok: this.stats.ok,
-      errors: this.stats.errors,
-    };
-    if (this.options.shard) c.shard = `${this.options.shard.index}/${this.options.shard.count}`;
-    if (this.failures && this.failures.count > 0) c.failures = this.failures.path;
-    return c;
+    lane.open = open;
+    const g = this.gathering;
+    if (g === undefined || !g.waiting.delete(lane) || g.waiting.size > 0) return;
+    this.gathered(true);
   }
 
-  /** Writes the checkpoint file now (at a stop, at the end of a resumed feed); `done` marks the whole input finished. */
-  private saveCheckpoint(resume: Checkpoint | undefined, done: boolean): string | undefined {
-    const path = this.options.checkpoint;
-    if (typeof path !== 'string') return undefined;
-    const c = this.checkpoint(resume);
-    writeCheckpoint(path, done ? { ...c, position: null } : c);
-    return path;
+  /** Ends the gathering: saves (when every lane answered), then writes the failures held back meanwhile and lets reading go on. */
+  private gathered(save: boolean): void {
+    const g = this.gathering;
+    if (g === undefined) return;
+    if (save && this.saver !== undefined && this.stopping === undefined) {
+      // The failure mark is taken here, before the held failures are written.
+      this.saving = true;
+      this.saver
+        .save(this.saveState())
+        .catch(() => undefined) // A failed periodic save (a full disk) leaves the previous file; the final save reports its own error.
+        .finally(() => (this.saving = false));
+    }
+    this.gathering = undefined;
+    for (const failures of g.held) this.writeFailures(failures);
+    this.wakeUp();
   }
 
-  private outcome(resume: Checkpoint | undefined): FeedOutcome {
+  private writeFailures(failures: RelayedFailure[]): void {
+    for (const f of failures) this.failures?.write(Buffer.from(f.bytes.buffer, f.bytes.byteOffset, f.bytes.byteLength), f.reason, f.verbatim);
+  }
+
+  private async outcome(resume: Checkpoint | undefined, intervalMs: number): Promise<FeedOutcome> {
     this.merged = undefined;
     const stats = this.stats;
     let abandoned = 0;
@@ -199,17 +254,20 @@ export class WorkerFeeder {
     summary['feeder.abandoned.count'] = abandoned;
     const outcome: FeedOutcome = { summary };
     if (this.failures !== undefined && this.failures.count > 0) outcome.failuresFile = this.failures.path;
-    if (this.stopping === undefined && resume !== undefined) {
-      // A resumed feed that finished marks its checkpoint done, so resuming it once more feeds nothing twice.
-      const file = this.saveCheckpoint(resume, true);
-      if (file !== undefined) outcome.checkpointFile = file;
+    const saver = this.saver;
+    if (this.stopping === undefined && saver !== undefined && (resume !== undefined || intervalMs > 0)) {
+      // A finished feed marks its checkpoint done, so running it once more feeds nothing twice.
+      await saver.save({ ...this.saveState(), position: null, reason: 'finished' });
+      outcome.checkpointFile = saver.path;
     }
     if (this.stopping !== undefined) {
       outcome.stopped = this.stopping;
       if (authStatus !== undefined) outcome.authStatus = authStatus;
       if (unreachable !== undefined) outcome.unreachable = new VespaBulkError('VB_UNREACHABLE', unreachable);
-      const file = this.saveCheckpoint(resume, false);
-      if (file !== undefined) outcome.checkpointFile = file;
+      if (saver !== undefined) {
+        await saver.save(this.saveState());
+        outcome.checkpointFile = saver.path;
+      }
     }
     return outcome;
   }
@@ -241,7 +299,7 @@ export class WorkerFeeder {
       if (share.length === 0) continue;
       const lane = this.lanes[w];
       const batch = packBatch(++lane.sent, input, name, share);
-      lane.pending.push({ n: batch.n, first: { input, offset: share[0].offset, line: share[0].line }, count: share.length });
+      lane.pending.push({ n: batch.n, input, count: share.length, ...(this.saver !== undefined && { meta: batch.meta.slice() }) });
       this.send(lane, { type: 'batch', ...batch }, [batch.bytes, batch.meta.buffer as ArrayBuffer]);
     }
   }
@@ -250,7 +308,7 @@ export class WorkerFeeder {
     const results = this.options.onResult === undefined ? 'none' : this.options.onResultOnlyFailed === true ? 'failed' : 'all';
     const data: WorkerStart = { options: workerOptions(this.options, this.count, index), inputs: this.inputs, results };
     if (typeof this.options.failures === 'string') data.failuresPath = this.options.failures;
-    const lane: Lane = { worker: startWorker(data), sent: 0, taken: 0, pending: [], state: undefined, done: undefined, exited: false };
+    const lane: Lane = { worker: startWorker(data), sent: 0, taken: 0, pending: [], state: undefined, open: [], done: undefined, exited: false };
     lane.worker.on('message', (m: FromWorker) => this.onMessage(lane, m));
     lane.worker.on('error', (err) => {
       this.workerError ??= err;
@@ -258,6 +316,8 @@ export class WorkerFeeder {
     });
     lane.worker.on('exit', () => {
       lane.exited = true;
+      // Gone without an answer (a crash): no save this time; the last one stands.
+      if (this.gathering?.waiting.has(lane)) this.gathered(false);
       this.wakeUp();
     });
     return lane;
@@ -270,7 +330,9 @@ export class WorkerFeeder {
         this.wakeUp();
         return;
       case 'failures':
-        for (const f of m.failures) this.failures?.write(Buffer.from(f.bytes.buffer, f.bytes.byteOffset, f.bytes.byteLength), f.reason, f.verbatim);
+        // After its answer, a lane's failures wait: the save being gathered counts their operations unfinished.
+        if (this.gathering !== undefined && !this.gathering.waiting.has(lane)) this.gathering.held.push(m.failures);
+        else this.writeFailures(m.failures);
         return;
       case 'results':
         for (const r of m.results) this.options.onResult?.(r);
@@ -279,9 +341,10 @@ export class WorkerFeeder {
         this.stop(m.reason);
         return;
       case 'state':
+      case 'snapshot':
       case 'done': {
-        const { type: _type, ...state } = m;
-        lane.state = state;
+        lane.state = { accepted: m.accepted, stats: m.stats, inflight: m.inflight, limit: m.limit };
+        if (m.type !== 'state') this.answered(lane, m);
         while (lane.pending.length > 0 && lane.pending[0].n <= m.accepted) lane.pending.shift();
         this.merged = undefined;
         if (m.type === 'done') {
@@ -313,10 +376,6 @@ export class WorkerFeeder {
     this.wake = undefined;
     wake?.();
   }
-}
-
-function before(a: InputPosition, b: InputPosition): boolean {
-  return a.input < b.input || (a.input === b.input && a.offset < b.offset);
 }
 
 /** Worker `index`'s options: what can cross a thread, with its share of connections and in-flight limits. */

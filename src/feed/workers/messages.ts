@@ -1,7 +1,7 @@
 import type { FailureReason } from '../failures.js';
 import type { FeedOptions } from '../options.js';
 import type { OperationResult } from '../operation-result.js';
-import type { InputInfo, InputPosition } from '../source.js';
+import type { InputInfo } from '../source.js';
 import type { FeedStatsState } from '../stats.js';
 import type { StopReason } from '../feeder.js';
 import type { ItemBatch } from './batch.js';
@@ -17,8 +17,8 @@ export interface WorkerStart {
   results: 'all' | 'failed' | 'none';
 }
 
-/** Coordinator to worker. */
-export type ToWorker = ({ type: 'batch' } & ItemBatch) | { type: 'end' } | { type: 'stop'; reason: StopReason };
+/** Coordinator to worker; `snapshot` asks for a `WorkerSnapshot` (for a checkpoint), answered at once. */
+export type ToWorker = ({ type: 'batch' } & ItemBatch) | { type: 'end' } | { type: 'stop'; reason: StopReason } | { type: 'snapshot' };
 
 /** One failed operation for the coordinator's failure output. */
 export interface RelayedFailure {
@@ -27,16 +27,21 @@ export interface RelayedFailure {
   verbatim: boolean;
 }
 
-/**
- * A worker's state at one moment, consistent in itself: every operation of batches up to `accepted` that is
- * before `first` (or all of them, when `first` is null) is finished, and its failure (if any) was posted before.
- */
+/** A worker's state at one moment: the last batch it took in, its counters, its in-flight count and limit. */
 export interface WorkerState {
   accepted: number;
-  first: InputPosition | null;
   stats: FeedStatsState;
   inflight: number;
   limit: number;
+}
+
+/**
+ * A worker's state with what a checkpoint needs, consistent in itself: `[input, offset, line]` of every
+ * operation of batches up to `accepted` that is not finished, in input order; the failures of the others were
+ * posted before it. Sent only when asked and at the end: the list can be long.
+ */
+export interface WorkerSnapshot extends WorkerState {
+  unfinished: Array<[number, number, number]>;
 }
 
 /** Worker to coordinator. */
@@ -45,5 +50,6 @@ export type FromWorker =
   | { type: 'failures'; failures: RelayedFailure[] }
   | { type: 'results'; results: OperationResult[] }
   | ({ type: 'state' } & WorkerState)
+  | ({ type: 'snapshot' } & WorkerSnapshot)
   | { type: 'stopping'; reason: StopReason }
-  | ({ type: 'done'; abandoned: number; stopped?: StopReason; authStatus?: number; unreachable?: { message: string }; error?: { message: string; code?: string } } & WorkerState);
+  | ({ type: 'done'; abandoned: number; stopped?: StopReason; authStatus?: number; unreachable?: { message: string }; error?: { message: string; code?: string } } & WorkerSnapshot);

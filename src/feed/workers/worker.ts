@@ -1,7 +1,7 @@
 /**
  * Entry of a feed worker thread: a Feeder on the batches the coordinator routes here. Failures and results go
- * back in batches; its state (counters, histograms, first unfinished position) a few times a second and at
- * the end. It writes no file.
+ * back in batches; its state (counters, histograms, first unfinished position) a few times a second, its
+ * unfinished operations when the coordinator asks (for a checkpoint) and at the end. It writes no file.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { Feeder } from '../feeder.js';
@@ -9,7 +9,7 @@ import type { FailureReason } from '../failures.js';
 import type { OperationResult } from '../operation-result.js';
 import type { SourceBatch } from '../source.js';
 import { unpackBatch } from './batch.js';
-import type { FromWorker, RelayedFailure, ToWorker, WorkerStart, WorkerState } from './messages.js';
+import type { FromWorker, RelayedFailure, ToWorker, WorkerSnapshot, WorkerStart, WorkerState } from './messages.js';
 
 const port = parentPort!;
 const start = workerData as WorkerStart;
@@ -98,6 +98,8 @@ port.on('message', (m: ToWorker) => {
     wake = undefined;
   } else if (m.type === 'end') {
     endInput();
+  } else if (m.type === 'snapshot') {
+    post({ type: 'snapshot', ...snapshot() });
   } else {
     feeder.stop(m.reason);
     queue.length = 0;
@@ -111,7 +113,11 @@ function state(): WorkerState {
   relay.flush();
   flushResults();
   const snap = feeder.snapshot();
-  return { accepted, first: feeder.firstUnfinished() ?? null, stats: feeder.stats.state(), inflight: snap.inflight, limit: snap.limit };
+  return { accepted, stats: feeder.stats.state(), inflight: snap.inflight, limit: snap.limit };
+}
+
+function snapshot(): WorkerSnapshot {
+  return { ...state(), unfinished: feeder.unfinishedPositions() };
 }
 
 let told = false;
@@ -133,7 +139,7 @@ try {
   clearInterval(ticker);
   post({
     type: 'done',
-    ...state(),
+    ...snapshot(),
     abandoned: outcome.summary['feeder.abandoned.count'],
     ...(outcome.stopped !== undefined && { stopped: outcome.stopped }),
     ...(outcome.authStatus !== undefined && { authStatus: outcome.authStatus }),
@@ -142,6 +148,6 @@ try {
 } catch (err) {
   clearInterval(ticker);
   const e = err as { message?: string; code?: string };
-  post({ type: 'done', ...state(), abandoned: 0, error: { message: String(e?.message ?? err), ...(typeof e?.code === 'string' && { code: e.code }) } });
+  post({ type: 'done', ...snapshot(), abandoned: 0, error: { message: String(e?.message ?? err), ...(typeof e?.code === 'string' && { code: e.code }) } });
 }
 port.close();
