@@ -43,7 +43,7 @@ describe('stopOnSignal', () => {
   it('release removes both listeners', () => {
     const before = [process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')];
     const own = stopOnSignal(new AbortController());
-    expect([process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')]).toEqual([before[0]! + 1, before[1]! + 1]);
+    expect([process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')]).toEqual([before[0] + 1, before[1] + 1]);
     own.release();
     expect([process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')]).toEqual(before);
   });
