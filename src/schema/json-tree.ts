@@ -164,19 +164,7 @@ class Reader {
       this.pos++;
       this.skipWs();
       entries.push([key, this.value()]);
-      this.skipWs();
-      const c = this.text.charCodeAt(this.pos);
-      if (c === 44) {
-        this.pos++;
-        this.skipWs();
-        continue;
-      }
-      if (c === 125) {
-        this.pos++;
-        return { kind: 'object', entries, start, end: this.pos };
-      }
-      if (Number.isNaN(c)) throw new JsonSyntaxError('Unexpected end-of-input: expected close marker for OBJECT', this.pos);
-      throw this.unexpected("was expecting comma to separate Object entries");
+      if (this.closes(125, 'OBJECT', 'Object')) return { kind: 'object', entries, start, end: this.pos };
     }
   }
 
@@ -191,20 +179,28 @@ class Reader {
     }
     for (;;) {
       items.push(this.value());
-      this.skipWs();
-      const c = this.text.charCodeAt(this.pos);
-      if (c === 44) {
-        this.pos++;
-        this.skipWs();
-        continue;
-      }
-      if (c === 93) {
-        this.pos++;
-        return { kind: 'array', items, start, end: this.pos };
-      }
-      if (Number.isNaN(c)) throw new JsonSyntaxError('Unexpected end-of-input: expected close marker for ARRAY', this.pos);
-      throw this.unexpected('was expecting comma to separate Array entries');
+      if (this.closes(93, 'ARRAY', 'Array')) return { kind: 'array', items, start, end: this.pos };
     }
+  }
+
+  /**
+   * After a member of an object or array: true past its `close`, false past the `,` (and the white space) before
+   * the next member; Jackson's error for anything else.
+   */
+  private closes(close: number, marker: 'OBJECT' | 'ARRAY', entries: 'Object' | 'Array'): boolean {
+    this.skipWs();
+    const c = this.text.charCodeAt(this.pos);
+    if (c === 44) {
+      this.pos++;
+      this.skipWs();
+      return false;
+    }
+    if (c === close) {
+      this.pos++;
+      return true;
+    }
+    if (Number.isNaN(c)) throw new JsonSyntaxError(`Unexpected end-of-input: expected close marker for ${marker}`, this.pos);
+    throw this.unexpected(`was expecting comma to separate ${entries} entries`);
   }
 
   /** Reads a string token at `pos` (on its opening quote) and returns its decoded value. */

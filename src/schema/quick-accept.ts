@@ -78,6 +78,13 @@ const enum Member {
   Skip,
 }
 
+/** What follows a container's member: another member, the container's end, or anything else (refused). */
+const enum Next {
+  More,
+  Closed,
+  Bad,
+}
+
 /** What the last scalar token was, for the checks that need its kind or its text. */
 const enum Token {
   String,
@@ -116,9 +123,8 @@ class QuickReader {
   operation(model: DocumentModel): boolean {
     const buf = this.buf;
     this.ws();
-    if (buf[this.pos] !== B.LBrace) return false;
-    this.pos++;
-    this.ws();
+    // `{}` names no operation.
+    if (buf[this.pos] !== B.LBrace || this.openEmpty(B.RBrace)) return false;
     let kind: Kind | undefined;
     let type: Fields | undefined;
     let fieldsAt = -1;
@@ -128,11 +134,7 @@ class QuickReader {
     for (;;) {
       if (buf[this.pos] !== B.Quote || !this.key() || this.keyEscaped) return false;
       const key = this.lookupKey(envelopeKeys);
-      this.ws();
-      if (buf[this.pos] !== B.Colon) return false;
-      this.pos++;
-      this.ws();
-      if (key === undefined) return false;
+      if (!this.colon() || key === undefined) return false;
       if (key !== 'fields' && key !== 'condition' && key !== 'create') {
         if (kind !== undefined || buf[this.pos] !== B.Quote) return false;
         kind = key;
@@ -156,15 +158,9 @@ class QuickReader {
         hasCreate = true;
         if (!this.scalar() || (this.token !== Token.True && this.token !== Token.False)) return false;
       }
-      this.ws();
-      const c = buf[this.pos];
-      this.pos++;
-      if (c === B.Comma) {
-        this.ws();
-        continue;
-      }
-      if (c !== B.RBrace) return false;
-      break;
+      const next = this.next(B.RBrace);
+      if (next === Next.Bad) return false;
+      if (next === Next.Closed) break;
     }
     this.ws();
     if (this.pos !== buf.length || kind === undefined || type === undefined) return false;
@@ -263,21 +259,11 @@ class QuickReader {
 
   /** Array items: no nulls, each a value of the element type. */
   private elements(element: QType): boolean {
-    const buf = this.buf;
-    this.pos++;
-    this.ws();
-    if (buf[this.pos] === B.RBracket) {
-      this.pos++;
-      return true;
-    }
+    if (this.openEmpty(B.RBracket)) return true;
     for (;;) {
-      if (buf[this.pos] === B.LowerN || !this.value(element)) return false;
-      this.ws();
-      const c = buf[this.pos];
-      this.pos++;
-      if (c === B.RBracket) return true;
-      if (c !== B.Comma) return false;
-      this.ws();
+      if (this.buf[this.pos] === B.LowerN || !this.value(element)) return false;
+      const next = this.next(B.RBracket);
+      if (next !== Next.More) return next === Next.Closed;
     }
   }
 
@@ -411,27 +397,42 @@ class QuickReader {
    * must read whole. True when every member was.
    */
   private object(mode: Member, of: unknown): boolean {
-    const buf = this.buf;
+    if (this.openEmpty(B.RBrace)) return true;
+    for (;;) {
+      if (this.buf[this.pos] !== B.Quote || !this.key() || !this.colon()) return false;
+      if (!this.objectMember(mode, of)) return false;
+      const next = this.next(B.RBrace);
+      if (next !== Next.More) return next === Next.Closed;
+    }
+  }
+
+  /** On a container's opening byte: steps in; true when the container is empty (`pos` then after `close`). */
+  private openEmpty(close: number): boolean {
     this.pos++;
     this.ws();
-    if (buf[this.pos] === B.RBrace) {
-      this.pos++;
-      return true;
-    }
-    for (;;) {
-      if (buf[this.pos] !== B.Quote || !this.key()) return false;
-      this.ws();
-      if (buf[this.pos] !== B.Colon) return false;
-      this.pos++;
-      this.ws();
-      if (!this.objectMember(mode, of)) return false;
-      this.ws();
-      const c = buf[this.pos];
-      this.pos++;
-      if (c === B.RBrace) return true;
-      if (c !== B.Comma) return false;
-      this.ws();
-    }
+    if (this.buf[this.pos] !== close) return false;
+    this.pos++;
+    return true;
+  }
+
+  /** After a key: the colon and the white space around it; `pos` then on the value. */
+  private colon(): boolean {
+    this.ws();
+    if (this.buf[this.pos] !== B.Colon) return false;
+    this.pos++;
+    this.ws();
+    return true;
+  }
+
+  /** After a container's member: past the `,` and the white space after it, or past `close`. */
+  private next(close: number): Next {
+    this.ws();
+    const c = this.buf[this.pos];
+    this.pos++;
+    if (c === close) return Next.Closed;
+    if (c !== B.Comma) return Next.Bad;
+    this.ws();
+    return Next.More;
   }
 
   /** One member of an object read by object(), `pos` on its value (a switch rather than a callback: no closure per object). */
@@ -459,21 +460,11 @@ class QuickReader {
     const c = this.buf[this.pos];
     if (c === B.LBrace) return this.object(Member.Skip, undefined);
     if (c === B.LBracket) {
-      const buf = this.buf;
-      this.pos++;
-      this.ws();
-      if (buf[this.pos] === B.RBracket) {
-        this.pos++;
-        return true;
-      }
+      if (this.openEmpty(B.RBracket)) return true;
       for (;;) {
         if (!this.skip()) return false;
-        this.ws();
-        const d = buf[this.pos];
-        this.pos++;
-        if (d === B.RBracket) return true;
-        if (d !== B.Comma) return false;
-        this.ws();
+        const next = this.next(B.RBracket);
+        if (next !== Next.More) return next === Next.Closed;
       }
     }
     return this.scalar();

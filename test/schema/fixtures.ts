@@ -1,3 +1,6 @@
+import { documentTypesOf, type DocumentModel } from '../../src/schema/document-model.js';
+import { parseSchema } from '../../src/schema/sd-schema.js';
+
 /** A package whose one schema has a field of every kind the document parser knows, for the schema tests. */
 export const kindsSchema = `schema kinds {
   document kinds {
@@ -37,3 +40,46 @@ export function servicesXml(documentApi = '<document-api/>'): string {
 export function kindsPackage(documentApi?: string): Record<string, string> {
   return { 'services.xml': servicesXml(documentApi), 'schemas/kinds.sd': kindsSchema };
 }
+
+/**
+ * Document types for the judge and quick-reader tests: `all`, with a field of every kind (and collections,
+ * structs and tensors of several shapes), and `music`, which `all`'s reference field points at.
+ */
+export const everyKindTypes: DocumentModel['types'] = documentTypesOf([
+  parseSchema(
+    `
+schema all {
+  document all {
+    struct inner { field sub type int {} }
+    struct outer { field name type string {} field deep type inner {} }
+    field i type int { indexing: attribute }
+    field l type long { indexing: attribute }
+    field b type byte { indexing: attribute }
+    field f type float { indexing: attribute }
+    field d type double { indexing: attribute }
+    field h type float16 { indexing: attribute }
+    field flag type bool { indexing: attribute }
+    field s type string { indexing: summary }
+    field r type raw { indexing: summary }
+    field u type uri { indexing: summary }
+    field p type predicate { indexing: attribute }
+    field pos type position { indexing: attribute }
+    field ref type reference<music> { indexing: attribute }
+    field arr type array<int> { indexing: attribute }
+    field tags type array<string> { indexing: attribute }
+    field ws type weightedset<string> { indexing: attribute }
+    field wsi type weightedset<int> { indexing: attribute }
+    field m type map<string, int> { indexing: summary }
+    field mi type map<int, string> { indexing: summary }
+    field st type outer { indexing: summary }
+    field sts type array<inner> { indexing: summary }
+    field nested type array<array<string>> { indexing: summary }
+    field dense type tensor<float>(x[3]) { indexing: attribute }
+    field sparse type tensor(key{}) { indexing: attribute }
+    field mixed type tensor(key{}, x[2]) { indexing: attribute }
+  }
+}`,
+    'all.sd',
+  ),
+  parseSchema('schema music { document music { field title type string { indexing: summary } } }', 'music.sd'),
+]);

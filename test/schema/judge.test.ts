@@ -1,41 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { documentTypesOf, type DocumentModel } from '../../src/schema/document-model.js';
+import type { DocumentModel } from '../../src/schema/document-model.js';
 import { judgeDocumentOperation, type Verdict } from '../../src/schema/judge.js';
 import { parseJsonTree } from '../../src/schema/json-tree.js';
-import { parseSchema } from '../../src/schema/sd-schema.js';
+import { everyKindTypes } from './fixtures.js';
 
-const sd = `
-schema all {
-  document all {
-    struct inner { field sub type int {} }
-    struct outer { field name type string {} field deep type inner {} }
-    field i type int { indexing: attribute }
-    field l type long { indexing: attribute }
-    field b type byte { indexing: attribute }
-    field f type float { indexing: attribute }
-    field d type double { indexing: attribute }
-    field h type float16 { indexing: attribute }
-    field flag type bool { indexing: attribute }
-    field s type string { indexing: summary }
-    field r type raw { indexing: summary }
-    field u type uri { indexing: summary }
-    field p type predicate { indexing: attribute }
-    field pos type position { indexing: attribute }
-    field ref type reference<music> { indexing: attribute }
-    field arr type array<int> { indexing: attribute }
-    field tags type array<string> { indexing: attribute }
-    field ws type weightedset<string> { indexing: attribute }
-    field m type map<string, int> { indexing: summary }
-    field st type outer { indexing: summary }
-    field sts type array<inner> { indexing: summary }
-    field dense type tensor<float>(x[3]) { indexing: attribute }
-    field sparse type tensor(key{}) { indexing: attribute }
-    field mixed type tensor(key{}, x[2]) { indexing: attribute }
-  }
-}`;
-
-const music = 'schema music { document music { field title type string { indexing: summary } } }';
-const model: DocumentModel = { types: documentTypesOf([parseSchema(sd, 'all.sd'), parseSchema(music, 'music.sd')]), ignoreUndefinedFields: false, documentApi: true };
+const model: DocumentModel = { types: everyKindTypes, ignoreUndefinedFields: false, documentApi: true };
 const id = 'id:ns:all::1';
 
 function put(fields: string, m = model): Verdict {

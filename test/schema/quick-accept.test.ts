@@ -1,50 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { parseOperation } from '../../src/feed/operation.js';
-import { documentTypesOf, type DocumentModel } from '../../src/schema/document-model.js';
+import type { DocumentModel } from '../../src/schema/document-model.js';
 import { judgeDocumentOperation } from '../../src/schema/judge.js';
 import { isCertainlyAccepted } from '../../src/schema/quick-accept.js';
-import { parseSchema } from '../../src/schema/sd-schema.js';
+import { everyKindTypes } from './fixtures.js';
 
 /**
  * The quick reader may only say "accepted" where the full path (parseOperation, then the judge) accepts: it
  * decides validate's verdicts for the common case, so any disagreement would change a verdict. Checked on
  * every field kind with many values, and on every one-byte corruption of valid operations.
  */
-const sd = `
-schema all {
-  document all {
-    struct inner { field sub type int {} }
-    struct outer { field name type string {} field deep type inner {} }
-    field i type int { indexing: attribute }
-    field l type long { indexing: attribute }
-    field b type byte { indexing: attribute }
-    field f type float { indexing: attribute }
-    field d type double { indexing: attribute }
-    field h type float16 { indexing: attribute }
-    field flag type bool { indexing: attribute }
-    field s type string { indexing: summary }
-    field r type raw { indexing: summary }
-    field u type uri { indexing: summary }
-    field p type predicate { indexing: attribute }
-    field pos type position { indexing: attribute }
-    field ref type reference<music> { indexing: attribute }
-    field arr type array<int> { indexing: attribute }
-    field tags type array<string> { indexing: attribute }
-    field ws type weightedset<string> { indexing: attribute }
-    field wsi type weightedset<int> { indexing: attribute }
-    field m type map<string, int> { indexing: summary }
-    field mi type map<int, string> { indexing: summary }
-    field st type outer { indexing: summary }
-    field sts type array<inner> { indexing: summary }
-    field nested type array<array<string>> { indexing: summary }
-    field dense type tensor<float>(x[3]) { indexing: attribute }
-    field sparse type tensor(key{}) { indexing: attribute }
-  }
-}`;
-const music = 'schema music { document music { field title type string { indexing: summary } } }';
-const types = documentTypesOf([parseSchema(sd, 'all.sd'), parseSchema(music, 'music.sd')]);
-const strict: DocumentModel = { types, ignoreUndefinedFields: false, documentApi: true };
-const lenient: DocumentModel = { types, ignoreUndefinedFields: true, documentApi: true };
+const strict: DocumentModel = { types: everyKindTypes, ignoreUndefinedFields: false, documentApi: true };
+const lenient: DocumentModel = { types: everyKindTypes, ignoreUndefinedFields: true, documentApi: true };
 
 /** The full path, as validate runs it when the quick reader is not certain. */
 function fullPathAccepts(model: DocumentModel, line: string | Buffer): boolean {

@@ -1,10 +1,10 @@
 import http2 from 'node:http2';
 import { gzipSync } from 'node:zlib';
 import { Pool } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { defaultFaultSettings } from '../../src/simulator/faults.js';
+import { describe, expect, it, vi } from 'vitest';
+import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { call as callWith } from './call.js';
+import { useDocumentServer } from './document-server-fixture.js';
 
 /*
  * Behaviour checked against the service's facts (vespa-facts.md) that the other server tests leave out:
@@ -12,10 +12,9 @@ import { call as callWith } from './call.js';
  * document-type rule after a deploy. Every piece of bad input is followed by an ordinary request.
  */
 
-let server: DocumentServer;
-let pool: Pool;
+const sim = useDocumentServer({ clusters: ['content', 'backup'], maxBodyBytes: 32 * 1024, visitChunkDocuments: 5 });
 
-const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => callWith(pool, method, path, body, headers);
+const { call } = sim;
 const q = encodeURIComponent;
 
 async function stillServes(): Promise<void> {
@@ -24,36 +23,20 @@ async function stillServes(): Promise<void> {
 }
 
 function seed(count: number): void {
-  server.store.seed(Array.from({ length: count }, (_, i) => ({ id: `id:ns:music::doc${i}`, fields: { i, title: `t${i}` } })));
+  sim.server.store.seed(Array.from({ length: count }, (_, i) => ({ id: `id:ns:music::doc${i}`, fields: { i, title: `t${i}` } })));
 }
-
-beforeAll(async () => {
-  server = await startDocumentServer({ port: 0, clusters: ['content', 'backup'], maxBodyBytes: 32 * 1024, visitChunkDocuments: 5 });
-  pool = new Pool(server.url, { connections: 4 });
-});
-
-afterAll(async () => {
-  await pool.close();
-  await server.close();
-});
-
-afterEach(() => {
-  server.store.clear();
-  server.setDocumentTypes(null);
-  server.faults.set({ ...defaultFaultSettings });
-});
 
 describe('partial updates over HTTP', () => {
   it('counts from 0 on a field without a value: create=true with increment makes a counter', async () => {
     const path = '/document/v1/ns/music/docid/counter';
     for (let i = 0; i < 3; i++) expect((await call('PUT', `${path}?create=true`, { fields: { hits: { increment: 1 } } })).status).toBe(200);
-    expect(server.store.get('content', 'id:ns:music::counter')?.fields).toEqual({ hits: 3 });
-    server.store.put('id:ns:music::other', { title: 'x' });
+    expect(sim.server.store.get('content', 'id:ns:music::counter')?.fields).toEqual({ hits: 3 });
+    sim.server.store.put('id:ns:music::other', { title: 'x' });
     await call('PUT', '/document/v1/ns/music/docid/other', { fields: { d: { decrement: 2 }, m: { multiply: 7 } } });
-    expect(server.store.get('content', 'id:ns:music::other')?.fields).toEqual({ title: 'x', d: -2, m: 0 });
+    expect(sim.server.store.get('content', 'id:ns:music::other')?.fields).toEqual({ title: 'x', d: -2, m: 0 });
     // Without create, a missing document stays missing.
     expect((await call('PUT', '/document/v1/ns/music/docid/none', { fields: { hits: { increment: 1 } } })).status).toBe(200);
-    expect(server.store.get('content', 'id:ns:music::none')).toBeUndefined();
+    expect(sim.server.store.get('content', 'id:ns:music::none')).toBeUndefined();
   });
 
   it('answers operations on arrays, maps and weighted sets, and names a bad one', async () => {
@@ -67,7 +50,7 @@ describe('partial updates over HTTP', () => {
       },
     });
     expect(r.status).toBe(200);
-    expect(server.store.get('content', 'id:ns:music::coll')?.fields).toEqual({ arr: [1, 3], m: { b: 'y' }, ws: { red: 1, blue: 5 } });
+    expect(sim.server.store.get('content', 'id:ns:music::coll')?.fields).toEqual({ arr: [1, 3], m: { b: 'y' }, ws: { red: 1, blue: 5 } });
     const bad = await call('PUT', path, { fields: { arr: { append: [4] } } });
     expect(bad.status).toBe(400);
     expect(bad.json).toEqual({ pathId: path, message: "Unknown update operation 'append' on field 'arr'" });
@@ -89,7 +72,7 @@ describe('paths', () => {
 
 describe('document types after a deploy', () => {
   it('refuses an unknown type on every operation and on visits and bulk requests, with 400 and no id', async () => {
-    server.setDocumentTypes(['music']);
+    sim.server.setDocumentTypes(['music']);
     const requests: Array<[string, string, unknown?]> = [
       ['GET', '/document/v1/ns/book/docid/a'],
       ['POST', '/document/v1/ns/book/docid/a', { fields: {} }],
@@ -105,7 +88,7 @@ describe('document types after a deploy', () => {
       expect(Object.keys(r.json)).toEqual(['pathId', 'message']);
       expect(r.json.message).toContain("'book'");
     }
-    expect(server.store.size()).toBe(0);
+    expect(sim.server.store.size()).toBe(0);
     await stillServes();
   });
 });
@@ -118,7 +101,7 @@ describe('request bodies', () => {
     const r = await call('POST', '/document/v1/ns/music/docid/bomb', body, { 'content-encoding': 'gzip' });
     expect(r.status).toBe(413);
     expect(Object.keys(r.json)).toEqual(['pathId', 'message']);
-    expect(server.store.size()).toBe(0);
+    expect(sim.server.store.size()).toBe(0);
     const unknown = await call('POST', '/document/v1/ns/music/docid/enc', { fields: {} }, { 'content-encoding': 'br' });
     expect(unknown.status).toBe(400);
     expect(unknown.json.message).toContain("'br'");
@@ -126,7 +109,7 @@ describe('request bodies', () => {
   });
 
   it('takes gzip bodies over HTTP/2 cleartext, as the official feeder sends them', async () => {
-    const session = http2.connect(server.url);
+    const session = http2.connect(sim.server.url);
     try {
       const fields = { text: 'g'.repeat(4000) };
       const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
@@ -142,7 +125,7 @@ describe('request bodies', () => {
       });
       expect(status).toBe(200);
       expect(JSON.parse(text)).toEqual({ pathId: '/document/v1/ns/music/docid/h2gz', id: 'id:ns:music::h2gz' });
-      expect(server.store.get('content', 'id:ns:music::h2gz')?.fields).toEqual(fields);
+      expect(sim.server.store.get('content', 'id:ns:music::h2gz')?.fields).toEqual(fields);
     } finally {
       session.close();
     }
@@ -222,8 +205,8 @@ describe('bulk parameters', () => {
     const copy = await call('POST', `${base}&destinationCluster=backup`);
     expect(copy.status).toBe(400);
     expect(copy.json.message).toMatch(/^Must specify 'selection'/);
-    expect(server.store.size('content')).toBe(3);
-    expect(server.store.size('backup')).toBe(0);
+    expect(sim.server.store.size('content')).toBe(3);
+    expect(sim.server.store.size('backup')).toBe(0);
   });
 
   it('refuses dryRun, unknown clusters, bad JSON and unknown operations, changing nothing', async () => {
@@ -243,14 +226,14 @@ describe('bulk parameters', () => {
       if (typeof message === 'string') expect(r.json.message).toBe(message);
       else expect(r.json.message).toMatch(message);
     }
-    expect(server.store.all('content').map((d) => d.fields.title).sort()).toEqual(['t0', 't1', 't2']);
-    expect(server.store.size('backup')).toBe(0);
+    expect(sim.server.store.all('content').map((d) => d.fields.title).sort()).toEqual(['t0', 't1', 't2']);
+    expect(sim.server.store.size('backup')).toBe(0);
     await stillServes();
   });
 
   it('deletes across document types at the root, chunk by chunk until no continuation', async () => {
     seed(8);
-    server.store.put('id:ns:book::b1', { i: 100 });
+    sim.server.store.put('id:ns:book::b1', { i: 100 });
     let continuation: string | undefined;
     let requests = 0;
     let total = 0;
@@ -263,27 +246,27 @@ describe('bulk parameters', () => {
     } while (continuation !== undefined && requests < 50);
     expect(total).toBe(9);
     expect(requests).toBeGreaterThan(1);
-    expect(server.store.size('content')).toBe(0);
+    expect(sim.server.store.size('content')).toBe(0);
   });
 });
 
 describe('timeouts and the handler queue', () => {
   it('answers visits and bulk requests 504 with the handler body when the latency outlasts the timeout', async () => {
     seed(3);
-    server.faults.set({ latencyMs: 300 });
+    sim.server.faults.set({ latencyMs: 300 });
     const visit = await call('GET', '/document/v1/ns/music/docid/?cluster=content&timeout=50ms');
     expect(visit.status).toBe(504);
     expect(visit.json).toEqual({ pathId: '/document/v1/ns/music/docid/', message: 'Timeout after 50ms' });
     const del = await call('DELETE', `/document/v1/ns/music/docid/?cluster=content&selection=true&timeout=0.05s`);
     expect(del.status).toBe(504);
     expect(del.json.message).toBe('Timeout after 50ms');
-    expect(server.store.size('content')).toBe(3);
+    expect(sim.server.store.size('content')).toBe(3);
   });
 
   it('answers 429 with the service message for work that would wait more than 3 s in the queue', async () => {
     // One operation a second: each later request's turn is a second further away. A short timeout answers the
     // queued ones 504 at once; the first whose turn is more than 3 s off is refused outright.
-    server.faults.set({ maxOpsPerSecond: 1 });
+    sim.server.faults.set({ maxOpsPerSecond: 1 });
     const statuses: number[] = [];
     let refused: any;
     for (let i = 0; i < 8 && refused === undefined; i++) {

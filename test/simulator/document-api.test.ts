@@ -1,37 +1,17 @@
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
-import { Pool } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { call as callWith } from './call.js';
+import { describe, expect, it } from 'vitest';
+import { useDocumentServer } from './document-server-fixture.js';
 
-let server: DocumentServer;
-let pool: Pool;
+const sim = useDocumentServer({ clusters: ['content', 'other'], maxBodyBytes: 64 * 1024 });
 
-
-const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => callWith(pool, method, path, body, headers);
+const { call } = sim;
 
 /** After each piece of bad input the server must still answer ordinary requests. */
 async function stillServes(): Promise<void> {
   const put = await call('POST', '/document/v1/ns/music/docid/alive', { fields: { ok: true } });
   expect(put.status).toBe(200);
 }
-
-beforeAll(async () => {
-  server = await startDocumentServer({ port: 0, clusters: ['content', 'other'], maxBodyBytes: 64 * 1024 });
-  pool = new Pool(server.url, { connections: 4 });
-});
-
-afterAll(async () => {
-  await pool.close();
-  await server.close();
-});
-
-afterEach(() => {
-  server.store.clear();
-  server.setDocumentTypes(null);
-  server.faults.set({ errorRate: 0, feedBlock: false, latencyMs: 0, maxOpsPerSecond: 0, closeRate: 0, queueLimit: 256 });
-});
 
 describe('single-document operations', () => {
   it('puts, gets, updates and removes on the plain path with the exact bodies', async () => {
@@ -49,12 +29,12 @@ describe('single-document operations', () => {
     const upd = await call('PUT', path, { fields: { year: { increment: 1 }, title: { assign: 'U' } } });
     expect(upd.status).toBe(200);
     expect(upd.json).toEqual({ pathId: path, id: 'id:ns:music::one' });
-    expect(server.store.get('id:ns:music::one')?.fields).toEqual({ title: 'U', year: 2000 });
+    expect(sim.server.store.get('id:ns:music::one')?.fields).toEqual({ title: 'U', year: 2000 });
 
     const del = await call('DELETE', path);
     expect(del.status).toBe(200);
     expect(del.json).toEqual({ pathId: path, id: 'id:ns:music::one' });
-    expect(server.store.get('id:ns:music::one')).toBeUndefined();
+    expect(sim.server.store.get('id:ns:music::one')).toBeUndefined();
 
     const missing = await call('GET', path);
     expect(missing.status).toBe(404);
@@ -84,7 +64,7 @@ describe('single-document operations', () => {
     const plus = await call('POST', '/document/v1/ns/music/docid/a+b%2Bc', { fields: {} });
     expect(plus.json.id).toBe('id:ns:music::a b+c');
     expect((await call('GET', '/document/v1/ns/music/group/my%20group/x/y')).json.fields).toEqual({ x: 2 });
-    expect(server.store.get('id:ns:music:n=42:a/b')?.fields).toEqual({ x: 1 });
+    expect(sim.server.store.get('id:ns:music:n=42:a/b')?.fields).toEqual({ x: 1 });
   });
 
   it('adds a trace after the id when tracelevel > 0', async () => {
@@ -100,15 +80,15 @@ describe('single-document operations', () => {
   it('answers update and remove of a missing document with 200, and creates with create=true', async () => {
     const path = '/document/v1/ns/music/docid/ghost';
     expect((await call('PUT', path, { fields: { a: { assign: 1 } } })).status).toBe(200);
-    expect(server.store.get('id:ns:music::ghost')).toBeUndefined();
+    expect(sim.server.store.get('id:ns:music::ghost')).toBeUndefined();
     expect((await call('DELETE', path)).status).toBe(200);
     const created = await call('PUT', `${path}?create=true`, { fields: { a: { assign: 1 }, n: { increment: 1 } } });
     expect(created.status).toBe(200);
     // The new document starts empty and the increment counts from the number default, 0.
-    expect(server.store.get('id:ns:music::ghost')?.fields).toEqual({ a: 1, n: 1 });
+    expect(sim.server.store.get('id:ns:music::ghost')?.fields).toEqual({ a: 1, n: 1 });
     await call('DELETE', path);
     expect((await call('PUT', path, { fields: { a: { assign: 2 } }, create: true })).status).toBe(200);
-    expect(server.store.get('id:ns:music::ghost')?.fields).toEqual({ a: 2 });
+    expect(sim.server.store.get('id:ns:music::ghost')?.fields).toEqual({ a: 2 });
   });
 
   it('applies fieldSet on get', async () => {
@@ -121,7 +101,7 @@ describe('single-document operations', () => {
     const body = gzipSync(Buffer.from(JSON.stringify({ fields: { text: 'z'.repeat(2000) } })));
     const put = await call('POST', '/document/v1/ns/music/docid/gz', body, { 'content-encoding': 'gzip', 'content-type': 'application/json' });
     expect(put.status).toBe(200);
-    expect(server.store.get('id:ns:music::gz')?.fields).toEqual({ text: 'z'.repeat(2000) });
+    expect(sim.server.store.get('id:ns:music::gz')?.fields).toEqual({ text: 'z'.repeat(2000) });
     const broken = await call('POST', '/document/v1/ns/music/docid/gz', 'not gzip', { 'content-encoding': 'gzip' });
     expect(broken.status).toBe(400);
     expect(broken.json.message).toContain('gzip');
@@ -132,11 +112,11 @@ describe('single-document operations', () => {
     const put = await call('POST', '/document/v1/ns/music/docid/dry?dryRun=true', { fields: { a: 1 } });
     expect(put.status).toBe(200);
     expect(put.json).toEqual({ pathId: '/document/v1/ns/music/docid/dry', id: 'id:ns:music::dry' });
-    expect(server.store.size()).toBe(0);
-    server.store.put('id:ns:music::dry', { a: 1 });
+    expect(sim.server.store.size()).toBe(0);
+    sim.server.store.put('id:ns:music::dry', { a: 1 });
     expect((await call('PUT', '/document/v1/ns/music/docid/dry?dryRun=true', { fields: { a: { assign: 2 } } })).status).toBe(200);
     expect((await call('DELETE', '/document/v1/ns/music/docid/dry?dryRun=true')).status).toBe(200);
-    expect(server.store.get('id:ns:music::dry')?.fields).toEqual({ a: 1 });
+    expect(sim.server.store.get('id:ns:music::dry')?.fields).toEqual({ a: 1 });
     // As in the service, a dry run is answered before the body is read: it is never parsed.
     expect((await call('POST', '/document/v1/ns/music/docid/dry?dryRun=true', 'NOT JSON, NOT PARSED')).status).toBe(200);
     expect((await call('POST', '/document/v1/ns/music/docid/dry?dryRun=', { fields: {} })).json.message).toBe("Expected non-empty value for request property 'dryRun'");
@@ -145,8 +125,8 @@ describe('single-document operations', () => {
   it('sends single-document operations to the named cluster, else the first', async () => {
     await call('POST', '/document/v1/ns/music/docid/c?cluster=other', { fields: { where: 'other' } });
     await call('POST', '/document/v1/ns/music/docid/c', { fields: { where: 'content' } });
-    expect(server.store.get('other', 'id:ns:music::c')?.fields).toEqual({ where: 'other' });
-    expect(server.store.get('content', 'id:ns:music::c')?.fields).toEqual({ where: 'content' });
+    expect(sim.server.store.get('other', 'id:ns:music::c')?.fields).toEqual({ where: 'other' });
+    expect(sim.server.store.get('content', 'id:ns:music::c')?.fields).toEqual({ where: 'content' });
     const unknown = await call('GET', '/document/v1/ns/music/docid/c?cluster=nope');
     expect(unknown.status).toBe(400);
     expect(unknown.text).toBe(
@@ -167,19 +147,19 @@ describe('conditions', () => {
   const path = '/document/v1/ns/music/docid/c1';
 
   it('writes when the condition holds and answers 412 with the id when it does not', async () => {
-    server.store.put('id:ns:music::c1', { year: 2001 });
+    sim.server.store.put('id:ns:music::c1', { year: 2001 });
     const ok = await call('PUT', `${path}?condition=${encodeURIComponent('music.year==2001')}`, { fields: { year: { assign: 2002 } } });
     expect(ok.status).toBe(200);
     const failed = await call('PUT', `${path}?condition=${encodeURIComponent('music.year==2001')}`, { fields: { year: { assign: 2003 } } });
     expect(failed.status).toBe(412);
     expect(Object.keys(failed.json)).toEqual(['pathId', 'id', 'message']);
     expect(failed.json.id).toBe('id:ns:music::c1');
-    expect(server.store.get('id:ns:music::c1')?.fields).toEqual({ year: 2002 });
+    expect(sim.server.store.get('id:ns:music::c1')?.fields).toEqual({ year: 2002 });
 
     expect((await call('POST', path, { fields: { year: 1 }, condition: 'music.year==5' })).status).toBe(412);
     expect((await call('DELETE', `${path}?condition=music.year%3D%3D5`)).status).toBe(412);
     expect((await call('DELETE', `${path}?condition=music.year%3D%3D2002`)).status).toBe(200);
-    expect(server.store.get('id:ns:music::c1')).toBeUndefined();
+    expect(sim.server.store.get('id:ns:music::c1')).toBeUndefined();
   });
 
   it('answers 412 for a condition on a missing document, except put or update with create', async () => {
@@ -190,13 +170,13 @@ describe('conditions', () => {
     // put+create+condition: a missing document is written without checking the condition.
     const created = await call('POST', `${path}?create=true&condition=${encodeURIComponent('music.year == 99')}`, { fields: { year: 1 } });
     expect(created.status).toBe(200);
-    expect(server.store.get('id:ns:music::c1')?.fields).toEqual({ year: 1 });
+    expect(sim.server.store.get('id:ns:music::c1')?.fields).toEqual({ year: 1 });
     // ...but an existing one is checked.
     expect((await call('POST', `${path}?create=true&condition=${encodeURIComponent('music.year == 99')}`, { fields: { year: 2 } })).status).toBe(412);
   });
 
   it('lets query parameters override the body condition and create', async () => {
-    server.store.put('id:ns:music::c1', { year: 1 });
+    sim.server.store.put('id:ns:music::c1', { year: 1 });
     const r = await call('PUT', `${path}?condition=${encodeURIComponent('music.year==1')}`, {
       fields: { year: { assign: 2 } },
       condition: 'music.year==999',
@@ -204,11 +184,11 @@ describe('conditions', () => {
     expect(r.status).toBe(200);
     const noCreate = await call('PUT', '/document/v1/ns/music/docid/new?create=false', { fields: { a: { assign: 1 } }, create: true });
     expect(noCreate.status).toBe(200);
-    expect(server.store.get('id:ns:music::new')).toBeUndefined();
+    expect(sim.server.store.get('id:ns:music::new')).toBeUndefined();
   });
 
   it('answers a bad condition with 400 naming the position', async () => {
-    server.store.put('id:ns:music::c1', { year: 1 });
+    sim.server.store.put('id:ns:music::c1', { year: 1 });
     const r = await call('PUT', `${path}?condition=${encodeURIComponent('music.year >')}`, { fields: { year: { assign: 2 } } });
     expect(r.status).toBe(400);
     expect(Object.keys(r.json)).toEqual(['pathId', 'message']);
@@ -220,7 +200,7 @@ describe('conditions', () => {
 describe('document types', () => {
   it('accepts any type until types are set, then refuses others with 400', async () => {
     expect((await call('POST', '/document/v1/ns/anything/docid/a', { fields: {} })).status).toBe(200);
-    server.setDocumentTypes(['music']);
+    sim.server.setDocumentTypes(['music']);
     const r = await call('POST', '/document/v1/ns/anything/docid/a', { fields: {} });
     expect(r.status).toBe(400);
     expect(r.json.message).toContain('unknown document type');
@@ -304,9 +284,9 @@ describe('bad input', () => {
     const r = await call('POST', '/document/v1/ns/music/docid/big', big);
     expect(r.status).toBe(413);
     expect(Object.keys(r.json)).toEqual(['pathId', 'message']);
-    expect(server.store.get('id:ns:music::big')).toBeUndefined();
+    expect(sim.server.store.get('id:ns:music::big')).toBeUndefined();
     // Chunked (no Content-Length) bodies are counted as they arrive.
-    const chunked = await pool.request({
+    const chunked = await sim.pool.request({
       method: 'POST',
       path: '/document/v1/ns/music/docid/big2',
       body: Readable.from(
@@ -340,11 +320,11 @@ describe('container pages', () => {
     expect(got.json.queueLimit).toBe(256);
     const set = await call('PUT', '/_sim/faults', { latencyMs: 1 });
     expect(set.json.latencyMs).toBe(1);
-    expect(server.faults.get().latencyMs).toBe(1);
+    expect(sim.server.faults.get().latencyMs).toBe(1);
     expect((await call('PUT', '/_sim/faults', { errorRate: 5 })).status).toBe(400);
-    server.faults.set({ latencyMs: 0 });
-    server.store.put('id:ns:music::x', {});
+    sim.server.faults.set({ latencyMs: 0 });
+    sim.server.store.put('id:ns:music::x', {});
     expect((await call('DELETE', '/_sim/documents')).status).toBe(200);
-    expect(server.store.size()).toBe(0);
+    expect(sim.server.store.size()).toBe(0);
   });
 });

@@ -1,35 +1,18 @@
 import http2 from 'node:http2';
 import net from 'node:net';
 import { PassThrough } from 'node:stream';
-import { Client, Pool } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { call as callWith } from './call.js';
-import { defaultFaultSettings } from '../../src/simulator/faults.js';
+import { Client } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
+import { useDocumentServer } from './document-server-fixture.js';
 
-let server: DocumentServer;
-let pool: Pool;
+const sim = useDocumentServer({ visitChunkDocuments: 7 }, 8);
 
-const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => callWith(pool, method, path, body, headers);
-
-beforeAll(async () => {
-  server = await startDocumentServer({ port: 0, visitChunkDocuments: 7 });
-  pool = new Pool(server.url, { connections: 8 });
-});
-
-afterAll(async () => {
-  await pool.close();
-  await server.close();
-});
-
-beforeEach(() => {
-  server.store.clear();
-  server.faults.set({ ...defaultFaultSettings, seed: 1 });
-});
+const { call } = sim;
 
 describe('HTTP/1.1', () => {
   it('answers pipelined requests on one connection in order', async () => {
-    const socket = net.connect(server.port, '127.0.0.1');
+    const socket = net.connect(sim.server.port, '127.0.0.1');
     await new Promise((resolve) => socket.once('connect', resolve));
     const body = '{"fields":{"n":1}}';
     let batch = '';
@@ -54,7 +37,7 @@ describe('HTTP/1.1', () => {
   });
 
   it('keeps connections alive across requests', async () => {
-    const client = new Client(server.url, { pipelining: 4 });
+    const client = new Client(sim.server.url, { pipelining: 4 });
     const connections = new Set<unknown>();
     client.on('connect', (origin) => connections.add(origin));
     const results = await Promise.all(
@@ -72,7 +55,7 @@ describe('HTTP/1.1', () => {
 
 describe('HTTP/2 cleartext with prior knowledge', () => {
   it('serves document operations over h2c on the same port', async () => {
-    const session = http2.connect(server.url);
+    const session = http2.connect(sim.server.url);
     const exchange = (headers: http2.OutgoingHttpHeaders, body?: string) =>
       new Promise<{ status: number; text: string; contentType: string | undefined }>((resolve, reject) => {
         const stream = session.request(headers);
@@ -110,16 +93,16 @@ describe('HTTP/2 cleartext with prior knowledge', () => {
 
 describe('faults', () => {
   it('answers injected storage errors with the id, and 503 without', async () => {
-    server.faults.set({ errorRate: 1, errorStatuses: [507] });
+    sim.server.faults.set({ errorRate: 1, errorStatuses: [507] });
     const r = await call('POST', '/document/v1/ns/t/docid/e', { fields: {} });
     expect(r.status).toBe(507);
     expect(Object.keys(r.json)).toEqual(['pathId', 'id', 'message']);
-    expect(server.store.size()).toBe(0);
-    server.faults.set({ errorStatuses: [503] });
+    expect(sim.server.store.size()).toBe(0);
+    sim.server.faults.set({ errorStatuses: [503] });
     const u = await call('POST', '/document/v1/ns/t/docid/e', { fields: {} });
     expect(u.status).toBe(503);
     expect(Object.keys(u.json)).toEqual(['pathId', 'message']);
-    server.faults.set({ errorStatuses: [429] });
+    sim.server.faults.set({ errorStatuses: [429] });
     const visit = await call('GET', '/document/v1/ns/t/docid/');
     expect(visit.status).toBe(429);
     expect(Object.keys(visit.json)).toEqual(['pathId', 'message']);
@@ -128,7 +111,7 @@ describe('faults', () => {
   });
 
   it('injects errors at the configured share, deterministically', async () => {
-    server.faults.set({ errorRate: 0.5, errorStatuses: [429], seed: 99 });
+    sim.server.faults.set({ errorRate: 0.5, errorStatuses: [429], seed: 99 });
     const run = async () => {
       const statuses: number[] = [];
       for (let i = 0; i < 40; i++) statuses.push((await call('POST', `/document/v1/ns/t/docid/r${i}`, { fields: {} })).status);
@@ -137,13 +120,13 @@ describe('faults', () => {
     const first = await run();
     expect(first.filter((s) => s === 429).length).toBeGreaterThan(5);
     expect(first.filter((s) => s === 200).length).toBeGreaterThan(5);
-    server.faults.set({ seed: 99 });
+    sim.server.faults.set({ seed: 99 });
     expect(await run()).toEqual(first);
   });
 
   it('blocks writes with 507 while feedBlock is on, and not reads', async () => {
-    server.store.put('id:ns:t::b', { a: 1 });
-    server.faults.set({ feedBlock: true });
+    sim.server.store.put('id:ns:t::b', { a: 1 });
+    sim.server.faults.set({ feedBlock: true });
     for (const [method, body] of [
       ['POST', { fields: {} }],
       ['PUT', { fields: { a: { assign: 2 } } }],
@@ -155,23 +138,23 @@ describe('faults', () => {
       expect(r.json.message).toEqual(expect.any(String));
     }
     expect((await call('GET', '/document/v1/ns/t/docid/b')).status).toBe(200);
-    server.faults.set({ feedBlock: false });
+    sim.server.faults.set({ feedBlock: false });
     expect((await call('DELETE', '/document/v1/ns/t/docid/b')).status).toBe(200);
   });
 
   it('answers 504 when latency exceeds the timeout, without applying the operation', async () => {
-    server.faults.set({ latencyMs: 300 });
+    sim.server.faults.set({ latencyMs: 300 });
     const r = await call('POST', '/document/v1/ns/t/docid/slow?timeout=50ms', { fields: {} });
     expect(r.status).toBe(504);
     expect(r.json).toEqual({ pathId: '/document/v1/ns/t/docid/slow', message: 'Timeout after 50ms' });
-    expect(server.store.size()).toBe(0);
-    server.faults.set({ latencyMs: 20 });
+    expect(sim.server.store.size()).toBe(0);
+    sim.server.faults.set({ latencyMs: 20 });
     expect((await call('POST', '/document/v1/ns/t/docid/slow', { fields: {} })).status).toBe(200);
-    expect(server.store.size()).toBe(1);
+    expect(sim.server.store.size()).toBe(1);
   });
 
   it('queues at the service rate and answers 429 beyond the queue limit', async () => {
-    server.faults.set({ maxOpsPerSecond: 50, queueLimit: 3 });
+    sim.server.faults.set({ maxOpsPerSecond: 50, queueLimit: 3 });
     const results = await Promise.all(Array.from({ length: 12 }, (_, i) => call('POST', `/document/v1/ns/t/docid/q${i}`, { fields: {} })));
     const rejected = results.filter((r) => r.status === 429);
     const accepted = results.filter((r) => r.status === 200);
@@ -182,12 +165,12 @@ describe('faults', () => {
       pathId: expect.stringMatching(/^\/document\/v1\/ns\/t\/docid\/q\d+$/),
       message: 'Rejecting execution due to overload: 3 requests already enqueued',
     });
-    expect(server.store.size()).toBe(accepted.length);
+    expect(sim.server.store.size()).toBe(accepted.length);
   });
 
   it('cuts the connection after applying the operation at closeRate', async () => {
-    server.faults.set({ closeRate: 1 });
-    const client = new Client(server.url);
+    sim.server.faults.set({ closeRate: 1 });
+    const client = new Client(sim.server.url);
     await expect(
       (async () => {
         const r = await client.request({ method: 'POST', path: '/document/v1/ns/t/docid/cut', body: '{"fields":{"a":1}}' });
@@ -195,15 +178,15 @@ describe('faults', () => {
       })(),
     ).rejects.toThrow();
     await client.close().catch(() => {});
-    expect(server.store.get('id:ns:t::cut')?.fields).toEqual({ a: 1 });
-    server.faults.set({ closeRate: 0 });
+    expect(sim.server.store.get('id:ns:t::cut')?.fields).toEqual({ a: 1 });
+    sim.server.faults.set({ closeRate: 0 });
     expect((await call('GET', '/document/v1/ns/t/docid/cut')).status).toBe(200);
   });
 
   it('cuts streamed visits after N documents; resuming from the last continuation line re-sends the rest', async () => {
-    server.store.seed(Array.from({ length: 25 }, (_, i) => ({ id: `id:ns:t::s${i}`, fields: { i } })));
-    server.faults.set({ cutStreamAfterDocuments: 10 });
-    const client = new Client(server.url);
+    sim.server.store.seed(Array.from({ length: 25 }, (_, i) => ({ id: `id:ns:t::s${i}`, fields: { i } })));
+    sim.server.faults.set({ cutStreamAfterDocuments: 10 });
+    const client = new Client(sim.server.url);
     let text = '';
     await expect(
       (async () => {
@@ -220,7 +203,7 @@ describe('faults', () => {
     expect(tokenIndex).toBe(7); // after the 7th document
     const token = firstPart[tokenIndex].continuation.token;
 
-    server.faults.set({ cutStreamAfterDocuments: 0 });
+    sim.server.faults.set({ cutStreamAfterDocuments: 0 });
     const rest = await call('GET', `/document/v1/ns/t/docid/?stream=true&continuation=${encodeURIComponent(token)}`, undefined, {
       accept: 'application/jsonl',
     });

@@ -1,12 +1,9 @@
-import { Pool } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { call as callWith } from './call.js';
+import { describe, expect, it } from 'vitest';
+import { useDocumentServer } from './document-server-fixture.js';
 
-let server: DocumentServer;
-let pool: Pool;
+const sim = useDocumentServer({ clusters: ['content', 'backup'], visitChunkDocuments: 7 });
 
-const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => callWith(pool, method, path, body, headers);
+const { call } = sim;
 
 const q = encodeURIComponent;
 
@@ -28,27 +25,11 @@ async function visitAll(path: string): Promise<{ ids: string[]; requests: number
 }
 
 function seed(count: number, cluster?: string): void {
-  server.store.seed(
+  sim.server.store.seed(
     Array.from({ length: count }, (_, i) => ({ id: `id:ns:music::doc${i}`, fields: { i, even: i % 2 === 0, title: `t${i}` } })),
     { cluster },
   );
 }
-
-beforeAll(async () => {
-  server = await startDocumentServer({ port: 0, clusters: ['content', 'backup'], visitChunkDocuments: 7 });
-  pool = new Pool(server.url, { connections: 4 });
-});
-
-afterAll(async () => {
-  await pool.close();
-  await server.close();
-});
-
-beforeEach(() => {
-  server.store.clear();
-  server.setDocumentTypes(null);
-  server.faults.set({ errorRate: 0, cutStreamAfterDocuments: 0, feedBlock: false, latencyMs: 0, closeRate: 0 });
-});
 
 describe('plain visits', () => {
   it('pages through the corpus with continuations, each document once', async () => {
@@ -76,9 +57,9 @@ describe('plain visits', () => {
 
   it('ANDs the selection with the path type, namespace and group', async () => {
     seed(20);
-    server.store.put('id:other:music::x', { i: 1000, even: true });
-    server.store.put('id:ns:book::y', { i: 1001, even: true });
-    server.store.put('id:ns:music:g=g1:z', { i: 1002, even: true });
+    sim.server.store.put('id:other:music::x', { i: 1000, even: true });
+    sim.server.store.put('id:ns:book::y', { i: 1001, even: true });
+    sim.server.store.put('id:ns:music:g=g1:z', { i: 1002, even: true });
     const { ids } = await visitAll(`/document/v1/ns/music/docid/?cluster=content&selection=${q('music.even == true')}`);
     expect(ids).toHaveLength(11);
     expect(ids).toContain('id:ns:music:g=g1:z');
@@ -90,7 +71,7 @@ describe('plain visits', () => {
 
   it('visits everything at the root with a cluster', async () => {
     seed(3);
-    server.store.put('id:ns:book::y', { a: 1 });
+    sim.server.store.put('id:ns:book::y', { a: 1 });
     const { ids } = await visitAll('/document/v1/?cluster=content&wantedDocumentCount=100');
     expect(ids.sort()).toEqual(['id:ns:book::y', 'id:ns:music::doc0', 'id:ns:music::doc1', 'id:ns:music::doc2']);
   });
@@ -120,7 +101,7 @@ describe('plain visits', () => {
 
   it('reports tombstones with includeRemoves and filters by timestamp', async () => {
     seed(4);
-    const before = server.store.get('id:ns:music::doc3')!.timestampMicros;
+    const before = sim.server.store.get('id:ns:music::doc3')!.timestampMicros;
     await call('DELETE', '/document/v1/ns/music/docid/doc0');
     const r = await call('GET', '/document/v1/ns/music/docid/?cluster=content&includeRemoves=true&wantedDocumentCount=100');
     expect(r.json.documents).toContainEqual({ remove: 'id:ns:music::doc0' });
@@ -225,8 +206,8 @@ describe('streamed visits', () => {
   });
 
   it('keeps memory bounded for a slow reader (backpressure) and still delivers everything', async () => {
-    server.store.seed(Array.from({ length: 3000 }, (_, i) => ({ id: `id:ns:music::big${i}`, fields: { blob: 'b'.repeat(1000), i } })));
-    const res = await pool.request({ method: 'GET', path: '/document/v1/ns/music/docid/?cluster=content&stream=true', headers: { accept: 'application/jsonl' } });
+    sim.server.store.seed(Array.from({ length: 3000 }, (_, i) => ({ id: `id:ns:music::big${i}`, fields: { blob: 'b'.repeat(1000), i } })));
+    const res = await sim.pool.request({ method: 'GET', path: '/document/v1/ns/music/docid/?cluster=content&stream=true', headers: { accept: 'application/jsonl' } });
     let puts = 0;
     let text = '';
     for await (const chunk of res.body) {
@@ -247,7 +228,7 @@ describe('bulk operations', () => {
     expect(r.status).toBe(400);
     expect(r.json.message).toMatch(/^Must specify 'selection' at '\/document\/v1\/ns\/music\/docid\/'/);
     expect(r.json.message).toContain('unintended');
-    expect(server.store.get('content', 'id:ns:music::doc0')?.fields.title).toBe('t0');
+    expect(sim.server.store.get('content', 'id:ns:music::doc0')?.fields.title).toBe('t0');
   });
 
   it('updates where the selection matches, chunk by chunk', async () => {
@@ -266,7 +247,7 @@ describe('bulk operations', () => {
     } while (continuation !== undefined);
     expect(total).toBe(10);
     expect(requests).toBeGreaterThan(1);
-    for (const d of server.store.all('content')) expect(d.fields.title).toBe((d.fields.i as number) % 2 === 0 ? 'even' : `t${d.fields.i as number}`);
+    for (const d of sim.server.store.all('content')) expect(d.fields.title).toBe((d.fields.i as number) % 2 === 0 ? 'even' : `t${d.fields.i as number}`);
   });
 
   it('deletes where the selection matches', async () => {
@@ -277,7 +258,7 @@ describe('bulk operations', () => {
       expect(r.status).toBe(200);
       continuation = r.json.continuation;
     } while (continuation !== undefined);
-    expect(server.store.size('content')).toBe(15);
+    expect(sim.server.store.size('content')).toBe(15);
   });
 
   it('copies to the destination cluster', async () => {
@@ -291,8 +272,8 @@ describe('bulk operations', () => {
       continuation = r.json.continuation;
     } while (continuation !== undefined);
     expect(copied).toBe(10);
-    expect(server.store.size('backup')).toBe(10);
-    expect(server.store.get('backup', 'id:ns:music::doc3')?.fields).toEqual({ i: 3, even: false, title: 't3' });
+    expect(sim.server.store.size('backup')).toBe(10);
+    expect(sim.server.store.get('backup', 'id:ns:music::doc3')?.fields).toEqual({ i: 3, even: false, title: 't3' });
     const noDest = await call('POST', '/document/v1/ns/music/docid/?cluster=content&selection=true');
     expect(noDest.status).toBe(400);
     expect(noDest.json.message).toContain("'destinationCluster'");

@@ -9,6 +9,7 @@ import { ProgressLine, rateMeter } from '../progress.js';
 import type { ProgressSnapshot } from '../progress-format.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
+import { stopOnSignal } from '../stop-on-signal.js';
 import { bench, type BenchOptions, type BenchStep } from '../../bench/bench.js';
 import { parseRamp, parseRates } from '../../bench/load-profile.js';
 import type { Feeder } from '../../feed/feeder.js';
@@ -128,15 +129,7 @@ async function handler(argv: BenchArgs): Promise<void> {
   if (targetNote !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: ${targetNote}\n`);
   const controller = new AbortController();
   options.signal = controller.signal;
-  let signalled: NodeJS.Signals | undefined;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (signalled !== undefined) process.exit(exitCodeOfSignal(signalled));
-    signalled = signal;
-    process.stderr.write('\nvespa-bulk: stopping: finishing in-flight operations (Ctrl-C again to quit at once)\n');
-    controller.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const stop = stopOnSignal(controller, { message: 'vespa-bulk: stopping: finishing in-flight operations (Ctrl-C again to quit at once)' });
   let progress: ProgressLine | undefined;
   // --stats, --report and --metrics-port see the whole bench as one run, its steps marked.
   const outputs = await RunOutputs.open(argv, { command: 'bench', target: options.endpoint!, argv: argv as unknown as Record<string, unknown> });
@@ -155,7 +148,7 @@ async function handler(argv: BenchArgs): Promise<void> {
         const p = feeder.progress();
         return {
           label: step.name,
-          state: signalled !== undefined ? 'stopping' : 'running',
+          state: stop.signalled !== undefined ? 'stopping' : 'running',
           seconds: p.seconds,
           done: p.finished,
           unit: 'ops',
@@ -196,10 +189,9 @@ async function handler(argv: BenchArgs): Promise<void> {
   } finally {
     progress?.stop(false);
     await outputs.finish(printed, argv.quiet);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.release();
   }
-  if (signalled !== undefined) process.exitCode = exitCodeOfSignal(signalled);
+  if (stop.signalled !== undefined) process.exitCode = exitCodeOfSignal(stop.signalled);
 }
 
 export const commands: CommandModule[] = [

@@ -11,6 +11,7 @@ import type { ProgressSnapshot } from '../progress-format.js';
 import { red } from '../color.js';
 import { unreachableHint, waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
+import { stopOnSignal } from '../stop-on-signal.js';
 import type { Feeder, FeedOutcome } from '../../feed/feeder.js';
 import { createFeeder } from '../../feed/feed.js';
 import type { WorkerFeeder } from '../../feed/workers/coordinator.js';
@@ -223,25 +224,10 @@ async function handler(argv: FeedArgs): Promise<void> {
   const source = speedtest !== undefined ? speedtestSource(speedtest.bytes, speedtest.seconds) : files.length === 1 ? files[0]! : files;
   const feeder = createFeeder(source, options);
   outputs.attach(feedSampler(feeder));
+  const stop = stopOnSignal(controller, { message: 'vespa-bulk: stopping: finishing in-flight operations (Ctrl-C again to quit at once)' });
   let state: ProgressSnapshot['state'] = 'running';
-  const progress = new ProgressLine(progressOf(feeder, () => state), { enabled: !argv.quiet, plainIntervalMs: Math.max(0.1, argv.progress) * 1000 });
+  const progress = new ProgressLine(progressOf(feeder, () => (stop.signalled !== undefined && state === 'running' ? 'stopping' : state)), { enabled: !argv.quiet, plainIntervalMs: Math.max(0.1, argv.progress) * 1000 });
   log = (text) => progress.log(text);
-  let interrupts = 0;
-  let signalled: NodeJS.Signals | undefined;
-  const onSigint = (signal: NodeJS.Signals) => {
-    interrupts++;
-    signalled ??= signal;
-    if (interrupts === 1) {
-      state = 'stopping';
-      process.stderr.write('\nvespa-bulk: stopping: finishing in-flight operations (Ctrl-C again to quit at once)\n');
-      controller.abort();
-    } else {
-      process.exit(exitCodeOfSignal(signalled));
-    }
-  };
-  process.on('SIGINT', onSigint);
-  // A service manager's stop (SIGTERM) gets the same clean stop and checkpoint as Ctrl-C.
-  process.on('SIGTERM', onSigint);
   let outcome: FeedOutcome;
   try {
     outcome = await feeder.run(source);
@@ -251,8 +237,7 @@ async function handler(argv: FeedArgs): Promise<void> {
     if (isVespaBulkError(err)) throw err;
     throw new VespaBulkError('VB_TRANSPORT', (err as Error).message, { cause: err });
   } finally {
-    process.off('SIGINT', onSigint);
-    process.off('SIGTERM', onSigint);
+    stop.release();
   }
   state = outcome.stopped !== undefined ? 'stopped' : 'done';
   progress.stop(!argv.quiet);
@@ -278,7 +263,7 @@ async function handler(argv: FeedArgs): Promise<void> {
     process.stderr.write(`${red(text)}\n`);
   }
   if (s['feeder.error.count'] > 0 || outcome.stopped !== undefined) process.exitCode = 1;
-  if (signalled !== undefined) process.exitCode = exitCodeOfSignal(signalled);
+  if (stop.signalled !== undefined) process.exitCode = exitCodeOfSignal(stop.signalled);
 }
 
 export const commands: AnyCommand[] = [

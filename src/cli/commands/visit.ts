@@ -15,6 +15,7 @@ import type { ProgressSnapshot } from '../progress-format.js';
 import { red, yellow } from '../color.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal, exitCodesEpilog } from '../exit-codes.js';
+import { stopOnSignal } from '../stop-on-signal.js';
 import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
 import { exportDocuments, type ExportSummary } from '../../visit/export.js';
 import { outputFormats, type OutputFormat } from '../../visit/formats.js';
@@ -217,15 +218,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     withFlagNames(visitFlags, () => checkVisitOptionValues(options));
     const controller = new AbortController();
     options.signal = controller.signal;
-    let interrupted: NodeJS.Signals | undefined;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      if (interrupted !== undefined) process.exit(exitCodeOfSignal(interrupted));
-      interrupted = signal;
-      process.stderr.write('\nvespa-bulk: stopping (again to quit at once)\n');
-      controller.abort();
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    const stop = stopOnSignal(controller, { message: 'vespa-bulk: stopping (again to quit at once)' });
     const toStdout = args['to-endpoint'] === undefined && args['output-dir'] === undefined && (args.output === undefined || args.output === '-');
     const messages = new Set<string>();
     options.onMessage = (m) => {
@@ -240,7 +233,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     let recorded: Record<string, unknown> | undefined;
     const startProgress = (run: VisitRun): void => {
       outputs.attach(visitSampler(run));
-      progress = new ProgressLine(visitProgressOf(run, performance.now(), () => (interrupted !== undefined && state === 'running' ? 'stopping' : state)), { enabled: !args.quiet });
+      progress = new ProgressLine(visitProgressOf(run, performance.now(), () => (stop.signalled !== undefined && state === 'running' ? 'stopping' : state)), { enabled: !args.quiet });
     };
     try {
       await waitIfAsked(args, options.endpoint, options, controller.signal);
@@ -265,14 +258,14 @@ const visitCommand: CommandModule<object, VisitArgs> = {
           },
           onStart: startProgress,
         }));
-        state = interrupted !== undefined ? 'stopped' : 'done';
+        state = stop.signalled !== undefined ? 'stopped' : 'done';
         progress?.stop();
         recorded = summary as unknown as Record<string, unknown>;
         process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
         if (summary.failuresFile !== undefined) reportFailuresFile(summary.feed['feeder.error.count'], summary.failuresFile);
         if (summary.stopped === 'unauthorized') process.stderr.write('vespa-bulk: migration stopped: the destination refused the credentials: check --to-token (or --to-cert/--to-key)\n');
         if (summary.stopped === 'unreachable') process.stderr.write(`${red(`vespa-bulk: migration stopped: nothing answers at the destination ${args['to-endpoint']}: check --to-endpoint`)}\n`);
-        if (!summary.ok) process.exitCode = interrupted !== undefined ? exitCodeOfSignal(interrupted) : 1;
+        if (!summary.ok) process.exitCode = stop.signalled !== undefined ? exitCodeOfSignal(stop.signalled) : 1;
         return;
       }
       const summary = await withFlagNames(visitFlags, () => exportDocuments({
@@ -286,19 +279,18 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         ...(args.workers !== undefined && { workers: args.workers }),
         onStart: startProgress,
       }));
-      state = interrupted !== undefined ? 'stopped' : 'done';
+      state = stop.signalled !== undefined ? 'stopped' : 'done';
       progress?.stop();
       recorded = exportSummaryJson(summary);
       // stdout carries data: when it carries the documents, the summary goes to stderr.
       (toStdout ? process.stderr : process.stdout).write(`${JSON.stringify(recorded, null, 2)}\n`);
       reportFailures(summary, args.checkpoint, slicesOf(options));
-      if (interrupted !== undefined) process.exitCode = exitCodeOfSignal(interrupted);
+      if (stop.signalled !== undefined) process.exitCode = exitCodeOfSignal(stop.signalled);
       else if (!summary.ok) process.exitCode = 1;
     } finally {
       progress?.stop(false);
       await outputs.finish(recorded, args.quiet);
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      stop.release();
     }
   },
 };
@@ -406,13 +398,8 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
     handler: async (args) => {
       const where = { ...connectionOf(args), ...selectionOf(args) };
       const controller = new AbortController();
-      let interrupted: NodeJS.Signals | undefined;
-      const onSignal = (signal: NodeJS.Signals): void => {
-        interrupted ??= signal;
-        controller.abort();
-      };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
+      // As this command always did: no message, and a second signal does not quit at once (visit's does).
+      const stop = stopOnSignal(controller, { quitOnSecond: false });
       let documents = 0;
       let progress: ProgressLine | undefined;
       let over = false;
@@ -427,7 +414,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
           const seconds = (performance.now() - started) / 1000;
           return {
             label: `${kind}${args['dry-run'] ? ' (dry run)' : ''}`,
-            state: interrupted !== undefined ? (over ? 'stopped' : 'stopping') : over ? 'done' : 'running',
+            state: stop.signalled !== undefined ? (over ? 'stopped' : 'stopping') : over ? 'done' : 'running',
             seconds,
             done: documents,
             unit: 'docs',
@@ -454,15 +441,14 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
       } finally {
         over = true;
         progress?.stop();
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
+        stop.release();
       }
       process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       if (!summary.ok) {
         process.stderr.write(
           `${red(`vespa-bulk: ${kind} failed: ${summary.error ?? 'unknown error'}${summary.continuation !== undefined ? `; continue with --continuation '${summary.continuation}'` : ''}`)}\n`,
         );
-        process.exitCode = interrupted !== undefined ? exitCodeOfSignal(interrupted) : 1;
+        process.exitCode = stop.signalled !== undefined ? exitCodeOfSignal(stop.signalled) : 1;
       }
     },
   };

@@ -112,8 +112,7 @@ function documentOperation(state: HandlerState, req: AnyRequest, res: AnyRespons
       }
       const parsed = parseOperationBody(body!.toString('utf8'));
       const fields = requireFieldsObject(parsed, 'put');
-      const condition = query.string('condition') ?? (parsed.condition as string | undefined);
-      const create = query.boolean('create') ?? (parsed.create as boolean | undefined) ?? false;
+      const { condition, create } = conditionAndCreate(query, parsed.condition as string | undefined, parsed.create as boolean | undefined);
       const matcher = condition === undefined ? undefined : compileCondition(state.selections, condition);
       op = { kind: 'put', pathId, id, cluster, traceLevel, timeoutMs, fields, fieldsJson: parsed.fieldsJson, condition, matcher, create, dryRun };
       break;
@@ -126,8 +125,7 @@ function documentOperation(state: HandlerState, req: AnyRequest, res: AnyRespons
       const parsed = parseUpdateBody(body!.toString('utf8'));
       const fields = parsed.fields ?? {};
       applyUpdate({}, fields); // Validates the operations (unknown ones are a 400) before admission.
-      const condition = query.string('condition') ?? (parsed.condition as string | undefined);
-      const create = query.boolean('create') ?? (parsed.create as boolean | undefined) ?? false;
+      const { condition, create } = conditionAndCreate(query, parsed.condition as string | undefined, parsed.create as boolean | undefined);
       op = { kind: 'update', pathId, id, cluster, traceLevel, timeoutMs, fields, condition, matcher: compileCondition(state.selections, condition), create, dryRun };
       break;
     }
@@ -146,15 +144,18 @@ interface OperationSettings {
   dryRun: boolean;
 }
 
+/** The query's condition and create override the body's, as in the service (after the body is parsed). */
+function conditionAndCreate(query: QueryParameters, bodyCondition: string | undefined, bodyCreate: boolean | undefined): { condition: string | undefined; create: boolean } {
+  return { condition: query.string('condition') ?? bodyCondition, create: query.boolean('create') ?? bodyCreate ?? false };
+}
+
 /** A put or update judged against the deployed schema; what is stored is the text it was given. */
 function judgedOperation(state: HandlerState, kind: 'put' | 'update', route: Extract<DocumentRoute, { kind: 'document' }>, pathId: string, query: QueryParameters, body: Buffer, settings: OperationSettings): PreparedOperation {
   const text = body.toString('utf8');
   const verdict = judgeDocumentOperation(state.model!, kind, route.id, route.type, text);
   if (!verdict.ok) throw new HandlerError(verdict.status, verdict.message);
   const fields = verdict.body.fields!;
-  // The query's condition and create override the body's, as in the service (after the body is parsed).
-  const condition = query.string('condition') ?? verdict.body.condition;
-  const create = query.boolean('create') ?? verdict.body.create ?? false;
+  const { condition, create } = conditionAndCreate(query, verdict.body.condition, verdict.body.create);
   const matcher = compileCondition(state.selections, condition);
   const common = { pathId, id: route.id, ...settings, condition, matcher, create, ignoredFields: verdict.ignoredFields };
   const type = state.model!.types.get(route.type)!;

@@ -36,11 +36,9 @@ export function createListener(handler: RequestListener, options: ListenerOption
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: 512 }, maxSessionMemory: 64 }, handler);
   h2.on('sessionError', () => {});
 
-  const sockets = new Set<net.Socket>();
+  const connections = new Connections();
   const server = net.createServer({ noDelay: true }, (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => {});
+    connections.add(socket);
     // A connection that never says anything is dropped like an idle keep-alive connection.
     const onIdle = (): void => {
       socket.destroy();
@@ -72,13 +70,12 @@ export function createListener(handler: RequestListener, options: ListenerOption
 
   return {
     server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-        h1.close();
-        h2.close();
-      }),
+    close: () => {
+      const closed = connections.close(server);
+      h1.close();
+      h2.close();
+      return closed;
+    },
   };
 }
 
@@ -106,19 +103,30 @@ function createTlsListener(handler: RequestListener, tls: ServerTlsOptions): Lis
   server.on('sessionError', () => {});
   // Refused handshakes (no or foreign client certificate, plain HTTP to the TLS port) only end that socket.
   server.on('tlsClientError', (_err, socket: net.Socket) => socket.destroy());
-  const sockets = new Set<net.Socket>();
+  const connections = new Connections();
   server.on('connection', (socket: net.Socket) => {
     socket.setNoDelay(true);
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => {});
+    connections.add(socket);
   });
-  return {
-    server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-      }),
-  };
+  return { server, close: () => connections.close(server) };
+}
+
+/** The open connections of a port: closing it ends them at once rather than waiting for idle keep-alive ones. */
+class Connections {
+  private readonly sockets = new Set<net.Socket>();
+
+  add(socket: net.Socket): void {
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    // A peer that resets is that connection's end, not the server's.
+    socket.on('error', () => {});
+  }
+
+  /** Closes `server`, ending every connection now; resolves once the port is closed. */
+  close(server: net.Server): Promise<void> {
+    return new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const s of this.sockets) s.destroy();
+    });
+  }
 }
