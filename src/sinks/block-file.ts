@@ -1,4 +1,4 @@
-import { closeSync, openSync, write } from 'node:fs';
+import { closeSync, fstatSync, openSync, write } from 'node:fs';
 import type { FileSink } from './sink.js';
 
 /**
@@ -20,9 +20,12 @@ export class BlockFileSink implements FileSink {
   private inFlight: Promise<void> | undefined;
   private failure: Error | undefined;
   private closed = false;
+  /** The file's length when opened plus every byte given to `write`, also those still waiting for room. */
+  private offered: number;
 
   constructor(path: string, append: boolean, blockBytes = 1 << 20) {
     this.fd = openSync(path, append ? 'a' : 'w');
+    this.offered = append ? fstatSync(this.fd).size : 0;
     this.filling = Buffer.allocUnsafe(blockBytes);
     this.spare = Buffer.allocUnsafe(blockBytes);
   }
@@ -30,16 +33,22 @@ export class BlockFileSink implements FileSink {
   write(chunks: readonly Buffer[]): void | Promise<void> {
     if (this.closed) throw new Error('output closed');
     if (this.failure) throw this.failure;
+    for (const c of chunks) this.offered += c.length;
+    return this.put(chunks);
+  }
+
+  private put(chunks: readonly Buffer[]): void | Promise<void> {
+    if (this.failure) throw this.failure;
     for (let i = 0; i < chunks.length; i++) {
       const c = chunks[i];
       if (this.used + c.length > this.filling.length && this.used > 0) {
         // The block is full: hand it off, or wait for the previous hand-off and take the rest later.
-        if (this.inFlight !== undefined) return this.inFlight.then(() => this.write(chunks.slice(i)));
+        if (this.inFlight !== undefined) return this.inFlight.then(() => this.put(chunks.slice(i)));
         this.handOff();
       }
       if (c.length >= this.filling.length) {
         // Larger than a block: written as it is, in order after what is in flight.
-        if (this.inFlight !== undefined) return this.inFlight.then(() => this.write(chunks.slice(i)));
+        if (this.inFlight !== undefined) return this.inFlight.then(() => this.put(chunks.slice(i)));
         this.inFlight = this.writeAsync(c);
         this.bytes += c.length;
         continue;
@@ -86,6 +95,12 @@ export class BlockFileSink implements FileSink {
       await this.inFlight;
     }
     if (this.failure) throw this.failure;
+  }
+
+  async lengthAtCut(): Promise<number> {
+    const length = this.offered;
+    await this.flushed();
+    return length;
   }
 
   async close(): Promise<void> {

@@ -261,6 +261,13 @@ export class DirectFileSink implements FileSink {
     if (this.failure) throw this.failure;
   }
 
+  async lengthAtCut(): Promise<number> {
+    // `position + used` moves only by what `write` copies in; `waiting` is what it has yet to copy.
+    const length = this.position + this.used + this.waiting;
+    await this.flushed();
+    return length;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     try {

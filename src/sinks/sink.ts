@@ -16,4 +16,11 @@ export interface Sink {
 /** A file sink; `directIo` says whether its writes bypass the page cache. */
 export interface FileSink extends Sink {
   readonly directIo: boolean;
+  /**
+   * The file's length once everything given to `write` so far is in it; resolves when those bytes have reached
+   * the operating system. A checkpoint reads it in the same turn as the state it saves, so a resumed export can
+   * cut the file back to exactly what that state covers (after a SIGKILL the file may hold more). A compressed
+   * file ends its gzip member here, so the length falls between members, where a cut leaves a valid file.
+   */
+  lengthAtCut(): Promise<number>;
 }

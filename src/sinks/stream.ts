@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { constants as zlibConstants, type Gzip } from 'node:zlib';
-import type { FileSink, Sink } from './sink.js';
+import type { Sink } from './sink.js';
 
 const empty = Buffer.alloc(0);
 
@@ -8,9 +8,8 @@ const empty = Buffer.alloc(0);
  * A writable stream (stdout, a pipe, or a gzip stream piped into a file): the stream's own buffering, with
  * `write` waiting for 'drain' when the stream says it is full.
  */
-export class StreamSink implements FileSink {
+export class StreamSink implements Sink {
   bytes = 0;
-  readonly directIo = false;
   private closed = false;
   private failure: Error | undefined;
 

@@ -12,13 +12,16 @@ import type { SliceResumeState } from './options.js';
  *   "visit": "<fingerprint: path, selection, time range... and the slice count>",
  *   "updated": "<ISO time>",
  *   "slices": { "<sliceId>": { "continuation": "<token>", "finished": false, "documents": 123,
- *                              "deliveredIds": ["id:..."] } }
- *
- * A whole-cluster visit goes through both bucket spaces; the global space's chains are `"<sliceId>@global"`.
+ *                              "deliveredIds": ["id:..."] } },
+ *   "outputs": { "<output file>": <bytes> }
  * }
  *
+ * A whole-cluster visit goes through both bucket spaces; the global space's chains are `"<sliceId>@global"`.
+ *
  * `deliveredIds` are the documents already written after `continuation`; a resumed visit skips them when
- * the service sends them again.
+ * the service sends them again. `outputs` holds each output file's length as of the saved state (after a
+ * SIGKILL a file may hold more: a resumed export cuts it back first). Checkpoints written before `outputs`
+ * existed lack it, and are continued as they were: appended to as they stand.
  */
 export const checkpointFormat = 'vespa-bulk-visit-checkpoint/1';
 
@@ -33,6 +36,8 @@ export interface Checkpoint {
   visit: string;
   updated: string;
   slices: Record<string, SliceCheckpoint>;
+  /** Each output file's length in bytes (path as the export names it) when the state above was taken. */
+  outputs?: Record<string, number>;
 }
 
 export function emptyCheckpoint(fingerprint: string): Checkpoint {
@@ -53,6 +58,14 @@ export function parseCheckpoint(text: string, file: string): Checkpoint {
   for (const [id, s] of Object.entries(c.slices)) {
     if (!/^\d+(@global)?$/.test(id) || typeof s !== 'object' || s === null || (s.continuation !== undefined && typeof s.continuation !== 'string')) {
       throw new VespaBulkError('VB_USAGE', `checkpoint ${file}: bad entry for slice '${id}'`, { place: { file } });
+    }
+  }
+  if (c.outputs !== undefined) {
+    if (typeof c.outputs !== 'object' || c.outputs === null || Array.isArray(c.outputs)) {
+      throw new VespaBulkError('VB_USAGE', `checkpoint ${file}: 'outputs' is not an object of file lengths`, { place: { file } });
+    }
+    for (const [path, length] of Object.entries(c.outputs)) {
+      if (!Number.isSafeInteger(length) || length < 0) throw new VespaBulkError('VB_USAGE', `checkpoint ${file}: bad length for output '${path}'`, { place: { file } });
     }
   }
   return c as Checkpoint;

@@ -3,9 +3,12 @@ import { CheckpointWriter, emptyCheckpoint, hasProgress, loadCheckpoint, resumeS
 import { createEncoder, outputFormats, type BatchEncoder, type OutputFormat } from './formats.js';
 import { OptionError, checkDuration, checkInteger, checkOneOf } from '../options-check.js';
 import type { VisitOptions } from './options.js';
-import { validateVisitOptions, visitFingerprint } from './query.js';
+import { chainKey, sliceIdsOf, validateVisitOptions, visitFingerprint } from './query.js';
+import { statSync } from 'node:fs';
+import { normalize } from 'node:path';
+import { cutBack } from '../sinks/cut-back.js';
 import { fileSink } from '../sinks/file.js';
-import type { Sink } from '../sinks/sink.js';
+import type { FileSink, Sink } from '../sinks/sink.js';
 import { sliceFileName, sliceFileSink } from '../sinks/slice-directory.js';
 import { stdoutSink } from '../sinks/stream.js';
 import { startVisit, type LocalVisitRun, type VisitReport, type VisitRun } from './visitor.js';
@@ -18,8 +21,10 @@ import { startWorkerVisit, type WorkerVisitRun } from './workers/pool.js';
  * The checkpoint is saved (at most every `checkpointIntervalMs`, and at the end) only after the documents
  * it covers have reached the output file, so a resumed export loses nothing. It stores each slice's token
  * and the ids written after that token, which the resumed run skips: after a clean stop (end, failure,
- * Ctrl-C) nothing is written twice. After a crash (kill -9, power loss), the documents written after the
- * last saved checkpoint (at most about `checkpointIntervalMs` of output per slice) are written again.
+ * Ctrl-C) nothing is written twice. The checkpoint also records each output file's length as of its state, and
+ * a resumed export first cuts each file back to it, so after a crash (kill -9, an evicted pod) too every
+ * document is in the files once, and a `.gz` file ends between gzip members. Standard output cannot be cut
+ * back: there, what was written after the last save is written again.
  */
 export interface ExportOptions extends VisitOptions {
   format?: OutputFormat;
@@ -83,27 +88,34 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   }
   const priorDocuments = new Map<string, number>(Object.entries(previous?.slices ?? {}).map(([key, s]) => [key, s.documents ?? 0]));
 
+  const extension = `${format === 'json' ? 'json' : 'jsonl'}${options.gzip === true ? '.gz' : ''}`;
+  const pathOf = (slice: number): string | undefined =>
+    options.outputDir !== undefined ? sliceFileName(options.outputDir, slice, extension) : options.output === undefined || options.output === '-' ? undefined : normalize(options.output);
+  const outputs = resumed ? restoreOutputs(previous!, options.outputDir !== undefined ? sliceIdsOf(options) : [0], pathOf, options.outputDir !== undefined) : { lengths: {}, fresh: new Set<string>() };
+
   const compressed = options.outputDir !== undefined ? options.gzip === true : options.output !== undefined && options.output.endsWith('.gz');
   // With workers, a .gz output (or each .gz slice file) gets gzip members compressed by the workers, written as they come.
   const gzipOnWorkers = workers > 1 && compressed;
-  const sinks = new Map<number | 'all', { sink: Sink; encoder: BatchEncoder; queue: Promise<void> }>();
-  const extension = `${format === 'json' ? 'json' : 'jsonl'}${options.gzip === true ? '.gz' : ''}`;
+  const sinks = new Map<number | 'all', { sink: Sink; file?: { path: string; sink: FileSink }; encoder: BatchEncoder; queue: Promise<void> }>();
   const sinkFor = (slice: number): { sink: Sink; encoder: BatchEncoder; queue: Promise<void> } => {
     const key = options.outputDir !== undefined ? slice : 'all';
     let s = sinks.get(key);
     if (s === undefined) {
-      const fileOptions = { append: resumed, ...(options.directIo !== undefined && { directIo: options.directIo }) };
-      const sink =
+      const path = pathOf(slice);
+      const append = resumed && (path === undefined || !outputs.fresh.has(path));
+      const fileOptions = { append, ...(options.directIo !== undefined && { directIo: options.directIo }) };
+      const file =
         options.outputDir !== undefined
           ? gzipOnWorkers
-            ? compressedFileSink(sliceFileName(options.outputDir, slice, extension), resumed)
+            ? compressedFileSink(sliceFileName(options.outputDir, slice, extension), append)
             : sliceFileSink(options.outputDir, slice, extension, fileOptions)
           : options.output === undefined || options.output === '-'
-            ? stdoutSink(options.stdout)
+            ? undefined
             : gzipOnWorkers
-              ? compressedFileSink(options.output, resumed)
+              ? compressedFileSink(options.output, append)
               : fileSink(options.output, fileOptions);
-      s = { sink, encoder: createEncoder(format), queue: Promise.resolve() };
+      const sink = file ?? stdoutSink(options.stdout);
+      s = { sink, ...(file !== undefined && path !== undefined && { file: { path, sink: file } }), encoder: createEncoder(format), queue: Promise.resolve() };
       sinks.set(key, s);
     }
     return s;
@@ -113,10 +125,19 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
 
   let run: LocalVisitRun | undefined;
   let workerRun: WorkerVisitRun | undefined;
+  // Each output file's length as of the state being saved: read in the same turn as that state, awaited after.
+  const cutOutputs = (): Promise<Record<string, number>> => {
+    const cuts = [...sinks.values()].flatMap((s) => (s.file === undefined ? [] : [s.file.sink.lengthAtCut().then((length) => [s.file!.path, length] as const)]));
+    return Promise.all(cuts).then((lengths) => ({ ...outputs.lengths, ...Object.fromEntries(lengths) }));
+  };
   const snapshot = async (): Promise<Checkpoint> => {
     if (workerRun !== undefined) {
-      // Each worker answers after the batches its state covers; those are written once the sinks' queues drain.
-      const states = await workerRun.states();
+      // Each worker answers after the batches its state covers, and sends no more until the cut is taken.
+      let cut: Promise<Record<string, number>> | undefined;
+      const states = await workerRun.states(async () => {
+        await Promise.all([...sinks.values()].map((s) => s.queue));
+        cut = cutOutputs();
+      });
       const state = emptyCheckpoint(fingerprint);
       state.slices = { ...(previous?.slices ?? {}) };
       for (const [key, s] of Object.entries(states)) state.slices[key] = { ...s, documents: (priorDocuments.get(key) ?? 0) + s.documents };
@@ -124,6 +145,7 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
         await s.queue;
         await s.sink.flushed();
       }));
+      state.outputs = await cut!;
       return state;
     }
     // Lines read but not yet handed to the output are handed on within this turn of the event loop.
@@ -138,7 +160,9 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
         ...(s.status !== 'finished' && { deliveredIds: s.exactlyOnce.pendingIds() }),
       };
     }
+    const cut = cutOutputs();
     await Promise.all([...sinks.values()].map((s) => s.sink.flushed()));
+    state.outputs = await cut;
     return state;
   };
   const checkpoint = options.checkpoint === undefined ? undefined : new CheckpointWriter(options.checkpoint, snapshot, options.checkpointIntervalMs ?? 1000);
@@ -190,4 +214,48 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
     outputBytes: workerRun !== undefined ? outputRawBytes : [...sinks.values()].reduce((n, s) => n + s.sink.bytes, 0),
     resumed,
   };
+}
+
+/**
+ * Before a resumed export opens its outputs: each file the checkpoint recorded a length for is cut back to it (see
+ * `cutBack`); a file it has no length for starts empty, unless its slice wrote documents by the checkpoint's count
+ * (then the file cannot be trusted, and the export is refused). A checkpoint from before lengths were recorded
+ * leaves the files as they are, and records their present lengths from here on.
+ */
+function restoreOutputs(
+  previous: Checkpoint,
+  sliceIds: number[],
+  pathOf: (slice: number) => string | undefined,
+  perSlice: boolean,
+): { lengths: Record<string, number>; fresh: Set<string> } {
+  const lengths: Record<string, number> = { ...previous.outputs };
+  const fresh = new Set<string>();
+  const wrote = (slice: number): boolean =>
+    perSlice
+      ? (previous.slices[chainKey(slice, undefined)]?.documents ?? 0) > 0 || (previous.slices[chainKey(slice, 'global')]?.documents ?? 0) > 0
+      : Object.values(previous.slices).some((s) => (s.documents ?? 0) > 0);
+  for (const slice of sliceIds) {
+    const path = pathOf(slice);
+    if (path === undefined) continue;
+    const recorded = previous.outputs?.[path];
+    if (previous.outputs === undefined) {
+      // Today's behaviour for an old checkpoint: appended to as it stands.
+      const size = sizeOf(path);
+      if (size !== undefined) lengths[path] = size;
+    } else if (recorded !== undefined) cutBack(path, recorded);
+    else if (wrote(slice)) {
+      throw new VespaBulkError('VB_USAGE', `the checkpoint records documents written to ${path} but not the file's length: it was written by another export; use the output of the run that saved the checkpoint, or delete the checkpoint to start over`, {
+        place: { file: path },
+      });
+    } else fresh.add(path);
+  }
+  return { lengths, fresh };
+}
+
+function sizeOf(path: string): number | undefined {
+  try {
+    return statSync(path).size;
+  } catch {
+    return undefined;
+  }
 }

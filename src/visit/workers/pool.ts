@@ -13,8 +13,12 @@ export type ChainState = SliceResumeState & { documents: number };
 
 /** A visit whose slices run in worker threads; the bytes come back to this thread, per slice in order. */
 export interface WorkerVisitRun extends VisitRun {
-  /** Each chain's resume state as of the bytes handed to `write` so far (running workers are asked for it). */
-  states(): Promise<Record<string, ChainState>>;
+  /**
+   * Each chain's resume state as of the bytes handed to `write` so far (running workers are asked for it).
+   * `atCut` runs once every worker has answered, before any later batch is handed to `write`: the outputs then
+   * hold exactly what the states cover, even where workers share one output.
+   */
+  states(atCut?: () => void | Promise<void>): Promise<Record<string, ChainState>>;
 }
 
 /** How the workers encode what they visit. */
@@ -77,7 +81,7 @@ export function startWorkerVisit(
     const input: WorkerInput = { options: { ...plain, sliceIds: share }, ...encoding };
     const worker: Worker = spawnWorker('visit-worker', input);
     const send = (m: ToWorker): void => worker.postMessage(m);
-    const waiting = new Map<number, (states: Record<string, ChainState>) => void>();
+    const waiting = new Map<number, { resolve: (states: Record<string, ChainState>) => void; hold: Promise<void> }>();
     let exited = false;
     let chain: Promise<void> = Promise.resolve();
     let settle!: { resolve: (r: VisitReport) => void; reject: (e: unknown) => void };
@@ -93,8 +97,13 @@ export function startWorkerVisit(
           return;
         case 'state':
           for (const p of m.progress) views.set(p.key, p);
-          waiting.get(m.id)?.(m.states);
-          waiting.delete(m.id);
+          {
+            const asked = waiting.get(m.id);
+            waiting.delete(m.id);
+            asked?.resolve(m.states);
+            // This worker's later batches wait until every worker has answered and the cut is taken.
+            if (asked !== undefined) await asked.hold;
+          }
           return;
         case 'message':
           onMessage?.(m.message);
@@ -120,7 +129,7 @@ export function startWorkerVisit(
       exited = true;
       void chain.then(() => {
         // Unanswered snapshots: the final states (now recorded) stand for this worker.
-        for (const resolve of waiting.values()) resolve({});
+        for (const { resolve } of waiting.values()) resolve({});
         waiting.clear();
         if (outcome === undefined) settle.reject(new VespaBulkError('VB_VISIT', `visit worker ${w} ended without a report`));
         else if ('report' in outcome) settle.resolve(outcome.report);
@@ -134,11 +143,11 @@ export function startWorkerVisit(
     return {
       done,
       stop: () => !exited && send({ type: 'stop' }),
-      state: (): Promise<Record<string, ChainState>> => {
+      state: (hold: Promise<void>): Promise<Record<string, ChainState>> => {
         if (exited) return chain.then(() => ({}));
         const id = nextSnapshot++;
         return new Promise((resolve) => {
-          waiting.set(id, resolve);
+          waiting.set(id, { resolve, hold });
           send({ type: 'snapshot', id });
         });
       },
@@ -177,9 +186,17 @@ export function startWorkerVisit(
     bytes: () => received.reduce((s, b) => s + (b ?? 0), 0),
     percentFinished: () => (sliceViews.length === 0 ? 100 : sliceViews.reduce((s, v) => s + v.percentFinished, 0) / sliceViews.length),
     documents: () => sliceViews.reduce((s, v) => s + v.documents + v.removes, 0),
-    async states() {
-      const answers = await Promise.all(runs.map((r) => r.state()));
-      return Object.assign({}, finalStates, ...answers) as Record<string, ChainState>;
+    async states(atCut) {
+      let release!: () => void;
+      const hold = new Promise<void>((resolve) => (release = resolve));
+      try {
+        const answers = await Promise.all(runs.map((r) => r.state(hold)));
+        const states = Object.assign({}, finalStates, ...answers) as Record<string, ChainState>;
+        await atCut?.();
+        return states;
+      } finally {
+        release();
+      }
     },
   };
 }

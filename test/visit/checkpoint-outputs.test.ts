@@ -1,0 +1,53 @@
+import { appendFileSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
+import { exportDocuments } from '../../src/visit/export.js';
+import { tempDir } from '../support/temp-dir.js';
+
+/** A resumed export cuts its output back to the length the checkpoint recorded, or refuses a file shorter than that. */
+describe('visit checkpoint: output lengths', () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  async function exported(output: string) {
+    const server = await startDocumentServer({ port: 0 });
+    cleanups.push(() => server.close());
+    server.store.seed(Array.from({ length: 300 }, (_, i) => ({ id: `id:ns:music::o${i}`, fields: { n: i } })));
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const options = { endpoint: server.url, namespace: 'ns', documentType: 'music', slices: 2, output: join(dir, output), checkpoint: join(dir, 'cp.json') };
+    await exportDocuments(options);
+    return { options, file: options.output, checkpoint: options.checkpoint, original: readFileSync(options.output) };
+  }
+
+  it.each(['out.jsonl', 'out.jsonl.gz'])('%s: a longer file is cut back to the recorded length', async (name) => {
+    const { options, file, checkpoint, original } = await exported(name);
+    const recorded = (JSON.parse(readFileSync(checkpoint, 'utf8')) as { outputs: Record<string, number> }).outputs;
+    expect(Object.values(recorded)).toEqual([original.length]);
+    // What a killed run leaves: bytes past the checkpoint, here a cut line.
+    appendFileSync(file, '{"id":"id:ns:music::half');
+    const again = await exportDocuments(options);
+    expect(again.resumed).toBe(true);
+    expect(readFileSync(file).equals(original)).toBe(true);
+  });
+
+  it('a shorter file is refused, naming it', async () => {
+    const { options, file, original } = await exported('out.jsonl');
+    truncateSync(file, original.length - 10);
+    await expect(exportDocuments(options)).rejects.toMatchObject({ code: 'VB_USAGE', place: { file }, message: expect.stringContaining('fewer than') as unknown });
+  });
+
+  it('a checkpoint without output lengths (an older one) leaves the file as it is', async () => {
+    const { options, file, checkpoint, original } = await exported('out.jsonl');
+    const old = JSON.parse(readFileSync(checkpoint, 'utf8')) as Record<string, unknown>;
+    delete old.outputs;
+    writeFileSync(checkpoint, JSON.stringify(old));
+    appendFileSync(file, 'extra\n');
+    await exportDocuments(options);
+    expect(readFileSync(file, 'utf8')).toBe(`${original.toString('utf8')}extra\n`);
+    expect((JSON.parse(readFileSync(checkpoint, 'utf8')) as { outputs: Record<string, number> }).outputs).toEqual({ [file]: original.length + 6 });
+  });
+});
