@@ -1,4 +1,10 @@
-export { tempDir } from '../support/temp-dir.js';
+import { afterEach } from 'vitest';
+import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
+import type { FaultSettings } from '../../src/simulator/faults.js';
+import { tempDir } from '../support/temp-dir.js';
+import { noFaults } from '../faults/harness.js';
+
+export { tempDir };
 
 export type Op = Record<string, unknown>;
 
@@ -36,3 +42,31 @@ export const awkwardIds = [
   'id:ns:music:g=g/2:x?y#z',
   'id:other:book::b1',
 ];
+
+/**
+ * Simulator document servers and temporary folders for one describe block, closed and removed after each test
+ * (`later` adds anything else to close).
+ */
+export function useFeedFixtures(): {
+  server: (faults?: Partial<FaultSettings>) => Promise<Awaited<ReturnType<typeof startDocumentServer>>>;
+  dir: () => string;
+  later: (cleanup: () => unknown) => void;
+} {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  return {
+    async server(faults = {}) {
+      const s = await startDocumentServer({ port: 0, faults: { ...noFaults, ...faults } });
+      cleanups.push(() => s.close());
+      return s;
+    },
+    dir() {
+      const t = tempDir();
+      cleanups.push(t.cleanup);
+      return t.dir;
+    },
+    later: (cleanup) => cleanups.push(cleanup),
+  };
+}

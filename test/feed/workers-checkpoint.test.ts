@@ -1,32 +1,17 @@
 import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
+import { describe, expect, it } from 'vitest';
 import { resolveWorkers } from '../../src/feed/feed.js';
 import { Feeder } from '../../src/feed/feeder.js';
 import { WorkerFeeder } from '../../src/feed/workers/coordinator.js';
 import type { Checkpoint } from '../../src/feed/checkpoint.js';
 import { inShard, parseShard } from '../../src/feed/shard.js';
-import { expectNothingLost, failureLines, mixedOperations, noFaults, tempDir, writeJsonl, type Op } from '../faults/harness.js';
+import { useFeedFixtures } from './helpers.js';
+import { expectNothingLost, failureLines, mixedOperations, writeJsonl, type Op } from '../faults/harness.js';
 
 /** Periodic checkpoints of `feed --workers N`: the same format as one thread's, so either resumes the other's. */
 describe('workers and the periodic checkpoint', () => {
-  const cleanups: (() => unknown)[] = [];
-  afterEach(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-
-  async function server(faults = {}) {
-    const s = await startDocumentServer({ port: 0, faults: { ...noFaults, ...faults } });
-    cleanups.push(() => s.close());
-    return s;
-  }
-
-  function dir() {
-    const t = tempDir();
-    cleanups.push(t.cleanup);
-    return t.dir;
-  }
+  const { server, dir } = useFeedFixtures();
 
   /** Mixed operations, every 50th with a key no operation may have: it fails at once, into the failure output. */
   function operations(n: number, prefix: string): Op[] {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import * as hdr from 'hdr-histogram-js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { Feeder } from '../../src/feed/feeder.js';
 import { WorkerFeeder } from '../../src/feed/workers/coordinator.js';
@@ -10,27 +10,12 @@ import { routeId, workerOf } from '../../src/feed/workers/route.js';
 import { packBatch, unpackBatch } from '../../src/feed/workers/batch.js';
 import { FeedStats } from '../../src/feed/stats.js';
 import type { OperationResult } from '../../src/feed/options.js';
-import { expectNothingLost, failureLines, failureReasons, mixedOperations, noFaults, quickRetries, storeMap, tempDir, writeJsonl, type Op } from '../faults/harness.js';
-import { expectedStore } from './helpers.js';
+import { expectNothingLost, failureLines, failureReasons, mixedOperations, quickRetries, storeMap, writeJsonl, type Op } from '../faults/harness.js';
+import { expectedStore, useFeedFixtures } from './helpers.js';
 
 /** `feed --workers N` over loopback against the simulator: one feed, whatever N. */
 describe('feed with worker threads', () => {
-  const cleanups: (() => unknown)[] = [];
-  afterEach(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-
-  async function server(faults = {}) {
-    const s = await startDocumentServer({ port: 0, faults: { ...noFaults, ...faults } });
-    cleanups.push(() => s.close());
-    return s;
-  }
-
-  function dir() {
-    const t = tempDir();
-    cleanups.push(t.cleanup);
-    return t.dir;
-  }
+  const { server, dir, later } = useFeedFixtures();
 
   /** Per id: a put, then assigns of n = 1..k spread through the input; the store keeps only the last if order holds. */
   function sequencedOperations(ids: number, k: number): Op[] {
@@ -128,7 +113,7 @@ describe('feed with worker threads', () => {
 
   it('stops every worker when the credentials are refused (401/403), with a checkpoint', async () => {
     const s = await startDocumentServer({ port: 0, token: 'right' });
-    cleanups.push(() => s.close());
+    later(() => s.close());
     const d = dir();
     const path = writeJsonl(join(d, 'in.jsonl'), mixedOperations(3000, 'a'));
     const outcome = await new WorkerFeeder({ endpoint: s.url, workers: 2, headers: { authorization: 'Bearer wrong' }, checkpoint: join(d, 'cp.json') }).run(path);
