@@ -18,6 +18,7 @@ import type { FeedOptions } from './options.js';
 import { FeedResult } from './operation-result.js';
 import { FifoQueue } from './fifo-queue.js';
 import { IdSequencer } from './id-sequencer.js';
+import { OpenOperations } from './open-operations.js';
 import { checkFeedOptions } from './check-options.js';
 
 /** What the feed ended with, beyond the summary counters. */
@@ -131,8 +132,8 @@ export class Feeder {
   private windowResponses = 0;
   private readonly ready = new FifoQueue<Pending>();
   private readonly sequencer = new IdSequencer<Pending>();
-  /** Operations read and not finished, in input order (Map keeps insertion order): the first is the checkpoint. */
-  private readonly unfinished = new Map<number, Pending>();
+  /** Operations read and not finished, in input order: the first is the checkpoint. */
+  private readonly unfinished = new OpenOperations<Pending>();
   private readonly retrying = new Set<Pending>();
   /** Position after the last item read, for a checkpoint when nothing is unfinished. */
   private readPosition: InputPosition | undefined;
@@ -371,7 +372,7 @@ export class Feeder {
     // push the schedule back (coordinated omission), or a stall would vanish from the percentiles.
     const dueAt = this.intervalMs > 0 ? this.scheduleStart + seq * this.intervalMs : 0;
     const p: Pending = { seq, op, item, input, attempts: 0, deadline: 0, sentAt: 0, dueAt, startedAt: 0 };
-    this.unfinished.set(p.seq, p);
+    this.unfinished.add(p);
     if (this.sequencer.admit(op.id, p)) this.ready.push(p);
   }
 
@@ -576,7 +577,7 @@ export class Feeder {
   }
 
   private complete(p: Pending, ok: boolean, status: number | undefined, message: string | undefined, body: Buffer | undefined): void {
-    this.unfinished.delete(p.seq);
+    this.unfinished.delete(p);
     if (p.attempts > 0) this.stats.operationDone((performance.now() - p.startedAt) * 1000);
     const name = this.inputs[p.input]?.name ?? '<input>';
     if (ok) this.stats.ok++;

@@ -2,37 +2,105 @@
  * Keeps operations on one document id in input order: while one is under way, later ones on the same id
  * wait here, and each is let go when the one before it is done. Two writes to one document in flight at
  * once could be applied in either order, and the input's order is the one the user meant.
+ *
+ * The ids under way are an open-addressing table (linear probing, deletion by backward shift) rather than a
+ * `Map`: a Map with an insert and a delete per operation rebuilds its table every few hundred operations,
+ * and the stale tables that reach old space are what pushed a long feed's peak RSS up (see OpenOperations).
+ * This table allocates only when it grows.
  */
 export class IdSequencer<T> {
-  /** Ids with an operation under way; the array (null while empty, to spare one per id) holds the waiting ones. */
-  private readonly waiting = new Map<string, T[] | null>();
+  private keys: (string | undefined)[] = new Array<string | undefined>(1024).fill(undefined);
+  /** Per key: the operations waiting behind the one under way, or null when none wait (an array per id spared). */
+  private waiting: (T[] | null)[] = new Array<T[] | null>(1024).fill(null);
+  private mask = 1023;
+  private count = 0;
 
   /** Ids with an operation under way. */
   get size(): number {
-    return this.waiting.size;
+    return this.count;
   }
 
   /** Whether `item` on `id` may go now; if not, it is held until those before it on `id` are done. */
   admit(id: string, item: T): boolean {
-    const waiting = this.waiting.get(id);
-    if (waiting === undefined) {
-      this.waiting.set(id, null);
-      return true;
+    let slot = hash(id) & this.mask;
+    for (;;) {
+      const key = this.keys[slot];
+      if (key === undefined) break;
+      if (key === id) {
+        const waiting = this.waiting[slot];
+        if (waiting === null) this.waiting[slot] = [item];
+        else waiting!.push(item);
+        return false;
+      }
+      slot = (slot + 1) & this.mask;
     }
-    if (waiting === null) this.waiting.set(id, [item]);
-    else waiting.push(item);
-    return false;
+    this.keys[slot] = id;
+    this.waiting[slot] = null;
+    if (++this.count * 2 > this.keys.length) this.grow();
+    return true;
   }
 
   /** The operation under way on `id` is done: returns the next one on `id`, which may go now, if any. */
   release(id: string): T | undefined {
-    const waiting = this.waiting.get(id);
-    if (waiting === null || waiting === undefined || waiting.length === 0) {
-      this.waiting.delete(id);
-      return undefined;
+    let slot = hash(id) & this.mask;
+    for (;;) {
+      const key = this.keys[slot];
+      if (key === undefined) return undefined;
+      if (key === id) break;
+      slot = (slot + 1) & this.mask;
     }
-    const next = waiting.shift()!;
-    if (waiting.length === 0) this.waiting.set(id, null);
-    return next;
+    const waiting = this.waiting[slot];
+    if (waiting !== null && waiting.length > 0) {
+      const next = waiting.shift()!;
+      if (waiting.length === 0) this.waiting[slot] = null;
+      return next;
+    }
+    this.remove(slot);
+    return undefined;
   }
+
+  /** Empties `slot`, moving later entries of its probe run back so that every lookup still finds them. */
+  private remove(slot: number): void {
+    const mask = this.mask;
+    let hole = slot;
+    let next = (slot + 1) & mask;
+    for (;;) {
+      const key = this.keys[next];
+      if (key === undefined) break;
+      const home = hash(key) & mask;
+      // The entry may fill the hole only if its home is not cyclically within (hole, next].
+      if (((next - home) & mask) >= ((next - hole) & mask)) {
+        this.keys[hole] = key;
+        this.waiting[hole] = this.waiting[next];
+        hole = next;
+      }
+      next = (next + 1) & mask;
+    }
+    this.keys[hole] = undefined;
+    this.waiting[hole] = null;
+    this.count--;
+  }
+
+  private grow(): void {
+    const keys = this.keys;
+    const waiting = this.waiting;
+    this.keys = new Array<string | undefined>(keys.length * 2).fill(undefined);
+    this.waiting = new Array<T[] | null>(keys.length * 2).fill(null);
+    this.mask = this.keys.length - 1;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      if (key === undefined) continue;
+      let slot = hash(key) & this.mask;
+      while (this.keys[slot] !== undefined) slot = (slot + 1) & this.mask;
+      this.keys[slot] = key;
+      this.waiting[slot] = waiting[i];
+    }
+  }
+}
+
+/** FNV-1a over the UTF-16 code units, with a final mix so that ids differing only at the end spread too. */
+function hash(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return (h ^ (h >>> 15)) >>> 0;
 }

@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
-import { Agent, request, type buildConnector } from 'undici';
+import type { buildConnector } from 'undici';
+import { Agent } from '../http/undici-parts.js';
 import { VespaBulkError } from '../errors.js';
 
 /** True for an input named by an `http://` or `https://` URL. */
@@ -71,7 +72,7 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
   async function get(at: number): Promise<{ body: Readable; skip: number; gzip: boolean; length?: number }> {
     for (;;) {
       try {
-        const res = await request(parsed, { dispatcher: agent, method: 'GET', headers: at > 0 ? { range: `bytes=${at}-` } : {} });
+        const res = await agent.request({ origin: parsed.origin, path: `${parsed.pathname}${parsed.search}`, method: 'GET', headers: at > 0 ? { range: `bytes=${at}-` } : {} });
         const gzip = isGzip(parsed, res.headers);
         const length = Number(res.headers['content-length'] ?? NaN);
         if (res.statusCode === 206 && at > 0) {

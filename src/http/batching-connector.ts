@@ -1,4 +1,5 @@
-import { buildConnector } from 'undici';
+import type { buildConnector as BuildConnector } from 'undici';
+import { buildConnector } from './undici-parts.js';
 import type { Socket } from 'node:net';
 
 /**
@@ -8,7 +9,7 @@ import type { Socket } from 'node:net';
  * Here the first write of a turn corks the socket and a `setImmediate` uncorks it: undici's own uncork then
  * only lowers the cork count, and the whole batch leaves in one `writev` once the turn ends.
  */
-export function batchingConnector(options: buildConnector.BuildOptions = {}): buildConnector.connector {
+export function batchingConnector(options: BuildConnector.BuildOptions = {}): BuildConnector.connector {
   const connect = buildConnector({ noDelay: true, ...options });
   return (opts, callback) =>
     connect(opts, (err, socket) => {

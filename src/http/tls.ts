@@ -1,7 +1,8 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
-import { Agent, type buildConnector, type Dispatcher } from 'undici';
+import type { Agent as UndiciAgent, buildConnector, Dispatcher } from 'undici';
+import { Agent } from './undici-parts.js';
 import { VespaBulkError } from '../errors.js';
 import { maskHeaders } from './headers.js';
 
@@ -184,7 +185,7 @@ export function securityHeaders(security: SecurityOptions | undefined): Record<s
 }
 
 /** An undici Agent using the TLS material, or undefined when the global dispatcher does (no ca/cert/key). */
-export function createSecureDispatcher(security: SecurityOptions | undefined, options: Agent.Options = {}): Dispatcher | undefined {
+export function createSecureDispatcher(security: SecurityOptions | undefined, options: UndiciAgent.Options = {}): Dispatcher | undefined {
   if (!needsTlsMaterial(security)) return undefined;
   return new Agent({ ...options, connect: { ...(options.connect), ...connectOptions(security!) } });
 }

@@ -1,4 +1,5 @@
-import { Client, Pool, type Dispatcher, type buildConnector } from 'undici';
+import type { Dispatcher, buildConnector } from 'undici';
+import { Client, Pool } from './undici-parts.js';
 import { VespaBulkError } from '../errors.js';
 import { batchingConnector } from './batching-connector.js';
 

@@ -1,0 +1,52 @@
+/**
+ * The parts of undici this project runs on, loaded from their own files rather than the package root.
+ *
+ * `import 'undici'` loads fetch, WebSocket, the caches and the mock agents, and (through their reads of
+ * `globalThis.File` and `globalThis.Headers`) Node's own bundled copy of undici as well: about 20 MB of a
+ * feed's peak RSS against about 12 MB for these files (bench/feed/run.ts `memory`). Should a later undici
+ * move or hide these files, the root is loaded instead: larger, never broken.
+ */
+import { createRequire } from 'node:module';
+import type * as Undici from 'undici';
+
+const require = createRequire(import.meta.url);
+
+interface Parts {
+  Pool: typeof Undici.Pool;
+  Client: typeof Undici.Client;
+  Agent: typeof Undici.Agent;
+  buildConnector: typeof Undici.buildConnector;
+}
+
+function load(): Parts {
+  try {
+    const parts: Parts = {
+      Pool: require('undici/lib/dispatcher/pool.js') as typeof Undici.Pool,
+      Client: require('undici/lib/dispatcher/client.js') as typeof Undici.Client,
+      Agent: require('undici/lib/dispatcher/agent.js') as typeof Undici.Agent,
+      buildConnector: require('undici/lib/core/connect.js') as typeof Undici.buildConnector,
+    };
+    // The root attaches request/stream/pipeline/... to every dispatcher; without it they would be missing.
+    const Dispatcher = require('undici/lib/dispatcher/dispatcher.js') as { prototype: object };
+    const api = require('undici/lib/api/index.js') as object;
+    const complete = [parts.Pool, parts.Client, parts.Agent, parts.buildConnector, Dispatcher, api].every((p) => typeof p === 'function' || (typeof p === 'object' && p !== null));
+    if (complete && parts.Pool.prototype instanceof (Dispatcher as unknown as typeof Undici.Dispatcher)) {
+      Object.assign(Dispatcher.prototype, api);
+      return parts;
+    }
+  } catch {
+    // Fall through to the root.
+  }
+  const root = require('undici') as typeof Undici;
+  return { Pool: root.Pool, Client: root.Client, Agent: root.Agent, buildConnector: root.buildConnector };
+}
+
+const parts = load();
+
+export const Pool = parts.Pool;
+export const Client = parts.Client;
+export const Agent = parts.Agent;
+export const buildConnector = parts.buildConnector;
+export type Pool = Undici.Pool;
+export type Client = Undici.Client;
+export type Agent = Undici.Agent;
