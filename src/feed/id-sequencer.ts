@@ -29,7 +29,7 @@ export class IdSequencer<T> {
       if (key === id) {
         const waiting = this.waiting[slot];
         if (waiting === null) this.waiting[slot] = [item];
-        else waiting!.push(item);
+        else waiting.push(item);
         return false;
       }
       slot = (slot + 1) & this.mask;
