@@ -9,7 +9,6 @@ import { flagName } from './option-flags.js';
 import { colorModes, red, setColorMode, type ColorMode } from './color.js';
 import { exitCodes, exitCodesEpilog } from './exit-codes.js';
 import { unreachableHint } from './wait-option.js';
-import { holdYoungGeneration } from './young-generation.js';
 
 export { exitCodes };
 
@@ -115,7 +114,6 @@ if (invokedDirectly) {
   // peak RSS (about 35 MB of 135). The baseline compiler's code parses responses at no measurable CPU cost per
   // document. Set here rather than in the library: V8 flags are the process's, which the CLI owns.
   setFlagsFromString('--liftoff-only');
-  holdYoungGeneration();
   const code = await main(hideBin(process.argv));
   process.exitCode = code;
 }

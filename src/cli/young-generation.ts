@@ -15,7 +15,8 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
  * factor, though, is read at each doubling: it stays 2 below the size wanted and is set to 1 once there. A
  * poll, not a GC callback: growth takes many scavenges, and the poll is one cheap call every 100 ms.
  *
- * For the CLI only: V8 flags are the process's, which the CLI owns and a library caller does not.
+ * For the CLI only: V8 flags are the process's, which the CLI owns and a library caller does not. And for a
+ * feed on one thread only: the flag holds worker threads' young generations too, at whatever size they have.
  */
 export function holdYoungGeneration(semiSpaceMB = 8, everyMs = 100): { stop(): void } {
   let factor = 2;
