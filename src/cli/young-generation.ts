@@ -18,7 +18,7 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
  * For the CLI only: V8 flags are the process's, which the CLI owns and a library caller does not. And for a
  * feed on one thread only: the flag holds worker threads' young generations too, at whatever size they have.
  */
-export function holdYoungGeneration(semiSpaceMB = 8, everyMs = 100): { stop(): void } {
+export function holdYoungGeneration(semiSpaceMB = 8, everyMs = 100): void {
   let factor = 2;
   const timer = setInterval(() => {
     const newSpace = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
@@ -37,5 +37,4 @@ export function holdYoungGeneration(semiSpaceMB = 8, everyMs = 100): { stop(): v
   function stop(): void {
     clearInterval(timer);
   }
-  return { stop };
 }

@@ -1,3 +1,5 @@
+import { fnv1a } from './shard.js';
+
 /**
  * Keeps operations on one document id in input order: while one is under way, later ones on the same id
  * wait here, and each is let go when the one before it is done. Two writes to one document in flight at
@@ -13,6 +15,8 @@ export class IdSequencer<T> {
   /** Per key: the operations waiting behind the one under way, or null when none wait (an array per id spared). */
   private waiting: (T[] | null)[] = new Array<T[] | null>(1024).fill(null);
   private mask = 1023;
+  /** 32 minus log2 of the table's size: a slot is the top bits of the mixed hash (see `home`). */
+  private shift = 22;
   private count = 0;
 
   /** Ids with an operation under way. */
@@ -22,7 +26,7 @@ export class IdSequencer<T> {
 
   /** Whether `item` on `id` may go now; if not, it is held until those before it on `id` are done. */
   admit(id: string, item: T): boolean {
-    let slot = hash(id) & this.mask;
+    let slot = this.home(id);
     for (;;) {
       const key = this.keys[slot];
       if (key === undefined) break;
@@ -42,7 +46,7 @@ export class IdSequencer<T> {
 
   /** The operation under way on `id` is done: returns the next one on `id`, which may go now, if any. */
   release(id: string): T | undefined {
-    let slot = hash(id) & this.mask;
+    let slot = this.home(id);
     for (;;) {
       const key = this.keys[slot];
       if (key === undefined) return undefined;
@@ -67,7 +71,7 @@ export class IdSequencer<T> {
     for (;;) {
       const key = this.keys[next];
       if (key === undefined) break;
-      const home = hash(key) & mask;
+      const home = this.home(key);
       // The entry may fill the hole only if its home is not cyclically within (hole, next].
       if (((next - home) & mask) >= ((next - hole) & mask)) {
         this.keys[hole] = key;
@@ -87,20 +91,23 @@ export class IdSequencer<T> {
     this.keys = new Array<string | undefined>(keys.length * 2).fill(undefined);
     this.waiting = new Array<T[] | null>(keys.length * 2).fill(null);
     this.mask = this.keys.length - 1;
+    this.shift--;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
       if (key === undefined) continue;
-      let slot = hash(key) & this.mask;
+      let slot = this.home(key);
       while (this.keys[slot] !== undefined) slot = (slot + 1) & this.mask;
       this.keys[slot] = key;
       this.waiting[slot] = waiting[i];
     }
   }
-}
 
-/** FNV-1a over the UTF-16 code units, with a final mix so that ids differing only at the end spread too. */
-function hash(id: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
-  return (h ^ (h >>> 15)) >>> 0;
+  /**
+   * The slot `id` is looked for from: `--shard`'s FNV-1a, multiplied by 2^32/phi, top bits. Not its low bits:
+   * under `--shard i/N` every id of this process has the same FNV-1a residue mod N, so they would crowd into
+   * 1/N of the table.
+   */
+  private home(id: string): number {
+    return Math.imul(fnv1a(id), 0x9e3779b1) >>> this.shift;
+  }
 }

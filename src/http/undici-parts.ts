@@ -27,10 +27,11 @@ function load(): Parts {
       buildConnector: require('undici/lib/core/connect.js') as typeof Undici.buildConnector,
     };
     // The root attaches request/stream/pipeline/... to every dispatcher; without it they would be missing.
-    const Dispatcher = require('undici/lib/dispatcher/dispatcher.js') as { prototype: object };
-    const api = require('undici/lib/api/index.js') as object;
-    const complete = [parts.Pool, parts.Client, parts.Agent, parts.buildConnector, Dispatcher, api].every((p) => typeof p === 'function' || (typeof p === 'object' && p !== null));
-    if (complete && parts.Pool.prototype instanceof (Dispatcher as unknown as typeof Undici.Dispatcher)) {
+    const Dispatcher = require('undici/lib/dispatcher/dispatcher.js') as typeof Undici.Dispatcher;
+    const api = require('undici/lib/api/index.js') as { request?: unknown };
+    // Files that are there but no longer what these names were: take the root.
+    const dispatchers = [parts.Pool, parts.Client, parts.Agent].every((d) => typeof d === 'function' && d.prototype instanceof Dispatcher);
+    if (dispatchers && typeof parts.buildConnector === 'function' && typeof api.request === 'function') {
       Object.assign(Dispatcher.prototype, api);
       return parts;
     }
