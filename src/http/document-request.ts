@@ -74,6 +74,14 @@ export const compressAboveBytes = 512;
 const fieldsOpen = '{"fields":';
 
 /**
+ * zlib's output chunk. Its default is 16 KiB, which a gzipped body of a few hundred bytes would keep alive
+ * whole until the body's Buffer is collected: a feed against the simulator had 15-20 MB of such chunks at
+ * its peak. Under `Buffer.poolSize / 2` a chunk comes from the shared pool, and a longer output is joined
+ * from several. Measured in one process, 1 KB and 10 KB bodies gzip no slower with it.
+ */
+const gzipChunkBytes = 1024;
+
+/**
  * Builds document requests for one endpoint. Everything that does not change per operation (the session's
  * query, the header lists) is built once, so the per-operation work is a few string joins and one body buffer.
  */
@@ -132,7 +140,7 @@ export class DocumentRequestEncoder {
     fields.copy(body, fieldsOpen.length);
     body[len - 1] = 0x7d;
     if (this.compress && len > compressAboveBytes) {
-      into.body = gzipSync(body, { level: zlibConstants.Z_BEST_SPEED });
+      into.body = gzipSync(body, { level: zlibConstants.Z_BEST_SPEED, chunkSize: gzipChunkBytes });
       into.headers = this.headersGzip;
     } else {
       into.body = body;
