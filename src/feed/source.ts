@@ -34,7 +34,7 @@ export interface ReadOptions {
   from?: InputPosition;
   /** Items (by input and offset) flagged skipped besides those before `from`: a checkpoint's finished ones. */
   skip?: (input: number, offset: number) => boolean;
-  /** Bytes read per chunk from files. Default 256 KiB. */
+  /** Bytes read per chunk from files (and per gunzip chunk). Default 64 KiB. */
   chunkBytes?: number;
   /** TLS options for URL inputs (the feed's `tls`, so its `ca` is trusted). */
   tls?: buildConnector.BuildOptions;
@@ -104,7 +104,7 @@ export async function* readSources(source: FeedSource, options: ReadOptions = {}
 
 async function* readUrl(url: string, input: number, name: string, options: ReadOptions, progress: ReadProgress): AsyncGenerator<SourceBatch> {
   const from = options.from !== undefined && options.from.input === input ? options.from : undefined;
-  const opened = await openUrlInput(url, { from: from?.offset, tls: options.tls, retries: options.urlRetries, chunkBytes: options.chunkBytes }, (n) => {
+  const opened = await openUrlInput(url, { from: from?.offset, tls: options.tls, retries: options.urlRetries, chunkBytes: options.chunkBytes ?? defaultChunkBytes }, (n) => {
     progress.bytes += n;
   });
   // A ranged read starts at the checkpoint's position: number offsets and lines from there.
@@ -112,13 +112,21 @@ async function* readUrl(url: string, input: number, name: string, options: ReadO
   yield* readStream(opened.stream, input, name, options, progress, start);
 }
 
+/**
+ * Operations' bytes are views into the chunk they were read in, so one operation that outlives its
+ * neighbours (promoted to old space while in flight, and dead there until the next full GC) keeps the whole
+ * chunk. With 256 KiB chunks a feed against the simulator (256 in flight) held 15-20 MB of them at its peak;
+ * with 64 KiB, 7-8 MB (bench/feed/run.ts `memory`, `reader` for the read rate).
+ */
+const defaultChunkBytes = 64 * 1024;
+
 function openInput(name: string, options: ReadOptions, progress: ReadProgress): Readable {
-  const raw: Readable = name === '-' ? (options.stdin ?? process.stdin) : createReadStream(name, { highWaterMark: options.chunkBytes ?? 256 * 1024 });
+  const raw: Readable = name === '-' ? (options.stdin ?? process.stdin) : createReadStream(name, { highWaterMark: options.chunkBytes ?? defaultChunkBytes });
   raw.on('data', (chunk: Buffer) => {
     progress.bytes += chunk.length;
   });
   if (!name.endsWith('.gz')) return raw;
-  const gunzip = createGunzip({ chunkSize: options.chunkBytes ?? 256 * 1024 });
+  const gunzip = createGunzip({ chunkSize: options.chunkBytes ?? defaultChunkBytes });
   raw.on('error', (err) => gunzip.destroy(err));
   return raw.pipe(gunzip);
 }
