@@ -6,6 +6,9 @@ export function checkFeedOptions(options: FeedOptions): void {
   checkUrl(options, 'endpoint', true);
   checkInteger(options, 'connections', 1);
   checkInteger(options, 'pipelining', 1);
+  checkInteger(options, 'maxStreams', 1);
+  checkOneOf(options, 'protocol', ['auto', 'h2', 'http1.1']);
+  if (options.http2 === true && options.protocol !== undefined && options.protocol !== 'h2') throw new OptionError('http2', `absent with protocol '${options.protocol}'`, 'true');
   checkInteger(options, 'inflight', 1);
   checkInteger(options, 'maxInflight', 1);
   checkExclusive(options, 'inflight', 'maxInflight');
@@ -27,7 +30,9 @@ export function checkFeedOptions(options: FeedOptions): void {
   // The own pool's settings would be silently ignored with a caller's dispatcher.
   checkExclusive(options, 'dispatcher', 'tls');
   checkExclusive(options, 'dispatcher', 'http2');
+  checkExclusive(options, 'dispatcher', 'protocol');
   checkFunction(options, 'onResult');
+  checkFunction(options, 'onProtocol');
   checkInteger(options, 'workers', 1, 64);
   // A caller's dispatcher lives on the calling thread: worker threads cannot share it.
   if (options.dispatcher !== undefined && options.workers !== undefined && options.workers > 1) throw new OptionError('workers', '1 with a dispatcher', String(options.workers));

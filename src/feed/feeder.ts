@@ -1,7 +1,7 @@
-import type { Client, Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { VespaBulkError } from '../errors.js';
 import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
-import { createPool, dispatchTo, isLoopback, parseBody, rawHeader, splitEndpoint, type RawResponse, type TransportError } from '../http/transport.js';
+import { createPool, dispatchTo, isLoopback, parseBody, rawHeader, splitEndpoint, type RawResponse, type TransportError, type WireProtocol } from '../http/transport.js';
 import { DocumentRequestEncoder, methodOf, type EncodedBody } from '../http/document-request.js';
 import { isAuthFailure } from '../http/tls.js';
 import { unreachableCause, unreachableError } from '../http/reachability.js';
@@ -16,7 +16,7 @@ import { ReadProgress, describeInputs, readSources, type FeedSource, type InputI
 import { inShard } from './shard.js';
 import type { FeedOptions } from './options.js';
 import { FeedResult } from './operation-result.js';
-import { FifoQueue } from './fifo-queue.js';
+import { FifoQueue } from '../structures/fifo-queue.js';
 import { IdSequencer } from './id-sequencer.js';
 import { OpenOperations } from './open-operations.js';
 import { checkFeedOptions } from './check-options.js';
@@ -115,10 +115,6 @@ export class Feeder {
   /** @internal The counters behind the summary; read them through `progress()` and the outcome. */
   readonly stats: FeedStats;
   private readonly readProgress = new ReadProgress();
-  /** The own pool's connections, and the deepest pipelining allowed on each. */
-  private readonly clients: Client[] = [];
-  private readonly connections: number;
-  private readonly maxPipelining: number;
   private inputs: InputInfo[] = [];
   private failures: FailureOutput | undefined;
   private readonly internals: FeederInternals;
@@ -161,10 +157,6 @@ export class Feeder {
     this.stats = new FeedStats();
     const { origin, prefix } = splitEndpoint(options.endpoint ?? 'http://127.0.0.1:8080');
     this.tlsEndpoint = origin.startsWith('https:');
-    const connections = options.connections ?? 8;
-    const pipelining = options.pipelining ?? 32;
-    this.connections = connections;
-    this.maxPipelining = pipelining;
     this.timeoutMs = options.timeoutMs ?? 600_000;
     this.sendTimeout = options.timeoutMs !== undefined;
     this.ownsDispatcher = options.dispatcher === undefined;
@@ -172,15 +164,16 @@ export class Feeder {
       options.dispatcher ??
       createPool({
         origin,
-        connections,
-        pipelining,
+        protocol: options.http2 === true ? 'h2' : (options.protocol ?? 'auto'),
+        connections: options.connections,
+        pipelining: options.pipelining,
+        maxStreams: options.maxStreams,
         timeoutMs: options.requestTimeoutMs ?? Math.min(this.timeoutMs + 5_000, 600_000),
         batchWrites: options.batchWrites,
-        http2: options.http2,
         tls: options.tls,
-        onClient: (client) => {
-          client.pipelining = this.pipeliningDepth();
-          this.clients.push(client);
+        onProtocol: (protocol: WireProtocol) => {
+          this.stats.protocol = protocol;
+          options.onProtocol?.(protocol);
         },
       });
     const compression = options.compression ?? 'auto';
@@ -192,11 +185,8 @@ export class Feeder {
       tracelevel: options.tracelevel,
       dryRun: options.dryRun,
     });
-    const wire = connections * pipelining;
     this.throttle =
-      options.inflight !== undefined
-        ? new FixedThrottle(options.inflight)
-        : new AdaptiveThrottle({ min: Math.min(2 * connections, wire), max: options.maxInflight ?? wire, initial: Math.min(64, wire) });
+      options.inflight !== undefined ? new FixedThrottle(options.inflight) : new AdaptiveThrottle({ min: 16, max: options.maxInflight ?? 1024, initial: 64 });
     this.breaker = new CircuitBreaker({ halfOpenAfterMs: (options.halfOpenSeconds ?? 10) * 1000, openAfterMs: (options.maxFailureSeconds ?? 60) * 1000 });
     this.policy = { ...defaultRetryPolicy, ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}), ...options.retryPolicy };
     this.maxUnfinished = 0;
@@ -614,18 +604,7 @@ export class Feeder {
     this.windowResponses = 0;
     this.peakInflight = this.inflight;
     this.updateWindow();
-    const depth = this.pipeliningDepth();
-    for (const client of this.clients) if (client.pipelining !== depth) client.pipelining = depth;
     this.pump();
-  }
-
-  /**
-   * Pipelining per connection for the current in-flight limit: the pool hands requests to the first connection
-   * with room, so with the full depth a low limit would sit on one connection, and one stalled answer there
-   * (HTTP/1.1 answers in order) would hold every request in flight. Spread, it holds only its share.
-   */
-  private pipeliningDepth(): number {
-    return Math.max(1, Math.min(this.maxPipelining, Math.ceil(this.throttle.limit / this.connections)));
   }
 
   /** How many operations may be read ahead of completion: enough to keep the limit busy, bounded for memory. */

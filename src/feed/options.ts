@@ -4,6 +4,7 @@ import type { RetryPolicy } from '../http/retry-delay.js';
 import type { OperationResult } from './operation-result.js';
 import type { Shard } from './shard.js';
 import type { Checkpoint } from './checkpoint.js';
+import type { Protocol, WireProtocol } from '../http/transport.js';
 
 export type { OperationResult } from './operation-result.js';
 
@@ -16,13 +17,23 @@ export interface FeedOptions {
   endpoint?: string;
   /** Extra headers on every request (authentication tokens). */
   headers?: Record<string, string>;
-  /** TCP connections. Default 8. */
+  /**
+   * `auto` (default): HTTP/2 where the server speaks it (cleartext with prior knowledge on http://, ALPN on
+   * https://), else HTTP/1.1; `h2`: HTTP/2 or a VB_PROTOCOL error; `http1.1`. The protocol used is in the
+   * summary (`http.protocol`) and told to `onProtocol`.
+   */
+  protocol?: Protocol;
+  /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
+  onProtocol?: (protocol: WireProtocol) => void;
+  /** HTTP/2: connections (default 2). HTTP/1.1: connections at most, opened as the in-flight operations need them (default 256). */
   connections?: number;
-  /** HTTP/1.1 pipelining depth per connection. Default 32. */
+  /** HTTP/1.1: requests pipelined on one connection at once. Default 1 (the container serves one at a time). */
   pipelining?: number;
+  /** HTTP/2: streams at once per connection at most (and the server's own limit, 512 on the container). Default 256. */
+  maxStreams?: number;
   /** A fixed in-flight limit instead of the adaptive one. */
   inflight?: number;
-  /** Upper bound of the adaptive in-flight limit. Default connections x pipelining. */
+  /** Upper bound of the adaptive in-flight limit. Default 1024. */
   maxInflight?: number;
   /** Per-operation deadline across all its attempts, in ms; also sent as `?timeout=` when given. Default 600 s, not sent. */
   timeoutMs?: number;
@@ -107,8 +118,8 @@ export interface FeedOptions {
   tls?: buildConnector.BuildOptions;
   /** What `-` reads. Default process.stdin. */
   stdin?: Readable;
-  /** Gather the writes of one event-loop turn into one syscall. Default true. */
+  /** HTTP/1.1: gather the writes of one event-loop turn into one syscall. Default: when pipelining. */
   batchWrites?: boolean;
-  /** Offer HTTP/2 (ALPN) on https endpoints instead of HTTP/1.1 pipelining. Default false: slower here, see PoolOptions. */
+  /** @deprecated The same as `protocol: 'h2'`. */
   http2?: boolean;
 }

@@ -1,4 +1,5 @@
 import * as hdr from 'hdr-histogram-js';
+import type { WireProtocol } from '../http/transport.js';
 
 /**
  * Counters of one feed and the summary made of them. The established feeders' field names are kept so
@@ -37,6 +38,8 @@ export interface FeedSummary {
   'feeder.skipped.count': number;
   /** The in-flight limit at the end (the level the cluster took). */
   'feeder.inflight.limit': number;
+  /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's dispatcher, whose protocol is its own). */
+  'http.protocol'?: WireProtocol;
   /** Operations not finished because the feed was stopped (SIGINT, breaker); the checkpoint covers them. */
   'feeder.abandoned.count': number;
   /**
@@ -186,6 +189,8 @@ export class FeedStats {
   responseErrors = 0;
   retries = 0;
   throttled = 0;
+  /** The protocol the feed spoke, once known. */
+  protocol: WireProtocol | undefined;
   private readonly latency = new LatencyRecorder();
   /** Per status: its count is the status's count in `http.response.code.counts`. */
   private readonly byCode = new Map<number, LatencyRecorder>();
@@ -302,6 +307,7 @@ export class FeedStats {
       'feeder.parse.error.count': this.parseErrors,
       'feeder.skipped.count': this.skipped,
       'feeder.inflight.limit': inflightLimit,
+      ...(this.protocol !== undefined && { 'http.protocol': this.protocol }),
       'feeder.abandoned.count': this.abandoned,
       'http.response.latency.millis.by.code': byCode,
       'operation.latency.millis.min': round(ops.minMs()),

@@ -1,7 +1,13 @@
 import type { Dispatcher, buildConnector } from 'undici';
-import { Client, Pool } from './undici-parts.js';
 import { VespaBulkError } from '../errors.js';
-import { batchingConnector } from './batching-connector.js';
+import { Http2Pool } from './h2/pool.js';
+import { Http1Pool } from './http1-pool.js';
+import { AutoPool, type WireProtocol } from './auto-pool.js';
+
+export type { WireProtocol } from './auto-pool.js';
+
+/** Which HTTP the client speaks: `auto` (HTTP/2 where the server speaks it, else HTTP/1.1), `h2` or `http1.1`. */
+export type Protocol = 'auto' | WireProtocol;
 
 /**
  * The client's HTTP edge: `createPool` makes every connection pool the client opens (feeder, document client,
@@ -14,48 +20,44 @@ import { batchingConnector } from './batching-connector.js';
 export interface PoolOptions {
   /** Endpoint origin, e.g. http://127.0.0.1:8080. */
   origin: string;
-  /** TCP connections. Default 8. */
-  connections?: number;
-  /** Requests in flight per connection (HTTP/1.1 pipelining). Default 1; 0 closes each connection after its request. */
-  pipelining?: number;
-  /** Socket-level bound for headers and for the gap between body chunks. Default 300 s. */
-  timeoutMs?: number;
   /**
-   * Gather writes of one event-loop turn into one syscall. Default true: it pays for the feeder's and the
-   * document client's pipelined requests; callers with one request per connection at a time turn it off.
+   * `auto` (default): HTTP/2 where the server speaks it (h2c with prior knowledge on http://, ALPN on https://),
+   * else HTTP/1.1. `h2`: HTTP/2 only; a server that does not speak it fails every request (H2_NOT_SUPPORTED).
+   * `http1.1`: HTTP/1.1 only.
    */
+  protocol?: Protocol;
+  /** HTTP/2: connections (default 2). HTTP/1.1: connections at most, opened as the requests at once need them (default 128). */
+  connections?: number;
+  /** HTTP/2: streams at once per connection at most (the server's SETTINGS_MAX_CONCURRENT_STREAMS applies too). Default 256. */
+  maxStreams?: number;
+  /** HTTP/1.1: requests on one connection at once (1: none pipelined; 0: a connection per request). Default 1. */
+  pipelining?: number;
+  /** Bound on the wait for an answer's headers and on any gap in its body, per request unless it sets its own. Default 300 s. */
+  timeoutMs?: number;
+  /** HTTP/1.1: gather the writes of one event-loop turn into one syscall. Default: when pipelining. */
   batchWrites?: boolean;
   /** TLS options for https endpoints (ca, cert, key...), e.g. `connectOptions(security)`, exported by the package. */
   tls?: buildConnector.BuildOptions;
-  /**
-   * Offer HTTP/2 by ALPN on https endpoints (the server may still choose HTTP/1.1). Default false: measured here
-   * (bench/server/tls-h2-vs-h1.ts), undici's HTTP/2 client moves ~0.1 of what HTTP/1.1 pipelining does.
-   */
-  http2?: boolean;
-  /** Called with each connection's client as the pool creates it (e.g. to change its pipelining depth later). */
-  onClient?: (client: Client) => void;
+  /** Called once with the protocol `auto` chose (at once for `h2` and `http1.1`). */
+  onProtocol?: (protocol: WireProtocol) => void;
 }
 
-export function createPool(options: PoolOptions): Pool {
-  const timeout = options.timeoutMs ?? 300_000;
-  return new Pool(options.origin, {
-    connections: options.connections ?? 8,
-    pipelining: options.pipelining ?? 1,
-    headersTimeout: timeout,
-    bodyTimeout: timeout,
-    keepAliveTimeout: 30_000,
-    keepAliveMaxTimeout: 600_000,
-    allowH2: options.http2 === true,
-    // An own connector replaces undici's, so ALPN h2 must be asked for there; corking is for HTTP/1.1 writes.
-    connect: options.http2 ? { ...options.tls, allowH2: true } : options.batchWrites === false ? options.tls : batchingConnector(options.tls),
-    ...(options.onClient !== undefined && {
-      factory: (origin: string | URL, opts: object) => {
-        const client = new Client(origin, opts);
-        options.onClient!(client);
-        return client;
-      },
-    }),
-  });
+/** A pool of `createPool`: a dispatcher that knows the protocol it speaks (undefined until `auto` has asked). */
+export type ProtocolPool = Dispatcher & { readonly protocol: WireProtocol | undefined; detect?: () => Promise<WireProtocol> };
+
+export function createPool(options: PoolOptions): ProtocolPool {
+  const protocol = options.protocol ?? 'auto';
+  const tls = options.origin.startsWith('https:');
+  const h2 = (alpn?: string[]) =>
+    new Http2Pool(options.origin, { connections: options.connections ?? 2, maxStreams: options.maxStreams, timeoutMs: options.timeoutMs, tls: options.tls as object, alpn });
+  const h1 = () =>
+    new Http1Pool(options.origin, { connections: options.connections ?? 128, pipelining: options.pipelining, timeoutMs: options.timeoutMs, batchWrites: options.batchWrites, tls: options.tls });
+  if (protocol === 'h2' || protocol === 'http1.1') {
+    const pool = protocol === 'h2' ? h2() : h1();
+    if (options.onProtocol !== undefined) queueMicrotask(() => options.onProtocol!(protocol));
+    return pool;
+  }
+  return new AutoPool(() => h2(tls ? ['h2', 'http/1.1'] : undefined), h1, tls, options.onProtocol);
 }
 
 export interface SendRequest {

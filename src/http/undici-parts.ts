@@ -12,6 +12,7 @@ import type * as Undici from 'undici';
 const require = createRequire(import.meta.url);
 
 interface Parts {
+  Dispatcher: typeof Undici.Dispatcher;
   Pool: typeof Undici.Pool;
   Client: typeof Undici.Client;
   Agent: typeof Undici.Agent;
@@ -20,14 +21,15 @@ interface Parts {
 
 function load(): Parts {
   try {
+    const Dispatcher = require('undici/lib/dispatcher/dispatcher.js') as typeof Undici.Dispatcher;
     const parts: Parts = {
+      Dispatcher,
       Pool: require('undici/lib/dispatcher/pool.js') as typeof Undici.Pool,
       Client: require('undici/lib/dispatcher/client.js') as typeof Undici.Client,
       Agent: require('undici/lib/dispatcher/agent.js') as typeof Undici.Agent,
       buildConnector: require('undici/lib/core/connect.js') as typeof Undici.buildConnector,
     };
     // The root attaches request/stream/pipeline/... to every dispatcher; without it they would be missing.
-    const Dispatcher = require('undici/lib/dispatcher/dispatcher.js') as typeof Undici.Dispatcher;
     const api = require('undici/lib/api/index.js') as { request?: unknown };
     // Files that are there but no longer what these names were: take the root.
     const dispatchers = [parts.Pool, parts.Client, parts.Agent].every((d) => typeof d === 'function' && d.prototype instanceof Dispatcher);
@@ -39,15 +41,18 @@ function load(): Parts {
     // Fall through to the root.
   }
   const root = require('undici') as typeof Undici;
-  return { Pool: root.Pool, Client: root.Client, Agent: root.Agent, buildConnector: root.buildConnector };
+  return { Dispatcher: root.Dispatcher, Pool: root.Pool, Client: root.Client, Agent: root.Agent, buildConnector: root.buildConnector };
 }
 
 const parts = load();
 
+/** The base class of every dispatcher, with undici's request API attached (this project's HTTP/2 pool extends it). */
+export const Dispatcher = parts.Dispatcher;
 export const Pool = parts.Pool;
 export const Client = parts.Client;
 export const Agent = parts.Agent;
 export const buildConnector = parts.buildConnector;
+export type Dispatcher = Undici.Dispatcher;
 export type Pool = Undici.Pool;
 export type Client = Undici.Client;
 export type Agent = Undici.Agent;

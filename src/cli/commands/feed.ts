@@ -26,20 +26,23 @@ import { parseShard } from '../../feed/shard.js';
 import { feedSampler } from '../../report/sample.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import type { Compression, FeedOptions, OperationResult } from '../../feed/options.js';
+import type { Protocol } from '../../http/transport.js';
 import { speedtestSource } from '../../bench/speedtest.js';
 
 /** `vespa-bulk feed`: flags into FeedOptions, the outcome into a summary on stdout and an exit code. */
 interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs {
   files?: string[];
-  connections: number;
-  pipelining: number;
+  protocol?: Protocol;
+  connections?: number;
+  pipelining?: number;
+  'max-streams'?: number;
   inflight?: number;
   timeout?: number;
   route?: string;
   trace?: number;
   header?: string[];
   compression: Compression;
-  http2: boolean;
+  http2?: boolean;
   verbose: boolean;
   'max-retries': number;
   'max-failure-seconds': number;
@@ -73,16 +76,18 @@ Exit code: 0 all succeeded, 1 some failed or the feed was stopped, 2 bad usage, 
 function builder(y: Argv): Argv<FeedArgs> {
   return withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(y))))
     .positional('files', { type: 'string', array: true, describe: "Feed files ('-' for stdin, http(s):// URLs streamed, .gz decompressed)" })
-    .option('connections', { type: 'number', default: 8, describe: 'HTTP/1.1 connections' })
-    .option('pipelining', { type: 'number', default: 32, describe: 'Requests in flight per connection' })
-    .option('inflight', { type: 'number', describe: 'Fixed in-flight limit (default: adaptive, up to connections x pipelining)' })
+    .option('protocol', { choices: ['auto', 'h2', 'http1.1'] as const, describe: 'HTTP version: auto = HTTP/2 where the target speaks it (h2c on http://, ALPN on https://), else HTTP/1.1 (default auto)' })
+    .option('http2', { type: 'boolean', describe: 'The same as --protocol h2' })
+    .option('connections', { type: 'number', describe: 'HTTP/2: connections (default 2); HTTP/1.1: connections at most, opened as the in-flight operations need them (default 256)' })
+    .option('max-streams', { type: 'number', describe: 'HTTP/2: streams at once per connection at most, within the server\'s own limit (default 256)' })
+    .option('pipelining', { type: 'number', describe: 'HTTP/1.1: requests on one connection at once (default 1: the container serves one at a time)' })
+    .option('inflight', { type: 'number', describe: 'Fixed in-flight limit (default: adaptive, from 64 up to 1024, following throughput and latency)' })
     .option('timeout', { type: 'number', describe: 'Per-operation deadline in seconds, across retries; also sent as ?timeout= (default 600, not sent)' })
     .option('route', { type: 'string', describe: 'Route for every operation' })
     .option('trace', { type: 'number', describe: 'Trace level 1-9, sent as ?tracelevel=' })
     // Not an array option: that would swallow the file names after it. Repeated flags still collect.
     .option('header', repeatable("Extra header 'Name: value' (repeatable)"))
     .option('compression', { choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip bodies over 512 bytes: auto = unless the target is loopback' })
-    .option('http2', { type: 'boolean', default: false, describe: 'Offer HTTP/2 (ALPN) to an https target instead of HTTP/1.1 pipelining (measured ~10x slower with undici here; for proxies that need it)' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Print every failed operation and its reason on stderr' })
     .option('max-retries', { type: 'number', default: 10, describe: 'Retries for 503, 502, 504 and transport errors' })
     .option('max-failure-seconds', { alias: 'deadline', type: 'number', default: 60, describe: 'Stop (with a checkpoint) after this long with only failures; 0 never (--deadline, as the official CLI names it)' })
@@ -114,12 +119,14 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
     files.push(...rest);
   }
   const connection = connectionFromArgs(argv, parseHeaderFlags(argv.header));
+  if (argv.http2 === true && argv.protocol !== undefined && argv.protocol !== 'h2') throw new VespaBulkError('VB_USAGE', `--http2 means --protocol h2, not --protocol ${argv.protocol}`);
   const options: FeedOptions = {
     endpoint: connection.url,
-    connections: argv.connections,
-    pipelining: argv.pipelining,
+    ...(argv.http2 === true ? { protocol: 'h2' as const } : argv.protocol !== undefined && { protocol: argv.protocol }),
+    ...(argv.connections !== undefined && { connections: argv.connections }),
+    ...(argv.pipelining !== undefined && { pipelining: argv.pipelining }),
+    ...(argv['max-streams'] !== undefined && { maxStreams: argv['max-streams'] }),
     compression: argv.compression,
-    ...(argv.http2 && { http2: true }),
     maxRetries: argv['max-retries'],
     maxFailureSeconds: argv['max-failure-seconds'],
   };
@@ -208,6 +215,9 @@ async function handler(argv: FeedArgs): Promise<void> {
   // Failures are printed through the progress line once it runs, so they never land in the middle of it.
   let log = (text: string): void => void process.stderr.write(`${text}\n`);
   const maxShown = argv.verbose ? Number.POSITIVE_INFINITY : 20;
+  options.onProtocol = (protocol) => {
+    if (!argv.quiet) log(`vespa-bulk: speaking ${protocol === 'h2' ? 'HTTP/2' : 'HTTP/1.1'} to ${options.endpoint!}${argv.protocol === undefined && argv.http2 !== true ? ' (--protocol auto)' : ''}`);
+  };
   // Successes are not printed: with workers they then never cross between threads.
   options.onResultOnlyFailed = true;
   options.onResult = (r: OperationResult) => {

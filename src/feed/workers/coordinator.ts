@@ -7,6 +7,7 @@ import { CheckpointSaver, checkpointToResume, feedPosition, resumeSkip, type Che
 import { FailureWriter } from '../failures.js';
 import type { FeedOutcome, FeedProgress, StopReason } from '../feeder.js';
 import type { FeedOptions } from '../options.js';
+import { createPool, splitEndpoint, type WireProtocol } from '../../http/transport.js';
 import type { FeedCounters } from '../stats.js';
 import { FeedStats } from '../stats.js';
 import { ReadProgress, describeInputs, readSources, type FeedSource, type InputInfo, type InputPosition } from '../source.js';
@@ -56,7 +57,9 @@ interface Gathering {
  * same format: either path resumes the other's.
  */
 export class WorkerFeeder {
-  private readonly options: FeedOptions;
+  private options: FeedOptions;
+  /** The protocol every worker speaks, once settled. */
+  private protocol: WireProtocol | undefined;
   private readonly count: number;
   private readonly lanes: Lane[] = [];
   private readonly readProgress = new ReadProgress();
@@ -131,6 +134,30 @@ export class WorkerFeeder {
     this.wakeUp();
   }
 
+  /**
+   * With `protocol: 'auto'`, asks the server once, here, so the workers do not each ask it (and tell it once).
+   * When nothing answers, the workers find that out themselves, as a feed on one thread does.
+   */
+  private async settleProtocol(): Promise<void> {
+    const o = this.options;
+    const asked = o.http2 === true ? 'h2' : (o.protocol ?? 'auto');
+    if (asked !== 'auto') {
+      this.protocol = asked;
+      o.onProtocol?.(asked);
+      return;
+    }
+    const pool = createPool({ origin: splitEndpoint(o.endpoint ?? 'http://127.0.0.1:8080').origin, protocol: 'auto', tls: o.tls, connections: 1 });
+    try {
+      this.protocol = await pool.detect!();
+      this.options = { ...o, protocol: this.protocol };
+      o.onProtocol?.(this.protocol);
+    } catch {
+      // Unreachable: left to the workers.
+    } finally {
+      await pool.destroy().catch(() => undefined);
+    }
+  }
+
   /** Feeds `source` over the workers; resolves as `Feeder.run()` does. Call once. */
   async run(source: FeedSource): Promise<FeedOutcome> {
     const options = this.options;
@@ -142,6 +169,7 @@ export class WorkerFeeder {
     if (typeof options.checkpoint === 'string') {
       this.saver = new CheckpointSaver({ path: options.checkpoint, inputs: this.inputs.map((i) => i.name), shard: options.shard, ...(this.failures !== undefined && { failures: this.failures }) });
     }
+    await this.settleProtocol();
     for (let i = 0; i < this.count; i++) this.lanes.push(this.startLane(i));
     const timer = this.saver !== undefined && intervalMs > 0 ? setInterval(() => this.gather(), intervalMs) : undefined;
     timer?.unref();
@@ -250,6 +278,7 @@ export class WorkerFeeder {
       unreachable ??= lane.done?.unreachable?.message;
     }
     const inflight = this.sum((st) => st.inflight);
+    stats.protocol ??= this.protocol;
     const summary = stats.summary(performance.now(), inflight, this.sum((st) => st.limit));
     summary['feeder.abandoned.count'] = abandoned;
     const outcome: FeedOutcome = { summary };
@@ -380,9 +409,11 @@ export class WorkerFeeder {
 
 /** Worker `index`'s options: what can cross a thread, with its share of connections and in-flight limits. */
 function workerOptions(o: FeedOptions, count: number, index: number): FeedOptions {
-  const { signal: _s, onResult: _r, onResultOnlyFailed: _f, stdin: _i, dispatcher: _d, failures: _o, checkpoint: _c, resume: _u, workers: _w, ...rest } = o;
+  const { signal: _s, onResult: _r, onResultOnlyFailed: _f, onProtocol: _p, stdin: _i, dispatcher: _d, failures: _o, checkpoint: _c, resume: _u, workers: _w, ...rest } = o;
   const share = (total: number) => Math.max(1, Math.floor(total / count) + (index < total % count ? 1 : 0));
-  const w: FeedOptions = { ...rest, connections: share(o.connections ?? 8), failures: false, checkpoint: false };
+  const w: FeedOptions = { ...rest, failures: false, checkpoint: false };
+  // Without a number given, each worker takes the protocol's default: the in-flight limit, shared, bounds them.
+  if (o.connections !== undefined) w.connections = share(o.connections);
   if (o.inflight !== undefined) w.inflight = share(o.inflight);
   if (o.maxInflight !== undefined) w.maxInflight = share(o.maxInflight);
   if (o.arrivalRate !== undefined) w.arrivalRate = o.arrivalRate / count;

@@ -1,0 +1,40 @@
+import { errorName } from './frame.js';
+
+/**
+ * Why an HTTP/2 request or connection failed. `code` is what the rest of the client branches on: where the
+ * meaning is the same as one of undici's HTTP/1.1 errors, it is undici's code (so `toTransportError` and
+ * `unreachableCause` read both transports alike); the HTTP/2-only meanings have their own.
+ *
+ * - `UND_ERR_SOCKET`: the connection ended with the request on it; it may have been applied.
+ * - `H2_REFUSED_STREAM`: the server said it did not process the request (RST_STREAM REFUSED_STREAM, or a
+ *   GOAWAY whose last stream id is below it): it was surely not applied.
+ * - `H2_STREAM_RESET`: the server reset the stream with another code: it may have been applied.
+ * - `H2_PROTOCOL_ERROR`: the server broke the protocol; the connection is closed.
+ * - `H2_NOT_SUPPORTED`: the server does not speak HTTP/2 (no SETTINGS in answer to the preface, or ALPN chose
+ *   another protocol).
+ * - `UND_ERR_HEADERS_TIMEOUT`, `UND_ERR_BODY_TIMEOUT`, `UND_ERR_ABORTED`, `UND_ERR_CONNECT_TIMEOUT`,
+ *   `UND_ERR_DESTROYED`, `UND_ERR_CLOSED`: as undici's.
+ */
+export class H2Error extends Error {
+  readonly code: string;
+  /** The HTTP/2 error code of a reset or GOAWAY. */
+  readonly h2Code: number | undefined;
+  /** Bytes read from the connection before it failed (0: nothing ever answered). */
+  readonly socket: { bytesRead: number } | undefined;
+
+  constructor(code: string, message: string, options: { h2Code?: number; bytesRead?: number; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'H2Error';
+    this.code = code;
+    this.h2Code = options.h2Code;
+    this.socket = options.bytesRead === undefined ? undefined : { bytesRead: options.bytesRead };
+  }
+}
+
+export function refusedError(how: string, h2Code?: number): H2Error {
+  return new H2Error('H2_REFUSED_STREAM', `HTTP/2 request not processed by the server (${how})`, { h2Code });
+}
+
+export function resetError(h2Code: number): H2Error {
+  return new H2Error('H2_STREAM_RESET', `HTTP/2 stream reset by the server: ${errorName(h2Code)}`, { h2Code });
+}
