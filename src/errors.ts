@@ -12,6 +12,7 @@ export const errorCodes = {
   VB_HTTP_STATUS: 'unexpected HTTP status',
   VB_TRANSPORT: 'transport error',
   VB_UNREACHABLE: 'nothing answers at the endpoint',
+  VB_PROTOCOL: 'the endpoint does not speak the HTTP version asked for',
   VB_TIMEOUT: 'operation timed out',
   VB_ABORTED: 'aborted',
   VB_CIRCUIT_OPEN: 'circuit breaker open',

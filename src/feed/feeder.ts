@@ -4,7 +4,7 @@ import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } fro
 import { createPool, dispatchTo, isLoopback, parseBody, rawHeader, splitEndpoint, type RawResponse, type TransportError, type WireProtocol } from '../http/transport.js';
 import { DocumentRequestEncoder, methodOf, type EncodedBody } from '../http/document-request.js';
 import { isAuthFailure } from '../http/tls.js';
-import { unreachableCause, unreachableError } from '../http/reachability.js';
+import { protocolError, unreachableCause, unreachableError } from '../http/reachability.js';
 import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.js';
 import type { RawItem } from './splitter.js';
 import { AdaptiveThrottle, FixedThrottle, type Throttle } from './throttle.js';
@@ -32,7 +32,10 @@ export interface FeedOutcome {
   stopped?: StopReason;
   /** With `stopped: 'unauthorized'`: the status that refused the credentials (401 or 403). */
   authStatus?: number;
-  /** With `stopped: 'unreachable'`: the VB_UNREACHABLE error naming the endpoint and the cause. */
+  /**
+   * With `stopped: 'unreachable'`: the error naming the endpoint and the cause: VB_UNREACHABLE, or VB_PROTOCOL
+   * when HTTP/2 was asked for (`protocol: 'h2'`) and the server does not speak it.
+   */
   unreachable?: VespaBulkError;
 }
 
@@ -516,6 +519,13 @@ export class Feeder {
     this.stats.exceptions++;
     if (this.stopping !== undefined && (err.code === 'VB_ABORTED' || err.undiciCode === 'UND_ERR_DESTROYED')) {
       // Abandoned at stop: stays unfinished, so the checkpoint covers it.
+      this.wakeUp();
+      return;
+    }
+    if (!this.answered && err.undiciCode === 'H2_NOT_SUPPORTED') {
+      // HTTP/2 was asked for and the server does not speak it: every operation would fail alike.
+      this.unreachable ??= protocolError(this.options.endpoint ?? 'http://127.0.0.1:8080', err);
+      this.stop('unreachable');
       this.wakeUp();
       return;
     }

@@ -1,9 +1,9 @@
 import type { Dispatcher, buildConnector } from 'undici';
 import { toDocumentPath } from '../document/id.js';
-import { createPool, headersToObject, parseBody, send, splitEndpoint } from './transport.js';
+import { createPool, headersToObject, parseBody, send, splitEndpoint, type Protocol } from './transport.js';
 import { DocumentRequestEncoder, isAssignOnly, type DocumentParams, type EncodedBody } from './document-request.js';
 import { VespaBulkError } from '../errors.js';
-import { checkDuration, checkExclusive, checkInteger, checkUrl } from '../options-check.js';
+import { checkDuration, checkExclusive, checkInteger, checkOneOf, checkUrl } from '../options-check.js';
 
 export type { DocumentParams } from './document-request.js';
 
@@ -13,7 +13,9 @@ export interface DocumentClientOptions {
   endpoint: string;
   /** Extra headers on every request (authentication tokens). */
   headers?: Record<string, string>;
-  /** TCP connections. Default 4. */
+  /** `auto` (default), `h2` or `http1.1`: see `PoolOptions.protocol`. */
+  protocol?: Protocol;
+  /** HTTP/2: connections (default 1). HTTP/1.1: connections at most (default 4). */
   connections?: number;
   /** HTTP/1.1 pipelining depth per connection. Default 1. */
   pipelining?: number;
@@ -50,15 +52,17 @@ export class DocumentClient {
     checkUrl(options, 'endpoint');
     checkInteger(options, 'connections', 1);
     checkInteger(options, 'pipelining', 1);
+    checkOneOf(options, 'protocol', ['auto', 'h2', 'http1.1']);
     checkDuration(options, 'timeoutMs', true);
     // The own pool's TLS settings would be silently ignored with a caller's dispatcher.
     checkExclusive(options, 'dispatcher', 'tls');
+    checkExclusive(options, 'dispatcher', 'protocol');
     const { origin, prefix } = splitEndpoint(options.endpoint);
     this.encoder = new DocumentRequestEncoder({ prefix, headers: options.headers });
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
       options.dispatcher ??
-      createPool({ origin, connections: options.connections ?? 4, pipelining: options.pipelining ?? 1, timeoutMs: options.timeoutMs, tls: options.tls });
+      createPool({ origin, protocol: options.protocol, connections: options.connections, concurrency: 4, pipelining: options.pipelining ?? 1, timeoutMs: options.timeoutMs, tls: options.tls });
   }
 
   /** Reads a document; 404 when there is none. */

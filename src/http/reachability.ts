@@ -72,3 +72,9 @@ export function describeEndpoint(endpoint: string): string {
 export function unreachableError(endpoint: string, cause: string, err?: unknown): VespaBulkError {
   return new VespaBulkError('VB_UNREACHABLE', `nothing answers at ${describeEndpoint(endpoint)}: ${cause}`, { cause: err });
 }
+
+/** The VB_PROTOCOL error for an endpoint that does not speak HTTP/2 although `protocol: 'h2'` asked for it. */
+export function protocolError(endpoint: string, err: { message?: string; cause?: unknown }): VespaBulkError {
+  const why = (err.cause as { message?: string } | undefined)?.message ?? err.message ?? 'it does not speak HTTP/2';
+  return new VespaBulkError('VB_PROTOCOL', `${describeEndpoint(endpoint)} does not speak HTTP/2 (${why.replace(/^H2_NOT_SUPPORTED: /, '')}); use --protocol auto or --protocol http1.1`, { cause: err });
+}

@@ -28,6 +28,11 @@ export interface PoolOptions {
   protocol?: Protocol;
   /** HTTP/2: connections (default 2). HTTP/1.1: connections at most, opened as the requests at once need them (default 128). */
   connections?: number;
+  /**
+   * Requests the caller keeps in flight at most (a visit's chains), when `connections` is not given: HTTP/1.1
+   * then opens up to one connection per request (per `pipelining`), HTTP/2 one connection per `maxStreams`.
+   */
+  concurrency?: number;
   /** HTTP/2: streams at once per connection at most (the server's SETTINGS_MAX_CONCURRENT_STREAMS applies too). Default 256. */
   maxStreams?: number;
   /** HTTP/1.1: requests on one connection at once (1: none pipelined; 0: a connection per request). Default 1. */
@@ -48,10 +53,13 @@ export type ProtocolPool = Dispatcher & { readonly protocol: WireProtocol | unde
 export function createPool(options: PoolOptions): ProtocolPool {
   const protocol = options.protocol ?? 'auto';
   const tls = options.origin.startsWith('https:');
+  const c = options.concurrency;
+  const h2Connections = options.connections ?? (c !== undefined ? Math.ceil(c / (options.maxStreams ?? 256)) : 2);
+  const h1Connections = options.connections ?? (c !== undefined ? Math.ceil(c / Math.max(1, options.pipelining ?? 1)) : 128);
   const h2 = (alpn?: string[]) =>
-    new Http2Pool(options.origin, { connections: options.connections ?? 2, maxStreams: options.maxStreams, timeoutMs: options.timeoutMs, tls: options.tls as object, alpn });
+    new Http2Pool(options.origin, { connections: h2Connections, maxStreams: options.maxStreams, timeoutMs: options.timeoutMs, tls: options.tls as object, alpn });
   const h1 = () =>
-    new Http1Pool(options.origin, { connections: options.connections ?? 128, pipelining: options.pipelining, timeoutMs: options.timeoutMs, batchWrites: options.batchWrites, tls: options.tls });
+    new Http1Pool(options.origin, { connections: h1Connections, pipelining: options.pipelining, timeoutMs: options.timeoutMs, batchWrites: options.batchWrites, tls: options.tls });
   if (protocol === 'h2' || protocol === 'http1.1') {
     const pool = protocol === 'h2' ? h2() : h1();
     if (options.onProtocol !== undefined) queueMicrotask(() => options.onProtocol!(protocol));
@@ -95,7 +103,8 @@ export class TransportError extends VespaBulkError {
   }
 }
 
-const neverSentCodes = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+// H2_REFUSED_STREAM: the server said it did not process the request (RST_STREAM REFUSED_STREAM, or beyond a GOAWAY).
+const neverSentCodes = new Set(['H2_REFUSED_STREAM', 'H2_NOT_SUPPORTED', 'ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 const timeoutCodes = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 export function toTransportError(err: unknown): TransportError {

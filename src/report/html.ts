@@ -139,6 +139,7 @@ function headline(run: RecordedRun): [string, string][] {
   add('failed', pick('feeder.error.count'));
   add('p99', pick('http.response.latency.millis.p99'), ' ms');
   add('seconds', run.summary?.seconds);
+  add('protocol', pick('http.protocol', 'visit.protocol'));
   return out;
 }
 

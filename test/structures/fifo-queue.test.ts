@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FifoQueue } from '../../src/feed/fifo-queue.js';
+import { FifoQueue } from '../../src/structures/fifo-queue.js';
 
 describe('FifoQueue', () => {
   it('gives items back in the order they were pushed, and undefined when empty', () => {

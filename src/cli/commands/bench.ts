@@ -1,3 +1,4 @@
+import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
 import type { Argv, CommandModule } from 'yargs';
 import { VespaBulkError } from '../../errors.js';
 import { parseHeaderFlags } from '../../http/headers.js';
@@ -18,7 +19,7 @@ import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-out
 import { feedSampler, SequenceSampler } from '../../report/sample.js';
 
 /** `vespa-bulk bench`: flags into BenchOptions, each step on stderr, the result as JSON on stdout. */
-interface BenchArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs {
+interface BenchArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, TransportArgs {
   app?: string;
   'config-url'?: string;
   template?: string;
@@ -34,8 +35,6 @@ interface BenchArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs {
   'slo-ms': number;
   'max-429-share': number;
   seed?: number;
-  connections: number;
-  pipelining: number;
   inflight?: number;
   timeout?: number;
   header?: string[];
@@ -53,7 +52,7 @@ A step HOLDS its rate when all of: the achieved rate (operations finished per se
 Output: JSON on stdout: each step's asked and achieved rate, start and end time, p50/p99, 429 share, whether held, and its feed summary (latency per status code, operation latency). Exit code: 0 all operations succeeded, 1 some failed, 2 bad usage.`;
 
 function builder(y: Argv): Argv<BenchArgs> {
-  return withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(y))))
+  return withTransportOptions(withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(y)))))
     .option('app', { type: 'string', describe: 'Application package (directory, .zip or gzipped tar): generate documents to its schemas' })
     .option('config-url', { type: 'string', describe: 'Config server URL: generate documents to the schemas of its active application' })
     .option('template', { type: 'string', describe: 'A template put operation (JSON file): documents like it, values varied' })
@@ -69,8 +68,6 @@ function builder(y: Argv): Argv<BenchArgs> {
     .option('slo-ms', { type: 'number', default: 100, describe: 'p99 operation latency (ms) a step must stay under to be held' })
     .option('max-429-share', { type: 'number', default: 0.01, describe: 'Share of answers (0..1) that may be 429 in a held step' })
     .option('seed', { type: 'number', describe: 'Seed of the generated values (same seed, same documents)' })
-    .option('connections', { type: 'number', default: 8, describe: 'HTTP/1.1 connections' })
-    .option('pipelining', { type: 'number', default: 32, describe: 'Requests in flight per connection' })
     .option('inflight', { type: 'number', describe: 'Fixed in-flight limit (default: adaptive)' })
     .option('timeout', { type: 'number', describe: 'Per-operation deadline in seconds, across retries' })
     .option('header', repeatable("Extra header 'Name: value' (repeatable)"))
@@ -88,8 +85,7 @@ export function toBenchOptions(argv: BenchArgs): { options: BenchOptions; target
   const connection = connectionFromArgs(argv, parseHeaderFlags(argv.header));
   const options: BenchOptions = {
     endpoint: connection.url,
-    connections: argv.connections,
-    pipelining: argv.pipelining,
+    ...transportFromArgs(argv),
     compression: argv.compression,
     headers: securityHeaders(connection.security),
     stepSeconds: argv['step-duration'],
@@ -133,6 +129,12 @@ async function handler(argv: BenchArgs): Promise<void> {
   let progress: ProgressLine | undefined;
   // --stats, --report and --metrics-port see the whole bench as one run, its steps marked.
   const outputs = await RunOutputs.open(argv, { command: 'bench', target: options.endpoint!, argv: argv as unknown as Record<string, unknown> });
+  let told = false;
+  options.onProtocol = (protocol) => {
+    if (told || argv.quiet) return;
+    told = true;
+    process.stderr.write(`${protocolNote(protocol, options.endpoint!, options.protocol)}\n`);
+  };
   const sampler = new SequenceSampler();
   let attached = false;
   options.onStepStart = (step, feeder: Feeder) => {

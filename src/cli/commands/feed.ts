@@ -26,23 +26,18 @@ import { parseShard } from '../../feed/shard.js';
 import { feedSampler } from '../../report/sample.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import type { Compression, FeedOptions, OperationResult } from '../../feed/options.js';
-import type { Protocol } from '../../http/transport.js';
+import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
 import { speedtestSource } from '../../bench/speedtest.js';
 
 /** `vespa-bulk feed`: flags into FeedOptions, the outcome into a summary on stdout and an exit code. */
-interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs {
+interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, TransportArgs {
   files?: string[];
-  protocol?: Protocol;
-  connections?: number;
-  pipelining?: number;
-  'max-streams'?: number;
   inflight?: number;
   timeout?: number;
   route?: string;
   trace?: number;
   header?: string[];
   compression: Compression;
-  http2?: boolean;
   verbose: boolean;
   'max-retries': number;
   'max-failure-seconds': number;
@@ -74,13 +69,8 @@ Nothing answering at the start (connection refused, unknown host, TLS handshake 
 Exit code: 0 all succeeded, 1 some failed or the feed was stopped, 2 bad usage, 130 after Ctrl-C (SIGINT), 143 after SIGTERM.`;
 
 function builder(y: Argv): Argv<FeedArgs> {
-  return withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(y))))
+  return withTransportOptions(withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(y)))))
     .positional('files', { type: 'string', array: true, describe: "Feed files ('-' for stdin, http(s):// URLs streamed, .gz decompressed)" })
-    .option('protocol', { choices: ['auto', 'h2', 'http1.1'] as const, describe: 'HTTP version: auto = HTTP/2 where the target speaks it (h2c on http://, ALPN on https://), else HTTP/1.1 (default auto)' })
-    .option('http2', { type: 'boolean', describe: 'The same as --protocol h2' })
-    .option('connections', { type: 'number', describe: 'HTTP/2: connections (default 2); HTTP/1.1: connections at most, opened as the in-flight operations need them (default 256)' })
-    .option('max-streams', { type: 'number', describe: 'HTTP/2: streams at once per connection at most, within the server\'s own limit (default 256)' })
-    .option('pipelining', { type: 'number', describe: 'HTTP/1.1: requests on one connection at once (default 1: the container serves one at a time)' })
     .option('inflight', { type: 'number', describe: 'Fixed in-flight limit (default: adaptive, from 64 up to 1024, following throughput and latency)' })
     .option('timeout', { type: 'number', describe: 'Per-operation deadline in seconds, across retries; also sent as ?timeout= (default 600, not sent)' })
     .option('route', { type: 'string', describe: 'Route for every operation' })
@@ -119,13 +109,9 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
     files.push(...rest);
   }
   const connection = connectionFromArgs(argv, parseHeaderFlags(argv.header));
-  if (argv.http2 === true && argv.protocol !== undefined && argv.protocol !== 'h2') throw new VespaBulkError('VB_USAGE', `--http2 means --protocol h2, not --protocol ${argv.protocol}`);
   const options: FeedOptions = {
     endpoint: connection.url,
-    ...(argv.http2 === true ? { protocol: 'h2' as const } : argv.protocol !== undefined && { protocol: argv.protocol }),
-    ...(argv.connections !== undefined && { connections: argv.connections }),
-    ...(argv.pipelining !== undefined && { pipelining: argv.pipelining }),
-    ...(argv['max-streams'] !== undefined && { maxStreams: argv['max-streams'] }),
+    ...transportFromArgs(argv),
     compression: argv.compression,
     maxRetries: argv['max-retries'],
     maxFailureSeconds: argv['max-failure-seconds'],
@@ -216,7 +202,7 @@ async function handler(argv: FeedArgs): Promise<void> {
   let log = (text: string): void => void process.stderr.write(`${text}\n`);
   const maxShown = argv.verbose ? Number.POSITIVE_INFINITY : 20;
   options.onProtocol = (protocol) => {
-    if (!argv.quiet) log(`vespa-bulk: speaking ${protocol === 'h2' ? 'HTTP/2' : 'HTTP/1.1'} to ${options.endpoint!}${argv.protocol === undefined && argv.http2 !== true ? ' (--protocol auto)' : ''}`);
+    if (!argv.quiet) log(protocolNote(protocol, options.endpoint!, options.protocol));
   };
   // Successes are not printed: with workers they then never cross between threads.
   options.onResultOnlyFailed = true;
@@ -269,7 +255,9 @@ async function handler(argv: FeedArgs): Promise<void> {
         : outcome.stopped === 'unauthorized'
           ? `the service answered ${outcome.authStatus}: ${authFailureHint(outcome.authStatus ?? 401)}`
           : outcome.stopped === 'unreachable'
-            ? `${outcome.unreachable?.message ?? 'nothing answers at the endpoint'}. ${unreachableHint}`
+            ? outcome.unreachable?.code === 'VB_PROTOCOL'
+              ? outcome.unreachable.message
+              : `${outcome.unreachable?.message ?? 'nothing answers at the endpoint'}. ${unreachableHint}`
             : 'interrupted';
     let text = `vespa-bulk: feed stopped: ${why}`;
     if (!text.endsWith('.')) text += '.';
@@ -277,6 +265,8 @@ async function handler(argv: FeedArgs): Promise<void> {
     process.stderr.write(`${red(text)}\n`);
   }
   if (s['feeder.error.count'] > 0 || outcome.stopped !== undefined) process.exitCode = 1;
+  // The flag asked for what this server cannot do: a usage error, as the other flags' are.
+  if (outcome.unreachable?.code === 'VB_PROTOCOL') process.exitCode = 2;
   if (stop.signalled !== undefined) process.exitCode = exitCodeOfSignal(stop.signalled);
 }
 

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError, type ErrorCode } from '../../errors.js';
 import { checkFeedOptions } from '../check-options.js';
 import { CheckpointSaver, checkpointToResume, feedPosition, resumeSkip, type Checkpoint, type SaveState } from '../checkpoint.js';
 import { FailureWriter } from '../failures.js';
@@ -269,13 +269,13 @@ export class WorkerFeeder {
     const stats = this.stats;
     let abandoned = 0;
     let authStatus: number | undefined;
-    let unreachable: string | undefined;
+    let unreachable: { message: string; code?: ErrorCode } | undefined;
     for (const lane of this.lanes) {
       abandoned += lane.done?.abandoned ?? 0;
       // Sent and never pulled by the worker's Feeder: unfinished, behind the checkpoint.
       for (const b of lane.pending) if (b.n > (lane.state?.accepted ?? 0)) abandoned += b.count;
       authStatus ??= lane.done?.authStatus;
-      unreachable ??= lane.done?.unreachable?.message;
+      unreachable ??= lane.done?.unreachable;
     }
     const inflight = this.sum((st) => st.inflight);
     stats.protocol ??= this.protocol;
@@ -292,7 +292,7 @@ export class WorkerFeeder {
     if (this.stopping !== undefined) {
       outcome.stopped = this.stopping;
       if (authStatus !== undefined) outcome.authStatus = authStatus;
-      if (unreachable !== undefined) outcome.unreachable = new VespaBulkError('VB_UNREACHABLE', unreachable);
+      if (unreachable !== undefined) outcome.unreachable = new VespaBulkError(unreachable.code ?? 'VB_UNREACHABLE', unreachable.message);
       if (saver !== undefined) {
         await saver.save(this.saveState());
         outcome.checkpointFile = saver.path;

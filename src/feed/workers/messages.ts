@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../../errors.js';
 import type { FailureReason } from '../failures.js';
 import type { FeedOptions } from '../options.js';
 import type { OperationResult } from '../operation-result.js';
@@ -52,4 +53,4 @@ export type FromWorker =
   | ({ type: 'state' } & WorkerState)
   | ({ type: 'snapshot' } & WorkerSnapshot)
   | { type: 'stopping'; reason: StopReason }
-  | ({ type: 'done'; abandoned: number; stopped?: StopReason; authStatus?: number; unreachable?: { message: string }; error?: { message: string; code?: string } } & WorkerSnapshot);
+  | ({ type: 'done'; abandoned: number; stopped?: StopReason; authStatus?: number; unreachable?: { message: string; code?: ErrorCode }; error?: { message: string; code?: string } } & WorkerSnapshot);

@@ -143,7 +143,7 @@ try {
     abandoned: outcome.summary['feeder.abandoned.count'],
     ...(outcome.stopped !== undefined && { stopped: outcome.stopped }),
     ...(outcome.authStatus !== undefined && { authStatus: outcome.authStatus }),
-    ...(outcome.unreachable !== undefined && { unreachable: { message: outcome.unreachable.message } }),
+    ...(outcome.unreachable !== undefined && { unreachable: { message: outcome.unreachable.message, code: outcome.unreachable.code } }),
   });
 } catch (err) {
   clearInterval(ticker);

@@ -306,6 +306,8 @@ export class H2Session {
       const n = Math.min(left, this.peerMaxFrame, this.sendWindow, s.sendWindow);
       if (n <= 0 && left > 0) {
         if (!this.blocked.includes(s)) this.blocked.push(s);
+        // What was written before the window closed must still leave.
+        this.scheduleFlush();
         return false;
       }
       const last = n === left;

@@ -1,0 +1,40 @@
+import type { Argv } from 'yargs';
+import { VespaBulkError } from '../errors.js';
+import type { Protocol } from '../http/transport.js';
+
+/**
+ * The transport flags of the commands that send many operations (feed, bench): which HTTP, and how many
+ * connections and streams. Defaults are the library's (FeedOptions), so a flag left out is left out there too.
+ */
+export interface TransportArgs {
+  protocol?: Protocol;
+  http2?: boolean;
+  connections?: number;
+  pipelining?: number;
+  'max-streams'?: number;
+}
+
+export function withTransportOptions<T>(y: Argv<T>): Argv<T & TransportArgs> {
+  return y
+    .option('protocol', { choices: ['auto', 'h2', 'http1.1'] as const, describe: 'HTTP version: auto = HTTP/2 where the target speaks it (h2c on http://, ALPN on https://), else HTTP/1.1 (default auto)' })
+    .option('http2', { type: 'boolean', describe: 'The same as --protocol h2' })
+    .option('connections', { type: 'number', describe: 'HTTP/2: connections (default 2); HTTP/1.1: connections at most, opened as the in-flight operations need them (default 256)' })
+    .option('max-streams', { type: 'number', describe: "HTTP/2: streams at once per connection at most, within the server's own limit (default 256)" })
+    .option('pipelining', { type: 'number', describe: 'HTTP/1.1: requests on one connection at once (default 1: the container serves one at a time)' }) as unknown as Argv<T & TransportArgs>;
+}
+
+/** The library options the flags set (only those given). */
+export function transportFromArgs(argv: TransportArgs): { protocol?: Protocol; connections?: number; pipelining?: number; maxStreams?: number } {
+  if (argv.http2 === true && argv.protocol !== undefined && argv.protocol !== 'h2') throw new VespaBulkError('VB_USAGE', `--http2 means --protocol h2, not --protocol ${argv.protocol}`);
+  return {
+    ...(argv.http2 === true ? { protocol: 'h2' as const } : argv.protocol !== undefined && { protocol: argv.protocol }),
+    ...(argv.connections !== undefined && { connections: argv.connections }),
+    ...(argv.pipelining !== undefined && { pipelining: argv.pipelining }),
+    ...(argv['max-streams'] !== undefined && { maxStreams: argv['max-streams'] }),
+  };
+}
+
+/** What `--protocol auto` chose, said once on stderr. */
+export function protocolNote(protocol: 'h2' | 'http1.1', endpoint: string, asked: Protocol | undefined): string {
+  return `vespa-bulk: speaking ${protocol === 'h2' ? 'HTTP/2' : 'HTTP/1.1'} to ${endpoint}${asked === undefined || asked === 'auto' ? ' (--protocol auto)' : ''}`;
+}
