@@ -11,6 +11,7 @@ const suites: Record<string, string[]> = {
   visit: ['bench/visit/run.ts'],
   validate: ['bench/validate/run.ts'],
   loadgen: ['bench/loadgen/run.ts'],
+  jetty: ['bench/jetty/run.ts'],
 };
 const picked = process.argv.slice(2).filter((a) => a in suites);
 let failed = 0;
