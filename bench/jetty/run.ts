@@ -13,13 +13,16 @@
  *              capacity (the baseline); auto, h2 and http1.1 with defaults against it. Target: auto >= 0.9 x
  *              capacity with < 1 % of the answers 429.
  *
- * Usage: npx tsx bench/jetty/run.ts [unlimited|bounded ...] [--docs N] [--delays 0,2,10] [--rounds N]
+ *   workers    unlimited at 10 ms: --workers 2 (and the cores, when more) against --workers 1 (the default): ops/s,
+ *              CPU per operation and peak RSS of the whole process. A second worker is the default only where it gains.
+ *
+ * Usage: npx tsx bench/jetty/run.ts [unlimited|bounded|workers ...] [--docs N] [--delays 0,2,10] [--rounds N]
  * Runs the built CLI (dist/, built first) with --workers 1 under GNU time; all traffic stays on 127.0.0.1.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jettyScript, startJetty, type JettyEndpoint } from './endpoint.js';
@@ -32,7 +35,7 @@ const flag = (name: string): string | undefined => {
 };
 const flagValues = new Set(['--docs', '--delays', '--rounds'].map((f) => flag(f)).filter((v) => v !== undefined));
 const picked = args.filter((a) => !a.startsWith('--') && !flagValues.has(a));
-const which = new Set(picked.length > 0 ? picked : ['unlimited', 'bounded']);
+const which = new Set(picked.length > 0 ? picked : ['unlimited', 'bounded', 'workers']);
 const docs = Number(flag('--docs') ?? 100_000);
 const delays = (flag('--delays') ?? '0,2,10').split(',').map(Number);
 const rounds = Number(flag('--rounds') ?? 1);
@@ -40,6 +43,7 @@ const work = mkdtempSync(join(tmpdir(), 'vb-bench-jetty-'));
 
 interface Run {
   rate: number;
+  maxRssMB: number;
   p99: number;
   cpuUsPerOp: number;
   serverCpuUsPerOp: number;
@@ -92,7 +96,8 @@ async function feed(endpoint: JettyEndpoint, input: string, count: number, flags
   await endpoint.reset();
   const report = join(work, 'time.txt');
   const jvmBefore = jvmCpuSeconds(endpoint.pid);
-  const child = spawn('/usr/bin/time', ['-f', '%U %S', '-o', report, process.execPath, join(repo, 'dist/cli/main.js'), 'feed', '-q', '--workers', '1', '-t', endpoint.url, ...flags, input], {
+  const workers = flags.includes('--workers') ? [] : ['--workers', '1'];
+  const child = spawn('/usr/bin/time', ['-f', '%U %S %M', '-o', report, process.execPath, join(repo, 'dist/cli/main.js'), 'feed', '-q', ...workers, '-t', endpoint.url, ...flags, input], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -100,12 +105,13 @@ async function feed(endpoint: JettyEndpoint, input: string, count: number, flags
   const [code] = await once(child, 'exit');
   if (code !== 0 && code !== 1) throw new Error(`feed ${flags.join(' ')} exited ${code}`);
   const jvm = jvmCpuSeconds(endpoint.pid) - jvmBefore;
-  const [user, sys] = readFileSync(report, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
+  const [user, sys, kb] = readFileSync(report, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
   const s = JSON.parse(out) as Record<string, any>;
   const stats = await endpoint.stats();
   const responses = s['http.response.count'] as number;
   return {
     rate: s['feeder.ok.rate'],
+    maxRssMB: kb / 1024,
     p99: s['http.response.latency.millis.p99'],
     cpuUsPerOp: ((user + sys) * 1e6) / count,
     serverCpuUsPerOp: (jvm * 1e6) / count,
@@ -189,6 +195,19 @@ async function bounded(script: string, input: string): Promise<void> {
   }
 }
 
+async function workers(script: string, input: string): Promise<void> {
+  const endpoint = await startJetty(script, 10);
+  try {
+    const scenario = 'unlimited, 10 ms, workers';
+    const baseline = await measure(endpoint, input, docs, ['--workers', '1']);
+    rows.push({ scenario, variant: '--workers 1 (default)', run: baseline, baseline });
+    const counts = [...new Set([2, availableParallelism()])].filter((n) => n > 1);
+    for (const n of counts) rows.push({ scenario, variant: `--workers ${n}`, run: await measure(endpoint, input, docs, ['--workers', String(n)]), baseline });
+  } finally {
+    await endpoint.stop();
+  }
+}
+
 function print(): void {
   const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '-');
   const table = rows.map((r) => ({
@@ -200,6 +219,7 @@ function print(): void {
     'CPU µs/op': fmt(r.run.cpuUsPerOp, 1),
     'CPU vs baseline': r.baseline !== undefined ? fmt(r.run.cpuUsPerOp / r.baseline.cpuUsPerOp, 2) : '',
     'Jetty CPU µs/op': fmt(r.run.serverCpuUsPerOp, 1),
+    'RSS MB': fmt(r.run.maxRssMB),
     '429 %': fmt(r.run.share429 * 100, 2),
     'limit at end': String(r.run.limit),
     wire: `${r.run.protocol}, ${r.run.connections} conn, <= ${r.run.perConnectionMax}/conn`,
@@ -218,9 +238,10 @@ async function main(): Promise<void> {
   await build();
   const input = join(work, 'puts.jsonl');
   await generate(input, docs);
-  console.log(`${docs} puts of ~1 KB, --workers 1, ${rounds} round(s) each (median), delays ${delays.join(', ')} ms; Jetty from ${script}`);
+  console.log(`${docs} puts of ~1 KB, --workers 1 unless said, ${rounds} round(s) each (median), delays ${delays.join(', ')} ms, ${availableParallelism()} cores; Jetty from ${script}`);
   if (which.has('unlimited')) await unlimited(script, input);
   if (which.has('bounded')) await bounded(script, input);
+  if (which.has('workers')) await workers(script, input);
   print();
   if (rows.some((r) => r.ok === false)) process.exitCode = 1;
 }

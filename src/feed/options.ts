@@ -107,9 +107,8 @@ export interface FeedOptions {
   onResultOnlyFailed?: boolean;
   /**
    * Worker threads, each feeding its share of the operations (routed by a hash of the document id, so the
-   * operations on one id stay in order) over its own share of `connections` and of the in-flight limit.
-   * 1 feeds on the calling thread. Default: the cores available (at most 8), but 1 for inputs under 16 MB,
-   * for iterables and streams given to the library, and with a caller's `dispatcher`.
+   * operations on one id stay in order) over its own connections and its share of the in-flight limit.
+   * Default 1: feeds on the calling thread (see `resolveWorkers` for what was measured).
    */
   workers?: number;
   /** Use this dispatcher instead of an own pool (not closed at the end). */

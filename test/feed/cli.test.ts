@@ -129,4 +129,33 @@ describe('vespa-bulk feed (CLI)', () => {
     expect(server.requests[0].headers.authorization).toBe('Bearer tok123');
     expect(server.requests[0].headers['x-extra']).toBe('yes');
   });
+
+  it('says once which HTTP it speaks; --protocol h2 against an HTTP/1.1-only server is bad usage (exit 2), with nothing sent', async () => {
+    const h2 = await startDocumentServer({ port: 0 });
+    cleanups.push(() => h2.close());
+    const h1 = await startRecordingServer();
+    cleanups.push(() => h1.close());
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    writeFileSync(join(dir, 'in.jsonl'), '{"put":"id:ns:music::p1","fields":{}}\n{"put":"id:ns:music::p2","fields":{}}\n');
+
+    const auto = await runCli(['feed', '-t', h2.url, 'in.jsonl'], { cwd: dir });
+    expect(auto.code).toBe(0);
+    expect(auto.stderr.match(/vespa-bulk: speaking HTTP\/2 to http:\/\/127\.0\.0\.1:\d+ \(--protocol auto\)/g)).toHaveLength(1);
+    expect(JSON.parse(auto.stdout)['http.protocol']).toBe('h2');
+
+    const fallback = await runCli(['feed', '-t', h1.url, 'in.jsonl'], { cwd: dir });
+    expect(fallback.code).toBe(0);
+    expect(fallback.stderr).toMatch(/speaking HTTP\/1\.1 to .* \(--protocol auto\)/);
+    expect(h1.requests).toHaveLength(2);
+
+    const refused = await runCli(['feed', '-t', h1.url, '--http2', 'in.jsonl'], { cwd: dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/does not speak HTTP\/2 \(.*answered the HTTP\/2 preface with 'HTTP\/1\.1 400 Bad Request'\); use --protocol auto or --protocol http1\.1/);
+    expect(h1.requests).toHaveLength(2);
+
+    const conflict = await runCli(['feed', '-t', h1.url, '--http2', '--protocol', 'http1.1', 'in.jsonl'], { cwd: dir });
+    expect(conflict.code).toBe(2);
+    expect(conflict.stderr).toMatch(/--http2 means --protocol h2, not --protocol http1\.1/);
+  });
 });

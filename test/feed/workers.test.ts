@@ -179,10 +179,11 @@ describe('worker routing and batches (pure)', () => {
     expect(s['http.response.latency.millis.max']).toBe(200);
   });
 
-  it('defaults to one worker for small files and iterables', () => {
+  it('defaults to one worker, whatever the input', () => {
     expect(resolveWorkers([], {})).toBe(1);
     expect(resolveWorkers([{ put: 'id:a:b::1', fields: {} }], {})).toBe(1);
     expect(resolveWorkers('package.json', {})).toBe(1);
+    expect(resolveWorkers('-', {})).toBe(1);
     expect(resolveWorkers('package.json', { workers: 3 })).toBe(3);
   });
 });

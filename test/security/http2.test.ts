@@ -5,9 +5,9 @@ import { feed } from '../../src/feed/index.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 
 /**
- * `http2: true` offers HTTP/2 by ALPN to an https endpoint: the feeder's own write-batching connector must not
- * drop the offer, or every request would quietly stay HTTP/1.1. A purpose-built server that speaks both
- * records which one each request came in.
+ * Over TLS the protocol is agreed by ALPN: `auto` offers h2 and http/1.1 and takes what the server chooses,
+ * `h2` offers h2 alone, `http1.1` offers nothing else. A purpose-built server that speaks both records which one
+ * each request came in.
  */
 describe('feed over HTTP/2 with TLS (ALPN)', () => {
   let pki: TestPki;
@@ -37,17 +37,46 @@ describe('feed over HTTP/2 with TLS (ALPN)', () => {
 
   const ops = Array.from({ length: 60 }, (_, i) => ({ put: `id:ns:music::h2-${i}`, fields: { n: i } }));
 
-  it('speaks HTTP/2 when asked, and HTTP/1.1 by default, feeding everything either way', async () => {
+  it('speaks HTTP/2 by default and when asked, HTTP/1.1 when asked, feeding everything either way', async () => {
+    for (const [protocol, version] of [[undefined, '2.0'], ['h2', '2.0'], ['http1.1', '1.1']] as const) {
+      versions.length = 0;
+      paths.length = 0;
+      const told: string[] = [];
+      const s = await feed(ops, { endpoint: url, tls: { ca: pki.pem.ca }, ...(protocol !== undefined && { protocol }), onProtocol: (p) => told.push(p), failures: false, checkpoint: false });
+      expect(s['feeder.ok.count']).toBe(ops.length);
+      expect(new Set(versions)).toEqual(new Set([version]));
+      expect(s['http.protocol']).toBe(version === '2.0' ? 'h2' : 'http1.1');
+      expect(told).toEqual([s['http.protocol']]);
+      expect(new Set(paths)).toEqual(new Set(ops.map((o) => `/document/v1/ns/music/docid/${o.put.split('::')[1]}`)));
+    }
+    // `http2: true`, as before, is `protocol: 'h2'`.
     versions.length = 0;
-    paths.length = 0;
-    const h2 = await feed(ops, { endpoint: url, tls: { ca: pki.pem.ca }, http2: true, failures: false, checkpoint: false });
-    expect(h2['feeder.ok.count']).toBe(ops.length);
+    expect((await feed(ops, { endpoint: url, tls: { ca: pki.pem.ca }, http2: true, failures: false, checkpoint: false }))['http.protocol']).toBe('h2');
     expect(new Set(versions)).toEqual(new Set(['2.0']));
-    expect(new Set(paths)).toEqual(new Set(ops.map((o) => `/document/v1/ns/music/docid/${o.put.split('::')[1]}`)));
+  });
 
-    versions.length = 0;
-    const h1 = await feed(ops, { endpoint: url, tls: { ca: pki.pem.ca }, failures: false, checkpoint: false });
-    expect(h1['feeder.ok.count']).toBe(ops.length);
-    expect(new Set(versions)).toEqual(new Set(['1.1']));
+  it('auto takes HTTP/1.1 from a TLS server that offers only that; h2 refuses it with VB_PROTOCOL', async () => {
+    const { createServer } = await import('node:https');
+    const h1 = createServer({ cert: pki.pem.serverCert, key: pki.pem.serverKey }, (req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(`{"pathId":${JSON.stringify(req.url)}}`);
+      });
+    });
+    await new Promise<void>((resolve) => h1.listen(0, '127.0.0.1', resolve));
+    const h1url = `https://127.0.0.1:${(h1.address() as AddressInfo).port}`;
+    try {
+      const s = await feed(ops.slice(0, 5), { endpoint: h1url, tls: { ca: pki.pem.ca }, failures: false, checkpoint: false });
+      expect(s['feeder.ok.count']).toBe(5);
+      expect(s['http.protocol']).toBe('http1.1');
+      await expect(feed(ops.slice(0, 5), { endpoint: h1url, tls: { ca: pki.pem.ca }, protocol: 'h2', failures: false, checkpoint: false })).rejects.toMatchObject({
+        code: 'VB_PROTOCOL',
+        message: expect.stringMatching(/does not speak HTTP\/2 \((the server chose (no protocol|http\/1.1) instead of h2|the server agreed on no protocol when offered h2) \(ALPN\)\); use --protocol auto or --protocol http1.1/),
+      });
+    } finally {
+      h1.closeAllConnections();
+      await new Promise<void>((resolve) => h1.close(() => resolve()));
+    }
   });
 });

@@ -88,7 +88,7 @@ function builder(y: Argv): Argv<FeedArgs> {
     .option('dry-run', { type: 'boolean', default: false, describe: 'Send dryRun=true: the service validates, stores nothing' })
     .option('progress', { type: 'number', default: 5, describe: 'Seconds between progress lines when stderr is not a terminal' })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress line' })
-    .option('workers', { type: 'number', describe: 'Worker threads, each with its share of --connections and of the in-flight limit; operations on one id stay on one (default: the cores, at most 8; 1 for inputs under 16 MB)' })
+    .option('workers', { type: 'number', describe: 'Worker threads, each with its own connections and its share of the in-flight limit; operations on one id stay on one (default 1: one thread fed as fast as two against the container on 2 cores)' })
     .option('speedtest', { type: 'number', describe: "Network speed test, as 'vespa feed --speedtest': generated dry-run puts (id:test:test::<8 letters>, one field 'test' of this many random letters) instead of files" })
     .option('speedtest-duration', { type: 'number', default: 60, describe: 'Duration of the speed test, in seconds' })
     .epilog(epilog) as unknown as Argv<FeedArgs>;

@@ -152,7 +152,11 @@ export class H2Session {
     this.reader = new FrameReader((type, flags, id, buf, start, end) => this.onFrame(type, flags, id, buf, start, end), defaultMaxFrameSize);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (err) => this.destroy(err));
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      // A TLS server that speaks no HTTP/2 answers an offer of h2 alone with this alert (RFC 7301).
+      if (err.code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL') this.destroy(new H2Error('H2_NOT_SUPPORTED', 'the server agreed on no protocol when offered h2 (ALPN)', { bytesRead: 0, cause: err }));
+      else this.destroy(err);
+    });
     socket.on('close', () => this.destroy(this.closeError ?? this.socketClosedError()));
     if (tls) {
       (socket as TLSSocket).once('secureConnect', () => {
