@@ -76,7 +76,7 @@ async function runNode(url: string): Promise<Result> {
 
 async function runUndici(url: string): Promise<Result> {
   const { Pool } = await import('undici');
-  const pool = new Pool(url, { connections, allowH2: true, maxConcurrentStreams: inflight, pipelining: inflight, connect: { useH2c: true } as object } as never);
+  const pool = new Pool(url, { connections, allowH2: true, maxConcurrentStreams: inflight, pipelining: inflight, connect: { useH2c: true } as object });
   const r = await drive((i, done) => {
     pool.request({ method: 'POST', path: `/document/v1/ns/music/docid/u${i}`, headers: { 'content-type': 'application/json' }, body }).then(
       async (res) => {

@@ -20,6 +20,8 @@ export const enum FrameType {
 
 export const enum Flag {
   EndStream = 0x1,
+  // SETTINGS and PING use bit 0 as ACK; DATA and HEADERS as END_STREAM (RFC 9113 §6).
+  // eslint-disable-next-line @typescript-eslint/no-duplicate-enum-values
   Ack = 0x1,
   EndHeaders = 0x4,
   Padded = 0x8,

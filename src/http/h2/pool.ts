@@ -242,7 +242,7 @@ export class Http2Pool extends Dispatcher {
 
   /** The caller's headers as HTTP/2 sends them: lower-case names, none of HTTP/1.1's connection headers; `host` apart. */
   private headerFields(headers: DispatcherType.DispatchOptions['headers']): string[] & { host?: string } {
-    const key = (headers ?? noHeaders) as object;
+    const key = (headers ?? noHeaders);
     let fields: (string[] & { host?: string }) | undefined = this.headerCache.get(key);
     if (fields === undefined) {
       const pairs = headerPairs(headers);
