@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -26,6 +26,10 @@ export function bundleCli(dir: string): string {
   ]);
   const { version } = JSON.parse(readFileSync(join(here, '../../package.json'), 'utf8')) as { version: string };
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ type: 'module', version })}\n`);
+  // undici is loaded part by part through createRequire (src/http/undici-parts.ts), which esbuild leaves to run
+  // time: the bundle finds it in the project's node_modules, as an installed package finds its dependencies.
+  const modules = join(dir, 'node_modules');
+  if (!existsSync(modules)) symlinkSync(join(here, '../../node_modules'), modules, 'dir');
   return out;
 }
 

@@ -1,4 +1,5 @@
-// The simulator's document interface in its own process, seeded in-process with N documents of about 1 KB.
+// The simulator's document interface in its own process, seeded in-process with N documents of about 1 KB (or
+// about 130 bytes plus VISIT_BENCH_FILLER_BYTES, default 900).
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { announce } from '../lib/child.js';
 
@@ -8,11 +9,15 @@ const server = await startDocumentServer({
   port: 0,
   faults: { visitCostUs: Number(process.env.VISIT_BENCH_COST_US ?? 0), visitParallelism: Number(process.env.VISIT_BENCH_PARALLELISM ?? 16) },
 });
-const filler = 'lorem ipsum dolor sit amet '.repeat(40).slice(0, 900);
+const fillerBytes = Number(process.env.VISIT_BENCH_FILLER_BYTES ?? 900);
+const filler = 'lorem ipsum dolor sit amet '.repeat(Math.ceil(fillerBytes / 27) + 1).slice(0, fillerBytes);
+// VISIT_BENCH_GROUPS=G: ids with locations n=0..G-1 (`id:bench:music:n=3:doc-7`), so the simulator keeps each
+// location's documents together in its visit order, as a content node keeps a bucket's.
+const groups = Number(process.env.VISIT_BENCH_GROUPS ?? 0);
 function* documents() {
   for (let i = 0; i < count; i++) {
     yield {
-      id: `id:bench:music::doc-${i}`,
+      id: groups > 0 ? `id:bench:music:n=${i % groups}:doc-${i}` : `id:bench:music::doc-${i}`,
       fields: { title: `Song number ${i}`, artist: `Artist ${i % 997}`, year: 1960 + (i % 64), popularity: i % 100, lyrics: `${i} ${filler}` },
     };
   }

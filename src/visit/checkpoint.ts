@@ -13,15 +13,21 @@ import type { SliceResumeState } from './options.js';
  *   "updated": "<ISO time>",
  *   "slices": { "<sliceId>": { "continuation": "<token>", "finished": false, "documents": 123,
  *                              "deliveredIds": ["id:..."] } },
- *   "outputs": { "<output file>": <bytes> }
+ *   "outputs": { "<output file>": <bytes> },
+ *   "inflight": 16
  * }
  *
  * A whole-cluster visit goes through both bucket spaces; the global space's chains are `"<sliceId>@global"`.
  *
+ * Each slice stands in one of three places: finished (`finished`), begun (`continuation`, and/or `deliveredIds`:
+ * running when saved, or parked by the adaptive visit), or not started: then it has no entry (the fingerprint's
+ * slice count says which slices there are). An adaptive visit starts the begun ones first when resumed.
+ *
  * `deliveredIds` are the documents already written after `continuation`; a resumed visit skips them when
  * the service sends them again. `outputs` holds each output file's length as of the saved state (after a
  * SIGKILL a file may hold more: a resumed export cuts it back first). Checkpoints written before `outputs`
- * existed lack it, and are continued as they were: appended to as they stand.
+ * existed lack it, and are continued as they were: appended to as they stand. `inflight` (adaptive visits only) is
+ * the number of slices in flight the search had reached, where a resumed visit starts; older versions ignore it.
  */
 export const checkpointFormat = 'vespa-bulk-visit-checkpoint/1';
 
@@ -38,6 +44,8 @@ export interface Checkpoint {
   slices: Record<string, SliceCheckpoint>;
   /** Each output file's length in bytes (path as the export names it) when the state above was taken. */
   outputs?: Record<string, number>;
+  /** The adaptive visit's slices in flight when saved: where a resumed one starts. */
+  inflight?: number;
 }
 
 export function emptyCheckpoint(fingerprint: string): Checkpoint {
@@ -68,11 +76,13 @@ export function parseCheckpoint(text: string, file: string): Checkpoint {
       if (!Number.isSafeInteger(length) || length < 0) throw new VespaBulkError('VB_USAGE', `checkpoint ${file}: bad length for output '${path}'`, { place: { file } });
     }
   }
+  // A hint only: one that is not a count is left out rather than refused.
+  if (c.inflight !== undefined && !(Number.isSafeInteger(c.inflight) && c.inflight >= 1)) delete c.inflight;
   return c as Checkpoint;
 }
 
-/** Loads the checkpoint, or undefined when the file does not exist yet. Refuses one written for another visit. */
-export async function loadCheckpoint(file: string, fingerprint: string): Promise<Checkpoint | undefined> {
+/** Reads the checkpoint, or undefined when the file does not exist yet (or is empty). */
+export async function readCheckpoint(file: string): Promise<Checkpoint | undefined> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -81,7 +91,11 @@ export async function loadCheckpoint(file: string, fingerprint: string): Promise
     throw err;
   }
   if (text.trim() === '') return undefined;
-  const checkpoint = parseCheckpoint(text, file);
+  return parseCheckpoint(text, file);
+}
+
+/** Refuses a checkpoint written for another visit (its tokens would mean nothing here). */
+export function checkFingerprint(checkpoint: Checkpoint, fingerprint: string, file: string): void {
   if (checkpoint.visit !== fingerprint) {
     throw new VespaBulkError(
       'VB_USAGE',
@@ -89,7 +103,20 @@ export async function loadCheckpoint(file: string, fingerprint: string): Promise
       { place: { file } },
     );
   }
+}
+
+/** Loads the checkpoint, or undefined when the file does not exist yet. Refuses one written for another visit. */
+export async function loadCheckpoint(file: string, fingerprint: string): Promise<Checkpoint | undefined> {
+  const checkpoint = await readCheckpoint(file);
+  if (checkpoint !== undefined) checkFingerprint(checkpoint, fingerprint, file);
   return checkpoint;
+}
+
+/** The slice count a fingerprint was written with (its last parameter, see `visitFingerprint`). */
+export function slicesOfFingerprint(fingerprint: string): number | undefined {
+  const m = /&slices=(\d+)$/.exec(fingerprint);
+  const n = m === null ? NaN : Number(m[1]);
+  return Number.isSafeInteger(n) && n >= 1 ? n : undefined;
 }
 
 /** Resume states from a checkpoint, per slice id. */

@@ -1,9 +1,9 @@
 import { VespaBulkError } from '../errors.js';
-import { CheckpointWriter, emptyCheckpoint, hasProgress, loadCheckpoint, resumeStates, type Checkpoint } from './checkpoint.js';
+import { CheckpointWriter, checkFingerprint, emptyCheckpoint, hasProgress, readCheckpoint, resumeStates, slicesOfFingerprint, type Checkpoint } from './checkpoint.js';
 import { createEncoder, outputFormats, type BatchEncoder, type OutputFormat } from './formats.js';
 import { OptionError, checkDuration, checkInteger, checkOneOf } from '../options-check.js';
-import type { VisitOptions } from './options.js';
-import { chainKey, sliceIdsOf, validateVisitOptions, visitFingerprint } from './query.js';
+import { defaultVisitSlices, type VisitOptions } from './options.js';
+import { chainKey, chainsOf, sliceIdsOf, validateVisitOptions, visitFingerprint } from './query.js';
 import { statSync } from 'node:fs';
 import { normalize } from 'node:path';
 import { cutBack } from '../sinks/cut-back.js';
@@ -49,7 +49,7 @@ export interface ExportOptions extends VisitOptions {
   /** Where `output: '-'` writes; default process.stdout. */
   stdout?: NodeJS.WritableStream;
   /**
-   * Worker threads that visit the slices (each worker every N-th slice id) and encode, and for a `.gz` output
+   * Worker threads that visit the slices (each slice started on the worker with the fewest running) and encode, and for a `.gz` output
    * compress, their documents; this thread only writes the bytes. Default 1: everything in this thread. Not with
    * `format: 'json'` (one array is framed by one writer) or `dispatcher`.
    */
@@ -80,8 +80,11 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   if (workers > 1 && format === 'json') throw new OptionError('format', 'jsonl or feed with workers', format, 'workers');
   // Before any output is opened (and a file truncated).
   validateVisitOptions(options);
-  const fingerprint = visitFingerprint(options);
-  const previous = options.checkpoint === undefined ? undefined : await loadCheckpoint(options.checkpoint, fingerprint);
+  const stored = options.checkpoint === undefined ? undefined : await readCheckpoint(options.checkpoint);
+  const visiting = resolvedVisit(options, stored);
+  const fingerprint = visitFingerprint(visiting);
+  if (stored !== undefined) checkFingerprint(stored, fingerprint, options.checkpoint!);
+  const previous = stored;
   const resumed = hasProgress(previous);
   if (resumed && format === 'json') {
     throw new VespaBulkError('VB_USAGE', '--format json cannot be continued from a checkpoint (one array cannot be appended to); use jsonl or feed');
@@ -91,18 +94,21 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   const extension = `${format === 'json' ? 'json' : 'jsonl'}${options.gzip === true ? '.gz' : ''}`;
   const pathOf = (slice: number): string | undefined =>
     options.outputDir !== undefined ? sliceFileName(options.outputDir, slice, extension) : options.output === undefined || options.output === '-' ? undefined : normalize(options.output);
-  const outputs = resumed ? restoreOutputs(previous!, options.outputDir !== undefined ? sliceIdsOf(options) : [0], pathOf, options.outputDir !== undefined) : { lengths: {}, fresh: new Set<string>() };
+  const outputs = resumed ? restoreOutputs(previous!, options.outputDir !== undefined ? sliceIdsOf(visiting) : [0], pathOf, options.outputDir !== undefined) : { lengths: {}, fresh: new Set<string>() };
 
   const compressed = options.outputDir !== undefined ? options.gzip === true : options.output !== undefined && options.output.endsWith('.gz');
   // With workers, a .gz output (or each .gz slice file) gets gzip members compressed by the workers, written as they come.
   const gzipOnWorkers = workers > 1 && compressed;
   const sinks = new Map<number | 'all', { sink: Sink; file?: { path: string; sink: FileSink }; encoder: BatchEncoder; queue: Promise<void> }>();
+  /** Files of slices whose chains all finished, closed (a visit of 256 slices does not hold 256 files and their buffers). */
+  const closed = new Map<number, { path: string | undefined; length: Promise<number | undefined>; bytes: number }>();
   const sinkFor = (slice: number): { sink: Sink; encoder: BatchEncoder; queue: Promise<void> } => {
     const key = options.outputDir !== undefined ? slice : 'all';
     let s = sinks.get(key);
     if (s === undefined) {
       const path = pathOf(slice);
-      const append = resumed && (path === undefined || !outputs.fresh.has(path));
+      // A closed file opened again (not expected: its chains were finished) is appended to, never truncated.
+      const append = closed.has(slice) || (resumed && (path === undefined || !outputs.fresh.has(path)));
       const fileOptions = { append, ...(options.directIo !== undefined && { directIo: options.directIo }) };
       const file =
         options.outputDir !== undefined
@@ -125,10 +131,39 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
 
   let run: LocalVisitRun | undefined;
   let workerRun: WorkerVisitRun | undefined;
-  // Each output file's length as of the state being saved: read in the same turn as that state, awaited after.
+  // Each output file's length as of the state being saved: read in the same turn as that state, awaited after. A
+  // closed file's slice is finished in any state read after the close began, so its final length is the one.
   const cutOutputs = (): Promise<Record<string, number>> => {
+    const final = [...closed.values()].flatMap((c) => (c.path === undefined ? [] : [c.length.then((length) => [c.path!, length] as const)]));
     const cuts = [...sinks.values()].flatMap((s) => (s.file === undefined ? [] : [s.file.sink.lengthAtCut().then((length) => [s.file!.path, length] as const)]));
-    return Promise.all(cuts).then((lengths) => ({ ...outputs.lengths, ...Object.fromEntries(lengths) }));
+    return Promise.all([Promise.all(final), Promise.all(cuts)]).then(([ends, lengths]) => ({
+      ...outputs.lengths,
+      ...Object.fromEntries(ends.filter((e): e is readonly [string, number] => e[1] !== undefined)),
+      ...Object.fromEntries(lengths),
+    }));
+  };
+  const chainsOfSlice = new Map<number, string[]>();
+  for (const c of chainsOf(visiting)) chainsOfSlice.set(c.sliceId, [...(chainsOfSlice.get(c.sliceId) ?? []), c.key]);
+  const finishedChains = new Set(Object.entries(previous?.slices ?? {}).flatMap(([key, c]) => (c.finished === true ? [key] : [])));
+  const closeSlice = (slice: number): void => {
+    const s = sinks.get(slice);
+    if (s === undefined) return;
+    sinks.delete(slice);
+    const length = (async () => {
+      await s.queue;
+      const tail = s.encoder.end();
+      if (tail !== undefined) await s.sink.write([tail]);
+      await s.sink.close();
+      return s.file === undefined ? undefined : sizeOf(s.file.path);
+    })();
+    length.catch(() => {});
+    closed.set(slice, { path: s.file?.path, length, bytes: s.sink.bytes });
+  };
+  /** A chain stopped: once every chain of its slice finished, the slice's own file (`outputDir`) is closed. */
+  const chainStopped = (key: string, slice: number, status: string): void => {
+    if (options.outputDir === undefined || status !== 'finished') return;
+    finishedChains.add(key);
+    if ((chainsOfSlice.get(slice) ?? []).every((k) => finishedChains.has(k))) closeSlice(slice);
   };
   const snapshot = async (): Promise<Checkpoint> => {
     if (workerRun !== undefined) {
@@ -141,6 +176,7 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
       const state = emptyCheckpoint(fingerprint);
       state.slices = { ...(previous?.slices ?? {}) };
       for (const [key, s] of Object.entries(states)) state.slices[key] = { ...s, documents: (priorDocuments.get(key) ?? 0) + s.documents };
+      addInflight(state, workerRun);
       await Promise.all([...sinks.values()].map(async (s) => {
         await s.queue;
         await s.sink.flushed();
@@ -153,13 +189,15 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
     // Read the state first, then wait for the outputs: everything the state covers was written before it.
     const state = emptyCheckpoint(fingerprint);
     state.slices = { ...(previous?.slices ?? {}) };
-    for (const s of run?.slices ?? []) {
+    // A chain not run yet stands where it was resumed from (or, not started at all, has no entry).
+    for (const s of (run?.slices ?? []).filter((x) => x.started)) {
       state.slices[s.key] = {
         ...(s.status === 'finished' ? { finished: true } : s.continuation !== undefined ? { continuation: s.continuation } : {}),
         documents: (priorDocuments.get(s.key) ?? 0) + s.documents + s.removes,
         ...(s.status !== 'finished' && { deliveredIds: s.exactlyOnce.pendingIds() }),
       };
     }
+    addInflight(state, run);
     const cut = cutOutputs();
     await Promise.all([...sinks.values()].map((s) => s.sink.flushed()));
     state.outputs = await cut;
@@ -168,7 +206,7 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   const checkpoint = options.checkpoint === undefined ? undefined : new CheckpointWriter(options.checkpoint, snapshot, options.checkpointIntervalMs ?? 1000);
 
   let outputRawBytes = 0;
-  const visitOptions = { ...options, resumeFrom: { ...resumeStates(previous), ...options.resumeFrom } };
+  const visitOptions = { ...visiting, resumeFrom: { ...resumeStates(previous), ...options.resumeFrom } };
   if (workers > 1) {
     const { onStart: _onStart, stdout: _stdout, ...toWorkers } = visitOptions;
     workerRun = startWorkerVisit(toWorkers, workers, { format: format as 'jsonl' | 'feed', gzip: gzipOnWorkers }, (slice, data, rawBytes) => {
@@ -178,7 +216,7 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
       const s = sinkFor(slice);
       s.queue = s.queue.then(() => s.sink.write([data]));
       return s.queue;
-    });
+    }, { onChainStopped: chainStopped });
   }
   const current: VisitRun = workerRun ?? (run = startVisit(
     visitOptions,
@@ -187,8 +225,9 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
         const { sink, encoder } = sinkFor(batch.slice);
         return sink.write(encoder.encode(batch.entries));
       },
-      onSliceState() {
+      onSliceState(s) {
         checkpoint?.touch();
+        if (s.status === 'finished') chainStopped(s.key, s.sliceId, s.status);
       },
     },
   ));
@@ -208,12 +247,37 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
     if (tail !== undefined) await sink.write([tail]);
   }
   await Promise.all([...sinks.values()].map((s) => s.sink.close()));
+  await Promise.all([...closed.values()].map((c) => c.length));
   if (checkpoint !== undefined) await checkpoint.flush();
   return {
     ...report,
-    outputBytes: workerRun !== undefined ? outputRawBytes : [...sinks.values()].reduce((n, s) => n + s.sink.bytes, 0),
+    outputBytes: workerRun !== undefined ? outputRawBytes : [...sinks.values(), ...closed.values()].reduce((n, s) => n + ('sink' in s ? s.sink.bytes : s.bytes), 0),
     resumed,
   };
+}
+
+/**
+ * The visit as it runs: the slice count made explicit (with it, `inflightSlices` as it was meant without it). Without
+ * `slices` a checkpoint's own count is taken, so that one saved under an earlier default (4, all at once) is continued;
+ * then too the visit is adaptive, and it starts at the level the checkpoint saved.
+ */
+function resolvedVisit(options: ExportOptions, stored: Checkpoint | undefined): ExportOptions {
+  if (options.slices !== undefined) return options;
+  const slices = (stored === undefined ? undefined : slicesOfFingerprint(stored.visit)) ?? defaultVisitSlices;
+  const inflight = options.inflightSlices ?? 'adaptive';
+  const start = options.adaptiveSlices?.start ?? stored?.inflight;
+  return {
+    ...options,
+    slices,
+    inflightSlices: inflight,
+    ...(inflight === 'adaptive' && start !== undefined && { adaptiveSlices: { ...options.adaptiveSlices, start } }),
+  };
+}
+
+/** Records the adaptive level in the checkpoint, for a resumed visit to start from. */
+function addInflight(state: Checkpoint, run: VisitRun | undefined): void {
+  const inflight = run?.inflight();
+  if (inflight?.adaptive === true) state.inflight = inflight.limit;
 }
 
 /**

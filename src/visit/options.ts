@@ -44,13 +44,21 @@ export interface VisitOptions extends VisitSelectionOptions {
   /** TLS options for https endpoints (ca, cert, key) of the own pool, e.g. `connectOptions(security)`, exported by the package. */
   tls?: buildConnector.BuildOptions;
   /**
-   * Number of slices the corpus is split in. Default {@link defaultVisitSlices}: one slice at a time leaves
-   * all but one of the content nodes' visitor threads idle. All of `sliceIds` are visited at once, each with
-   * its own chain of continuations; 1 visits the corpus as one chain (no `slices` parameter is sent).
+   * Number of slices the corpus is split in, each visited by its own chain of continuations. Not given: the corpus
+   * is split in {@link defaultVisitSlices} and visited adaptively (see `inflightSlices`). Given: all of `sliceIds`
+   * are visited at once, as before; 1 visits the corpus as one chain of requests (no `slices` parameter is sent).
    */
   slices?: number;
-  /** Which slices this process visits; default all of 0..slices-1. Lets several machines split one export. */
+  /** Which slices this process visits; default all of 0..slices-1. Lets several machines split one export. Needs `slices`. */
   sliceIds?: number[];
+  /**
+   * How many slices are visited at once. A number: at most that many, the next unstarted one taking the place of a
+   * finished one. `'adaptive'`: start with a few and keep as many in flight as raise the documents/s (see
+   * {@link AdaptiveSliceOptions}). Default: `'adaptive'` when `slices` is not given, all of them when it is.
+   */
+  inflightSlices?: number | 'adaptive';
+  /** Tuning of `inflightSlices: 'adaptive'`; the defaults suit a visit of more than a few seconds. */
+  adaptiveSlices?: AdaptiveSliceOptions;
   /** Ask for a streamed response (`stream=true`, JSONL when the server offers it). Default true. */
   stream?: boolean;
   /** `wantedDocumentCount`; default unset when streaming, 1000 per page otherwise. */
@@ -77,10 +85,35 @@ export interface VisitOptions extends VisitSelectionOptions {
 }
 
 /**
- * Slices visited at once when `slices` is not given. Chosen by measuring export time against the simulator with
- * a content node's per-document visit cost (bench/visit/slices.ts, figures in the README).
+ * Slices the corpus is split in when `slices` is not given; they are then visited adaptively, a few at first and as
+ * many at once as raise the documents/s. A chain of requests keeps about one visitor of one content node busy (with
+ * the default `concurrency` of 1), so 256 leave room for a large cluster (twenty content nodes visiting a dozen
+ * buckets at once each); a slice is then a small share of the corpus, so the last ones, running alone at the end,
+ * are short. What a slice costs beyond its documents is a request or two more.
  */
-export const defaultVisitSlices = 4;
+export const defaultVisitSlices = 256;
+
+/** How the adaptive visit (`inflightSlices: 'adaptive'`) searches for its number of slices in flight. */
+export interface AdaptiveSliceOptions {
+  /** Slices in flight at the start. Default {@link defaultAdaptiveStart}. */
+  start?: number;
+  /** Never more than this many in flight. Default: all the slices (and bucket spaces) of the visit. */
+  max?: number;
+  /**
+   * One measurement of documents/s, in ms: after each change one such window is let pass (new requests get going,
+   * parked ones stop) and the next one measured. Default 1000.
+   */
+  windowMs?: number;
+  /**
+   * The fewest documents a measured window holds: a slow visit's windows last until this many came (at most 30
+   * windows), since documents come in steps (a bucket at a time) and a rate read off a few steps is mostly noise.
+   * Default 2048.
+   */
+  windowDocuments?: number;
+}
+
+/** Slices in flight at the start of an adaptive visit: what was the fixed default before the search existed. */
+export const defaultAdaptiveStart = 4;
 
 /**
  * The retry policy of a visit or bulk operation. `maxRetries` bounds failed requests in a row of every kind

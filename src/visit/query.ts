@@ -2,7 +2,7 @@ import { toVisitPath } from '../document/id.js';
 import { VespaBulkError } from '../errors.js';
 import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkUrl } from '../options-check.js';
 import { isServerDuration, parseDurationMs } from '../time/duration.js';
-import { checkVisitRetry, defaultVisitSlices, type VisitOptions, type VisitSelectionOptions } from './options.js';
+import { checkVisitRetry, defaultAdaptiveStart, defaultVisitSlices, type VisitOptions, type VisitSelectionOptions } from './options.js';
 import { checkSelectionSyntax } from './selection-check.js';
 
 /** Pure mapping from options to the request path and query of one visit request. */
@@ -42,8 +42,30 @@ export function checkVisitOptionValues(options: VisitOptions): void {
   checkInteger(options, 'slices', 1);
   const slices = slicesOf(options);
   if (options.sliceIds !== undefined && !Array.isArray(options.sliceIds)) throw new OptionError('sliceIds', 'an array of slice numbers', options.sliceIds);
+  // A slice id or a token names a share of the corpus only together with the slice count, and the default count
+  // is not a promise: it was 4, it is 256 now.
+  if (options.slices === undefined && options.sliceIds !== undefined) throw new OptionError('slices', 'given with the slice ids to visit (a slice id names a share of the corpus only with the slice count)', undefined);
+  if (options.slices === undefined && options.resumeFrom !== undefined && Object.keys(options.resumeFrom).length > 0) {
+    throw new OptionError('slices', 'given with the tokens to resume from (a continuation token belongs to one slice of one slice count)', undefined);
+  }
   for (const id of options.sliceIds ?? []) {
     if (!Number.isInteger(id) || id < 0 || id >= slices) throw new OptionError('sliceIds', `integers from 0 to ${slices - 1}`, id);
+  }
+  if (options.inflightSlices !== 'adaptive') checkInteger(options, 'inflightSlices', 1);
+  const adaptive = options.adaptiveSlices;
+  if (adaptive !== undefined) {
+    if (typeof adaptive !== 'object' || adaptive === null) throw new OptionError('adaptiveSlices', 'an object ({ start, max, windowMs })', adaptive);
+    // Named as a caller wrote them, with the object they are in.
+    const named = {
+      'adaptiveSlices.start': adaptive.start,
+      'adaptiveSlices.max': adaptive.max,
+      'adaptiveSlices.windowMs': adaptive.windowMs,
+      'adaptiveSlices.windowDocuments': adaptive.windowDocuments,
+    };
+    checkInteger(named, 'adaptiveSlices.start', 1);
+    checkInteger(named, 'adaptiveSlices.max', 1);
+    checkDuration(named, 'adaptiveSlices.windowMs', true);
+    checkInteger(named, 'adaptiveSlices.windowDocuments', 0);
   }
   if (options.timeout !== undefined && !isServerDuration(options.timeout)) throw new OptionError('timeout', 'a number with unit s or ms, e.g. 60s', options.timeout);
   checkInteger(options, 'wantedDocumentCount', 1);
@@ -88,6 +110,42 @@ export function sliceIdsOf(options: Pick<VisitOptions, 'slices' | 'sliceIds'>): 
   const slices = slicesOf(options);
   const ids = options.sliceIds ?? Array.from({ length: slices }, (_, i) => i);
   return [...new Set(ids)].sort((a, b) => a - b);
+}
+
+/** One chain of requests of a visit: a slice, or a slice of one bucket space when a whole-cluster visit covers both. */
+export interface ChainSpec {
+  /** Its key in checkpoints and `resumeFrom` (see `chainKey`). */
+  key: string;
+  sliceId: number;
+  /** The bucket space, when the visit goes through both (else the request names at most one, in its query). */
+  space: string | undefined;
+}
+
+/** Every chain of the visit, in order: each space's slices in turn (a token of one space means nothing in the other). */
+export function chainsOf(options: Pick<VisitOptions, 'slices' | 'sliceIds' | 'namespace' | 'documentType' | 'bucketSpace'>): ChainSpec[] {
+  const ids = sliceIdsOf(options);
+  const spaces = bucketSpacesOf(options);
+  return spaces.flatMap((space) => {
+    const split = spaces.length > 1 ? space : undefined;
+    return ids.map((sliceId) => ({ key: chainKey(sliceId, split), sliceId, space: split }));
+  });
+}
+
+/** How many slices run at once: `'adaptive'` without `slices` (unless told otherwise), else the number (default: all). */
+export function inflightOf(options: Pick<VisitOptions, 'slices' | 'inflightSlices'>): number | 'adaptive' {
+  return options.inflightSlices ?? (options.slices === undefined ? 'adaptive' : Number.MAX_SAFE_INTEGER);
+}
+
+/** The most chains a visit of `chains` chains ever has in flight (the connections its pool may need). */
+export function maxInflightOf(options: Pick<VisitOptions, 'slices' | 'inflightSlices' | 'adaptiveSlices'>, chains: number): number {
+  const inflight = inflightOf(options);
+  const max = inflight === 'adaptive' ? (options.adaptiveSlices?.max ?? chains) : inflight;
+  return Math.max(1, Math.min(chains, max));
+}
+
+/** Where the adaptive search starts, within its bounds. */
+export function adaptiveStartOf(options: Pick<VisitOptions, 'adaptiveSlices'>, max: number): number {
+  return Math.max(1, Math.min(max, options.adaptiveSlices?.start ?? defaultAdaptiveStart));
 }
 
 /** Query parameters shared by every request of a visit: everything but the slice and the continuation. */

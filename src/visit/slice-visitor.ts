@@ -51,8 +51,11 @@ export interface SliceVisitorOptions {
   reach?: { answered: boolean };
 }
 
-/** Where a slice stands; `failed` slices carry their continuation token in the report. */
-export type SliceStatus = 'running' | 'finished' | 'failed' | 'stopped';
+/**
+ * Where a slice stands; `failed` slices carry their continuation token in the report. `waiting`: not started yet,
+ * or parked by the visit's in-flight limit (then with the token it resumes from).
+ */
+export type SliceStatus = 'waiting' | 'running' | 'finished' | 'failed' | 'stopped';
 
 /** How a slice ended; a failed one carries the token to resume it from. */
 export interface SliceReport {
@@ -67,6 +70,8 @@ export interface SliceReport {
   continuation?: string;
   requests: number;
   retries: number;
+  /** Times the chain was parked by the visit's in-flight limit (and resumed from its token later). */
+  parks: number;
   /** Documents the service sent again after a resumption and that were not delivered twice. */
   repeatsSkipped: number;
   error?: string;
@@ -81,6 +86,13 @@ class RequestFailure extends Error {
     readonly retryAfterMs?: number,
   ) {
     super(message);
+  }
+}
+
+/** The chain was asked to park and stopped at a continuation token: not a failure, never retried. */
+class Parked extends Error {
+  constructor() {
+    super('parked');
   }
 }
 
@@ -101,12 +113,15 @@ export class SliceVisitor {
   /** How messages name the chain: `slice 3`, or `slice 3 (global)`. */
   readonly label: string;
   continuation: string | undefined;
-  status: SliceStatus = 'running';
+  status: SliceStatus = 'waiting';
+  /** Whether the chain ran in this process (its state may differ from the one it was resumed from). */
+  started = false;
   percentFinished = 0;
   documents = 0;
   removes = 0;
   requests = 0;
   retries = 0;
+  parks = 0;
   error: string | undefined;
   errorStatus: number | undefined;
   readonly exactlyOnce: ExactlyOnce;
@@ -119,6 +134,10 @@ export class SliceVisitor {
    */
   undelivered = false;
   private tokenChanged = false;
+  /** Asked to stop at the next continuation token (the visit holds fewer chains in flight). */
+  private parkAsked = false;
+  /** A token arrived while parking was asked: the rest of the response is left unread, and the chain stops. */
+  private parkNow = false;
 
   constructor(private readonly options: SliceVisitorOptions) {
     this.sliceId = options.sliceId;
@@ -144,14 +163,33 @@ export class SliceVisitor {
       ...(this.status !== 'finished' && this.continuation !== undefined && { continuation: this.continuation }),
       requests: this.requests,
       retries: this.retries,
+      parks: this.parks,
       repeatsSkipped: this.exactlyOnce.repeatsSkipped,
       ...(this.error !== undefined && { error: this.error }),
       ...(this.errorStatus !== undefined && { status_code: this.errorStatus }),
     };
   }
 
+  /**
+   * Asks a running chain to stop at its next continuation token (`wanted`), or to go on after all. A parked chain
+   * is `waiting`; `run()` resumes it from that token. With JSONL the service sends tokens as it goes, so the chain
+   * stops soon; otherwise at the end of its current request.
+   */
+  park(wanted = true): void {
+    if (this.status === 'running') this.parkAsked = wanted;
+  }
+
+  /**
+   * Runs the chain until it is finished, fails for good, is stopped, or parks (`status` says which). A chain that
+   * is `waiting` may be run again: it continues from its token.
+   */
   async run(): Promise<SliceReport> {
     const o = this.options;
+    if (this.status !== 'waiting') return this.report();
+    this.status = 'running';
+    this.started = true;
+    this.parkAsked = false;
+    this.parkNow = false;
     while (this.status === 'running') {
       let outcome: RetryOutcome<string | undefined>;
       try {
@@ -163,6 +201,13 @@ export class SliceVisitor {
           { policy: o.retry, safeToRepeat: true, signal: o.signal, random: o.random, failureOf: (err) => this.failureOf(err), onRetry: (retry) => this.onRetry(retry) },
         );
       } catch (err) {
+        if (err instanceof Parked) {
+          // What came after the token (in the chunk that held it) was not handed on, and comes again from it.
+          this.exactlyOnce.cut();
+          this.status = 'waiting';
+          this.parks++;
+          break;
+        }
         if (err instanceof DeliveryFailure) {
           this.status = 'stopped';
           throw err.failure;
@@ -195,6 +240,11 @@ export class SliceVisitor {
         this.exactlyOnce.finished();
       } else {
         this.continuation = next;
+        // Between requests there is nothing unread: park here.
+        if (this.parkAsked) {
+          this.status = 'waiting';
+          this.parks++;
+        }
       }
       o.onState?.(this);
     }
@@ -204,7 +254,7 @@ export class SliceVisitor {
 
   /** What the retry policy needs of a failed request; undefined for what is never retried (rethrown as it is). */
   private failureOf(err: unknown): AttemptFailure | undefined {
-    if (err instanceof DeliveryFailure || isVespaBulkError(err, 'VB_UNREACHABLE')) return undefined;
+    if (err instanceof DeliveryFailure || err instanceof Parked || isVespaBulkError(err, 'VB_UNREACHABLE')) return undefined;
     const failure = toFailure(err);
     return { status: failure.status, retryAfterMs: failure.retryAfterMs, progressed: this.progressed };
   }
@@ -257,7 +307,7 @@ export class SliceVisitor {
       return await this.readPlain(body);
     } catch (err) {
       body.destroy();
-      if (err instanceof RequestFailure || err instanceof DeliveryFailure) throw err;
+      if (err instanceof RequestFailure || err instanceof DeliveryFailure || err instanceof Parked) throw err;
       throw new RequestFailure(`response cut off: ${describe(err)}`, undefined);
     }
   }
@@ -289,7 +339,12 @@ export class SliceVisitor {
           this.tokenChanged = false;
           o.onState?.(this);
         }
-        return result;
+        if (!this.parkNow) return result;
+        // Parked at the token just passed on: once its documents are delivered, the response is left.
+        if (result === undefined) throw new Parked();
+        return result.then(() => {
+          throw new Parked();
+        });
       },
     );
     const rest = splitter.takeRest();
@@ -307,6 +362,8 @@ export class SliceVisitor {
     entries: VisitEntry[],
     tail: { statsSeen: boolean; ended: boolean; token: string | undefined; error: string | undefined },
   ): void {
+    // Parking at the token just read: what follows it is left for the resumption.
+    if (this.parkNow) return;
     if (tail.ended) {
       // Anything after the final continuation line means the previous one was not final.
       tail.ended = false;
@@ -345,6 +402,7 @@ export class SliceVisitor {
           this.exactlyOnce.tokenAdvanced();
           this.progressed = true;
           this.tokenChanged = true;
+          if (this.parkAsked) this.parkNow = true;
         }
         // The last line of a complete response is a continuation (after sessionStats, but an older server
         // may send none): a body that ends cleanly on one is complete; a cut one ends in an error or elsewhere.

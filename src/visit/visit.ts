@@ -3,7 +3,7 @@ import type { VisitBatch, VisitEntry } from './entries.js';
 import { toFeedOperation } from './formats.js';
 import type { VisitOptions } from './options.js';
 import { startVisit, type VisitReport, type VisitRun } from './visitor.js';
-import { sliceIdsOf } from './query.js';
+import { chainsOf, maxInflightOf } from './query.js';
 
 /** One visited document or tombstone. */
 export class VisitedDocument {
@@ -48,8 +48,8 @@ export interface VisitIterable extends AsyncIterable<VisitedDocument> {
 }
 
 /**
- * Visits the documents of all requested slices at once and yields each document (and tombstone, with
- * `includeRemoves`) exactly once, resuming cut responses and retrying 429/503/504 with backoff. A slow
+ * Visits the documents of the requested slices (all at once, or as many at once as pay: see `inflightSlices`) and
+ * yields each document (and tombstone, with `includeRemoves`) exactly once, resuming cut responses and retrying 429/503/504 with backoff. A slow
  * loop body slows the HTTP reads down; nothing piles up. Breaking out of the loop stops the requests.
  *
  * When some slice fails for good, the loop ends with a `VB_VISIT` error once the other slices are done;
@@ -73,7 +73,8 @@ export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) 
       if (started) throw new VespaBulkError('VB_USAGE', 'a visit() result can be iterated once');
       started = true;
       const queue: VisitBatch[] = [];
-      const maxQueued = 2 * Math.max(1, sliceIdsOf(options).length);
+      // Two batches for each chain that may be in flight.
+      const maxQueued = 2 * maxInflightOf(options, Math.max(1, chainsOf(options).length));
       const waitingProducers: Array<() => void> = [];
       let wakeConsumer: (() => void) | undefined;
       let finished = false;

@@ -1,18 +1,23 @@
+import { setMaxListeners } from 'node:events';
+import type { Dispatcher } from 'undici';
 import { createPool } from '../http/transport.js';
+import { ChainScheduler, type ChainSchedulerOptions, type InflightReport } from './chain-scheduler.js';
 import type { VisitBatch } from './entries.js';
 import { resolveVisitRetry, type VisitOptions } from './options.js';
-import { baseVisitQuery, bucketSpacesOf, chainKey, sliceIdsOf, slicesOf, timeoutMs, validateVisitOptions, visitPath } from './query.js';
+import { adaptiveStartOf, baseVisitQuery, chainsOf, inflightOf, maxInflightOf, slicesOf, timeoutMs, validateVisitOptions, visitPath } from './query.js';
 import { SliceVisitor, type SliceReport, type SliceStatus } from './slice-visitor.js';
 
+export type { InflightReport } from './chain-scheduler.js';
+
 /**
- * Runs every requested slice of a visit at once over one connection pool, each slice following its own
- * continuation chain, and hands their documents to one consumer. The engine under `visit()` and the
- * exporter.
+ * Runs the slices of a visit over one connection pool, each slice following its own continuation chain, and hands
+ * their documents to one consumer: all of them at once, at most a given number, or as many as the adaptive search
+ * finds worth it (chain-scheduler.ts). The engine under `visit()` and the exporter.
  */
 export interface VisitConsumer {
   /** New documents of a slice; a returned promise pauses that slice's reading until it settles. */
   deliver(batch: VisitBatch): void | Promise<void>;
-  /** A slice's token advanced, or it ended. */
+  /** A slice's token advanced, it parked, or it ended. */
   onSliceState?(slice: SliceVisitor): void;
 }
 
@@ -25,6 +30,8 @@ export interface VisitReport {
   bytes: number;
   seconds: number;
   slices: SliceReport[];
+  /** How many slices were in flight: the limit (adaptive or fixed), its highest, the mean, the search's steps. */
+  inflight: InflightReport;
 }
 
 /** What a running visit shows of one chain (a slice, or a slice of one bucket space). */
@@ -45,10 +52,15 @@ export interface VisitRun {
   readonly done: Promise<VisitReport>;
   /** Bytes received so far. */
   bytes(): number;
-  /** Mean of the slices' percentFinished. */
+  /**
+   * Mean of the slices' percentFinished, a slice not started yet counting 0 and a finished one 100: the slices are
+   * equal shares of the corpus, so this is the share visited.
+   */
   percentFinished(): number;
   /** Documents (and tombstones) delivered so far, over all slices. */
   documents(): number;
+  /** Slices running now and how many may (the adaptive search's level, or the fixed number). */
+  inflight(): { running: number; limit: number; adaptive: boolean };
 }
 
 function withBucketSpace(query: URLSearchParams, space: string | undefined): URLSearchParams {
@@ -63,29 +75,43 @@ export interface LocalVisitRun extends VisitRun {
   readonly slices: readonly SliceVisitor[];
 }
 
-/** Starts a visit that hands batches to `consumer`; the lower-level half of `visit()`. */
-export function startVisit(options: VisitOptions, consumer: VisitConsumer): LocalVisitRun {
+/** The chains of a visit, none started, and what they share: the pool, the byte count, the stop. */
+export interface ChainSet {
+  readonly slices: readonly SliceVisitor[];
+  readonly byKey: ReadonlyMap<string, SliceVisitor>;
+  /** The most chains that may run at once (the pool's connections). */
+  readonly maxInflight: number;
+  /** Aborted by `stop()`, or by the caller's signal. */
+  readonly signal: AbortSignal;
+  bytes(): number;
+  /** Stops every chain (a consumer failure stops all of them, not only the one that met it). */
+  stop(): void;
+  /** Closes the own pool. */
+  close(): Promise<void>;
+}
+
+/** Builds every chain of the visit, resumed where `resumeFrom` says, sharing one pool. */
+export function createChains(options: VisitOptions, consumer: VisitConsumer): ChainSet {
   validateVisitOptions(options);
   const url = new URL(options.endpoint);
   const pathPrefix = url.pathname.replace(/\/+$/, '');
-  const ids = sliceIdsOf(options);
-  const spaces = bucketSpacesOf(options);
-  // Each slice of each space is a chain of its own: a token of one space means nothing in the other.
-  const chains = spaces.flatMap((space) => ids.map((sliceId) => ({ sliceId, space: spaces.length > 1 ? space : undefined })));
+  const specs = chainsOf(options);
   const retry = resolveVisitRetry(options.retry);
-  // A consumer failure stops every slice, not only the one that met it.
   const controller = new AbortController();
   const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
-  // One connection per chain: each has at most one request in flight, so there is no write to batch.
-  const pool = options.dispatcher ?? createPool({ origin: url.origin, connections: chains.length, pipelining: 1, tls: options.tls, batchWrites: false });
+  // Every request in flight listens on it (the pool, the retry wait): one per chain, and there may be hundreds.
+  setMaxListeners(0, signal);
+  const unfinished = specs.filter((c) => options.resumeFrom?.[c.key]?.finished !== true).length;
+  const maxInflight = maxInflightOf(options, Math.max(1, unfinished));
+  // A connection for each chain that may be in flight: each has at most one request out, so there is no write to batch.
+  const pool: Dispatcher = options.dispatcher ?? createPool({ origin: url.origin, connections: maxInflight, pipelining: 1, tls: options.tls, batchWrites: false });
   const query = baseVisitQuery(options);
   const stream = options.stream ?? true;
   const requestTimeoutMs = options.requestTimeoutMs ?? timeoutMs(options.timeout, 180_000) + 30_000;
   let bytes = 0;
   const reach = { answered: false };
-  const startedAt = performance.now();
-  const slices = chains.map(
-    ({ sliceId, space }) =>
+  const slices = specs.map(
+    ({ key, sliceId, space }) =>
       new SliceVisitor({
         dispatcher: pool,
         origin: url.origin,
@@ -99,7 +125,7 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Loca
         headers: options.headers ?? {},
         requestTimeoutMs,
         retry,
-        resume: options.resumeFrom?.[chainKey(sliceId, space)],
+        resume: options.resumeFrom?.[key],
         signal,
         deliver: (batch) => consumer.deliver(batch),
         onState: (s) => consumer.onSliceState?.(s),
@@ -108,33 +134,97 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Loca
         reach,
       }),
   );
+  return {
+    slices,
+    byKey: new Map(slices.map((s) => [s.key, s])),
+    maxInflight,
+    signal,
+    bytes: () => bytes,
+    stop: () => controller.abort(),
+    close: async () => {
+      if (options.dispatcher === undefined) await pool.destroy().catch(() => {});
+    },
+  };
+}
+
+/**
+ * The order chains start in: those with progress (resumed from a token, or with documents to skip) first, so that
+ * what was begun is finished first; then the rest in slice order.
+ */
+export function startOrder(slices: readonly Pick<SliceVisitor, 'key' | 'status' | 'continuation' | 'exactlyOnce'>[]): string[] {
+  const waiting = slices.filter((s) => s.status === 'waiting');
+  const begun = (s: (typeof waiting)[number]): boolean => s.continuation !== undefined || s.exactlyOnce.pendingIds().length > 0;
+  return [...waiting.filter(begun), ...waiting.filter((s) => !begun(s))].map((s) => s.key);
+}
+
+/** The scheduler's limit for a visit: fixed, or the adaptive search's bounds (starting at `start` if given). */
+export function limitOf(options: VisitOptions, maxInflight: number): ChainSchedulerOptions['limit'] {
+  const inflight = inflightOf(options);
+  if (inflight !== 'adaptive') return maxInflight;
+  return {
+    adaptive: { start: adaptiveStartOf(options, maxInflight), max: maxInflight },
+    windowMs: options.adaptiveSlices?.windowMs ?? 1000,
+    windowDocuments: options.adaptiveSlices?.windowDocuments ?? 2048,
+  };
+}
+
+/** Sums chain reports into a visit report. */
+export function visitReportOf(reports: SliceReport[], bytes: number, seconds: number, inflight: InflightReport): VisitReport {
+  return {
+    ok: reports.every((r) => r.status === 'finished'),
+    documents: reports.reduce((n, r) => n + r.documents, 0),
+    removes: reports.reduce((n, r) => n + r.removes, 0),
+    bytes,
+    seconds,
+    slices: reports,
+    inflight,
+  };
+}
+
+/** Starts a visit that hands batches to `consumer`; the lower-level half of `visit()`. */
+export function startVisit(options: VisitOptions, consumer: VisitConsumer): LocalVisitRun {
+  const chains = createChains(options, consumer);
+  const { slices } = chains;
+  const startedAt = performance.now();
+  const documents = (): number => slices.reduce((n, s) => n + s.documents + s.removes, 0);
+  const scheduler = new ChainScheduler({
+    keys: startOrder(slices),
+    limit: limitOf(options, chains.maxInflight),
+    runner: {
+      run: async (key) => {
+        const s = chains.byKey.get(key)!;
+        await s.run();
+        return s.status === 'waiting' ? 'parked' : 'done';
+      },
+      park: (key, wanted) => chains.byKey.get(key)!.park(wanted),
+      delivered: (key) => {
+        const s = chains.byKey.get(key)!;
+        return s.documents + s.removes;
+      },
+    },
+    documents,
+    signal: chains.signal,
+    onFailure: () => chains.stop(),
+  });
   const done = (async (): Promise<VisitReport> => {
     try {
-      const reports = await Promise.all(
-        slices.map((s) =>
-          s.run().catch((err: unknown) => {
-            controller.abort();
-            throw err;
-          }),
-        ),
+      await scheduler.done;
+      return visitReportOf(
+        slices.map((s) => s.report()),
+        chains.bytes(),
+        (performance.now() - startedAt) / 1000,
+        scheduler.report(),
       );
-      return {
-        ok: reports.every((r) => r.status === 'finished'),
-        documents: reports.reduce((n, r) => n + r.documents, 0),
-        removes: reports.reduce((n, r) => n + r.removes, 0),
-        bytes,
-        seconds: (performance.now() - startedAt) / 1000,
-        slices: reports,
-      };
     } finally {
-      if (options.dispatcher === undefined) await pool.destroy().catch(() => {});
+      await chains.close();
     }
   })();
   return {
     slices,
     done,
-    bytes: () => bytes,
+    bytes: () => chains.bytes(),
     percentFinished: () => (slices.length === 0 ? 100 : slices.reduce((n, s) => n + s.percentFinished, 0) / slices.length),
-    documents: () => slices.reduce((n, s) => n + s.documents + s.removes, 0),
+    documents,
+    inflight: () => scheduler.inflight(),
   };
 }

@@ -108,7 +108,8 @@ describe('visiting the simulator', () => {
 
     // A response that is always cut before its next token makes no progress: the slice gives up and says where.
     s.faults.set({ cutStreamAfterDocuments: 5 });
-    const stuck = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', output: join(dir, 'stuck.jsonl'), retry: { ...fastRetry, maxAttempts: 3 } });
+    // Four slices of 150: each response is cut (there are more than 5 documents in every slice).
+    const stuck = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 4, output: join(dir, 'stuck.jsonl'), retry: { ...fastRetry, maxAttempts: 3 } });
     expect(stuck.ok).toBe(false);
     expect(stuck.slices[0].status).toBe('failed');
     // Cut before the first token: there is no token yet, so the report says to start over.

@@ -1,15 +1,15 @@
 import type { OutputFormat } from '../formats.js';
 import type { SliceResumeState, VisitMessage, VisitOptions } from '../options.js';
-import type { SliceStatus } from '../slice-visitor.js';
-import type { VisitReport } from '../visitor.js';
+import type { SliceReport, SliceStatus } from '../slice-visitor.js';
 
 /**
- * Messages between the main thread of an export and its visit workers. Bytes travel as one transferable
- * buffer per batch; the resume state (which holds the ids written after the last token, possibly many) only
- * when the main thread asks for a checkpoint, after the bytes it covers.
+ * Messages between the main thread of an export and its visit workers. The main thread decides which chain runs
+ * when and where (`start`, `park`); a worker runs the chains it is given. Bytes travel as one transferable buffer per
+ * batch; the resume state (which holds the ids written after the last token, possibly many) only when the main
+ * thread asks for a checkpoint, after the bytes it covers.
  */
 export interface WorkerInput {
-  /** The visit, less what cannot cross threads (signal, dispatcher, callbacks); `sliceIds` is this worker's share. */
+  /** The visit, less what cannot cross threads (signal, dispatcher, callbacks): every worker can run any of its chains. */
   options: VisitOptions;
   format: Exclude<OutputFormat, 'json'>;
   /** Compress each batch into a gzip member. */
@@ -26,16 +26,31 @@ export interface SliceProgress {
   percentFinished: number;
 }
 
+/** A chain's resume state with the documents written for it in this run. */
+export type ChainState = SliceResumeState & { documents: number };
+
 /** Worker to main thread. */
 export type FromWorker =
   /** Encoded (and maybe compressed) lines of one slice, in order; `rawBytes` before compression. */
   | { type: 'batch'; slice: number; data: Uint8Array; rawBytes: number; bytesReceived: number; progress: SliceProgress[] }
-  /** Answer to `snapshot`: the state of every chain as of the batches sent before it. */
-  | { type: 'state'; id: number; states: Record<string, SliceResumeState & { documents: number }>; progress: SliceProgress[] }
+  /** Answer to `snapshot`: the state of every chain it ran, as of the batches sent before it. */
+  | { type: 'state'; id: number; states: Record<string, ChainState>; progress: SliceProgress[] }
   | { type: 'message'; message: VisitMessage }
-  /** The visit of this share ended; `states` as in `state`. */
-  | { type: 'done'; report: VisitReport; states: Record<string, SliceResumeState & { documents: number }> }
+  /** A chain stopped, after the batches of its documents: ended for good (`done`), or `parked` at a token. */
+  | { type: 'chain'; key: string; outcome: 'done' | 'parked'; progress: SliceProgress; report: SliceReport }
+  /** After `end`, once its chains stopped: the reports and states of the chains it ran, and the bytes it received. */
+  | { type: 'done'; reports: SliceReport[]; states: Record<string, ChainState>; bytes: number }
   | { type: 'error'; code: string | undefined; message: string };
 
 /** Main thread to worker. */
-export type ToWorker = { type: 'ack' } | { type: 'snapshot'; id: number } | { type: 'stop' };
+export type ToWorker =
+  | { type: 'ack' }
+  | { type: 'snapshot'; id: number }
+  /** Stop every chain (the visit is stopped or failed). */
+  | { type: 'stop' }
+  /** Run (or resume, after `parked`) this chain. */
+  | { type: 'start'; key: string }
+  /** Ask a running chain to stop at its next token (`wanted`), or to go on after all. */
+  | { type: 'park'; key: string; wanted: boolean }
+  /** No chain will be started any more: report `done` once the running ones stop. */
+  | { type: 'end' };

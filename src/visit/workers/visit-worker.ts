@@ -1,12 +1,11 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
 import { createEncoder } from '../formats.js';
-import type { SliceResumeState } from '../options.js';
 import type { SliceVisitor } from '../slice-visitor.js';
-import { startVisit, type LocalVisitRun } from '../visitor.js';
-import type { FromWorker, SliceProgress, ToWorker, WorkerInput } from './protocol.js';
+import { createChains } from '../visitor.js';
+import type { ChainState, FromWorker, SliceProgress, ToWorker, WorkerInput } from './protocol.js';
 
-// The entry of one visit worker: runs the chains of its share of the slices and posts their bytes in batches.
+// The entry of one visit worker: runs the chains the main thread starts here and posts their bytes in batches.
 
 const input = workerData as WorkerInput;
 const port = parentPort!;
@@ -22,9 +21,13 @@ const encoder = createEncoder(input.format);
 const pending = new Map<number, Buffer[]>();
 const pendingSize = new Map<number, number>();
 let unacked = 0;
-let wakeOnAck: Array<() => void> = [];
-const controller = new AbortController();
-let run: LocalVisitRun | undefined;
+const wakeOnAck: Array<() => void> = [];
+/** Chains run here (their state is this worker's to report), and those running now. */
+const ran = new Set<SliceVisitor>();
+const running = new Set<string>();
+let ending = false;
+let failed = false;
+let over = false;
 
 function progressOf(s: SliceVisitor): SliceProgress {
   return { key: s.key, status: s.status, documents: s.documents, removes: s.removes, retries: s.retries, percentFinished: s.percentFinished };
@@ -52,16 +55,16 @@ function flush(slice: number): void {
     }
   }
   unacked++;
-  const progress = (run?.slices ?? []).filter((s) => s.sliceId === slice).map(progressOf);
-  post({ type: 'batch', slice, data, rawBytes, bytesReceived: run?.bytes() ?? 0, progress }, [data.buffer as ArrayBuffer]);
+  const progress = [...ran].filter((s) => s.sliceId === slice).map(progressOf);
+  post({ type: 'batch', slice, data, rawBytes, bytesReceived: chains.bytes(), progress }, [data.buffer as ArrayBuffer]);
 }
 
 function flushAll(): void {
   for (const s of pending.keys()) flush(s);
 }
 
-function statesOf(slices: readonly SliceVisitor[]): Record<string, SliceResumeState & { documents: number }> {
-  const out: Record<string, SliceResumeState & { documents: number }> = {};
+function statesOf(slices: Iterable<SliceVisitor>): Record<string, ChainState> {
+  const out: Record<string, ChainState> = {};
   for (const s of slices) {
     out[s.key] = {
       ...(s.status === 'finished' ? { finished: true } : s.continuation !== undefined ? { continuation: s.continuation } : {}),
@@ -72,57 +75,91 @@ function statesOf(slices: readonly SliceVisitor[]): Record<string, SliceResumeSt
   return out;
 }
 
+const chains = createChains(input.options, {
+  deliver(batch) {
+    const s = batch.slice;
+    const chunks = encoder.encode(batch.entries);
+    const list = pending.get(s) ?? [];
+    list.push(...chunks);
+    pending.set(s, list);
+    pendingSize.set(s, (pendingSize.get(s) ?? 0) + chunks.reduce((n, c) => n + c.length, 0));
+    if ((pendingSize.get(s) ?? 0) >= batchBytes) flush(s);
+    if (unacked < maxUnacked) return;
+    return new Promise<void>((resolve) => wakeOnAck.push(resolve));
+  },
+  onSliceState(s) {
+    // A token, a park or an end: what came before goes out now, so the main thread's progress is current.
+    flush(s.sliceId);
+  },
+});
+const timer = setInterval(flushAll, 100);
+
+function start(key: string): void {
+  const s = chains.byKey.get(key);
+  if (s === undefined || failed) {
+    if (s !== undefined) post({ type: 'chain', key, outcome: 'done', progress: progressOf(s), report: s.report() });
+    return;
+  }
+  ran.add(s);
+  running.add(key);
+  s.run().then(
+    () => {
+      running.delete(key);
+      // The chain's bytes go before the word that it stopped: the main thread has written them when it reads it.
+      flush(s.sliceId);
+      post({ type: 'chain', key, outcome: s.status === 'waiting' ? 'parked' : 'done', progress: progressOf(s), report: s.report() });
+      finishIfOver();
+    },
+    (err: unknown) => {
+      running.delete(key);
+      if (!failed) {
+        // The visit cannot go on (nothing answers, or the encoding failed): this worker's chains stop, the main thread stops the rest.
+        failed = true;
+        chains.stop();
+        post({ type: 'error', code: (err as { code?: unknown }).code as string | undefined, message: err instanceof Error ? err.message : String(err) });
+      }
+      finishIfOver();
+    },
+  );
+}
+
+/** After `end` (sent once the main thread starts no more chains), when the last chain here stopped. */
+function finishIfOver(): void {
+  if (over || !ending || running.size > 0) return;
+  over = true;
+  clearInterval(timer);
+  flushAll();
+  post({ type: 'done', reports: [...ran].map((s) => s.report()), states: statesOf(ran), bytes: chains.bytes() });
+  void chains.close().finally(() => port.close());
+}
+
 port.on('message', (m: ToWorker) => {
-  if (m.type === 'ack') {
-    unacked--;
-    if (unacked < maxUnacked) for (const wake of wakeOnAck.splice(0)) wake();
-  } else if (m.type === 'stop') {
-    controller.abort();
-  } else {
-    void (async () => {
-      // Lines read but not yet handed on are handed on within this turn of the event loop.
-      for (let turns = 0; turns < 100 && run?.slices.some((s) => s.undelivered); turns++) await new Promise((r) => setImmediate(r));
-      // The state and the bytes it covers are taken together, and the bytes are posted first.
-      const slices = run?.slices ?? [];
-      const states = statesOf(slices);
-      flushAll();
-      post({ type: 'state', id: m.id, states, progress: slices.map(progressOf) });
-    })();
+  switch (m.type) {
+    case 'ack':
+      unacked--;
+      if (unacked < maxUnacked) for (const wake of wakeOnAck.splice(0)) wake();
+      return;
+    case 'stop':
+      chains.stop();
+      return;
+    case 'start':
+      start(m.key);
+      return;
+    case 'park':
+      chains.byKey.get(m.key)?.park(m.wanted);
+      return;
+    case 'end':
+      ending = true;
+      finishIfOver();
+      return;
+    case 'snapshot':
+      void (async () => {
+        // Lines read but not yet handed on are handed on within this turn of the event loop.
+        for (let turns = 0; turns < 100 && [...ran].some((s) => s.undelivered); turns++) await new Promise((r) => setImmediate(r));
+        // The state and the bytes it covers are taken together, and the bytes are posted first.
+        const states = statesOf(ran);
+        flushAll();
+        post({ type: 'state', id: m.id, states, progress: [...ran].map(progressOf) });
+      })();
   }
 });
-
-const timer = setInterval(flushAll, 100);
-run = startVisit(
-  { ...input.options, signal: controller.signal, onMessage: (message) => post({ type: 'message', message }) },
-  {
-    deliver(batch) {
-      const s = batch.slice;
-      const chunks = encoder.encode(batch.entries);
-      const list = pending.get(s) ?? [];
-      list.push(...chunks);
-      pending.set(s, list);
-      pendingSize.set(s, (pendingSize.get(s) ?? 0) + chunks.reduce((n, c) => n + c.length, 0));
-      if ((pendingSize.get(s) ?? 0) >= batchBytes) flush(s);
-      if (unacked < maxUnacked) return;
-      return new Promise<void>((resolve) => wakeOnAck.push(resolve));
-    },
-    onSliceState(s) {
-      // A token or an end: what came before goes out now, so the main thread's progress is current.
-      flush(s.sliceId);
-    },
-  },
-);
-run.done.then(
-  (report) => {
-    clearInterval(timer);
-    flushAll();
-    post({ type: 'done', report, states: statesOf(run.slices) });
-    port.close();
-  },
-  (err: unknown) => {
-    clearInterval(timer);
-    wakeOnAck = [];
-    post({ type: 'error', code: (err as { code?: unknown }).code as string | undefined, message: err instanceof Error ? err.message : String(err) });
-    port.close();
-  },
-);
