@@ -18,7 +18,7 @@ export function withTransportOptions<T>(y: Argv<T>): Argv<T & TransportArgs> {
   return y
     .option('protocol', { choices: ['auto', 'h2', 'http1.1'] as const, describe: 'HTTP version: auto = HTTP/2 where the target speaks it (h2c on http://, ALPN on https://), else HTTP/1.1 (default auto)' })
     .option('http2', { type: 'boolean', describe: 'The same as --protocol h2' })
-    .option('connections', { type: 'number', describe: 'HTTP/2: connections (default 2); HTTP/1.1: connections at most, opened as the in-flight operations need them (default 256)' })
+    .option('connections', { type: 'number', describe: 'Connections at most, opened as the operations in flight need them (default: HTTP/2 one per 256 of the in-flight maximum, 4; HTTP/1.1 one per operation in flight, as the container serves one request at a time)' })
     .option('max-streams', { type: 'number', describe: "HTTP/2: streams at once per connection at most, within the server's own limit (default 256)" })
     .option('pipelining', { type: 'number', describe: 'HTTP/1.1: requests on one connection at once (default 1: the container serves one at a time)' }) as unknown as Argv<T & TransportArgs>;
 }

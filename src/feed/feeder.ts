@@ -7,7 +7,7 @@ import { isAuthFailure } from '../http/tls.js';
 import { protocolError, unreachableCause, unreachableError } from '../http/reachability.js';
 import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.js';
 import type { RawItem } from './splitter.js';
-import { AdaptiveThrottle, FixedThrottle, type Throttle } from './throttle.js';
+import { AdaptiveThrottle, FixedThrottle, defaultMaxInflight, type Throttle } from './throttle.js';
 import { CircuitBreaker } from './breaker.js';
 import { FeedStats, type FeedCounters, type FeedSummary } from './stats.js';
 import { FailureWriter } from './failures.js';
@@ -169,6 +169,8 @@ export class Feeder {
         origin,
         protocol: options.http2 === true ? 'h2' : (options.protocol ?? 'auto'),
         connections: options.connections,
+        // Room on the wire for the most the throttle may send: HTTP/2 streams, or HTTP/1.1 connections.
+        concurrency: options.inflight ?? options.maxInflight ?? defaultMaxInflight,
         pipelining: options.pipelining,
         maxStreams: options.maxStreams,
         timeoutMs: options.requestTimeoutMs ?? Math.min(this.timeoutMs + 5_000, 600_000),
@@ -189,7 +191,7 @@ export class Feeder {
       dryRun: options.dryRun,
     });
     this.throttle =
-      options.inflight !== undefined ? new FixedThrottle(options.inflight) : new AdaptiveThrottle({ min: 16, max: options.maxInflight ?? 1024, initial: 64 });
+      options.inflight !== undefined ? new FixedThrottle(options.inflight) : new AdaptiveThrottle({ max: options.maxInflight });
     this.breaker = new CircuitBreaker({ halfOpenAfterMs: (options.halfOpenSeconds ?? 10) * 1000, openAfterMs: (options.maxFailureSeconds ?? 60) * 1000 });
     this.policy = { ...defaultRetryPolicy, ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}), ...options.retryPolicy };
     this.maxUnfinished = 0;
@@ -275,7 +277,7 @@ export class Feeder {
     if (options.signal?.aborted) onAbort();
     options.signal?.addEventListener('abort', onAbort);
     const throttle = this.throttle;
-    const windowMs = throttle instanceof AdaptiveThrottle ? throttle.windowMs : 100;
+    const windowMs = throttle instanceof AdaptiveThrottle ? throttle.sampleMs : 100;
     const ticker = setInterval(() => this.tick(), windowMs);
     this.scheduleStart = performance.now();
     let readError: { error: unknown } | undefined;

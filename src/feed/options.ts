@@ -25,7 +25,11 @@ export interface FeedOptions {
   protocol?: Protocol;
   /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
   onProtocol?: (protocol: WireProtocol) => void;
-  /** HTTP/2: connections (default 2). HTTP/1.1: connections at most, opened as the in-flight operations need them (default 256). */
+  /**
+   * Connections at most, opened as the operations in flight need them. HTTP/2: another when the open ones are half
+   * full (default: enough for the in-flight maximum at `maxStreams` each, 4). HTTP/1.1: one per operation in flight
+   * (per `pipelining`), as the container serves a connection one request at a time (default: the in-flight maximum).
+   */
   connections?: number;
   /** HTTP/1.1: requests pipelined on one connection at once. Default 1 (the container serves one at a time). */
   pipelining?: number;
@@ -33,7 +37,7 @@ export interface FeedOptions {
   maxStreams?: number;
   /** A fixed in-flight limit instead of the adaptive one. */
   inflight?: number;
-  /** Upper bound of the adaptive in-flight limit. Default 1024. */
+  /** Upper bound of the adaptive in-flight limit. Default 1024. With `workers`, shared among them. */
   maxInflight?: number;
   /** Per-operation deadline across all its attempts, in ms; also sent as `?timeout=` when given. Default 600 s, not sent. */
   timeoutMs?: number;

@@ -1,39 +1,39 @@
+import { AdaptiveLimit, type LimitChange } from '../limit/limit-search.js';
+
 /**
  * The in-flight limit: how many operations may be on the wire at once. Pure (the caller passes the clock and
  * the counts), so it is tested with a simulated cluster.
  *
- * - Start: the limit doubles every window while the cluster keeps up and throughput keeps growing, so a
- *   healthy cluster is at full speed within a second or two (the established feeders take minutes).
- * - Throttled (429 in a window): multiplicative decrease, at most once per window, to what was in flight.
- * - Steady: probe 10 % upward; keep the step while throughput grows by more than a few percent, otherwise step
- *   back and hold a while before probing again. The limit so stays near the knee where throughput stops
- *   growing and queues (and 429s) start.
+ * The level is found by the search in `limit/limit-search.ts` (the visit's, with momentum): it grows while
+ * throughput grows, and when latency grows and throughput does not (operations waiting in the service's queue,
+ * in a connection's buffers, or for the client's own CPU) it comes back down. The service's 429 halves it at once,
+ * below what was actually in flight, at most once a round trip.
+ *
+ * A window of the search is at least `measureMs` and two round trips long, so a slow cluster is not misread and a
+ * pause of the process (a garbage collection) is a small part of any window.
  */
+/** The adaptive limit's highest value unless `maxInflight` says otherwise; the transport's defaults follow it. */
+export const defaultMaxInflight = 1024;
+
 export interface ThrottleOptions {
-  /** Lowest limit. Default 8. */
+  /** Lowest limit. Default 16. */
   min?: number;
-  /** Highest limit. Default 4096. */
+  /** Highest limit. Default `defaultMaxInflight`. */
   max?: number;
   /** First limit. Default 64 (bounded by min and max). */
   initial?: number;
-  /** Length of one sampling window. Default 100 ms. */
+  /** How often the caller samples. Default 100 ms. */
   windowMs?: number;
-  /** Multiplier on 429. Default 0.7. */
+  /** Shortest window of the search. Default 250 ms. */
+  measureMs?: number;
+  /** Multiplier on 429. Default 0.5. */
   decrease?: number;
-  /** Relative step of one upward probe. Default 0.1. */
-  probeStep?: number;
-  /** Throughput gain that makes a probe worth keeping. Default 0.03. */
-  probeGain?: number;
-  /** Windows a probe is measured over. Default 3. */
-  probeWindows?: number;
-  /** Pause after a failed probe. Default 1000 ms. */
-  holdMs?: number;
 }
 
 export interface Throttle {
   /** Current limit. */
   readonly limit: number;
-  /** Counts for the window that just ended; `now` in ms. */
+  /** Counts for the sample that just ended; `now` in ms. */
   sample(now: number, window: ThrottleWindow): void;
 }
 
@@ -44,7 +44,7 @@ export interface ThrottleWindow {
   throttled: number;
   /** Highest number in flight seen during the window. */
   peakInflight: number;
-  /** Mean response latency in the window, when known: a measurement must span a few round trips to mean anything. */
+  /** Mean response latency in the window, when known. */
   latencyMs?: number;
 }
 
@@ -53,125 +53,82 @@ export class FixedThrottle implements Throttle {
   sample(): void {}
 }
 
-type Phase = 'start' | 'steady';
+/** Windows a limit stays in the changes kept for the report. */
+const keptChanges = 100;
 
 export class AdaptiveThrottle implements Throttle {
-  private current: number;
+  private readonly search: AdaptiveLimit;
   private readonly min: number;
-  private readonly max: number;
-  private readonly options: Required<Omit<ThrottleOptions, 'min' | 'max' | 'initial'>>;
-  private phase: Phase = 'start';
+  private readonly windowMs: number;
+  private readonly measureMs: number;
+  private readonly decrease: number;
   private lastTime: number | undefined;
-  private lastStartRate = 0;
-  private probeBase: { limit: number; rate: number } | undefined;
-  private probeOk = 0;
-  private probeMs = 0;
-  private probeCount = 0;
-  private holdUntil = 0;
   private lastCut = Number.NEGATIVE_INFINITY;
-  /** Windows gathered towards the next measurement. */
-  private readonly acc = { ok: 0, peak: 0 };
+  private roundTripMs = 0;
+  /** Samples gathered towards the next window of the search. */
+  private readonly acc = { ok: 0, peak: 0, latencySum: 0, latencyCount: 0 };
+  /** The search's changes, oldest first (the last 100): when (ms, the caller's clock) and why. */
+  readonly changes: Array<LimitChange & { at: number }> = [];
 
   constructor(options: ThrottleOptions = {}) {
-    this.min = Math.max(1, options.min ?? 8);
-    this.max = Math.max(this.min, options.max ?? 4096);
-    this.current = clamp(options.initial ?? 64, this.min, this.max);
-    this.options = {
-      windowMs: options.windowMs ?? 100,
-      decrease: options.decrease ?? 0.7,
-      probeStep: options.probeStep ?? 0.1,
-      probeGain: options.probeGain ?? 0.03,
-      probeWindows: options.probeWindows ?? 3,
-      holdMs: options.holdMs ?? 1000,
-    };
+    this.min = Math.max(1, options.min ?? 16);
+    const max = Math.max(this.min, options.max ?? defaultMaxInflight);
+    this.search = new AdaptiveLimit({ start: options.initial ?? 64, min: this.min, max, momentum: true });
+    this.windowMs = options.windowMs ?? 100;
+    this.measureMs = options.measureMs ?? 250;
+    this.decrease = options.decrease ?? 0.5;
   }
 
   get limit(): number {
-    return this.current;
+    return this.search.limit;
   }
 
-  get windowMs(): number {
-    return this.options.windowMs;
+  /** How often the caller should sample. */
+  get sampleMs(): number {
+    return this.windowMs;
   }
 
   sample(now: number, w: ThrottleWindow): void {
-    const roundTripMs = w.latencyMs ?? 0;
+    if (w.latencyMs !== undefined) this.roundTripMs = w.latencyMs;
+    if (this.lastTime === undefined) this.lastTime = now - this.windowMs;
     if (w.throttled > 0) {
       // One cut per round trip: 429s for requests sent before the last cut say nothing new.
-      if (now - this.lastCut < Math.max(this.options.windowMs, roundTripMs)) return;
+      if (now - this.lastCut < Math.max(this.windowMs, this.roundTripMs)) return;
       this.lastCut = now;
-      // Cut to below what was actually in flight when the cluster said no: the limit may have been far above it.
-      const base = Math.min(this.current, Math.max(w.peakInflight, this.acc.peak, this.min));
-      this.set(Math.floor(base * this.options.decrease));
-      this.phase = 'steady';
-      this.resetProbe();
-      this.resetAccumulated(now);
-      this.holdUntil = now + this.options.holdMs;
+      // Below what was actually in flight when the service said no: the limit may have been far above it.
+      const base = Math.min(this.limit, Math.max(w.peakInflight, this.acc.peak, this.min));
+      const elapsed = now - this.lastTime;
+      this.record(now, this.search.cut(Math.floor(base * this.decrease), elapsed > 0 ? ((this.acc.ok + w.ok) * 1000) / elapsed : 0));
+      this.restart(now);
       return;
     }
-    // Gather windows until the measurement spans two round trips, so a slow cluster is not misread.
-    if (this.lastTime === undefined) this.lastTime = now - this.options.windowMs;
     this.acc.ok += w.ok;
     this.acc.peak = Math.max(this.acc.peak, w.peakInflight);
+    if (w.latencyMs !== undefined) {
+      this.acc.latencySum += w.latencyMs;
+      this.acc.latencyCount++;
+    }
     const elapsed = now - this.lastTime;
-    if (elapsed < Math.max(this.options.windowMs, 2 * roundTripMs) - 1e-9) return;
-    const ok = this.acc.ok;
-    const peak = this.acc.peak;
-    this.resetAccumulated(now);
-    // When fewer than the limit were in flight, the limit was not what held throughput back: learn nothing.
-    const saturated = peak >= this.current * 0.9;
-    if (!saturated) return;
-    const rate = (ok * 1000) / elapsed;
-    if (this.phase === 'start') {
-      if (rate === 0) return;
-      if (this.lastStartRate === 0 || rate > this.lastStartRate * 1.1) {
-        this.lastStartRate = Math.max(rate, this.lastStartRate);
-        this.set(this.current * 2);
-      } else {
-        this.phase = 'steady';
-        this.holdUntil = now + this.options.holdMs;
-      }
-      return;
-    }
-    if (now < this.holdUntil) return;
-    this.probeOk += ok;
-    this.probeMs += elapsed;
-    if (++this.probeCount < this.options.probeWindows) return;
-    const probeRate = (this.probeOk * 1000) / this.probeMs;
-    this.probeOk = 0;
-    this.probeMs = 0;
-    this.probeCount = 0;
-    if (this.probeBase === undefined) {
-      this.probeBase = { limit: this.current, rate: probeRate };
-      this.set(Math.ceil(this.current * (1 + this.options.probeStep)));
-    } else if (probeRate > this.probeBase.rate * (1 + this.options.probeGain)) {
-      this.probeBase = { limit: this.current, rate: probeRate };
-      this.set(Math.ceil(this.current * (1 + this.options.probeStep)));
-    } else {
-      this.set(this.probeBase.limit);
-      this.resetProbe();
-      this.holdUntil = now + this.options.holdMs;
-    }
+    const latency = this.acc.latencyCount > 0 ? this.acc.latencySum / this.acc.latencyCount : 0;
+    if (elapsed < Math.max(this.measureMs, 2 * latency) - 1e-9) return;
+    // When fewer than the limit were in flight, the limit was not what held throughput back: the window says
+    // nothing about it.
+    const held = this.acc.peak >= this.limit * 0.9;
+    this.record(now, this.search.observe({ documentsPerSecond: (this.acc.ok * 1000) / elapsed, held }));
+    this.restart(now);
   }
 
-  private resetAccumulated(now: number): void {
+  private restart(now: number): void {
     this.lastTime = now;
     this.acc.ok = 0;
     this.acc.peak = 0;
+    this.acc.latencySum = 0;
+    this.acc.latencyCount = 0;
   }
 
-  private resetProbe(): void {
-    this.probeBase = undefined;
-    this.probeOk = 0;
-    this.probeMs = 0;
-    this.probeCount = 0;
+  private record(now: number, change: LimitChange | undefined): void {
+    if (change === undefined) return;
+    this.changes.push({ ...change, at: now });
+    if (this.changes.length > keptChanges) this.changes.shift();
   }
-
-  private set(limit: number): void {
-    this.current = clamp(Math.round(limit), this.min, this.max);
-  }
-}
-
-function clamp(n: number, lo: number, hi: number): number {
-  return n < lo ? lo : n > hi ? hi : n;
 }

@@ -26,11 +26,15 @@ export interface PoolOptions {
    * `http1.1`: HTTP/1.1 only.
    */
   protocol?: Protocol;
-  /** HTTP/2: connections (default 2). HTTP/1.1: connections at most, opened as the requests at once need them (default 128). */
+  /**
+   * Connections at most, opened as the requests at once need them (HTTP/2: another when the open ones are half
+   * full). Default: from `concurrency`, else 4 for HTTP/2 and 128 for HTTP/1.1.
+   */
   connections?: number;
   /**
-   * Requests the caller keeps in flight at most (a visit's chains), when `connections` is not given: HTTP/1.1
-   * then opens up to one connection per request (per `pipelining`), HTTP/2 one connection per `maxStreams`.
+   * Requests the caller keeps in flight at most (a feed's in-flight maximum, a visit's chains), when `connections`
+   * is not given: HTTP/1.1 then opens up to one connection per request (per `pipelining`), HTTP/2 one connection per
+   * `maxStreams`.
    */
   concurrency?: number;
   /** HTTP/2: streams at once per connection at most (the server's SETTINGS_MAX_CONCURRENT_STREAMS applies too). Default 256. */
@@ -54,7 +58,7 @@ export function createPool(options: PoolOptions): ProtocolPool {
   const protocol = options.protocol ?? 'auto';
   const tls = options.origin.startsWith('https:');
   const c = options.concurrency;
-  const h2Connections = options.connections ?? (c !== undefined ? Math.ceil(c / (options.maxStreams ?? 256)) : 2);
+  const h2Connections = options.connections ?? (c !== undefined ? Math.ceil(c / (options.maxStreams ?? 256)) : 4);
   const h1Connections = options.connections ?? (c !== undefined ? Math.ceil(c / Math.max(1, options.pipelining ?? 1)) : 128);
   const h2 = (alpn?: string[]) =>
     new Http2Pool(options.origin, { connections: h2Connections, maxStreams: options.maxStreams, timeoutMs: options.timeoutMs, tls: options.tls as object, alpn });

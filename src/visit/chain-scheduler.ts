@@ -1,8 +1,8 @@
-import { AdaptiveLimit, type AdaptiveLimitSettings, type LimitChange } from './adaptive-limit.js';
+import { AdaptiveLimit, type AdaptiveLimitSettings, type LimitChange } from '../limit/limit-search.js';
 
 /**
  * Which chains of a visit run when: at most `limit` at once, the next waiting one taking the place of one that ended.
- * The limit is fixed, or set by the adaptive search (adaptive-limit.ts) once per window from the documents/s seen.
+ * The limit is fixed, or set by the adaptive search (limit/limit-search.ts) once per window from the documents/s seen.
  * When the limit drops below the chains running, the ones started last are parked: asked to stop at their next
  * continuation token, they go back to the front of the queue and resume from it later. How a chain runs (in this
  * thread, or in a visit worker) is the runner's business.

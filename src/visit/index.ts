@@ -4,7 +4,7 @@ export { exportDocuments, type ExportOptions, type ExportSummary } from './expor
 export { bulkOperation, type BulkOptions, type BulkSummary, type BulkKind } from './bulk.js';
 export { migrate, type MigrateOptions, type MigrateSummary } from './migrate.js';
 export { startVisit, type VisitConsumer, type VisitReport, type VisitRun, type LocalVisitRun, type SliceView, type InflightReport } from './visitor.js';
-export type { LimitChange } from './adaptive-limit.js';
+export type { LimitChange } from '../limit/limit-search.js';
 export {
   defaultVisitRetryPolicy,
   defaultVisitSlices,

@@ -2,75 +2,145 @@ import { describe, expect, it } from 'vitest';
 import { AdaptiveThrottle, FixedThrottle } from '../../src/feed/throttle.js';
 
 /**
- * A fluid model of a cluster: it serves `rate` ops/s with `baseLatencyMs` when idle; up to `queueLimit`
- * operations wait in its queue, and whatever is sent beyond what it serves plus its queue is answered 429.
+ * A fluid model of a feed against a cluster, one 100 ms sample at a time. The cluster runs at most `slots`
+ * operations at once for `serviceMs` each (0 slots: as many as come, a cluster so large that only latency bounds
+ * it); the client adds `roundTripMs` and can send at most `clientRate` operations/s (its CPU). Beyond what they
+ * serve, operations wait: at the service up to `queueLimit` (then 429), or in the client's buffers. By Little's
+ * law, throughput is what is in flight over the latency.
  */
-function simulate(opts: { rate: number; baseLatencyMs: number; queueLimit: number; seconds: number; throttle: AdaptiveThrottle }) {
-  const windowMs = 100;
-  const capacity = (opts.rate * opts.baseLatencyMs) / 1000; // in service at once
+interface Cluster {
+  slots?: number;
+  serviceMs: number;
+  roundTripMs?: number;
+  clientRate?: number;
+  queueLimit?: number;
+  /** Relative noise on each sample's throughput (a seeded walk in ±noise). */
+  noise?: number;
+}
+
+function simulate(cluster: Cluster | ((second: number) => Cluster), seconds: number, throttle: AdaptiveThrottle) {
+  const sampleMs = 100;
   let ok = 0;
   let throttledTotal = 0;
   const rates: number[] = [];
-  for (let t = windowMs; t <= opts.seconds * 1000; t += windowMs) {
-    const limit = opts.throttle.limit;
-    const accepted = Math.min(limit, capacity + opts.queueLimit);
-    const rejected = limit - accepted;
-    // Little's law: throughput = accepted / latency, latency grows once the queue holds work.
-    const latencyMs = Math.max(opts.baseLatencyMs, (accepted / opts.rate) * 1000);
-    const served = Math.min(opts.rate, (accepted * 1000) / latencyMs) * (windowMs / 1000);
-    const throttled = rejected > 0 ? Math.ceil((rejected * windowMs) / latencyMs) : 0;
+  const limits: number[] = [];
+  const latencies: number[] = [];
+  let seed = 11;
+  const random = (): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  for (let t = sampleMs; t <= seconds * 1000; t += sampleMs) {
+    const c = typeof cluster === 'function' ? cluster(t / 1000) : cluster;
+    const limit = throttle.limit;
+    const base = c.serviceMs + (c.roundTripMs ?? 0.5);
+    const serviceRate = c.slots ? (c.slots * 1000) / c.serviceMs : Infinity;
+    const rate = Math.min(serviceRate, c.clientRate ?? Infinity);
+    // In flight beyond what the service and the client turn over at the base latency waits; what waits at the
+    // service beyond its queue is refused.
+    const waiting = Math.max(0, limit - (rate * base) / 1000);
+    const atService = rate === serviceRate ? waiting : 0;
+    const rejected = Math.max(0, atService - (c.queueLimit ?? 256));
+    const accepted = limit - rejected;
+    const latencyMs = Math.max(base, (accepted / rate) * 1000);
+    const noise = 1 + (random() * 2 - 1) * (c.noise ?? 0);
+    const served = ((accepted * 1000) / latencyMs) * (sampleMs / 1000) * noise;
+    const throttled = rejected > 0 ? Math.ceil((rejected * sampleMs) / latencyMs) : 0;
     ok += served;
     throttledTotal += throttled;
-    rates.push(served * (1000 / windowMs));
-    opts.throttle.sample(t, { ok: served, throttled, peakInflight: limit, latencyMs });
+    rates.push(served * (1000 / sampleMs));
+    limits.push(limit);
+    latencies.push(latencyMs);
+    throttle.sample(t, { ok: served, throttled, peakInflight: limit, latencyMs });
   }
-  return { ok, throttledTotal, rates };
+  const tail = (xs: number[], share = 0.5) => xs.slice(Math.floor(xs.length * (1 - share)));
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  return {
+    ok,
+    throttledShare: throttledTotal / (ok + throttledTotal),
+    rates,
+    limits,
+    latencies,
+    /** Mean throughput over the last half. */
+    tailRate: mean(tail(rates)),
+    tailLatency: mean(tail(latencies)),
+    /** The first second at which the throughput reached `x`. */
+    secondsTo: (x: number) => (rates.findIndex((r) => r >= x) + 1) / 10,
+  };
 }
 
 describe('AdaptiveThrottle', () => {
-  it('reaches 90% of the cluster rate within 2 s and holds with under 5% throttled', () => {
-    const throttle = new AdaptiveThrottle({ min: 8, max: 4096, initial: 32 });
-    const r = simulate({ rate: 20_000, baseLatencyMs: 5, queueLimit: 64, seconds: 30, throttle });
-    const firstFast = r.rates.findIndex((x) => x >= 18_000);
-    expect(firstFast).toBeGreaterThanOrEqual(0);
-    expect((firstFast + 1) * 100).toBeLessThanOrEqual(2000);
-    expect(r.throttledTotal / (r.ok + r.throttledTotal)).toBeLessThan(0.05);
-    const tail = r.rates.slice(-100);
-    expect(tail.reduce((a, b) => a + b, 0) / tail.length).toBeGreaterThan(18_000);
-    // Near the knee: what the cluster serves plus its queue, not the maximum.
-    expect(throttle.limit).toBeLessThanOrEqual(100 + 64);
+  it('a bounded cluster (32 slots of 10 ms): its capacity, latency near the service time, no 429', () => {
+    const r = simulate({ slots: 32, serviceMs: 10, noise: 0.05 }, 60, new AdaptiveThrottle());
+    expect(r.tailRate).toBeGreaterThan(0.9 * 3200);
+    expect(r.throttledShare).toBe(0);
+    // More in flight than the slots only queues: the limit comes back to within a small multiple of them.
+    expect(r.tailLatency).toBeLessThan(2 * 10.5);
+  });
+
+  it('a cluster only latency bounds, the client CPU the limit: near its rate, latency within a small multiple', () => {
+    const r = simulate({ serviceMs: 10, clientRate: 25_000, noise: 0.05 }, 60, new AdaptiveThrottle());
+    expect(r.secondsTo(0.9 * 25_000)).toBeLessThanOrEqual(3);
+    expect(r.tailRate).toBeGreaterThan(0.9 * 25_000);
+    expect(r.tailLatency).toBeLessThan(2 * 10.5);
+    expect(Math.max(...r.limits.slice(100))).toBeLessThan(1024);
+  });
+
+  it('comes back down from far above the knee on latency alone, before any 429', () => {
+    const r = simulate({ slots: 32, serviceMs: 10, queueLimit: 100_000 }, 20, new AdaptiveThrottle({ initial: 1000 }));
+    expect(r.throttledShare).toBe(0);
+    // 1,000 in flight against 32 slots is 300 ms of queue; within 10 s the queue is gone, throughput kept.
+    expect(r.latencies[99]).toBeLessThan(2 * 10.5);
+    expect(r.rates[99]).toBeGreaterThan(0.9 * 3200);
+  });
+
+  it('grows while throughput grows: from 64 to a fast cluster in about a second', () => {
+    const r = simulate({ serviceMs: 2, clientRate: 100_000 }, 10, new AdaptiveThrottle());
+    expect(r.secondsTo(90_000)).toBeLessThanOrEqual(2);
+  });
+
+  it('follows a cluster that slows down and speeds up again, without collapsing', () => {
+    const phases = (s: number): Cluster => (s < 20 || s >= 40 ? { slots: 64, serviceMs: 10 } : { slots: 64, serviceMs: 20 });
+    const r = simulate(phases, 60, new AdaptiveThrottle());
+    const window = (from: number, to: number) => r.rates.slice(from * 10, to * 10).reduce((a, b) => a + b, 0) / ((to - from) * 10);
+    expect(window(10, 20)).toBeGreaterThan(0.9 * 6400);
+    expect(window(30, 40)).toBeGreaterThan(0.9 * 3200);
+    expect(window(50, 60)).toBeGreaterThan(0.9 * 6400);
+    expect(r.throttledShare).toBe(0);
   });
 
   it('ramps up and holds against a slow cluster too (400 ms round trips)', () => {
-    const throttle = new AdaptiveThrottle({ min: 8, max: 4096, initial: 32 });
-    const r = simulate({ rate: 2_000, baseLatencyMs: 400, queueLimit: 256, seconds: 60, throttle });
-    const firstFast = r.rates.findIndex((x) => x >= 1_800);
-    expect(firstFast).toBeGreaterThanOrEqual(0);
-    expect((firstFast + 1) * 100).toBeLessThanOrEqual(6000);
-    expect(r.throttledTotal / (r.ok + r.throttledTotal)).toBeLessThan(0.05);
-    const tail = r.rates.slice(-200);
-    expect(tail.reduce((a, b) => a + b, 0) / tail.length).toBeGreaterThan(1_800);
+    const r = simulate({ slots: 800, serviceMs: 400, noise: 0.03 }, 90, new AdaptiveThrottle());
+    expect(r.secondsTo(1_800)).toBeLessThanOrEqual(15);
+    expect(r.tailRate).toBeGreaterThan(1_800);
+    expect(r.throttledShare).toBe(0);
   });
 
-  it('cuts multiplicatively on 429, to below what was in flight, but not under the minimum', () => {
+  it('halves on 429, to below what was in flight, once a round trip, but not under the minimum', () => {
     const t = new AdaptiveThrottle({ min: 10, initial: 1000, max: 2000 });
-    t.sample(100, { ok: 100, throttled: 5, peakInflight: 400 });
-    expect(t.limit).toBe(280);
-    for (let i = 0; i < 20; i++) t.sample(200 + i * 100, { ok: 0, throttled: 1, peakInflight: t.limit });
+    t.sample(100, { ok: 100, throttled: 5, peakInflight: 400, latencyMs: 5 });
+    expect(t.limit).toBe(200);
+    // Within the same round trip: the 429s were for requests sent before the cut.
+    t.sample(150, { ok: 100, throttled: 5, peakInflight: 400, latencyMs: 80 });
+    expect(t.limit).toBe(200);
+    for (let i = 0; i < 20; i++) t.sample(300 + i * 100, { ok: 0, throttled: 1, peakInflight: t.limit, latencyMs: 5 });
     expect(t.limit).toBe(10);
+    expect(t.changes.at(-1)?.reason).toBe('cut');
   });
 
-  it('does not grow when the limit was not what held throughput back', () => {
+  it('learns nothing when the limit was not what held throughput back', () => {
     const t = new AdaptiveThrottle({ initial: 64 });
-    for (let i = 1; i <= 50; i++) t.sample(i * 100, { ok: 500, throttled: 0, peakInflight: 10 });
+    for (let i = 1; i <= 100; i++) t.sample(i * 100, { ok: 500, throttled: 0, peakInflight: 10, latencyMs: 5 });
     expect(t.limit).toBe(64);
   });
 
   it('climbs to the maximum against a cluster that never pushes back', () => {
     const t = new AdaptiveThrottle({ initial: 16, max: 512 });
-    const r = simulate({ rate: 1e9, baseLatencyMs: 2, queueLimit: 1e9, seconds: 3, throttle: t });
-    expect(t.limit).toBe(512);
-    expect(r.throttledTotal).toBe(0);
+    const r = simulate({ serviceMs: 2 }, 20, t);
+    // At the maximum, but for the probes down that throughput undoes.
+    const late = r.limits.slice(100);
+    expect(late.filter((l) => l === 512).length).toBeGreaterThan(0.8 * late.length);
+    expect(r.throttledShare).toBe(0);
   });
 
   it('fixed limit stays fixed', () => {

@@ -10,6 +10,7 @@ import type { FeedOptions } from '../options.js';
 import { createPool, splitEndpoint, type WireProtocol } from '../../http/transport.js';
 import type { FeedCounters } from '../stats.js';
 import { FeedStats } from '../stats.js';
+import { defaultMaxInflight } from '../throttle.js';
 import { ReadProgress, describeInputs, readSources, type FeedSource, type InputInfo, type InputPosition } from '../source.js';
 import type { RawItem } from '../splitter.js';
 import { packBatch } from './batch.js';
@@ -415,7 +416,7 @@ function workerOptions(o: FeedOptions, count: number, index: number): FeedOption
   // Without a number given, each worker takes the protocol's default: the in-flight limit, shared, bounds them.
   if (o.connections !== undefined) w.connections = share(o.connections);
   if (o.inflight !== undefined) w.inflight = share(o.inflight);
-  if (o.maxInflight !== undefined) w.maxInflight = share(o.maxInflight);
+  else w.maxInflight = share(o.maxInflight ?? defaultMaxInflight);
   if (o.arrivalRate !== undefined) w.arrivalRate = o.arrivalRate / count;
   return w;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AdaptiveLimit, type LimitChange } from '../../src/visit/adaptive-limit.js';
+import { AdaptiveLimit, type LimitChange } from '../../src/limit/limit-search.js';
 
 /**
  * The adaptive search alone, fed the documents/s a cluster of `lanes` visitor threads gives: each chain in flight

@@ -1,22 +1,31 @@
 /**
- * How many slices an adaptive visit keeps in flight: a search fed one measurement of documents/s per window, which
- * answers the limit to hold next. Pure: no timers, no I/O (the scheduler in chain-scheduler.ts feeds it).
+ * How many requests (a feed's operations, a visit's slices) to keep in flight: a search fed one measurement of
+ * throughput per window, which answers the limit to hold next. Pure: no timers, no I/O (the feed's throttle and
+ * the visit's chain scheduler feed it).
  *
- * What it maximises is the established feed clients' objective: documents/s divided by in-flight^0.3. A level must
- * pay for its chains: twice as many must bring at least 23 % more documents/s (2^0.3), a quarter more at least 7 %,
- * and a fifth fewer may cost up to 6.5 % of them. So while the content nodes have idle visitor threads the search
- * climbs, and once they are all busy (more chains only queue there) it stops, and steps back to the fewest chains
- * that give the same documents/s.
+ * What it maximises is the established feed clients' objective: throughput divided by in-flight^0.3. By Little's
+ * law (in flight = throughput x latency) that is throughput^0.7 / latency^0.3: more in flight must pay in
+ * throughput for the latency it adds. Twice as many must bring at least 23 % more (2^0.3), a quarter more at least
+ * 7 %, and a fifth fewer may cost up to 6.5 %. So while the service has idle capacity the search climbs, and once
+ * more in flight only queues (at the service, or in buffers on the way), latency grows while throughput does
+ * not, and it steps back to the fewest that give the same throughput.
  *
  * - Growth: from `start`, double after each window whose level beat the one before; the first level that does not
  *   is undone (back to the level before it), and growth ends.
  * - Hold: stay, averaging the windows; then probe one level a quarter higher or a fifth lower (alternately), kept if
  *   it beats the held level, undone if not. A probe that is undone doubles the time to the next one (up to 32
- *   windows), so a visit that found its level spends little time off it; one that is kept resets it to 4.
+ *   windows), so a search that found its level spends little time off it; one that is kept resets it to 4.
+ * - Momentum (`momentum: true`): a kept probe is followed at once by another the same way, each a larger step (a
+ *   quarter, a half, then double up; a fifth, a third, then half down), and the growth's undo by a probe down,
+ *   so a level far from the best (a start above it, or a service that changed) is left in a few windows rather
+ *   than a few holds.
+ * - Cut: the caller may set the limit from outside (a feed halves it on 429); growth ends and the new level is
+ *   measured and held like any other.
  *
- * After every change one window passes unmeasured: requests just started have not sent much yet, and parked ones
- * stop at their next continuation token. A window in which the visit could not hold the limit (no slice left to
- * start, or parked ones not stopped yet), or that delivered nothing, is not a measurement of it, and does not count.
+ * After every change one window passes unmeasured: requests just started have not answered yet, and parked ones
+ * stop at their next continuation token. A window in which the caller could not hold the limit (too little work
+ * to fill it, or parked ones not stopped yet), or that delivered nothing, is not a measurement of it, and does not
+ * count.
  */
 export interface AdaptiveLimitSettings {
   /** The first limit. */
@@ -25,13 +34,15 @@ export interface AdaptiveLimitSettings {
   max: number;
   /** The lowest limit; default 1. */
   min?: number;
+  /** After a kept probe, probe again the same way at once. Default false. */
+  momentum?: boolean;
 }
 
-/** One window as the scheduler saw it. */
+/** One window as the caller saw it. */
 export interface LimitSample {
-  /** Documents delivered per second in the window. */
+  /** Throughput in the window: documents delivered (visit) or operations succeeded (feed) per second. */
   documentsPerSecond: number;
-  /** Whether the visit held the current limit through the window (enough slices left to start, none still parking). */
+  /** Whether the caller held the current limit through the window (enough work to fill it, none still parking). */
   held: boolean;
 }
 
@@ -41,12 +52,15 @@ export interface LimitChange {
   limit: number;
   /** The documents/s measured at the level that was left (the average when it was held). */
   documentsPerSecond: number;
-  reason: 'grow' | 'probe-up' | 'probe-down' | 'undo';
+  reason: 'grow' | 'probe-up' | 'probe-down' | 'undo' | 'cut';
 }
 
 /** Objective exponent: as in the established feeders' search, throughput / inflight^0.3. */
-const exponent = 0.3;
+export const objectiveExponent = 0.3;
 const firstHoldWindows = 4;
+/** Probe steps by the number of probes kept in a row (momentum only; without it, always the first). */
+const upSteps = [1.25, 1.5, 2];
+const downSteps = [0.8, 2 / 3, 0.5];
 const maxHoldWindows = 32;
 
 type Phase =
@@ -72,11 +86,17 @@ export class AdaptiveLimit {
   private held: Level | undefined;
   private holdWindows = firstHoldWindows;
   private nextProbeUp = true;
+  private readonly momentum: boolean;
+  /** Momentum: probes kept in a row the same way, which sets the next one's step. */
+  private streak = 0;
+  /** Momentum: after the growth's undo, probe down once the level is measured again. */
+  private downAfterBase = false;
 
   constructor(settings: AdaptiveLimitSettings) {
     this.min = Math.max(1, settings.min ?? 1);
     this.max = Math.max(this.min, settings.max);
     this.current = clamp(settings.start, this.min, this.max);
+    this.momentum = settings.momentum ?? false;
   }
 
   /** The limit to hold now. */
@@ -108,17 +128,33 @@ export class AdaptiveLimit {
     switch (phase.kind) {
       case 'base':
         this.held = { limit: this.current, rate };
-        return this.growing ? this.grow() : this.startHold();
+        if (this.growing) return this.grow();
+        if (this.downAfterBase) {
+          this.downAfterBase = false;
+          return this.tryLevel(false) ?? this.startHold();
+        }
+        return this.startHold();
       case 'probe': {
         const tried: Level = { limit: this.current, rate };
         if (better(tried, phase.from)) {
           this.held = tried;
           if (this.growing) return this.grow();
           this.holdWindows = firstHoldWindows;
+          if (this.momentum) {
+            const up = tried.limit > phase.from.limit;
+            // The next probe after a hold goes the other way, as without momentum.
+            this.nextProbeUp = !up;
+            this.streak++;
+            const again = this.tryLevel(up);
+            if (again !== undefined) return again;
+          }
+          this.streak = 0;
           return this.startHold();
         }
         // Undo: back to the level it came from, measured afresh once the extra chains have stopped.
+        if (this.growing && this.momentum) this.downAfterBase = true;
         this.growing = false;
+        this.streak = 0;
         this.holdWindows = Math.min(maxHoldWindows, this.holdWindows * 2);
         return this.change(phase.from.limit, { kind: 'settle', then: 'base' }, 'undo', rate);
       }
@@ -138,6 +174,25 @@ export class AdaptiveLimit {
     }
   }
 
+  /**
+   * Sets the limit from outside (a feed's cut on 429): growth ends, the new level is measured once its window has
+   * settled, then held, and the first probe after it goes up.
+   */
+  cut(limit: number, documentsPerSecond: number): LimitChange | undefined {
+    const next = clamp(limit, this.min, this.max);
+    this.growing = false;
+    this.held = undefined;
+    this.nextProbeUp = true;
+    this.holdWindows = firstHoldWindows;
+    this.streak = 0;
+    this.downAfterBase = false;
+    if (next === this.current) {
+      this.phase = { kind: 'settle', then: 'base' };
+      return undefined;
+    }
+    return this.change(next, { kind: 'settle', then: 'base' }, 'cut', documentsPerSecond);
+  }
+
   private startHold(): undefined {
     this.phase = { kind: 'hold', left: this.holdWindows, sum: 0, windows: 0 };
     return undefined;
@@ -151,9 +206,13 @@ export class AdaptiveLimit {
     return this.startHold();
   }
 
-  /** A probe a quarter up or a fifth down (one chain at least); undefined when the bounds leave no room that way. */
+  /**
+   * A probe a quarter up or a fifth down (larger in a streak), one at least; undefined when the bounds leave no room
+   * that way.
+   */
   private tryLevel(up: boolean): LimitChange | undefined {
-    const target = up ? Math.max(this.current + 1, Math.round(this.current * 1.25)) : Math.min(this.current - 1, Math.round(this.current * 0.8));
+    const step = Math.min(this.streak, 2);
+    const target = up ? Math.max(this.current + 1, Math.round(this.current * upSteps[step])) : Math.min(this.current - 1, Math.round(this.current * downSteps[step]));
     const limit = clamp(target, this.min, this.max);
     if (limit === this.current) return undefined;
     return this.change(limit, { kind: 'settle', then: 'probe' }, up ? 'probe-up' : 'probe-down', this.held!.rate);
@@ -168,7 +227,7 @@ export class AdaptiveLimit {
 
 /** Whether level `a` beats level `b`: documents/s per in-flight^0.3 at least as high. */
 function better(a: Level, b: Level): boolean {
-  return a.rate / a.limit ** exponent >= b.rate / b.limit ** exponent;
+  return a.rate / a.limit ** objectiveExponent >= b.rate / b.limit ** objectiveExponent;
 }
 
 function clamp(n: number, lo: number, hi: number): number {
