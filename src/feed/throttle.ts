@@ -9,8 +9,9 @@ import { AdaptiveLimit, type LimitChange } from '../limit/limit-search.js';
  * in a connection's buffers, or for the client's own CPU) it comes back down. The service's 429 halves it at once,
  * below what was actually in flight, at most once a round trip.
  *
- * A window of the search is at least `measureMs` and two round trips long, so a slow cluster is not misread and a
- * pause of the process (a garbage collection) is a small part of any window.
+ * A window of the search is at least two round trips long, so a slow cluster is not misread; once the first climb
+ * is over, also at least `measureMs`, so a pause of the process (a garbage collection) is a small part of it. The
+ * climb itself decides between levels twice apart, which a short window tells well enough.
  */
 /** The adaptive limit's highest value unless `maxInflight` says otherwise; the transport's defaults follow it. */
 export const defaultMaxInflight = 1024;
@@ -110,7 +111,8 @@ export class AdaptiveThrottle implements Throttle {
     }
     const elapsed = now - this.lastTime;
     const latency = this.acc.latencyCount > 0 ? this.acc.latencySum / this.acc.latencyCount : 0;
-    if (elapsed < Math.max(this.measureMs, 2 * latency) - 1e-9) return;
+    const shortest = this.search.isGrowing ? this.windowMs : this.measureMs;
+    if (elapsed < Math.max(shortest, 2 * latency) - 1e-9) return;
     // When fewer than the limit were in flight, the limit was not what held throughput back: the window says
     // nothing about it.
     const held = this.acc.peak >= this.limit * 0.9;
