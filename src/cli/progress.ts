@@ -72,12 +72,17 @@ export class ProgressLine {
   }
 }
 
-/** The rate of a growing count since the previous call (the first call: since the start). */
-export function rateMeter(): (count: number, seconds: number) => number {
+/**
+ * The rate of a growing count since the previous call (the first call: since the start). With `whole` (the last
+ * line of a run that ended) the mean over the whole run, which the summary also gives: a last second's rate
+ * there would read as the run's.
+ */
+export function rateMeter(): (count: number, seconds: number, whole?: boolean) => number {
   let lastCount = 0;
   let lastSeconds = 0;
   let last = 0;
-  return (count, seconds) => {
+  return (count, seconds, whole = false) => {
+    if (whole) return seconds > 0 ? count / seconds : 0;
     const dt = seconds - lastSeconds;
     // Two draws within a blink (the final one right after a timed one): keep the last rate.
     if (dt < 0.05) return last;

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ProgressLine } from '../../src/cli/progress.js';
+import { ProgressLine, rateMeter } from '../../src/cli/progress.js';
 
 function terminal(columns: number): Writable & { isTTY: boolean; columns: number; text: () => string } {
   const chunks: string[] = [];
@@ -40,5 +40,15 @@ describe('ProgressLine.log', () => {
     line.stop(false);
     await new Promise((r) => setImmediate(r));
     expect(stream.text()).toBe('a failure\n');
+  });
+});
+
+describe('rateMeter', () => {
+  it('is the rate since the last draw while running, and the mean of the whole run on the last line', () => {
+    const rate = rateMeter();
+    expect(rate(1000, 1)).toBe(1000);
+    // A burst at the end: the last second's rate is far above the run's.
+    expect(rate(4000, 2)).toBe(3000);
+    expect(rate(4000, 2, true)).toBe(2000);
   });
 });

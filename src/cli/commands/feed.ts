@@ -170,17 +170,19 @@ function progressOf(feeder: Feeder | WorkerFeeder, state: () => ProgressSnapshot
   return () => {
     const p = feeder.progress();
     const eta = estimateRemainingSeconds(p);
+    const now = state();
+    const whole = now === 'done' || now === 'stopped';
     return {
       label: 'feed',
-      state: state(),
+      state: now,
       seconds: p.seconds,
       done: p.finished,
       unit: 'ops',
       ...(p.readShare !== undefined && { percent: p.readShare * 100 }),
       ...(p.totalBytes !== undefined && { bytes: { read: p.readBytes ?? 0, total: p.totalBytes } }),
-      rate: opsRate(p.ok + p.failed, p.seconds),
+      rate: opsRate(p.ok + p.failed, p.seconds, whole),
       // Bytes sent, not read: the reader runs ahead in bursts, the requests go out at the service's pace.
-      mbPerSecond: bytesRate(feeder.stats.requestBytes, p.seconds) / 1e6,
+      mbPerSecond: bytesRate(feeder.stats.requestBytes, p.seconds, whole) / 1e6,
       ok: p.ok,
       failed: p.failed,
       retried: p.retries,
