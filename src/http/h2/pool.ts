@@ -31,7 +31,10 @@ export interface H2PoolOptions {
   timeoutMs?: number;
   /** Receive window per stream. Default 1 MiB. */
   streamWindow?: number;
-  /** Receive window of each connection. Default 64 MiB. */
+  /**
+   * Receive window of each connection: the most its streams together hold received and unread (a paused reader's
+   * share is returned when it reads on). Default 64 MiB.
+   */
   connectionWindow?: number;
   /** ALPN protocols offered on https. Default ['h2']; the auto pool offers http/1.1 too. */
   alpn?: string[];
