@@ -95,6 +95,7 @@ interface TimedExport {
   documents: number;
   seconds: number;
   samples: Array<[number, number, number]>;
+  inflight: { meanRunning: number; maxLimit: number };
   cpuSeconds: number;
   protocol: string;
 }
@@ -213,7 +214,7 @@ try {
             'docs/s': Math.round(o.documents / o.seconds),
             'docs/s, 2nd half': Math.round(steady),
             'exporter CPU µs/doc': ((o.cpuSeconds / o.documents) * 1e6).toFixed(2),
-            'slices in flight at the end': o.samples.at(-1)![2],
+            'slices in flight: mean, most': `${o.inflight.meanRunning.toFixed(1)}, ${o.inflight.maxLimit}`,
           });
         }
       }
