@@ -1,19 +1,11 @@
 // One timed export for bench/visit/slices.ts and protocols.ts, in its own process: exportDocuments to a file for at
 // most `seconds`, sampling the documents delivered (and the slices in flight) every 250 ms. Prints one JSON line at
 // the end, with the CPU time (user + system) this process spent from the start of the visit to its end.
-import { exportDocuments, type ExportOptions } from '../../src/visit/export.js';
-import { Http2Pool, type H2PoolOptions } from '../../src/http/h2/pool.js';
+import { exportDocuments } from '../../src/visit/export.js';
+import { Http2Pool } from '../../src/http/h2/pool.js';
+import type { ExportChildInput, ExportChildOutcome } from './timed-export.js';
 
-interface ChildInput {
-  endpoint: string;
-  output: string;
-  seconds: number;
-  options: Partial<ExportOptions>;
-  /** Visit through an HTTP/2 pool of these settings (receive windows, connections) instead of the own pool. */
-  h2?: H2PoolOptions;
-}
-
-const input = JSON.parse(process.argv[2]) as ChildInput;
+const input = JSON.parse(process.argv[2]) as ExportChildInput;
 const controller = new AbortController();
 const samples: Array<[number, number, number]> = [];
 let started = 0;
@@ -43,4 +35,5 @@ const summary = await exportDocuments({
 });
 const cpu = process.cpuUsage(cpuAtStart);
 const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-process.stdout.write(`${JSON.stringify({ documents: summary.documents, seconds: summary.seconds, samples, inflight: summary.inflight, finished: summary.ok, protocol: summary.protocol, cpuSeconds })}\n`);
+const outcome: ExportChildOutcome = { documents: summary.documents, seconds: summary.seconds, samples, inflight: summary.inflight, finished: summary.ok, protocol: summary.protocol, cpuSeconds };
+process.stdout.write(`${JSON.stringify(outcome)}\n`);

@@ -11,14 +11,14 @@
  *          over its second half and the exporter's CPU per document.
  *   windows HTTP/2's receive window per stream (`--windows`, KiB; the connection's 64 MiB) as a ratio to the
  *          default's, with HTTP/1.1 beside them, exporting the `cpu` corpus with `--window-slices` slices through a
- *          relay that holds each chunk half of each `--rtt` (ms) each way (bench/lib/delay-relay.ts; 0: direct):
+ *          relay that holds each chunk half of each `--rtt` (ms) each way (bench/lib/tcp-relay.ts; 0: direct):
  *          whether a stream waits for its WINDOW_UPDATE once the round trip is a real network's.
  *
  *   npx tsx bench/visit/protocols.ts [cpu|lanes|windows ...] [--documents 300000] [--rounds 3] [--runs 4,64,default]
  *                                    [--lanes 16] [--capacity 8000] [--seconds 20]
  *                                    [--rtt 0,20,50] [--window-slices 4,16] [--windows 1024,4096,8192]
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +26,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { median, printTable, startChildServer, type ChildServer } from '../lib/child.js';
 import { bundleCli } from './bundle.js';
-import { startDelayRelay } from '../lib/delay-relay.js';
+import { rateAfter, runExportChild, setFaults, type ExportChildOutcome } from './timed-export.js';
+import { startTcpRelay } from '../lib/tcp-relay.js';
 import { defaultStreamWindow, type H2PoolOptions } from '../../src/http/h2/pool.js';
 
 const { values, positionals } = parseArgs({
@@ -48,7 +49,6 @@ const documents = Number(values.documents);
 const rounds = Number(values.rounds);
 const runs = values.runs.split(',');
 const here = fileURLToPath(new URL('.', import.meta.url));
-const tsxLoader = fileURLToPath(import.meta.resolve('tsx'));
 const protocols = ['h2', 'http1.1'] as const;
 type Protocol = (typeof protocols)[number];
 
@@ -91,32 +91,13 @@ function cliExport(bundle: string, sim: ChildServer, protocol: Protocol, run: st
   });
 }
 
-interface TimedExport {
-  documents: number;
-  seconds: number;
-  samples: Array<[number, number, number]>;
-  inflight: { meanRunning: number; maxLimit: number };
-  cpuSeconds: number;
-  protocol: string;
-}
-
 /**
  * An export through the library (bench/visit/export-child.ts) into `output` for at most `seconds`: the default one,
  * or with `slices`; over `protocol`, or through an HTTP/2 pool of the settings `h2`.
  */
-function timedExport(url: string, output: string, how: { protocol: Protocol } | { h2: H2PoolOptions }, seconds: number, slices?: number): Promise<TimedExport> {
+function timedExport(url: string, output: string, how: { protocol: Protocol } | { h2: H2PoolOptions }, seconds: number, slices?: number): Promise<ExportChildOutcome> {
   const options = { ...('protocol' in how && { protocol: how.protocol }), ...(slices !== undefined && { slices }) };
-  const input = JSON.stringify({ endpoint: url, output, seconds, options, ...('h2' in how && { h2: how.h2 }) });
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', tsxLoader, join(here, 'export-child.ts'), input], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`export ${JSON.stringify(how)} exited with ${code}`));
-      resolve(JSON.parse(out.trim().split('\n').pop()!) as TimedExport);
-    });
-  });
+  return runExportChild({ endpoint: url, output, seconds, options, ...('h2' in how && { h2: how.h2 }) });
 }
 
 const ratio = (a: number[], b: number[]): string => (median(a) / median(b)).toFixed(2);
@@ -188,12 +169,7 @@ try {
       const lanes = Number(values.lanes);
       const capacity = Number(values.capacity);
       const seconds = Number(values.seconds);
-      const res = await fetch(`${sim.url}/_sim/faults`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ visitParallelism: lanes, visitCostUs: Math.round((lanes * 1e6) / capacity) }),
-      });
-      if (!res.ok) throw new Error(`/_sim/faults answered ${res.status}`);
+      await setFaults(sim.url, { visitParallelism: lanes, visitCostUs: Math.round((lanes * 1e6) / capacity) });
       const rows: Array<Record<string, string | number>> = [];
       const m = new Map(protocols.map((p) => [p, { rate: [] as number[], cpu: [] as number[] }]));
       for (let round = 0; round < rounds; round++) {
@@ -203,9 +179,7 @@ try {
           const o = await timedExport(sim.url, join(dir, 'export.jsonl'), { protocol }, seconds);
           rmSync(join(dir, 'export.jsonl'), { force: true });
           if (o.protocol !== protocol) throw new Error(`asked ${protocol}, spoke ${o.protocol}`);
-          const last = o.samples.at(-1)!;
-          const half = o.samples.find(([t]) => t >= o.seconds / 2) ?? last;
-          const steady = last[0] > half[0] ? (last[1] - half[1]) / (last[0] - half[0]) : o.documents / o.seconds;
+          const steady = rateAfter(o, o.seconds / 2);
           m.get(protocol)!.rate.push(steady);
           m.get(protocol)!.cpu.push((o.cpuSeconds / o.documents) * 1e6);
           rows.push({
@@ -244,7 +218,7 @@ try {
       await timedExport(sim.url, '/dev/null', { protocol: 'http1.1' }, 600, 4);
       const summary: Array<Record<string, string | number>> = [];
       for (const rtt of values.rtt.split(',').map(Number)) {
-        const relay = rtt > 0 ? await startDelayRelay(sim.url, rtt / 2) : undefined;
+        const relay = rtt > 0 ? await startTcpRelay(sim.url, { oneWayMs: rtt / 2 }) : undefined;
         try {
           for (const slices of values['window-slices'].split(',').map(Number)) {
             const rates = new Map(variants.map((v) => [v.name, [] as number[]]));

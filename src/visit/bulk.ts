@@ -3,7 +3,7 @@ import { VespaBulkError, isVespaBulkError } from '../errors.js';
 import { OptionError, checkExclusive, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../options-check.js';
 import { parseRetryAfter } from '../http/retry-delay.js';
 import { retryLoop, type RetryLoopOptions } from '../http/retry-loop.js';
-import { createPool, type Protocol, type WireProtocol } from '../http/transport.js';
+import { createChainPool, type Protocol, type WireProtocol } from '../http/transport.js';
 import { isH2Refusal, protocolError } from '../http/reachability.js';
 import { checkVisitRetry, resolveVisitRetry, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
 import { visitPath } from './query.js';
@@ -147,15 +147,12 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   const url = new URL(options.endpoint);
   const prefix = url.pathname.replace(/\/+$/, '');
   const summary: BulkSummary = { kind: options.kind, ok: false, dryRun: false, documentCount: 0, requests: 0, retries: 0, seconds: 0 };
-  // One request at a time: one connection, nothing to pipeline, no writes to batch.
+  // One request at a time.
   const pool =
     options.dispatcher ??
-    createPool({
-      origin: url.origin,
+    createChainPool(url.origin, 1, {
       protocol: options.protocol,
-      concurrency: 1,
       tls: options.tls,
-      batchWrites: false,
       onProtocol: (protocol) => {
         summary.protocol = protocol;
         options.onProtocol?.(protocol);

@@ -1,6 +1,6 @@
 import type { buildConnector } from 'undici';
 import { VespaBulkError } from '../errors.js';
-import { createPool, parseBody, send, splitEndpoint, type Protocol, type WireProtocol } from '../http/transport.js';
+import { createChainPool, parseBody, send, splitEndpoint, type Protocol, type WireProtocol } from '../http/transport.js';
 import { isH2Refusal, protocolError } from '../http/reachability.js';
 
 /**
@@ -36,7 +36,7 @@ export interface DiscoverOptions {
  */
 export async function discoverContentClusters(options: DiscoverOptions): Promise<string[]> {
   const { origin, prefix } = splitEndpoint(options.endpoint);
-  const pool = createPool({ origin, protocol: options.protocol, concurrency: 1, timeoutMs: 60_000, tls: options.tls, batchWrites: false, onProtocol: options.onProtocol });
+  const pool = createChainPool(origin, 1, { protocol: options.protocol, timeoutMs: 60_000, tls: options.tls, onProtocol: options.onProtocol });
   try {
     const res = await send(pool, {
       method: 'GET',

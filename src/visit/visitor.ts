@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
-import { createPool, type WireProtocol } from '../http/transport.js';
+import { createChainPool, type WireProtocol } from '../http/transport.js';
 import { ChainScheduler, type ChainSchedulerOptions, type InflightReport } from './chain-scheduler.js';
 import type { VisitBatch } from './entries.js';
 import { resolveVisitRetry, type VisitOptions } from './options.js';
@@ -107,19 +107,13 @@ export function createChains(options: VisitOptions, consumer: VisitConsumer): Ch
   setMaxListeners(0, signal);
   const unfinished = specs.filter((c) => options.resumeFrom?.[c.key]?.finished !== true).length;
   const maxInflight = maxInflightOf(options, Math.max(1, unfinished));
-  // Room for each chain that may be in flight, each with one request out at a time (so no write to batch): over HTTP/2
-  // streams, on a connection per 256 of them; over HTTP/1.1 a connection each, as the container serves a connection one
-  // request at a time.
+  // Room for each chain that may be in flight.
   let protocol: WireProtocol | undefined;
   const pool: Dispatcher =
     options.dispatcher ??
-    createPool({
-      origin: url.origin,
+    createChainPool(url.origin, maxInflight, {
       protocol: options.protocol,
-      concurrency: maxInflight,
-      pipelining: 1,
       tls: options.tls,
-      batchWrites: false,
       onProtocol: (p) => {
         protocol = p;
         options.onProtocol?.(p);

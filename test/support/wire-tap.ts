@@ -1,4 +1,4 @@
-import net from 'node:net';
+import { startTcpRelay } from '../../bench/lib/tcp-relay.js';
 
 /** The bytes an HTTP/2 connection opens with (RFC 9113, 3.4); anything else is HTTP/1.x. */
 const preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -7,7 +7,7 @@ const preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 export interface WireTap {
   /** The relay's origin: give it to the client instead of the server's. */
   url: string;
-  /** The protocol of each connection the client opened, in order, by its first bytes. */
+  /** The protocol of each connection the client opened, in the order they spoke first, by their first bytes. */
   readonly connections: ReadonlyArray<'h2' | 'http1.1'>;
   close(): Promise<void>;
 }
@@ -17,40 +17,21 @@ export interface WireTap {
  * server behind it is the real one, and the test sees what went on the wire, not what the client says it sent.
  */
 export async function startWireTap(target: string): Promise<WireTap> {
-  const to = new URL(target);
   const connections: Array<'h2' | 'http1.1'> = [];
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(to.port), to.hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => {
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    const seen: Buffer[] = [];
-    const sniff = (chunk: Buffer): void => {
-      seen.push(chunk);
-      const head = Buffer.concat(seen);
-      if (head.length < preface.length && preface.subarray(0, head.length).equals(head)) return;
-      client.off('data', sniff);
+  const heads = new Map<number, Buffer>();
+  const told = new Set<number>();
+  const relay = await startTcpRelay(target, {
+    onClientData: (chunk, connection) => {
+      if (told.has(connection)) return;
+      const head = Buffer.concat([heads.get(connection) ?? Buffer.alloc(0), chunk]);
+      if (head.length < preface.length && preface.subarray(0, head.length).equals(head)) {
+        heads.set(connection, head);
+        return;
+      }
+      heads.delete(connection);
+      told.add(connection);
       connections.push(head.subarray(0, preface.length).equals(preface) ? 'h2' : 'http1.1');
-    };
-    client.on('data', sniff);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    connections,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-      }),
-  };
+  return { url: relay.url, connections, close: () => relay.close() };
 }
