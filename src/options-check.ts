@@ -107,6 +107,16 @@ export function checkFunction(options: Options, name: string): void {
   if (v !== undefined && typeof v !== 'function') throw new OptionError(name, 'a function', v);
 }
 
+/**
+ * `protocol` one of `auto`, `h2`, `http1.1`, and not with a caller's `dispatcher` (whose protocol is its own, so the
+ * option would be silently ignored); `onProtocol` a function. Every option set that makes a connection pool has them.
+ */
+export function checkProtocol(options: Options): void {
+  checkOneOf(options, 'protocol', ['auto', 'h2', 'http1.1']);
+  checkExclusive(options, 'dispatcher', 'protocol');
+  checkFunction(options, 'onProtocol');
+}
+
 /** At most one of the two, since one would silently override the other. */
 export function checkExclusive(options: Options, a: string, b: string): void {
   const va = valueOf(options, a);

@@ -20,14 +20,13 @@
  *   npx tsx bench/visit/slices.ts [--documents 1000000] [--parallelism 4,16,64] [--capacity 8000] [--seconds 15]
  *                                 [--adaptive-seconds 120] [--runs adaptive,1,4,8,16,64,256/lanes,256]
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { printTable, startChildServer } from '../lib/child.js';
-import type { InflightReport } from '../../src/visit/visitor.js';
+import { rateAfter, runExportChild, setFaults, type ExportChildOutcome } from './timed-export.js';
 
 const { values } = parseArgs({
   options: {
@@ -46,43 +45,12 @@ const adaptiveSeconds = Number(values['adaptive-seconds']);
 const lanes = values.parallelism.split(',').map(Number);
 const runs = values.runs.split(',');
 const here = fileURLToPath(new URL('.', import.meta.url));
-const tsxLoader = fileURLToPath(import.meta.resolve('tsx'));
 
-interface Outcome {
-  documents: number;
-  seconds: number;
-  samples: Array<[number, number, number]>;
-  inflight: InflightReport;
-  finished: boolean;
-}
-
-function exportFor(url: string, output: string, run: string): Promise<Outcome> {
+function exportFor(url: string, output: string, run: string): Promise<ExportChildOutcome> {
   // `adaptive`: the default; `N`: --slices N (all at once); `N/M`: N slices, M at a time.
   const [n, m] = run.split('/').map(Number);
   const options = run === 'adaptive' ? {} : { slices: n, ...(m !== undefined && { inflightSlices: m }) };
-  const input = JSON.stringify({ endpoint: url, output, seconds: run === 'adaptive' ? adaptiveSeconds : seconds, options });
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', tsxLoader, join(here, 'export-child.ts'), input], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`export ${run} exited with ${code}`));
-      resolve(JSON.parse(out.trim().split('\n').pop()!) as Outcome);
-    });
-  });
-}
-
-/** Documents/s between `from` seconds and the end of the run. */
-function rateAfter(o: Outcome, from: number): number {
-  const last = o.samples.at(-1)!;
-  const first = o.samples.find(([t]) => t >= from) ?? last;
-  return last[0] > first[0] ? (last[1] - first[1]) / (last[0] - first[0]) : o.documents / o.seconds;
-}
-
-async function setFaults(url: string, patch: Record<string, number>): Promise<void> {
-  const res = await fetch(`${url}/_sim/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(patch) });
-  if (!res.ok) throw new Error(`/_sim/faults answered ${res.status}`);
+  return runExportChild({ endpoint: url, output, seconds: run === 'adaptive' ? adaptiveSeconds : seconds, options });
 }
 
 // Small documents (~130 bytes): the simulator sends what it has buffered once 64 KiB are, and charges the visit cost

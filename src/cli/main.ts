@@ -99,7 +99,8 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${red(`vespa-bulk: ${describePlace(err.place)}${message}`)}
 ${err.code === 'VB_UNREACHABLE' ? `${unreachableHint}
 ` : ''}`);
-      return err.code === 'VB_USAGE' ? exitCodes.usage : exitCodes.failed;
+      // VB_PROTOCOL: --protocol h2 asked for what this server cannot do, a usage error as the other flags' are.
+      return err.code === 'VB_USAGE' || err.code === 'VB_PROTOCOL' ? exitCodes.usage : exitCodes.failed;
     }
     process.stderr.write(`${red(`vespa-bulk: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)}\n`);
     return exitCodes.failed;

@@ -1,23 +1,38 @@
 import type { Argv } from 'yargs';
 import { VespaBulkError } from '../errors.js';
-import type { Protocol } from '../http/transport.js';
+import type { Protocol, WireProtocol } from '../http/transport.js';
+
+/** `--protocol` and its alias `--http2`: which HTTP a command speaks. Every command that talks to the document API takes them. */
+export interface ProtocolArgs {
+  protocol?: Protocol;
+  http2?: boolean;
+}
+
+export function withProtocolOption<T>(y: Argv<T>): Argv<T & ProtocolArgs> {
+  return y
+    .option('protocol', { choices: ['auto', 'h2', 'http1.1'] as const, describe: 'HTTP version: auto = HTTP/2 where the target speaks it (h2c on http://, ALPN on https://), else HTTP/1.1 (default auto)' })
+    .option('http2', { type: 'boolean', describe: 'The same as --protocol h2' }) as unknown as Argv<T & ProtocolArgs>;
+}
+
+/** The library's `protocol` option, when the flags give one. */
+export function protocolFromArgs(argv: ProtocolArgs): { protocol?: Protocol } {
+  if (argv.http2 === true && argv.protocol !== undefined && argv.protocol !== 'h2') throw new VespaBulkError('VB_USAGE', `--http2 means --protocol h2, not --protocol ${argv.protocol}`);
+  if (argv.http2 === true) return { protocol: 'h2' };
+  return argv.protocol !== undefined ? { protocol: argv.protocol } : {};
+}
 
 /**
  * The transport flags of the commands that send many operations (feed, bench): which HTTP, and how many
  * connections and streams. Defaults are the library's (FeedOptions), so a flag left out is left out there too.
  */
-export interface TransportArgs {
-  protocol?: Protocol;
-  http2?: boolean;
+export interface TransportArgs extends ProtocolArgs {
   connections?: number;
   pipelining?: number;
   'max-streams'?: number;
 }
 
 export function withTransportOptions<T>(y: Argv<T>): Argv<T & TransportArgs> {
-  return y
-    .option('protocol', { choices: ['auto', 'h2', 'http1.1'] as const, describe: 'HTTP version: auto = HTTP/2 where the target speaks it (h2c on http://, ALPN on https://), else HTTP/1.1 (default auto)' })
-    .option('http2', { type: 'boolean', describe: 'The same as --protocol h2' })
+  return withProtocolOption(y)
     .option('connections', { type: 'number', describe: 'Connections at most, opened as the operations in flight need them (default: HTTP/2 one per 256 of the in-flight maximum, 4; HTTP/1.1 one per operation in flight, as the container serves one request at a time)' })
     .option('max-streams', { type: 'number', describe: "HTTP/2: streams at once per connection at most, within the server's own limit (default 256)" })
     .option('pipelining', { type: 'number', describe: 'HTTP/1.1: requests on one connection at once (default 1: the container serves one at a time)' }) as unknown as Argv<T & TransportArgs>;
@@ -25,9 +40,8 @@ export function withTransportOptions<T>(y: Argv<T>): Argv<T & TransportArgs> {
 
 /** The library options the flags set (only those given). */
 export function transportFromArgs(argv: TransportArgs): { protocol?: Protocol; connections?: number; pipelining?: number; maxStreams?: number } {
-  if (argv.http2 === true && argv.protocol !== undefined && argv.protocol !== 'h2') throw new VespaBulkError('VB_USAGE', `--http2 means --protocol h2, not --protocol ${argv.protocol}`);
   return {
-    ...(argv.http2 === true ? { protocol: 'h2' as const } : argv.protocol !== undefined && { protocol: argv.protocol }),
+    ...protocolFromArgs(argv),
     ...(argv.connections !== undefined && { connections: argv.connections }),
     ...(argv.pipelining !== undefined && { pipelining: argv.pipelining }),
     ...(argv['max-streams'] !== undefined && { maxStreams: argv['max-streams'] }),
@@ -35,6 +49,19 @@ export function transportFromArgs(argv: TransportArgs): { protocol?: Protocol; c
 }
 
 /** What `--protocol auto` chose, said once on stderr. */
-export function protocolNote(protocol: 'h2' | 'http1.1', endpoint: string, asked: Protocol | undefined): string {
+export function protocolNote(protocol: WireProtocol, endpoint: string, asked: Protocol | undefined): string {
   return `vespa-bulk: speaking ${protocol === 'h2' ? 'HTTP/2' : 'HTTP/1.1'} to ${endpoint}${asked === undefined || asked === 'auto' ? ' (--protocol auto)' : ''}`;
+}
+
+/**
+ * An `onProtocol` that writes `protocolNote` the first time it is called: the pools a command opens to one endpoint (a
+ * visit's cluster discovery, then the visit) say it once.
+ */
+export function tellProtocolOnce(endpoint: string, asked: Protocol | undefined, write: (line: string) => void): (protocol: WireProtocol) => void {
+  let told = false;
+  return (protocol) => {
+    if (told) return;
+    told = true;
+    write(protocolNote(protocol, endpoint, asked));
+  };
 }

@@ -1,5 +1,6 @@
 import type { Argv } from 'yargs';
 import type { buildConnector } from 'undici';
+import type { Protocol } from '../http/transport.js';
 import { VespaBulkError } from '../errors.js';
 import { describeEndpoint } from '../http/reachability.js';
 import { waitForEndpoint } from '../http/wait-for-endpoint.js';
@@ -25,7 +26,7 @@ export const unreachableHint = 'Check the endpoint (--target), or give --wait <s
 export async function waitIfAsked(
   args: WaitArgs,
   endpoint: string,
-  connection: { headers?: Record<string, string>; tls?: buildConnector.BuildOptions },
+  connection: { headers?: Record<string, string>; tls?: buildConnector.BuildOptions; protocol?: Protocol },
   signal?: AbortSignal,
 ): Promise<void> {
   const seconds = args.wait;
@@ -37,6 +38,7 @@ export async function waitIfAsked(
     waitMs: seconds * 1000,
     ...(connection.headers !== undefined && { headers: connection.headers }),
     ...(connection.tls !== undefined && { tls: connection.tls }),
+    ...(connection.protocol !== undefined && { protocol: connection.protocol }),
     ...(signal !== undefined && { signal }),
   });
   if (answer.waitedMs >= 1000) process.stderr.write(`vespa-bulk: ${describeEndpoint(endpoint)} answered after ${Math.round(answer.waitedMs / 1000)} s\n`);

@@ -1,4 +1,4 @@
-import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkString, checkUrl } from '../options-check.js';
+import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkProtocol, checkString, checkUrl } from '../options-check.js';
 import type { FeedOptions } from './options.js';
 
 /** Refuses bad FeedOptions with an OptionError naming the option; `new Feeder()` and `feed()` call it. */
@@ -7,7 +7,7 @@ export function checkFeedOptions(options: FeedOptions): void {
   checkInteger(options, 'connections', 1);
   checkInteger(options, 'pipelining', 1);
   checkInteger(options, 'maxStreams', 1);
-  checkOneOf(options, 'protocol', ['auto', 'h2', 'http1.1']);
+  checkProtocol(options);
   if (options.http2 === true && options.protocol !== undefined && options.protocol !== 'h2') throw new OptionError('http2', `absent with protocol '${options.protocol}'`, 'true');
   checkInteger(options, 'inflight', 1);
   checkInteger(options, 'maxInflight', 1);
@@ -30,9 +30,7 @@ export function checkFeedOptions(options: FeedOptions): void {
   // The own pool's settings would be silently ignored with a caller's dispatcher.
   checkExclusive(options, 'dispatcher', 'tls');
   checkExclusive(options, 'dispatcher', 'http2');
-  checkExclusive(options, 'dispatcher', 'protocol');
   checkFunction(options, 'onResult');
-  checkFunction(options, 'onProtocol');
   checkInteger(options, 'workers', 1, 64);
   // A caller's dispatcher lives on the calling thread: worker threads cannot share it.
   if (options.dispatcher !== undefined && options.workers !== undefined && options.workers > 1) throw new OptionError('workers', '1 with a dispatcher', String(options.workers));

@@ -1,9 +1,10 @@
 import type { Dispatcher, buildConnector } from 'undici';
 import { toDocumentPath } from '../document/id.js';
-import { createPool, headersToObject, parseBody, send, splitEndpoint, type Protocol } from './transport.js';
+import { createPool, headersToObject, parseBody, send, splitEndpoint, type Protocol, type WireProtocol } from './transport.js';
+import { isH2Refusal, protocolError } from './reachability.js';
 import { DocumentRequestEncoder, isAssignOnly, type DocumentParams, type EncodedBody } from './document-request.js';
 import { VespaBulkError } from '../errors.js';
-import { checkDuration, checkExclusive, checkInteger, checkOneOf, checkUrl } from '../options-check.js';
+import { checkDuration, checkExclusive, checkInteger, checkProtocol, checkUrl } from '../options-check.js';
 
 export type { DocumentParams } from './document-request.js';
 
@@ -13,8 +14,13 @@ export interface DocumentClientOptions {
   endpoint: string;
   /** Extra headers on every request (authentication tokens). */
   headers?: Record<string, string>;
-  /** `auto` (default), `h2` or `http1.1`: see `PoolOptions.protocol`. */
+  /**
+   * `auto` (default): HTTP/2 where the server speaks it, else HTTP/1.1; `h2`: HTTP/2, and a request to a server
+   * without it rejects with VB_PROTOCOL; `http1.1`. See `PoolOptions.protocol`.
+   */
   protocol?: Protocol;
+  /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
+  onProtocol?: (protocol: WireProtocol) => void;
   /** HTTP/2: connections (default 1). HTTP/1.1: connections at most (default 4). */
   connections?: number;
   /** HTTP/1.1 pipelining depth per connection. Default 1. */
@@ -41,28 +47,39 @@ export interface DocumentResponse {
 
 /**
  * Single-document operations on /document/v1. Every HTTP status resolves (check `status`); transport
- * failures reject with VespaBulkError VB_TRANSPORT or VB_TIMEOUT.
+ * failures reject with VespaBulkError VB_TRANSPORT or VB_TIMEOUT, and a server without HTTP/2 asked for it
+ * (`protocol: 'h2'`) with VB_PROTOCOL.
  */
 export class DocumentClient {
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
   private readonly encoder: DocumentRequestEncoder;
+  private readonly endpoint: string;
 
   constructor(options: DocumentClientOptions) {
     checkUrl(options, 'endpoint');
     checkInteger(options, 'connections', 1);
     checkInteger(options, 'pipelining', 1);
-    checkOneOf(options, 'protocol', ['auto', 'h2', 'http1.1']);
+    checkProtocol(options);
     checkDuration(options, 'timeoutMs', true);
     // The own pool's TLS settings would be silently ignored with a caller's dispatcher.
     checkExclusive(options, 'dispatcher', 'tls');
-    checkExclusive(options, 'dispatcher', 'protocol');
     const { origin, prefix } = splitEndpoint(options.endpoint);
+    this.endpoint = options.endpoint;
     this.encoder = new DocumentRequestEncoder({ prefix, headers: options.headers });
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
       options.dispatcher ??
-      createPool({ origin, protocol: options.protocol, connections: options.connections, concurrency: 4, pipelining: options.pipelining ?? 1, timeoutMs: options.timeoutMs, tls: options.tls });
+      createPool({
+        origin,
+        protocol: options.protocol,
+        connections: options.connections,
+        concurrency: 4,
+        pipelining: options.pipelining ?? 1,
+        timeoutMs: options.timeoutMs,
+        tls: options.tls,
+        onProtocol: options.onProtocol,
+      });
   }
 
   /** Reads a document; 404 when there is none. */
@@ -105,6 +122,8 @@ export class DocumentClient {
       const res = await send(this.dispatcher, { method, path, headers: encoded.headers, body: encoded.body, idempotent });
       return { status: res.status, body: parseBody(res.body), raw: res.body, headers: headersToObject(res.rawHeaders) };
     } catch (err) {
+      // HTTP/2 was asked for and the server does not speak it: every request would fail alike.
+      if (isH2Refusal(err)) throw protocolError(this.endpoint, err);
       if (err instanceof VespaBulkError) {
         // Give the error a place so the CLI can say which document failed.
         throw new VespaBulkError(err.code, err.message, { place: { documentId: id }, cause: err });

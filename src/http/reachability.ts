@@ -73,8 +73,17 @@ export function unreachableError(endpoint: string, cause: string, err?: unknown)
   return new VespaBulkError('VB_UNREACHABLE', `nothing answers at ${describeEndpoint(endpoint)}: ${cause}`, { cause: err });
 }
 
+/**
+ * Whether a request failed because the server does not speak HTTP/2, which it was asked for (`protocol: 'h2'`):
+ * the H2Error `H2_NOT_SUPPORTED`, as it is or wrapped in a TransportError.
+ */
+export function isH2Refusal(err: unknown): boolean {
+  return chainOf(err).some((e) => e.code === 'H2_NOT_SUPPORTED' || e.undiciCode === 'H2_NOT_SUPPORTED');
+}
+
 /** The VB_PROTOCOL error for an endpoint that does not speak HTTP/2 although `protocol: 'h2'` asked for it. */
-export function protocolError(endpoint: string, err: { message?: string; cause?: unknown }): VespaBulkError {
-  const why = (err.cause as { message?: string } | undefined)?.message ?? err.message ?? 'it does not speak HTTP/2';
-  return new VespaBulkError('VB_PROTOCOL', `${describeEndpoint(endpoint)} does not speak HTTP/2 (${why.replace(/^H2_NOT_SUPPORTED: /, '')}); use --protocol auto or --protocol http1.1`, { cause: err });
+export function protocolError(endpoint: string, err: unknown): VespaBulkError {
+  const refusal = chainOf(err).find((e) => e.code === 'H2_NOT_SUPPORTED') as { message?: string } | undefined;
+  const why = refusal?.message ?? 'it does not speak HTTP/2';
+  return new VespaBulkError('VB_PROTOCOL', `${describeEndpoint(endpoint)} does not speak HTTP/2 (${why}); use --protocol auto or --protocol http1.1`, { cause: err });
 }

@@ -72,6 +72,15 @@ export function createPool(options: PoolOptions): ProtocolPool {
   return new AutoPool(() => h2(tls ? ['h2', 'http/1.1'] : undefined), h1, tls, options.onProtocol);
 }
 
+/**
+ * The pool of `concurrency` chains of requests, each with one request out at a time (a visit's slices, a bulk
+ * operation, cluster discovery): HTTP/2 streams on a connection per 256 chains, HTTP/1.1 a connection per chain,
+ * since the container serves a connection one request at a time. Nothing to pipeline, no writes to batch.
+ */
+export function createChainPool(origin: string, concurrency: number, options: Pick<PoolOptions, 'protocol' | 'tls' | 'timeoutMs' | 'onProtocol'>): ProtocolPool {
+  return createPool({ ...options, origin, concurrency, pipelining: 1, batchWrites: false });
+}
+
 export interface SendRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Path and query, already encoded. */

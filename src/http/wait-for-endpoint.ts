@@ -1,7 +1,7 @@
 import type { buildConnector } from 'undici';
 import { VespaBulkError } from '../errors.js';
-import { unreachableCause, unreachableError } from './reachability.js';
-import { createPool } from './transport.js';
+import { isH2Refusal, protocolError, unreachableCause, unreachableError } from './reachability.js';
+import { createPool, type Protocol } from './transport.js';
 
 /**
  * `--wait S`: before a command starts, ask the endpoint's health check until it answers or S seconds are
@@ -18,6 +18,11 @@ export interface WaitForEndpointOptions {
   headers?: Record<string, string>;
   /** TLS options for an https endpoint (ca, cert, key). */
   tls?: buildConnector.BuildOptions;
+  /**
+   * The HTTP of the probes, as the command that follows speaks (default `auto`). With `h2`, a server that answers
+   * without HTTP/2 ends the wait at once with VB_PROTOCOL: it is up, and waiting will not change what it speaks.
+   */
+  protocol?: Protocol;
   /** Time between probes. Default 2 s. */
   intervalMs?: number;
   /** Bound of one probe. Default 10 s. */
@@ -51,9 +56,9 @@ export async function waitForEndpoint(options: WaitForEndpointOptions): Promise<
   const path = `${url.pathname.replace(/\/+$/, '')}/ApplicationStatus`;
   const intervalMs = options.intervalMs ?? 2_000;
   const probeTimeoutMs = options.probeTimeoutMs ?? 10_000;
-  // A pool of its own: a refused connection leaves nothing behind in the command's. Pipelining 0 keeps no
+  // A pool of its own: a refused connection leaves nothing behind in the command's. Pipelining 0 keeps no HTTP/1.1
   // connection between probes, each of which may be seconds apart.
-  const pool = createPool({ origin: url.origin, connections: 1, pipelining: 0, tls: options.tls, batchWrites: false });
+  const pool = createPool({ origin: url.origin, protocol: options.protocol, connections: 1, pipelining: 0, tls: options.tls, batchWrites: false });
   const started = performance.now();
   try {
     for (;;) {
@@ -77,6 +82,7 @@ export async function waitForEndpoint(options: WaitForEndpointOptions): Promise<
         cause = `it answered ${res.statusCode}`;
       } catch (err) {
         if (options.signal?.aborted) throw abortError();
+        if (isH2Refusal(err)) throw protocolError(options.endpoint, err);
         failure = err;
         cause = unreachableCause(err) ?? describeOther(err);
       }

@@ -1,9 +1,10 @@
 import type { Dispatcher, buildConnector } from 'undici';
-import { VespaBulkError } from '../errors.js';
-import { OptionError, checkExclusive, checkInteger, checkOneOf, checkUrl } from '../options-check.js';
+import { VespaBulkError, isVespaBulkError } from '../errors.js';
+import { OptionError, checkExclusive, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../options-check.js';
 import { parseRetryAfter } from '../http/retry-delay.js';
 import { retryLoop, type RetryLoopOptions } from '../http/retry-loop.js';
-import { createPool } from '../http/transport.js';
+import { createChainPool, type Protocol, type WireProtocol } from '../http/transport.js';
+import { isH2Refusal, protocolError } from '../http/reachability.js';
 import { checkVisitRetry, resolveVisitRetry, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
 import { visitPath } from './query.js';
 import { isServerDuration } from '../time/duration.js';
@@ -25,6 +26,14 @@ export interface BulkOptions extends Pick<VisitSelectionOptions, 'namespace' | '
   dispatcher?: Dispatcher;
   /** TLS options for https endpoints (ca, cert, key) of the own connection, e.g. `connectOptions(security)`, exported by the package. */
   tls?: buildConnector.BuildOptions;
+  /**
+   * Which HTTP the own connection speaks: `auto` (default) HTTP/2 where the server speaks it, else HTTP/1.1; `h2`:
+   * HTTP/2, or the operation fails with VB_PROTOCOL before anything is changed; `http1.1`. The protocol spoken is in
+   * the summary and told to `onProtocol`.
+   */
+  protocol?: Protocol;
+  /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
+  onProtocol?: (protocol: WireProtocol) => void;
   /** update-where: the update operations, `{"<field>":{"assign":...}}` (sent as `{"fields":...}`). */
   fields?: Record<string, unknown>;
   /**
@@ -67,6 +76,8 @@ export interface BulkSummary {
   /** When it failed or was stopped: the token to continue from with `continuation`. */
   continuation?: string;
   error?: string;
+  /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's dispatcher, or when nothing answered). */
+  protocol?: WireProtocol;
 }
 
 const methodOf = { 'update-where': 'PUT', 'delete-where': 'DELETE', copy: 'POST' } as const;
@@ -100,6 +111,7 @@ export function validateBulkOptions(options: BulkOptions): void {
   checkVisitRetry(options.retry);
   // The own connection's TLS settings would be silently ignored with a caller's dispatcher.
   checkExclusive(options, 'dispatcher', 'tls');
+  checkProtocol(options);
   visitPath(options);
 }
 
@@ -134,16 +146,26 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   const started = performance.now();
   const url = new URL(options.endpoint);
   const prefix = url.pathname.replace(/\/+$/, '');
-  // One request at a time: nothing to pipeline, no writes to batch.
-  const pool = options.dispatcher ?? createPool({ origin: url.origin, connections: 1, tls: options.tls, batchWrites: false });
+  const summary: BulkSummary = { kind: options.kind, ok: false, dryRun: false, documentCount: 0, requests: 0, retries: 0, seconds: 0 };
+  // One request at a time.
+  const pool =
+    options.dispatcher ??
+    createChainPool(url.origin, 1, {
+      protocol: options.protocol,
+      tls: options.tls,
+      onProtocol: (protocol) => {
+        summary.protocol = protocol;
+        options.onProtocol?.(protocol);
+      },
+    });
   const body =
     options.kind !== 'update-where' ? undefined : Buffer.from(options.fieldsText !== undefined ? `{"fields":${options.fieldsText}}` : JSON.stringify({ fields: options.fields }));
-  const summary: BulkSummary = { kind: options.kind, ok: false, dryRun: false, documentCount: 0, requests: 0, retries: 0, seconds: 0 };
   const loop: RetryLoopOptions = {
     policy: resolveVisitRetry(options.retry),
     safeToRepeat: safeToRepeat(options),
     signal: options.signal,
-    failureOf: (err) => (err instanceof ChunkFailure ? err : {}),
+    // A server without the HTTP/2 asked for is not retried: it would answer every request alike.
+    failureOf: (err) => (err instanceof ChunkFailure ? err : isVespaBulkError(err, 'VB_PROTOCOL') ? undefined : {}),
     onRetry: ({ error, delayMs }) => {
       summary.retries++;
       options.onMessage?.(`${problemOf(error)}; retrying in ${delayMs} ms`);
@@ -202,14 +224,20 @@ function queryString(query: string): string {
 
 /** One request of the chain: resolves with a 2xx answer, rejects with a ChunkFailure for any other status. */
 async function sendChunk(pool: Dispatcher, origin: string, options: BulkOptions, path: string, body: Buffer | undefined): Promise<BulkAnswer> {
-  const res = await pool.request({
-    origin,
-    method: methodOf[options.kind],
-    path,
-    headers: { accept: 'application/json', ...(body && { 'content-type': 'application/json' }), ...options.headers },
-    body,
-    signal: options.signal,
-  });
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await pool.request({
+      origin,
+      method: methodOf[options.kind],
+      path,
+      headers: { accept: 'application/json', ...(body && { 'content-type': 'application/json' }), ...options.headers },
+      body,
+      signal: options.signal,
+    });
+  } catch (err) {
+    if (isH2Refusal(err)) throw protocolError(options.endpoint, err);
+    throw err;
+  }
   const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
   const text = await res.body.text();
   let answer: BulkAnswer | undefined;
@@ -230,6 +258,8 @@ async function dryRun(options: BulkOptions): Promise<BulkSummary> {
     headers: options.headers,
     dispatcher: options.dispatcher,
     tls: options.tls,
+    protocol: options.protocol,
+    onProtocol: options.onProtocol,
     namespace: options.namespace,
     documentType: options.documentType,
     selection: options.selection,
@@ -250,11 +280,14 @@ async function dryRun(options: BulkOptions): Promise<BulkSummary> {
       if (++n % 10_000 === 0) options.onProgress?.(n);
     }
   } catch (err) {
+    // Asked for HTTP/2 of a server without it: a usage error, as without the dry run.
+    if (isVespaBulkError(err, 'VB_PROTOCOL')) throw err;
     summary.ok = false;
     summary.error = err instanceof Error ? err.message : String(err);
   }
   const report = await v.report.catch(() => undefined);
   summary.documentCount = n;
+  if (report?.protocol !== undefined) summary.protocol = report.protocol;
   summary.requests = report?.slices.reduce((s, r) => s + r.requests, 0) ?? 0;
   summary.retries = report?.slices.reduce((s, r) => s + r.retries, 0) ?? 0;
   summary.seconds = (performance.now() - started) / 1000;

@@ -1,6 +1,7 @@
 import type { buildConnector } from 'undici';
 import { VespaBulkError } from '../errors.js';
-import { createPool, parseBody, send, splitEndpoint } from '../http/transport.js';
+import { createChainPool, parseBody, send, splitEndpoint, type Protocol, type WireProtocol } from '../http/transport.js';
+import { isH2Refusal, protocolError } from '../http/reachability.js';
 
 /**
  * The content clusters named in the service's answer to a visit of cluster `*`. The document API has no
@@ -21,6 +22,10 @@ export interface DiscoverOptions {
   headers?: Record<string, string>;
   /** TLS options for an https endpoint. */
   tls?: buildConnector.BuildOptions;
+  /** `auto` (default), `h2` (a server without HTTP/2 is a VB_PROTOCOL error) or `http1.1`, as the visit that follows speaks. */
+  protocol?: Protocol;
+  /** Called once the protocol is known. */
+  onProtocol?: (protocol: WireProtocol) => void;
   /** Aborts the request. */
   signal?: AbortSignal;
 }
@@ -31,7 +36,7 @@ export interface DiscoverOptions {
  */
 export async function discoverContentClusters(options: DiscoverOptions): Promise<string[]> {
   const { origin, prefix } = splitEndpoint(options.endpoint);
-  const pool = createPool({ origin, connections: 1, timeoutMs: 60_000, tls: options.tls, batchWrites: false });
+  const pool = createChainPool(origin, 1, { protocol: options.protocol, timeoutMs: 60_000, tls: options.tls, onProtocol: options.onProtocol });
   try {
     const res = await send(pool, {
       method: 'GET',
@@ -39,6 +44,8 @@ export async function discoverContentClusters(options: DiscoverOptions): Promise
       headers: { ...(options.headers ?? {}) },
       idempotent: true,
       ...(options.signal !== undefined && { signal: options.signal }),
+    }).catch((err: unknown) => {
+      throw isH2Refusal(err) ? protocolError(options.endpoint, err) : err;
     });
     const body = parseBody(res.body) as { message?: unknown } | undefined;
     const message = typeof body?.message === 'string' ? body.message : res.body.toString('utf8').slice(0, 300);

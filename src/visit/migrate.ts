@@ -14,7 +14,10 @@ export interface MigrateOptions extends VisitOptions {
   /** The endpoint documents are written to. */
   destination: string;
   destinationHeaders?: Record<string, string>;
-  /** Further feeder options (connections, compression, failures file...). */
+  /**
+   * Further feeder options (connections, compression, failures file...). Without a `protocol` (or `http2`, or a
+   * `dispatcher`) of its own, the feeder speaks the visit's `protocol`.
+   */
   feed?: Omit<FeedOptions, 'endpoint' | 'headers' | 'signal'>;
   /** Called once the visit runs, e.g. to draw progress from it. */
   onStart?: (run: VisitRun) => void;
@@ -48,9 +51,12 @@ export async function migrate(options: MigrateOptions): Promise<MigrateSummary> 
       visitError = err instanceof Error ? err.message : String(err);
     }
   }
+  // A proxy that speaks only HTTP/1.1, or a demand for HTTP/2, usually holds for both ends.
+  const inherited = feedOptions?.protocol === undefined && feedOptions?.http2 === undefined && feedOptions?.dispatcher === undefined && options.protocol !== undefined;
   const outcome = await new Feeder({
     // Migration must not leave a checkpoint of an input that cannot be reread.
     checkpoint: false,
+    ...(inherited && { protocol: options.protocol }),
     ...feedOptions,
     endpoint: destination,
     headers: destinationHeaders,

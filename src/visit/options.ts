@@ -1,5 +1,6 @@
 import type { Dispatcher, buildConnector } from 'undici';
 import type { RetryPolicy } from '../http/retry-delay.js';
+import type { Protocol, WireProtocol } from '../http/transport.js';
 import { OptionError, checkInteger } from '../options-check.js';
 
 /**
@@ -36,13 +37,20 @@ export interface VisitOptions extends VisitSelectionOptions {
   endpoint: string;
   /** Extra request headers (authentication...). */
   headers?: Record<string, string>;
-  /**
-   * Use this dispatcher (e.g. one set up for TLS) instead of an own pool of one connection per slice. It is
-   * not closed at the end.
-   */
+  /** Use this dispatcher (e.g. one set up for TLS) instead of an own pool. It is not closed at the end. */
   dispatcher?: Dispatcher;
   /** TLS options for https endpoints (ca, cert, key) of the own pool, e.g. `connectOptions(security)`, exported by the package. */
   tls?: buildConnector.BuildOptions;
+  /**
+   * Which HTTP the own pool speaks. `auto` (default): HTTP/2 where the server speaks it (cleartext with prior
+   * knowledge on http://, ALPN on https://), else HTTP/1.1. `h2`: HTTP/2, or the visit fails with VB_PROTOCOL before
+   * any slice has run. `http1.1`. Over HTTP/2 the slices in flight are streams on a few connections (one per 256);
+   * over HTTP/1.1 each has a connection of its own, as the container serves a connection one request at a time. The
+   * protocol spoken is in the report (`protocol`) and told to `onProtocol`.
+   */
+  protocol?: Protocol;
+  /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
+  onProtocol?: (protocol: WireProtocol) => void;
   /**
    * Number of slices the corpus is split in, each visited by its own chain of continuations. Not given: the corpus
    * is split in {@link defaultVisitSlices} and visited adaptively (see `inflightSlices`). Given: all of `sliceIds`

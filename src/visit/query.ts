@@ -1,6 +1,6 @@
 import { toVisitPath } from '../document/id.js';
 import { VespaBulkError } from '../errors.js';
-import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkUrl } from '../options-check.js';
+import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../options-check.js';
 import { isServerDuration, parseDurationMs } from '../time/duration.js';
 import { checkVisitRetry, defaultAdaptiveStart, defaultVisitSlices, type VisitOptions, type VisitSelectionOptions } from './options.js';
 import { checkSelectionSyntax } from './selection-check.js';
@@ -75,6 +75,7 @@ export function checkVisitOptionValues(options: VisitOptions): void {
   checkOneOf(options, 'bucketSpace', ['default', 'global']);
   // The own pool's TLS settings would be silently ignored with a caller's dispatcher.
   checkExclusive(options, 'dispatcher', 'tls');
+  checkProtocol(options);
   checkFunction(options, 'onMessage');
   checkVisitRetry(options.retry);
   if (options.fromTimestamp !== undefined && options.toTimestamp !== undefined && BigInt(options.fromTimestamp) > BigInt(options.toTimestamp)) {

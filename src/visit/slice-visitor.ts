@@ -9,7 +9,7 @@ import { readPlainJson, type PlainDocument } from './plain-json.js';
 import { readBody } from './body-reader.js';
 import { chainKey, streamAccept, visitRequestPath } from './query.js';
 import { isVespaBulkError } from '../errors.js';
-import { unreachableCause, unreachableError } from '../http/reachability.js';
+import { isH2Refusal, protocolError, unreachableCause, unreachableError } from '../http/reachability.js';
 
 /**
  * One slice of a visit: a chain of requests, each continuing from the last token, until the service says
@@ -46,7 +46,8 @@ export interface SliceVisitorOptions {
   /**
    * Shared by the slices of one visit: whether any answer came from the endpoint yet. Until one has, a
    * connection-level failure (refused, unknown host, TLS handshake) ends the visit with VB_UNREACHABLE at
-   * once instead of after the retries; afterwards it is an outage, retried as any other failure.
+   * once instead of after the retries, and a server without the HTTP/2 asked for with VB_PROTOCOL; afterwards
+   * it is an outage, retried as any other failure.
    */
   reach?: { answered: boolean };
 }
@@ -212,7 +213,7 @@ export class SliceVisitor {
           this.status = 'stopped';
           throw err.failure;
         }
-        if (isVespaBulkError(err, 'VB_UNREACHABLE')) {
+        if (isVespaBulkError(err, 'VB_UNREACHABLE') || isVespaBulkError(err, 'VB_PROTOCOL')) {
           this.status = 'failed';
           this.error = err.message;
           o.onState?.(this);
@@ -254,7 +255,7 @@ export class SliceVisitor {
 
   /** What the retry policy needs of a failed request; undefined for what is never retried (rethrown as it is). */
   private failureOf(err: unknown): AttemptFailure | undefined {
-    if (err instanceof DeliveryFailure || err instanceof Parked || isVespaBulkError(err, 'VB_UNREACHABLE')) return undefined;
+    if (err instanceof DeliveryFailure || err instanceof Parked || isVespaBulkError(err, 'VB_UNREACHABLE') || isVespaBulkError(err, 'VB_PROTOCOL')) return undefined;
     const failure = toFailure(err);
     return { status: failure.status, retryAfterMs: failure.retryAfterMs, progressed: this.progressed };
   }
@@ -289,6 +290,7 @@ export class SliceVisitor {
       });
     } catch (err) {
       if (o.reach !== undefined && !o.reach.answered && !o.signal?.aborted) {
+        if (isH2Refusal(err)) throw protocolError(o.origin + o.pathPrefix, err);
         const cause = unreachableCause(err, o.origin.startsWith('https:'));
         if (cause !== undefined) throw unreachableError(o.origin + o.pathPrefix, cause, err);
       }

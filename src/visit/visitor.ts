@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { Dispatcher } from 'undici';
-import { createPool } from '../http/transport.js';
+import { createChainPool, type WireProtocol } from '../http/transport.js';
 import { ChainScheduler, type ChainSchedulerOptions, type InflightReport } from './chain-scheduler.js';
 import type { VisitBatch } from './entries.js';
 import { resolveVisitRetry, type VisitOptions } from './options.js';
@@ -32,6 +32,8 @@ export interface VisitReport {
   slices: SliceReport[];
   /** How many slices were in flight: the limit (adaptive or fixed), its highest, the mean, the search's steps. */
   inflight: InflightReport;
+  /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's dispatcher, whose protocol is its own, or when nothing answered). */
+  protocol?: WireProtocol;
 }
 
 /** What a running visit shows of one chain (a slice, or a slice of one bucket space). */
@@ -79,8 +81,10 @@ export interface LocalVisitRun extends VisitRun {
 export interface ChainSet {
   readonly slices: readonly SliceVisitor[];
   readonly byKey: ReadonlyMap<string, SliceVisitor>;
-  /** The most chains that may run at once (the pool's connections). */
+  /** The most chains that may run at once (what the pool is sized for). */
   readonly maxInflight: number;
+  /** The HTTP the own pool speaks, once known. */
+  protocol(): WireProtocol | undefined;
   /** Aborted by `stop()`, or by the caller's signal. */
   readonly signal: AbortSignal;
   bytes(): number;
@@ -103,8 +107,18 @@ export function createChains(options: VisitOptions, consumer: VisitConsumer): Ch
   setMaxListeners(0, signal);
   const unfinished = specs.filter((c) => options.resumeFrom?.[c.key]?.finished !== true).length;
   const maxInflight = maxInflightOf(options, Math.max(1, unfinished));
-  // A connection for each chain that may be in flight: each has at most one request out, so there is no write to batch.
-  const pool: Dispatcher = options.dispatcher ?? createPool({ origin: url.origin, connections: maxInflight, pipelining: 1, tls: options.tls, batchWrites: false });
+  // Room for each chain that may be in flight.
+  let protocol: WireProtocol | undefined;
+  const pool: Dispatcher =
+    options.dispatcher ??
+    createChainPool(url.origin, maxInflight, {
+      protocol: options.protocol,
+      tls: options.tls,
+      onProtocol: (p) => {
+        protocol = p;
+        options.onProtocol?.(p);
+      },
+    });
   const query = baseVisitQuery(options);
   const stream = options.stream ?? true;
   const requestTimeoutMs = options.requestTimeoutMs ?? timeoutMs(options.timeout, 180_000) + 30_000;
@@ -138,6 +152,7 @@ export function createChains(options: VisitOptions, consumer: VisitConsumer): Ch
     slices,
     byKey: new Map(slices.map((s) => [s.key, s])),
     maxInflight,
+    protocol: () => protocol,
     signal,
     bytes: () => bytes,
     stop: () => controller.abort(),
@@ -169,7 +184,7 @@ export function limitOf(options: VisitOptions, maxInflight: number): ChainSchedu
 }
 
 /** Sums chain reports into a visit report. */
-export function visitReportOf(reports: SliceReport[], bytes: number, seconds: number, inflight: InflightReport): VisitReport {
+export function visitReportOf(reports: SliceReport[], bytes: number, seconds: number, inflight: InflightReport, protocol: WireProtocol | undefined): VisitReport {
   return {
     ok: reports.every((r) => r.status === 'finished'),
     documents: reports.reduce((n, r) => n + r.documents, 0),
@@ -178,6 +193,7 @@ export function visitReportOf(reports: SliceReport[], bytes: number, seconds: nu
     seconds,
     slices: reports,
     inflight,
+    ...(protocol !== undefined && { protocol }),
   };
 }
 
@@ -214,6 +230,7 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Loca
         chains.bytes(),
         (performance.now() - startedAt) / 1000,
         scheduler.report(),
+        chains.protocol(),
       );
     } finally {
       await chains.close();

@@ -170,7 +170,7 @@ async function handler(argv: BenchArgs): Promise<void> {
     progress?.stop(false);
     if (!argv.quiet) process.stderr.write(describeStep(step));
   };
-  await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }) });
+  await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }), ...(options.protocol !== undefined && { protocol: options.protocol }) });
   let printed: Record<string, unknown> | undefined;
   try {
     const result = await bench(options);

@@ -16,6 +16,7 @@ import { defaultRetryPolicy, parseRetryAfter } from '../../http/retry-delay.js';
 import { retryLoop } from '../../http/retry-loop.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodesEpilog } from '../exit-codes.js';
+import { protocolFromArgs, tellProtocolOnce, withProtocolOption, type ProtocolArgs } from '../transport-options.js';
 
 /**
  * get, put, update, remove of one document, in the forms of the official `vespa document`: `put [id] file`
@@ -23,7 +24,7 @@ import { exitCodesEpilog } from '../exit-codes.js';
  * response JSON is printed; 404 and 412 are clear failures.
  */
 
-interface DocumentArgs extends SecurityArgs, TargetArgs, WaitArgs {
+interface DocumentArgs extends SecurityArgs, TargetArgs, WaitArgs, ProtocolArgs {
   /** put/update/remove: the id, or (without a second positional) the file. */
   first?: string;
   /** put/update: the file after an id. */
@@ -46,7 +47,7 @@ interface DocumentArgs extends SecurityArgs, TargetArgs, WaitArgs {
 type Kind = 'get' | 'put' | 'update' | 'remove';
 
 function options<T>(y: Argv<T>, kind: Kind) {
-  let b = withWaitOption(withTargetOptions(withSecurityOptions(y)))
+  let b = withProtocolOption(withWaitOption(withTargetOptions(withSecurityOptions(y))))
     .option('cluster', { type: 'string', describe: 'Content cluster' })
     .option('timeout', { type: 'string', describe: 'Server-side timeout, e.g. 5s' })
     .option('tracelevel', { type: 'number', describe: 'Trace level 1-9 (the trace is in the printed response)' })
@@ -299,11 +300,13 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
       const note = describeTargetOrigin(connection);
       if (note !== undefined) process.stderr.write(`vespa-bulk: ${note}\n`);
       const security = connection.security;
-      await waitIfAsked(args, connection.url, { headers: securityHeaders(security), ...(needsTlsMaterial(security) && { tls: connectOptions(security) }) });
+      const { protocol } = protocolFromArgs(args);
+      const access = { headers: securityHeaders(security), ...(needsTlsMaterial(security) && { tls: connectOptions(security) }), ...(protocol !== undefined && { protocol }) };
+      await waitIfAsked(args, connection.url, access);
       const client = new DocumentClient({
         endpoint: connection.url,
-        headers: securityHeaders(security),
-        ...(needsTlsMaterial(security) && { tls: connectOptions(security) }),
+        ...access,
+        onProtocol: tellProtocolOnce(connection.url, protocol, (line) => process.stderr.write(`${line}\n`)),
       });
       try {
         if (operation === undefined) {

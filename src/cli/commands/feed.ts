@@ -218,7 +218,7 @@ async function handler(argv: FeedArgs): Promise<void> {
       log('(more failures: see the failure output; --verbose prints all)');
     }
   };
-  await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }) });
+  await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }), ...(options.protocol !== undefined && { protocol: options.protocol }) });
   const outputs = await RunOutputs.open(argv, { command: 'feed', target: options.endpoint!, argv: argv as unknown as Record<string, unknown> });
   const source = speedtest !== undefined ? speedtestSource(speedtest.bytes, speedtest.seconds) : files.length === 1 ? files[0]! : files;
   const feeder = createFeeder(source, options);

@@ -27,10 +27,11 @@ import { parseTimeRange } from '../../visit/time-range.js';
 import type { VisitReport, VisitRun } from '../../visit/visitor.js';
 import { visitSampler } from '../../report/sample.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
+import { protocolFromArgs, tellProtocolOnce, withProtocolOption, type ProtocolArgs } from '../transport-options.js';
 
 /** `visit`, `update-where`, `delete-where` and `copy`: flags into options, results into output. */
 
-interface CommonArgs extends SecurityArgs, TargetArgs, WaitArgs {
+interface CommonArgs extends SecurityArgs, TargetArgs, WaitArgs, ProtocolArgs {
   document?: string;
   selection?: string;
   cluster?: string;
@@ -80,7 +81,7 @@ interface BulkArgs extends CommonArgs {
 }
 
 function commonOptions<T>(y: Argv<T>) {
-  return withWaitOption(withTargetOptions(withSecurityOptions(y)))
+  return withProtocolOption(withWaitOption(withTargetOptions(withSecurityOptions(y))))
     .positional('document', { type: 'string', describe: '<namespace>/<document-type>; omit to visit the whole cluster' })
     .option('selection', { alias: 's', type: 'string', describe: 'Document selection, e.g. \'music.year > 2000\'' })
     .option('cluster', { alias: 'content-cluster', type: 'string', describe: 'Content cluster (needed when there are several)' })
@@ -98,16 +99,27 @@ function commonOptions<T>(y: Argv<T>) {
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress on stderr' });
 }
 
+/** How the commands here reach the service: the connection settings of VisitOptions and BulkOptions alike. */
+type Connection = Pick<VisitOptions, 'endpoint' | 'headers' | 'tls' | 'protocol' | 'onProtocol'>;
+
 /**
- * Endpoint (the target), request headers (--header, then the token) and TLS options (--ca, --cert, --key) from
- * the flags, the environment and the official CLI's configuration.
+ * Endpoint (the target), request headers (--header, then the token), TLS options (--ca, --cert, --key) and the HTTP
+ * (--protocol) from the flags, the environment and the official CLI's configuration; the HTTP spoken is said once on
+ * stderr through `log` (not with --quiet).
  */
-function connectionOf(args: CommonArgs): { endpoint: string; headers: Record<string, string>; tls?: VisitOptions['tls'] } {
+function connectionOf(args: CommonArgs, log: (line: string) => void): Connection & { endpoint: string } {
   const connection = connectionFromArgs(args, parseHeaderFlags(args.header));
   const note = describeTargetOrigin(connection);
   if (note !== undefined && !args.quiet) process.stderr.write(`vespa-bulk: ${note}\n`);
   const security = connection.security;
-  return { endpoint: connection.url, headers: securityHeaders(security), ...(needsTlsMaterial(security) && { tls: connectOptions(security) }) };
+  const { protocol } = protocolFromArgs(args);
+  return {
+    endpoint: connection.url,
+    headers: securityHeaders(security),
+    ...(needsTlsMaterial(security) && { tls: connectOptions(security) }),
+    ...(protocol !== undefined && { protocol }),
+    ...(!args.quiet && { onProtocol: tellProtocolOnce(connection.url, protocol, log) }),
+  };
 }
 
 function selectionOf(args: CommonArgs): Pick<VisitOptions, 'namespace' | 'documentType' | 'selection' | 'cluster' | 'bucketSpace' | 'fromTimestamp' | 'toTimestamp'> {
@@ -125,11 +137,12 @@ function selectionOf(args: CommonArgs): Pick<VisitOptions, 'namespace' | 'docume
  * official `vespa visit` finds it: from the service's answer naming its clusters. One cluster is taken; of
  * several, the user picks (each is its own corpus, with its own continuation tokens).
  */
-async function discoverCluster(options: Pick<VisitOptions, 'endpoint' | 'headers' | 'tls' | 'documentType' | 'cluster'>, quiet: boolean): Promise<void> {
+async function discoverCluster(options: Connection & Pick<VisitOptions, 'documentType' | 'cluster'>, quiet: boolean): Promise<void> {
   if (options.documentType !== undefined || options.cluster !== undefined) return;
   let clusters: string[];
   try {
-    clusters = await discoverContentClusters({ endpoint: options.endpoint, ...(options.headers && { headers: options.headers }), ...(options.tls && { tls: options.tls }) });
+    const { endpoint, headers, tls, protocol, onProtocol } = options;
+    clusters = await discoverContentClusters({ endpoint, ...(headers && { headers }), ...(tls && { tls }), ...(protocol && { protocol }), ...(onProtocol && { onProtocol }) });
   } catch (err) {
     if (isVespaBulkError(err, 'VB_TRANSPORT') || isVespaBulkError(err, 'VB_TIMEOUT')) {
       throw new VespaBulkError(err.code, `cannot reach ${options.endpoint} to find its content cluster: ${err.message} (check --target, or name the cluster with --cluster)`, { cause: err });
@@ -192,8 +205,11 @@ const visitCommand: CommandModule<object, VisitArgs> = {
   handler: async (args) => {
     const format: OutputFormat = args['make-feed'] ? 'feed' : args.format;
     const sliceIds = parseSliceIds(args['slice-id']);
+    let progress: ProgressLine | undefined;
+    // Once the progress line runs, lines go through it so they never land in the middle of it.
+    const log = (line: string): void => (progress !== undefined ? progress.log(line) : void process.stderr.write(`${line}\n`));
     const options: VisitOptions = {
-      ...connectionOf(args),
+      ...connectionOf(args, log),
       ...selectionOf(args),
       ...(args['field-set'] !== undefined && { fieldSet: args['field-set'] }),
       includeRemoves: args['include-removes'],
@@ -227,7 +243,6 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       if (m.severity !== 'info' || args.tracelevel) process.stderr.write(`${m.severity === 'error' ? red(line) : m.severity === 'warning' ? yellow(line) : line}\n`);
       else if (!messages.has(m.text)) messages.add(m.text);
     };
-    let progress: ProgressLine | undefined;
     let state: ProgressSnapshot['state'] = 'running';
     const outputs = await RunOutputs.open(args, { command: 'visit', target: options.endpoint, argv: args as unknown as Record<string, unknown> });
     let recorded: Record<string, unknown> | undefined;
@@ -253,6 +268,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
           destinationHeaders: securityHeaders(destination),
           feed: {
             ...(needsTlsMaterial(destination) && { tls: connectOptions(destination) }),
+            ...(!args.quiet && { onProtocol: tellProtocolOnce(args['to-endpoint']!, options.protocol, log) }),
             // The library writes no file it was not asked for; this default is the CLI's.
             failures: args.failures ?? defaultFailuresPath(),
           },
@@ -334,6 +350,7 @@ export function exportSummaryJson(summary: ExportSummary | VisitReport): Record<
     'http.request.count': summary.slices.reduce((n, s) => n + s.requests, 0),
     'http.response.bytes': summary.bytes,
     'http.response.MBps': Number((summary.bytes / 1e6 / seconds).toFixed(2)),
+    ...(summary.protocol !== undefined && { 'http.protocol': summary.protocol }),
     ...('outputBytes' in summary && { 'output.bytes': summary.outputBytes, 'checkpoint.resumed': summary.resumed }),
     slices: summary.slices,
   };
@@ -396,12 +413,13 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
       return b.epilog(exitCodesEpilog) as unknown as Argv<BulkArgs>;
     },
     handler: async (args) => {
-      const where = { ...connectionOf(args), ...selectionOf(args) };
+      let progress: ProgressLine | undefined;
+      const log = (line: string): void => (progress !== undefined ? progress.log(line) : void process.stderr.write(`${line}\n`));
+      const where = { ...connectionOf(args, log), ...selectionOf(args) };
       const controller = new AbortController();
       // As this command always did: no message, and a second signal does not quit at once (visit's does).
       const stop = stopOnSignal(controller, { quitOnSecond: false });
       let documents = 0;
-      let progress: ProgressLine | undefined;
       let over = false;
       let summary: BulkSummary;
       try {

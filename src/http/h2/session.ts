@@ -99,7 +99,10 @@ class Stream {
   status = 0;
   /** Bytes received and not yet returned to the server as WINDOW_UPDATE. */
   recvUnacked = 0;
+  /** The reader has all it takes for now (its handler's onData said false): the windows stay closed to it. */
   paused = false;
+  /** Bytes it received while paused, not yet returned to the connection's window: they are still unread. */
+  held = 0;
   /** When the request was sent, then when its answer last showed progress (performance.now()). */
   activeAt: number;
   trailers: string[] | undefined;
@@ -434,14 +437,14 @@ export class H2Session {
     }
   }
 
+  /**
+   * The connection's window is returned as the bytes are read, not as they arrive: a stream whose reader is paused
+   * holds its share until it resumes, so the connection's window bounds what all the streams together hold unread
+   * (and each stream's window may be large enough for a long round trip without multiplying that bound).
+   */
   private onDataFrame(flags: number, id: number, buf: Buffer, start: number, end: number): void {
     if (id === 0) throw new ProtocolError('DATA on stream 0');
     const length = end - start;
-    this.connUnacked += length;
-    if (this.connUnacked >= this.options.connectionWindow / 2) {
-      this.queue(windowUpdateFrame(0, this.connUnacked));
-      this.connUnacked = 0;
-    }
     if ((flags & Flag.Padded) !== 0) {
       const pad = buf[start];
       start += 1;
@@ -449,8 +452,13 @@ export class H2Session {
       if (end < start) throw new ProtocolError('padding longer than the frame');
     }
     const s = this.streams.get(id);
-    if (s === undefined) return; // A stream we reset or gave up: its data is only counted.
+    if (s === undefined) {
+      // A stream we reset or gave up: its data is only counted.
+      this.returnToConnection(length);
+      return;
+    }
     if (s.status === 0) {
+      this.returnToConnection(length);
       this.streamError(s, ErrorCode.ProtocolError, new H2Error('H2_PROTOCOL_ERROR', 'HTTP/2 DATA before the response headers'));
       return;
     }
@@ -458,9 +466,15 @@ export class H2Session {
     const endStream = (flags & Flag.EndStream) !== 0;
     if (end > start) {
       const more = s.req.handler.onData?.(buf.subarray(start, end));
-      if (this.streams.get(id) !== s) return; // The handler aborted it.
+      if (this.streams.get(id) !== s) {
+        // The handler aborted it.
+        this.returnToConnection(length);
+        return;
+      }
       if (more === false) s.paused = true;
     }
+    if (s.paused) s.held += length;
+    else this.returnToConnection(length);
     if (endStream) {
       this.complete(s);
       return;
@@ -473,6 +487,15 @@ export class H2Session {
     if (s.recvUnacked === 0) return;
     this.queue(windowUpdateFrame(s.id, s.recvUnacked));
     s.recvUnacked = 0;
+  }
+
+  /** `n` bytes received on the connection are read (or never will be): the server may send that much more, once half the window is. */
+  private returnToConnection(n: number): void {
+    this.connUnacked += n;
+    if (this.connUnacked >= this.options.connectionWindow / 2) {
+      this.queue(windowUpdateFrame(0, this.connUnacked));
+      this.connUnacked = 0;
+    }
   }
 
   private onHeadersFrame(flags: number, id: number, buf: Buffer, start: number, end: number): void {
@@ -538,6 +561,8 @@ export class H2Session {
     if (!s.paused) return;
     s.paused = false;
     if (this.streams.get(s.id) === s) {
+      this.returnToConnection(s.held);
+      s.held = 0;
       this.ackStream(s);
       this.scheduleFlush();
     }
@@ -658,6 +683,11 @@ export class H2Session {
   /** Takes the stream out of the connection; its request's fate is the caller's to tell. */
   private forget(s: Stream): void {
     this.streams.delete(s.id);
+    // What it held unread no longer waits for more of its answer.
+    if (s.held > 0) {
+      this.returnToConnection(s.held);
+      s.held = 0;
+    }
     if (this.streams.size === 0) {
       if (this.state === State.Ready) this.socket.unref();
       this.closeIfDone();

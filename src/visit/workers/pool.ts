@@ -1,4 +1,5 @@
 import type { Worker } from 'node:worker_threads';
+import type { WireProtocol } from '../../http/transport.js';
 import { VespaBulkError, errorCodes, type ErrorCode } from '../../errors.js';
 import { ChainScheduler } from '../chain-scheduler.js';
 import type { OutputFormat } from '../formats.js';
@@ -75,7 +76,7 @@ export function startWorkerVisit(
       return views.get(key)!.percentFinished;
     },
   }));
-  const { signal, dispatcher, onMessage, ...plain } = options;
+  const { signal, dispatcher, onMessage, onProtocol, ...plain } = options;
   if (dispatcher !== undefined) throw new VespaBulkError('VB_USAGE', 'workers cannot share a dispatcher across threads: leave out dispatcher or workers');
   const unfinished = specs.filter((c) => options.resumeFrom?.[c.key]?.finished !== true);
   const maxInflight = maxInflightOf(options, Math.max(1, unfinished.length));
@@ -84,6 +85,7 @@ export function startWorkerVisit(
   const finalStates: Record<string, ChainState> = {};
   const reports = new Map<string, SliceReport>();
   const received: number[] = [];
+  let protocol: WireProtocol | undefined;
   let nextSnapshot = 0;
   /** The worker a chain ran on: a parked chain's state is there. */
   const home = new Map<string, number>();
@@ -127,6 +129,12 @@ export function startWorkerVisit(
           return;
         case 'message':
           onMessage?.(m.message);
+          return;
+        case 'protocol':
+          if (protocol === undefined) {
+            protocol = m.protocol;
+            onProtocol?.(m.protocol);
+          }
           return;
         case 'chain': {
           views.set(m.key, m.progress);
@@ -277,7 +285,7 @@ export function startWorkerVisit(
         repeatsSkipped: 0,
       };
     });
-    return visitReportOf(all, received.reduce((s, b) => s + (b ?? 0), 0), (performance.now() - startedAt) / 1000, scheduler.report());
+    return visitReportOf(all, received.reduce((s, b) => s + (b ?? 0), 0), (performance.now() - startedAt) / 1000, scheduler.report(), protocol);
   })();
   return {
     slices: sliceViews,

@@ -1,3 +1,4 @@
+import type { WireProtocol } from '../../http/transport.js';
 import type { OutputFormat } from '../formats.js';
 import type { SliceResumeState, VisitMessage, VisitOptions } from '../options.js';
 import type { SliceReport, SliceStatus } from '../slice-visitor.js';
@@ -36,6 +37,8 @@ export type FromWorker =
   /** Answer to `snapshot`: the state of every chain it ran, as of the batches sent before it. */
   | { type: 'state'; id: number; states: Record<string, ChainState>; progress: SliceProgress[] }
   | { type: 'message'; message: VisitMessage }
+  /** The HTTP its pool speaks, once known. */
+  | { type: 'protocol'; protocol: WireProtocol }
   /** A chain stopped, after the batches of its documents: ended for good (`done`), or `parked` at a token. */
   | { type: 'chain'; key: string; outcome: 'done' | 'parked'; progress: SliceProgress; report: SliceReport }
   /** After `end`, once its chains stopped: the reports and states of the chains it ran, and the bytes it received. */

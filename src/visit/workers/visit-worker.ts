@@ -75,7 +75,8 @@ function statesOf(slices: Iterable<SliceVisitor>): Record<string, ChainState> {
   return out;
 }
 
-const chains = createChains(input.options, {
+// The main thread tells the caller once, whichever worker learns it first.
+const chains = createChains({ ...input.options, onProtocol: (protocol) => post({ type: 'protocol', protocol }) }, {
   deliver(batch) {
     const s = batch.slice;
     const chunks = encoder.encode(batch.entries);

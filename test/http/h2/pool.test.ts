@@ -182,6 +182,55 @@ describe('HTTP/2 pool against node:http2', () => {
     expect(total).toBe(40 * chunk.length);
   });
 
+  it("holds what paused readers have not read within the connection's window, whatever the streams' windows; reading on lets the rest come", async () => {
+    const size = 4 * 1024 * 1024;
+    const { url } = await h2Server((stream) => {
+      stream.respond({ ':status': 200 });
+      stream.end(Buffer.alloc(size, 0x62));
+    });
+    const connectionWindow = 256 * 1024;
+    const pool = track(new Http2Pool(url, { streamWindow: size, connectionWindow }));
+    // Two readers that take the first chunk and then nothing more until told.
+    const readers = [0, 1].map(() => {
+      const r = { received: 0, resume: () => {}, paused: true, done: Promise.resolve() };
+      r.done = new Promise<void>((resolve, reject) => {
+        pool.dispatch(
+          { origin: url, method: 'GET', path: '/big' },
+          {
+            onConnect: () => {},
+            onHeaders: (_status: number, _headers: unknown, resume: () => void) => {
+              r.resume = resume;
+              return true;
+            },
+            onData: (chunk: Buffer) => {
+              r.received += chunk.length;
+              return !r.paused;
+            },
+            onComplete: () => resolve(),
+            onError: reject,
+          },
+        );
+      });
+      return r;
+    });
+    // Until the server has sent all it may: nothing more for a while.
+    let last = -1;
+    for (let still = 0; still < 5; ) {
+      await new Promise((r) => setTimeout(r, 20));
+      const now = readers[0].received + readers[1].received;
+      still = now === last ? still + 1 : 0;
+      last = now;
+    }
+    expect(last).toBeGreaterThan(0);
+    expect(last).toBeLessThanOrEqual(connectionWindow);
+    for (const r of readers) {
+      r.paused = false;
+      r.resume();
+    }
+    await Promise.all(readers.map((r) => r.done));
+    expect(readers.map((r) => r.received)).toEqual([size, size]);
+  });
+
   it('sends again, on another connection, what a GOAWAY says was not processed', async () => {
     const seen: string[] = [];
     let held: ServerHttp2Stream[] = [];
