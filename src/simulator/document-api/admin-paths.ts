@@ -2,7 +2,7 @@ import { validateFaultPatch } from '../faults.js';
 import type { AnyRequest, AnyResponse } from '../http/http-response.js';
 import { readRequestBody } from '../http/request-body.js';
 import type { HandlerState } from './handler-state.js';
-import { notFound, refuseBody, reply } from './replies.js';
+import { methodNotAllowed, notFound, refuseBody, reply } from './replies.js';
 import { handlerErrorBody } from './responses.js';
 
 /**
@@ -19,7 +19,7 @@ export function adminPath(state: HandlerState, req: AnyRequest, res: AnyResponse
       readRequestBody(req, res, pathId, state.maxBodyBytes, (body) => patchFaults(state, req, res, pathId, body), refuseBody, state);
       return;
     }
-    reply(state, req, res, 405, handlerErrorBody(pathId, `'${req.method}' not allowed at '${pathId}'. Allowed methods are: GET, PUT`), { allow: 'GET,PUT' });
+    methodNotAllowed(state, req, res, pathId, ['GET', 'PUT']);
     return;
   }
   if (pathId === '/_sim/documents') {
@@ -35,7 +35,7 @@ export function adminPath(state: HandlerState, req: AnyRequest, res: AnyResponse
       reply(state, req, res, 200, JSON.stringify({ documents: state.store.size(), clusters: counts }));
       return;
     }
-    reply(state, req, res, 405, handlerErrorBody(pathId, `'${req.method}' not allowed at '${pathId}'. Allowed methods are: GET, DELETE`), { allow: 'GET,DELETE' });
+    methodNotAllowed(state, req, res, pathId, ['GET', 'DELETE']);
     return;
   }
   notFound(state, req, res, pathId);

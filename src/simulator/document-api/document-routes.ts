@@ -9,7 +9,7 @@ import { parseFieldSet } from './field-set.js';
 import type { HandlerState } from './handler-state.js';
 import { compileCondition, parseOperationBody, parseUpdateBody, requireFieldsObject, type PreparedOperation } from './operations.js';
 import { QueryParameters } from './query-parameters.js';
-import { notFound, refuseBody, reply, replyError } from './replies.js';
+import { methodNotAllowed, notFound, refuseBody, reply, replyError } from './replies.js';
 import { badRequest, HandlerError, handlerErrorBody, idBody } from './responses.js';
 import { applyUpdate } from './update-ops.js';
 import { buildScope, checkDocumentType, parseTimeoutMs, parseTraceLevel, resolveCluster, type ScopeContext } from './visit-plan.js';
@@ -43,9 +43,7 @@ export function documentApi(state: HandlerState, req: AnyRequest, res: AnyRespon
       res.writeHead(204, { allow: allowed.join(',') });
       res.end();
     } else {
-      reply(state, req, res, 405, handlerErrorBody(pathId, `'${method}' not allowed at '${pathId}'. Allowed methods are: ${allowed.join(', ')}`), {
-        allow: allowed.join(','),
-      });
+      methodNotAllowed(state, req, res, pathId, allowed);
     }
     return;
   }
