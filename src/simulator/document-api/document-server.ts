@@ -1,6 +1,8 @@
 import type { DocumentModel } from '../../schema/document-model.js';
 import { bearerChecker, checkClientCertificate, type AccessVerdict, type ServerTlsOptions } from '../http/auth.js';
 import { Admission } from '../admission.js';
+import { InProgress } from '../http/in-progress.js';
+import { serverStats, type ServerStats } from './admin-paths.js';
 import { Faults, type FaultSettings } from '../faults.js';
 import { VisitCost } from './visit-cost.js';
 import { createRequestHandler, type HandlerState } from './handler.js';
@@ -47,6 +49,7 @@ export interface DocumentServerOptions {
 export type { ServerTlsOptions } from '../http/auth.js';
 
 export type { FaultSettings } from '../faults.js';
+export type { ServerStats } from './admin-paths.js';
 export { DocumentStore } from './document-store.js';
 export type { StoredDocument, SeedDocument } from './document-store.js';
 
@@ -65,6 +68,11 @@ export interface DocumentServer {
     /** Faults injected so far, per kind. */
     injected(): Record<string, number>;
   };
+  /**
+   * Requests in progress now and the most seen at once, overall and on one connection (an HTTP/1.1 connection is
+   * served one request at a time). `reset` starts the maxima afresh.
+   */
+  stats(options?: { reset?: boolean }): ServerStats;
   /** null: any type is accepted (nothing deployed yet); otherwise other types are 400. */
   setDocumentTypes(types: string[] | null): void;
   /**
@@ -87,6 +95,7 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     store,
     faults,
     admission: new Admission(faults),
+    inProgress: new InProgress(),
     documentTypes: null,
     model: null,
     globalTypes: new Set(options.globalDocumentTypes ?? []),
@@ -96,7 +105,7 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     visitCost: new VisitCost(faults),
     log: requestLogger(options.requestLog),
   };
-  const listener = createListener(guarded(createRequestHandler(state), options, state.log), { tls: options.tls });
+  const listener = createListener(guarded(createRequestHandler(state), options, state.log), { tls: options.tls, inProgress: state.inProgress });
   await new Promise<void>((resolve, reject) => {
     listener.server.once('error', reject);
     listener.server.listen(options.port ?? 8080, host, () => {
@@ -112,6 +121,11 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     port,
     store,
     faults: { get: () => faults.get(), set: (patch) => faults.set(patch), injected: () => faults.injected() },
+    stats(statsOptions) {
+      const stats = serverStats(state);
+      if (statsOptions?.reset === true) state.inProgress.reset();
+      return stats;
+    },
     setDocumentTypes(types) {
       state.documentTypes = types === null ? null : new Set(types);
     },

@@ -1,4 +1,4 @@
-import { destroyConnection, isGone, sendThenCut, writeChunk, type AnyRequest, type AnyResponse } from '../http/http-response.js';
+import { closeWhenClientLeaves, destroyConnection, isGone, sendThenCut, writeChunk, type AnyRequest, type AnyResponse } from '../http/http-response.js';
 import { feedBlockMessage, injectedErrorMessage } from '../faults.js';
 import type { HandlerState, Work } from './handler-state.js';
 import { executeOperation } from './operations.js';
@@ -19,6 +19,7 @@ export function serve(state: HandlerState, req: AnyRequest, res: AnyResponse, pa
     if (fault === 'stall') {
       // Accepted and never answered; the admission is held until the client gives up on the connection.
       pending = isGone(res) ? undefined : new Promise<void>((resolve) => res.once('close', () => resolve()));
+      if (pending !== undefined) closeWhenClientLeaves(res);
       if (state.log !== undefined) state.log(`${req.method} ${req.url} (stalled)`);
     } else if (fault === 'garbage') {
       const garbage = faults.nextGarbageBody();

@@ -1,5 +1,4 @@
 import { gunzipSync } from 'node:zlib';
-import { holdConnection, leaveConnection } from './connection-order.js';
 import type { AnyRequest, AnyResponse } from './http-response.js';
 
 /**
@@ -27,8 +26,7 @@ type BodyCarrier = AnyRequest & { [kBody]?: BodyState };
 
 /**
  * Reads the whole body within `max` bytes, gunzips it when so encoded, and hands it to `onBody`; a body over
- * the limit is refused at once and the rest discarded. The request's HTTP/1.1 connection is held meanwhile
- * (see connection-order.ts).
+ * the limit is refused at once and the rest discarded.
  */
 export function readRequestBody<C>(req: AnyRequest, res: AnyResponse, pathId: string, max: number, onBody: (body: Buffer) => void, refuse: BodyRefusal<C>, context: C): void {
   const declared = req.headers['content-length'];
@@ -39,7 +37,6 @@ export function readRequestBody<C>(req: AnyRequest, res: AnyResponse, pathId: st
   }
   // Per-request state lives on the request; the listeners are shared functions.
   (req as BodyCarrier)[kBody] = { chunks: [], size: 0, failed: false, max, res, pathId, onBody, refuse: refuse as BodyRefusal<unknown>, context };
-  holdConnection(req);
   req.on('data', onBodyData);
   req.on('end', onBodyEnd);
   req.on('error', onBodyError);
@@ -57,7 +54,6 @@ function onBodyData(this: BodyCarrier, chunk: Buffer): void {
     b.failed = true;
     b.chunks.length = 0;
     b.refuse(b.context, this, b.res, b.pathId, 413, tooLargeMessage(`more than ${b.max}`, b.max));
-    leaveConnection(this);
     return;
   }
   b.chunks.push(chunk);
@@ -67,7 +63,6 @@ function onBodyEnd(this: BodyCarrier): void {
   const b = this[kBody]!;
   this[kBody] = undefined;
   if (!b.failed) finishBody(this, b);
-  leaveConnection(this);
 }
 
 function finishBody(req: BodyCarrier, b: BodyState): void {
@@ -92,5 +87,4 @@ function finishBody(req: BodyCarrier, b: BodyState): void {
 function onBodyError(this: BodyCarrier): void {
   const b = this[kBody];
   if (b !== undefined) b.failed = true;
-  leaveConnection(this);
 }
