@@ -107,16 +107,15 @@ describe('HTTP/1.1: one request at a time per connection', () => {
     await until(() => server.stats().inProgress === 0);
   });
 
-  it('lets go of requests waiting behind a response whose connection is cut', async () => {
-    const server = await start({ faults: { stallRate: 1 } });
+  it('lets go of requests waiting behind a response whose connection is cut, and holds no content slot for them', async () => {
+    const server = await start({ faults: { stallRate: 1, contentSlots: 1, queueLimit: 1 } });
     const socket = await connect(server.port);
     socket.write(pipelinedPuts(3, 's'));
-    await until(() => server.faults.injected().stall === 1);
-    // The two behind the stalled one wait on the connection: they have not started.
-    expect(server.stats()).toMatchObject({ inProgress: 1, maxInProgressOnOneConnection: 1 });
+    await until(() => server.stats().queue.atContentNodes === 1);
+    // The two behind the stalled one wait on the connection, not in the handler's queue.
+    expect(server.stats()).toMatchObject({ inProgress: 1, queue: { waiting: 0, atContentNodes: 1 } });
     socket.destroy();
-    await until(() => server.stats().inProgress === 0);
-    expect(server.faults.injected().stall).toBe(1);
+    await until(() => server.stats().inProgress === 0 && server.stats().queue.atContentNodes === 0);
     server.faults.set({ stallRate: 0, closeRate: 1 });
     // A cut after the first answer: the pipelined ones behind it are dropped with the connection.
     const cut = await connect(server.port);

@@ -1,3 +1,4 @@
+import type { QueueCounts } from '../admission.js';
 import { validateFaultPatch } from '../faults.js';
 import type { InProgressCounts } from '../http/in-progress.js';
 import type { AnyRequest, AnyResponse } from '../http/http-response.js';
@@ -6,11 +7,13 @@ import type { HandlerState } from './handler-state.js';
 import { methodNotAllowed, notFound, refuseBody, reply } from './replies.js';
 import { handlerErrorBody } from './responses.js';
 
-/** What a document server has seen: requests in progress, per connection and overall. */
-export type ServerStats = InProgressCounts;
+/** What a document server has seen: requests in progress (per connection and overall) and its handler's queue. */
+export interface ServerStats extends InProgressCounts {
+  queue: QueueCounts;
+}
 
 export function serverStats(state: HandlerState): ServerStats {
-  return state.inProgress.counts();
+  return { ...state.inProgress.counts(), queue: state.admission.counts() };
 }
 
 /**

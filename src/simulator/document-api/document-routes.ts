@@ -132,7 +132,8 @@ function documentOperation(state: HandlerState, req: AnyRequest, res: AnyRespons
       op = { kind: 'remove', pathId, id, cluster, traceLevel, timeoutMs, condition, matcher: compileCondition(state.selections, condition), dryRun };
     }
   }
-  admit(state, req, res, pathId, id, op.kind !== 'get', timeoutMs, op);
+  // The handler estimates an operation's size as the bytes of its body.
+  admit(state, req, res, pathId, id, op.kind !== 'get', timeoutMs, op, body?.length ?? 0);
 }
 
 interface OperationSettings {
@@ -210,5 +211,5 @@ function collectionOperation(state: HandlerState, req: AnyRequest, res: AnyRespo
   }
   const timeChunkMs = query.durationMs('timeChunk') ?? defaultBulkTimeChunkMs;
   const scope = buildScope(scopeContext, route, query, pathId, cluster);
-  admit(state, req, res, pathId, undefined, true, scope.timeoutMs, () => answer(state, req, res, 200, runBulkChunk(scope, operation, state.visitChunkDocuments, timeChunkMs)));
+  admit(state, req, res, pathId, undefined, true, scope.timeoutMs, () => answer(state, req, res, 200, runBulkChunk(scope, operation, state.visitChunkDocuments, timeChunkMs)), body?.length ?? 0);
 }

@@ -1,6 +1,6 @@
 import type { DocumentModel } from '../../schema/document-model.js';
 import { bearerChecker, checkClientCertificate, type AccessVerdict, type ServerTlsOptions } from '../http/auth.js';
-import { Admission } from '../admission.js';
+import { Admission, defaultHeapMb } from '../admission.js';
 import { InProgress } from '../http/in-progress.js';
 import { serverStats, type ServerStats } from './admin-paths.js';
 import { Faults, type FaultSettings } from '../faults.js';
@@ -23,8 +23,13 @@ export interface DocumentServerOptions {
   port?: number;
   /** Content cluster names; default ['content']. */
   clusters?: string[];
-  /** 413 above this; default 100 MiB, the service's default. */
+  /** 413 above this; default 100 MiB, the service's default (maxDocumentOperationRequestSizeMib). */
   maxBodyBytes?: number;
+  /**
+   * The container's JVM heap, in MiB: a quarter of it bounds the bytes of the operations waiting in the handler's
+   * queue (maxThrottledBytes). Default 1536, the container's heap when the node's memory is not known.
+   */
+  heapMb?: number;
   faults?: Partial<FaultSettings>;
   /**
    * Serve this store instead of a new one: a server started on the same port with the store of one that was
@@ -70,7 +75,7 @@ export interface DocumentServer {
   };
   /**
    * Requests in progress now and the most seen at once, overall and on one connection (an HTTP/1.1 connection is
-   * served one request at a time). `reset` starts the maxima afresh.
+   * served one request at a time), and what waits in the handler's queue. `reset` starts the maxima afresh.
    */
   stats(options?: { reset?: boolean }): ServerStats;
   /** null: any type is accepted (nothing deployed yet); otherwise other types are 400. */
@@ -91,10 +96,12 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
   const host = options.host ?? '127.0.0.1';
   const store = options.store ?? new DocumentStore(options.clusters ?? ['content']);
   const faults = new Faults(options.faults);
+  const heapMb = options.heapMb ?? defaultHeapMb;
+  if (!(heapMb > 0) || !Number.isFinite(heapMb)) throw new Error(`heapMb must be a positive number of MiB, got ${heapMb}`);
   const state: HandlerState = {
     store,
     faults,
-    admission: new Admission(faults),
+    admission: new Admission(faults, heapMb),
     inProgress: new InProgress(),
     documentTypes: null,
     model: null,
@@ -132,7 +139,10 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     setDocumentModel(model) {
       state.model = model;
     },
-    close: () => listener.close(),
+    close: () => {
+      state.admission.close();
+      return listener.close();
+    },
   };
 }
 
