@@ -1,12 +1,16 @@
 import http2 from 'node:http2';
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer, type DocumentServerOptions } from '../../src/simulator/document-api/document-server.js';
 import { until } from '../support/until.js';
 import { h2Request, type H2Answer } from './h2-call.js';
 
 /**
- * The document handler's queue over HTTP, with the real handler's messages (DocumentV1ApiHandler.enqueueAndDispatch).
- * Each test holds the one content slot with a stalled operation, so what comes after it waits as long as the test likes.
+ * The document handler's queue and request size limit over HTTP, with the real handler's messages
+ * (DocumentV1ApiHandler.enqueueAndDispatch and documentOperationRequestTooLarge). Each queue test holds the one
+ * content slot with a stalled operation, so what comes after it waits as long as the test likes.
  */
 
 const servers: DocumentServer[] = [];
@@ -91,5 +95,33 @@ describe('the handler queue over HTTP', () => {
     expect(answer).toMatchObject({ status: 504, json: { pathId: '/document/v1/ns/t/docid/late', message: 'Timeout after 50ms' } });
     expect(server.stats().queue.waiting).toBe(0);
     expect(server.store.size()).toBe(0);
+  });
+});
+
+describe('the request size limit', () => {
+  const tooLarge = (size: number, max: number): string =>
+    `Document operation request size ${size} bytes exceeds maximum size of ${max} bytes. See https://docs.vespa.ai/en/writing/document-v1-api-guide.html#request-size-limit`;
+
+  it('refuses a put or update over the limit with 413, counting the bytes read (chunked ones too, gzipped ones inflated)', async () => {
+    const { server, session } = await start({ maxBodyBytes: 1000 });
+    const post = await h2Request(session, 'POST', '/document/v1/ns/t/docid/big', putBody(1500));
+    expect(post).toMatchObject({ status: 413, json: { pathId: '/document/v1/ns/t/docid/big', message: tooLarge(1500, 1000) } });
+    expect(Object.keys(post.json)).toEqual(['pathId', 'message']);
+    const update = await h2Request(session, 'PUT', '/document/v1/ns/t/docid/big', `{"fields":{"b":{"assign":"${'y'.repeat(2000)}"}}}`);
+    expect(update).toMatchObject({ status: 413, json: { message: tooLarge(2000 + '{"fields":{"b":{"assign":""}}}'.length, 1000) } });
+    const inflated = putBody(5000);
+    const gzipped = await h2Request(session, 'POST', '/document/v1/ns/t/docid/zipped', gzipSync(inflated), { 'content-encoding': 'gzip' });
+    expect(gzipSync(inflated).length).toBeLessThan(1000);
+    expect(gzipped).toMatchObject({ status: 413, json: { message: tooLarge(5000, 1000) } });
+    // HTTP/1.1 without a Content-Length: the chunks are counted as they come.
+    const chunked = await request(`${server.url}/document/v1/ns/t/docid/chunked`, {
+      method: 'POST',
+      body: Readable.from([Buffer.from(putBody(1200).slice(0, 700)), Buffer.from(putBody(1200).slice(700))]),
+    });
+    expect(chunked.statusCode).toBe(413);
+    expect(((await chunked.body.json()) as { message: string }).message).toBe(tooLarge(1200, 1000));
+    // A body at the limit is taken.
+    expect((await h2Request(session, 'POST', '/document/v1/ns/t/docid/fits', putBody(1000))).status).toBe(200);
+    expect(server.store.size()).toBe(1);
   });
 });
