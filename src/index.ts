@@ -17,7 +17,9 @@ export { connectOptions, securityHeaders, type SecurityOptions } from './http/tl
 
 // The simulator.
 export { startSimulator, type Simulator, type SimulatorOptions } from './simulator/simulator.js';
-export { startDocumentServer, type DocumentServer, type DocumentServerOptions } from './simulator/document-api/document-server.js';
+export { startDocumentServer, type DocumentServer, type DocumentServerOptions, type ServerStats } from './simulator/document-api/document-server.js';
+export type { InProgressCounts } from './simulator/http/in-progress.js';
+export type { QueueCounts } from './simulator/admission.js';
 export { type FaultSettings } from './simulator/faults.js';
 export { startConfigServer, type ConfigServer, type ConfigServerOptions } from './simulator/config-server/config-server.js';
 export type { ServerTlsOptions } from './simulator/http/auth.js';

@@ -1,17 +1,30 @@
 /**
  * Trouble the simulator can make on purpose, so clients are tested against what a real cluster does under
- * load: errors, latency, a service rate, a bounded handler queue, cut connections, feed block, cut streams.
- * (Latency, the service rate and the queue are applied by admission.ts; the rest here.)
+ * load: errors, latency, a service rate, a bounded content cluster and handler queue, cut connections, feed
+ * block, cut streams. (Latency, the service rate, the content slots and the queue are applied by admission.ts
+ * and document-api/admit.ts; the rest here.)
  */
 export interface FaultSettings {
   /** Share (0..1) of document operations (single-document and visit requests) answered with a status from `errorStatuses`. */
   errorRate: number;
   errorStatuses: number[];
-  /** Added to each document operation. */
+  /** The content nodes' time for each operation (a document operation holds its content slot meanwhile). */
   latencyMs: number;
-  /** Service rate: operations are served in arrival order at this rate (0 = unlimited); more only queue. */
+  /**
+   * Service rate: at most this many document operations start at the content nodes per second (0 = no bound);
+   * the rest wait in the handler's queue, in arrival order.
+   */
   maxOpsPerSecond: number;
-  /** 429 when more than this many operations are admitted and not yet answered (the real handler's 256); 0 = off. */
+  /**
+   * Document operations at the content nodes at once, each for `latencyMs` (0 = as many as come: only latency
+   * bounds them, as in a large cluster); the rest wait in the handler's queue.
+   */
+  contentSlots: number;
+  /**
+   * The handler's `maxThrottled`: at most this many operations wait in its queue (those at the content nodes do
+   * not count); one more is refused 429 `... N requests already enqueued`. 0: no queue at all, as in the
+   * service: an operation the content nodes have no room for is refused at once. Default 256.
+   */
   queueLimit: number;
   /** Share of operations whose connection is destroyed mid-response after the operation was applied. */
   closeRate: number;
@@ -57,6 +70,7 @@ export const defaultFaultSettings: Readonly<FaultSettings> = Object.freeze({
   errorStatuses: [429, 503, 504, 507],
   latencyMs: 0,
   maxOpsPerSecond: 0,
+  contentSlots: 0,
   queueLimit: 256,
   closeRate: 0,
   feedBlock: false,
@@ -83,10 +97,13 @@ export function validateFaultPatch(patch: unknown): string | undefined {
         break;
       case 'latencyMs':
       case 'maxOpsPerSecond':
-      case 'queueLimit':
       case 'cutStreamAfterDocuments':
       case 'visitCostUs':
         if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) return `'${key}' must be a non-negative number`;
+        break;
+      case 'queueLimit':
+      case 'contentSlots':
+        if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) return `'${key}' must be a non-negative integer`;
         break;
       case 'visitParallelism':
         if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 1024) return `'visitParallelism' must be an integer from 1 to 1024`;
@@ -122,8 +139,8 @@ export function seededRandom(seed: number): () => number {
 
 /**
  * The live fault settings and the seeded randomness that draws the injected faults, with a count of each kind.
- * The queue limit, service rate and latency are settings here too (one `PUT /_sim/faults` changes any of
- * them) but act through `Admission` (admission.ts).
+ * The queue limit, service rate, content slots and latency are settings here too (one `PUT /_sim/faults`
+ * changes any of them) but act through `Admission` (admission.ts).
  */
 export class Faults {
   private settings: FaultSettings;

@@ -152,7 +152,7 @@ describe('feed survives', () => {
     expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(1);
     expect(failureLines(failures)).toEqual([JSON.stringify(big)]);
     expect(failureReasons(failures)).toEqual([
-      expect.objectContaining({ id: 'id:ns:music::oversized', status: 413, attempts: 1, inputLine: 251, message: expect.stringMatching(/larger than the limit of 4096 bytes/) }),
+      expect.objectContaining({ id: 'id:ns:music::oversized', status: 413, attempts: 1, inputLine: 251, message: expect.stringMatching(/exceeds maximum size of 4096 bytes/) }),
     ]);
   });
 

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
+import { until } from '../support/until.js';
 
 /** Two simulators in one process share nothing: each has its own fault sequence and its own queue. */
 describe('per-instance simulator state', () => {
@@ -27,17 +28,19 @@ describe('per-instance simulator state', () => {
   });
 
   it('a full queue on one server does not refuse operations on another', async () => {
-    const a = await startDocumentServer({ port: 0, faults: { stallRate: 1, queueLimit: 1 } });
-    const b = await startDocumentServer({ port: 0, faults: { queueLimit: 1 } });
+    // One content slot, held by a stalled operation, and room for one waiting operation.
+    const a = await startDocumentServer({ port: 0, faults: { stallRate: 1, contentSlots: 1, queueLimit: 1 } });
+    const b = await startDocumentServer({ port: 0, faults: { contentSlots: 1, queueLimit: 1 } });
     servers.push(a, b);
     const controller = new AbortController();
-    const stalled = request(`${a.url}/document/v1/ns/music/docid/s`, { method: 'POST', body: '{"fields":{}}', signal: controller.signal }).catch(() => undefined);
-    // Once a holds its single admission, a second operation there is refused; b still admits.
-    let refused = 0;
-    for (let i = 0; i < 50 && refused === 0; i++) if ((await put(a, i)).status === 429) refused++;
-    expect(refused).toBe(1);
+    const held = [0, 1].map((n) =>
+      request(`${a.url}/document/v1/ns/music/docid/s${n}`, { method: 'POST', body: '{"fields":{}}', signal: controller.signal }).catch(() => undefined),
+    );
+    await until(() => a.stats().queue.waiting === 1);
+    // a's queue is full, so a third operation there is refused; b still takes them.
+    expect((await put(a, 2)).status).toBe(429);
     expect((await put(b, 1)).status).toBe(200);
     controller.abort();
-    await stalled;
+    await Promise.all(held);
   });
 });

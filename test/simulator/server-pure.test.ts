@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { prefersJsonl } from '../../src/simulator/document-api/accept.js';
 import { parseDocumentPath } from '../../src/simulator/document-api/document-path.js';
-import { Admission } from '../../src/simulator/admission.js';
 import { Faults, seededRandom, validateFaultPatch } from '../../src/simulator/faults.js';
 import { parseFieldSet, projectFields } from '../../src/simulator/document-api/field-set.js';
 import { QueryParameters } from '../../src/simulator/document-api/query-parameters.js';
@@ -245,32 +244,5 @@ describe('fault settings', () => {
     expect(Array.from({ length: 20 }, () => g.drawError())).toEqual(drawsF);
     expect(drawsF.some((s) => s !== 0)).toBe(true);
     expect(drawsF.some((s) => s === 0)).toBe(true);
-  });
-
-  it('admits up to the queue limit', () => {
-    const f = new Admission(new Faults({ queueLimit: 2 }));
-    expect(f.tryAdmit()).toBe(true);
-    expect(f.tryAdmit()).toBe(true);
-    expect(f.tryAdmit()).toBe(false);
-    f.release();
-    expect(f.tryAdmit()).toBe(true);
-  });
-
-  it('spaces operations by the service rate', () => {
-    const f = new Admission(new Faults({ maxOpsPerSecond: 10 }));
-    const first = f.delayMs();
-    const second = f.delayMs();
-    const third = f.delayMs();
-    expect(first).toBeLessThan(1);
-    expect(second).toBeGreaterThan(90);
-    expect(third).toBeGreaterThan(190);
-  });
-
-  it('refuses operations that would queue longer than the queue age limit', () => {
-    const f = new Admission(new Faults({ maxOpsPerSecond: 1, queueLimit: 0 }));
-    const delays = Array.from({ length: 6 }, () => f.delayMs());
-    expect(delays.slice(0, 4).every((d) => d >= 0)).toBe(true);
-    expect(delays[4]).toBe(-1);
-    expect(delays[5]).toBe(-1);
   });
 });

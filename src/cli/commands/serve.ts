@@ -2,6 +2,7 @@ import type { AnyCommand } from '../command.js';
 import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import type { ServerTlsOptions } from '../../simulator/http/auth.js';
+import { defaultHeapMb } from '../../simulator/admission.js';
 import { startSimulator } from '../../simulator/simulator.js';
 import { VespaBulkError } from '../../errors.js';
 
@@ -12,10 +13,12 @@ interface ServeArgs {
   config: boolean;
   clusters: string;
   'max-body-bytes': number;
+  'heap-mb': number;
   'error-rate': number;
   'error-statuses': string;
   'latency-ms': number;
   'max-ops-per-second': number;
+  'content-slots': number;
   'queue-limit': number;
   'close-rate': number;
   'feed-block': boolean;
@@ -75,12 +78,14 @@ const serve: CommandModule<object, ServeArgs> = {
       .option('config-port', { type: 'number', default: 19071, describe: 'Config server port (0: any free port)' })
       .option('config', { type: 'boolean', default: true, describe: 'Start the config server (--no-config to skip)' })
       .option('clusters', { type: 'string', default: 'content', describe: 'Comma-separated content cluster names' })
-      .option('max-body-bytes', { type: 'number', default: 100 * 1024 * 1024, describe: 'Request bodies above this get 413' })
+      .option('max-body-bytes', { type: 'number', default: 100 * 1024 * 1024, describe: 'Put and update bodies above this (inflated) get 413, as the handler does' })
+      .option('heap-mb', { type: 'number', default: defaultHeapMb, describe: "The container's heap in MiB: a quarter of it bounds the bytes waiting in the handler's queue" })
       .option('error-rate', { type: 'number', default: 0, describe: 'Share (0-1) of document operations answered with an error status' })
       .option('error-statuses', { type: 'string', default: '429,503,504,507', describe: 'Statuses drawn for --error-rate' })
-      .option('latency-ms', { type: 'number', default: 0, describe: 'Latency added to each document operation' })
-      .option('max-ops-per-second', { type: 'number', default: 0, describe: 'Service rate; operations beyond it queue (0: unlimited)' })
-      .option('queue-limit', { type: 'number', default: 256, describe: 'Operations in process above which requests get 429, as the real handler (0: off)' })
+      .option('latency-ms', { type: 'number', default: 0, describe: "The content nodes' time for each operation" })
+      .option('max-ops-per-second', { type: 'number', default: 0, describe: 'Document operations started at the content nodes per second; the rest wait in the queue (0: no bound)' })
+      .option('content-slots', { type: 'number', default: 0, describe: 'Document operations at the content nodes at once, each --latency-ms; the rest wait in the queue (0: no bound)' })
+      .option('queue-limit', { type: 'number', default: 256, describe: "Operations waiting in the handler's queue (maxThrottled) beyond which requests get 429 (0: no queue)" })
       .option('close-rate', { type: 'number', default: 0, describe: 'Share of operations whose connection is closed mid-response, after the operation is applied' })
       .option('feed-block', { type: 'boolean', default: false, describe: 'Answer 507 to every write until cleared' })
       .option('cut-stream-after', { type: 'number', default: 0, describe: 'Cut every streamed visit response after this many documents (0: off)' })
@@ -116,6 +121,7 @@ const serve: CommandModule<object, ServeArgs> = {
       configPort: args.config ? args['config-port'] : false,
       clusters: args.clusters.split(',').map((s) => s.trim()).filter(Boolean),
       maxBodyBytes: args['max-body-bytes'],
+      heapMb: args['heap-mb'],
       requestLog: args['request-log'],
       config: { convergeDelayMs: args['converge-delay-ms'], reindexDurationMs: args['reindex-duration-ms'] },
       faults: {
@@ -123,6 +129,7 @@ const serve: CommandModule<object, ServeArgs> = {
         errorStatuses,
         latencyMs: args['latency-ms'],
         maxOpsPerSecond: args['max-ops-per-second'],
+        contentSlots: args['content-slots'],
         queueLimit: args['queue-limit'],
         closeRate: args['close-rate'],
         feedBlock: args['feed-block'],

@@ -1,13 +1,25 @@
+import type { QueueCounts } from '../admission.js';
 import { validateFaultPatch } from '../faults.js';
+import type { InProgressCounts } from '../http/in-progress.js';
 import type { AnyRequest, AnyResponse } from '../http/http-response.js';
 import { readRequestBody } from '../http/request-body.js';
 import type { HandlerState } from './handler-state.js';
-import { notFound, refuseBody, reply } from './replies.js';
+import { methodNotAllowed, notFound, refuseBody, reply } from './replies.js';
 import { handlerErrorBody } from './responses.js';
+
+/** What a document server has seen: requests in progress (per connection and overall) and its handler's queue. */
+export interface ServerStats extends InProgressCounts {
+  queue: QueueCounts;
+}
+
+export function serverStats(state: HandlerState): ServerStats {
+  return { ...state.inProgress.counts(), queue: state.admission.counts() };
+}
 
 /**
  * The simulator's own paths under /_sim/ (never subject to faults): `GET|PUT /_sim/faults` reads or merges the
- * fault settings, `GET|DELETE /_sim/documents` counts or clears the stored documents.
+ * fault settings, `GET|DELETE /_sim/documents` counts or clears the stored documents, `GET /_sim/stats` tells
+ * what is in progress (this request included) and `DELETE /_sim/stats` starts its maxima afresh.
  */
 export function adminPath(state: HandlerState, req: AnyRequest, res: AnyResponse, pathId: string): void {
   if (pathId === '/_sim/faults') {
@@ -19,7 +31,13 @@ export function adminPath(state: HandlerState, req: AnyRequest, res: AnyResponse
       readRequestBody(req, res, pathId, state.maxBodyBytes, (body) => patchFaults(state, req, res, pathId, body), refuseBody, state);
       return;
     }
-    reply(state, req, res, 405, handlerErrorBody(pathId, `'${req.method}' not allowed at '${pathId}'. Allowed methods are: GET, PUT`), { allow: 'GET,PUT' });
+    methodNotAllowed(state, req, res, pathId, ['GET', 'PUT']);
+    return;
+  }
+  if (pathId === '/_sim/stats') {
+    if (req.method === 'DELETE') state.inProgress.reset();
+    if (req.method === 'GET' || req.method === 'DELETE') reply(state, req, res, 200, JSON.stringify(serverStats(state)));
+    else methodNotAllowed(state, req, res, pathId, ['DELETE', 'GET']);
     return;
   }
   if (pathId === '/_sim/documents') {
@@ -35,7 +53,7 @@ export function adminPath(state: HandlerState, req: AnyRequest, res: AnyResponse
       reply(state, req, res, 200, JSON.stringify({ documents: state.store.size(), clusters: counts }));
       return;
     }
-    reply(state, req, res, 405, handlerErrorBody(pathId, `'${req.method}' not allowed at '${pathId}'. Allowed methods are: GET, DELETE`), { allow: 'GET,DELETE' });
+    methodNotAllowed(state, req, res, pathId, ['GET', 'DELETE']);
     return;
   }
   notFound(state, req, res, pathId);

@@ -1,4 +1,4 @@
-import { maxQueueAgeMs } from '../admission.js';
+import type { QueuedOperation } from '../admission.js';
 import { isGone, type AnyRequest, type AnyResponse } from '../http/http-response.js';
 import { serve } from './fault-injection.js';
 import type { HandlerState, Work } from './handler-state.js';
@@ -6,36 +6,95 @@ import { reply } from './replies.js';
 import { handlerErrorBody } from './responses.js';
 
 /**
- * Admission, then service: a full queue or an aged one is 429, a wait longer than the request's timeout 504;
- * otherwise the work is served after its turn (at once when no rate or latency is set). Streamed visits stay
- * admitted until their last byte.
+ * Admission, then service: the handler's queue refuses (429) or holds the operation until the content nodes
+ * have room (admission.ts); there it takes `latencyMs`, then it is served. A request whose timeout passes first
+ * is answered 504 and never applied. `bytes` is the operation's estimated size, its body's length. Single-document
+ * operations (`id` given) take room at the content nodes; visits and bulk runs do not, and streamed visits run
+ * until their last byte.
  */
-export function admit(state: HandlerState, req: AnyRequest, res: AnyResponse, pathId: string, id: string | undefined, write: boolean, timeoutMs: number, work: Work): void {
-  const { admission } = state;
-  if (!admission.tryAdmit()) {
-    reply(state, req, res, 429, handlerErrorBody(pathId, `Rejecting execution due to overload: ${admission.queueLimit} requests already enqueued`));
-    return;
+export function admit(state: HandlerState, req: AnyRequest, res: AnyResponse, pathId: string, id: string | undefined, write: boolean, timeoutMs: number, work: Work, bytes = 0): void {
+  const verdict = state.admission.verdict(bytes, id !== undefined);
+  if (verdict === 'dispatch') {
+    // The common case, kept free of allocations: no latency, nothing waiting.
+    if (state.faults.current.latencyMs <= 0) serve(state, req, res, pathId, id, write, work);
+    else new PendingOperation(state, req, res, pathId, id, write, timeoutMs, work, bytes).atContentNodes();
+  } else if (verdict === 'queue') state.admission.enqueue(new PendingOperation(state, req, res, pathId, id, write, timeoutMs, work, bytes).waitForTurn());
+  else reply(state, req, res, 429, handlerErrorBody(pathId, verdict.message));
+}
+
+/** An operation that is not served at once: it waits in the handler's queue, or for the content nodes' latency. */
+class PendingOperation implements QueuedOperation {
+  readonly enqueuedMs = performance.now();
+  readonly document: boolean;
+  private timedOut = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly state: HandlerState,
+    private readonly req: AnyRequest,
+    private readonly res: AnyResponse,
+    private readonly pathId: string,
+    private readonly id: string | undefined,
+    private readonly write: boolean,
+    private readonly timeoutMs: number,
+    private readonly work: Work,
+    readonly bytes: number,
+  ) {
+    this.document = id !== undefined;
   }
-  const delay = admission.delayMs();
-  if (delay < 0) {
-    admission.release();
-    reply(state, req, res, 429, handlerErrorBody(pathId, `Rejecting execution due to overload: ${(maxQueueAgeMs / 1000).toFixed(1)} seconds worth of work enqueued`));
-    return;
+
+  get cancelled(): boolean {
+    // A request abandoned while it waited is not sent on, as in the service.
+    return this.timedOut || isGone(this.res);
   }
-  if (delay === 0) {
-    serve(state, req, res, pathId, id, write, work);
-    return;
+
+  /** Waits in the queue, answered 504 if its timeout passes there. */
+  waitForTurn(): this {
+    this.timer = setTimeout(timeOutInQueue, this.timeoutMs, this);
+    return this;
   }
-  if (delay >= timeoutMs) {
-    setTimeout(() => {
-      admission.release();
-      if (!isGone(res)) reply(state, req, res, 504, handlerErrorBody(pathId, `Timeout after ${timeoutMs}ms`));
-    }, timeoutMs);
-    return;
+
+  dispatch(): void {
+    clearTimeout(this.timer);
+    this.atContentNodes();
   }
-  setTimeout(() => {
-    // A request abandoned while it queued is not dispatched, as in the service.
-    if (isGone(res)) admission.release();
-    else serve(state, req, res, pathId, id, write, work);
-  }, delay);
+
+  drop(): void {
+    clearTimeout(this.timer);
+  }
+
+  /** At the content nodes: served after the latency, or 504 at the deadline when that comes first. */
+  atContentNodes(): void {
+    const leftMs = this.timeoutMs - (performance.now() - this.enqueuedMs);
+    const { latencyMs } = this.state.faults.current;
+    if (latencyMs >= leftMs) setTimeout(timeOutAtContentNodes, Math.max(0, leftMs), this);
+    else if (latencyMs > 0) setTimeout(served, latencyMs, this);
+    else served(this);
+  }
+
+  serve(): void {
+    // An operation whose client left while it was at the content nodes is not answered.
+    if (isGone(this.res)) this.state.admission.release(this.document);
+    else serve(this.state, this.req, this.res, this.pathId, this.id, this.write, this.work);
+  }
+
+  timeOut(inQueue: boolean): void {
+    if (inQueue) {
+      this.timedOut = true;
+      this.state.admission.cancelled();
+    } else this.state.admission.release(this.document);
+    if (!isGone(this.res)) reply(this.state, this.req, this.res, 504, handlerErrorBody(this.pathId, `Timeout after ${this.timeoutMs}ms`));
+  }
+}
+
+function timeOutInQueue(op: PendingOperation): void {
+  op.timeOut(true);
+}
+
+function timeOutAtContentNodes(op: PendingOperation): void {
+  op.timeOut(false);
+}
+
+function served(op: PendingOperation): void {
+  op.serve();
 }

@@ -9,7 +9,7 @@ import { parseFieldSet } from './field-set.js';
 import type { HandlerState } from './handler-state.js';
 import { compileCondition, parseOperationBody, parseUpdateBody, requireFieldsObject, type PreparedOperation } from './operations.js';
 import { QueryParameters } from './query-parameters.js';
-import { notFound, refuseBody, reply, replyError } from './replies.js';
+import { methodNotAllowed, notFound, refuseBody, reply, replyError } from './replies.js';
 import { badRequest, HandlerError, handlerErrorBody, idBody } from './responses.js';
 import { applyUpdate } from './update-ops.js';
 import { buildScope, checkDocumentType, parseTimeoutMs, parseTraceLevel, resolveCluster, type ScopeContext } from './visit-plan.js';
@@ -43,9 +43,7 @@ export function documentApi(state: HandlerState, req: AnyRequest, res: AnyRespon
       res.writeHead(204, { allow: allowed.join(',') });
       res.end();
     } else {
-      reply(state, req, res, 405, handlerErrorBody(pathId, `'${method}' not allowed at '${pathId}'. Allowed methods are: ${allowed.join(', ')}`), {
-        allow: allowed.join(','),
-      });
+      methodNotAllowed(state, req, res, pathId, allowed);
     }
     return;
   }
@@ -134,7 +132,8 @@ function documentOperation(state: HandlerState, req: AnyRequest, res: AnyRespons
       op = { kind: 'remove', pathId, id, cluster, traceLevel, timeoutMs, condition, matcher: compileCondition(state.selections, condition), dryRun };
     }
   }
-  admit(state, req, res, pathId, id, op.kind !== 'get', timeoutMs, op);
+  // The handler estimates an operation's size as the bytes of its body.
+  admit(state, req, res, pathId, id, op.kind !== 'get', timeoutMs, op, body?.length ?? 0);
 }
 
 interface OperationSettings {
@@ -212,5 +211,5 @@ function collectionOperation(state: HandlerState, req: AnyRequest, res: AnyRespo
   }
   const timeChunkMs = query.durationMs('timeChunk') ?? defaultBulkTimeChunkMs;
   const scope = buildScope(scopeContext, route, query, pathId, cluster);
-  admit(state, req, res, pathId, undefined, true, scope.timeoutMs, () => answer(state, req, res, 200, runBulkChunk(scope, operation, state.visitChunkDocuments, timeChunkMs)));
+  admit(state, req, res, pathId, undefined, true, scope.timeoutMs, () => answer(state, req, res, 200, runBulkChunk(scope, operation, state.visitChunkDocuments, timeChunkMs)), body?.length ?? 0);
 }

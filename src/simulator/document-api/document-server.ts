@@ -1,6 +1,8 @@
 import type { DocumentModel } from '../../schema/document-model.js';
 import { bearerChecker, checkClientCertificate, type AccessVerdict, type ServerTlsOptions } from '../http/auth.js';
-import { Admission } from '../admission.js';
+import { Admission, defaultHeapMb } from '../admission.js';
+import { InProgress } from '../http/in-progress.js';
+import { serverStats, type ServerStats } from './admin-paths.js';
 import { Faults, type FaultSettings } from '../faults.js';
 import { VisitCost } from './visit-cost.js';
 import { createRequestHandler, type HandlerState } from './handler.js';
@@ -21,8 +23,13 @@ export interface DocumentServerOptions {
   port?: number;
   /** Content cluster names; default ['content']. */
   clusters?: string[];
-  /** 413 above this; default 100 MiB, the service's default. */
+  /** 413 above this; default 100 MiB, the service's default (maxDocumentOperationRequestSizeMib). */
   maxBodyBytes?: number;
+  /**
+   * The container's JVM heap, in MiB: a quarter of it bounds the bytes of the operations waiting in the handler's
+   * queue (maxThrottledBytes). Default 1536, the container's heap when the node's memory is not known.
+   */
+  heapMb?: number;
   faults?: Partial<FaultSettings>;
   /**
    * Serve this store instead of a new one: a server started on the same port with the store of one that was
@@ -47,6 +54,7 @@ export interface DocumentServerOptions {
 export type { ServerTlsOptions } from '../http/auth.js';
 
 export type { FaultSettings } from '../faults.js';
+export type { ServerStats } from './admin-paths.js';
 export { DocumentStore } from './document-store.js';
 export type { StoredDocument, SeedDocument } from './document-store.js';
 
@@ -65,6 +73,11 @@ export interface DocumentServer {
     /** Faults injected so far, per kind. */
     injected(): Record<string, number>;
   };
+  /**
+   * Requests in progress now and the most seen at once, overall and on one connection (an HTTP/1.1 connection is
+   * served one request at a time), and what waits in the handler's queue. `reset` starts the maxima afresh.
+   */
+  stats(options?: { reset?: boolean }): ServerStats;
   /** null: any type is accepted (nothing deployed yet); otherwise other types are 400. */
   setDocumentTypes(types: string[] | null): void;
   /**
@@ -83,10 +96,13 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
   const host = options.host ?? '127.0.0.1';
   const store = options.store ?? new DocumentStore(options.clusters ?? ['content']);
   const faults = new Faults(options.faults);
+  const heapMb = options.heapMb ?? defaultHeapMb;
+  if (!(heapMb > 0) || !Number.isFinite(heapMb)) throw new Error(`heapMb must be a positive number of MiB, got ${heapMb}`);
   const state: HandlerState = {
     store,
     faults,
-    admission: new Admission(faults),
+    admission: new Admission(faults, heapMb),
+    inProgress: new InProgress(),
     documentTypes: null,
     model: null,
     globalTypes: new Set(options.globalDocumentTypes ?? []),
@@ -96,7 +112,7 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     visitCost: new VisitCost(faults),
     log: requestLogger(options.requestLog),
   };
-  const listener = createListener(guarded(createRequestHandler(state), options, state.log), { tls: options.tls });
+  const listener = createListener(guarded(createRequestHandler(state), options, state.log), { tls: options.tls, inProgress: state.inProgress });
   await new Promise<void>((resolve, reject) => {
     listener.server.once('error', reject);
     listener.server.listen(options.port ?? 8080, host, () => {
@@ -112,13 +128,21 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     port,
     store,
     faults: { get: () => faults.get(), set: (patch) => faults.set(patch), injected: () => faults.injected() },
+    stats(statsOptions) {
+      const stats = serverStats(state);
+      if (statsOptions?.reset === true) state.inProgress.reset();
+      return stats;
+    },
     setDocumentTypes(types) {
       state.documentTypes = types === null ? null : new Set(types);
     },
     setDocumentModel(model) {
       state.model = model;
     },
-    close: () => listener.close(),
+    close: () => {
+      state.admission.close();
+      return listener.close();
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-import { destroyConnection, isGone, sendThenCut, writeChunk, type AnyRequest, type AnyResponse } from '../http/http-response.js';
+import { closeWhenClientLeaves, destroyConnection, isGone, sendThenCut, writeChunk, type AnyRequest, type AnyResponse } from '../http/http-response.js';
 import { feedBlockMessage, injectedErrorMessage } from '../faults.js';
 import type { HandlerState, Work } from './handler-state.js';
 import { executeOperation } from './operations.js';
@@ -7,8 +7,8 @@ import { handlerErrorBody, idBody, jsonContentType, storageErrorBody } from './r
 
 /**
  * Serves an admitted request: the injected faults that replace the work (stall, garbage, an error status, feed
- * block) are drawn first, then the work runs. The admission is released when the answer is done (for a
- * streamed visit or a stall, when its promise settles).
+ * block) are drawn first, then the work runs. The content nodes' room is released when the answer is done (for
+ * a stall, when the client gives up).
  */
 export function serve(state: HandlerState, req: AnyRequest, res: AnyResponse, pathId: string, id: string | undefined, write: boolean, work: Work): void {
   const { faults, admission } = state;
@@ -17,8 +17,9 @@ export function serve(state: HandlerState, req: AnyRequest, res: AnyResponse, pa
     const fault = faults.drawResponseFault();
     const injected = fault === undefined ? faults.drawError() : 0;
     if (fault === 'stall') {
-      // Accepted and never answered; the admission is held until the client gives up on the connection.
+      // Accepted and never answered; its room at the content nodes is held until the client gives up.
       pending = isGone(res) ? undefined : new Promise<void>((resolve) => res.once('close', () => resolve()));
+      if (pending !== undefined) closeWhenClientLeaves(res);
       if (state.log !== undefined) state.log(`${req.method} ${req.url} (stalled)`);
     } else if (fault === 'garbage') {
       const garbage = faults.nextGarbageBody();
@@ -45,12 +46,14 @@ export function serve(state: HandlerState, req: AnyRequest, res: AnyResponse, pa
   } catch (err) {
     replyError(state, req, res, pathId, err);
   }
-  if (pending === undefined) admission.release();
+  // A single-document operation gives its room at the content nodes back (admit.ts); visits and bulk runs took none.
+  const document = id !== undefined;
+  if (pending === undefined) admission.release(document);
   else
     pending.then(
-      () => admission.release(),
+      () => admission.release(document),
       (err: unknown) => {
-        admission.release();
+        admission.release(document);
         replyError(state, req, res, pathId, err);
       },
     );

@@ -1,6 +1,7 @@
 import type { DocumentModel } from '../../schema/document-model.js';
 import type { Admission } from '../admission.js';
 import type { Faults } from '../faults.js';
+import type { InProgress } from '../http/in-progress.js';
 import type { DocumentStore } from './document-store.js';
 import type { PreparedOperation } from './operations.js';
 import type { SelectionCache } from './selection-cache.js';
@@ -11,6 +12,8 @@ export interface HandlerState {
   store: DocumentStore;
   faults: Faults;
   admission: Admission;
+  /** The port's requests in progress (HTTP/1.1 one at a time per connection). */
+  inProgress: InProgress;
   /** null: any document type is accepted (nothing deployed yet). */
   documentTypes: Set<string> | null;
   globalTypes: Set<string>;

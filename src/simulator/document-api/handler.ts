@@ -1,4 +1,3 @@
-import { enterConnection } from '../http/connection-order.js';
 import type { AnyRequest, AnyResponse } from '../http/http-response.js';
 import { adminPath } from './admin-paths.js';
 import { documentApi } from './document-routes.js';
@@ -21,10 +20,10 @@ const handlerListing = JSON.stringify({
 /**
  * The request dispatcher for one simulated container: /document/v1 (the document API), `/` (the handler
  * listing the official CLI checks), a health page, and the simulator's own admin paths under /_sim/.
- * Requests on one HTTP/1.1 connection start in order (connection-order.ts).
+ * (HTTP/1.1's one request at a time per connection is the listener's: http/in-progress.ts.)
  */
 export function createRequestHandler(state: HandlerState): (req: AnyRequest, res: AnyResponse) => void {
-  function start(req: AnyRequest, res: AnyResponse): void {
+  return function handle(req: AnyRequest, res: AnyResponse): void {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const pathId = q < 0 ? url : url.slice(0, q);
@@ -37,9 +36,5 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
     } catch (err) {
       replyError(state, req, res, pathId, err);
     }
-  }
-
-  return function handle(req: AnyRequest, res: AnyResponse): void {
-    enterConnection(start, req, res);
   };
 }

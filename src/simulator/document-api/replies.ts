@@ -25,6 +25,11 @@ export function refuseBody(state: HandlerState, req: AnyRequest, res: AnyRespons
   reply(state, req, res, status, handlerErrorBody(pathId, message));
 }
 
+/** 405 with the handler's message and an `Allow` header. */
+export function methodNotAllowed(state: HandlerState, req: AnyRequest, res: AnyResponse, pathId: string, allowed: string[]): void {
+  reply(state, req, res, 405, handlerErrorBody(pathId, `'${req.method}' not allowed at '${pathId}'. Allowed methods are: ${allowed.join(', ')}`), { allow: allowed.join(',') });
+}
+
 const handlerPaths = [
   '/document/v1/',
   '/document/v1/{namespace}/{documentType}/docid/',

@@ -29,6 +29,18 @@ export function destroyConnection(res: AnyResponse): void {
   res.socket?.destroy();
 }
 
+/**
+ * For a response that is never written (a stall): over HTTP/1.1 the client's FIN is taken as giving up, and the
+ * connection is closed. (HTTP/1.1 sockets are half-open, so pipelined requests sent before a FIN are still answered.)
+ */
+export function closeWhenClientLeaves(res: AnyResponse): void {
+  if (res instanceof http2.Http2ServerResponse) return;
+  const socket = res.socket;
+  if (socket === null) return;
+  if (socket.readableEnded) socket.destroy();
+  else socket.once('end', () => socket.destroy());
+}
+
 /** Writes the headers and part of the body, then cuts the connection: an answer lost after the work was done. */
 export function sendThenCut(res: AnyResponse, status: number, body: string): void {
   res.writeHead(status, { 'content-type': jsonContentType, 'content-length': Buffer.byteLength(body) });

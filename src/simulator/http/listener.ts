@@ -2,20 +2,27 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { serverTlsOptions, type ServerTlsOptions } from './auth.js';
+import { InProgress } from './in-progress.js';
 
 /**
- * One TCP port that speaks HTTP/1.1 (keep-alive, pipelining) and cleartext HTTP/2 with prior knowledge, as
- * the container does: the first bytes of each connection decide. A connection that opens with the HTTP/2
- * preface goes to an HTTP/2 server, anything else to an HTTP/1.1 server; the sniffed bytes are put back first.
+ * One TCP port that speaks HTTP/1.1 (keep-alive, pipelining served one request at a time) and cleartext HTTP/2
+ * with prior knowledge (512 concurrent streams), as the container's Jetty does: the first bytes of each
+ * connection decide. A connection that opens with the HTTP/2 preface goes to an HTTP/2 server, anything else to
+ * an HTTP/1.1 server; the sniffed bytes are put back first.
  */
 export type RequestListener = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
 const idleTimeoutMs = 65_000;
 
+/** The container's `http2.maxConcurrentStreams` (jdisc.http.connector.def). */
+export const maxConcurrentStreams = 512;
+
 const preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 export interface Listener {
   server: net.Server;
+  /** The requests in progress on this port, per connection and overall. */
+  inProgress: InProgress;
   /** Resolves once the port is closed and every connection is gone. */
   close(): Promise<void>;
 }
@@ -23,17 +30,24 @@ export interface Listener {
 export interface ListenerOptions {
   /** Serve HTTPS instead: HTTP/2 and HTTP/1.1 chosen by ALPN, optionally demanding client certificates. */
   tls?: ServerTlsOptions;
+  /** Where the port's requests in progress are counted; a new one by default. */
+  inProgress?: InProgress;
 }
 
 export function createListener(handler: RequestListener, options: ListenerOptions = {}): Listener {
-  if (options.tls !== undefined) return createTlsListener(handler, options.tls);
-  const h1 = http.createServer({ keepAlive: true, noDelay: true }, handler);
+  const inProgress = options.inProgress ?? new InProgress();
+  const handle = inProgress.wrap(handler);
+  if (options.tls !== undefined) return createTlsListener(handle, inProgress, options.tls);
+  const h1 = http.createServer({ keepAlive: true, noDelay: true }, handle);
   h1.keepAliveTimeout = idleTimeoutMs;
   h1.headersTimeout = idleTimeoutMs + 1000;
   h1.requestTimeout = 0;
   h1.maxRequestsPerSocket = 0;
-  // The container allows 512 concurrent streams per HTTP/2 connection.
-  const h2 = http2.createServer({ settings: { maxConcurrentStreams: 512 }, maxSessionMemory: 64 }, handler);
+  // A client that half-closes after its pipelined requests still gets every answer, one after the other, as from
+  // Jetty; Node would end the connection at once, dropping the requests that wait their turn. (The socket is
+  // made half-open as it goes to this server.)
+  (h1 as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  const h2 = http2.createServer({ settings: { maxConcurrentStreams }, maxSessionMemory: 64 }, handle);
   h2.on('sessionError', () => {});
 
   const connections = new Connections();
@@ -61,6 +75,7 @@ export function createListener(handler: RequestListener, options: ListenerOption
         h2.emit('connection', socket);
       } else {
         // The HTTP/1.1 server's own 'data' listener parses what was sniffed; later bytes go straight to its parser.
+        socket.allowHalfOpen = true;
         h1.emit('connection', socket);
         socket.emit('data', seen);
       }
@@ -70,6 +85,7 @@ export function createListener(handler: RequestListener, options: ListenerOption
 
   return {
     server,
+    inProgress,
     close: () => {
       const closed = connections.close(server);
       h1.close();
@@ -84,16 +100,16 @@ export function createListener(handler: RequestListener, options: ListenerOption
  * (h2 first, then http/1.1), as the container does over TLS. A client certificate the CA did not sign is
  * refused in the handshake when one is demanded.
  */
-function createTlsListener(handler: RequestListener, tls: ServerTlsOptions): Listener {
+function createTlsListener(handle: RequestListener, inProgress: InProgress, tls: ServerTlsOptions): Listener {
   const server = http2.createSecureServer(
     {
       ...serverTlsOptions(tls),
       allowHTTP1: true,
       ALPNProtocols: ['h2', 'http/1.1'],
-      settings: { maxConcurrentStreams: 512 },
+      settings: { maxConcurrentStreams },
       maxSessionMemory: 64,
     },
-    handler,
+    handle,
   );
   // The HTTP/1.1 side reads these as an http.Server would; 0 lets long visits and slow feeds run.
   const h1Settings = server as unknown as { keepAliveTimeout: number; headersTimeout: number; requestTimeout: number };
@@ -108,7 +124,7 @@ function createTlsListener(handler: RequestListener, tls: ServerTlsOptions): Lis
     socket.setNoDelay(true);
     connections.add(socket);
   });
-  return { server, close: () => connections.close(server) };
+  return { server, inProgress, close: () => connections.close(server) };
 }
 
 /** The open connections of a port: closing it ends them at once rather than waiting for idle keep-alive ones. */

@@ -1,11 +1,10 @@
-import { gunzipSync } from 'node:zlib';
-import { holdConnection, leaveConnection } from './connection-order.js';
+import { createGunzip, gunzipSync } from 'node:zlib';
 import type { AnyRequest, AnyResponse } from './http-response.js';
 
 /**
- * Answers a body that cannot be read: 413 over the limit (declared, received or decompressed), 400 for an
- * unknown or broken Content-Encoding. `context` is what `readRequestBody` was given, so one shared function
- * serves every request (no closure per request on the hot path).
+ * Answers a body that cannot be read: 413 over the limit, 400 for an unknown or broken Content-Encoding.
+ * `context` is what `readRequestBody` was given, so one shared function serves every request (no closure per
+ * request on the hot path).
  */
 export type BodyRefusal<C> = (context: C, req: AnyRequest, res: AnyResponse, pathId: string, status: 413 | 400, message: string) => void;
 
@@ -13,8 +12,9 @@ const kBody = Symbol('body');
 
 interface BodyState {
   chunks: Buffer[];
+  /** Bytes received so far (compressed, when gzipped). */
   size: number;
-  failed: boolean;
+  gzipped: boolean;
   max: number;
   res: AnyResponse;
   pathId: string;
@@ -26,62 +26,54 @@ interface BodyState {
 type BodyCarrier = AnyRequest & { [kBody]?: BodyState };
 
 /**
- * Reads the whole body within `max` bytes, gunzips it when so encoded, and hands it to `onBody`; a body over
- * the limit is refused at once and the rest discarded. The request's HTTP/1.1 connection is held meanwhile
- * (see connection-order.ts).
+ * The document handler's answer to a body over its limit (DocumentV1ApiHandler). `size` is what the handler
+ * read: every byte of the body, after the HTTP layer inflated a gzipped one; the declared Content-Length plays
+ * no part, and a chunked body counts the same.
+ */
+export function requestTooLargeMessage(size: number, max: number): string {
+  return `Document operation request size ${size} bytes exceeds maximum size of ${max} bytes. See https://docs.vespa.ai/en/writing/document-v1-api-guide.html#request-size-limit`;
+}
+
+/**
+ * Reads the whole body, gunzips it when so encoded, and hands it to `onBody`; a body over `max` bytes (inflated)
+ * is refused 413 once it has been read in full, as the container reads it all before its handler looks at the size.
  */
 export function readRequestBody<C>(req: AnyRequest, res: AnyResponse, pathId: string, max: number, onBody: (body: Buffer) => void, refuse: BodyRefusal<C>, context: C): void {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > max) {
-    refuse(context, req, res, pathId, 413, tooLargeMessage(declared, max));
-    req.resume();
-    return;
-  }
+  const encoding = req.headers['content-encoding'];
+  const gzipped = encoding !== undefined && encoding.toLowerCase() === 'gzip';
   // Per-request state lives on the request; the listeners are shared functions.
-  (req as BodyCarrier)[kBody] = { chunks: [], size: 0, failed: false, max, res, pathId, onBody, refuse: refuse as BodyRefusal<unknown>, context };
-  holdConnection(req);
+  (req as BodyCarrier)[kBody] = { chunks: [], size: 0, gzipped, max, res, pathId, onBody, refuse: refuse as BodyRefusal<unknown>, context };
   req.on('data', onBodyData);
   req.on('end', onBodyEnd);
   req.on('error', onBodyError);
 }
 
-function tooLargeMessage(size: number | string, max: number): string {
-  return `Request body of ${size} bytes is larger than the limit of ${max} bytes`;
-}
-
 function onBodyData(this: BodyCarrier, chunk: Buffer): void {
   const b = this[kBody]!;
-  if (b.failed) return;
   b.size += chunk.length;
-  if (b.size > b.max) {
-    b.failed = true;
-    b.chunks.length = 0;
-    b.refuse(b.context, this, b.res, b.pathId, 413, tooLargeMessage(`more than ${b.max}`, b.max));
-    leaveConnection(this);
-    return;
-  }
-  b.chunks.push(chunk);
+  // Past the limit a plain body is only counted; a gzipped one is kept, since only inflating it tells its size.
+  if (b.size <= b.max || b.gzipped) b.chunks.push(chunk);
 }
 
 function onBodyEnd(this: BodyCarrier): void {
   const b = this[kBody]!;
   this[kBody] = undefined;
-  if (!b.failed) finishBody(this, b);
-  leaveConnection(this);
+  if (b.size > b.max && !b.gzipped) b.refuse(b.context, this, b.res, b.pathId, 413, requestTooLargeMessage(b.size, b.max));
+  else finishBody(this, b);
 }
 
 function finishBody(req: BodyCarrier, b: BodyState): void {
   let body = b.chunks.length === 1 ? b.chunks[0] : Buffer.concat(b.chunks, b.size);
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding !== 'identity') {
-    if (encoding.toLowerCase() !== 'gzip') {
+    if (!b.gzipped) {
       b.refuse(b.context, req, b.res, b.pathId, 400, `Unsupported Content-Encoding '${encoding}'`);
       return;
     }
     try {
       body = gunzipSync(body, { maxOutputLength: b.max });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') b.refuse(b.context, req, b.res, b.pathId, 413, tooLargeMessage(`more than ${b.max} (decompressed)`, b.max));
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') refuseInflated(req, b, body);
       else b.refuse(b.context, req, b.res, b.pathId, 400, `Failed decompressing gzip request body: ${(err as Error).message}`);
       return;
     }
@@ -89,8 +81,17 @@ function finishBody(req: BodyCarrier, b: BodyState): void {
   b.onBody(body);
 }
 
+/** A gzipped body that inflates past the limit: inflated once more, only counted, to name its size. */
+function refuseInflated(req: BodyCarrier, b: BodyState, compressed: Buffer): void {
+  let size = 0;
+  const gunzip = createGunzip();
+  gunzip.on('data', (chunk: Buffer) => (size += chunk.length));
+  gunzip.on('error', () => b.refuse(b.context, req, b.res, b.pathId, 413, requestTooLargeMessage(size, b.max)));
+  gunzip.on('end', () => b.refuse(b.context, req, b.res, b.pathId, 413, requestTooLargeMessage(size, b.max)));
+  gunzip.end(compressed);
+}
+
 function onBodyError(this: BodyCarrier): void {
-  const b = this[kBody];
-  if (b !== undefined) b.failed = true;
-  leaveConnection(this);
+  // The request is gone (its connection cut): nothing to answer, and the chunks go with it.
+  this[kBody] = undefined;
 }
