@@ -102,9 +102,12 @@ export function operationFromObject(value: unknown): FeedOperation {
 
 /**
  * Whether sending the operation twice leaves the same result: put and remove always; an update only when
- * every field operation is `assign` (increment, add and the rest would apply twice).
+ * every field operation is `assign` (increment, add and the rest would apply twice). Never with a `condition`:
+ * a test-and-set sent again tests the document its first attempt may have written, so one that applied would
+ * come back 412 and be reported as a condition not met.
  */
 export function isSafeToRepeat(op: FeedOperation): boolean {
+  if (op.condition !== undefined) return false;
   if (op.kind !== 'update') return true;
   if (op.fields === undefined) return true;
   return isAssignOnly(op.fields.toString('utf8'));

@@ -192,9 +192,17 @@ class Counted implements DispatcherType.DispatchHandler {
     this.end();
     (this.inner as { onComplete?: (t: string[] | null) => void }).onComplete?.(trailers);
   }
+  /**
+   * Told a microtask later. undici fails a connection's requests in a loop (a connect that failed fails every
+   * request queued on it) and then asserts that its queue is empty; a request given to that connection from
+   * here, the pool's next waiting one or the caller's retry, would break the assertion and throw out of the
+   * socket's error event, ending the process.
+   */
   onError(err: Error): void {
-    this.end();
-    (this.inner as { onError?: (e: Error) => void }).onError?.(err);
+    queueMicrotask(() => {
+      this.end();
+      (this.inner as { onError?: (e: Error) => void }).onError?.(err);
+    });
   }
   onUpgrade(status: number, headers: Buffer[], socket: unknown): void {
     (this.inner as { onUpgrade?: (...a: unknown[]) => void }).onUpgrade?.(status, headers, socket);

@@ -35,7 +35,7 @@ export interface RetryInput {
   attempt: number;
   /** HTTP status, or undefined for a transport error (reset, refused, cut-off response, timeout of the socket). */
   status?: number;
-  /** Whether sending the operation twice leaves the same result (put, remove, assign-only update, visit requests). */
+  /** Whether sending the operation twice leaves the same result (put, remove, assign-only update, none with a condition; visit requests). */
   safeToRepeat: boolean;
   /** Retry-After from the response, in milliseconds. */
   retryAfterMs?: number;

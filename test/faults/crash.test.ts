@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
+import { alternateProtocols, expectSpoke, protocolFlag } from '../support/protocols.js';
 import { expectNothingLost, failureLines, failureReasons, mixedOperations, runCli, seededInt, tempDir, writeJsonl } from './harness.js';
 
 /**
@@ -10,13 +11,15 @@ import { expectNothingLost, failureLines, failureReasons, mixedOperations, runCl
  * while the service fails some requests (503, 429, a final 400) and cuts connections, then the same command
  * run again. The periodic checkpoint is all the second run has: it must lose nothing, and send again only
  * what was not finished when the checkpoint was saved, plus what finished after it. With `--workers 2` the
- * checkpoint is gathered from both worker threads, and must hold the same.
+ * checkpoint is gathered from both worker threads, and must hold the same. The seeds take turns over the
+ * protocols (odd ones h2, even ones http1.1), so each worker count meets both without the file taking longer.
  */
 // With workers the kill waits for a first save, so that every seed tests a checkpoint gathered from the
 // workers (a kill before it, starting over, is the one-worker seeds' case too).
+const seeds = alternateProtocols([1, 2, 3, 4, 5, 6, 7, 8, 9].map((seed) => ({ seed })));
 const runs = [
-  { workers: 1, seeds: [1, 2, 3, 4, 5], afterSave: false },
-  { workers: 2, seeds: [6, 7, 8, 9], afterSave: true },
+  { workers: 1, seeds: seeds.slice(0, 5), afterSave: false },
+  { workers: 2, seeds: seeds.slice(5), afterSave: true },
 ];
 
 describe.each(runs)('feed --workers $workers killed with SIGKILL, then the same command again', ({ workers, seeds, afterSave }) => {
@@ -25,8 +28,8 @@ describe.each(runs)('feed --workers $workers killed with SIGKILL, then the same 
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  for (const seed of seeds) {
-    it(`seed ${seed}: nothing lost, and only the last interval's operations are sent twice`, async () => {
+  for (const { seed, protocol } of seeds) {
+    it(`seed ${seed} over ${protocol}: nothing lost, and only the last interval's operations are sent twice`, async () => {
       // Operations that reached the simulator, per run: method and document path (each operation in the
       // corpus is the only one of its kind on its id).
       let run = 0;
@@ -54,8 +57,8 @@ describe.each(runs)('feed --workers $workers killed with SIGKILL, then the same 
       const ops = mixedOperations(8000, `k${seed}`).map((o, i) => (i % 97 === 50 ? { put: `id:ns:music::bad${i}`, fields: { n: i }, bogus: true } : o));
       writeJsonl(join(dir, 'in.jsonl'), ops);
       const stopAt = Math.floor((8000 * (25 + (Math.abs(seededInt(seed, 0, 1000)) % 60))) / 100);
-      const why = `workers ${workers}, seed ${seed}: SIGKILL once ${stopAt} documents were stored${afterSave ? ' and a checkpoint saved' : ''}`;
-      const args = ['feed', '-t', server.url, '--quiet', '--workers', String(workers), '--checkpoint', 'cp.json', '--failures', 'failed.jsonl', '--max-retries', '20', 'in.jsonl'];
+      const why = `workers ${workers}, seed ${seed} over ${protocol}: SIGKILL once ${stopAt} documents were stored${afterSave ? ' and a checkpoint saved' : ''}`;
+      const args = ['feed', '-t', server.url, ...protocolFlag(protocol), '--quiet', '--workers', String(workers), '--checkpoint', 'cp.json', '--failures', 'failed.jsonl', '--max-retries', '20', 'in.jsonl'];
 
       const first = await runCli(args, { cwd: dir, stopWith: 'SIGKILL', stopWhen: () => server.store.size() >= stopAt && (!afterSave || existsSync(join(dir, 'cp.json'))) });
       expect(first.signalled, why).toBe(true);
@@ -67,6 +70,7 @@ describe.each(runs)('feed --workers $workers killed with SIGKILL, then the same 
       const second = await runCli(args, { cwd: dir });
       expect([0, 1], `${why}: ${second.stderr}`).toContain(second.code);
       const s2 = JSON.parse(second.stdout) as Record<string, number>;
+      expectSpoke(s2, protocol);
       const f2 = `${why}: ${JSON.stringify(s2)}`;
 
       // Every operation succeeded or is in the failure output (once), with its reason; the store is exactly

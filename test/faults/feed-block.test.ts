@@ -1,21 +1,20 @@
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { feed } from '../../src/feed/index.js';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
+import { expectSpoke, overProtocols } from '../support/protocols.js';
 import { expectNothingLost, mixedOperations, okOf, tempDir, writeJsonl } from './harness.js';
 
-/** In a file of its own: it takes its minute, and runs beside the other fault tests. */
-describe('feed survives a feed block', () => {
-  const cleanups: (() => unknown)[] = [];
-  afterEach(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-
-  it('507 for a minute, then clear: the feed waits and completes', { timeout: 120_000 }, async () => {
+/**
+ * In a file of its own: it takes its minute, and runs beside the other fault tests. Over both protocols at once
+ * (each against its own simulator): the feeds spend the minute waiting, so the second costs no time.
+ */
+describe.concurrent('feed survives a feed block', () => {
+  it.for(overProtocols)('over $protocol: 507 for a minute, then clear: the feed waits and completes', { timeout: 120_000 }, async ({ protocol }) => {
     const server = await startDocumentServer({ port: 0, faults: { feedBlock: true } });
-    cleanups.push(() => server.close());
+    onTestFinished(() => server.close());
     const tmp = tempDir();
-    cleanups.push(tmp.cleanup);
+    onTestFinished(tmp.cleanup);
     const ops = mixedOperations(1500, 'block');
     const failures = join(tmp.dir, 'failures.jsonl');
     let storedWhenCleared = -1;
@@ -23,13 +22,15 @@ describe('feed survives a feed block', () => {
       storedWhenCleared = server.store.size();
       server.faults.set({ feedBlock: false });
     }, 60_000);
-    cleanups.push(() => clearTimeout(clear));
+    onTestFinished(() => clearTimeout(clear));
     // The default backoff for 507 grows to 60 s between tries; capped lower here so the test ends soon after.
     const summary = await feed(writeJsonl(join(tmp.dir, 'in.jsonl'), ops), {
       endpoint: server.url,
+      protocol,
       failures,
       retryPolicy: { feedBlockMaxDelayMs: 5_000 },
     });
+    expectSpoke(summary, protocol);
     expect(storedWhenCleared).toBe(0);
     expect(server.faults.injected()['feed-block']).toBeGreaterThan(ops.length);
     expect(summary['http.response.code.counts']['507']).toBeGreaterThan(0);

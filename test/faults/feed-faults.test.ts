@@ -2,10 +2,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Feeder, feed } from '../../src/feed/index.js';
 import { startDocumentServer, type DocumentServer, type DocumentServerOptions } from '../../src/simulator/document-api/document-server.js';
+import { expectSpoke, overProtocols } from '../support/protocols.js';
 import { expectNothingLost, failureLines, failureReasons, mixedOperations, okOf, quickRetries, storeMap, tempDir, writeJsonl, type Op } from './harness.js';
 
-/** The feeder against a simulator that misbehaves on purpose; every test ends with the invariant. */
-describe('feed survives', () => {
+/** The feeder against a simulator that misbehaves on purpose, over each protocol; every test ends with the invariant. */
+describe.each(overProtocols)('feed over $protocol survives', ({ protocol }) => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
@@ -44,6 +45,7 @@ describe('feed survives', () => {
     const sizeAtKill: number[] = [];
     const feeder = new Feeder({
       endpoint: server.url,
+      protocol,
       failures,
       halfOpenSeconds: 0.3,
       maxFailureSeconds: 30,
@@ -59,6 +61,7 @@ describe('feed survives', () => {
     cleanups.push(() => clearInterval(watch));
     const { summary, stopped } = await feeder.run(input);
     expect(stopped).toBeUndefined();
+    expectSpoke(summary, protocol);
     expect([...states].sort()).toEqual(['closed', 'half-open']);
     expect(restarted).toBe(true);
     expect(sizeAtKill[0]).toBeLessThan(store.size());
@@ -71,7 +74,7 @@ describe('feed survives', () => {
     const { server, dir } = await setup({ faults: { closeRate: 0.1, seed: 7 } });
     const ops = mixedOperations(2000, 'reset');
     const failures = join(dir, 'failures.jsonl');
-    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, failures, retryPolicy: quickRetries });
+    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, protocol, failures, retryPolicy: quickRetries });
     expect(server.faults.injected().close).toBeGreaterThan(50);
     expect(summary['feeder.retry.count']).toBeGreaterThan(0);
     expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(0);
@@ -81,7 +84,7 @@ describe('feed survives', () => {
     const { server, dir } = await setup({ faults: { stallRate: 0.02, seed: 3 } });
     const ops = mixedOperations(600, 'stall');
     const failures = join(dir, 'failures.jsonl');
-    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, failures, requestTimeoutMs: 300, retryPolicy: quickRetries });
+    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, protocol, failures, requestTimeoutMs: 300, retryPolicy: quickRetries });
     expect(server.faults.injected().stall).toBeGreaterThan(5);
     expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(0);
   });
@@ -92,6 +95,7 @@ describe('feed survives', () => {
     const failures = join(dir, 'failures.jsonl');
     const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), {
       endpoint: server.url,
+      protocol,
       failures,
       connections: 30,
       pipelining: 1,
@@ -106,7 +110,7 @@ describe('feed survives', () => {
     for (const r of failureReasons(failures)) expect(r).toMatchObject({ code: 'VB_TIMEOUT', operation: 'put' });
     // The failure output is feed input: fed again with the stalls gone, the store is complete.
     server.faults.set({ stallRate: 0 });
-    const again = await feed(failures, { endpoint: server.url, failures: join(dir, 'again.jsonl') });
+    const again = await feed(failures, { endpoint: server.url, protocol, failures: join(dir, 'again.jsonl') });
     expect(okOf(again)).toBe(failed);
     expect(storeMap(server).size).toBe(ops.length);
   });
@@ -115,7 +119,7 @@ describe('feed survives', () => {
     const { server, dir } = await setup({ faults: { garbageRate: 0.1, seed: 5 } });
     const ops = mixedOperations(2000, 'garbage');
     const failures = join(dir, 'failures.jsonl');
-    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, failures, retryPolicy: quickRetries });
+    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, protocol, failures, retryPolicy: quickRetries });
     expect(server.faults.injected().garbage).toBeGreaterThan(100);
     expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(0);
 
@@ -125,6 +129,7 @@ describe('feed survives', () => {
     const unsafeFailures = join(dir, 'unsafe.jsonl');
     const unsafe = await feed(writeJsonl(join(dir, 'unsafe-in.jsonl'), [{ update: 'id:ns:music::garbage0', fields: { n: { increment: 1 } } }]), {
       endpoint: server.url,
+      protocol,
       failures: unsafeFailures,
     });
     expect(okOf(unsafe)).toBe(0);
@@ -136,7 +141,7 @@ describe('feed survives', () => {
     const { server, dir } = await setup({ faults: { truncateRate: 0.1, seed: 9 } });
     const ops = mixedOperations(2000, 'trunc');
     const failures = join(dir, 'failures.jsonl');
-    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, failures, retryPolicy: quickRetries });
+    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, protocol, failures, retryPolicy: quickRetries });
     expect(server.faults.injected().truncate).toBeGreaterThan(50);
     expect(summary['http.exception.count']).toBeGreaterThan(0);
     expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(0);
@@ -148,7 +153,7 @@ describe('feed survives', () => {
     const big: Op = { put: 'id:ns:music::oversized', fields: { text: 'x'.repeat(10_000) } };
     ops.splice(250, 0, big);
     const failures = join(dir, 'failures.jsonl');
-    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, failures, compression: 'none' });
+    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, protocol, failures, compression: 'none' });
     expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(1);
     expect(failureLines(failures)).toEqual([JSON.stringify(big)]);
     expect(failureReasons(failures)).toEqual([
@@ -158,12 +163,12 @@ describe('feed survives', () => {
 
   it('20% mixed faults for a whole feed', async () => {
     const { server, dir } = await setup({
-      // Few stalls: each holds a whole pipelined HTTP/1.1 connection until the request timeout.
+      // Few stalls: each holds its request (and over HTTP/1.1 its connection) until the request timeout.
       faults: { errorRate: 0.09, errorStatuses: [429, 502, 503, 504, 507], closeRate: 0.03, stallRate: 0.004, garbageRate: 0.04, truncateRate: 0.04, seed: 2024 },
     });
     const ops = mixedOperations(4000, 'mixed');
     const failures = join(dir, 'failures.jsonl');
-    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, failures, requestTimeoutMs: 300, retryPolicy: quickRetries });
+    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, protocol, failures, requestTimeoutMs: 300, retryPolicy: quickRetries });
     const injected = server.faults.injected();
     const total = Object.values(injected).reduce((a, b) => a + b, 0);
     // About a fifth of all requests (retries included) met a fault, of every kind.

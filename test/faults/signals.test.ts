@@ -2,20 +2,24 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
+import { alternateProtocols, expectSpoke, protocolFlag } from '../support/protocols.js';
 import { expectNothingLost, failureLines, mixedOperations, runCli, tempDir, writeJsonl } from './harness.js';
 
 /**
  * SIGINT and SIGTERM at a random point of a feed and of a visit run by the CLI (child processes), then the
- * same work resumed: nothing is skipped. The point is drawn per run and named in any failure message.
+ * same work resumed: nothing is skipped. The point is drawn per run and named in any failure message. The feed's
+ * two signals take a protocol each (the visit command has no --protocol yet: it speaks HTTP/2 to the simulator).
  */
+const signals = ['SIGINT', 'SIGTERM'] as const;
+
 describe('stopped by a signal, then resumed', () => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    it(`feed: ${signal} at a random point, then --resume: the store is complete`, async () => {
+  for (const { signal, protocol } of alternateProtocols(signals.map((signal) => ({ signal })))) {
+    it(`feed over ${protocol}: ${signal} at a random point, then --resume: the store is complete`, async () => {
       const server = await startDocumentServer({ port: 0, faults: { maxOpsPerSecond: 4000, closeRate: 0.01 } });
       cleanups.push(() => server.close());
       const { dir, cleanup } = tempDir();
@@ -25,7 +29,7 @@ describe('stopped by a signal, then resumed', () => {
       const stopAt = Math.floor(6000 * (0.1 + 0.7 * Math.random()));
       const why = `${signal} once ${stopAt} documents were stored`;
 
-      const first = await runCli(['feed', '-t', server.url, '--quiet', '--checkpoint', 'cp.json', '--failures', 'f1.jsonl', 'in.jsonl'], {
+      const first = await runCli(['feed', '-t', server.url, ...protocolFlag(protocol), '--quiet', '--checkpoint', 'cp.json', '--failures', 'f1.jsonl', 'in.jsonl'], {
         cwd: dir,
         stopWith: signal,
         stopWhen: () => server.store.size() >= stopAt,
@@ -35,19 +39,23 @@ describe('stopped by a signal, then resumed', () => {
       // As shells report a process stopped by the signal: 130 after SIGINT, 143 after SIGTERM.
       expect(first.code, why).toBe(signal === 'SIGINT' ? 130 : 143);
       const s1 = JSON.parse(first.stdout);
+      expectSpoke(s1, protocol);
       expect(s1['feeder.ok.count'], why).toBeLessThan(ops.length);
       expect(existsSync(join(dir, 'cp.json')), why).toBe(true);
 
-      const second = await runCli(['feed', '-t', server.url, '--quiet', '--resume', 'cp.json', '--failures', 'f2.jsonl'], { cwd: dir });
+      const second = await runCli(['feed', '-t', server.url, ...protocolFlag(protocol), '--quiet', '--resume', 'cp.json', '--failures', 'f2.jsonl'], { cwd: dir });
       expect(second.code, `${why}: ${second.stderr}`).toBe(0);
       const s2 = JSON.parse(second.stdout);
+      expectSpoke(s2, protocol);
       // Resumed from the first operation not finished: everything before it was done, everything after it is fed.
       expect(s2['feeder.skipped.count'] + s2['feeder.ok.count'], why).toBe(ops.length);
       expect(s2['feeder.skipped.count'], why).toBeLessThanOrEqual(s1['feeder.ok.count']);
       expect(failureLines(join(dir, 'f1.jsonl'))).toEqual([]);
       expectNothingLost(server, ops, ops.length, join(dir, 'f2.jsonl'));
     });
+  }
 
+  for (const signal of signals) {
     it(`visit: ${signal} at a random point, then the same command again: every document once`, async () => {
       const documents = 5000;
       const server = await startDocumentServer({ port: 0, faults: { latencyMs: 8, errorRate: 0.03, errorStatuses: [503] } });

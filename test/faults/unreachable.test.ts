@@ -9,12 +9,14 @@ import { connectOptions } from '../../src/http/tls.js';
 import { isVespaBulkError } from '../../src/errors.js';
 import { startDocumentServer, DocumentStore, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
+import { expectSpoke, overProtocols, poolFor } from '../support/protocols.js';
 import { mixedOperations, runCli, tempDir, writeJsonl } from './harness.js';
 
 /**
  * Nothing answering at the start (a closed port, an unknown host, a TLS handshake that fails) ends a feed or
  * a visit at once with VB_UNREACHABLE, every operation still accounted for; an outage after the first answer
- * is retried as before. The time to fail is printed as a figure, bounded only by a generous sanity limit.
+ * is retried as before. Each over each protocol (the visit, which takes no `protocol` option yet, through a
+ * pool that speaks it). The time to fail is printed as a figure, bounded only by a generous sanity limit.
  */
 
 async function closedPort(): Promise<number> {
@@ -57,7 +59,7 @@ afterAll(async () => {
 
 const cases = ['closed port', 'unknown host', 'untrusted server certificate', 'client certificate refused', 'https to a plain port'];
 
-describe('fail fast: nothing answers at the start', () => {
+describe.each(overProtocols)('fail fast over $protocol: nothing answers at the start', ({ protocol }) => {
   for (const name of cases) {
     it(`feed (${name}): VB_UNREACHABLE at once, every operation abandoned before the checkpoint`, async () => {
       const { url, options } = endpoints[name];
@@ -68,12 +70,13 @@ describe('fail fast: nothing answers at the start', () => {
         const started = performance.now();
         const outcome = await new Feeder({
           endpoint: url,
+          protocol,
           ...(options !== undefined && { tls: connectOptions(options()) }),
           failures: join(dir, 'failures.jsonl'),
           checkpoint: join(dir, 'cp.json'),
         }).run(input);
         const seconds = (performance.now() - started) / 1000;
-        console.log(`fail-fast figure: feed against ${name} stopped after ${seconds.toFixed(3)} s`);
+        console.log(`fail-fast figure: feed over ${protocol} against ${name} stopped after ${seconds.toFixed(3)} s`);
         expect(seconds).toBeLessThan(30);
         expect(outcome.stopped).toBe('unreachable');
         expect(outcome.unreachable?.code).toBe('VB_UNREACHABLE');
@@ -95,15 +98,18 @@ describe('fail fast: nothing answers at the start', () => {
       const { url, options } = endpoints[name];
       const started = performance.now();
       let error: unknown;
+      const pool = poolFor(url, protocol, 4, options !== undefined ? connectOptions(options()) : undefined);
       try {
-        for await (const _ of visit({ endpoint: url, slices: 4, cluster: 'content', ...(options !== undefined && { tls: connectOptions(options()) }) })) {
+        for await (const _ of visit({ endpoint: url, slices: 4, cluster: 'content', dispatcher: pool })) {
           // nothing can come
         }
       } catch (err) {
         error = err;
+      } finally {
+        await pool.destroy();
       }
       const seconds = (performance.now() - started) / 1000;
-      console.log(`fail-fast figure: visit against ${name} stopped after ${seconds.toFixed(3)} s`);
+      console.log(`fail-fast figure: visit over ${protocol} against ${name} stopped after ${seconds.toFixed(3)} s`);
       expect(seconds).toBeLessThan(30);
       expect(isVespaBulkError(error, 'VB_UNREACHABLE'), String(error)).toBe(true);
       expect((error as Error).message).toContain(new URL(url).host);
@@ -112,9 +118,11 @@ describe('fail fast: nothing answers at the start', () => {
 
   it('feed() as a library rejects with VB_UNREACHABLE', async () => {
     const url = endpoints['closed port'].url;
-    await expect(feed([{ put: 'id:ns:music::x', fields: {} }], { endpoint: url, failures: false, checkpoint: false })).rejects.toMatchObject({ code: 'VB_UNREACHABLE' });
+    await expect(feed([{ put: 'id:ns:music::x', fields: {} }], { endpoint: url, protocol, failures: false, checkpoint: false })).rejects.toMatchObject({ code: 'VB_UNREACHABLE' });
   });
+});
 
+describe('fail fast in the CLI', () => {
   it('the CLI: feed and visit exit 1 with the endpoint, the cause, --target and --wait in the message', async () => {
     const { dir, cleanup } = tempDir('vb-failfast-cli-');
     try {
@@ -144,7 +152,7 @@ describe('fail fast: nothing answers at the start', () => {
   });
 });
 
-describe('an outage after the first answer keeps the backoff', () => {
+describe.each(overProtocols)('an outage after the first answer keeps the backoff over $protocol', ({ protocol }) => {
   it('feed: the simulator closed mid-feed and restarted on the same port: the feed completes', async () => {
     const store = new DocumentStore(['content']);
     let server = await startDocumentServer({ port: 0, store, faults: { maxOpsPerSecond: 3000 } });
@@ -153,6 +161,7 @@ describe('an outage after the first answer keeps the backoff', () => {
     let restarted = false;
     const feeding = feed(ops, {
       endpoint: server.url,
+      protocol,
       failures: false,
       checkpoint: false,
       onResult: (r) => {
@@ -170,7 +179,8 @@ describe('an outage after the first answer keeps the backoff', () => {
     await new Promise((r) => setTimeout(r, 100));
     await server.close();
     expect(restarted).toBe(true);
-    console.log(`outage figure: ${summary['feeder.retry.count']} retries, ${summary['http.exception.count']} transport errors across the restart`);
+    expectSpoke(summary, protocol);
+    console.log(`outage figure over ${protocol}: ${summary['feeder.retry.count']} retries, ${summary['http.exception.count']} transport errors across the restart`);
     expect(summary['http.exception.count']).toBeGreaterThan(0);
     expect(summary['feeder.ok.count']).toBe(ops.length);
     expect(summary['feeder.error.count']).toBe(0);

@@ -55,11 +55,15 @@ describe('parseOperation', () => {
     expect(() => operationFromObject(['x'])).toThrow(/must be an object/);
   });
 
-  it('treats put, remove and assign-only updates as safe to repeat', () => {
+  it('treats put, remove and assign-only updates as safe to repeat, unless they have a condition', () => {
     expect(isSafeToRepeat(parse('{"put":"id:a:b::1","fields":{"x":1}}'))).toBe(true);
     expect(isSafeToRepeat(parse('{"remove":"id:a:b::1"}'))).toBe(true);
     expect(isSafeToRepeat(parse('{"update":"id:a:b::1","fields":{"x":{"assign":1},"y":{"assign":null}}}'))).toBe(true);
     expect(isSafeToRepeat(parse('{"update":"id:a:b::1","fields":{"x":{"assign":1},"y":{"increment":1}}}'))).toBe(false);
     expect(isSafeToRepeat(parse('{"update":"id:a:b::1","fields":{"x":{"add":[1]}}}'))).toBe(false);
+    // A test-and-set that applied would fail its own condition when sent again.
+    expect(isSafeToRepeat(parse('{"put":"id:a:b::1","condition":"b.v == 1","fields":{"v":2}}'))).toBe(false);
+    expect(isSafeToRepeat(parse('{"update":"id:a:b::1","condition":"b.v == 1","fields":{"v":{"assign":2}}}'))).toBe(false);
+    expect(isSafeToRepeat(parse('{"remove":"id:a:b::1","condition":"b.v == 1"}'))).toBe(false);
   });
 });

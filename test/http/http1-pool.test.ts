@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Http1Pool } from '../../src/http/http1-pool.js';
-import { send } from '../../src/http/transport.js';
+import { dispatchTo, send, type ResponseReceiver, type SendRequest, type TransportError } from '../../src/http/transport.js';
 
 /** The HTTP/1.1 pool against node:http, which (like the container) answers each connection's requests in order. */
 const closers: (() => Promise<void>)[] = [];
@@ -10,7 +10,7 @@ afterEach(async () => {
   for (const c of closers.splice(0)) await c();
 });
 
-async function server(delayMs: number): Promise<{ url: string; connections: Set<Socket>; busiest: () => number }> {
+async function server(delayMs: number, port = 0): Promise<{ url: string; connections: Set<Socket>; busiest: () => number }> {
   const connections = new Set<Socket>();
   const active = new Map<Socket, number>();
   let busiest = 0;
@@ -28,7 +28,7 @@ async function server(delayMs: number): Promise<{ url: string; connections: Set<
     );
   });
   s.on('connection', (socket: Socket) => connections.add(socket));
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => s.listen(port, '127.0.0.1', r));
   closers.push(() => new Promise<void>((r) => (s.closeAllConnections(), s.close(() => r()))));
   return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, connections, busiest: () => busiest };
 }
@@ -69,5 +69,45 @@ describe('Http1Pool', () => {
     expect(pool.stats.running).toEqual([2, 1]);
     await Promise.all([first, unsafe, after]);
     expect(pool.stats.running).toEqual([0, 0]);
+  });
+
+  it('fails the requests of a connection that cannot connect, and takes a request sent again from within that failure', async () => {
+    const probe = createTcpServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const pool = new Http1Pool(`http://127.0.0.1:${port}`, { connections: 2 });
+    closers.push(() => pool.destroy());
+    // Nothing listens at first; once the requests have failed a few times, a server starts on the port.
+    const failures: TransportError[] = [];
+    let listening: Promise<unknown> | undefined;
+    const request: SendRequest = { method: 'POST', path: '/again', body: '{}' };
+    // As the feeder does: the next request goes out from within the failure's callback. undici fails a connection's
+    // queue in a loop that asserts the queue is empty afterwards, so the pool must not hand it a request from there.
+    const receiver: ResponseReceiver<(status: number) => void> = {
+      onRawResponse: (done, res) => done(res.status),
+      onRawError: (done, err) => {
+        failures.push(err);
+        if (failures.length === 6) listening = server(0, port);
+        dispatchTo(pool, request, receiver, done);
+      },
+    };
+    // Such a break throws out of the socket's error event: it would end a CLI process. Caught here to be seen.
+    const uncaught: unknown[] = [];
+    const vitestListeners = process.rawListeners('uncaughtException');
+    process.removeAllListeners('uncaughtException');
+    process.on('uncaughtException', (err) => uncaught.push(err));
+    let statuses: number[];
+    try {
+      statuses = await Promise.all(Array.from({ length: 4 }, () => new Promise<number>((done) => dispatchTo(pool, request, receiver, done))));
+      await listening;
+    } finally {
+      process.removeAllListeners('uncaughtException');
+      for (const l of vitestListeners) process.on('uncaughtException', l as (err: Error) => void);
+    }
+    expect(uncaught).toEqual([]);
+    expect(statuses).toEqual([200, 200, 200, 200]);
+    expect(failures.length).toBeGreaterThanOrEqual(6);
+    for (const err of failures) expect([err.undiciCode, err.maybeApplied]).toEqual(['ECONNREFUSED', false]);
   });
 });

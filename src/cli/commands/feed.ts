@@ -56,7 +56,7 @@ interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, Tr
 // Paragraphs are single lines: yargs wraps them to the terminal.
 const epilog = `Input: JSONL, a JSON array of operations, or whitespace-separated objects (detected), several files, '-' for stdin, '.gz' decompressed. Operations: {"put"|"id":ID,"fields":{...}}, {"update":ID,"fields":{...}, "create":true}, {"remove":ID}, each with an optional "condition". Any other key fails that operation only.
 
-Retries: 429 always, with exponential backoff and jitter, until the operation's --timeout; 503, 502 and transport errors up to --max-retries; 507 (feed block) with slow backoff up to 60 s between tries until the block clears or --timeout; 504 and transport errors that may have reached the service only for operations safe to repeat (put, remove, update with only 'assign'), final otherwise. Other 4xx are final.
+Retries: 429 always, with exponential backoff and jitter, until the operation's --timeout; 503, 502 and transport errors up to --max-retries; 507 (feed block) with slow backoff up to 60 s between tries until the block clears or --timeout; 504 and transport errors that may have reached the service only for operations safe to repeat (put, remove, update with only 'assign'; none with a condition), final otherwise. Other 4xx are final.
 
 Failures: every operation that finally failed goes to --failures FILE (default: vespa-bulk-failures-<time>.jsonl in the working directory, created only when something fails), one per line, as feed input that can be fed again unchanged; a line that could not be read is kept verbatim. Why each failed (status, message, attempts, input file and line) is in FILE.reasons.jsonl, line N for line N.
 
