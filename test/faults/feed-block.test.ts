@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, it } from 'vitest';
 import { feed } from '../../src/feed/index.js';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { expectSpoke, overProtocols } from '../support/protocols.js';
@@ -7,10 +7,11 @@ import { expectNothingLost, mixedOperations, okOf, tempDir, writeJsonl } from '.
 
 /**
  * In a file of its own: it takes its minute, and runs beside the other fault tests. Over both protocols at once
- * (each against its own simulator): the feeds spend the minute waiting, so the second costs no time.
+ * (each against its own simulator): the feeds spend the minute waiting, so the second costs no time. Concurrent
+ * tests take `expect` and `onTestFinished` from their own context: the global ones belong to whichever test ran last.
  */
 describe.concurrent('feed survives a feed block', () => {
-  it.for(overProtocols)('over $protocol: 507 for a minute, then clear: the feed waits and completes', { timeout: 120_000 }, async ({ protocol }) => {
+  it.for(overProtocols)('over $protocol: 507 for a minute, then clear: the feed waits and completes', { timeout: 120_000 }, async ({ protocol }, { expect, onTestFinished }) => {
     const server = await startDocumentServer({ port: 0, faults: { feedBlock: true } });
     onTestFinished(() => server.close());
     const tmp = tempDir();

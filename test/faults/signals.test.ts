@@ -7,8 +7,8 @@ import { expectNothingLost, failureLines, mixedOperations, runCli, tempDir, writ
 
 /**
  * SIGINT and SIGTERM at a random point of a feed and of a visit run by the CLI (child processes), then the
- * same work resumed: nothing is skipped. The point is drawn per run and named in any failure message. The feed's
- * two signals take a protocol each (the visit command has no --protocol yet: it speaks HTTP/2 to the simulator).
+ * same work resumed: nothing is skipped. The point is drawn per run and named in any failure message. The two
+ * signals take a protocol each, for the feed and for the visit.
  */
 const signals = ['SIGINT', 'SIGTERM'] as const;
 
@@ -55,8 +55,8 @@ describe('stopped by a signal, then resumed', () => {
     });
   }
 
-  for (const signal of signals) {
-    it(`visit: ${signal} at a random point, then the same command again: every document once`, async () => {
+  for (const { signal, protocol } of alternateProtocols(signals.map((signal) => ({ signal })))) {
+    it(`visit over ${protocol}: ${signal} at a random point, then the same command again: every document once`, async () => {
       const documents = 5000;
       const server = await startDocumentServer({ port: 0, faults: { latencyMs: 8, errorRate: 0.03, errorStatuses: [503] } });
       cleanups.push(() => server.close());
@@ -67,7 +67,7 @@ describe('stopped by a signal, then resumed', () => {
       const lineBytes = JSON.stringify({ put: 'id:ns:music::s1000', fields: { n: 1000 } }).length + 1;
       const stopAtBytes = Math.floor(documents * (0.1 + 0.7 * Math.random())) * lineBytes;
       const why = `${signal} once ${stopAtBytes} bytes were written`;
-      const args = ['visit', 'ns/music', '-t', server.url, '--slices', '4', '--no-stream', '--wanted-document-count', '20', '--checkpoint', 'cp.json', '-o', 'out.jsonl', '--quiet'];
+      const args = ['visit', 'ns/music', '-t', server.url, ...protocolFlag(protocol), '--slices', '4', '--no-stream', '--wanted-document-count', '20', '--checkpoint', 'cp.json', '-o', 'out.jsonl', '--quiet'];
 
       const first = await runCli(args, { cwd: dir, stopWith: signal, stopWhen: () => existsSync(out) && statSync(out).size >= stopAtBytes });
       expect(first.signalled, why).toBe(true);
@@ -85,7 +85,9 @@ describe('stopped by a signal, then resumed', () => {
       // The union of both runs' output: every document, none twice.
       expect(new Set(ids).size, why).toBe(documents);
       expect(ids.length, why).toBe(documents);
-      expect(JSON.parse(second.stdout)['checkpoint.resumed']).toBe(true);
+      const summary = JSON.parse(second.stdout);
+      expect(summary['checkpoint.resumed']).toBe(true);
+      expectSpoke(summary, protocol);
     });
   }
 });

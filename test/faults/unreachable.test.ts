@@ -9,14 +9,13 @@ import { connectOptions } from '../../src/http/tls.js';
 import { isVespaBulkError } from '../../src/errors.js';
 import { startDocumentServer, DocumentStore, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
-import { expectSpoke, overProtocols, poolFor } from '../support/protocols.js';
+import { expectSpoke, overProtocols } from '../support/protocols.js';
 import { mixedOperations, runCli, tempDir, writeJsonl } from './harness.js';
 
 /**
  * Nothing answering at the start (a closed port, an unknown host, a TLS handshake that fails) ends a feed or
  * a visit at once with VB_UNREACHABLE, every operation still accounted for; an outage after the first answer
- * is retried as before. Each over each protocol (the visit, which takes no `protocol` option yet, through a
- * pool that speaks it). The time to fail is printed as a figure, bounded only by a generous sanity limit.
+ * is retried as before. Each over each protocol. The time to fail is printed as a figure, bounded only by a generous sanity limit.
  */
 
 async function closedPort(): Promise<number> {
@@ -98,15 +97,12 @@ describe.each(overProtocols)('fail fast over $protocol: nothing answers at the s
       const { url, options } = endpoints[name];
       const started = performance.now();
       let error: unknown;
-      const pool = poolFor(url, protocol, 4, options !== undefined ? connectOptions(options()) : undefined);
       try {
-        for await (const _ of visit({ endpoint: url, slices: 4, cluster: 'content', dispatcher: pool })) {
+        for await (const _ of visit({ endpoint: url, protocol, slices: 4, cluster: 'content', ...(options !== undefined && { tls: connectOptions(options()) }) })) {
           // nothing can come
         }
       } catch (err) {
         error = err;
-      } finally {
-        await pool.destroy();
       }
       const seconds = (performance.now() - started) / 1000;
       console.log(`fail-fast figure: visit over ${protocol} against ${name} stopped after ${seconds.toFixed(3)} s`);

@@ -1,12 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { visit } from '../../src/visit/index.js';
-import { overProtocols, poolFor } from '../support/protocols.js';
+import { overProtocols } from '../support/protocols.js';
 
-/**
- * Sliced visits against a simulator that misbehaves, over each protocol: every document arrives exactly once.
- * The visit takes no `protocol` option yet, so it is given a pool that speaks the one under test.
- */
+/** Sliced visits against a simulator that misbehaves, over each protocol: every document arrives exactly once. */
 describe.each(overProtocols)('visit over $protocol survives', ({ protocol }) => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
@@ -22,11 +19,9 @@ describe.each(overProtocols)('visit over $protocol survives', ({ protocol }) => 
   }
 
   async function visitedIds(server: DocumentServer, stream: boolean): Promise<{ ids: string[]; retries: number }> {
-    const pool = poolFor(server.url, protocol, 4);
-    cleanups.push(() => pool.destroy());
     const v = visit({
       endpoint: server.url,
-      dispatcher: pool,
+      protocol,
       namespace: 'ns',
       documentType: 'music',
       slices: 4,
@@ -43,7 +38,7 @@ describe.each(overProtocols)('visit over $protocol survives', ({ protocol }) => 
     }
     const report = await v.report;
     expect(report.ok).toBe(true);
-    expect(pool.protocol).toBe(protocol);
+    expect(report.protocol).toBe(protocol);
     return { ids, retries: report.slices.reduce((n, s) => n + s.retries, 0) };
   }
 

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { createPool, type ProtocolPool, type WireProtocol } from '../../src/http/transport.js';
+import type { WireProtocol } from '../../src/http/transport.js';
 
 /**
  * The HTTP versions the client speaks. Every test that concerns the transport runs over each, named in its
@@ -24,12 +24,4 @@ export function protocolFlag(protocol: WireProtocol): string[] {
 /** The feed spoke the protocol it was asked to (a summary from the library or the CLI's stdout). */
 export function expectSpoke(summary: { 'http.protocol'?: string }, protocol: WireProtocol): void {
   expect(summary['http.protocol'], 'the protocol the feed spoke').toBe(protocol);
-}
-
-/**
- * A pool speaking `protocol`, for the library's visit, which has no `protocol` option: it takes a `dispatcher`.
- * `concurrency` is the requests at once (the slices), as the visit's own pool would size it. The caller closes it.
- */
-export function poolFor(endpoint: string, protocol: WireProtocol, concurrency: number, tls?: object): ProtocolPool {
-  return createPool({ origin: new URL(endpoint).origin, protocol, concurrency, pipelining: 1, batchWrites: false, ...(tls !== undefined && { tls }) });
 }
