@@ -41,6 +41,8 @@ const docs = Number(flag('--docs') ?? 200_000);
 const delays = (flag('--delays') ?? '0,2,10').split(',').map(Number);
 const rounds = Number(flag('--rounds') ?? 1);
 const work = mkdtempSync(join(tmpdir(), 'vb-bench-jetty-'));
+const warmDocs = Math.min(docs, 50_000);
+const warmInput = join(work, 'warm.jsonl');
 
 interface Run {
   rate: number;
@@ -124,6 +126,15 @@ async function feed(endpoint: JettyEndpoint, input: string, count: number, flags
   };
 }
 
+/**
+ * Jetty's JIT compiles each protocol's code path on first use: a measured run on a cold path costs the JVM 2-3x
+ * the CPU per operation (the first h2 run after an HTTP/1.1 baseline fed at 0.6x the second's rate), so every
+ * endpoint is fed over both protocols once, unmeasured, before its first figure.
+ */
+async function warm(endpoint: JettyEndpoint, input: string): Promise<void> {
+  for (const protocol of ['h2', 'http1.1']) await feed(endpoint, input, warmDocs, ['--protocol', protocol]);
+}
+
 /** The median run of `rounds` by rate. */
 async function measure(endpoint: JettyEndpoint, input: string, count: number, flags: string[]): Promise<Run> {
   const runs: Run[] = [];
@@ -149,6 +160,7 @@ async function unlimited(script: string, input: string): Promise<void> {
   for (const delay of delays) {
     const endpoint = await startJetty(script, delay);
     try {
+      await warm(endpoint, warmInput);
       const scenario = `unlimited, ${delay} ms`;
       const baseline = await measure(endpoint, input, docs, oldDefaults[1]);
       rows.push({ scenario, variant: oldDefaults[0], run: baseline, baseline });
@@ -176,6 +188,7 @@ async function bounded(script: string, input: string): Promise<void> {
   for (const delay of delays.filter((d) => d > 0)) {
     const endpoint = await startJetty(script, delay, 32);
     try {
+      await warm(endpoint, warmInput);
       const scenario = `bounded, 32 slots x ${delay} ms (${Math.round(32_000 / delay)}/s)`;
       const count = Math.min(docs, Math.round((32_000 / delay) * 6));
       let best: Run | undefined;
@@ -206,6 +219,7 @@ async function bounded(script: string, input: string): Promise<void> {
 async function workers(script: string, input: string): Promise<void> {
   const endpoint = await startJetty(script, 10);
   try {
+    await warm(endpoint, warmInput);
     const scenario = 'unlimited, 10 ms, workers';
     const baseline = await measure(endpoint, input, docs, ['--workers', '1']);
     rows.push({ scenario, variant: '--workers 1 (default)', run: baseline, baseline });
@@ -246,6 +260,7 @@ async function main(): Promise<void> {
   await build();
   const input = join(work, 'puts.jsonl');
   await generate(input, docs);
+  await generate(warmInput, warmDocs);
   console.log(`${docs} puts of ~1 KB, --workers 1 unless said, ${rounds} round(s) each (median), delays ${delays.join(', ')} ms, ${availableParallelism()} cores; Jetty from ${script}`);
   if (which.has('unlimited')) await unlimited(script, input);
   if (which.has('bounded')) await bounded(script, input);

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import type { Checkpoint } from '../../src/visit/checkpoint.js';
-import { runCli, seededInt, tempDir } from '../faults/harness.js';
+import { tempDir } from '../faults/harness.js';
+import { exportedIds, killTwiceThenFinish, outputFile, outputFolder } from '../faults/kill-until-done.js';
 
 /**
  * As test/faults/visit-crash.test.ts, for the default visit (no --slices: 256 slices, as many in flight as pay): a
@@ -22,15 +22,10 @@ describe('the adaptive visit killed with SIGKILL, then the same command again un
 
   const documents = 3000;
   const noise = (i: number): string => Array.from({ length: 16 }, (_, k) => createHash('sha256').update(`${i}/${k}`).digest('hex')).join('');
-  const existing = (files: string[]): string[] => files.filter((f) => existsSync(f));
   const cases = [
-    { name: '-o out.jsonl, pages of 5', output: ['-o', 'out.jsonl', '--no-stream', '--wanted-document-count', '5'], files: (dir: string) => existing([join(dir, 'out.jsonl')]) },
-    { name: '-o out.jsonl.gz --workers 2, streamed', output: ['-o', 'out.jsonl.gz', '--workers', '2'], files: (dir: string) => existing([join(dir, 'out.jsonl.gz')]) },
-    {
-      name: '--output-dir out --gzip, streamed',
-      output: ['--output-dir', 'out', '--gzip'],
-      files: (dir: string) => (existsSync(join(dir, 'out')) ? readdirSync(join(dir, 'out')).map((f) => join(dir, 'out', f)) : []),
-    },
+    { name: '-o out.jsonl, pages of 5', output: ['-o', 'out.jsonl', '--no-stream', '--wanted-document-count', '5'], files: (dir: string) => outputFile(dir, 'out.jsonl') },
+    { name: '-o out.jsonl.gz --workers 2, streamed', output: ['-o', 'out.jsonl.gz', '--workers', '2'], files: (dir: string) => outputFile(dir, 'out.jsonl.gz') },
+    { name: '--output-dir out --gzip, streamed', output: ['--output-dir', 'out', '--gzip'], files: (dir: string) => outputFolder(dir, 'out') },
   ];
 
   for (const c of cases) {
@@ -42,39 +37,18 @@ describe('the adaptive visit killed with SIGKILL, then the same command again un
       server.store.seed(Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::k${i}`, fields: { n: i, text: noise(i) } })));
       const { dir, cleanup } = tempDir();
       cleanups.push(cleanup);
+      const before = (): string | undefined => {
+        if (!existsSync(join(dir, 'cp.json'))) return undefined;
+        const saved = JSON.parse(readFileSync(join(dir, 'cp.json'), 'utf8')) as Checkpoint;
+        const entries = Object.values(saved.slices);
+        return `checkpoint: ${entries.filter((s) => s.finished).length} finished, ${entries.filter((s) => !s.finished).length} begun, ${256 - entries.length} not started, level ${saved.inflight}`;
+      };
       const args = ['visit', 'ns/music', '-t', server.url, '--checkpoint', 'cp.json', ...c.output, '--quiet'];
-      const read = (file: string): string => (file.endsWith('.gz') ? gunzipSync(readFileSync(file)) : readFileSync(file)).toString('utf8');
-      const notes: string[] = [];
-      let finished = false;
-      for (let attempt = 0; attempt < 8 && !finished; attempt++) {
-        const kill = attempt < 2;
-        const delayMs = 200 + (Math.abs(seededInt(seed * 10 + attempt, 0, 1 << 30)) % 1500);
-        let outputSeen: number | undefined;
-        const stopWhen = (): boolean => {
-          if (outputSeen === undefined && c.files(dir).some((f) => existsSync(f) && statSync(f).size > 0)) outputSeen = Date.now();
-          return outputSeen !== undefined && Date.now() >= outputSeen + delayMs;
-        };
-        if (existsSync(join(dir, 'cp.json'))) {
-          const saved = JSON.parse(readFileSync(join(dir, 'cp.json'), 'utf8')) as Checkpoint;
-          const entries = Object.values(saved.slices);
-          notes.push(`checkpoint: ${entries.filter((s) => s.finished).length} finished, ${entries.filter((s) => !s.finished).length} begun, ${256 - entries.length} not started, level ${saved.inflight}`);
-        }
-        const run = await runCli(args, { cwd: dir, ...(kill && { stopWith: 'SIGKILL' as const, stopWhen }) });
-        if (run.signal === 'SIGKILL') {
-          notes.push(`killed ${delayMs} ms after the first output`);
-          continue;
-        }
-        expect(run.code, `seed ${seed}, run ${attempt}: ${run.stderr}`).toBe(0);
-        finished = true;
-      }
-      expect(finished).toBe(true);
+      const files = c.files(dir);
+      const { notes, finished } = await killTwiceThenFinish({ args, dir, files, seed, spreadMs: 1500, before });
+      expect(finished?.code, `seed ${seed}: ${finished?.stderr ?? 'never finished'}`).toBe(0);
       console.log(`${c.name}, seed ${seed}: ${notes.join('; ')}`);
-      const ids = c.files(dir).flatMap((f) =>
-        read(f)
-          .split('\n')
-          .filter((l) => l !== '')
-          .map((l) => (JSON.parse(l) as { id?: string; put?: string }).put ?? (JSON.parse(l) as { id: string }).id),
-      );
+      const ids = exportedIds(files());
       expect(new Set(ids).size, c.name).toBe(documents);
       expect(ids.length, c.name).toBe(documents);
     });
