@@ -19,6 +19,12 @@ export class JsonSyntaxError extends Error {
     readonly offset: number,
     /** Set when the text holds a valid token after the root value: that token's name (the parser's own error). */
     readonly trailingToken?: string,
+    /**
+     * Bytes past `offset` that Jackson's column counts, for what it read before it reported: the rest of an
+     * unexpected character (it names the column of its last UTF-8 byte), or an unrecognized token and the
+     * character after it.
+     */
+    readonly extraBytes = 0,
   ) {
     super(message);
   }
@@ -76,8 +82,15 @@ export function parseJsonTree(text: string): JsonNode | undefined {
   return node;
 }
 
-/** The place of an offset as Jackson reports it: `line: L, column: C` (both 1-based). */
-export function jacksonLocation(text: string, offset: number): string {
+/**
+ * The place of an offset as Jackson reports it: `line: L, column: C` (both 1-based). The service reads bodies as
+ * bytes, so the column counts UTF-8 bytes.
+ */
+export function jacksonLocation(text: string, offset: number, extraBytes = 0): string {
+  return `\n at ${jacksonPlace(text, offset, extraBytes)}`;
+}
+
+function jacksonPlace(text: string, offset: number, extraBytes = 0): string {
   let line = 1;
   let lineStart = 0;
   for (let i = 0; i < offset && i < text.length; i++) {
@@ -86,7 +99,8 @@ export function jacksonLocation(text: string, offset: number): string {
       lineStart = i + 1;
     }
   }
-  return `\n at [Source: REDACTED (\`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION\` disabled); line: ${line}, column: ${offset - lineStart + 1}]`;
+  const column = Buffer.byteLength(text.slice(lineStart, offset)) + 1 + extraBytes;
+  return `[Source: REDACTED (\`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION\` disabled); line: ${line}, column: ${column}]`;
 }
 
 const numberPattern = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
@@ -155,7 +169,7 @@ class Reader {
     }
     for (;;) {
       if (this.text.charCodeAt(this.pos) !== 34) {
-        if (this.pos >= this.text.length) throw new JsonSyntaxError('Unexpected end-of-input: expected close marker for OBJECT', this.pos);
+        if (this.pos >= this.text.length) throw this.endInside('Object', start);
         throw this.unexpected('was expecting double-quote to start field name');
       }
       const key = this.string();
@@ -164,7 +178,7 @@ class Reader {
       this.pos++;
       this.skipWs();
       entries.push([key, this.value()]);
-      if (this.closes(125, 'OBJECT', 'Object')) return { kind: 'object', entries, start, end: this.pos };
+      if (this.closes(125, 'Object', start)) return { kind: 'object', entries, start, end: this.pos };
     }
   }
 
@@ -179,7 +193,7 @@ class Reader {
     }
     for (;;) {
       items.push(this.value());
-      if (this.closes(93, 'ARRAY', 'Array')) return { kind: 'array', items, start, end: this.pos };
+      if (this.closes(93, 'Array', start)) return { kind: 'array', items, start, end: this.pos };
     }
   }
 
@@ -187,7 +201,7 @@ class Reader {
    * After a member of an object or array: true past its `close`, false past the `,` (and the white space) before
    * the next member; Jackson's error for anything else.
    */
-  private closes(close: number, marker: 'OBJECT' | 'ARRAY', entries: 'Object' | 'Array'): boolean {
+  private closes(close: number, entries: 'Object' | 'Array', start: number): boolean {
     this.skipWs();
     const c = this.text.charCodeAt(this.pos);
     if (c === 44) {
@@ -199,8 +213,13 @@ class Reader {
       this.pos++;
       return true;
     }
-    if (Number.isNaN(c)) throw new JsonSyntaxError(`Unexpected end-of-input: expected close marker for ${marker}`, this.pos);
+    if (Number.isNaN(c)) throw this.endInside(entries, start);
     throw this.unexpected(`was expecting comma to separate ${entries} entries`);
+  }
+
+  /** The input ends inside the object or array opened at `start`: Jackson names it and where it began. */
+  private endInside(container: 'Object' | 'Array', start: number): JsonSyntaxError {
+    return new JsonSyntaxError(`Unexpected end-of-input: expected close marker for ${container} (start marker at ${jacksonPlace(this.text, start)})`, this.pos);
   }
 
   /** Reads a string token at `pos` (on its opening quote) and returns its decoded value. */
@@ -268,15 +287,37 @@ class Reader {
   unexpected(expectation: string): JsonSyntaxError {
     const c = this.text.charCodeAt(this.pos);
     if (Number.isNaN(c)) return new JsonSyntaxError(`Unexpected end-of-input: ${expectation}`, this.pos);
-    return new JsonSyntaxError(`Unexpected character (${describeChar(c, this.text.codePointAt(this.pos))}): ${expectation}`, this.pos);
+    const codePoint = this.text.codePointAt(this.pos)!;
+    const extraBytes = Buffer.byteLength(String.fromCodePoint(codePoint)) - 1;
+    return new JsonSyntaxError(`Unexpected character (${describeChar(c, codePoint)}): ${expectation}`, this.pos, undefined, extraBytes);
   }
 
+  /**
+   * A value that starts with neither of JSON's: Jackson takes the run of Java identifier characters as the token
+   * (at most 256, then `...`), reads one character past it, and reports where it stopped.
+   */
   private unrecognized(): JsonSyntaxError {
-    const m = /^[^\s,:{}[\]"]*/.exec(this.text.slice(this.pos, this.pos + 256))![0];
-    if (m === '') return this.unexpected('expected a valid value (JSON String, Number, Array, Object or token \'null\', \'true\' or \'false\')');
-    return new JsonSyntaxError(`Unrecognized token '${m}': was expecting (JSON String, Number, Array, Object or token 'null', 'true' or 'false')`, this.pos);
+    const valid = "(JSON String, Number, Array, Object or token 'null', 'true' or 'false')";
+    if (!identifierStart.test(String.fromCodePoint(this.text.codePointAt(this.pos)!))) return this.unexpected(`expected a valid value ${valid}`);
+    let end = this.pos;
+    let token = '';
+    while (end < this.text.length) {
+      const ch = String.fromCodePoint(this.text.codePointAt(end)!);
+      end += ch.length;
+      if (!identifierPart.test(ch)) break;
+      token += ch;
+      if (token.length >= 256) {
+        token += '...';
+        break;
+      }
+    }
+    return new JsonSyntaxError(`Unrecognized token '${token}': was expecting ${valid}`, this.pos, undefined, Buffer.byteLength(this.text.slice(this.pos, end)));
   }
 }
+
+// Java's Character.isJavaIdentifierStart and isJavaIdentifierPart, near enough for error messages.
+const identifierStart = /^[\p{L}\p{Nl}\p{Sc}\p{Pc}]$/u;
+const identifierPart = /^[\p{L}\p{Nl}\p{Nd}\p{Sc}\p{Pc}\p{Mn}\p{Mc}]$/u;
 
 /** Jackson's `('x' (code 120))` description of a character. */
 function describeChar(code: number, codePoint = code): string {

@@ -38,6 +38,32 @@ export type OperationKind = 'put' | 'update';
  * `text` the request body (the whole of it: an empty text is an empty body).
  */
 export function judgeDocumentOperation(model: DocumentModel, kind: OperationKind, id: string, docType: string, text: string): Verdict {
+  const envelope = readOperationEnvelope(model, kind, id, docType, text);
+  if (!envelope.ok) return envelope;
+  const { body, type } = envelope;
+  const context: ReadContext = { ignoreUndefinedFields: model.ignoreUndefinedFields };
+  try {
+    const ignoredFields = kind === 'put' ? judgePutFields(body.fields, type!, id, context) : judgeUpdateFields(body.fields, type!, context);
+    return { ok: true, ignoredFields, body };
+  } catch (err) {
+    if (err instanceof ValueError) return refuse(err.status, err.message);
+    throw err;
+  }
+}
+
+/** A body whose envelope the parser accepted: `fields` is there, and `type` is the document type when a model was given. */
+export interface Envelope {
+  ok: true;
+  body: DocumentBody & { fields: Extract<JsonNode, { kind: 'object' }> };
+  type: DocumentType | undefined;
+}
+
+/**
+ * What the document parser reads of a put or update body before the field values: the JSON, the root object,
+ * `fields`, `condition` and `create`; every other top-level key is skipped. With `model` null (no package
+ * deployed) any document type goes and the fields are not looked into.
+ */
+export function readOperationEnvelope(model: DocumentModel | null, kind: OperationKind, id: string, docType: string, text: string): Envelope | Refused {
   let root: JsonNode | undefined;
   try {
     root = parseJsonTree(text);
@@ -57,22 +83,18 @@ export function judgeDocumentOperation(model: DocumentModel, kind: OperationKind
       if (value.kind !== 'true' && value.kind !== 'false') return refuse(400, `failed parsing document: Current token (${tokenName(value)}) not of boolean type${jacksonLocation(text, value.start)}`);
       body.create = value.kind === 'true';
     } else if (key === 'fields') {
-      type = model.types.get(docType);
-      if (type === undefined) return refuse(400, `Document type ${docType} does not exist`);
+      if (model !== null) {
+        type = model.types.get(docType);
+        if (type === undefined) return refuse(400, `Document type ${docType} does not exist`);
+      }
       if (value.kind !== 'object') return refuse(400, `expected start of JSON object, but got ${tokenName(value)}`);
       body.fields = value;
     }
     // Every other key ("put", "id", "update", typos) is skipped by the parser.
   }
-  if (body.fields === undefined || type === undefined) return refuse(400, 'document is missing the required "fields" field');
-  const context: ReadContext = { ignoreUndefinedFields: model.ignoreUndefinedFields };
-  try {
-    const ignoredFields = kind === 'put' ? judgePutFields(body.fields, type, id, context) : judgeUpdateFields(body.fields, type, context);
-    return { ok: true, ignoredFields, body };
-  } catch (err) {
-    if (err instanceof ValueError) return refuse(err.status, err.message);
-    throw err;
-  }
+  const { fields } = body;
+  if (fields === undefined) return refuse(400, 'document is missing the required "fields" field');
+  return { ok: true, body: { ...body, fields }, type };
 }
 
 function refuse(status: 400 | 500, message: string): Refused {
@@ -80,11 +102,13 @@ function refuse(status: 400 | 500, message: string): Refused {
 }
 
 /** Jackson's message, with the wrapping the parser gives it: outside `fields` or inside it. */
-function syntaxMessage(text: string, err: JsonSyntaxError, kind: OperationKind, id: string, model: DocumentModel, docType: string): string {
-  const jackson = `${err.message}${jacksonLocation(text, err.offset)}`;
+function syntaxMessage(text: string, err: JsonSyntaxError, kind: OperationKind, id: string, model: DocumentModel | null, docType: string): string {
+  const jackson = `${err.message}${jacksonLocation(text, err.offset, err.extraBytes)}`;
   const fieldsAt = /"fields"\s*:\s*\{/.exec(text);
   const fieldsStart = fieldsAt === null ? -1 : fieldsAt.index + fieldsAt[0].length;
   if (fieldsAt === null || err.offset < fieldsStart || err.offset >= objectEnd(text, fieldsStart - 1)) return `failed parsing document: ${jackson}`;
+  // Without a model the field values are not read against types, so there is no field to name.
+  if (model === null) return `failed reading document JSON: ${jackson}`;
   const type = model.types.get(docType);
   if (type === undefined) return `Document type ${docType} does not exist`;
   // In a put, a bad token right after a field's value is met inside that field's reader, which wraps it.
@@ -283,7 +307,7 @@ function judgeModify(field: string, value: JsonNode): void {
   if (!cells) throw new ValueError(`Modify update for field '${field}' does not contain tensor cells`);
 }
 
-/** Offset just after the object opened at `start`, by bracket depth (strings skipped); the text's end if unclosed. */
+/** Offset just after the object opened at `start`, by bracket depth (strings skipped); Infinity if unclosed. */
 function objectEnd(text: string, start: number): number {
   let depth = 0;
   for (let i = start; i < text.length; i++) {
@@ -296,5 +320,6 @@ function objectEnd(text: string, start: number): number {
       if (depth === 0) return i + 1;
     }
   }
-  return text.length;
+  // An error at the end of an object never closed is met while the fields are read.
+  return Infinity;
 }

@@ -6,6 +6,7 @@ import { retryLoop, type RetryLoopOptions } from '../http/retry-loop.js';
 import { createChainPool, type Protocol, type WireProtocol } from '../http/transport.js';
 import { isH2Refusal, protocolError } from '../http/reachability.js';
 import { checkVisitRetry, resolveVisitRetry, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
+import { clusterDiscoveryPath, clustersFromAnswer } from './discover-cluster.js';
 import { visitPath } from './query.js';
 import { isServerDuration } from '../time/duration.js';
 import { visit } from './visit.js';
@@ -139,7 +140,10 @@ export function bulkQuery(options: BulkOptions, continuation: string | undefined
   return q.toString();
 }
 
-/** Runs update-where, delete-where or copy until the service says it is done; resolves with the summary. */
+/**
+ * Runs update-where, delete-where or copy until the service says it is done; resolves with the summary. Without
+ * `cluster`, the service's only content cluster is asked for first (several are a VB_USAGE error).
+ */
 export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> {
   validateBulkOptions(options);
   if (options.dryRun) return dryRun(options);
@@ -173,8 +177,11 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   };
   let continuation = options.continuation;
   try {
-    for (;;) {
-      const path = `${prefix}${visitPath(options)}${queryString(bulkQuery(options, continuation))}`;
+    const cluster = options.cluster ?? (await onlyCluster(pool, url.origin, `${prefix}${clusterDiscoveryPath}`, options, loop));
+    if (typeof cluster !== 'string') summary.error = cluster.error;
+    const sent = { ...options, cluster: typeof cluster === 'string' ? cluster : undefined };
+    while (summary.error === undefined) {
+      const path = `${prefix}${visitPath(options)}${queryString(bulkQuery(sent, continuation))}`;
       const outcome = await retryLoop(() => {
         summary.requests++;
         return sendChunk(pool, url.origin, options, path, body);
@@ -224,11 +231,46 @@ function queryString(query: string): string {
 
 /** One request of the chain: resolves with a 2xx answer, rejects with a ChunkFailure for any other status. */
 async function sendChunk(pool: Dispatcher, origin: string, options: BulkOptions, path: string, body: Buffer | undefined): Promise<BulkAnswer> {
+  const res = await request(pool, origin, options, methodOf[options.kind], path, body);
+  const answer = answerOf(res.text);
+  if (res.status >= 200 && res.status < 300) return answer;
+  throw failureOf(res, answer);
+}
+
+/**
+ * The content cluster when the caller named none: the service requires one for the bulk operations even when it
+ * has a single one, and names them all when asked for cluster '*' (as the official client finds them). Several
+ * are a usage error; a service that cannot be asked ends the run, as a failed chunk does.
+ */
+async function onlyCluster(pool: Dispatcher, origin: string, path: string, options: BulkOptions, loop: RetryLoopOptions): Promise<string | { error: string }> {
+  const outcome = await retryLoop(
+    async () => {
+      const res = await request(pool, origin, options, 'GET', path, undefined);
+      // Overload and server errors are retried like a chunk's; any other answer names the clusters or says why not.
+      if (res.status === 429 || res.status >= 500) throw failureOf(res, answerOf(res.text));
+      return clustersFromAnswer(res.status, Buffer.from(res.text));
+    },
+    { ...loop, safeToRepeat: true, failureOf: (err) => (err instanceof ChunkFailure ? err : isVespaBulkError(err) ? undefined : {}) },
+  );
+  if (outcome.kind !== 'succeeded') return { error: outcome.kind === 'aborted' ? 'stopped' : problemOf(outcome.error) };
+  const clusters = outcome.value;
+  if (clusters.length > 1) throw new VespaBulkError('VB_USAGE', `the service has several content clusters (${clusters.map((c) => `'${c}'`).join(', ')}): name one with cluster`);
+  options.onMessage?.(`content cluster '${clusters[0]}' (the service's only one)`);
+  return clusters[0];
+}
+
+interface Answered {
+  status: number;
+  text: string;
+  retryAfterMs: number | undefined;
+}
+
+async function request(pool: Dispatcher, origin: string, options: BulkOptions, method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, body: Buffer | undefined): Promise<Answered> {
   let res: Dispatcher.ResponseData;
   try {
     res = await pool.request({
       origin,
-      method: methodOf[options.kind],
+      method,
       path,
       headers: { accept: 'application/json', ...(body && { 'content-type': 'application/json' }), ...options.headers },
       body,
@@ -239,16 +281,19 @@ async function sendChunk(pool: Dispatcher, origin: string, options: BulkOptions,
     throw err;
   }
   const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
-  const text = await res.body.text();
-  let answer: BulkAnswer | undefined;
+  return { status: res.statusCode, text: await res.body.text(), retryAfterMs };
+}
+
+function answerOf(text: string): BulkAnswer {
   try {
-    answer = JSON.parse(text) as BulkAnswer;
+    return (JSON.parse(text) as BulkAnswer | null) ?? {};
   } catch {
-    answer = { message: text.slice(0, 500) };
+    return { message: text.slice(0, 500) };
   }
-  if (res.statusCode >= 200 && res.statusCode < 300) return answer ?? {};
-  const message = `HTTP ${res.statusCode}${typeof answer?.message === 'string' ? `: ${answer.message}` : ''}`;
-  throw new ChunkFailure(message, res.statusCode, retryAfterMs);
+}
+
+function failureOf(res: Answered, answer: BulkAnswer): ChunkFailure {
+  return new ChunkFailure(`HTTP ${res.status}${typeof answer.message === 'string' ? `: ${answer.message}` : ''}`, res.status, res.retryAfterMs);
 }
 
 async function dryRun(options: BulkOptions): Promise<BulkSummary> {

@@ -30,32 +30,40 @@ export interface DiscoverOptions {
   signal?: AbortSignal;
 }
 
+/** What asks for the content clusters: a visit of cluster `*`, which visits nothing. */
+export const clusterDiscoveryPath = '/document/v1/?cluster=*&wantedDocumentCount=1';
+
 /**
- * Asks the service which content clusters it has (one request that visits nothing). A service whose answer
- * names none is a VB_VISIT error quoting what it said, so the user can give `--cluster` instead.
+ * The content clusters in the service's answer to `clusterDiscoveryPath`. An answer that names none is a VB_VISIT
+ * error quoting what it said, so the user can give `--cluster` instead.
  */
+export function clustersFromAnswer(status: number, body: Buffer): string[] {
+  const parsed = parseBody(body) as { message?: unknown } | undefined;
+  const message = typeof parsed?.message === 'string' ? parsed.message : body.toString('utf8').slice(0, 300);
+  const clusters = status === 400 ? clustersFromMessage(message) : undefined;
+  if (clusters === undefined || clusters.length === 0) {
+    throw new VespaBulkError('VB_VISIT', `could not find the content clusters (asked with cluster=*, the service answered ${status}: ${message}); name one with --cluster`, {
+      status,
+    });
+  }
+  return clusters;
+}
+
+/** Asks the service which content clusters it has (one request that visits nothing); see `clustersFromAnswer`. */
 export async function discoverContentClusters(options: DiscoverOptions): Promise<string[]> {
   const { origin, prefix } = splitEndpoint(options.endpoint);
   const pool = createChainPool(origin, 1, { protocol: options.protocol, timeoutMs: 60_000, tls: options.tls, onProtocol: options.onProtocol });
   try {
     const res = await send(pool, {
       method: 'GET',
-      path: `${prefix}/document/v1/?cluster=*&wantedDocumentCount=1`,
+      path: `${prefix}${clusterDiscoveryPath}`,
       headers: { ...(options.headers ?? {}) },
       idempotent: true,
       ...(options.signal !== undefined && { signal: options.signal }),
     }).catch((err: unknown) => {
       throw isH2Refusal(err) ? protocolError(options.endpoint, err) : err;
     });
-    const body = parseBody(res.body) as { message?: unknown } | undefined;
-    const message = typeof body?.message === 'string' ? body.message : res.body.toString('utf8').slice(0, 300);
-    const clusters = res.status === 400 ? clustersFromMessage(message) : undefined;
-    if (clusters === undefined || clusters.length === 0) {
-      throw new VespaBulkError('VB_VISIT', `could not find the content clusters (asked with cluster=*, the service answered ${res.status}: ${message}); name one with --cluster`, {
-        status: res.status,
-      });
-    }
-    return clusters;
+    return clustersFromAnswer(res.status, res.body);
   } finally {
     await pool.close();
   }

@@ -28,16 +28,19 @@ export function expectedStore(ops: Op[]): Map<string, Record<string, unknown>> {
   return store;
 }
 
-/** Ids in every form, with characters that need encoding in a path. */
+/**
+ * Ids in every form, with characters that need encoding in a path. Only what /document/v1 can carry: the service
+ * refuses a segment that decodes to '.' or '..', and reads the path's number as unsigned (no negative `n`).
+ */
 export const awkwardIds = [
   'id:ns:music::plain',
   'id:ns:music::with/slash:and:colon',
   'id:ns:music::plus+sign and space',
   'id:ns:music::percent%20literal',
   'id:ns:music::unicode-é-日本',
-  'id:ns:music::.',
+  'id:ns:music::./..',
   'id:ns:music:n=42:numbered',
-  'id:ns:music:n=-9223372036854775808:min',
+  'id:ns:music:n=9223372036854775807:max',
   'id:ns:music:g=group one:grouped',
   'id:ns:music:g=g/2:x?y#z',
   'id:other:book::b1',

@@ -22,14 +22,26 @@ export function nastyText(options: { without?: string; maxPieces?: number } = {}
 
 const int64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map(String);
 
-/** Valid document ids of all three kinds, with nasty namespaces, groups and local parts. */
-export const validDocumentId: fc.Arbitrary<string> = fc
-  .record({
+function documentIds(number: fc.Arbitrary<string>) {
+  return fc.record({
     namespace: nastyText({ without: ':', maxPieces: 4 }),
     type: fc.stringMatching(/^[a-z][a-z0-9_]{0,10}$/),
-    kind: fc.oneof(fc.constant(''), int64.map((n) => `n=${n}`), nastyText({ without: ':', maxPieces: 3 }).map((g) => `g=${g}`)),
+    kind: fc.oneof(fc.constant(''), number.map((n) => `n=${n}`), nastyText({ without: ':', maxPieces: 3 }).map((g) => `g=${g}`)),
     local: nastyText(),
-  })
+  });
+}
+
+/** Valid document ids of all three kinds, with nasty namespaces, groups and local parts. */
+export const validDocumentId: fc.Arbitrary<string> = documentIds(int64).map(({ namespace, type, kind, local }) => `id:${namespace}:${type}:${kind}:${local}`);
+
+const dotSegment = (s: string): boolean => s === '.' || s === '..';
+
+/**
+ * The valid ids /document/v1 can carry, which is what a round trip through the service can hold: it reads the
+ * path's number as unsigned (no negative `n`), and refuses a path segment that decodes to '.' or '..'.
+ */
+export const writableDocumentId: fc.Arbitrary<string> = documentIds(fc.bigInt({ min: 0n, max: 2n ** 63n - 1n }).map(String))
+  .filter(({ namespace, kind, local }) => !dotSegment(namespace) && !dotSegment(kind.slice(2)) && !dotSegment(local))
   .map(({ namespace, type, kind, local }) => `id:${namespace}:${type}:${kind}:${local}`);
 
 const pathPieces = [

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { formatDocumentId, parseDocumentId, toDocumentPath } from '../../src/document/id.js';
 import { isVespaBulkError } from '../../src/errors.js';
 import { parseDocumentPath } from '../../src/simulator/document-api/document-path.js';
-import { nastyText, validDocumentId } from './arbitraries.js';
+import { nastyText, validDocumentId, writableDocumentId } from './arbitraries.js';
 
 /** parse either succeeds or throws VB_BAD_DOCUMENT_ID that names the id and says why. */
 function parsesOrNamesTheReason(id: string): void {
@@ -31,10 +31,15 @@ describe('document id parser (property)', () => {
     fc.assert(fc.property(nearMiss, ([a, b]) => parsesOrNamesTheReason(a + b)), { numRuns: 2000 });
   });
 
-  it('round-trips valid ids through format, and through the path encoder and the server path parser', () => {
+  it('round-trips valid ids through format, and those /document/v1 can carry through the path encoder and the server path parser', () => {
     fc.assert(
       fc.property(validDocumentId, (id) => {
         expect(formatDocumentId(parseDocumentId(id))).toBe(id);
+      }),
+      { numRuns: 1500 },
+    );
+    fc.assert(
+      fc.property(writableDocumentId, (id) => {
         const path = toDocumentPath(id);
         // Only characters a client sends unescaped, and no segment a server would normalise away.
         expect(path).toMatch(/^\/document\/v1(\/[A-Za-z0-9\-_.!~*'()%]+)+$/);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Pool } from 'undici';
 import { toDocumentPath } from '../../src/document/id.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { method, rawPath, selectionText, validDocumentId } from './arbitraries.js';
+import { method, rawPath, selectionText, writableDocumentId } from './arbitraries.js';
 
 let server: DocumentServer;
 let pool: Pool;
@@ -38,7 +38,7 @@ describe('ids with odd characters against the simulator (property, loopback)', (
   it('round-trip through put, get and visit', async () => {
     const written = new Map<string, string>();
     await fc.assert(
-      fc.asyncProperty(validDocumentId, async (id) => {
+      fc.asyncProperty(writableDocumentId, async (id) => {
         const path = toDocumentPath(id);
         const put = await send('POST', path, JSON.stringify({ fields: { title: id } }));
         expect(put.status, put.text).toBe(200);

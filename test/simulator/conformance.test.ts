@@ -201,10 +201,10 @@ describe('bulk parameters', () => {
     seed(3);
     const del = await call('DELETE', base);
     expect(del.status).toBe(400);
-    expect(del.json.message).toMatch(/^Must specify 'selection' at '\/document\/v1\/ns\/music\/docid\/'/);
+    expect(del.json.message).toBe("Must specify 'selection' at '/document/v1/ns/music/docid/'");
     const copy = await call('POST', `${base}&destinationCluster=backup`);
     expect(copy.status).toBe(400);
-    expect(copy.json.message).toMatch(/^Must specify 'selection'/);
+    expect(copy.json.message).toBe("Must specify 'selection' at '/document/v1/ns/music/docid/'");
     expect(sim.server.store.size('content')).toBe(3);
     expect(sim.server.store.size('backup')).toBe(0);
   });
@@ -213,10 +213,10 @@ describe('bulk parameters', () => {
     seed(3);
     const sel = `&selection=${q('music.i >= 0')}`;
     const cases: Array<[string, string, unknown, string | RegExp]> = [
-      ['DELETE', `${base}${sel}&dryRun=true`, undefined, /^May not specify 'dryRun' at '\/document\/v1\/ns\/music\/docid\/'/],
+      ['DELETE', `${base}${sel}&dryRun=true`, undefined, "May not specify 'dryRun' at '/document/v1/ns/music/docid/'"],
       ['DELETE', `/document/v1/ns/music/docid/?cluster=nope${sel}`, undefined, "Your Vespa deployment has no content cluster 'nope', only 'content', 'backup'"],
       ['POST', `${base}${sel}&destinationCluster=nope`, undefined, "Your Vespa deployment has no content cluster 'nope', only 'content', 'backup'"],
-      ['PUT', `${base}${sel}`, '{"fields": {', /^Failed parsing JSON/],
+      ['PUT', `${base}${sel}`, '{"fields": {', /^failed reading document JSON: Unexpected end-of-input: expected close marker for Object \(start marker at \[Source: REDACTED .*; line: 1, column: 12\]\)/],
       ['PUT', `${base}${sel}`, { fields: { title: { explode: 1 } } }, "Unknown update operation 'explode' on field 'title'"],
     ];
     for (const [method, path, body, message] of cases) {

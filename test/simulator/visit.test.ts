@@ -131,7 +131,7 @@ describe('visit parameter errors', () => {
     [`${base}&fromTimestamp=10&toTimestamp=5`, /toTimestamp/],
     [`${base}&dryRun=true`, /dryRun/],
     [`${base}&selection=${q('music.i ==')}`, /position \d+/],
-    [`${base}&continuation=bogus`, /continuation/],
+    [`${base}&continuation=bogus`, /^Failed parsing 'bogus': /],
     [`${base}&concurrency=0`, 'concurrency must be positive'],
     ['/document/v1/', "Must set 'cluster' parameter to a valid content cluster id when visiting at a root /document/v1/ level"],
     ['/document/v1/?cluster=*', "Your Vespa deployment has no content cluster '*', only 'content', 'backup'"],
@@ -222,12 +222,11 @@ describe('streamed visits', () => {
 });
 
 describe('bulk operations', () => {
-  it('refuses update-where without a selection, explaining the rule', async () => {
+  it('refuses update-where without a selection', async () => {
     seed(3);
     const r = await call('PUT', '/document/v1/ns/music/docid/?cluster=content', { fields: { title: { assign: 'x' } } });
     expect(r.status).toBe(400);
-    expect(r.json.message).toMatch(/^Must specify 'selection' at '\/document\/v1\/ns\/music\/docid\/'/);
-    expect(r.json.message).toContain('unintended');
+    expect(r.json.message).toBe("Must specify 'selection' at '/document/v1/ns/music/docid/'");
     expect(sim.server.store.get('content', 'id:ns:music::doc0')?.fields.title).toBe('t0');
   });
 

@@ -42,6 +42,8 @@ describe('bulk operations against a scripted peer', () => {
       namespace: 'ns',
       documentType: 'doc',
       selection: 'true',
+      // Named, so the peer sees only the chunks (without it the client asks the service for its cluster first).
+      cluster: 'content',
       // A wait far longer than any test: only the stop can end it.
       retry: { baseDelayMs: 600_000, maxDelayMs: 600_000, jitter: 0 },
       signal: controller.signal,

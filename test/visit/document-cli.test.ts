@@ -69,7 +69,7 @@ describe('single-document and update-where commands keep long values exact', () 
   it('update and update-where send --assign values and update files as given', async () => {
     const upd = await runCommand(['update', 'id:ns:music::long', '--assign', `other=${big}`, '-t', peer.url]);
     expect(upd.code).toBe(0);
-    const where = await runCommand(['update-where', 'ns/music', `{"fields":{"n":{"increment":${big}}}}`, '--selection', 'true', '--assign', 'title="y"', '-t', peer.url, '--quiet']);
+    const where = await runCommand(['update-where', 'ns/music', `{"fields":{"n":{"increment":${big}}}}`, '--selection', 'true', '--cluster', 'content', '--assign', 'title="y"', '-t', peer.url, '--quiet']);
     expect(where.code).toBe(0);
     expect(JSON.parse(where.stdout)).toMatchObject({ ok: true, documentCount: 1 });
     expect(peer.bodies.map((b) => [b.method, b.body])).toEqual([

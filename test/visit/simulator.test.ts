@@ -258,4 +258,22 @@ describe('visiting the simulator', () => {
 
     await expect(bulkOperation({ ...base, kind: 'update-where', fields: { title: { assign: 'y' } } })).rejects.toMatchObject({ code: 'VB_USAGE' });
   });
+
+  it('bulk operations without a cluster send the service\'s only one (it requires one); of several, the caller picks', async () => {
+    const one = await server();
+    one.store.seed(music(10));
+    const messages: string[] = [];
+    const deleted = await bulkOperation({ endpoint: one.url, namespace: 'ns', documentType: 'music', kind: 'delete-where', selection: 'music.n < 4', onMessage: (m) => messages.push(m) });
+    expect(deleted).toMatchObject({ ok: true, documentCount: 4 });
+    expect(messages).toEqual(["content cluster 'content' (the service's only one)"]);
+    expect(one.store.size()).toBe(6);
+
+    const two = await server({ clusters: ['content', 'backup'] });
+    two.store.seed(music(10));
+    await expect(bulkOperation({ endpoint: two.url, namespace: 'ns', documentType: 'music', kind: 'delete-where', selection: 'true' })).rejects.toMatchObject({
+      code: 'VB_USAGE',
+      message: "the service has several content clusters ('content', 'backup'): name one with cluster",
+    });
+    expect(two.store.size('content')).toBe(10);
+  });
 });

@@ -133,12 +133,13 @@ function selectionOf(args: CommonArgs): Pick<VisitOptions, 'namespace' | 'docume
 }
 
 /**
- * A whole-cluster request (no document type) needs the content cluster. Without --cluster it is found as the
- * official `vespa visit` finds it: from the service's answer naming its clusters. One cluster is taken; of
- * several, the user picks (each is its own corpus, with its own continuation tokens).
+ * A whole-cluster request (no document type) needs the content cluster, and the bulk operations need it on every
+ * path (`always`). Without --cluster it is found as the official `vespa visit` finds it: from the service's answer
+ * naming its clusters. One cluster is taken; of several, the user picks (each is its own corpus, with its own
+ * continuation tokens).
  */
-async function discoverCluster(options: Connection & Pick<VisitOptions, 'documentType' | 'cluster'>, quiet: boolean): Promise<void> {
-  if (options.documentType !== undefined || options.cluster !== undefined) return;
+async function discoverCluster(options: Connection & Pick<VisitOptions, 'documentType' | 'cluster'>, quiet: boolean, always = false): Promise<void> {
+  if (options.cluster !== undefined || (options.documentType !== undefined && !always)) return;
   let clusters: string[];
   try {
     const { endpoint, headers, tls, protocol, onProtocol } = options;
@@ -425,7 +426,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
       try {
         await waitIfAsked(args, where.endpoint, where, controller.signal);
         // Without a selection the library refuses the request locally; no need to ask the service anything first.
-        if (args.selection !== undefined) await discoverCluster(where, args.quiet);
+        if (args.selection !== undefined) await discoverCluster(where, args.quiet, true);
         const started = performance.now();
         const docsRate = rateMeter();
         progress = new ProgressLine(() => {

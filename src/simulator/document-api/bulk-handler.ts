@@ -1,5 +1,4 @@
 import type { QueryParameters } from './query-parameters.js';
-import { badRequest } from './responses.js';
 import { encodeContinuation, fieldsJsonOf, fieldsOf, type ClusterStore, type StoredEntry } from './document-store.js';
 import { applyUpdate } from './update-ops.js';
 import type { VisitScope } from './visit-plan.js';
@@ -15,16 +14,15 @@ export type BulkOperation =
   | { kind: 'delete' }
   | { kind: 'copy'; destination: ClusterStore };
 
-/** Validation shared by the three: the parameters the service refuses, and the selection it insists on. */
-export function checkBulkParameters(query: QueryParameters, pathId: string, what: string): string {
+/**
+ * What the three share, in the service's order (after what each checks first: copy its destination cluster,
+ * update-where its cluster): the parameters they refuse, then the selection, then the cluster, each required even
+ * with one content cluster. Returns the cluster's name.
+ */
+export function checkBulkParameters(query: QueryParameters, pathId: string): string {
   query.disallow(pathId, 'concurrency', 'fieldSet', 'route', 'wantedDocumentCount');
-  if (query.has('dryRun')) throw badRequest(`May not specify 'dryRun' at '${pathId}': dry runs are only for single-document operations`);
-  const selection = query.string('selection');
-  if (selection === undefined)
-    throw badRequest(
-      `Must specify 'selection' at '${pathId}': ${what} requires a document selection, to prevent unintended changes to all documents`,
-    );
-  return selection;
+  query.require('selection', pathId);
+  return query.require('cluster', pathId);
 }
 
 /**

@@ -1,4 +1,5 @@
-import { isInt64, maxDocumentIdLength } from '../../document/id.js';
+import { maxDocumentIdLength } from '../../document/id.js';
+import { parseUnsignedLong, signedLongMessage } from './java-parsers.js';
 import { badRequest } from './responses.js';
 
 /**
@@ -28,31 +29,26 @@ export function parseDocumentPath(rawPath: string): DocumentRoute {
     return { kind: 'root' };
   if (rawPath.charCodeAt(prefix.length) !== 47) return { kind: 'none' };
 
-  const raw = rawPath.slice(prefix.length + 1).split('/');
-  // A trailing slash names the collection itself (`.../docid/`); it is not an empty segment.
-  const trailingSlash = raw.length > 1 && raw[raw.length - 1] === '';
-  if (trailingSlash) raw.pop();
-  for (const segment of raw) {
-    if (segment === '') throw badRequest(`Empty path segment in '${rawPath}'`);
-    if (segment === '.' || segment === '..') throw badRequest(`Path segment '${segment}' is not allowed in '${rawPath}'`);
-  }
-  if (raw.length < 3) return { kind: 'none' };
-  const namespace = decodeSegment(raw[0]);
-  const type = decodeSegment(raw[1]);
+  const segments = pathSegments(rawPath.slice(prefix.length + 1));
+  if (segments.length === 0) return { kind: 'root' };
+  if (segments.length < 3) return { kind: 'none' };
+  const [namespace, type, form] = segments;
   if (namespace.includes(':')) throw badRequest(`Namespace '${namespace}' may not contain ':'`);
   if (type.includes(':')) throw badRequest(`Document type '${type}' may not contain ':'`);
 
-  const form = raw[2];
   let location: Location | undefined;
   let localStart: number;
   if (form === 'docid') {
     localStart = 3;
   } else if (form === 'number' || form === 'group') {
-    if (raw.length < 4) return { kind: 'none' };
-    const value = decodeSegment(raw[3]);
+    if (segments.length < 4) return { kind: 'none' };
+    const value = segments[3];
     if (form === 'number') {
-      if (!isInt64(value)) throw badRequest(`Failed parsing '${value}': For input string: "${value}"`);
-      location = { kind: 'number', value: String(BigInt(value)) };
+      const n = parseUnsignedLong(value);
+      // The number goes into the id (or the selection) as `n=<unsigned>`, which is read back as a signed long.
+      const tooLarge = signedLongMessage(n);
+      if (tooLarge !== undefined) throw badRequest(tooLarge);
+      location = { kind: 'number', value: String(n) };
     } else {
       const illegal = forbiddenControl.exec(value);
       if (illegal !== null) throw badRequest(`Illegal code point U${illegal[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} in group`);
@@ -63,17 +59,28 @@ export function parseDocumentPath(rawPath: string): DocumentRoute {
     return { kind: 'none' };
   }
 
-  if (raw.length === localStart) return { kind: 'collection', namespace, type, location };
-  // The local part is everything after the form, segments decoded one by one and joined with '/'.
-  const parts: string[] = [];
-  for (let i = localStart; i < raw.length; i++) parts.push(decodeSegment(raw[i]));
-  if (trailingSlash) throw badRequest(`Empty path segment in '${rawPath}'`);
-  const local = parts.join('/');
+  if (segments.length === localStart) return { kind: 'collection', namespace, type, location };
+  // The local part is the rest of the segments, decoded one by one and joined with '/'.
+  const local = segments.slice(localStart).join('/');
   const kv = location === undefined ? '' : location.kind === 'number' ? `n=${location.value}` : `g=${location.value}`;
   const id = `id:${namespace}:${type}:${kv}:${local}`;
   if (id.length > maxDocumentIdLength) throw badRequest(`Document id longer than ${maxDocumentIdLength} characters`);
   if (forbiddenControl.test(local)) throw badRequest(`Document id '${id}' contains a forbidden control character`);
   return { kind: 'document', namespace, type, location, id };
+}
+
+/**
+ * The segments as the service's path parser gives them: split on '/' with trailing empty segments dropped (so a
+ * trailing slash names nothing more), each one URL-decoded, and only then an empty, '.' or '..' one refused:
+ * `%2E%2E` is refused like `..`.
+ */
+function pathSegments(rest: string): string[] {
+  const raw = rest.split('/');
+  while (raw.length > 0 && raw[raw.length - 1] === '') raw.pop();
+  const segments = raw.map(decodeSegment);
+  for (const segment of segments)
+    if (segment === '' || segment === '.' || segment === '..') throw badRequest(`path segments cannot be "", ".", or "..", but got: '${segment}'`);
+  return segments;
 }
 
 /** Per-segment URL decoding, '+' meaning space as in the service. */

@@ -4,10 +4,11 @@ import { readRequestBody } from '../http/request-body.js';
 import { admit } from './admit.js';
 import { checkBulkParameters, runBulkChunk, type BulkOperation } from './bulk-handler.js';
 import { parseDocumentPath, type DocumentRoute } from './document-path.js';
+import type { ClusterStore } from './document-store.js';
 import { answer } from './fault-injection.js';
 import { parseFieldSet } from './field-set.js';
 import type { HandlerState } from './handler-state.js';
-import { compileCondition, parseOperationBody, parseUpdateBody, requireFieldsObject, type PreparedOperation } from './operations.js';
+import { compileCondition, parseOperationBody, parseUpdateBody, type PreparedOperation } from './operations.js';
 import { QueryParameters } from './query-parameters.js';
 import { methodNotAllowed, notFound, refuseBody, reply, replyError } from './replies.js';
 import { badRequest, HandlerError, handlerErrorBody, idBody } from './responses.js';
@@ -87,6 +88,8 @@ function dryRunAnswered(state: HandlerState, req: AnyRequest, res: AnyResponse, 
 }
 
 function documentOperation(state: HandlerState, req: AnyRequest, res: AnyResponse, route: Extract<DocumentRoute, { kind: 'document' }>, pathId: string, query: QueryParameters, body: Buffer | undefined): void {
+  // A get refuses dryRun before it looks at anything else.
+  if (req.method === 'GET') query.disallow(pathId, 'dryRun');
   const judged = state.model !== null && (req.method === 'POST' || req.method === 'PUT');
   // With a package deployed, the document parser says which types exist (judge.ts); without, any type goes.
   if (!judged) checkDocumentType(state.documentTypes, route.type);
@@ -100,7 +103,6 @@ function documentOperation(state: HandlerState, req: AnyRequest, res: AnyRespons
   let op: PreparedOperation;
   switch (req.method) {
     case 'GET':
-      if (query.has('dryRun')) throw badRequest(`May not specify 'dryRun' at '${pathId}' for a get`);
       op = { kind: 'get', pathId, id, cluster, traceLevel, timeoutMs, fieldSet: parseFieldSet(query.string('fieldSet')) };
       break;
     case 'POST': {
@@ -108,9 +110,9 @@ function documentOperation(state: HandlerState, req: AnyRequest, res: AnyRespons
         op = judgedOperation(state, 'put', route, pathId, query, body!, { cluster, traceLevel, timeoutMs, dryRun });
         break;
       }
-      const parsed = parseOperationBody(body!.toString('utf8'));
-      const fields = requireFieldsObject(parsed, 'put');
-      const { condition, create } = conditionAndCreate(query, parsed.condition as string | undefined, parsed.create as boolean | undefined);
+      const parsed = parseOperationBody(body!.toString('utf8'), { kind: 'put', id, docType: route.type });
+      const { fields } = parsed;
+      const { condition, create } = conditionAndCreate(query, parsed.condition, parsed.create);
       const matcher = condition === undefined ? undefined : compileCondition(state.selections, condition);
       op = { kind: 'put', pathId, id, cluster, traceLevel, timeoutMs, fields, fieldsJson: parsed.fieldsJson, condition, matcher, create, dryRun };
       break;
@@ -120,10 +122,10 @@ function documentOperation(state: HandlerState, req: AnyRequest, res: AnyRespons
         op = judgedOperation(state, 'update', route, pathId, query, body!, { cluster, traceLevel, timeoutMs, dryRun });
         break;
       }
-      const parsed = parseUpdateBody(body!.toString('utf8'));
-      const fields = parsed.fields ?? {};
+      const parsed = parseUpdateBody(body!.toString('utf8'), { kind: 'update', id, docType: route.type });
+      const { fields } = parsed;
       applyUpdate({}, fields); // Validates the operations (unknown ones are a 400) before admission.
-      const { condition, create } = conditionAndCreate(query, parsed.condition as string | undefined, parsed.create as boolean | undefined);
+      const { condition, create } = conditionAndCreate(query, parsed.condition, parsed.create);
       op = { kind: 'update', pathId, id, cluster, traceLevel, timeoutMs, fields, condition, matcher: compileCondition(state.selections, condition), create, dryRun };
       break;
     }
@@ -166,18 +168,20 @@ function judgedOperation(state: HandlerState, kind: 'put' | 'update', route: Ext
         .join(',')}}`
     : text.slice(fields.start, fields.end);
   if (kind === 'put') return { kind: 'put', ...common, fields: {}, fieldsJson: fieldsText };
-  const updates = parseUpdateBody(`{"fields":${fieldsText}}`).fields ?? {};
+  const updates = parseUpdateBody(`{"fields":${fieldsText}}`, { kind, id: route.id, docType: route.type }).fields;
   applyUpdate({}, updates); // The simulator's own update rules (field paths) on top of the parser's.
   return { kind: 'update', ...common, fields: updates };
 }
 
 function collectionOperation(state: HandlerState, req: AnyRequest, res: AnyResponse, route: Extract<DocumentRoute, { kind: 'root' | 'collection' }>, pathId: string, query: QueryParameters, body: Buffer | undefined): void {
   const scopeContext: ScopeContext = { store: state.store, globalTypes: state.globalTypes, documentTypes: state.documentTypes, selections: state.selections };
-  const wantedCluster = query.string('cluster');
+  // Visits and the bulk operations refuse dryRun before anything else.
+  query.disallow(pathId, 'dryRun');
   if (req.method === 'GET') {
+    const wantedCluster = query.string('cluster');
     if (route.kind === 'root' && wantedCluster === undefined)
       throw badRequest("Must set 'cluster' parameter to a valid content cluster id when visiting at a root /document/v1/ level");
-    const params = parseVisitParameters(query, pathId, req.headers.accept);
+    const params = parseVisitParameters(query, req.headers.accept);
     const scope = buildScope(scopeContext, route, query, pathId, resolveCluster(state.store, wantedCluster));
     const settings = { chunkDocuments: state.visitChunkDocuments, cutStreamAfterDocuments: state.faults.current.cutStreamAfterDocuments, cost: state.visitCost };
     admit(state, req, res, pathId, undefined, false, scope.timeoutMs, () => {
@@ -193,23 +197,29 @@ function collectionOperation(state: HandlerState, req: AnyRequest, res: AnyRespo
     return;
   }
 
-  const what = req.method === 'PUT' ? 'a bulk update' : req.method === 'DELETE' ? 'a bulk delete' : 'a copy';
-  checkBulkParameters(query, pathId, what);
-  const cluster = resolveCluster(state.store, wantedCluster);
+  // The service's order of checks differs between the three (bulk-handler.ts).
   let operation: BulkOperation;
-  if (req.method === 'PUT') {
-    if (route.kind !== 'collection') throw badRequest('Document type must be specified for mass updates');
-    const parsed = parseOperationBody(body!.toString('utf8'));
-    const fields = parsed.fields ?? {};
-    applyUpdate({}, fields);
-    operation = { kind: 'update', fields };
-  } else if (req.method === 'DELETE') {
-    operation = { kind: 'delete' };
-  } else {
+  let cluster: ClusterStore;
+  if (req.method === 'POST') {
     const destination = resolveCluster(state.store, query.require('destinationCluster', pathId));
+    cluster = resolveCluster(state.store, checkBulkParameters(query, pathId));
     operation = { kind: 'copy', destination };
+  } else if (req.method === 'PUT') {
+    cluster = resolveCluster(state.store, query.require('cluster', pathId));
+    checkBulkParameters(query, pathId);
+    operation = { kind: 'update', fields: undefined }; // The body is read last, as the service reads it.
+  } else {
+    cluster = resolveCluster(state.store, checkBulkParameters(query, pathId));
+    operation = { kind: 'delete' };
   }
-  const timeChunkMs = query.durationMs('timeChunk') ?? defaultBulkTimeChunkMs;
   const scope = buildScope(scopeContext, route, query, pathId, cluster);
+  const timeChunkMs = query.durationMs('timeChunk') ?? defaultBulkTimeChunkMs;
+  if (operation.kind === 'update') {
+    if (route.kind !== 'collection') throw badRequest('Document type must be specified for mass updates');
+    // The update is read as one for a document of the path's type with an empty id.
+    const parsed = parseUpdateBody(body!.toString('utf8'), { kind: 'update', id: `id:dummy:${route.type}::`, docType: route.type });
+    applyUpdate({}, parsed.fields);
+    operation.fields = parsed.fields;
+  }
   admit(state, req, res, pathId, undefined, true, scope.timeoutMs, () => answer(state, req, res, 200, runBulkChunk(scope, operation, state.visitChunkDocuments, timeChunkMs)), body?.length ?? 0);
 }

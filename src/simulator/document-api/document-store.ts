@@ -102,7 +102,8 @@ export function decodeContinuation(token: string): VisitPosition {
   const text = Buffer.from(token, 'base64url').toString('utf8');
   const sep = text.indexOf(':', tokenPrefix.length);
   const bucket = sep < 0 ? NaN : parseInt(text.slice(tokenPrefix.length, sep), 16);
-  if (!text.startsWith(tokenPrefix) || !Number.isFinite(bucket)) throw badRequest(`Failed parsing continuation token '${token}'`);
+  // A token the service cannot read runs out of bytes while its fields are read: what it answers for most garbage.
+  if (!text.startsWith(tokenPrefix) || !Number.isFinite(bucket)) throw badRequest(`Failed parsing '${token}': BufferUnderflowException`);
   return { bucket, id: text.slice(sep + 1) };
 }
 

@@ -1,5 +1,6 @@
 import { parseFieldSet, projectFields, type FieldSet } from './field-set.js';
-import { badRequest, documentBody, idBody, storageErrorBody, traceJson } from './responses.js';
+import { readOperationEnvelope } from '../../schema/judge.js';
+import { documentBody, HandlerError, idBody, storageErrorBody, traceJson } from './responses.js';
 import { matches, type Matcher, type SelectionCache } from './selection-cache.js';
 import { exactFieldsOf, fieldsJsonOf, fieldsOf, type ClusterStore } from './document-store.js';
 import { parseExact, stringifyExact } from './exact-json.js';
@@ -32,38 +33,31 @@ export interface StoredOperationResult {
 const ignoredFieldsHeaders = { 'x-vespa-ignored-fields': 'true' };
 
 export interface ParsedBody {
-  fields?: unknown;
-  condition?: unknown;
-  create?: unknown;
+  fields: Record<string, unknown>;
+  condition?: string;
+  create?: boolean;
   /** For a put: the raw text of `fields` when it can be stored as is (saves a serialization per document). */
   fieldsJson?: string;
 }
 
-const allowedBodyKeys = new Set(['fields', 'condition', 'create']);
+/** Where a body goes and what it is, for the parser's messages. */
+export interface BodyContext {
+  kind: 'put' | 'update';
+  id: string;
+  docType: string;
+}
 
-/** Parses a put/update body; 400 naming the problem for bad JSON or unexpected content. */
-export function parseOperationBody(text: string): ParsedBody {
-  if (text.length === 0) throw badRequest('Failed parsing JSON: the request body is empty');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw badRequest(`Failed parsing JSON: ${(err as Error).message}`);
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw badRequest('Failed parsing JSON: expected a JSON object');
-  const body = parsed as ParsedBody;
-  let keys = 0;
-  for (const key in body) {
-    if (!allowedBodyKeys.has(key)) throw badRequest(`Unknown key '${key}' in request body: expected 'fields', 'condition' or 'create'`);
-    keys++;
-  }
-  if (body.condition !== undefined && typeof body.condition !== 'string') throw badRequest("'condition' must be a string");
-  if (body.create !== undefined && typeof body.create !== 'boolean') throw badRequest("'create' must be true or false");
+/**
+ * Parses a put body as the service's document parser reads it without a schema: `fields` required, `condition`
+ * and `create` taken, any other top-level key skipped. A body that is not all that is a 400 with the parser's
+ * message.
+ */
+export function parseOperationBody(text: string, context: BodyContext): ParsedBody {
+  const { body, onlyFields } = wellFormed(text, JSON.parse, context);
   // The established feeders send exactly {"fields":<raw>}: the raw text is then the fields' JSON, kept as is
   // when it is one line and "fields" appears only once (a repeated key would leave two values in the slice).
   if (
-    keys === 1 &&
-    body.fields !== undefined &&
+    onlyFields &&
     text.startsWith('{"fields":') &&
     text.endsWith('}') &&
     text.indexOf('\n') < 0 &&
@@ -74,14 +68,45 @@ export function parseOperationBody(text: string): ParsedBody {
   return body;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+/** An update body with its numbers as written (exact-json.ts), so an assigned long beyond 2^53 keeps its text. */
+export function parseUpdateBody(text: string, context: BodyContext): ParsedBody {
+  return wellFormed(text, parseExact, context).body;
 }
 
-export function requireFieldsObject(body: ParsedBody, what: string): Record<string, unknown> {
-  if (body.fields === undefined) throw badRequest(`Missing 'fields' in ${what}: expected {"fields": {...}}`);
-  if (!isObject(body.fields)) throw badRequest(`'fields' in ${what} must be a JSON object`);
-  return body.fields;
+/**
+ * The common case is read with `parse` alone; anything it refuses, or a shape the parser would refuse, goes to
+ * the parser's own reading (judge.ts), which says what the service says, or (for what it accepts) gives the body.
+ * `onlyFields`: the body held nothing but `fields`.
+ */
+function wellFormed(text: string, parse: (text: string) => unknown, context: BodyContext): { body: ParsedBody; onlyFields: boolean } {
+  let parsed: unknown;
+  try {
+    parsed = parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (isObject(parsed) && isObject(parsed.fields)) {
+    const { fields, condition, create } = parsed;
+    if ((condition === undefined || condition === null || typeof condition === 'string') && (create === undefined || typeof create === 'boolean')) {
+      let onlyFields = true;
+      for (const key in parsed) if (key !== 'fields') onlyFields = false;
+      const body: ParsedBody = { fields };
+      if (typeof condition === 'string') body.condition = condition;
+      if (create !== undefined) body.create = create;
+      return { body, onlyFields };
+    }
+  }
+  const envelope = readOperationEnvelope(null, context.kind, context.id, context.docType, text);
+  if (!envelope.ok) throw new HandlerError(envelope.status, envelope.message);
+  const { fields, condition, create } = envelope.body;
+  const body: ParsedBody = { fields: parse(text.slice(fields.start, fields.end)) as Record<string, unknown> };
+  if (condition !== undefined) body.condition = condition;
+  if (create !== undefined) body.create = create;
+  return { body, onlyFields: false };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 export function compileCondition(selections: SelectionCache, condition: string | undefined): Matcher | undefined {
@@ -89,23 +114,6 @@ export function compileCondition(selections: SelectionCache, condition: string |
 }
 
 export { parseFieldSet };
-
-/** An update body with its numbers as written (exact-json.ts), so an assigned long beyond 2^53 keeps its text. */
-export function parseUpdateBody(text: string): ParsedBody {
-  if (text.length === 0) throw badRequest('Failed parsing JSON: the request body is empty');
-  let parsed: unknown;
-  try {
-    parsed = parseExact(text);
-  } catch (err) {
-    throw badRequest(`Failed parsing JSON: ${(err as Error).message}`);
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw badRequest('Failed parsing JSON: expected a JSON object');
-  const body = parsed as ParsedBody;
-  for (const key in body) if (!allowedBodyKeys.has(key)) throw badRequest(`Unknown key '${key}' in request body: expected 'fields', 'condition' or 'create'`);
-  if (body.condition !== undefined && typeof body.condition !== 'string') throw badRequest("'condition' must be a string");
-  if (body.create !== undefined && typeof body.create !== 'boolean') throw badRequest("'create' must be true or false");
-  return body;
-}
 
 const conditionFailed = 'ReturnCode(TEST_AND_SET_CONDITION_FAILED, Condition did not match document)';
 const conditionMissing = 'ReturnCode(TEST_AND_SET_CONDITION_FAILED, Document does not exist)';

@@ -1,5 +1,5 @@
 import { badRequest } from './responses.js';
-import { parseDurationMs } from '../../time/duration.js';
+import { parseJavaInt, parseJavaMilliseconds, parseUnsignedLong } from './java-parsers.js';
 
 /**
  * Query parameters of a /document/v1 request, with the service's rules: the last value of a repeated name
@@ -42,27 +42,19 @@ export class QueryParameters {
 
   integer(name: string): number | undefined {
     const value = this.string(name);
-    if (value === undefined) return undefined;
-    if (!/^[+-]?\d{1,10}$/.test(value)) throw badRequest(`Failed parsing '${value}': For input string: "${value}"`);
-    const n = Number(value);
-    if (n > 2147483647 || n < -2147483648) throw badRequest(`Failed parsing '${value}': For input string: "${value}"`);
-    return n;
+    return value === undefined ? undefined : parseJavaInt(value);
   }
 
-  long(name: string): bigint | undefined {
+  /** An unsigned 64-bit number (the timestamps), as Long.parseUnsignedLong reads it. */
+  unsignedLong(name: string): bigint | undefined {
     const value = this.string(name);
-    if (value === undefined) return undefined;
-    if (!/^[+-]?\d{1,19}$/.test(value)) throw badRequest(`Failed parsing '${value}': For input string: "${value}"`);
-    return BigInt(value);
+    return value === undefined ? undefined : parseUnsignedLong(value);
   }
 
-  /** A duration like `5s`, `1000ms`, `1.5s` or a bare number of seconds, in milliseconds. */
+  /** A duration (`timeout`, `timeChunk`) in milliseconds, read as the service reads it (java-parsers.ts). */
   durationMs(name: string): number | undefined {
     const value = this.string(name);
-    if (value === undefined) return undefined;
-    const ms = parseDurationMs(value);
-    if (ms === undefined) throw badRequest(`Failed parsing '${value}': Invalid timeout or time chunk '${value}'`);
-    return ms;
+    return value === undefined ? undefined : parseJavaMilliseconds(value);
   }
 
   /** 400 when any of `names` is present: parameters that make no sense for the operation. */

@@ -36,8 +36,7 @@ interface VisitParameters {
   fieldSet: FieldSet;
 }
 
-export function parseVisitParameters(query: QueryParameters, pathId: string, accept: string | undefined): VisitParameters {
-  if (query.has('dryRun')) throw badRequest(`May not specify 'dryRun' at '${pathId}': dry runs are only for single-document operations`);
+export function parseVisitParameters(query: QueryParameters, accept: string | undefined): VisitParameters {
   const wanted = query.integer('wantedDocumentCount');
   if (wanted !== undefined && wanted <= 0) throw badRequest('wantedDocumentCount must be positive');
   const concurrency = query.integer('concurrency');

@@ -83,14 +83,13 @@ export function buildScope(
   const slices = query.integer('slices');
   const sliceId = query.integer('sliceId');
   if ((slices === undefined) !== (sliceId === undefined)) throw badRequest("None or both of 'slices' and 'sliceId' must be set");
-  if (slices !== undefined && slices <= 0) throw badRequest(`slices must be positive, got ${slices}`);
+  // The visitor iterator's checks, reached only when both are given.
+  if (slices !== undefined && slices < 1) throw badRequest(`slices must be positive, but was ${slices}`);
   if (slices !== undefined && sliceId !== undefined && (sliceId < 0 || sliceId >= slices))
-    throw badRequest(`sliceId must be in [0, ${slices}), got ${sliceId}`);
+    throw badRequest(`sliceId must be in [0, ${slices}), but was ${sliceId}`);
 
-  const from = query.long('fromTimestamp');
-  const to = query.long('toTimestamp');
-  if (from !== undefined && from < 0n) throw badRequest('fromTimestamp must be non-negative');
-  if (to !== undefined && to < 0n) throw badRequest('toTimestamp must be non-negative');
+  const from = query.unsignedLong('fromTimestamp');
+  const to = query.unsignedLong('toTimestamp');
   if (from !== undefined && to !== undefined && from > to)
     throw badRequest('toTimestamp must be greater than, or equal to, fromTimestamp');
   const fromMicros = from === undefined ? undefined : Number(from);
