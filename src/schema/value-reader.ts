@@ -1,5 +1,8 @@
 import { fieldValueClass, isDense, isMixed, type DataType, type PrimitiveName, type TensorType } from './data-type.js';
 import { tokenName, tokenText, type JsonNode } from './json-tree.js';
+import { geoStringError } from './geo-degrees.js';
+import { predicateError } from './predicate-parser.js';
+import { hexTensorError } from './tensor-hex.js';
 
 /**
  * Whether one JSON value is a valid value of a field type, as the service's document parser reads it, with the
@@ -181,8 +184,11 @@ function readPrimitive(text: string, name: PrimitiveName): void {
     case 'raw':
       checkBase64(text);
       return;
-    case 'predicate':
+    case 'predicate': {
+      const error = predicateError(text);
+      if (error !== undefined) throw new ValueError(error);
       return;
+    }
   }
 }
 
@@ -240,10 +246,8 @@ function checkBase64(text: string): void {
 }
 
 function readPositionString(text: string): void {
-  if (/^[+-]?\d+;[+-]?\d+$/.test(text)) return;
-  const degrees = /^[NS]\d+(?:\.\d+)?;[EW]\d+(?:\.\d+)?$|^[EW]\d+(?:\.\d+)?;[NS]\d+(?:\.\d+)?$/;
-  if (degrees.test(text.replace(/\s+/g, '').replace(/[°o]\d+(?:\.\d+)?'?/g, ''))) return;
-  throw new ValueError(`Could not parse '${text}' as geo coordinates: expected 'N<lat>;E<lng>' in degrees or '<x>;<y>' in micro-degrees`);
+  const error = geoStringError(text);
+  if (error !== undefined) throw new ValueError(error);
 }
 
 function readPositionObject(node: Extract<JsonNode, { kind: 'object' }>): void {
@@ -299,6 +303,7 @@ function readTensor(node: JsonNode, t: TensorType, typeName: string): void {
       if (key === 'cells') readCells(value, t, typeName);
       else if (key === 'values') {
         if (!isDense(t)) throw new ValueError("The 'values' field can only be used with dense tensors. Use 'cells' or 'blocks' instead");
+        if (value.kind === 'string' && value.value === '') throw new ValueError("The 'values' string does not contain any values");
         if (value.kind === 'string') checkHex(value.value, t, typeName);
         else readDenseValues(value, t);
       } else if (key === 'blocks') {
@@ -317,11 +322,10 @@ function readTensor(node: JsonNode, t: TensorType, typeName: string): void {
   throw new ValueError(`Expected one of ${jsonTokenArray} but got ${tokenName(node)}`);
 }
 
-function checkHex(text: string, t: TensorType, typeName: string): void {
-  const bytesPerCell = t.cellType === 'double' ? 8 : t.cellType === 'float' ? 4 : t.cellType === 'bfloat16' ? 2 : 1;
-  // Hex holds the cells' bytes; the service also reads a hex digit per int8 cell as the whole cell's text.
-  const fits = text.length === denseSize(t) * bytesPerCell * 2 || text.length === denseSize(t) * 2;
-  if (text === '' || !/^[0-9a-fA-F]*$/.test(text) || !fits) throw new ValueError(`Bad string input for tensor with type ${typeName}`);
+function checkHex(text: string, t: TensorType, typeName: string, cells = denseSize(t)): void {
+  if (text === '') throw new ValueError(`Bad string input for tensor with type ${typeName}`);
+  const error = hexTensorError(text, t, cells);
+  if (error !== undefined) throw new ValueError(error);
 }
 
 function checkCellValue(node: JsonNode): void {
@@ -384,6 +388,7 @@ function countValues(node: JsonNode, out: { n: number }): void {
 function readDenseValues(node: JsonNode, t: TensorType, size = denseSize(t)): void {
   const count = { n: 0 };
   countValues(node, count);
+  if (count.n === 0 && node.kind === 'array') throw new ValueError("The 'values' array does not contain any values");
   if (count.n !== size) throw new ValueError(`Expected ${size} values, but got ${count.n}`);
 }
 
@@ -391,12 +396,24 @@ function readBlocks(node: JsonNode, t: TensorType): void {
   const dense: TensorType = { cellType: t.cellType, dimensions: t.dimensions.filter((d) => d.indexed) };
   const size = denseSize(dense);
   if (node.kind === 'object') {
-    for (const [, values] of node.entries) readDenseValues(values, dense, size);
+    for (const [, values] of node.entries) readBlockValues(values, t, size);
     return;
   }
   if (node.kind !== 'array') throw new ValueError(`Expected start of array, got ${tokenName(node)}`);
   for (const block of node.items) {
     if (block.kind !== 'object') throw new ValueError(`Expected start of JSON object, got ${tokenName(block)}`);
-    for (const [key, value] of block.entries) if (key === 'values') readDenseValues(value, dense, size);
+    for (const [key, value] of block.entries) if (key === 'values') readBlockValues(value, t, size);
   }
+}
+
+/** One dense block of a mixed tensor: values (nested arrays flattened) or the block's cells in hex. */
+function readBlockValues(node: JsonNode, t: TensorType, size: number): void {
+  if (node.kind === 'string') {
+    const error = hexTensorError(node.value, t, size);
+    if (error !== undefined) throw new ValueError(error);
+    return;
+  }
+  const count = { n: 0 };
+  countValues(node, count);
+  if (count.n !== size) throw new ValueError(`Expected ${size} values, but got ${count.n}`);
 }
