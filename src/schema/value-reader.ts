@@ -314,7 +314,7 @@ function readTensor(node: JsonNode, t: TensorType, typeName: string): void {
     return;
   }
   if (node.kind === 'array') {
-    if (node.items.length > 0 && node.items[0].kind === 'object' && !isMixed(t)) return readCells(node, t, typeName);
+    if (isArrayOfObjects(node)) return readCells(node, t, typeName);
     if (isDense(t)) return readDenseValues(node, t);
     if (isMixed(t)) return readBlocks(node, t);
     return readCells(node, t, typeName);
@@ -335,15 +335,31 @@ function checkCellValue(node: JsonNode): void {
   throw new ValueError(`Expected a number but got '${tokenText(node)}'`);
 }
 
+/** The first item past any nested arrays is an object (TensorReader.isArrayOfObjects). */
+function isArrayOfObjects(node: JsonNode): boolean {
+  let first: JsonNode | undefined = node;
+  while (first?.kind === 'array') first = first.items[0];
+  return first?.kind === 'object';
+}
+
 function readCells(node: JsonNode, t: TensorType, typeName: string): void {
   if (node.kind === 'object') return readShortCells(node, t, typeName);
   if (node.kind !== 'array') throw new ValueError(`Expected start of array, got ${tokenName(node)}`);
   for (const cell of node.items) {
     if (cell.kind !== 'object') throw new ValueError(`Expected start of JSON object, got ${tokenName(cell)}`);
-    for (const [key, value] of cell.entries) {
-      if (key === 'value') checkCellValue(value);
-      else if (key === 'address') checkAddress(value, t);
+    let address = false;
+    let value = false;
+    for (const [key, inner] of cell.entries) {
+      if (key === 'value') {
+        checkCellValue(inner);
+        value = true;
+      } else if (key === 'address') {
+        checkAddress(inner, t);
+        address = true;
+      }
     }
+    if (!address) throw new ValueError("Expected an object in a tensor 'cells' array to contain an 'address' field");
+    if (!value) throw new ValueError("Expected an object in a tensor 'cells' array to contain a 'value' field");
   }
 }
 
@@ -359,7 +375,7 @@ function checkAddress(node: JsonNode, t: TensorType): void {
   if (node.kind !== 'object') throw new ValueError(`Expected start of JSON object, got ${tokenName(node)}`);
   for (const [dim, label] of node.entries) {
     const d = t.dimensions.find((x) => x.name === dim);
-    if (d === undefined) throw new ValueError(`${dim} is not present in ${t.dimensions.map((x) => x.name).join(',')}`);
+    if (d === undefined) throw new ValueError(`${tensorName(t)} does not contain dimension '${dim}'`);
     checkLabel(d, tokenText(label), t);
   }
 }
@@ -396,18 +412,37 @@ function readBlocks(node: JsonNode, t: TensorType): void {
   const dense: TensorType = { cellType: t.cellType, dimensions: t.dimensions.filter((d) => d.indexed) };
   const size = denseSize(dense);
   if (node.kind === 'object') {
-    for (const [, values] of node.entries) readBlockValues(values, t, size);
+    for (const [label, values] of node.entries) readBlockValues(values, t, size, blockAt(t, label));
     return;
   }
   if (node.kind !== 'array') throw new ValueError(`Expected start of array, got ${tokenName(node)}`);
   for (const block of node.items) {
     if (block.kind !== 'object') throw new ValueError(`Expected start of JSON object, got ${tokenName(block)}`);
-    for (const [key, value] of block.entries) if (key === 'values') readBlockValues(value, t, size);
+    let at = '';
+    let address = false;
+    let values = false;
+    for (const [key, value] of block.entries) {
+      // The address is known to the values' message only when it comes first.
+      if (key === 'address' && value.kind === 'object') at = blockAt(t, ...value.entries.map(([, l]) => tokenText(l)));
+      if (key === 'address') address = true;
+      if (key === 'values') {
+        readBlockValues(value, t, size, at);
+        values = true;
+      }
+    }
+    if (!address) throw new ValueError("Expected a 'blocks' array object to contain an object 'address'");
+    if (!values) throw new ValueError("Expected a 'blocks' array object to contain an array 'values'");
   }
 }
 
+/** "At {dim:label}: ", as TensorAddress.toString(type) prints a block's mapped address (names taken from the full type, in order). */
+function blockAt(t: TensorType, ...labels: string[]): string {
+  const parts = labels.map((l, i) => `${t.dimensions[i]?.name ?? ''}:${/^[-_@A-Za-z0-9][_@$A-Za-z0-9]*$/.test(l) ? l : l.includes("'") ? `"${l}"` : `'${l}'`}`);
+  return `At {${parts.join(',')}}: `;
+}
+
 /** One dense block of a mixed tensor: values (nested arrays flattened) or the block's cells in hex. */
-function readBlockValues(node: JsonNode, t: TensorType, size: number): void {
+function readBlockValues(node: JsonNode, t: TensorType, size: number, at: string): void {
   if (node.kind === 'string') {
     const error = hexTensorError(node.value, t, size);
     if (error !== undefined) throw new ValueError(error);
@@ -415,5 +450,5 @@ function readBlockValues(node: JsonNode, t: TensorType, size: number): void {
   }
   const count = { n: 0 };
   countValues(node, count);
-  if (count.n !== size) throw new ValueError(`Expected ${size} values, but got ${count.n}`);
+  if (count.n !== size) throw new ValueError(`${at}Expected ${size} values, but got ${count.n}`);
 }

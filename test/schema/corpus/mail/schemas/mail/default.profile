@@ -1,0 +1,5 @@
+rank-profile default {
+    first-phase {
+        expression: nativeRank(subject) + attribute(priority)
+    }
+}

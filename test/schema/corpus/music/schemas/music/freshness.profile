@@ -1,0 +1,5 @@
+rank-profile freshness inherits rank_albums {
+    second-phase {
+        expression: attribute(year) * 0.1
+    }
+}
