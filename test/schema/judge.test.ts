@@ -104,7 +104,7 @@ describe('put: fields per type', () => {
     ['dense', '""', `${prefix('dense', 'tensor<float>(x[3])')}Bad string input for tensor with type tensor<float>(x[3])`],
     ['sparse', '{"values":[1]}', `${prefix('sparse', 'tensor(key{})')}The 'values' field can only be used with dense tensors. Use 'cells' or 'blocks' instead`],
     ['sparse', '{"blocks":[]}', `${prefix('sparse', 'tensor(key{})')}The 'blocks' field can only be used with mixed tensors with bound dimensions. Use 'cells' or 'values' instead`],
-    ['mixed', '{"blocks":{"a":[1]}}', `${prefix('mixed', 'tensor(key{},x[2])')}Expected 2 values, but got 1`],
+    ['mixed', '{"blocks":{"a":[1]}}', `${prefix('mixed', 'tensor(key{},x[2])')}At {key:a}: Expected 2 values, but got 1`],
   ];
   it.each(refused)('refuses %s = %s', (field, value, expected) => {
     expect(message(put(`{"${field}":${value}}`))).toBe(expected);
