@@ -390,13 +390,15 @@ function readDenseValues(node: JsonNode, t: TensorType, size = denseSize(t)): vo
 function readBlocks(node: JsonNode, t: TensorType): void {
   const dense: TensorType = { cellType: t.cellType, dimensions: t.dimensions.filter((d) => d.indexed) };
   const size = denseSize(dense);
+  // A block's values may be a hex string of its dense cells (R/TensorReader.java:257-259), as `format.tensors=hex` writes them.
+  const readBlockValues = (values: JsonNode): void => (values.kind === 'string' ? checkHex(values.value, t, tensorName(t)) : readDenseValues(values, dense, size));
   if (node.kind === 'object') {
-    for (const [, values] of node.entries) readDenseValues(values, dense, size);
+    for (const [, values] of node.entries) readBlockValues(values);
     return;
   }
   if (node.kind !== 'array') throw new ValueError(`Expected start of array, got ${tokenName(node)}`);
   for (const block of node.items) {
     if (block.kind !== 'object') throw new ValueError(`Expected start of JSON object, got ${tokenName(block)}`);
-    for (const [key, value] of block.entries) if (key === 'values') readDenseValues(value, dense, size);
+    for (const [key, value] of block.entries) if (key === 'values') readBlockValues(value);
   }
 }
