@@ -309,7 +309,8 @@ function readTensor(node: JsonNode, t: TensorType, typeName: string): void {
     return;
   }
   if (node.kind === 'array') {
-    if (node.items.length > 0 && node.items[0].kind === 'object' && !isMixed(t)) return readCells(node, t, typeName);
+    // An array of objects is cells whatever the type, mixed included (R/TensorReader.java:217-218).
+    if (node.items.length > 0 && node.items[0].kind === 'object') return readCells(node, t, typeName);
     if (isDense(t)) return readDenseValues(node, t);
     if (isMixed(t)) return readBlocks(node, t);
     return readCells(node, t, typeName);
@@ -358,6 +359,9 @@ function checkAddress(node: JsonNode, t: TensorType): void {
     if (d === undefined) throw new ValueError(`${dim} is not present in ${t.dimensions.map((x) => x.name).join(',')}`);
     checkLabel(d, tokenText(label), t);
   }
+  // TensorAddress.Builder.validate (vespajlib TensorAddress.java:245-250): every dimension needs a label.
+  const missing = t.dimensions.find((d) => !node.entries.some(([dim]) => dim === d.name));
+  if (missing !== undefined) throw new ValueError(`Missing a label for dimension '${missing.name}' for ${tensorName(t)}`);
 }
 
 function checkLabel(d: TensorType['dimensions'][number], label: string, t: TensorType): void {

@@ -64,11 +64,14 @@ describe('encodeTensor per format (JsonFormat.encode)', () => {
   it('writes a non-finite cell as null, and reads every form it writes back to the same cells', () => {
     expect(render('tensor(x[2])', { values: ['inf', 'nan'] })).toBe('{"type":"tensor(x[2])","values":[null,null]}');
     const types = ['tensor(x[2])', 'tensor<bfloat16>(x[3])', 'tensor<int8>(x[2])', 'tensor(key{})', 'tensor(a{},b{})', 'tensor<float>(cat{},x[2])', 'tensor(a{},b{},x[2])'];
-    const values: unknown[] = [[1.5, -2], [1, 2, 3], [1, -1], { a: 1, b: 2 }, [{ address: { a: 'x', b: 'y' }, value: 3 }], { p: [1, 2] }, [{ address: { a: 'u', b: 'v' }, values: [1, 2] }]];
+    const values: unknown[] = [[1.5, -2], [1, 2, 3], [1, -1], { a: 1, b: 2 }, [{ address: { a: 'x', b: 'y' }, value: 3 }], { p: [1, 2] }, { blocks: [{ address: { a: 'u', b: 'v' }, values: [1, 2] }] }];
     types.forEach((type, i) => {
       const first = render(type, values[i], 'short');
-      for (const format of tensorFormats) expect(render(type, JSON.parse(render(type, values[i], format)), 'short'), `${type} ${format}`).toBe(first);
+      // A bare array of objects is read as cells (TensorReader.java:217-218): the value forms of addressed blocks do not read back.
+      const formats = type === 'tensor(a{},b{},x[2])' ? tensorFormats.filter((f) => f !== 'short-value' && f !== 'hex-value') : tensorFormats;
+      for (const format of formats) expect(render(type, JSON.parse(render(type, values[i], format)), 'short'), `${type} ${format}`).toBe(first);
     });
+    expect(() => render('tensor(a{},b{},x[2])', [{ address: { a: 'u', b: 'v' }, values: [1, 2] }])).toThrow("Missing label of dimension 'x'");
   });
   it('takes an unknown format as short, as the handler does', () => {
     expect(tensorEncodingOf('bogus')).toEqual(tensorEncodingOf('short'));

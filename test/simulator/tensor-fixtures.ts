@@ -11,6 +11,7 @@ export const tensorSchema = `schema vec {
     field i type tensor<int8>(x[3]) { indexing: attribute }
     field s type tensor(key{}) { indexing: attribute }
     field mx type tensor<float>(cat{},x[2]) { indexing: attribute }
+    field mm type tensor(a{},b{},x[2]) { indexing: attribute }
   }
 }`;
 

@@ -116,3 +116,21 @@ describe('format.tensors on visit', () => {
     }
   });
 });
+
+describe('a mixed tensor with several mapped dimensions', () => {
+  const mm = '/document/v1/ns/vec/docid/mm';
+  it('writes addressed blocks, which only the wrapped forms read back: a bare array of objects is cells (TensorReader.java:217-218)', async () => {
+    expect((await call('POST', mm, { fields: { mm: { blocks: [{ address: { a: 'u', b: 'v' }, values: [1, 2] }] } } })).status).toBe(200);
+    const hexForm = '{"type":"tensor(a{},b{},x[2])","blocks":[{"address":{"a":"u","b":"v"},"values":"3FF00000000000004000000000000000"}]}';
+    expect((await call('GET', `${mm}?format.tensors=hex&fieldSet=vec:mm`)).text).toBe(`{"pathId":"${mm}","id":"id:ns:vec::mm","fields":{"mm":${hexForm}}}`);
+    const valueForm = '[{"address":{"a":"u","b":"v"},"values":"3FF00000000000004000000000000000"}]';
+    expect((await call('GET', `${mm}?format.tensors=hex-value&fieldSet=vec:mm`)).text).toBe(`{"pathId":"${mm}","id":"id:ns:vec::mm","fields":{"mm":${valueForm}}}`);
+    expect((await call('POST', mm, `{"fields":{"mm":${hexForm}}}`)).status).toBe(200);
+    const refused = await call('POST', mm, `{"fields":{"mm":${valueForm}}}`);
+    expect(refused.status).toBe(400);
+    expect(refused.json).toEqual({
+      pathId: mm,
+      message: "In document 'id:ns:vec::mm': Could not parse field 'mm' of type tensor(a{},b{},x[2]): Missing a label for dimension 'x' for tensor(a{},b{},x[2])",
+    });
+  });
+});

@@ -30,8 +30,8 @@ const everyKind = `schema all {
   }
 }`;
 
-function documentOf(n: number): string {
-  const fields = {
+function documentOf(n: number, addressedBlocks: boolean): string {
+  const fields: Record<string, unknown> = {
     d: [n + 0.1, -n, 1e-7 * n],
     f: { values: [[n / 3, 1], [2, -0.5]] },
     b: [n / 7, 1.5, -3.25, 1e5],
@@ -39,63 +39,68 @@ function documentOf(n: number): string {
     s: { cells: { [`k${n}`]: n / 9, other: 2 } },
     s2: { cells: [{ address: { a: 'x', b: `y${n}` }, value: n + 0.25 }] },
     m: { blocks: { p: [n / 11, 1], q: [2, 3] } },
-    m2: { blocks: [{ address: { a: 'u', b: `v${n}` }, values: [n % 100, -7] }] },
   };
+  if (addressedBlocks) fields.m2 = { blocks: [{ address: { a: 'u', b: `v${n}` }, values: [n % 100, -7] }] };
   return JSON.stringify({ put: `id:ns:all::doc${n}`, fields });
 }
 
-let tmp: TempDir;
-let source: DocumentServer;
-let target: DocumentServer;
+const model = { types: documentTypesOf([parseSchema(everyKind, 'all.sd')]), ignoreUndefinedFields: false, documentApi: true };
 
-beforeAll(async () => {
-  const model = { types: documentTypesOf([parseSchema(everyKind, 'all.sd')]), ignoreUndefinedFields: false, documentApi: true };
+let tmp: TempDir;
+beforeAll(() => {
   tmp = tempDir('vb-tensor-');
-  source = await startDocumentServer({ port: 0 });
-  target = await startDocumentServer({ port: 0 });
+});
+afterAll(() => tmp.cleanup());
+
+/** Feeds the corpus into one simulator, exports it with `--make-feed` in `format`, feeds that into another, and compares every document. */
+async function roundTrip(format: 'hex' | 'hex-value', addressedBlocks: boolean): Promise<Record<string, unknown>> {
+  const source = await startDocumentServer({ port: 0 });
+  const target = await startDocumentServer({ port: 0 });
   source.setDocumentModel(model);
   target.setDocumentModel(model);
-});
-afterAll(async () => {
-  await source.close();
-  await target.close();
-  tmp.cleanup();
-});
-
-describe('visit --tensor-format hex-value --make-feed', () => {
-  it('feeds back into a fresh cluster as the same documents', async () => {
-    const input = join(tmp.dir, 'in.jsonl');
-    writeFileSync(input, Array.from({ length: 20 }, (_, n) => documentOf(n)).join('\n'));
+  const a = new DocumentClient({ endpoint: source.url });
+  const b = new DocumentClient({ endpoint: target.url });
+  try {
+    const input = join(tmp.dir, `in-${format}.jsonl`);
+    writeFileSync(input, Array.from({ length: 20 }, (_, n) => documentOf(n, addressedBlocks)).join('\n'));
     const fed = await runCommand(['feed', input, '-t', source.url, '--quiet']);
     expect(fed.code, fed.stderr).toBe(0);
     expect(source.store.size()).toBe(20);
 
-    const exported = join(tmp.dir, 'hex.jsonl');
-    const visited = await runCommand(['visit', 'ns/all', '-t', source.url, '--tensor-format', 'hex-value', '--make-feed', '-o', exported, '--quiet']);
+    const exported = join(tmp.dir, `out-${format}.jsonl`);
+    const visited = await runCommand(['visit', 'ns/all', '-t', source.url, '--tensor-format', format, '--make-feed', '-o', exported, '--quiet']);
     expect(visited.code, visited.stderr).toBe(0);
-    const first = (JSON.parse(readFileSync(exported, 'utf8').split('\n')[0]) as { fields: Record<string, unknown> }).fields;
-    // Dense cells are one string each; sparse tensors stay cells, mixed ones blocks of hex.
-    expect(typeof first.d).toBe('string');
-    expect(typeof first.i).toBe('string');
-    expect(first.m).toMatchObject({ p: expect.stringMatching(/^[0-9A-F]{8}$/) as unknown });
-
     const again = await runCommand(['feed', exported, '-t', target.url, '--quiet']);
     expect(again.code, again.stderr).toBe(0);
-    const a = new DocumentClient({ endpoint: source.url });
-    const b = new DocumentClient({ endpoint: target.url });
-    try {
-      for (let n = 0; n < 20; n++) {
-        const id = `id:ns:all::doc${n}`;
-        for (const tensorFormat of ['short', 'hex'] as const) {
-          const [x, y] = await Promise.all([a.get(id, { tensorFormat }), b.get(id, { tensorFormat })]);
-          expect(y.status).toBe(200);
-          expect(y.raw.toString(), `${id} ${tensorFormat}`).toBe(x.raw.toString());
-        }
+    for (let n = 0; n < 20; n++) {
+      const id = `id:ns:all::doc${n}`;
+      for (const tensorFormat of ['short', 'hex'] as const) {
+        const [x, y] = await Promise.all([a.get(id, { tensorFormat }), b.get(id, { tensorFormat })]);
+        expect(y.status).toBe(200);
+        expect(y.raw.toString(), `${id} ${tensorFormat}`).toBe(x.raw.toString());
       }
-    } finally {
-      await a.close();
-      await b.close();
     }
+    return (JSON.parse(readFileSync(exported, 'utf8').split('\n')[0]) as { fields: Record<string, unknown> }).fields;
+  } finally {
+    await a.close();
+    await b.close();
+    await source.close();
+    await target.close();
+  }
+}
+
+describe('visit --tensor-format hex --make-feed feeds back into a fresh cluster as the same documents', () => {
+  it('hex-value: every cell type, dense, sparse and mixed with one mapped dimension', async () => {
+    const first = await roundTrip('hex-value', false);
+    // Dense cells are one string each; sparse tensors stay cells, mixed ones blocks of hex.
+    expect(typeof first.d).toBe('string');
+    expect(first.i).toMatch(/^[0-9A-F]{8}$/);
+    expect(first.m).toMatchObject({ p: expect.stringMatching(/^[0-9A-F]{8}$/) as unknown });
+  });
+
+  it('hex: also mixed tensors with several mapped dimensions (their blocks keep the "blocks" key)', async () => {
+    const first = await roundTrip('hex', true);
+    expect(first.m2).toMatchObject({ type: 'tensor<int8>(a{},b{},x[2])', blocks: [{ address: { a: 'u' }, values: expect.stringMatching(/^[0-9A-F]{4}$/) as unknown }] });
   });
 });
 
