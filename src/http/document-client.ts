@@ -88,7 +88,7 @@ export class DocumentClient {
     try {
       if (params !== undefined) checkOneOf(params, 'tensorFormat', tensorFormats);
     } catch (err) {
-      return Promise.reject(err as Error);
+      return Promise.reject(err);
     }
     return this.request('GET', id, params, undefined);
   }

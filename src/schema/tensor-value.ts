@@ -136,8 +136,9 @@ class Builder {
     const given = address as Record<string, unknown>;
     return dims.map((d) => {
       const label = given[d.name];
-      if (label === undefined) throw new Error(`Missing label of dimension '${d.name}'`);
-      return String(label as string | number);
+      if (typeof label === 'string') return label;
+      if (typeof label === 'number') return String(label);
+      throw new Error(`Missing label of dimension '${d.name}'`);
     });
   }
 
