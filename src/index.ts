@@ -10,6 +10,7 @@ export {
   encodePathSegment,
   type DocumentId,
 } from './document/id.js';
+export { tensorFormats, type TensorFormat } from './document/tensor-format.js';
 export type { Protocol, WireProtocol } from './http/transport.js';
 export { retryDelay, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, type RetryInput } from './http/retry-delay.js';
 export { parseSelection, evaluateSelection, compileSelection, type Selection, type SelectionDocument, type SelectionContext } from './selection/index.js';

@@ -4,7 +4,8 @@ import { createPool, headersToObject, parseBody, send, splitEndpoint, type Proto
 import { isH2Refusal, protocolError } from './reachability.js';
 import { DocumentRequestEncoder, isAssignOnly, type DocumentParams, type EncodedBody } from './document-request.js';
 import { VespaBulkError } from '../errors.js';
-import { checkDuration, checkExclusive, checkInteger, checkProtocol, checkUrl } from '../options-check.js';
+import { checkDuration, checkExclusive, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../options-check.js';
+import { tensorFormats } from '../document/tensor-format.js';
 
 export type { DocumentParams } from './document-request.js';
 
@@ -82,8 +83,13 @@ export class DocumentClient {
       });
   }
 
-  /** Reads a document; 404 when there is none. */
+  /** Reads a document; 404 when there is none. A bad `tensorFormat` rejects with VB_USAGE before anything is sent. */
   get(id: string, params?: DocumentParams): Promise<DocumentResponse> {
+    try {
+      if (params !== undefined) checkOneOf(params, 'tensorFormat', tensorFormats);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return this.request('GET', id, params, undefined);
   }
 

@@ -1,4 +1,5 @@
 import { gzipSync, constants as zlibConstants } from 'node:zlib';
+import { tensorFormatParameter, type TensorFormat } from '../document/tensor-format.js';
 
 /**
  * How one document operation becomes an HTTP request: method, path and query, headers and body. Pure; the
@@ -17,6 +18,8 @@ export interface DocumentParams {
   timeout?: string;
   tracelevel?: number;
   dryRun?: boolean;
+  /** get: how tensor fields are written (`format.tensors`); see `VisitSelectionOptions.tensorFormat`. */
+  tensorFormat?: TensorFormat;
 }
 
 export type OperationKind = 'put' | 'update' | 'remove' | 'get';
@@ -40,6 +43,7 @@ export function documentQuery(params: DocumentParams | undefined): string {
   if (params.timeout !== undefined) q = addParam(q, 'timeout', encodeURIComponent(params.timeout));
   if (params.tracelevel !== undefined && params.tracelevel > 0) q = addParam(q, 'tracelevel', String(params.tracelevel));
   if (params.dryRun) q = addParam(q, 'dryRun', 'true');
+  if (params.tensorFormat !== undefined) q = addParam(q, tensorFormatParameter, encodeURIComponent(params.tensorFormat));
   return q;
 }
 

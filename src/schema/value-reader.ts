@@ -378,6 +378,9 @@ function checkAddress(node: JsonNode, t: TensorType): void {
     if (d === undefined) throw new ValueError(`${tensorName(t)} does not contain dimension '${dim}'`);
     checkLabel(d, tokenText(label), t);
   }
+  // TensorAddress.Builder.validate (vespajlib TensorAddress.java:245-250): every dimension needs a label.
+  const missing = t.dimensions.find((d) => !node.entries.some(([dim]) => dim === d.name));
+  if (missing !== undefined) throw new ValueError(`Missing a label for dimension '${missing.name}' for ${tensorName(t)}`);
 }
 
 function checkLabel(d: TensorType['dimensions'][number], label: string, t: TensorType): void {

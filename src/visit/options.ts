@@ -2,6 +2,7 @@ import type { Dispatcher, buildConnector } from 'undici';
 import type { RetryPolicy } from '../http/retry-delay.js';
 import type { Protocol, WireProtocol } from '../http/transport.js';
 import { OptionError, checkInteger } from '../options-check.js';
+import type { TensorFormat } from '../document/tensor-format.js';
 
 /**
  * What to visit and how. Every field maps to one /document/v1 visit parameter or to one client behaviour;
@@ -30,6 +31,12 @@ export interface VisitSelectionOptions {
   toTimestamp?: bigint | string;
   /** Return tombstones (`{"remove":id}`) of removed documents too. */
   includeRemoves?: boolean;
+  /**
+   * How tensor fields are written (`format.tensors`): `short` (the service's default), `long`, `short-value`,
+   * `long-value`, `hex`, `hex-value`. The hex forms write dense cells as one hex string: far less JSON to write and
+   * parse for embeddings, and a feed of the output reads them back unchanged.
+   */
+  tensorFormat?: TensorFormat;
 }
 
 export interface VisitOptions extends VisitSelectionOptions {

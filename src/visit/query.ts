@@ -1,4 +1,5 @@
 import { toVisitPath } from '../document/id.js';
+import { tensorFormatParameter, tensorFormats } from '../document/tensor-format.js';
 import { VespaBulkError } from '../errors.js';
 import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../options-check.js';
 import { isServerDuration, parseDurationMs } from '../time/duration.js';
@@ -73,6 +74,7 @@ export function checkVisitOptionValues(options: VisitOptions): void {
   checkInteger(options, 'tracelevel', 0, 9);
   checkDuration(options, 'requestTimeoutMs', true);
   checkOneOf(options, 'bucketSpace', ['default', 'global']);
+  checkOneOf(options, 'tensorFormat', tensorFormats);
   // The own pool's TLS settings would be silently ignored with a caller's dispatcher.
   checkExclusive(options, 'dispatcher', 'tls');
   checkProtocol(options);
@@ -160,6 +162,7 @@ export function baseVisitQuery(options: VisitOptions): URLSearchParams {
   if (options.fromTimestamp !== undefined) q.set('fromTimestamp', String(options.fromTimestamp));
   if (options.toTimestamp !== undefined) q.set('toTimestamp', String(options.toTimestamp));
   if (options.includeRemoves) q.set('includeRemoves', 'true');
+  if (options.tensorFormat !== undefined) q.set(tensorFormatParameter, options.tensorFormat);
   const wanted = options.wantedDocumentCount ?? (stream ? undefined : 1000);
   if (wanted !== undefined) q.set('wantedDocumentCount', String(wanted));
   if (options.concurrency !== undefined) q.set('concurrency', String(options.concurrency));

@@ -17,6 +17,10 @@ import { retryLoop } from '../../http/retry-loop.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodesEpilog } from '../exit-codes.js';
 import { protocolFromArgs, tellProtocolOnce, withProtocolOption, type ProtocolArgs } from '../transport-options.js';
+import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';
+
+/** The help of `--tensor-format`, the same on get and visit. */
+export const tensorFormatHelp = 'How tensor fields are written (format.tensors; the service default is short). hex, hex-value: dense cells as one hex string, far less JSON for embeddings, and fed back unchanged';
 
 /**
  * get, put, update, remove of one document, in the forms of the official `vespa document`: `put [id] file`
@@ -34,6 +38,7 @@ interface DocumentArgs extends SecurityArgs, TargetArgs, WaitArgs, ProtocolArgs 
   'ignore-missing'?: boolean;
   cluster?: string;
   'field-set'?: string;
+  'tensor-format'?: TensorFormat;
   condition?: string;
   create?: boolean;
   route?: string;
@@ -56,6 +61,7 @@ function options<T>(y: Argv<T>, kind: Kind) {
     b = b
       .positional('ids', { type: 'string', array: true, demandOption: true, describe: 'Document ids, id:<namespace>:<type>::<local>' })
       .option('field-set', { type: 'string', describe: 'Fields to return: [all], [document], [id], <type>:f1,f2' })
+      .option('tensor-format', { type: 'string', choices: tensorFormats, describe: tensorFormatHelp })
       .option('ignore-missing', { type: 'boolean', default: false, describe: 'A document that does not exist (404) is not an error' });
   } else {
     b = b
@@ -289,6 +295,7 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
       const params: DocumentParams = {
         ...(args.cluster !== undefined && { cluster: args.cluster }),
         ...(args['field-set'] !== undefined && { fieldSet: args['field-set'] }),
+        ...(args['tensor-format'] !== undefined && { tensorFormat: args['tensor-format'] }),
         ...(condition !== undefined && { condition }),
         ...(create !== undefined && { create }),
         ...(args.route !== undefined && { route: args.route }),

@@ -6,7 +6,8 @@ import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, secur
 import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
-import { fieldsTextOf, readSource } from './document.js';
+import { fieldsTextOf, readSource, tensorFormatHelp } from './document.js';
+import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';
 import { reportFailuresFile } from './feed.js';
 import { defaultFailuresPath } from '../../feed/failures.js';
 import { visitFlags, withFlagNames } from '../option-flags.js';
@@ -47,6 +48,7 @@ interface CommonArgs extends SecurityArgs, TargetArgs, WaitArgs, ProtocolArgs {
 
 interface VisitArgs extends CommonArgs, RunOutputArgs {
   'field-set'?: string;
+  'tensor-format'?: TensorFormat;
   'include-removes': boolean;
   'wanted-document-count'?: number;
   concurrency?: number;
@@ -177,6 +179,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
   builder: (y) =>
     withRunOutputOptions(commonOptions(y))
       .option('field-set', { type: 'string', describe: 'Fields to return: [all], [document], [id], <type>:f1,f2' })
+      .option('tensor-format', { type: 'string', choices: tensorFormats, describe: tensorFormatHelp })
       .option('include-removes', { type: 'boolean', default: false, describe: 'Include tombstones of removed documents ({"remove":id})' })
       .option('wanted-document-count', { alias: 'chunk-count', type: 'number', describe: 'Documents per response (default: unbounded when streaming, 1000 with --no-stream)' })
       .option('concurrency', { type: 'number', describe: 'Server-side visitor concurrency per request' })
@@ -213,6 +216,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       ...connectionOf(args, log),
       ...selectionOf(args),
       ...(args['field-set'] !== undefined && { fieldSet: args['field-set'] }),
+      ...(args['tensor-format'] !== undefined && { tensorFormat: args['tensor-format'] }),
       includeRemoves: args['include-removes'],
       ...(args['wanted-document-count'] !== undefined && { wantedDocumentCount: args['wanted-document-count'] }),
       ...(args.concurrency !== undefined && { concurrency: args.concurrency }),

@@ -15,6 +15,7 @@ import { badRequest, HandlerError, handlerErrorBody, idBody } from './responses.
 import { applyUpdate } from './update-ops.js';
 import { buildScope, checkDocumentType, parseTimeoutMs, parseTraceLevel, resolveCluster, type ScopeContext } from './visit-plan.js';
 import { parseVisitParameters, visitPlain, visitStreamed } from './visit-handler.js';
+import { fieldsRenderer, requestedTensorEncoding } from './tensor-rendering.js';
 
 /** /document/v1: the route and method checked, the body read, the operation prepared, then admitted. */
 
@@ -103,7 +104,7 @@ function documentOperation(state: HandlerState, req: AnyRequest, res: AnyRespons
   let op: PreparedOperation;
   switch (req.method) {
     case 'GET':
-      op = { kind: 'get', pathId, id, cluster, traceLevel, timeoutMs, fieldSet: parseFieldSet(query.string('fieldSet')) };
+      op = { kind: 'get', pathId, id, cluster, traceLevel, timeoutMs, fieldSet: parseFieldSet(query.string('fieldSet')), render: fieldsRenderer(state.model, requestedTensorEncoding(query.queryString)) };
       break;
     case 'POST': {
       if (judged) {
@@ -181,7 +182,7 @@ function collectionOperation(state: HandlerState, req: AnyRequest, res: AnyRespo
     const wantedCluster = query.string('cluster');
     if (route.kind === 'root' && wantedCluster === undefined)
       throw badRequest("Must set 'cluster' parameter to a valid content cluster id when visiting at a root /document/v1/ level");
-    const params = parseVisitParameters(query, req.headers.accept);
+    const params = parseVisitParameters(query, req.headers.accept, fieldsRenderer(state.model, requestedTensorEncoding(query.queryString)));
     const scope = buildScope(scopeContext, route, query, pathId, resolveCluster(state.store, wantedCluster));
     const settings = { chunkDocuments: state.visitChunkDocuments, cutStreamAfterDocuments: state.faults.current.cutStreamAfterDocuments, cost: state.visitCost };
     admit(state, req, res, pathId, undefined, false, scope.timeoutMs, () => {

@@ -5,6 +5,7 @@ import { matches, type Matcher, type SelectionCache } from './selection-cache.js
 import { exactFieldsOf, fieldsJsonOf, fieldsOf, type ClusterStore } from './document-store.js';
 import { parseExact, stringifyExact } from './exact-json.js';
 import { applyUpdate } from './update-ops.js';
+import type { FieldsRenderer } from './tensor-rendering.js';
 
 /**
  * Single-document get, put, update and remove: validated into a PreparedOperation before the operation is
@@ -17,7 +18,7 @@ export type PreparedOperation = {
   traceLevel: number;
   timeoutMs: number;
 } & (
-  | { kind: 'get'; fieldSet: FieldSet }
+  | { kind: 'get'; fieldSet: FieldSet; render?: FieldsRenderer }
   | { kind: 'put'; fields: Record<string, unknown>; fieldsJson: string | undefined; condition?: string; matcher?: Matcher; create: boolean; dryRun: boolean; ignoredFields?: boolean }
   | { kind: 'update'; fields: unknown; condition?: string; matcher?: Matcher; create: boolean; dryRun: boolean; ignoredFields?: boolean }
   | { kind: 'remove'; condition?: string; matcher?: Matcher; dryRun: boolean }
@@ -125,7 +126,8 @@ export function executeOperation(op: PreparedOperation): StoredOperationResult {
       const entry = cluster.document(id);
       const trace = traceJson(op.traceLevel, [`get ${id} from cluster '${cluster.name}': ${entry ? 'found' : 'not found'}`]);
       if (entry === undefined) return { status: 404, body: idBody(pathId, id, trace) };
-      const fields = op.fieldSet.kind === 'all' ? fieldsJsonOf(entry) : JSON.stringify(projectFields(fieldsOf(entry), op.fieldSet));
+      const projected = op.fieldSet.kind === 'all' ? fieldsJsonOf(entry) : JSON.stringify(projectFields(fieldsOf(entry), op.fieldSet));
+      const fields = op.render === undefined ? projected : op.render(entry.type, projected);
       return { status: 200, body: documentBody(pathId, id, fields, trace) };
     }
     case 'put': {

@@ -8,7 +8,8 @@ import { parseJavaInt, parseJavaMilliseconds, parseUnsignedLong } from './java-p
 export class QueryParameters {
   private readonly values: Map<string, string>;
 
-  constructor(queryString: string) {
+  /** `queryString`: the raw query, kept for the parameters the service reads with all their values (format.tensors). */
+  constructor(readonly queryString: string) {
     this.values = queryString === '' ? noValues : parseQueryString(queryString);
   }
 

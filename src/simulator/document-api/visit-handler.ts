@@ -7,6 +7,7 @@ import { badRequest, jsonContentType, jsonlContentType, traceJson } from './resp
 import { encodeContinuation, fieldsJsonOf, fieldsOf, type StoredEntry } from './document-store.js';
 import { percentFinished, type VisitScope } from './visit-plan.js';
 import type { VisitCost } from './visit-cost.js';
+import type { FieldsRenderer } from './tensor-rendering.js';
 
 /**
  * Visiting: GET on a collection path or the root. Plain requests answer one JSON object holding a chunk of
@@ -34,9 +35,11 @@ interface VisitParameters {
   jsonl: boolean;
   wanted: number | undefined;
   fieldSet: FieldSet;
+  /** Tensor fields per `format.tensors`; undefined: as stored. */
+  render: FieldsRenderer | undefined;
 }
 
-export function parseVisitParameters(query: QueryParameters, accept: string | undefined): VisitParameters {
+export function parseVisitParameters(query: QueryParameters, accept: string | undefined, render?: FieldsRenderer): VisitParameters {
   const wanted = query.integer('wantedDocumentCount');
   if (wanted !== undefined && wanted <= 0) throw badRequest('wantedDocumentCount must be positive');
   const concurrency = query.integer('concurrency');
@@ -44,12 +47,14 @@ export function parseVisitParameters(query: QueryParameters, accept: string | un
   const fieldSet = parseFieldSet(query.string('fieldSet'));
   const stream = query.boolean('stream') ?? false;
   const jsonl = stream && prefersJsonl(accept);
-  return { stream, jsonl, wanted, fieldSet };
+  return { stream, jsonl, wanted, fieldSet, render };
 }
 
-function documentJson(entry: StoredEntry, fieldSet: FieldSet, key: 'id' | 'put'): string {
+function documentJson(entry: StoredEntry, params: VisitParameters, key: 'id' | 'put'): string {
   if (entry.removed) return `{"remove":${entry.idJson}}`;
-  const fields = fieldSet.kind === 'all' ? fieldsJsonOf(entry) : JSON.stringify(projectFields(fieldsOf(entry), fieldSet));
+  const { fieldSet, render } = params;
+  const projected = fieldSet.kind === 'all' ? fieldsJsonOf(entry) : JSON.stringify(projectFields(fieldsOf(entry), fieldSet));
+  const fields = render === undefined ? projected : render(entry.type, projected);
   return `{"${key}":${entry.idJson},"fields":${fields}}`;
 }
 
@@ -70,7 +75,7 @@ export async function visitPlain(res: AnyResponse, scope: VisitScope, params: Vi
   const end = Math.min(ordered.length, scope.start + maxScannedPerRequest);
   for (; i < end && docs.length < limit; i++) {
     const e = ordered[i];
-    if (accepts(e)) docs.push(documentJson(e, params.fieldSet, 'id'));
+    if (accepts(e)) docs.push(documentJson(e, params, 'id'));
     if ((i & 1023) === 0 && performance.now() > deadline) {
       i++;
       break;
@@ -97,7 +102,7 @@ export async function visitPlain(res: AnyResponse, scope: VisitScope, params: Vi
  */
 export async function visitStreamed(res: AnyResponse, scope: VisitScope, params: VisitParameters, settings: VisitSettings): Promise<number> {
   const { ordered, accepts } = scope;
-  const { jsonl, fieldSet } = params;
+  const { jsonl } = params;
   const deadline = performance.now() + scope.timeoutMs;
   const wanted = params.wanted ?? Infinity;
   const cutAfter = settings.cutStreamAfterDocuments > 0 ? settings.cutStreamAfterDocuments : Infinity;
@@ -140,8 +145,8 @@ export async function visitStreamed(res: AnyResponse, scope: VisitScope, params:
       }
       continue;
     }
-    if (jsonl) buffer += `${documentJson(e, fieldSet, 'put')}\n`;
-    else buffer += count === 0 ? documentJson(e, fieldSet, 'id') : `,${documentJson(e, fieldSet, 'id')}`;
+    if (jsonl) buffer += `${documentJson(e, params, 'put')}\n`;
+    else buffer += count === 0 ? documentJson(e, params, 'id') : `,${documentJson(e, params, 'id')}`;
     count++;
     if (count >= cutAfter) {
       // Fault: the stream dies after this many documents, before any trailer.

@@ -1,0 +1,13 @@
+/**
+ * How the document interface writes tensor fields on get and visit, sent as `format.tensors`. The service's
+ * default is `short`; the `-value` forms leave out the `{"type":...}` wrapper; the `hex` forms write the cells of
+ * a dense tensor (and the dense blocks of a mixed one) as one hex string in the cell type's bytes, which is far
+ * less JSON to write and to parse for embeddings, and which a feed reads back unchanged.
+ */
+export const tensorFormats = ['short', 'long', 'short-value', 'long-value', 'hex', 'hex-value'] as const;
+
+/** One of {@link tensorFormats}. */
+export type TensorFormat = (typeof tensorFormats)[number];
+
+/** The query parameter that carries it. */
+export const tensorFormatParameter = 'format.tensors';
