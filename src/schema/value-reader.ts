@@ -1,5 +1,6 @@
 import { fieldValueClass, isDense, isMixed, type DataType, type PrimitiveName, type TensorType } from './data-type.js';
 import { tokenName, tokenText, type JsonNode } from './json-tree.js';
+import { mapArrayEntryFault } from './map-array-entry.js';
 
 /**
  * Whether one JSON value is a valid value of a field type, as the service's document parser reads it, with the
@@ -58,11 +59,8 @@ export function readValue(node: JsonNode, type: DataType, context: ReadContext):
         return;
       }
       for (const item of node.items) {
-        const key = item.kind === 'object' ? item.entries.find(([k]) => k === 'key')?.[1] : undefined;
-        const value = item.kind === 'object' ? item.entries.find(([k]) => k === 'value')?.[1] : undefined;
-        if (key === undefined || value === undefined) throw new ValueError('Missing key or value for map entry.', 500);
-        readValue(key, type.key, context);
-        readValue(value, type.value, context);
+        const fault = mapArrayEntryFault(item, (key) => readValue(key, type.key, context), (value) => readValue(value, type.value, context));
+        if (fault !== undefined) throw new ValueError(fault.message, fault.status);
       }
       return;
     case 'struct':
