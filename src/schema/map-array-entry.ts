@@ -26,24 +26,24 @@ export function mapArrayEntryFault(entry: JsonNode, readKey: (node: JsonNode) =>
       value = true;
     }
   };
-  const [first, second] = entry.entries;
-  if (first !== undefined) {
-    read(first[0], first[1]);
-    if (first[0] === 'key' || first[0] === 'value') {
+  const members = entry.entries;
+  if (members.length > 0) {
+    const [firstName, firstNode] = members[0];
+    read(firstName, firstNode);
+    if (firstName === 'key' || firstName === 'value') {
       // A value read is consumed whole, so the next position is the second member.
-      if (second !== undefined) read(second[0], second[1]);
-    } else {
-      // A skipped member is not consumed: the next position is inside it when it is a non-empty object.
-      const inner = first[1].kind === 'object' ? first[1].entries[0] : undefined;
-      if (inner !== undefined) read(inner[0], inner[1]);
-      else if (first[1].kind !== 'object' && first[1].kind !== 'array' && second !== undefined) read(second[0], second[1]);
+      if (members.length > 1) read(members[1][0], members[1][1]);
+    } else if (firstNode.kind === 'object') {
+      // A skipped member is not consumed: the next position is inside it (its first member, or its end).
+      if (firstNode.entries.length > 0) read(firstNode.entries[0][0], firstNode.entries[0][1]);
+    } else if (firstNode.kind !== 'array' && members.length > 1) {
+      read(members[1][0], members[1][1]);
     }
   }
   // MapReader.java:63.
   if (!key || !value) return { status: 500, message: 'Missing key or value for map entry.' };
   // JsonParserHelpers.expectObjectEnd (JsonParserHelpers.java:39-46), on the token after the two positions.
-  const third = entry.entries[2];
-  if (third !== undefined) return { status: 400, message: `Expected end of JSON object, got ${tokenName(third[1])}` };
+  if (members.length > 2) return { status: 400, message: `Expected end of JSON object, got ${tokenName(members[2][1])}` };
   return undefined;
 }
 

@@ -59,7 +59,8 @@ export function readValue(node: JsonNode, type: DataType, context: ReadContext):
         return;
       }
       for (const item of node.items) {
-        const fault = mapArrayEntryFault(item, (key) => readValue(key, type.key, context), (value) => readValue(value, type.value, context));
+        const { key: keyType, value: valueType } = type;
+        const fault = mapArrayEntryFault(item, (key) => readValue(key, keyType, context), (value) => readValue(value, valueType, context));
         if (fault !== undefined) throw new ValueError(fault.message, fault.status);
       }
       return;
