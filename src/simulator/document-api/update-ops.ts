@@ -101,13 +101,13 @@ function applyOperation(root: FieldValues, steps: Step[], path: string, op: stri
       if (element === undefined) throw badRequest(`'match' on field '${path}' needs 'element'`);
       const container = slot.get();
       // A missing array has no element to match (mapvalueupdate.cpp:71-74 on the empty one the node makes).
-      if (container === undefined || container === null) return;
+      const missing = container === undefined || container === null;
       const step: Step = Array.isArray(container)
         ? { kind: 'index', index: Number(element) }
         : { kind: 'key', key: String(element) }; // eslint-disable-line @typescript-eslint/no-base-to-string -- a map key, a JSON scalar
       for (const [innerOp, innerValue] of Object.entries(rest)) {
         if (innerOp === 'match') throw badRequest(`Nested 'match' on field '${path}' is not supported`);
-        applyOperation(root, [...steps, step], path, innerOp, innerValue);
+        if (!missing) applyOperation(root, [...steps, step], path, innerOp, innerValue);
       }
       return;
     }
