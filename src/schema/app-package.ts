@@ -28,7 +28,8 @@ export interface ContainerCluster {
 
 export interface ContentCluster {
   id: string;
-  documents: { type: string; mode: string }[];
+  /** `global`: `global="true"` (any case, as Boolean.parseBoolean reads it): the type's documents live in the global bucket space. */
+  documents: { type: string; mode: string; global: boolean }[];
 }
 
 /** The package is unusable; the message says why. Answered as 400 INVALID_APPLICATION_PACKAGE. */
@@ -93,7 +94,7 @@ export function readPackageFiles(files: Map<string, Uint8Array>): ApplicationPac
             `Invalid application package: services.xml line ${d.line}: content cluster '${id}' refers to document type '${type}', which no schema defines (schemas: ${listSome([...schemas.keys()])})`,
           );
         }
-        return { type, mode: d.attributes.mode ?? 'index' };
+        return { type, mode: d.attributes.mode ?? 'index', global: d.attributes.global?.toLowerCase() === 'true' };
       }),
     };
   });

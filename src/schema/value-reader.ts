@@ -3,6 +3,7 @@ import { tokenName, tokenText, type JsonNode } from './json-tree.js';
 import { geoStringError } from './geo-degrees.js';
 import { predicateError } from './predicate-parser.js';
 import { hexTensorError } from './tensor-hex.js';
+import { mapArrayEntryFault } from './map-array-entry.js';
 
 /**
  * Whether one JSON value is a valid value of a field type, as the service's document parser reads it, with the
@@ -61,11 +62,9 @@ export function readValue(node: JsonNode, type: DataType, context: ReadContext):
         return;
       }
       for (const item of node.items) {
-        const key = item.kind === 'object' ? item.entries.find(([k]) => k === 'key')?.[1] : undefined;
-        const value = item.kind === 'object' ? item.entries.find(([k]) => k === 'value')?.[1] : undefined;
-        if (key === undefined || value === undefined) throw new ValueError('Missing key or value for map entry.', 500);
-        readValue(key, type.key, context);
-        readValue(value, type.value, context);
+        const { key: keyType, value: valueType } = type;
+        const fault = mapArrayEntryFault(item, (key) => readValue(key, keyType, context), (value) => readValue(value, valueType, context));
+        if (fault !== undefined) throw new ValueError(fault.message, fault.status);
       }
       return;
     case 'struct':

@@ -26,8 +26,8 @@ export interface Simulator {
 
 /**
  * The whole simulator: the document interface (default port 8080) and the config server (default 19071),
- * linked so that activating an application package restricts the document types the document interface
- * accepts, and deleting the application lifts the restriction again.
+ * linked so that activating an application package makes the document interface serve the package's content
+ * clusters and document types, and deleting the application goes back to the `clusters` option.
  */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const { configPort = 19071, config: configOptions, ...documentOptions } = options;
@@ -37,18 +37,19 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     try {
       config = await startConfigServer({
         ...configOptions,
-        contentClusters: configOptions?.contentClusters ?? documentOptions.clusters,
         tls: configOptions?.tls ?? documentOptions.tls,
         token: configOptions?.token ?? documentOptions.token,
         host: documentOptions.host,
         port: configPort,
-        onActivate: ({ documentTypes, model }) => {
+        onActivate: ({ documentTypes, model, contentClusters }) => {
           documents.setDocumentTypes(documentTypes);
           documents.setDocumentModel(model);
+          documents.setContentClusters(contentClusters);
         },
         onDelete: () => {
           documents.setDocumentTypes(null);
           documents.setDocumentModel(null);
+          documents.setContentClusters(null);
         },
       });
     } catch (err) {

@@ -178,6 +178,15 @@ describe('update operations', () => {
     expect(applyUpdate({ w: { a: 1 } }, { 'w{a}': { increment: 4 } })).toEqual({ w: { a: 5 } });
   });
 
+  it('creates nothing for an array element past the end or in a missing array; a missing map is made for its key', () => {
+    expect(applyUpdate({ a: [1] }, { 'a[7]': { assign: 9 } })).toEqual({ a: [1] });
+    expect(applyUpdate({}, { 'a[0]': { assign: 9 } })).toEqual({});
+    expect(applyUpdate({}, { 's.a[0]': { assign: 9 } })).toEqual({});
+    expect(applyUpdate({}, { a: { match: { element: 0, assign: 9 } } })).toEqual({});
+    expect(applyUpdate({}, { 'm{k}': { assign: 'v' } })).toEqual({ m: { k: 'v' } });
+    expect(status400(() => applyUpdate({}, { a: { match: { element: 0, match: {} } } }))).toContain('Nested');
+  });
+
   it('matches elements', () => {
     expect(applyUpdate({ w: { a: 1 } }, { w: { match: { element: 'a', increment: 2 } } })).toEqual({ w: { a: 3 } });
     expect(applyUpdate({ arr: [5, 6] }, { arr: { match: { element: 1, multiply: 2 } } })).toEqual({ arr: [5, 12] });

@@ -77,7 +77,7 @@ const serve: CommandModule<object, ServeArgs> = {
       .option('port', { type: 'number', default: 8080, describe: 'Document interface port (0: any free port)' })
       .option('config-port', { type: 'number', default: 19071, describe: 'Config server port (0: any free port)' })
       .option('config', { type: 'boolean', default: true, describe: 'Start the config server (--no-config to skip)' })
-      .option('clusters', { type: 'string', default: 'content', describe: 'Comma-separated content cluster names' })
+      .option('clusters', { type: 'string', default: 'content', describe: 'Comma-separated content cluster names (until a package is deployed: then its <content> ids)' })
       .option('max-body-bytes', { type: 'number', default: 100 * 1024 * 1024, describe: 'Put and update bodies above this (inflated) get 413, as the handler does' })
       .option('heap-mb', { type: 'number', default: defaultHeapMb, describe: "The container's heap in MiB: a quarter of it bounds the bytes waiting in the handler's queue" })
       .option('error-rate', { type: 'number', default: 0, describe: 'Share (0-1) of document operations answered with an error status' })

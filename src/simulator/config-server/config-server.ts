@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { servedDocumentTypes, type PackageFormat } from '../../schema/app-package.js';
+import { servedDocumentTypes, type ContentCluster, type PackageFormat } from '../../schema/app-package.js';
 import { documentModelOf, type DocumentModel } from '../../schema/document-model.js';
 import { ConfigServerError, Deployments, type Application, type PrepareOutcome, type Session } from './deployments.js';
 import { parseContentPath, listDirectory, contentTypeOf } from './package-content.js';
@@ -17,8 +17,6 @@ export interface ConfigServerOptions {
   convergeDelayMs?: number;
   /** How long reindexing a document type takes at speed 1 (it scales with 1/speed). Default 2000. */
   reindexDurationMs?: number;
-  /** Content clusters the companion document interface serves; a package using others gets a prepare warning. */
-  contentClusters?: string[];
   /** Known engine versions; the first is the current one, used when prepare names none. */
   vespaVersions?: string[];
   /** Tenants that exist. Default ['default'] (a self-hosted Vespa has only that one). */
@@ -27,9 +25,10 @@ export interface ConfigServerOptions {
   maxPackageBytes?: number;
   /**
    * Called after each activation, and after a deletion that leaves applications live, with the document types
-   * the content clusters of every live application serve (one document interface serves them all).
+   * the content clusters of every live application serve, and those clusters (one document interface serves
+   * them all; a cluster id used by two applications is the first one's).
    */
-  onActivate?: (activated: { documentTypes: string[]; generation: number; model: DocumentModel }) => void;
+  onActivate?: (activated: { documentTypes: string[]; generation: number; model: DocumentModel; contentClusters: { id: string; documents: { type: string; global: boolean }[] }[] }) => void;
   /** Called after the last live application is deleted. */
   onDelete?: () => void;
   /** Serve HTTPS (HTTP/1.1) with this certificate; optionally demand client certificates signed by `ca`. */
@@ -58,7 +57,6 @@ export async function startConfigServer(options: ConfigServerOptions = {}): Prom
     convergeDelayMs: options.convergeDelayMs ?? 1000,
     reindexDurationMs: options.reindexDurationMs ?? 2000,
     vespaVersions: options.vespaVersions ?? defaultVespaVersions,
-    contentClusters: options.contentClusters,
     tenants: options.tenants ?? ['default'],
     now: Date.now,
   });
@@ -269,7 +267,9 @@ function announceDocumentTypes(context: Context, generation: number): void {
     ignoreUndefinedFields: models.some((m) => m.ignoreUndefinedFields),
     documentApi: models.some((m) => m.documentApi),
   };
-  context.options.onActivate?.({ documentTypes, generation, model });
+  const contentClusters = new Map<string, ContentCluster>();
+  for (const c of live.flatMap((a) => a.pkg.contents)) if (!contentClusters.has(c.id)) contentClusters.set(c.id, c);
+  context.options.onActivate?.({ documentTypes, generation, model, contentClusters: [...contentClusters.values()] });
 }
 
 async function prepareAndActivate(context: Context, request: Request, res: ServerResponse, tenant: string): Promise<void> {

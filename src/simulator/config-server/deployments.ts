@@ -41,8 +41,6 @@ export interface DeploymentRules {
   reindexDurationMs: number;
   /** Known engine versions; the first is the current one. */
   vespaVersions: string[];
-  /** Content clusters the companion document interface serves; other ids in a package draw a warning. */
-  contentClusters: string[] | undefined;
   tenants: string[];
   now: () => number;
 }
@@ -144,12 +142,6 @@ export class Deployments {
     for (const schema of pkg.schemas.values()) say('FINE', `Schema '${schema.name}': ${schema.fields.size} fields`);
     if (pkg.contents.length === 0) say('WARNING', 'services.xml declares no content cluster: there is nowhere to store documents');
     if (!pkg.containers.some((c) => c.documentApi)) say('WARNING', 'No container cluster has <document-api/>: /document/v1/ will not be served');
-    const served = this.rules.contentClusters;
-    if (served && served.length > 0) {
-      for (const c of pkg.contents) {
-        if (!served.includes(c.id)) say('WARNING', `Content cluster '${c.id}' is not one the simulator's document interface serves (${served.join(', ')})`);
-      }
-    }
     for (const schema of pkg.schemas.values()) {
       if (!pkg.contents.some((c) => c.documents.some((d) => d.type === schema.name))) {
         say('WARNING', `Schema '${schema.name}' is not used by any content cluster; its documents cannot be fed`);

@@ -13,7 +13,7 @@ import { QueryParameters } from './query-parameters.js';
 import { methodNotAllowed, notFound, refuseBody, reply, replyError } from './replies.js';
 import { badRequest, HandlerError, handlerErrorBody, idBody } from './responses.js';
 import { applyUpdate } from './update-ops.js';
-import { buildScope, checkDocumentType, parseTimeoutMs, parseTraceLevel, resolveCluster, type ScopeContext } from './visit-plan.js';
+import { buildScope, checkDocumentType, defaultClusterName, parseTimeoutMs, parseTraceLevel, resolveCluster, type ScopeContext } from './visit-plan.js';
 import { parseVisitParameters, visitPlain, visitStreamed } from './visit-handler.js';
 import { fieldsRenderer, requestedTensorEncoding } from './tensor-rendering.js';
 
@@ -94,8 +94,8 @@ function documentOperation(state: HandlerState, req: AnyRequest, res: AnyRespons
   const judged = state.model !== null && (req.method === 'POST' || req.method === 'PUT');
   // With a package deployed, the document parser says which types exist (judge.ts); without, any type goes.
   if (!judged) checkDocumentType(state.documentTypes, route.type);
-  // Without 'cluster', single-document operations go to the first (default-routed) cluster.
-  const cluster = resolveCluster(state.store, query.string('cluster') ?? state.store.clusterNames[0]);
+  // Without 'cluster', single-document operations go where the default route sends their type.
+  const cluster = resolveCluster(state.store, query.string('cluster') ?? defaultClusterName(state.store, route.type));
   const id = route.id;
   const traceLevel = parseTraceLevel(query);
   const timeoutMs = parseTimeoutMs(query);

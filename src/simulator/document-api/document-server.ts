@@ -21,7 +21,7 @@ export interface DocumentServerOptions {
   host?: string;
   /** Default 8080; 0 picks a free port. */
   port?: number;
-  /** Content cluster names; default ['content']. */
+  /** Content cluster names until a package is deployed (then the package's `<content>` ids); default ['content']. */
   clusters?: string[];
   /** 413 above this; default 100 MiB, the service's default (maxDocumentOperationRequestSizeMib). */
   maxBodyBytes?: number;
@@ -40,7 +40,7 @@ export interface DocumentServerOptions {
   requestLog?: boolean | NodeJS.WritableStream;
   /** Documents per plain visit response (without wantedDocumentCount), between continuation lines in a stream, and per bulk chunk. Default 1000. */
   visitChunkDocuments?: number;
-  /** Document types stored in the global bucket space (seen only by visits with bucketSpace=global). Default none. */
+  /** Document types stored in the global bucket space (seen only by visits with bucketSpace=global) until a package is deployed (then its `global="true"` types). Default none. */
   globalDocumentTypes?: string[];
   /** Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this certificate; optionally demand client certificates. */
   tls?: ServerTlsOptions;
@@ -85,6 +85,13 @@ export interface DocumentServer {
    * @internal The simulator's config half calls it on activation.
    */
   setDocumentModel(model: DocumentModel | null): void;
+  /**
+   * Serves the deployed package's content clusters: their ids become the clusters, each holding only the document
+   * types it lists, and the types marked `global` are visited in the global bucket space. null: back to `clusters`
+   * and `globalDocumentTypes`.
+   * @internal The simulator's config half calls it on activation.
+   */
+  setContentClusters(clusters: { id: string; documents: { type: string; global: boolean }[] }[] | null): void;
   /** Stops the server, closing open connections. */
   close(): Promise<void>;
 }
@@ -138,6 +145,11 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     },
     setDocumentModel(model) {
       state.model = model;
+    },
+    setContentClusters(clusters) {
+      store.serve(clusters === null ? null : clusters.map((c) => ({ name: c.id, documentTypes: c.documents.map((d) => d.type) })));
+      const globalTypes = clusters === null ? (options.globalDocumentTypes ?? []) : clusters.flatMap((c) => c.documents.filter((d) => d.global).map((d) => d.type));
+      state.globalTypes = new Set(globalTypes);
     },
     close: () => {
       state.admission.close();

@@ -113,6 +113,8 @@ export class ClusterStore {
   private ordered: StoredEntry[] | null = null;
   /** Entries added since `ordered` was built; merged in on the next visit rather than re-sorting everything. */
   private added: StoredEntry[] = [];
+  /** The document types the deployed package puts in this cluster; null: any (nothing deployed). */
+  documentTypes: readonly string[] | null = null;
 
   /** The store's clock, shared by its clusters so a copy between them keeps timestamps increasing. */
   constructor(
@@ -252,21 +254,56 @@ function toStoredDocument(e: StoredEntry): StoredDocument {
   return { id: e.id, fields: JSON.parse(fieldsJsonOf(e)) as Record<string, unknown>, timestampMicros: e.timestampMicros };
 }
 
+/** A content cluster of a deployed package: its id and the document types it holds. */
+export interface ServedCluster {
+  name: string;
+  documentTypes: readonly string[];
+}
+
 /** All clusters' stores; the in-process handle tests use to seed and inspect. */
 export class DocumentStore {
   private readonly clusters = new Map<string, ClusterStore>();
-  readonly clusterNames: readonly string[];
+  private readonly configured: readonly string[];
+  private served: readonly string[];
   private readonly clock = new MicrosClock();
 
   constructor(clusterNames: readonly string[]) {
     if (clusterNames.length === 0) throw new Error('at least one content cluster is needed');
-    this.clusterNames = [...clusterNames];
+    this.configured = [...clusterNames];
+    this.served = this.configured;
     for (const name of clusterNames) this.clusters.set(name, new ClusterStore(name, this.clock));
+  }
+
+  /** The content clusters served now: those the store was made with, or the deployed package's. */
+  get clusterNames(): readonly string[] {
+    return this.served;
+  }
+
+  /**
+   * Serves the content clusters a deployed package names, each holding only its document types; null goes back
+   * to the clusters the store was made with, any type in each. A cluster no longer served keeps its documents,
+   * so deploying it again finds them.
+   */
+  serve(clusters: readonly ServedCluster[] | null): void {
+    for (const store of this.clusters.values()) store.documentTypes = null;
+    if (clusters === null) {
+      this.served = this.configured;
+      return;
+    }
+    this.served = clusters.map((c) => c.name);
+    for (const c of clusters) {
+      let store = this.clusters.get(c.name);
+      if (store === undefined) {
+        store = new ClusterStore(c.name, this.clock);
+        this.clusters.set(c.name, store);
+      }
+      store.documentTypes = [...c.documentTypes];
+    }
   }
 
   /** The named cluster's store (the first cluster when no name is given). */
   cluster(name?: string): ClusterStore {
-    const store = this.clusters.get(name ?? this.clusterNames[0]);
+    const store = this.clusters.get(name ?? this.served[0]);
     if (store === undefined) throw new Error(`no content cluster '${name}'`);
     return store;
   }

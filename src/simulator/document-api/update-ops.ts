@@ -100,12 +100,14 @@ function applyOperation(root: FieldValues, steps: Step[], path: string, op: stri
       const { element, ...rest } = value as Record<string, unknown>;
       if (element === undefined) throw badRequest(`'match' on field '${path}' needs 'element'`);
       const container = slot.get();
+      // A missing array has no element to match (mapvalueupdate.cpp:71-74 on the empty one the node makes).
+      const missing = container === undefined || container === null;
       const step: Step = Array.isArray(container)
         ? { kind: 'index', index: Number(element) }
         : { kind: 'key', key: String(element) }; // eslint-disable-line @typescript-eslint/no-base-to-string -- a map key, a JSON scalar
       for (const [innerOp, innerValue] of Object.entries(rest)) {
         if (innerOp === 'match') throw badRequest(`Nested 'match' on field '${path}' is not supported`);
-        applyOperation(root, [...steps, step], path, innerOp, innerValue);
+        if (!missing) applyOperation(root, [...steps, step], path, innerOp, innerValue);
       }
       return;
     }
@@ -123,16 +125,22 @@ interface Slot {
   remove(): void;
 }
 
-/** The place a path points at; missing parents are created only when `create` (assign/add on a map key). */
+/**
+ * The place a path points at; missing parents are made only when `create` (assign/add on a map key), and
+ * attached only once a value is set below them: the content node creates a missing path but keeps it only
+ * when the update changed something (structuredfieldvalue.cpp:117-123), so an index past the end of a missing
+ * array creates nothing.
+ */
 function resolve(root: FieldValues, steps: Step[], create: boolean): Slot | undefined {
   let container: unknown = root;
+  const made: { parent: unknown; step: Step; value: unknown }[] = [];
   for (let s = 0; s < steps.length - 1; s++) {
     const step = steps[s];
     let next = childOf(container, step);
     if (next === undefined || next === null) {
       if (!create || step.kind === 'index') return undefined;
-      next = {};
-      setChild(container, step, next);
+      next = steps[s + 1].kind === 'index' ? [] : {};
+      made.push({ parent: container, step, value: next });
     }
     container = next;
   }
@@ -141,7 +149,9 @@ function resolve(root: FieldValues, steps: Step[], create: boolean): Slot | unde
   if (holder === null || typeof holder !== 'object') return undefined;
   return {
     get: () => childOf(holder, last),
-    set: (v) => setChild(holder, last, v),
+    set: (v) => {
+      if (setChild(holder, last, v)) for (const m of made) setChild(m.parent, m.step, m.value);
+    },
     remove: () => removeChild(holder, last),
   };
 }
@@ -153,15 +163,18 @@ function childOf(container: unknown, step: Step): unknown {
   return Array.isArray(container) ? undefined : (container as Record<string, unknown>)[key];
 }
 
-function setChild(container: unknown, step: Step, value: unknown): void {
-  if (container === null || typeof container !== 'object') return;
+/** Whether the value was set. */
+function setChild(container: unknown, step: Step, value: unknown): boolean {
+  if (container === null || typeof container !== 'object') return false;
   if (step.kind === 'index') {
-    // Out-of-range indexes are ignored by the service rather than growing the array.
-    if (Array.isArray(container) && step.index < container.length) container[step.index] = value;
-    return;
+    // An index past the end is ignored rather than growing the array (arrayfieldvalue.cpp:162, mapvalueupdate.cpp:71-74).
+    if (!Array.isArray(container) || step.index >= container.length) return false;
+    container[step.index] = value;
+    return true;
   }
-  if (Array.isArray(container)) return;
+  if (Array.isArray(container)) return false;
   (container as Record<string, unknown>)[step.kind === 'field' ? step.name : step.key] = value;
+  return true;
 }
 
 function removeChild(container: unknown, step: Step): void {

@@ -37,15 +37,25 @@ export function clusterList(names: readonly string[]): string {
   return `'${names.join("', '")}'`;
 }
 
-/** The service's cluster rules, with its exact messages. */
+/** The service's cluster rules, with its exact messages (DocumentV1ApiHandler.java:1589-1606). */
 export function resolveCluster(store: DocumentStore, wanted: string | undefined): ClusterStore {
   const names = store.clusterNames;
+  if (names.length === 0) throw badRequest('Your Vespa deployment has no content clusters, so the document API is not enabled');
   if (wanted !== undefined) {
     if (!names.includes(wanted)) throw badRequest(`Your Vespa deployment has no content cluster '${wanted}', only ${clusterList(names)}`);
     return store.cluster(wanted);
   }
   if (names.length > 1) throw badRequest(`Please specify one of the content clusters in your Vespa deployment: ${clusterList(names)}`);
   return store.cluster(names[0]);
+}
+
+/**
+ * Where a single-document operation without `cluster` goes: the first served cluster that holds its type (the
+ * default route picks clusters by document type), else the first one.
+ */
+export function defaultClusterName(store: DocumentStore, type: string): string | undefined {
+  const names = store.clusterNames;
+  return names.find((name) => store.cluster(name).documentTypes?.includes(type) === true) ?? names[0];
 }
 
 export function checkDocumentType(types: ReadonlySet<string> | null, type: string): void {
@@ -72,7 +82,12 @@ export function buildScope(
   pathId: string,
   cluster: ClusterStore,
 ): VisitScope {
-  if (route.kind === 'collection') checkDocumentType(context.documentTypes, route.type);
+  if (route.kind === 'collection') {
+    const held = cluster.documentTypes;
+    if (held === null) checkDocumentType(context.documentTypes, route.type);
+    // After a deployment a cluster serves only the types its <documents> list (DocumentV1ApiHandler.java:1608-1612).
+    else if (!held.includes(route.type)) throw badRequest(`There is no document type '${route.type}' in cluster '${cluster.name}', only ${clusterList(held)}`);
+  }
   const timeoutMs = parseTimeoutMs(query);
   const traceLevel = parseTraceLevel(query);
 

@@ -345,11 +345,17 @@ describe('config server: the deployed application', () => {
 describe('config server: options', () => {
   afterEach(() => server.close());
 
-  it('warns in the prepare log when the package uses content clusters the document interface does not serve', async () => {
-    await start({ contentClusters: ['music-cluster'] });
-    const id = await upload();
+  it('prepares a package whose content cluster has any id without a warning, and announces its clusters on activation', async () => {
+    await start();
+    const files = sampleFiles();
+    const id = await upload({ ...files, 'services.xml': files['services.xml'].replace('<content id="content"', '<content id="music-cluster"') });
     const p = await req('PUT', `${tenant}/session/${id}/prepared`);
-    expect(p.json.log.some((l: any) => l.level === 'WARNING' && /content.*music-cluster/.test(l.message))).toBe(true);
+    expect(p.status, p.text).toBe(200);
+    expect(p.json.log.filter((l: any) => l.level === 'WARNING')).toEqual([]);
+    expect((await req('PUT', `${tenant}/session/${id}/active`)).status).toBe(200);
+    expect((activations.at(-1) as any).contentClusters).toEqual([
+      { id: 'music-cluster', documents: [{ type: 'music', mode: 'index', global: false }, { type: 'user', mode: 'index', global: false }] },
+    ]);
   });
 
   it('listens on the default host with an ephemeral port and reports its URL', async () => {

@@ -69,7 +69,7 @@ describe('readApplicationPackage', () => {
   it('reads the sample package: clusters, document types, schemas', () => {
     const pkg = readApplicationPackage(zipFiles(sampleFiles()), 'zip');
     expect(pkg.containers).toEqual([{ id: 'default', documentApi: true, ignoreUndefinedFields: false }]);
-    expect(pkg.contents).toEqual([{ id: 'content', documents: [{ type: 'music', mode: 'index' }, { type: 'user', mode: 'index' }] }]);
+    expect(pkg.contents).toEqual([{ id: 'content', documents: [{ type: 'music', mode: 'index', global: false }, { type: 'user', mode: 'index', global: false }] }]);
     expect(servedDocumentTypes(pkg)).toEqual(['music', 'user']);
     expect(pkg.fileReference).toMatch(/^[0-9a-f]{16}$/);
   });
