@@ -64,7 +64,7 @@ export function parseDocumentId(id: string): DocumentId {
   if (kv.startsWith('n=')) {
     const number = kv.slice(2);
     if (!isInt64(number)) {
-      throw bad(id, /^[+-]?\d+$/.test(number) ? `'n=${number}' is outside the signed 64-bit range [${int64Min}, ${int64Max}]` : `'n=' needs a signed 64-bit integer, got '${number}'`);
+      throw bad(id, /^[+-]?\d+$/.test(number) ? `'n=${number}' is outside the signed 64-bit range [${String(int64Min)}, ${String(int64Max)}]` : `'n=' needs a signed 64-bit integer, got '${number}'`);
     }
     return { namespace, type, kind: 'number', number, local };
   }

@@ -366,7 +366,7 @@ export class Feeder {
     this.stats.operations++;
     const tooLarge = requestSizeError(op.fields, this.maxRequestBytes, op.id);
     if (tooLarge !== undefined) {
-      this.localFailure(item, name, tooLarge, false);
+      this.localFailure(item, name, tooLarge, false, op);
       return;
     }
     const seq = this.seq++;
@@ -382,14 +382,15 @@ export class Feeder {
     this.localFailure(item, name, err, true);
   }
 
-  /** An operation that fails without a request: unreadable (`parse`), or refused before sending. */
-  private localFailure(item: RawItem, name: string, err: unknown, parse: boolean): void {
+  /** An operation that fails without a request: unreadable (`parse`), or refused before sending (`op` read). */
+  private localFailure(item: RawItem, name: string, err: unknown, parse: boolean, op?: FeedOperation): void {
     const e = err instanceof VespaBulkError ? err : new VespaBulkError('VB_BAD_OPERATION', String((err as Error)?.message ?? err));
     this.stats.errors++;
     if (parse) this.stats.parseErrors++;
     const message = e.message;
-    this.failures?.write(item.bytes, { input: name, inputLine: item.line, message, attempts: 0, code: e.code }, true);
-    this.options.onResult?.({ ok: false, message, attempts: 0, input: name, line: item.line });
+    const about = op === undefined ? {} : { id: op.id, operation: op.kind };
+    this.failures?.write(item.bytes, { input: name, inputLine: item.line, ...about, message, attempts: 0, code: e.code }, op === undefined);
+    this.options.onResult?.({ ok: false, message, attempts: 0, input: name, line: item.line, ...(op !== undefined && { id: op.id, kind: op.kind }) });
   }
 
   private limitNow(now: number): number {

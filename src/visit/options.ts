@@ -85,7 +85,8 @@ export interface VisitOptions extends VisitSelectionOptions {
   tracelevel?: number;
   /**
    * Continuation tokens to start from, per slice (from a checkpoint or a failed run's report): keyed by the
-   * slice id, or `<id>@global` for the global bucket space's chain of a whole-cluster visit (see `chainKey`).
+   * slice id, or `<id>@global` for the global bucket space's chain of a whole-cluster visit, after `<cluster>/` with
+   * several `clusters` (see `chainKey`).
    */
   resumeFrom?: Record<string, SliceResumeState>;
   /** Retry policy for 429, 502, 503, 504 and cut streams; see {@link defaultVisitRetryPolicy}. */
