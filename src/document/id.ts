@@ -32,8 +32,12 @@ function truncate(s: string): string {
   return s.length > 200 ? `${s.slice(0, 200)}...` : s;
 }
 
+/**
+ * Whether `text` is a signed 64-bit decimal as Go's `strconv.ParseInt(s, 10, 64)` reads it (the official
+ * client parses `n=` so): an optional `+` or `-`, then digits (leading zeros allowed), within [-2^63, 2^63-1].
+ */
 export function isInt64(text: string): boolean {
-  if (!/^-?\d{1,20}$/.test(text)) return false;
+  if (!/^[+-]?\d+$/.test(text)) return false;
   const n = BigInt(text);
   return n >= int64Min && n <= int64Max;
 }
@@ -59,7 +63,9 @@ export function parseDocumentId(id: string): DocumentId {
   if (kv === '') return { namespace, type, kind: 'plain', local };
   if (kv.startsWith('n=')) {
     const number = kv.slice(2);
-    if (!isInt64(number)) throw bad(id, `'n=' needs a signed 64-bit integer, got '${number}'`);
+    if (!isInt64(number)) {
+      throw bad(id, /^[+-]?\d+$/.test(number) ? `'n=${number}' is outside the signed 64-bit range [${String(int64Min)}, ${String(int64Max)}]` : `'n=' needs a signed 64-bit integer, got '${number}'`);
+    }
     return { namespace, type, kind: 'number', number, local };
   }
   if (kv.startsWith('g=')) {
@@ -86,7 +92,20 @@ export function encodePathSegment(segment: string): string {
   return encoded === '.' || encoded === '..' ? encoded.replace(/\./g, '%2E') : encoded;
 }
 
-/** The /document/v1 path of a document id, each segment encoded. */
+/**
+ * The path's `/number/<n>/` of an `n=` id: the number as the official client writes it (`+5` and `007` as
+ * `5` and `7`). The handler reads that segment as an unsigned 64-bit number, so a negative `n` has no path:
+ * refused here (VB_BAD_DOCUMENT_ID) rather than sent as its two's complement for a 400.
+ */
+function pathNumber(d: DocumentId & { kind: 'number' }): string {
+  const n = BigInt(d.number);
+  if (n < 0n) {
+    throw bad(formatDocumentId(d), `'n=${d.number}' is negative: /document/v1 reads the path's number as unsigned, so no client can write a document with a negative 'n'`);
+  }
+  return n.toString();
+}
+
+/** The /document/v1 path of a document id, each segment encoded; VB_BAD_DOCUMENT_ID for an id no path can carry (negative `n`). */
 export function toDocumentPath(id: DocumentId | string): string {
   const d = typeof id === 'string' ? parseDocumentId(id) : id;
   const prefix = `/document/v1/${encodePathSegment(d.namespace)}/${encodePathSegment(d.type)}`;
@@ -94,7 +113,7 @@ export function toDocumentPath(id: DocumentId | string): string {
     case 'plain':
       return `${prefix}/docid/${encodePathSegment(d.local)}`;
     case 'number':
-      return `${prefix}/number/${encodePathSegment(d.number)}/${encodePathSegment(d.local)}`;
+      return `${prefix}/number/${pathNumber(d)}/${encodePathSegment(d.local)}`;
     case 'group':
       return `${prefix}/group/${encodePathSegment(d.group)}/${encodePathSegment(d.local)}`;
   }

@@ -18,6 +18,7 @@ export function checkFeedOptions(options: FeedOptions): void {
   checkInteger(options, 'tracelevel', 0, 9);
   checkOneOf(options, 'compression', ['auto', 'gzip', 'none']);
   checkInteger(options, 'maxRetries', 0);
+  checkInteger(options, 'maxRequestBytes', 1);
   checkDuration(options, 'maxFailureSeconds');
   checkDuration(options, 'halfOpenSeconds');
   checkDuration(options, 'stopGraceMs');

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { VespaBulkError } from '../errors.js';
 import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
 import { createPool, dispatchTo, isLoopback, parseBody, rawHeader, splitEndpoint, type RawResponse, type TransportError, type WireProtocol } from '../http/transport.js';
-import { DocumentRequestEncoder, methodOf, type EncodedBody } from '../http/document-request.js';
+import { DocumentRequestEncoder, defaultMaxRequestBytes, methodOf, requestSizeError, type EncodedBody } from '../http/document-request.js';
 import { isAuthFailure } from '../http/tls.js';
 import { protocolError, unreachableCause, unreachableError } from '../http/reachability.js';
 import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.js';
@@ -115,6 +115,7 @@ export class Feeder {
   private readonly policy: RetryPolicy;
   private readonly timeoutMs: number;
   private readonly sendTimeout: boolean;
+  private readonly maxRequestBytes: number;
   /** @internal The counters behind the summary; read them through `progress()` and the outcome. */
   readonly stats: FeedStats;
   private readonly readProgress = new ReadProgress();
@@ -162,6 +163,7 @@ export class Feeder {
     this.tlsEndpoint = origin.startsWith('https:');
     this.timeoutMs = options.timeoutMs ?? 600_000;
     this.sendTimeout = options.timeoutMs !== undefined;
+    this.maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes;
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
       options.dispatcher ??
@@ -362,6 +364,11 @@ export class Feeder {
       return;
     }
     this.stats.operations++;
+    const tooLarge = requestSizeError(op.fields, this.maxRequestBytes, op.id);
+    if (tooLarge !== undefined) {
+      this.localFailure(item, name, tooLarge, false, op);
+      return;
+    }
     const seq = this.seq++;
     // Due by its place in the input, not by when it was read: a reader held back by a slow cluster must not
     // push the schedule back (coordinated omission), or a stall would vanish from the percentiles.
@@ -372,12 +379,18 @@ export class Feeder {
   }
 
   private parseFailure(item: RawItem, name: string, err: unknown): void {
+    this.localFailure(item, name, err, true);
+  }
+
+  /** An operation that fails without a request: unreadable (`parse`), or refused before sending (`op` read). */
+  private localFailure(item: RawItem, name: string, err: unknown, parse: boolean, op?: FeedOperation): void {
     const e = err instanceof VespaBulkError ? err : new VespaBulkError('VB_BAD_OPERATION', String((err as Error)?.message ?? err));
     this.stats.errors++;
-    this.stats.parseErrors++;
+    if (parse) this.stats.parseErrors++;
     const message = e.message;
-    this.failures?.write(item.bytes, { input: name, inputLine: item.line, message, attempts: 0, code: e.code }, true);
-    this.options.onResult?.({ ok: false, message, attempts: 0, input: name, line: item.line });
+    const about = op === undefined ? {} : { id: op.id, operation: op.kind };
+    this.failures?.write(item.bytes, { input: name, inputLine: item.line, ...about, message, attempts: 0, code: e.code }, op === undefined);
+    this.options.onResult?.({ ok: false, message, attempts: 0, input: name, line: item.line, ...(op !== undefined && { id: op.id, kind: op.kind }) });
   }
 
   private limitNow(now: number): number {

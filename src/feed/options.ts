@@ -55,6 +55,12 @@ export interface FeedOptions {
   dryRun?: boolean;
   /** `auto` (default): gzip bodies over 512 bytes unless the endpoint is loopback; `gzip`: always over 512 bytes; `none`. */
   compression?: Compression;
+  /**
+   * The cluster's request size limit in bytes (`maxDocumentOperationRequestSizeMib` in services.xml). An operation
+   * whose body `{"fields":...}` is over it, before compression, is not sent: it fails at once with
+   * VB_REQUEST_TOO_LARGE (the container would answer 413 after reading it all). Default 100 MiB, the container's default.
+   */
+  maxRequestBytes?: number;
   /** Retries for 503, 502, 504 and transport errors. Default 10. 429 and 507 are retried until the deadline. */
   maxRetries?: number;
   /** Fine-tuning of the backoff (tests). */

@@ -29,6 +29,8 @@ export class OperationSplitter {
   private mode: Mode = 'detect';
   private arrayState: ArrayState = 'value';
   private firstObject = true;
+  /** Where the array's last ',' was, while no operation has followed it: a ']' there is a trailing comma. */
+  private comma: { line: number; offset: number } | undefined;
   /** Absolute offset of the current chunk's first byte. */
   private base = 0;
   private line = 1;
@@ -149,6 +151,7 @@ export class OperationSplitter {
         if (this.arrayState === 'separator') {
           if (b === COMMA) {
             this.arrayState = 'value';
+            this.comma = { line: this.line, offset: this.base + i };
             i++;
             continue;
           }
@@ -162,11 +165,13 @@ export class OperationSplitter {
         if (this.arrayState === 'done') return this.startGarbage(i, "text after the closing ']'");
         if (b === RBRACKET) {
           this.arrayState = 'done';
+          if (this.comma !== undefined) this.emitTrailingComma(out);
           i++;
           continue;
         }
       }
       if (b !== LBRACE) return this.startGarbage(i, 'expected an operation object');
+      this.comma = undefined;
       this.closers.push(RBRACE);
       this.itemOffset = this.base + i;
       this.itemLine = this.line;
@@ -311,7 +316,18 @@ export class OperationSplitter {
     }
   }
 
+  /**
+   * `[{...},]` is not JSON: the official Go client feeds what came before and then fails with a decode error
+   * (exit 1). Here it is one failed item at the comma, so the input's place is named and the feed ends in 1.
+   */
+  private emitTrailingComma(out: RawItem[]): void {
+    const { line, offset } = this.comma!;
+    this.comma = undefined;
+    out.push({ bytes: Buffer.from(','), line, offset, error: new VespaBulkError('VB_BAD_JSON', "invalid JSON: trailing comma before the array's closing ']'") });
+  }
+
   private startGarbage(i: number, reason: string): number {
+    this.comma = undefined;
     this.inGarbage = true;
     this.garbageReason = reason;
     this.itemOffset = this.base + i;

@@ -2,7 +2,7 @@ import type { Dispatcher, buildConnector } from 'undici';
 import { toDocumentPath } from '../document/id.js';
 import { createPool, headersToObject, parseBody, send, splitEndpoint, type Protocol, type WireProtocol } from './transport.js';
 import { isH2Refusal, protocolError } from './reachability.js';
-import { DocumentRequestEncoder, isAssignOnly, type DocumentParams, type EncodedBody } from './document-request.js';
+import { DocumentRequestEncoder, defaultMaxRequestBytes, isAssignOnly, requestSizeError, type DocumentParams, type EncodedBody } from './document-request.js';
 import { VespaBulkError } from '../errors.js';
 import { checkDuration, checkExclusive, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../options-check.js';
 import { tensorFormats } from '../document/tensor-format.js';
@@ -32,6 +32,11 @@ export interface DocumentClientOptions {
   dispatcher?: Dispatcher;
   /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)`, exported by the package. */
   tls?: buildConnector.BuildOptions;
+  /**
+   * The cluster's request size limit in bytes: a put or update whose body is over it rejects with
+   * VB_REQUEST_TOO_LARGE without sending. Default 100 MiB, the container's default.
+   */
+  maxRequestBytes?: number;
 }
 
 /** An answer of the document interface, whatever its status. */
@@ -56,6 +61,7 @@ export class DocumentClient {
   private readonly ownsDispatcher: boolean;
   private readonly encoder: DocumentRequestEncoder;
   private readonly endpoint: string;
+  private readonly maxRequestBytes: number;
 
   constructor(options: DocumentClientOptions) {
     checkUrl(options, 'endpoint');
@@ -63,6 +69,8 @@ export class DocumentClient {
     checkInteger(options, 'pipelining', 1);
     checkProtocol(options);
     checkDuration(options, 'timeoutMs', true);
+    checkInteger(options, 'maxRequestBytes', 1);
+    this.maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes;
     // The own pool's TLS settings would be silently ignored with a caller's dispatcher.
     checkExclusive(options, 'dispatcher', 'tls');
     const { origin, prefix } = splitEndpoint(options.endpoint);
@@ -122,6 +130,8 @@ export class DocumentClient {
     idempotent = true,
   ): Promise<DocumentResponse> {
     const path = this.encoder.requestPath(toDocumentPath(id), params);
+    const tooLarge = requestSizeError(fields, this.maxRequestBytes, id);
+    if (tooLarge !== undefined) throw tooLarge;
     const encoded: EncodedBody = {};
     this.encoder.encodeBody(fields, encoded);
     try {

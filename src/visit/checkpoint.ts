@@ -18,6 +18,7 @@ import type { SliceResumeState } from './options.js';
  * }
  *
  * A whole-cluster visit goes through both bucket spaces; the global space's chains are `"<sliceId>@global"`.
+ * A visit of several content clusters keys each chain after its cluster: `"<cluster>/<sliceId>"`.
  *
  * Each slice stands in one of three places: finished (`finished`), begun (`continuation`, and/or `deliveredIds`:
  * running when saved, or parked by the adaptive visit), or not started: then it has no entry (the fingerprint's
@@ -64,7 +65,7 @@ export function parseCheckpoint(text: string, file: string): Checkpoint {
     throw new VespaBulkError('VB_USAGE', `${file} is not a vespa-bulk visit checkpoint (expected format ${checkpointFormat})`, { place: { file } });
   }
   for (const [id, s] of Object.entries(c.slices)) {
-    if (!/^\d+(@global)?$/.test(id) || typeof s !== 'object' || s === null || (s.continuation !== undefined && typeof s.continuation !== 'string')) {
+    if (!/^(?:[^/]+\/)?\d+(@global)?$/.test(id) || typeof s !== 'object' || s === null || (s.continuation !== undefined && typeof s.continuation !== 'string')) {
       throw new VespaBulkError('VB_USAGE', `checkpoint ${file}: bad entry for slice '${id}'`, { place: { file } });
     }
   }

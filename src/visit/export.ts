@@ -3,7 +3,7 @@ import { CheckpointWriter, checkFingerprint, emptyCheckpoint, hasProgress, readC
 import { createEncoder, outputFormats, type BatchEncoder, type OutputFormat } from './formats.js';
 import { OptionError, checkDuration, checkInteger, checkOneOf } from '../options-check.js';
 import { defaultVisitSlices, type VisitOptions } from './options.js';
-import { chainKey, chainsOf, sliceIdsOf, validateVisitOptions, visitFingerprint } from './query.js';
+import { chainsOf, sliceIdsOf, validateVisitOptions, visitFingerprint, type ChainSpec } from './query.js';
 import { statSync } from 'node:fs';
 import { normalize } from 'node:path';
 import { cutBack } from '../sinks/cut-back.js';
@@ -94,7 +94,7 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   const extension = `${format === 'json' ? 'json' : 'jsonl'}${options.gzip === true ? '.gz' : ''}`;
   const pathOf = (slice: number): string | undefined =>
     options.outputDir !== undefined ? sliceFileName(options.outputDir, slice, extension) : options.output === undefined || options.output === '-' ? undefined : normalize(options.output);
-  const outputs = resumed ? restoreOutputs(previous!, options.outputDir !== undefined ? sliceIdsOf(visiting) : [0], pathOf, options.outputDir !== undefined) : { lengths: {}, fresh: new Set<string>() };
+  const outputs = resumed ? restoreOutputs(previous!, chainsOf(visiting), options.outputDir !== undefined ? sliceIdsOf(visiting) : [0], pathOf, options.outputDir !== undefined) : { lengths: {}, fresh: new Set<string>() };
 
   const compressed = options.outputDir !== undefined ? options.gzip === true : options.output !== undefined && options.output.endsWith('.gz');
   // With workers, a .gz output (or each .gz slice file) gets gzip members compressed by the workers, written as they come.
@@ -288,6 +288,7 @@ function addInflight(state: Checkpoint, run: VisitRun | undefined): void {
  */
 function restoreOutputs(
   previous: Checkpoint,
+  chains: ChainSpec[],
   sliceIds: number[],
   pathOf: (slice: number) => string | undefined,
   perSlice: boolean,
@@ -296,7 +297,7 @@ function restoreOutputs(
   const fresh = new Set<string>();
   const wrote = (slice: number): boolean =>
     perSlice
-      ? (previous.slices[chainKey(slice, undefined)]?.documents ?? 0) > 0 || (previous.slices[chainKey(slice, 'global')]?.documents ?? 0) > 0
+      ? chains.some((c) => c.sliceId === slice && (previous.slices[c.key]?.documents ?? 0) > 0)
       : Object.values(previous.slices).some((s) => (s.documents ?? 0) > 0);
   for (const slice of sliceIds) {
     const path = pathOf(slice);

@@ -18,6 +18,12 @@ export interface VisitSelectionOptions {
   /** Content cluster; required at the root path when the deployment has several. */
   cluster?: string;
   /**
+   * Several content clusters, each visited (as `vespa visit` does when the deployment has several): every slice
+   * has a chain per cluster, keyed `<cluster>/<slice>` in checkpoints and `resumeFrom`, and the report names each
+   * chain's cluster. Not with `cluster`. One cluster here is the same as `cluster`.
+   */
+  clusters?: string[];
+  /**
    * `default` or `global`. Unset with a document type: the type's own space. Unset without one (the whole
    * cluster): both spaces are visited, as `vespa visit` does, since the service visits only `default` then
    * and the documents of global types would be left out.
@@ -86,7 +92,8 @@ export interface VisitOptions extends VisitSelectionOptions {
   tracelevel?: number;
   /**
    * Continuation tokens to start from, per slice (from a checkpoint or a failed run's report): keyed by the
-   * slice id, or `<id>@global` for the global bucket space's chain of a whole-cluster visit (see `chainKey`).
+   * slice id, or `<id>@global` for the global bucket space's chain of a whole-cluster visit, after `<cluster>/` with
+   * several `clusters` (see `chainKey`).
    */
   resumeFrom?: Record<string, SliceResumeState>;
   /** Retry policy for 429, 502, 503, 504 and cut streams; see {@link defaultVisitRetryPolicy}. */

@@ -75,6 +75,7 @@ export function checkVisitOptionValues(options: VisitOptions): void {
   checkDuration(options, 'requestTimeoutMs', true);
   checkOneOf(options, 'bucketSpace', ['default', 'global']);
   checkOneOf(options, 'tensorFormat', tensorFormats);
+  checkClusters(options);
   // The own pool's TLS settings would be silently ignored with a caller's dispatcher.
   checkExclusive(options, 'dispatcher', 'tls');
   checkProtocol(options);
@@ -84,6 +85,14 @@ export function checkVisitOptionValues(options: VisitOptions): void {
     throw new VespaBulkError('VB_USAGE', 'the start of the time range is after its end');
   }
   checkSelectionSyntax(options.selection);
+}
+
+/** `clusters`: non-empty names, not with `cluster`. */
+function checkClusters(options: VisitOptions): void {
+  const clusters = options.clusters;
+  if (clusters === undefined) return;
+  if (!Array.isArray(clusters) || clusters.some((c) => typeof c !== 'string' || c === '')) throw new OptionError('clusters', 'an array of content cluster names', clusters);
+  if (options.cluster !== undefined) throw new OptionError('clusters', 'left out', clusters, 'cluster');
 }
 
 /**
@@ -97,10 +106,17 @@ export function bucketSpacesOf(options: Pick<VisitOptions, 'namespace' | 'docume
 
 /**
  * The key of one chain of requests in checkpoints and `resumeFrom`: the slice id, with `@global` for the
- * global space's chain when a whole-cluster visit goes through both spaces.
+ * global space's chain when a whole-cluster visit goes through both spaces, after `<cluster>/` when the visit
+ * goes through several content clusters.
  */
-export function chainKey(sliceId: number, splitSpace: string | undefined): string {
-  return splitSpace === 'global' ? `${sliceId}@global` : String(sliceId);
+export function chainKey(sliceId: number, splitSpace: string | undefined, splitCluster?: string): string {
+  const key = splitSpace === 'global' ? `${sliceId}@global` : String(sliceId);
+  return splitCluster === undefined ? key : `${splitCluster}/${key}`;
+}
+
+/** The content clusters one visit goes through: `clusters` when several, else the one named (or none). */
+export function clustersOf(options: Pick<VisitOptions, 'cluster' | 'clusters'>): Array<string | undefined> {
+  return options.clusters !== undefined && options.clusters.length > 0 ? [...new Set(options.clusters)] : [options.cluster];
 }
 
 /** The number of slices the corpus is split in: the option, else the default. */
@@ -122,15 +138,21 @@ export interface ChainSpec {
   sliceId: number;
   /** The bucket space, when the visit goes through both (else the request names at most one, in its query). */
   space: string | undefined;
+  /** The content cluster, when the visit goes through several (else the query names at most one). */
+  cluster?: string;
 }
 
 /** Every chain of the visit, in order: each space's slices in turn (a token of one space means nothing in the other). */
-export function chainsOf(options: Pick<VisitOptions, 'slices' | 'sliceIds' | 'namespace' | 'documentType' | 'bucketSpace'>): ChainSpec[] {
+export function chainsOf(options: Pick<VisitOptions, 'slices' | 'sliceIds' | 'namespace' | 'documentType' | 'bucketSpace' | 'cluster' | 'clusters'>): ChainSpec[] {
   const ids = sliceIdsOf(options);
   const spaces = bucketSpacesOf(options);
-  return spaces.flatMap((space) => {
-    const split = spaces.length > 1 ? space : undefined;
-    return ids.map((sliceId) => ({ key: chainKey(sliceId, split), sliceId, space: split }));
+  const clusters = clustersOf(options);
+  return clusters.flatMap((cluster) => {
+    const splitCluster = clusters.length > 1 ? cluster : undefined;
+    return spaces.flatMap((space) => {
+      const split = spaces.length > 1 ? space : undefined;
+      return ids.map((sliceId) => ({ key: chainKey(sliceId, split, splitCluster), sliceId, space: split, ...(splitCluster !== undefined && { cluster: splitCluster }) }));
+    });
   });
 }
 
@@ -156,7 +178,8 @@ export function baseVisitQuery(options: VisitOptions): URLSearchParams {
   const q = new URLSearchParams();
   const stream = options.stream ?? true;
   if (options.selection !== undefined && options.selection !== '') q.set('selection', options.selection);
-  if (options.cluster !== undefined) q.set('cluster', options.cluster);
+  const clusters = clustersOf(options);
+  if (clusters.length === 1 && clusters[0] !== undefined) q.set('cluster', clusters[0]);
   if (options.bucketSpace !== undefined) q.set('bucketSpace', options.bucketSpace);
   if (options.fieldSet !== undefined) q.set('fieldSet', options.fieldSet);
   if (options.fromTimestamp !== undefined) q.set('fromTimestamp', String(options.fromTimestamp));
@@ -190,6 +213,9 @@ export function visitRequestPath(base: string, query: URLSearchParams, slices: n
  */
 export function visitFingerprint(options: VisitOptions): string {
   const q = baseVisitQuery({ ...options, stream: true, tracelevel: undefined, timeout: undefined, concurrency: undefined, wantedDocumentCount: undefined });
+  const clusters = clustersOf(options);
+  // Each chain names its own cluster: the set of them is part of what is visited.
+  if (clusters.length > 1) q.set('clusters', clusters.join(','));
   q.sort();
   return `${visitPath(options)}?${q.toString()}&slices=${slicesOf(options)}`;
 }
@@ -198,4 +224,16 @@ export function visitFingerprint(options: VisitOptions): string {
 export function timeoutMs(text: string | undefined, fallbackMs: number): number {
   if (text === undefined || !isServerDuration(text)) return fallbackMs;
   return parseDurationMs(text) ?? fallbackMs;
+}
+
+/** Documents and removes per content cluster, of a visit that went through several (chains without a cluster are left out). */
+export function countsByCluster(slices: ReadonlyArray<{ cluster?: string; documents: number; removes: number }>): Record<string, { documents: number; removes: number }> {
+  const counts: Record<string, { documents: number; removes: number }> = {};
+  for (const s of slices) {
+    if (s.cluster === undefined) continue;
+    const c = (counts[s.cluster] ??= { documents: 0, removes: 0 });
+    c.documents += s.documents;
+    c.removes += s.removes;
+  }
+  return counts;
 }

@@ -28,6 +28,8 @@ export interface SliceVisitorOptions {
   sliceId: number;
   /** Set when a whole-cluster visit goes through both bucket spaces: which one this chain visits. */
   bucketSpace?: string;
+  /** Set when the visit goes through several content clusters: which one this chain visits (its query names it). */
+  cluster?: string;
   stream: boolean;
   headers: Record<string, string>;
   requestTimeoutMs: number;
@@ -63,6 +65,8 @@ export interface SliceReport {
   slice: number;
   /** Present when a whole-cluster visit went through both bucket spaces: the space of this chain. */
   bucketSpace?: string;
+  /** Present when the visit went through several content clusters: the cluster of this chain. */
+  cluster?: string;
   status: SliceStatus;
   documents: number;
   removes: number;
@@ -109,9 +113,10 @@ const maxErrorBodyBytes = 64 * 1024;
 export class SliceVisitor {
   readonly sliceId: number;
   readonly bucketSpace: string | undefined;
+  readonly cluster: string | undefined;
   /** The chain's key in checkpoints and `resumeFrom`. */
   readonly key: string;
-  /** How messages name the chain: `slice 3`, or `slice 3 (global)`. */
+  /** How messages name the chain: `slice 3`, `slice 3 (global)`, or `cluster 'a' slice 3` of several clusters. */
   readonly label: string;
   continuation: string | undefined;
   status: SliceStatus = 'waiting';
@@ -143,8 +148,10 @@ export class SliceVisitor {
   constructor(private readonly options: SliceVisitorOptions) {
     this.sliceId = options.sliceId;
     this.bucketSpace = options.bucketSpace;
-    this.key = chainKey(options.sliceId, options.bucketSpace);
-    this.label = `slice ${options.sliceId}${options.bucketSpace === undefined ? '' : ` (${options.bucketSpace})`}`;
+    this.cluster = options.cluster;
+    this.key = chainKey(options.sliceId, options.bucketSpace, options.cluster);
+    const label = `slice ${options.sliceId}${options.bucketSpace === undefined ? '' : ` (${options.bucketSpace})`}`;
+    this.label = options.cluster === undefined ? label : `cluster '${options.cluster}' ${label}`;
     this.continuation = options.resume?.continuation;
     this.exactlyOnce = new ExactlyOnce(options.resume?.deliveredIds ?? []);
     if (options.resume?.finished) {
@@ -157,6 +164,7 @@ export class SliceVisitor {
     return {
       slice: this.sliceId,
       ...(this.bucketSpace !== undefined && { bucketSpace: this.bucketSpace }),
+      ...(this.cluster !== undefined && { cluster: this.cluster }),
       status: this.status,
       documents: this.documents,
       removes: this.removes,

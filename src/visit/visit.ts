@@ -150,7 +150,7 @@ export class VisitFailedError extends VespaBulkError {
     super(
       'VB_VISIT',
       `${failed.length} of ${report.slices.length} slices failed: ${failed
-        .map((s) => `slice ${s.slice}${s.bucketSpace === undefined ? '' : ` of the ${s.bucketSpace} bucket space`} (${s.error ?? 'unknown error'}; continuation ${s.continuation ?? 'none: start over'})`)
+        .map((s) => `${s.cluster === undefined ? '' : `cluster '${s.cluster}' `}slice ${s.slice}${s.bucketSpace === undefined ? '' : ` of the ${s.bucketSpace} bucket space`} (${s.error ?? 'unknown error'}; continuation ${s.continuation ?? 'none: start over'})`)
         .join('; ')}`,
     );
   }

@@ -65,6 +65,14 @@ export interface VisitRun {
   inflight(): { running: number; limit: number; adaptive: boolean };
 }
 
+/** The query of a chain of one of several content clusters. */
+function withCluster(query: URLSearchParams, cluster: string | undefined): URLSearchParams {
+  if (cluster === undefined) return query;
+  const q = new URLSearchParams(query);
+  q.set('cluster', cluster);
+  return q;
+}
+
 function withBucketSpace(query: URLSearchParams, space: string | undefined): URLSearchParams {
   if (space === undefined) return query;
   const q = new URLSearchParams(query);
@@ -125,14 +133,15 @@ export function createChains(options: VisitOptions, consumer: VisitConsumer): Ch
   let bytes = 0;
   const reach = { answered: false };
   const slices = specs.map(
-    ({ key, sliceId, space }) =>
+    ({ key, sliceId, space, cluster }) =>
       new SliceVisitor({
         dispatcher: pool,
         origin: url.origin,
         pathPrefix,
         visitPath: visitPath(options),
-        query: withBucketSpace(query, space),
+        query: withCluster(withBucketSpace(query, space), cluster),
         ...(space !== undefined && { bucketSpace: space }),
+        ...(cluster !== undefined && { cluster }),
         slices: slicesOf(options),
         sliceId,
         stream,

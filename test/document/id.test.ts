@@ -86,3 +86,45 @@ describe('toDocumentPath', () => {
     expect(toVisitPath()).toBe('/document/v1/');
   });
 });
+
+// The Go client parses `n=` with strconv.ParseInt(s, 10, 64) (client/go/internal/vespa/document/document.go:101)
+// and writes the path's number as uint64 (http.go:126-129); the handler reads /number/ as unsigned.
+describe("the number of an 'n=' id, as the Go client reads it", () => {
+  it("reads 'n=+5' and 'n=007' and sends them as /number/5/ and /number/7/", () => {
+    expect(parseDocumentId('id:ns:music:n=+5:x')).toEqual({ namespace: 'ns', type: 'music', kind: 'number', number: '+5', local: 'x' });
+    expect(formatDocumentId(parseDocumentId('id:ns:music:n=+5:x'))).toBe('id:ns:music:n=+5:x');
+    expect(toDocumentPath('id:ns:music:n=+5:x')).toBe('/document/v1/ns/music/number/5/x');
+    expect(toDocumentPath('id:ns:music:n=007:x')).toBe('/document/v1/ns/music/number/7/x');
+    expect(toDocumentPath('id:ns:music:n=+9223372036854775807:x')).toBe('/document/v1/ns/music/number/9223372036854775807/x');
+  });
+
+  it.each([
+    ['id:ns:music:n=-1:x', "invalid document id 'id:ns:music:n=-1:x': 'n=-1' is negative: /document/v1 reads the path's number as unsigned, so no client can write a document with a negative 'n'"],
+    ['id:ns:music:n=-0:x', undefined],
+  ])('refuses a negative n for the path of %j, naming the id', (id, message) => {
+    if (message === undefined) {
+      expect(toDocumentPath(id)).toBe('/document/v1/ns/music/number/0/x');
+      return;
+    }
+    let error: unknown;
+    try {
+      toDocumentPath(id);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(VespaBulkError);
+    expect((error as VespaBulkError).code).toBe('VB_BAD_DOCUMENT_ID');
+    expect((error as VespaBulkError).message).toBe(message);
+    expect((error as VespaBulkError).place?.documentId).toBe(id);
+  });
+
+  it.each([
+    ['id:ns:music:n=9223372036854775808:x', "invalid document id 'id:ns:music:n=9223372036854775808:x': 'n=9223372036854775808' is outside the signed 64-bit range [-9223372036854775808, 9223372036854775807]"],
+    ['id:ns:music:n=18446744073709551615:x', "invalid document id 'id:ns:music:n=18446744073709551615:x': 'n=18446744073709551615' is outside the signed 64-bit range [-9223372036854775808, 9223372036854775807]"],
+    ['id:ns:music:n=+:x', "invalid document id 'id:ns:music:n=+:x': 'n=' needs a signed 64-bit integer, got '+'"],
+    ['id:ns:music:n=1_000:x', "invalid document id 'id:ns:music:n=1_000:x': 'n=' needs a signed 64-bit integer, got '1_000'"],
+    ['id:ns:music:n= 5:x', "invalid document id 'id:ns:music:n= 5:x': 'n=' needs a signed 64-bit integer, got ' 5'"],
+  ])('refuses %j as ParseInt does', (id, message) => {
+    expect(() => parseDocumentId(id)).toThrow(message);
+  });
+});

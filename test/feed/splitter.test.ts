@@ -62,6 +62,28 @@ describe('OperationSplitter', () => {
     ]);
   });
 
+  // The Go client's decoder reads ']' only where an operation may end (client/go/internal/vespa/document/document.go:324-330):
+  // after a ',' it fails, having fed what came before.
+  it('reports a trailing comma in an array at the comma\'s line, after the operations before it, in any chunking', () => {
+    const text = '[\n{"remove":"id:a:b::1"},\n{"remove":"id:a:b::2"},\n]\n';
+    for (const chunk of [1, 2, 5, 1 << 20]) {
+      const items = split(text, chunk);
+      expect(view(items)).toEqual([
+        { text: '{"remove":"id:a:b::1"}', line: 2, error: undefined },
+        { text: '{"remove":"id:a:b::2"}', line: 3, error: undefined },
+        { text: ',', line: 3, error: "invalid JSON: trailing comma before the array's closing ']'" },
+      ]);
+      expect(items[2].error?.code).toBe('VB_BAD_JSON');
+      expect(items[2].offset).toBe(text.lastIndexOf(','));
+    }
+  });
+
+  it('reads an empty array and an array without a trailing comma as before', () => {
+    expect(split('[]')).toEqual([]);
+    expect(split(' [ \n ] ')).toEqual([]);
+    expect(view(split('[{"remove":"id:a:b::1"} ,{"remove":"id:a:b::2"} ]')).map((i) => i.error)).toEqual([undefined, undefined]);
+  });
+
   it('reports an unterminated last object', () => {
     const items = split('[{"remove":"id:a:b::1"},\n{"put":"id:a:b::2","fields":{');
     expect(items[1].error?.code).toBe('VB_BAD_JSON');

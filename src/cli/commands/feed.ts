@@ -40,6 +40,7 @@ interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, Tr
   compression: Compression;
   verbose: boolean;
   'max-retries': number;
+  'max-request-bytes'?: number;
   'max-failure-seconds': number;
   failures?: string;
   resume?: string;
@@ -80,6 +81,7 @@ function builder(y: Argv): Argv<FeedArgs> {
     .option('compression', { choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip bodies over 512 bytes: auto = unless the target is loopback' })
     .option('verbose', { type: 'boolean', default: false, describe: 'Print every failed operation and its reason on stderr' })
     .option('max-retries', { type: 'number', default: 10, describe: 'Retries for 503, 502, 504 and transport errors' })
+    .option('max-request-bytes', { type: 'number', describe: "An operation whose body is over this many bytes is not sent and fails at once (default 104857600, the container's 100 MiB; set it to the cluster's maxDocumentOperationRequestSizeMib)" })
     .option('max-failure-seconds', { alias: 'deadline', type: 'number', default: 60, describe: 'Stop (with a checkpoint) after this long with only failures; 0 never (--deadline, as the official CLI names it)' })
     .option('failures', { type: 'string', describe: 'Failure output file (default: vespa-bulk-failures-<time>.jsonl when something fails)' })
     .option('resume', { type: 'string', describe: 'Continue a stopped feed from this checkpoint file (and save progress there, unless --checkpoint names another)' })
@@ -125,6 +127,7 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
   if (argv.trace !== undefined) options.tracelevel = argv.trace;
   if (argv['dry-run']) options.dryRun = true;
   if (argv.workers !== undefined) options.workers = argv.workers;
+  if (argv['max-request-bytes'] !== undefined) options.maxRequestBytes = argv['max-request-bytes'];
   // The library writes no file it was not asked for; these defaults are the CLI's.
   options.failures = argv.failures ?? defaultFailuresPath();
   if (argv.shard !== undefined) options.shard = parseShard(argv.shard);

@@ -23,7 +23,7 @@ import { outputFormats, type OutputFormat } from '../../visit/formats.js';
 import { migrate } from '../../visit/migrate.js';
 import { defaultVisitSlices, type VisitOptions } from '../../visit/options.js';
 import { discoverContentClusters } from '../../visit/discover-cluster.js';
-import { bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec, slicesOf } from '../../visit/query.js';
+import { bucketSpacesOf, checkVisitOptionValues, countsByCluster, parseDocumentSpec, slicesOf } from '../../visit/query.js';
 import { parseTimeRange } from '../../visit/time-range.js';
 import type { VisitReport, VisitRun } from '../../visit/visitor.js';
 import { visitSampler } from '../../report/sample.js';
@@ -137,10 +137,10 @@ function selectionOf(args: CommonArgs): Pick<VisitOptions, 'namespace' | 'docume
 /**
  * A whole-cluster request (no document type) needs the content cluster, and the bulk operations need it on every
  * path (`always`). Without --cluster it is found as the official `vespa visit` finds it: from the service's answer
- * naming its clusters. One cluster is taken; of several, the user picks (each is its own corpus, with its own
- * continuation tokens).
+ * naming its clusters. One cluster is taken; several are each visited, as `vespa visit` does (client/go/internal/cli/cmd/visit.go
+ * visitClusters); the bulk operations (`always`) work on one, which the user picks.
  */
-async function discoverCluster(options: Connection & Pick<VisitOptions, 'documentType' | 'cluster'>, quiet: boolean, always = false): Promise<void> {
+async function discoverCluster(options: Connection & Pick<VisitOptions, 'documentType' | 'cluster' | 'clusters'>, quiet: boolean, always = false): Promise<void> {
   if (options.cluster !== undefined || (options.documentType !== undefined && !always)) return;
   let clusters: string[];
   try {
@@ -151,6 +151,11 @@ async function discoverCluster(options: Connection & Pick<VisitOptions, 'documen
       throw new VespaBulkError(err.code, `cannot reach ${options.endpoint} to find its content cluster: ${err.message} (check --target, or name the cluster with --cluster)`, { cause: err });
     }
     throw err;
+  }
+  if (clusters.length > 1 && !always) {
+    options.clusters = clusters;
+    if (!quiet) process.stderr.write(`vespa-bulk: content clusters ${clusters.map((c) => `'${c}'`).join(', ')}: visiting each\n`);
+    return;
   }
   if (clusters.length > 1) {
     throw new VespaBulkError('VB_USAGE', `the service has several content clusters (${clusters.map((c) => `'${c}'`).join(', ')}): name one with --cluster`);
@@ -356,6 +361,7 @@ export function exportSummaryJson(summary: ExportSummary | VisitReport): Record<
     'http.response.bytes': summary.bytes,
     'http.response.MBps': Number((summary.bytes / 1e6 / seconds).toFixed(2)),
     ...(summary.protocol !== undefined && { 'http.protocol': summary.protocol }),
+    ...(summary.slices.some((s) => s.cluster !== undefined) && { 'visit.clusters': countsByCluster(summary.slices) }),
     ...('outputBytes' in summary && { 'output.bytes': summary.outputBytes, 'checkpoint.resumed': summary.resumed }),
     slices: summary.slices,
   };
@@ -375,7 +381,7 @@ function reportFailures(summary: VisitReport, checkpoint: string | undefined, sl
           ? `continue with ${[...(slices === 1 ? [] : [`--slices ${slices} --slice-id ${s.slice}`]), ...(space === '' ? [] : [space.trim()]), `--continuation '${s.continuation}'`].join(' ')}`
           : 'start it again';
     const hint = s.status_code !== undefined && isAuthFailure(s.status_code) ? ` (${authFailureHint(s.status_code)})` : '';
-    process.stderr.write(`${red(`vespa-bulk: slice ${s.slice}${s.bucketSpace === undefined ? '' : ` (${s.bucketSpace} bucket space)`} failed: ${s.error ?? 'unknown error'}${hint}; ${how}`)}\n`);
+    process.stderr.write(`${red(`vespa-bulk: ${s.cluster === undefined ? '' : `cluster '${s.cluster}' `}slice ${s.slice}${s.bucketSpace === undefined ? '' : ` (${s.bucketSpace} bucket space)`} failed: ${s.error ?? 'unknown error'}${hint}; ${how}`)}\n`);
   }
 }
 

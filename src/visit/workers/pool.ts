@@ -146,7 +146,7 @@ export function startWorkerVisit(
         }
         case 'done':
           for (const r of m.reports) {
-            const key = chainKey(r.slice, r.bucketSpace);
+            const key = chainKey(r.slice, r.bucketSpace, r.cluster);
             reports.set(key, r);
             views.set(key, { key, status: r.status, documents: r.documents, removes: r.removes, retries: r.retries, percentFinished: r.percentFinished });
           }
@@ -267,13 +267,14 @@ export function startWorkerVisit(
     const failed = results.find((r) => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     // Chains that never ran: as they were resumed (finished, or waiting with their token).
-    const all = specs.map(({ key, sliceId, space }): SliceReport => {
+    const all = specs.map(({ key, sliceId, space, cluster }): SliceReport => {
       const ran = reports.get(key);
       if (ran !== undefined) return ran;
       const from = options.resumeFrom?.[key];
       return {
         slice: sliceId,
         ...(space !== undefined && { bucketSpace: space }),
+        ...(cluster !== undefined && { cluster }),
         status: from?.finished === true ? 'finished' : 'waiting',
         documents: 0,
         removes: 0,
