@@ -1,4 +1,5 @@
 import type { TensorType } from './data-type.js';
+import { hexTensorError } from './tensor-hex.js';
 
 /**
  * A tensor's cells read from any JSON form the document parser takes (cells, values, blocks, hex, the bare forms),
@@ -93,14 +94,14 @@ function denseLabels(index: number, dims: TensorType['dimensions']): string[] {
 
 /**
  * The double values of a hex string, as the service's HexEncoding reads them: the digits per cell (2, 4, 8 or 16)
- * follow from the length and the dense cell count; int8 fields take only 2.
+ * follow from the length and the dense cell count (the rule is tensor-hex.ts's).
  */
 export function decodeHex(hex: string, type: TensorType): number[] {
   const count = blockSize(type);
-  if (count === 0 || hex.length % count !== 0) throw new Error(`Unexpected hex length ${hex.length}`);
+  const error = hexTensorError(hex, type, count);
+  if (error !== undefined) throw new Error(error);
+  if (count === 0) return [];
   const digits = hex.length / count;
-  if (![2, 4, 8, 16].includes(digits) || (type.cellType === 'int8' && digits !== 2)) throw new Error(`Unexpected hex digits per cell: ${digits}`);
-  if (!/^[0-9a-fA-F]*$/.test(hex)) throw new Error('Not a hex string');
   const out = new Array<number>(count);
   const view = new DataView(new ArrayBuffer(8));
   for (let i = 0; i < count; i++) {

@@ -4,6 +4,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import { strToU8, zipSync, type Zippable } from 'fflate';
 
 export const sampleAppDir = fileURLToPath(new URL('../../samples/app', import.meta.url));
@@ -69,6 +70,13 @@ export function rawRequest(
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** Deploys a package in one step (prepareandactivate), expecting 200; the config server's answer. */
+export async function deployPackage(configUrl: string, files: Record<string, string>): Promise<any> {
+  const res = await rawRequest(configUrl, 'POST', '/application/v2/tenant/default/prepareandactivate', zipFiles(files), { 'content-type': 'application/zip' });
+  expect(res.status, res.text).toBe(200);
+  return res.json;
 }
 
 /** Polls `check` until it returns a value (not undefined), within a bound. */

@@ -7,7 +7,7 @@ import { documentModelOf, type DocumentModel } from '../../src/schema/document-m
 import { judgeDocumentOperation } from '../../src/schema/judge.js';
 import { predicateError } from '../../src/schema/predicate-parser.js';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
-import { rawRequest, zipFiles } from '../deploy/fixtures.js';
+import { deployPackage } from '../deploy/fixtures.js';
 import { call } from '../simulator/call.js';
 
 /**
@@ -127,8 +127,7 @@ describe('the same judgement end to end: deploy through the config server, then 
   it.each(packages)('%s: a feed document is stored, its mutants refused with the same answer', async (name) => {
     const dir = join(corpusDir, name);
     const files = Object.fromEntries([...packageFiles(dir)].map(([p, b]) => [p, Buffer.from(b).toString('utf8')]));
-    const deployed = await rawRequest(sim.configUrl!, 'POST', '/application/v2/tenant/default/prepareandactivate', zipFiles(files), { 'content-type': 'application/zip' });
-    expect(deployed.status, deployed.text).toBe(200);
+    await deployPackage(sim.configUrl!, files);
     const path = (id: string): string => {
       const [, ns, type, group, ...rest] = id.split(':');
       const local = encodeURIComponent(rest.join(':'));

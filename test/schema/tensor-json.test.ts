@@ -35,7 +35,7 @@ describe('cell types (DenseBinaryFormat / TypedBinaryFormat: what the content no
     expect(decodeHex('3DCCCCCD3F800000', f)).toEqual([Math.fround(0.1), 1]);
     expect(decodeHex('3FC04049', f)).toEqual([1.5, 3.140625]);
     expect(decodeHex('01FF', f)).toEqual([1, -1]);
-    expect(() => decodeHex('3FC04049', parseTensorType('tensor<int8>(x[2])'))).toThrow('Unexpected hex digits per cell: 4');
+    expect(() => decodeHex('3FC04049', parseTensorType('tensor<int8>(x[2])'))).toThrow('Unexpected hex length: Expected 4 hex digits for tensor<int8>(x[2]) but got 8');
   });
 });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { validate } from '../../src/validate/validate.js';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
-import { cleanupTrees, rawRequest, writeTree, zipFiles } from '../deploy/fixtures.js';
+import { deployPackage, cleanupTrees, writeTree } from '../deploy/fixtures.js';
 import { runCommand } from '../support/run-command.js';
 import { kindsPackage } from './fixtures.js';
 
@@ -35,8 +35,7 @@ let dir: string;
 beforeAll(async () => {
   sim = await startSimulator({ port: 0, configPort: 0 });
   dir = await writeTree({ 'app/services.xml': kindsPackage()['services.xml'], 'app/schemas/kinds.sd': kindsPackage()['schemas/kinds.sd'], 'corpus.jsonl': `${corpus}\n` });
-  const res = await rawRequest(sim.configUrl!, 'POST', '/application/v2/tenant/default/prepareandactivate', zipFiles(kindsPackage()), { 'content-type': 'application/zip' });
-  expect(res.status, res.text).toBe(200);
+  await deployPackage(sim.configUrl!, kindsPackage());
 });
 afterAll(async () => {
   await sim.close();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Pool } from 'undici';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
-import { appPath, rawRequest, zipFiles } from '../deploy/fixtures.js';
+import { deployPackage, appPath, rawRequest } from '../deploy/fixtures.js';
 import { kindsPackage } from '../schema/fixtures.js';
 import { call as callVia } from './call.js';
 
@@ -13,10 +13,7 @@ const call = (method: string, path: string, body?: unknown) => callVia(pool, met
 const doc = '/document/v1/ns/kinds/docid/a';
 const id = 'id:ns:kinds::a';
 
-async function deploy(files: Record<string, string>): Promise<void> {
-  const res = await rawRequest(sim.configUrl!, 'POST', '/application/v2/tenant/default/prepareandactivate', zipFiles(files), { 'content-type': 'application/zip' });
-  expect(res.status, res.text).toBe(200);
-}
+const deploy = (files: Record<string, string>): Promise<any> => deployPackage(sim.configUrl!, files);
 
 beforeAll(async () => {
   sim = await startSimulator({ port: 0, configPort: 0 });

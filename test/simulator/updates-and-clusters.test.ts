@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Pool } from 'undici';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
-import { appPath, rawRequest, zipFiles } from '../deploy/fixtures.js';
+import { deployPackage, appPath, rawRequest } from '../deploy/fixtures.js';
 import { call as callVia } from './call.js';
 
 /*
@@ -57,11 +57,7 @@ function twoClusterPackage(): Record<string, string> {
   };
 }
 
-async function deploy(files: Record<string, string>): Promise<any> {
-  const res = await rawRequest(sim.configUrl!, 'POST', '/application/v2/tenant/default/prepareandactivate', zipFiles(files), { 'content-type': 'application/zip' });
-  expect(res.status, res.text).toBe(200);
-  return res.json;
-}
+const deploy = (files: Record<string, string>): Promise<any> => deployPackage(sim.configUrl!, files);
 
 async function undeploy(): Promise<void> {
   const res = await rawRequest(sim.configUrl!, 'DELETE', appPath);

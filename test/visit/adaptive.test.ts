@@ -9,6 +9,7 @@ import { defaultVisitSlices } from '../../src/visit/options.js';
 import { visitFingerprint } from '../../src/visit/query.js';
 import { visit } from '../../src/visit/visit.js';
 import type { VisitReport } from '../../src/visit/visitor.js';
+import { abortAfter } from './abort-after.js';
 
 /**
  * The default visit: the corpus in 256 slices, as many in flight as raise the documents/s. Against the simulator
@@ -139,15 +140,7 @@ describe('the adaptive visit (no --slices)', () => {
     const first = await exportDocuments({
       ...options,
       signal: controller.signal,
-      onStart: (run) => {
-        const timer = setInterval(() => {
-          if (run.documents() >= documents / 2) {
-            controller.abort();
-            clearInterval(timer);
-          }
-        }, 1);
-        void run.done.finally(() => clearInterval(timer));
-      },
+      onStart: abortAfter(controller, documents / 2),
     });
     expect(first.ok).toBe(false);
     const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as Checkpoint;
@@ -233,15 +226,7 @@ describe('the adaptive visit (no --slices)', () => {
     const first = await exportDocuments({
       ...options,
       signal: controller.signal,
-      onStart: (run) => {
-        const timer = setInterval(() => {
-          if (run.documents() >= documents / 3) {
-            controller.abort();
-            clearInterval(timer);
-          }
-        }, 1);
-        void run.done.finally(() => clearInterval(timer));
-      },
+      onStart: abortAfter(controller, documents / 3),
     });
     expect(first.ok).toBe(false);
     const second = await exportDocuments(options);

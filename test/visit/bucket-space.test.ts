@@ -7,6 +7,7 @@ import { bulkOperation } from '../../src/visit/bulk.js';
 import { exportDocuments } from '../../src/visit/export.js';
 import { visit } from '../../src/visit/visit.js';
 import { runCommand } from '../support/run-command.js';
+import { abortAfter } from './abort-after.js';
 
 /**
  * The whole cluster is both bucket spaces: the service visits only `default` at the root unless asked, so
@@ -61,15 +62,7 @@ describe('visiting the whole cluster', () => {
     const first = await exportDocuments({
       ...base,
       signal: controller.signal,
-      onStart: (run) => {
-        const timer = setInterval(() => {
-          if (run.documents() >= 80) {
-            controller.abort();
-            clearInterval(timer);
-          }
-        }, 1);
-        void run.done.finally(() => clearInterval(timer));
-      },
+      onStart: abortAfter(controller, 80),
     });
     expect(first.ok).toBe(false);
     const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as { slices: Record<string, unknown> };

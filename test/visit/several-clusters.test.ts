@@ -6,6 +6,7 @@ import { startDocumentServer, type DocumentServer } from '../../src/simulator/do
 import { exportDocuments } from '../../src/visit/export.js';
 import { chainsOf, countsByCluster } from '../../src/visit/query.js';
 import { runCommand } from '../support/run-command.js';
+import { abortAfter } from './abort-after.js';
 
 /**
  * A deployment with several content clusters: `vespa visit` visits each (client/go/internal/cli/cmd/visit.go,
@@ -75,15 +76,7 @@ describe('visiting several content clusters', () => {
     const first = await exportDocuments({
       ...base,
       signal: controller.signal,
-      onStart: (run) => {
-        const timer = setInterval(() => {
-          if (run.documents() >= 50) {
-            controller.abort();
-            clearInterval(timer);
-          }
-        }, 1);
-        void run.done.finally(() => clearInterval(timer));
-      },
+      onStart: abortAfter(controller, 50),
     });
     expect(first.ok).toBe(false);
     const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as { slices: Record<string, unknown> };

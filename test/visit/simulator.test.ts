@@ -10,6 +10,7 @@ import { bulkOperation } from '../../src/visit/bulk.js';
 import { migrate } from '../../src/visit/migrate.js';
 import { feed } from '../../src/feed/index.js';
 import { tempDir as makeTempDir } from '../support/temp-dir.js';
+import { abortAfter } from './abort-after.js';
 
 const fastRetry = { baseDelayMs: 1, maxDelayMs: 10 };
 
@@ -138,15 +139,7 @@ describe('visiting the simulator', () => {
       wantedDocumentCount: 30,
       stream: true,
       signal: controller.signal,
-      onStart: (run) => {
-        const timer = setInterval(() => {
-          if (run.documents() >= 400) {
-            controller.abort();
-            clearInterval(timer);
-          }
-        }, 1);
-        void run.done.finally(() => clearInterval(timer));
-      },
+      onStart: abortAfter(controller, 400),
     });
     expect(first.ok).toBe(false);
     const partial = jsonLines(out).length;
