@@ -149,6 +149,19 @@ describe('update operations', () => {
     expect(applyUpdate({ a: 1, b: 2 }, { a: { assign: 5 }, b: { assign: null }, c: { assign: 'x' } })).toEqual({ a: 5, c: 'x' });
   });
 
+  it('modify takes the forms TensorModifyUpdateReader takes, with its messages', () => {
+    const stored = { t: { cells: [{ address: { x: '0' }, value: 1 }, { address: { x: '1' }, value: 2 }] } };
+    expect(applyUpdate(stored, { t: { modify: { operation: 'add', cells: [{ address: { x: '1' }, value: 0.5 }] } } })).toEqual({
+      t: { cells: [{ address: { x: '0' }, value: 1 }, { address: { x: '1' }, value: 2.5 }] },
+    });
+    // Short cells and blocks are accepted (a 200), the stored value kept where the type is needed to apply them.
+    expect(applyUpdate(stored, { t: { modify: { operation: 'add', cells: { '1': 0.5 } } } })).toEqual(stored);
+    expect(applyUpdate(stored, { t: { modify: { operation: 'multiply', blocks: { a: [2, 2] } } } })).toEqual(stored);
+    expect(status400(() => applyUpdate(stored, { t: { modify: { cells: [] } } }))).toBe("Modify update for field 't' does not contain an operation");
+    expect(status400(() => applyUpdate(stored, { t: { modify: { operation: 'divide', cells: [] } } }))).toBe("Unknown operation 'divide' in modify update for field 't'");
+    expect(status400(() => applyUpdate(stored, { t: { modify: { operation: 'add' } } }))).toBe("Modify update for field 't' does not contain tensor cells");
+  });
+
   it('does arithmetic', () => {
     const out = applyUpdate({ i: 10, d: 10, m: 3, q: 9 }, { i: { increment: 2 }, d: { decrement: 4 }, m: { multiply: 2 }, q: { divide: 2 } });
     expect(out).toEqual({ i: 12, d: 6, m: 6, q: 4 });

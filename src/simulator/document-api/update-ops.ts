@@ -279,11 +279,15 @@ function arith(op: string, current: unknown, value: unknown, path: string): numb
 
 function modifyTensor(current: unknown, value: unknown, path: string): unknown {
   if (value === null || typeof value !== 'object') throw badRequest(`'modify' on field '${path}' needs an object`);
-  const v = value as { operation?: unknown; cells?: unknown };
+  const v = value as { operation?: unknown; cells?: unknown; addresses?: unknown; blocks?: unknown };
+  // The reader's own checks (TensorModifyUpdateReader.java:65-75, 98-117); the schema path (judge.ts) has the rest.
+  if (v.operation === undefined) throw badRequest(`Modify update for field '${path}' does not contain an operation`);
   if (v.operation !== 'replace' && v.operation !== 'add' && v.operation !== 'multiply')
-    throw badRequest(`'modify' on field '${path}' needs operation 'replace', 'add' or 'multiply'`);
-  if (!Array.isArray(v.cells)) throw badRequest(`'modify' on field '${path}' needs 'cells'`);
-  if (!isTensor(current)) return current;
+    throw badRequest(`Unknown operation '${typeof v.operation === 'string' ? v.operation : JSON.stringify(v.operation)}' in modify update for field '${path}'`);
+  if (v.cells === undefined && v.addresses === undefined && v.blocks === undefined) throw badRequest(`Modify update for field '${path}' does not contain tensor cells`);
+  // Cells are matched by address only where the stored tensor and the update both list them; other forms (short
+  // cells, blocks) need the field's type to line up, and without it the stored value is kept as it is.
+  if (!isTensor(current) || !Array.isArray(v.cells)) return current;
   const cells = [...(current as { cells: Array<{ address?: unknown; value?: unknown }> }).cells];
   for (const cell of v.cells as Array<{ address?: unknown; value?: unknown }>) {
     const address = JSON.stringify(cell.address);
