@@ -286,5 +286,5 @@ export const commands: AnyCommand[] = [
 
 /** Where the failed operations went: the one line a user needs to find and feed them again. */
 export function reportFailuresFile(count: number, file: string): void {
-  process.stderr.write(`${red(`vespa-bulk: ${count} operations failed: written to ${file} (reasons in ${file}.reasons.jsonl)`)}\n`);
+  process.stderr.write(`${red(`vespa-bulk: ${count} ${count === 1 ? 'operation' : 'operations'} failed: written to ${file} (reasons in ${file}.reasons.jsonl)`)}\n`);
 }
