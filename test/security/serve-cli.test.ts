@@ -59,9 +59,16 @@ describe('serve --tls-* flags', () => {
       expect((await undiciRequest(`${urls.documents}/document/v1/ns/music/docid/a`, { ...tls, headers: { authorization: `Bearer ${token}` } })).status).toBe(404);
       expect((await undiciRequest(`${urls.config}/application/v2/tenant/default/application/`, { ...tls, headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
       await expect(undiciRequest(`${urls.documents}/state/v1/health`, { ca: pki.pem.ca })).rejects.toThrow();
-    } finally {
+      // A service manager's stop: the simulator closes and exits 143, as every command does after SIGTERM.
+      const exited = once(child, 'exit');
       child.kill('SIGTERM');
-      if (child.exitCode === null) await once(child, 'exit');
+      expect((await exited)[0]).toBe(143);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        await exited;
+      }
     }
   });
 });

@@ -5,6 +5,7 @@ import type { ServerTlsOptions } from '../../simulator/http/auth.js';
 import { defaultHeapMb } from '../../simulator/admission.js';
 import { startSimulator } from '../../simulator/simulator.js';
 import { VespaBulkError } from '../../errors.js';
+import { exitCodeOfSignal } from '../exit-codes.js';
 
 interface ServeArgs {
   host: string;
@@ -147,12 +148,13 @@ const serve: CommandModule<object, ServeArgs> = {
     if (tls) process.stderr.write(`tls:                HTTP/2 and HTTP/1.1 by ALPN${tls.requireClientCert ? '; client certificate signed by --tls-ca required' : tls.ca ? '; client certificates checked against --tls-ca' : ''}\n`);
     if (token !== undefined) process.stderr.write('auth:               bearer token required (except /_sim/)\n');
     process.stderr.write('faults:             PUT /_sim/faults on the document port; Ctrl-C stops\n');
-    await new Promise<void>((resolve) => {
-      const stop = (): void => resolve();
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
     });
     await sim.close();
+    // Stopped by a signal like every other command: 130 for Ctrl-C, 143 for SIGTERM (exit-codes.ts).
+    process.exitCode = exitCodeOfSignal(signal);
   },
 };
 
