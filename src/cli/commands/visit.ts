@@ -329,19 +329,24 @@ function visitProgressOf(run: VisitRun, started: number, state: () => ProgressSn
     const docs = run.documents();
     const percent = run.percentFinished();
     const failed = run.slices.filter((s) => s.status === 'failed').length;
+    const now = state();
+    // The last line of an ended visit: rates over the whole run and the slices finished, not those running (0).
+    const ended = now === 'done' || now === 'stopped';
     return {
       label: 'visit',
-      state: state(),
+      state: now,
       seconds,
       done: docs,
       unit: 'docs',
       percent,
-      rate: docsRate(docs, seconds),
-      mbPerSecond: bytesRate(run.bytes(), seconds) / 1e6,
+      rate: docsRate(docs, seconds, ended),
+      mbPerSecond: bytesRate(run.bytes(), seconds, ended) / 1e6,
       // Slices are what fails in a visit: a failed one is reported with its token.
       failed,
       retried: run.slices.reduce((n, s) => n + s.retries, 0),
-      inflight: { now: run.slices.filter((s) => s.status === 'running').length, limit: run.slices.length, what: 'slices' },
+      inflight: ended
+        ? { now: run.slices.filter((s) => s.status === 'finished').length, limit: run.slices.length, what: 'slices finished' }
+        : { now: run.slices.filter((s) => s.status === 'running').length, limit: run.slices.length, what: 'slices' },
       ...(percent > 0.5 && percent < 100 && { etaSeconds: (seconds * (100 - percent)) / percent }),
     };
   };
