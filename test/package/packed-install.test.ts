@@ -96,6 +96,9 @@ describe('the packed and installed package', () => {
     expect(existsSync(join(project, 'node_modules/tsx'))).toBe(false);
     expect(existsSync(join(project, 'node_modules/esbuild'))).toBe(false);
     expect(existsSync(join(project, 'node_modules/p-limit'))).toBe(false);
+    // No install-time script: `npm i -g` would warn of one (prepack builds on pack, publish and git installs).
+    const manifest = JSON.parse(await readFile(join(pkg, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(manifest.scripts?.[hook], hook).toBeUndefined();
   });
 
   it('the bin prints its own version (not the project’s) and its help', async () => {
@@ -134,7 +137,8 @@ describe('the packed and installed package', () => {
     } finally {
       child.kill('SIGTERM');
     }
-    expect(await exited).toBe(0);
+    // Closed cleanly, and exited as every command does after SIGTERM.
+    expect(await exited).toBe(143);
   });
 
   const consumer = `import { feed, visit, DocumentClient, startSimulator, type FeedSummary } from 'vespa-bulk';
