@@ -120,6 +120,10 @@ function format(v: unknown): string {
   return String(v);
 }
 
+function isRecordList(v: unknown): v is Record<string, unknown>[] {
+  return Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'object' && x !== null && !Array.isArray(x));
+}
+
 function flagsText(flags: Record<string, unknown>): string {
   return Object.entries(flags)
     .map(([k, v]) => (k === '_' ? (v as unknown[]).join(' ') : v === true ? `--${k}` : `--${k} ${Array.isArray(v) ? v.join(` --${k} `) : String(v)}`))
@@ -160,7 +164,20 @@ export function renderReport(run: RecordedRun): string {
   const { js, css } = uplotAssets();
   const title = `vespa-bulk ${run.params[0]?.command ?? ''} report`;
   const rows = (pairs: [string, string][]) => pairs.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('');
-  const summaryRows = Object.entries(run.summary?.summary ?? {}).map(([k, v]): [string, string] => [k, format(v)]);
+  const summary = run.summary?.summary ?? {};
+  const tables = Object.entries(summary).filter((e): e is [string, Record<string, unknown>[]] => isRecordList(e[1]));
+  const summaryRows = Object.entries(summary)
+    .filter(([, v]) => !isRecordList(v))
+    .map(([k, v]): [string, string] => [k, format(v)]);
+  // A list of records (a visit's slices) is a table of its own: as text in one cell it ran on unreadably.
+  const tablesHtml = tables
+    .map(([key, list]) => {
+      const columns = [...new Set(list.flatMap((r) => Object.keys(r)))];
+      const head = columns.map((c) => `<th>${escapeHtml(c)}</th>`).join('');
+      const body = list.map((r) => `<tr>${columns.map((c) => `<td>${r[c] === undefined ? '' : escapeHtml(format(r[c]))}</td>`).join('')}</tr>`).join('');
+      return `<h2>${escapeHtml(key)}</h2><table class="grid" id="summary-${escapeHtml(key)}"><tr>${head}</tr>${body}</table>`;
+    })
+    .join('');
   const paramsHtml = run.params
     .map((p) => `<table class="kv">${rows([['command', p.command], ['target', p.target], ['flags', flagsText(p.flags)], ['tool', p.tool], ['host', p.host], ['start', p.startTime]])}</table>`)
     .join('');
@@ -196,6 +213,7 @@ table{border-collapse:collapse;font-size:13px}.kv th{text-align:left;font-weight
 ${stepsHtml}
 <div class="cols"><div><h2>Summary</h2><table class="kv" id="summary">${rows(summaryRows)}</table></div>
 <div><h2>Parameters</h2><div id="params">${paramsHtml}</div></div></div>
+${tablesHtml}
 <script>${js}</script>
 <script type="application/json" id="report-data">${scriptSafe(JSON.stringify(charts))}</script>
 <script>${pageScript}</script>
