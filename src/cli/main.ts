@@ -2,6 +2,7 @@ import type { AnyCommand } from './command.js';
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import yargs from 'yargs';
+import { markDefaulted } from './given-flags.js';
 import { hideBin } from 'yargs/helpers';
 import { describePlace, isVespaBulkError, VespaBulkError } from '../errors.js';
 import { OptionError } from '../options-check.js';
@@ -75,7 +76,11 @@ export async function main(argv: string[]): Promise<number> {
     .scriptName('vespa-bulk')
     .usage('$0 <command> [options]\n\nMoves documents in and out of Vespa as fast as the cluster allows, and loses none of them.')
     .option('color', { alias: 'c', choices: colorModes, default: 'auto' as ColorMode, global: true, describe: 'Colour on stderr: auto (a terminal, unless NO_COLOR is set), never, always' })
-    .middleware((argv) => setColorMode(argv.color as ColorMode))
+    .middleware((argv) => {
+      setColorMode(argv.color as ColorMode);
+      // yargs knows here, after the command's options were applied, which flags took their default.
+      markDefaulted(argv, Object.keys((parser as unknown as { parsed?: { defaulted?: Record<string, boolean> } }).parsed?.defaulted ?? {}));
+    })
     .command(all)
     .epilog(exitCodesEpilog)
     .demandCommand(1, 'Name a command.')

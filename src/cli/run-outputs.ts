@@ -11,6 +11,7 @@ import type { MetricsServer } from '../report/metrics-server.js';
 import type { RunRecorder } from '../report/recorder.js';
 import type { RunSample, RunSampler } from '../report/sample.js';
 import type { StatsFileWriter } from '../report/stats-file.js';
+import { tookDefault } from './given-flags.js';
 
 /** `--stats`, `--report`, `--metrics-port`, `--metrics-host`: what any long run (feed, visit, bench) can record. */
 export interface RunOutputArgs {
@@ -31,11 +32,11 @@ export function withRunOutputOptions<T>(y: Argv<T>): Argv<T & RunOutputArgs> {
     .option('metrics-host', { type: 'string', group, default: '127.0.0.1', describe: 'Address for --metrics-port (default 127.0.0.1: this machine only; 0.0.0.0 for a remote Prometheus)' }) as unknown as Argv<T & RunOutputArgs>;
 }
 
-/** The flags as given, for the parameters line: yargs' duplicates (camelCase, one-letter aliases) dropped, secrets masked. */
+/** The flags as given, for the parameters line: defaults and yargs' duplicates (camelCase, one-letter aliases) dropped, secrets masked. */
 export function recordedFlags(argv: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(argv)) {
-    if (value === undefined || key === '$0' || /[A-Z]/.test(key) || key.length === 1) continue;
+    if (value === undefined || key === '$0' || /[A-Z]/.test(key) || key.length === 1 || tookDefault(argv, key)) continue;
     if (key === '_') continue;
     if (/token|secret|password/i.test(key)) out[key] = '***';
     else if (/header$/.test(key) && Array.isArray(value)) out[key] = value.map((h) => maskHeaderFlag(String(h)));

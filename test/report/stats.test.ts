@@ -36,6 +36,9 @@ describe('feed --stats and --report', () => {
     expect(params).toMatchObject({ type: 'run', format: 1, command: 'feed', target: sim.url });
     expect(params.flags.token).toBe('***');
     expect(params.flags.header).toEqual(['X-Api-Key: ***']);
+    // What was given, not every default.
+    expect(params.flags).toMatchObject({ stats, report, quiet: true });
+    for (const defaulted of ['speedtest-duration', 'protocol', 'metrics-host', 'color']) expect(params.flags, defaulted).not.toHaveProperty(defaulted);
     expect(params.tool).toMatch(/^vespa-bulk \d+\.\d+\.\d+/);
     const summary = lines.at(-1) as SummaryLine;
     expect(summary.type).toBe('summary');
