@@ -36,6 +36,7 @@ export class Random {
     return words.join(' ');
   }
 
+  /** One of `items`, each as likely. */
   pick<T>(items: readonly T[]): T {
     return items[Math.floor(this.next() * items.length)];
   }

@@ -1,6 +1,6 @@
-import { request } from 'undici';
 import { VespaBulkError } from '../errors.js';
 import { authFailureHint, isAuthFailure, redact } from '../http/tls.js';
+import { request } from '../http/undici-parts.js';
 import type { ResolvedTarget } from './target.js';
 
 /**

@@ -17,6 +17,7 @@ interface Parts {
   Client: typeof Undici.Client;
   Agent: typeof Undici.Agent;
   buildConnector: typeof Undici.buildConnector;
+  getGlobalDispatcher: typeof Undici.getGlobalDispatcher;
 }
 
 function load(): Parts {
@@ -28,12 +29,13 @@ function load(): Parts {
       Client: require('undici/lib/dispatcher/client.js') as typeof Undici.Client,
       Agent: require('undici/lib/dispatcher/agent.js') as typeof Undici.Agent,
       buildConnector: require('undici/lib/core/connect.js') as typeof Undici.buildConnector,
+      getGlobalDispatcher: (require('undici/lib/global.js') as { getGlobalDispatcher: typeof Undici.getGlobalDispatcher }).getGlobalDispatcher,
     };
     // The root attaches request/stream/pipeline/... to every dispatcher; without it they would be missing.
     const api = require('undici/lib/api/index.js') as { request?: unknown };
     // Files that are there but no longer what these names were: take the root.
     const dispatchers = [parts.Pool, parts.Client, parts.Agent].every((d) => typeof d === 'function' && d.prototype instanceof Dispatcher);
-    if (dispatchers && typeof parts.buildConnector === 'function' && typeof api.request === 'function') {
+    if (dispatchers && typeof parts.buildConnector === 'function' && typeof parts.getGlobalDispatcher === 'function' && typeof api.request === 'function') {
       Object.assign(Dispatcher.prototype, api);
       return parts;
     }
@@ -41,7 +43,14 @@ function load(): Parts {
     // Fall through to the root.
   }
   const root = require('undici') as typeof Undici;
-  return { Dispatcher: root.Dispatcher, Pool: root.Pool, Client: root.Client, Agent: root.Agent, buildConnector: root.buildConnector };
+  return {
+    Dispatcher: root.Dispatcher,
+    Pool: root.Pool,
+    Client: root.Client,
+    Agent: root.Agent,
+    buildConnector: root.buildConnector,
+    getGlobalDispatcher: root.getGlobalDispatcher,
+  };
 }
 
 const parts = load();
@@ -52,6 +61,22 @@ export const Pool = parts.Pool;
 export const Client = parts.Client;
 export const Agent = parts.Agent;
 export const buildConnector = parts.buildConnector;
+/** The dispatcher undici's root `request` uses when none is given (the one `setGlobalDispatcher` set). */
+export const getGlobalDispatcher = parts.getGlobalDispatcher;
+
+/**
+ * undici's root `request(url, options)` without the root: on `options.dispatcher`, or the global dispatcher
+ * as the root's would use, with the origin and path taken from the URL and the method defaulting as there.
+ */
+export function request(url: URL, options: Omit<Undici.Dispatcher.RequestOptions, 'origin' | 'path' | 'method'> & { method?: Undici.Dispatcher.HttpMethod; dispatcher?: Dispatcher }): Promise<Undici.Dispatcher.ResponseData> {
+  const { dispatcher = getGlobalDispatcher(), ...rest } = options;
+  return dispatcher.request({
+    ...rest,
+    origin: url.origin,
+    path: url.search ? `${url.pathname}${url.search}` : url.pathname,
+    method: options.method ?? (options.body ? 'PUT' : 'GET'),
+  });
+}
 export type Dispatcher = Undici.Dispatcher;
 export type Pool = Undici.Pool;
 export type Client = Undici.Client;

@@ -10,10 +10,10 @@ import {
   feed,
   isVespaBulkError,
   migrate,
-  startDocumentServer,
   visit,
   waitForConvergence,
 } from '../../src/index.js';
+import { startDocumentServer } from '../../src/simulator/index.js';
 import { startRecordingServer } from '../http/recording-server.js';
 import { runCli } from '../faults/harness.js';
 import { tempDir } from '../support/temp-dir.js';

@@ -84,7 +84,7 @@ afterAll(async () => {
 describe('the packed and installed package', () => {
   it('holds dist/ with types, bin/, README and LICENSE; no sources, demo, source maps, or tsx', async () => {
     const pkg = join(project, 'node_modules', own.name);
-    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'bin/vespa-bulk.js', 'README.md', 'LICENSE', 'package.json']) {
+    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/simulator/index.js', 'dist/simulator/index.d.ts', 'dist/report/index.js', 'dist/report/index.d.ts', 'dist/bench/index.js', 'dist/bench/index.d.ts', 'dist/cli/main.js', 'bin/vespa-bulk.js', 'README.md', 'LICENSE', 'package.json']) {
       expect(existsSync(join(pkg, file)), file).toBe(true);
     }
     expect(await readFile(join(pkg, 'LICENSE'), 'utf8')).toMatch(/Apache License\s+Version 2\.0/);
@@ -141,7 +141,11 @@ describe('the packed and installed package', () => {
     expect(await exited).toBe(143);
   });
 
-  const consumer = `import { feed, visit, DocumentClient, startSimulator, type FeedSummary } from 'vespa-bulk';
+  // Each name from its entry: the root, and the simulator from its subpath (the root does not load it).
+  const consumer = `import { feed, visit, DocumentClient, type FeedSummary } from 'vespa-bulk';
+import { startSimulator } from 'vespa-bulk/simulator';
+import { renderReport } from 'vespa-bulk/report';
+import { speedtestSource } from 'vespa-bulk/bench';
 
 const sim = await startSimulator({ port: 0, configPort: false });
 try {
@@ -153,7 +157,8 @@ try {
   const client = new DocumentClient({ endpoint: sim.url });
   const { status } = await client.get('id:mynamespace:music::song-2');
   await client.close();
-  console.log(JSON.stringify({ ok: summary['feeder.ok.count'], visited: visited.sort(), status }));
+  const entries = [typeof renderReport, typeof speedtestSource];
+  console.log(JSON.stringify({ ok: summary['feeder.ok.count'], visited: visited.sort(), status, entries }));
 } finally {
   await sim.close();
 }
@@ -187,6 +192,7 @@ try {
         ok: 3,
         visited: ['id:mynamespace:music::song-1', 'id:mynamespace:music::song-2', 'id:mynamespace:music::song-3'],
         status: 200,
+        entries: ['function', 'function'],
       });
     });
   }
