@@ -76,7 +76,7 @@ export async function startConfigServer(options: ConfigServerOptions = {}): Prom
   };
   const listener = createListener(
     (req, res) => {
-      handle(frontDoor, req, res).then(
+      handle(frontDoor, req).then(
         (response) => send(res, response),
         (err: unknown) => sendError(res, err),
       );
@@ -107,7 +107,7 @@ function checkAccess(frontDoor: FrontDoor, req: AnyRequest): void {
   throw new ConfigServerError(verdict.status, verdictCodes[verdict.status], verdict.message);
 }
 
-async function handle(frontDoor: FrontDoor, req: AnyRequest, res: AnyResponse): Promise<ConfigResponse> {
+async function handle(frontDoor: FrontDoor, req: AnyRequest): Promise<ConfigResponse> {
   checkAccess(frontDoor, req);
   const raw = req.url ?? '/';
   const q = raw.indexOf('?');
@@ -124,7 +124,7 @@ async function handle(frontDoor: FrontDoor, req: AnyRequest, res: AnyResponse): 
     query: new URLSearchParams(q === -1 ? '' : raw.slice(q + 1)),
     headers: req.headers,
     base: `${frontDoor.scheme}://${authorityOf(req)}`,
-    body: () => readPackageBody(req, res, frontDoor.server.maxPackageBytes),
+    body: () => readPackageBody(req, frontDoor.server.maxPackageBytes),
   };
   return handler(request);
 }
@@ -136,13 +136,13 @@ function authorityOf(req: AnyRequest): string {
 }
 
 /** The whole body by the shared reader (gunzipped when so encoded); 413 past `limit`. */
-function readPackageBody(req: AnyRequest, res: AnyResponse, limit: number): Promise<Buffer> {
+function readPackageBody(req: AnyRequest, limit: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
-    readRequestBody(req, res, req.url ?? '/', limit, resolve, refuseBody, { reject, limit });
+    readRequestBody(req, limit, resolve, refuseBody, { reject, limit });
   });
 }
 
-function refuseBody(context: { reject: (err: Error) => void; limit: number }, _req: AnyRequest, _res: AnyResponse, _pathId: string, status: 413 | 400, message: string): void {
+function refuseBody(context: { reject: (err: Error) => void; limit: number }, status: 413 | 400, message: string): void {
   context.reject(new ConfigServerError(status, 'BAD_REQUEST', status === 413 ? `Application package is larger than ${context.limit} bytes` : message));
 }
 
