@@ -1,9 +1,8 @@
 import type { QueueCounts } from '../admission.js';
 import { validateFaultPatch } from '../faults.js';
 import type { InProgressCounts } from '../http/in-progress.js';
-import type { AnyRequest, AnyResponse } from '../http/http-response.js';
 import { readRequestBody } from '../http/request-body.js';
-import type { HandlerState } from './handler-state.js';
+import type { DocumentRequest, HandlerState } from './handler-state.js';
 import { methodNotAllowed, notFound, refuseBody, reply } from './replies.js';
 import { handlerErrorBody } from './responses.js';
 
@@ -21,53 +20,55 @@ export function serverStats(state: HandlerState): ServerStats {
  * fault settings, `GET|DELETE /_sim/documents` counts or clears the stored documents, `GET /_sim/stats` tells
  * what is in progress (this request included) and `DELETE /_sim/stats` starts its maxima afresh.
  */
-export function adminPath(state: HandlerState, req: AnyRequest, res: AnyResponse, pathId: string): void {
+export function adminPath(request: DocumentRequest): void {
+  const { state, req, pathId } = request;
   if (pathId === '/_sim/faults') {
     if (req.method === 'GET') {
-      reply(state, req, res, 200, JSON.stringify(state.faults.get()));
+      reply(request, 200, JSON.stringify(state.faults.get()));
       return;
     }
     if (req.method === 'PUT' || req.method === 'POST') {
-      readRequestBody(req, res, pathId, state.maxBodyBytes, (body) => patchFaults(state, req, res, pathId, body), refuseBody, state);
+      readRequestBody(req, state.maxBodyBytes, (body) => patchFaults(request, body), refuseBody, request);
       return;
     }
-    methodNotAllowed(state, req, res, pathId, ['GET', 'PUT']);
+    methodNotAllowed(request, ['GET', 'PUT']);
     return;
   }
   if (pathId === '/_sim/stats') {
     if (req.method === 'DELETE') state.inProgress.reset();
-    if (req.method === 'GET' || req.method === 'DELETE') reply(state, req, res, 200, JSON.stringify(serverStats(state)));
-    else methodNotAllowed(state, req, res, pathId, ['DELETE', 'GET']);
+    if (req.method === 'GET' || req.method === 'DELETE') reply(request, 200, JSON.stringify(serverStats(state)));
+    else methodNotAllowed(request, ['DELETE', 'GET']);
     return;
   }
   if (pathId === '/_sim/documents') {
     if (req.method === 'DELETE') {
       const removed = state.store.size();
       state.store.clear();
-      reply(state, req, res, 200, JSON.stringify({ removed }));
+      reply(request, 200, JSON.stringify({ removed }));
       return;
     }
     if (req.method === 'GET') {
       const counts: Record<string, number> = {};
       for (const name of state.store.clusterNames) counts[name] = state.store.size(name);
-      reply(state, req, res, 200, JSON.stringify({ documents: state.store.size(), clusters: counts }));
+      reply(request, 200, JSON.stringify({ documents: state.store.size(), clusters: counts }));
       return;
     }
-    methodNotAllowed(state, req, res, pathId, ['GET', 'DELETE']);
+    methodNotAllowed(request, ['GET', 'DELETE']);
     return;
   }
-  notFound(state, req, res, pathId);
+  notFound(request);
 }
 
-function patchFaults(state: HandlerState, req: AnyRequest, res: AnyResponse, pathId: string, body: Buffer): void {
+function patchFaults(request: DocumentRequest, body: Buffer): void {
+  const { state, pathId } = request;
   let patch: unknown;
   try {
     patch = JSON.parse(body.toString('utf8'));
   } catch (err) {
-    reply(state, req, res, 400, handlerErrorBody(pathId, `Failed parsing JSON: ${(err as Error).message}`));
+    reply(request, 400, handlerErrorBody(pathId, `Failed parsing JSON: ${(err as Error).message}`));
     return;
   }
   const problem = validateFaultPatch(patch);
-  if (problem !== undefined) reply(state, req, res, 400, handlerErrorBody(pathId, problem));
-  else reply(state, req, res, 200, JSON.stringify(state.faults.set(patch as object)));
+  if (problem !== undefined) reply(request, 400, handlerErrorBody(pathId, problem));
+  else reply(request, 200, JSON.stringify(state.faults.set(patch as object)));
 }

@@ -1,56 +1,52 @@
 import type { QueuedOperation } from '../admission.js';
-import { isGone, type AnyRequest, type AnyResponse } from '../http/http-response.js';
+import { isGone } from '../http/http-response.js';
 import { serve } from './fault-injection.js';
-import type { HandlerState, Work } from './handler-state.js';
+import type { DocumentRequest, Job } from './handler-state.js';
 import { reply } from './replies.js';
 import { handlerErrorBody } from './responses.js';
 
 /**
  * Admission, then service: the handler's queue refuses (429) or holds the operation until the content nodes
  * have room (admission.ts); there it takes `latencyMs`, then it is served. A request whose timeout passes first
- * is answered 504 and never applied. `bytes` is the operation's estimated size, its body's length. Single-document
- * operations (`id` given) take room at the content nodes; visits and bulk runs do not, and streamed visits run
- * until their last byte.
+ * is answered 504 and never applied. `job.bytes` is the operation's estimated size, its body's length.
+ * Single-document operations (`job.id` given) take room at the content nodes; visits and bulk runs do not, and
+ * streamed visits run until their last byte.
  */
-export function admit(state: HandlerState, req: AnyRequest, res: AnyResponse, pathId: string, id: string | undefined, write: boolean, timeoutMs: number, work: Work, bytes = 0): void {
-  const verdict = state.admission.verdict(bytes, id !== undefined);
+export function admit(request: DocumentRequest, job: Job): void {
+  const { state } = request;
+  const verdict = state.admission.verdict(job.bytes, job.id !== undefined);
   if (verdict === 'dispatch') {
-    // The common case, kept free of allocations: no latency, nothing waiting.
-    if (state.faults.current.latencyMs <= 0) serve(state, req, res, pathId, id, write, work);
-    else new PendingOperation(state, req, res, pathId, id, write, timeoutMs, work, bytes).atContentNodes();
-  } else if (verdict === 'queue') state.admission.enqueue(new PendingOperation(state, req, res, pathId, id, write, timeoutMs, work, bytes).waitForTurn());
-  else reply(state, req, res, 429, handlerErrorBody(pathId, verdict.message));
+    // The common case, kept free of further allocations: no latency, nothing waiting.
+    if (state.faults.current.latencyMs <= 0) serve(request, job);
+    else new PendingOperation(request, job).atContentNodes();
+  } else if (verdict === 'queue') state.admission.enqueue(new PendingOperation(request, job).waitForTurn());
+  else reply(request, 429, handlerErrorBody(request.pathId, verdict.message));
 }
 
 /** An operation that is not served at once: it waits in the handler's queue, or for the content nodes' latency. */
 class PendingOperation implements QueuedOperation {
   readonly enqueuedMs = performance.now();
   readonly document: boolean;
+  readonly bytes: number;
   private timedOut = false;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly state: HandlerState,
-    private readonly req: AnyRequest,
-    private readonly res: AnyResponse,
-    private readonly pathId: string,
-    private readonly id: string | undefined,
-    private readonly write: boolean,
-    private readonly timeoutMs: number,
-    private readonly work: Work,
-    readonly bytes: number,
+    private readonly request: DocumentRequest,
+    private readonly job: Job,
   ) {
-    this.document = id !== undefined;
+    this.document = job.id !== undefined;
+    this.bytes = job.bytes;
   }
 
   get cancelled(): boolean {
     // A request abandoned while it waited is not sent on, as in the service.
-    return this.timedOut || isGone(this.res);
+    return this.timedOut || isGone(this.request.res);
   }
 
   /** Waits in the queue, answered 504 if its timeout passes there. */
   waitForTurn(): this {
-    this.timer = setTimeout(timeOutInQueue, this.timeoutMs, this);
+    this.timer = setTimeout(timeOutInQueue, this.job.timeoutMs, this);
     return this;
   }
 
@@ -65,8 +61,8 @@ class PendingOperation implements QueuedOperation {
 
   /** At the content nodes: served after the latency, or 504 at the deadline when that comes first. */
   atContentNodes(): void {
-    const leftMs = this.timeoutMs - (performance.now() - this.enqueuedMs);
-    const { latencyMs } = this.state.faults.current;
+    const leftMs = this.job.timeoutMs - (performance.now() - this.enqueuedMs);
+    const { latencyMs } = this.request.state.faults.current;
     if (latencyMs >= leftMs) setTimeout(timeOutAtContentNodes, Math.max(0, leftMs), this);
     else if (latencyMs > 0) setTimeout(served, latencyMs, this);
     else served(this);
@@ -74,16 +70,17 @@ class PendingOperation implements QueuedOperation {
 
   serve(): void {
     // An operation whose client left while it was at the content nodes is not answered.
-    if (isGone(this.res)) this.state.admission.release(this.document);
-    else serve(this.state, this.req, this.res, this.pathId, this.id, this.write, this.work);
+    if (isGone(this.request.res)) this.request.state.admission.release(this.document);
+    else serve(this.request, this.job);
   }
 
   timeOut(inQueue: boolean): void {
+    const { state, res, pathId } = this.request;
     if (inQueue) {
       this.timedOut = true;
-      this.state.admission.cancelled();
-    } else this.state.admission.release(this.document);
-    if (!isGone(this.res)) reply(this.state, this.req, this.res, 504, handlerErrorBody(this.pathId, `Timeout after ${this.timeoutMs}ms`));
+      state.admission.cancelled();
+    } else state.admission.release(this.document);
+    if (!isGone(res)) reply(this.request, 504, handlerErrorBody(pathId, `Timeout after ${this.job.timeoutMs}ms`));
   }
 }
 

@@ -1,5 +1,4 @@
 import { judgeDocumentOperation } from '../../schema/judge.js';
-import type { AnyRequest, AnyResponse } from '../http/http-response.js';
 import { readRequestBody } from '../http/request-body.js';
 import { admit } from './admit.js';
 import { checkBulkParameters, runBulkChunk, type BulkOperation } from './bulk-handler.js';
@@ -7,7 +6,7 @@ import { parseDocumentPath, type DocumentRoute } from './document-path.js';
 import type { ClusterStore } from './document-store.js';
 import { answer } from './fault-injection.js';
 import { parseFieldSet } from './field-set.js';
-import type { HandlerState } from './handler-state.js';
+import type { DocumentRequest } from './handler-state.js';
 import { compileCondition, parseOperationBody, parseUpdateBody, type PreparedOperation } from './operations.js';
 import { QueryParameters } from './query-parameters.js';
 import { methodNotAllowed, notFound, refuseBody, reply, replyError } from './replies.js';
@@ -26,16 +25,17 @@ const defaultBulkTimeChunkMs = 60_000;
 
 const documentApiMissing = 'Document API is not configured in this cluster. See https://docs.vespa.ai/en/reference/services/container.html#document-api';
 
-export function documentApi(state: HandlerState, req: AnyRequest, res: AnyResponse, pathId: string, queryString: string): void {
+export function documentApi(request: DocumentRequest, queryString: string): void {
+  const { state, req, res, pathId } = request;
   if (state.model !== null && !state.model.documentApi) {
     // A container without <document-api> serves /document/v1 with a handler that only says so.
     if (!req.readableEnded) req.resume();
-    reply(state, req, res, 404, handlerErrorBody(pathId, documentApiMissing));
+    reply(request, 404, handlerErrorBody(pathId, documentApiMissing));
     return;
   }
   const route = parseDocumentPath(pathId);
   if (route.kind === 'none') {
-    notFound(state, req, res, pathId);
+    notFound(request);
     return;
   }
   const method = req.method ?? 'GET';
@@ -45,31 +45,31 @@ export function documentApi(state: HandlerState, req: AnyRequest, res: AnyRespon
       res.writeHead(204, { allow: allowed.join(',') });
       res.end();
     } else {
-      methodNotAllowed(state, req, res, pathId, allowed);
+      methodNotAllowed(request, allowed);
     }
     return;
   }
   const query = new QueryParameters(queryString);
   if (route.kind === 'document' && method !== 'GET' && query.has('dryRun')) {
     try {
-      if (dryRunAnswered(state, req, res, route.id, pathId, query)) return;
+      if (dryRunAnswered(request, route.id, query)) return;
     } catch (err) {
       if (!req.readableEnded) req.resume();
-      replyError(state, req, res, pathId, err);
+      replyError(request, err);
       return;
     }
   }
   const withBody = method === 'POST' || method === 'PUT';
   const dispatch = (body: Buffer | undefined): void => {
     try {
-      if (route.kind === 'document') documentOperation(state, req, res, route, pathId, query, body);
-      else collectionOperation(state, req, res, route, pathId, query, body);
+      if (route.kind === 'document') documentOperation(request, route, query, body);
+      else collectionOperation(request, route, query, body);
     } catch (err) {
-      replyError(state, req, res, pathId, err);
+      replyError(request, err);
     }
   };
   // Copy (POST on a collection) has no body; everything else that writes reads one.
-  if (withBody && !(method === 'POST' && route.kind !== 'document')) readRequestBody(req, res, pathId, state.maxBodyBytes, dispatch, refuseBody, state);
+  if (withBody && !(method === 'POST' && route.kind !== 'document')) readRequestBody(req, state.maxBodyBytes, dispatch, refuseBody, request);
   else {
     if (!req.readableEnded) req.resume();
     dispatch(undefined);
@@ -80,15 +80,16 @@ export function documentApi(state: HandlerState, req: AnyRequest, res: AnyRespon
  * A dry run is answered before the body is read: only the path, the timeout and dryRun itself are checked, not
  * the document type, the cluster or the body (the official `vespa feed --speedtest` relies on it).
  */
-function dryRunAnswered(state: HandlerState, req: AnyRequest, res: AnyResponse, id: string, pathId: string, query: QueryParameters): boolean {
+function dryRunAnswered(request: DocumentRequest, id: string, query: QueryParameters): boolean {
   parseTimeoutMs(query);
   if (query.boolean('dryRun') !== true) return false;
-  if (!req.readableEnded) req.resume();
-  reply(state, req, res, 200, idBody(pathId, id));
+  if (!request.req.readableEnded) request.req.resume();
+  reply(request, 200, idBody(request.pathId, id));
   return true;
 }
 
-function documentOperation(state: HandlerState, req: AnyRequest, res: AnyResponse, route: Extract<DocumentRoute, { kind: 'document' }>, pathId: string, query: QueryParameters, body: Buffer | undefined): void {
+function documentOperation(request: DocumentRequest, route: Extract<DocumentRoute, { kind: 'document' }>, query: QueryParameters, body: Buffer | undefined): void {
+  const { state, req, pathId } = request;
   // A get refuses dryRun before it looks at anything else.
   if (req.method === 'GET') query.disallow(pathId, 'dryRun');
   const judged = state.model !== null && (req.method === 'POST' || req.method === 'PUT');
@@ -108,7 +109,7 @@ function documentOperation(state: HandlerState, req: AnyRequest, res: AnyRespons
       break;
     case 'POST': {
       if (judged) {
-        op = judgedOperation(state, 'put', route, pathId, query, body!, { cluster, traceLevel, timeoutMs, dryRun });
+        op = judgedOperation(request, 'put', route, query, body!, { cluster, traceLevel, timeoutMs, dryRun });
         break;
       }
       const parsed = parseOperationBody(body!.toString('utf8'), { kind: 'put', id, docType: route.type });
@@ -120,7 +121,7 @@ function documentOperation(state: HandlerState, req: AnyRequest, res: AnyRespons
     }
     case 'PUT': {
       if (judged) {
-        op = judgedOperation(state, 'update', route, pathId, query, body!, { cluster, traceLevel, timeoutMs, dryRun });
+        op = judgedOperation(request, 'update', route, query, body!, { cluster, traceLevel, timeoutMs, dryRun });
         break;
       }
       const parsed = parseUpdateBody(body!.toString('utf8'), { kind: 'update', id, docType: route.type });
@@ -136,7 +137,7 @@ function documentOperation(state: HandlerState, req: AnyRequest, res: AnyRespons
     }
   }
   // The handler estimates an operation's size as the bytes of its body.
-  admit(state, req, res, pathId, id, op.kind !== 'get', timeoutMs, op, body?.length ?? 0);
+  admit(request, { id, write: op.kind !== 'get', timeoutMs, work: op, bytes: body?.length ?? 0 });
 }
 
 interface OperationSettings {
@@ -152,7 +153,8 @@ function conditionAndCreate(query: QueryParameters, bodyCondition: string | unde
 }
 
 /** A put or update judged against the deployed schema; what is stored is the text it was given. */
-function judgedOperation(state: HandlerState, kind: 'put' | 'update', route: Extract<DocumentRoute, { kind: 'document' }>, pathId: string, query: QueryParameters, body: Buffer, settings: OperationSettings): PreparedOperation {
+function judgedOperation(request: DocumentRequest, kind: 'put' | 'update', route: Extract<DocumentRoute, { kind: 'document' }>, query: QueryParameters, body: Buffer, settings: OperationSettings): PreparedOperation {
+  const { state, pathId } = request;
   const text = body.toString('utf8');
   const verdict = judgeDocumentOperation(state.model!, kind, route.id, route.type, text);
   if (!verdict.ok) throw new HandlerError(verdict.status, verdict.message);
@@ -174,7 +176,8 @@ function judgedOperation(state: HandlerState, kind: 'put' | 'update', route: Ext
   return { kind: 'update', ...common, fields: updates };
 }
 
-function collectionOperation(state: HandlerState, req: AnyRequest, res: AnyResponse, route: Extract<DocumentRoute, { kind: 'root' | 'collection' }>, pathId: string, query: QueryParameters, body: Buffer | undefined): void {
+function collectionOperation(request: DocumentRequest, route: Extract<DocumentRoute, { kind: 'root' | 'collection' }>, query: QueryParameters, body: Buffer | undefined): void {
+  const { state, req, res, pathId } = request;
   const scopeContext: ScopeContext = { store: state.store, globalTypes: state.globalTypes, documentTypes: state.documentTypes, selections: state.selections };
   // Visits and the bulk operations refuse dryRun before anything else.
   query.disallow(pathId, 'dryRun');
@@ -185,7 +188,7 @@ function collectionOperation(state: HandlerState, req: AnyRequest, res: AnyRespo
     const params = parseVisitParameters(query, req.headers.accept, fieldsRenderer(state.model, requestedTensorEncoding(query.queryString)));
     const scope = buildScope(scopeContext, route, query, pathId, resolveCluster(state.store, wantedCluster));
     const settings = { chunkDocuments: state.visitChunkDocuments, cutStreamAfterDocuments: state.faults.current.cutStreamAfterDocuments, cost: state.visitCost };
-    admit(state, req, res, pathId, undefined, false, scope.timeoutMs, () => {
+    const visit = (): Promise<void> => {
       if (!params.stream) {
         return visitPlain(res, scope, params, settings).then(() => {
           if (state.log !== undefined) state.log(`${req.method} ${req.url} 200`);
@@ -194,7 +197,8 @@ function collectionOperation(state: HandlerState, req: AnyRequest, res: AnyRespo
       return visitStreamed(res, scope, params, settings).then((status) => {
         if (state.log !== undefined) state.log(`${req.method} ${req.url} ${status} (streamed)`);
       });
-    });
+    };
+    admit(request, { id: undefined, write: false, timeoutMs: scope.timeoutMs, work: visit, bytes: 0 });
     return;
   }
 
@@ -222,5 +226,6 @@ function collectionOperation(state: HandlerState, req: AnyRequest, res: AnyRespo
     applyUpdate({}, parsed.fields);
     operation.fields = parsed.fields;
   }
-  admit(state, req, res, pathId, undefined, true, scope.timeoutMs, () => answer(state, req, res, 200, runBulkChunk(scope, operation, state.visitChunkDocuments, timeChunkMs)), body?.length ?? 0);
+  const run = (): void => answer(request, 200, runBulkChunk(scope, operation, state.visitChunkDocuments, timeChunkMs));
+  admit(request, { id: undefined, write: true, timeoutMs: scope.timeoutMs, work: run, bytes: body?.length ?? 0 });
 }

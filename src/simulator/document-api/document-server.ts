@@ -7,7 +7,7 @@ import { Faults, type FaultSettings } from '../faults.js';
 import { VisitCost } from './visit-cost.js';
 import { createRequestHandler, type HandlerState } from './handler.js';
 import { sendJson } from '../http/http-response.js';
-import { createListener, type RequestListener } from '../http/listener.js';
+import { createListener, listen, type RequestListener } from '../http/listener.js';
 import { handlerErrorBody } from './responses.js';
 import { DocumentStore } from './document-store.js';
 import { SelectionCache } from './selection-cache.js';
@@ -120,15 +120,7 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     log: requestLogger(options.requestLog),
   };
   const listener = createListener(guarded(createRequestHandler(state), options, state.log), { tls: options.tls, inProgress: state.inProgress });
-  await new Promise<void>((resolve, reject) => {
-    listener.server.once('error', reject);
-    listener.server.listen(options.port ?? 8080, host, () => {
-      listener.server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = listener.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : (options.port ?? 8080);
+  const port = await listen(listener, options.port ?? 8080, host);
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
     url: `${options.tls ? 'https' : 'http'}://${urlHost}:${port}`,

@@ -1,6 +1,6 @@
-import { closeWhenClientLeaves, destroyConnection, isGone, sendThenCut, writeChunk, type AnyRequest, type AnyResponse } from '../http/http-response.js';
+import { closeWhenClientLeaves, destroyConnection, isGone, sendThenCut, writeChunk, } from '../http/http-response.js';
 import { feedBlockMessage, injectedErrorMessage } from '../faults.js';
-import type { HandlerState, Work } from './handler-state.js';
+import type { DocumentRequest, Job } from './handler-state.js';
 import { executeOperation } from './operations.js';
 import { reply, replyError } from './replies.js';
 import { handlerErrorBody, idBody, jsonContentType, storageErrorBody } from './responses.js';
@@ -10,7 +10,9 @@ import { handlerErrorBody, idBody, jsonContentType, storageErrorBody } from './r
  * block) are drawn first, then the work runs. The content nodes' room is released when the answer is done (for
  * a stall, when the client gives up).
  */
-export function serve(state: HandlerState, req: AnyRequest, res: AnyResponse, pathId: string, id: string | undefined, write: boolean, work: Work): void {
+export function serve(request: DocumentRequest, job: Job): void {
+  const { state, req, res, pathId } = request;
+  const { id, write, work } = job;
   const { faults, admission } = state;
   let pending: void | Promise<void> = undefined;
   try {
@@ -29,22 +31,22 @@ export function serve(state: HandlerState, req: AnyRequest, res: AnyResponse, pa
     } else if (injected !== 0) {
       const message = injectedErrorMessage(injected);
       // 503 comes from the HTTP layer and 429 from the handler queue; the rest from storage, with the id.
-      if (id === undefined || injected === 503) reply(state, req, res, injected, handlerErrorBody(pathId, message));
-      else reply(state, req, res, injected, storageErrorBody(pathId, id, message));
+      if (id === undefined || injected === 503) reply(request, injected, handlerErrorBody(pathId, message));
+      else reply(request, injected, storageErrorBody(pathId, id, message));
     } else if (write && faults.current.feedBlock) {
       faults.note('feed-block');
-      if (id === undefined) reply(state, req, res, 500, handlerErrorBody(pathId, feedBlockMessage));
-      else reply(state, req, res, 507, storageErrorBody(pathId, id, feedBlockMessage));
+      if (id === undefined) reply(request, 500, handlerErrorBody(pathId, feedBlockMessage));
+      else reply(request, 507, storageErrorBody(pathId, id, feedBlockMessage));
     } else if (typeof work === 'function') {
       pending = work();
     } else if (work.kind !== 'get' && work.dryRun) {
-      reply(state, req, res, 200, idBody(pathId, work.id));
+      reply(request, 200, idBody(pathId, work.id));
     } else {
       const result = executeOperation(work);
-      answer(state, req, res, result.status, result.body, result.headers);
+      answer(request, result.status, result.body, result.headers);
     }
   } catch (err) {
-    replyError(state, req, res, pathId, err);
+    replyError(request, err);
   }
   // A single-document operation gives its room at the content nodes back (admit.ts); visits and bulk runs took none.
   const document = id !== undefined;
@@ -54,13 +56,14 @@ export function serve(state: HandlerState, req: AnyRequest, res: AnyResponse, pa
       () => admission.release(document),
       (err: unknown) => {
         admission.release(document);
-        replyError(state, req, res, pathId, err);
+        replyError(request, err);
       },
     );
 }
 
 /** Answers work that was done, unless a truncate or close fault loses the answer on the way. */
-export function answer(state: HandlerState, req: AnyRequest, res: AnyResponse, status: number, body: string, headers?: Record<string, string>): void {
+export function answer(request: DocumentRequest, status: number, body: string, headers?: Record<string, string>): void {
+  const { state, req, res } = request;
   if (isGone(res)) return;
   if (state.faults.drawTruncate()) {
     // The whole body, but a length that promises more: the client waits for bytes that never come, then the cut.
@@ -70,5 +73,5 @@ export function answer(state: HandlerState, req: AnyRequest, res: AnyResponse, s
   } else if (state.faults.drawClose()) {
     sendThenCut(res, status, body);
     if (state.log !== undefined) state.log(`${req.method} ${req.url} ${status} (connection cut)`);
-  } else reply(state, req, res, status, body, headers);
+  } else reply(request, status, body, headers);
 }

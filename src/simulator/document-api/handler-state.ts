@@ -1,4 +1,5 @@
 import type { DocumentModel } from '../../schema/document-model.js';
+import type { AnyRequest, AnyResponse } from '../http/http-response.js';
 import type { Admission } from '../admission.js';
 import type { Faults } from '../faults.js';
 import type { InProgress } from '../http/in-progress.js';
@@ -30,3 +31,27 @@ export interface HandlerState {
 
 /** What an admitted request does: a single-document operation, or a visit/bulk run (possibly async). */
 export type Work = PreparedOperation | (() => void | Promise<void>);
+
+/**
+ * One request to the document handler, made once when it arrives and handed down to everything that answers it,
+ * in place of the handler state, request, response and path as separate arguments.
+ */
+export interface DocumentRequest {
+  readonly state: HandlerState;
+  readonly req: AnyRequest;
+  readonly res: AnyResponse;
+  /** The path, without the query. */
+  readonly pathId: string;
+}
+
+/** What `admit` is given to admit: the work, and what the queue and the content nodes need to know of it. */
+export interface Job {
+  /** The document, for a single-document operation (it takes room at the content nodes); undefined for visits and bulk runs. */
+  id: string | undefined;
+  /** A write: refused while feed is blocked. */
+  write: boolean;
+  timeoutMs: number;
+  work: Work;
+  /** The operation's estimated size: its body's length. */
+  bytes: number;
+}

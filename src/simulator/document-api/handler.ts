@@ -1,10 +1,10 @@
 import type { AnyRequest, AnyResponse } from '../http/http-response.js';
 import { adminPath } from './admin-paths.js';
 import { documentApi } from './document-routes.js';
-import type { HandlerState } from './handler-state.js';
+import type { DocumentRequest, HandlerState } from './handler-state.js';
 import { notFound, reply, replyError } from './replies.js';
 
-export type { HandlerState } from './handler-state.js';
+export type { DocumentRequest, HandlerState } from './handler-state.js';
 
 const handlerListing = JSON.stringify({
   handlers: [
@@ -27,14 +27,15 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const pathId = q < 0 ? url : url.slice(0, q);
+    const request: DocumentRequest = { state, req, res, pathId };
     try {
-      if (pathId.startsWith('/document/v1')) documentApi(state, req, res, pathId, q < 0 ? '' : url.slice(q + 1));
-      else if (pathId.startsWith('/_sim/')) adminPath(state, req, res, pathId);
-      else if (pathId === '/' && (req.method === 'GET' || req.method === 'HEAD')) reply(state, req, res, 200, handlerListing);
-      else if (pathId === '/state/v1/health' || pathId === '/status.html' || pathId === '/ApplicationStatus') reply(state, req, res, 200, '{"status":{"code":"up"}}');
-      else notFound(state, req, res, pathId);
+      if (pathId.startsWith('/document/v1')) documentApi(request, q < 0 ? '' : url.slice(q + 1));
+      else if (pathId.startsWith('/_sim/')) adminPath(request);
+      else if (pathId === '/' && (req.method === 'GET' || req.method === 'HEAD')) reply(request, 200, handlerListing);
+      else if (pathId === '/state/v1/health' || pathId === '/status.html' || pathId === '/ApplicationStatus') reply(request, 200, '{"status":{"code":"up"}}');
+      else notFound(request);
     } catch (err) {
-      replyError(state, req, res, pathId, err);
+      replyError(request, err);
     }
   };
 }

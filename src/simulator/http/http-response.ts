@@ -8,6 +8,13 @@ export type AnyRequest = IncomingMessage | http2.Http2ServerRequest;
 /** The response side of an HTTP/1.1 or HTTP/2 (compatibility API) exchange: the calls both have. */
 export type AnyResponse = ServerResponse | http2.Http2ServerResponse;
 
+/** Sends a whole body of any type, unless the headers already went out. */
+export function sendBody(res: AnyResponse, status: number, contentType: string, body: string | Uint8Array, extraHeaders?: Record<string, string>): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), ...extraHeaders });
+  res.end(body);
+}
+
 export function sendJson(res: AnyResponse, status: number, body: string, extraHeaders?: Record<string, string>): void {
   const headers: Record<string, string | number> = { 'content-type': jsonContentType, 'content-length': Buffer.byteLength(body) };
   if (extraHeaders !== undefined) Object.assign(headers, extraHeaders);

@@ -95,6 +95,19 @@ export function createListener(handler: RequestListener, options: ListenerOption
   };
 }
 
+/** Starts listening on `host`:`port` (0: a free one); resolves with the port taken. */
+export function listen(listener: Listener, port: number, host: string): Promise<number> {
+  const { server } = listener;
+  return new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address();
+      resolve(typeof address === 'object' && address !== null ? address.port : port);
+    });
+  });
+}
+
 /**
  * The TLS port: one secure HTTP/2 server that also takes HTTP/1.1 (allowHTTP1), the protocol agreed by ALPN
  * (h2 first, then http/1.1), as the container does over TLS. A client certificate the CA did not sign is

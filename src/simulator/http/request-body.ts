@@ -1,12 +1,12 @@
 import { createGunzip, gunzipSync } from 'node:zlib';
-import type { AnyRequest, AnyResponse } from './http-response.js';
+import type { AnyRequest } from './http-response.js';
 
 /**
  * Answers a body that cannot be read: 413 over the limit, 400 for an unknown or broken Content-Encoding.
- * `context` is what `readRequestBody` was given, so one shared function serves every request (no closure per
- * request on the hot path).
+ * `context` is what `readRequestBody` was given (the request's own context), so one shared function serves every
+ * request (no closure per request on the hot path).
  */
-export type BodyRefusal<C> = (context: C, req: AnyRequest, res: AnyResponse, pathId: string, status: 413 | 400, message: string) => void;
+export type BodyRefusal<C> = (context: C, status: 413 | 400, message: string) => void;
 
 const kBody = Symbol('body');
 
@@ -16,8 +16,6 @@ interface BodyState {
   size: number;
   gzipped: boolean;
   max: number;
-  res: AnyResponse;
-  pathId: string;
   onBody: (body: Buffer) => void;
   refuse: BodyRefusal<unknown>;
   context: unknown;
@@ -38,11 +36,11 @@ export function requestTooLargeMessage(size: number, max: number): string {
  * Reads the whole body, gunzips it when so encoded, and hands it to `onBody`; a body over `max` bytes (inflated)
  * is refused 413 once it has been read in full, as the container reads it all before its handler looks at the size.
  */
-export function readRequestBody<C>(req: AnyRequest, res: AnyResponse, pathId: string, max: number, onBody: (body: Buffer) => void, refuse: BodyRefusal<C>, context: C): void {
+export function readRequestBody<C>(req: AnyRequest, max: number, onBody: (body: Buffer) => void, refuse: BodyRefusal<C>, context: C): void {
   const encoding = req.headers['content-encoding'];
   const gzipped = encoding !== undefined && encoding.toLowerCase() === 'gzip';
   // Per-request state lives on the request; the listeners are shared functions.
-  (req as BodyCarrier)[kBody] = { chunks: [], size: 0, gzipped, max, res, pathId, onBody, refuse: refuse as BodyRefusal<unknown>, context };
+  (req as BodyCarrier)[kBody] = { chunks: [], size: 0, gzipped, max, onBody, refuse: refuse as BodyRefusal<unknown>, context };
   req.on('data', onBodyData);
   req.on('end', onBodyEnd);
   req.on('error', onBodyError);
@@ -58,7 +56,7 @@ function onBodyData(this: BodyCarrier, chunk: Buffer): void {
 function onBodyEnd(this: BodyCarrier): void {
   const b = this[kBody]!;
   this[kBody] = undefined;
-  if (b.size > b.max && !b.gzipped) b.refuse(b.context, this, b.res, b.pathId, 413, requestTooLargeMessage(b.size, b.max));
+  if (b.size > b.max && !b.gzipped) b.refuse(b.context, 413, requestTooLargeMessage(b.size, b.max));
   else finishBody(this, b);
 }
 
@@ -67,14 +65,14 @@ function finishBody(req: BodyCarrier, b: BodyState): void {
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding !== 'identity') {
     if (!b.gzipped) {
-      b.refuse(b.context, req, b.res, b.pathId, 400, `Unsupported Content-Encoding '${encoding}'`);
+      b.refuse(b.context, 400, `Unsupported Content-Encoding '${encoding}'`);
       return;
     }
     try {
       body = gunzipSync(body, { maxOutputLength: b.max });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') refuseInflated(req, b, body);
-      else b.refuse(b.context, req, b.res, b.pathId, 400, `Failed decompressing gzip request body: ${(err as Error).message}`);
+      if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') refuseInflated(b, body);
+      else b.refuse(b.context, 400, `Failed decompressing gzip request body: ${(err as Error).message}`);
       return;
     }
   }
@@ -82,12 +80,12 @@ function finishBody(req: BodyCarrier, b: BodyState): void {
 }
 
 /** A gzipped body that inflates past the limit: inflated once more, only counted, to name its size. */
-function refuseInflated(req: BodyCarrier, b: BodyState, compressed: Buffer): void {
+function refuseInflated(b: BodyState, compressed: Buffer): void {
   let size = 0;
   const gunzip = createGunzip();
   gunzip.on('data', (chunk: Buffer) => (size += chunk.length));
-  gunzip.on('error', () => b.refuse(b.context, req, b.res, b.pathId, 413, requestTooLargeMessage(size, b.max)));
-  gunzip.on('end', () => b.refuse(b.context, req, b.res, b.pathId, 413, requestTooLargeMessage(size, b.max)));
+  gunzip.on('error', () => b.refuse(b.context, 413, requestTooLargeMessage(size, b.max)));
+  gunzip.on('end', () => b.refuse(b.context, 413, requestTooLargeMessage(size, b.max)));
   gunzip.end(compressed);
 }
 
