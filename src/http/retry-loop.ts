@@ -23,12 +23,19 @@ export interface RetryLoopOptions {
   failureOf: (err: unknown) => AttemptFailure | undefined;
   /** Stops the loop: before an attempt, after a failed one, and during the wait between them. */
   signal?: AbortSignal;
+  /**
+   * A `performance.now()` time after which no attempt starts: a wait that would not end before it is not made,
+   * and the last failure is the outcome (as `retryDelay`'s `remainingMs`). Default none: `maxRetries` bounds the loop.
+   */
+  deadline?: number;
   /** Called before each wait, after the failure was counted. */
   onRetry?: (retry: RetryEvent) => void;
   /** Injected for tests: waits `ms`, rejecting when `signal` aborts. Default `setTimeout` of node:timers/promises. */
   sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<unknown>;
   /** Injected for tests: the jitter's random source. Default Math.random. */
   random?: () => number;
+  /** Injected for tests: the clock of `deadline`. Default `performance.now`. */
+  now?: () => number;
 }
 
 /** What the policy needs to know of one failed attempt. */
@@ -92,6 +99,7 @@ export async function retryLoop<T>(attempt: () => Promise<T>, options: RetryLoop
               retryAfterMs: failure.retryAfterMs,
               maybeApplied: failure.maybeApplied,
               random: options.random,
+              remainingMs: options.deadline === undefined ? undefined : options.deadline - (options.now ?? (() => performance.now()))(),
             },
             policy,
           );
