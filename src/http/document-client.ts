@@ -75,7 +75,7 @@ export interface DocumentResponse {
 }
 
 /** Retries of a `DocumentClient` call unless `maxRetries` says otherwise: five attempts in all. */
-export const defaultDocumentRetries = 4;
+const defaultDocumentRetries = 4;
 
 /** An answer the service asks to have sent again (429, 503): nothing was applied. */
 class RetryableAnswer extends Error {

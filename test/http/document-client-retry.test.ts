@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DocumentClient } from '../../src/http/document-client.js';
+import { feed } from '../../src/feed/feed.js';
 import { isVespaBulkError } from '../../src/errors.js';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { startRecordingServer } from './recording-server.js';
@@ -165,5 +166,12 @@ describe('DocumentClient retry options are checked', () => {
     [{ timeoutMs: -1 }, /^timeoutMs must be a finite number > 0/],
   ])('%o', (options, message) => {
     expect(() => new DocumentClient({ endpoint: 'http://127.0.0.1:9', ...options })).toThrow(message);
+  });
+});
+
+describe('the one retry policy is checked alike for the feed', () => {
+  it('refuses a retryPolicy field out of range, naming it', async () => {
+    const ops = [{ put: 'id:ns:music::a', fields: {} }];
+    await expect(feed(ops, { endpoint: 'http://127.0.0.1:9', retryPolicy: { factor: 0.5 } })).rejects.toThrow(/^retryPolicy\.factor must be a finite number >= 1, not 0\.5$/);
   });
 });
