@@ -3,7 +3,7 @@ import { retryDelay, type RetryPolicy } from './retry-delay.js';
 
 /**
  * The one loop around the pure `retryDelay` policy for the client's request-at-a-time callers (the slice
- * visitor, bulk operations, the single-document commands): it repeats an attempt until it succeeds, fails
+ * visitor, bulk operations, `DocumentClient`, whose calls the single-document commands make): it repeats an attempt until it succeeds, fails
  * for good, or the signal aborts. The feeder keeps its own bookkeeping: with thousands of operations in
  * flight it schedules retries without a promise per operation.
  */
