@@ -1,5 +1,6 @@
 import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkProtocol, checkString, checkUrl } from '../options-check.js';
 import type { FeedOptions } from './options.js';
+import { checkRetryPolicy } from '../http/retry-delay.js';
 
 /** Refuses bad FeedOptions with an OptionError naming the option; `new Feeder()` and `feed()` call it. */
 export function checkFeedOptions(options: FeedOptions): void {
@@ -18,6 +19,7 @@ export function checkFeedOptions(options: FeedOptions): void {
   checkInteger(options, 'tracelevel', 0, 9);
   checkOneOf(options, 'compression', ['auto', 'gzip', 'none']);
   checkInteger(options, 'maxRetries', 0);
+  checkRetryPolicy(options.retryPolicy);
   checkInteger(options, 'maxRequestBytes', 1);
   checkDuration(options, 'maxFailureSeconds');
   checkDuration(options, 'halfOpenSeconds');

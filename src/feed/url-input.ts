@@ -4,6 +4,7 @@ import { createGunzip } from 'node:zlib';
 import type { buildConnector } from 'undici';
 import { Agent } from '../http/undici-parts.js';
 import { VespaBulkError } from '../errors.js';
+import { defaultRetryPolicy, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
 
 /** True for an input named by an `http://` or `https://` URL. */
 export function isUrlInput(name: string): boolean {
@@ -31,7 +32,7 @@ export interface UrlInputOptions {
   tls?: buildConnector.BuildOptions;
   /** Reconnects after a cut connection or a 5xx, in a row without progress. Default 10. */
   retries?: number;
-  /** First backoff delay in ms, doubled per retry up to 5 s. Default 200. */
+  /** First backoff delay in ms, doubled per retry up to 5 s (`retryDelay`, without jitter). Default 200. */
   backoffMs?: number;
   /** Bytes per gunzip chunk. */
   chunkBytes?: number;
@@ -61,9 +62,11 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
   const shown = redactUrl(url);
   const parsed = new URL(url);
   const agent = new Agent({ connect: options.tls });
-  const retries = options.retries ?? 10;
-  const backoff = options.backoffMs ?? 200;
+  // The one retry policy, without jitter: a GET is safe to repeat, and one reader has no one to spread out from.
+  const policy: RetryPolicy = { ...defaultRetryPolicy, maxRetries: options.retries ?? 10, baseDelayMs: options.backoffMs ?? 200, maxDelayMs: 5000, factor: 2, jitter: 0 };
   let failures = 0;
+  /** Counts one more failure in a row; the wait before the next try, or 0 when the retries are spent. */
+  const nextDelay = (): number => retryDelay({ attempt: ++failures, safeToRepeat: true }, policy);
 
   const fail = (message: string, code: 'VB_HTTP_STATUS' | 'VB_TRANSPORT' | 'VB_BAD_RESPONSE', cause?: unknown, status?: number): VespaBulkError =>
     new VespaBulkError(code, `cannot read input '${shown}': ${message}`, { cause, status });
@@ -94,8 +97,9 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
         throw Object.assign(err, { retriable: true });
       } catch (err) {
         const retriable = !(err instanceof VespaBulkError) || (err as { retriable?: boolean }).retriable === true;
-        if (!retriable || ++failures > retries) throw err instanceof VespaBulkError ? err : fail((err as Error).message, 'VB_TRANSPORT', err);
-        await sleep(Math.min(backoff * 2 ** (failures - 1), 5000));
+        const delay = retriable ? nextDelay() : 0;
+        if (delay === 0) throw err instanceof VespaBulkError ? err : fail((err as Error).message, 'VB_TRANSPORT', err);
+        await sleep(delay);
       }
     }
   }
@@ -115,6 +119,7 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
     try {
       for (;;) {
         let skip = current.skip;
+        let delay: number;
         try {
           for await (const chunk of current.body) {
             let buf = chunk as Buffer;
@@ -131,13 +136,15 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
           }
           // A body that ends short of its Content-Length was cut too (not every cut raises an error).
           if (current.length === undefined || at >= current.length) return;
-          if (++failures > retries) throw fail(`body ended at byte ${at} of ${current.length}`, 'VB_TRANSPORT');
+          delay = nextDelay();
+          if (delay === 0) throw fail(`body ended at byte ${at} of ${current.length}`, 'VB_TRANSPORT');
         } catch (err) {
           if (err instanceof VespaBulkError) throw err;
-          if (++failures > retries) throw fail((err as Error).message, 'VB_TRANSPORT', err);
+          delay = nextDelay();
+          if (delay === 0) throw fail((err as Error).message, 'VB_TRANSPORT', err);
         }
         current.body.destroy();
-        await sleep(Math.min(backoff * 2 ** (failures - 1), 5000));
+        await sleep(delay);
         current = await get(at);
       }
     } finally {

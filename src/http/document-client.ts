@@ -1,7 +1,9 @@
 import type { Dispatcher, buildConnector } from 'undici';
 import { toDocumentPath } from '../document/id.js';
-import { createPool, headersToObject, parseBody, send, splitEndpoint, type Protocol, type WireProtocol } from './transport.js';
-import { isH2Refusal, protocolError } from './reachability.js';
+import { createPool, headersToObject, parseBody, send, splitEndpoint, TransportError, type Protocol, type WireProtocol } from './transport.js';
+import { isH2Refusal, protocolError, unreachableCause } from './reachability.js';
+import { checkRetryPolicy, defaultRetryPolicy, parseRetryAfter, type RetryPolicy } from './retry-delay.js';
+import { retryLoop, type AttemptFailure } from './retry-loop.js';
 import { DocumentRequestEncoder, defaultMaxRequestBytes, isAssignOnly, requestSizeError, type DocumentParams, type EncodedBody } from './document-request.js';
 import { VespaBulkError } from '../errors.js';
 import { checkDuration, checkExclusive, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../options-check.js';
@@ -26,8 +28,29 @@ export interface DocumentClientOptions {
   connections?: number;
   /** HTTP/1.1 pipelining depth per connection. Default 1. */
   pipelining?: number;
-  /** Socket-level timeout for each request. Default 300 s. */
+  /**
+   * Client-side bound for one attempt, in ms: the wait for the answer's headers and any gap in its body (the
+   * socket's timeout). An attempt over it fails in transport with VB_TIMEOUT, retried where that is safe. Default 300 s.
+   */
+  requestTimeoutMs?: number;
+  /**
+   * Deadline of one call over all its attempts and the waits between them, in ms, as `FeedOptions.timeoutMs`: no
+   * retry starts, nor a wait that would end, after it; the last answer or error is then the outcome. It does not
+   * cut an attempt short (`requestTimeoutMs` does that) and is not sent (`DocumentParams.timeout` is the
+   * service's). Default none: `maxRetries` bounds the retries.
+   */
   timeoutMs?: number;
+  /**
+   * Retries of one call, in a row, with the backoff of `retryPolicy`: an answer 429 (throttled) or 503 (busy,
+   * nothing applied), and a transport error where sending again is safe (as the feeder decides: a get, or an
+   * operation without a condition that is a put, a remove or an update of assignments only; any operation when
+   * the request surely never left). Not retried: other statuses, and an endpoint where nothing has ever
+   * answered (that rejects at once). When the retries are spent, the last 429 or 503 resolves as any answer
+   * does, or the last transport error rejects. Default 4 (five attempts in all); 0: none.
+   */
+  maxRetries?: number;
+  /** Fine-tuning of the backoff: `defaultRetryPolicy` (100 ms doubling to 10 s, half random), these fields over it. `maxRetries` above wins over the one here. */
+  retryPolicy?: Partial<RetryPolicy>;
   /** Use this dispatcher instead of creating a pool (it is not closed by close()). */
   dispatcher?: Dispatcher;
   /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)`, exported by the package. */
@@ -51,9 +74,20 @@ export interface DocumentResponse {
   headers: Record<string, string | string[] | undefined>;
 }
 
+/** Retries of a `DocumentClient` call unless `maxRetries` says otherwise: five attempts in all. */
+const defaultDocumentRetries = 4;
+
+/** An answer the service asks to have sent again (429, 503): nothing was applied. */
+class RetryableAnswer extends Error {
+  constructor(readonly response: DocumentResponse) {
+    super(`HTTP ${response.status}`);
+  }
+}
+
 /**
- * Single-document operations on /document/v1. Every HTTP status resolves (check `status`); transport
- * failures reject with VespaBulkError VB_TRANSPORT or VB_TIMEOUT, and a server without HTTP/2 asked for it
+ * Single-document operations on /document/v1. Every HTTP status resolves (check `status`), 429 and 503 after
+ * the retries (`maxRetries`) are spent; transport failures reject with VespaBulkError VB_TRANSPORT or
+ * VB_TIMEOUT (after the retries, where retrying is safe), and a server without HTTP/2 asked for it
  * (`protocol: 'h2'`) with VB_PROTOCOL.
  */
 export class DocumentClient {
@@ -62,6 +96,11 @@ export class DocumentClient {
   private readonly encoder: DocumentRequestEncoder;
   private readonly endpoint: string;
   private readonly maxRequestBytes: number;
+  private readonly policy: RetryPolicy;
+  private readonly timeoutMs: number | undefined;
+  private readonly tlsEndpoint: boolean;
+  /** Whether anything has ever answered: before that, an endpoint where nothing answers is not retried. */
+  private answered = false;
 
   constructor(options: DocumentClientOptions) {
     checkUrl(options, 'endpoint');
@@ -69,12 +108,18 @@ export class DocumentClient {
     checkInteger(options, 'pipelining', 1);
     checkProtocol(options);
     checkDuration(options, 'timeoutMs', true);
+    checkDuration(options, 'requestTimeoutMs', true);
+    checkInteger(options, 'maxRetries', 0);
+    checkRetryPolicy(options.retryPolicy);
     checkInteger(options, 'maxRequestBytes', 1);
+    this.policy = { ...defaultRetryPolicy, maxRetries: defaultDocumentRetries, ...options.retryPolicy, ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }) };
+    this.timeoutMs = options.timeoutMs;
     this.maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes;
     // The own pool's TLS settings would be silently ignored with a caller's dispatcher.
     checkExclusive(options, 'dispatcher', 'tls');
     const { origin, prefix } = splitEndpoint(options.endpoint);
     this.endpoint = options.endpoint;
+    this.tlsEndpoint = origin.startsWith('https:');
     this.encoder = new DocumentRequestEncoder({ prefix, headers: options.headers });
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
@@ -85,7 +130,7 @@ export class DocumentClient {
         connections: options.connections,
         concurrency: 4,
         pipelining: options.pipelining ?? 1,
-        timeoutMs: options.timeoutMs,
+        timeoutMs: options.requestTimeoutMs,
         tls: options.tls,
         onProtocol: options.onProtocol,
       });
@@ -127,16 +172,39 @@ export class DocumentClient {
     id: string,
     params: DocumentParams | undefined,
     fields: Buffer | undefined,
-    idempotent = true,
+    assignOnly = true,
   ): Promise<DocumentResponse> {
     const path = this.encoder.requestPath(toDocumentPath(id), params);
     const tooLarge = requestSizeError(fields, this.maxRequestBytes, id);
     if (tooLarge !== undefined) throw tooLarge;
     const encoded: EncodedBody = {};
     this.encoder.encodeBody(fields, encoded);
+    // As the feeder decides: an operation with a condition, or an update that is more than assignments, may
+    // give another result when applied twice.
+    const safeToRepeat = params?.condition === undefined && assignOnly;
     try {
-      const res = await send(this.dispatcher, { method, path, headers: encoded.headers, body: encoded.body, idempotent });
-      return { status: res.status, body: parseBody(res.body), raw: res.body, headers: headersToObject(res.rawHeaders) };
+      const outcome = await retryLoop(
+        async () => {
+          const raw = await send(this.dispatcher, { method, path, headers: encoded.headers, body: encoded.body, idempotent: assignOnly });
+          this.answered = true;
+          const res: DocumentResponse = { status: raw.status, body: parseBody(raw.body), raw: raw.body, headers: headersToObject(raw.rawHeaders) };
+          if (res.status === 429 || res.status === 503) throw new RetryableAnswer(res);
+          return res;
+        },
+        {
+          policy: this.policy,
+          safeToRepeat,
+          ...(this.timeoutMs !== undefined && { deadline: performance.now() + this.timeoutMs }),
+          failureOf: (err) => this.failureOf(err),
+        },
+      );
+      if (outcome.kind === 'succeeded') return outcome.value;
+      if (outcome.kind === 'failed') {
+        // The retries are spent: the last 429 or 503 is the answer, a transport error is thrown as it is.
+        if (outcome.error instanceof RetryableAnswer) return outcome.error.response;
+        throw outcome.error;
+      }
+      throw new VespaBulkError('VB_ABORTED', 'stopped');
     } catch (err) {
       // HTTP/2 was asked for and the server does not speak it: every request would fail alike.
       if (isH2Refusal(err)) throw protocolError(this.endpoint, err);
@@ -146,5 +214,14 @@ export class DocumentClient {
       }
       throw err;
     }
+  }
+
+  /** What the retry policy needs of a failed attempt; undefined for a failure not to retry. */
+  private failureOf(err: unknown): AttemptFailure | undefined {
+    if (err instanceof RetryableAnswer) return { status: err.response.status, retryAfterMs: parseRetryAfter(err.response.headers['retry-after']) };
+    if (!(err instanceof TransportError) || err.code === 'VB_ABORTED' || isH2Refusal(err)) return undefined;
+    // Nothing has ever answered: a wrong endpoint or a service not up, said at once rather than after the backoff.
+    if (!this.answered && unreachableCause(err, this.tlsEndpoint) !== undefined) return undefined;
+    return { maybeApplied: err.maybeApplied };
   }
 }

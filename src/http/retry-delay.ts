@@ -1,3 +1,5 @@
+import { OptionError } from '../options-check.js';
+
 /**
  * The whole retry policy: a pure function of the attempt and what went wrong, returning how long to wait
  * before the next attempt, or 0 for "do not retry".
@@ -92,4 +94,27 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   if (/^\d+(\.\d+)?$/.test(text.trim())) return Math.round(Number(text) * 1000);
   const date = Date.parse(text);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * Refuses a `retryPolicy` option (a part of `RetryPolicy`) whose fields are not what the policy reads: a
+ * `maxRetries` that is no integer >= 0, delays that are no finite numbers >= 0, a factor below 1, a jitter
+ * outside [0, 1]. The error (VB_USAGE) names the field as `retryPolicy.<field>`.
+ */
+export function checkRetryPolicy(policy: Partial<RetryPolicy> | undefined, name = 'retryPolicy'): void {
+  if (policy === undefined) return;
+  if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) throw new OptionError(name, 'an object of RetryPolicy fields', policy);
+  const fields: [keyof RetryPolicy, string, (v: number) => boolean][] = [
+    ['maxRetries', 'an integer >= 0', (v) => Number.isInteger(v) && v >= 0],
+    ['baseDelayMs', 'a finite number >= 0', (v) => Number.isFinite(v) && v >= 0],
+    ['maxDelayMs', 'a finite number >= 0', (v) => Number.isFinite(v) && v >= 0],
+    ['feedBlockBaseDelayMs', 'a finite number >= 0', (v) => Number.isFinite(v) && v >= 0],
+    ['feedBlockMaxDelayMs', 'a finite number >= 0', (v) => Number.isFinite(v) && v >= 0],
+    ['factor', 'a finite number >= 1', (v) => Number.isFinite(v) && v >= 1],
+    ['jitter', 'a number from 0 to 1', (v) => v >= 0 && v <= 1],
+  ];
+  for (const [field, requirement, ok] of fields) {
+    const v: unknown = policy[field];
+    if (v !== undefined && !(typeof v === 'number' && ok(v))) throw new OptionError(`${name}.${field}`, requirement, v);
+  }
 }

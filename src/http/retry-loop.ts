@@ -3,7 +3,7 @@ import { retryDelay, type RetryPolicy } from './retry-delay.js';
 
 /**
  * The one loop around the pure `retryDelay` policy for the client's request-at-a-time callers (the slice
- * visitor, bulk operations, the single-document commands): it repeats an attempt until it succeeds, fails
+ * visitor, bulk operations, `DocumentClient`, whose calls the single-document commands make): it repeats an attempt until it succeeds, fails
  * for good, or the signal aborts. The feeder keeps its own bookkeeping: with thousands of operations in
  * flight it schedules retries without a promise per operation.
  */
@@ -23,12 +23,19 @@ export interface RetryLoopOptions {
   failureOf: (err: unknown) => AttemptFailure | undefined;
   /** Stops the loop: before an attempt, after a failed one, and during the wait between them. */
   signal?: AbortSignal;
+  /**
+   * A `performance.now()` time after which no attempt starts: a wait that would not end before it is not made,
+   * and the last failure is the outcome (as `retryDelay`'s `remainingMs`). Default none: `maxRetries` bounds the loop.
+   */
+  deadline?: number;
   /** Called before each wait, after the failure was counted. */
   onRetry?: (retry: RetryEvent) => void;
   /** Injected for tests: waits `ms`, rejecting when `signal` aborts. Default `setTimeout` of node:timers/promises. */
   sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<unknown>;
   /** Injected for tests: the jitter's random source. Default Math.random. */
   random?: () => number;
+  /** Injected for tests: the clock of `deadline`. Default `performance.now`. */
+  now?: () => number;
 }
 
 /** What the policy needs to know of one failed attempt. */
@@ -92,6 +99,7 @@ export async function retryLoop<T>(attempt: () => Promise<T>, options: RetryLoop
               retryAfterMs: failure.retryAfterMs,
               maybeApplied: failure.maybeApplied,
               random: options.random,
+              remainingMs: options.deadline === undefined ? undefined : options.deadline - (options.now ?? (() => performance.now()))(),
             },
             policy,
           );

@@ -161,4 +161,15 @@ describe('retryLoop', () => {
     await retryLoop(script([{ status: 503 }]).attempt, options);
     expect(slept).toEqual([50]);
   });
+
+  it('makes no wait that would end past the deadline: the last failure is the outcome', async () => {
+    let now = 0;
+    const { options, slept } = setup({ deadline: 250, now: () => now, sleep: async (ms) => void (slept.push(ms), (now += ms)) });
+    const { attempt, calls } = script([{ status: 503 }, { status: 503 }, { status: 503 }]);
+    const outcome = await retryLoop(attempt, options);
+    // 100 ms fits before 250, 200 more would end at 300: not made.
+    expect(outcome).toMatchObject({ kind: 'failed', failure: { status: 503 }, retries: 1 });
+    expect(slept).toEqual([100]);
+    expect(calls()).toBe(2);
+  });
 });

@@ -1,10 +1,8 @@
 import type { AnyCommand } from '../command.js';
 import { readFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
-import { isVespaBulkError, VespaBulkError } from '../../errors.js';
-import { parseDocumentId } from '../../document/id.js';
-import { topLevelValue } from '../../feed/json-scan.js';
-import { parseOperation } from '../../feed/operation.js';
+import { VespaBulkError } from '../../errors.js';
+import { checkGivenId, conditionAndCreate, singleOperationOf, splitPositionals, type SingleOperation } from '../../document/single-operation.js';
 import { DocumentClient, type DocumentParams, type DocumentResponse } from '../../http/document-client.js';
 import { parseHeaderFlags } from '../../http/headers.js';
 import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
@@ -12,8 +10,6 @@ import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
 import { indentJson } from '../json-indent.js';
-import { defaultRetryPolicy, parseRetryAfter } from '../../http/retry-delay.js';
-import { retryLoop } from '../../http/retry-loop.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodesEpilog } from '../exit-codes.js';
 import { protocolFromArgs, tellProtocolOnce, withProtocolOption, type ProtocolArgs } from '../transport-options.js';
@@ -87,70 +83,6 @@ function options<T>(y: Argv<T>, kind: Kind) {
   return b.epilog(exitCodesEpilog);
 }
 
-/** The fields of a put/update: `{"fields":{...}}` (as in a feed file, the id key ignored) or the object alone. */
-export function fieldsFromText(text: string): Record<string, unknown> {
-  const o = documentObjectOf(text);
-  return isFeedShaped(o) ? (o.fields as Record<string, unknown>) : o;
-}
-
-/** The JSON object a document command was given, or a clear error. */
-function documentObjectOf(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new VespaBulkError('VB_BAD_JSON', `the document is not valid JSON: ${(err as Error).message}`);
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new VespaBulkError('VB_USAGE', 'the document must be a JSON object');
-  return value as Record<string, unknown>;
-}
-
-/** `{"fields":{...}}`, possibly with the other keys of a feed operation, rather than the fields alone. */
-function isFeedShaped(o: Record<string, unknown>): boolean {
-  return typeof o.fields === 'object' && o.fields !== null && !Array.isArray(o.fields) && Object.keys(o).every((k) => ['fields', 'put', 'update', 'id', 'condition', 'create'].includes(k));
-}
-
-/** What a document given as a feed operation says besides its fields. */
-export interface OperationMeta {
-  kind?: Kind;
-  id?: string;
-  condition?: string;
-  create?: boolean;
-}
-
-const operationShapeKeys = new Set(['put', 'id', 'update', 'remove', 'fields', 'condition', 'create']);
-
-/**
- * The operation, id, `condition` and `create` of a document written as a feed operation (`{"put":id,
- * "fields":...,"condition":...}`, `{"fields":...,"create":true}`, `{"remove":id}`); nothing for the fields
- * object alone. Checked as the feed checks an operation, so a file that feeds also works here.
- */
-export function operationMetaOf(text: string): OperationMeta {
-  const o = documentObjectOf(text);
-  const keys = Object.keys(o);
-  const hasOperationKey = keys.some((k) => k === 'put' || k === 'id' || k === 'update' || k === 'remove');
-  const shaped = keys.every((k) => operationShapeKeys.has(k)) && (isFeedShaped(o) || 'remove' in o);
-  if (!shaped) return {};
-  if (hasOperationKey) {
-    try {
-      const op = parseOperation(Buffer.from(text.trim()));
-      return { kind: op.kind, id: op.id, ...(op.condition !== undefined && { condition: op.condition }), ...(op.create !== undefined && { create: op.create }) };
-    } catch (err) {
-      // A mistake in what the user handed over on the command line: bad usage, not a failed operation.
-      if (isVespaBulkError(err) && err.code !== 'VB_USAGE') throw new VespaBulkError('VB_USAGE', `the document: ${err.message}`, { cause: err });
-      throw err;
-    }
-  }
-  if (o.condition !== undefined && typeof o.condition !== 'string') throw new VespaBulkError('VB_USAGE', 'the document: "condition" must be a string');
-  if (o.create !== undefined && typeof o.create !== 'boolean') throw new VespaBulkError('VB_USAGE', 'the document: "create" must be true or false');
-  return { ...(typeof o.condition === 'string' && { condition: o.condition }), ...(typeof o.create === 'boolean' && { create: o.create }) };
-}
-
-/** A document id rather than a file or JSON text: ids always start with `id:`. */
-function isDocumentId(arg: string): boolean {
-  return arg.startsWith('id:');
-}
-
 /** JSON text as is, '-' (which yargs hands over as '') for stdin, else a file name. */
 export function readSource(source: string | undefined): string | undefined {
   if (source === undefined) return undefined;
@@ -163,121 +95,16 @@ export function readSource(source: string | undefined): string | undefined {
   }
 }
 
-/**
- * The fields of a put or update as JSON text, from the source text and `--assign` flags, without a round
- * trip through JavaScript values: a `long` beyond 2^53 would be sent with other digits than were given.
- * The source is checked as JSON; a field both in it and assigned is refused rather than silently picked.
- */
-export function fieldsTextOf(text: string | undefined, assign: string[] | undefined): { text: string; fields: Record<string, unknown> } {
-  let sourceText = '{}';
-  let fields: Record<string, unknown> = {};
-  if (text !== undefined) {
-    fields = fieldsFromText(text);
-    const buf = Buffer.from(text);
-    const span = isFeedShaped(JSON.parse(text) as Record<string, unknown>) ? topLevelValue(buf, 0, buf.length, 'fields') : undefined;
-    sourceText = span === undefined ? text.trim() : buf.toString('utf8', span.start, span.end);
-  }
-  const members: string[] = [];
-  for (const a of assign ?? []) {
-    const eq = a.indexOf('=');
-    if (eq <= 0) throw new VespaBulkError('VB_USAGE', `--assign '${a}': expected field=<JSON value>, e.g. year=2001 or title='"x"'`);
-    const name = a.slice(0, eq);
-    const raw = a.slice(eq + 1);
-    if (Object.hasOwn(fields, name)) throw new VespaBulkError('VB_USAGE', `--assign ${name}: the field is also in the document given; say it once`);
-    let value: unknown;
-    let valueText: string;
-    try {
-      value = JSON.parse(raw);
-      valueText = raw.trim();
-    } catch {
-      value = raw;
-      valueText = JSON.stringify(raw);
-    }
-    fields[name] = { assign: value };
-    members.push(`${JSON.stringify(name)}:{"assign":${valueText}}`);
-  }
-  if (members.length === 0) return { text: sourceText, fields };
-  const inner = sourceText.slice(1, sourceText.lastIndexOf('}')).trim();
-  return { text: `{${inner === '' ? '' : `${inner},`}${members.join(',')}}`, fields };
-}
-
-const maxAttempts = 5;
-
-/** An answer the service asks to have sent again (429, 503): nothing was applied. */
-class RetryableAnswer extends Error {
-  constructor(readonly response: DocumentResponse) {
-    super(`HTTP ${response.status}`);
-  }
-}
-
-/** 429 and 503 are sent again (nothing was applied); others are final. */
-async function withRetries(send: () => Promise<DocumentResponse>): Promise<DocumentResponse> {
-  const outcome = await retryLoop(
-    async () => {
-      const res = await send();
-      if (res.status === 429 || res.status === 503) throw new RetryableAnswer(res);
-      return res;
-    },
-    {
-      policy: { ...defaultRetryPolicy, maxRetries: maxAttempts - 1 },
-      safeToRepeat: false,
-      // Transport errors are not retried: an operation that may have been applied is reported as it is.
-      failureOf: (err) => (err instanceof RetryableAnswer ? { status: err.response.status, retryAfterMs: parseRetryAfter(err.response.headers['retry-after']) } : undefined),
-    },
-  );
-  if (outcome.kind === 'succeeded') return outcome.value;
-  // Failed: the last 429 or 503 is the answer to report.
-  if (outcome.kind === 'failed') return (outcome.error as RetryableAnswer).response;
-  throw new VespaBulkError('VB_ABORTED', 'stopped');
-}
-
-/** A malformed id is a mistake on the command line, not a failure of the service. */
-function checkId(id: string): void {
-  try {
-    parseDocumentId(id);
-  } catch (err) {
-    if (isVespaBulkError(err, 'VB_BAD_DOCUMENT_ID')) throw new VespaBulkError('VB_USAGE', err.message, { cause: err });
-    throw err;
-  }
-}
-
-/** What one put/update/remove sends: the id, the fields (as text) and what the JSON given says of condition and create. */
-export interface DocumentOperation {
-  id: string;
-  fields?: string;
-  meta: OperationMeta;
-}
+export { fieldsTextOf } from '../../document/single-operation.js';
 
 /**
- * The operation of `put [id] file`, `update [id] file` and `remove id|file`, as the official `vespa document`
- * reads them: an id given before the file wins over the one in the file; without one, the file must name the
- * same operation as the command and its id.
+ * The operation of `put [id] file`, `update [id] file` and `remove id|file`: which positional is the id and
+ * which the document, the document read (a file, stdin or JSON text), then read as the library reads it.
  */
-export function documentOperationOf(kind: Exclude<Kind, 'get'>, first: string | undefined, file: string | undefined, assign: string[] | undefined): DocumentOperation {
-  let id: string | undefined;
-  let source: string | undefined;
-  if (file !== undefined) {
-    id = first;
-    source = file;
-  } else if (first !== undefined && isDocumentId(first)) id = first;
-  else source = first;
+export function documentOperationOf(kind: Exclude<Kind, 'get'>, first: string | undefined, file: string | undefined, assign: string[] | undefined): SingleOperation {
+  const { id, source } = splitPositionals(first, file);
   const text = readSource(source);
-  const meta = text === undefined ? {} : operationMetaOf(text);
-  if (id === undefined) {
-    if (meta.id === undefined) {
-      throw new VespaBulkError('VB_USAGE', `no document id: give it before the file (${kind} <id> <file>), or as the "${kind}" key in the JSON`);
-    }
-    if (meta.kind !== kind) throw new VespaBulkError('VB_USAGE', `the command is ${kind}, but the JSON given is a ${meta.kind}`);
-    id = meta.id;
-  }
-  checkId(id);
-  if (kind === 'remove') return { id, meta };
-  const given = fieldsTextOf(text, assign);
-  if (kind === 'update' && Object.keys(given.fields).length === 0) {
-    throw new VespaBulkError('VB_USAGE', 'update needs operations: JSON {"fields":{"f":{"assign":v}}}, a file, - for stdin, or --assign f=v');
-  }
-  if (kind === 'put' && text === undefined) throw new VespaBulkError('VB_USAGE', 'put needs the document: JSON {"fields":{...}}, a file, or - for stdin');
-  return { id, fields: given.text, meta };
+  return singleOperationOf(kind, { ...(id !== undefined && { id }), ...(text !== undefined && { text }), ...(assign !== undefined && { assign }) });
 }
 
 function command(kind: Kind, describe: string): CommandModule<object, DocumentArgs> {
@@ -287,11 +114,13 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
     builder: (y) => options(y, kind),
     handler: async (args) => {
       const ids = kind === 'get' ? (args.ids ?? []) : [];
-      for (const id of ids) checkId(id);
+      for (const id of ids) checkGivenId(id);
       const operation = kind === 'get' ? undefined : documentOperationOf(kind, args.first, args.file, args.assign);
       // As the service does with its query parameters, a flag wins over the same key in the JSON.
-      const condition = args.condition ?? operation?.meta.condition;
-      const create = args.create ?? operation?.meta.create;
+      const { condition, create } = conditionAndCreate(operation?.meta ?? {}, {
+        ...(args.condition !== undefined && { condition: args.condition }),
+        ...(args.create !== undefined && { create: args.create }),
+      });
       const params: DocumentParams = {
         ...(args.cluster !== undefined && { cluster: args.cluster }),
         ...(args['field-set'] !== undefined && { fieldSet: args['field-set'] }),
@@ -319,7 +148,7 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
         if (operation === undefined) {
           // As the official CLI: the documents in order, stopping at the first failure.
           for (const id of ids) {
-            const res = await withRetries(() => client.get(id, params));
+            const res = await client.get(id, params);
             if (res.status === 404 && args['ignore-missing']) {
               process.stderr.write(`vespa-bulk: ${id}: not found (ignored: --ignore-missing)\n`);
               continue;
@@ -329,16 +158,8 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
           return;
         }
         const { id, fields } = operation;
-        const res = await withRetries(() => {
-          switch (kind) {
-            case 'put':
-              return client.put(id, fields!, params);
-            case 'update':
-              return client.update(id, fields!, params);
-            default:
-              return client.remove(id, params);
-          }
-        });
+        // The client sends 429 and 503 again (four times at most), and a transport error where that is safe.
+        const res = await (kind === 'put' ? client.put(id, fields!, params) : kind === 'update' ? client.update(id, fields!, params) : client.remove(id, params));
         report(id, res);
       } finally {
         await client.close();

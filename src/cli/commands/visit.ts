@@ -6,7 +6,8 @@ import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, secur
 import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
-import { fieldsTextOf, readSource, tensorFormatHelp } from './document.js';
+import { readSource, tensorFormatHelp } from './document.js';
+import { fieldsTextOf } from '../../document/single-operation.js';
 import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';
 import { reportFailuresFile } from './feed.js';
 import { defaultFailuresPath } from '../../feed/failures.js';
