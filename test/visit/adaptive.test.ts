@@ -201,7 +201,8 @@ describe('the adaptive visit (no --slices)', () => {
   });
 
   it('with workers: the slices spread over the workers, the search in the main thread, every document once', async () => {
-    const documents = 12_000;
+    // Long enough for the search to finish a few windows after the workers' start-up, also on a loaded machine.
+    const documents = 24_000;
     const server = await seeded(documents, { costUs: 200, lanes: 4 });
     const dir = tempDir();
     const two = await exportDocuments({ ...base(server), workers: 2, output: join(dir, 'two.jsonl.gz'), format: 'feed' });
