@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { fieldsTextOf } from '../../src/cli/commands/document.js';
+import { fieldsTextOf } from '../../src/document/single-operation.js';
 import { runCommand } from '../support/run-command.js';
 
 /** What put, update and update-where send is what was given: `long` values beyond 2^53 keep their digits. */

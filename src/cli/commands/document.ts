@@ -95,8 +95,6 @@ export function readSource(source: string | undefined): string | undefined {
   }
 }
 
-export { fieldsTextOf } from '../../document/single-operation.js';
-
 /**
  * The operation of `put [id] file`, `update [id] file` and `remove id|file`: which positional is the id and
  * which the document, the document read (a file, stdin or JSON text), then read as the library reads it.
