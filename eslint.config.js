@@ -4,7 +4,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'docs/', 'node_modules/', 'bench/out/', '**/*.js', '**/*.mjs', 'samples/'] },
+  { ignores: ['dist/', 'docs/', 'node_modules/', 'benchmarks/out/', '**/*.js', '**/*.mjs', 'samples/'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
@@ -41,7 +41,7 @@ export default tseslint.config(
   },
   {
     // Tests and benchmarks read JSON answers and poke at internals: the no-unsafe family would be noise there.
-    files: ['test/**/*.ts', 'bench/**/*.ts', 'vitest.config.ts'],
+    files: ['test/**/*.ts', 'benchmarks/**/*.ts', 'vitest.config.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',

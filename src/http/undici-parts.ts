@@ -3,7 +3,7 @@
  *
  * `import 'undici'` loads fetch, WebSocket, the caches and the mock agents, and (through their reads of
  * `globalThis.File` and `globalThis.Headers`) Node's own bundled copy of undici as well: about 20 MB of a
- * feed's peak RSS against about 12 MB for these files (bench/feed/run.ts `memory`). Should a later undici
+ * feed's peak RSS against about 12 MB for these files (benchmarks/feed/run.ts `memory`). Should a later undici
  * move or hide these files, the root is loaded instead: larger, never broken.
  */
 import { createRequire } from 'node:module';

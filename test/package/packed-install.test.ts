@@ -84,7 +84,7 @@ afterAll(async () => {
 describe('the packed and installed package', () => {
   it('holds dist/ with types, bin/, README and LICENSE; no sources, demo, source maps, or tsx', async () => {
     const pkg = join(project, 'node_modules', own.name);
-    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/simulator/index.js', 'dist/simulator/index.d.ts', 'dist/report/index.js', 'dist/report/index.d.ts', 'dist/bench/index.js', 'dist/bench/index.d.ts', 'dist/cli/main.js', 'bin/vespa-bulk.js', 'README.md', 'LICENSE', 'package.json']) {
+    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/simulator/index.js', 'dist/simulator/index.d.ts', 'dist/report/index.js', 'dist/report/index.d.ts', 'dist/bench/index.js', 'dist/bench/index.d.ts', 'dist/cli/main.js', 'dist/api/README.md', 'bin/vespa-bulk.js', 'README.md', 'LICENSE', 'package.json']) {
       expect(existsSync(join(pkg, file)), file).toBe(true);
     }
     expect(await readFile(join(pkg, 'LICENSE'), 'utf8')).toMatch(/Apache License\s+Version 2\.0/);

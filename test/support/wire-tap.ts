@@ -1,4 +1,4 @@
-import { startTcpRelay } from '../../bench/lib/tcp-relay.js';
+import { startTcpRelay } from '../../benchmarks/lib/tcp-relay.js';
 
 /** The bytes an HTTP/2 connection opens with (RFC 9113, 3.4); anything else is HTTP/1.x. */
 const preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');

@@ -44,7 +44,7 @@ export interface H2PoolOptions {
  * The receive window of a stream unless told otherwise (SETTINGS_INITIAL_WINDOW_SIZE): what the server may send on
  * it before our WINDOW_UPDATE comes back, so a stream's rate is at most about this much per round trip. 16 MiB: an
  * export of 4 slices over a 20 ms round trip ran at 3.0 times the documents/s of 1 MiB (4.1 times at 50 ms), as fast
- * as HTTP/1.1 through the same delaying relay (bench/visit/protocols.ts windows). What the streams together hold
+ * as HTTP/1.1 through the same delaying relay (benchmarks/visit/protocols.ts windows). What the streams together hold
  * unread is bounded by the connection's window, not by this times the streams.
  */
 export const defaultStreamWindow = 16 << 20;

@@ -1,6 +1,6 @@
 import type { QueuedOperation } from '../admission.js';
 import { isGone } from '../http/http-response.js';
-import { serve } from './fault-injection.js';
+import { runAdmitted } from './run-admitted.js';
 import type { DocumentRequest, Job } from './handler-state.js';
 import { reply } from './replies.js';
 import { handlerErrorBody } from './responses.js';
@@ -17,7 +17,7 @@ export function admit(request: DocumentRequest, job: Job): void {
   const verdict = state.admission.verdict(job.bytes, job.id !== undefined);
   if (verdict === 'dispatch') {
     // The common case, kept free of further allocations: no latency, nothing waiting.
-    if (state.faults.current.latencyMs <= 0) serve(request, job);
+    if (state.faults.current.latencyMs <= 0) runAdmitted(request, job);
     else new PendingOperation(request, job).atContentNodes();
   } else if (verdict === 'queue') state.admission.enqueue(new PendingOperation(request, job).waitForTurn());
   else reply(request, 429, handlerErrorBody(request.pathId, verdict.message));
@@ -71,7 +71,7 @@ class PendingOperation implements QueuedOperation {
   serve(): void {
     // An operation whose client left while it was at the content nodes is not answered.
     if (isGone(this.request.res)) this.request.state.admission.release(this.document);
-    else serve(this.request, this.job);
+    else runAdmitted(this.request, this.job);
   }
 
   timeOut(inQueue: boolean): void {

@@ -4,7 +4,7 @@ import { admit } from './admit.js';
 import { checkBulkParameters, runBulkChunk, type BulkOperation } from './bulk-handler.js';
 import { parseDocumentPath, type DocumentRoute } from './document-path.js';
 import type { ClusterStore } from './document-store.js';
-import { answer } from './fault-injection.js';
+import { answer } from './run-admitted.js';
 import { parseFieldSet } from './field-set.js';
 import type { DocumentRequest } from './handler-state.js';
 import { compileCondition, parseOperationBody, parseUpdateBody, type PreparedOperation } from './operations.js';
