@@ -12,6 +12,9 @@ export interface RecorderOptions {
   onLine?: (line: StatsLine) => void;
 }
 
+/** The shortest interval a point covers while the points catch up on the clock after a stall. */
+const minPointMs = 600;
+
 /**
  * Samples a run once a second, on the wall-clock second so that shards on several machines line up, and
  * keeps one {@link StatsPoint} per second: counts by difference of the cumulative totals, the second's latency
@@ -61,7 +64,7 @@ export class RunRecorder {
       clearTimeout(this.timer);
       this.timer = undefined;
       const end = Date.now();
-      this.take(Math.max(this.lastT + 1, Math.ceil(end / 1000)));
+      this.take(this.lastT === 0 ? Math.ceil(end / 1000) : this.lastT + 1);
       this.endStep();
       this.summaryLine = { type: 'summary', end, seconds: (performance.now() - this.startedAt) / 1000, summary, histogram: encodeHistogram(this.last.latencyUs) };
       this.options.onLine?.(this.summaryLine);
@@ -76,12 +79,15 @@ export class RunRecorder {
 
   private schedule(): void {
     // Timers drift; aiming each tick at the next whole second keeps every machine's points on the same seconds.
+    // After a stall (a tick late by more than a second) the labels have fallen behind the clock: rather than skip a
+    // second, the next points are taken at least `minPointMs` apart until they are back on it.
     const now = Date.now();
-    const second = Math.floor(now / 1000) + 1;
+    const second = this.lastT === 0 ? Math.floor(now / 1000) + 1 : this.lastT + 1;
+    const at = this.lastT === 0 ? second * 1000 : Math.max(second * 1000, now + minPointMs);
     this.timer = setTimeout(() => {
-      this.take(Math.max(this.lastT + 1, second));
+      this.take(second);
       this.schedule();
-    }, second * 1000 - now);
+    }, at - now);
     // A recorder never keeps a finished run's process alive.
     this.timer.unref();
   }
