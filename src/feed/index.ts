@@ -1,5 +1,6 @@
 /** The feeder: `feed(source, options)` and the parts a caller may want to reuse. */
-export { Feeder, type FeedOutcome, type FeedProgress, type StopReason } from './feeder.js';
+export { Feeder } from './feeder.js';
+export type { FeedOutcome, FeedProgress, StopReason } from './run.js';
 export { feed, createFeeder, resolveWorkers } from './feed.js';
 export { WorkerFeeder } from './workers/coordinator.js';
 export type { FeedOptions, Compression } from './options.js';

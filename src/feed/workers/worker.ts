@@ -1,10 +1,10 @@
 /**
- * Entry of a feed worker thread: a Feeder on the batches the coordinator routes here. Failures and results go
+ * Entry of a feed worker thread: a feed engine (through its seam, `WorkerEngine`) on the batches the coordinator routes here. Failures and results go
  * back in batches; its state (counters, histograms, first unfinished position) a few times a second, its
  * unfinished operations when the coordinator asks (for a checkpoint) and at the end. It writes no file.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { Feeder } from '../feeder.js';
+import { workerEngine } from '../engine.js';
 import type { FailureReason } from '../failures.js';
 import type { OperationResult } from '../operation-result.js';
 import type { SourceBatch } from '../source.js';
@@ -47,7 +47,7 @@ function flushResults(): void {
 }
 
 const relay = new FailureRelay(start.failuresPath ?? '');
-const feeder = new Feeder(
+const engine = workerEngine(
   {
     ...start.options,
     ...(start.results !== 'none' && {
@@ -58,10 +58,10 @@ const feeder = new Feeder(
       },
     }),
   },
-  { failures: relay },
+  relay,
 );
 
-/** The batches routed here, handed to the Feeder as it pulls; ends at 'end', or at a stop (the rest stays unfinished). */
+/** The batches routed here, handed to the engine as it pulls; ends at 'end', or at a stop (the rest stays unfinished). */
 const queue: SourceBatch[] = [];
 let ended = false;
 let wake: (() => void) | undefined;
@@ -73,7 +73,7 @@ async function* batches(): AsyncGenerator<SourceBatch> {
     const next = queue.shift();
     if (next !== undefined) {
       accepted = batchNumbers.shift()!;
-      // Taken in when pulled, not when received: the coordinator sends more only as the Feeder pulls (backpressure).
+      // Taken in when pulled, not when received: the coordinator sends more only as the engine pulls (backpressure).
       post({ type: 'taken', n: accepted });
       yield next;
       continue;
@@ -101,7 +101,7 @@ port.on('message', (m: ToWorker) => {
   } else if (m.type === 'snapshot') {
     post({ type: 'snapshot', ...snapshot() });
   } else {
-    feeder.stop(m.reason);
+    engine.stop(m.reason);
     queue.length = 0;
     batchNumbers.length = 0;
     endInput();
@@ -112,17 +112,16 @@ function state(): WorkerState {
   // Failures first: the coordinator must have written them before it moves the checkpoint past them.
   relay.flush();
   flushResults();
-  const snap = feeder.snapshot();
-  return { accepted, stats: feeder.stats.state(), inflight: snap.inflight, limit: snap.limit };
+  return { accepted, ...engine.counters() };
 }
 
 function snapshot(): WorkerSnapshot {
-  return { ...state(), unfinished: feeder.unfinishedPositions() };
+  return { ...state(), unfinished: engine.unfinishedPositions() };
 }
 
 let told = false;
 const ticker = setInterval(() => {
-  const reason = feeder.stopReason;
+  const reason = engine.stopReason;
   if (reason !== undefined && !told) {
     told = true;
     // Stops of its own (breaker, refused credentials, nothing answering) stop the other workers too.
@@ -135,7 +134,7 @@ const ticker = setInterval(() => {
 }, 250);
 
 try {
-  const outcome = await feeder.runBatches(batches(), start.inputs);
+  const outcome = await engine.feedBatches(batches(), start.inputs);
   clearInterval(ticker);
   post({
     type: 'done',
