@@ -1,7 +1,6 @@
-import { Worker } from 'node:worker_threads';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { VespaBulkError, type ErrorCode } from '../../errors.js';
+import { WorkerChannel } from '../../workers/channel.js';
+import { SnapshotBarrier } from '../../workers/barrier.js';
+import { fromWireError, type WireError } from '../../workers/errors.js';
 import { checkFeedOptions } from '../check-options.js';
 import { checkpointToResume, resumeSkip, type Checkpoint, type SaveState } from '../checkpoint.js';
 import { FeedRun, type FeedOutcome, type FeedProgress, type StopReason } from '../run.js';
@@ -13,7 +12,7 @@ import { defaultMaxInflight } from '../throttle.js';
 import { describeInputs, readSources, type FeedSource, type OpenPosition } from '../source.js';
 import type { RawItem } from '../splitter.js';
 import { itemPosition, packBatch } from './batch.js';
-import type { FromWorker, RelayedFailure, ToWorker, WorkerSnapshot, WorkerStart, WorkerState } from './messages.js';
+import type { FeedProtocol, FromWorker, RelayedFailure, ToWorker, WorkerSnapshot, WorkerStart, WorkerState } from './messages.js';
 import { routeId, workerOf } from './route.js';
 
 /** Batches a worker may have been sent and not yet pulled: enough to keep it busy, few enough to bound memory. */
@@ -21,7 +20,7 @@ const maxAhead = 4;
 
 /** One worker thread and what the coordinator knows of it. */
 interface Lane {
-  worker: Worker;
+  channel: WorkerChannel<FeedProtocol>;
   /** Last batch number sent, and the last the worker's engine pulled. */
   sent: number;
   taken: number;
@@ -34,13 +33,6 @@ interface Lane {
   /** The lane's unfinished operations at its last snapshot (or its end), pending batches included, in input order. */
   open: OpenPosition[];
   done: Extract<FromWorker, { type: 'done' }> | undefined;
-  exited: boolean;
-}
-
-/** A checkpoint being gathered: the lanes not yet answered, and failures of lanes that did, held back until the save is built. */
-interface Gathering {
-  waiting: Set<Lane>;
-  held: RelayedFailure[][];
 }
 
 /**
@@ -51,7 +43,7 @@ interface Gathering {
  * as that engine, behind the exported `Feeder`: `run`, `stop`, `progress`, `snapshot`, `checkpoint`.
  *
  * The checkpoint, every `checkpointIntervalMs` and at the end: reading pauses, every worker is asked for its
- * unfinished operations; failures a worker sends after its answer are held back until the save is built, so
+ * unfinished operations (a `SnapshotBarrier` round); failures a worker sends after its answer are held back until the save is built, so
  * the failure output's mark counts exactly the failures of the operations the answers count as finished.
  * Together with the batches not yet taken by a worker, that is the single-thread feeder's checkpoint, in the
  * same format: either path resumes the other's.
@@ -71,7 +63,8 @@ export class WorkerFeeder {
   private wake: (() => void) | undefined;
   private merged: FeedStats | undefined;
   private workerError: Error | undefined;
-  private gathering: Gathering | undefined;
+  /** The checkpoint's rounds: every lane's unfinished operations at one cut. */
+  private readonly barrier = new SnapshotBarrier<Lane, WorkerSnapshot>();
   /** A periodic save is being written: the next waits for it. */
   private saving = false;
 
@@ -172,9 +165,9 @@ export class WorkerFeeder {
         const skip = resume !== undefined ? resumeSkip(resume) : undefined;
         for await (const batch of readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, from, skip }, run.readProgress)) {
           // Nothing is routed while a checkpoint is gathered: its read position must be the one the answers cover.
-          while (this.gathering !== undefined) await this.sleep();
+          while (this.barrier.open) await this.sleep();
           this.route(batch.items, batch.input, batch.name);
-          while (run.stopReason === undefined && this.lanes.some((l) => l.sent - l.taken >= maxAhead && !l.exited)) await this.sleep();
+          while (run.stopReason === undefined && this.lanes.some((l) => l.sent - l.taken >= maxAhead && !l.channel.exited)) await this.sleep();
           if (failures !== undefined) await failures.drained();
           if (run.stopReason !== undefined) break;
         }
@@ -184,7 +177,7 @@ export class WorkerFeeder {
       this.stop('interrupted');
     }
     for (const lane of this.lanes) this.send(lane, { type: 'end' });
-    while (this.lanes.some((l) => !l.exited)) await this.sleep();
+    while (this.lanes.some((l) => !l.channel.exited)) await this.sleep();
     clearInterval(timer);
     await run.close();
     if (readError !== undefined) throw readError.error;
@@ -208,13 +201,26 @@ export class WorkerFeeder {
     return this.feedRun.checkpoint(this.saveState());
   }
 
-  /** Asks every running worker for its unfinished operations; `gathered()` saves once all have answered. */
+  /**
+   * Asks every running worker for its unfinished operations; once all have answered, saves, then writes the
+   * failures held back meanwhile and lets reading go on. A worker gone without an answer (a crash) cancels the
+   * round: no save this time, the last one stands.
+   */
   private gather(): void {
-    if (this.gathering !== undefined || this.saving || this.feedRun.stopReason !== undefined) return;
-    const waiting = new Set(this.lanes.filter((l) => l.done === undefined && !l.exited));
-    if (waiting.size === 0) return;
-    this.gathering = { waiting, held: [] };
-    for (const lane of waiting) this.send(lane, { type: 'snapshot' });
+    if (this.barrier.open || this.saving || this.feedRun.stopReason !== undefined) return;
+    const waiting = this.lanes.filter((l) => l.done === undefined && !l.channel.exited);
+    if (waiting.length === 0) return;
+    void this.barrier
+      .gather(waiting, (lane) => this.send(lane, { type: 'snapshot' }))
+      .then((answers) => {
+        if (answers !== undefined && this.feedRun.keepsCheckpoint && this.feedRun.stopReason === undefined) {
+          // The failure mark is taken here, before the held failures are written.
+          this.saving = true;
+          void this.feedRun.save(this.saveState()).finally(() => (this.saving = false));
+        }
+        this.barrier.release();
+        this.wakeUp();
+      });
   }
 
   /** `lane` answered (or ended): its unfinished operations are the snapshot's, and those of batches it has not taken. */
@@ -225,23 +231,7 @@ export class WorkerFeeder {
       for (let k = 0; k < b.count; k++) open.push(itemPosition(b.input, b.meta, k));
     }
     lane.open = open;
-    const g = this.gathering;
-    if (g === undefined || !g.waiting.delete(lane) || g.waiting.size > 0) return;
-    this.gathered(true);
-  }
-
-  /** Ends the gathering: saves (when every lane answered), then writes the failures held back meanwhile and lets reading go on. */
-  private gathered(save: boolean): void {
-    const g = this.gathering;
-    if (g === undefined) return;
-    if (save && this.feedRun.keepsCheckpoint && this.feedRun.stopReason === undefined) {
-      // The failure mark is taken here, before the held failures are written.
-      this.saving = true;
-      void this.feedRun.save(this.saveState()).finally(() => (this.saving = false));
-    }
-    this.gathering = undefined;
-    for (const failures of g.held) this.writeFailures(failures);
-    this.wakeUp();
+    this.barrier.answer(lane, snapshot);
   }
 
   private writeFailures(failures: RelayedFailure[]): void {
@@ -254,7 +244,7 @@ export class WorkerFeeder {
     const stats = this.stats;
     let abandoned = 0;
     let authStatus: number | undefined;
-    let unreachable: { message: string; code?: ErrorCode } | undefined;
+    let unreachable: WireError | undefined;
     for (const lane of this.lanes) {
       abandoned += lane.done?.abandoned ?? 0;
       // Sent and never pulled by the worker's engine: unfinished, behind the checkpoint.
@@ -268,7 +258,7 @@ export class WorkerFeeder {
     summary['feeder.abandoned.count'] = abandoned;
     return this.feedRun.outcome(summary, () => this.saveState(), {
       ...(authStatus !== undefined && { authStatus }),
-      ...(unreachable !== undefined && { unreachable: new VespaBulkError(unreachable.code ?? 'VB_UNREACHABLE', unreachable.message) }),
+      ...(unreachable !== undefined && { unreachable: fromWireError(unreachable, 'VB_UNREACHABLE') }),
     });
   }
 
@@ -304,18 +294,18 @@ export class WorkerFeeder {
     const results = this.options.onResult === undefined ? 'none' : this.options.onResultOnlyFailed === true ? 'failed' : 'all';
     const data: WorkerStart = { options: workerOptions(this.options, this.count, index), inputs: this.feedRun.inputs, results };
     if (typeof this.options.failures === 'string') data.failuresPath = this.options.failures;
-    const lane: Lane = { worker: startWorker(data), sent: 0, taken: 0, pending: [], state: undefined, open: [], done: undefined, exited: false };
-    lane.worker.on('message', (m: FromWorker) => this.onMessage(lane, m));
-    lane.worker.on('error', (err) => {
-      this.workerError ??= err;
-      this.stop('interrupted');
-    });
-    lane.worker.on('exit', () => {
-      lane.exited = true;
-      // Gone without an answer (a crash): no save this time; the last one stands.
-      if (this.gathering?.waiting.has(lane)) this.gathered(false);
-      this.wakeUp();
-    });
+    const lane: Lane = { channel: WorkerChannel.spawn<FeedProtocol>(import.meta.url, 'worker', data), sent: 0, taken: 0, pending: [], state: undefined, open: [], done: undefined };
+    lane.channel
+      .onMessage((m) => this.onMessage(lane, m))
+      .onError((err) => {
+        this.workerError ??= err;
+        this.stop('interrupted');
+      })
+      .onExit(() => {
+        // Gone without an answer (a crash): no save this time; the last one stands.
+        if (this.barrier.awaits(lane)) this.barrier.cancel();
+        this.wakeUp();
+      });
     return lane;
   }
 
@@ -327,8 +317,7 @@ export class WorkerFeeder {
         return;
       case 'failures':
         // After its answer, a lane's failures wait: the save being gathered counts their operations unfinished.
-        if (this.gathering !== undefined && !this.gathering.waiting.has(lane)) this.gathering.held.push(m.failures);
-        else this.writeFailures(m.failures);
+        this.barrier.admit(lane, () => this.writeFailures(m.failures));
         return;
       case 'results':
         for (const r of m.results) this.options.onResult?.(r);
@@ -346,7 +335,7 @@ export class WorkerFeeder {
         if (m.type === 'done') {
           lane.done = m;
           if (m.stopped !== undefined) this.stop(m.stopped);
-          if (m.error !== undefined) this.workerError ??= new VespaBulkError((m.error.code ?? 'VB_TRANSPORT') as 'VB_TRANSPORT', m.error.message);
+          if (m.error !== undefined) this.workerError ??= fromWireError(m.error, 'VB_TRANSPORT');
         }
         return;
       }
@@ -354,7 +343,7 @@ export class WorkerFeeder {
   }
 
   private send(lane: Lane, m: ToWorker, transfer?: ArrayBuffer[]): void {
-    if (!lane.exited) lane.worker.postMessage(m, transfer);
+    lane.channel.post(m, transfer);
   }
 
   private sum(of: (s: WorkerState) => number): number {
@@ -385,18 +374,4 @@ function workerOptions(o: FeedOptions, count: number, index: number): FeedOption
   else w.maxInflight = share(o.maxInflight ?? defaultMaxInflight);
   if (o.arrivalRate !== undefined) w.arrivalRate = o.arrivalRate / count;
   return w;
-}
-
-/**
- * Starts a worker thread on worker.js beside this module (the installed package), or on worker.ts through
- * tsx when this module runs from the TypeScript sources (a clone, the tests), as bin/vespa-bulk.js does.
- */
-function startWorker(data: WorkerStart): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./worker.js', here), { workerData: data });
-  // The ESM build of tsx's API beside the CommonJS one that require.resolve finds (its CommonJS register() cannot load ESM hooks here).
-  const tsx = pathToFileURL(createRequire(here).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-  const entry = new URL('./worker.ts', here).href;
-  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(boot, { eval: true, workerData: data });
 }

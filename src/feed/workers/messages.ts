@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../../errors.js';
+import type { WireError } from '../../workers/errors.js';
 import type { FailureReason } from '../failures.js';
 import type { FeedOptions } from '../options.js';
 import type { OperationResult } from '../operation-result.js';
@@ -53,4 +53,11 @@ export type FromWorker =
   | ({ type: 'state' } & WorkerState)
   | ({ type: 'snapshot' } & WorkerSnapshot)
   | { type: 'stopping'; reason: StopReason }
-  | ({ type: 'done'; abandoned: number; stopped?: StopReason; authStatus?: number; unreachable?: { message: string; code?: ErrorCode }; error?: { message: string; code?: string } } & WorkerSnapshot);
+  | ({ type: 'done'; abandoned: number; stopped?: StopReason; authStatus?: number; unreachable?: WireError; error?: WireError } & WorkerSnapshot);
+
+/** The feed worker's messages both ways and what it starts with, for `WorkerChannel` and `ParentChannel`. */
+export interface FeedProtocol {
+  start: WorkerStart;
+  toWorker: ToWorker;
+  fromWorker: FromWorker;
+}

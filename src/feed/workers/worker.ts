@@ -3,17 +3,18 @@
  * back in batches; its state (counters, histograms, first unfinished position) a few times a second, its
  * unfinished operations when the coordinator asks (for a checkpoint) and at the end. It writes no file.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { ParentChannel } from '../../workers/channel.js';
+import { toWireError } from '../../workers/errors.js';
 import { workerEngine } from '../engine.js';
 import type { FailureReason } from '../failures.js';
 import type { OperationResult } from '../operation-result.js';
 import type { SourceBatch } from '../source.js';
 import { unpackBatch } from './batch.js';
-import type { FromWorker, RelayedFailure, ToWorker, WorkerSnapshot, WorkerStart, WorkerState } from './messages.js';
+import type { FeedProtocol, FromWorker, RelayedFailure, ToWorker, WorkerSnapshot, WorkerState } from './messages.js';
 
-const port = parentPort!;
-const start = workerData as WorkerStart;
-const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
+const port = ParentChannel.open<FeedProtocol>();
+const start = port.start;
+const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.post(m, transfer);
 
 /** Failures go to the coordinator, which writes the one failure output. */
 class FailureRelay {
@@ -89,7 +90,7 @@ function endInput(): void {
   wake = undefined;
 }
 
-port.on('message', (m: ToWorker) => {
+port.onMessage((m: ToWorker) => {
   if (m.type === 'batch') {
     if (ended) return;
     queue.push({ input: m.input, name: m.name, items: unpackBatch(m) });
@@ -142,11 +143,10 @@ try {
     abandoned: outcome.summary['feeder.abandoned.count'],
     ...(outcome.stopped !== undefined && { stopped: outcome.stopped }),
     ...(outcome.authStatus !== undefined && { authStatus: outcome.authStatus }),
-    ...(outcome.unreachable !== undefined && { unreachable: { message: outcome.unreachable.message, code: outcome.unreachable.code } }),
+    ...(outcome.unreachable !== undefined && { unreachable: toWireError(outcome.unreachable) }),
   });
 } catch (err) {
   clearInterval(ticker);
-  const e = err as { message?: string; code?: string };
-  post({ type: 'done', ...snapshot(), abandoned: 0, error: { message: String(e?.message ?? err), ...(typeof e?.code === 'string' && { code: e.code }) } });
+  post({ type: 'done', ...snapshot(), abandoned: 0, error: toWireError(err) });
 }
 port.close();
