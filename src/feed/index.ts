@@ -6,7 +6,7 @@ export { WorkerFeeder } from './workers/coordinator.js';
 export type { FeedOptions, Compression } from './options.js';
 export type { OperationResult } from './operation-result.js';
 export type { FeedSummary, FeedCounters } from './stats.js';
-export type { FeedSource, InputPosition } from './source.js';
+export type { FeedSource, InputPosition, OpenPosition } from './source.js';
 export type { Checkpoint } from './checkpoint.js';
 export type { FailureMark } from './failures.js';
 export { readCheckpoint } from './checkpoint.js';
