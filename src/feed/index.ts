@@ -2,7 +2,6 @@
 export { Feeder } from './feeder.js';
 export type { FeedOutcome, FeedProgress, StopReason } from './run.js';
 export { feed, createFeeder, resolveWorkers } from './feed.js';
-export { WorkerFeeder } from './workers/coordinator.js';
 export type { FeedOptions, Compression } from './options.js';
 export type { OperationResult } from './operation-result.js';
 export type { FeedSummary, FeedCounters } from './stats.js';
