@@ -37,6 +37,7 @@ export {
   type FeedOutcome,
   type StopReason,
   type InputPosition,
+  type OpenPosition,
   type FeedProgress,
   type OperationResult,
   type FeedSource,

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { VespaBulkError } from '../errors.js';
 import { writeFileAtomically, writeFileAtomicallySync } from '../fs/atomic-write.js';
-import type { InputInfo, InputPosition } from './source.js';
+import type { InputInfo, InputPosition, OpenPosition } from './source.js';
 import { isUrlInput, redactUrl } from './url-input.js';
 import type { FailureMark, FailureWriter } from './failures.js';
 import type { Shard } from './shard.js';
@@ -31,7 +31,7 @@ export interface Checkpoint {
    */
   readTo?: InputPosition;
   /** `[input, offset, line]` of each operation read before `readTo` and not finished, in input order. */
-  unfinished?: Array<[number, number, number]>;
+  unfinished?: OpenPosition[];
   /** Counts at the time of the checkpoint (informative). */
   ok: number;
   errors: number;
@@ -130,7 +130,7 @@ export interface FeedPosition {
   /** The first unfinished operation (or `readTo` when none is); null: the whole input is finished. */
   position: InputPosition | null;
   readTo?: InputPosition;
-  unfinished?: Array<[number, number, number]>;
+  unfinished?: OpenPosition[];
 }
 
 /**
@@ -139,7 +139,7 @@ export interface FeedPosition {
  * not read yet are still unfinished, and its `readTo` still holds: a save early in a resumed run keeps
  * what the earlier run knew.
  */
-export function feedPosition(unfinished: Iterable<[number, number, number]>, readPosition: InputPosition | undefined, previous?: Checkpoint): FeedPosition {
+export function feedPosition(unfinished: Iterable<OpenPosition>, readPosition: InputPosition | undefined, previous?: Checkpoint): FeedPosition {
   const open = [...unfinished];
   let readTo = readPosition;
   if (previous !== undefined && previous.position !== null) {

@@ -2,7 +2,6 @@ import { Feeder } from './feeder.js';
 import type { FeedOptions } from './options.js';
 import type { FeedSource } from './source.js';
 import type { FeedSummary } from './stats.js';
-import { WorkerFeeder } from './workers/coordinator.js';
 
 /**
  * `FeedOptions.workers`, or its default: 1. Measured against the container's Jetty on 2 cores
@@ -14,10 +13,9 @@ export function resolveWorkers(_source: FeedSource, options: FeedOptions): numbe
   return options.workers ?? 1;
 }
 
-/** A Feeder for `source`: on this thread, or a WorkerFeeder over worker threads (see `FeedOptions.workers`). */
-export function createFeeder(source: FeedSource, options: FeedOptions = {}): Feeder | WorkerFeeder {
-  const workers = resolveWorkers(source, options);
-  return workers > 1 ? new WorkerFeeder({ ...options, workers }) : new Feeder(options);
+/** A Feeder for `source`: on this thread, or over worker threads (see `FeedOptions.workers`). */
+export function createFeeder(source: FeedSource, options: FeedOptions = {}): Feeder {
+  return new Feeder({ ...options, workers: resolveWorkers(source, options) });
 }
 
 /**

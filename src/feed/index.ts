@@ -1,11 +1,11 @@
 /** The feeder: `feed(source, options)` and the parts a caller may want to reuse. */
-export { Feeder, type FeedOutcome, type FeedProgress, type StopReason } from './feeder.js';
+export { Feeder } from './feeder.js';
+export type { FeedOutcome, FeedProgress, StopReason } from './run.js';
 export { feed, createFeeder, resolveWorkers } from './feed.js';
-export { WorkerFeeder } from './workers/coordinator.js';
 export type { FeedOptions, Compression } from './options.js';
 export type { OperationResult } from './operation-result.js';
 export type { FeedSummary, FeedCounters } from './stats.js';
-export type { FeedSource, InputPosition } from './source.js';
+export type { FeedSource, InputPosition, OpenPosition } from './source.js';
 export type { Checkpoint } from './checkpoint.js';
 export type { FailureMark } from './failures.js';
 export { readCheckpoint } from './checkpoint.js';

@@ -27,6 +27,13 @@ export interface InputPosition {
   line: number;
 }
 
+/**
+ * An operation read and not finished, as checkpoints list it: its input, the byte offset where it starts, its
+ * line. A tuple, not an `InputPosition`, because the checkpoint file holds it so (`unfinished`), and lists
+ * of thousands cross threads.
+ */
+export type OpenPosition = [input: number, offset: number, line: number];
+
 export interface ReadOptions {
   /** What `-` reads. Default process.stdin. */
   stdin?: Readable;

@@ -134,3 +134,80 @@ export class AdaptiveThrottle implements Throttle {
     if (this.changes.length > keptChanges) this.changes.shift();
   }
 }
+
+/**
+ * The throttle as the feeder drives it: told of each event as it happens, it keeps its own windows and samples
+ * them on `tick()`. The feeder knows this interface and `createThrottle()`, not the classes behind them.
+ */
+export interface FeedThrottle {
+  /** How many operations may be on the wire now. */
+  readonly limit: number;
+  /** How often the feeder should call `tick()`, in ms. */
+  readonly tickMs: number;
+  /** A request went out; `inflight` counts it. */
+  sent(inflight: number): void;
+  /** An answer came (any status), `latencyMs` after its request went out. */
+  answered(latencyMs: number): void;
+  /** An operation succeeded. */
+  succeeded(): void;
+  /** The service answered 429. */
+  throttled(): void;
+  /** A window ends at `now` (ms) with `inflight` on the wire: the limit may change. */
+  tick(now: number, inflight: number): void;
+}
+
+/** The feeder's throttle for its options: a fixed limit with `inflight`, else the adaptive one up to `maxInflight`. */
+export function createThrottle(options: { inflight?: number; maxInflight?: number }): FeedThrottle {
+  if (options.inflight !== undefined) return new WindowedThrottle(new FixedThrottle(options.inflight), 100);
+  const adaptive = new AdaptiveThrottle({ max: options.maxInflight });
+  return new WindowedThrottle(adaptive, adaptive.sampleMs);
+}
+
+/** Gathers the events of one window for a `Throttle`'s `sample()`. */
+class WindowedThrottle implements FeedThrottle {
+  private ok = 0;
+  private throttledCount = 0;
+  private latencySumMs = 0;
+  private responses = 0;
+  private peakInflight = 0;
+
+  constructor(
+    private readonly throttle: Throttle,
+    readonly tickMs: number,
+  ) {}
+
+  get limit(): number {
+    return this.throttle.limit;
+  }
+
+  sent(inflight: number): void {
+    if (inflight > this.peakInflight) this.peakInflight = inflight;
+  }
+
+  answered(latencyMs: number): void {
+    this.latencySumMs += latencyMs;
+    this.responses++;
+  }
+
+  succeeded(): void {
+    this.ok++;
+  }
+
+  throttled(): void {
+    this.throttledCount++;
+  }
+
+  tick(now: number, inflight: number): void {
+    this.throttle.sample(now, {
+      ok: this.ok,
+      throttled: this.throttledCount,
+      peakInflight: this.peakInflight,
+      ...(this.responses > 0 ? { latencyMs: this.latencySumMs / this.responses } : {}),
+    });
+    this.ok = 0;
+    this.throttledCount = 0;
+    this.latencySumMs = 0;
+    this.responses = 0;
+    this.peakInflight = inflight;
+  }
+}

@@ -18,7 +18,7 @@ export interface MigrateOptions extends VisitOptions {
    * Further feeder options (connections, compression, failures file...). Without a `protocol` (or `http2`, or a
    * `dispatcher`) of its own, the feeder speaks the visit's `protocol`.
    */
-  feed?: Omit<FeedOptions, 'endpoint' | 'headers' | 'signal'>;
+  feed?: Omit<FeedOptions, 'endpoint' | 'headers' | 'signal' | 'workers'>;
   /** Called once the visit runs, e.g. to draw progress from it. */
   onStart?: (run: VisitRun) => void;
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Feeder, feed } from '../../src/feed/index.js';
+import { feed } from '../../src/feed/index.js';
+import { FeedEngine } from '../../src/feed/engine.js';
 import { startDocumentServer, type DocumentServer, type DocumentServerOptions } from '../../src/simulator/document-api/document-server.js';
 import { expectSpoke, overProtocols } from '../support/protocols.js';
 import { expectNothingLost, failureLines, failureReasons, mixedOperations, okOf, quickRetries, storeMap, tempDir, writeJsonl, type Op } from './harness.js';
@@ -43,7 +44,7 @@ describe.each(overProtocols)('feed over $protocol survives', ({ protocol }) => {
     }, 5);
     cleanups.push(() => clearInterval(killer));
     const sizeAtKill: number[] = [];
-    const feeder = new Feeder({
+    const feeder = new FeedEngine({
       endpoint: server.url,
       protocol,
       failures,

@@ -12,10 +12,9 @@ import { red } from '../color.js';
 import { unreachableHint, waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
-import { Feeder, type FeedOutcome } from '../../feed/feeder.js';
+import type { Feeder, FeedOutcome } from '../../feed/feeder.js';
 import { createFeeder } from '../../feed/feed.js';
 import { holdYoungGeneration } from '../young-generation.js';
-import type { WorkerFeeder } from '../../feed/workers/coordinator.js';
 import { estimateRemainingSeconds } from '../../feed/eta.js';
 import { existsSync } from 'node:fs';
 import { checkResumable, defaultCheckpointPath, readCheckpoint } from '../../feed/checkpoint.js';
@@ -167,7 +166,7 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
   return { files, options, ...(targetNote !== undefined && { targetNote }), ...(resumedFrom !== undefined && { resumedFrom }) };
 }
 
-function progressOf(feeder: Feeder | WorkerFeeder, state: () => ProgressSnapshot['state']): () => ProgressSnapshot {
+function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () => ProgressSnapshot {
   const opsRate = rateMeter();
   const bytesRate = rateMeter();
   return () => {
@@ -185,7 +184,7 @@ function progressOf(feeder: Feeder | WorkerFeeder, state: () => ProgressSnapshot
       ...(p.totalBytes !== undefined && { bytes: { read: p.readBytes ?? 0, total: p.totalBytes } }),
       rate: opsRate(p.ok + p.failed, p.seconds, whole),
       // Bytes sent, not read: the reader runs ahead in bursts, the requests go out at the service's pace.
-      mbPerSecond: bytesRate(feeder.stats.requestBytes, p.seconds, whole) / 1e6,
+      mbPerSecond: bytesRate(p.requestBytes ?? 0, p.seconds, whole) / 1e6,
       ok: p.ok,
       failed: p.failed,
       retried: p.retries,
@@ -227,7 +226,7 @@ async function handler(argv: FeedArgs): Promise<void> {
   const feeder = createFeeder(source, options);
   // On this thread only: the growth factor is the process's, and held while workers are small it would keep
   // their young generations small too (2 workers, 200k documents: 2 of 3 runs took 12-22 % more CPU).
-  if (feeder instanceof Feeder) holdYoungGeneration();
+  if (feeder.workers === 1) holdYoungGeneration();
   outputs.attach(feedSampler(feeder));
   const stop = stopOnSignal(controller, { message: 'vespa-bulk: stopping: finishing in-flight operations (Ctrl-C again to quit at once)' });
   let state: ProgressSnapshot['state'] = 'running';

@@ -1,20 +1,18 @@
-import { Worker } from 'node:worker_threads';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { VespaBulkError, type ErrorCode } from '../../errors.js';
+import { WorkerChannel } from '../../workers/channel.js';
+import { SnapshotBarrier } from '../../workers/barrier.js';
+import { fromWireError, type WireError } from '../../workers/errors.js';
 import { checkFeedOptions } from '../check-options.js';
-import { CheckpointSaver, checkpointToResume, feedPosition, resumeSkip, type Checkpoint, type SaveState } from '../checkpoint.js';
-import { FailureWriter } from '../failures.js';
-import type { FeedOutcome, FeedProgress, StopReason } from '../feeder.js';
+import { checkpointToResume, resumeSkip, type Checkpoint, type SaveState } from '../checkpoint.js';
+import { FeedRun, type FeedOutcome, type FeedProgress, type StopReason } from '../run.js';
 import type { FeedOptions } from '../options.js';
 import { createPool, splitEndpoint, type WireProtocol } from '../../http/transport.js';
 import type { FeedCounters } from '../stats.js';
 import { FeedStats } from '../stats.js';
 import { defaultMaxInflight } from '../throttle.js';
-import { ReadProgress, describeInputs, readSources, type FeedSource, type InputInfo, type InputPosition } from '../source.js';
+import { describeInputs, readSources, type FeedSource, type OpenPosition } from '../source.js';
 import type { RawItem } from '../splitter.js';
-import { packBatch } from './batch.js';
-import type { FromWorker, RelayedFailure, ToWorker, WorkerSnapshot, WorkerStart, WorkerState } from './messages.js';
+import { itemPosition, packBatch } from './batch.js';
+import type { FeedProtocol, FromWorker, RelayedFailure, ToWorker, WorkerSnapshot, WorkerStart, WorkerState } from './messages.js';
 import { routeId, workerOf } from './route.js';
 
 /** Batches a worker may have been sent and not yet pulled: enough to keep it busy, few enough to bound memory. */
@@ -22,8 +20,8 @@ const maxAhead = 4;
 
 /** One worker thread and what the coordinator knows of it. */
 interface Lane {
-  worker: Worker;
-  /** Last batch number sent, and the last the worker's Feeder pulled. */
+  channel: WorkerChannel<FeedProtocol>;
+  /** Last batch number sent, and the last the worker's engine pulled. */
   sent: number;
   taken: number;
   /**
@@ -33,26 +31,19 @@ interface Lane {
   pending: { n: number; input: number; count: number; meta?: Float64Array }[];
   state: WorkerState | undefined;
   /** The lane's unfinished operations at its last snapshot (or its end), pending batches included, in input order. */
-  open: Array<[number, number, number]>;
+  open: OpenPosition[];
   done: Extract<FromWorker, { type: 'done' }> | undefined;
-  exited: boolean;
-}
-
-/** A checkpoint being gathered: the lanes not yet answered, and failures of lanes that did, held back until the save is built. */
-interface Gathering {
-  waiting: Set<Lane>;
-  held: RelayedFailure[][];
 }
 
 /**
  * `feed --workers N`: reads and cuts the input on this thread, routes each operation's raw bytes by a hash of
- * its id to one of N worker threads (each a Feeder with its share of the connections and the in-flight
+ * its id to one of N worker threads (each a feed engine with its share of the connections and the in-flight
  * limit), and makes one feed of them: one summary (counters added, histograms merged), one failure output
- * (written here), one checkpoint, one progress. The same surface as Feeder for the CLI: `run`, `stop`,
- * `progress`, `snapshot`, `checkpoint`.
+ * (written here), one checkpoint, one progress: one `FeedRun`, as the engine on one thread has. The same surface
+ * as that engine, behind the exported `Feeder`: `run`, `stop`, `progress`, `snapshot`, `checkpoint`.
  *
  * The checkpoint, every `checkpointIntervalMs` and at the end: reading pauses, every worker is asked for its
- * unfinished operations; failures a worker sends after its answer are held back until the save is built, so
+ * unfinished operations (a `SnapshotBarrier` round); failures a worker sends after its answer are held back until the save is built, so
  * the failure output's mark counts exactly the failures of the operations the answers count as finished.
  * Together with the batches not yet taken by a worker, that is the single-thread feeder's checkpoint, in the
  * same format: either path resumes the other's.
@@ -63,21 +54,17 @@ export class WorkerFeeder {
   private protocol: WireProtocol | undefined;
   private readonly count: number;
   private readonly lanes: Lane[] = [];
-  private readonly readProgress = new ReadProgress();
+  /** The failure output, the checkpoint file, the stop and the outcome. */
+  private readonly feedRun: FeedRun;
   /** What this thread counts itself: operations it could not cut (framing errors), items skipped by a resume. */
   private readonly own = new FeedStats();
   private readonly startedAt = performance.now();
-  private inputs: InputInfo[] = [];
-  private failures: FailureWriter | undefined;
-  private stopping: StopReason | undefined;
   private read = 0;
-  private readPosition: InputPosition | undefined;
   private wake: (() => void) | undefined;
   private merged: FeedStats | undefined;
   private workerError: Error | undefined;
-  private saver: CheckpointSaver | undefined;
-  private resumed: Checkpoint | undefined;
-  private gathering: Gathering | undefined;
+  /** The checkpoint's rounds: every lane's unfinished operations at one cut. */
+  private readonly barrier = new SnapshotBarrier<Lane, WorkerSnapshot>();
   /** A periodic save is being written: the next waits for it. */
   private saving = false;
 
@@ -85,10 +72,19 @@ export class WorkerFeeder {
     checkFeedOptions(options);
     this.options = options;
     this.count = options.workers ?? 2;
+    this.feedRun = new FeedRun(options, (reason) => {
+      for (const lane of this.lanes) this.send(lane, { type: 'stop', reason });
+      this.wakeUp();
+    });
   }
 
-  /** @internal The merged counters (for the progress line's bytes sent). */
-  get stats(): FeedStats {
+  /** How many threads feed. */
+  get workers(): number {
+    return this.count;
+  }
+
+  /** The merged counters. */
+  private get stats(): FeedStats {
     if (this.merged === undefined) {
       const m = new FeedStats(this.startedAt);
       m.merge(this.own.state());
@@ -100,39 +96,28 @@ export class WorkerFeeder {
 
   /** Why the feed is stopping, once it is. */
   get stopReason(): StopReason | undefined {
-    return this.stopping;
+    return this.feedRun.stopReason;
   }
 
-  /** The workers' running totals added up, with their latency histograms merged, as `Feeder.snapshot()`. */
+  /** The workers' running totals added up, with their latency histograms merged, as the engine's `snapshot()`. */
   snapshot(): FeedCounters & { inflight: number; limit: number } {
     const s = this.stats;
     return { ...s.snapshot(), inflight: this.sum((st) => st.inflight), limit: this.sum((st) => st.limit) };
   }
 
-  /** The workers' progress added up, as `Feeder.progress()`. */
+  /** The workers' progress added up, as the engine's `progress()`. */
   progress(): FeedProgress {
-    const s = this.stats;
-    return {
-      seconds: (performance.now() - this.startedAt) / 1000,
-      ok: s.ok,
-      failed: s.errors,
-      retries: s.retries,
-      inflight: this.sum((st) => st.inflight),
-      limit: this.sum((st) => st.limit),
-      p50Ms: s.percentileMs(50),
-      p99Ms: s.percentileMs(99),
-      read: this.read,
-      finished: s.ok + s.errors + s.skipped,
-      ...this.readProgress.of(this.inputs),
-    };
+    return this.feedRun.progress(
+      this.stats,
+      this.sum((st) => st.inflight),
+      this.sum((st) => st.limit),
+      this.read,
+    );
   }
 
   /** Stops the feed as Ctrl-C does: stop reading, every worker stops, the checkpoint covers what is unfinished. */
   stop(reason: StopReason = 'interrupted'): void {
-    if (this.stopping !== undefined) return;
-    this.stopping = reason;
-    for (const lane of this.lanes) this.send(lane, { type: 'stop', reason });
-    this.wakeUp();
+    this.feedRun.stop(reason);
   }
 
   /**
@@ -159,36 +144,32 @@ export class WorkerFeeder {
     }
   }
 
-  /** Feeds `source` over the workers; resolves as `Feeder.run()` does. Call once. */
+  /** Feeds `source` over the workers; resolves as the engine's `run()` does. Call once. */
   async run(source: FeedSource): Promise<FeedOutcome> {
     const options = this.options;
-    this.inputs = describeInputs(source);
-    const resume = checkpointToResume(options, this.inputs);
-    this.resumed = resume;
-    if (typeof options.failures === 'string') this.failures = new FailureWriter(options.failures, resume?.failures === options.failures ? resume.failureMark : undefined);
-    const intervalMs = options.checkpointIntervalMs ?? 2000;
-    if (typeof options.checkpoint === 'string') {
-      this.saver = new CheckpointSaver({ path: options.checkpoint, inputs: this.inputs.map((i) => i.name), shard: options.shard, ...(this.failures !== undefined && { failures: this.failures }) });
-    }
+    const run = this.feedRun;
+    const inputs = describeInputs(source);
+    const resume = checkpointToResume(options, inputs);
+    run.open(inputs, resume, typeof options.checkpoint === 'string' ? options.checkpoint : undefined);
+    const intervalMs = run.checkpointIntervalMs;
     await this.settleProtocol();
     for (let i = 0; i < this.count; i++) this.lanes.push(this.startLane(i));
-    const timer = this.saver !== undefined && intervalMs > 0 ? setInterval(() => this.gather(), intervalMs) : undefined;
+    const timer = run.keepsCheckpoint && intervalMs > 0 ? setInterval(() => this.gather(), intervalMs) : undefined;
     timer?.unref();
-    const onAbort = () => this.stop('interrupted');
-    if (options.signal?.aborted) onAbort();
-    options.signal?.addEventListener('abort', onAbort);
+    run.watchSignal();
+    const failures = run.failures;
     let readError: { error: unknown } | undefined;
     try {
-      if (resume?.position !== null && this.stopping === undefined) {
+      if (resume?.position !== null && run.stopReason === undefined) {
         const from = resume?.position ?? undefined;
         const skip = resume !== undefined ? resumeSkip(resume) : undefined;
-        for await (const batch of readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, from, skip }, this.readProgress)) {
+        for await (const batch of readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, from, skip }, run.readProgress)) {
           // Nothing is routed while a checkpoint is gathered: its read position must be the one the answers cover.
-          while (this.gathering !== undefined) await this.sleep();
+          while (this.barrier.open) await this.sleep();
           this.route(batch.items, batch.input, batch.name);
-          while (this.stopping === undefined && this.lanes.some((l) => l.sent - l.taken >= maxAhead && !l.exited)) await this.sleep();
-          if (this.failures !== undefined) await this.failures.drained();
-          if (this.stopping !== undefined) break;
+          while (run.stopReason === undefined && this.lanes.some((l) => l.sent - l.taken >= maxAhead && !l.channel.exited)) await this.sleep();
+          if (failures !== undefined) await failures.drained();
+          if (run.stopReason !== undefined) break;
         }
       }
     } catch (err) {
@@ -196,39 +177,50 @@ export class WorkerFeeder {
       this.stop('interrupted');
     }
     for (const lane of this.lanes) this.send(lane, { type: 'end' });
-    while (this.lanes.some((l) => !l.exited)) await this.sleep();
+    while (this.lanes.some((l) => !l.channel.exited)) await this.sleep();
     clearInterval(timer);
-    options.signal?.removeEventListener('abort', onAbort);
-    await this.saver?.stop();
-    await this.failures?.close();
+    await run.close();
     if (readError !== undefined) throw readError.error;
     if (this.workerError !== undefined) throw this.workerError;
-    return this.outcome(resume, intervalMs);
+    return this.outcome();
   }
 
   /**
-   * @internal What a checkpoint saved now holds: the unfinished operations of every lane at its last snapshot (exact
+   * What a checkpoint saved now holds: the unfinished operations of every lane at its last snapshot (exact
    * once all workers have ended), the read position, the counts.
    */
-  saveState(): SaveState {
-    const open: Array<[number, number, number]> = [];
+  private saveState(): SaveState {
+    const open: OpenPosition[] = [];
     for (const lane of this.lanes) for (const e of lane.open) open.push(e);
     open.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    return { ...feedPosition(open, this.readPosition, this.resumed), reason: this.stopping ?? 'running', ok: this.stats.ok, errors: this.stats.errors };
+    return this.feedRun.saveState(open, this.stats);
   }
 
   /** The checkpoint as the last snapshot of the workers gives it (as a stop would save it, without the failure output's mark). */
   checkpoint(): Checkpoint {
-    return new CheckpointSaver({ path: '', inputs: this.inputs.map((i) => i.name), shard: this.options.shard }).build(this.saveState());
+    return this.feedRun.checkpoint(this.saveState());
   }
 
-  /** Asks every running worker for its unfinished operations; `gathered()` saves once all have answered. */
+  /**
+   * Asks every running worker for its unfinished operations; once all have answered, saves, then writes the
+   * failures held back meanwhile and lets reading go on. A worker gone without an answer (a crash) cancels the
+   * round: no save this time, the last one stands.
+   */
   private gather(): void {
-    if (this.gathering !== undefined || this.saving || this.stopping !== undefined) return;
-    const waiting = new Set(this.lanes.filter((l) => l.done === undefined && !l.exited));
-    if (waiting.size === 0) return;
-    this.gathering = { waiting, held: [] };
-    for (const lane of waiting) this.send(lane, { type: 'snapshot' });
+    if (this.barrier.open || this.saving || this.feedRun.stopReason !== undefined) return;
+    const waiting = this.lanes.filter((l) => l.done === undefined && !l.channel.exited);
+    if (waiting.length === 0) return;
+    void this.barrier
+      .gather(waiting, (lane) => this.send(lane, { type: 'snapshot' }))
+      .then((answers) => {
+        if (answers !== undefined && this.feedRun.keepsCheckpoint && this.feedRun.stopReason === undefined) {
+          // The failure mark is taken here, before the held failures are written.
+          this.saving = true;
+          void this.feedRun.save(this.saveState()).finally(() => (this.saving = false));
+        }
+        this.barrier.release();
+        this.wakeUp();
+      });
   }
 
   /** `lane` answered (or ended): its unfinished operations are the snapshot's, and those of batches it has not taken. */
@@ -236,44 +228,26 @@ export class WorkerFeeder {
     const open = snapshot.unfinished;
     for (const b of lane.pending) {
       if (b.n <= snapshot.accepted || b.meta === undefined) continue;
-      for (let k = 0; k < b.count; k++) open.push([b.input, b.meta[3 * k + 2], b.meta[3 * k + 1]]);
+      for (let k = 0; k < b.count; k++) open.push(itemPosition(b.input, b.meta, k));
     }
     lane.open = open;
-    const g = this.gathering;
-    if (g === undefined || !g.waiting.delete(lane) || g.waiting.size > 0) return;
-    this.gathered(true);
-  }
-
-  /** Ends the gathering: saves (when every lane answered), then writes the failures held back meanwhile and lets reading go on. */
-  private gathered(save: boolean): void {
-    const g = this.gathering;
-    if (g === undefined) return;
-    if (save && this.saver !== undefined && this.stopping === undefined) {
-      // The failure mark is taken here, before the held failures are written.
-      this.saving = true;
-      this.saver
-        .save(this.saveState())
-        .catch(() => undefined) // A failed periodic save (a full disk) leaves the previous file; the final save reports its own error.
-        .finally(() => (this.saving = false));
-    }
-    this.gathering = undefined;
-    for (const failures of g.held) this.writeFailures(failures);
-    this.wakeUp();
+    this.barrier.answer(lane, snapshot);
   }
 
   private writeFailures(failures: RelayedFailure[]): void {
-    for (const f of failures) this.failures?.write(Buffer.from(f.bytes.buffer, f.bytes.byteOffset, f.bytes.byteLength), f.reason, f.verbatim);
+    const output = this.feedRun.failures;
+    for (const f of failures) output?.write(Buffer.from(f.bytes.buffer, f.bytes.byteOffset, f.bytes.byteLength), f.reason, f.verbatim);
   }
 
-  private async outcome(resume: Checkpoint | undefined, intervalMs: number): Promise<FeedOutcome> {
+  private async outcome(): Promise<FeedOutcome> {
     this.merged = undefined;
     const stats = this.stats;
     let abandoned = 0;
     let authStatus: number | undefined;
-    let unreachable: { message: string; code?: ErrorCode } | undefined;
+    let unreachable: WireError | undefined;
     for (const lane of this.lanes) {
       abandoned += lane.done?.abandoned ?? 0;
-      // Sent and never pulled by the worker's Feeder: unfinished, behind the checkpoint.
+      // Sent and never pulled by the worker's engine: unfinished, behind the checkpoint.
       for (const b of lane.pending) if (b.n > (lane.state?.accepted ?? 0)) abandoned += b.count;
       authStatus ??= lane.done?.authStatus;
       unreachable ??= lane.done?.unreachable;
@@ -282,24 +256,10 @@ export class WorkerFeeder {
     stats.protocol ??= this.protocol;
     const summary = stats.summary(performance.now(), inflight, this.sum((st) => st.limit));
     summary['feeder.abandoned.count'] = abandoned;
-    const outcome: FeedOutcome = { summary };
-    if (this.failures !== undefined && this.failures.count > 0) outcome.failuresFile = this.failures.path;
-    const saver = this.saver;
-    if (this.stopping === undefined && saver !== undefined && (resume !== undefined || intervalMs > 0)) {
-      // A finished feed marks its checkpoint done, so running it once more feeds nothing twice.
-      await saver.save({ ...this.saveState(), position: null, reason: 'finished' });
-      outcome.checkpointFile = saver.path;
-    }
-    if (this.stopping !== undefined) {
-      outcome.stopped = this.stopping;
-      if (authStatus !== undefined) outcome.authStatus = authStatus;
-      if (unreachable !== undefined) outcome.unreachable = new VespaBulkError(unreachable.code ?? 'VB_UNREACHABLE', unreachable.message);
-      if (saver !== undefined) {
-        await saver.save(this.saveState());
-        outcome.checkpointFile = saver.path;
-      }
-    }
-    return outcome;
+    return this.feedRun.outcome(summary, () => this.saveState(), {
+      ...(authStatus !== undefined && { authStatus }),
+      ...(unreachable !== undefined && { unreachable: fromWireError(unreachable, 'VB_UNREACHABLE') }),
+    });
   }
 
   /** Routes one read batch: items this thread settles itself (skipped, uncut), the rest packed per worker. */
@@ -307,18 +267,14 @@ export class WorkerFeeder {
     const perWorker: RawItem[][] = this.lanes.map(() => []);
     for (const item of items) {
       this.read++;
-      this.readPosition = { input, offset: item.offset + item.bytes.length, line: item.line };
+      this.feedRun.passed(input, item);
       if (item.skip) {
         this.own.skipped++;
         continue;
       }
       if (item.error !== undefined) {
         this.own.operations++;
-        this.own.errors++;
-        this.own.parseErrors++;
-        const e = item.error;
-        this.failures?.write(item.bytes, { input: name, inputLine: item.line, message: e.message, attempts: 0, code: e.code }, true);
-        this.options.onResult?.({ ok: false, message: e.message, attempts: 0, input: name, line: item.line });
+        this.feedRun.localFailure(this.own, item, name, item.error, true);
         continue;
       }
       perWorker[workerOf(routeId(item.bytes), this.count)].push(item);
@@ -329,27 +285,27 @@ export class WorkerFeeder {
       if (share.length === 0) continue;
       const lane = this.lanes[w];
       const batch = packBatch(++lane.sent, input, name, share);
-      lane.pending.push({ n: batch.n, input, count: share.length, ...(this.saver !== undefined && { meta: batch.meta.slice() }) });
+      lane.pending.push({ n: batch.n, input, count: share.length, ...(this.feedRun.keepsCheckpoint && { meta: batch.meta.slice() }) });
       this.send(lane, { type: 'batch', ...batch }, [batch.bytes, batch.meta.buffer as ArrayBuffer]);
     }
   }
 
   private startLane(index: number): Lane {
     const results = this.options.onResult === undefined ? 'none' : this.options.onResultOnlyFailed === true ? 'failed' : 'all';
-    const data: WorkerStart = { options: workerOptions(this.options, this.count, index), inputs: this.inputs, results };
+    const data: WorkerStart = { options: workerOptions(this.options, this.count, index), inputs: this.feedRun.inputs, results };
     if (typeof this.options.failures === 'string') data.failuresPath = this.options.failures;
-    const lane: Lane = { worker: startWorker(data), sent: 0, taken: 0, pending: [], state: undefined, open: [], done: undefined, exited: false };
-    lane.worker.on('message', (m: FromWorker) => this.onMessage(lane, m));
-    lane.worker.on('error', (err) => {
-      this.workerError ??= err;
-      this.stop('interrupted');
-    });
-    lane.worker.on('exit', () => {
-      lane.exited = true;
-      // Gone without an answer (a crash): no save this time; the last one stands.
-      if (this.gathering?.waiting.has(lane)) this.gathered(false);
-      this.wakeUp();
-    });
+    const lane: Lane = { channel: WorkerChannel.spawn<FeedProtocol>(import.meta.url, 'worker', data), sent: 0, taken: 0, pending: [], state: undefined, open: [], done: undefined };
+    lane.channel
+      .onMessage((m) => this.onMessage(lane, m))
+      .onError((err) => {
+        this.workerError ??= err;
+        this.stop('interrupted');
+      })
+      .onExit(() => {
+        // Gone without an answer (a crash): no save this time; the last one stands.
+        if (this.barrier.awaits(lane)) this.barrier.cancel();
+        this.wakeUp();
+      });
     return lane;
   }
 
@@ -361,8 +317,7 @@ export class WorkerFeeder {
         return;
       case 'failures':
         // After its answer, a lane's failures wait: the save being gathered counts their operations unfinished.
-        if (this.gathering !== undefined && !this.gathering.waiting.has(lane)) this.gathering.held.push(m.failures);
-        else this.writeFailures(m.failures);
+        this.barrier.admit(lane, () => this.writeFailures(m.failures));
         return;
       case 'results':
         for (const r of m.results) this.options.onResult?.(r);
@@ -380,7 +335,7 @@ export class WorkerFeeder {
         if (m.type === 'done') {
           lane.done = m;
           if (m.stopped !== undefined) this.stop(m.stopped);
-          if (m.error !== undefined) this.workerError ??= new VespaBulkError((m.error.code ?? 'VB_TRANSPORT') as 'VB_TRANSPORT', m.error.message);
+          if (m.error !== undefined) this.workerError ??= fromWireError(m.error, 'VB_TRANSPORT');
         }
         return;
       }
@@ -388,7 +343,7 @@ export class WorkerFeeder {
   }
 
   private send(lane: Lane, m: ToWorker, transfer?: ArrayBuffer[]): void {
-    if (!lane.exited) lane.worker.postMessage(m, transfer);
+    lane.channel.post(m, transfer);
   }
 
   private sum(of: (s: WorkerState) => number): number {
@@ -419,18 +374,4 @@ function workerOptions(o: FeedOptions, count: number, index: number): FeedOption
   else w.maxInflight = share(o.maxInflight ?? defaultMaxInflight);
   if (o.arrivalRate !== undefined) w.arrivalRate = o.arrivalRate / count;
   return w;
-}
-
-/**
- * Starts a worker thread on worker.js beside this module (the installed package), or on worker.ts through
- * tsx when this module runs from the TypeScript sources (a clone, the tests), as bin/vespa-bulk.js does.
- */
-function startWorker(data: WorkerStart): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./worker.js', here), { workerData: data });
-  // The ESM build of tsx's API beside the CommonJS one that require.resolve finds (its CommonJS register() cannot load ESM hooks here).
-  const tsx = pathToFileURL(createRequire(here).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-  const entry = new URL('./worker.ts', here).href;
-  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(boot, { eval: true, workerData: data });
 }

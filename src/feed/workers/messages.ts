@@ -1,10 +1,10 @@
-import type { ErrorCode } from '../../errors.js';
+import type { WireError } from '../../workers/errors.js';
 import type { FailureReason } from '../failures.js';
 import type { FeedOptions } from '../options.js';
 import type { OperationResult } from '../operation-result.js';
-import type { InputInfo } from '../source.js';
+import type { InputInfo, OpenPosition } from '../source.js';
 import type { FeedStatsState } from '../stats.js';
-import type { StopReason } from '../feeder.js';
+import type { StopReason } from '../run.js';
 import type { ItemBatch } from './batch.js';
 
 /** What a worker thread starts with (`workerData`). */
@@ -37,12 +37,12 @@ export interface WorkerState {
 }
 
 /**
- * A worker's state with what a checkpoint needs, consistent in itself: `[input, offset, line]` of every
+ * A worker's state with what a checkpoint needs, consistent in itself: the position of every
  * operation of batches up to `accepted` that is not finished, in input order; the failures of the others were
  * posted before it. Sent only when asked and at the end: the list can be long.
  */
 export interface WorkerSnapshot extends WorkerState {
-  unfinished: Array<[number, number, number]>;
+  unfinished: OpenPosition[];
 }
 
 /** Worker to coordinator. */
@@ -53,4 +53,11 @@ export type FromWorker =
   | ({ type: 'state' } & WorkerState)
   | ({ type: 'snapshot' } & WorkerSnapshot)
   | { type: 'stopping'; reason: StopReason }
-  | ({ type: 'done'; abandoned: number; stopped?: StopReason; authStatus?: number; unreachable?: { message: string; code?: ErrorCode }; error?: { message: string; code?: string } } & WorkerSnapshot);
+  | ({ type: 'done'; abandoned: number; stopped?: StopReason; authStatus?: number; unreachable?: WireError; error?: WireError } & WorkerSnapshot);
+
+/** The feed worker's messages both ways and what it starts with, for `WorkerChannel` and `ParentChannel`. */
+export interface FeedProtocol {
+  start: WorkerStart;
+  toWorker: ToWorker;
+  fromWorker: FromWorker;
+}

@@ -1,19 +1,20 @@
 /**
- * Entry of a feed worker thread: a Feeder on the batches the coordinator routes here. Failures and results go
+ * Entry of a feed worker thread: a feed engine (through its seam, `WorkerEngine`) on the batches the coordinator routes here. Failures and results go
  * back in batches; its state (counters, histograms, first unfinished position) a few times a second, its
  * unfinished operations when the coordinator asks (for a checkpoint) and at the end. It writes no file.
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { Feeder } from '../feeder.js';
+import { ParentChannel } from '../../workers/channel.js';
+import { toWireError } from '../../workers/errors.js';
+import { workerEngine } from '../engine.js';
 import type { FailureReason } from '../failures.js';
 import type { OperationResult } from '../operation-result.js';
 import type { SourceBatch } from '../source.js';
 import { unpackBatch } from './batch.js';
-import type { FromWorker, RelayedFailure, ToWorker, WorkerSnapshot, WorkerStart, WorkerState } from './messages.js';
+import type { FeedProtocol, FromWorker, RelayedFailure, ToWorker, WorkerSnapshot, WorkerState } from './messages.js';
 
-const port = parentPort!;
-const start = workerData as WorkerStart;
-const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
+const port = ParentChannel.open<FeedProtocol>();
+const start = port.start;
+const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.post(m, transfer);
 
 /** Failures go to the coordinator, which writes the one failure output. */
 class FailureRelay {
@@ -47,7 +48,7 @@ function flushResults(): void {
 }
 
 const relay = new FailureRelay(start.failuresPath ?? '');
-const feeder = new Feeder(
+const engine = workerEngine(
   {
     ...start.options,
     ...(start.results !== 'none' && {
@@ -58,10 +59,10 @@ const feeder = new Feeder(
       },
     }),
   },
-  { failures: relay },
+  relay,
 );
 
-/** The batches routed here, handed to the Feeder as it pulls; ends at 'end', or at a stop (the rest stays unfinished). */
+/** The batches routed here, handed to the engine as it pulls; ends at 'end', or at a stop (the rest stays unfinished). */
 const queue: SourceBatch[] = [];
 let ended = false;
 let wake: (() => void) | undefined;
@@ -73,7 +74,7 @@ async function* batches(): AsyncGenerator<SourceBatch> {
     const next = queue.shift();
     if (next !== undefined) {
       accepted = batchNumbers.shift()!;
-      // Taken in when pulled, not when received: the coordinator sends more only as the Feeder pulls (backpressure).
+      // Taken in when pulled, not when received: the coordinator sends more only as the engine pulls (backpressure).
       post({ type: 'taken', n: accepted });
       yield next;
       continue;
@@ -89,7 +90,7 @@ function endInput(): void {
   wake = undefined;
 }
 
-port.on('message', (m: ToWorker) => {
+port.onMessage((m: ToWorker) => {
   if (m.type === 'batch') {
     if (ended) return;
     queue.push({ input: m.input, name: m.name, items: unpackBatch(m) });
@@ -101,7 +102,7 @@ port.on('message', (m: ToWorker) => {
   } else if (m.type === 'snapshot') {
     post({ type: 'snapshot', ...snapshot() });
   } else {
-    feeder.stop(m.reason);
+    engine.stop(m.reason);
     queue.length = 0;
     batchNumbers.length = 0;
     endInput();
@@ -112,17 +113,16 @@ function state(): WorkerState {
   // Failures first: the coordinator must have written them before it moves the checkpoint past them.
   relay.flush();
   flushResults();
-  const snap = feeder.snapshot();
-  return { accepted, stats: feeder.stats.state(), inflight: snap.inflight, limit: snap.limit };
+  return { accepted, ...engine.counters() };
 }
 
 function snapshot(): WorkerSnapshot {
-  return { ...state(), unfinished: feeder.unfinishedPositions() };
+  return { ...state(), unfinished: engine.unfinishedPositions() };
 }
 
 let told = false;
 const ticker = setInterval(() => {
-  const reason = feeder.stopReason;
+  const reason = engine.stopReason;
   if (reason !== undefined && !told) {
     told = true;
     // Stops of its own (breaker, refused credentials, nothing answering) stop the other workers too.
@@ -135,7 +135,7 @@ const ticker = setInterval(() => {
 }, 250);
 
 try {
-  const outcome = await feeder.runBatches(batches(), start.inputs);
+  const outcome = await engine.feedBatches(batches(), start.inputs);
   clearInterval(ticker);
   post({
     type: 'done',
@@ -143,11 +143,10 @@ try {
     abandoned: outcome.summary['feeder.abandoned.count'],
     ...(outcome.stopped !== undefined && { stopped: outcome.stopped }),
     ...(outcome.authStatus !== undefined && { authStatus: outcome.authStatus }),
-    ...(outcome.unreachable !== undefined && { unreachable: { message: outcome.unreachable.message, code: outcome.unreachable.code } }),
+    ...(outcome.unreachable !== undefined && { unreachable: toWireError(outcome.unreachable) }),
   });
 } catch (err) {
   clearInterval(ticker);
-  const e = err as { message?: string; code?: string };
-  post({ type: 'done', ...snapshot(), abandoned: 0, error: { message: String(e?.message ?? err), ...(typeof e?.code === 'string' && { code: e.code }) } });
+  post({ type: 'done', ...snapshot(), abandoned: 0, error: toWireError(err) });
 }
 port.close();

@@ -2,6 +2,7 @@ import type { WireProtocol } from '../../http/transport.js';
 import type { OutputFormat } from '../formats.js';
 import type { SliceResumeState, VisitMessage, VisitOptions } from '../options.js';
 import type { SliceReport, SliceStatus } from '../slice-visitor.js';
+import type { WireError } from '../../workers/errors.js';
 
 /**
  * Messages between the main thread of an export and its visit workers. The main thread decides which chain runs
@@ -43,7 +44,8 @@ export type FromWorker =
   | { type: 'chain'; key: string; outcome: 'done' | 'parked'; progress: SliceProgress; report: SliceReport }
   /** After `end`, once its chains stopped: the reports and states of the chains it ran, and the bytes it received. */
   | { type: 'done'; reports: SliceReport[]; states: Record<string, ChainState>; bytes: number }
-  | { type: 'error'; code: string | undefined; message: string };
+  /** The visit cannot go on here (nothing answers, the encoding failed): this worker's chains stop. */
+  | { type: 'error'; error: WireError };
 
 /** Main thread to worker. */
 export type ToWorker =
@@ -57,3 +59,10 @@ export type ToWorker =
   | { type: 'park'; key: string; wanted: boolean }
   /** No chain will be started any more: report `done` once the running ones stop. */
   | { type: 'end' };
+
+/** The visit worker's messages both ways and its start, for `WorkerChannel` (pool.ts) and `ParentChannel` (visit-worker.ts). */
+export interface VisitProtocol {
+  start: WorkerInput;
+  toWorker: ToWorker;
+  fromWorker: FromWorker;
+}

@@ -1,15 +1,15 @@
-import { parentPort, workerData } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
+import { ParentChannel, dispatch } from '../../workers/channel.js';
+import { toWireError } from '../../workers/errors.js';
 import { createEncoder } from '../formats.js';
 import type { SliceVisitor } from '../slice-visitor.js';
 import { createChains } from '../visitor.js';
-import type { ChainState, FromWorker, SliceProgress, ToWorker, WorkerInput } from './protocol.js';
+import type { ChainState, SliceProgress, ToWorker, VisitProtocol } from './protocol.js';
 
 // The entry of one visit worker: runs the chains the main thread starts here and posts their bytes in batches.
 
-const input = workerData as WorkerInput;
-const port = parentPort!;
-const post = (m: FromWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(m, transfer);
+const port = ParentChannel.open<VisitProtocol>();
+const input = port.start;
 
 /** Encoded bytes of one slice not posted yet; a batch goes out at this size (or on a timer, a token, a snapshot). */
 const batchBytes = 256 * 1024;
@@ -56,7 +56,7 @@ function flush(slice: number): void {
   }
   unacked++;
   const progress = [...ran].filter((s) => s.sliceId === slice).map(progressOf);
-  post({ type: 'batch', slice, data, rawBytes, bytesReceived: chains.bytes(), progress }, [data.buffer as ArrayBuffer]);
+  port.post({ type: 'batch', slice, data, rawBytes, bytesReceived: chains.bytes(), progress }, [data.buffer as ArrayBuffer]);
 }
 
 function flushAll(): void {
@@ -76,7 +76,7 @@ function statesOf(slices: Iterable<SliceVisitor>): Record<string, ChainState> {
 }
 
 // The main thread tells the caller once, whichever worker learns it first.
-const chains = createChains({ ...input.options, onProtocol: (protocol) => post({ type: 'protocol', protocol }) }, {
+const chains = createChains({ ...input.options, onProtocol: (protocol) => port.post({ type: 'protocol', protocol }) }, {
   deliver(batch) {
     const s = batch.slice;
     const chunks = encoder.encode(batch.entries);
@@ -98,7 +98,7 @@ const timer = setInterval(flushAll, 100);
 function start(key: string): void {
   const s = chains.byKey.get(key);
   if (s === undefined || failed) {
-    if (s !== undefined) post({ type: 'chain', key, outcome: 'done', progress: progressOf(s), report: s.report() });
+    if (s !== undefined) port.post({ type: 'chain', key, outcome: 'done', progress: progressOf(s), report: s.report() });
     return;
   }
   ran.add(s);
@@ -108,7 +108,7 @@ function start(key: string): void {
       running.delete(key);
       // The chain's bytes go before the word that it stopped: the main thread has written them when it reads it.
       flush(s.sliceId);
-      post({ type: 'chain', key, outcome: s.status === 'waiting' ? 'parked' : 'done', progress: progressOf(s), report: s.report() });
+      port.post({ type: 'chain', key, outcome: s.status === 'waiting' ? 'parked' : 'done', progress: progressOf(s), report: s.report() });
       finishIfOver();
     },
     (err: unknown) => {
@@ -117,7 +117,7 @@ function start(key: string): void {
         // The visit cannot go on (nothing answers, or the encoding failed): this worker's chains stop, the main thread stops the rest.
         failed = true;
         chains.stop();
-        post({ type: 'error', code: (err as { code?: unknown }).code as string | undefined, message: err instanceof Error ? err.message : String(err) });
+        port.post({ type: 'error', error: toWireError(err) });
       }
       finishIfOver();
     },
@@ -130,37 +130,32 @@ function finishIfOver(): void {
   over = true;
   clearInterval(timer);
   flushAll();
-  post({ type: 'done', reports: [...ran].map((s) => s.report()), states: statesOf(ran), bytes: chains.bytes() });
+  port.post({ type: 'done', reports: [...ran].map((s) => s.report()), states: statesOf(ran), bytes: chains.bytes() });
   void chains.close().finally(() => port.close());
 }
 
-port.on('message', (m: ToWorker) => {
-  switch (m.type) {
-    case 'ack':
+port.onMessage(
+  dispatch<ToWorker>({
+    ack() {
       unacked--;
       if (unacked < maxUnacked) for (const wake of wakeOnAck.splice(0)) wake();
-      return;
-    case 'stop':
-      chains.stop();
-      return;
-    case 'start':
-      start(m.key);
-      return;
-    case 'park':
-      chains.byKey.get(m.key)?.park(m.wanted);
-      return;
-    case 'end':
+    },
+    stop: () => chains.stop(),
+    start: (m) => start(m.key),
+    park: (m) => chains.byKey.get(m.key)?.park(m.wanted),
+    end() {
       ending = true;
       finishIfOver();
-      return;
-    case 'snapshot':
-      void (async () => {
-        // Lines read but not yet handed on are handed on within this turn of the event loop.
-        for (let turns = 0; turns < 100 && [...ran].some((s) => s.undelivered); turns++) await new Promise((r) => setImmediate(r));
-        // The state and the bytes it covers are taken together, and the bytes are posted first.
-        const states = statesOf(ran);
-        flushAll();
-        post({ type: 'state', id: m.id, states, progress: [...ran].map(progressOf) });
-      })();
-  }
-});
+    },
+    snapshot: (m) => void answerSnapshot(m.id),
+  }),
+);
+
+/** Answers snapshot `id`: the state and the bytes it covers are taken together, and the bytes are posted first. */
+async function answerSnapshot(id: number): Promise<void> {
+  // Lines read but not yet handed on are handed on within this turn of the event loop.
+  for (let turns = 0; turns < 100 && [...ran].some((s) => s.undelivered); turns++) await new Promise((r) => setImmediate(r));
+  const states = statesOf(ran);
+  flushAll();
+  port.post({ type: 'state', id, states, progress: [...ran].map(progressOf) });
+}

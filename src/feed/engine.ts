@@ -1,0 +1,575 @@
+import type { Dispatcher } from 'undici';
+import type { VespaBulkError } from '../errors.js';
+import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
+import { createPool, dispatchTo, isLoopback, parseBody, rawHeader, splitEndpoint, type RawResponse, type TransportError, type WireProtocol } from '../http/transport.js';
+import { DocumentRequestEncoder, defaultMaxRequestBytes, methodOf, requestSizeError, type EncodedBody } from '../http/document-request.js';
+import { isAuthFailure } from '../http/tls.js';
+import { protocolError, unreachableCause, unreachableError } from '../http/reachability.js';
+import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.js';
+import type { RawItem } from './splitter.js';
+import { createThrottle, defaultMaxInflight, type FeedThrottle } from './throttle.js';
+import { CircuitBreaker } from './breaker.js';
+import { FeedStats, type FeedCounters, type FeedStatsState } from './stats.js';
+import { checkpointToResume, resumeSkip, type Checkpoint, type SaveState } from './checkpoint.js';
+import { describeInputs, readSources, type FeedSource, type InputInfo, type OpenPosition, type SourceBatch } from './source.js';
+import { inShard } from './shard.js';
+import type { FeedOptions } from './options.js';
+import { FeedResult } from './operation-result.js';
+import { FifoQueue } from '../structures/fifo-queue.js';
+import { IdSequencer } from './id-sequencer.js';
+import { OpenOperations } from './open-operations.js';
+import { checkFeedOptions } from './check-options.js';
+import { ArrivalSchedule } from './arrival.js';
+import { FeedRun, type FailureOutput, type FeedOutcome, type FeedProgress, type StopReason } from './run.js';
+
+/**
+ * Where one operation stands, from read to done:
+ * - `waiting-for-id`: an earlier operation on its document id is not finished (`IdSequencer`);
+ * - `queued`: in the ready queue, waiting for room under the limit (and, with an arrival rate, for its due time);
+ * - `in-flight`: an attempt is on the wire;
+ * - `backing-off`: an attempt failed and `retryDelay()` said to try again after a delay;
+ * - `abandoned`: left unfinished by a stop; the checkpoint covers it;
+ * - `done`: succeeded or finally failed (in the failure output).
+ */
+type OperationState = 'waiting-for-id' | 'queued' | 'in-flight' | 'backing-off' | 'abandoned' | 'done';
+
+/** One operation read and not finished; its encoded body and headers are kept across retries. */
+interface Pending extends EncodedBody {
+  seq: number;
+  state: OperationState;
+  op: FeedOperation;
+  item: RawItem;
+  input: number;
+  attempts: number;
+  deadline: number;
+  /** When the current attempt was sent (performance.now()). */
+  sentAt: number;
+  /** When the operation is due (arrival rate), 0 for at once. Its latency counts from here. */
+  dueAt: number;
+  /** When its first attempt was sent, or when it was due: its operation latency counts from here. */
+  startedAt: number;
+  safe?: boolean;
+  timer?: NodeJS.Timeout;
+  lastStatus?: number;
+  lastMessage?: string;
+  lastCode?: string;
+}
+
+/** A worker engine's figures for its coordinator: counters, in-flight count and limit. */
+export interface EngineCounters {
+  stats: FeedStatsState;
+  inflight: number;
+  limit: number;
+}
+
+/**
+ * The seam a worker thread drives (`feed/workers/worker.ts`, nothing else): an engine fed batches already cut
+ * by the coordinator, its failures relayed, asked for its unfinished operations (the coordinator's checkpoint)
+ * and its counters (the summary). Not exported from the package.
+ */
+export interface WorkerEngine {
+  /** Feeds `batches`, whose `input` indexes `inputs`; resolves as `run()` does (it saves no checkpoint). */
+  feedBatches(batches: AsyncIterable<SourceBatch>, inputs: InputInfo[]): Promise<FeedOutcome>;
+  /** Every operation read and not finished, in input order: this worker's share of the checkpoint. */
+  unfinishedPositions(): OpenPosition[];
+  counters(): EngineCounters;
+  stop(reason: StopReason): void;
+  readonly stopReason: StopReason | undefined;
+}
+
+/** The engine of a worker thread: failures go to `failures` (a relay to the coordinator), not to a file. */
+export function workerEngine(options: FeedOptions, failures: FailureOutput): WorkerEngine {
+  return new FeedEngine(options, failures);
+}
+
+/**
+ * The feed engine on one thread. Reads operations with backpressure, sends them through an undici pool under
+ * the in-flight limit, keeps operations on one id in order, retries by `retryDelay()`, and accounts for every
+ * operation: succeeded, in the failure output, or before the checkpoint's position. The per-operation state
+ * machine is here (`OperationState`); the run around it (failure output, checkpoint, stop, outcome) is
+ * `FeedRun`'s, requests are built by `DocumentRequestEncoder`, per-id order is `IdSequencer`'s, the limit is a
+ * `FeedThrottle`'s, the pacing with an arrival rate an `ArrivalSchedule`'s.
+ */
+export class FeedEngine implements WorkerEngine {
+  private readonly options: FeedOptions;
+  private readonly feedRun: FeedRun;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly encoder: DocumentRequestEncoder;
+  private readonly throttle: FeedThrottle;
+  private readonly breaker: CircuitBreaker;
+  private readonly policy: RetryPolicy;
+  private readonly timeoutMs: number;
+  private readonly sendTimeout: boolean;
+  private readonly maxRequestBytes: number;
+  private readonly arrival: ArrivalSchedule;
+  /** The counters behind the summary. */
+  readonly stats = new FeedStats();
+  /** A worker thread's relay, in place of the options' failure file. */
+  private readonly relay: FailureOutput | undefined;
+
+  private seq = 0;
+  private inflight = 0;
+  private readonly ready = new FifoQueue<Pending>();
+  private readonly sequencer = new IdSequencer<Pending>();
+  /** Operations read and not finished, in input order: the first is the checkpoint. */
+  private readonly unfinished = new OpenOperations<Pending>();
+  private authStatus: number | undefined;
+  /** Some answer came from the endpoint: from then on transport errors are outages, retried, not a wrong target. */
+  private answered = false;
+  private unreachable: VespaBulkError | undefined;
+  private readonly tlsEndpoint: boolean;
+  private wake: (() => void) | undefined;
+  private maxUnfinished = 0;
+
+  constructor(options: FeedOptions = {}, relay?: FailureOutput) {
+    checkFeedOptions(options);
+    this.options = options;
+    this.relay = relay;
+    this.feedRun = new FeedRun(options, () => this.onStop());
+    const { origin, prefix } = splitEndpoint(options.endpoint ?? 'http://127.0.0.1:8080');
+    this.tlsEndpoint = origin.startsWith('https:');
+    this.timeoutMs = options.timeoutMs ?? 600_000;
+    this.sendTimeout = options.timeoutMs !== undefined;
+    this.maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes;
+    this.ownsDispatcher = options.dispatcher === undefined;
+    this.dispatcher =
+      options.dispatcher ??
+      createPool({
+        origin,
+        protocol: options.http2 === true ? 'h2' : (options.protocol ?? 'auto'),
+        connections: options.connections,
+        // Room on the wire for the most the throttle may send: HTTP/2 streams, or HTTP/1.1 connections.
+        concurrency: options.inflight ?? options.maxInflight ?? defaultMaxInflight,
+        pipelining: options.pipelining,
+        maxStreams: options.maxStreams,
+        timeoutMs: options.requestTimeoutMs ?? Math.min(this.timeoutMs + 5_000, 600_000),
+        batchWrites: options.batchWrites,
+        tls: options.tls,
+        onProtocol: (protocol: WireProtocol) => {
+          this.stats.protocol = protocol;
+          options.onProtocol?.(protocol);
+        },
+      });
+    const compression = options.compression ?? 'auto';
+    this.encoder = new DocumentRequestEncoder({
+      prefix,
+      headers: options.headers,
+      compress: compression === 'gzip' || (compression === 'auto' && !isLoopback(origin)),
+      route: options.route,
+      tracelevel: options.tracelevel,
+      dryRun: options.dryRun,
+    });
+    this.throttle = createThrottle(options);
+    this.breaker = new CircuitBreaker({ halfOpenAfterMs: (options.halfOpenSeconds ?? 10) * 1000, openAfterMs: (options.maxFailureSeconds ?? 60) * 1000 });
+    this.policy = { ...defaultRetryPolicy, ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}), ...options.retryPolicy };
+    this.arrival = new ArrivalSchedule(options.arrivalRate, () => this.pump());
+    this.updateWindow();
+  }
+
+  /** The running totals with a copy of the latency histogram, and the in-flight count and limit now. */
+  snapshot(): FeedCounters & { inflight: number; limit: number } {
+    return { ...this.stats.snapshot(), inflight: this.inflight, limit: this.throttle.limit };
+  }
+
+  counters(): EngineCounters {
+    return { stats: this.stats.state(), inflight: this.inflight, limit: this.throttle.limit };
+  }
+
+  /** Current figures for a progress line. */
+  progress(): FeedProgress {
+    return this.feedRun.progress(this.stats, this.inflight, this.throttle.limit, this.stats.operations + this.stats.skipped);
+  }
+
+  /** Stops the feed as Ctrl-C does. */
+  stop(reason: StopReason = 'interrupted'): void {
+    this.feedRun.stop(reason);
+  }
+
+  /** The engine's part of a stop: no retry waits, nothing more is sent. */
+  private onStop(): void {
+    for (const p of this.unfinished.values()) {
+      if (p.state === 'in-flight') continue;
+      if (p.state === 'backing-off') clearTimeout(p.timer);
+      p.state = 'abandoned';
+    }
+    this.ready.clear();
+    this.arrival.cancel();
+    this.wakeUp();
+  }
+
+  /** Why the feed is stopping, once it is. */
+  get stopReason(): StopReason | undefined {
+    return this.feedRun.stopReason;
+  }
+
+  unfinishedPositions(): OpenPosition[] {
+    const open: OpenPosition[] = [];
+    for (const p of this.unfinished.values()) open.push([p.input, p.item.offset, p.item.line]);
+    return open;
+  }
+
+  /** Feeds `source` (see `feed()`) and resolves with the outcome once every operation is finished or the feed stopped. Call once. */
+  async run(source: FeedSource): Promise<FeedOutcome> {
+    const options = this.options;
+    const inputs = describeInputs(source);
+    const checkpointPath = typeof options.checkpoint === 'string' ? options.checkpoint : undefined;
+    const resume = checkpointToResume(options, inputs);
+    // A checkpoint at the end (position null) leaves nothing to read.
+    const batches =
+      resume?.position === null
+        ? emptyBatches()
+        : readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, from: resume?.position ?? undefined, skip: resume !== undefined ? resumeSkip(resume) : undefined }, this.feedRun.readProgress);
+    return this.feedBatches(batches, inputs, resume, checkpointPath);
+  }
+
+  /**
+   * Feeds batches already cut; `inputs` names the inputs their `input` indexes. With `checkpointPath`, progress
+   * is saved there periodically (a worker thread's engine saves nothing, its coordinator gathers the checkpoint).
+   */
+  async feedBatches(batches: AsyncIterable<SourceBatch>, inputs: InputInfo[], resume?: Checkpoint, checkpointPath?: string): Promise<FeedOutcome> {
+    const run = this.feedRun;
+    run.open(inputs, resume, checkpointPath, this.relay);
+    run.saveEvery(() => this.saveState());
+    run.watchSignal();
+    const ticker = setInterval(() => this.tick(), this.throttle.tickMs);
+    this.arrival.start(performance.now());
+    const failures = run.failures;
+    let readError: { error: unknown } | undefined;
+    try {
+      for await (const batch of batches) {
+        for (const item of batch.items) this.accept(item, batch.input, batch.name);
+        this.pump();
+        while (this.unfinished.size >= this.maxUnfinished && run.stopReason === undefined) await this.sleep();
+        if (failures !== undefined) await failures.drained();
+        if (run.stopReason !== undefined) break;
+      }
+    } catch (err) {
+      readError = { error: err };
+      this.stop('interrupted');
+    }
+    await this.finish();
+    clearInterval(ticker);
+    this.arrival.cancel();
+    if (this.ownsDispatcher) await this.dispatcher.close().catch(() => undefined);
+    await run.close();
+    if (readError !== undefined) throw readError.error;
+    if (run.stopReason !== undefined) this.stats.abandoned = this.unfinished.size;
+    const summary = this.stats.summary(performance.now(), this.inflight, this.throttle.limit);
+    return run.outcome(summary, () => this.saveState(), { authStatus: this.authStatus, unreachable: this.unreachable });
+  }
+
+  /** What a checkpoint saved now holds: the first unfinished operation, the read position, the counts. */
+  private saveState(): SaveState {
+    return this.feedRun.saveState(this.unfinishedPositions(), this.stats);
+  }
+
+  /** The checkpoint now (as a stop would save it, without the failure output's mark). */
+  checkpoint(): Checkpoint {
+    return this.feedRun.checkpoint(this.saveState());
+  }
+
+  private accept(item: RawItem, input: number, name: string): void {
+    this.feedRun.passed(input, item);
+    if (item.skip) {
+      this.stats.skipped++;
+      return;
+    }
+    if (item.error !== undefined) {
+      this.stats.operations++;
+      this.feedRun.localFailure(this.stats, item, name, item.error, true);
+      return;
+    }
+    let op: FeedOperation;
+    try {
+      op = parseOperation(item.bytes);
+    } catch (err) {
+      this.stats.operations++;
+      this.feedRun.localFailure(this.stats, item, name, err, true);
+      return;
+    }
+    if (!inShard(op.id, this.options.shard)) {
+      this.stats.skipped++;
+      return;
+    }
+    this.stats.operations++;
+    const tooLarge = requestSizeError(op.fields, this.maxRequestBytes, op.id);
+    if (tooLarge !== undefined) {
+      this.feedRun.localFailure(this.stats, item, name, tooLarge, false, op);
+      return;
+    }
+    const seq = this.seq++;
+    const p: Pending = { seq, state: 'waiting-for-id', op, item, input, attempts: 0, deadline: 0, sentAt: 0, dueAt: this.arrival.dueAt(seq), startedAt: 0 };
+    this.unfinished.add(p);
+    if (this.sequencer.admit(op.id, p)) this.enqueue(p);
+  }
+
+  private enqueue(p: Pending): void {
+    p.state = 'queued';
+    this.ready.push(p);
+  }
+
+  private limitNow(now: number): number {
+    const state = this.breaker.state(now);
+    if (state === 'half-open') return 1;
+    if (state === 'open') return 0;
+    return this.throttle.limit;
+  }
+
+  /** Sends what the limit allows; with an arrival rate, only what is due (the ready queue is in due order, retries being overdue). */
+  private pump(): void {
+    if (this.feedRun.stopReason !== undefined) return;
+    const now = performance.now();
+    const limit = this.limitNow(now);
+    const paced = this.arrival.paced;
+    while (this.inflight < limit) {
+      const p = this.ready.peek();
+      if (p === undefined) break;
+      if (paced && !this.arrival.isDue(p.dueAt, now)) break;
+      this.ready.shift();
+      this.dispatch(p);
+    }
+  }
+
+  private dispatch(p: Pending): void {
+    const op = p.op;
+    const now = performance.now();
+    if (p.attempts === 0) {
+      p.deadline = now + this.timeoutMs;
+      p.startedAt = p.dueAt > 0 ? p.dueAt : now;
+    }
+    p.attempts++;
+    p.state = 'in-flight';
+    this.inflight++;
+    this.throttle.sent(this.inflight);
+    // Encoded at the first attempt and kept for the retries; dropped when the operation is done.
+    if (p.body === undefined) this.encoder.encodeBody(op.fields, p);
+    const path = this.encoder.operationPath(op.path, op.condition, op.create, this.sendTimeout ? Math.max(1, p.deadline - now) : undefined);
+    const body = p.body!;
+    const safe = (p.safe ??= isSafeToRepeat(op));
+    this.stats.requests++;
+    if (body) this.stats.requestBytes += body.length;
+    p.sentAt = now;
+    dispatchTo(
+      this.dispatcher,
+      {
+        method: methodOf[op.kind],
+        path,
+        headers: p.headers,
+        body,
+        idempotent: safe,
+      },
+      this,
+      p,
+    );
+  }
+
+  /** ResponseReceiver: the answer to `p`'s current attempt. */
+  onRawResponse(p: Pending, res: RawResponse): void {
+    const now = performance.now();
+    const sentAt = p.sentAt;
+    this.answered = true;
+    this.inflight--;
+    const status = res.status;
+    this.stats.response(status, res.body.length, (now - sentAt) * 1000);
+    this.throttle.answered(now - sentAt);
+    if (status >= 200 && status < 300 && !isReadableAnswer(res.body)) {
+      this.onUnreadable(p, status, now);
+      return;
+    }
+    if (status >= 200 && status < 300) {
+      this.breaker.success();
+      this.throttle.succeeded();
+      this.complete(p, true, status, undefined, res.body);
+      this.pump();
+      return;
+    }
+    if (status === 429) this.throttle.throttled();
+    // 507 (feed block) and 4xx mean the cluster is alive and answering: not breaker failures.
+    if (status >= 500 && status !== 507) this.breaker.failure(now);
+    else this.breaker.success();
+    const body = parseBody(res.body) as { message?: unknown };
+    p.lastStatus = status;
+    p.lastMessage = typeof body?.message === 'string' ? body.message : `HTTP ${status}`;
+    p.lastCode = undefined;
+    const delay = retryDelay(
+      {
+        attempt: p.attempts,
+        status,
+        safeToRepeat: (p.safe ??= isSafeToRepeat(p.op)),
+        retryAfterMs: parseRetryAfter(rawHeader(res.rawHeaders, 'retry-after')),
+        remainingMs: p.deadline - now,
+      },
+      this.policy,
+    );
+    this.retryOrFail(p, delay, res.body);
+    if (isAuthFailure(status) && this.feedRun.stopReason === undefined) {
+      // Every later operation would be refused alike: stop with a checkpoint rather than fail them all.
+      this.authStatus = status;
+      this.stop('unauthorized');
+    }
+  }
+
+  /**
+   * A 2xx whose body is not the service's JSON came from something in its place (a proxy's page, a mangled
+   * answer): whether the operation was applied is unknown, as after a cut connection. Operations safe to
+   * repeat are sent again; the others fail with that reason rather than count as done.
+   */
+  private onUnreadable(p: Pending, status: number, now: number): void {
+    this.breaker.failure(now);
+    p.lastStatus = status;
+    p.lastMessage = `HTTP ${status} with an answer that is not JSON: outcome unknown`;
+    p.lastCode = 'VB_BAD_RESPONSE';
+    const delay = retryDelay({ attempt: p.attempts, safeToRepeat: (p.safe ??= isSafeToRepeat(p.op)), maybeApplied: true, remainingMs: p.deadline - now }, this.policy);
+    this.retryOrFail(p, delay, undefined);
+  }
+
+  /** ResponseReceiver: `p`'s current attempt failed in transport. */
+  onRawError(p: Pending, err: TransportError): void {
+    const now = performance.now();
+    this.inflight--;
+    this.stats.exceptions++;
+    if (this.feedRun.stopReason !== undefined && (err.code === 'VB_ABORTED' || err.undiciCode === 'UND_ERR_DESTROYED')) {
+      // Abandoned at stop: stays unfinished, so the checkpoint covers it.
+      p.state = 'abandoned';
+      this.wakeUp();
+      return;
+    }
+    if (!this.answered && err.undiciCode === 'H2_NOT_SUPPORTED') {
+      // HTTP/2 was asked for and the server does not speak it: every operation would fail alike.
+      this.unreachable ??= protocolError(this.options.endpoint ?? 'http://127.0.0.1:8080', err);
+      this.leaveUnreachable(p);
+      return;
+    }
+    if (!this.answered) {
+      const cause = unreachableCause(err, this.tlsEndpoint);
+      if (cause !== undefined) {
+        // Nothing has ever answered: a wrong target or a service not up. The operation stays unfinished (the
+        // checkpoint covers it), as when the breaker stops the feed, but within a second instead of a minute.
+        this.unreachable ??= unreachableError(this.options.endpoint ?? 'http://127.0.0.1:8080', cause, err);
+        this.leaveUnreachable(p);
+        return;
+      }
+    }
+    this.breaker.failure(now);
+    p.lastStatus = undefined;
+    p.lastMessage = err?.message ?? String(err);
+    p.lastCode = (err as VespaBulkError)?.code ?? 'VB_TRANSPORT';
+    const delay = retryDelay(
+      {
+        attempt: p.attempts,
+        safeToRepeat: (p.safe ??= isSafeToRepeat(p.op)),
+        maybeApplied: err?.maybeApplied ?? true,
+        remainingMs: p.deadline - now,
+      },
+      this.policy,
+    );
+    this.retryOrFail(p, delay, undefined);
+  }
+
+  /** Nothing answers at the endpoint: the feed stops, `p` stays unfinished. */
+  private leaveUnreachable(p: Pending): void {
+    p.state = 'abandoned';
+    this.stop('unreachable');
+    this.wakeUp();
+  }
+
+  private retryOrFail(p: Pending, delay: number, body: Buffer | undefined): void {
+    if (this.feedRun.stopReason !== undefined) {
+      // No retries once stopping: the operation stays unfinished and the checkpoint covers it.
+      p.state = 'abandoned';
+      this.wakeUp();
+      return;
+    }
+    if (delay > 0) {
+      this.stats.retries++;
+      p.state = 'backing-off';
+      p.timer = setTimeout(() => {
+        this.enqueue(p);
+        this.pump();
+      }, delay);
+    } else {
+      this.complete(p, false, p.lastStatus, p.lastMessage, body);
+    }
+    this.pump();
+  }
+
+  private complete(p: Pending, ok: boolean, status: number | undefined, message: string | undefined, body: Buffer | undefined): void {
+    p.state = 'done';
+    this.unfinished.delete(p);
+    if (p.attempts > 0) this.stats.operationDone((performance.now() - p.startedAt) * 1000);
+    const name = this.feedRun.inputs[p.input]?.name ?? '<input>';
+    if (ok) this.stats.ok++;
+    else {
+      this.stats.errors++;
+      const reason = { input: name, inputLine: p.item.line, id: p.op.id, operation: p.op.kind, status, message: message ?? 'failed', attempts: p.attempts, code: p.lastCode };
+      if (reason.code === undefined) delete reason.code;
+      if (reason.status === undefined) delete reason.status;
+      this.feedRun.failures?.write(p.item.bytes, reason, false);
+    }
+    const onResult = this.options.onResult;
+    if (onResult !== undefined && (!ok || this.options.onResultOnlyFailed !== true)) onResult(new FeedResult(ok, p, name, status, message, body));
+    p.body = undefined;
+    const next = this.sequencer.release(p.op.id);
+    if (next !== undefined) this.enqueue(next);
+    if (this.wake !== undefined && (this.feedRun.stopReason !== undefined || this.unfinished.size < this.maxUnfinished * 0.75 || this.unfinished.size === 0)) this.wakeUp();
+  }
+
+  private tick(): void {
+    const now = performance.now();
+    if (this.breaker.state(now) === 'open' && this.feedRun.stopReason === undefined) {
+      this.stop('breaker');
+      return;
+    }
+    this.throttle.tick(now, this.inflight);
+    this.updateWindow();
+    this.pump();
+  }
+
+  /** How many operations may be read ahead of completion: enough to keep the limit busy, bounded for memory. */
+  private updateWindow(): void {
+    this.maxUnfinished = Math.max(2 * this.throttle.limit + 64, 256);
+  }
+
+  private sleep(): Promise<void> {
+    return new Promise((resolve) => (this.wake = resolve));
+  }
+
+  private wakeUp(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  /** Waits until every operation read is finished, or, when stopping, until in-flight requests end or the grace period is over. */
+  private async finish(): Promise<void> {
+    const run = this.feedRun;
+    if (run.stopReason === undefined) {
+      while (this.unfinished.size > 0 && run.stopReason === undefined) await this.sleep();
+    }
+    if (run.stopReason === undefined) return;
+    // Nothing ever answered: nothing in flight can be on its way to being applied, so none is waited for.
+    const graceMs = run.stopReason === 'unreachable' ? 0 : (this.options.stopGraceMs ?? 10_000);
+    const until = performance.now() + graceMs;
+    let timer: NodeJS.Timeout | undefined;
+    while (this.inflight > 0 && performance.now() < until) {
+      timer = setTimeout(() => this.wakeUp(), Math.max(1, until - performance.now()));
+      await this.sleep();
+      clearTimeout(timer);
+    }
+    if (this.inflight > 0) {
+      // Abandon what is still on the wire; those operations stay unfinished and the checkpoint covers them.
+      await this.dispatcher.destroy().catch(() => undefined);
+    }
+  }
+}
+
+async function* emptyBatches(): AsyncGenerator<SourceBatch> {}
+
+/** Whether a 2xx body is what the service sends: empty, or a JSON object (checked by its ends only: cheap). */
+function isReadableAnswer(body: Buffer): boolean {
+  let end = body.length;
+  while (end > 0 && (body[end - 1] === 0x0a || body[end - 1] === 0x0d || body[end - 1] === 0x20)) end--;
+  if (end === 0) return true;
+  return body[0] === 0x7b && body[end - 1] === 0x7d;
+}
