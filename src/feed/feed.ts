@@ -5,7 +5,7 @@ import type { FeedSummary } from './stats.js';
 
 /**
  * `FeedOptions.workers`, or its default: 1. Measured against the container's Jetty on 2 cores
- * (`npx tsx bench/jetty/run.ts workers`, and the README), a second worker fed no faster and took 1.4x the CPU and twice
+ * (`npx tsx benchmarks/jetty/run.ts workers`, and the README), a second worker fed no faster and took 1.4x the CPU and twice
  * the memory per document; one thread over HTTP/2 moves ~30,000 operations/s there. A larger default waits for
  * a machine where it measurably gains.
  */

@@ -5,7 +5,7 @@
  * A ring of slots indexed by sequence number, in place of a `Map`. A Map with one insert and one delete per
  * operation rebuilds its table every few hundred operations; a stale table that has reached old space keeps
  * finished operations alive until the next full GC, and with them the read chunks their bytes point into.
- * At 200,000 documents that was 12 full GCs and tens of MB of peak RSS (bench/feed/run.ts `memory`). The
+ * At 200,000 documents that was 12 full GCs and tens of MB of peak RSS (benchmarks/feed/run.ts `memory`). The
  * ring allocates only when it grows, and a finished slot is cleared at once.
  */
 export class OpenOperations<T extends { seq: number }> {

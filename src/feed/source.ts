@@ -123,7 +123,7 @@ async function* readUrl(url: string, input: number, name: string, options: ReadO
  * Operations' bytes are views into the chunk they were read in, so one operation that outlives its
  * neighbours (promoted to old space while in flight, and dead there until the next full GC) keeps the whole
  * chunk. With 256 KiB chunks a feed against the simulator (256 in flight) held 15-20 MB of them at its peak;
- * with 64 KiB, 7-8 MB (bench/feed/run.ts `memory`, `reader` for the read rate).
+ * with 64 KiB, 7-8 MB (benchmarks/feed/run.ts `memory`, `reader` for the read rate).
  */
 const defaultChunkBytes = 64 * 1024;
 
