@@ -211,7 +211,7 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Loca
   const chains = createChains(options, consumer);
   const { slices } = chains;
   const startedAt = performance.now();
-  const documents = (): number => slices.reduce((n, s) => n + s.documents + s.removes, 0);
+  const documents = (): number => slices.reduce((n, s) => n + s.delivered(), 0);
   const scheduler = new ChainScheduler({
     keys: startOrder(slices),
     limit: limitOf(options, chains.maxInflight),
@@ -222,10 +222,7 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Loca
         return s.status === 'waiting' ? 'parked' : 'done';
       },
       park: (key, wanted) => chains.byKey.get(key)!.park(wanted),
-      delivered: (key) => {
-        const s = chains.byKey.get(key)!;
-        return s.documents + s.removes;
-      },
+      delivered: (key) => chains.byKey.get(key)!.delivered(),
     },
     documents,
     signal: chains.signal,
