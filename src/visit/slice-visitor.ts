@@ -120,6 +120,16 @@ export class SliceVisitor {
   readonly label: string;
   continuation: string | undefined;
   status: SliceStatus = 'waiting';
+  /** Whether the chain waits to run: not started yet, or parked (then it continues from its token). */
+  isWaiting(): boolean {
+    return this.status === 'waiting';
+  }
+
+  /** Whether the chain has progress to continue from: a token, or documents delivered after one to skip. */
+  hasBegun(): boolean {
+    return this.continuation !== undefined || this.exactlyOnce.pendingIds().length > 0;
+  }
+
   /** Whether the chain ran in this process (its state may differ from the one it was resumed from). */
   started = false;
   percentFinished = 0;

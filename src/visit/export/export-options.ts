@@ -28,7 +28,7 @@ export interface ExportOptions extends VisitOptions {
   gzip?: boolean;
   /**
    * Writes plain (not `.gz`) output files with O_DIRECT, bypassing the page cache, where the file system allows
-   * it (ordinary writes otherwise), which about halves the export's CPU time. Default true (see `fileSink`).
+   * it (ordinary writes otherwise), which about halves the export's CPU time. Default true.
    */
   directIo?: boolean;
   /** Checkpoint file; an existing one for the same visit is continued, and its outputs appended to. */
