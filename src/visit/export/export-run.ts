@@ -1,9 +1,9 @@
 import { VespaBulkError } from '../../errors.js';
+import type { OutputFormat } from '../formats.js';
 import { chainsOf, sliceIdsOf, visitFingerprint } from '../query.js';
 import { startVisit, type VisitReport, type VisitRun } from '../visitor.js';
 import { startWorkerVisit } from '../workers/pool.js';
 import { ExportCheckpoint } from './export-checkpoint.js';
-import type { OutputFormat } from '../formats.js';
 import { checkExportOptions, resolvedVisit, type ExportOptions, type ExportSummary } from './export-options.js';
 import { ExportOutputs } from './outputs.js';
 import { nothingRestored, restoreOutputs } from './restore-outputs.js';
