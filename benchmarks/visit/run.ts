@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { median, printTable, startChildServer } from '../lib/child.js';
-import { directIoByDefault } from '../../src/sinks/file.js';
+import { directIoOption } from '../../src/cli/commands/visit.js';
 import { bundleCli } from './bundle.js';
 
 const { values } = parseArgs({
@@ -147,7 +147,7 @@ try {
   printTable(`Export of ${documents} documents (~1 KB) with ${slices} slices`, rows);
   const floorMedian = median(floorRates);
   const [direct, cached] = fileModes as [(typeof fileModes)[0], (typeof fileModes)[0]];
-  const byDefault = directIoByDefault() ? direct : cached;
+  const byDefault = (directIoOption(undefined).directIo ?? true) ? direct : cached;
   const mb = (bytes: number[]): string => (bytes.length ? `${(Math.max(...bytes) / 2 ** 20).toFixed(0)} MB` : '?');
   const cpu = (seconds: number[]): string => (seconds.length ? `${median(seconds).toFixed(2)} s` : '?');
   process.stdout.write(

@@ -8,7 +8,7 @@ import type { FileSink } from './sink.js';
  * responses, done beside it the two overlap. Only one write is in flight at a time, so the file keeps the
  * order of the blocks; when both buffers are full, `write` returns a promise, which slows the HTTP reads.
  * Used where direct writes (direct-file.ts) are not: devices, pipes, file systems or platforms without O_DIRECT,
- * and `directIo: false` (`VESPA_BULK_DIRECT_IO=0`).
+ * and `directIo: false`.
  */
 export class BlockFileSink implements FileSink {
   bytes = 0;

@@ -120,6 +120,16 @@ export class SliceVisitor {
   readonly label: string;
   continuation: string | undefined;
   status: SliceStatus = 'waiting';
+  /** Whether the chain waits to run: not started yet, or parked (then it continues from its token). */
+  isWaiting(): boolean {
+    return this.status === 'waiting';
+  }
+
+  /** Whether the chain has progress to continue from: a token, or documents delivered after one to skip. */
+  hasBegun(): boolean {
+    return this.continuation !== undefined || this.exactlyOnce.pendingIds().length > 0;
+  }
+
   /** Whether the chain ran in this process (its state may differ from the one it was resumed from). */
   started = false;
   percentFinished = 0;
@@ -158,6 +168,35 @@ export class SliceVisitor {
       this.status = 'finished';
       this.percentFinished = 100;
     }
+  }
+
+  /** Whether the chain is done: nothing more is requested for it. */
+  isFinished(): boolean {
+    return this.status === 'finished';
+  }
+
+  /** Whether the chain ran in this process (its state may differ from the one it was resumed from). */
+  hasStarted(): boolean {
+    return this.started;
+  }
+
+  /** Whether lines were read whose documents are not handed on yet (a checkpoint waits until they are). */
+  hasUndelivered(): boolean {
+    return this.undelivered;
+  }
+
+  /** Documents and tombstones delivered in this process. */
+  delivered(): number {
+    return this.documents + this.removes;
+  }
+
+  /**
+   * Where a resumed chain continues: finished, or from its token (none: from the beginning) skipping the ids
+   * delivered after it. The state a checkpoint saves for the chain.
+   */
+  resumeState(): SliceResumeState {
+    if (this.isFinished()) return { finished: true };
+    return { ...(this.continuation !== undefined && { continuation: this.continuation }), deliveredIds: this.exactlyOnce.pendingIds() };
   }
 
   report(): SliceReport {

@@ -175,10 +175,9 @@ export function createChains(options: VisitOptions, consumer: VisitConsumer): Ch
  * The order chains start in: those with progress (resumed from a token, or with documents to skip) first, so that
  * what was begun is finished first; then the rest in slice order.
  */
-export function startOrder(slices: readonly Pick<SliceVisitor, 'key' | 'status' | 'continuation' | 'exactlyOnce'>[]): string[] {
-  const waiting = slices.filter((s) => s.status === 'waiting');
-  const begun = (s: (typeof waiting)[number]): boolean => s.continuation !== undefined || s.exactlyOnce.pendingIds().length > 0;
-  return [...waiting.filter(begun), ...waiting.filter((s) => !begun(s))].map((s) => s.key);
+export function startOrder(slices: readonly Pick<SliceVisitor, 'key' | 'isWaiting' | 'hasBegun'>[]): string[] {
+  const waiting = slices.filter((s) => s.isWaiting());
+  return [...waiting.filter((s) => s.hasBegun()), ...waiting.filter((s) => !s.hasBegun())].map((s) => s.key);
 }
 
 /** The scheduler's limit for a visit: fixed, or the adaptive search's bounds (starting at `start` if given). */
@@ -211,7 +210,7 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Loca
   const chains = createChains(options, consumer);
   const { slices } = chains;
   const startedAt = performance.now();
-  const documents = (): number => slices.reduce((n, s) => n + s.documents + s.removes, 0);
+  const documents = (): number => slices.reduce((n, s) => n + s.delivered(), 0);
   const scheduler = new ChainScheduler({
     keys: startOrder(slices),
     limit: limitOf(options, chains.maxInflight),
@@ -219,13 +218,10 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Loca
       run: async (key) => {
         const s = chains.byKey.get(key)!;
         await s.run();
-        return s.status === 'waiting' ? 'parked' : 'done';
+        return s.isWaiting() ? 'parked' : 'done';
       },
       park: (key, wanted) => chains.byKey.get(key)!.park(wanted),
-      delivered: (key) => {
-        const s = chains.byKey.get(key)!;
-        return s.documents + s.removes;
-      },
+      delivered: (key) => chains.byKey.get(key)!.delivered(),
     },
     documents,
     signal: chains.signal,

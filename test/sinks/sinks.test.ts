@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/simulator/faults.js';
+import { directIoOption } from '../../src/cli/commands/visit.js';
 import { fileSink } from '../../src/sinks/file.js';
 import type { FileSink } from '../../src/sinks/sink.js';
 
@@ -194,11 +195,11 @@ describe('fileSink, choice of writer', () => {
     const saved = process.env.VESPA_BULK_DIRECT_IO;
     try {
       process.env.VESPA_BULK_DIRECT_IO = '0';
-      const off = fileSink(join(dir, 'env-off.jsonl'));
+      const off = fileSink(join(dir, 'env-off.jsonl'), directIoOption(undefined));
       expect(off.directIo).toBe(false);
       await off.close();
       process.env.VESPA_BULK_DIRECT_IO = '1';
-      const on = fileSink(join(dir, 'env-on.jsonl'));
+      const on = fileSink(join(dir, 'env-on.jsonl'), directIoOption(undefined));
       expect(on.directIo).toBe(directHere);
       await on.close();
     } finally {

@@ -179,6 +179,15 @@ const checkpointHelp =
   'What may be repeated: nothing after a clean stop (end, failed slice, Ctrl-C): the file also lists the documents written after each saved token, and the rerun skips them. ' +
   'After a crash (kill -9), the documents of the last second or so before it (written after the last save) are written again.';
 
+/**
+ * `directIo` of the export: `--direct-io` as given, else off where the environment has `VESPA_BULK_DIRECT_IO=0`
+ * (`1`, or nothing, leaves the library's default: on).
+ */
+export function directIoOption(flag: boolean | undefined, env: NodeJS.ProcessEnv = process.env): { directIo?: boolean } {
+  if (flag !== undefined) return { directIo: flag };
+  return env.VESPA_BULK_DIRECT_IO === '0' ? { directIo: false } : {};
+}
+
 const visitCommand: CommandModule<object, VisitArgs> = {
   command: 'visit [document]',
   describe: 'Export documents: all slices at once, resumed across cuts, each document written once',
@@ -301,7 +310,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         ...(args.output !== undefined && { output: args.output }),
         ...(args['output-dir'] !== undefined && { outputDir: args['output-dir'] }),
         ...(args.gzip !== undefined && { gzip: args.gzip }),
-        ...(args['direct-io'] !== undefined && { directIo: args['direct-io'] }),
+        ...directIoOption(args['direct-io']),
         ...(args.checkpoint !== undefined && { checkpoint: args.checkpoint }),
         ...(args.workers !== undefined && { workers: args.workers }),
         onStart: startProgress,

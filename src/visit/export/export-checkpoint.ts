@@ -1,0 +1,81 @@
+import { CheckpointWriter, checkFingerprint, emptyCheckpoint, hasProgress, readCheckpoint, resumeStates, slicesOfFingerprint, type Checkpoint } from '../checkpoint.js';
+import type { SliceResumeState } from '../options.js';
+import type { Snapshot } from './snapshots.js';
+
+/** A saved export state (the visit checkpoint): each chain's place, and the outputs' lengths. */
+export type SavedExport = Checkpoint;
+
+/**
+ * All of the export's use of its checkpoint file (checkpoint.ts) in one place: the state a previous run saved, and
+ * saving this run's states (at most every `checkpointIntervalMs`, and at the end). Without a file nothing is read or
+ * saved.
+ */
+export class ExportCheckpoint {
+  private writer: CheckpointWriter | undefined;
+  private fingerprint = '';
+
+  private constructor(
+    private readonly file: string | undefined,
+    /** The state a previous run saved; undefined without one. */
+    readonly previous: SavedExport | undefined,
+    private readonly intervalMs: number,
+  ) {}
+
+  /** Reads the checkpoint file, if one is given and exists. */
+  static async read(file: string | undefined, intervalMs: number | undefined): Promise<ExportCheckpoint> {
+    const previous = file === undefined ? undefined : await readCheckpoint(file);
+    return new ExportCheckpoint(file, previous, intervalMs ?? 1000);
+  }
+
+  /** The slice count and the adaptive level the previous run saved, where it did. */
+  saved(): { slices: number | undefined; inflight: number | undefined } {
+    return { slices: this.previous === undefined ? undefined : slicesOfFingerprint(this.previous.visit), inflight: this.previous?.inflight };
+  }
+
+  /** Binds the checkpoint to the visit: a saved one of another visit is refused. */
+  belongsTo(fingerprint: string): void {
+    this.fingerprint = fingerprint;
+    if (this.previous !== undefined) checkFingerprint(this.previous, fingerprint, this.file!);
+  }
+
+  /** Whether the previous run made progress: its outputs are continued, not replaced. */
+  resumed(): boolean {
+    return hasProgress(this.previous);
+  }
+
+  /** Where each chain continues, by its key. */
+  resumeFrom(): Record<string, SliceResumeState> {
+    return resumeStates(this.previous);
+  }
+
+  /** The chains the previous run finished. */
+  finishedChains(): Set<string> {
+    return new Set(Object.entries(this.previous?.slices ?? {}).flatMap(([key, c]) => (c.finished === true ? [key] : [])));
+  }
+
+  /** Starts saving the states `take` reads, once `touch`ed. */
+  saveFrom(take: () => Promise<Snapshot>): void {
+    if (this.file === undefined) return;
+    this.writer = new CheckpointWriter(this.file, async () => this.stateOf(await take()), this.intervalMs);
+  }
+
+  /** The state changed: saved soon. */
+  touch(): void {
+    this.writer?.touch();
+  }
+
+  /** Saves now, and reports a failure of any save so far. */
+  async flush(): Promise<void> {
+    if (this.writer !== undefined) await this.writer.flush();
+  }
+
+  /** The checkpoint of a snapshot: the previous run's chains, those run here updated, documents counted over all runs. */
+  private stateOf(snapshot: Snapshot): SavedExport {
+    const state = emptyCheckpoint(this.fingerprint);
+    state.slices = { ...(this.previous?.slices ?? {}) };
+    for (const [key, s] of Object.entries(snapshot.chains)) state.slices[key] = { ...s, documents: (this.previous?.slices[key]?.documents ?? 0) + s.documents };
+    if (snapshot.inflight !== undefined) state.inflight = snapshot.inflight;
+    state.outputs = snapshot.outputs;
+    return state;
+  }
+}

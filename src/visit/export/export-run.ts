@@ -1,0 +1,113 @@
+import { VespaBulkError } from '../../errors.js';
+import type { OutputFormat } from '../formats.js';
+import { chainsOf, sliceIdsOf, visitFingerprint } from '../query.js';
+import { startVisit, type VisitReport, type VisitRun } from '../visitor.js';
+import { startWorkerVisit } from '../workers/pool.js';
+import { ExportCheckpoint } from './export-checkpoint.js';
+import { checkExportOptions, resolvedVisit, type ExportOptions, type ExportSummary } from './export-options.js';
+import { ExportOutputs } from './outputs.js';
+import { nothingRestored, restoreOutputs } from './restore-outputs.js';
+import { chooseSinks, type SinkChoice } from './sink-choice.js';
+import { LocalSnapshots, WorkerSnapshots, type SnapshotStrategy } from './snapshots.js';
+
+/**
+ * One export (see `ExportOptions`): prepared (options checked, checkpoint read, outputs cut back to it) before any
+ * output is opened, then run in this thread or on visit workers.
+ */
+export class Export {
+  private snapshots: SnapshotStrategy | undefined;
+  /** Bytes written, before compression: what the sinks took, or with workers what they encoded (the sinks see gzip members). */
+  private outputBytes = (): number => this.outputs.bytes();
+
+  private constructor(
+    private readonly options: ExportOptions,
+    /** The options with the slice count (and adaptive start) made explicit: what runs. */
+    private readonly visiting: ExportOptions,
+    private readonly format: OutputFormat,
+    private readonly workers: number,
+    private readonly checkpoint: ExportCheckpoint,
+    private readonly choice: SinkChoice,
+    private readonly outputs: ExportOutputs,
+  ) {}
+
+  /** Checks the options and reads the checkpoint; a resumed export's files are cut back to what it saved. */
+  static async prepare(options: ExportOptions): Promise<Export> {
+    const { format, workers } = checkExportOptions(options);
+    const checkpoint = await ExportCheckpoint.read(options.checkpoint, options.checkpointIntervalMs);
+    const visiting = resolvedVisit(options, checkpoint.saved());
+    checkpoint.belongsTo(visitFingerprint(visiting));
+    const resumed = checkpoint.resumed();
+    if (resumed && format === 'json') {
+      throw new VespaBulkError('VB_USAGE', '--format json cannot be continued from a checkpoint (one array cannot be appended to); use jsonl or feed');
+    }
+    const choice = chooseSinks(options, format, workers);
+    const chains = chainsOf(visiting);
+    const restored = resumed ? restoreOutputs(checkpoint.previous!, chains, choice.perSlice ? sliceIdsOf(visiting) : [0], (slice) => choice.pathOf(slice), choice.perSlice) : nothingRestored();
+    const outputs = new ExportOutputs(choice, format, restored, resumed, chains, checkpoint.finishedChains());
+    return new Export(options, visiting, format, workers, checkpoint, choice, outputs);
+  }
+
+  /** Visits and writes; resolves with the summary once the outputs are closed and the last checkpoint saved. */
+  async run(): Promise<ExportSummary> {
+    // Outputs exist even when nothing is visited (an empty export is an empty file, or `[]`).
+    if (!this.choice.perSlice) this.outputs.of(0);
+    this.checkpoint.saveFrom(() => (this.snapshots ?? new LocalSnapshots(undefined, this.outputs)).take());
+    const run = this.workers > 1 ? this.startOnWorkers() : this.startHere();
+    this.options.onStart?.(run);
+    const report = await this.reportOf(run);
+    await this.outputs.finish();
+    await this.checkpoint.flush();
+    return { ...report, outputBytes: this.outputBytes(), resumed: this.checkpoint.resumed() };
+  }
+
+  /** The visit's options: resumed where the checkpoint saved, unless the caller's `resumeFrom` says otherwise. */
+  private visitOptions(): ExportOptions {
+    return { ...this.visiting, resumeFrom: { ...this.checkpoint.resumeFrom(), ...this.options.resumeFrom } };
+  }
+
+  /** The visit in this thread: its batches are encoded and written here. */
+  private startHere(): VisitRun {
+    const run = startVisit(this.visitOptions(), {
+      deliver: (batch) => this.outputs.deliver(batch),
+      onSliceState: (s) => {
+        this.checkpoint.touch();
+        if (s.isFinished()) this.outputs.chainStopped(s.key, s.sliceId, 'finished');
+      },
+    });
+    this.snapshots = new LocalSnapshots(run, this.outputs);
+    return run;
+  }
+
+  /** The visit on worker threads, which encode (and compress) the batches: this thread writes the bytes. */
+  private startOnWorkers(): VisitRun {
+    const { onStart: _onStart, stdout: _stdout, ...toWorkers } = this.visitOptions();
+    let encodedBytes = 0;
+    this.outputBytes = () => encodedBytes;
+    const run = startWorkerVisit(
+      toWorkers,
+      this.workers,
+      { format: this.format as 'jsonl' | 'feed', gzip: this.choice.workersCompress },
+      (slice, data, rawBytes) => {
+        encodedBytes += rawBytes;
+        this.checkpoint.touch();
+        return this.outputs.enqueue(slice, data);
+      },
+      { onChainStopped: (key, slice, status) => this.outputs.chainStopped(key, slice, status) },
+    );
+    this.snapshots = new WorkerSnapshots(run, this.outputs);
+    return run;
+  }
+
+  /** The visit's report; on a failure the outputs are closed first, and a reader gone (EPIPE) is named. */
+  private async reportOf(run: VisitRun): Promise<VisitReport> {
+    try {
+      return await run.done;
+    } catch (err) {
+      await this.outputs.abandon();
+      if ((err as NodeJS.ErrnoException).code === 'EPIPE') {
+        throw new VespaBulkError('VB_ABORTED', 'the output was closed by its reader (e.g. | head); visit stopped', { cause: err });
+      }
+      throw err;
+    }
+  }
+}
