@@ -12,7 +12,7 @@ export interface FileSinkOptions {
   /**
    * Writes a plain (not `.gz`) regular file with O_DIRECT, bypassing the page cache (see direct-file.ts).
    * Silently falls back to ordinary writes where O_DIRECT does not exist or is refused (other platforms, some
-   * file systems, devices such as /dev/null). Default true: `bench/visit`, which exports the same gigabyte both
+   * file systems, devices such as /dev/null). Default true: `benchmarks/visit`, which exports the same gigabyte both
    * ways in one run, measured about half the exporter's CPU time (user + system) with it and throughput as good or
    * better.
    */
