@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { CheckpointStore, readCheckpointFile } from '../checkpoint/store.js';
 import { VespaBulkError } from '../errors.js';
 import type { InputInfo, InputPosition } from './source.js';
@@ -98,10 +98,13 @@ export function checkResumable(checkpoint: FeedCheckpoint, inputs: readonly stri
  * The checkpoint a feed with these options continues: `resume`, else the `checkpoint` file when it exists
  * (the same feed run again goes on, as a visit does); refused (VB_USAGE) when it is for other inputs or shard.
  */
-export function checkpointToResume(options: { resume?: FeedCheckpoint | string; checkpoint?: string | false; shard?: Shard }, inputs: readonly InputInfo[]): FeedCheckpoint | undefined {
+export async function checkpointToResume(
+  options: { resume?: FeedCheckpoint | string; checkpoint?: string | false; shard?: Shard },
+  inputs: readonly InputInfo[],
+): Promise<FeedCheckpoint | undefined> {
   const path = typeof options.checkpoint === 'string' ? options.checkpoint : undefined;
   const from = options.resume ?? (path !== undefined && existsSync(path) ? path : undefined);
-  const resume = typeof from === 'string' ? readCheckpoint(from) : from;
+  const resume = typeof from === 'string' ? await readFeedCheckpoint(from) : from;
   if (resume !== undefined) checkResumable(resume, inputs.map((i) => i.name), options.shard, typeof from === 'string' ? `checkpoint '${from}'` : undefined);
   return resume;
 }
@@ -242,20 +245,4 @@ export class FeedCheckpointStore {
 export function defaultCheckpointPath(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
   return `vespa-bulk-checkpoint-${stamp}.json`;
-}
-
-// Transitional: the names the call sites (feeder, coordinator, CLI) still use, gone with the next commit.
-/** @deprecated use `FeedCheckpointStore` */
-export { FeedCheckpointStore as CheckpointSaver };
-/** @deprecated use `FeedCheckpoint` */
-export type Checkpoint = FeedCheckpoint;
-/** @deprecated use `readFeedCheckpoint` */
-export function readCheckpoint(path: string): FeedCheckpoint {
-  let value: unknown;
-  try {
-    value = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    throw new VespaBulkError('VB_USAGE', `cannot read checkpoint '${path}': ${(err as Error).message}`, { cause: err });
-  }
-  return feedCheckpointOf(value, path);
 }

@@ -11,7 +11,8 @@ import { AdaptiveThrottle, FixedThrottle, defaultMaxInflight, type Throttle } fr
 import { CircuitBreaker } from './breaker.js';
 import { FeedStats, type FeedCounters, type FeedSummary } from './stats.js';
 import { FailureWriter } from './failures.js';
-import { CheckpointSaver, checkpointToResume, feedPosition, resumeSkip, type Checkpoint, type SaveState } from './checkpoint.js';
+import { defaultCheckpointIntervalMs } from '../checkpoint/store.js';
+import { FeedCheckpointStore, checkpointToResume, feedPosition, resumeSkip, type FeedCheckpoint, type SaveState } from './checkpoint.js';
 import { ReadProgress, describeInputs, readSources, type FeedSource, type InputInfo, type InputPosition, type SourceBatch } from './source.js';
 import { inShard } from './shard.js';
 import type { FeedOptions } from './options.js';
@@ -138,7 +139,7 @@ export class Feeder {
   /** Position after the last item read, for a checkpoint when nothing is unfinished. */
   private readPosition: InputPosition | undefined;
   /** The checkpoint this run continues, if any. */
-  private resumed: Checkpoint | undefined;
+  private resumed: FeedCheckpoint | undefined;
   private stopping: StopReason | undefined;
   private authStatus: number | undefined;
   /** Some answer came from the endpoint: from then on transport errors are outages, retried, not a wrong target. */
@@ -251,7 +252,7 @@ export class Feeder {
     const options = this.options;
     const inputs = describeInputs(source);
     const checkpointPath = typeof options.checkpoint === 'string' ? options.checkpoint : undefined;
-    const resume = checkpointToResume(options, inputs);
+    const resume = await checkpointToResume(options, inputs);
     // A checkpoint at the end (position null) leaves nothing to read.
     const batches =
       resume?.position === null
@@ -265,15 +266,15 @@ export class Feeder {
    * indexes. With `checkpointPath`, progress is saved there periodically (on this thread; a worker
    * thread's Feeder saves nothing, its coordinator gathers the checkpoint).
    */
-  async runBatches(batches: AsyncIterable<SourceBatch>, inputs: InputInfo[], resume?: Checkpoint, checkpointPath?: string): Promise<FeedOutcome> {
+  async runBatches(batches: AsyncIterable<SourceBatch>, inputs: InputInfo[], resume?: FeedCheckpoint, checkpointPath?: string): Promise<FeedOutcome> {
     const options = this.options;
     this.inputs = inputs;
     this.resumed = resume;
     this.failures =
       this.internals.failures ??
       (typeof options.failures === 'string' ? new FailureWriter(options.failures, resume?.failures === options.failures ? resume.failureMark : undefined) : undefined);
-    const saver = checkpointPath === undefined ? undefined : new CheckpointSaver({ path: checkpointPath, inputs: this.inputs.map((i) => i.name), shard: options.shard, ...(this.failures instanceof FailureWriter && { failures: this.failures }) });
-    const intervalMs = options.checkpointIntervalMs ?? 2000;
+    const saver = checkpointPath === undefined ? undefined : new FeedCheckpointStore({ path: checkpointPath, inputs: this.inputs.map((i) => i.name), shard: options.shard, ...(this.failures instanceof FailureWriter && { failures: this.failures }) });
+    const intervalMs = options.checkpointIntervalMs ?? defaultCheckpointIntervalMs;
     if (saver !== undefined && intervalMs > 0) saver.start(intervalMs, () => this.saveState());
     const onAbort = () => this.stop('interrupted');
     if (options.signal?.aborted) onAbort();
@@ -336,8 +337,8 @@ export class Feeder {
   }
 
   /** The checkpoint now (as a stop would save it, without the failure output's mark). */
-  checkpoint(): Checkpoint {
-    return new CheckpointSaver({ path: '', inputs: this.inputs.map((i) => i.name), shard: this.options.shard }).build(this.saveState());
+  checkpoint(): FeedCheckpoint {
+    return new FeedCheckpointStore({ path: '', inputs: this.inputs.map((i) => i.name), shard: this.options.shard }).build(this.saveState());
   }
 
   private accept(item: RawItem, input: number, name: string): void {

@@ -136,24 +136,3 @@ export function visitCheckpointStore(file: string, snapshot: () => Promise<Visit
     ...(intervalMs !== undefined && { intervalMs }),
   });
 }
-
-// Transitional: the names the export still uses, gone with the next commit.
-/** @deprecated use `VisitCheckpoint` */
-export type Checkpoint = VisitCheckpoint;
-/** @deprecated use `readVisitCheckpoint` */
-export function readCheckpoint(file: string): Promise<VisitCheckpoint | undefined> {
-  return readVisitCheckpoint(file);
-}
-/** @deprecated use `visitCheckpointStore` */
-export class CheckpointWriter {
-  private readonly store: CheckpointStore<VisitCheckpoint>;
-  constructor(file: string, snapshot: () => Promise<VisitCheckpoint>, intervalMs?: number) {
-    this.store = visitCheckpointStore(file, snapshot, intervalMs);
-  }
-  touch(): void {
-    this.store.touch();
-  }
-  flush(): Promise<void> {
-    return this.store.flush();
-  }
-}

@@ -1,5 +1,5 @@
 import { VespaBulkError } from '../errors.js';
-import { CheckpointWriter, checkFingerprint, emptyCheckpoint, hasProgress, readCheckpoint, resumeStates, slicesOfFingerprint, type Checkpoint } from './checkpoint.js';
+import { checkFingerprint, emptyCheckpoint, hasProgress, readVisitCheckpoint, resumeStates, slicesOfFingerprint, visitCheckpointStore, type VisitCheckpoint } from './checkpoint.js';
 import { createEncoder, outputFormats, type BatchEncoder, type OutputFormat } from './formats.js';
 import { OptionError, checkDuration, checkInteger, checkOneOf } from '../options-check.js';
 import { defaultVisitSlices, type VisitOptions } from './options.js';
@@ -45,6 +45,7 @@ export interface ExportOptions extends VisitOptions {
   directIo?: boolean;
   /** Checkpoint file; an existing one for the same visit is continued, and its outputs appended to. */
   checkpoint?: string;
+  /** ms between saves of `checkpoint` while the export runs (after each change). Default `defaultCheckpointIntervalMs` (1000). */
   checkpointIntervalMs?: number;
   /** Where `output: '-'` writes; default process.stdout. */
   stdout?: NodeJS.WritableStream;
@@ -80,7 +81,7 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
   if (workers > 1 && format === 'json') throw new OptionError('format', 'jsonl or feed with workers', format, 'workers');
   // Before any output is opened (and a file truncated).
   validateVisitOptions(options);
-  const stored = options.checkpoint === undefined ? undefined : await readCheckpoint(options.checkpoint);
+  const stored = options.checkpoint === undefined ? undefined : await readVisitCheckpoint(options.checkpoint);
   const visiting = resolvedVisit(options, stored);
   const fingerprint = visitFingerprint(visiting);
   if (stored !== undefined) checkFingerprint(stored, fingerprint, options.checkpoint!);
@@ -165,7 +166,7 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
     finishedChains.add(key);
     if ((chainsOfSlice.get(slice) ?? []).every((k) => finishedChains.has(k))) closeSlice(slice);
   };
-  const snapshot = async (): Promise<Checkpoint> => {
+  const snapshot = async (): Promise<VisitCheckpoint> => {
     if (workerRun !== undefined) {
       // Each worker answers after the batches its state covers, and sends no more until the cut is taken.
       let cut: Promise<Record<string, number>> | undefined;
@@ -203,7 +204,7 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
     state.outputs = await cut;
     return state;
   };
-  const checkpoint = options.checkpoint === undefined ? undefined : new CheckpointWriter(options.checkpoint, snapshot, options.checkpointIntervalMs ?? 1000);
+  const checkpoint = options.checkpoint === undefined ? undefined : visitCheckpointStore(options.checkpoint, snapshot, options.checkpointIntervalMs);
 
   let outputRawBytes = 0;
   const visitOptions = { ...visiting, resumeFrom: { ...resumeStates(previous), ...options.resumeFrom } };
@@ -261,7 +262,7 @@ export async function exportDocuments(options: ExportOptions): Promise<ExportSum
  * `slices` a checkpoint's own count is taken, so that one saved under an earlier default (4, all at once) is continued;
  * then too the visit is adaptive, and it starts at the level the checkpoint saved.
  */
-function resolvedVisit(options: ExportOptions, stored: Checkpoint | undefined): ExportOptions {
+function resolvedVisit(options: ExportOptions, stored: VisitCheckpoint | undefined): ExportOptions {
   if (options.slices !== undefined) return options;
   const slices = (stored === undefined ? undefined : slicesOfFingerprint(stored.visit)) ?? defaultVisitSlices;
   const inflight = options.inflightSlices ?? 'adaptive';
@@ -275,7 +276,7 @@ function resolvedVisit(options: ExportOptions, stored: Checkpoint | undefined): 
 }
 
 /** Records the adaptive level in the checkpoint, for a resumed visit to start from. */
-function addInflight(state: Checkpoint, run: VisitRun | undefined): void {
+function addInflight(state: VisitCheckpoint, run: VisitRun | undefined): void {
   const inflight = run?.inflight();
   if (inflight?.adaptive === true) state.inflight = inflight.limit;
 }
@@ -287,7 +288,7 @@ function addInflight(state: Checkpoint, run: VisitRun | undefined): void {
  * leaves the files as they are, and records their present lengths from here on.
  */
 function restoreOutputs(
-  previous: Checkpoint,
+  previous: VisitCheckpoint,
   chains: ChainSpec[],
   sliceIds: number[],
   pathOf: (slice: number) => string | undefined,

@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { VespaBulkError, type ErrorCode } from '../../errors.js';
 import { checkFeedOptions } from '../check-options.js';
-import { CheckpointSaver, checkpointToResume, feedPosition, resumeSkip, type Checkpoint, type SaveState } from '../checkpoint.js';
+import { defaultCheckpointIntervalMs } from '../../checkpoint/store.js';
+import { FeedCheckpointStore, checkpointToResume, feedPosition, resumeSkip, type FeedCheckpoint, type SaveState } from '../checkpoint.js';
 import { FailureWriter } from '../failures.js';
 import type { FeedOutcome, FeedProgress, StopReason } from '../feeder.js';
 import type { FeedOptions } from '../options.js';
@@ -75,8 +76,8 @@ export class WorkerFeeder {
   private wake: (() => void) | undefined;
   private merged: FeedStats | undefined;
   private workerError: Error | undefined;
-  private saver: CheckpointSaver | undefined;
-  private resumed: Checkpoint | undefined;
+  private saver: FeedCheckpointStore | undefined;
+  private resumed: FeedCheckpoint | undefined;
   private gathering: Gathering | undefined;
   /** A periodic save is being written: the next waits for it. */
   private saving = false;
@@ -163,12 +164,12 @@ export class WorkerFeeder {
   async run(source: FeedSource): Promise<FeedOutcome> {
     const options = this.options;
     this.inputs = describeInputs(source);
-    const resume = checkpointToResume(options, this.inputs);
+    const resume = await checkpointToResume(options, this.inputs);
     this.resumed = resume;
     if (typeof options.failures === 'string') this.failures = new FailureWriter(options.failures, resume?.failures === options.failures ? resume.failureMark : undefined);
-    const intervalMs = options.checkpointIntervalMs ?? 2000;
+    const intervalMs = options.checkpointIntervalMs ?? defaultCheckpointIntervalMs;
     if (typeof options.checkpoint === 'string') {
-      this.saver = new CheckpointSaver({ path: options.checkpoint, inputs: this.inputs.map((i) => i.name), shard: options.shard, ...(this.failures !== undefined && { failures: this.failures }) });
+      this.saver = new FeedCheckpointStore({ path: options.checkpoint, inputs: this.inputs.map((i) => i.name), shard: options.shard, ...(this.failures !== undefined && { failures: this.failures }) });
     }
     await this.settleProtocol();
     for (let i = 0; i < this.count; i++) this.lanes.push(this.startLane(i));
@@ -218,8 +219,8 @@ export class WorkerFeeder {
   }
 
   /** The checkpoint as the last snapshot of the workers gives it (as a stop would save it, without the failure output's mark). */
-  checkpoint(): Checkpoint {
-    return new CheckpointSaver({ path: '', inputs: this.inputs.map((i) => i.name), shard: this.options.shard }).build(this.saveState());
+  checkpoint(): FeedCheckpoint {
+    return new FeedCheckpointStore({ path: '', inputs: this.inputs.map((i) => i.name), shard: this.options.shard }).build(this.saveState());
   }
 
   /** Asks every running worker for its unfinished operations; `gathered()` saves once all have answered. */
@@ -265,7 +266,7 @@ export class WorkerFeeder {
     for (const f of failures) this.failures?.write(Buffer.from(f.bytes.buffer, f.bytes.byteOffset, f.bytes.byteLength), f.reason, f.verbatim);
   }
 
-  private async outcome(resume: Checkpoint | undefined, intervalMs: number): Promise<FeedOutcome> {
+  private async outcome(resume: FeedCheckpoint | undefined, intervalMs: number): Promise<FeedOutcome> {
     this.merged = undefined;
     const stats = this.stats;
     let abandoned = 0;
