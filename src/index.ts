@@ -28,7 +28,7 @@ export * from './deploy/index.js';
 export {
   feed,
   Feeder,
-  readCheckpoint,
+  readFeedCheckpoint,
   parseShard,
   parseOperation,
   type FeedOptions,
@@ -42,7 +42,7 @@ export {
   type OperationResult,
   type FeedSource,
   type Compression,
-  type Checkpoint,
+  type FeedCheckpoint,
   type FailureMark,
   type Shard,
   type FeedOperation,

@@ -1,10 +1,15 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { CheckpointStore, readCheckpointFile } from '../checkpoint/store.js';
 import { VespaBulkError } from '../errors.js';
-import { writeFileAtomically, writeFileAtomicallySync } from '../fs/atomic-write.js';
 import type { InputInfo, InputPosition, OpenPosition } from './source.js';
 import { isUrlInput, redactUrl } from './url-input.js';
 import type { FailureMark, FailureWriter } from './failures.js';
 import type { Shard } from './shard.js';
+
+/**
+ * The feed's checkpoint: its payload (`FeedCheckpoint`), the rules of resuming from it, and its saving through the
+ * one `CheckpointStore`. The file format is fixed (`version: 1`): checkpoints of earlier versions resume.
+ */
 
 /**
  * Where a stopped feed can go on. Everything before `position` is finished: succeeded, or written to the
@@ -12,7 +17,7 @@ import type { Shard } from './shard.js';
  * remove are idempotent, and so is an update that only assigns, so only non-assign updates can apply twice.
  * `position: null` means the whole input is finished.
  */
-export interface Checkpoint {
+export interface FeedCheckpoint {
   version: 1;
   /** Input names in feed order; resume reads the same inputs. */
   inputs: string[];
@@ -38,18 +43,10 @@ export interface Checkpoint {
 }
 
 /**
- * Writes the checkpoint file; a crash mid-write leaves the previous one. Synchronous: the feeder writes it while
- * it winds down, before it reports the outcome.
- */
-export function writeCheckpoint(path: string, checkpoint: Checkpoint): void {
-  writeFileAtomicallySync(path, checkpointText(checkpoint));
-}
-
-/**
  * The file's text: indented for a reader, but the `unfinished` list one entry per line, since with workers it
  * can hold tens of thousands (the read-ahead) and is rewritten every few seconds.
  */
-function checkpointText(checkpoint: Checkpoint): string {
+export function feedCheckpointText(checkpoint: FeedCheckpoint): string {
   const { unfinished, ...rest } = checkpoint;
   const text = JSON.stringify(rest, null, 2);
   if (unfinished === undefined) return `${text}\n`;
@@ -57,29 +54,34 @@ function checkpointText(checkpoint: Checkpoint): string {
   return `${text.slice(0, -2)},\n  "unfinished": ${list}\n}\n`;
 }
 
-/** Reads a feed checkpoint file written by a stopped feed; throws VB_USAGE when it is not one. */
-export function readCheckpoint(path: string): Checkpoint {
-  let value: unknown;
-  try {
-    value = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    throw new VespaBulkError('VB_USAGE', `cannot read checkpoint '${path}': ${(err as Error).message}`, { cause: err });
-  }
-  const c = value as Partial<Checkpoint>;
+/**
+ * Reads a feed checkpoint file written by a stopped feed. VB_USAGE when there is none (no file, or an empty one),
+ * it cannot be read or it is not a feed checkpoint; VB_BAD_JSON when it is not JSON.
+ */
+export async function readFeedCheckpoint(path: string): Promise<FeedCheckpoint> {
+  const value = await readCheckpointFile(path);
+  if (value === undefined) throw new VespaBulkError('VB_USAGE', `cannot read checkpoint '${path}': no such file, or it is empty`, { place: { file: path } });
+  return feedCheckpointOf(value, path);
+}
+
+/** The checkpoint in a checkpoint file's JSON `value`; VB_USAGE when it is not a feed checkpoint. */
+function feedCheckpointOf(value: unknown, path: string): FeedCheckpoint {
+  if (typeof value !== 'object' || value === null) throw new VespaBulkError('VB_USAGE', `'${path}' is not a vespa-bulk feed checkpoint`);
+  const c = value as Partial<FeedCheckpoint>;
   const positionOk =
     c.position === null ||
     (typeof c.position === 'object' && c.position !== null && Number.isInteger(c.position.input) && Number.isInteger(c.position.offset));
   if (c.version !== 1 || !Array.isArray(c.inputs) || !positionOk) {
     throw new VespaBulkError('VB_USAGE', `'${path}' is not a vespa-bulk feed checkpoint`);
   }
-  return c as Checkpoint;
+  return c as FeedCheckpoint;
 }
 
 /**
  * Refuses (VB_USAGE) to continue `checkpoint` with other inputs or another shard: its positions would point
  * into the wrong operations.
  */
-export function checkResumable(checkpoint: Checkpoint, inputs: readonly string[], shard: Shard | undefined, file = 'the checkpoint'): void {
+export function checkResumable(checkpoint: FeedCheckpoint, inputs: readonly string[], shard: Shard | undefined, file = 'the checkpoint'): void {
   // URLs compare by origin and path: a rerun's link may carry a fresh signature, and the saved one has none.
   const same = (a: readonly string[]) => a.map((i) => (isUrlInput(i) ? redactUrl(i) : i)).join('\0');
   if (same(checkpoint.inputs) !== same(inputs)) {
@@ -96,10 +98,13 @@ export function checkResumable(checkpoint: Checkpoint, inputs: readonly string[]
  * The checkpoint a feed with these options continues: `resume`, else the `checkpoint` file when it exists
  * (the same feed run again goes on, as a visit does); refused (VB_USAGE) when it is for other inputs or shard.
  */
-export function checkpointToResume(options: { resume?: Checkpoint | string; checkpoint?: string | false; shard?: Shard }, inputs: readonly InputInfo[]): Checkpoint | undefined {
+export async function checkpointToResume(
+  options: { resume?: FeedCheckpoint | string; checkpoint?: string | false; shard?: Shard },
+  inputs: readonly InputInfo[],
+): Promise<FeedCheckpoint | undefined> {
   const path = typeof options.checkpoint === 'string' ? options.checkpoint : undefined;
   const from = options.resume ?? (path !== undefined && existsSync(path) ? path : undefined);
-  const resume = typeof from === 'string' ? readCheckpoint(from) : from;
+  const resume = typeof from === 'string' ? await readFeedCheckpoint(from) : from;
   if (resume !== undefined) checkResumable(resume, inputs.map((i) => i.name), options.shard, typeof from === 'string' ? `checkpoint '${from}'` : undefined);
   return resume;
 }
@@ -112,7 +117,7 @@ function before(a: { input: number; offset: number }, b: { input: number; offset
  * Which items a feed resumed from `checkpoint` skips: those before its position, and those before `readTo`
  * that are not listed unfinished (they succeeded or are in the failure output already).
  */
-export function resumeSkip(checkpoint: Checkpoint): (input: number, offset: number) => boolean {
+export function resumeSkip(checkpoint: FeedCheckpoint): (input: number, offset: number) => boolean {
   const from = checkpoint.position ?? { input: Number.MAX_SAFE_INTEGER, offset: 0 };
   const readTo = checkpoint.readTo;
   const unfinished = checkpoint.unfinished;
@@ -139,7 +144,7 @@ export interface FeedPosition {
  * not read yet are still unfinished, and its `readTo` still holds: a save early in a resumed run keeps
  * what the earlier run knew.
  */
-export function feedPosition(unfinished: Iterable<OpenPosition>, readPosition: InputPosition | undefined, previous?: Checkpoint): FeedPosition {
+export function feedPosition(unfinished: Iterable<OpenPosition>, readPosition: InputPosition | undefined, previous?: FeedCheckpoint): FeedPosition {
   const open = [...unfinished];
   let readTo = readPosition;
   if (previous !== undefined && previous.position !== null) {
@@ -159,8 +164,8 @@ export function feedPosition(unfinished: Iterable<OpenPosition>, readPosition: I
   return { position, readTo, unfinished: open };
 }
 
-/** What a `CheckpointSaver` needs to know of the feed it saves. */
-export interface CheckpointSaverOptions {
+/** What a `FeedCheckpointStore` needs to know of the feed it saves. */
+export interface FeedCheckpointOptions {
   path: string;
   /** Input names in feed order. */
   inputs: string[];
@@ -178,24 +183,26 @@ export interface SaveState extends FeedPosition {
 }
 
 /**
- * When and what to save: one checkpoint file, rewritten atomically, saves one at a time in the order asked.
- * A save records the failure output's mark at the moment it is asked for, and is written only once those
+ * The feed's checkpoint file, saved through a `CheckpointStore` (atomic, fsync'd, one save at a time in the order
+ * asked). A save records the failure output's mark at the moment it is asked for, and is written only once those
  * failures are on disk, so a checkpoint never counts an operation as finished that a crash could lose. A
  * coordinator of several feeders calls `save()` with the position it computed.
  */
-export class CheckpointSaver {
-  private last: Promise<void> = Promise.resolve();
-  private timer: NodeJS.Timeout | undefined;
+export class FeedCheckpointStore {
+  private readonly store: CheckpointStore<FeedCheckpoint>;
 
-  constructor(private readonly options: CheckpointSaverOptions) {}
+  constructor(private readonly options: FeedCheckpointOptions) {
+    const failures = options.failures;
+    this.store = new CheckpointStore({ path: options.path, text: feedCheckpointText, ...(failures !== undefined && { beforeWrite: () => failures.sync() }) });
+  }
 
   get path(): string {
     return this.options.path;
   }
 
   /** The checkpoint for `state` now (the failure mark is taken here). */
-  build(state: SaveState): Checkpoint {
-    const c: Checkpoint = {
+  build(state: SaveState): FeedCheckpoint {
+    const c: FeedCheckpoint = {
       version: 1,
       inputs: this.options.inputs,
       position: state.position,
@@ -220,35 +227,17 @@ export class CheckpointSaver {
 
   /** Saves `state` once the failures it counts are on disk; resolves when the file is replaced. */
   save(state: SaveState): Promise<void> {
-    const checkpoint = this.build(state);
-    const failures = this.options.failures;
-    const next = this.last.then(async () => {
-      await failures?.sync();
-      await writeFileAtomically(this.options.path, checkpointText(checkpoint));
-    });
-    this.last = next.catch(() => undefined);
-    return next;
+    return this.store.save(this.build(state));
   }
 
   /** Saves `state()` every `intervalMs` until `stop()`; a save still running is not doubled. */
   start(intervalMs: number, state: () => SaveState): void {
-    let busy = false;
-    this.timer = setInterval(() => {
-      if (busy) return;
-      busy = true;
-      // A failed periodic save (a full disk) leaves the previous file; the final save reports its own error.
-      this.save(state())
-        .catch(() => undefined)
-        .finally(() => (busy = false));
-    }, intervalMs);
-    this.timer.unref();
+    this.store.start(() => this.build(state()), intervalMs);
   }
 
   /** Ends the periodic saves and waits for one under way. */
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.last;
+    await this.store.stop();
   }
 }
 

@@ -10,7 +10,7 @@ import type { RawItem } from './splitter.js';
 import { createThrottle, defaultMaxInflight, type FeedThrottle } from './throttle.js';
 import { CircuitBreaker } from './breaker.js';
 import { FeedStats, type FeedCounters, type FeedStatsState } from './stats.js';
-import { checkpointToResume, resumeSkip, type Checkpoint, type SaveState } from './checkpoint.js';
+import { checkpointToResume, resumeSkip, type FeedCheckpoint, type SaveState } from './checkpoint.js';
 import { describeInputs, readSources, type FeedSource, type InputInfo, type OpenPosition, type SourceBatch } from './source.js';
 import { inShard } from './shard.js';
 import type { FeedOptions } from './options.js';
@@ -214,7 +214,7 @@ export class FeedEngine implements WorkerEngine {
     const options = this.options;
     const inputs = describeInputs(source);
     const checkpointPath = typeof options.checkpoint === 'string' ? options.checkpoint : undefined;
-    const resume = checkpointToResume(options, inputs);
+    const resume = await checkpointToResume(options, inputs);
     // A checkpoint at the end (position null) leaves nothing to read.
     const batches =
       resume?.position === null
@@ -227,7 +227,7 @@ export class FeedEngine implements WorkerEngine {
    * Feeds batches already cut; `inputs` names the inputs their `input` indexes. With `checkpointPath`, progress
    * is saved there periodically (a worker thread's engine saves nothing, its coordinator gathers the checkpoint).
    */
-  async feedBatches(batches: AsyncIterable<SourceBatch>, inputs: InputInfo[], resume?: Checkpoint, checkpointPath?: string): Promise<FeedOutcome> {
+  async feedBatches(batches: AsyncIterable<SourceBatch>, inputs: InputInfo[], resume?: FeedCheckpoint, checkpointPath?: string): Promise<FeedOutcome> {
     const run = this.feedRun;
     run.open(inputs, resume, checkpointPath, this.relay);
     run.saveEvery(() => this.saveState());
@@ -265,7 +265,7 @@ export class FeedEngine implements WorkerEngine {
   }
 
   /** The checkpoint now (as a stop would save it, without the failure output's mark). */
-  checkpoint(): Checkpoint {
+  checkpoint(): FeedCheckpoint {
     return this.feedRun.checkpoint(this.saveState());
   }
 

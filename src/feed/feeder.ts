@@ -1,4 +1,4 @@
-import type { Checkpoint } from './checkpoint.js';
+import type { FeedCheckpoint } from './checkpoint.js';
 import { FeedEngine } from './engine.js';
 import type { FeedOptions } from './options.js';
 import type { FeedOutcome, FeedProgress, StopReason } from './run.js';
@@ -51,7 +51,7 @@ export class Feeder {
   }
 
   /** The checkpoint now (as a stop would save it, without the failure output's mark). */
-  checkpoint(): Checkpoint {
+  checkpoint(): FeedCheckpoint {
     return this.runner.checkpoint();
   }
 }

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { RetryPolicy } from '../http/retry-delay.js';
 import type { OperationResult } from './operation-result.js';
 import type { Shard } from './shard.js';
-import type { Checkpoint } from './checkpoint.js';
+import type { FeedCheckpoint } from './checkpoint.js';
 import type { Protocol, WireProtocol } from '../http/transport.js';
 
 export type { OperationResult } from './operation-result.js';
@@ -80,7 +80,7 @@ export interface FeedOptions {
    * Continue a stopped feed from this checkpoint (object or path). Refused (VB_USAGE) when it was written for
    * other inputs or another shard. Default: `checkpoint`, when that file exists.
    */
-  resume?: Checkpoint | string;
+  resume?: FeedCheckpoint | string;
   /**
    * Where progress is saved: every `checkpointIntervalMs`, when the feed stops early, and at the end (as
    * finished, so running the same feed again sends nothing). When the file exists at the start, the feed
@@ -91,7 +91,7 @@ export interface FeedOptions {
   checkpoint?: string | false;
   /**
    * ms between saves of `checkpoint` while the feed runs, so a feed killed outright (SIGKILL, a lost machine)
-   * loses at most this much progress. Default 2000; 0: saved only when the feed stops early (and at the end
+   * loses at most this much progress. Default `defaultCheckpointIntervalMs` (1000); 0: saved only when the feed stops early (and at the end
    * of a resumed feed).
    */
   checkpointIntervalMs?: number;

@@ -1,5 +1,6 @@
 import { VespaBulkError } from '../errors.js';
-import { CheckpointSaver, feedPosition, type Checkpoint, type SaveState } from './checkpoint.js';
+import { defaultCheckpointIntervalMs } from '../checkpoint/store.js';
+import { FeedCheckpointStore, feedPosition, type FeedCheckpoint, type SaveState } from './checkpoint.js';
 import { FailureWriter } from './failures.js';
 import type { FeedOperation } from './operation.js';
 import type { FeedOptions } from './options.js';
@@ -60,9 +61,6 @@ export interface FeedProgress {
 /** Where failed operations go: a FailureWriter, or (in a worker thread) a relay to the thread that writes. */
 export type FailureOutput = Pick<FailureWriter, 'write' | 'drained' | 'close' | 'count' | 'path'>;
 
-/** How often a checkpoint is saved while a feed runs, when `FeedOptions.checkpointIntervalMs` does not say. */
-export const defaultCheckpointIntervalMs = 2000;
-
 /** How a run's engine ended, for the outcome: what only the engine can know. */
 export interface EngineEnd {
   authStatus?: number;
@@ -79,8 +77,8 @@ export class FeedRun {
   readonly readProgress = new ReadProgress();
   private inputList: InputInfo[] = [];
   private failureOutput: FailureOutput | undefined;
-  private saver: CheckpointSaver | undefined;
-  private resumed: Checkpoint | undefined;
+  private saver: FeedCheckpointStore | undefined;
+  private resumed: FeedCheckpoint | undefined;
   /** Position after the last item read, for a checkpoint when nothing is unfinished. */
   private readPosition: InputPosition | undefined;
   private stopping: StopReason | undefined;
@@ -126,14 +124,14 @@ export class FeedRun {
    * Opens the outputs for `inputs`, continuing `resume`: the failure output (`failures`, given by a worker
    * thread, or the options' file), and with `checkpointPath` the checkpoint.
    */
-  open(inputs: InputInfo[], resume: Checkpoint | undefined, checkpointPath: string | undefined, failures?: FailureOutput): void {
+  open(inputs: InputInfo[], resume: FeedCheckpoint | undefined, checkpointPath: string | undefined, failures?: FailureOutput): void {
     const options = this.options;
     this.inputList = inputs;
     this.resumed = resume;
     this.failureOutput =
       failures ?? (typeof options.failures === 'string' ? new FailureWriter(options.failures, resume?.failures === options.failures ? resume.failureMark : undefined) : undefined);
     const writer = this.failureOutput instanceof FailureWriter ? this.failureOutput : undefined;
-    if (checkpointPath !== undefined) this.saver = new CheckpointSaver({ path: checkpointPath, inputs: inputs.map((i) => i.name), shard: options.shard, ...(writer !== undefined && { failures: writer }) });
+    if (checkpointPath !== undefined) this.saver = new FeedCheckpointStore({ path: checkpointPath, inputs: inputs.map((i) => i.name), shard: options.shard, ...(writer !== undefined && { failures: writer }) });
   }
 
   /** Stops the feed when the caller's signal aborts (at once when it has). */
@@ -164,8 +162,8 @@ export class FeedRun {
   }
 
   /** The checkpoint for `state` (as a stop would save it, without the failure output's mark). */
-  checkpoint(state: SaveState): Checkpoint {
-    return new CheckpointSaver({ path: '', inputs: this.inputList.map((i) => i.name), shard: this.options.shard }).build(state);
+  checkpoint(state: SaveState): FeedCheckpoint {
+    return new FeedCheckpointStore({ path: '', inputs: this.inputList.map((i) => i.name), shard: this.options.shard }).build(state);
   }
 
   /** An operation that fails without a request: unreadable (`parse`), or refused before sending (`op` read). Counted in `stats`. */

@@ -1,11 +1,11 @@
-import { readFile } from 'node:fs/promises';
+import { CheckpointStore, readCheckpointFile } from '../checkpoint/store.js';
 import { VespaBulkError } from '../errors.js';
-import { writeFileAtomically } from '../fs/atomic-write.js';
 import type { SliceResumeState } from './options.js';
 
 /**
- * The checkpoint file: where each slice of a visit stands. Written atomically (a temporary file renamed
- * over the old one) so that a crash leaves either the old or the new state, never half of one.
+ * The checkpoint file: where each slice of a visit stands. Saved through the one `CheckpointStore` (atomic and
+ * fsync'd), so that a crash leaves either the old or the new state, never half of one. The format is fixed:
+ * checkpoints of earlier versions resume.
  *
  * {
  *   "format": "vespa-bulk-visit-checkpoint/1",
@@ -38,7 +38,7 @@ export interface SliceCheckpoint extends SliceResumeState {
 }
 
 /** A visit checkpoint: the visit it belongs to and each slice's progress. */
-export interface Checkpoint {
+export interface VisitCheckpoint {
   format: typeof checkpointFormat;
   visit: string;
   updated: string;
@@ -49,18 +49,13 @@ export interface Checkpoint {
   inflight?: number;
 }
 
-export function emptyCheckpoint(fingerprint: string): Checkpoint {
+export function emptyCheckpoint(fingerprint: string): VisitCheckpoint {
   return { format: checkpointFormat, visit: fingerprint, updated: new Date(0).toISOString(), slices: {} };
 }
 
-export function parseCheckpoint(text: string, file: string): Checkpoint {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new VespaBulkError('VB_BAD_JSON', `checkpoint ${file} is not valid JSON`, { cause: err, place: { file } });
-  }
-  const c = value as Partial<Checkpoint> | null;
+/** The checkpoint in a checkpoint file's JSON `value`; VB_USAGE when it is not a visit checkpoint. */
+function visitCheckpointOf(value: unknown, file: string): VisitCheckpoint {
+  const c = value as Partial<VisitCheckpoint> | null;
   if (c === null || typeof c !== 'object' || c.format !== checkpointFormat || typeof c.visit !== 'string' || typeof c.slices !== 'object' || c.slices === null) {
     throw new VespaBulkError('VB_USAGE', `${file} is not a vespa-bulk visit checkpoint (expected format ${checkpointFormat})`, { place: { file } });
   }
@@ -79,24 +74,11 @@ export function parseCheckpoint(text: string, file: string): Checkpoint {
   }
   // A hint only: one that is not a count is left out rather than refused.
   if (c.inflight !== undefined && !(Number.isSafeInteger(c.inflight) && c.inflight >= 1)) delete c.inflight;
-  return c as Checkpoint;
-}
-
-/** Reads the checkpoint, or undefined when the file does not exist yet (or is empty). */
-export async function readCheckpoint(file: string): Promise<Checkpoint | undefined> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  if (text.trim() === '') return undefined;
-  return parseCheckpoint(text, file);
+  return c as VisitCheckpoint;
 }
 
 /** Refuses a checkpoint written for another visit (its tokens would mean nothing here). */
-export function checkFingerprint(checkpoint: Checkpoint, fingerprint: string, file: string): void {
+export function checkFingerprint(checkpoint: VisitCheckpoint, fingerprint: string, file: string): void {
   if (checkpoint.visit !== fingerprint) {
     throw new VespaBulkError(
       'VB_USAGE',
@@ -106,10 +88,16 @@ export function checkFingerprint(checkpoint: Checkpoint, fingerprint: string, fi
   }
 }
 
-/** Loads the checkpoint, or undefined when the file does not exist yet. Refuses one written for another visit. */
-export async function loadCheckpoint(file: string, fingerprint: string): Promise<Checkpoint | undefined> {
-  const checkpoint = await readCheckpoint(file);
-  if (checkpoint !== undefined) checkFingerprint(checkpoint, fingerprint, file);
+/**
+ * Reads the checkpoint, or undefined when there is none yet (no file, or an empty one). VB_USAGE when it cannot be
+ * read, is not a visit checkpoint or, with `fingerprint`, was written for another visit; VB_BAD_JSON when it is
+ * not JSON.
+ */
+export async function readVisitCheckpoint(file: string, fingerprint?: string): Promise<VisitCheckpoint | undefined> {
+  const value = await readCheckpointFile(file);
+  if (value === undefined) return undefined;
+  const checkpoint = visitCheckpointOf(value, file);
+  if (fingerprint !== undefined) checkFingerprint(checkpoint, fingerprint, file);
   return checkpoint;
 }
 
@@ -121,7 +109,7 @@ export function slicesOfFingerprint(fingerprint: string): number | undefined {
 }
 
 /** Resume states from a checkpoint, per slice id. */
-export function resumeStates(checkpoint: Checkpoint | undefined): Record<string, SliceResumeState> {
+export function resumeStates(checkpoint: VisitCheckpoint | undefined): Record<string, SliceResumeState> {
   const out: Record<string, SliceResumeState> = {};
   for (const [id, s] of Object.entries(checkpoint?.slices ?? {})) {
     out[id] = { continuation: s.continuation, finished: s.finished, deliveredIds: s.deliveredIds };
@@ -130,70 +118,21 @@ export function resumeStates(checkpoint: Checkpoint | undefined): Record<string,
 }
 
 /** Whether a checkpoint records any progress (then outputs are appended to, not replaced). */
-export function hasProgress(checkpoint: Checkpoint | undefined): boolean {
+export function hasProgress(checkpoint: VisitCheckpoint | undefined): boolean {
   return Object.values(checkpoint?.slices ?? {}).some((s) => s.finished || s.continuation !== undefined || s.documents > 0);
 }
 
-/** Writes the checkpoint file; a crash mid-write leaves the previous one. */
-export async function writeCheckpointAtomically(file: string, checkpoint: Checkpoint): Promise<void> {
-  await writeFileAtomically(file, `${JSON.stringify(checkpoint, null, 1)}\n`);
-}
-
 /**
- * Saves the checkpoint at most every `intervalMs`, never two writes at once, always the latest state.
- * `snapshot` is read at save time; the caller makes sure everything it reports is already written out.
+ * The visit's checkpoint file: `snapshot()` saved within an interval of each `touch()` (default
+ * `defaultCheckpointIntervalMs`) and at `flush()`, stamped with the time of saving. `snapshot` is read at save
+ * time; the caller makes sure everything it reports is already written out.
  */
-export class CheckpointWriter {
-  private timer: NodeJS.Timeout | undefined;
-  private writing: Promise<void> | undefined;
-  private dirty = false;
-  private lastError: { error: unknown } | undefined;
-
-  constructor(
-    private readonly file: string,
-    private readonly snapshot: () => Promise<Checkpoint>,
-    private readonly intervalMs = 1000,
-  ) {}
-
-  /** State changed: save soon. */
-  touch(): void {
-    this.dirty = true;
-    if (this.timer !== undefined || this.writing !== undefined) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.save();
-    }, this.intervalMs);
-    this.timer.unref();
-  }
-
-  /** Saves now (after any save in progress) and reports a failure of any save so far. */
-  async flush(): Promise<void> {
-    if (this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
-    while (this.writing !== undefined) await this.writing;
-    this.dirty = true;
-    await this.save();
-    if (this.lastError !== undefined) throw this.lastError.error;
-  }
-
-  private async save(): Promise<void> {
-    if (!this.dirty) return;
-    if (this.writing !== undefined) return this.writing;
-    this.dirty = false;
-    this.writing = (async () => {
-      try {
-        const state = await this.snapshot();
-        state.updated = new Date().toISOString();
-        await writeCheckpointAtomically(this.file, state);
-      } catch (err) {
-        this.lastError = { error: err };
-      } finally {
-        this.writing = undefined;
-      }
-    })();
-    await this.writing;
-    if (this.dirty) this.touch();
-  }
+export function visitCheckpointStore(file: string, snapshot: () => Promise<VisitCheckpoint>, intervalMs?: number): CheckpointStore<VisitCheckpoint> {
+  return new CheckpointStore<VisitCheckpoint>({
+    path: file,
+    // One space of indent: the file is rewritten every save, and a visit's slices can be many.
+    text: (checkpoint) => `${JSON.stringify(checkpoint, null, 1)}\n`,
+    snapshot: async () => ({ ...(await snapshot()), updated: new Date().toISOString() }),
+    ...(intervalMs !== undefined && { intervalMs }),
+  });
 }

@@ -1,28 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { readCheckpoint, writeCheckpoint, type Checkpoint } from '../../src/feed/checkpoint.js';
 import { FailureWriter, defaultFailuresPath } from '../../src/feed/failures.js';
 import { OperationSplitter, type RawItem } from '../../src/feed/splitter.js';
 import { tempDir } from './helpers.js';
 
-describe('checkpoint files', () => {
-  const cleanups: (() => void)[] = [];
-  afterEach(() => cleanups.splice(0).forEach((c) => c()));
-
-  it('round-trips and refuses files that are not checkpoints', () => {
-    const { dir, cleanup } = tempDir();
-    cleanups.push(cleanup);
-    const c: Checkpoint = { version: 1, inputs: ['a.jsonl', '-'], position: { input: 1, offset: 77, line: 3 }, written: 'now', reason: 'interrupted', ok: 5, errors: 1 };
-    writeCheckpoint(join(dir, 'cp.json'), c);
-    expect(readCheckpoint(join(dir, 'cp.json'))).toEqual(c);
-    expect(existsSync(join(dir, 'cp.json.tmp'))).toBe(false);
-    writeFileSync(join(dir, 'other.json'), '{"version":2}');
-    expect(() => readCheckpoint(join(dir, 'other.json'))).toThrow(/not a vespa-bulk feed checkpoint/);
-    expect(() => readCheckpoint(join(dir, 'missing.json'))).toThrow(expect.objectContaining({ code: 'VB_USAGE' }));
-  });
-});
-
+// The checkpoint round-trip test moved to test/checkpoint/store.test.ts, with the store it now goes through.
 describe('FailureWriter', () => {
   const cleanups: (() => void)[] = [];
   afterEach(() => cleanups.splice(0).forEach((c) => c()));

@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { Feeder, feed, type OperationResult } from '../../src/feed/index.js';
 import { redactUrl } from '../../src/feed/url-input.js';
-import { checkResumable, type Checkpoint } from '../../src/feed/checkpoint.js';
+import { checkResumable, type FeedCheckpoint } from '../../src/feed/checkpoint.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 import { runCommand } from '../support/run-command.js';
 import { tempDir } from './helpers.js';
@@ -204,7 +204,7 @@ describe('feed from a URL', () => {
   });
 
   it('matches a checkpoint to a URL by origin and path, not by its query', () => {
-    const c: Checkpoint = { version: 1, inputs: ['https://h.example/b/data.jsonl?…'], position: { input: 0, offset: 10, line: 2 }, written: 'now', reason: 'interrupted', ok: 1, errors: 0 };
+    const c: FeedCheckpoint = { version: 1, inputs: ['https://h.example/b/data.jsonl?…'], position: { input: 0, offset: 10, line: 2 }, written: 'now', reason: 'interrupted', ok: 1, errors: 0 };
     expect(() => checkResumable(c, ['https://h.example/b/data.jsonl?sig=new'], undefined)).not.toThrow();
     expect(() => checkResumable(c, ['https://h.example/b/other.jsonl?sig=new'], undefined)).toThrow(expect.objectContaining({ code: 'VB_USAGE' }));
   });

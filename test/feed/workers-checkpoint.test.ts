@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveWorkers } from '../../src/feed/feed.js';
 import { Feeder } from '../../src/feed/feeder.js';
 import { WorkerFeeder } from '../../src/feed/workers/coordinator.js';
-import type { Checkpoint } from '../../src/feed/checkpoint.js';
+import type { FeedCheckpoint } from '../../src/feed/checkpoint.js';
 import { inShard, parseShard } from '../../src/feed/shard.js';
 import { useFeedFixtures } from './helpers.js';
 import { expectNothingLost, failureLines, mixedOperations, writeJsonl, type Op } from '../faults/harness.js';
@@ -19,16 +19,16 @@ describe('workers and the periodic checkpoint', () => {
   }
 
   /** Runs `first` until the checkpoint file has been saved mid-feed at least twice, then stops it (as a crash would leave it). */
-  async function stopAfterSaves(first: Feeder | WorkerFeeder, input: string, checkpoint: string): Promise<Checkpoint> {
+  async function stopAfterSaves(first: Feeder | WorkerFeeder, input: string, checkpoint: string): Promise<FeedCheckpoint> {
     let saves = 0;
     let last = '';
-    let saved: Checkpoint | undefined;
+    let saved: FeedCheckpoint | undefined;
     const poll = setInterval(() => {
       if (!existsSync(checkpoint)) return;
       const text = readFileSync(checkpoint, 'utf8');
       if (text === last) return;
       last = text;
-      const c = JSON.parse(text) as Checkpoint;
+      const c = JSON.parse(text) as FeedCheckpoint;
       if (c.reason !== 'running') return;
       saved = c;
       if (++saves >= 2) first.stop();
@@ -86,7 +86,7 @@ describe('workers and the periodic checkpoint', () => {
       const s2 = second.summary;
       expect(s2['feeder.operation.count'] + s2['feeder.skipped.count']).toBe(ops.length);
       expect(s2['feeder.operation.count']).toBeLessThanOrEqual(saved.unfinished!.length + ops.length - saved.readTo!.line);
-      const finished = JSON.parse(readFileSync(checkpoint, 'utf8')) as Checkpoint;
+      const finished = JSON.parse(readFileSync(checkpoint, 'utf8')) as FeedCheckpoint;
       expect(finished.position).toBeNull();
       console.log(`${from} -> ${to} workers: checkpoint counted ${saved.ok} ok, ${saved.unfinished!.length} unfinished of ${saved.readTo!.line} read; rerun sent ${s2['feeder.operation.count']}`);
     });

@@ -1,16 +1,14 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeFileAtomically, writeFileAtomicallySync } from '../../src/fs/atomic-write.js';
+import { directorySyncUnsupported, writeFileAtomically } from '../../src/fs/atomic-write.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const { dir, cleanup } = tempDir('vb-atomic-');
 afterAll(cleanup);
 
-describe.each([
-  { name: 'async', write: writeFileAtomically },
-  { name: 'sync', write: async (path: string, data: string) => writeFileAtomicallySync(path, data) },
-])('writeFileAtomically ($name)', ({ name, write }) => {
+// The synchronous variant is gone (only a test-only checkpoint writer used it); these are the async variant's cases.
+describe.each([{ name: 'async', write: writeFileAtomically }])('writeFileAtomically ($name)', ({ name, write }) => {
   it('creates and then replaces the file, leaving nothing beside it', async () => {
     const sub = join(dir, `${name}-replace`);
     mkdirSync(sub);
@@ -41,5 +39,30 @@ describe.each([
     await Promise.all(contents.map((c) => write(path, c)));
     expect(contents).toContain(readFileSync(path, 'utf8'));
     expect(readdirSync(sub)).toEqual(['cp.json']);
+  });
+});
+
+describe('writeFileAtomically, durable (temp file fsync\'d, renamed, directory fsync\'d)', () => {
+  it('writes text and bytes whole, replaces longer contents with shorter, and leaves no temporary file', async () => {
+    const sub = join(dir, 'durable');
+    mkdirSync(sub);
+    const path = join(sub, 'cp.json');
+    await writeFileAtomically(path, 'a much longer first version\n');
+    await writeFileAtomically(path, 'short\n');
+    expect(readFileSync(path, 'utf8')).toBe('short\n');
+    const bytes = Uint8Array.from([0, 1, 2, 255, 10]);
+    await writeFileAtomically(path, bytes);
+    expect(new Uint8Array(readFileSync(path))).toEqual(bytes);
+    expect(readdirSync(sub)).toEqual(['cp.json']);
+  });
+
+  it('rejects when the directory does not exist, creating nothing', async () => {
+    await expect(writeFileAtomically(join(dir, 'missing-dir', 'cp.json'), 'x')).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(readdirSync(dir)).not.toContain('missing-dir');
+  });
+
+  it('skips the directory fsync only where the platform cannot do one', () => {
+    for (const code of ['EISDIR', 'EPERM', 'EINVAL']) expect(directorySyncUnsupported(Object.assign(new Error(code), { code }))).toBe(true);
+    for (const code of ['EIO', 'ENOSPC', undefined]) expect(directorySyncUnsupported(Object.assign(new Error('x'), { code }))).toBe(false);
   });
 });

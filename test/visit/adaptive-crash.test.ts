@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
-import type { Checkpoint } from '../../src/visit/checkpoint.js';
+import type { VisitCheckpoint } from '../../src/visit/checkpoint.js';
 import { tempDir } from '../faults/harness.js';
 import { exportedIds, killTwiceThenFinish, outputFile, outputFolder } from '../faults/kill-until-done.js';
 
@@ -39,7 +39,7 @@ describe('the adaptive visit killed with SIGKILL, then the same command again un
       cleanups.push(cleanup);
       const before = (): string | undefined => {
         if (!existsSync(join(dir, 'cp.json'))) return undefined;
-        const saved = JSON.parse(readFileSync(join(dir, 'cp.json'), 'utf8')) as Checkpoint;
+        const saved = JSON.parse(readFileSync(join(dir, 'cp.json'), 'utf8')) as VisitCheckpoint;
         const entries = Object.values(saved.slices);
         return `checkpoint: ${entries.filter((s) => s.finished).length} finished, ${entries.filter((s) => !s.finished).length} begun, ${256 - entries.length} not started, level ${saved.inflight}`;
       };

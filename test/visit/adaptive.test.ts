@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import type { Checkpoint } from '../../src/visit/checkpoint.js';
+import type { VisitCheckpoint } from '../../src/visit/checkpoint.js';
 import { exportDocuments, type ExportOptions } from '../../src/visit/export.js';
 import { defaultVisitSlices } from '../../src/visit/options.js';
 import { visitFingerprint } from '../../src/visit/query.js';
@@ -143,7 +143,7 @@ describe('the adaptive visit (no --slices)', () => {
       onStart: abortAfter(controller, documents / 2),
     });
     expect(first.ok).toBe(false);
-    const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as Checkpoint;
+    const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as VisitCheckpoint;
     expect(saved.visit).toMatch(/&slices=256$/);
     const entries = Object.values(saved.slices);
     expect(entries.some((s) => s.finished === true)).toBe(true);
@@ -161,7 +161,7 @@ describe('the adaptive visit (no --slices)', () => {
     expectEachOnce(ids(out), documents);
     // The rerun starts where the search was (its first level is its highest so far, at least).
     expect(second.inflight.maxLimit).toBeGreaterThanOrEqual(saved.inflight!);
-    const done = JSON.parse(readFileSync(checkpoint, 'utf8')) as Checkpoint;
+    const done = JSON.parse(readFileSync(checkpoint, 'utf8')) as VisitCheckpoint;
     expect(Object.keys(done.slices)).toHaveLength(defaultVisitSlices);
     expect(Object.values(done.slices).every((s) => s.finished === true)).toBe(true);
     expect(Object.values(done.slices).reduce((n, s) => n + s.documents, 0)).toBe(documents);
@@ -197,7 +197,7 @@ describe('the adaptive visit (no --slices)', () => {
     expect(resumed.slices.map((s) => s.slice)).toEqual([0, 1, 2, 3]);
     expect(resumed.slices.slice(0, 2).every((s) => s.requests === 0)).toBe(true);
     expectEachOnce(ids(out), documents);
-    expect((JSON.parse(readFileSync(checkpoint, 'utf8')) as Checkpoint).visit).toBe(old.visit);
+    expect((JSON.parse(readFileSync(checkpoint, 'utf8')) as VisitCheckpoint).visit).toBe(old.visit);
   });
 
   it('with workers: the slices spread over the workers, the search in the main thread, every document once', async () => {
@@ -242,7 +242,7 @@ describe('the adaptive visit (no --slices)', () => {
     );
     expectEachOnce(got, documents);
     // Every slice file's length is recorded (its slice finished, its file closed before the end).
-    const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as Checkpoint;
+    const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as VisitCheckpoint;
     for (const f of readdirSync(outDir)) expect(saved.outputs?.[join(outDir, f)]).toBe(readFileSync(join(outDir, f)).length);
   });
 

@@ -17,7 +17,7 @@ import { createFeeder } from '../../feed/feed.js';
 import { holdYoungGeneration } from '../young-generation.js';
 import { estimateRemainingSeconds } from '../../feed/eta.js';
 import { existsSync } from 'node:fs';
-import { checkResumable, defaultCheckpointPath, readCheckpoint } from '../../feed/checkpoint.js';
+import { checkResumable, defaultCheckpointPath, readFeedCheckpoint } from '../../feed/checkpoint.js';
 import { defaultFailuresPath } from '../../feed/failures.js';
 import { checkFeedOptions } from '../../feed/check-options.js';
 import { feedFlags, withFlagNames } from '../option-flags.js';
@@ -60,7 +60,7 @@ Retries: 429 always, with exponential backoff and jitter, until the operation's 
 
 Failures: every operation that finally failed goes to --failures FILE (default: vespa-bulk-failures-<time>.jsonl in the working directory, created only when something fails), one per line, as feed input that can be fed again unchanged; a line that could not be read is kept verbatim. Why each failed (status, message, attempts, input file and line) is in FILE.reasons.jsonl, line N for line N.
 
-Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures, or a 401/403: refused credentials refuse every operation alike) stops reading, lets in-flight operations finish for up to 10 s, and writes a checkpoint. --checkpoint FILE also saves progress every 2 s (so a feed killed outright, or a lost machine, loses at most that), never past an operation that has not finished (succeeded, or in the failure output and on disk); when FILE exists the feed continues from it, so the same command run again goes on, appending to the same failure output. A checkpoint of other input files or another --shard is refused (exit 2). --resume CHECKPOINT is the same for a checkpoint already written. Operations not finished at the checkpoint are sent again (put and remove are idempotent; an update that is not assign-only may apply twice).
+Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures, or a 401/403: refused credentials refuse every operation alike) stops reading, lets in-flight operations finish for up to 10 s, and writes a checkpoint. --checkpoint FILE also saves progress every second (so a feed killed outright, or a lost machine, loses at most that), never past an operation that has not finished (succeeded, or in the failure output and on disk); when FILE exists the feed continues from it, so the same command run again goes on, appending to the same failure output. A checkpoint of other input files or another --shard is refused (exit 2). --resume CHECKPOINT is the same for a checkpoint already written. Operations not finished at the checkpoint are sent again (put and remove are idempotent; an update that is not assign-only may apply twice).
 
 Inputs may be http:// or https:// URLs (presigned object-store links): streamed, not downloaded first; .gz (by the path, or Content-Encoding/Content-Type gzip) decompressed on the fly. The request uses the same TLS options as the target (--ca is trusted too). A connection cut mid-body is reopened with Range: bytes=N- (a server that ignores Range is re-read and the first N bytes dropped), up to --max-retries times in a row. A checkpoint resumes a plain URL with a Range request at its position; a .gz one is re-read from the start and skipped to it. A URL's query (a presigned signature) is shown as ?… in logs, reasons and checkpoints; a checkpoint matches a URL by origin and path, so a freshly signed link continues it.
 
@@ -84,7 +84,7 @@ function builder(y: Argv): Argv<FeedArgs> {
     .option('max-failure-seconds', { alias: 'deadline', type: 'number', default: 60, describe: 'Stop (with a checkpoint) after this long with only failures; 0 never (--deadline, as the official CLI names it)' })
     .option('failures', { type: 'string', describe: 'Failure output file (default: vespa-bulk-failures-<time>.jsonl when something fails)' })
     .option('resume', { type: 'string', describe: 'Continue a stopped feed from this checkpoint file (and save progress there, unless --checkpoint names another)' })
-    .option('checkpoint', { type: 'string', describe: 'Save progress here every 2 s and at every stop, and continue from it when it exists, so the same command run again goes on (default: vespa-bulk-checkpoint-<time>.json, written only when the feed is stopped)' })
+    .option('checkpoint', { type: 'string', describe: 'Save progress here every second and at every stop, and continue from it when it exists, so the same command run again goes on (default: vespa-bulk-checkpoint-<time>.json, written only when the feed is stopped)' })
     .option('shard', { type: 'string', describe: 'Feed only shard i of N (i/N) by a hash of the document id' })
     .option('dry-run', { type: 'boolean', default: false, describe: 'Send dryRun=true: the service validates, stores nothing' })
     .option('progress', { type: 'number', default: 5, describe: 'Seconds between progress lines when stderr is not a terminal' })
@@ -95,7 +95,7 @@ function builder(y: Argv): Argv<FeedArgs> {
     .epilog(epilog) as unknown as Argv<FeedArgs>;
 }
 
-export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedOptions; targetNote?: string; resumedFrom?: string; speedtest?: { bytes: number; seconds: number } } {
+export async function toFeedOptions(argv: FeedArgs): Promise<{ files: string[]; options: FeedOptions; targetNote?: string; resumedFrom?: string; speedtest?: { bytes: number; seconds: number } }> {
   // yargs drops a bare '-' from the positionals: put it back in its place from the raw arguments.
   let files = argv.files ?? [];
   const raw = process.argv.slice(2);
@@ -130,14 +130,14 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
   // The library writes no file it was not asked for; these defaults are the CLI's.
   options.failures = argv.failures ?? defaultFailuresPath();
   if (argv.shard !== undefined) options.shard = parseShard(argv.shard);
-  // --checkpoint FILE: saved every 2 s and at every stop, and continued when it exists. Without it, a checkpoint
+  // --checkpoint FILE: saved every second and at every stop, and continued when it exists. Without it, a checkpoint
   // is written only when the feed stops early, under a new name each time.
   options.checkpoint = argv.checkpoint ?? argv.resume ?? defaultCheckpointPath();
   if (argv.checkpoint === undefined && argv.resume === undefined) options.checkpointIntervalMs = 0;
   const resumeFrom = argv.resume ?? (argv.checkpoint !== undefined && existsSync(argv.checkpoint) ? argv.checkpoint : undefined);
   let resumedFrom: string | undefined;
   if (resumeFrom !== undefined) {
-    const checkpoint = readCheckpoint(resumeFrom);
+    const checkpoint = await readFeedCheckpoint(resumeFrom);
     if (files.length === 0) files = checkpoint.inputs;
     // A checkpoint keeps a URL's origin and path only (its query may be a signature): the user gives it again.
     const masked = files.find((f) => f.endsWith('?…'));
@@ -196,7 +196,7 @@ function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () 
 }
 
 async function handler(argv: FeedArgs): Promise<void> {
-  const { files, options, targetNote, resumedFrom, speedtest } = toFeedOptions(argv);
+  const { files, options, targetNote, resumedFrom, speedtest } = await toFeedOptions(argv);
   if (targetNote !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: ${targetNote}\n`);
   if (resumedFrom !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: continuing from checkpoint ${resumedFrom}\n`);
   const controller = new AbortController();

@@ -2,7 +2,7 @@ import { WorkerChannel } from '../../workers/channel.js';
 import { SnapshotBarrier } from '../../workers/barrier.js';
 import { fromWireError, type WireError } from '../../workers/errors.js';
 import { checkFeedOptions } from '../check-options.js';
-import { checkpointToResume, resumeSkip, type Checkpoint, type SaveState } from '../checkpoint.js';
+import { checkpointToResume, resumeSkip, type FeedCheckpoint, type SaveState } from '../checkpoint.js';
 import { FeedRun, type FeedOutcome, type FeedProgress, type StopReason } from '../run.js';
 import type { FeedOptions } from '../options.js';
 import { createPool, splitEndpoint, type WireProtocol } from '../../http/transport.js';
@@ -149,7 +149,7 @@ export class WorkerFeeder {
     const options = this.options;
     const run = this.feedRun;
     const inputs = describeInputs(source);
-    const resume = checkpointToResume(options, inputs);
+    const resume = await checkpointToResume(options, inputs);
     run.open(inputs, resume, typeof options.checkpoint === 'string' ? options.checkpoint : undefined);
     const intervalMs = run.checkpointIntervalMs;
     await this.settleProtocol();
@@ -197,7 +197,7 @@ export class WorkerFeeder {
   }
 
   /** The checkpoint as the last snapshot of the workers gives it (as a stop would save it, without the failure output's mark). */
-  checkpoint(): Checkpoint {
+  checkpoint(): FeedCheckpoint {
     return this.feedRun.checkpoint(this.saveState());
   }
 

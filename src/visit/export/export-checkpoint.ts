@@ -1,9 +1,10 @@
-import { CheckpointWriter, checkFingerprint, emptyCheckpoint, hasProgress, readCheckpoint, resumeStates, slicesOfFingerprint, type Checkpoint } from '../checkpoint.js';
+import type { CheckpointStore } from '../../checkpoint/store.js';
+import { checkFingerprint, emptyCheckpoint, hasProgress, readVisitCheckpoint, resumeStates, slicesOfFingerprint, visitCheckpointStore, type VisitCheckpoint } from '../checkpoint.js';
 import type { SliceResumeState } from '../options.js';
 import type { Snapshot } from './snapshots.js';
 
 /** A saved export state (the visit checkpoint): each chain's place, and the outputs' lengths. */
-export type SavedExport = Checkpoint;
+export type SavedExport = VisitCheckpoint;
 
 /**
  * All of the export's use of its checkpoint file (checkpoint.ts) in one place: the state a previous run saved, and
@@ -11,20 +12,20 @@ export type SavedExport = Checkpoint;
  * saved.
  */
 export class ExportCheckpoint {
-  private writer: CheckpointWriter | undefined;
+  private writer: CheckpointStore<VisitCheckpoint> | undefined;
   private fingerprint = '';
 
   private constructor(
     private readonly file: string | undefined,
     /** The state a previous run saved; undefined without one. */
     readonly previous: SavedExport | undefined,
-    private readonly intervalMs: number,
+    private readonly intervalMs: number | undefined,
   ) {}
 
   /** Reads the checkpoint file, if one is given and exists. */
   static async read(file: string | undefined, intervalMs: number | undefined): Promise<ExportCheckpoint> {
-    const previous = file === undefined ? undefined : await readCheckpoint(file);
-    return new ExportCheckpoint(file, previous, intervalMs ?? 1000);
+    const previous = file === undefined ? undefined : await readVisitCheckpoint(file);
+    return new ExportCheckpoint(file, previous, intervalMs);
   }
 
   /** The slice count and the adaptive level the previous run saved, where it did. */
@@ -56,7 +57,7 @@ export class ExportCheckpoint {
   /** Starts saving the states `take` reads, once `touch`ed. */
   saveFrom(take: () => Promise<Snapshot>): void {
     if (this.file === undefined) return;
-    this.writer = new CheckpointWriter(this.file, async () => this.stateOf(await take()), this.intervalMs);
+    this.writer = visitCheckpointStore(this.file, async () => this.stateOf(await take()), this.intervalMs);
   }
 
   /** The state changed: saved soon. */

@@ -33,6 +33,7 @@ export interface ExportOptions extends VisitOptions {
   directIo?: boolean;
   /** Checkpoint file; an existing one for the same visit is continued, and its outputs appended to. */
   checkpoint?: string;
+  /** ms between saves of `checkpoint` while the export runs (after each change). Default `defaultCheckpointIntervalMs` (1000). */
   checkpointIntervalMs?: number;
   /** Where `output: '-'` writes; default process.stdout. */
   stdout?: NodeJS.WritableStream;
