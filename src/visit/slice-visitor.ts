@@ -84,6 +84,24 @@ export interface SliceReport {
   status_code?: number;
 }
 
+/** A chain's resume state with the documents delivered for it in this run: what a checkpoint saves of it. */
+export type ChainState = SliceResumeState & { documents: number };
+
+/** The saved states of `chains`, by key (see `SliceVisitor.savedState`). */
+export function savedStates(chains: Iterable<SliceVisitor>): Record<string, ChainState> {
+  const out: Record<string, ChainState> = {};
+  for (const s of chains) out[s.key] = s.savedState();
+  return out;
+}
+
+/**
+ * Resolves once no chain holds lines read but not handed on: they are handed on within a turn of the event loop
+ * (a checkpoint read after it covers no document the output has not got). Gives up after 100 turns.
+ */
+export async function linesHandedOn(chains: Iterable<SliceVisitor>): Promise<void> {
+  for (let turns = 0; turns < 100 && [...chains].some((s) => s.hasUndelivered()); turns++) await new Promise((r) => setImmediate(r));
+}
+
 class RequestFailure extends Error {
   constructor(
     message: string,
@@ -112,35 +130,23 @@ const maxErrorBodyBytes = 64 * 1024;
 
 export class SliceVisitor {
   readonly sliceId: number;
-  readonly bucketSpace: string | undefined;
-  readonly cluster: string | undefined;
+  private readonly bucketSpace: string | undefined;
+  private readonly cluster: string | undefined;
   /** The chain's key in checkpoints and `resumeFrom`. */
   readonly key: string;
   /** How messages name the chain: `slice 3`, `slice 3 (global)`, or `cluster 'a' slice 3` of several clusters. */
-  readonly label: string;
-  continuation: string | undefined;
-  status: SliceStatus = 'waiting';
-  /** Whether the chain waits to run: not started yet, or parked (then it continues from its token). */
-  isWaiting(): boolean {
-    return this.status === 'waiting';
-  }
-
-  /** Whether the chain has progress to continue from: a token, or documents delivered after one to skip. */
-  hasBegun(): boolean {
-    return this.continuation !== undefined || this.exactlyOnce.pendingIds().length > 0;
-  }
-
+  private readonly label: string;
+  /** The token the next request continues from (none: from the beginning). */
+  private continuation: string | undefined;
+  private state: SliceStatus = 'waiting';
+  private percent = 0;
+  /** Counts of this process, for the report and the progress line. */
+  private readonly tally = { documents: 0, removes: 0, requests: 0, retries: 0, parks: 0 };
+  private error: string | undefined;
+  private errorStatus: number | undefined;
   /** Whether the chain ran in this process (its state may differ from the one it was resumed from). */
-  started = false;
-  percentFinished = 0;
-  documents = 0;
-  removes = 0;
-  requests = 0;
-  retries = 0;
-  parks = 0;
-  error: string | undefined;
-  errorStatus: number | undefined;
-  readonly exactlyOnce: ExactlyOnce;
+  private started = false;
+  private readonly exactlyOnce: ExactlyOnce;
 
   /** Set while a request runs: a new document or token was seen. */
   private progressed = false;
@@ -148,7 +154,7 @@ export class SliceVisitor {
    * Lines were read (the token and the delivered ids may have moved) but their documents are not handed on
    * yet; a checkpoint waits until this is false, so it never covers a document the output has not got.
    */
-  undelivered = false;
+  private undelivered = false;
   private tokenChanged = false;
   /** Asked to stop at the next continuation token (the visit holds fewer chains in flight). */
   private parkAsked = false;
@@ -165,14 +171,49 @@ export class SliceVisitor {
     this.continuation = options.resume?.continuation;
     this.exactlyOnce = new ExactlyOnce(options.resume?.deliveredIds ?? []);
     if (options.resume?.finished) {
-      this.status = 'finished';
-      this.percentFinished = 100;
+      this.state = 'finished';
+      this.percent = 100;
     }
+  }
+
+  /** Where the chain stands now. */
+  get status(): SliceStatus {
+    return this.state;
+  }
+
+  /** How far the service says the chain got (100 once finished). */
+  get percentFinished(): number {
+    return this.percent;
+  }
+
+  /** Documents delivered in this process. */
+  get documents(): number {
+    return this.tally.documents;
+  }
+
+  /** Tombstones delivered in this process. */
+  get removes(): number {
+    return this.tally.removes;
+  }
+
+  /** Requests retried in this process. */
+  get retries(): number {
+    return this.tally.retries;
+  }
+
+  /** Whether the chain waits to run: not started yet, or parked (then it continues from its token). */
+  isWaiting(): boolean {
+    return this.state === 'waiting';
+  }
+
+  /** Whether the chain has progress to continue from: a token, or documents delivered after one to skip. */
+  hasBegun(): boolean {
+    return this.continuation !== undefined || this.exactlyOnce.pendingIds().length > 0;
   }
 
   /** Whether the chain is done: nothing more is requested for it. */
   isFinished(): boolean {
-    return this.status === 'finished';
+    return this.state === 'finished';
   }
 
   /** Whether the chain ran in this process (its state may differ from the one it was resumed from). */
@@ -187,7 +228,7 @@ export class SliceVisitor {
 
   /** Documents and tombstones delivered in this process. */
   delivered(): number {
-    return this.documents + this.removes;
+    return this.tally.documents + this.tally.removes;
   }
 
   /**
@@ -199,19 +240,28 @@ export class SliceVisitor {
     return { ...(this.continuation !== undefined && { continuation: this.continuation }), deliveredIds: this.exactlyOnce.pendingIds() };
   }
 
+  /**
+   * What a checkpoint saves of the chain: its resume state, with the documents it delivered in this process (the
+   * delivered ids last, as they may be many).
+   */
+  savedState(): ChainState {
+    const { deliveredIds, ...place } = this.resumeState();
+    return { ...place, documents: this.delivered(), ...(deliveredIds !== undefined && { deliveredIds }) };
+  }
+
   report(): SliceReport {
     return {
       slice: this.sliceId,
       ...(this.bucketSpace !== undefined && { bucketSpace: this.bucketSpace }),
       ...(this.cluster !== undefined && { cluster: this.cluster }),
       status: this.status,
-      documents: this.documents,
-      removes: this.removes,
+      documents: this.tally.documents,
+      removes: this.tally.removes,
       percentFinished: this.percentFinished,
-      ...(this.status !== 'finished' && this.continuation !== undefined && { continuation: this.continuation }),
-      requests: this.requests,
-      retries: this.retries,
-      parks: this.parks,
+      ...(this.state !== 'finished' && this.continuation !== undefined && { continuation: this.continuation }),
+      requests: this.tally.requests,
+      retries: this.tally.retries,
+      parks: this.tally.parks,
       repeatsSkipped: this.exactlyOnce.repeatsSkipped,
       ...(this.error !== undefined && { error: this.error }),
       ...(this.errorStatus !== undefined && { status_code: this.errorStatus }),
@@ -224,7 +274,7 @@ export class SliceVisitor {
    * stops soon; otherwise at the end of its current request.
    */
   park(wanted = true): void {
-    if (this.status === 'running') this.parkAsked = wanted;
+    if (this.state === 'running') this.parkAsked = wanted;
   }
 
   /**
@@ -233,12 +283,12 @@ export class SliceVisitor {
    */
   async run(): Promise<SliceReport> {
     const o = this.options;
-    if (this.status !== 'waiting') return this.report();
-    this.status = 'running';
+    if (this.state !== 'waiting') return this.report();
+    this.state = 'running';
     this.started = true;
     this.parkAsked = false;
     this.parkNow = false;
-    while (this.status === 'running') {
+    while (this.state === 'running') {
       let outcome: RetryOutcome<string | undefined>;
       try {
         outcome = await retryLoop(
@@ -252,30 +302,30 @@ export class SliceVisitor {
         if (err instanceof Parked) {
           // What came after the token (in the chunk that held it) was not handed on, and comes again from it.
           this.exactlyOnce.cut();
-          this.status = 'waiting';
-          this.parks++;
+          this.state = 'waiting';
+          this.tally.parks++;
           break;
         }
         if (err instanceof DeliveryFailure) {
-          this.status = 'stopped';
+          this.state = 'stopped';
           throw err.failure;
         }
         if (isVespaBulkError(err, 'VB_UNREACHABLE') || isVespaBulkError(err, 'VB_PROTOCOL')) {
-          this.status = 'failed';
+          this.state = 'failed';
           this.error = err.message;
           o.onState?.(this);
         }
         throw err;
       }
       if (outcome.kind === 'aborted') {
-        this.status = 'stopped';
+        this.state = 'stopped';
         break;
       }
       if (outcome.kind === 'failed') {
         const failure = toFailure(outcome.error);
         // What came after the last token would come again on a resumption: remember it.
         this.exactlyOnce.cut();
-        this.status = 'failed';
+        this.state = 'failed';
         this.error = failure.message;
         this.errorStatus = failure.status;
         o.onState?.(this);
@@ -283,15 +333,15 @@ export class SliceVisitor {
       }
       const next = outcome.value;
       if (next === undefined) {
-        this.status = 'finished';
-        this.percentFinished = 100;
+        this.state = 'finished';
+        this.percent = 100;
         this.exactlyOnce.finished();
       } else {
         this.continuation = next;
         // Between requests there is nothing unread: park here.
         if (this.parkAsked) {
-          this.status = 'waiting';
-          this.parks++;
+          this.state = 'waiting';
+          this.tally.parks++;
         }
       }
       o.onState?.(this);
@@ -310,7 +360,7 @@ export class SliceVisitor {
   private onRetry(retry: RetryEvent): void {
     // What came after the last token will come again: remember it so it is not delivered twice.
     this.exactlyOnce.cut();
-    this.retries++;
+    this.tally.retries++;
     this.options.onMessage?.({
       slice: this.sliceId,
       severity: 'warning',
@@ -323,7 +373,7 @@ export class SliceVisitor {
   private async request(): Promise<string | undefined> {
     const o = this.options;
     const path = o.pathPrefix + visitRequestPath(o.visitPath, o.query, o.slices, o.sliceId, this.continuation);
-    this.requests++;
+    this.tally.requests++;
     let response: Dispatcher.ResponseData;
     try {
       response = await o.dispatcher.request({
@@ -445,7 +495,7 @@ export class SliceVisitor {
         const c = parsed!.continuation as { token?: unknown; percentFinished?: unknown } | string | undefined;
         const token = typeof c === 'string' ? c : typeof c?.token === 'string' ? c.token : undefined;
         const percent = typeof c === 'object' && typeof c?.percentFinished === 'number' ? c.percentFinished : undefined;
-        if (percent !== undefined) this.percentFinished = percent;
+        if (percent !== undefined) this.percent = percent;
         if (token !== undefined && token !== this.continuation) {
           this.continuation = token;
           this.exactlyOnce.tokenAdvanced();
@@ -497,8 +547,8 @@ export class SliceVisitor {
     // Only new documents are progress: a response always cut before its next token would otherwise retry forever.
     if (!this.exactlyOnce.accept(entry.id)) return;
     this.progressed = true;
-    if (entry.kind === 'remove') this.removes++;
-    else this.documents++;
+    if (entry.kind === 'remove') this.tally.removes++;
+    else this.tally.documents++;
     entries.push(entry);
   }
 

@@ -1,4 +1,4 @@
-import type { SliceResumeState } from '../options.js';
+import { linesHandedOn, savedStates, type ChainState } from '../slice-visitor.js';
 import type { LocalVisitRun, VisitRun } from '../visitor.js';
 import type { WorkerVisitRun } from '../workers/pool.js';
 import type { ExportOutputs } from './outputs.js';
@@ -6,7 +6,7 @@ import type { ExportOutputs } from './outputs.js';
 /** What a checkpoint covers, read so that the outputs hold exactly the documents the chains' states cover. */
 export interface Snapshot {
   /** The chains run in this process: where each stands, and the documents it delivered here. */
-  chains: Record<string, SliceResumeState & { documents: number }>;
+  chains: Record<string, ChainState>;
   /** The adaptive search's level (undefined for a fixed number of slices in flight), for a resumed visit to start at. */
   inflight: number | undefined;
   /** Each output file's length as of those states. */
@@ -33,15 +33,10 @@ export class LocalSnapshots implements SnapshotStrategy {
 
   async take(): Promise<Snapshot> {
     const slices = this.run?.slices ?? [];
-    // Lines read but not yet handed to the output are handed on within this turn of the event loop.
-    for (let turns = 0; turns < 100 && slices.some((s) => s.hasUndelivered()); turns++) await new Promise((r) => setImmediate(r));
+    await linesHandedOn(slices);
     // Read the state first, then wait for the outputs: everything the state covers was written before it.
-    const chains: Snapshot['chains'] = {};
     // A chain not run yet stands where it was resumed from (or, not started at all, has no entry).
-    for (const s of slices.filter((x) => x.hasStarted())) {
-      const { deliveredIds, ...place } = s.resumeState();
-      chains[s.key] = { ...place, documents: s.delivered(), ...(deliveredIds !== undefined && { deliveredIds }) };
-    }
+    const chains = savedStates(slices.filter((x) => x.hasStarted()));
     const inflight = adaptiveLevel(this.run);
     const cut = this.outputs.lengths();
     await this.outputs.flushed();

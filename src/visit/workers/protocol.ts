@@ -1,7 +1,7 @@
 import type { WireProtocol } from '../../http/transport.js';
 import type { OutputFormat } from '../formats.js';
-import type { SliceResumeState, VisitMessage, VisitOptions } from '../options.js';
-import type { SliceReport, SliceStatus } from '../slice-visitor.js';
+import type { VisitMessage, VisitOptions } from '../options.js';
+import type { ChainState, SliceReport, SliceStatus } from '../slice-visitor.js';
 import type { WireError } from '../../workers/errors.js';
 
 /**
@@ -28,8 +28,7 @@ export interface SliceProgress {
   percentFinished: number;
 }
 
-/** A chain's resume state with the documents written for it in this run. */
-export type ChainState = SliceResumeState & { documents: number };
+export type { ChainState } from '../slice-visitor.js';
 
 /** Worker to main thread. */
 export type FromWorker =
