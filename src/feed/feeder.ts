@@ -316,7 +316,7 @@ export class Feeder {
       if (this.authStatus !== undefined) outcome.authStatus = this.authStatus;
       if (this.unreachable !== undefined) outcome.unreachable = this.unreachable;
       this.stats.abandoned = this.unfinished.size;
-      outcome.summary['feeder.abandoned.count'] = this.unfinished.size;
+      outcome.summary.abandoned = this.unfinished.size;
       if (saver !== undefined) {
         await saver.save(this.saveState());
         outcome.checkpointFile = saver.path;

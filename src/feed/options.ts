@@ -20,7 +20,7 @@ export interface FeedOptions {
   /**
    * `auto` (default): HTTP/2 where the server speaks it (cleartext with prior knowledge on http://, ALPN on
    * https://), else HTTP/1.1; `h2`: HTTP/2 or a VB_PROTOCOL error; `http1.1`. The protocol used is in the
-   * summary (`http.protocol`) and told to `onProtocol`.
+   * summary (`FeedSummary.protocol`) and told to `onProtocol`.
    */
   protocol?: Protocol;
   /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
@@ -101,7 +101,7 @@ export interface FeedOptions {
   stopGraceMs?: number;
   /**
    * Open loop at this many operations per second: operation n (in input order, from 0) is due n/rate seconds
-   * after the start and not sent before; its latency (`operation.latency`) counts from when it was due, not
+   * after the start and not sent before; its latency (`FeedSummary.operationLatency*`) counts from when it was due, not
    * from when it was sent, so a cluster that falls behind shows in the percentiles (as wrk2 and k6's
    * constant-arrival-rate do). The in-flight limit still applies. Default: none, each operation goes as
    * soon as the limit allows.

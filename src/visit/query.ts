@@ -225,15 +225,3 @@ export function timeoutMs(text: string | undefined, fallbackMs: number): number 
   if (text === undefined || !isServerDuration(text)) return fallbackMs;
   return parseDurationMs(text) ?? fallbackMs;
 }
-
-/** Documents and removes per content cluster, of a visit that went through several (chains without a cluster are left out). */
-export function countsByCluster(slices: ReadonlyArray<{ cluster?: string; documents: number; removes: number }>): Record<string, { documents: number; removes: number }> {
-  const counts: Record<string, { documents: number; removes: number }> = {};
-  for (const s of slices) {
-    if (s.cluster === undefined) continue;
-    const c = (counts[s.cluster] ??= { documents: 0, removes: 0 });
-    c.documents += s.documents;
-    c.removes += s.removes;
-  }
-  return counts;
-}

@@ -17,6 +17,7 @@ import type { Feeder } from '../../feed/feeder.js';
 import type { Compression } from '../../feed/options.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import { feedSampler, SequenceSampler } from '../../report/sample.js';
+import { benchResultJson, feedSummaryJson } from '../summary-names.js';
 
 /** `vespa-bulk bench`: flags into BenchOptions, each step on stderr, the result as JSON on stdout. */
 interface BenchArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, TransportArgs {
@@ -179,10 +180,10 @@ async function handler(argv: BenchArgs): Promise<void> {
     const { steps: _steps, summary, criteria, ...overall } = result;
     printed = {
       ...overall,
-      ...summary,
+      ...feedSummaryJson(summary),
       ...(criteria !== undefined && { 'criteria.slo.ms': criteria.sloMs, 'criteria.max.429.share': criteria.max429Share, 'criteria.min.achieved.share': criteria.minAchievedShare }),
     };
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(benchResultJson(result), null, 2)}\n`);
     if (!argv.quiet && result.profile === 'steps') {
       const best = result.highestHeldRate;
       process.stderr.write(`vespa-bulk: highest rate held: ${best === undefined ? 'none' : `${best}/s`}${result.stoppedPastKnee ? ' (stopped at the first step not held)' : ''}\n`);

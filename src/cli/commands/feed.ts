@@ -28,6 +28,7 @@ import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-out
 import type { Compression, FeedOptions, OperationResult } from '../../feed/options.js';
 import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
 import { speedtestSource } from '../../bench/speedtest.js';
+import { feedSummaryJson } from '../summary-names.js';
 
 /** `vespa-bulk feed`: flags into FeedOptions, the outcome into a summary on stdout and an exit code. */
 interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, TransportArgs {
@@ -247,11 +248,11 @@ async function handler(argv: FeedArgs): Promise<void> {
   state = outcome.stopped !== undefined ? 'stopped' : 'done';
   progress.stop(!argv.quiet);
   const s = outcome.summary;
-  const printed = { ...s, ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}) };
+  const printed = { ...feedSummaryJson(s), ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}) };
   await outputs.finish(printed, argv.quiet);
   process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`);
-  if (outcome.failuresFile !== undefined && s['feeder.error.count'] > 0) {
-    reportFailuresFile(s['feeder.error.count'], outcome.failuresFile);
+  if (outcome.failuresFile !== undefined && s.errors > 0) {
+    reportFailuresFile(s.errors, outcome.failuresFile);
   }
   if (outcome.stopped !== undefined) {
     const why =
@@ -269,7 +270,7 @@ async function handler(argv: FeedArgs): Promise<void> {
     if (outcome.checkpointFile !== undefined) text += ` Checkpoint: ${outcome.checkpointFile}; continue with: vespa-bulk feed --resume ${outcome.checkpointFile}`;
     process.stderr.write(`${red(text)}\n`);
   }
-  if (s['feeder.error.count'] > 0 || outcome.stopped !== undefined) process.exitCode = 1;
+  if (s.errors > 0 || outcome.stopped !== undefined) process.exitCode = 1;
   // The flag asked for what this server cannot do: a usage error, as the other flags' are.
   if (outcome.unreachable?.code === 'VB_PROTOCOL') process.exitCode = 2;
   if (stop.signalled !== undefined) process.exitCode = exitCodeOfSignal(stop.signalled);

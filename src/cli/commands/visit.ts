@@ -19,17 +19,18 @@ import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal, exitCodesEpilog } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
 import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
-import { exportDocuments, type ExportSummary } from '../../visit/export.js';
+import { exportDocuments } from '../../visit/export.js';
 import { outputFormats, type OutputFormat } from '../../visit/formats.js';
 import { migrate } from '../../visit/migrate.js';
 import { defaultVisitSlices, type VisitOptions } from '../../visit/options.js';
 import { discoverContentClusters } from '../../visit/discover-cluster.js';
-import { bucketSpacesOf, checkVisitOptionValues, countsByCluster, parseDocumentSpec, slicesOf } from '../../visit/query.js';
+import { bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec, slicesOf } from '../../visit/query.js';
 import { parseTimeRange } from '../../visit/time-range.js';
 import type { VisitReport, VisitRun } from '../../visit/visitor.js';
 import { visitSampler } from '../../report/sample.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import { protocolFromArgs, tellProtocolOnce, withProtocolOption, type ProtocolArgs } from '../transport-options.js';
+import { exportSummaryJson, migrateSummaryJson } from '../summary-names.js';
 
 /** `visit`, `update-where`, `delete-where` and `copy`: flags into options, results into output. */
 
@@ -287,9 +288,9 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         }));
         state = stop.signalled !== undefined ? 'stopped' : 'done';
         progress?.stop();
-        recorded = summary as unknown as Record<string, unknown>;
-        process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-        if (summary.failuresFile !== undefined) reportFailuresFile(summary.feed['feeder.error.count'], summary.failuresFile);
+        recorded = migrateSummaryJson(summary);
+        process.stdout.write(`${JSON.stringify(recorded, null, 2)}\n`);
+        if (summary.failuresFile !== undefined) reportFailuresFile(summary.feed.errors, summary.failuresFile);
         if (summary.stopped === 'unauthorized') process.stderr.write('vespa-bulk: migration stopped: the destination refused the credentials: check --to-token (or --to-cert/--to-key)\n');
         if (summary.stopped === 'unreachable') process.stderr.write(`${red(`vespa-bulk: migration stopped: nothing answers at the destination ${args['to-endpoint']}: check --to-endpoint`)}\n`);
         if (!summary.ok) process.exitCode = stop.signalled !== undefined ? exitCodeOfSignal(stop.signalled) : 1;
@@ -350,26 +351,6 @@ function visitProgressOf(run: VisitRun, started: number, state: () => ProgressSn
         : { now: run.slices.filter((s) => s.status === 'running').length, limit: run.slices.length, what: 'slices' },
       ...(percent > 0.5 && percent < 100 && { etaSeconds: (seconds * (100 - percent)) / percent }),
     };
-  };
-}
-
-export function exportSummaryJson(summary: ExportSummary | VisitReport): Record<string, unknown> {
-  const seconds = Math.max(summary.seconds, 1e-9);
-  return {
-    'visit.ok': summary.ok,
-    'visit.document.count': summary.documents,
-    'visit.remove.count': summary.removes,
-    'visit.seconds': Number(summary.seconds.toFixed(3)),
-    'visit.document.rate': Math.round((summary.documents + summary.removes) / seconds),
-    'visit.repeat.skipped.count': summary.slices.reduce((n, s) => n + s.repeatsSkipped, 0),
-    'visit.retry.count': summary.slices.reduce((n, s) => n + s.retries, 0),
-    'http.request.count': summary.slices.reduce((n, s) => n + s.requests, 0),
-    'http.response.bytes': summary.bytes,
-    'http.response.MBps': Number((summary.bytes / 1e6 / seconds).toFixed(2)),
-    ...(summary.protocol !== undefined && { 'http.protocol': summary.protocol }),
-    ...(summary.slices.some((s) => s.cluster !== undefined) && { 'visit.clusters': countsByCluster(summary.slices) }),
-    ...('outputBytes' in summary && { 'output.bytes': summary.outputBytes, 'checkpoint.resumed': summary.resumed }),
-    slices: summary.slices,
   };
 }
 

@@ -281,7 +281,7 @@ export class WorkerFeeder {
     const inflight = this.sum((st) => st.inflight);
     stats.protocol ??= this.protocol;
     const summary = stats.summary(performance.now(), inflight, this.sum((st) => st.limit));
-    summary['feeder.abandoned.count'] = abandoned;
+    summary.abandoned = abandoned;
     const outcome: FeedOutcome = { summary };
     if (this.failures !== undefined && this.failures.count > 0) outcome.failuresFile = this.failures.path;
     const saver = this.saver;
