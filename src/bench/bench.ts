@@ -23,7 +23,7 @@ export type BenchFeedOptions = Pick<
   | 'onProtocol'
   | 'inflight'
   | 'maxInflight'
-  | 'timeoutMs'
+  | 'deadlineMs'
   | 'requestTimeoutMs'
   | 'route'
   | 'compression'

@@ -14,14 +14,14 @@ export const commonFlags: Record<string, string> = {
 };
 
 export const feedFlags: Record<string, string> = {
-  timeoutMs: '--timeout',
+  deadlineMs: '--timeout',
   tracelevel: '--trace',
 };
 
 export const visitFlags: Record<string, string> = {
   sliceIds: '--slice-id',
   destination: '--to-endpoint',
-  maxAttempts: '--retries',
+  serviceTimeout: '--timeout',
   outputDir: '--output-dir',
 };
 

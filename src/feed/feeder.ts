@@ -161,8 +161,8 @@ export class Feeder {
     this.stats = new FeedStats();
     const { origin, prefix } = splitEndpoint(options.endpoint ?? 'http://127.0.0.1:8080');
     this.tlsEndpoint = origin.startsWith('https:');
-    this.timeoutMs = options.timeoutMs ?? 600_000;
-    this.sendTimeout = options.timeoutMs !== undefined;
+    this.timeoutMs = options.deadlineMs ?? 600_000;
+    this.sendTimeout = options.deadlineMs !== undefined;
     this.maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes;
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =

@@ -39,8 +39,11 @@ export interface FeedOptions {
   inflight?: number;
   /** Upper bound of the adaptive in-flight limit. Default 1024. With `workers`, shared among them. */
   maxInflight?: number;
-  /** Per-operation deadline across all its attempts, in ms; also sent as `?timeout=` when given. Default 600 s, not sent. */
-  timeoutMs?: number;
+  /**
+   * Per-operation deadline across all its attempts and the waits between them, in ms (retries stop at it; see
+   * {@link RetryPolicy}); when given, also sent to the service as its `?timeout=`. Default 600 s, not sent.
+   */
+  deadlineMs?: number;
   /**
    * Client-side bound for one attempt: the wait for the answer's headers and any gap in its body, in ms. An
    * attempt over it counts as a transport error (retried when safe, within the deadline). Default: the
@@ -61,9 +64,9 @@ export interface FeedOptions {
    * VB_REQUEST_TOO_LARGE (the container would answer 413 after reading it all). Default 100 MiB, the container's default.
    */
   maxRequestBytes?: number;
-  /** Retries for 503, 502, 504 and transport errors. Default 10. 429 and 507 are retried until the deadline. */
+  /** Retries of one operation, as {@link RetryPolicy} counts them (429 and 507 are bounded by `deadlineMs` instead). Default 10. */
   maxRetries?: number;
-  /** Fine-tuning of the backoff (tests). */
+  /** Fine-tuning of the backoff (tests). Its `maxRetries` is refused beside `maxRetries` above (VB_USAGE). */
   retryPolicy?: Partial<RetryPolicy>;
   /** Stop the feed (with a checkpoint) after this long with nothing but failures. Default 60; 0 never. */
   maxFailureSeconds?: number;

@@ -99,7 +99,7 @@ describe.each(overProtocols)('feed over $protocol survives', ({ protocol }) => {
       failures,
       connections: 30,
       pipelining: 1,
-      timeoutMs: 1500,
+      deadlineMs: 1500,
       requestTimeoutMs: 300,
       halfOpenSeconds: 100,
       retryPolicy: quickRetries,

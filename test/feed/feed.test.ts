@@ -130,7 +130,7 @@ describe('feed against the simulator', () => {
     const first = await feed(join(dir, 'in.jsonl'), {
       endpoint: server.url,
       failures,
-      timeoutMs: 300,
+      deadlineMs: 300,
       retryPolicy: fastRetries,
       onResult: (r) => results.push(r),
     });

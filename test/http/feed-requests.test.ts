@@ -29,7 +29,7 @@ describe('feeder requests', () => {
         route: 'default',
         tracelevel: 3,
         dryRun: true,
-        timeoutMs: 30_000,
+        deadlineMs: 30_000,
         compression: 'gzip',
         headers: { authorization: 'Bearer secret' },
         failures: false,

@@ -110,7 +110,7 @@ export function toBenchOptions(argv: BenchArgs): { options: BenchOptions; target
   if (argv.ramp !== undefined) options.rate = parseRamp(argv.ramp);
   if (argv.seed !== undefined) options.seed = argv.seed;
   if (argv.inflight !== undefined) options.inflight = argv.inflight;
-  if (argv.timeout !== undefined) options.timeoutMs = argv.timeout * 1000;
+  if (argv.timeout !== undefined) options.deadlineMs = argv.timeout * 1000;
   const targetNote = describeTargetOrigin(connection);
   return { options, ...(targetNote !== undefined && { targetNote }) };
 }

@@ -126,7 +126,7 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
         ...(condition !== undefined && { condition }),
         ...(create !== undefined && { create }),
         ...(args.route !== undefined && { route: args.route }),
-        ...(args.timeout !== undefined && { timeout: args.timeout }),
+        ...(args.timeout !== undefined && { serviceTimeout: args.timeout }),
         ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
         ...(args['dry-run'] && { dryRun: true }),
       };

@@ -123,7 +123,7 @@ export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedO
   options.headers = securityHeaders(security);
   if (needsTlsMaterial(security)) options.tls = connectOptions(security);
   if (argv.inflight !== undefined) options.inflight = argv.inflight;
-  if (argv.timeout !== undefined) options.timeoutMs = argv.timeout * 1000;
+  if (argv.timeout !== undefined) options.deadlineMs = argv.timeout * 1000;
   if (argv.route !== undefined) options.route = argv.route;
   if (argv.trace !== undefined) options.tracelevel = argv.trace;
   if (argv['dry-run']) options.dryRun = true;

@@ -44,7 +44,7 @@ interface CommonArgs extends SecurityArgs, TargetArgs, WaitArgs, ProtocolArgs {
   timeout?: string;
   tracelevel?: number;
   header?: string[];
-  retries: number;
+  'max-retries': number;
   quiet: boolean;
 }
 
@@ -99,7 +99,7 @@ function commonOptions<T>(y: Argv<T>) {
     .option('timeout', { type: 'string', describe: 'Server-side timeout of each request, e.g. 60s' })
     .option('tracelevel', { type: 'number', describe: 'Trace level 1-9; traces go to stderr' })
     .option('header', repeatable("Extra request header 'Name: value' (repeatable)"))
-    .option('retries', { type: 'number', default: 10, describe: 'Failed requests in a row (429, 502, 503, 504, cut responses) before giving up' })
+    .option('max-retries', { type: 'number', default: 10, describe: 'Failed requests in a row (429, 502, 503, 504, cut responses) before giving up' })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress on stderr' });
 }
 
@@ -227,12 +227,12 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       includeRemoves: args['include-removes'],
       ...(args['wanted-document-count'] !== undefined && { wantedDocumentCount: args['wanted-document-count'] }),
       ...(args.concurrency !== undefined && { concurrency: args.concurrency }),
-      ...(args.timeout !== undefined && { timeout: args.timeout }),
+      ...(args.timeout !== undefined && { serviceTimeout: args.timeout }),
       ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
       ...(args.slices !== undefined && { slices: args.slices }),
       ...(sliceIds !== undefined && { sliceIds }),
       stream: args.stream,
-      retry: { maxAttempts: args.retries },
+      retry: { maxRetries: args['max-retries'] },
     };
     if (args.continuation !== undefined) {
       // A token alone continues a visit of one chain (as `vespa visit --continuation` does): no slicing.
@@ -443,11 +443,11 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
           ...(kind === 'update-where' && updateFieldsOf(args)),
           ...(args['destination-cluster'] !== undefined && { destinationCluster: args['destination-cluster'] }),
           ...(args['time-chunk'] !== undefined && { timeChunk: args['time-chunk'] }),
-          ...(args.timeout !== undefined && { timeout: args.timeout }),
+          ...(args.timeout !== undefined && { serviceTimeout: args.timeout }),
           ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
           ...(args.continuation !== undefined && { continuation: args.continuation }),
           dryRun: args['dry-run'],
-          retry: { maxAttempts: args.retries },
+          retry: { maxRetries: args['max-retries'] },
           signal: controller.signal,
           onProgress: (n) => (documents = n),
           onMessage: (text) => {
