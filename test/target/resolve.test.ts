@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { isVespaBulkError } from '../../src/errors.js';
 import { readConfigLayers } from '../../src/target/config-files.js';
 import { parseConfigYaml, resolveTarget, type TargetInput } from '../../src/target/resolve.js';
-import { securityFromEnv } from '../../src/http/tls.js';
+import { securityFromEnv } from '../../src/cli/security-options.js';
 import { clustersFromMessage } from '../../src/visit/discover-cluster.js';
 
 const home = '/home/u/.vespa';

@@ -97,10 +97,10 @@ function builder(y: Argv): Argv<FeedArgs> {
     .epilog(epilog) as unknown as Argv<FeedArgs>;
 }
 
-export function toFeedOptions(argv: FeedArgs): { files: string[]; options: FeedOptions; targetNote?: string; resumedFrom?: string; speedtest?: { bytes: number; seconds: number } } {
+/** `argv` parsed; `raw`: the command line's arguments as given (after the program), read for a bare '-'. */
+export function toFeedOptions(argv: FeedArgs, raw: readonly string[]): { files: string[]; options: FeedOptions; targetNote?: string; resumedFrom?: string; speedtest?: { bytes: number; seconds: number } } {
   // yargs drops a bare '-' from the positionals: put it back in its place from the raw arguments.
   let files = argv.files ?? [];
-  const raw = process.argv.slice(2);
   if (raw.includes('-') && !files.includes('-')) {
     const after = raw.slice(raw.indexOf('feed') + 1);
     const rest = [...files];
@@ -198,7 +198,7 @@ function progressOf(feeder: Feeder | WorkerFeeder, state: () => ProgressSnapshot
 }
 
 async function handler(argv: FeedArgs): Promise<void> {
-  const { files, options, targetNote, resumedFrom, speedtest } = toFeedOptions(argv);
+  const { files, options, targetNote, resumedFrom, speedtest } = toFeedOptions(argv, process.argv.slice(2));
   if (targetNote !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: ${targetNote}\n`);
   if (resumedFrom !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: continuing from checkpoint ${resumedFrom}\n`);
   const controller = new AbortController();
