@@ -1,5 +1,5 @@
-import { VespaBulkError } from '../errors.js';
-import { OptionError } from '../options-check.js';
+import { VespaBulkError } from '../index.js';
+import { OptionError } from '../index.js';
 
 /**
  * The one place library option names become flag names in messages: the library checks options

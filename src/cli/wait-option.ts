@@ -1,9 +1,9 @@
 import type { Argv } from 'yargs';
 import type { buildConnector } from 'undici';
-import type { Protocol } from '../http/transport.js';
-import { VespaBulkError } from '../errors.js';
-import { describeEndpoint } from '../http/reachability.js';
-import { waitForEndpoint } from '../http/wait-for-endpoint.js';
+import type { Protocol } from '../index.js';
+import { VespaBulkError } from '../index.js';
+import { describeEndpoint } from '../index.js';
+import { waitForEndpoint } from '../index.js';
 
 /** `-w/--wait S` of the commands that talk to the document API, as the official `vespa` CLI names it. */
 export interface WaitArgs {

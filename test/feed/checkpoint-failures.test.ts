@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { readCheckpoint, writeCheckpoint, type Checkpoint } from '../../src/feed/checkpoint.js';
-import { FailureWriter, defaultFailuresPath } from '../../src/feed/failures.js';
+import { FailureWriter } from '../../src/feed/failures.js';
+import { defaultFailuresPath } from '../../src/cli/default-paths.js';
 import { OperationSplitter, type RawItem } from '../../src/feed/splitter.js';
 import { tempDir } from './helpers.js';
 

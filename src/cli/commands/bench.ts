@@ -1,8 +1,8 @@
 import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError } from '../../errors.js';
-import { parseHeaderFlags } from '../../http/headers.js';
-import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { VespaBulkError } from '../../index.js';
+
+import { connectOptions, needsTlsMaterial, securityHeaders } from '../../index.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -11,13 +11,14 @@ import type { ProgressSnapshot } from '../progress-format.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
-import { bench, type BenchOptions, type BenchStep } from '../../bench/bench.js';
-import { parseRamp, parseRates } from '../../bench/load-profile.js';
-import type { Feeder } from '../../feed/feeder.js';
-import type { Compression } from '../../feed/options.js';
+import { bench, type BenchOptions, type BenchStep } from '../../bench/index.js';
+import { parseRamp, parseRates } from '../../bench/index.js';
+import type { Feeder } from '../../index.js';
+import type { Compression } from '../../index.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
-import { feedSampler, SequenceSampler } from '../../report/sample.js';
+import { feedSampler, SequenceSampler } from '../../report/index.js';
 import { benchResultJson, feedSummaryJson } from '../summary-names.js';
+import { parseHeaderFlags } from '../header-flags.js';
 
 /** `vespa-bulk bench`: flags into BenchOptions, each step on stderr, the result as JSON on stdout. */
 interface BenchArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, TransportArgs {

@@ -1,8 +1,8 @@
 import type { AnyCommand } from '../command.js';
 import type { Argv } from 'yargs';
-import { VespaBulkError, isVespaBulkError } from '../../errors.js';
-import { parseHeaderFlags } from '../../http/headers.js';
-import { authFailureHint, connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { VespaBulkError, isVespaBulkError } from '../../index.js';
+
+import { authFailureHint, connectOptions, needsTlsMaterial, securityHeaders } from '../../index.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -12,23 +12,26 @@ import { red } from '../color.js';
 import { unreachableHint, waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
-import { Feeder, type FeedOutcome } from '../../feed/feeder.js';
-import { createFeeder } from '../../feed/feed.js';
+import { Feeder, type FeedOutcome } from '../../index.js';
+import { createFeeder } from '../../index.js';
 import { holdYoungGeneration } from '../young-generation.js';
-import type { WorkerFeeder } from '../../feed/workers/coordinator.js';
-import { estimateRemainingSeconds } from '../../feed/eta.js';
+import type { WorkerFeeder } from '../../index.js';
+
 import { existsSync } from 'node:fs';
-import { checkResumable, defaultCheckpointPath, readCheckpoint } from '../../feed/checkpoint.js';
-import { defaultFailuresPath } from '../../feed/failures.js';
-import { checkFeedOptions } from '../../feed/check-options.js';
+import { checkResumable, readCheckpoint } from '../../index.js';
+
+import { checkFeedOptions } from '../../index.js';
 import { feedFlags, withFlagNames } from '../option-flags.js';
-import { parseShard } from '../../feed/shard.js';
-import { feedSampler } from '../../report/sample.js';
+import { parseShard } from '../../index.js';
+import { feedSampler } from '../../report/index.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
-import type { Compression, FeedOptions, OperationResult } from '../../feed/options.js';
+import type { Compression, FeedOptions, OperationResult } from '../../index.js';
 import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
-import { speedtestSource } from '../../bench/speedtest.js';
+import { speedtestSource } from '../../bench/index.js';
 import { feedSummaryJson } from '../summary-names.js';
+import { defaultCheckpointPath, defaultFailuresPath } from '../default-paths.js';
+import { estimateRemainingSeconds } from '../eta.js';
+import { parseHeaderFlags } from '../header-flags.js';
 
 /** `vespa-bulk feed`: flags into FeedOptions, the outcome into a summary on stdout and an exit code. */
 interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, TransportArgs {
