@@ -66,7 +66,16 @@ export { WorkerFeeder } from './feed/workers/coordinator.js';
 export { checkFeedOptions } from './feed/check-options.js';
 export { checkResumable } from './feed/checkpoint.js';
 // One document's operation from a command line's words (what the single-document commands take).
-export { checkGivenId, conditionAndCreate, singleOperationOf, splitPositionals, fieldsTextOf, type SingleOperation } from './document/single-operation.js';
+export {
+  checkGivenId,
+  conditionAndCreate,
+  singleOperationOf,
+  splitPositionals,
+  fieldsTextOf,
+  type SingleOperation,
+  type SingleOperationInput,
+  type OperationMeta,
+} from './document/single-operation.js';
 export { DocumentClient, type DocumentClientOptions, type DocumentParams, type DocumentResponse } from './http/document-client.js';
 export { waitForEndpoint, type WaitForEndpointOptions, type EndpointAnswer } from './http/wait-for-endpoint.js';
 
