@@ -80,8 +80,8 @@ describe('a JSON array with a trailing comma', () => {
     expect(s.store.get('id:ns:music::one')).toBeDefined();
     expect(s.store.get('id:ns:music::two')).toBeDefined();
     const summary = JSON.parse(run.stdout) as Record<string, number>;
-    expect(summary.ok).toBe(2);
-    expect(summary.errors).toBe(1);
+    expect(summary['feeder.ok.count']).toBe(2);
+    expect(summary['feeder.error.count']).toBe(1);
     expect(reasonsOf(failures)).toEqual([{ line: 1, input, inputLine: 3, message: "invalid JSON: trailing comma before the array's closing ']'", attempts: 0, code: 'VB_BAD_JSON' }]);
   });
 });
