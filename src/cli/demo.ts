@@ -4,9 +4,7 @@
  * back over four slices, checks that what came back is what was fed, and prints one JSON summary on stdout.
  */
 import { fileURLToPath } from 'node:url';
-import { deploy } from '../index.js';
-import { feed, type FeedSummary } from '../index.js';
-import { visit } from '../index.js';
+import { deploy, feed, type FeedSummary, visit } from '../index.js';
 import { startSimulator } from '../simulator/index.js';
 
 const samples = (name: string): string => fileURLToPath(new URL(`../../samples/${name}`, import.meta.url));

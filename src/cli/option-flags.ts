@@ -1,5 +1,4 @@
-import { VespaBulkError } from '../index.js';
-import { OptionError } from '../index.js';
+import { VespaBulkError, OptionError } from '../index.js';
 
 /**
  * The one place library option names become flag names in messages: the library checks options

@@ -1,16 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Argv } from 'yargs';
-import { VespaBulkError } from '../index.js';
-import { writeFileAtomically } from '../index.js';
-import { maskHeaders } from '../index.js';
-import { redact } from '../index.js';
+import { VespaBulkError, writeFileAtomically, maskHeaders, redact } from '../index.js';
 // The report modules (chart assets, the Prometheus encoder, the recorder) are imported only when a flag asks
 // for them: eagerly they cost a plain feed about 20 MB of resident memory.
-import type { MetricsServer } from '../report/index.js';
-import type { RunRecorder } from '../report/index.js';
-import type { RunSample, RunSampler } from '../report/index.js';
-import type { StatsFileWriter } from '../report/index.js';
+import type { MetricsServer, RunRecorder, RunSample, RunSampler, StatsFileWriter } from '../report/index.js';
 import { tookDefault } from './given-flags.js';
 
 /** `--stats`, `--report`, `--metrics-port`, `--metrics-host`: what any long run (feed, visit, bench) can record. */

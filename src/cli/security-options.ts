@@ -1,6 +1,5 @@
 import type { Argv } from 'yargs';
-import { VespaBulkError } from '../index.js';
-import { isInlinePem, type SecurityOptions } from '../index.js';
+import { VespaBulkError, isInlinePem, type SecurityOptions } from '../index.js';
 
 /**
  * `--ca`, `--cert`, `--key` and `--token`, shared by every command that talks to a cluster. Each may also come

@@ -1,9 +1,6 @@
 import type { Argv } from 'yargs';
 import type { buildConnector } from 'undici';
-import type { Protocol } from '../index.js';
-import { VespaBulkError } from '../index.js';
-import { describeEndpoint } from '../index.js';
-import { waitForEndpoint } from '../index.js';
+import { type Protocol, VespaBulkError, describeEndpoint, waitForEndpoint } from '../index.js';
 
 /** `-w/--wait S` of the commands that talk to the document API, as the official `vespa` CLI names it. */
 export interface WaitArgs {

@@ -1,8 +1,6 @@
 import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError } from '../../index.js';
-
-import { connectOptions, needsTlsMaterial, securityHeaders } from '../../index.js';
+import { VespaBulkError, connectOptions, needsTlsMaterial, securityHeaders, type Feeder, type Compression } from '../../index.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -11,10 +9,7 @@ import type { ProgressSnapshot } from '../progress-format.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
-import { bench, type BenchOptions, type BenchStep } from '../../bench/index.js';
-import { parseRamp, parseRates } from '../../bench/index.js';
-import type { Feeder } from '../../index.js';
-import type { Compression } from '../../index.js';
+import { bench, type BenchOptions, type BenchStep, parseRamp, parseRates } from '../../bench/index.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import { feedSampler, SequenceSampler } from '../../report/index.js';
 import { benchResultJson, feedSummaryJson } from '../summary-names.js';

@@ -1,11 +1,7 @@
 import type { AnyCommand } from '../command.js';
 import { readFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError } from '../../index.js';
-import { checkGivenId, conditionAndCreate, singleOperationOf, splitPositionals, type SingleOperation } from '../../index.js';
-import { DocumentClient, type DocumentParams, type DocumentResponse } from '../../index.js';
-
-import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../index.js';
+import { VespaBulkError, checkGivenId, conditionAndCreate, singleOperationOf, splitPositionals, type SingleOperation, DocumentClient, type DocumentParams, type DocumentResponse, authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders, tensorFormats, type TensorFormat } from '../../index.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -13,7 +9,6 @@ import { indentJson } from '../json-indent.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodesEpilog } from '../exit-codes.js';
 import { protocolFromArgs, tellProtocolOnce, withProtocolOption, type ProtocolArgs } from '../transport-options.js';
-import { tensorFormats, type TensorFormat } from '../../index.js';
 import { parseHeaderFlags } from '../header-flags.js';
 
 /** The help of `--tensor-format`, the same on get and visit. */

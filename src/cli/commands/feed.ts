@@ -1,8 +1,6 @@
 import type { AnyCommand } from '../command.js';
 import type { Argv } from 'yargs';
-import { VespaBulkError, isVespaBulkError } from '../../index.js';
-
-import { authFailureHint, connectOptions, needsTlsMaterial, securityHeaders } from '../../index.js';
+import { VespaBulkError, isVespaBulkError, authFailureHint, connectOptions, needsTlsMaterial, securityHeaders, Feeder, type FeedOutcome, createFeeder, type WorkerFeeder, checkResumable, readCheckpoint, checkFeedOptions, parseShard, type Compression, type FeedOptions, type OperationResult } from '../../index.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -12,20 +10,11 @@ import { red } from '../color.js';
 import { unreachableHint, waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
-import { Feeder, type FeedOutcome } from '../../index.js';
-import { createFeeder } from '../../index.js';
 import { holdYoungGeneration } from '../young-generation.js';
-import type { WorkerFeeder } from '../../index.js';
-
 import { existsSync } from 'node:fs';
-import { checkResumable, readCheckpoint } from '../../index.js';
-
-import { checkFeedOptions } from '../../index.js';
 import { feedFlags, withFlagNames } from '../option-flags.js';
-import { parseShard } from '../../index.js';
 import { feedSampler } from '../../report/index.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
-import type { Compression, FeedOptions, OperationResult } from '../../index.js';
 import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
 import { speedtestSource } from '../../bench/index.js';
 import { feedSummaryJson } from '../summary-names.js';

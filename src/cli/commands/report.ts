@@ -1,9 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError } from '../../index.js';
-import { writeFileAtomically } from '../../index.js';
-import { renderReport } from '../../report/index.js';
-import { mergeRuns } from '../../report/index.js';
-import { readStatsFile } from '../../report/index.js';
+import { VespaBulkError, writeFileAtomically } from '../../index.js';
+import { renderReport, mergeRuns, readStatsFile } from '../../report/index.js';
 import { exitCodesEpilog } from '../exit-codes.js';
 
 /** `vespa-bulk report A.jsonl B.jsonl -o r.html`: one report from the stats files of one or more shards. */

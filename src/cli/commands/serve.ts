@@ -1,9 +1,7 @@
 import type { AnyCommand } from '../command.js';
 import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
-import type { ServerTlsOptions } from '../../simulator/index.js';
-import { defaultHeapMb } from '../../simulator/index.js';
-import { startSimulator } from '../../simulator/index.js';
+import { type ServerTlsOptions, defaultHeapMb, startSimulator } from '../../simulator/index.js';
 import { VespaBulkError } from '../../index.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 

@@ -1,16 +1,11 @@
 import type { AnyCommand } from '../command.js';
 import type { Argv, CommandModule } from 'yargs';
-import { isVespaBulkError, VespaBulkError } from '../../index.js';
-
-import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../index.js';
+import { isVespaBulkError, VespaBulkError, authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders, fieldsTextOf, tensorFormats, type TensorFormat, bulkOperation, type BulkKind, type BulkSummary, exportDocuments, outputFormats, type OutputFormat, migrate, defaultVisitSlices, type VisitOptions, discoverContentClusters, bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec, slicesOf, parseTimeRange, type VisitReport, type VisitRun } from '../../index.js';
 import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
 import { readSource, tensorFormatHelp } from './document.js';
-import { fieldsTextOf } from '../../index.js';
-import { tensorFormats, type TensorFormat } from '../../index.js';
 import { reportFailuresFile } from './feed.js';
-
 import { visitFlags, withFlagNames } from '../option-flags.js';
 import { ProgressLine, rateMeter } from '../progress.js';
 import type { ProgressSnapshot } from '../progress-format.js';
@@ -18,15 +13,6 @@ import { red, yellow } from '../color.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal, exitCodesEpilog } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
-import { bulkOperation, type BulkKind, type BulkSummary } from '../../index.js';
-import { exportDocuments } from '../../index.js';
-import { outputFormats, type OutputFormat } from '../../index.js';
-import { migrate } from '../../index.js';
-import { defaultVisitSlices, type VisitOptions } from '../../index.js';
-import { discoverContentClusters } from '../../index.js';
-import { bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec, slicesOf } from '../../index.js';
-import { parseTimeRange } from '../../index.js';
-import type { VisitReport, VisitRun } from '../../index.js';
 import { visitSampler } from '../../report/index.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import { protocolFromArgs, tellProtocolOnce, withProtocolOption, type ProtocolArgs } from '../transport-options.js';
