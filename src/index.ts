@@ -7,6 +7,7 @@
  * the metrics endpoint) and `vespa-bulk/bench` (generated load and the speedtest).
  */
 export { VespaBulkError, errorCodes, isVespaBulkError, describePlace, type ErrorCode, type ErrorPlace } from './errors.js';
+export { OptionError } from './options-check.js';
 export {
   parseDocumentId,
   formatDocumentId,
@@ -19,7 +20,19 @@ export { tensorFormats, type TensorFormat } from './document/tensor-format.js';
 export type { Protocol, WireProtocol } from './http/transport.js';
 export { retryDelay, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, type RetryInput } from './http/retry-delay.js';
 export { parseSelection, evaluateSelection, compileSelection, type Selection, type SelectionDocument, type SelectionContext } from './selection/index.js';
-export { connectOptions, securityHeaders, type SecurityOptions } from './http/tls.js';
+export {
+  connectOptions,
+  securityHeaders,
+  needsTlsMaterial,
+  isInlinePem,
+  isAuthFailure,
+  authFailureHint,
+  redact,
+  type SecurityOptions,
+} from './http/tls.js';
+export { maskHeaders } from './http/headers.js';
+export { describeEndpoint } from './http/reachability.js';
+export { writeFileAtomically } from './fs/atomic-write.js';
 
 // Deployment.
 export * from './deploy/index.js';
@@ -49,11 +62,26 @@ export {
   type OperationKind,
 } from './feed/index.js';
 export type { LatencyFigures } from './feed/stats.js';
+export { createFeeder } from './feed/feed.js';
+export { checkFeedOptions } from './feed/check-options.js';
+export { checkResumable } from './feed/checkpoint.js';
+// One document's operation from a command line's words (what the single-document commands take).
+export {
+  checkGivenId,
+  conditionAndCreate,
+  singleOperationOf,
+  splitPositionals,
+  fieldsTextOf,
+  type SingleOperation,
+  type SingleOperationInput,
+  type OperationMeta,
+} from './document/single-operation.js';
 export { DocumentClient, type DocumentClientOptions, type DocumentParams, type DocumentResponse } from './http/document-client.js';
 export { waitForEndpoint, type WaitForEndpointOptions, type EndpointAnswer } from './http/wait-for-endpoint.js';
 
 // Visiting, bulk operations and migration.
 export * from './visit/index.js';
+export { bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec, slicesOf } from './visit/query.js';
 
 // The content clusters of a service, as a whole-cluster visit finds them.
 export { discoverContentClusters, clustersFromMessage, type DiscoverOptions } from './visit/discover-cluster.js';

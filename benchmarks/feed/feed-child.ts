@@ -5,6 +5,7 @@
  */
 import { Feeder } from '../../src/feed/feeder.js';
 import type { FeedOptions } from '../../src/feed/options.js';
+import { feedSummaryJson } from '../../src/cli/summary-names.js';
 
 const { source, options } = JSON.parse(process.argv[2] ?? '{}') as { source: string | string[]; options: FeedOptions };
 const bucketMs = 100;
@@ -29,4 +30,5 @@ t0 = performance.now();
 const outcome = await feeder.run(source);
 clearInterval(sampler);
 peakRss = Math.max(peakRss, process.resourceUsage().maxRSS * 1024);
-process.stdout.write(`${JSON.stringify({ summary: outcome.summary, maxRssMB: peakRss / 1e6, series })}\n`);
+// The CLI's printed names: run.ts reads this summary as it reads the CLI's.
+process.stdout.write(`${JSON.stringify({ summary: feedSummaryJson(outcome.summary), maxRssMB: peakRss / 1e6, series })}\n`);

@@ -105,27 +105,27 @@ async function feedRound(name: string, ops: Op[], withKill: boolean): Promise<{ 
     if (d !== undefined) actual.set(op.put, d.fields);
   }
   const diff = sameDocuments(expected, actual);
-  const ok = summary['feeder.ok.count'];
+  const ok = summary.ok;
   feedTotals.operations += ops.length;
   feedTotals.ok += ok;
   feedTotals.failed += failedLines.length;
-  feedTotals.requests += summary['http.request.count'];
-  feedTotals.retries += summary['feeder.retry.count'];
+  feedTotals.requests += summary.requests;
+  feedTotals.retries += summary.retries;
   feedTotals.lost += diff.missing + Math.max(0, ops.length - ok - failedLines.length);
   feedTotals.wrong += diff.different;
   feedTotals.extra += diff.extra;
   feedTotals.seconds += roundSeconds;
   log(
-    `feed ${name}: ${ops.length} operations, ok ${ok}, in failure output ${failedLines.length}, ${summary['http.request.count']} requests, ` +
-      `${summary['feeder.retry.count']} retries, ${(ops.length / roundSeconds).toFixed(0)} ops/s; missing ${diff.missing}, wrong ${diff.different}, extra ${diff.extra}` +
-      (summary['feeder.abandoned.count'] > 0 ? `, ABANDONED ${summary['feeder.abandoned.count']}` : ''),
+    `feed ${name}: ${ops.length} operations, ok ${ok}, in failure output ${failedLines.length}, ${summary.requests} requests, ` +
+      `${summary.retries} retries, ${(ops.length / roundSeconds).toFixed(0)} ops/s; missing ${diff.missing}, wrong ${diff.different}, extra ${diff.extra}` +
+      (summary.abandoned > 0 ? `, ABANDONED ${summary.abandoned}` : ''),
   );
   return { summary, seconds: roundSeconds };
 }
 
 // Baseline: the same kind of round with no faults, for the throughput ratio.
 const baseline = await feedRound('baseline', roundOperations(roundPuts, 'baseline'), false);
-const baselineRate = baseline.summary['feeder.operation.count'] / baseline.seconds;
+const baselineRate = baseline.summary.operations / baseline.seconds;
 const baselineTotals = { ...feedTotals };
 for (const k of Object.keys(feedTotals) as (keyof Totals)[]) feedTotals[k] = 0;
 for (const [k, v] of Object.entries(server.faults.injected())) injected[k] = (injected[k] ?? 0) - v; // none expected; keeps counts honest

@@ -23,7 +23,7 @@ export type BenchFeedOptions = Pick<
   | 'onProtocol'
   | 'inflight'
   | 'maxInflight'
-  | 'timeoutMs'
+  | 'deadlineMs'
   | 'requestTimeoutMs'
   | 'route'
   | 'compression'
@@ -228,21 +228,21 @@ async function runStep(options: BenchOptions, generator: OperationGenerator, pla
   const outcome = await feeder.run(Readable.from(chunks(), { objectMode: false }));
   if (outcome.unreachable !== undefined) throw outcome.unreachable;
   const s = outcome.summary;
-  const finished = s['feeder.ok.count'] + s['feeder.error.count'];
-  const responses = s['http.response.count'];
+  const finished = s.ok + s.errors;
+  const responses = s.responses;
   return {
     name: plan.name,
     ...(rate !== undefined && { targetRate: rate }),
     startedAt: started.toISOString(),
     endedAt: new Date().toISOString(),
-    seconds: s['feeder.seconds'],
-    operations: s['feeder.operation.count'],
-    ok: s['feeder.ok.count'],
-    failed: s['feeder.error.count'],
-    achievedRate: Number((finished / Math.max(1e-6, s['feeder.seconds'])).toFixed(3)),
-    p50Ms: s['operation.latency.millis.p50'],
-    p99Ms: s['operation.latency.millis.p99'],
-    throttledShare: responses === 0 ? 0 : Number((s['feeder.throttled.count'] / responses).toFixed(5)),
+    seconds: s.seconds,
+    operations: s.operations,
+    ok: s.ok,
+    failed: s.errors,
+    achievedRate: Number((finished / Math.max(1e-6, s.seconds)).toFixed(3)),
+    p50Ms: s.operationLatencyP50Ms,
+    p99Ms: s.operationLatencyP99Ms,
+    throttledShare: responses === 0 ? 0 : Number((s.throttled / responses).toFixed(5)),
     summary: s,
   };
 }

@@ -4,10 +4,8 @@
  * back over four slices, checks that what came back is what was fed, and prints one JSON summary on stdout.
  */
 import { fileURLToPath } from 'node:url';
-import { deploy } from '../deploy/index.js';
-import { feed, type FeedSummary } from '../feed/index.js';
-import { visit } from '../visit/index.js';
-import { startSimulator } from '../simulator/simulator.js';
+import { deploy, feed, type FeedSummary, visit } from '../index.js';
+import { startSimulator } from '../simulator/index.js';
 
 const samples = (name: string): string => fileURLToPath(new URL(`../../samples/${name}`, import.meta.url));
 const log = (line: string): void => void process.stderr.write(`demo: ${line}\n`);
@@ -17,12 +15,12 @@ const expected = { music: 3000, user: 1499 };
 
 function feedFigures(s: FeedSummary): Record<string, number> {
   return {
-    operations: s['feeder.operation.count'],
-    ok: s['feeder.ok.count'],
-    errors: s['feeder.error.count'],
-    seconds: s['feeder.seconds'],
-    'ok.rate': s['feeder.ok.rate'],
-    'latency.p99.ms': s['http.response.latency.millis.p99'],
+    operations: s.operations,
+    ok: s.ok,
+    errors: s.errors,
+    seconds: s.seconds,
+    'ok.rate': s.okRate,
+    'latency.p99.ms': s.responseLatencyP99Ms,
   };
 }
 
@@ -36,10 +34,10 @@ export async function runDemo(): Promise<number> {
 
     const quiet = { endpoint: sim.url, failures: false as const, checkpoint: false as const };
     const corpus = await feed([samples('music.jsonl'), samples('users.json')], quiet);
-    log(`fed ${corpus['feeder.ok.count']} of ${corpus['feeder.operation.count']} operations in ${corpus['feeder.seconds'].toFixed(2)} s`);
+    log(`fed ${corpus.ok} of ${corpus.operations} operations in ${corpus.seconds.toFixed(2)} s`);
     // Updates and removes of documents fed above: a second feed, so they surely come after their puts.
     const updates = await feed(samples('updates.jsonl'), quiet);
-    log(`fed ${updates['feeder.ok.count']} of ${updates['feeder.operation.count']} updates and removes`);
+    log(`fed ${updates.ok} of ${updates.operations} updates and removes`);
 
     const started = Date.now();
     const byType: Record<string, number> = {};
@@ -57,7 +55,7 @@ export async function runDemo(): Promise<number> {
     log(`visited ${seen.size} documents over 4 slices in ${visitSeconds.toFixed(2)} s`);
 
     const matches = byType.music === expected.music && byType.user === expected.user && duplicates === 0;
-    const feedFailed = corpus['feeder.error.count'] + updates['feeder.error.count'];
+    const feedFailed = corpus.errors + updates.errors;
     const summary = {
       deploy: { session: deployed.activate['session-id'], converged: deployed.convergence?.converged ?? false },
       feed: { corpus: feedFigures(corpus), updates: feedFigures(updates) },

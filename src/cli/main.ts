@@ -4,15 +4,13 @@ import { setFlagsFromString } from 'node:v8';
 import yargs from 'yargs';
 import { markDefaulted } from './given-flags.js';
 import { hideBin } from 'yargs/helpers';
-import { describePlace, isVespaBulkError, VespaBulkError } from '../errors.js';
-import { OptionError } from '../options-check.js';
+import { describePlace, isVespaBulkError, VespaBulkError, OptionError } from '../index.js';
 import { flagName } from './option-flags.js';
 import { colorModes, red, setColorMode, type ColorMode } from './color.js';
 import { exitCodes, exitCodesEpilog } from './exit-codes.js';
 import { unreachableHint } from './wait-option.js';
 
 export { exitCodes };
-
 
 /**
  * Our own version, from the package.json beside this module (src/cli/ in a clone, dist/cli/ installed). yargs'

@@ -1,5 +1,4 @@
-import { VespaBulkError } from '../errors.js';
-import { OptionError } from '../options-check.js';
+import { VespaBulkError, OptionError } from '../index.js';
 
 /**
  * The one place library option names become flag names in messages: the library checks options
@@ -14,14 +13,14 @@ export const commonFlags: Record<string, string> = {
 };
 
 export const feedFlags: Record<string, string> = {
-  timeoutMs: '--timeout',
+  deadlineMs: '--timeout',
   tracelevel: '--trace',
 };
 
 export const visitFlags: Record<string, string> = {
   sliceIds: '--slice-id',
   destination: '--to-endpoint',
-  maxAttempts: '--retries',
+  serviceTimeout: '--timeout',
   outputDir: '--output-dir',
 };
 

@@ -1,6 +1,5 @@
 import type { Argv } from 'yargs';
-import { VespaBulkError } from '../errors.js';
-import { securityEnv, securityFromEnv, type SecurityOptions } from '../http/tls.js';
+import { VespaBulkError, isInlinePem, type SecurityOptions } from '../index.js';
 
 /**
  * `--ca`, `--cert`, `--key` and `--token`, shared by every command that talks to a cluster. Each may also come
@@ -12,6 +11,46 @@ export interface SecurityArgs {
   cert?: string;
   key?: string;
   token?: string;
+}
+
+/**
+ * Environment variables, first match wins per field: ours, then the official Vespa CLI's data-plane ones, whose
+ * plain names hold the PEM text (or the token) and whose `*_FILE` names hold a path, the text winning.
+ */
+export const securityEnv = {
+  ca: ['VESPA_BULK_CA', 'VESPA_CLI_DATA_PLANE_CA_CERT', 'VESPA_CLI_DATA_PLANE_CA_CERT_FILE'],
+  cert: ['VESPA_BULK_CERT', 'VESPA_CLI_DATA_PLANE_CERT', 'VESPA_CLI_DATA_PLANE_CERT_FILE'],
+  key: ['VESPA_BULK_KEY', 'VESPA_CLI_DATA_PLANE_KEY', 'VESPA_CLI_DATA_PLANE_KEY_FILE'],
+  token: ['VESPA_BULK_TOKEN', 'VESPA_CLI_DATA_PLANE_TOKEN'],
+} as const;
+
+/** The official CLI's variables that carry PEM text itself, never a file name. */
+const pemTextEnv = new Set(['VESPA_CLI_DATA_PLANE_CA_CERT', 'VESPA_CLI_DATA_PLANE_CERT', 'VESPA_CLI_DATA_PLANE_KEY']);
+
+/** Set (to anything but `false` or `0`): do not verify the server's certificate, as the official CLI. */
+export const trustAllEnv = 'VESPA_CLI_DATA_PLANE_TRUST_ALL';
+
+/** SecurityOptions from environment variables (see `securityEnv`); empty values count as unset. */
+export function securityFromEnv(env: NodeJS.ProcessEnv): SecurityOptions {
+  const out: SecurityOptions = {};
+  const origin: NonNullable<SecurityOptions['origin']> = {};
+  for (const field of ['ca', 'cert', 'key', 'token'] as const) {
+    for (const name of securityEnv[field]) {
+      const value = env[name];
+      if (value === undefined || value === '') continue;
+      if (pemTextEnv.has(name) && !isInlinePem(value)) {
+        throw new VespaBulkError('VB_USAGE', `${name} holds the PEM text itself (-----BEGIN ...); for a file name use ${name}_FILE`);
+      }
+      out[field] = value;
+      // Only PEM text needs naming: a file name names itself.
+      if (field !== 'token' && pemTextEnv.has(name)) origin[field] = name;
+      break;
+    }
+  }
+  const trustAll = env[trustAllEnv];
+  if (trustAll !== undefined && trustAll !== 'false' && trustAll !== '0') out.insecure = true;
+  if (Object.keys(origin).length > 0) out.origin = origin;
+  return out;
 }
 
 const env = (names: readonly string[]): string => `default: $${names[0]}`;

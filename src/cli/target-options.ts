@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import type { Argv } from 'yargs';
-import type { SecurityOptions } from '../http/tls.js';
-import { readConfigLayers, vespaCliHome } from '../target/config-files.js';
-import { resolveTarget, type ResolvedTarget } from '../target/resolve.js';
+import type { SecurityOptions } from '../index.js';
+
+import { resolveTarget, type ResolvedTarget } from './target/resolve.js';
 import { securityFromArgs, type SecurityArgs } from './security-options.js';
+import { readConfigLayers, vespaCliHome } from './target/config-files.js';
 
 /**
  * The official `vespa` CLI's target flags, and the one place every command turns them (with its config files

@@ -1,9 +1,6 @@
 import type { Argv } from 'yargs';
 import type { buildConnector } from 'undici';
-import type { Protocol } from '../http/transport.js';
-import { VespaBulkError } from '../errors.js';
-import { describeEndpoint } from '../http/reachability.js';
-import { waitForEndpoint } from '../http/wait-for-endpoint.js';
+import { type Protocol, VespaBulkError, describeEndpoint, waitForEndpoint } from '../index.js';
 
 /** `-w/--wait S` of the commands that talk to the document API, as the official `vespa` CLI names it. */
 export interface WaitArgs {

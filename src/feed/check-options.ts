@@ -1,6 +1,6 @@
 import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkProtocol, checkString, checkUrl } from '../options-check.js';
 import type { FeedOptions } from './options.js';
-import { checkRetryPolicy } from '../http/retry-delay.js';
+import { checkRetryBound, checkRetryPolicy } from '../http/retry-delay.js';
 
 /** Refuses bad FeedOptions with an OptionError naming the option; `new Feeder()` and `feed()` call it. */
 export function checkFeedOptions(options: FeedOptions): void {
@@ -13,13 +13,14 @@ export function checkFeedOptions(options: FeedOptions): void {
   checkInteger(options, 'inflight', 1);
   checkInteger(options, 'maxInflight', 1);
   checkExclusive(options, 'inflight', 'maxInflight');
-  checkDuration(options, 'timeoutMs', true);
+  checkDuration(options, 'deadlineMs', true);
   checkDuration(options, 'requestTimeoutMs', true);
   checkString(options, 'route');
   checkInteger(options, 'tracelevel', 0, 9);
   checkOneOf(options, 'compression', ['auto', 'gzip', 'none']);
   checkInteger(options, 'maxRetries', 0);
   checkRetryPolicy(options.retryPolicy);
+  checkRetryBound(options);
   checkInteger(options, 'maxRequestBytes', 1);
   checkDuration(options, 'maxFailureSeconds');
   checkDuration(options, 'halfOpenSeconds');

@@ -240,9 +240,3 @@ export class FeedCheckpointStore {
     await this.store.stop();
   }
 }
-
-/** Name of the checkpoint file when none is given. */
-export function defaultCheckpointPath(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  return `vespa-bulk-checkpoint-${stamp}.json`;
-}

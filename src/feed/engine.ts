@@ -99,7 +99,7 @@ export class FeedEngine implements WorkerEngine {
   private readonly throttle: FeedThrottle;
   private readonly breaker: CircuitBreaker;
   private readonly policy: RetryPolicy;
-  private readonly timeoutMs: number;
+  private readonly deadlineMs: number;
   private readonly sendTimeout: boolean;
   private readonly maxRequestBytes: number;
   private readonly arrival: ArrivalSchedule;
@@ -129,8 +129,8 @@ export class FeedEngine implements WorkerEngine {
     this.feedRun = new FeedRun(options, () => this.onStop());
     const { origin, prefix } = splitEndpoint(options.endpoint ?? 'http://127.0.0.1:8080');
     this.tlsEndpoint = origin.startsWith('https:');
-    this.timeoutMs = options.timeoutMs ?? 600_000;
-    this.sendTimeout = options.timeoutMs !== undefined;
+    this.deadlineMs = options.deadlineMs ?? 600_000;
+    this.sendTimeout = options.deadlineMs !== undefined;
     this.maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes;
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
@@ -143,7 +143,7 @@ export class FeedEngine implements WorkerEngine {
         concurrency: options.inflight ?? options.maxInflight ?? defaultMaxInflight,
         pipelining: options.pipelining,
         maxStreams: options.maxStreams,
-        timeoutMs: options.requestTimeoutMs ?? Math.min(this.timeoutMs + 5_000, 600_000),
+        timeoutMs: options.requestTimeoutMs ?? Math.min(this.deadlineMs + 5_000, 600_000),
         batchWrites: options.batchWrites,
         tls: options.tls,
         onProtocol: (protocol: WireProtocol) => {
@@ -335,7 +335,7 @@ export class FeedEngine implements WorkerEngine {
     const op = p.op;
     const now = performance.now();
     if (p.attempts === 0) {
-      p.deadline = now + this.timeoutMs;
+      p.deadline = now + this.deadlineMs;
       p.startedAt = p.dueAt > 0 ? p.dueAt : now;
     }
     p.attempts++;

@@ -153,9 +153,3 @@ export class FailureWriter {
     if (this.error) throw this.error;
   }
 }
-
-/** Name of the failure file when none is given: in the working directory, unique per second. */
-export function defaultFailuresPath(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  return `vespa-bulk-failures-${stamp}.jsonl`;
-}

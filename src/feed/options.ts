@@ -20,7 +20,7 @@ export interface FeedOptions {
   /**
    * `auto` (default): HTTP/2 where the server speaks it (cleartext with prior knowledge on http://, ALPN on
    * https://), else HTTP/1.1; `h2`: HTTP/2 or a VB_PROTOCOL error; `http1.1`. The protocol used is in the
-   * summary (`http.protocol`) and told to `onProtocol`.
+   * summary (`FeedSummary.protocol`) and told to `onProtocol`.
    */
   protocol?: Protocol;
   /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
@@ -39,8 +39,11 @@ export interface FeedOptions {
   inflight?: number;
   /** Upper bound of the adaptive in-flight limit. Default 1024. With `workers`, shared among them. */
   maxInflight?: number;
-  /** Per-operation deadline across all its attempts, in ms; also sent as `?timeout=` when given. Default 600 s, not sent. */
-  timeoutMs?: number;
+  /**
+   * Per-operation deadline across all its attempts and the waits between them, in ms (retries stop at it; see
+   * {@link RetryPolicy}); when given, also sent to the service as its `?timeout=`. Default 600 s, not sent.
+   */
+  deadlineMs?: number;
   /**
    * Client-side bound for one attempt: the wait for the answer's headers and any gap in its body, in ms. An
    * attempt over it counts as a transport error (retried when safe, within the deadline). Default: the
@@ -61,9 +64,9 @@ export interface FeedOptions {
    * VB_REQUEST_TOO_LARGE (the container would answer 413 after reading it all). Default 100 MiB, the container's default.
    */
   maxRequestBytes?: number;
-  /** Retries for 503, 502, 504 and transport errors. Default 10. 429 and 507 are retried until the deadline. */
+  /** Retries of one operation, as {@link RetryPolicy} counts them (429 and 507 are bounded by `deadlineMs` instead). Default 10. */
   maxRetries?: number;
-  /** Fine-tuning of the backoff (tests). */
+  /** Fine-tuning of the backoff (tests). Its `maxRetries` is refused beside `maxRetries` above (VB_USAGE). */
   retryPolicy?: Partial<RetryPolicy>;
   /** Stop the feed (with a checkpoint) after this long with nothing but failures. Default 60; 0 never. */
   maxFailureSeconds?: number;
@@ -101,7 +104,7 @@ export interface FeedOptions {
   stopGraceMs?: number;
   /**
    * Open loop at this many operations per second: operation n (in input order, from 0) is due n/rate seconds
-   * after the start and not sent before; its latency (`operation.latency`) counts from when it was due, not
+   * after the start and not sent before; its latency (`FeedSummary.operationLatency*`) counts from when it was due, not
    * from when it was sent, so a cluster that falls behind shows in the percentiles (as wrk2 and k6's
    * constant-arrival-rate do). The in-flight limit still applies. Default: none, each operation goes as
    * soon as the limit allows.

@@ -2,61 +2,66 @@ import * as hdr from 'hdr-histogram-js';
 import type { WireProtocol } from '../http/transport.js';
 
 /**
- * Counters of one feed and the summary made of them. The established feeders' field names are kept so
- * existing dashboards and scripts read ours; our additions follow the same dotted style.
+ * The summary of one feed, named as the library names things (camelCase, like `VisitReport`). The CLI
+ * prints it under the established feeders' dotted names (`feeder.ok.count`, ...), which it alone owns.
  */
 export interface FeedSummary {
-  'feeder.operation.count': number;
-  'feeder.seconds': number;
-  'feeder.ok.count': number;
-  'feeder.ok.rate': number;
-  'feeder.error.count': number;
-  'feeder.inflight.count': number;
-  'http.request.count': number;
-  'http.request.bytes': number;
-  'http.request.MBps': number;
-  'http.exception.count': number;
-  'http.response.count': number;
-  'http.response.bytes': number;
-  'http.response.MBps': number;
-  'http.response.error.count': number;
-  'http.response.latency.millis.min': number;
-  'http.response.latency.millis.avg': number;
-  'http.response.latency.millis.max': number;
-  'http.response.latency.millis.p50': number;
-  'http.response.latency.millis.p90': number;
-  'http.response.latency.millis.p99': number;
-  'http.response.latency.millis.p999': number;
-  'http.response.code.counts': Record<string, number>;
+  /** Operations read (sent, skipped or unreadable). */
+  operations: number;
+  seconds: number;
+  /** Operations that succeeded. */
+  ok: number;
+  /** `ok` per second. */
+  okRate: number;
+  /** Operations finally failed. */
+  errors: number;
+  /** Operations in flight at the end. */
+  inflight: number;
+  requests: number;
+  requestBytes: number;
+  requestMBps: number;
+  exceptions: number;
+  responses: number;
+  responseBytes: number;
+  responseMBps: number;
+  responseErrors: number;
+  responseLatencyMinMs: number;
+  responseLatencyAvgMs: number;
+  responseLatencyMaxMs: number;
+  responseLatencyP50Ms: number;
+  responseLatencyP90Ms: number;
+  responseLatencyP99Ms: number;
+  responseLatencyP999Ms: number;
+  responseCodes: Record<string, number>;
   /** Requests sent again after a retryable answer or transport error. */
-  'feeder.retry.count': number;
+  retries: number;
   /** 429 answers. */
-  'feeder.throttled.count': number;
-  /** Operations that could not be read (bad JSON, unknown key, bad id): also in error.count. */
-  'feeder.parse.error.count': number;
+  throttled: number;
+  /** Operations that could not be read (bad JSON, unknown key, bad id): also in `errors`. */
+  parseErrors: number;
   /** Operations left to other shards (--shard) or before the checkpoint (--resume). */
-  'feeder.skipped.count': number;
+  skipped: number;
   /** The in-flight limit at the end (the level the cluster took). */
-  'feeder.inflight.limit': number;
+  inflightLimit: number;
   /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's dispatcher, whose protocol is its own). */
-  'http.protocol'?: WireProtocol;
+  protocol?: WireProtocol;
   /** Operations not finished because the feed was stopped (SIGINT, breaker); the checkpoint covers them. */
-  'feeder.abandoned.count': number;
+  abandoned: number;
   /**
    * Latency of the answers per HTTP status, as vespa-feed-client's extended benchmark output: how slow the
-   * 429s are beside the 200s. The counts add up to `http.response.count`.
+   * 429s are beside the 200s. The counts add up to `responses`.
    */
-  'http.response.latency.millis.by.code': Record<string, LatencyFigures>;
+  responseLatencyByCode: Record<string, LatencyFigures>;
   /**
    * Per operation, from its first send to its final answer, retries and backoff included: what a writer
    * waits for. With an arrival rate (`FeedOptions.arrivalRate`) it counts from when the operation was due.
    */
-  'operation.latency.millis.min': number;
-  'operation.latency.millis.avg': number;
-  'operation.latency.millis.p50': number;
-  'operation.latency.millis.p90': number;
-  'operation.latency.millis.p99': number;
-  'operation.latency.millis.max': number;
+  operationLatencyMinMs: number;
+  operationLatencyAvgMs: number;
+  operationLatencyP50Ms: number;
+  operationLatencyP90Ms: number;
+  operationLatencyP99Ms: number;
+  operationLatencyMaxMs: number;
 }
 
 /** Latency figures of one group of answers, in milliseconds. */
@@ -192,7 +197,7 @@ export class FeedStats {
   /** The protocol the feed spoke, once known. */
   protocol: WireProtocol | undefined;
   private readonly latency = new LatencyRecorder();
-  /** Per status: its count is the status's count in `http.response.code.counts`. */
+  /** Per status: its count is the status's count in `responseCodes`. */
   private readonly byCode = new Map<number, LatencyRecorder>();
   private readonly operationLatency = new LatencyRecorder();
   /** The last status's recorder: nearly every answer has the status of the one before. */
@@ -280,42 +285,42 @@ export class FeedStats {
     }
     const ops = this.operationLatency;
     return {
-      'feeder.operation.count': this.operations,
-      'feeder.seconds': round(seconds),
-      'feeder.ok.count': this.ok,
-      'feeder.ok.rate': round(this.ok / seconds),
-      'feeder.error.count': this.errors,
-      'feeder.inflight.count': inflight,
-      'http.request.count': this.requests,
-      'http.request.bytes': this.requestBytes,
-      'http.request.MBps': round(this.requestBytes / 1e6 / seconds),
-      'http.exception.count': this.exceptions,
-      'http.response.count': this.responses,
-      'http.response.bytes': this.responseBytes,
-      'http.response.MBps': round(this.responseBytes / 1e6 / seconds),
-      'http.response.error.count': this.responseErrors,
-      'http.response.latency.millis.min': round(this.latency.minMs()),
-      'http.response.latency.millis.avg': round(this.latency.avgMs()),
-      'http.response.latency.millis.max': round(this.latency.maxMs()),
-      'http.response.latency.millis.p50': round(this.percentileMs(50)),
-      'http.response.latency.millis.p90': round(this.percentileMs(90)),
-      'http.response.latency.millis.p99': round(this.percentileMs(99)),
-      'http.response.latency.millis.p999': round(this.percentileMs(99.9)),
-      'http.response.code.counts': codes,
-      'feeder.retry.count': this.retries,
-      'feeder.throttled.count': this.throttled,
-      'feeder.parse.error.count': this.parseErrors,
-      'feeder.skipped.count': this.skipped,
-      'feeder.inflight.limit': inflightLimit,
-      ...(this.protocol !== undefined && { 'http.protocol': this.protocol }),
-      'feeder.abandoned.count': this.abandoned,
-      'http.response.latency.millis.by.code': byCode,
-      'operation.latency.millis.min': round(ops.minMs()),
-      'operation.latency.millis.avg': round(ops.avgMs()),
-      'operation.latency.millis.p50': round(ops.percentileMs(50)),
-      'operation.latency.millis.p90': round(ops.percentileMs(90)),
-      'operation.latency.millis.p99': round(ops.percentileMs(99)),
-      'operation.latency.millis.max': round(ops.maxMs()),
+      operations: this.operations,
+      seconds: round(seconds),
+      ok: this.ok,
+      okRate: round(this.ok / seconds),
+      errors: this.errors,
+      inflight: inflight,
+      requests: this.requests,
+      requestBytes: this.requestBytes,
+      requestMBps: round(this.requestBytes / 1e6 / seconds),
+      exceptions: this.exceptions,
+      responses: this.responses,
+      responseBytes: this.responseBytes,
+      responseMBps: round(this.responseBytes / 1e6 / seconds),
+      responseErrors: this.responseErrors,
+      responseLatencyMinMs: round(this.latency.minMs()),
+      responseLatencyAvgMs: round(this.latency.avgMs()),
+      responseLatencyMaxMs: round(this.latency.maxMs()),
+      responseLatencyP50Ms: round(this.percentileMs(50)),
+      responseLatencyP90Ms: round(this.percentileMs(90)),
+      responseLatencyP99Ms: round(this.percentileMs(99)),
+      responseLatencyP999Ms: round(this.percentileMs(99.9)),
+      responseCodes: codes,
+      retries: this.retries,
+      throttled: this.throttled,
+      parseErrors: this.parseErrors,
+      skipped: this.skipped,
+      inflightLimit: inflightLimit,
+      ...(this.protocol !== undefined && { protocol: this.protocol }),
+      abandoned: this.abandoned,
+      responseLatencyByCode: byCode,
+      operationLatencyMinMs: round(ops.minMs()),
+      operationLatencyAvgMs: round(ops.avgMs()),
+      operationLatencyP50Ms: round(ops.percentileMs(50)),
+      operationLatencyP90Ms: round(ops.percentileMs(90)),
+      operationLatencyP99Ms: round(ops.percentileMs(99)),
+      operationLatencyMaxMs: round(ops.maxMs()),
     };
   }
 }

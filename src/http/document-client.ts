@@ -2,7 +2,7 @@ import type { Dispatcher, buildConnector } from 'undici';
 import { toDocumentPath } from '../document/id.js';
 import { createPool, headersToObject, parseBody, send, splitEndpoint, TransportError, type Protocol, type WireProtocol } from './transport.js';
 import { isH2Refusal, protocolError, unreachableCause } from './reachability.js';
-import { checkRetryPolicy, defaultRetryPolicy, parseRetryAfter, type RetryPolicy } from './retry-delay.js';
+import { checkRetryBound, checkRetryPolicy, defaultRetryPolicy, parseRetryAfter, type RetryPolicy } from './retry-delay.js';
 import { retryLoop, type AttemptFailure } from './retry-loop.js';
 import { DocumentRequestEncoder, defaultMaxRequestBytes, isAssignOnly, requestSizeError, type DocumentParams, type EncodedBody } from './document-request.js';
 import { VespaBulkError } from '../errors.js';
@@ -34,22 +34,22 @@ export interface DocumentClientOptions {
    */
   requestTimeoutMs?: number;
   /**
-   * Deadline of one call over all its attempts and the waits between them, in ms, as `FeedOptions.timeoutMs`: no
+   * Deadline of one call over all its attempts and the waits between them, in ms, as `FeedOptions.deadlineMs`: no
    * retry starts, nor a wait that would end, after it; the last answer or error is then the outcome. It does not
-   * cut an attempt short (`requestTimeoutMs` does that) and is not sent (`DocumentParams.timeout` is the
+   * cut an attempt short (`requestTimeoutMs` does that) and is not sent (`DocumentParams.serviceTimeout` is the
    * service's). Default none: `maxRetries` bounds the retries.
    */
-  timeoutMs?: number;
+  deadlineMs?: number;
   /**
    * Retries of one call, in a row, with the backoff of `retryPolicy`: an answer 429 (throttled) or 503 (busy,
    * nothing applied), and a transport error where sending again is safe (as the feeder decides: a get, or an
    * operation without a condition that is a put, a remove or an update of assignments only; any operation when
    * the request surely never left). Not retried: other statuses, and an endpoint where nothing has ever
    * answered (that rejects at once). When the retries are spent, the last 429 or 503 resolves as any answer
-   * does, or the last transport error rejects. Default 4 (five attempts in all); 0: none.
+   * does, or the last transport error rejects. Default 4 (five attempts in all); 0: none. The rule: {@link RetryPolicy}.
    */
   maxRetries?: number;
-  /** Fine-tuning of the backoff: `defaultRetryPolicy` (100 ms doubling to 10 s, half random), these fields over it. `maxRetries` above wins over the one here. */
+  /** Fine-tuning of the backoff: `defaultRetryPolicy` (100 ms doubling to 10 s, half random), these fields over it. Its `maxRetries` is refused beside `maxRetries` above (VB_USAGE). */
   retryPolicy?: Partial<RetryPolicy>;
   /** Use this dispatcher instead of creating a pool (it is not closed by close()). */
   dispatcher?: Dispatcher;
@@ -107,13 +107,14 @@ export class DocumentClient {
     checkInteger(options, 'connections', 1);
     checkInteger(options, 'pipelining', 1);
     checkProtocol(options);
-    checkDuration(options, 'timeoutMs', true);
+    checkDuration(options, 'deadlineMs', true);
     checkDuration(options, 'requestTimeoutMs', true);
     checkInteger(options, 'maxRetries', 0);
     checkRetryPolicy(options.retryPolicy);
+    checkRetryBound(options);
     checkInteger(options, 'maxRequestBytes', 1);
     this.policy = { ...defaultRetryPolicy, maxRetries: defaultDocumentRetries, ...options.retryPolicy, ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }) };
-    this.timeoutMs = options.timeoutMs;
+    this.timeoutMs = options.deadlineMs;
     this.maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes;
     // The own pool's TLS settings would be silently ignored with a caller's dispatcher.
     checkExclusive(options, 'dispatcher', 'tls');

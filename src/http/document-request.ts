@@ -16,7 +16,7 @@ export interface DocumentParams {
   create?: boolean;
   route?: string;
   /** Server-side timeout with unit, e.g. `5s` or `1000ms`. */
-  timeout?: string;
+  serviceTimeout?: string;
   tracelevel?: number;
   dryRun?: boolean;
   /** get: how tensor fields are written (`format.tensors`); see `VisitSelectionOptions.tensorFormat`. */
@@ -41,7 +41,7 @@ export function documentQuery(params: DocumentParams | undefined): string {
   if (params.condition !== undefined) q = addParam(q, 'condition', encodeURIComponent(params.condition));
   if (params.create !== undefined) q = addParam(q, 'create', String(params.create));
   if (params.route !== undefined) q = addParam(q, 'route', encodeURIComponent(params.route));
-  if (params.timeout !== undefined) q = addParam(q, 'timeout', encodeURIComponent(params.timeout));
+  if (params.serviceTimeout !== undefined) q = addParam(q, 'timeout', encodeURIComponent(params.serviceTimeout));
   if (params.tracelevel !== undefined && params.tracelevel > 0) q = addParam(q, 'tracelevel', String(params.tracelevel));
   if (params.dryRun) q = addParam(q, 'dryRun', 'true');
   if (params.tensorFormat !== undefined) q = addParam(q, tensorFormatParameter, encodeURIComponent(params.tensorFormat));

@@ -3,9 +3,22 @@ import { OptionError } from '../options-check.js';
 /**
  * The whole retry policy: a pure function of the attempt and what went wrong, returning how long to wait
  * before the next attempt, or 0 for "do not retry".
+ *
+ * The one rule of retries, which every option named `maxRetries` (`FeedOptions`, `DocumentClientOptions`,
+ * a visit's `retry`) links here:
+ * - A deadline (`deadlineMs`) bounds all the attempts of one operation and the waits between them, a
+ *   request timeout (`requestTimeoutMs`) one attempt, and the service's own `timeout` parameter
+ *   (`serviceTimeout`) only what the service does with one request.
+ * - `maxRetries` counts failed attempts in a row, after the first: 502, 503, 504 and transport errors always.
+ * - 429 (throttled) and 507 (feed block) are the cluster asking to slow down, not failures of the operation:
+ *   the feeder, whose every operation has a deadline, retries them until the deadline and does not count them
+ *   (as the Go client does for 429). A request-at-a-time caller (a visit, a bulk operation, `DocumentClient`,
+ *   a URL input; `retryLoop`) counts them against `maxRetries` too: it has no deadline by default, and a
+ *   service answering 429 forever must not hold it forever.
+ * - A failure after progress (a visit's new documents or continuation) starts the count again.
  */
 export interface RetryPolicy {
-  /** Attempts after the first, for 503, 502, 504 and transport errors. 429 and 507 are bounded only by the deadline. */
+  /** Failed attempts in a row after the first; which count is the rule above. */
   maxRetries: number;
   /** First delay for 429/503/transport errors. */
   baseDelayMs: number;
@@ -94,6 +107,15 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   if (/^\d+(\.\d+)?$/.test(text.trim())) return Math.round(Number(text) * 1000);
   const date = Date.parse(text);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * Refuses `retryPolicy.maxRetries` beside `maxRetries`: two bounds, one of which would silently win. The
+ * error (VB_USAGE) names both.
+ */
+export function checkRetryBound(options: { maxRetries?: number; retryPolicy?: Partial<RetryPolicy> }): void {
+  const inPolicy = options.retryPolicy?.maxRetries;
+  if (options.maxRetries !== undefined && inPolicy !== undefined) throw new OptionError('retryPolicy.maxRetries', 'left out', inPolicy, 'maxRetries');
 }
 
 /**

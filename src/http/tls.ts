@@ -24,7 +24,7 @@ export interface SecurityOptions {
   token?: string;
   /** Extra request headers, e.g. for a proxy; values of secret-looking headers are masked in output. */
   headers?: Record<string, string>;
-  /** Skip verifying the server's certificate (the official CLI's VESPA_CLI_DATA_PLANE_TRUST_ALL). */
+  /** Skip verifying the server's certificate (the CLI sets it from the official CLI's VESPA_CLI_DATA_PLANE_TRUST_ALL). */
   insecure?: boolean;
   /** The variable that held inline PEM for `ca`, `cert` or `key`, named in messages instead of the PEM. */
   origin?: { ca?: string; cert?: string; key?: string };
@@ -37,55 +37,16 @@ export interface TlsMaterial {
   key?: Buffer;
 }
 
-/**
- * Environment variables, first match wins per field: ours, then the official Vespa CLI's data-plane ones, whose
- * plain names hold the PEM text (or the token) and whose `*_FILE` names hold a path, the text winning.
- */
-export const securityEnv = {
-  ca: ['VESPA_BULK_CA', 'VESPA_CLI_DATA_PLANE_CA_CERT', 'VESPA_CLI_DATA_PLANE_CA_CERT_FILE'],
-  cert: ['VESPA_BULK_CERT', 'VESPA_CLI_DATA_PLANE_CERT', 'VESPA_CLI_DATA_PLANE_CERT_FILE'],
-  key: ['VESPA_BULK_KEY', 'VESPA_CLI_DATA_PLANE_KEY', 'VESPA_CLI_DATA_PLANE_KEY_FILE'],
-  token: ['VESPA_BULK_TOKEN', 'VESPA_CLI_DATA_PLANE_TOKEN'],
-} as const;
-
-/** The official CLI's variables that carry PEM text itself, never a file name. */
-const pemTextEnv = new Set(['VESPA_CLI_DATA_PLANE_CA_CERT', 'VESPA_CLI_DATA_PLANE_CERT', 'VESPA_CLI_DATA_PLANE_KEY']);
-
-/** Set (to anything but `false` or `0`): do not verify the server's certificate, as the official CLI. */
-export const trustAllEnv = 'VESPA_CLI_DATA_PLANE_TRUST_ALL';
-
 /** The flag each field comes from, for messages. */
 const flagOf = { ca: '--ca', cert: '--cert', key: '--key', token: '--token' } as const;
-
-/** SecurityOptions from environment variables (see `securityEnv`); empty values count as unset. */
-export function securityFromEnv(env: NodeJS.ProcessEnv = process.env): SecurityOptions {
-  const out: SecurityOptions = {};
-  const origin: NonNullable<SecurityOptions['origin']> = {};
-  for (const field of ['ca', 'cert', 'key', 'token'] as const) {
-    for (const name of securityEnv[field]) {
-      const value = env[name];
-      if (value === undefined || value === '') continue;
-      if (pemTextEnv.has(name) && !isInlinePem(value)) {
-        throw new VespaBulkError('VB_USAGE', `${name} holds the PEM text itself (-----BEGIN ...); for a file name use ${name}_FILE`);
-      }
-      out[field] = value;
-      // Only PEM text needs naming: a file name names itself.
-      if (field !== 'token' && pemTextEnv.has(name)) origin[field] = name;
-      break;
-    }
-  }
-  const trustAll = env[trustAllEnv];
-  if (trustAll !== undefined && trustAll !== 'false' && trustAll !== '0') out.insecure = true;
-  if (Object.keys(origin).length > 0) out.origin = origin;
-  return out;
-}
 
 /** True when requests need a dispatcher of their own (custom trust or a client certificate). */
 export function needsTlsMaterial(security: SecurityOptions | undefined): boolean {
   return security?.ca !== undefined || security?.cert !== undefined || security?.key !== undefined || security?.insecure === true;
 }
 
-function isInlinePem(value: string): boolean {
+/** A value that is PEM text itself rather than a file name. */
+export function isInlinePem(value: string): boolean {
   return value.trimStart().startsWith('-----BEGIN');
 }
 
@@ -95,8 +56,7 @@ function readMaterial(field: 'ca' | 'cert' | 'key', value: string): Buffer {
     return readFileSync(value);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    const env = securityEnv[field].join(' / ');
-    throw new VespaBulkError('VB_USAGE', `${flagOf[field]} (or ${env}): cannot read '${value}': ${code}`, { cause: err });
+    throw new VespaBulkError('VB_USAGE', `${flagOf[field]} names a file that cannot be read: '${value}': ${code}`, { cause: err });
   }
 }
 

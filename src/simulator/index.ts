@@ -5,7 +5,7 @@
 export { startSimulator, type Simulator, type SimulatorOptions } from './simulator.js';
 export { startDocumentServer, type DocumentServer, type DocumentServerOptions, type ServerStats } from './document-api/document-server.js';
 export type { InProgressCounts } from './http/in-progress.js';
-export type { QueueCounts } from './admission.js';
+export { defaultHeapMb, type QueueCounts } from './admission.js';
 export { type FaultSettings } from './faults.js';
 export { startConfigServer, type ConfigServer, type ConfigServerOptions } from './config-server/config-server.js';
 export type { ServerTlsOptions } from './http/auth.js';

@@ -46,8 +46,8 @@ export interface BulkOptions extends Pick<VisitSelectionOptions, 'namespace' | '
   destinationCluster?: string;
   /** Server-side work per request (`timeChunk`, e.g. `60s`). */
   timeChunk?: string;
-  /** Server-side timeout of each request. */
-  timeout?: string;
+  /** The service's time budget for each request, e.g. `60s`: its `timeout` query parameter. */
+  serviceTimeout?: string;
   tracelevel?: number;
   /** Start from this token (from an earlier run that failed). */
   continuation?: string;
@@ -104,7 +104,7 @@ export function validateBulkOptions(options: BulkOptions): void {
       throw new VespaBulkError('VB_USAGE', 'update-where needs the update operations, e.g. \'{"fields":{"title":{"assign":"x"}}}\' or --assign title=\'"x"\'');
     }
   }
-  for (const name of ['timeChunk', 'timeout'] as const) {
+  for (const name of ['timeChunk', 'serviceTimeout'] as const) {
     const value = options[name];
     if (value !== undefined && !isServerDuration(value)) throw new OptionError(name, 'a number with unit s or ms, e.g. 60s', value);
   }
@@ -134,7 +134,7 @@ export function bulkQuery(options: BulkOptions, continuation: string | undefined
   if (options.fromTimestamp !== undefined) q.set('fromTimestamp', String(options.fromTimestamp));
   if (options.toTimestamp !== undefined) q.set('toTimestamp', String(options.toTimestamp));
   if (options.timeChunk !== undefined) q.set('timeChunk', options.timeChunk);
-  if (options.timeout !== undefined) q.set('timeout', options.timeout);
+  if (options.serviceTimeout !== undefined) q.set('timeout', options.serviceTimeout);
   if (options.tracelevel !== undefined && options.tracelevel > 0) q.set('tracelevel', String(options.tracelevel));
   if (continuation !== undefined) q.set('continuation', continuation);
   return q.toString();

@@ -65,7 +65,7 @@ export async function migrate(options: MigrateOptions): Promise<MigrateSummary> 
   const summary = outcome.summary;
   const report = await documents.report.catch((err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }));
   const visitOk = 'ok' in report && report.ok && visitError === undefined;
-  const result: MigrateSummary = { ok: visitOk && summary['feeder.error.count'] === 0 && summary['feeder.abandoned.count'] === 0 && outcome.stopped === undefined, visit: report, feed: summary };
+  const result: MigrateSummary = { ok: visitOk && summary.errors === 0 && summary.abandoned === 0 && outcome.stopped === undefined, visit: report, feed: summary };
   if (outcome.failuresFile !== undefined) result.failuresFile = outcome.failuresFile;
   if (outcome.stopped !== undefined) result.stopped = outcome.stopped;
   return result;

@@ -86,8 +86,8 @@ export interface VisitOptions extends VisitSelectionOptions {
   wantedDocumentCount?: number;
   /** The server-side `concurrency` parameter (visitors per request). */
   concurrency?: number;
-  /** Server-side time budget of one request, e.g. `60s`, `500ms`; sent as `timeout`. */
-  timeout?: string;
+  /** The service's time budget for one request, e.g. `60s`, `500ms`: its `timeout` query parameter. */
+  serviceTimeout?: string;
   /** `tracelevel` 0-9; traces are passed to `onMessage`. */
   tracelevel?: number;
   /**
@@ -140,11 +140,12 @@ export const defaultAdaptiveStart = 4;
 /**
  * The retry policy of a visit or bulk operation. `maxRetries` bounds failed requests in a row of every kind
  * (429 and 507 too), without any progress in between: progress (a document or a new continuation) resets the
- * count, so a long visit survives any number of spread-out cuts but not a server that keeps failing.
+ * count, so a long visit survives any number of spread-out cuts but not a server that keeps failing. The rule
+ * of every `maxRetries`: {@link RetryPolicy}.
  */
 export interface VisitRetryPolicy extends RetryPolicy {
   /**
-   * Alias of `maxRetries`, the name earlier versions used (and the CLI's `--retries` sets): a failure count in
+   * Alias of `maxRetries`, the name earlier versions used: a failure count in
    * a row, not a count of requests. Giving both with different values is refused.
    */
   maxAttempts?: number;

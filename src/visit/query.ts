@@ -68,7 +68,7 @@ export function checkVisitOptionValues(options: VisitOptions): void {
     checkDuration(named, 'adaptiveSlices.windowMs', true);
     checkInteger(named, 'adaptiveSlices.windowDocuments', 0);
   }
-  if (options.timeout !== undefined && !isServerDuration(options.timeout)) throw new OptionError('timeout', 'a number with unit s or ms, e.g. 60s', options.timeout);
+  if (options.serviceTimeout !== undefined && !isServerDuration(options.serviceTimeout)) throw new OptionError('serviceTimeout', 'a number with unit s or ms, e.g. 60s', options.serviceTimeout);
   checkInteger(options, 'wantedDocumentCount', 1);
   checkInteger(options, 'concurrency', 1, 1024);
   checkInteger(options, 'tracelevel', 0, 9);
@@ -189,7 +189,7 @@ export function baseVisitQuery(options: VisitOptions): URLSearchParams {
   const wanted = options.wantedDocumentCount ?? (stream ? undefined : 1000);
   if (wanted !== undefined) q.set('wantedDocumentCount', String(wanted));
   if (options.concurrency !== undefined) q.set('concurrency', String(options.concurrency));
-  if (options.timeout !== undefined) q.set('timeout', options.timeout);
+  if (options.serviceTimeout !== undefined) q.set('timeout', options.serviceTimeout);
   if (options.tracelevel !== undefined && options.tracelevel > 0) q.set('tracelevel', String(options.tracelevel));
   if (stream) q.set('stream', 'true');
   return q;
@@ -212,7 +212,7 @@ export function visitRequestPath(base: string, query: URLSearchParams, slices: n
  * to a different visit (another selection would make its continuation tokens meaningless).
  */
 export function visitFingerprint(options: VisitOptions): string {
-  const q = baseVisitQuery({ ...options, stream: true, tracelevel: undefined, timeout: undefined, concurrency: undefined, wantedDocumentCount: undefined });
+  const q = baseVisitQuery({ ...options, stream: true, tracelevel: undefined, serviceTimeout: undefined, concurrency: undefined, wantedDocumentCount: undefined });
   const clusters = clustersOf(options);
   // Each chain names its own cluster: the set of them is part of what is visited.
   if (clusters.length > 1) q.set('clusters', clusters.join(','));
@@ -224,16 +224,4 @@ export function visitFingerprint(options: VisitOptions): string {
 export function timeoutMs(text: string | undefined, fallbackMs: number): number {
   if (text === undefined || !isServerDuration(text)) return fallbackMs;
   return parseDurationMs(text) ?? fallbackMs;
-}
-
-/** Documents and removes per content cluster, of a visit that went through several (chains without a cluster are left out). */
-export function countsByCluster(slices: ReadonlyArray<{ cluster?: string; documents: number; removes: number }>): Record<string, { documents: number; removes: number }> {
-  const counts: Record<string, { documents: number; removes: number }> = {};
-  for (const s of slices) {
-    if (s.cluster === undefined) continue;
-    const c = (counts[s.cluster] ??= { documents: 0, removes: 0 });
-    c.documents += s.documents;
-    c.removes += s.removes;
-  }
-  return counts;
 }

@@ -129,7 +129,7 @@ export function createChains(options: VisitOptions, consumer: VisitConsumer): Ch
     });
   const query = baseVisitQuery(options);
   const stream = options.stream ?? true;
-  const requestTimeoutMs = options.requestTimeoutMs ?? timeoutMs(options.timeout, 180_000) + 30_000;
+  const requestTimeoutMs = options.requestTimeoutMs ?? timeoutMs(options.serviceTimeout, 180_000) + 30_000;
   let bytes = 0;
   const reach = { answered: false };
   const slices = specs.map(

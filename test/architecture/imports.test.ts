@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
  *   modules into one, as the Sink interface once did with the file it was implemented in).
  */
 const src = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
-const clientFolders = ['feed', 'visit', 'http', 'deploy', 'cli', 'sinks', 'target'];
+const clientFolders = ['feed', 'visit', 'http', 'deploy', 'cli', 'sinks'];
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
@@ -83,5 +83,38 @@ describe('simulator imports', () => {
       }
     }
     expect(offending).toEqual([]);
+  });
+});
+
+/**
+ * The CLI is a shell over the package as its users get it: every import that leaves src/cli/ names one of
+ * the package's entry files, so what the CLI needs of the library is public (and documented), and what is
+ * the CLI's own (flags, environment, presentation, default file names) lives in src/cli/.
+ */
+const entryFiles = ['index.ts', 'simulator/index.ts', 'report/index.ts', 'bench/index.ts'].map((f) => join(src, f));
+
+/** `file`'s imports that leave src/cli/ for something other than an entry file, as `file -> spec`. */
+function nonEntryImports(file: string, source: string): string[] {
+  const cli = join(src, 'cli');
+  return importSpecifiers(source)
+    .filter((spec) => {
+      const target = resolveImport(file, spec);
+      return target !== undefined && !target.startsWith(`${cli}/`) && !entryFiles.includes(target);
+    })
+    .map((spec) => `${relative(src, file)} -> ${spec}`);
+}
+
+describe('CLI imports', () => {
+  const files = filesUnder(join(src, 'cli'));
+
+  it('finds the CLI and tells an entry from an internal module', () => {
+    expect(files.length).toBeGreaterThan(20);
+    const probe = join(src, 'cli/commands/probe.ts');
+    const source = "import { feed } from '../../index.js';\nimport { x } from '../../feed/feeder.js';\nimport { y } from '../color.js';\nconst r = await import('../../report/index.js');\nconst h = await import('../../report/html.js');";
+    expect(nonEntryImports(probe, source)).toEqual(['cli/commands/probe.ts -> ../../feed/feeder.js', 'cli/commands/probe.ts -> ../../report/html.js']);
+  });
+
+  it('leave src/cli/ only through the package entries', () => {
+    expect(files.flatMap((file) => nonEntryImports(file, readFileSync(file, 'utf8')))).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@ import { feed } from '../../src/feed/feed.js';
 import { bench } from '../../src/bench/bench.js';
 import { speedtestSource } from '../../src/bench/speedtest.js';
 import type { FeedSummary } from '../../src/feed/stats.js';
+import type { PrintedFeedSummary } from '../../src/cli/summary-names.js';
 import { tempDir } from '../feed/helpers.js';
 
 const sampleApp = resolve('samples/app');
@@ -35,19 +36,19 @@ async function simulator(faults: { maxOpsPerSecond?: number; queueLimit?: number
 
 /** The per-status figures agree with the counts, and the operation latency is there. */
 function expectConsistentLatency(s: FeedSummary): void {
-  const byCode = s['http.response.latency.millis.by.code'];
-  expect(Object.keys(byCode)).toEqual(Object.keys(s['http.response.code.counts']));
+  const byCode = s.responseLatencyByCode;
+  expect(Object.keys(byCode)).toEqual(Object.keys(s.responseCodes));
   let total = 0;
   for (const [code, f] of Object.entries(byCode)) {
-    expect(f.count).toBe(s['http.response.code.counts'][code]);
+    expect(f.count).toBe(s.responseCodes[code]);
     expect(f.min).toBeLessThanOrEqual(f.p50);
     expect(f.p50).toBeLessThanOrEqual(f.p99);
     expect(f.p99).toBeLessThanOrEqual(f.max * 1.001);
     total += f.count;
   }
-  expect(total).toBe(s['http.response.count']);
-  expect(s['operation.latency.millis.p50']).toBeLessThanOrEqual(s['operation.latency.millis.p99']);
-  expect(s['operation.latency.millis.max']).toBeGreaterThan(0);
+  expect(total).toBe(s.responses);
+  expect(s.operationLatencyP50Ms).toBeLessThanOrEqual(s.operationLatencyP99Ms);
+  expect(s.operationLatencyMaxMs).toBeGreaterThan(0);
 }
 
 function run(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -72,13 +73,13 @@ describe('feed --speedtest', () => {
         if (bodies.length < 3) bodies.push(r.id!);
       },
     });
-    console.log(`speedtest 300 B for 1 s: ${summary['feeder.ok.rate']} ok/s, p99 ${summary['http.response.latency.millis.p99']} ms`);
-    expect(summary['feeder.ok.count']).toBeGreaterThan(100);
-    expect(summary['feeder.error.count']).toBe(0);
-    expect(Object.keys(summary['http.response.code.counts'])).toEqual(['200']);
+    console.log(`speedtest 300 B for 1 s: ${summary.okRate} ok/s, p99 ${summary.responseLatencyP99Ms} ms`);
+    expect(summary.ok).toBeGreaterThan(100);
+    expect(summary.errors).toBe(0);
+    expect(Object.keys(summary.responseCodes)).toEqual(['200']);
     for (const id of bodies) expect(id).toMatch(/^id:test:test::[a-z]{8}$/);
     // Each request's body: {"fields":{"test":"<300 letters>"}}.
-    expect(summary['http.request.bytes'] / summary['http.request.count']).toBe(300 + '{"fields":{"test":""}}'.length);
+    expect(summary.requestBytes / summary.requests).toBe(300 + '{"fields":{"test":""}}'.length);
     expect(s.documents.store.size()).toBe(0);
     expectConsistentLatency(summary);
   });
@@ -92,7 +93,7 @@ describe('feed --speedtest', () => {
     expect(refused.stderr).toMatch(/--speedtest cannot be combined with feed files/);
     const ok = await run(['feed', '--speedtest', '100', '--speedtest-duration', '1', '-t', s.url, '-q'], dir);
     expect(ok.code).toBe(0);
-    const summary = JSON.parse(ok.stdout) as FeedSummary;
+    const summary = JSON.parse(ok.stdout) as PrintedFeedSummary;
     expect(summary['feeder.ok.count']).toBeGreaterThan(0);
     expect(summary['http.response.latency.millis.by.code']['200'].count).toBe(summary['http.response.count']);
     expect(s.documents.store.size()).toBe(0);
@@ -109,7 +110,7 @@ describe('bench', () => {
     expect(step.ok).toBe(2000);
     expect(step.failed).toBe(0);
     expect(s.documents.store.size()).toBe(2000);
-    expect(result.summary['http.response.code.counts']).toEqual({ '200': 2000 });
+    expect(result.summary.responseCodes).toEqual({ '200': 2000 });
     expectConsistentLatency(result.summary);
   });
 
@@ -168,7 +169,7 @@ describe('bench', () => {
     expect(result.highestHeldRate!).toBeLessThan(2000);
     for (const st of result.steps) {
       expect(Date.parse(st.endedAt)).toBeGreaterThanOrEqual(Date.parse(st.startedAt));
-      expect(st.summary['http.response.code.counts']['200']).toBe(st.ok);
+      expect(st.summary.responseCodes['200']).toBe(st.ok);
     }
     expect(result.criteria).toEqual({ sloMs: 300, max429Share: 0.01, minAchievedShare: 0.95 });
   });

@@ -27,7 +27,7 @@ import {
   uploadPackage,
   waitForConvergence,
 } from '../../src/deploy/index.js';
-import { formatChangeActions } from '../../src/deploy/format.js';
+import { formatChangeActions } from '../../src/cli/deploy-format.js';
 import { isVespaBulkError } from '../../src/errors.js';
 import { cleanupTrees, eventually, sampleAppDir, sampleFiles, withMusicField, writeTree, zipFiles } from './fixtures.js';
 

@@ -83,8 +83,8 @@ describe('deploy → feed through one simulator', () => {
       ],
       { endpoint: sim.url, failures: false, checkpoint: false, onResult: (r) => results.push(r) },
     );
-    expect(summary['feeder.ok.count']).toBe(2);
-    expect(summary['feeder.error.count']).toBe(1);
+    expect(summary.ok).toBe(2);
+    expect(summary.errors).toBe(1);
     const byId = new Map(results.map((r) => [r.id, r]));
     expect(byId.get('id:mynamespace:music::a')).toMatchObject({ ok: true, status: 200 });
     expect(byId.get('id:mynamespace:user::u')).toMatchObject({ ok: true, status: 200 });

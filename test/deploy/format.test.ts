@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contentUrlToPath, formatApplicationStatus, formatChangeActions, formatLog, formatReindexing } from '../../src/deploy/format.js';
+import { contentUrlToPath, formatApplicationStatus, formatChangeActions, formatLog, formatReindexing } from '../../src/cli/deploy-format.js';
 
 describe('deploy output formatting', () => {
   it('indents continuation lines of multi-line log messages under the level', () => {

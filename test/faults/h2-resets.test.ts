@@ -148,7 +148,7 @@ async function feedThrough(front: Front, ops: Op[], extra: Parameters<typeof fee
   // Exactly one of succeeded or in the failure output, with a reason line for each.
   const failed = failureLines(failures);
   expect(results.size).toBe(ops.length);
-  expect(summary['feeder.ok.count'] + failed.length).toBe(ops.length);
+  expect(summary.ok + failed.length).toBe(ops.length);
   expect(new Set(failed)).toEqual(new Set(ops.filter((o) => !results.get(keyOfOp(o))!.ok).map((o) => JSON.stringify(o))));
   const reasons = new Map(failureReasons(failures).map((r) => [`${r.operation as string} ${r.id as string}`, r]));
   expect(reasons.size).toBe(failed.length);
@@ -217,7 +217,7 @@ describe('feed over h2 against a server that resets streams (RST_STREAM)', () =>
     const actual = storeMap(backend);
     for (const id of actual.keys()) if (/::[ct]\d/.test(id)) actual.delete(id);
     expect(actual).toEqual(expected);
-    expect(summary['feeder.error.count']).toBe(ops.filter((o) => unsafe(o) && fateOf(keyOfOp(o)).startsWith('reset')).length);
+    expect(summary.errors).toBe(ops.filter((o) => unsafe(o) && fateOf(keyOfOp(o)).startsWith('reset')).length);
   });
 });
 

@@ -73,7 +73,7 @@ export function expectNothingLost(server: Pick<DocumentServer, 'store'>, ops: Op
 }
 
 export function okOf(summary: FeedSummary): number {
-  return summary['feeder.ok.count'];
+  return summary.ok;
 }
 
 export const noFaults: Partial<FaultSettings> = {

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { FailureWriter, defaultFailuresPath } from '../../src/feed/failures.js';
+import { FailureWriter } from '../../src/feed/failures.js';
+import { defaultFailuresPath } from '../../src/cli/default-paths.js';
 import { OperationSplitter, type RawItem } from '../../src/feed/splitter.js';
 import { tempDir } from './helpers.js';
 

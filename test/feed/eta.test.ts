@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimateRemainingSeconds } from '../../src/feed/eta.js';
+import { estimateRemainingSeconds } from '../../src/cli/eta.js';
 
 describe('the feed progress estimate', () => {
   const base = { seconds: 10, ok: 0, failed: 0, retries: 0, inflight: 0, limit: 64, p50Ms: 1, p99Ms: 2 };

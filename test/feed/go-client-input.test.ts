@@ -38,8 +38,8 @@ describe('ids with n= as the Go client reads them', () => {
       ].join('\n'),
     );
     const summary = await feed(input, { endpoint: s.url, failures });
-    expect(summary['feeder.ok.count']).toBe(2);
-    expect(summary['feeder.error.count']).toBe(2);
+    expect(summary.ok).toBe(2);
+    expect(summary.errors).toBe(2);
     // The service makes the id from the path's number: n=5.
     expect(s.store.get('id:ns:music:n=5:plus')).toBeDefined();
     expect(s.store.get('id:ns:music:n=7:after')).toBeDefined();
@@ -100,10 +100,10 @@ describe('the request size limit', () => {
     const failures = join(d, 'failed.jsonl');
     writeFileSync(input, `${small}\n${big}\n`);
     const summary = await feed(input, { endpoint: s.url, failures, maxRequestBytes: 100 });
-    expect(summary['feeder.ok.count']).toBe(1);
-    expect(summary['feeder.error.count']).toBe(1);
+    expect(summary.ok).toBe(1);
+    expect(summary.errors).toBe(1);
     // Not sent: one request, for the small one.
-    expect(summary['http.request.count']).toBe(1);
+    expect(summary.requests).toBe(1);
     expect(s.store.get('id:ns:music::big')).toBeUndefined();
     expect(readFileSync(failures, 'utf8')).toBe(`${big}\n`);
     expect(reasonsOf(failures)).toEqual([
@@ -120,7 +120,7 @@ describe('the request size limit', () => {
     ]);
     // At the limit exactly, it goes.
     const again = await feed(input, { endpoint: s.url, failures: join(d, 'none.jsonl'), maxRequestBytes: bigBody });
-    expect(again['feeder.error.count']).toBe(0);
+    expect(again.errors).toBe(0);
     expect(existsSync(join(d, 'none.jsonl'))).toBe(false);
   });
 

@@ -44,11 +44,11 @@ describe('feeder stop', () => {
 
     expect(outcome.stopped).toBe('interrupted');
     expect(results.map((r) => r.ok)).toEqual([true, true, true, true, true]);
-    expect(outcome.summary['feeder.ok.count']).toBe(5);
-    expect(outcome.summary['feeder.error.count']).toBe(0);
-    expect(outcome.summary['feeder.abandoned.count']).toBe(15);
+    expect(outcome.summary.ok).toBe(5);
+    expect(outcome.summary.errors).toBe(0);
+    expect(outcome.summary.abandoned).toBe(15);
     // All 15 were on the wire when the pool was destroyed: each ended in a transport error, none as a failure.
-    expect(outcome.summary['http.exception.count']).toBe(15);
+    expect(outcome.summary.exceptions).toBe(15);
     expect(outcome.failuresFile).toBeUndefined();
     expect(JSON.parse(readFileSync(checkpoint, 'utf8')).position).toMatchObject({ input: 0, line: 6 });
   });

@@ -84,11 +84,11 @@ describe('workers and the periodic checkpoint', () => {
       // Every line is accounted for, and the rerun feeds only what the checkpoint left open: the operations it
       // lists unfinished and those after `readTo`.
       const s2 = second.summary;
-      expect(s2['feeder.operation.count'] + s2['feeder.skipped.count']).toBe(ops.length);
-      expect(s2['feeder.operation.count']).toBeLessThanOrEqual(saved.unfinished!.length + ops.length - saved.readTo!.line);
+      expect(s2.operations + s2.skipped).toBe(ops.length);
+      expect(s2.operations).toBeLessThanOrEqual(saved.unfinished!.length + ops.length - saved.readTo!.line);
       const finished = JSON.parse(readFileSync(checkpoint, 'utf8')) as FeedCheckpoint;
       expect(finished.position).toBeNull();
-      console.log(`${from} -> ${to} workers: checkpoint counted ${saved.ok} ok, ${saved.unfinished!.length} unfinished of ${saved.readTo!.line} read; rerun sent ${s2['feeder.operation.count']}`);
+      console.log(`${from} -> ${to} workers: checkpoint counted ${saved.ok} ok, ${saved.unfinished!.length} unfinished of ${saved.readTo!.line} read; rerun sent ${s2.operations}`);
     });
   }
 });

@@ -34,15 +34,15 @@ describe('feed with worker threads', () => {
       const feeder = workers === 1 ? new Feeder({ endpoint: s.url, workers }) : new WorkerFeeder({ endpoint: s.url, workers });
       const outcome = await feeder.run(path);
       const sum = outcome.summary;
-      expect(sum['feeder.ok.count'], `workers ${workers}`).toBe(ops.length);
+      expect(sum.ok, `workers ${workers}`).toBe(ops.length);
       expect(storeMap(s)).toEqual(expectedStore(ops));
       // Merged exactly: every answer is in the merged histogram once.
       const snap = feeder.snapshot();
-      expect(snap.latencyUs.totalCount).toBe(sum['http.response.count']);
-      expect(sum['http.response.latency.millis.by.code']['200'].count).toBe(ops.length);
+      expect(snap.latencyUs.totalCount).toBe(sum.responses);
+      expect(sum.responseLatencyByCode['200'].count).toBe(ops.length);
       summaries.push(sum);
     }
-    for (const key of ['feeder.operation.count', 'feeder.ok.count', 'feeder.error.count', 'http.request.count', 'http.response.count', 'feeder.skipped.count'] as const) {
+    for (const key of ['operations', 'ok', 'errors', 'requests', 'responses', 'skipped'] as const) {
       expect(summaries.map((s) => s[key]), key).toEqual(Array(3).fill(summaries[0][key]));
     }
   });
@@ -52,7 +52,7 @@ describe('feed with worker threads', () => {
     const ops = sequencedOperations(500, 20);
     const path = writeJsonl(join(dir(), 'in.jsonl'), ops);
     const summary = await feed(path, { endpoint: s.url, workers: 3 });
-    expect(summary['feeder.ok.count']).toBe(ops.length);
+    expect(summary.ok).toBe(ops.length);
     const store = storeMap(s);
     for (let i = 0; i < 500; i++) expect(store.get(`id:ns:music::s${i}`)).toEqual({ n: 20 });
   });
@@ -66,7 +66,7 @@ describe('feed with worker threads', () => {
     const results: OperationResult[] = [];
     const feeder = new WorkerFeeder({ endpoint: s.url, workers: 3, maxRetries: 0, retryPolicy: quickRetries, failures, onResult: (r) => results.push(r), onResultOnlyFailed: true });
     const outcome = await feeder.run(path);
-    const failed = outcome.summary['feeder.error.count'];
+    const failed = outcome.summary.errors;
     expect(failed).toBeGreaterThan(0);
     expect(outcome.failuresFile).toBe(failures);
     expect(failureLines(failures).length).toBe(failed);
@@ -77,7 +77,7 @@ describe('feed with worker threads', () => {
     expect(new Set(reasons.map((r) => workerOf(r.id as string, 3))).size).toBeGreaterThan(1);
     expect(results.length).toBe(failed);
     expect(results.every((r) => !r.ok)).toBe(true);
-    expectNothingLost(s, ops, outcome.summary['feeder.ok.count'], failures);
+    expectNothingLost(s, ops, outcome.summary.ok, failures);
   });
 
   it('a stop mid-feed writes one checkpoint; resuming it with workers loses nothing', async () => {
@@ -101,13 +101,13 @@ describe('feed with worker threads', () => {
     expect(existsSync(checkpoint)).toBe(true);
     const s1 = first.summary;
     // Every operation read is accounted for: succeeded, failed, or abandoned behind the checkpoint.
-    expect(s1['feeder.ok.count'] + s1['feeder.error.count'], why).toBeLessThan(ops.length);
+    expect(s1.ok + s1.errors, why).toBeLessThan(ops.length);
     const second = await new WorkerFeeder({ endpoint: s.url, workers: 2, resume: checkpoint, checkpoint, failures: join(d, 'f2.jsonl') }).run(path);
     expect(second.stopped).toBeUndefined();
     const s2 = second.summary;
-    expect(s2['feeder.skipped.count'] + s2['feeder.ok.count'], why).toBe(ops.length);
-    expect(s2['feeder.skipped.count'], why).toBeLessThanOrEqual(s1['feeder.ok.count']);
-    console.log(`workers stop/resume: first run ok ${s1['feeder.ok.count']}, abandoned ${s1['feeder.abandoned.count']}, re-sent ${s1['feeder.ok.count'] - s2['feeder.skipped.count']}`);
+    expect(s2.skipped + s2.ok, why).toBe(ops.length);
+    expect(s2.skipped, why).toBeLessThanOrEqual(s1.ok);
+    console.log(`workers stop/resume: first run ok ${s1.ok}, abandoned ${s1.abandoned}, re-sent ${s1.ok - s2.skipped}`);
     expectNothingLost(s, ops, ops.length, join(d, 'f2.jsonl'));
   });
 
@@ -120,7 +120,7 @@ describe('feed with worker threads', () => {
     expect(outcome.stopped).toBe('unauthorized');
     expect([401, 403]).toContain(outcome.authStatus);
     expect(outcome.checkpointFile).toBe(join(d, 'cp.json'));
-    expect(outcome.summary['feeder.ok.count']).toBe(0);
+    expect(outcome.summary.ok).toBe(0);
   });
 
   it('fails fast when nothing answers (VB_UNREACHABLE), as one thread does', async () => {
@@ -173,10 +173,10 @@ describe('worker routing and batches (pure)', () => {
     const whole = hdr.build();
     for (let i = 1; i <= 200; i++) whole.recordValue(i * 1000);
     const s = m.summary(performance.now(), 0, 0);
-    expect(s['http.response.count']).toBe(200);
-    expect(s['http.response.code.counts']).toEqual({ 200: 150, 429: 50 });
-    expect(s['http.response.latency.millis.p50']).toBeCloseTo(whole.getValueAtPercentile(50) / 1000, 1);
-    expect(s['http.response.latency.millis.max']).toBe(200);
+    expect(s.responses).toBe(200);
+    expect(s.responseCodes).toEqual({ 200: 150, 429: 50 });
+    expect(s.responseLatencyP50Ms).toBeCloseTo(whole.getValueAtPercentile(50) / 1000, 1);
+    expect(s.responseLatencyMaxMs).toBe(200);
   });
 
   it('defaults to one worker, whatever the input', () => {

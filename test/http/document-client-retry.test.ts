@@ -67,7 +67,7 @@ describe('DocumentClient retries (loopback, the simulator with faults)', () => {
     expect((await client.put('id:ns:music::missing', { title: 'x' }, { condition: 'music.title=="y"' })).status).toBe(412);
   });
 
-  it('follows Retry-After within the deadline (timeoutMs): a wait past it is not made', async () => {
+  it('follows Retry-After within the deadline (deadlineMs): a wait past it is not made', async () => {
     let answered = 0;
     const server = await startRecordingServer((_req, res) => {
       answered++;
@@ -75,7 +75,7 @@ describe('DocumentClient retries (loopback, the simulator with faults)', () => {
       res.end('{"message":"busy"}');
     });
     cleanups.push(server.close);
-    const client = new DocumentClient({ endpoint: server.url, timeoutMs: 2_000, retryPolicy: fast });
+    const client = new DocumentClient({ endpoint: server.url, deadlineMs: 2_000, retryPolicy: fast });
     cleanups.push(() => client.close());
     const started = performance.now();
     const res = await client.get('id:ns:music::x');
@@ -163,7 +163,8 @@ describe('DocumentClient retry options are checked', () => {
     [{ retryPolicy: { jitter: 2 } }, /^retryPolicy\.jitter must be a number from 0 to 1/],
     [{ retryPolicy: 'fast' as never }, /^retryPolicy must be an object/],
     [{ requestTimeoutMs: 0 }, /^requestTimeoutMs must be a finite number > 0/],
-    [{ timeoutMs: -1 }, /^timeoutMs must be a finite number > 0/],
+    [{ deadlineMs: -1 }, /^deadlineMs must be a finite number > 0/],
+    [{ maxRetries: 1, retryPolicy: { maxRetries: 2 } }, /^give retryPolicy\.maxRetries or maxRetries, not both/],
   ])('%o', (options, message) => {
     expect(() => new DocumentClient({ endpoint: 'http://127.0.0.1:9', ...options })).toThrow(message);
   });

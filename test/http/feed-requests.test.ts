@@ -29,7 +29,7 @@ describe('feeder requests', () => {
         route: 'default',
         tracelevel: 3,
         dryRun: true,
-        timeoutMs: 30_000,
+        deadlineMs: 30_000,
         compression: 'gzip',
         headers: { authorization: 'Bearer secret' },
         failures: false,
@@ -218,7 +218,7 @@ describe('circuit breaker in the feeder', () => {
         connections: 4,
         pipelining: 16,
       });
-      expect(summary['feeder.ok.count']).toBe(100);
+      expect(summary.ok).toBe(100);
     } finally {
       await server.close();
     }

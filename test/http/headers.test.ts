@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { maskHeaders, parseHeaderFlags } from '../../src/http/headers.js';
+import { maskHeaders } from '../../src/http/headers.js';
+import { parseHeaderFlags } from '../../src/cli/header-flags.js';
 
 describe('header flags', () => {
   it('parses Name: value and keeps colons in the value', () => {

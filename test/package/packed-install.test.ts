@@ -158,7 +158,7 @@ try {
   const { status } = await client.get('id:mynamespace:music::song-2');
   await client.close();
   const entries = [typeof renderReport, typeof speedtestSource];
-  console.log(JSON.stringify({ ok: summary['feeder.ok.count'], visited: visited.sort(), status, entries }));
+  console.log(JSON.stringify({ ok: summary.ok, visited: visited.sort(), status, entries }));
 } finally {
   await sim.close();
 }

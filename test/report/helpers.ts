@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Feeder } from '../../src/feed/feeder.js';
 import { RunRecorder } from '../../src/report/recorder.js';
+import { feedSummaryJson } from '../../src/cli/summary-names.js';
 import { feedSampler } from '../../src/report/sample.js';
 import { StatsFileWriter } from '../../src/report/stats-file.js';
 import type { RecordedRun } from '../../src/report/stats-format.js';
@@ -38,7 +39,7 @@ export async function recordFeed(endpoint: string, file: string, stats: string, 
   next();
   try {
     const outcome = await feeder.run(file);
-    return recorder.finish(outcome.summary as unknown as Record<string, unknown>);
+    return recorder.finish(feedSummaryJson(outcome.summary));
   } finally {
     clearTimeout(timer);
     writer.close();

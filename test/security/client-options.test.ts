@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yargs from 'yargs';
 import { securityFromArgs, withSecurityOptions } from '../../src/cli/security-options.js';
 import { isVespaBulkError } from '../../src/errors.js';
-import { authHeaders, connectOptions, readTlsMaterial, redact, secretsOf, securityFromEnv, securityHeaders } from '../../src/http/tls.js';
+import { authHeaders, connectOptions, readTlsMaterial, redact, secretsOf, securityHeaders } from '../../src/http/tls.js';
+import { securityFromEnv } from '../../src/cli/security-options.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 
 let pki: TestPki;

@@ -43,15 +43,15 @@ describe('feed over HTTP/2 with TLS (ALPN)', () => {
       paths.length = 0;
       const told: string[] = [];
       const s = await feed(ops, { endpoint: url, tls: { ca: pki.pem.ca }, ...(protocol !== undefined && { protocol }), onProtocol: (p) => told.push(p), failures: false, checkpoint: false });
-      expect(s['feeder.ok.count']).toBe(ops.length);
+      expect(s.ok).toBe(ops.length);
       expect(new Set(versions)).toEqual(new Set([version]));
-      expect(s['http.protocol']).toBe(version === '2.0' ? 'h2' : 'http1.1');
-      expect(told).toEqual([s['http.protocol']]);
+      expect(s.protocol).toBe(version === '2.0' ? 'h2' : 'http1.1');
+      expect(told).toEqual([s.protocol]);
       expect(new Set(paths)).toEqual(new Set(ops.map((o) => `/document/v1/ns/music/docid/${o.put.split('::')[1]}`)));
     }
     // `http2: true`, as before, is `protocol: 'h2'`.
     versions.length = 0;
-    expect((await feed(ops, { endpoint: url, tls: { ca: pki.pem.ca }, http2: true, failures: false, checkpoint: false }))['http.protocol']).toBe('h2');
+    expect((await feed(ops, { endpoint: url, tls: { ca: pki.pem.ca }, http2: true, failures: false, checkpoint: false })).protocol).toBe('h2');
     expect(new Set(versions)).toEqual(new Set(['2.0']));
   });
 
@@ -68,8 +68,8 @@ describe('feed over HTTP/2 with TLS (ALPN)', () => {
     const h1url = `https://127.0.0.1:${(h1.address() as AddressInfo).port}`;
     try {
       const s = await feed(ops.slice(0, 5), { endpoint: h1url, tls: { ca: pki.pem.ca }, failures: false, checkpoint: false });
-      expect(s['feeder.ok.count']).toBe(5);
-      expect(s['http.protocol']).toBe('http1.1');
+      expect(s.ok).toBe(5);
+      expect(s.protocol).toBe('http1.1');
       await expect(feed(ops.slice(0, 5), { endpoint: h1url, tls: { ca: pki.pem.ca }, protocol: 'h2', failures: false, checkpoint: false })).rejects.toMatchObject({
         code: 'VB_PROTOCOL',
         message: expect.stringMatching(/does not speak HTTP\/2 \((the server chose (no protocol|http\/1.1) instead of h2|the server agreed on no protocol when offered h2) \(ALPN\)\); use --protocol auto or --protocol http1.1/),

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isVespaBulkError } from '../../src/errors.js';
-import { readConfigLayers } from '../../src/target/config-files.js';
-import { parseConfigYaml, resolveTarget, type TargetInput } from '../../src/target/resolve.js';
-import { securityFromEnv } from '../../src/http/tls.js';
+import { readConfigLayers } from '../../src/cli/target/config-files.js';
+import { parseConfigYaml, resolveTarget, type TargetInput } from '../../src/cli/target/resolve.js';
+import { securityFromEnv } from '../../src/cli/security-options.js';
 import { clustersFromMessage } from '../../src/visit/discover-cluster.js';
 
 const home = '/home/u/.vespa';

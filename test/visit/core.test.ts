@@ -122,7 +122,7 @@ describe('visit query', () => {
       toTimestamp: '20',
       includeRemoves: true,
       concurrency: 4,
-      timeout: '30s',
+      serviceTimeout: '30s',
       tracelevel: 3,
     });
     const path = visitRequestPath('/document/v1/ns/music/docid/', q, 4, 2, 'tok+/=');
@@ -152,13 +152,13 @@ describe('visit query', () => {
   });
   it('validates slices, ids, timeouts and the document spec', () => {
     expect(() => validateVisitOptions({ endpoint: 'http://x', slices: 2, sliceIds: [2] })).toThrow(/sliceIds must be integers from 0 to 1, not 2/);
-    expect(() => validateVisitOptions({ endpoint: 'http://x', timeout: '5' })).toThrow(/timeout must be a number with unit s or ms/);
+    expect(() => validateVisitOptions({ endpoint: 'http://x', serviceTimeout: '5' })).toThrow(/serviceTimeout must be a number with unit s or ms/);
     expect(() => parseDocumentSpec('music')).toThrow(/namespace/);
     expect(parseDocumentSpec('ns/music')).toEqual({ namespace: 'ns', documentType: 'music' });
   });
   it('fingerprints what is visited, not how', () => {
     const a = visitFingerprint({ endpoint: 'http://x', namespace: 'n', documentType: 't', selection: 's', slices: 4, concurrency: 2 });
-    expect(visitFingerprint({ endpoint: 'http://y', namespace: 'n', documentType: 't', selection: 's', slices: 4, timeout: '9s' })).toBe(a);
+    expect(visitFingerprint({ endpoint: 'http://y', namespace: 'n', documentType: 't', selection: 's', slices: 4, serviceTimeout: '9s' })).toBe(a);
     expect(visitFingerprint({ endpoint: 'http://x', namespace: 'n', documentType: 't', selection: 'other', slices: 4 })).not.toBe(a);
     expect(visitFingerprint({ endpoint: 'http://x', namespace: 'n', documentType: 't', selection: 's', slices: 2 })).not.toBe(a);
   });

@@ -151,7 +151,7 @@ describe('the visit pool', () => {
 
     const moved = await migrate({ endpoint: from.url, namespace: 'ns', documentType: 'music', slices: 2, protocol: 'http1.1', destination: to.url, feed: { failures: false } });
     expect(moved.ok).toBe(true);
-    expect(moved.feed['http.protocol']).toBe('http1.1');
+    expect(moved.feed.protocol).toBe('http1.1');
     expect(destination.store.size()).toBe(60);
     expect(new Set([...from.connections, ...to.connections])).toEqual(new Set(['http1.1']));
   });

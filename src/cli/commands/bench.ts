@@ -1,8 +1,6 @@
 import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError } from '../../errors.js';
-import { parseHeaderFlags } from '../../http/headers.js';
-import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { VespaBulkError, connectOptions, needsTlsMaterial, securityHeaders, type Feeder, type Compression } from '../../index.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -11,12 +9,11 @@ import type { ProgressSnapshot } from '../progress-format.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
-import { bench, type BenchOptions, type BenchStep } from '../../bench/bench.js';
-import { parseRamp, parseRates } from '../../bench/load-profile.js';
-import type { Feeder } from '../../feed/feeder.js';
-import type { Compression } from '../../feed/options.js';
+import { bench, type BenchOptions, type BenchStep, parseRamp, parseRates } from '../../bench/index.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
-import { feedSampler, SequenceSampler } from '../../report/sample.js';
+import { feedSampler, SequenceSampler } from '../../report/index.js';
+import { benchResultJson, feedSummaryJson } from '../summary-names.js';
+import { parseHeaderFlags } from '../header-flags.js';
 
 /** `vespa-bulk bench`: flags into BenchOptions, each step on stderr, the result as JSON on stdout. */
 interface BenchArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, TransportArgs {
@@ -109,7 +106,7 @@ export function toBenchOptions(argv: BenchArgs): { options: BenchOptions; target
   if (argv.ramp !== undefined) options.rate = parseRamp(argv.ramp);
   if (argv.seed !== undefined) options.seed = argv.seed;
   if (argv.inflight !== undefined) options.inflight = argv.inflight;
-  if (argv.timeout !== undefined) options.timeoutMs = argv.timeout * 1000;
+  if (argv.timeout !== undefined) options.deadlineMs = argv.timeout * 1000;
   const targetNote = describeTargetOrigin(connection);
   return { options, ...(targetNote !== undefined && { targetNote }) };
 }
@@ -179,10 +176,10 @@ async function handler(argv: BenchArgs): Promise<void> {
     const { steps: _steps, summary, criteria, ...overall } = result;
     printed = {
       ...overall,
-      ...summary,
+      ...feedSummaryJson(summary),
       ...(criteria !== undefined && { 'criteria.slo.ms': criteria.sloMs, 'criteria.max.429.share': criteria.max429Share, 'criteria.min.achieved.share': criteria.minAchievedShare }),
     };
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(benchResultJson(result), null, 2)}\n`);
     if (!argv.quiet && result.profile === 'steps') {
       const best = result.highestHeldRate;
       process.stderr.write(`vespa-bulk: highest rate held: ${best === undefined ? 'none' : `${best}/s`}${result.stoppedPastKnee ? ' (stopped at the first step not held)' : ''}\n`);

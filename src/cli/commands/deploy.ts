@@ -1,37 +1,12 @@
 import type { AnyCommand } from '../command.js';
 import { existsSync } from 'node:fs';
 import type { Argv, CommandModule, PositionalOptions } from 'yargs';
-import { VespaBulkError } from '../../errors.js';
-import { parseHeaderFlags } from '../../http/headers.js';
+import { VespaBulkError, activateSession, deleteApplication, deploy, DeployError, getApplication, getConvergence, getReindexing, getServiceConvergence, listContent, prepareSession, readContent, readPackage, recallSession, rememberSession, resolveTarget, restartServices, sessionStateFile, triggerReindex, uploadPackage, waitForConvergence, waitForServiceConvergence, type DeployTarget, type PrepareResult } from '../../index.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, withTargetOptions, type TargetArgs as DropInTargetArgs } from '../target-options.js';
-import {
-  activateSession,
-  deleteApplication,
-  deploy,
-  DeployError,
-  getApplication,
-  getConvergence,
-  getReindexing,
-  getServiceConvergence,
-  listContent,
-  prepareSession,
-  readContent,
-  readPackage,
-  recallSession,
-  rememberSession,
-  resolveTarget,
-  restartServices,
-  sessionStateFile,
-  triggerReindex,
-  uploadPackage,
-  waitForConvergence,
-  waitForServiceConvergence,
-  type DeployTarget,
-  type PrepareResult,
-} from '../../deploy/index.js';
-import { contentUrlToPath, formatApplicationStatus, formatChangeActions, formatConvergence, formatLog, formatReindexing } from '../../deploy/format.js';
+import { contentUrlToPath, formatApplicationStatus, formatChangeActions, formatConvergence, formatLog, formatReindexing } from '../deploy-format.js';
+import { parseHeaderFlags } from '../header-flags.js';
 
 /**
  * `vespa-bulk deploy <dir|zip>` and its family (`deploy prepare|activate|status|converge|content|restart|

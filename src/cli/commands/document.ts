@@ -1,11 +1,7 @@
 import type { AnyCommand } from '../command.js';
 import { readFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError } from '../../errors.js';
-import { checkGivenId, conditionAndCreate, singleOperationOf, splitPositionals, type SingleOperation } from '../../document/single-operation.js';
-import { DocumentClient, type DocumentParams, type DocumentResponse } from '../../http/document-client.js';
-import { parseHeaderFlags } from '../../http/headers.js';
-import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { VespaBulkError, checkGivenId, conditionAndCreate, singleOperationOf, splitPositionals, type SingleOperation, DocumentClient, type DocumentParams, type DocumentResponse, authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders, tensorFormats, type TensorFormat } from '../../index.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -13,7 +9,7 @@ import { indentJson } from '../json-indent.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodesEpilog } from '../exit-codes.js';
 import { protocolFromArgs, tellProtocolOnce, withProtocolOption, type ProtocolArgs } from '../transport-options.js';
-import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';
+import { parseHeaderFlags } from '../header-flags.js';
 
 /** The help of `--tensor-format`, the same on get and visit. */
 export const tensorFormatHelp = 'How tensor fields are written (format.tensors; the service default is short). hex, hex-value: dense cells as one hex string, far less JSON for embeddings, and fed back unchanged';
@@ -126,7 +122,7 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
         ...(condition !== undefined && { condition }),
         ...(create !== undefined && { create }),
         ...(args.route !== undefined && { route: args.route }),
-        ...(args.timeout !== undefined && { timeout: args.timeout }),
+        ...(args.timeout !== undefined && { serviceTimeout: args.timeout }),
         ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
         ...(args['dry-run'] && { dryRun: true }),
       };

@@ -1,8 +1,6 @@
 import type { AnyCommand } from '../command.js';
 import type { Argv } from 'yargs';
-import { VespaBulkError, isVespaBulkError } from '../../errors.js';
-import { parseHeaderFlags } from '../../http/headers.js';
-import { authFailureHint, connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { VespaBulkError, isVespaBulkError, authFailureHint, connectOptions, needsTlsMaterial, securityHeaders, type Feeder, type FeedOutcome, createFeeder, checkResumable, readFeedCheckpoint, checkFeedOptions, parseShard, type Compression, type FeedOptions, type OperationResult } from '../../index.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -12,21 +10,17 @@ import { red } from '../color.js';
 import { unreachableHint, waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
-import type { Feeder, FeedOutcome } from '../../feed/feeder.js';
-import { createFeeder } from '../../feed/feed.js';
 import { holdYoungGeneration } from '../young-generation.js';
-import { estimateRemainingSeconds } from '../../feed/eta.js';
 import { existsSync } from 'node:fs';
-import { checkResumable, defaultCheckpointPath, readFeedCheckpoint } from '../../feed/checkpoint.js';
-import { defaultFailuresPath } from '../../feed/failures.js';
-import { checkFeedOptions } from '../../feed/check-options.js';
 import { feedFlags, withFlagNames } from '../option-flags.js';
-import { parseShard } from '../../feed/shard.js';
-import { feedSampler } from '../../report/sample.js';
+import { feedSampler } from '../../report/index.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
-import type { Compression, FeedOptions, OperationResult } from '../../feed/options.js';
 import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
-import { speedtestSource } from '../../bench/speedtest.js';
+import { speedtestSource } from '../../bench/index.js';
+import { feedSummaryJson } from '../summary-names.js';
+import { defaultCheckpointPath, defaultFailuresPath } from '../default-paths.js';
+import { estimateRemainingSeconds } from '../eta.js';
+import { parseHeaderFlags } from '../header-flags.js';
 
 /** `vespa-bulk feed`: flags into FeedOptions, the outcome into a summary on stdout and an exit code. */
 interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, TransportArgs {
@@ -95,10 +89,10 @@ function builder(y: Argv): Argv<FeedArgs> {
     .epilog(epilog) as unknown as Argv<FeedArgs>;
 }
 
-export async function toFeedOptions(argv: FeedArgs): Promise<{ files: string[]; options: FeedOptions; targetNote?: string; resumedFrom?: string; speedtest?: { bytes: number; seconds: number } }> {
+/** `argv` parsed; `raw`: the command line's arguments as given (after the program), read for a bare '-'. */
+export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Promise<{ files: string[]; options: FeedOptions; targetNote?: string; resumedFrom?: string; speedtest?: { bytes: number; seconds: number } }> {
   // yargs drops a bare '-' from the positionals: put it back in its place from the raw arguments.
   let files = argv.files ?? [];
-  const raw = process.argv.slice(2);
   if (raw.includes('-') && !files.includes('-')) {
     const after = raw.slice(raw.indexOf('feed') + 1);
     const rest = [...files];
@@ -121,7 +115,7 @@ export async function toFeedOptions(argv: FeedArgs): Promise<{ files: string[]; 
   options.headers = securityHeaders(security);
   if (needsTlsMaterial(security)) options.tls = connectOptions(security);
   if (argv.inflight !== undefined) options.inflight = argv.inflight;
-  if (argv.timeout !== undefined) options.timeoutMs = argv.timeout * 1000;
+  if (argv.timeout !== undefined) options.deadlineMs = argv.timeout * 1000;
   if (argv.route !== undefined) options.route = argv.route;
   if (argv.trace !== undefined) options.tracelevel = argv.trace;
   if (argv['dry-run']) options.dryRun = true;
@@ -196,7 +190,7 @@ function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () 
 }
 
 async function handler(argv: FeedArgs): Promise<void> {
-  const { files, options, targetNote, resumedFrom, speedtest } = await toFeedOptions(argv);
+  const { files, options, targetNote, resumedFrom, speedtest } = await toFeedOptions(argv, process.argv.slice(2));
   if (targetNote !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: ${targetNote}\n`);
   if (resumedFrom !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: continuing from checkpoint ${resumedFrom}\n`);
   const controller = new AbortController();
@@ -246,11 +240,11 @@ async function handler(argv: FeedArgs): Promise<void> {
   state = outcome.stopped !== undefined ? 'stopped' : 'done';
   progress.stop(!argv.quiet);
   const s = outcome.summary;
-  const printed = { ...s, ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}) };
+  const printed = { ...feedSummaryJson(s), ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}) };
   await outputs.finish(printed, argv.quiet);
   process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`);
-  if (outcome.failuresFile !== undefined && s['feeder.error.count'] > 0) {
-    reportFailuresFile(s['feeder.error.count'], outcome.failuresFile);
+  if (outcome.failuresFile !== undefined && s.errors > 0) {
+    reportFailuresFile(s.errors, outcome.failuresFile);
   }
   if (outcome.stopped !== undefined) {
     const why =
@@ -268,7 +262,7 @@ async function handler(argv: FeedArgs): Promise<void> {
     if (outcome.checkpointFile !== undefined) text += ` Checkpoint: ${outcome.checkpointFile}; continue with: vespa-bulk feed --resume ${outcome.checkpointFile}`;
     process.stderr.write(`${red(text)}\n`);
   }
-  if (s['feeder.error.count'] > 0 || outcome.stopped !== undefined) process.exitCode = 1;
+  if (s.errors > 0 || outcome.stopped !== undefined) process.exitCode = 1;
   // The flag asked for what this server cannot do: a usage error, as the other flags' are.
   if (outcome.unreachable?.code === 'VB_PROTOCOL') process.exitCode = 2;
   if (stop.signalled !== undefined) process.exitCode = exitCodeOfSignal(stop.signalled);

@@ -1,9 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError } from '../../errors.js';
-import { writeFileAtomically } from '../../fs/atomic-write.js';
-import { renderReport } from '../../report/html.js';
-import { mergeRuns } from '../../report/merge.js';
-import { readStatsFile } from '../../report/stats-file.js';
+import { VespaBulkError, writeFileAtomically } from '../../index.js';
+import { renderReport, mergeRuns, readStatsFile } from '../../report/index.js';
 import { exitCodesEpilog } from '../exit-codes.js';
 
 /** `vespa-bulk report A.jsonl B.jsonl -o r.html`: one report from the stats files of one or more shards. */

@@ -1,10 +1,8 @@
 import type { AnyCommand } from '../command.js';
 import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
-import type { ServerTlsOptions } from '../../simulator/http/auth.js';
-import { defaultHeapMb } from '../../simulator/admission.js';
-import { startSimulator } from '../../simulator/simulator.js';
-import { VespaBulkError } from '../../errors.js';
+import { type ServerTlsOptions, defaultHeapMb, startSimulator } from '../../simulator/index.js';
+import { VespaBulkError } from '../../index.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 
 interface ServeArgs {

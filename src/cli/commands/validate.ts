@@ -1,7 +1,6 @@
 import type { AnyCommand } from '../command.js';
 import type { Argv } from 'yargs';
-import { VespaBulkError } from '../../errors.js';
-import { validate } from '../../validate/validate.js';
+import { VespaBulkError, validate } from '../../index.js';
 
 /**
  * `vespa-bulk validate FILES... --app DIR|ZIP` (or `--config-url URL`): judges a corpus against the schemas

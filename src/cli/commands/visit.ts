@@ -1,16 +1,11 @@
 import type { AnyCommand } from '../command.js';
 import type { Argv, CommandModule } from 'yargs';
-import { isVespaBulkError, VespaBulkError } from '../../errors.js';
-import { parseHeaderFlags } from '../../http/headers.js';
-import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { isVespaBulkError, VespaBulkError, authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders, fieldsTextOf, tensorFormats, type TensorFormat, bulkOperation, type BulkKind, type BulkSummary, exportDocuments, outputFormats, type OutputFormat, migrate, defaultVisitSlices, type VisitOptions, discoverContentClusters, bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec, slicesOf, parseTimeRange, type VisitReport, type VisitRun } from '../../index.js';
 import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
 import { readSource, tensorFormatHelp } from './document.js';
-import { fieldsTextOf } from '../../document/single-operation.js';
-import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';
 import { reportFailuresFile } from './feed.js';
-import { defaultFailuresPath } from '../../feed/failures.js';
 import { visitFlags, withFlagNames } from '../option-flags.js';
 import { ProgressLine, rateMeter } from '../progress.js';
 import type { ProgressSnapshot } from '../progress-format.js';
@@ -18,18 +13,12 @@ import { red, yellow } from '../color.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal, exitCodesEpilog } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
-import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
-import { exportDocuments, type ExportSummary } from '../../visit/export.js';
-import { outputFormats, type OutputFormat } from '../../visit/formats.js';
-import { migrate } from '../../visit/migrate.js';
-import { defaultVisitSlices, type VisitOptions } from '../../visit/options.js';
-import { discoverContentClusters } from '../../visit/discover-cluster.js';
-import { bucketSpacesOf, checkVisitOptionValues, countsByCluster, parseDocumentSpec, slicesOf } from '../../visit/query.js';
-import { parseTimeRange } from '../../visit/time-range.js';
-import type { VisitReport, VisitRun } from '../../visit/visitor.js';
-import { visitSampler } from '../../report/sample.js';
+import { visitSampler } from '../../report/index.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import { protocolFromArgs, tellProtocolOnce, withProtocolOption, type ProtocolArgs } from '../transport-options.js';
+import { exportSummaryJson, migrateSummaryJson } from '../summary-names.js';
+import { defaultFailuresPath } from '../default-paths.js';
+import { parseHeaderFlags } from '../header-flags.js';
 
 /** `visit`, `update-where`, `delete-where` and `copy`: flags into options, results into output. */
 
@@ -43,7 +32,7 @@ interface CommonArgs extends SecurityArgs, TargetArgs, WaitArgs, ProtocolArgs {
   timeout?: string;
   tracelevel?: number;
   header?: string[];
-  retries: number;
+  'max-retries': number;
   quiet: boolean;
 }
 
@@ -98,7 +87,7 @@ function commonOptions<T>(y: Argv<T>) {
     .option('timeout', { type: 'string', describe: 'Server-side timeout of each request, e.g. 60s' })
     .option('tracelevel', { type: 'number', describe: 'Trace level 1-9; traces go to stderr' })
     .option('header', repeatable("Extra request header 'Name: value' (repeatable)"))
-    .option('retries', { type: 'number', default: 10, describe: 'Failed requests in a row (429, 502, 503, 504, cut responses) before giving up' })
+    .option('max-retries', { type: 'number', default: 10, describe: 'Failed requests in a row (429, 502, 503, 504, cut responses) before giving up' })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress on stderr' });
 }
 
@@ -235,12 +224,12 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       includeRemoves: args['include-removes'],
       ...(args['wanted-document-count'] !== undefined && { wantedDocumentCount: args['wanted-document-count'] }),
       ...(args.concurrency !== undefined && { concurrency: args.concurrency }),
-      ...(args.timeout !== undefined && { timeout: args.timeout }),
+      ...(args.timeout !== undefined && { serviceTimeout: args.timeout }),
       ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
       ...(args.slices !== undefined && { slices: args.slices }),
       ...(sliceIds !== undefined && { sliceIds }),
       stream: args.stream,
-      retry: { maxAttempts: args.retries },
+      retry: { maxRetries: args['max-retries'] },
     };
     if (args.continuation !== undefined) {
       // A token alone continues a visit of one chain (as `vespa visit --continuation` does): no slicing.
@@ -296,9 +285,9 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         }));
         state = stop.signalled !== undefined ? 'stopped' : 'done';
         progress?.stop();
-        recorded = summary as unknown as Record<string, unknown>;
-        process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-        if (summary.failuresFile !== undefined) reportFailuresFile(summary.feed['feeder.error.count'], summary.failuresFile);
+        recorded = migrateSummaryJson(summary);
+        process.stdout.write(`${JSON.stringify(recorded, null, 2)}\n`);
+        if (summary.failuresFile !== undefined) reportFailuresFile(summary.feed.errors, summary.failuresFile);
         if (summary.stopped === 'unauthorized') process.stderr.write('vespa-bulk: migration stopped: the destination refused the credentials: check --to-token (or --to-cert/--to-key)\n');
         if (summary.stopped === 'unreachable') process.stderr.write(`${red(`vespa-bulk: migration stopped: nothing answers at the destination ${args['to-endpoint']}: check --to-endpoint`)}\n`);
         if (!summary.ok) process.exitCode = stop.signalled !== undefined ? exitCodeOfSignal(stop.signalled) : 1;
@@ -359,26 +348,6 @@ function visitProgressOf(run: VisitRun, started: number, state: () => ProgressSn
         : { now: run.slices.filter((s) => s.status === 'running').length, limit: run.slices.length, what: 'slices' },
       ...(percent > 0.5 && percent < 100 && { etaSeconds: (seconds * (100 - percent)) / percent }),
     };
-  };
-}
-
-export function exportSummaryJson(summary: ExportSummary | VisitReport): Record<string, unknown> {
-  const seconds = Math.max(summary.seconds, 1e-9);
-  return {
-    'visit.ok': summary.ok,
-    'visit.document.count': summary.documents,
-    'visit.remove.count': summary.removes,
-    'visit.seconds': Number(summary.seconds.toFixed(3)),
-    'visit.document.rate': Math.round((summary.documents + summary.removes) / seconds),
-    'visit.repeat.skipped.count': summary.slices.reduce((n, s) => n + s.repeatsSkipped, 0),
-    'visit.retry.count': summary.slices.reduce((n, s) => n + s.retries, 0),
-    'http.request.count': summary.slices.reduce((n, s) => n + s.requests, 0),
-    'http.response.bytes': summary.bytes,
-    'http.response.MBps': Number((summary.bytes / 1e6 / seconds).toFixed(2)),
-    ...(summary.protocol !== undefined && { 'http.protocol': summary.protocol }),
-    ...(summary.slices.some((s) => s.cluster !== undefined) && { 'visit.clusters': countsByCluster(summary.slices) }),
-    ...('outputBytes' in summary && { 'output.bytes': summary.outputBytes, 'checkpoint.resumed': summary.resumed }),
-    slices: summary.slices,
   };
 }
 
@@ -471,11 +440,11 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
           ...(kind === 'update-where' && updateFieldsOf(args)),
           ...(args['destination-cluster'] !== undefined && { destinationCluster: args['destination-cluster'] }),
           ...(args['time-chunk'] !== undefined && { timeChunk: args['time-chunk'] }),
-          ...(args.timeout !== undefined && { timeout: args.timeout }),
+          ...(args.timeout !== undefined && { serviceTimeout: args.timeout }),
           ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
           ...(args.continuation !== undefined && { continuation: args.continuation }),
           dryRun: args['dry-run'],
-          retry: { maxAttempts: args.retries },
+          retry: { maxRetries: args['max-retries'] },
           signal: controller.signal,
           onProgress: (n) => (documents = n),
           onMessage: (text) => {

@@ -255,7 +255,7 @@ export class WorkerFeeder {
     const inflight = this.sum((st) => st.inflight);
     stats.protocol ??= this.protocol;
     const summary = stats.summary(performance.now(), inflight, this.sum((st) => st.limit));
-    summary['feeder.abandoned.count'] = abandoned;
+    summary.abandoned = abandoned;
     return this.feedRun.outcome(summary, () => this.saveState(), {
       ...(authStatus !== undefined && { authStatus }),
       ...(unreachable !== undefined && { unreachable: fromWireError(unreachable, 'VB_UNREACHABLE') }),

@@ -140,7 +140,7 @@ try {
   post({
     type: 'done',
     ...snapshot(),
-    abandoned: outcome.summary['feeder.abandoned.count'],
+    abandoned: outcome.summary.abandoned,
     ...(outcome.stopped !== undefined && { stopped: outcome.stopped }),
     ...(outcome.authStatus !== undefined && { authStatus: outcome.authStatus }),
     ...(outcome.unreachable !== undefined && { unreachable: toWireError(outcome.unreachable) }),

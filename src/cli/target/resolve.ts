@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../../index.js';
 
 /**
  * Where a command sends its requests when our own flags do not say, read the way the official `vespa` CLI
  * reads it, so that a user of that CLI need not repeat a set-up it already holds. Pure: the files are read
- * by the caller (src/target/config-files.ts) and handed in as layers.
+ * by the caller (src/cli/target/config-files.ts) and handed in as layers.
  */
 
 /** The official CLI's target-selecting flags, as given on our command line. */

@@ -1,0 +1,105 @@
+/**
+ * The names the CLI prints summaries under. The library returns camelCase summaries (`FeedSummary`,
+ * `VisitReport`); the CLI prints the established dotted names that `vespa feed` and vespa-feed-client print
+ * (`feeder.ok.count`, ...), so scripts and dashboards written for them read ours. Visit's figures follow the
+ * same dotted style (`visit.document.count`, ...). This module is the one place those names are written.
+ */
+import type { ExportSummary, FeedSummary, MigrateSummary, VisitReport } from '../index.js';
+import type { BenchResult } from '../bench/index.js';
+
+/** Each `FeedSummary` field's printed name. */
+const feedNames = {
+  operations: 'feeder.operation.count',
+  seconds: 'feeder.seconds',
+  ok: 'feeder.ok.count',
+  okRate: 'feeder.ok.rate',
+  errors: 'feeder.error.count',
+  inflight: 'feeder.inflight.count',
+  requests: 'http.request.count',
+  requestBytes: 'http.request.bytes',
+  requestMBps: 'http.request.MBps',
+  exceptions: 'http.exception.count',
+  responses: 'http.response.count',
+  responseBytes: 'http.response.bytes',
+  responseMBps: 'http.response.MBps',
+  responseErrors: 'http.response.error.count',
+  responseLatencyMinMs: 'http.response.latency.millis.min',
+  responseLatencyAvgMs: 'http.response.latency.millis.avg',
+  responseLatencyMaxMs: 'http.response.latency.millis.max',
+  responseLatencyP50Ms: 'http.response.latency.millis.p50',
+  responseLatencyP90Ms: 'http.response.latency.millis.p90',
+  responseLatencyP99Ms: 'http.response.latency.millis.p99',
+  responseLatencyP999Ms: 'http.response.latency.millis.p999',
+  responseCodes: 'http.response.code.counts',
+  retries: 'feeder.retry.count',
+  throttled: 'feeder.throttled.count',
+  parseErrors: 'feeder.parse.error.count',
+  skipped: 'feeder.skipped.count',
+  inflightLimit: 'feeder.inflight.limit',
+  protocol: 'http.protocol',
+  abandoned: 'feeder.abandoned.count',
+  responseLatencyByCode: 'http.response.latency.millis.by.code',
+  operationLatencyMinMs: 'operation.latency.millis.min',
+  operationLatencyAvgMs: 'operation.latency.millis.avg',
+  operationLatencyP50Ms: 'operation.latency.millis.p50',
+  operationLatencyP90Ms: 'operation.latency.millis.p90',
+  operationLatencyP99Ms: 'operation.latency.millis.p99',
+  operationLatencyMaxMs: 'operation.latency.millis.max',
+} as const satisfies Record<keyof FeedSummary, string>;
+
+/** A feed summary as the CLI prints it (`vespa-bulk feed` on stdout): each field under its dotted name. */
+export type PrintedFeedSummary = { [K in keyof FeedSummary as (typeof feedNames)[K]]: FeedSummary[K] };
+
+/** A feed summary under its printed names, in the summary's own order (the JSON printed stays the same). */
+export function feedSummaryJson(summary: FeedSummary): PrintedFeedSummary {
+  const printed: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(summary)) printed[(feedNames as Record<string, string>)[key] ?? key] = value;
+  return printed as PrintedFeedSummary;
+}
+
+/** A migration's summary as printed: the visit's report as it is, the feed's summary under its printed names. */
+export function migrateSummaryJson(summary: MigrateSummary): Record<string, unknown> {
+  return { ...summary, feed: feedSummaryJson(summary.feed) };
+}
+
+/** A bench result as printed: each step's and the run's feed summary under their printed names. */
+export function benchResultJson(result: BenchResult): Record<string, unknown> {
+  return {
+    ...result,
+    steps: result.steps.map((step) => ({ ...step, summary: feedSummaryJson(step.summary) })),
+    summary: feedSummaryJson(result.summary),
+  };
+}
+
+/** An export's or a visit's summary under its printed names. */
+export function exportSummaryJson(summary: ExportSummary | VisitReport): Record<string, unknown> {
+  const seconds = Math.max(summary.seconds, 1e-9);
+  return {
+    'visit.ok': summary.ok,
+    'visit.document.count': summary.documents,
+    'visit.remove.count': summary.removes,
+    'visit.seconds': Number(summary.seconds.toFixed(3)),
+    'visit.document.rate': Math.round((summary.documents + summary.removes) / seconds),
+    'visit.repeat.skipped.count': summary.slices.reduce((n, s) => n + s.repeatsSkipped, 0),
+    'visit.retry.count': summary.slices.reduce((n, s) => n + s.retries, 0),
+    'http.request.count': summary.slices.reduce((n, s) => n + s.requests, 0),
+    'http.response.bytes': summary.bytes,
+    'http.response.MBps': Number((summary.bytes / 1e6 / seconds).toFixed(2)),
+    ...(summary.protocol !== undefined && { 'http.protocol': summary.protocol }),
+    ...(summary.slices.some((s) => s.cluster !== undefined) && { 'visit.clusters': countsByCluster(summary.slices) }),
+    ...('outputBytes' in summary && { 'output.bytes': summary.outputBytes, 'checkpoint.resumed': summary.resumed }),
+    slices: summary.slices,
+  };
+}
+
+/** Documents and removes per content cluster, of a visit that went through several (chains without a cluster are left out). */
+export function countsByCluster(slices: ReadonlyArray<{ cluster?: string; documents: number; removes: number }>): Record<string, { documents: number; removes: number }> {
+  const counts: Record<string, { documents: number; removes: number }> = {};
+  for (const s of slices) {
+    if (s.cluster === undefined) continue;
+    const c = (counts[s.cluster] ??= { documents: 0, removes: 0 });
+    c.documents += s.documents;
+    c.removes += s.removes;
+  }
+  return counts;
+}
