@@ -156,7 +156,7 @@ while (elapsed() < seconds || visitRound === 0) {
     stream,
     ...(stream ? {} : { wantedDocumentCount: 500 }),
     requestTimeoutMs: 1000,
-    retry: { baseDelayMs: 20, maxDelayMs: 500, maxAttempts: 30 },
+    retry: { baseDelayMs: 20, maxDelayMs: 500, maxRetries: 30 },
   });
   const seen = new Set<string>();
   let duplicates = 0;

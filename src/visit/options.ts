@@ -143,13 +143,7 @@ export const defaultAdaptiveStart = 4;
  * count, so a long visit survives any number of spread-out cuts but not a server that keeps failing. The rule
  * of every `maxRetries`: {@link RetryPolicy}.
  */
-export interface VisitRetryPolicy extends RetryPolicy {
-  /**
-   * Alias of `maxRetries`, the name earlier versions used: a failure count in
-   * a row, not a count of requests. Giving both with different values is refused.
-   */
-  maxAttempts?: number;
-}
+export type VisitRetryPolicy = RetryPolicy;
 
 /** Like the established CLI: 200 ms growing 1.5x to 10 s, half of it random. */
 export const defaultVisitRetryPolicy: VisitRetryPolicy = {
@@ -162,21 +156,19 @@ export const defaultVisitRetryPolicy: VisitRetryPolicy = {
   jitter: 0.5,
 };
 
-/** Refuses a bound that is not a count, or two bounds that disagree. */
+/**
+ * Refuses a bound that is not a count, and `maxAttempts`, a name no release took: a caller still giving it (a
+ * JavaScript caller, unchecked by types) learns the bound is `maxRetries` instead of having it ignored.
+ */
 export function checkVisitRetry(retry: Partial<VisitRetryPolicy> | undefined): void {
   if (retry === undefined) return;
-  checkInteger(retry, 'maxAttempts', 0);
+  if ('maxAttempts' in retry) throw new OptionError('maxAttempts', 'left out (the bound is maxRetries)', (retry as { maxAttempts?: unknown }).maxAttempts);
   checkInteger(retry, 'maxRetries', 0);
-  if (retry.maxAttempts !== undefined && retry.maxRetries !== undefined && retry.maxAttempts !== retry.maxRetries) {
-    // maxAttempts is the old name of maxRetries: one of them would silently win.
-    throw new OptionError('maxAttempts', 'left out', retry.maxAttempts, 'maxRetries');
-  }
 }
 
-/** The policy a visit runs with: the defaults, then the caller's fields, `maxAttempts` read as `maxRetries`. */
+/** The policy a visit runs with: the defaults, then the caller's fields. */
 export function resolveVisitRetry(retry: Partial<VisitRetryPolicy> | undefined): RetryPolicy {
-  const { maxAttempts, ...rest } = { ...defaultVisitRetryPolicy, ...retry };
-  return { ...rest, maxRetries: retry?.maxRetries ?? maxAttempts ?? rest.maxRetries };
+  return { ...defaultVisitRetryPolicy, ...retry };
 }
 
 /** Where a slice stands: the token to continue from and the documents already delivered after it. */

@@ -28,7 +28,7 @@ describe.each(overProtocols)('visit over $protocol survives', ({ protocol }) => 
       stream,
       ...(stream ? {} : { wantedDocumentCount: 40 }),
       requestTimeoutMs: 400,
-      retry: { baseDelayMs: 5, maxDelayMs: 100, maxAttempts: 20 },
+      retry: { baseDelayMs: 5, maxDelayMs: 100, maxRetries: 20 },
     });
     const ids: string[] = [];
     for await (const d of v) {

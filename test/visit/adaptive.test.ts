@@ -256,7 +256,7 @@ describe('the adaptive visit (no --slices)', () => {
         stream,
         ...(stream ? {} : { wantedDocumentCount: 40 }),
         requestTimeoutMs: 400,
-        retry: { baseDelayMs: 5, maxDelayMs: 100, maxAttempts: 20 },
+        retry: { baseDelayMs: 5, maxDelayMs: 100, maxRetries: 20 },
       });
       const got: string[] = [];
       for await (const d of v) {

@@ -101,7 +101,7 @@ describe('visiting the simulator', () => {
     s.store.seed(music(600));
     const dir = tempDir();
     const out = join(dir, 'out.jsonl');
-    const summary = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 3, output: out, retry: { ...fastRetry, maxAttempts: 5 } });
+    const summary = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 3, output: out, retry: { ...fastRetry, maxRetries: 5 } });
     expect(summary.ok).toBe(true);
     const ids = jsonLines(out).map((d) => d.put as string);
     expect(ids).toHaveLength(600);
@@ -110,7 +110,7 @@ describe('visiting the simulator', () => {
     // A response that is always cut before its next token makes no progress: the slice gives up and says where.
     s.faults.set({ cutStreamAfterDocuments: 5 });
     // Four slices of 150: each response is cut (there are more than 5 documents in every slice).
-    const stuck = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 4, output: join(dir, 'stuck.jsonl'), retry: { ...fastRetry, maxAttempts: 3 } });
+    const stuck = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 4, output: join(dir, 'stuck.jsonl'), retry: { ...fastRetry, maxRetries: 3 } });
     expect(stuck.ok).toBe(false);
     expect(stuck.slices[0].status).toBe('failed');
     // Cut before the first token: there is no token yet, so the report says to start over.

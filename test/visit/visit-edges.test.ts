@@ -3,7 +3,7 @@ import { visit } from '../../src/visit/visit.js';
 import { isVespaBulkError } from '../../src/errors.js';
 import { startCannedServer } from './canned-server.js';
 
-const fastRetry = { baseDelayMs: 1, maxDelayMs: 5, maxAttempts: 3 };
+const fastRetry = { baseDelayMs: 1, maxDelayMs: 5, maxRetries: 3 };
 
 describe('visit() against a scripted peer', () => {
   const cleanups: Array<() => Promise<void>> = [];
