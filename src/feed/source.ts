@@ -111,7 +111,7 @@ export async function* readSources(source: FeedSource, options: ReadOptions = {}
 
 async function* readUrl(url: string, input: number, name: string, options: ReadOptions, progress: ReadProgress): AsyncGenerator<SourceBatch> {
   const from = options.from !== undefined && options.from.input === input ? options.from : undefined;
-  const opened = await openUrlInput(url, { from: from?.offset, tls: options.tls, retries: options.urlRetries, chunkBytes: options.chunkBytes ?? defaultChunkBytes }, (n) => {
+  const opened = await openUrlInput(url, { from: from?.offset, tls: options.tls, maxRetries: options.urlRetries, chunkBytes: options.chunkBytes ?? defaultChunkBytes }, (n) => {
     progress.bytes += n;
   });
   // A ranged read starts at the checkpoint's position: number offsets and lines from there.

@@ -31,7 +31,7 @@ export interface UrlInputOptions {
   /** TLS options of the request (the feed's `tls`: its `ca` is trusted here too). */
   tls?: buildConnector.BuildOptions;
   /** Reconnects after a cut connection or a 5xx, in a row without progress. Default 10. */
-  retries?: number;
+  maxRetries?: number;
   /** First backoff delay in ms, doubled per retry up to 5 s (`retryDelay`, without jitter). Default 200. */
   backoffMs?: number;
   /** Bytes per gunzip chunk. */
@@ -63,7 +63,7 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
   const parsed = new URL(url);
   const agent = new Agent({ connect: options.tls });
   // The one retry policy, without jitter: a GET is safe to repeat, and one reader has no one to spread out from.
-  const policy: RetryPolicy = { ...defaultRetryPolicy, maxRetries: options.retries ?? 10, baseDelayMs: options.backoffMs ?? 200, maxDelayMs: 5000, factor: 2, jitter: 0 };
+  const policy: RetryPolicy = { ...defaultRetryPolicy, maxRetries: options.maxRetries ?? 10, baseDelayMs: options.backoffMs ?? 200, maxDelayMs: 5000, factor: 2, jitter: 0 };
   let failures = 0;
   /** Counts one more failure in a row; the wait before the next try, or 0 when the retries are spent. */
   const nextDelay = (): number => retryDelay({ attempt: ++failures, safeToRepeat: true }, policy);

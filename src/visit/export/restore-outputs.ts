@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { VespaBulkError } from '../../errors.js';
 import { cutBack } from '../../sinks/cut-back.js';
 import type { ChainSpec } from '../query.js';
-import type { SavedExport } from './export-checkpoint.js';
+import type { VisitCheckpoint } from '../checkpoint.js';
 
 /** The outputs of a resumed export before they are opened: the lengths to record, and the files to start empty. */
 export interface RestoredOutputs {
@@ -22,7 +22,7 @@ export const nothingRestored = (): RestoredOutputs => ({ lengths: {}, fresh: new
  * leaves the files as they are, and records their present lengths from here on.
  */
 export function restoreOutputs(
-  previous: SavedExport,
+  previous: VisitCheckpoint,
   chains: ChainSpec[],
   sliceIds: number[],
   pathOf: (slice: number) => string | undefined,
