@@ -270,16 +270,7 @@ export class FeedEngine implements WorkerEngine {
   }
 
   private accept(item: RawItem, input: number, name: string): void {
-    this.feedRun.passed(input, item);
-    if (item.skip) {
-      this.stats.skipped++;
-      return;
-    }
-    if (item.error !== undefined) {
-      this.stats.operations++;
-      this.feedRun.localFailure(this.stats, item, name, item.error, true);
-      return;
-    }
+    if (this.feedRun.settleRead(this.stats, input, item, name)) return;
     let op: FeedOperation;
     try {
       op = parseOperation(item.bytes);

@@ -152,8 +152,24 @@ export class FeedRun {
   }
 
   /** The item `item` of input `input` has been read: the checkpoint's read position passes it. */
-  passed(input: number, item: RawItem): void {
+  private passed(input: number, item: RawItem): void {
     this.readPosition = { input, offset: item.offset + item.bytes.length, line: item.line };
+  }
+
+  /**
+   * `item` of input `input` has been read; settles it here when it needs no request: skipped (before the resume
+   * point), or not cut into an operation (a failure at its line). Returns whether it was settled.
+   */
+  settleRead(stats: FeedStats, input: number, item: RawItem, name: string): boolean {
+    this.passed(input, item);
+    if (item.skip) {
+      stats.skipped++;
+      return true;
+    }
+    if (item.error === undefined) return false;
+    stats.operations++;
+    this.localFailure(stats, item, name, item.error, true);
+    return true;
   }
 
   /** What a checkpoint saved now holds: `open` (the operations read and not finished, in input order), the read position, the counts. */

@@ -267,16 +267,7 @@ export class WorkerFeeder {
     const perWorker: RawItem[][] = this.lanes.map(() => []);
     for (const item of items) {
       this.read++;
-      this.feedRun.passed(input, item);
-      if (item.skip) {
-        this.own.skipped++;
-        continue;
-      }
-      if (item.error !== undefined) {
-        this.own.operations++;
-        this.feedRun.localFailure(this.own, item, name, item.error, true);
-        continue;
-      }
+      if (this.feedRun.settleRead(this.own, input, item, name)) continue;
       perWorker[workerOf(routeId(item.bytes), this.count)].push(item);
     }
     this.merged = undefined;
