@@ -21,6 +21,7 @@ import { OpenOperations } from './open-operations.js';
 import { checkFeedOptions } from './check-options.js';
 import { ArrivalSchedule } from './arrival.js';
 import { FeedRun, type FailureOutput, type FeedOutcome, type FeedProgress, type StopReason } from './run.js';
+import { Sleeper } from '../structures/sleeper.js';
 
 /**
  * Where one operation stands, from read to done:
@@ -119,7 +120,7 @@ export class FeedEngine implements WorkerEngine {
   private answered = false;
   private unreachable: VespaBulkError | undefined;
   private readonly tlsEndpoint: boolean;
-  private wake: (() => void) | undefined;
+  private readonly sleeper = new Sleeper();
   private maxUnfinished = 0;
 
   constructor(options: FeedOptions = {}, relay?: FailureOutput) {
@@ -195,7 +196,7 @@ export class FeedEngine implements WorkerEngine {
     }
     this.ready.clear();
     this.arrival.cancel();
-    this.wakeUp();
+    this.sleeper.wakeUp();
   }
 
   /** Why the feed is stopping, once it is. */
@@ -240,7 +241,7 @@ export class FeedEngine implements WorkerEngine {
       for await (const batch of batches) {
         for (const item of batch.items) this.accept(item, batch.input, batch.name);
         this.pump();
-        while (this.unfinished.size >= this.maxUnfinished && run.stopReason === undefined) await this.sleep();
+        while (this.unfinished.size >= this.maxUnfinished && run.stopReason === undefined) await this.sleeper.sleep();
         if (failures !== undefined) await failures.drained();
         if (run.stopReason !== undefined) break;
       }
@@ -423,7 +424,7 @@ export class FeedEngine implements WorkerEngine {
     if (this.feedRun.stopReason !== undefined && (err.code === 'VB_ABORTED' || err.undiciCode === 'UND_ERR_DESTROYED')) {
       // Abandoned at stop: stays unfinished, so the checkpoint covers it.
       p.state = 'abandoned';
-      this.wakeUp();
+      this.sleeper.wakeUp();
       return;
     }
     if (!this.answered && err.undiciCode === 'H2_NOT_SUPPORTED') {
@@ -462,14 +463,14 @@ export class FeedEngine implements WorkerEngine {
   private leaveUnreachable(p: Pending): void {
     p.state = 'abandoned';
     this.stop('unreachable');
-    this.wakeUp();
+    this.sleeper.wakeUp();
   }
 
   private retryOrFail(p: Pending, delay: number, body: Buffer | undefined): void {
     if (this.feedRun.stopReason !== undefined) {
       // No retries once stopping: the operation stays unfinished and the checkpoint covers it.
       p.state = 'abandoned';
-      this.wakeUp();
+      this.sleeper.wakeUp();
       return;
     }
     if (delay > 0) {
@@ -503,7 +504,7 @@ export class FeedEngine implements WorkerEngine {
     p.body = undefined;
     const next = this.sequencer.release(p.op.id);
     if (next !== undefined) this.enqueue(next);
-    if (this.wake !== undefined && (this.feedRun.stopReason !== undefined || this.unfinished.size < this.maxUnfinished * 0.75 || this.unfinished.size === 0)) this.wakeUp();
+    if (this.sleeper.sleeping && (this.feedRun.stopReason !== undefined || this.unfinished.size < this.maxUnfinished * 0.75 || this.unfinished.size === 0)) this.sleeper.wakeUp();
   }
 
   private tick(): void {
@@ -522,21 +523,12 @@ export class FeedEngine implements WorkerEngine {
     this.maxUnfinished = Math.max(2 * this.throttle.limit + 64, 256);
   }
 
-  private sleep(): Promise<void> {
-    return new Promise((resolve) => (this.wake = resolve));
-  }
-
-  private wakeUp(): void {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
-  }
 
   /** Waits until every operation read is finished, or, when stopping, until in-flight requests end or the grace period is over. */
   private async finish(): Promise<void> {
     const run = this.feedRun;
     if (run.stopReason === undefined) {
-      while (this.unfinished.size > 0 && run.stopReason === undefined) await this.sleep();
+      while (this.unfinished.size > 0 && run.stopReason === undefined) await this.sleeper.sleep();
     }
     if (run.stopReason === undefined) return;
     // Nothing ever answered: nothing in flight can be on its way to being applied, so none is waited for.
@@ -544,8 +536,8 @@ export class FeedEngine implements WorkerEngine {
     const until = performance.now() + graceMs;
     let timer: NodeJS.Timeout | undefined;
     while (this.inflight > 0 && performance.now() < until) {
-      timer = setTimeout(() => this.wakeUp(), Math.max(1, until - performance.now()));
-      await this.sleep();
+      timer = setTimeout(() => this.sleeper.wakeUp(), Math.max(1, until - performance.now()));
+      await this.sleeper.sleep();
       clearTimeout(timer);
     }
     if (this.inflight > 0) {

@@ -14,6 +14,7 @@ import type { RawItem } from '../splitter.js';
 import { itemPosition, packBatch } from './batch.js';
 import type { FeedProtocol, FromWorker, RelayedFailure, ToWorker, WorkerSnapshot, WorkerStart, WorkerState } from './messages.js';
 import { routeId, workerOf } from './route.js';
+import { Sleeper } from '../../structures/sleeper.js';
 
 /** Batches a worker may have been sent and not yet pulled: enough to keep it busy, few enough to bound memory. */
 const maxAhead = 4;
@@ -60,7 +61,7 @@ export class WorkerFeeder {
   private readonly own = new FeedStats();
   private readonly startedAt = performance.now();
   private read = 0;
-  private wake: (() => void) | undefined;
+  private readonly sleeper = new Sleeper();
   private merged: FeedStats | undefined;
   private workerError: Error | undefined;
   /** The checkpoint's rounds: every lane's unfinished operations at one cut. */
@@ -74,7 +75,7 @@ export class WorkerFeeder {
     this.count = options.workers ?? 2;
     this.feedRun = new FeedRun(options, (reason) => {
       for (const lane of this.lanes) this.send(lane, { type: 'stop', reason });
-      this.wakeUp();
+      this.sleeper.wakeUp();
     });
   }
 
@@ -165,9 +166,9 @@ export class WorkerFeeder {
         const skip = resume !== undefined ? resumeSkip(resume) : undefined;
         for await (const batch of readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, from, skip }, run.readProgress)) {
           // Nothing is routed while a checkpoint is gathered: its read position must be the one the answers cover.
-          while (this.barrier.open) await this.sleep();
+          while (this.barrier.open) await this.sleeper.sleep();
           this.route(batch.items, batch.input, batch.name);
-          while (run.stopReason === undefined && this.lanes.some((l) => l.sent - l.taken >= maxAhead && !l.channel.exited)) await this.sleep();
+          while (run.stopReason === undefined && this.lanes.some((l) => l.sent - l.taken >= maxAhead && !l.channel.exited)) await this.sleeper.sleep();
           if (failures !== undefined) await failures.drained();
           if (run.stopReason !== undefined) break;
         }
@@ -177,7 +178,7 @@ export class WorkerFeeder {
       this.stop('interrupted');
     }
     for (const lane of this.lanes) this.send(lane, { type: 'end' });
-    while (this.lanes.some((l) => !l.channel.exited)) await this.sleep();
+    while (this.lanes.some((l) => !l.channel.exited)) await this.sleeper.sleep();
     clearInterval(timer);
     await run.close();
     if (readError !== undefined) throw readError.error;
@@ -219,7 +220,7 @@ export class WorkerFeeder {
           void this.feedRun.save(this.saveState()).finally(() => (this.saving = false));
         }
         this.barrier.release();
-        this.wakeUp();
+        this.sleeper.wakeUp();
       });
   }
 
@@ -295,7 +296,7 @@ export class WorkerFeeder {
       .onExit(() => {
         // Gone without an answer (a crash): no save this time; the last one stands.
         if (this.barrier.awaits(lane)) this.barrier.cancel();
-        this.wakeUp();
+        this.sleeper.wakeUp();
       });
     return lane;
   }
@@ -304,7 +305,7 @@ export class WorkerFeeder {
     switch (m.type) {
       case 'taken':
         lane.taken = m.n;
-        this.wakeUp();
+        this.sleeper.wakeUp();
         return;
       case 'failures':
         // After its answer, a lane's failures wait: the save being gathered counts their operations unfinished.
@@ -343,15 +344,6 @@ export class WorkerFeeder {
     return n;
   }
 
-  private sleep(): Promise<void> {
-    return new Promise((resolve) => (this.wake = resolve));
-  }
-
-  private wakeUp(): void {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
-  }
 }
 
 /** Worker `index`'s options: what can cross a thread, with its share of connections and in-flight limits. */
