@@ -1,11 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Files whose assertions are about rates measured over 100 ms windows (the adaptive visit's search): with other
- * files beside them on a 2-core machine, a window can measure the neighbour's load instead. They run after the
- * rest, alone.
+ * Files whose assertions depend on how fast the machine is at a moment: rates measured over 100 ms windows (the
+ * adaptive visit's search), and a signal that must come before a short visit ends. With other files beside them on
+ * a 2-core machine they can measure the neighbour's load instead. They run after the rest, alone.
  */
-const alone = ['test/visit/adaptive.test.ts'];
+const alone = ['test/visit/adaptive.test.ts', 'test/faults/signals.test.ts'];
 
 export default defineConfig({
   test: {
