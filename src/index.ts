@@ -62,7 +62,6 @@ export {
   type OperationKind,
 } from './feed/index.js';
 export type { LatencyFigures } from './feed/stats.js';
-export { createFeeder } from './feed/feed.js';
 export { checkFeedOptions } from './feed/check-options.js';
 export { checkResumable } from './feed/checkpoint.js';
 // One document's operation from a command line's words (what the single-document commands take).

@@ -9,6 +9,16 @@ import { WorkerFeeder } from './workers/coordinator.js';
 export type { FeedOutcome, FeedProgress, StopReason } from './run.js';
 
 /**
+ * `FeedOptions.workers`, or its default: 1. Measured against the container's Jetty on 2 cores
+ * (`npx tsx benchmarks/jetty/run.ts workers`, and the README), a second worker fed no faster and took 1.4x the CPU and twice
+ * the memory per document; one thread over HTTP/2 moves ~30,000 operations/s there. A larger default waits for
+ * a machine where it measurably gains.
+ */
+export function resolveWorkers(_source: FeedSource | undefined, options: FeedOptions): number {
+  return options.workers ?? 1;
+}
+
+/**
  * One feed, on this thread or over `FeedOptions.workers` threads (more than 1: the input is read and cut here,
  * each operation routed by its id to a worker thread): one summary, failure output and checkpoint either way.
  * Beside `feed()`, for a caller that wants to watch (`progress()`, `snapshot()`, `checkpoint()`) or stop it.
@@ -17,7 +27,7 @@ export class Feeder {
   private readonly runner: FeedEngine | WorkerFeeder;
 
   constructor(options: FeedOptions = {}) {
-    this.runner = (options.workers ?? 1) > 1 ? new WorkerFeeder(options) : new FeedEngine(options);
+    this.runner = resolveWorkers(undefined, options) > 1 ? new WorkerFeeder(options) : new FeedEngine(options);
   }
 
   /** How many threads feed: 1, or `FeedOptions.workers`. */

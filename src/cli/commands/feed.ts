@@ -1,6 +1,6 @@
 import type { AnyCommand } from '../command.js';
 import type { Argv } from 'yargs';
-import { VespaBulkError, isVespaBulkError, authFailureHint, connectOptions, needsTlsMaterial, securityHeaders, type Feeder, type FeedOutcome, createFeeder, checkResumable, readFeedCheckpoint, checkFeedOptions, parseShard, type Compression, type FeedOptions, type OperationResult } from '../../index.js';
+import { VespaBulkError, isVespaBulkError, authFailureHint, connectOptions, needsTlsMaterial, securityHeaders, Feeder, type FeedOutcome, checkResumable, readFeedCheckpoint, checkFeedOptions, parseShard, type Compression, type FeedOptions, type OperationResult } from '../../index.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -217,7 +217,7 @@ async function handler(argv: FeedArgs): Promise<void> {
   await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }), ...(options.protocol !== undefined && { protocol: options.protocol }) });
   const outputs = await RunOutputs.open(argv, { command: 'feed', target: options.endpoint!, argv: argv as unknown as Record<string, unknown> });
   const source = speedtest !== undefined ? speedtestSource(speedtest.bytes, speedtest.seconds) : files.length === 1 ? files[0]! : files;
-  const feeder = createFeeder(source, options);
+  const feeder = new Feeder(options);
   // On this thread only: the growth factor is the process's, and held while workers are small it would keep
   // their young generations small too (2 workers, 200k documents: 2 of 3 runs took 12-22 % more CPU).
   if (feeder.workers === 1) holdYoungGeneration();
