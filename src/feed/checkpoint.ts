@@ -174,6 +174,34 @@ export interface FeedCheckpointOptions {
   failures?: FailureWriter;
 }
 
+/**
+ * The feed checkpoint for `state`, with the failure output's mark as it is now (none without `failures`, as for a
+ * checkpoint shown to a caller rather than saved).
+ */
+export function buildFeedCheckpoint(feed: Omit<FeedCheckpointOptions, 'path'>, state: SaveState): FeedCheckpoint {
+  const c: FeedCheckpoint = {
+    version: 1,
+    inputs: feed.inputs,
+    position: state.position,
+    written: new Date().toISOString(),
+    reason: state.reason,
+    ok: state.ok,
+    errors: state.errors,
+  };
+  const shard = feed.shard;
+  if (shard !== undefined && shard.count > 1) c.shard = `${shard.index}/${shard.count}`;
+  const failures = feed.failures;
+  if (failures !== undefined && failures.count > 0) {
+    c.failures = failures.path;
+    c.failureMark = failures.mark();
+  }
+  if (state.position !== null && state.readTo !== undefined && state.unfinished !== undefined) {
+    c.readTo = state.readTo;
+    c.unfinished = state.unfinished;
+  }
+  return c;
+}
+
 /** The counters and stop reason of a save, beside the position. */
 export interface SaveState extends FeedPosition {
   ok: number;
@@ -201,28 +229,8 @@ export class FeedCheckpointStore {
   }
 
   /** The checkpoint for `state` now (the failure mark is taken here). */
-  build(state: SaveState): FeedCheckpoint {
-    const c: FeedCheckpoint = {
-      version: 1,
-      inputs: this.options.inputs,
-      position: state.position,
-      written: new Date().toISOString(),
-      reason: state.reason,
-      ok: state.ok,
-      errors: state.errors,
-    };
-    const shard = this.options.shard;
-    if (shard !== undefined && shard.count > 1) c.shard = `${shard.index}/${shard.count}`;
-    const failures = this.options.failures;
-    if (failures !== undefined && failures.count > 0) {
-      c.failures = failures.path;
-      c.failureMark = failures.mark();
-    }
-    if (state.position !== null && state.readTo !== undefined && state.unfinished !== undefined) {
-      c.readTo = state.readTo;
-      c.unfinished = state.unfinished;
-    }
-    return c;
+  private build(state: SaveState): FeedCheckpoint {
+    return buildFeedCheckpoint(this.options, state);
   }
 
   /** Saves `state` once the failures it counts are on disk; resolves when the file is replaced. */

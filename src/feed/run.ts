@@ -1,6 +1,6 @@
 import { VespaBulkError } from '../errors.js';
 import { defaultCheckpointIntervalMs } from '../checkpoint/store.js';
-import { FeedCheckpointStore, feedPosition, type FeedCheckpoint, type SaveState } from './checkpoint.js';
+import { FeedCheckpointStore, buildFeedCheckpoint, feedPosition, type FeedCheckpoint, type SaveState } from './checkpoint.js';
 import { FailureWriter } from './failures.js';
 import type { FeedOperation } from './operation.js';
 import type { FeedOptions } from './options.js';
@@ -179,7 +179,7 @@ export class FeedRun {
 
   /** The checkpoint for `state` (as a stop would save it, without the failure output's mark). */
   checkpoint(state: SaveState): FeedCheckpoint {
-    return new FeedCheckpointStore({ path: '', inputs: this.inputList.map((i) => i.name), shard: this.options.shard }).build(state);
+    return buildFeedCheckpoint({ inputs: this.inputList.map((i) => i.name), shard: this.options.shard }, state);
   }
 
   /** An operation that fails without a request: unreadable (`parse`), or refused before sending (`op` read). Counted in `stats`. */
