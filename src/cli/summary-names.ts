@@ -88,6 +88,9 @@ export function exportSummaryJson(summary: ExportSummary | VisitReport): Record<
     ...(summary.protocol !== undefined && { 'http.protocol': summary.protocol }),
     ...(summary.slices.some((s) => s.cluster !== undefined) && { 'visit.clusters': countsByCluster(summary.slices) }),
     ...('outputBytes' in summary && { 'output.bytes': summary.outputBytes, 'checkpoint.resumed': summary.resumed }),
+    // What an increment (`--since` this summary) starts from, and where this one started.
+    ...('startedAt' in summary && summary.startedAt !== undefined && { 'visit.started': summary.startedAt }),
+    ...('fromTimestamp' in summary && summary.fromTimestamp !== undefined && { 'visit.from.timestamp': summary.fromTimestamp }),
     slices: summary.slices,
   };
 }

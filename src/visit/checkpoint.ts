@@ -14,7 +14,9 @@ import type { SliceResumeState } from './options.js';
  *   "slices": { "<sliceId>": { "continuation": "<token>", "finished": false, "documents": 123,
  *                              "deliveredIds": ["id:..."] } },
  *   "outputs": { "<output file>": <bytes> },
- *   "inflight": 16
+ *   "inflight": 16,
+ *   "started": "<ISO time>",
+ *   "completed": "<ISO time>"
  * }
  *
  * A whole-cluster visit goes through both bucket spaces; the global space's chains are `"<sliceId>@global"`.
@@ -29,6 +31,8 @@ import type { SliceResumeState } from './options.js';
  * SIGKILL a file may hold more: a resumed export cuts it back first). Checkpoints written before `outputs`
  * existed lack it, and are continued as they were: appended to as they stand. `inflight` (adaptive visits only) is
  * the number of slices in flight the search had reached, where a resumed visit starts; older versions ignore it.
+ * `started` is when the export's visit began (its first run's, when resumed), and `completed` when it ended with
+ * every chain finished: an incremental export (`since`) of this one starts from `started`.
  */
 export const checkpointFormat = 'vespa-bulk-visit-checkpoint/1';
 
@@ -47,6 +51,10 @@ export interface VisitCheckpoint {
   outputs?: Record<string, number>;
   /** The adaptive visit's slices in flight when saved: where a resumed one starts. */
   inflight?: number;
+  /** When the export's visit began (ISO 8601; a resumed export keeps its first run's): where an increment of it starts. */
+  started?: string;
+  /** When the export ended with every chain finished (ISO 8601); absent while it is unfinished. */
+  completed?: string;
 }
 
 export function emptyCheckpoint(fingerprint: string): VisitCheckpoint {
@@ -74,6 +82,9 @@ function visitCheckpointOf(value: unknown, file: string): VisitCheckpoint {
   }
   // A hint only: one that is not a count is left out rather than refused.
   if (c.inflight !== undefined && !(Number.isSafeInteger(c.inflight) && c.inflight >= 1)) delete c.inflight;
+  // Records for increments: a time that is not a string is left out (an increment of it is then refused).
+  if (c.started !== undefined && typeof c.started !== 'string') delete c.started;
+  if (c.completed !== undefined && typeof c.completed !== 'string') delete c.completed;
   return c as VisitCheckpoint;
 }
 

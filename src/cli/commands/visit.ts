@@ -52,6 +52,8 @@ interface VisitArgs extends CommonArgs, RunOutputArgs {
   format: OutputFormat;
   'make-feed': boolean;
   checkpoint?: string;
+  since?: string;
+  'since-margin'?: number;
   workers?: number;
   continuation?: string;
   'to-endpoint'?: string;
@@ -168,6 +170,24 @@ const checkpointHelp =
   'What may be repeated: nothing after a clean stop (end, failed slice, Ctrl-C): the file also lists the documents written after each saved token, and the rerun skips them. ' +
   'After a crash (kill -9), the documents of the last second or so before it (written after the last save) are written again.';
 
+const sinceHelp =
+  'Export only what changed since an earlier export, removes included as {"remove":id}: FILE is that export\'s --checkpoint file or its summary JSON ' +
+  '(stdout of an export to -o/--output-dir), or a time (epoch seconds, <n>ms, <n>us, ISO date). Every export records when it started (visit.started), so increments chain. ' +
+  'Feed the full export, then each increment in order, to restore. Not with --from/--to.';
+
+/** `--since`/`--since-margin` into the export's options; `--from`/`--to` set the range some other way. */
+function sinceOptions(args: VisitArgs): { since?: string; sinceMarginMs?: number } {
+  if (args.since === undefined) {
+    if (args['since-margin'] !== undefined) throw new VespaBulkError('VB_USAGE', '--since-margin applies to --since');
+    return {};
+  }
+  if (args['to-endpoint'] !== undefined) throw new VespaBulkError('VB_USAGE', '--since is not supported with --to-endpoint: export the increment and feed it');
+  if (args.from !== undefined || args.to !== undefined) throw new VespaBulkError('VB_USAGE', '--since starts the visit where the earlier export started: give --since or --from/--to, not both');
+  const margin = args['since-margin'];
+  if (margin !== undefined && !(Number.isFinite(margin) && margin >= 0)) throw new VespaBulkError('VB_USAGE', `--since-margin must be seconds >= 0, not ${margin}`);
+  return { since: args.since, ...(margin !== undefined && { sinceMarginMs: margin * 1000 }) };
+}
+
 /**
  * `directIo` of the export: `--direct-io` as given, else off where the environment has `VESPA_BULK_DIRECT_IO=0`
  * (`1`, or nothing, leaves the library's default: on).
@@ -197,6 +217,8 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('format', { type: 'string', choices: outputFormats, default: 'jsonl' as OutputFormat, describe: 'jsonl: as received; feed: {"put"/"remove"} lines for vespa-bulk feed; json: one array' })
       .option('make-feed', { type: 'boolean', default: false, describe: 'Same as --format feed' })
       .option('checkpoint', { type: 'string', describe: checkpointHelp })
+      .option('since', { type: 'string', describe: sinceHelp })
+      .option('since-margin', { type: 'number', describe: 'Seconds taken off the --since time for clock skew between this machine and the content nodes (default 60)' })
       .option('workers', { type: 'number', describe: 'Worker threads that visit the slices and encode (and for a .gz output or --gzip compress) the documents (default 1: all in one thread; not with --format json)' })
       .option('continuation', { type: 'string', describe: 'Start from this token (reported for a failed slice); needs a single slice' })
       .option('to-endpoint', { alias: 'destination', type: 'string', describe: 'Feed the documents into this endpoint instead of writing them (migration), with all the feeder\'s guarantees' })
@@ -213,6 +235,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
   handler: async (args) => {
     const format: OutputFormat = args['make-feed'] ? 'feed' : args.format;
     const sliceIds = parseSliceIds(args['slice-id']);
+    const since = sinceOptions(args);
     let progress: ProgressLine | undefined;
     // Once the progress line runs, lines go through it so they never land in the middle of it.
     const log = (line: string): void => (progress !== undefined ? progress.log(line) : void process.stderr.write(`${line}\n`));
@@ -221,7 +244,8 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       ...selectionOf(args),
       ...(args['field-set'] !== undefined && { fieldSet: args['field-set'] }),
       ...(args['tensor-format'] !== undefined && { tensorFormat: args['tensor-format'] }),
-      includeRemoves: args['include-removes'],
+      // --since carries the removes itself (and refuses an explicit false).
+      ...(args['include-removes'] && { includeRemoves: true }),
       ...(args['wanted-document-count'] !== undefined && { wantedDocumentCount: args['wanted-document-count'] }),
       ...(args.concurrency !== undefined && { concurrency: args.concurrency }),
       ...(args.timeout !== undefined && { serviceTimeout: args.timeout }),
@@ -301,6 +325,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         ...(args.gzip !== undefined && { gzip: args.gzip }),
         ...directIoOption(args['direct-io']),
         ...(args.checkpoint !== undefined && { checkpoint: args.checkpoint }),
+        ...since,
         ...(args.workers !== undefined && { workers: args.workers }),
         onStart: startProgress,
       }));

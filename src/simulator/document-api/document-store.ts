@@ -39,12 +39,18 @@ export interface SeedDocument {
   fields: Record<string, unknown>;
 }
 
-/** Microseconds since the epoch, strictly increasing per clock (each write to a store gets its own timestamp). */
+/**
+ * Microseconds since the epoch, strictly increasing per clock (each write to a store gets its own timestamp), read
+ * from `nowMs` (default `Date.now`): a test gives its own to stamp writes at chosen times, e.g. hours apart, rather
+ * than sleeping between them.
+ */
 export class MicrosClock {
   private last = 0;
 
+  constructor(private readonly nowMs: () => number = Date.now) {}
+
   now(): number {
-    let t = Date.now() * 1000;
+    let t = Math.floor(this.nowMs() * 1000);
     if (t <= this.last) t = this.last + 1;
     this.last = t;
     return t;
@@ -265,10 +271,12 @@ export class DocumentStore {
   private readonly clusters = new Map<string, ClusterStore>();
   private readonly configured: readonly string[];
   private served: readonly string[];
-  private readonly clock = new MicrosClock();
+  private readonly clock: MicrosClock;
 
-  constructor(clusterNames: readonly string[]) {
+  /** `nowMs`: the clock that stamps every write (default `Date.now`); see {@link MicrosClock}. */
+  constructor(clusterNames: readonly string[], options: { nowMs?: () => number } = {}) {
     if (clusterNames.length === 0) throw new Error('at least one content cluster is needed');
+    this.clock = new MicrosClock(options.nowMs);
     this.configured = [...clusterNames];
     this.served = this.configured;
     for (const name of clusterNames) this.clusters.set(name, new ClusterStore(name, this.clock));

@@ -14,6 +14,9 @@ export type SavedExport = VisitCheckpoint;
 export class ExportCheckpoint {
   private writer: CheckpointStore<VisitCheckpoint> | undefined;
   private fingerprint = '';
+  /** When the export's visit began (see `begin`). */
+  private started: string | undefined;
+  private completed: string | undefined;
 
   private constructor(
     private readonly file: string | undefined,
@@ -54,6 +57,21 @@ export class ExportCheckpoint {
     return new Set(Object.entries(this.previous?.slices ?? {}).flatMap(([key, c]) => (c.finished === true ? [key] : [])));
   }
 
+  /**
+   * The visit begins now: the export's start, unless a previous run of it began earlier (then its start stands, as
+   * documents changed between the two runs in slices it had visited are in neither). A resumed export whose
+   * checkpoint has no start (an earlier version's) has none: an increment of it would start too late.
+   */
+  begin(nowMs: number): string | undefined {
+    this.started = this.previous?.started ?? (this.resumed() ? undefined : new Date(nowMs).toISOString());
+    return this.started;
+  }
+
+  /** Every chain finished: saved as `completed`, which an increment's `since` asks for. */
+  complete(nowMs: number): void {
+    this.completed = new Date(nowMs).toISOString();
+  }
+
   /** Starts saving the states `take` reads, once `touch`ed. */
   saveFrom(take: () => Promise<Snapshot>): void {
     if (this.file === undefined) return;
@@ -77,6 +95,8 @@ export class ExportCheckpoint {
     for (const [key, s] of Object.entries(snapshot.chains)) state.slices[key] = { ...s, documents: (this.previous?.slices[key]?.documents ?? 0) + s.documents };
     if (snapshot.inflight !== undefined) state.inflight = snapshot.inflight;
     state.outputs = snapshot.outputs;
+    if (this.started !== undefined) state.started = this.started;
+    if (this.completed !== undefined) state.completed = this.completed;
     return state;
   }
 }

@@ -1,3 +1,4 @@
+import { normalize } from 'node:path';
 import { OptionError, checkDuration, checkInteger, checkOneOf } from '../../options-check.js';
 import { outputFormats, type OutputFormat } from '../formats.js';
 import { defaultVisitSlices, type VisitOptions } from '../options.js';
@@ -45,6 +46,18 @@ export interface ExportOptions extends VisitOptions {
   workers?: number;
   /** Called once the visit runs, e.g. to draw progress from it. */
   onStart?: (run: VisitRun) => void;
+  /**
+   * An incremental export: only what changed since an earlier export, removes included (`{"remove":id}`), so that
+   * feeding it into a copy made from that export brings the copy up to date. The earlier export's record (its
+   * `checkpoint` file, once it completed, or its summary saved as JSON: `startedAt`, printed `visit.started`), or a
+   * time as `fromTimestamp` is given on the command line (epoch seconds, `<n>ms`, `<n>us`, ISO 8601; a path that
+   * reads as a time is taken as one: write `./1700000000`). The visit gets `fromTimestamp` (that moment less
+   * `sinceMarginMs`) and `includeRemoves`. Not with `fromTimestamp`, `toTimestamp` or `includeRemoves: false`.
+   * Removes older than the content cluster's tombstone lifetime (two weeks by default) are no longer there to export.
+   */
+  since?: string;
+  /** ms taken off `since` for clock skew between this machine and the content nodes. Default {@link defaultSinceMarginMs} (60 000). */
+  sinceMarginMs?: number;
 }
 
 /** The visit report of an export, with the bytes written. */
@@ -53,6 +66,13 @@ export interface ExportSummary extends VisitReport {
   outputBytes: number;
   /** The checkpoint continued a previous run. */
   resumed: boolean;
+  /**
+   * When the visit began (ISO 8601; a resumed export's first run): what an increment of this export (`since`) starts
+   * from. Absent only when resumed from a checkpoint of an earlier version, which did not record it.
+   */
+  startedAt?: string;
+  /** The visit's lower bound (`fromTimestamp`, microseconds, as a decimal string), when it had one: an increment's start. */
+  fromTimestamp?: string;
 }
 
 /** Checks an export's own options and the visit's, before any output is opened (and a file truncated). */
@@ -65,6 +85,7 @@ export function checkExportOptions(options: ExportOptions): { format: OutputForm
   if (options.gzip === true && options.outputDir === undefined) throw new OptionError('gzip', 'used with an output directory (a single output file compresses by its .gz name)', true);
   checkDuration(options, 'checkpointIntervalMs');
   checkInteger(options, 'workers', 1, 256);
+  checkSince(options);
   const workers = options.workers ?? 1;
   if (workers > 1 && format === 'json') throw new OptionError('format', 'jsonl or feed with workers', format, 'workers');
   validateVisitOptions(options);
@@ -87,4 +108,20 @@ export function resolvedVisit(options: ExportOptions, saved: { slices: number | 
     inflightSlices: inflight,
     ...(inflight === 'adaptive' && start !== undefined && { adaptiveSlices: { ...options.adaptiveSlices, start } }),
   };
+}
+
+/** `since` and what excludes it; the record itself is read when the export is prepared. */
+function checkSince(options: ExportOptions): void {
+  checkDuration(options, 'sinceMarginMs');
+  if (options.since === undefined) {
+    if (options.sinceMarginMs !== undefined) throw new OptionError('sinceMarginMs', 'used with since', options.sinceMarginMs);
+    return;
+  }
+  if (typeof options.since !== 'string' || options.since.trim() === '') throw new OptionError('since', 'a time or the file of an earlier export\'s record', options.since);
+  if (options.fromTimestamp !== undefined) throw new OptionError('since', 'left out', options.since, 'fromTimestamp');
+  if (options.toTimestamp !== undefined) throw new OptionError('since', 'left out', options.since, 'toTimestamp');
+  if (options.includeRemoves === false) throw new OptionError('includeRemoves', 'left out or true with since (an increment carries the removes)', false);
+  if (options.checkpoint !== undefined && normalize(options.checkpoint) === normalize(options.since)) {
+    throw new OptionError('checkpoint', 'another file than since (the earlier export\'s record is read, this export\'s own is written)', options.checkpoint);
+  }
 }

@@ -7,6 +7,7 @@ import { ExportCheckpoint } from './export-checkpoint.js';
 import { checkExportOptions, resolvedVisit, type ExportOptions, type ExportSummary } from './export-options.js';
 import { ExportOutputs } from './outputs.js';
 import { nothingRestored, restoreOutputs } from './restore-outputs.js';
+import { defaultSinceMarginMs, sinceFromTimestamp, sinceStart } from './since.js';
 import { chooseSinks, type SinkChoice } from './sink-choice.js';
 import { LocalSnapshots, WorkerSnapshots, type SnapshotStrategy } from './snapshots.js';
 
@@ -31,8 +32,9 @@ export class Export {
   ) {}
 
   /** Checks the options and reads the checkpoint; a resumed export's files are cut back to what it saved. */
-  static async prepare(options: ExportOptions): Promise<Export> {
-    const { format, workers } = checkExportOptions(options);
+  static async prepare(given: ExportOptions): Promise<Export> {
+    const { format, workers } = checkExportOptions(given);
+    const options = await withSince(given);
     const checkpoint = await ExportCheckpoint.read(options.checkpoint, options.checkpointIntervalMs);
     const visiting = resolvedVisit(options, checkpoint.saved());
     checkpoint.belongsTo(visitFingerprint(visiting));
@@ -52,12 +54,22 @@ export class Export {
     // Outputs exist even when nothing is visited (an empty export is an empty file, or `[]`).
     if (!this.choice.perSlice) this.outputs.of(0);
     this.checkpoint.saveFrom(() => (this.snapshots ?? new LocalSnapshots(undefined, this.outputs)).take());
+    // Before the first request: what the visit returns is what the cluster held from about this moment on.
+    const startedAt = this.checkpoint.begin(Date.now());
     const run = this.workers > 1 ? this.startOnWorkers() : this.startHere();
     this.options.onStart?.(run);
     const report = await this.reportOf(run);
     await this.outputs.finish();
+    if (report.ok) this.checkpoint.complete(Date.now());
     await this.checkpoint.flush();
-    return { ...report, outputBytes: this.outputBytes(), resumed: this.checkpoint.resumed() };
+    const from = this.options.fromTimestamp;
+    return {
+      ...report,
+      outputBytes: this.outputBytes(),
+      resumed: this.checkpoint.resumed(),
+      ...(startedAt !== undefined && { startedAt }),
+      ...(from !== undefined && { fromTimestamp: String(from) }),
+    };
   }
 
   /** The visit's options: resumed where the checkpoint saved, unless the caller's `resumeFrom` says otherwise. */
@@ -110,4 +122,12 @@ export class Export {
       throw err;
     }
   }
+}
+
+/** An increment's options: `since` read (a time, or an earlier export's record) into `fromTimestamp` with the removes. */
+async function withSince(options: ExportOptions): Promise<ExportOptions> {
+  if (options.since === undefined) return options;
+  const { since, sinceMarginMs, ...rest } = options;
+  const fromTimestamp = sinceFromTimestamp(await sinceStart(since), sinceMarginMs ?? defaultSinceMarginMs);
+  return { ...rest, fromTimestamp, includeRemoves: true };
 }
