@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { feed } from '../../src/feed/feed.js';
 import { DocumentStore, startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { exportDocuments, type ExportOptions } from '../../src/visit/export.js';
+import { recordedStart, recordValue, sinceFromTimestamp } from '../../src/visit/export/since.js';
 import { runCommand } from '../support/run-command.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -171,6 +172,16 @@ describe('visit --since: incremental exports', () => {
     await refused({ since: '1700000000', includeRemoves: false }, /includeRemoves must be left out or true/);
     await refused({ sinceMarginMs: 5 }, /sinceMarginMs must be used with since/);
     await refused({ since: join(dir, 'same.ckpt'), checkpoint: join(dir, 'same.ckpt') }, /checkpoint must be another file than since/);
+  });
+
+  it('reads a summary among other stderr lines, and takes the margin off its start', () => {
+    const summary = JSON.stringify({ 'visit.ok': true, 'visit.started': '2024-01-31T12:00:00.000Z', slices: [{ slice: 0 }] }, null, 2);
+    const stderr = `vespa-bulk: content cluster 'content'\n${summary}\nvespa-bulk: report written to r.html\n`;
+    const start = recordedStart(recordValue(stderr, 'err.txt'), 'err.txt');
+    expect(start).toEqual({ micros: BigInt(Date.parse('2024-01-31T12:00:00Z')) * 1000n, source: 'summary' });
+    expect(sinceFromTimestamp(start, 60_000)).toBe(start.micros - 60_000_000n);
+    expect(sinceFromTimestamp({ micros: 5n, source: 'time' }, 1)).toBe(0n);
+    expect(() => recordValue('vespa-bulk: no summary here\n', 'err.txt')).toThrow(expect.objectContaining({ code: 'VB_BAD_JSON' }));
   });
 
   it('CLI: --since the saved summary of an --output-dir export; usage errors exit 2', async () => {

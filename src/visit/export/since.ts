@@ -55,17 +55,19 @@ export function recordedStart(value: unknown, file: string): SinceStart {
 }
 
 /**
- * The JSON object of a record's text: the whole text, or, for a summary captured with other lines before it (stderr
- * of an export to stdout), the object from the last line that opens one to the end.
+ * The JSON object of a record's text: the whole text, or, for a summary captured among other lines (the stderr of an
+ * export to stdout: messages before it, the report's path after), the last object printed from a line `{` to a line `}`.
  */
 export function recordValue(text: string, file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    const last = text.lastIndexOf('\n{\n');
-    if (last >= 0) {
+    const lines = text.split('\n');
+    const open = lines.lastIndexOf('{');
+    const close = open < 0 ? -1 : lines.indexOf('}', open);
+    if (close > open) {
       try {
-        return JSON.parse(text.slice(last + 1));
+        return JSON.parse(lines.slice(open, close + 1).join('\n'));
       } catch {
         // The whole text's error is the one to tell.
       }
