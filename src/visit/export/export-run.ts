@@ -53,9 +53,9 @@ export class Export {
   async run(): Promise<ExportSummary> {
     // Outputs exist even when nothing is visited (an empty export is an empty file, or `[]`).
     if (!this.choice.perSlice) this.outputs.of(0);
-    this.checkpoint.saveFrom(() => (this.snapshots ?? new LocalSnapshots(undefined, this.outputs)).take());
-    // Before the first request: what the visit returns is what the cluster held from about this moment on.
+    // Before the first request (and the first save): what the visit returns is what the cluster held from about this moment on.
     const startedAt = this.checkpoint.begin(Date.now());
+    this.checkpoint.saveFrom(() => (this.snapshots ?? new LocalSnapshots(undefined, this.outputs)).take());
     const run = this.workers > 1 ? this.startOnWorkers() : this.startHere();
     this.options.onStart?.(run);
     const report = await this.reportOf(run);
