@@ -174,6 +174,21 @@ describe('visit --since: incremental exports', () => {
     await refused({ since: join(dir, 'same.ckpt'), checkpoint: join(dir, 'same.ckpt') }, /checkpoint must be another file than since/);
   });
 
+  it('a resumed export keeps its first run\'s start', async () => {
+    const { dir, base } = await setup(10);
+    const options = { ...base, output: join(dir, 'full.jsonl'), checkpoint: join(dir, 'full.ckpt') };
+    await exportDocuments(options);
+    // As if the first run had begun long ago and been stopped: the rerun continues it.
+    const saved = JSON.parse(readFileSync(options.checkpoint, 'utf8')) as Record<string, unknown>;
+    writeFileSync(options.checkpoint, JSON.stringify({ ...saved, started: '2020-01-01T00:00:00.000Z', completed: undefined }));
+    const again = await exportDocuments(options);
+    expect(again.resumed).toBe(true);
+    expect(again.startedAt).toBe('2020-01-01T00:00:00.000Z');
+    const after = JSON.parse(readFileSync(options.checkpoint, 'utf8')) as { started: string; completed?: string };
+    expect(after.started).toBe('2020-01-01T00:00:00.000Z');
+    expect(after.completed).toBeDefined();
+  });
+
   it('reads a summary among other stderr lines, and takes the margin off its start', () => {
     const summary = JSON.stringify({ 'visit.ok': true, 'visit.started': '2024-01-31T12:00:00.000Z', slices: [{ slice: 0 }] }, null, 2);
     const stderr = `vespa-bulk: content cluster 'content'\n${summary}\nvespa-bulk: report written to r.html\n`;
