@@ -1,3 +1,5 @@
+import type { DeployTarget } from '../../deploy/target.js';
+import type { DocumentModel } from '../../schema/document-model.js';
 import { OptionError, checkDuration, checkInteger, checkOneOf } from '../../options-check.js';
 import { outputFormats, type OutputFormat } from '../formats.js';
 import { defaultVisitSlices, type VisitOptions } from '../options.js';
@@ -45,6 +47,19 @@ export interface ExportOptions extends VisitOptions {
   workers?: number;
   /** Called once the visit runs, e.g. to draw progress from it. */
   onStart?: (run: VisitRun) => void;
+  /**
+   * `format: 'parquet' | 'csv'`: an application package (directory, .zip) whose schema types the columns (see
+   * docs/export-formats.md); without one of `app`, `configUrl` or `model` they are inferred from the first documents.
+   */
+  app?: string;
+  /** `format: 'parquet' | 'csv'`: a config server whose active application's schema types the columns. */
+  configUrl?: string;
+  /** Tenant, application and credentials on `configUrl`. */
+  configTarget?: Omit<DeployTarget, 'configUrl'>;
+  /** `format: 'parquet' | 'csv'`: the document model that types the columns, already read. */
+  model?: DocumentModel;
+  /** `format: 'parquet' | 'csv'`: rows per Parquet row group, and rows inferred from without a schema. Default 10,000. */
+  rowGroupRows?: number;
 }
 
 /** The visit report of an export, with the bytes written. */
@@ -66,7 +81,8 @@ export function checkExportOptions(options: ExportOptions): { format: OutputForm
   checkDuration(options, 'checkpointIntervalMs');
   checkInteger(options, 'workers', 1, 256);
   const workers = options.workers ?? 1;
-  if (workers > 1 && format === 'json') throw new OptionError('format', 'jsonl or feed with workers', format, 'workers');
+  if (workers > 1 && format !== 'jsonl' && format !== 'feed') throw new OptionError('format', 'jsonl or feed with workers (the workers encode JSONL; Parquet, CSV and a JSON array are written by one encoder)', format, 'workers');
+  checkInteger(options, 'rowGroupRows', 1, 1_000_000);
   validateVisitOptions(options);
   return { format, workers };
 }
