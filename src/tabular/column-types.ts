@@ -28,9 +28,20 @@ export interface Column {
 /** The first column: the document id. */
 export const idColumn: Column = { name: 'id', type: { kind: 'string' } };
 
+/** The document id's column name: `id`, or `documentid` where a field is called `id`. */
+export function idColumnName(fields: Iterable<string>): string {
+  for (const f of fields) if (f === 'id') return 'documentid';
+  return 'id';
+}
+
+/** The id column, then the fields' columns. */
+export function withIdColumn(fields: Column[]): Column[] {
+  return [{ ...idColumn, name: idColumnName(fields.map((f) => f.name)) }, ...fields];
+}
+
 /** The columns of a document type: `id`, then its fields in the order the schema declares them. */
 export function columnsOfDocumentType(type: DocumentType): Column[] {
-  return [idColumn, ...[...type.fields].map(([name, t]) => ({ name, type: columnTypeOf(t) }))];
+  return withIdColumn([...type.fields].map(([name, t]) => ({ name, type: columnTypeOf(t) })));
 }
 
 /** The column type a schema type maps to (see docs/export-formats.md for the table). */
@@ -81,7 +92,7 @@ export function columnTypeOf(t: DataType): ColumnType {
 }
 
 /**
- * Columns inferred from documents' fields (a schema-less export): `id`, then each field in the order it first
+ * Columns inferred from documents' fields (a schema-less export): the id, then each field in the order it first
  * appears. A field whose values are all booleans is `bool`, all integers `int64`, all numbers `double`, all strings
  * `string`; anything else (objects, arrays, a mix, only nulls) is its JSON text.
  */
@@ -94,7 +105,7 @@ export function inferColumns(rows: readonly Record<string, unknown>[]): Column[]
       if (v !== null && v !== undefined) seen.add(kindOfValue(v));
     }
   }
-  return [idColumn, ...[...kinds].map(([name, seen]) => ({ name, type: inferredType(seen) }))];
+  return withIdColumn([...kinds].map(([name, seen]) => ({ name, type: inferredType(seen) })));
 }
 
 function kindOfValue(v: unknown): string {

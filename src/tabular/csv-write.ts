@@ -1,4 +1,5 @@
 import type { VisitEntry } from '../visit/entries.js';
+import { idColumnName } from './column-types.js';
 import { cellText } from './column-values.js';
 import { columnError, rowOf, type DocumentRow } from './document-rows.js';
 import { defaultRowGroupRows, type TabularLayout } from './parquet-write.js';
@@ -7,7 +8,7 @@ import { defaultRowGroupRows, type TabularLayout } from './parquet-write.js';
  * Visited documents as CSV (RFC 4180): a header row of column names, then a line per document; a cell is quoted
  * when it holds a comma, a quote, a line break or leading/trailing blanks, its quotes doubled. Nested values
  * (structs, arrays, maps, tensors) are their JSON text, an absent field an empty cell. Without a schema the
- * columns are `id` and the fields of the first `rowGroupRows` documents, in the order they appear.
+ * columns are the id (`id`, or `documentid` where a field is called `id`) and the fields of the first `rowGroupRows` documents, in the order they appear.
  */
 export class CsvEncoder {
   private names: string[] | undefined;
@@ -43,10 +44,9 @@ export class CsvEncoder {
   }
 
   private inferAndFlush(): Buffer {
-    const names = ['id'];
-    const seen = new Set(names);
-    for (const r of this.pending) for (const f in r.fields) if (!seen.has(f)) (seen.add(f), names.push(f));
-    this.names = names;
+    const seen = new Set<string>();
+    for (const r of this.pending) for (const f in r.fields) seen.add(f);
+    this.names = [idColumnName(seen), ...seen];
     let text = this.takeHeader();
     for (const r of this.pending.splice(0)) text += this.line(r);
     return Buffer.from(text);
@@ -62,7 +62,7 @@ export class CsvEncoder {
     const names = this.names!;
     let text = quoted(row.id);
     for (let i = 1; i < names.length; i++) text += `,${quoted(cellText(row.fields[names[i]!]))}`;
-    this.known ??= new Set(names);
+    this.known ??= new Set(names.slice(1));
     for (const field in row.fields) {
       if (this.known.has(field)) continue;
       throw columnError(row.id, field, this.layout.columns !== undefined ? 'not a field of the schema given' : 'not a column of the CSV (its header is set by the first documents)', this.layout.columns !== undefined);

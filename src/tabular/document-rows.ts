@@ -20,11 +20,11 @@ export function rowOf(entry: VisitEntry): DocumentRow {
 }
 
 /**
- * Rows as column arrays of `columns` (id first). A field with no column, or a value that does not fit its column, is
+ * Rows as column arrays of `columns` (the id first). A field with no column, or a value that does not fit its column, is
  * a VB_COLUMN_TYPE error naming the document and field: nothing is dropped silently.
  */
 export function columnArrays(rows: readonly DocumentRow[], columns: readonly Column[], typed: boolean): unknown[][] {
-  const known = new Set(columns.map((c) => c.name));
+  const known = new Set(columns.slice(1).map((c) => c.name));
   const out = columns.map(() => new Array<unknown>(rows.length));
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r]!;

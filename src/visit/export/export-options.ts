@@ -81,7 +81,9 @@ export function checkExportOptions(options: ExportOptions): { format: OutputForm
   checkDuration(options, 'checkpointIntervalMs');
   checkInteger(options, 'workers', 1, 256);
   const workers = options.workers ?? 1;
-  if (workers > 1 && format !== 'jsonl' && format !== 'feed') throw new OptionError('format', 'jsonl or feed with workers (the workers encode JSONL; Parquet, CSV and a JSON array are written by one encoder)', format, 'workers');
+  if (workers > 1 && format === 'json') throw new OptionError('format', 'jsonl or feed with workers', format, 'workers');
+  // The workers send encoded JSONL bytes; a table's columns and row groups are built by one encoder.
+  if (workers > 1 && (format === 'parquet' || format === 'csv')) throw new OptionError('workers', `1 with format ${format} (a table is encoded in one thread)`, workers);
   checkInteger(options, 'rowGroupRows', 1, 1_000_000);
   validateVisitOptions(options);
   return { format, workers };
