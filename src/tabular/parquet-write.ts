@@ -57,7 +57,8 @@ export class ParquetEncoder {
     const rows = this.rows.splice(0);
     const writer = this.writerFor(rows);
     const data = columnArrays(rows, this.columns!, this.layout.columns !== undefined);
-    writer.write({ columnData: this.columns!.map((c, i) => ({ name: c.name, data: data[i]! })), rowGroupSize: rows.length });
+    // A dense tensor's min/max statistics help no reader and cost a pass over every cell.
+    writer.write({ columnData: this.columns!.map((c, i) => ({ name: c.name, data: data[i]!, ...(c.type.kind === 'vector' && { statistics: false }) })), rowGroupSize: rows.length });
     return this.take();
   }
 
