@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,7 +6,9 @@ import { documentTypesOf } from '../../src/schema/document-model.js';
 import { parseSchema } from '../../src/schema/sd-schema.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { exportDocuments, type ExportOptions } from '../../src/visit/export.js';
+import { runCommand } from '../support/run-command.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
+import { servicesXml } from '../schema/fixtures.js';
 import { duck, duckTypes } from './duckdb.js';
 
 /** `format: 'parquet' | 'csv'` exports from the simulator, read back with DuckDB. */
@@ -171,5 +173,19 @@ describe('csv', () => {
     const outputDir = fresh('csvdir');
     await exportDocuments({ ...base(), format: 'csv', outputDir, gzip: true });
     expect(await duck(`SELECT count(*)::INT AS n FROM read_csv('${outputDir}/*.csv.gz', header = true, union_by_name = true)`)).toEqual([{ n: count }]);
+  });
+});
+
+describe('cli', () => {
+  it('visit --format parquet --app DIR types the columns', async () => {
+    const app = fresh('app');
+    mkdirSync(join(app, 'schemas'), { recursive: true });
+    writeFileSync(join(app, 'services.xml'), servicesXml().replace("type='kinds'", "type='doc'").replace('type="kinds"', 'type="doc"'));
+    writeFileSync(join(app, 'schemas', 'doc.sd'), schema);
+    const output = fresh('cli.parquet');
+    const run = await runCommand(['visit', 'ns/doc', '-t', server.url, '--format', 'parquet', '-o', output, '--app', app, '--quiet']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)['visit.document.count']).toBe(count);
+    expect(await duckTypes(`read_parquet('${output}')`)).toMatchObject({ l: 'BIGINT', emb: 'FLOAT[]', st: 'STRUCT(a INTEGER, b VARCHAR)' });
   });
 });
