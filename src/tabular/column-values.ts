@@ -67,8 +67,8 @@ export function columnValue(v: unknown, type: ColumnType): unknown {
 export function cellText(v: unknown): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'string') return v;
-  if (typeof v === 'object') return exactJsonText(v);
-  return String(v as number | bigint | boolean);
+  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
+  return exactJsonText(v);
 }
 
 function integer(v: unknown, kind: 'int32' | 'int8'): number {
@@ -81,12 +81,12 @@ function integer(v: unknown, kind: 'int32' | 'int8'): number {
 /** A dense tensor's cells in row-major order, from any form the service writes (values, bare, hex, cells). */
 function denseCells(v: unknown, type: Extract<ColumnType, { kind: 'vector' }>): number[] {
   let cells: unknown = v;
-  if (cells !== null && typeof cells === 'object' && !Array.isArray(cells) && 'values' in cells) cells = (cells as { values: unknown }).values;
+  if (cells !== null && typeof cells === 'object' && !Array.isArray(cells) && 'values' in cells) cells = (cells).values;
   let out: number[] | undefined;
   if (typeof cells === 'string') out = decodeHex(cells, type.tensor);
   else if (Array.isArray(cells)) {
     const flat = cells.flat(type.tensor.dimensions.length) as unknown[];
-    if (flat.every((c) => typeof c === 'number')) out = flat as number[];
+    if (flat.every((c) => typeof c === 'number')) out = flat;
   }
   if (out === undefined) out = fromCells(v, type);
   if (out.length !== type.size) throw mismatch(v, type);
@@ -123,5 +123,5 @@ function position(v: unknown): { lat: number; lng: number } {
 
 function mismatch(v: unknown, type: ColumnType): ColumnMismatch {
   const text = typeof v === 'string' ? JSON.stringify(v) : exactJsonText(v);
-  return new ColumnMismatch(`${text.length > 60 ? `${text.slice(0, 60)}...` : text} is not a ${type.kind}`);
+  return new ColumnMismatch(`${text.length > 60 ? `${text.slice(0, 60)}...` : text} does not fit a ${type.kind} column`);
 }

@@ -61,7 +61,7 @@ export class CsvEncoder {
   private line(row: DocumentRow): string {
     const names = this.names!;
     let text = quoted(row.id);
-    for (let i = 1; i < names.length; i++) text += `,${quoted(cellText(row.fields[names[i]!]))}`;
+    for (let i = 1; i < names.length; i++) text += `,${quoted(cellText(row.fields[names[i]]))}`;
     this.known ??= new Set(names.slice(1));
     for (const field in row.fields) {
       if (this.known.has(field)) continue;

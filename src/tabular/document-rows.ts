@@ -27,13 +27,13 @@ export function columnArrays(rows: readonly DocumentRow[], columns: readonly Col
   const known = new Set(columns.slice(1).map((c) => c.name));
   const out = columns.map(() => new Array<unknown>(rows.length));
   for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]!;
-    out[0]![r] = row.id;
+    const row = rows[r];
+    out[0][r] = row.id;
     for (const name in row.fields) if (!known.has(name)) throw columnError(row.id, name, typed ? 'not a field of the schema given' : 'not among the fields of the first documents, which set the columns', typed);
     for (let c = 1; c < columns.length; c++) {
-      const { name, type } = columns[c]!;
+      const { name, type } = columns[c];
       try {
-        out[c]![r] = columnValue(row.fields[name], type);
+        out[c][r] = columnValue(row.fields[name], type);
       } catch (err) {
         if (err instanceof ColumnMismatch) throw columnError(row.id, name, err.message, typed);
         throw err;

@@ -48,7 +48,8 @@ export class ParquetEncoder {
   end(): Buffer {
     const last = this.rows.length > 0 ? this.flushGroup() : undefined;
     const writer = this.writerFor([]);
-    writer.finish();
+    // Synchronous: the ByteWriter has no async flush, so neither finish nor write returns a promise.
+    void writer.finish();
     const tail = this.take();
     return last === undefined ? tail : Buffer.concat([last, tail]);
   }
@@ -58,7 +59,7 @@ export class ParquetEncoder {
     const writer = this.writerFor(rows);
     const data = columnArrays(rows, this.columns!, this.layout.columns !== undefined);
     // A dense tensor's min/max statistics help no reader and cost a pass over every cell.
-    writer.write({ columnData: this.columns!.map((c, i) => ({ name: c.name, data: data[i]!, ...(c.type.kind === 'vector' && { statistics: false }) })), rowGroupSize: rows.length });
+    void writer.write({ columnData: this.columns!.map((c, i) => ({ name: c.name, data: data[i], ...(c.type.kind === 'vector' && { statistics: false }) })), rowGroupSize: rows.length });
     return this.take();
   }
 
