@@ -123,10 +123,10 @@ describe('parquet', () => {
     expect(await duck(`SELECT count(*)::INT AS n, count(DISTINCT id)::INT AS ids FROM ${all}`)).toEqual([{ n: count, ids: count }]);
     // A slice the checkpoint saw unfinished is visited again from its start, its file replaced.
     const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as { slices: Record<string, { finished?: boolean }> };
-    delete saved.slices['2']!.finished;
+    delete saved.slices['2'].finished;
     writeFileSync(checkpoint, JSON.stringify(saved));
     const third = await exportDocuments({ ...base(), format: 'parquet', outputDir, model, checkpoint });
-    expect(third.documents).toBe(Number((await duck(`SELECT count(*)::INT AS n FROM read_parquet('${outputDir}/slice-0002.parquet')`))[0]!.n));
+    expect(third.documents).toBe(Number((await duck(`SELECT count(*)::INT AS n FROM read_parquet('${outputDir}/slice-0002.parquet')`))[0].n));
     expect(await duck(`SELECT count(*)::INT AS n, count(DISTINCT id)::INT AS ids FROM ${all}`)).toEqual([{ n: count, ids: count }]);
   });
 
