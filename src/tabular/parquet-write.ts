@@ -2,6 +2,7 @@ import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { VisitEntry } from '../visit/entries.js';
 import { idColumn, inferColumns, type Column } from './column-types.js';
 import { columnArrays, rowOf, type DocumentRow } from './document-rows.js';
+import { writeRowGroup } from './parquet-row-group.js';
 import { parquetSchemaOf } from './parquet-schema.js';
 
 /**
@@ -58,8 +59,7 @@ export class ParquetEncoder {
     const rows = this.rows.splice(0);
     const writer = this.writerFor(rows);
     const data = columnArrays(rows, this.columns!, this.layout.columns !== undefined);
-    // A dense tensor's min/max statistics help no reader and cost a pass over every cell.
-    void writer.write({ columnData: this.columns!.map((c, i) => ({ name: c.name, data: data[i], ...(c.type.kind === 'vector' && { statistics: false }) })), rowGroupSize: rows.length });
+    writeRowGroup(writer, this.columns!, data, rows.length);
     return this.take();
   }
 
