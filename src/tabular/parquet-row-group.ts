@@ -15,15 +15,15 @@ export function writeRowGroup(pw: ParquetWriter, columns: readonly Column[], dat
   const start = pw.writer.offset;
   const chunks: ReturnType<typeof writeColumn>['chunk'][] = [];
   for (let j = 0; j < columns.length; j++) {
-    const c = columns[j]!;
+    const c = columns[j];
     for (const leafPath of leavesOf(resolve([c.name]))) {
       const schemaPath = leafPath.map((n) => n.element);
-      const pageData = c.type.kind === 'vector' ? vectorLevels(data[j]!) : encodeNestedValues(leafPath, data[j] as never);
+      const pageData = c.type.kind === 'vector' ? vectorLevels(data[j]) : encodeNestedValues(leafPath, data[j] as never);
       const result = writeColumn({
         writer: pw.writer,
         column: {
           columnName: schemaPath.slice(1).map((s) => s.name).join('.'),
-          element: schemaPath[schemaPath.length - 1]!,
+          element: schemaPath[schemaPath.length - 1],
           schemaPath,
           codec: pw.codec,
           compressors: pw.compressors,
@@ -50,7 +50,7 @@ type SchemaTree = ReturnType<ReturnType<typeof schemaPathResolver>>[number];
 
 /** Every path from the column down to a primitive leaf. */
 function leavesOf(path: SchemaTree[]): SchemaTree[][] {
-  const node = path[path.length - 1]!;
+  const node = path[path.length - 1];
   if (node.children.length === 0) return [path];
   return node.children.flatMap((child) => leavesOf([...path, child]));
 }
