@@ -168,7 +168,7 @@ describe('csv', () => {
     expect(readFileSync(output, 'utf8').split('\n')[0]).toBe('id,i,l,f,d,flag,s,emb,sparse,st,tags,m,ws');
   });
 
-  it('to stdout, without a schema, gzip per slice, and continued from a checkpoint without a second header', async () => {
+  it('to stdout without a schema, and a gzipped file per slice', async () => {
     const stdout = new PassThrough();
     const chunks: Buffer[] = [];
     stdout.on('data', (c: Buffer) => chunks.push(c));
