@@ -1,5 +1,7 @@
 import type { VisitEntry } from './entries.js';
 import { topLevelValue } from '../feed/json-scan.js';
+import { CsvEncoder } from '../tabular/csv-write.js';
+import { ParquetEncoder, type TabularLayout } from '../tabular/parquet-write.js';
 
 /**
  * Output formats of an export, as pure functions from visited entries to bytes.
@@ -9,11 +11,12 @@ import { topLevelValue } from '../feed/json-scan.js';
  * - `feed`: valid feed input for `vespa-bulk feed` and the other feeders: `{"put":id,"fields":...}` and
  *   `{"remove":id}` lines. A JSONL stream already has that shape, so its bytes pass through untouched.
  * - `json`: the `feed` operations as one JSON array (also valid feed input).
+ * - `parquet`, `csv`: a table, a row per document (src/tabular; docs/export-formats.md).
  */
-export type OutputFormat = 'jsonl' | 'feed' | 'json';
+export type OutputFormat = 'jsonl' | 'feed' | 'json' | 'parquet' | 'csv';
 
 /** The export formats, for option checks and `--format` choices. */
-export const outputFormats: readonly OutputFormat[] = ['jsonl', 'feed', 'json'];
+export const outputFormats: readonly OutputFormat[] = ['jsonl', 'feed', 'json', 'parquet', 'csv'];
 
 const NEWLINE = 0x0a;
 
@@ -94,7 +97,13 @@ export interface BatchEncoder {
   end(): Buffer | undefined;
 }
 
-export function createEncoder(format: OutputFormat): BatchEncoder {
+/**
+ * The encoder of one output. `layout`: a table's columns; `csvHeader`: the columns of a CSV file being continued.
+ * Each encoder takes `VisitEntry` batches, so whatever reshapes documents before (a transform) runs before it.
+ */
+export function createEncoder(format: OutputFormat, layout: TabularLayout = {}, csvHeader?: string[]): BatchEncoder {
+  if (format === 'parquet') return new ParquetEncoder(layout);
+  if (format === 'csv') return new CsvEncoder(layout, csvHeader);
   if (format === 'json') {
     const w = new JsonArrayWriter();
     return { encode: (e) => w.entries(e), end: () => w.end() };

@@ -50,6 +50,9 @@ interface VisitArgs extends CommonArgs, RunOutputArgs {
   gzip?: boolean;
   'direct-io'?: boolean;
   format: OutputFormat;
+  app?: string;
+  'config-url'?: string;
+  'row-group-rows'?: number;
   'make-feed': boolean;
   checkpoint?: string;
   since?: string;
@@ -214,7 +217,10 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('output-dir', { type: 'string', describe: 'One file per slice in DIR (slice-0000.jsonl, ...)' })
       .option('gzip', { type: 'boolean', describe: 'Compress the --output-dir files (slice-0000.jsonl.gz, ...); -o compresses by its .gz name' })
       .option('direct-io', { type: 'boolean', describe: 'Write plain output files with O_DIRECT, sparing the page cache (default on unless VESPA_BULK_DIRECT_IO=0; --no-direct-io turns it off)' })
-      .option('format', { type: 'string', choices: outputFormats, default: 'jsonl' as OutputFormat, describe: 'jsonl: as received; feed: {"put"/"remove"} lines for vespa-bulk feed; json: one array' })
+      .option('format', { type: 'string', choices: outputFormats, default: 'jsonl' as OutputFormat, describe: 'jsonl: as received; feed: {"put"/"remove"} lines for vespa-bulk feed; json: one array; parquet, csv: a row per document (docs/export-formats.md)' })
+      .option('app', { type: 'string', describe: 'With --format parquet|csv: type the columns from the schema of this application package (DIR or ZIP)' })
+      .option('config-url', { type: 'string', describe: 'With --format parquet|csv: type the columns from the schema of the application active on this config server' })
+      .option('row-group-rows', { type: 'number', describe: 'With --format parquet|csv: rows per Parquet row group, and rows the columns are inferred from without a schema (default 10000)' })
       .option('make-feed', { type: 'boolean', default: false, describe: 'Same as --format feed' })
       .option('checkpoint', { type: 'string', describe: checkpointHelp })
       .option('since', { type: 'string', describe: sinceHelp })
@@ -327,6 +333,9 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         ...(args.checkpoint !== undefined && { checkpoint: args.checkpoint }),
         ...since,
         ...(args.workers !== undefined && { workers: args.workers }),
+        ...(args.app !== undefined && { app: args.app }),
+        ...(args['config-url'] !== undefined && { configUrl: args['config-url'] }),
+        ...(args['row-group-rows'] !== undefined && { rowGroupRows: args['row-group-rows'] }),
         onStart: startProgress,
       }));
       state = stop.signalled !== undefined ? 'stopped' : 'done';

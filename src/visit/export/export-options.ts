@@ -1,4 +1,6 @@
 import { normalize } from 'node:path';
+import type { DeployTarget } from '../../deploy/target.js';
+import type { DocumentModel } from '../../schema/document-model.js';
 import { OptionError, checkDuration, checkInteger, checkOneOf } from '../../options-check.js';
 import { outputFormats, type OutputFormat } from '../formats.js';
 import { defaultVisitSlices, type VisitOptions } from '../options.js';
@@ -58,6 +60,19 @@ export interface ExportOptions extends VisitOptions {
   since?: string;
   /** ms taken off `since` for clock skew between this machine and the content nodes. Default {@link defaultSinceMarginMs} (60 000). */
   sinceMarginMs?: number;
+  /**
+   * `format: 'parquet' | 'csv'`: an application package (directory, .zip) whose schema types the columns (see
+   * docs/export-formats.md); without one of `app`, `configUrl` or `model` they are inferred from the first documents.
+   */
+  app?: string;
+  /** `format: 'parquet' | 'csv'`: a config server whose active application's schema types the columns. */
+  configUrl?: string;
+  /** Tenant, application and credentials on `configUrl`. */
+  configTarget?: Omit<DeployTarget, 'configUrl'>;
+  /** `format: 'parquet' | 'csv'`: the document model that types the columns, already read. */
+  model?: DocumentModel;
+  /** `format: 'parquet' | 'csv'`: rows per Parquet row group, and rows inferred from without a schema. Default 10,000. */
+  rowGroupRows?: number;
 }
 
 /** The visit report of an export, with the bytes written. */
@@ -88,6 +103,9 @@ export function checkExportOptions(options: ExportOptions): { format: OutputForm
   checkSince(options);
   const workers = options.workers ?? 1;
   if (workers > 1 && format === 'json') throw new OptionError('format', 'jsonl or feed with workers', format, 'workers');
+  // The workers send encoded JSONL bytes; a table's columns and row groups are built by one encoder.
+  if (workers > 1 && (format === 'parquet' || format === 'csv')) throw new OptionError('workers', `1 with format ${format} (a table is encoded in one thread)`, workers);
+  checkInteger(options, 'rowGroupRows', 1, 1_000_000);
   validateVisitOptions(options);
   return { format, workers };
 }

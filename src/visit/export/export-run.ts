@@ -9,6 +9,7 @@ import { ExportOutputs } from './outputs.js';
 import { nothingRestored, restoreOutputs } from './restore-outputs.js';
 import { defaultSinceMarginMs, sinceFromTimestamp, sinceStart } from './since.js';
 import { chooseSinks, type SinkChoice } from './sink-choice.js';
+import { checkTabularExport, forgetUnfinishedSlices, isTabular, tabularLayout } from './tabular-export.js';
 import { LocalSnapshots, WorkerSnapshots, type SnapshotStrategy } from './snapshots.js';
 
 /**
@@ -42,10 +43,12 @@ export class Export {
     if (resumed && format === 'json') {
       throw new VespaBulkError('VB_USAGE', '--format json cannot be continued from a checkpoint (one array cannot be appended to); use jsonl or feed');
     }
+    checkTabularExport(options, format, resumed);
+    const layout = isTabular(format) ? await tabularLayout(options) : {};
     const choice = chooseSinks(options, format, workers);
     const chains = chainsOf(visiting);
-    const restored = resumed ? restoreOutputs(checkpoint.previous!, chains, choice.perSlice ? sliceIdsOf(visiting) : [0], (slice) => choice.pathOf(slice), choice.perSlice) : nothingRestored();
-    const outputs = new ExportOutputs(choice, format, restored, resumed, chains, checkpoint.finishedChains());
+    const restored = resumed && format === 'parquet' ? forgetUnfinishedSlices(checkpoint.previous!, chains, (slice) => choice.pathOf(slice)) : resumed ? restoreOutputs(checkpoint.previous!, chains, choice.perSlice ? sliceIdsOf(visiting) : [0], (slice) => choice.pathOf(slice), choice.perSlice) : nothingRestored();
+    const outputs = new ExportOutputs(choice, format, restored, resumed, chains, checkpoint.finishedChains(), layout);
     return new Export(options, visiting, format, workers, checkpoint, choice, outputs);
   }
 

@@ -3,6 +3,8 @@ import { createEncoder, type BatchEncoder, type OutputFormat } from '../formats.
 import type { ChainSpec } from '../query.js';
 import { sizeOf, type RestoredOutputs } from './restore-outputs.js';
 import type { OpenedSink, SinkChoice } from './sink-choice.js';
+import { csvHeaderOf } from './tabular-export.js';
+import type { TabularLayout } from '../../tabular/parquet-write.js';
 
 /** An open output: its sink, the encoder of its documents, and the writes queued on it (one at a time). */
 interface OpenOutput extends OpenedSink {
@@ -36,6 +38,8 @@ export class ExportOutputs {
     chains: readonly ChainSpec[],
     /** Chains the checkpoint saved as finished. */
     private readonly finishedChains: Set<string>,
+    /** A Parquet or CSV export's columns. */
+    private readonly layout: TabularLayout = {},
   ) {
     for (const c of chains) this.chainsOfSlice.set(c.sliceId, [...(this.chainsOfSlice.get(c.sliceId) ?? []), c.key]);
   }
@@ -48,7 +52,9 @@ export class ExportOutputs {
       const path = this.choice.pathOf(slice);
       // A closed file opened again (not expected: its chains were finished) is appended to, never truncated.
       const append = this.closed.has(slice) || (this.resumed && (path === undefined || !this.restored.fresh.has(path)));
-      s = { ...this.choice.open(slice, append), encoder: createEncoder(this.format), queue: Promise.resolve() };
+      // A CSV file continued keeps the columns of its header.
+      const header = this.format === 'csv' && append && path !== undefined ? csvHeaderOf(path) : undefined;
+      s = { ...this.choice.open(slice, append), encoder: createEncoder(this.format, this.layout, header), queue: Promise.resolve() };
       this.open.set(key, s);
     }
     return s;
@@ -113,7 +119,10 @@ export class ExportOutputs {
       const tail = encoder.end();
       if (tail !== undefined) await sink.write([tail]);
     }
-    await Promise.all([...this.open.values()].map((s) => s.sink.close()));
+    await Promise.all([...this.open.values()].map(async (s) => {
+      await s.sink.close();
+      await s.commit?.();
+    }));
     await Promise.all([...this.closed.values()].map((c) => c.length));
   }
 
@@ -136,6 +145,7 @@ export class ExportOutputs {
       const tail = s.encoder.end();
       if (tail !== undefined) await s.sink.write([tail]);
       await s.sink.close();
+      await s.commit?.();
       return s.file === undefined ? undefined : sizeOf(s.file.path);
     })();
     length.catch(() => {});

@@ -6,11 +6,14 @@ import { stdoutSink } from '../../sinks/stream.js';
 import type { OutputFormat } from '../formats.js';
 import { compressedFileSink } from '../workers/gzip-members.js';
 import type { ExportOptions } from './export-options.js';
+import { parquetFiles } from './parquet-files.js';
 
 /** An output as opened: its sink, and for a file its path (as the checkpoint names it) and the file sink. */
 export interface OpenedSink {
   sink: Sink;
   file?: { path: string; sink: FileSink };
+  /** Once closed after its last byte: makes the output final (a Parquet file renamed from its `.partial` name). */
+  commit?: () => Promise<void>;
 }
 
 /** Where an export writes, chosen once from its options: how its outputs are keyed, named and opened. */
@@ -72,8 +75,9 @@ export function chooseSinks(options: ExportOptions, format: OutputFormat, worker
   const openFile: OpenFile = workersCompress
     ? compressedFileSink
     : (path, append) => fileSink(path, { append, ...(options.directIo !== undefined && { directIo: options.directIo }) });
+  if (format === 'parquet' && (options.outputDir !== undefined || (options.output !== undefined && options.output !== '-'))) return parquetFiles(options);
   if (options.outputDir !== undefined) {
-    const extension = `${format === 'json' ? 'json' : 'jsonl'}${options.gzip === true ? '.gz' : ''}`;
+    const extension = `${format === 'json' ? 'json' : format === 'csv' ? 'csv' : 'jsonl'}${options.gzip === true ? '.gz' : ''}`;
     return toSliceFiles(options.outputDir, extension, openFile, workersCompress);
   }
   if (options.output === undefined || options.output === '-') return toStdout(options.stdout);
