@@ -22,6 +22,7 @@ export const errorCodes = {
   VB_VISIT: 'visit failed',
   VB_BAD_RESPONSE: 'unreadable response',
   VB_CERT_EXPIRED: 'client certificate expired',
+  VB_TRANSFORM: 'the transform failed on an operation',
 } as const;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -41,6 +41,12 @@ export interface FeedSummary {
   parseErrors: number;
   /** Operations left to other shards (--shard) or before the checkpoint (--resume). */
   skipped: number;
+  /**
+   * Input operations the transform (`FeedOptions.transform`) returned none for: dropped on purpose, neither
+   * succeeded nor failed, and not in `operations`. Present when there were any (the summary without a
+   * transform stays as it was).
+   */
+  dropped?: number;
   /** The in-flight limit at the end (the level the cluster took). */
   inflightLimit: number;
   /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's dispatcher, whose protocol is its own). */
@@ -157,7 +163,7 @@ export interface FeedStatsState {
 }
 
 const counterNames = [
-  'operations', 'ok', 'errors', 'parseErrors', 'skipped', 'abandoned', 'requests', 'requestBytes', 'exceptions',
+  'operations', 'ok', 'errors', 'parseErrors', 'skipped', 'dropped', 'abandoned', 'requests', 'requestBytes', 'exceptions',
   'responses', 'responseBytes', 'responseErrors', 'retries', 'throttled',
 ] as const;
 
@@ -185,6 +191,7 @@ export class FeedStats {
   errors = 0;
   parseErrors = 0;
   skipped = 0;
+  dropped = 0;
   abandoned = 0;
   requests = 0;
   requestBytes = 0;
@@ -311,6 +318,7 @@ export class FeedStats {
       throttled: this.throttled,
       parseErrors: this.parseErrors,
       skipped: this.skipped,
+      ...(this.dropped > 0 && { dropped: this.dropped }),
       inflightLimit: inflightLimit,
       ...(this.protocol !== undefined && { protocol: this.protocol }),
       abandoned: this.abandoned,
