@@ -3,6 +3,7 @@ import { outputFormats, type OutputFormat } from '../formats.js';
 import { defaultVisitSlices, type VisitOptions } from '../options.js';
 import { validateVisitOptions } from '../query.js';
 import type { VisitReport, VisitRun } from '../visitor.js';
+import type { TransformSpec } from '../../feed/transform.js';
 
 /**
  * An export: a visit written to stdout, a file or one file per slice, with an optional checkpoint.
@@ -45,6 +46,13 @@ export interface ExportOptions extends VisitOptions {
   workers?: number;
   /** Called once the visit runs, e.g. to draw progress from it. */
   onStart?: (run: VisitRun) => void;
+  /**
+   * A transform (as `FeedOptions.transform`, docs/transform.md) applied to each document before it is formatted:
+   * it gets `{"put": id, "fields": {...}}` (a tombstone `{"remove": id}`) and what it returns is written, nothing
+   * for null. A throw or a result that is not operations fails the export (VB_TRANSFORM, naming the document);
+   * its checkpoint continues once the transform is mended. Runs in this thread: not with `workers` above 1.
+   */
+  transform?: TransformSpec;
 }
 
 /** The visit report of an export, with the bytes written. */
@@ -67,6 +75,8 @@ export function checkExportOptions(options: ExportOptions): { format: OutputForm
   checkInteger(options, 'workers', 1, 256);
   const workers = options.workers ?? 1;
   if (workers > 1 && format === 'json') throw new OptionError('format', 'jsonl or feed with workers', format, 'workers');
+  // The workers encode (and compress) what they visit; the transform runs before the encoding, in this thread.
+  if (workers > 1 && options.transform !== undefined) throw new OptionError('transform', 'left out with workers', 'a transform', 'workers');
   validateVisitOptions(options);
   return { format, workers };
 }
