@@ -10,6 +10,10 @@
  *               cores, so on a small machine the sink and the feeder share the ceiling.
  *   reader      reading and cutting 200 MB of JSONL into routed operations (no sending), vs the bare file read
  *               and vs readline + JSON.parse per line (the naive reader). Informative, no target.
+ *   transform   100k 1 KB puts into the sink with `transform` an identity module vs without (best of 3,
+ *               alternating): what the transform stage costs. With BASELINE_REPO=<checkout> (e.g. the main branch
+ *               before the transform was added), also this checkout's feed without a transform vs that one's:
+ *               the raw-bytes path must not have slowed. Informative, no target.
  *   overload    the simulator with queueLimit 64 and a service rate it saturates at: the adaptive feeder vs
  *               --inflight 64. Targets: throughput >= 0.9 x, < 5 % of requests 429, 90 % of steady rate in 2 s.
  *
@@ -24,7 +28,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { readSources } from '../../src/feed/source.js';
@@ -36,7 +40,7 @@ const args = process.argv.slice(2);
 const docsFlag = args.indexOf('--docs');
 const throughputDocs = docsFlag >= 0 ? Number(args[docsFlag + 1]) : 200_000;
 const picked = args.filter((a, i) => !a.startsWith('--') && (docsFlag < 0 || i !== docsFlag + 1));
-const which = new Set(picked.length > 0 ? picked : ['reader', 'throughput', 'memory', 'workers', 'overload']);
+const which = new Set(picked.length > 0 ? picked : ['reader', 'throughput', 'memory', 'workers', 'transform', 'overload']);
 const connections = 8;
 const pipelining = 16;
 const work = mkdtempSync(join(tmpdir(), 'vb-bench-feed-'));
@@ -93,8 +97,8 @@ interface ChildResult {
   series: number[];
 }
 
-async function feedInChild(source: string, options: Record<string, unknown>): Promise<ChildResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'feed-child.ts'), JSON.stringify({ source, options })], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function feedInChild(source: string, options: Record<string, unknown>, script = join(here, 'feed-child.ts')): Promise<ChildResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify({ source, options })], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   let out = '';
   child.stdout.on('data', (d) => (out += d));
@@ -220,6 +224,32 @@ async function throughput(): Promise<void> {
   row('throughput', 'feeder final in-flight limit', feedSummary['feeder.inflight.limit'], undefined, '', '', true);
 }
 
+async function transform(): Promise<void> {
+  const input = join(work, 'transform.jsonl');
+  await generate(input, 100_000, 1024);
+  const identity = join(work, 'identity.mjs');
+  writeFileSync(identity, 'export default (op) => op;\n');
+  const baselineRepo = process.env.BASELINE_REPO;
+  const sink = await startServer('sink-server.ts');
+  const best = { none: 0, identity: 0, before: 0 };
+  let identityOk = 0;
+  for (let round = 0; round < 3; round++) {
+    const none = await feedInChild(input, { endpoint: sink.url, connections, pipelining });
+    best.none = Math.max(best.none, none.summary['feeder.ok.rate']);
+    const withTransform = await feedInChild(input, { endpoint: sink.url, connections, pipelining, transform: identity });
+    best.identity = Math.max(best.identity, withTransform.summary['feeder.ok.rate']);
+    identityOk = withTransform.summary['feeder.ok.count'];
+    if (baselineRepo !== undefined) {
+      const before = await feedInChild(input, { endpoint: sink.url, connections, pipelining }, join(baselineRepo, 'benchmarks/feed/feed-child.ts'));
+      best.before = Math.max(best.before, before.summary['feeder.ok.rate']);
+    }
+  }
+  await stopServer(sink);
+  rm(input);
+  row('transform', 'docs/s with an identity --transform vs without (best of 3)', best.identity, best.none, '/s', '', identityOk === 100_000);
+  if (baselineRepo !== undefined) row('transform', `docs/s without --transform vs ${baselineRepo} (best of 3)`, best.none, best.before, '/s', '>= 0.95', best.none >= 0.95 * best.before);
+}
+
 async function memory(): Promise<void> {
   const small = join(work, '100m.jsonl');
   const big = join(work, '1g.jsonl');
@@ -324,6 +354,7 @@ try {
   if (which.has('throughput')) await throughput();
   if (which.has('memory')) await memory();
   if (which.has('workers')) await workers();
+  if (which.has('transform')) await transform();
   if (which.has('overload')) await overload();
 } finally {
   rmSync(work, { recursive: true, force: true });
