@@ -255,7 +255,7 @@ export class FeedEngine implements WorkerEngine {
       for await (const batch of batches) {
         for (const item of batch.items) this.accept(item, batch.input, batch.name);
         this.pump();
-        while (this.unfinished.size >= this.maxUnfinished && run.stopReason === undefined) await this.sleeper.sleep();
+        while (this.readAhead() >= this.maxUnfinished && run.stopReason === undefined) await this.sleeper.sleep();
         if (failures !== undefined) await failures.drained();
         if (run.stopReason !== undefined) break;
       }
@@ -534,7 +534,7 @@ export class FeedEngine implements WorkerEngine {
     p.body = undefined;
     const next = this.sequencer.release(p.op.id);
     if (next !== undefined) this.enqueue(next);
-    if (this.sleeper.sleeping && (this.feedRun.stopReason !== undefined || this.unfinished.size < this.maxUnfinished * 0.75 || this.unfinished.size === 0)) this.sleeper.wakeUp();
+    if (this.sleeper.sleeping && (this.feedRun.stopReason !== undefined || this.readAhead() < this.maxUnfinished * 0.75 || this.unfinished.size === 0)) this.sleeper.wakeUp();
   }
 
   private tick(): void {
@@ -550,8 +550,15 @@ export class FeedEngine implements WorkerEngine {
 
   /** How many operations may be read ahead of completion: enough to keep the limit busy, bounded for memory. */
   private updateWindow(): void {
-    // The shuffle's operations are read and unfinished too: room for them on top.
-    this.maxUnfinished = Math.max(2 * this.throttle.limit + 64, 256) + (this.shuffler !== undefined ? this.shuffleBound : 0);
+    this.maxUnfinished = Math.max(2 * this.throttle.limit + 64, 256);
+  }
+
+  /**
+   * Operations read and not finished, less those the shuffle holds: what `maxUnfinished` bounds. The shuffle's
+   * are on top (its own bound); counted in, a full shuffle would keep the window shut, and reading stopped for good.
+   */
+  private readAhead(): number {
+    return this.unfinished.size - (this.shuffler?.size ?? 0);
   }
 
 

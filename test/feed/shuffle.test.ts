@@ -69,6 +69,15 @@ describe('feed --shuffle', () => {
     for (const lines of byId.values()) expect(lines).toEqual([...lines].sort((a, b) => a - b));
   });
 
+  it('a buffer larger than the read-ahead window still drains: every operation is fed', async () => {
+    const s = await server();
+    const ops = groupedOperations(500, 3);
+    const path = writeJsonl(join(dir(), 'in.jsonl'), ops);
+    const outcome = await new Feeder({ endpoint: s.url, inflight: 16, shuffle: true, shuffleBuffer: 1500 }).run(path);
+    expect(outcome.summary.ok).toBe(ops.length);
+    expect(storeMap(s)).toEqual(expectedStore(ops));
+  });
+
   it('a stop leaves what the shuffle held in the checkpoint: the resumed feed completes the store', async () => {
     const s = await server({ latencyMs: 1 });
     const d = dir();
