@@ -6,7 +6,7 @@
  * only the few buckets its in-flight window covers busy at once).
  *
  * Usage: npx tsx benchmarks/feed/shuffle.ts [--docs N] [--bucket-bits B] [--latency-ms L] [--rounds R]
- * Bounded: 5,000 documents, 64 buckets, 2 ms per write, 2 rounds by default; everything on 127.0.0.1, the
+ * Bounded: 5,000 documents, 64 buckets, 5 ms per write, 2 rounds by default (about a minute); everything on 127.0.0.1, the
  * corpus in a temp dir deleted after.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,7 +23,7 @@ function flag(name: string, fallback: number): number {
 
 const docs = flag('docs', 5000);
 const bucketBits = flag('bucket-bits', 6);
-const latencyMs = flag('latency-ms', 2);
+const latencyMs = flag('latency-ms', 5);
 const rounds = flag('rounds', 2);
 const work = mkdtempSync(join(tmpdir(), 'vb-bench-shuffle-'));
 
