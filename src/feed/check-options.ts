@@ -44,7 +44,7 @@ export function checkFeedOptions(options: FeedOptions): void {
   }
   // A function lives on the calling thread: worker threads import a module instead.
   if (typeof transform === 'function' && options.workers !== undefined && options.workers > 1) throw new OptionError('transform', 'a module path with workers', 'a function', 'workers');
-  if (options.shuffle !== undefined && typeof options.shuffle !== 'boolean') throw new OptionError('shuffle', 'true or false', String(options.shuffle as unknown));
+  if (options.shuffle !== undefined && typeof options.shuffle !== 'boolean') throw new OptionError('shuffle', 'true or false', String(options.shuffle));
   checkInteger(options, 'shuffleBuffer', 1, 10_000_000);
   const rate = options.arrivalRate;
   if (rate !== undefined && !(typeof rate === 'number' && Number.isFinite(rate) && rate > 0)) throw new OptionError('arrivalRate', 'a number > 0 (operations per second)', String(rate));

@@ -136,7 +136,7 @@ export function transformItem(fn: TransformFunction, item: RawItem): RawItem[] |
 export async function* transformBatches(batches: AsyncIterable<SourceBatch>, fn: TransformFunction): AsyncGenerator<SourceBatch> {
   for await (const batch of batches) {
     const results = batch.items.map((item) => transformItem(fn, item));
-    const settled = results.some((r) => r instanceof Promise) ? await Promise.all(results) : (results as RawItem[][]);
+    const settled = results.some((r) => r instanceof Promise) ? await Promise.all(results.map(async (r) => r)) : (results as RawItem[][]);
     yield { input: batch.input, name: batch.name, items: settled.flat() };
   }
 }

@@ -12,7 +12,7 @@ import { toFeedOperation } from './formats.js';
 export function transformEntries(entries: readonly VisitEntry[], fn: TransformFunction): VisitEntry[] | Promise<VisitEntry[]> {
   const results = entries.map((e) => transformEntry(e, fn));
   if (!results.some((r) => r instanceof Promise)) return (results as VisitEntry[][]).flat();
-  return Promise.all(results).then((r) => r.flat());
+  return Promise.all(results.map(async (r) => r)).then((r) => r.flat());
 }
 
 function transformEntry(entry: VisitEntry, fn: TransformFunction): VisitEntry[] | Promise<VisitEntry[]> {
