@@ -6,7 +6,10 @@ import type { WireProtocol } from '../http/transport.js';
  * prints it under the established feeders' dotted names (`feeder.ok.count`, ...), which it alone owns.
  */
 export interface FeedSummary {
-  /** Operations read (sent, skipped or unreadable). */
+  /**
+   * Operations read (sent, skipped or unreadable). With a transform: the operations it returned, and each input
+   * it failed on; inputs it dropped are in `dropped` instead.
+   */
   operations: number;
   seconds: number;
   /** Operations that succeeded. */

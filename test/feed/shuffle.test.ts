@@ -71,9 +71,10 @@ describe('feed --shuffle', () => {
 
   it('a buffer larger than the read-ahead window still drains: every operation is fed', async () => {
     const s = await server();
+    // Over 3/4 of the window with the buffer, and more operations than one read chunk holds (some 1,200).
     const ops = groupedOperations(500, 3);
     const path = writeJsonl(join(dir(), 'in.jsonl'), ops);
-    const outcome = await new Feeder({ endpoint: s.url, inflight: 16, shuffle: true, shuffleBuffer: 1500 }).run(path);
+    const outcome = await new Feeder({ endpoint: s.url, inflight: 32, shuffle: true, shuffleBuffer: 1500 }).run(path);
     expect(outcome.summary.ok).toBe(ops.length);
     expect(storeMap(s)).toEqual(expectedStore(ops));
   });
