@@ -50,7 +50,8 @@ describe('feed --transform', () => {
       const s = await server();
       s.store.put('id:ns:music::old', { x: 1 });
       const { input, module, failures } = setup(dir());
-      const outcome = await new Feeder({ endpoint: s.url, workers, transform: module, failures }).run(input);
+      // With 2 workers shuffled too: the update on 'a' still lands after its put.
+      const outcome = await new Feeder({ endpoint: s.url, workers, transform: module, failures, shuffle: workers === 2, shuffleBuffer: 4 }).run(input);
       expect(storeMap(s)).toEqual(
         new Map<string, unknown>([
           ['id:ns:music::a', { title: 'A', embedding: { values: [1, 2] }, year: 2000 }],
