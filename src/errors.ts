@@ -23,6 +23,7 @@ export const errorCodes = {
   VB_BAD_RESPONSE: 'unreadable response',
   VB_CERT_EXPIRED: 'client certificate expired',
   VB_COLUMN_TYPE: 'a value does not fit its column',
+  VB_TRANSFORM: 'the transform failed on an operation',
 } as const;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -64,6 +64,7 @@ export {
 export type { LatencyFigures } from './feed/stats.js';
 export { checkFeedOptions } from './feed/check-options.js';
 export { checkResumable } from './feed/checkpoint.js';
+export { loadTransform, type TransformFunction, type TransformResult, type TransformSpec, type OperationObject } from './feed/transform.js';
 // One document's operation from a command line's words (what the single-document commands take).
 export {
   checkGivenId,

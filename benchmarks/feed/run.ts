@@ -10,6 +10,10 @@
  *               cores, so on a small machine the sink and the feeder share the ceiling.
  *   reader      reading and cutting 200 MB of JSONL into routed operations (no sending), vs the bare file read
  *               and vs readline + JSON.parse per line (the naive reader). Informative, no target.
+ *   transform   100k 1 KB puts into the sink with `transform` an identity module vs without (best of 3,
+ *               alternating): what the transform stage costs. With BASELINE_REPO=<checkout> (e.g. the main branch
+ *               before the transform was added), also this checkout's feed without a transform vs that one's:
+ *               the raw-bytes path must not have slowed. Informative, no target.
  *   overload    the simulator with queueLimit 64 and a service rate it saturates at: the adaptive feeder vs
  *               --inflight 64. Targets: throughput >= 0.9 x, < 5 % of requests 429, 90 % of steady rate in 2 s.
  *
@@ -24,7 +28,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { readSources } from '../../src/feed/source.js';
@@ -36,7 +40,7 @@ const args = process.argv.slice(2);
 const docsFlag = args.indexOf('--docs');
 const throughputDocs = docsFlag >= 0 ? Number(args[docsFlag + 1]) : 200_000;
 const picked = args.filter((a, i) => !a.startsWith('--') && (docsFlag < 0 || i !== docsFlag + 1));
-const which = new Set(picked.length > 0 ? picked : ['reader', 'throughput', 'memory', 'workers', 'overload']);
+const which = new Set(picked.length > 0 ? picked : ['reader', 'throughput', 'memory', 'workers', 'transform', 'overload']);
 const connections = 8;
 const pipelining = 16;
 const work = mkdtempSync(join(tmpdir(), 'vb-bench-feed-'));
@@ -93,8 +97,8 @@ interface ChildResult {
   series: number[];
 }
 
-async function feedInChild(source: string, options: Record<string, unknown>): Promise<ChildResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'feed-child.ts'), JSON.stringify({ source, options })], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function feedInChild(source: string, options: Record<string, unknown>, script = join(here, 'feed-child.ts')): Promise<ChildResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify({ source, options })], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   let out = '';
   child.stdout.on('data', (d) => (out += d));
@@ -220,6 +224,40 @@ async function throughput(): Promise<void> {
   row('throughput', 'feeder final in-flight limit', feedSummary['feeder.inflight.limit'], undefined, '', '', true);
 }
 
+async function transform(): Promise<void> {
+  const count = 100_000;
+  const input = join(work, 'transform.jsonl');
+  await generate(input, count, 1024);
+  const identity = join(work, 'identity.mjs');
+  writeFileSync(identity, 'export default (op) => op;\n');
+  const baselineRepo = process.env.BASELINE_REPO;
+  const sink = await startServer('sink-server.ts');
+  // Wall rate and the feeding process's CPU (user + sys, under GNU time): on a busy machine the CPU per document is
+  // the steadier figure of what the transform stage costs.
+  const best = { none: { rate: 0, cpu: Infinity }, identity: { rate: 0, cpu: Infinity }, before: { rate: 0, cpu: Infinity } };
+  const run = async (key: keyof typeof best, options: Record<string, unknown>, script = join(here, 'feed-child.ts')): Promise<void> => {
+    const r = await timedNode(['--import', 'tsx', script, JSON.stringify({ source: input, options: { endpoint: sink.url, connections, pipelining, ...options } })]);
+    const summary = (JSON.parse(r.stdout) as ChildResult).summary;
+    if (summary['feeder.ok.count'] !== count) throw new Error(`${key}: ${summary['feeder.ok.count']} of ${count} fed`);
+    best[key] = { rate: Math.max(best[key].rate, summary['feeder.ok.rate']), cpu: Math.min(best[key].cpu, r.cpuSeconds) };
+  };
+  // Alternating rounds, best of each, so a burst of load from elsewhere hits every variant alike.
+  for (let round = 0; round < 3; round++) {
+    await run('none', {});
+    await run('identity', { transform: identity });
+    if (baselineRepo !== undefined) await run('before', {}, join(baselineRepo, 'benchmarks/feed/feed-child.ts'));
+  }
+  await stopServer(sink);
+  rm(input);
+  const us = (cpu: number) => (cpu / count) * 1e6;
+  row('transform', 'docs/s, identity --transform vs without (best of 3)', best.identity.rate, best.none.rate, '/s', '', true);
+  row('transform', 'CPU us/doc, identity --transform vs without', us(best.identity.cpu), us(best.none.cpu), 'us', '', true);
+  if (baselineRepo !== undefined) {
+    row('transform', `docs/s without --transform vs ${baselineRepo}`, best.none.rate, best.before.rate, '/s', '>= 0.95', best.none.rate >= 0.95 * best.before.rate);
+    row('transform', `CPU us/doc without --transform vs ${baselineRepo}`, us(best.none.cpu), us(best.before.cpu), 'us', '<= 1.05', best.none.cpu <= 1.05 * best.before.cpu);
+  }
+}
+
 async function memory(): Promise<void> {
   const small = join(work, '100m.jsonl');
   const big = join(work, '1g.jsonl');
@@ -324,6 +362,7 @@ try {
   if (which.has('throughput')) await throughput();
   if (which.has('memory')) await memory();
   if (which.has('workers')) await workers();
+  if (which.has('transform')) await transform();
   if (which.has('overload')) await overload();
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -35,6 +35,7 @@ const feedNames = {
   throttled: 'feeder.throttled.count',
   parseErrors: 'feeder.parse.error.count',
   skipped: 'feeder.skipped.count',
+  dropped: 'feeder.transform.dropped.count',
   inflightLimit: 'feeder.inflight.limit',
   protocol: 'http.protocol',
   abandoned: 'feeder.abandoned.count',

@@ -38,6 +38,14 @@ export function checkFeedOptions(options: FeedOptions): void {
   checkInteger(options, 'workers', 1, 64);
   // A caller's dispatcher lives on the calling thread: worker threads cannot share it.
   if (options.dispatcher !== undefined && options.workers !== undefined && options.workers > 1) throw new OptionError('workers', '1 with a dispatcher', String(options.workers));
+  const transform = options.transform;
+  if (transform !== undefined && typeof transform !== 'string' && typeof transform !== 'function' && !(transform instanceof URL)) {
+    throw new OptionError('transform', 'a module path, a file: URL or a function', String(transform));
+  }
+  // A function lives on the calling thread: worker threads import a module instead.
+  if (typeof transform === 'function' && options.workers !== undefined && options.workers > 1) throw new OptionError('transform', 'a module path with workers', 'a function', 'workers');
+  if (options.shuffle !== undefined && typeof options.shuffle !== 'boolean') throw new OptionError('shuffle', 'true or false', String(options.shuffle));
+  checkInteger(options, 'shuffleBuffer', 1, 10_000_000);
   const rate = options.arrivalRate;
   if (rate !== undefined && !(typeof rate === 'number' && Number.isFinite(rate) && rate > 0)) throw new OptionError('arrivalRate', 'a number > 0 (operations per second)', String(rate));
 }

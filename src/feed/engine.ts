@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import type { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../errors.js';
 import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
 import { createPool, dispatchTo, isLoopback, parseBody, rawHeader, splitEndpoint, type RawResponse, type TransportError, type WireProtocol } from '../http/transport.js';
 import { DocumentRequestEncoder, defaultMaxRequestBytes, methodOf, requestSizeError, type EncodedBody } from '../http/document-request.js';
@@ -22,6 +22,11 @@ import { checkFeedOptions } from './check-options.js';
 import { ArrivalSchedule } from './arrival.js';
 import { FeedRun, type FailureOutput, type FeedOutcome, type FeedProgress, type StopReason } from './run.js';
 import { Sleeper } from '../structures/sleeper.js';
+import { ShuffleBuffer } from './shuffle-buffer.js';
+import { loadTransform, transformBatches } from './transform.js';
+
+/** Operations `shuffle` holds when `shuffleBuffer` is not given. */
+export const defaultShuffleBuffer = 10_000;
 
 /**
  * Where one operation stands, from read to done:
@@ -122,6 +127,9 @@ export class FeedEngine implements WorkerEngine {
   private readonly tlsEndpoint: boolean;
   private readonly sleeper = new Sleeper();
   private maxUnfinished = 0;
+  /** With `shuffle`: operations read and not yet let go to the sequencer, at most `shuffleBound`. */
+  private readonly shuffler: ShuffleBuffer<Pending> | undefined;
+  private readonly shuffleBound: number;
 
   constructor(options: FeedOptions = {}, relay?: FailureOutput) {
     checkFeedOptions(options);
@@ -165,6 +173,8 @@ export class FeedEngine implements WorkerEngine {
     this.breaker = new CircuitBreaker({ halfOpenAfterMs: (options.halfOpenSeconds ?? 10) * 1000, openAfterMs: (options.maxFailureSeconds ?? 60) * 1000 });
     this.policy = { ...defaultRetryPolicy, ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}), ...options.retryPolicy };
     this.arrival = new ArrivalSchedule(options.arrivalRate, () => this.pump());
+    this.shuffler = options.shuffle === true ? new ShuffleBuffer<Pending>() : undefined;
+    this.shuffleBound = options.shuffleBuffer ?? defaultShuffleBuffer;
     this.updateWindow();
   }
 
@@ -179,7 +189,7 @@ export class FeedEngine implements WorkerEngine {
 
   /** Current figures for a progress line. */
   progress(): FeedProgress {
-    return this.feedRun.progress(this.stats, this.inflight, this.throttle.limit, this.stats.operations + this.stats.skipped);
+    return this.feedRun.progress(this.stats, this.inflight, this.throttle.limit, this.stats.operations + this.stats.skipped + this.stats.dropped);
   }
 
   /** Stops the feed as Ctrl-C does. */
@@ -195,6 +205,8 @@ export class FeedEngine implements WorkerEngine {
       p.state = 'abandoned';
     }
     this.ready.clear();
+    // Held by the shuffle: still unfinished (abandoned above), the checkpoint covers them.
+    this.shuffler?.clear();
     this.arrival.cancel();
     this.sleeper.wakeUp();
   }
@@ -230,6 +242,8 @@ export class FeedEngine implements WorkerEngine {
    */
   async feedBatches(batches: AsyncIterable<SourceBatch>, inputs: InputInfo[], resume?: FeedCheckpoint, checkpointPath?: string): Promise<FeedOutcome> {
     const run = this.feedRun;
+    // Loaded before anything is opened: a module that cannot be loaded is a usage error, nothing fed.
+    if (this.options.transform !== undefined) batches = transformBatches(batches, await loadTransform(this.options.transform));
     run.open(inputs, resume, checkpointPath, this.relay);
     run.saveEvery(() => this.saveState());
     run.watchSignal();
@@ -241,9 +255,13 @@ export class FeedEngine implements WorkerEngine {
       for await (const batch of batches) {
         for (const item of batch.items) this.accept(item, batch.input, batch.name);
         this.pump();
-        while (this.unfinished.size >= this.maxUnfinished && run.stopReason === undefined) await this.sleeper.sleep();
+        while (this.readAhead() >= this.maxUnfinished && run.stopReason === undefined) await this.sleeper.sleep();
         if (failures !== undefined) await failures.drained();
         if (run.stopReason !== undefined) break;
+      }
+      if (this.shuffler !== undefined && run.stopReason === undefined) {
+        for (const p of this.shuffler.drain()) this.letGo(p);
+        this.pump();
       }
     } catch (err) {
       readError = { error: err };
@@ -277,7 +295,8 @@ export class FeedEngine implements WorkerEngine {
       op = parseOperation(item.bytes);
     } catch (err) {
       this.stats.operations++;
-      this.feedRun.localFailure(this.stats, item, name, err, true);
+      if (item.source !== undefined) this.feedRun.localFailure(this.stats, item, name, transformedInvalid(err), false);
+      else this.feedRun.localFailure(this.stats, item, name, err, true);
       return;
     }
     if (!inShard(op.id, this.options.shard)) {
@@ -293,7 +312,18 @@ export class FeedEngine implements WorkerEngine {
     const seq = this.seq++;
     const p: Pending = { seq, state: 'waiting-for-id', op, item, input, attempts: 0, deadline: 0, sentAt: 0, dueAt: this.arrival.dueAt(seq), startedAt: 0 };
     this.unfinished.add(p);
-    if (this.sequencer.admit(op.id, p)) this.enqueue(p);
+    const shuffler = this.shuffler;
+    if (shuffler === undefined) {
+      if (this.sequencer.admit(op.id, p)) this.enqueue(p);
+      return;
+    }
+    shuffler.add(op.id, p);
+    if (shuffler.size > this.shuffleBound) this.letGo(shuffler.take()!);
+  }
+
+  /** An operation the shuffle let go: on to the sequencer, which keeps it behind an earlier one on its id. */
+  private letGo(p: Pending): void {
+    if (this.sequencer.admit(p.op.id, p)) this.enqueue(p);
   }
 
   private enqueue(p: Pending): void {
@@ -497,14 +527,14 @@ export class FeedEngine implements WorkerEngine {
       const reason = { input: name, inputLine: p.item.line, id: p.op.id, operation: p.op.kind, status, message: message ?? 'failed', attempts: p.attempts, code: p.lastCode };
       if (reason.code === undefined) delete reason.code;
       if (reason.status === undefined) delete reason.status;
-      this.feedRun.failures?.write(p.item.bytes, reason, false);
+      this.feedRun.failures?.write(p.item.source ?? p.item.bytes, reason, false);
     }
     const onResult = this.options.onResult;
     if (onResult !== undefined && (!ok || this.options.onResultOnlyFailed !== true)) onResult(new FeedResult(ok, p, name, status, message, body));
     p.body = undefined;
     const next = this.sequencer.release(p.op.id);
     if (next !== undefined) this.enqueue(next);
-    if (this.sleeper.sleeping && (this.feedRun.stopReason !== undefined || this.unfinished.size < this.maxUnfinished * 0.75 || this.unfinished.size === 0)) this.sleeper.wakeUp();
+    if (this.sleeper.sleeping && (this.feedRun.stopReason !== undefined || this.readAhead() < this.maxUnfinished * 0.75 || this.unfinished.size === 0)) this.sleeper.wakeUp();
   }
 
   private tick(): void {
@@ -521,6 +551,14 @@ export class FeedEngine implements WorkerEngine {
   /** How many operations may be read ahead of completion: enough to keep the limit busy, bounded for memory. */
   private updateWindow(): void {
     this.maxUnfinished = Math.max(2 * this.throttle.limit + 64, 256);
+  }
+
+  /**
+   * Operations read and not finished, less those the shuffle holds: what `maxUnfinished` bounds. The shuffle's
+   * are on top (its own bound); counted in, a full shuffle would keep the window shut, and reading stopped for good.
+   */
+  private readAhead(): number {
+    return this.unfinished.size - (this.shuffler?.size ?? 0);
   }
 
 
@@ -548,6 +586,11 @@ export class FeedEngine implements WorkerEngine {
 }
 
 async function* emptyBatches(): AsyncGenerator<SourceBatch> {}
+
+/** A transform returned an operation that is not one: the reason says so, with what is wrong with it. */
+function transformedInvalid(err: unknown): VespaBulkError {
+  return new VespaBulkError('VB_TRANSFORM', `transform: returned an invalid operation: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+}
 
 /** Whether a 2xx body is what the service sends: empty, or a JSON object (checked by its ends only: cheap). */
 function isReadableAnswer(body: Buffer): boolean {

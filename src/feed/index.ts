@@ -11,3 +11,4 @@ export type { FailureMark } from './failures.js';
 export { readFeedCheckpoint } from './checkpoint.js';
 export { parseShard, type Shard } from './shard.js';
 export { parseOperation, type FeedOperation, type OperationKind } from './operation.js';
+export { loadTransform, type TransformFunction, type TransformResult, type TransformSpec, type OperationObject } from './transform.js';

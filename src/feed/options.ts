@@ -5,6 +5,7 @@ import type { OperationResult } from './operation-result.js';
 import type { Shard } from './shard.js';
 import type { FeedCheckpoint } from './checkpoint.js';
 import type { Protocol, WireProtocol } from '../http/transport.js';
+import type { TransformSpec } from './transform.js';
 
 export type { OperationResult } from './operation-result.js';
 
@@ -132,6 +133,23 @@ export interface FeedOptions {
   stdin?: Readable;
   /** HTTP/1.1: gather the writes of one event-loop turn into one syscall. Default: when pipelining. */
   batchWrites?: boolean;
+  /**
+   * A transform applied to every input operation before it is fed (docs/transform.md): the path or `file:` URL
+   * of an ES module whose default export takes an operation object and returns an operation, an array of them,
+   * or null/undefined to drop it; it may be async. A function works on one thread only (not with `workers`
+   * above 1: each worker thread imports the module). A throw or a result that is not a valid operation sends
+   * the input operation to the failure output with the reason (code VB_TRANSFORM). Each operation returned
+   * counts as one in the summary (`operations`, `ok`, `errors`); one dropped counts in `dropped`.
+   */
+  transform?: TransformSpec;
+  /**
+   * Interleave operations through a buffer of `shuffleBuffer` operations, so consecutive operations go to
+   * different buckets (an export comes grouped by bucket, and a feed in that order contends for one bucket's
+   * lock on the content nodes). Operations on one document id keep their order. Default false (`migrate`: true).
+   */
+  shuffle?: boolean;
+  /** Operations held by `shuffle` at most (its memory bound). Default 10000. */
+  shuffleBuffer?: number;
   /** @deprecated The same as `protocol: 'h2'`. */
   http2?: boolean;
 }

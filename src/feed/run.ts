@@ -153,7 +153,8 @@ export class FeedRun {
 
   /** The item `item` of input `input` has been read: the checkpoint's read position passes it. */
   private passed(input: number, item: RawItem): void {
-    this.readPosition = { input, offset: item.offset + item.bytes.length, line: item.line };
+    // A transform's output ends where its input operation does.
+    this.readPosition = { input, offset: item.offset + (item.source ?? item.bytes).length, line: item.line };
   }
 
   /**
@@ -166,9 +167,13 @@ export class FeedRun {
       stats.skipped++;
       return true;
     }
+    if (item.dropped === true) {
+      stats.dropped++;
+      return true;
+    }
     if (item.error === undefined) return false;
     stats.operations++;
-    this.localFailure(stats, item, name, item.error, true);
+    this.localFailure(stats, item, name, item.error, item.error.code !== 'VB_TRANSFORM');
     return true;
   }
 
@@ -182,14 +187,18 @@ export class FeedRun {
     return buildFeedCheckpoint({ inputs: this.inputList.map((i) => i.name), shard: this.options.shard }, state);
   }
 
-  /** An operation that fails without a request: unreadable (`parse`), or refused before sending (`op` read). Counted in `stats`. */
+  /**
+   * An operation that fails without a request: unreadable (`parse`), or refused before sending (`op` read). Counted
+   * in `stats`. The failure output gets the input operation (a transform's input, not its output), so feeding it
+   * again with the same transform retries it.
+   */
   localFailure(stats: FeedStats, item: RawItem, name: string, err: unknown, parse: boolean, op?: FeedOperation): void {
     const e = err instanceof VespaBulkError ? err : new VespaBulkError('VB_BAD_OPERATION', String((err as Error)?.message ?? err));
     stats.errors++;
     if (parse) stats.parseErrors++;
     const message = e.message;
     const about = op === undefined ? {} : { id: op.id, operation: op.kind };
-    this.failureOutput?.write(item.bytes, { input: name, inputLine: item.line, ...about, message, attempts: 0, code: e.code }, op === undefined);
+    this.failureOutput?.write(item.source ?? item.bytes, { input: name, inputLine: item.line, ...about, message, attempts: 0, code: e.code }, op === undefined);
     this.options.onResult?.({ ok: false, message, attempts: 0, input: name, line: item.line, ...(op !== undefined && { id: op.id, kind: op.kind }) });
   }
 
@@ -205,7 +214,7 @@ export class FeedRun {
       p50Ms: stats.percentileMs(50),
       p99Ms: stats.percentileMs(99),
       read,
-      finished: stats.ok + stats.errors + stats.skipped,
+      finished: stats.ok + stats.errors + stats.skipped + stats.dropped,
       requestBytes: stats.requestBytes,
       ...this.readProgress.of(this.inputList),
     };

@@ -20,6 +20,10 @@ export interface RawItem {
   error?: VespaBulkError;
   /** Before the resume point of a checkpoint: counted, not fed. */
   skip?: boolean;
+  /** With a transform: the input operation's bytes, when `bytes` are an operation the transform returned for it. */
+  source?: Buffer;
+  /** With a transform: it returned no operation for this one (counted as dropped, not fed). */
+  dropped?: boolean;
 }
 
 type Mode = 'detect' | 'lines' | 'objects' | 'array';

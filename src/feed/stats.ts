@@ -6,7 +6,10 @@ import type { WireProtocol } from '../http/transport.js';
  * prints it under the established feeders' dotted names (`feeder.ok.count`, ...), which it alone owns.
  */
 export interface FeedSummary {
-  /** Operations read (sent, skipped or unreadable). */
+  /**
+   * Operations read (sent, skipped or unreadable). With a transform: the operations it returned, and each input
+   * it failed on; inputs it dropped are in `dropped` instead.
+   */
   operations: number;
   seconds: number;
   /** Operations that succeeded. */
@@ -41,6 +44,12 @@ export interface FeedSummary {
   parseErrors: number;
   /** Operations left to other shards (--shard) or before the checkpoint (--resume). */
   skipped: number;
+  /**
+   * Input operations the transform (`FeedOptions.transform`) returned none for: dropped on purpose, neither
+   * succeeded nor failed, and not in `operations`. Present when there were any (the summary without a
+   * transform stays as it was).
+   */
+  dropped?: number;
   /** The in-flight limit at the end (the level the cluster took). */
   inflightLimit: number;
   /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's dispatcher, whose protocol is its own). */
@@ -157,7 +166,7 @@ export interface FeedStatsState {
 }
 
 const counterNames = [
-  'operations', 'ok', 'errors', 'parseErrors', 'skipped', 'abandoned', 'requests', 'requestBytes', 'exceptions',
+  'operations', 'ok', 'errors', 'parseErrors', 'skipped', 'dropped', 'abandoned', 'requests', 'requestBytes', 'exceptions',
   'responses', 'responseBytes', 'responseErrors', 'retries', 'throttled',
 ] as const;
 
@@ -185,6 +194,7 @@ export class FeedStats {
   errors = 0;
   parseErrors = 0;
   skipped = 0;
+  dropped = 0;
   abandoned = 0;
   requests = 0;
   requestBytes = 0;
@@ -311,6 +321,7 @@ export class FeedStats {
       throttled: this.throttled,
       parseErrors: this.parseErrors,
       skipped: this.skipped,
+      ...(this.dropped > 0 && { dropped: this.dropped }),
       inflightLimit: inflightLimit,
       ...(this.protocol !== undefined && { protocol: this.protocol }),
       abandoned: this.abandoned,

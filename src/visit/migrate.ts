@@ -15,8 +15,10 @@ export interface MigrateOptions extends VisitOptions {
   destination: string;
   destinationHeaders?: Record<string, string>;
   /**
-   * Further feeder options (connections, compression, failures file...). Without a `protocol` (or `http2`, or a
-   * `dispatcher`) of its own, the feeder speaks the visit's `protocol`.
+   * Further feeder options (connections, compression, failures file, `transform`...). Without a `protocol` (or
+   * `http2`, or a `dispatcher`) of its own, the feeder speaks the visit's `protocol`. `shuffle` is on unless
+   * given false: visits deliver documents in bucket order, and feeding them so contends for one bucket at a time.
+   * A `transform` gets each visited document as `{"put": id, "fields": {...}}` (a tombstone as `{"remove": id}`).
    */
   feed?: Omit<FeedOptions, 'endpoint' | 'headers' | 'signal' | 'workers'>;
   /** Called once the visit runs, e.g. to draw progress from it. */
@@ -56,6 +58,7 @@ export async function migrate(options: MigrateOptions): Promise<MigrateSummary> 
   const outcome = await new Feeder({
     // Migration must not leave a checkpoint of an input that cannot be reread.
     checkpoint: false,
+    shuffle: true,
     ...(inherited && { protocol: options.protocol }),
     ...feedOptions,
     endpoint: destination,

@@ -1,6 +1,7 @@
 import type { AnyCommand } from '../command.js';
 import type { Argv } from 'yargs';
 import { VespaBulkError, isVespaBulkError, authFailureHint, connectOptions, needsTlsMaterial, securityHeaders, Feeder, type FeedOutcome, checkResumable, readFeedCheckpoint, checkFeedOptions, parseShard, type Compression, type FeedOptions, type OperationResult } from '../../index.js';
+import { loadTransform } from '../../feed/transform.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -45,6 +46,9 @@ interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, Tr
   speedtest?: number;
   'speedtest-duration': number;
   workers?: number;
+  transform?: string;
+  shuffle?: boolean;
+  'shuffle-buffer'?: number;
 }
 
 // Paragraphs are single lines: yargs wraps them to the terminal.
@@ -86,6 +90,9 @@ function builder(y: Argv): Argv<FeedArgs> {
     .option('workers', { type: 'number', describe: 'Worker threads, each with its own connections and its share of the in-flight limit; operations on one id stay on one (default 1: one thread fed as fast as two against the container on 2 cores)' })
     .option('speedtest', { type: 'number', describe: "Network speed test, as 'vespa feed --speedtest': generated dry-run puts (id:test:test::<8 letters>, one field 'test' of this many random letters) instead of files" })
     .option('speedtest-duration', { type: 'number', default: 60, describe: 'Duration of the speed test, in seconds' })
+    .option('transform', { type: 'string', describe: 'ES module (FILE.mjs) whose default export maps each operation object to an operation, an array of them, or null to drop it (docs/transform.md); its errors go to the failure output' })
+    .option('shuffle', { type: 'boolean', describe: 'Interleave operations through a bounded buffer so consecutive ones go to different buckets (for input in an export\'s bucket order); operations on one id keep their order' })
+    .option('shuffle-buffer', { type: 'number', describe: 'Operations --shuffle holds at most (default 10000)' })
     .epilog(epilog) as unknown as Argv<FeedArgs>;
 }
 
@@ -121,6 +128,13 @@ export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Pro
   if (argv['dry-run']) options.dryRun = true;
   if (argv.workers !== undefined) options.workers = argv.workers;
   if (argv['max-request-bytes'] !== undefined) options.maxRequestBytes = argv['max-request-bytes'];
+  if (argv.transform !== undefined) {
+    // Loaded here once too, so a module that cannot be loaded is a usage error before anything is opened.
+    await loadTransform(argv.transform);
+    options.transform = argv.transform;
+  }
+  if (argv.shuffle !== undefined) options.shuffle = argv.shuffle;
+  if (argv['shuffle-buffer'] !== undefined) options.shuffleBuffer = argv['shuffle-buffer'];
   // The library writes no file it was not asked for; these defaults are the CLI's.
   options.failures = argv.failures ?? defaultFailuresPath();
   if (argv.shard !== undefined) options.shard = parseShard(argv.shard);

@@ -13,6 +13,7 @@ interface ServeArgs {
   clusters: string;
   'max-body-bytes': number;
   'heap-mb': number;
+  'bucket-bits': number;
   'error-rate': number;
   'error-statuses': string;
   'latency-ms': number;
@@ -78,6 +79,7 @@ const serve: CommandModule<object, ServeArgs> = {
       .option('config', { type: 'boolean', default: true, describe: 'Start the config server (--no-config to skip)' })
       .option('clusters', { type: 'string', default: 'content', describe: 'Comma-separated content cluster names (until a package is deployed: then its <content> ids)' })
       .option('max-body-bytes', { type: 'number', default: 100 * 1024 * 1024, describe: 'Put and update bodies above this (inflated) get 413, as the handler does' })
+      .option('bucket-bits', { type: 'number', default: 16, describe: "Bits of a document's location that make its bucket: writes to one bucket are processed one at a time, --latency-ms each (fewer bits: more documents per bucket)" })
       .option('heap-mb', { type: 'number', default: defaultHeapMb, describe: "The container's heap in MiB: a quarter of it bounds the bytes waiting in the handler's queue" })
       .option('error-rate', { type: 'number', default: 0, describe: 'Share (0-1) of document operations answered with an error status' })
       .option('error-statuses', { type: 'string', default: '429,503,504,507', describe: 'Statuses drawn for --error-rate' })
@@ -121,6 +123,7 @@ const serve: CommandModule<object, ServeArgs> = {
       clusters: args.clusters.split(',').map((s) => s.trim()).filter(Boolean),
       maxBodyBytes: args['max-body-bytes'],
       heapMb: args['heap-mb'],
+      bucketBits: args['bucket-bits'],
       requestLog: args['request-log'],
       config: { convergeDelayMs: args['converge-delay-ms'], reindexDurationMs: args['reindex-duration-ms'] },
       faults: {

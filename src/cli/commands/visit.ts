@@ -53,6 +53,8 @@ interface VisitArgs extends CommonArgs, RunOutputArgs {
   app?: string;
   'config-url'?: string;
   'row-group-rows'?: number;
+  transform?: string;
+  shuffle?: boolean;
   'make-feed': boolean;
   checkpoint?: string;
   since?: string;
@@ -233,6 +235,8 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('to-ca', { type: 'string', describe: 'CA certificate file (PEM) to trust for an https --to-endpoint' })
       .option('to-cert', { type: 'string', describe: 'Client certificate file (PEM) for --to-endpoint (mutual TLS)' })
       .option('to-key', { type: 'string', describe: 'Private key file (PEM) of --to-cert' })
+      .option('transform', { type: 'string', describe: 'ES module (FILE.mjs) whose default export maps each document, as {"put": id, "fields": {...}}, to what is written or fed: an operation, an array, or null to leave it out (docs/transform.md); not with --workers' })
+      .option('shuffle', { type: 'boolean', describe: 'With --to-endpoint: interleave the documents through a bounded buffer so the feed does not contend for one bucket at a time (default on; --no-shuffle)' })
       .option('to-token', { type: 'string', describe: 'Bearer token for --to-endpoint (the source credentials are never sent there)' })
       .example('$0 visit music/song --slices 4 -o songs.jsonl.gz', 'Export one type with four slices at once')
       .example('$0 visit music/song --slices 8 --slice-id 0,1,2,3', 'This machine\'s half of an export split in two')
@@ -310,6 +314,8 @@ const visitCommand: CommandModule<object, VisitArgs> = {
             ...(!args.quiet && { onProtocol: tellProtocolOnce(args['to-endpoint']!, options.protocol, log) }),
             // The library writes no file it was not asked for; this default is the CLI's.
             failures: args.failures ?? defaultFailuresPath(),
+            ...(args.transform !== undefined && { transform: args.transform }),
+            ...(args.shuffle !== undefined && { shuffle: args.shuffle }),
           },
           onStart: startProgress,
         }));
@@ -336,6 +342,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         ...(args.app !== undefined && { app: args.app }),
         ...(args['config-url'] !== undefined && { configUrl: args['config-url'] }),
         ...(args['row-group-rows'] !== undefined && { rowGroupRows: args['row-group-rows'] }),
+        ...(args.transform !== undefined && { transform: args.transform }),
         onStart: startProgress,
       }));
       state = stop.signalled !== undefined ? 'stopped' : 'done';

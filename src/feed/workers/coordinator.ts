@@ -356,5 +356,7 @@ function workerOptions(o: FeedOptions, count: number, index: number): FeedOption
   if (o.inflight !== undefined) w.inflight = share(o.inflight);
   else w.maxInflight = share(o.maxInflight ?? defaultMaxInflight);
   if (o.arrivalRate !== undefined) w.arrivalRate = o.arrivalRate / count;
+  // A URL does not cross a thread; its text does (a function is refused with workers).
+  if (o.transform instanceof URL) w.transform = o.transform.href;
   return w;
 }

@@ -1,4 +1,5 @@
 import type { QueueCounts } from '../admission.js';
+import type { BucketLockCounts } from '../bucket-locks.js';
 import { validateFaultPatch } from '../faults.js';
 import type { InProgressCounts } from '../http/in-progress.js';
 import { readRequestBody } from '../http/request-body.js';
@@ -9,10 +10,12 @@ import { handlerErrorBody } from './responses.js';
 /** What a document server has seen: requests in progress (per connection and overall) and its handler's queue. */
 export interface ServerStats extends InProgressCounts {
   queue: QueueCounts;
+  /** The content nodes' bucket locks: held, waited for now, and how many writes waited. */
+  bucketLocks: BucketLockCounts;
 }
 
 export function serverStats(state: HandlerState): ServerStats {
-  return { ...state.inProgress.counts(), queue: state.admission.counts() };
+  return { ...state.inProgress.counts(), queue: state.admission.counts(), bucketLocks: state.bucketLocks.counts() };
 }
 
 /**

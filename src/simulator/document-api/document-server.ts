@@ -1,6 +1,7 @@
 import type { DocumentModel } from '../../schema/document-model.js';
 import { bearerChecker, checkClientCertificate, type AccessVerdict, type ServerTlsOptions } from '../http/auth.js';
 import { Admission, defaultHeapMb } from '../admission.js';
+import { BucketLocks, defaultBucketBits } from '../bucket-locks.js';
 import { InProgress } from '../http/in-progress.js';
 import { serverStats, type ServerStats } from './admin-paths.js';
 import { Faults, type FaultSettings } from '../faults.js';
@@ -31,6 +32,12 @@ export interface DocumentServerOptions {
    */
   heapMb?: number;
   faults?: Partial<FaultSettings>;
+  /**
+   * The bits of a document's location that make its bucket, whose lock a write holds at the content nodes for
+   * `latencyMs` (writes to one bucket wait for each other; see docs/simulator.md). Default 16, the service's
+   * distribution bits; fewer (e.g. 6) give a small corpus many documents per bucket.
+   */
+  bucketBits?: number;
   /**
    * Serve this store instead of a new one: a server started on the same port with the store of one that was
    * closed is that server killed and restarted with its data kept (`clusters` is then ignored).
@@ -109,6 +116,7 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     store,
     faults,
     admission: new Admission(faults, heapMb),
+    bucketLocks: new BucketLocks(options.bucketBits ?? defaultBucketBits),
     inProgress: new InProgress(),
     documentTypes: null,
     model: null,

@@ -1,6 +1,7 @@
 import type { DocumentModel } from '../../schema/document-model.js';
 import type { AnyRequest, AnyResponse } from '../http/http-response.js';
 import type { Admission } from '../admission.js';
+import type { BucketLocks } from '../bucket-locks.js';
 import type { Faults } from '../faults.js';
 import type { InProgress } from '../http/in-progress.js';
 import type { DocumentStore } from './document-store.js';
@@ -13,6 +14,8 @@ export interface HandlerState {
   store: DocumentStore;
   faults: Faults;
   admission: Admission;
+  /** The content nodes' bucket locks: writes to one bucket are processed one at a time. */
+  bucketLocks: BucketLocks;
   /** The port's requests in progress (HTTP/1.1 one at a time per connection). */
   inProgress: InProgress;
   /** null: any document type is accepted (nothing deployed yet). */

@@ -6,6 +6,7 @@ import { outputFormats, type OutputFormat } from '../formats.js';
 import { defaultVisitSlices, type VisitOptions } from '../options.js';
 import { validateVisitOptions } from '../query.js';
 import type { VisitReport, VisitRun } from '../visitor.js';
+import type { TransformSpec } from '../../feed/transform.js';
 
 /**
  * An export: a visit written to stdout, a file or one file per slice, with an optional checkpoint.
@@ -73,6 +74,13 @@ export interface ExportOptions extends VisitOptions {
   model?: DocumentModel;
   /** `format: 'parquet' | 'csv'`: rows per Parquet row group, and rows inferred from without a schema. Default 10,000. */
   rowGroupRows?: number;
+  /**
+   * A transform (as `FeedOptions.transform`, docs/transform.md) applied to each document before it is formatted:
+   * it gets `{"put": id, "fields": {...}}` (a tombstone `{"remove": id}`) and what it returns is written, nothing
+   * for null. A throw or a result that is not operations fails the export (VB_TRANSFORM, naming the document);
+   * its checkpoint continues once the transform is mended. Runs in this thread: not with `workers` above 1.
+   */
+  transform?: TransformSpec;
 }
 
 /** The visit report of an export, with the bytes written. */
@@ -106,6 +114,8 @@ export function checkExportOptions(options: ExportOptions): { format: OutputForm
   // The workers send encoded JSONL bytes; a table's columns and row groups are built by one encoder.
   if (workers > 1 && (format === 'parquet' || format === 'csv')) throw new OptionError('workers', `1 with format ${format} (a table is encoded in one thread)`, workers);
   checkInteger(options, 'rowGroupRows', 1, 1_000_000);
+  // The workers encode (and compress) what they visit; the transform runs before the encoding, in this thread.
+  if (workers > 1 && options.transform !== undefined) throw new OptionError('transform', 'left out with workers', 'a transform', 'workers');
   validateVisitOptions(options);
   return { format, workers };
 }

@@ -6,6 +6,7 @@ import { startWorkerVisit } from '../workers/pool.js';
 import { ExportCheckpoint } from './export-checkpoint.js';
 import { checkExportOptions, resolvedVisit, type ExportOptions, type ExportSummary } from './export-options.js';
 import { ExportOutputs } from './outputs.js';
+import { loadTransform } from '../../feed/transform.js';
 import { nothingRestored, restoreOutputs } from './restore-outputs.js';
 import { defaultSinceMarginMs, sinceFromTimestamp, sinceStart } from './since.js';
 import { chooseSinks, type SinkChoice } from './sink-choice.js';
@@ -48,7 +49,8 @@ export class Export {
     const choice = chooseSinks(options, format, workers);
     const chains = chainsOf(visiting);
     const restored = resumed && format === 'parquet' ? forgetUnfinishedSlices(checkpoint.previous!, chains, (slice) => choice.pathOf(slice)) : resumed ? restoreOutputs(checkpoint.previous!, chains, choice.perSlice ? sliceIdsOf(visiting) : [0], (slice) => choice.pathOf(slice), choice.perSlice) : nothingRestored();
-    const outputs = new ExportOutputs(choice, format, restored, resumed, chains, checkpoint.finishedChains(), layout);
+    const transform = options.transform === undefined ? undefined : await loadTransform(options.transform);
+    const outputs = new ExportOutputs(choice, format, restored, resumed, chains, checkpoint.finishedChains(), layout, transform);
     return new Export(options, visiting, format, workers, checkpoint, choice, outputs);
   }
 

@@ -1,4 +1,6 @@
 import type { VisitBatch } from '../entries.js';
+import type { TransformFunction } from '../../feed/transform.js';
+import { transformEntries } from '../transform-entries.js';
 import { createEncoder, type BatchEncoder, type OutputFormat } from '../formats.js';
 import type { ChainSpec } from '../query.js';
 import { sizeOf, type RestoredOutputs } from './restore-outputs.js';
@@ -29,6 +31,7 @@ export class ExportOutputs {
   /** Files of slices whose chains all finished, closed. */
   private readonly closed = new Map<number, ClosedOutput>();
   private readonly chainsOfSlice = new Map<number, string[]>();
+  private transforming = 0;
 
   constructor(
     private readonly choice: SinkChoice,
@@ -40,6 +43,8 @@ export class ExportOutputs {
     private readonly finishedChains: Set<string>,
     /** A Parquet or CSV export's columns. */
     private readonly layout: TabularLayout = {},
+    /** Applied to each batch before it is encoded (`ExportOptions.transform`). */
+    private readonly transform?: TransformFunction,
   ) {
     for (const c of chains) this.chainsOfSlice.set(c.sliceId, [...(this.chainsOfSlice.get(c.sliceId) ?? []), c.key]);
   }
@@ -62,8 +67,24 @@ export class ExportOutputs {
 
   /** Encodes and writes a batch of documents (this thread's visit); settles when the sink can take more. */
   deliver(batch: VisitBatch): void | Promise<void> {
-    const { sink, encoder } = this.of(batch.slice);
-    return sink.write(encoder.encode(batch.entries));
+    const s = this.of(batch.slice);
+    if (this.transform === undefined) return s.sink.write(s.encoder.encode(batch.entries));
+    const entries = transformEntries(batch.entries, this.transform);
+    if (!(entries instanceof Promise)) return s.sink.write(s.encoder.encode(entries));
+    // An async transform: written in delivery order after the writes queued before, counted until written so a
+    // checkpoint waits for it (`transformsPending`).
+    this.transforming++;
+    const written = s.queue.then(() => entries).then((list) => s.sink.write(s.encoder.encode(list)));
+    s.queue = written.then(
+      () => undefined,
+      () => undefined,
+    );
+    return written.finally(() => this.transforming--);
+  }
+
+  /** Batches an async transform has not yet given back and written: a checkpoint's state must wait for them. */
+  get transformsPending(): number {
+    return this.transforming;
   }
 
   /** Writes bytes already encoded (by visit workers) after those queued before on the same output. */

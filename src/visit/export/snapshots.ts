@@ -34,6 +34,11 @@ export class LocalSnapshots implements SnapshotStrategy {
   async take(): Promise<Snapshot> {
     const slices = this.run?.slices ?? [];
     await linesHandedOn(slices);
+    // An async transform's batches are delivered but not yet written: the state is read once none is left.
+    while (this.outputs.transformsPending > 0) {
+      await new Promise((r) => setImmediate(r));
+      await linesHandedOn(slices);
+    }
     // Read the state first, then wait for the outputs: everything the state covers was written before it.
     // A chain not run yet stands where it was resumed from (or, not started at all, has no entry).
     const chains = savedStates(slices.filter((x) => x.hasStarted()));

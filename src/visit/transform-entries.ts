@@ -1,0 +1,56 @@
+import { VespaBulkError } from '../errors.js';
+import { resultOperations, type OperationObject, type TransformFunction } from '../feed/transform.js';
+import type { VisitEntry } from './entries.js';
+import { toFeedOperation } from './formats.js';
+
+/**
+ * An export's transform (`ExportOptions.transform`), applied to visited entries before they are formatted: each
+ * document goes to the transform as the feed operation `{"put": id, "fields": {...}}` (a tombstone as
+ * `{"remove": id}`), and what it returns is what is written: its operations as feed entries, none for null.
+ * Synchronous when the transform is; a promise when it returns one.
+ */
+export function transformEntries(entries: readonly VisitEntry[], fn: TransformFunction): VisitEntry[] | Promise<VisitEntry[]> {
+  const results = entries.map((e) => transformEntry(e, fn));
+  if (!results.some((r) => r instanceof Promise)) return (results as VisitEntry[][]).flat();
+  return Promise.all(results.map(async (r) => r)).then((r) => r.flat());
+}
+
+function transformEntry(entry: VisitEntry, fn: TransformFunction): VisitEntry[] | Promise<VisitEntry[]> {
+  let result: unknown;
+  try {
+    const op: OperationObject = entry.kind === 'remove' ? { remove: entry.id } : (JSON.parse(toFeedOperation(entry).toString('utf8')) as OperationObject);
+    result = fn(op);
+  } catch (err) {
+    throw failed(entry, err);
+  }
+  if (result instanceof Promise) {
+    return result.then(
+      (r) => entriesOf(entry, r),
+      (err: unknown) => {
+        throw failed(entry, err);
+      },
+    );
+  }
+  return entriesOf(entry, result);
+}
+
+function entriesOf(entry: VisitEntry, result: unknown): VisitEntry[] {
+  let ops: Buffer[];
+  try {
+    ops = resultOperations(result);
+  } catch (err) {
+    throw failed(entry, err);
+  }
+  return ops.map((buf) => {
+    const op = JSON.parse(buf.toString('utf8')) as OperationObject;
+    const remove = typeof op.remove === 'string';
+    const id = (remove ? op.remove : (op.put ?? op.update ?? op.id)) ?? entry.id;
+    return { kind: remove ? 'remove' : 'put', id, shape: 'feed', buf, start: 0, end: buf.length };
+  });
+}
+
+/** A transform error stops the export (nothing is left out silently), naming the document. */
+function failed(entry: VisitEntry, err: unknown): VespaBulkError {
+  const message = err instanceof Error ? err.message : String(err);
+  return new VespaBulkError('VB_TRANSFORM', `${message.startsWith('transform: ') ? message : `transform: ${message}`} (document ${entry.id})`, { cause: err, place: { documentId: entry.id } });
+}
