@@ -153,7 +153,7 @@ export class FeedRun {
 
   /** The item `item` of input `input` has been read: the checkpoint's read position passes it. */
   private passed(input: number, item: RawItem): void {
-    this.readPosition = { input, offset: item.offset + item.bytes.length, line: item.line };
+    this.readPosition = { input, offset: item.offset + (item.span ?? item.bytes.length), line: item.line };
   }
 
   /**

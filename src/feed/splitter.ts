@@ -20,6 +20,8 @@ export interface RawItem {
   error?: VespaBulkError;
   /** Before the resume point of a checkpoint: counted, not fed. */
   skip?: boolean;
+  /** How far the item reaches in offsets, when not its bytes' length: 1 for a table's row, whose offset is its index. */
+  span?: number;
 }
 
 type Mode = 'detect' | 'lines' | 'objects' | 'array';
