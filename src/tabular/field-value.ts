@@ -124,8 +124,45 @@ function parseJsonCell(text: string): unknown {
   try {
     return JSON.parse(t) as unknown;
   } catch (err) {
+    const list = flatListText(t);
+    if (list !== undefined) return list;
     throw new CellError(`not valid JSON: ${(err as Error).message}`);
   }
+}
+
+/**
+ * A flat list as DuckDB (`[a, b]`) and pandas (`['a', 'b']`) write a list column to CSV: elements between
+ * commas, each bare (trimmed) or quoted with ' or ". Undefined when the text is not one (nested brackets,
+ * text after a closing quote).
+ */
+export function flatListText(t: string): string[] | undefined {
+  if (!t.startsWith('[') || !t.endsWith(']')) return undefined;
+  const body = t.slice(1, -1);
+  if (body.trim() === '') return [];
+  const out: string[] = [];
+  let i = 0;
+  while (i <= body.length) {
+    while (body[i] === ' ') i++;
+    const q = body[i];
+    let element: string;
+    if (q === "'" || q === '"') {
+      const end = body.indexOf(q, i + 1);
+      if (end < 0) return undefined;
+      element = body.slice(i + 1, end);
+      i = end + 1;
+      while (body[i] === ' ') i++;
+      if (i < body.length && body[i] !== ',') return undefined;
+    } else {
+      let end = body.indexOf(',', i);
+      if (end < 0) end = body.length;
+      element = body.slice(i, end).trim();
+      if (/[[\]{}]/.test(element)) return undefined;
+      i = end;
+    }
+    out.push(element);
+    i++;
+  }
+  return out;
 }
 
 function primitiveValue(v: unknown, name: string, cx: CellContext): unknown {

@@ -115,6 +115,11 @@ describe('row → operation typed by the schema', () => {
     );
   });
 
+  it("reads list cells as DuckDB ([a, b]) and pandas (['a', 'b']) write them to CSV", () => {
+    const row = { id, tags: "['x, y', \"z\"]", emb: '[1, 2.5, -3]', weights: '[a, b]' };
+    expect(op({ idField: 'id' }, row, true, true)).toEqual({ put: id, fields: { tags: ['x, y', 'z'], emb: { values: [1, 2.5, -3] }, weights: { a: 1, b: 1 } } });
+  });
+
   it('keeps an id column that is a field of the document type', () => {
     expect(op({ id: 'id:ns:kinds::{title}' }, { title: 'x', year: 1 }, true)).toEqual({ put: 'id:ns:kinds::x', fields: { title: 'x', year: 1 } });
   });
