@@ -57,7 +57,7 @@ async function startSink(): Promise<string> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(feedDir, 'sink-server.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
   children.push(child);
   let buf = '';
-  for await (const chunk of child.stdout!) {
+  for await (const chunk of child.stdout) {
     buf += String(chunk);
     if (buf.includes('\n')) break;
   }

@@ -327,5 +327,6 @@ function describe(v: unknown): string {
   if (v instanceof EpochMicros || v instanceof Date) return 'a timestamp';
   if (typeof v === 'object') return 'an object';
   if (typeof v === 'string') return `'${v.length > 40 ? `${v.slice(0, 40)}…` : v}'`;
-  return `${typeof v} ${String(v)}`;
+  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return `${typeof v} ${v}`;
+  return typeof v;
 }

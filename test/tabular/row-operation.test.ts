@@ -6,7 +6,7 @@ import { documentTypesOf, type DocumentModel } from '../../src/schema/document-m
 import { parseSchema } from '../../src/schema/sd-schema.js';
 import { kindsSchema } from '../schema/fixtures.js';
 
-const model: DocumentModel = { types: documentTypesOf([parseSchema(kindsSchema)]), ignoreUndefinedFields: false, documentApi: true };
+const model: DocumentModel = { types: documentTypesOf([parseSchema(kindsSchema, 'kinds.sd')]), ignoreUndefinedFields: false, documentApi: true };
 
 function op(options: RowOptions, row: Record<string, unknown>, withModel = false, text = false): unknown {
   return JSON.parse(rowMapping(options, Object.keys(row), 'test', withModel ? model : undefined, text).operation(row).toString());
