@@ -2,11 +2,12 @@
  * Which Parquet reader feed uses, by measurement: rows/s and peak RSS reading a ~1 GB Parquet file into one JS
  * object per row (what the row mapping takes), never the whole file in memory.
  *
- *   hyparquet         hyparquet (+ hyparquet-compressors), row group by row group in slices of 8192 rows: the
- *                     way src/tabular/parquet-rows.ts reads (the baseline of the ratios).
- *   hyparquet-group   hyparquet, one whole row group per read.
+ *   hyparquet         hyparquet (+ hyparquet-compressors), one whole row group per read (the baseline).
+ *   hyparquet-slices  hyparquet, row groups in slices of 8192 rows (rowStart/rowEnd): it decodes a nested
+ *                     column's whole chunk for every slice, so this costs (row group / slice) times the work.
  *   parquet-wasm      parquet-wasm streaming record batches of 8192 rows from a lazy file Blob, each decoded
- *                     by apache-arrow (tableFromIPC) and turned into row objects.
+ *                     by apache-arrow (tableFromIPC) and turned into row objects: the way
+ *                     src/tabular/parquet-rows.ts reads.
  *   duckdb            DuckDB's node API streaming the file in chunks into row objects: a native reference
  *                     point, not a candidate (a 60 MB native addon for one input format).
  *
@@ -46,7 +47,7 @@ async function readWith(reader: string, file: string): Promise<Measured> {
     check += emb.length + Number(r.a) + String(r.text).length;
   };
   const started = performance.now();
-  if (reader === 'hyparquet' || reader === 'hyparquet-group') {
+  if (reader === 'hyparquet' || reader === 'hyparquet-slices') {
     const { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } = await import('hyparquet');
     const { compressors } = await import('hyparquet-compressors');
     const buffer = await asyncBufferFromFile(file);
@@ -54,7 +55,7 @@ async function readWith(reader: string, file: string): Promise<Measured> {
     let start = 0;
     for (const group of metadata.row_groups) {
       const count = Number(group.num_rows);
-      const step = reader === 'hyparquet' ? sliceRows : count;
+      const step = reader === 'hyparquet-slices' ? sliceRows : count;
       for (let s = 0; s < count; s += step) {
         const objects = await parquetReadObjects({ file: buffer, metadata, compressors, rowStart: start + s, rowEnd: start + Math.min(count, s + step), utf8: false });
         for (const r of objects) touch(r);
@@ -116,13 +117,14 @@ async function main(): Promise<void> {
   }
   const mb = statSync(file).size / 1e6;
   const picked = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--rows' && args[i - 1] !== '--file');
-  const readers = picked.length > 0 ? picked : ['hyparquet', 'hyparquet-group', 'parquet-wasm', 'duckdb'];
+  const readers = picked.length > 0 ? picked : ['hyparquet', 'parquet-wasm', 'duckdb', 'hyparquet-slices'];
   const here = fileURLToPath(import.meta.url);
   const results: (Measured & { reader: string })[] = [];
   for (const reader of readers) {
     process.stderr.write(`${reader}...\n`);
     const out = execFileSync(process.execPath, ['--import', 'tsx', here, '--child', reader, file], { encoding: 'utf8', maxBuffer: 1 << 20, timeout: 900_000 });
     results.push({ reader, ...(JSON.parse(out.trim().split('\n').pop()!) as Measured) });
+    process.stderr.write(`${JSON.stringify(results.at(-1))}\n`);
   }
   const base = results[0];
   process.stdout.write(`file: ${file}, ${mb.toFixed(0)} MB, ${base.rows} rows\n`);

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { asyncBufferFromFile, type AsyncBuffer } from 'hyparquet';
 import { VespaBulkError } from '../errors.js';
 import type { RawItem } from '../feed/splitter.js';
 import type { DocumentModel } from '../schema/document-model.js';
 import { modelFromConfigServer, modelFromPackage } from '../validate/load-model.js';
 import { csvRows } from './csv-rows.js';
+import { EpochMicros } from './json-value.js';
 import { parquetRows } from './parquet-rows.js';
 import { rowMapping, type RowOptions } from './row-operation.js';
 import type { TableFormat } from './input-format.js';
@@ -69,10 +69,7 @@ export async function* readTable(t: TableInput): AsyncGenerator<TableBatch> {
         path = join(tempDir, 'input.parquet');
         await pipeline(await t.open(), createWriteStream(path));
       }
-      const file = await asyncBufferFromFile(path).catch((err: Error) => {
-        throw new VespaBulkError('VB_USAGE', `cannot read input '${t.name}': ${err.message}`, { cause: err });
-      });
-      table = await parquetRows(counting(file, t.onBytes), t.name, t.skipBefore);
+      table = await parquetRows(path, t.name, Math.max(0, t.skipBefore), t.onBytes);
     } else {
       table = await csvRows(await t.open(), t.name, t.format === 'tsv' ? '\t' : ',');
     }
@@ -109,24 +106,15 @@ export async function* readTable(t: TableInput): AsyncGenerator<TableBatch> {
   }
 }
 
-function counting(file: AsyncBuffer, onBytes: ((n: number) => void) | undefined): AsyncBuffer {
-  if (onBytes === undefined) return file;
-  return {
-    byteLength: file.byteLength,
-    slice(start: number, end?: number) {
-      onBytes((end ?? file.byteLength) - start);
-      return file.slice(start, end);
-    },
-  };
-}
-
 /** A failed row's cells as one line of JSON (bigints as digits, bytes as base64): what the failure output keeps of it. */
 function cellsText(row: TableRow): Buffer {
   return Buffer.from(
     JSON.stringify(row.cells, (_k, v: unknown) => {
       if (typeof v === 'bigint') return v.toString();
       if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
-      if (typeof v === 'object' && v !== null && 'micros' in v) return String((v as { micros: bigint }).micros);
+      if (v instanceof EpochMicros) return v.micros.toString();
+      if (v instanceof Map) return Object.fromEntries(v);
+      if (ArrayBuffer.isView(v)) return Array.from(v as unknown as ArrayLike<number>);
       return v;
     }),
   );
