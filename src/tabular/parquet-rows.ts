@@ -35,7 +35,7 @@ export async function parquetRows(path: string, name: string, skipRows = 0, onBy
 
 function unreadable(err: unknown, name: string, row?: number): VespaBulkError {
   if (err instanceof VespaBulkError) return err;
-  const message = err instanceof Error ? err.message : String(err as string);
+  const message = err instanceof Error ? err.message : JSON.stringify(err);
   return new VespaBulkError('VB_USAGE', `cannot read Parquet '${name}'${row !== undefined ? ` at row ${row}` : ''}: ${message}`, { cause: err, place: { file: name, ...(row !== undefined && { line: row }) } });
 }
 

@@ -113,7 +113,7 @@ function cellsText(row: TableRow): Buffer {
       if (typeof v === 'bigint') return v.toString();
       if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
       if (v instanceof EpochMicros) return v.micros.toString();
-      if (v instanceof Map) return Object.fromEntries(v);
+      if (v instanceof Map) return Object.fromEntries(v as Map<string, unknown>) as Record<string, unknown>;
       if (ArrayBuffer.isView(v)) return Array.from(v as unknown as ArrayLike<number>);
       return v;
     }),
