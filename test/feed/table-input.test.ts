@@ -138,6 +138,25 @@ describe('feed of CSV, TSV, Parquet and .zst inputs', () => {
     expect(server.store.get('id:ns:kinds::zc49')!.fields).toEqual({ year: 49 });
   });
 
+  it('reads Parquet (downloaded to a temporary file) and .csv.zst (streamed) from URLs', async () => {
+    const { createServer } = await import('node:http');
+    const zstd = ensureZstd();
+    writeFileSync(file('u.csv'), 'doc_id,year\nu1,7\n');
+    execFileSync(zstd, ['-q', '-f', file('u.csv')]);
+    const web = createServer((req, res) => res.end(readFileSync(file(req.url!.slice(1).split('?')[0])))).listen(0, '127.0.0.1');
+    await new Promise((r) => web.once('listening', r));
+    try {
+      const base = `http://127.0.0.1:${(web.address() as { port: number }).port}`;
+      const summary = await feed([`${base}/kinds.parquet?sig=secret`, `${base}/u.csv.zst`], { endpoint: server.url, rows: { idField: 'doc_id', documentType: 'kinds', namespace: 'url', app }, failures: false });
+      expect(summary.errors).toBe(0);
+      expect(summary.ok).toBe(6);
+      expect(server.store.get('id:url:kinds::k3')!.fields.year).toBe(1993);
+      expect(server.store.get('id:url:kinds::u1')!.fields).toEqual({ year: 7 });
+    } finally {
+      web.close();
+    }
+  });
+
   it('hyparquet, where parquet-wasm is not installed, gives the same operations as parquet-wasm', async () => {
     const model = await modelFromPackage(app);
     const operations = async (reader: ParquetReader, path: string, withModel: boolean) => {
