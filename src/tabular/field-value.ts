@@ -266,6 +266,12 @@ function numbers(list: unknown[], cx: CellContext, typeName: string): number[] {
   return out;
 }
 
+function finite(v: Float32Array | Float64Array, typeName: string): number[] {
+  const out = Array.from(v);
+  for (let i = 0; i < out.length; i++) if (!Number.isFinite(out[i])) throw new CellError(`${typeName}: cell ${i} is ${out[i]}, not a finite number`);
+  return out;
+}
+
 /** Flattens nested lists (a matrix as a list of rows) in row-major order. */
 function flatten(v: unknown[]): unknown[] {
   if (!v.some((e) => Array.isArray(e) || (ArrayBuffer.isView(e) && !(e instanceof DataView)))) return v;
@@ -291,7 +297,8 @@ function tensorValue(v: unknown, t: TensorType, typeName: string, cx: CellContex
   const mapped = t.dimensions.filter((d) => !d.indexed);
   if (Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView))) {
     if (mapped.length > 0) throw new CellError(`${typeName} has a mapped dimension: a list cannot say its labels`);
-    const cells = numbers(flatten(listOf(v, typeName)), cx, typeName);
+    // A float list read from Parquet comes as a typed array: one copy, no per-cell type checks but finiteness.
+    const cells = v instanceof Float32Array || v instanceof Float64Array ? finite(v, typeName) : numbers(flatten(listOf(v, typeName)), cx, typeName);
     if (indexed.every((d) => d.size !== undefined)) {
       const size = indexed.reduce((n, d) => n * d.size!, 1);
       if (cells.length !== size) throw new CellError(`${typeName} has ${size} cells, the list ${cells.length}`);

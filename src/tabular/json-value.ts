@@ -51,6 +51,8 @@ export function jsonText(value: unknown): string {
       if (value === null) return 'null';
       if (value instanceof JsonNumber) return value.text;
       if (Array.isArray(value)) {
+        // A list of numbers (an embedding) is the common large value: joined at once, as String() writes each.
+        if (value.length > 0 && allNumbers(value)) return `[${value.join(',')}]`;
         let s = '[';
         for (let i = 0; i < value.length; i++) s += (i > 0 ? ',' : '') + jsonText(value[i]);
         return `${s}]`;
@@ -68,4 +70,9 @@ export function jsonText(value: unknown): string {
     default:
       return 'null';
   }
+}
+
+function allNumbers(list: unknown[]): boolean {
+  for (let i = 0; i < list.length; i++) if (typeof list[i] !== 'number') return false;
+  return true;
 }
