@@ -21,8 +21,7 @@ import { feedSummaryJson } from '../summary-names.js';
 import { defaultCheckpointPath, defaultFailuresPath } from '../default-paths.js';
 import { estimateRemainingSeconds } from '../eta.js';
 import { parseHeaderFlags } from '../header-flags.js';
-import type { InputFormat } from '../../tabular/input-format.js';
-import type { RowOptions } from '../../tabular/row-operation.js';
+import type { InputFormat, RowOptions } from '../../index.js';
 
 const tables = 'Tables (CSV, TSV, Parquet; see docs/input-formats.md):';
 
