@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { feed } from '../../src/feed/index.js';
+import { Feeder, feed } from '../../src/feed/index.js';
 import { readSources } from '../../src/feed/source.js';
 import { modelFromPackage } from '../../src/validate/load-model.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
@@ -173,6 +173,31 @@ describe('feed of CSV, TSV, Parquet and .zst inputs', () => {
       const wasm = await operations('parquet-wasm', path, withModel);
       expect(wasm.length).toBeGreaterThan(2);
       expect(await operations('hyparquet', path, withModel)).toEqual(wasm);
+    }
+  });
+
+  it('a feed of a table stopped midway resumes from its checkpoint (counted in rows) and stores every row once', async () => {
+    const plain = await startDocumentServer({ port: 0 });
+    try {
+      writeFileSync(file('r.csv'), `id,v\n${Array.from({ length: 300 }, (_, i) => `id:ns:r::${i},${i}`).join('\n')}\n`);
+      const checkpoint = file('r-cp.json');
+      const controller = new AbortController();
+      let ok = 0;
+      const first = await new Feeder({ endpoint: plain.url, checkpoint, failures: false, signal: controller.signal, inflight: 4, onResult: (r) => r.ok && ++ok === 100 && controller.abort() }).run(file('r.csv'));
+      expect(first.stopped).toBe('interrupted');
+      const cp = JSON.parse(readFileSync(checkpoint, 'utf8'));
+      // Offsets are row indexes: the read position is within the 300 rows, not a byte count.
+      expect(cp.readTo.offset).toBeLessThanOrEqual(300);
+      expect(cp.position.offset).toBeLessThan(300);
+      const stored = plain.store.size();
+      expect(stored).toBeLessThan(300);
+      const resumed = await feed(file('r.csv'), { endpoint: plain.url, resume: checkpoint, failures: false });
+      expect(resumed.ok + first.summary.ok).toBeGreaterThanOrEqual(300);
+      expect(resumed.skipped).toBeGreaterThan(0);
+      expect(plain.store.size()).toBe(300);
+      expect(plain.store.get('id:ns:r::299')!.fields).toEqual({ v: '299' });
+    } finally {
+      await plain.close();
     }
   });
 
