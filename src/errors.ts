@@ -8,6 +8,7 @@ export const errorCodes = {
   VB_BAD_DOCUMENT_PATH: 'malformed document path',
   VB_BAD_OPERATION: 'malformed feed operation',
   VB_BAD_JSON: 'invalid JSON',
+  VB_BAD_ROW: 'a table row that cannot become a feed operation',
   VB_REQUEST_TOO_LARGE: 'document operation over the request size limit',
   VB_SELECTION_SYNTAX: 'document selection syntax error',
   VB_HTTP_STATUS: 'unexpected HTTP status',

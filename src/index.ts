@@ -62,6 +62,10 @@ export {
   type OperationKind,
 } from './feed/index.js';
 export type { LatencyFigures } from './feed/stats.js';
+// Tables (CSV, TSV, Parquet) as feed input: how rows become operations.
+export type { RowOptions } from './tabular/row-operation.js';
+export { inputFormats, type InputFormat } from './tabular/input-format.js';
+export type { TimestampUnit } from './tabular/json-value.js';
 export { checkFeedOptions } from './feed/check-options.js';
 export { checkResumable } from './feed/checkpoint.js';
 export { loadTransform, type TransformFunction, type TransformResult, type TransformSpec, type OperationObject } from './feed/transform.js';

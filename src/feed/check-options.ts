@@ -1,6 +1,8 @@
 import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkProtocol, checkString, checkUrl } from '../options-check.js';
 import type { FeedOptions } from './options.js';
 import { checkRetryBound, checkRetryPolicy } from '../http/retry-delay.js';
+import { checkInputFormat } from '../tabular/input-format.js';
+import { checkRowOptions } from '../tabular/row-operation.js';
 
 /** Refuses bad FeedOptions with an OptionError naming the option; `new Feeder()` and `feed()` call it. */
 export function checkFeedOptions(options: FeedOptions): void {
@@ -46,6 +48,8 @@ export function checkFeedOptions(options: FeedOptions): void {
   if (typeof transform === 'function' && options.workers !== undefined && options.workers > 1) throw new OptionError('transform', 'a module path with workers', 'a function', 'workers');
   if (options.shuffle !== undefined && typeof options.shuffle !== 'boolean') throw new OptionError('shuffle', 'true or false', String(options.shuffle));
   checkInteger(options, 'shuffleBuffer', 1, 10_000_000);
+  checkInputFormat(options.inputFormat);
+  if (options.rows !== undefined) checkRowOptions(options.rows);
   const rate = options.arrivalRate;
   if (rate !== undefined && !(typeof rate === 'number' && Number.isFinite(rate) && rate > 0)) throw new OptionError('arrivalRate', 'a number > 0 (operations per second)', String(rate));
 }

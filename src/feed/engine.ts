@@ -232,7 +232,7 @@ export class FeedEngine implements WorkerEngine {
     const batches =
       resume?.position === null
         ? emptyBatches()
-        : readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, from: resume?.position ?? undefined, skip: resume !== undefined ? resumeSkip(resume) : undefined }, this.feedRun.readProgress);
+        : readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, format: options.inputFormat, rows: options.rows, from: resume?.position ?? undefined, skip: resume !== undefined ? resumeSkip(resume) : undefined }, this.feedRun.readProgress);
     return this.feedBatches(batches, inputs, resume, checkpointPath);
   }
 

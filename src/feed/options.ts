@@ -6,6 +6,8 @@ import type { Shard } from './shard.js';
 import type { FeedCheckpoint } from './checkpoint.js';
 import type { Protocol, WireProtocol } from '../http/transport.js';
 import type { TransformSpec } from './transform.js';
+import type { InputFormat } from '../tabular/input-format.js';
+import type { RowOptions } from '../tabular/row-operation.js';
 
 export type { OperationResult } from './operation-result.js';
 
@@ -131,6 +133,14 @@ export interface FeedOptions {
   tls?: buildConnector.BuildOptions;
   /** What `-` reads. Default process.stdin. */
   stdin?: Readable;
+  /**
+   * What the inputs hold: `jsonl` or `json` (operations), `csv`, `tsv` or `parquet` (rows, each becoming an
+   * operation as `rows` says). Default: by each input's extension (`.csv`, `.tsv`, `.parquet`, looked at
+   * after `.gz` or `.zst`), else JSON or JSONL as detected. A byte stream source is JSON unless this says so.
+   */
+  inputFormat?: InputFormat;
+  /** How the rows of CSV, TSV and Parquet inputs become operations: the id, the operation, the schema that types the fields. */
+  rows?: RowOptions;
   /** HTTP/1.1: gather the writes of one event-loop turn into one syscall. Default: when pipelining. */
   batchWrites?: boolean;
   /**

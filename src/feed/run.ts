@@ -154,7 +154,7 @@ export class FeedRun {
   /** The item `item` of input `input` has been read: the checkpoint's read position passes it. */
   private passed(input: number, item: RawItem): void {
     // A transform's output ends where its input operation does.
-    this.readPosition = { input, offset: item.offset + (item.source ?? item.bytes).length, line: item.line };
+    this.readPosition = { input, offset: item.offset + (item.span ?? (item.source ?? item.bytes).length), line: item.line };
   }
 
   /**

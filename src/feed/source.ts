@@ -4,6 +4,11 @@ import { createGunzip } from 'node:zlib';
 import { VespaBulkError } from '../errors.js';
 import { OperationSplitter, type RawItem } from './splitter.js';
 import { isUrlInput, openUrlInput, redactUrl } from './url-input.js';
+import { createZstdDecompress } from './zstd.js';
+import { tableFormatOf, type InputFormat, type TableFormat } from '../tabular/input-format.js';
+import { loadRowModel, readTable } from '../tabular/table-input.js';
+import type { RowOptions } from '../tabular/row-operation.js';
+import type { DocumentModel } from '../schema/document-model.js';
 import type { buildConnector } from 'undici';
 
 /**
@@ -47,6 +52,10 @@ export interface ReadOptions {
   tls?: buildConnector.BuildOptions;
   /** Reconnects of a URL input after a cut connection or 5xx, in a row without progress. Default 10. */
   urlRetries?: number;
+  /** What the inputs hold. Default: by extension (`.csv`, `.tsv`, `.parquet`, after `.gz`/`.zst`), else JSON or JSONL. */
+  format?: InputFormat;
+  /** How the rows of CSV, TSV and Parquet inputs become operations. */
+  rows?: RowOptions;
 }
 
 /** Input names and sizes, known before reading (for progress and checkpoints). */
@@ -95,8 +104,14 @@ export class ReadProgress {
  */
 export async function* readSources(source: FeedSource, options: ReadOptions = {}, progress = new ReadProgress()): AsyncGenerator<SourceBatch> {
   const inputs = describeInputs(source);
+  // The schemas that type table rows: read once, when a table is first met.
+  let model: Promise<DocumentModel | undefined> | undefined;
+  const table = (format: TableFormat, input: number, name: string, open: () => Readable | Promise<Readable>, path?: string): AsyncGenerator<SourceBatch> =>
+    readTableInput(format, input, name, open, path, options, progress, (model ??= loadRowModel(options.rows ?? {})));
   if (inputs.length === 1 && (inputs[0].name === '<stream>' || inputs[0].name === '<iterable>')) {
-    if (isByteStream(source)) yield* readStream(source, 0, '<stream>', options, progress);
+    const format = options.format !== undefined ? tableFormatOf('', options.format) : undefined;
+    if (isByteStream(source) && format !== undefined) yield* table(format, 0, '<stream>', () => source);
+    else if (isByteStream(source)) yield* readStream(source, 0, '<stream>', options, progress);
     else yield* readIterable(source as AsyncIterable<unknown>, options);
     return;
   }
@@ -104,9 +119,21 @@ export async function* readSources(source: FeedSource, options: ReadOptions = {}
   for (let input = 0; input < inputs.length; input++) {
     if (options.from !== undefined && input < options.from.input) continue;
     const name = inputs[input].name;
-    if (isUrlInput(paths[input])) yield* readUrl(paths[input], input, name, options, progress);
+    const format = tableFormatOf(paths[input], options.format);
+    if (format !== undefined) {
+      const url = isUrlInput(paths[input]);
+      const open = url ? async () => (await openUrlInput(paths[input], { tls: options.tls, maxRetries: options.urlRetries }, (n) => (progress.bytes += n))).stream : () => openInput(name, options, progress);
+      const seekable = format === 'parquet' && !url && name !== '-' && !/\.(gz|zst)$/.test(name);
+      yield* table(format, input, name, open, seekable ? name : undefined);
+    } else if (isUrlInput(paths[input])) yield* readUrl(paths[input], input, name, options, progress);
     else yield* readStream(openInput(name, options, progress), input, name, options, progress);
   }
+}
+
+async function* readTableInput(format: TableFormat, input: number, name: string, open: () => Readable | Promise<Readable>, path: string | undefined, options: ReadOptions, progress: ReadProgress, model: Promise<DocumentModel | undefined>): AsyncGenerator<SourceBatch> {
+  const skipBefore = options.from !== undefined && options.from.input === input ? options.from.offset : -1;
+  const onBytes = path !== undefined ? (n: number) => void (progress.bytes += n) : undefined;
+  yield* readTable({ format, input, name, open, path, rows: options.rows ?? {}, skipBefore, skip: options.skip, model: await model, onBytes });
 }
 
 async function* readUrl(url: string, input: number, name: string, options: ReadOptions, progress: ReadProgress): AsyncGenerator<SourceBatch> {
@@ -132,6 +159,11 @@ function openInput(name: string, options: ReadOptions, progress: ReadProgress): 
   raw.on('data', (chunk: Buffer) => {
     progress.bytes += chunk.length;
   });
+  if (name.endsWith('.zst')) {
+    const unzstd = createZstdDecompress(options.chunkBytes ?? defaultChunkBytes);
+    raw.on('error', (err) => unzstd.destroy(err));
+    return raw.pipe(unzstd);
+  }
   if (!name.endsWith('.gz')) return raw;
   const gunzip = createGunzip({ chunkSize: options.chunkBytes ?? defaultChunkBytes });
   raw.on('error', (err) => gunzip.destroy(err));

@@ -24,6 +24,8 @@ export interface RawItem {
   source?: Buffer;
   /** With a transform: it returned no operation for this one (counted as dropped, not fed). */
   dropped?: boolean;
+  /** How far the item reaches in offsets, when not its bytes' length: 1 for a table's row, whose offset is its index. */
+  span?: number;
 }
 
 type Mode = 'detect' | 'lines' | 'objects' | 'array';

@@ -97,7 +97,7 @@ function itemsOf(item: RawItem, result: unknown): RawItem[] {
     return [{ ...item, error: err as VespaBulkError }];
   }
   if (ops.length === 0) return [{ ...item, dropped: true }];
-  return ops.map((bytes) => ({ bytes, line: item.line, offset: item.offset, source: item.bytes }));
+  return ops.map((bytes) => ({ bytes, line: item.line, offset: item.offset, source: item.bytes, ...(item.span !== undefined && { span: item.span }) }));
 }
 
 function failed(item: RawItem, err: unknown): RawItem[] {

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
+import { createZstdDecompress } from './zstd.js';
 import type { buildConnector } from 'undici';
 import { Agent } from '../http/undici-parts.js';
 import { VespaBulkError } from '../errors.js';
@@ -105,13 +106,15 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
   }
 
   // Ranges address the wire bytes: for gzip those are compressed, so a resume there starts over at 0.
-  let first = await get(parsed.pathname.endsWith('.gz') ? 0 : (options.from ?? 0));
+  // A .zst body, like a .gz one, cannot be entered in the middle.
+  const zstd = parsed.pathname.endsWith('.zst');
+  let first = await get(parsed.pathname.endsWith('.gz') || zstd ? 0 : (options.from ?? 0));
   if (first.gzip && !parsed.pathname.endsWith('.gz') && (options.from ?? 0) > 0) {
     first.body.destroy();
     first = await get(0);
   }
   const gzip = first.gzip;
-  const wireStart = gzip ? 0 : (options.from ?? 0);
+  const wireStart = gzip || zstd ? 0 : (options.from ?? 0);
 
   async function* wire(): AsyncGenerator<Buffer> {
     let at = wireStart;
@@ -154,6 +157,11 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
   }
 
   const raw = Readable.from(wire(), { objectMode: false });
+  if (zstd && !gzip) {
+    const unzstd = createZstdDecompress(options.chunkBytes ?? 256 * 1024);
+    raw.on('error', (err) => unzstd.destroy(err));
+    return { stream: raw.pipe(unzstd), start: 0 };
+  }
   if (!gzip) return { stream: raw, start: wireStart };
   const gunzip = createGunzip({ chunkSize: options.chunkBytes ?? 256 * 1024 });
   raw.on('error', (err) => gunzip.destroy(err));

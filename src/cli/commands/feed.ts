@@ -22,6 +22,9 @@ import { feedSummaryJson } from '../summary-names.js';
 import { defaultCheckpointPath, defaultFailuresPath } from '../default-paths.js';
 import { estimateRemainingSeconds } from '../eta.js';
 import { parseHeaderFlags } from '../header-flags.js';
+import type { InputFormat, RowOptions } from '../../index.js';
+
+const tables = 'Tables (CSV, TSV, Parquet; see docs/input-formats.md):';
 
 /** `vespa-bulk feed`: flags into FeedOptions, the outcome into a summary on stdout and an exit code. */
 interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, TransportArgs {
@@ -49,10 +52,20 @@ interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, Tr
   transform?: string;
   shuffle?: boolean;
   'shuffle-buffer'?: number;
+  'input-format'?: InputFormat;
+  'id-field'?: string;
+  id?: string;
+  'document-type'?: string;
+  namespace?: string;
+  operation?: 'put' | 'update' | 'remove';
+  create?: boolean;
+  'timestamp-unit'?: 's' | 'ms' | 'us';
+  app?: string;
+  'config-url'?: string;
 }
 
 // Paragraphs are single lines: yargs wraps them to the terminal.
-const epilog = `Input: JSONL, a JSON array of operations, or whitespace-separated objects (detected), several files, '-' for stdin, '.gz' decompressed. Operations: {"put"|"id":ID,"fields":{...}}, {"update":ID,"fields":{...}, "create":true}, {"remove":ID}, each with an optional "condition". Any other key fails that operation only.
+const epilog = `Input: JSONL, a JSON array of operations, or whitespace-separated objects (detected), several files, '-' for stdin, '.gz' and '.zst' decompressed; CSV, TSV and Parquet tables (by extension or --input-format), each row becoming an operation (--id-field or --id, see docs/input-formats.md). Operations: {"put"|"id":ID,"fields":{...}}, {"update":ID,"fields":{...}, "create":true}, {"remove":ID}, each with an optional "condition". Any other key fails that operation only.
 
 Retries: 429 always, with exponential backoff and jitter, until the operation's --timeout; 503, 502 and transport errors up to --max-retries; 507 (feed block) with slow backoff up to 60 s between tries until the block clears or --timeout; 504 and transport errors that may have reached the service only for operations safe to repeat (put, remove, update with only 'assign'; none with a condition), final otherwise. Other 4xx are final.
 
@@ -68,7 +81,7 @@ Exit code: 0 all succeeded, 1 some failed or the feed was stopped, 2 bad usage, 
 
 function builder(y: Argv): Argv<FeedArgs> {
   return withTransportOptions(withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(y)))))
-    .positional('files', { type: 'string', array: true, describe: "Feed files ('-' for stdin, http(s):// URLs streamed, .gz decompressed)" })
+    .positional('files', { type: 'string', array: true, describe: "Feed files ('-' for stdin, http(s):// URLs streamed, .gz and .zst decompressed; .csv, .tsv, .parquet read as tables)" })
     .option('inflight', { type: 'number', describe: 'Fixed in-flight limit (default: adaptive, from 64 up to 1024, following throughput and latency)' })
     .option('timeout', { type: 'number', describe: 'Per-operation deadline in seconds, across retries; also sent as ?timeout= (default 600, not sent)' })
     .option('route', { type: 'string', describe: 'Route for every operation' })
@@ -93,6 +106,16 @@ function builder(y: Argv): Argv<FeedArgs> {
     .option('transform', { type: 'string', describe: 'ES module (FILE.mjs) whose default export maps each operation object to an operation, an array of them, or null to drop it (docs/transform.md); its errors go to the failure output' })
     .option('shuffle', { type: 'boolean', describe: 'Interleave operations through a bounded buffer so consecutive ones go to different buckets (for input in an export\'s bucket order); operations on one id keep their order' })
     .option('shuffle-buffer', { type: 'number', describe: 'Operations --shuffle holds at most (default 10000)' })
+    .option('input-format', { choices: ['jsonl', 'json', 'csv', 'tsv', 'parquet'] as const, group: tables, describe: 'What the inputs hold (default: by extension .csv, .tsv, .parquet after .gz/.zst; else JSON/JSONL detected)' })
+    .option('id-field', { type: 'string', group: tables, describe: "Column holding full document ids (with --document-type: the id's local part) (default: a column named 'id')" })
+    .option('id', { type: 'string', group: tables, describe: "Document id template with {column} placeholders, e.g. 'id:shop:product::{doc_id}'" })
+    .option('document-type', { type: 'string', group: tables, describe: 'Document type, with --id-field holding local parts: id:<namespace>:<type>::<value>' })
+    .option('namespace', { type: 'string', group: tables, describe: 'Namespace of the ids made with --document-type (default: the document type)' })
+    .option('operation', { choices: ['put', 'update', 'remove'] as const, group: tables, describe: 'What each row becomes (default put; update assigns each field; remove uses only the id)' })
+    .option('create', { type: 'boolean', group: tables, describe: 'Updates create missing documents ("create": true)' })
+    .option('timestamp-unit', { choices: ['s', 'ms', 'us'] as const, group: tables, describe: 'Timestamps become a long of seconds (default), milliseconds or microseconds since the epoch' })
+    .option('app', { type: 'string', group: tables, describe: 'Application package (directory, .zip, gzipped tar) whose schemas type the row values' })
+    .option('config-url', { type: 'string', group: tables, describe: "Config server URL: its active application's schemas type the row values" })
     .epilog(epilog) as unknown as Argv<FeedArgs>;
 }
 
@@ -156,6 +179,18 @@ export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Pro
     options.resume = checkpoint;
     resumedFrom = checkpoint.position === null ? `${resumeFrom} (finished: nothing left to feed)` : `${resumeFrom} at ${checkpoint.inputs[checkpoint.position.input] ?? '?'} line ${checkpoint.position.line}`;
   }
+  if (argv['input-format'] !== undefined) options.inputFormat = argv['input-format'];
+  const rows: RowOptions = {};
+  if (argv['id-field'] !== undefined) rows.idField = argv['id-field'];
+  if (argv.id !== undefined) rows.id = argv.id;
+  if (argv['document-type'] !== undefined) rows.documentType = argv['document-type'];
+  if (argv.namespace !== undefined) rows.namespace = argv.namespace;
+  if (argv.operation !== undefined) rows.operation = argv.operation;
+  if (argv.create !== undefined) rows.create = argv.create;
+  if (argv['timestamp-unit'] !== undefined) rows.timestampUnit = argv['timestamp-unit'];
+  if (argv.app !== undefined) rows.app = argv.app;
+  if (argv['config-url'] !== undefined) rows.configUrl = argv['config-url'];
+  if (Object.keys(rows).length > 0) options.rows = rows;
   withFlagNames(feedFlags, () => checkFeedOptions(options));
   if (argv.speedtest !== undefined) {
     const bytes = argv.speedtest;

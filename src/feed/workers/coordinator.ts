@@ -164,7 +164,7 @@ export class WorkerFeeder {
       if (resume?.position !== null && run.stopReason === undefined) {
         const from = resume?.position ?? undefined;
         const skip = resume !== undefined ? resumeSkip(resume) : undefined;
-        for await (const batch of readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, from, skip }, run.readProgress)) {
+        for await (const batch of readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, format: options.inputFormat, rows: options.rows, from, skip }, run.readProgress)) {
           // Nothing is routed while a checkpoint is gathered: its read position must be the one the answers cover.
           while (this.barrier.open) await this.sleeper.sleep();
           this.route(batch.items, batch.input, batch.name);

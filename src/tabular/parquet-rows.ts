@@ -1,0 +1,193 @@
+import { openAsBlob, statSync } from 'node:fs';
+import { VespaBulkError } from '../errors.js';
+import { EpochMicros } from './json-value.js';
+import type { TableRow, TableRows } from './table-rows.js';
+
+/**
+ * Rows per batch read. parquet-wasm decodes a record batch of this many rows at a time, so memory holds one
+ * batch, whatever the file's row groups (benchmarks/formats/parquet-readers.ts).
+ */
+export const parquetBatchRows = 8192;
+
+/** Which reader: parquet-wasm (+ apache-arrow), else hyparquet where those are not installed. */
+export type ParquetReader = 'parquet-wasm' | 'hyparquet';
+
+/**
+ * Reads a Parquet file in batches of rows, never the whole file. The reader, chosen by measurement
+ * (docs/input-formats.md): parquet-wasm streaming record batches from a lazily read file Blob, turned into
+ * rows by apache-arrow; loaded on first use, and where it is not installed hyparquet (with
+ * hyparquet-compressors) reads one row group at a time instead (its nested columns decode whole column
+ * chunks, so memory is one row group's).
+ *
+ * Cells come as plain values: strings, numbers, bigints for 64-bit integers, booleans, Uint8Array for binary,
+ * arrays (or typed arrays for number lists) for lists, objects for structs, Maps for maps, and `EpochMicros`
+ * for timestamps and dates. `skipRows`: rows before it are handed on without being decoded (a resumed feed);
+ * `onBytes` is told of the bytes read, for progress.
+ */
+export async function parquetRows(path: string, name: string, skipRows = 0, onBytes?: (n: number) => void, reader?: ParquetReader): Promise<TableRows> {
+  const chosen = reader ?? ((await hasParquetWasm()) ? 'parquet-wasm' : 'hyparquet');
+  try {
+    return chosen === 'parquet-wasm' ? await wasmRows(path, name, skipRows, onBytes) : await hyparquetRows(path, name, skipRows, onBytes);
+  } catch (err) {
+    throw unreadable(err, name);
+  }
+}
+
+function unreadable(err: unknown, name: string, row?: number): VespaBulkError {
+  if (err instanceof VespaBulkError) return err;
+  const message = err instanceof Error ? err.message : JSON.stringify(err);
+  return new VespaBulkError('VB_USAGE', `cannot read Parquet '${name}'${row !== undefined ? ` at row ${row}` : ''}: ${message}`, { cause: err, place: { file: name, ...(row !== undefined && { line: row }) } });
+}
+
+let wasmAvailable: Promise<boolean> | undefined;
+function hasParquetWasm(): Promise<boolean> {
+  wasmAvailable ??= Promise.all([import('parquet-wasm'), import('apache-arrow')]).then(
+    () => true,
+    () => false,
+  );
+  return wasmAvailable;
+}
+
+/** Placeholder rows for those before the resume point: counted, never decoded. */
+function skipped(from: number, to: number): TableRow[] {
+  const out: TableRow[] = [];
+  for (let r = from; r < to; r++) out.push({ line: r + 1, cells: {} });
+  return out;
+}
+
+async function wasmRows(path: string, name: string, skipRows: number, onBytes?: (n: number) => void): Promise<TableRows> {
+  const { ParquetFile } = await import('parquet-wasm');
+  const arrow = await import('apache-arrow');
+  const size = statSync(path).size;
+  const file = await ParquetFile.fromFile(await openAsBlob(path));
+  const total = file.metadata().fileMetadata().numRows();
+  const skip = Math.min(skipRows, total);
+  const stream = (await file.stream({ batchSize: parquetBatchRows, offset: skip })) as unknown as AsyncIterable<{ intoIPCStream(): Uint8Array }>;
+  const batches = stream[Symbol.asyncIterator]();
+  const decode = (b: { intoIPCStream(): Uint8Array }) => arrow.tableFromIPC(b.intoIPCStream());
+  const first = await batches.next();
+  // The columns are known from the first batch; a file with no rows has none to feed.
+  if (first.done === true && skip === 0) return { columns: [], batches: (async function* () {})() };
+  let table = first.done === true ? undefined : decode(first.value);
+  const fields = table?.schema.fields ?? [];
+  const columns = fields.map((f) => f.name);
+  const converters = fields.map((f) => converter(f.type, arrow.DataType));
+  async function* rows(): AsyncGenerator<TableRow[]> {
+    let at = 0;
+    while (at < skip) {
+      const to = Math.min(skip, at + parquetBatchRows);
+      yield skipped(at, to);
+      at = to;
+    }
+    try {
+      while (table !== undefined) {
+        const n = table.numRows;
+        const out = new Array<TableRow>(n);
+        for (let r = 0; r < n; r++) out[r] = { line: at + r + 1, cells: {} };
+        for (let c = 0; c < columns.length; c++) {
+          const vector = table.getChildAt(c)!;
+          const name = columns[c];
+          const convert = converters[c];
+          for (let r = 0; r < n; r++) {
+            const v: unknown = vector.get(r);
+            out[r].cells[name] = convert === undefined || v === null ? v : convert(v);
+          }
+        }
+        at += n;
+        onBytes?.(Math.round((size * n) / Math.max(1, total)));
+        yield out;
+        const next = await batches.next();
+        table = next.done === true ? undefined : decode(next.value);
+      }
+    } catch (err) {
+      throw unreadable(err, name, at + 1);
+    }
+  }
+  return { columns, batches: rows() };
+}
+
+type Convert = (v: unknown) => unknown;
+
+/**
+ * How an Arrow value becomes a plain one, by its type; undefined when it is plain already (strings, numbers,
+ * bigints, booleans, binary). Arrow gives timestamps as (fractional) milliseconds: they become `EpochMicros`.
+ */
+function converter(type: unknown, DataType: typeof import('apache-arrow').DataType): Convert | undefined {
+  if (DataType.isTimestamp(type) || DataType.isDate(type)) return (v) => new EpochMicros(BigInt(Math.round(Number(v) * 1000)));
+  if (DataType.isList(type) || DataType.isFixedSizeList(type)) {
+    const child = (type as { children: { type: unknown }[] }).children[0].type;
+    const inner = converter(child, DataType);
+    const numeric = DataType.isFloat(child) || DataType.isInt(child);
+    return (v) => {
+      const list = v as { toArray(): ArrayLike<unknown> } & Iterable<unknown>;
+      if (inner !== undefined) return Array.from(list, (e) => (e === null ? null : inner(e)));
+      // A number list comes as a typed array (a view: no copy); with nulls in it, as an array.
+      return numeric && !(list as { nullCount?: number }).nullCount ? list.toArray() : Array.from(list);
+    };
+  }
+  if (DataType.isStruct(type)) {
+    const members = (type as { children: { name: string; type: unknown }[] }).children.map((f) => [f.name, converter(f.type, DataType)] as const);
+    return (v) => {
+      const row = v as Record<string, unknown>;
+      const out: Record<string, unknown> = {};
+      for (const [name, convert] of members) {
+        const e = row[name];
+        out[name] = convert === undefined || e === null || e === undefined ? e : convert(e);
+      }
+      return out;
+    };
+  }
+  if (DataType.isMap(type)) {
+    const entry = (type as { children: { type: { children: { type: unknown }[] } }[] }).children[0].type;
+    const convertKey = converter(entry.children[0].type, DataType);
+    const convertValue = converter(entry.children[1].type, DataType);
+    return (v) => {
+      const out = new Map<unknown, unknown>();
+      for (const [k, e] of v as Iterable<[unknown, unknown]>) out.set(convertKey === undefined ? k : convertKey(k), convertValue === undefined || e === null ? e : convertValue(e));
+      return out;
+    };
+  }
+  if (DataType.isDictionary(type)) return converter((type as { dictionary: unknown }).dictionary, DataType);
+  return undefined;
+}
+
+/** Timestamps stay exact (hyparquet's own Dates drop the micros). */
+const hyparquetParsers = {
+  timestampFromMilliseconds: (millis: bigint) => new EpochMicros(BigInt(millis) * 1000n),
+  timestampFromMicroseconds: (micros: bigint) => new EpochMicros(BigInt(micros)),
+  timestampFromNanoseconds: (nanos: bigint) => new EpochMicros(BigInt(nanos) / 1000n),
+  dateFromDays: (days: number) => new EpochMicros(BigInt(days) * 86_400_000_000n),
+};
+
+async function hyparquetRows(path: string, name: string, skipRows: number, onBytes?: (n: number) => void): Promise<TableRows> {
+  const { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } = await import('hyparquet');
+  const { compressors } = await import('hyparquet-compressors');
+  const raw = await asyncBufferFromFile(path);
+  const file = onBytes === undefined ? raw : { byteLength: raw.byteLength, slice: (s: number, e?: number) => (onBytes((e ?? raw.byteLength) - s), raw.slice(s, e)) };
+  const metadata = await parquetMetadataAsync(file);
+  const columns = parquetSchema(metadata).children.map((c) => c.element.name);
+  async function* batches(): AsyncGenerator<TableRow[]> {
+    let start = 0;
+    for (const group of metadata.row_groups) {
+      const count = Number(group.num_rows);
+      const end = start + count;
+      if (end <= skipRows) {
+        yield skipped(start, end);
+        start = end;
+        continue;
+      }
+      // A whole row group per read: hyparquet decodes a nested column's whole chunk for any slice of it.
+      let rows: Record<string, unknown>[];
+      try {
+        rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end, compressors, parsers: hyparquetParsers, utf8: false });
+      } catch (err) {
+        throw unreadable(err, name, start + 1);
+      }
+      const out = new Array<TableRow>(rows.length);
+      for (let i = 0; i < rows.length; i++) out[i] = { line: start + i + 1, cells: rows[i] };
+      yield out;
+      start = end;
+    }
+  }
+  return { columns, batches: batches() };
+}
