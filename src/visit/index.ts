@@ -3,6 +3,7 @@ export { visit, VisitedDocument, VisitFailedError, type VisitIterable } from './
 export { exportDocuments, type ExportOptions, type ExportSummary } from './export.js';
 export { bulkOperation, type BulkOptions, type BulkSummary, type BulkKind } from './bulk.js';
 export { migrate, type MigrateOptions, type MigrateSummary } from './migrate.js';
+export type { MigrateVerifyOptions } from './migrate-verify.js';
 export { startVisit, type VisitConsumer, type VisitReport, type VisitRun, type LocalVisitRun, type SliceView, type InflightReport } from './visitor.js';
 export type { LimitChange } from '../limit/limit-search.js';
 export {

@@ -61,6 +61,8 @@ interface VisitArgs extends CommonArgs, RunOutputArgs {
   'to-key'?: string;
   'to-token'?: string;
   'to-header'?: string[];
+  verify?: boolean;
+  'verify-diff'?: string;
 }
 
 interface BulkArgs extends CommonArgs {
@@ -206,6 +208,8 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('to-cert', { type: 'string', describe: 'Client certificate file (PEM) for --to-endpoint (mutual TLS)' })
       .option('to-key', { type: 'string', describe: 'Private key file (PEM) of --to-cert' })
       .option('to-token', { type: 'string', describe: 'Bearer token for --to-endpoint (the source credentials are never sent there)' })
+      .option('verify', { type: 'boolean', describe: 'With --to-endpoint: after the migration, compare the source with the destination (as vespa-bulk compare does) and exit 1 when they differ' })
+      .option('verify-diff', { type: 'string', describe: 'With --verify: write the differences to FILE (JSONL, as compare --diff)' })
       .example('$0 visit music/song --slices 4 -o songs.jsonl.gz', 'Export one type with four slices at once')
       .example('$0 visit music/song --slices 8 --slice-id 0,1,2,3', 'This machine\'s half of an export split in two')
       .example('$0 visit music/song --make-feed --to-endpoint http://other:8080', 'Copy a type to another cluster')
@@ -264,6 +268,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       await discoverCluster(options, args.quiet);
       if (args['to-endpoint'] !== undefined) {
         if (args.checkpoint !== undefined) throw new VespaBulkError('VB_USAGE', '--checkpoint is not supported with --to-endpoint (the feeder keeps its own)');
+        if (args['verify-diff'] !== undefined && args.verify !== true) throw new VespaBulkError('VB_USAGE', '--verify-diff needs --verify');
         if (args.output !== undefined || args['output-dir'] !== undefined) throw new VespaBulkError('VB_USAGE', 'give --to-endpoint or --output/--output-dir, not both');
         // The destination's own credentials only: an empty environment keeps the source's variables out.
         const destination = securityFromArgs(
@@ -282,10 +287,12 @@ const visitCommand: CommandModule<object, VisitArgs> = {
             failures: args.failures ?? defaultFailuresPath(),
           },
           onStart: startProgress,
+          ...(args.verify === true && { verify: args['verify-diff'] !== undefined ? { diff: args['verify-diff'] } : true }),
         }));
         state = stop.signalled !== undefined ? 'stopped' : 'done';
         progress?.stop();
         recorded = migrateSummaryJson(summary);
+        if (summary.verify?.equal === false) process.stderr.write(`${red(`vespa-bulk: the destination differs from the source: ${summary.verify.onlyInA} missing, ${summary.verify.onlyInB} extra, ${summary.verify.differing} differing`)}\n`);
         process.stdout.write(`${JSON.stringify(recorded, null, 2)}\n`);
         if (summary.failuresFile !== undefined) reportFailuresFile(summary.feed.errors, summary.failuresFile);
         if (summary.stopped === 'unauthorized') process.stderr.write('vespa-bulk: migration stopped: the destination refused the credentials: check --to-token (or --to-cert/--to-key)\n');
@@ -293,6 +300,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         if (!summary.ok) process.exitCode = stop.signalled !== undefined ? exitCodeOfSignal(stop.signalled) : 1;
         return;
       }
+      if (args.verify !== undefined) throw new VespaBulkError('VB_USAGE', '--verify needs --to-endpoint (it checks a migration)');
       const summary = await withFlagNames(visitFlags, () => exportDocuments({
         ...options,
         format,
