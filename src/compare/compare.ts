@@ -75,8 +75,10 @@ export async function compare(options: CompareOptions): Promise<CompareSummary> 
   const progress: CompareProgress = { phase: 'reading', read: { a: 0, b: 0 }, compared: 0, partitions };
   const tell = (): void => options.onProgress?.({ ...progress, read: { ...progress.read } });
   let diff: DiffWriter | undefined;
+  let firstFailure: { error: unknown } | undefined;
   try {
-    const reads = await Promise.all(
+    // Settled both before going on: a side that failed stops the other, whose files must be closed before they are removed.
+    const settled = await Promise.allSettled(
       (['a', 'b'] as const).map(async (name): Promise<SideRead> => {
         const spill = new SpillWriter(dir, name, partitions);
         try {
@@ -87,13 +89,17 @@ export async function compare(options: CompareOptions): Promise<CompareSummary> 
           await spill.close();
           return read;
         } catch (err) {
-          spill.destroy();
+          firstFailure ??= { error: err };
           // The other side has no use going on.
           controller.abort();
+          await spill.destroy();
           throw err;
         }
       }),
     );
+    // The error of the side that failed first, not the abort it caused in the other.
+    if (firstFailure !== undefined) throw firstFailure.error;
+    const reads = settled.map((s) => (s as PromiseFulfilledResult<SideRead>).value);
     progress.phase = 'comparing';
     tell();
     diff = options.diff === undefined ? undefined : new DiffWriter(options.diff);

@@ -93,9 +93,16 @@ export class SpillWriter {
     if (this.failure !== undefined) throw this.failure;
   }
 
-  /** Closes the files without caring about their content (the comparison was given up). */
-  destroy(): void {
-    for (const s of this.streams) s.destroy();
+  /** Closes the files without caring about their content (the comparison was given up); resolves once they are closed. */
+  async destroy(): Promise<void> {
+    await Promise.all(
+      this.streams.map(async (s) => {
+        if (s.closed) return;
+        const closed = once(s, 'close').catch(() => {});
+        s.destroy();
+        await closed;
+      }),
+    );
   }
 }
 
