@@ -105,8 +105,8 @@ export async function compare(options: CompareOptions): Promise<CompareSummary> 
     diff = options.diff === undefined ? undefined : new DiffWriter(options.diff);
     const summary: CompareSummary = {
       equal: false,
-      a: { source: reads[0]!.source, documents: 0 },
-      b: { source: reads[1]!.source, documents: 0 },
+      a: { source: reads[0].source, documents: 0 },
+      b: { source: reads[1].source, documents: 0 },
       onlyInA: 0,
       onlyInB: 0,
       differing: 0,

@@ -80,10 +80,10 @@ export function checkCompareOptions(options: CompareOptions): void {
       }
       if ('endpoint' in side) throw new OptionError(`${name}.files`, 'left out', side.files, `${name}.endpoint`);
     } else {
-      if ((side as CompareClusterSide).endpoint === undefined) throw new OptionError(name, 'a cluster ({ endpoint, ... }) or an export ({ files })', side);
+      if ((side).endpoint === undefined) throw new OptionError(name, 'a cluster ({ endpoint, ... }) or an export ({ files })', side);
       if ('includeRemoves' in side) throw new OptionError(`${name}.includeRemoves`, 'left out (tombstones are not compared)', (side as { includeRemoves?: unknown }).includeRemoves);
       try {
-        validateVisitOptions(side as VisitOptions);
+        validateVisitOptions(side);
       } catch (err) {
         // Said of its side: the two sides take the same option names.
         if (err instanceof VespaBulkError) throw new VespaBulkError(err.code, `side ${name}: ${err.message}`, { cause: err });

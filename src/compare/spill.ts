@@ -54,14 +54,14 @@ export class SpillWriter {
     const p = partitionOf(id, this.partitions);
     const idLength = Buffer.byteLength(id);
     const size = 8 + idLength + (fields?.length ?? 0);
-    if (this.used[p]! + size > bufferBytes) await this.flush(p);
+    if (this.used[p] + size > bufferBytes) await this.flush(p);
     if (size > bufferBytes) {
       const record = Buffer.allocUnsafe(size);
       this.encode(record, 0, id, idLength, fields);
       await this.write(p, record);
       return;
     }
-    this.used[p] = this.encode(this.buffers[p]!, this.used[p]!, id, idLength, fields);
+    this.used[p] = this.encode(this.buffers[p], this.used[p], id, idLength, fields);
   }
 
   private encode(target: Buffer, at: number, id: string, idLength: number, fields: Buffer | null): number {
@@ -74,14 +74,14 @@ export class SpillWriter {
 
   private async flush(p: number): Promise<void> {
     if (this.used[p] === 0) return;
-    const full = this.buffers[p]!.subarray(0, this.used[p]);
+    const full = this.buffers[p].subarray(0, this.used[p]);
     this.buffers[p] = Buffer.allocUnsafe(bufferBytes);
     this.used[p] = 0;
     await this.write(p, full);
   }
 
   private async write(p: number, bytes: Buffer): Promise<void> {
-    const stream = this.streams[p]!;
+    const stream = this.streams[p];
     if (!stream.write(bytes)) await once(stream, 'drain');
     if (this.failure !== undefined) throw this.failure;
   }

@@ -79,7 +79,7 @@ export function sameTypelessTensor(hex: string, values: JsonNode): boolean | und
   } catch {
     return undefined;
   }
-  return cells.every((c, i) => sameCellValue(c, storedCellValue(numbers[i]!, cellType)));
+  return cells.every((c, i) => sameCellValue(c, storedCellValue(numbers[i], cellType)));
 }
 
 function flatNumbers(node: JsonNode): number[] | undefined {

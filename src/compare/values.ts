@@ -63,7 +63,7 @@ export function sameValue(a: JsonNode, b: JsonNode): boolean {
     case 'array': {
       const items = (b as typeof a).items;
       if (a.items.length !== items.length) return false;
-      if (a.items.every((x, i) => sameValue(x, items[i]!))) return true;
+      if (a.items.every((x, i) => sameValue(x, items[i]))) return true;
       // A map written as entries may list them in any order.
       const ea = mapEntries(a);
       const eb = mapEntries(b as typeof a);
@@ -80,11 +80,11 @@ function sameAcrossKinds(a: JsonNode, b: JsonNode): boolean {
     const entries = mapEntries(b);
     if (entries !== undefined && sameEntries(lastWins(a.entries), entries)) return true;
     // `{"values": [...]}` (a dense tensor as fed) against its bare values.
-    const inner = a.entries.length === 1 && (a.entries[0]![0] === 'values' || a.entries[0]![0] === 'cells') ? a.entries[0]![1] : undefined;
+    const inner = a.entries.length === 1 && (a.entries[0][0] === 'values' || a.entries[0][0] === 'cells') ? a.entries[0][1] : undefined;
     return inner !== undefined && sameValue(inner, b);
   }
   if (a.kind === 'object' && b.kind === 'string') {
-    const inner = a.entries.length === 1 && a.entries[0]![0] === 'values' ? a.entries[0]![1] : undefined;
+    const inner = a.entries.length === 1 && a.entries[0][0] === 'values' ? a.entries[0][1] : undefined;
     return inner !== undefined && sameValue(inner, b);
   }
   if (a.kind === 'string' && b.kind === 'array') return sameTypelessTensor(a.value, b) === true;
