@@ -73,7 +73,7 @@ try {
     return { seconds: (performance.now() - started) / 1000, rss: both.map((v) => v.maxRssMB), cpu: both.reduce((n, v) => n + v.cpuSeconds, 0) };
   };
   const comparison = async (): Promise<Run> => {
-    const run = await timed(bundle, ['compare', sims[0]!.url, sims[1]!.url, 'bench/music', '--partitions', values.partitions, '--temp-dir', dir]);
+    const run = await timed(bundle, ['compare', sims[0].url, sims[1].url, 'bench/music', '--partitions', values.partitions, '--temp-dir', dir]);
     const summary = JSON.parse(run.stdout) as { same: number; differing: number; onlyInA: number; onlyInB: number };
     const expected = changeEvery > 0 ? Math.ceil(docs / changeEvery) : 0;
     if (summary.differing !== expected || summary.same !== docs - expected || summary.onlyInA + summary.onlyInB !== 0) {
@@ -91,7 +91,7 @@ try {
       if (what === 'visits') {
         const v = await visits();
         m.visitSeconds.push(v.seconds);
-        m.visitRss.push(v.rss[0]! + v.rss[1]!);
+        m.visitRss.push(v.rss[0] + v.rss[1]);
         m.oneVisitRss.push(Math.max(...v.rss));
         m.visitCpu.push(v.cpu);
         rows.push({ round: round + 1, run: 'two visits (at once)', seconds: v.seconds.toFixed(1), 'docs/s (both sides)': Math.round((2 * docs) / v.seconds), 'peak RSS MB': v.rss.map((r) => r.toFixed(0)).join(' + '), 'CPU s': v.cpu.toFixed(1) });

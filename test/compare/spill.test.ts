@@ -11,10 +11,10 @@ describe('spill files', () => {
     const big = Buffer.from(`{"text":"${'x'.repeat(200_000)}"}`);
     const ids = Array.from({ length: 50 }, (_, i) => `id:ns:t::${i}é`);
     for (const id of ids) await w.add(id, Buffer.from(`{"v":"${id}"}`));
-    await w.add(ids[1]!, null);
-    await w.add(ids[2]!, null);
-    await w.add(ids[2]!, Buffer.from('{"again":true}'));
-    await w.add(ids[3]!, big);
+    await w.add(ids[1], null);
+    await w.add(ids[2], null);
+    await w.add(ids[2], Buffer.from('{"again":true}'));
+    await w.add(ids[3], big);
     await w.close();
     const all = new Map<string, string>();
     for (let p = 0; p < 3; p++) {
@@ -24,9 +24,9 @@ describe('spill files', () => {
       }
     }
     expect(all.size).toBe(49);
-    expect(all.has(ids[1]!)).toBe(false);
-    expect(all.get(ids[2]!)).toBe('{"again":true}');
-    expect(all.get(ids[3]!)).toBe(big.toString());
-    expect(all.get(ids[49]!)).toBe(`{"v":"${ids[49]}"}`);
+    expect(all.has(ids[1])).toBe(false);
+    expect(all.get(ids[2])).toBe('{"again":true}');
+    expect(all.get(ids[3])).toBe(big.toString());
+    expect(all.get(ids[49])).toBe(`{"v":"${ids[49]}"}`);
   });
 });
