@@ -5,7 +5,7 @@
  * larger run's as a ratio to the smaller's (RSS near 1: bounded; time near `--scale`: linear). No cluster: what is
  * measured is reading, spilling and comparing.
  *
- *   npx tsx benchmarks/compare/exports.ts [--docs 100000] [--scale 4] [--partitions 64]
+ *   npx tsx benchmarks/compare/exports.ts [--docs 100000] [--scale 4] [--partitions 256]
  */
 import { execFile } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { printTable } from '../lib/child.js';
 import { bundleCli } from '../visit/bundle.js';
 
-const { values } = parseArgs({ options: { docs: { type: 'string', default: '100000' }, scale: { type: 'string', default: '4' }, partitions: { type: 'string', default: '64' } } });
+const { values } = parseArgs({ options: { docs: { type: 'string', default: '100000' }, scale: { type: 'string', default: '4' }, partitions: { type: 'string', default: '256' } } });
 const base = Number(values.docs);
 const scale = Number(values.scale);
 const filler = 'lorem ipsum dolor sit amet '.repeat(40).slice(0, 900);

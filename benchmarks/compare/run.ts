@@ -6,7 +6,7 @@
  * goes first. Printed: wall time and peak RSS of each, and compare's as a ratio to the two visits' (wall: the later
  * visit's end; RSS: the two visit processes together, and one visit).
  *
- *   npx tsx benchmarks/compare/run.ts [--docs 1000000] [--change-every 1000] [--rounds 1] [--partitions 64] [--timeout 600]
+ *   npx tsx benchmarks/compare/run.ts [--docs 1000000] [--change-every 1000] [--rounds 1] [--partitions 256] [--timeout 600]
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,7 +22,7 @@ const { values } = parseArgs({
     docs: { type: 'string', default: '1000000' },
     'change-every': { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '1' },
-    partitions: { type: 'string', default: '64' },
+    partitions: { type: 'string', default: '256' },
     timeout: { type: 'string', default: '600' },
   },
 });

@@ -59,8 +59,12 @@ export interface CompareProgress {
   partitions: number;
 }
 
-/** Parts both sides are split into by default: with 1M documents of 1 KB on each side, about 16 MB each. */
-export const defaultComparePartitions = 64;
+/**
+ * Parts both sides are split into by default: with 1M documents of 1 KB on each side, about 4 MB of each side a
+ * part. Fewer, larger parts held more memory while compared (400k documents a side: 207 MB peak RSS with 64, 177
+ * with 256; benchmarks/compare/exports.ts); the spill buffers they cost while reading are 16 KiB each.
+ */
+export const defaultComparePartitions = 256;
 
 /** Whether a side is an export (it has `files`). */
 export function isExportSide(side: CompareSide): side is CompareExportSide {

@@ -12,7 +12,7 @@ import { once } from 'node:events';
 
 const REMOVED = 0xffffffff;
 /** Bytes gathered per partition before they are handed to its file. */
-const bufferBytes = 64 * 1024;
+const bufferBytes = 16 * 1024;
 
 /** FNV-1a over the id's UTF-16 code units: cheap and even; any stable hash does, the same on both sides. */
 export function partitionOf(id: string, partitions: number): number {

@@ -74,7 +74,7 @@ const compareCommand: CommandModule<object, CompareArgs> = {
       .option('a-header', repeatable("Request header for cluster A only (repeatable)"))
       .option('b-header', repeatable("Request header for cluster B only (repeatable)"))
       .option('diff', { type: 'string', describe: 'Write every difference to FILE (JSONL: {"id","side"} for a document on one side only, {"id","field","a","b"} for a field that differs)' })
-      .option('partitions', { type: 'number', describe: 'Parts the sides are split into (by id) and compared one at a time; more for less memory (default 64)' })
+      .option('partitions', { type: 'number', describe: 'Parts the sides are split into (by id) and compared one at a time; more for less memory (default 256)' })
       .option('temp-dir', { type: 'string', describe: 'Directory for the spill files, about the size of both corpora (default: the OS\'s temp dir)' })
       .option('examples', { type: 'number', default: 10, describe: 'Ids of each kind of difference listed in the summary' })
       .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress on stderr' })
