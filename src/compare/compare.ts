@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { VespaBulkError } from '../errors.js';
 import { DiffWriter } from './diff-writer.js';
 import { checkCompareOptions, defaultComparePartitions, type CompareOptions, type CompareProgress } from './options.js';
 import { readSide, type SideRead } from './sides.js';
@@ -99,6 +100,8 @@ export async function compare(options: CompareOptions): Promise<CompareSummary> 
     );
     // The error of the side that failed first, not the abort it caused in the other.
     if (firstFailure !== undefined) throw firstFailure.error;
+    // A stopped visit ends quietly with what it had: compared, it would show documents missing that are not.
+    throwIfStopped(signal);
     const reads = settled.map((s) => (s as PromiseFulfilledResult<SideRead>).value);
     progress.phase = 'comparing';
     tell();
@@ -123,7 +126,7 @@ export async function compare(options: CompareOptions): Promise<CompareSummary> 
       if (summary.examples[kind].length < exampleCount) summary.examples[kind].push(id);
     };
     for (let p = 0; p < partitions; p++) {
-      signal.throwIfAborted();
+      throwIfStopped(signal);
       const [inA, inB] = await Promise.all([readPartition(dir, 'a', p), readPartition(dir, 'b', p)]);
       for (const id of [...inA.keys()].sort()) {
         const type = typeOf(id);
@@ -174,6 +177,10 @@ export async function compare(options: CompareOptions): Promise<CompareSummary> 
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+function throwIfStopped(signal: AbortSignal): void {
+  if (signal.aborted) throw new VespaBulkError('VB_ABORTED', 'the comparison was stopped');
 }
 
 /** The document type an id names (`id:<namespace>:<type>:...`). */

@@ -30,7 +30,7 @@ const emptyFields = Buffer.from('{}');
 
 /** Reads one side into `add`. */
 export async function readSide(side: CompareSide, add: RecordSink, signal: AbortSignal): Promise<SideRead> {
-  return isExportSide(side) ? readExport(side, add) : readCluster(side, add, signal);
+  return isExportSide(side) ? readExport(side, add, signal) : readCluster(side, add, signal);
 }
 
 async function readCluster(side: CompareClusterSide, add: RecordSink, signal: AbortSignal): Promise<SideRead> {
@@ -74,9 +74,11 @@ export function exportFiles(side: CompareExportSide): string[] {
   });
 }
 
-async function readExport(side: CompareExportSide, add: RecordSink): Promise<SideRead> {
+async function readExport(side: CompareExportSide, add: RecordSink, signal: AbortSignal): Promise<SideRead> {
   const files = exportFiles(side);
   for await (const batch of readSources(files)) {
+    // Stopped (or the other side failed): what was read is of no use.
+    if (signal.aborted) break;
     for (const item of batch.items) {
       const place = { file: batch.name, line: item.line };
       let op;

@@ -79,5 +79,9 @@ describe('compare', () => {
     // A part of the source cannot be checked against the whole destination; refused before anything is moved.
     await expect(migrate({ endpoint: a.url, destination: b.url, verify: true, fromTimestamp: '1' })).rejects.toThrow(/fromTimestamp must be left out with verify/);
     expect(b.store.size()).toBe(35);
+    // Stopped: an error, never a result of what was read so far.
+    const stopped = new AbortController();
+    stopped.abort();
+    await expect(compare({ a: { endpoint: a.url, slices: 2 }, b: { files: exportA }, signal: stopped.signal })).rejects.toMatchObject({ code: 'VB_ABORTED' });
   });
 });
