@@ -216,6 +216,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .epilog(exitCodesEpilog) as unknown as Argv<VisitArgs>,
   handler: async (args) => {
     const format: OutputFormat = args['make-feed'] ? 'feed' : args.format;
+    if ((args.verify !== undefined || args['verify-diff'] !== undefined) && args['to-endpoint'] === undefined) throw new VespaBulkError('VB_USAGE', '--verify needs --to-endpoint (it checks a migration)');
     const sliceIds = parseSliceIds(args['slice-id']);
     let progress: ProgressLine | undefined;
     // Once the progress line runs, lines go through it so they never land in the middle of it.
@@ -300,7 +301,6 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         if (!summary.ok) process.exitCode = stop.signalled !== undefined ? exitCodeOfSignal(stop.signalled) : 1;
         return;
       }
-      if (args.verify !== undefined) throw new VespaBulkError('VB_USAGE', '--verify needs --to-endpoint (it checks a migration)');
       const summary = await withFlagNames(visitFlags, () => exportDocuments({
         ...options,
         format,
