@@ -94,3 +94,6 @@ export { discoverContentClusters, clustersFromMessage, type DiscoverOptions } fr
 export { validate, type ValidateOptions, type ValidateOutcome, type ValidateSummary, type Refusal } from './validate/validate.js';
 export type { DocumentModel, DocumentType } from './schema/document-model.js';
 export type { DataType, PrimitiveName, TensorType, TensorDimension } from './schema/data-type.js';
+
+// Comparing two corpora, clusters or exports, by meaning.
+export * from './compare/index.js';

@@ -34,6 +34,7 @@ const loaders = {
   validate: () => import('./commands/validate.js'),
   bench: () => import('./commands/bench.js'),
   report: () => import('./commands/report.js'),
+  compare: () => import('./commands/compare.js'),
 } satisfies Record<string, CommandModuleLoader>;
 
 /** The module of each top-level command name (kept in step with the modules' `command` strings by a test). */
@@ -54,6 +55,7 @@ export const commandModules: Record<string, keyof typeof loaders> = {
   validate: 'validate',
   bench: 'bench',
   report: 'report',
+  compare: 'compare',
 };
 
 /**

@@ -22,6 +22,8 @@ export const visitFlags: Record<string, string> = {
   destination: '--to-endpoint',
   serviceTimeout: '--timeout',
   outputDir: '--output-dir',
+  fromTimestamp: '--from',
+  toTimestamp: '--to',
 };
 
 /**

@@ -4,6 +4,7 @@ export { exportDocuments, type ExportOptions, type ExportSummary } from './expor
 export { defaultSinceMarginMs } from './export/since.js';
 export { bulkOperation, type BulkOptions, type BulkSummary, type BulkKind } from './bulk.js';
 export { migrate, type MigrateOptions, type MigrateSummary } from './migrate.js';
+export type { MigrateVerifyOptions } from './migrate-verify.js';
 export { startVisit, type VisitConsumer, type VisitReport, type VisitRun, type LocalVisitRun, type SliceView, type InflightReport } from './visitor.js';
 export type { LimitChange } from '../limit/limit-search.js';
 export {

@@ -5,6 +5,8 @@ import { validateVisitOptions } from './query.js';
 import { checkUrl } from '../options-check.js';
 import { checkFeedOptions } from '../feed/check-options.js';
 import type { VisitReport, VisitRun } from './visitor.js';
+import { verifyMigration, type MigrateVerifyOptions } from './migrate-verify.js';
+import type { CompareSummary } from '../compare/compare.js';
 
 /**
  * Migration: the visited documents fed straight into another endpoint through the feeder (its throttle,
@@ -23,6 +25,13 @@ export interface MigrateOptions extends VisitOptions {
   feed?: Omit<FeedOptions, 'endpoint' | 'headers' | 'signal' | 'workers'>;
   /** Called once the visit runs, e.g. to draw progress from it. */
   onStart?: (run: VisitRun) => void;
+  /**
+   * After a migration that wrote everything, compare the source with the destination (`compare()`, the same
+   * document type and selection on both): the result is the summary's `verify`, and a difference makes it not `ok`.
+   * `true`, or the comparison's own options (a diff file...). Not with a time range, `sliceIds` or `resumeFrom`,
+   * which migrate part of what the destination holds.
+   */
+  verify?: boolean | MigrateVerifyOptions;
 }
 
 /** How a migration ended: the visit report and the feed summary. */
@@ -35,14 +44,17 @@ export interface MigrateSummary {
   failuresFile?: string;
   /** Why the feed side stopped early (the destination refused the credentials, or only failed). */
   stopped?: StopReason;
+  /** With `verify`, after a migration that wrote everything: the comparison of the source with the destination. */
+  verify?: CompareSummary;
 }
 
 /** Visits one endpoint and feeds the documents into another; resolves with the summary. */
 export async function migrate(options: MigrateOptions): Promise<MigrateSummary> {
-  const { destination, destinationHeaders, feed: feedOptions, onStart, ...visitOptions } = options;
+  const { destination, destinationHeaders, feed: feedOptions, onStart, verify, ...visitOptions } = options;
   checkUrl(options, 'destination');
   validateVisitOptions(visitOptions);
   checkFeedOptions(feedOptions ?? {});
+  const verifyRun = verify === undefined || verify === false ? undefined : verifyMigration(options, verify === true ? {} : verify);
   const documents = visit(visitOptions, { onStart });
   let visitError: string | undefined;
   async function* operations(): AsyncIterable<Buffer> {
@@ -71,5 +83,9 @@ export async function migrate(options: MigrateOptions): Promise<MigrateSummary> 
   const result: MigrateSummary = { ok: visitOk && summary.errors === 0 && summary.abandoned === 0 && outcome.stopped === undefined, visit: report, feed: summary };
   if (outcome.failuresFile !== undefined) result.failuresFile = outcome.failuresFile;
   if (outcome.stopped !== undefined) result.stopped = outcome.stopped;
+  if (verifyRun !== undefined && result.ok) {
+    result.verify = await verifyRun();
+    result.ok = result.verify.equal;
+  }
   return result;
 }

@@ -9,13 +9,14 @@ import { commands as deploy } from '../../src/cli/commands/deploy.js';
 import { commands as validate } from '../../src/cli/commands/validate.js';
 import { commands as bench } from '../../src/cli/commands/bench.js';
 import { commands as report } from '../../src/cli/commands/report.js';
+import { commands as compare } from '../../src/cli/commands/compare.js';
 
 // main() imports only the module of the command a user names, found through commandModules: a command missing
 // there would still run (every module is loaded for an unknown word), but one listed under the wrong module
 // would be reported as unknown.
 describe('commandModules', () => {
   it('names every top-level command of every command module, under the module that defines it', () => {
-    const modules: Record<string, AnyCommand[]> = { serve, feed, visit, document, deploy, validate, bench, report };
+    const modules: Record<string, AnyCommand[]> = { serve, feed, visit, document, deploy, validate, bench, report, compare };
     const defined: Record<string, string> = {};
     for (const [module, commands] of Object.entries(modules)) {
       for (const c of commands) defined[String(c.command).split(' ')[0]] = module;

@@ -68,6 +68,8 @@ interface VisitArgs extends CommonArgs, RunOutputArgs {
   'to-key'?: string;
   'to-token'?: string;
   'to-header'?: string[];
+  verify?: boolean;
+  'verify-diff'?: string;
 }
 
 interface BulkArgs extends CommonArgs {
@@ -238,12 +240,15 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('transform', { type: 'string', describe: 'ES module (FILE.mjs) whose default export maps each document, as {"put": id, "fields": {...}}, to what is written or fed: an operation, an array, or null to leave it out (docs/transform.md); not with --workers' })
       .option('shuffle', { type: 'boolean', describe: 'With --to-endpoint: interleave the documents through a bounded buffer so the feed does not contend for one bucket at a time (default on; --no-shuffle)' })
       .option('to-token', { type: 'string', describe: 'Bearer token for --to-endpoint (the source credentials are never sent there)' })
+      .option('verify', { type: 'boolean', describe: 'With --to-endpoint: after the migration, compare the source with the destination (as vespa-bulk compare does) and exit 1 when they differ' })
+      .option('verify-diff', { type: 'string', describe: 'With --verify: write the differences to FILE (JSONL, as compare --diff)' })
       .example('$0 visit music/song --slices 4 -o songs.jsonl.gz', 'Export one type with four slices at once')
       .example('$0 visit music/song --slices 8 --slice-id 0,1,2,3', 'This machine\'s half of an export split in two')
       .example('$0 visit music/song --make-feed --to-endpoint http://other:8080', 'Copy a type to another cluster')
       .epilog(exitCodesEpilog) as unknown as Argv<VisitArgs>,
   handler: async (args) => {
     const format: OutputFormat = args['make-feed'] ? 'feed' : args.format;
+    if ((args.verify !== undefined || args['verify-diff'] !== undefined) && args['to-endpoint'] === undefined) throw new VespaBulkError('VB_USAGE', '--verify needs --to-endpoint (it checks a migration)');
     const sliceIds = parseSliceIds(args['slice-id']);
     const since = sinceOptions(args);
     let progress: ProgressLine | undefined;
@@ -298,6 +303,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       await discoverCluster(options, args.quiet);
       if (args['to-endpoint'] !== undefined) {
         if (args.checkpoint !== undefined) throw new VespaBulkError('VB_USAGE', '--checkpoint is not supported with --to-endpoint (the feeder keeps its own)');
+        if (args['verify-diff'] !== undefined && args.verify !== true) throw new VespaBulkError('VB_USAGE', '--verify-diff needs --verify');
         if (args.output !== undefined || args['output-dir'] !== undefined) throw new VespaBulkError('VB_USAGE', 'give --to-endpoint or --output/--output-dir, not both');
         // The destination's own credentials only: an empty environment keeps the source's variables out.
         const destination = securityFromArgs(
@@ -318,10 +324,12 @@ const visitCommand: CommandModule<object, VisitArgs> = {
             ...(args.shuffle !== undefined && { shuffle: args.shuffle }),
           },
           onStart: startProgress,
+          ...(args.verify === true && { verify: args['verify-diff'] !== undefined ? { diff: args['verify-diff'] } : true }),
         }));
         state = stop.signalled !== undefined ? 'stopped' : 'done';
         progress?.stop();
         recorded = migrateSummaryJson(summary);
+        if (summary.verify?.equal === false) process.stderr.write(`${red(`vespa-bulk: the destination differs from the source: ${summary.verify.onlyInA} missing, ${summary.verify.onlyInB} extra, ${summary.verify.differing} differing`)}\n`);
         process.stdout.write(`${JSON.stringify(recorded, null, 2)}\n`);
         if (summary.failuresFile !== undefined) reportFailuresFile(summary.feed.errors, summary.failuresFile);
         if (summary.stopped === 'unauthorized') process.stderr.write('vespa-bulk: migration stopped: the destination refused the credentials: check --to-token (or --to-cert/--to-key)\n');

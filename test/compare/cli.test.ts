@@ -1,0 +1,84 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
+import { runCommand } from '../support/run-command.js';
+import { main } from '../../src/cli/main.js';
+import { tempDir, type TempDir } from '../support/temp-dir.js';
+import { plantedDiff, seed, sideA, sideB, writeExportDir } from './corpus.js';
+
+/** The CLI in this process (a spawned one costs seconds): its exit code and both outputs. */
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const capture = (into: string[]) =>
+    ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      into.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+      (rest.find((r) => typeof r === 'function') as (() => void) | undefined)?.();
+      return true;
+    }) as typeof process.stdout.write;
+  const [out, err] = [process.stdout.write, process.stderr.write];
+  process.stdout.write = capture(stdout);
+  process.stderr.write = capture(stderr);
+  try {
+    return { code: await main(args), stdout: stdout.join(''), stderr: stderr.join('') };
+  } finally {
+    process.stdout.write = out;
+    process.stderr.write = err;
+    process.exitCode = undefined;
+  }
+}
+
+describe('vespa-bulk compare and migrate --verify', () => {
+  let a: DocumentServer;
+  let b: DocumentServer;
+  let tmp: TempDir;
+  beforeAll(async () => {
+    [a, b] = await Promise.all([startDocumentServer({ port: 0 }), startDocumentServer({ port: 0 })]);
+    seed(a, sideA());
+    seed(b, sideB());
+    tmp = tempDir('vb-compare-cli-');
+  });
+  afterAll(async () => {
+    await Promise.all([a.close(), b.close()]);
+    tmp.cleanup();
+  });
+
+  it('exits 0 when equal, 1 with the summary and the diff when not, 2 on bad usage', async () => {
+    const dir = writeExportDir(join(tmp.dir, 'export'), sideA());
+    const same = await cli('compare', a.url, dir, '--slices', '2', '--quiet');
+    expect(same.code).toBe(0);
+    expect(JSON.parse(same.stdout)).toMatchObject({ equal: true, same: 35 });
+
+    const diff = join(tmp.dir, 'diff.jsonl');
+    // Spawned once: the exit code is the process's own.
+    const differ = await runCommand(['compare', a.url, b.url, 'ns/music', '--slices', '2', '--diff', diff, '--quiet']);
+    expect(differ.code).toBe(1);
+    expect(JSON.parse(differ.stdout)).toMatchObject({ equal: false, onlyInA: 1, onlyInB: 1, differing: 1, types: { music: { a: 30, b: 30 } } });
+    const lines = readFileSync(diff, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string });
+    expect(lines.sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual(plantedDiff);
+
+    const bad = await cli('compare', a.url, dir, '--partitions', '0');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--partitions must be an integer from 1/);
+  });
+
+  it('migrate --verify adds the comparison to the summary, and exits 1 when the destination differs', async () => {
+    const [copy, busy] = await Promise.all([startDocumentServer({ port: 0 }), startDocumentServer({ port: 0 })]);
+    try {
+      busy.store.put('id:ns:music::stray', { title: 'left from before' });
+      const ok = await cli('visit', 'ns/music', '-t', a.url, '--to-endpoint', copy.url, '--slices', '2', '--verify', '--quiet');
+      expect(ok.code).toBe(0);
+      expect(JSON.parse(ok.stdout)).toMatchObject({ ok: true, verify: { equal: true, same: 30, onlyInA: 0, onlyInB: 0 } });
+
+      const diff = join(tmp.dir, 'verify.jsonl');
+      const not = await cli('visit', 'ns/music', '-t', a.url, '--to-endpoint', busy.url, '--slices', '2', '--verify', '--verify-diff', diff, '--quiet');
+      expect(not.code).toBe(1);
+      expect(JSON.parse(not.stdout)).toMatchObject({ ok: false, verify: { equal: false, onlyInB: 1, same: 30 } });
+      expect(not.stderr).toMatch(/the destination differs from the source: 0 missing, 1 extra, 0 differing/);
+      expect(readFileSync(diff, 'utf8')).toBe('{"id":"id:ns:music::stray","side":"b"}\n');
+    } finally {
+      await Promise.all([copy.close(), busy.close()]);
+    }
+  });
+});
