@@ -24,7 +24,7 @@ export function isTabular(format: OutputFormat): format is 'parquet' | 'csv' {
 /** Refuses what a tabular export cannot do, before anything is opened; `resumed`: a checkpoint with progress. */
 export function checkTabularExport(options: ExportOptions, format: OutputFormat, resumed: boolean): void {
   if (!isTabular(format)) return;
-  if (options.includeRemoves === true) throw usage(`--format ${format} has no place for removed documents (leave out --include-removes, or export jsonl/feed)`);
+  if (options.includeRemoves === true) throw usage(`--format ${format} has no place for removed documents, which --include-removes and --since export: use --format jsonl or feed`);
   if (format !== 'parquet') return;
   const single = options.outputDir === undefined;
   if (single && options.output?.endsWith('.gz') === true) throw usage('--format parquet compresses inside the file (snappy): name the output .parquet, not .gz');
