@@ -1,4 +1,4 @@
-import type { JsonNode } from '../schema/json-tree.js';
+import { plainValue, type JsonNode } from '../schema/json-tree.js';
 import { parseTensorType, tensorTypeName, type TensorType } from '../schema/data-type.js';
 import { decodeHex, decodeTensor, storedCellValue, type TensorValue } from '../schema/tensor-value.js';
 
@@ -42,8 +42,8 @@ export function sameTensor(a: JsonNode, b: JsonNode): boolean | undefined {
   let va: TensorValue;
   let vb: TensorValue;
   try {
-    va = decodeTensor(plain(a), type);
-    vb = decodeTensor(plain(b), type);
+    va = decodeTensor(plainValue(a), type);
+    vb = decodeTensor(plainValue(b), type);
   } catch {
     return ta !== undefined && tb !== undefined ? false : undefined;
   }
@@ -92,27 +92,4 @@ function flatNumbers(node: JsonNode): number[] | undefined {
     out.push(...inner);
   }
   return out;
-}
-
-/** The value as plain JSON for the tensor reader (cells are doubles there anyway). */
-function plain(node: JsonNode): unknown {
-  switch (node.kind) {
-    case 'string':
-      return node.value;
-    case 'number':
-      return Number(node.text);
-    case 'true':
-      return true;
-    case 'false':
-      return false;
-    case 'null':
-      return null;
-    case 'array':
-      return node.items.map(plain);
-    case 'object': {
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of node.entries) out[k] = plain(v);
-      return out;
-    }
-  }
 }

@@ -325,3 +325,26 @@ function describeChar(code: number, codePoint = code): string {
   if (codePoint < 32) return `(CTRL-CHAR, code ${codePoint})`;
   return codePoint > 127 ? `'${ch}' (code ${codePoint} / 0x${codePoint.toString(16)})` : `'${ch}' (code ${codePoint})`;
 }
+
+/** The node as the value JSON.parse would give (numbers as doubles): for readers that take plain JSON, such as the tensor reader. */
+export function plainValue(node: JsonNode): unknown {
+  switch (node.kind) {
+    case 'string':
+      return node.value;
+    case 'number':
+      return Number(node.text);
+    case 'true':
+      return true;
+    case 'false':
+      return false;
+    case 'null':
+      return null;
+    case 'array':
+      return node.items.map(plainValue);
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of node.entries) out[k] = plainValue(v);
+      return out;
+    }
+  }
+}
