@@ -51,8 +51,9 @@ export function jsonText(value: unknown): string {
       if (value === null) return 'null';
       if (value instanceof JsonNumber) return value.text;
       if (Array.isArray(value)) {
-        // A list of numbers (an embedding) is the common large value: joined at once, as String() writes each.
-        if (value.length > 0 && allNumbers(value)) return `[${value.join(',')}]`;
+        // A list of numbers (an embedding) is the common large value: written at once. JSON.stringify writes each
+        // number as String() does (the callers pass finite ones), at about twice the rate of join(',').
+        if (value.length > 0 && allNumbers(value)) return JSON.stringify(value);
         let s = '[';
         for (let i = 0; i < value.length; i++) s += (i > 0 ? ',' : '') + jsonText(value[i]);
         return `${s}]`;

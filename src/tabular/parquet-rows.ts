@@ -4,8 +4,9 @@ import { EpochMicros } from './json-value.js';
 import type { TableRow, TableRows } from './table-rows.js';
 
 /**
- * Rows per batch read. parquet-wasm decodes a record batch of this many rows at a time, so memory holds one
- * batch, whatever the file's row groups (benchmarks/formats/parquet-readers.ts).
+ * Rows per batch handed on. parquet-wasm decodes a whole row group and then hands it out in record batches of
+ * this many rows, each turned into rows on its own: memory holds one decoded row group (in WebAssembly memory,
+ * which does not shrink) and one batch of rows, whatever the file's size (benchmarks/formats/parquet-readers.ts).
  */
 export const parquetBatchRows = 8192;
 
@@ -60,11 +61,11 @@ async function wasmRows(path: string, name: string, skipRows: number, onBytes?: 
   const arrow = await import('apache-arrow');
   const size = statSync(path).size;
   const file = await ParquetFile.fromFile(await openAsBlob(path));
-  const total = file.metadata().fileMetadata().numRows();
+  const metadata = file.metadata();
+  const total = metadata.fileMetadata().numRows();
   const skip = Math.min(skipRows, total);
-  const stream = (await file.stream({ batchSize: parquetBatchRows, offset: skip })) as unknown as AsyncIterable<{ intoIPCStream(): Uint8Array }>;
-  const batches = stream[Symbol.asyncIterator]();
-  const decode = (b: { intoIPCStream(): Uint8Array }) => arrow.tableFromIPC(b.intoIPCStream());
+  const batches = wasmBatches(file, metadata, skip);
+  const decode = (b: WasmBatch) => arrow.tableFromIPC(b.intoIPCStream());
   const first = await batches.next();
   // The columns are known from the first batch; a file with no rows has none to feed.
   if (first.done === true && skip === 0) return { columns: [], batches: (async function* () {})() };
@@ -104,6 +105,32 @@ async function wasmRows(path: string, name: string, skipRows: number, onBytes?: 
     }
   }
   return { columns, batches: rows() };
+}
+
+type WasmBatch = { intoIPCStream(): Uint8Array };
+
+/**
+ * The record batches from row `skip` on. parquet-wasm (0.8) applies `offset` to every row group it reads, not
+ * to the file, so a resumed read starts at the row group holding `skip`, with the offset within that group
+ * only. Its stream decodes a whole row group before handing out its batches: memory holds one row group.
+ */
+async function* wasmBatches(file: import('parquet-wasm').ParquetFile, metadata: import('parquet-wasm').ParquetMetaData, skip: number): AsyncGenerator<WasmBatch> {
+  const groups = metadata.numRowGroups();
+  let group = 0;
+  let start = 0;
+  for (; group < groups; group++) {
+    const rows = metadata.rowGroup(group).numRows();
+    if (start + rows > skip) break;
+    start += rows;
+  }
+  if (group >= groups) return;
+  const rest = Array.from({ length: groups - group }, (_, i) => group + i);
+  if (skip > start) {
+    yield* (await file.stream({ batchSize: parquetBatchRows, rowGroups: [group], offset: skip - start })) as unknown as AsyncIterable<WasmBatch>;
+    rest.shift();
+    if (rest.length === 0) return;
+  }
+  yield* (await file.stream({ batchSize: parquetBatchRows, rowGroups: rest })) as unknown as AsyncIterable<WasmBatch>;
 }
 
 type Convert = (v: unknown) => unknown;
