@@ -1,4 +1,5 @@
 import type { VisitOptions } from '../visit/options.js';
+import { checkRowOptions, type RowOptions } from '../tabular/row-operation.js';
 import { validateVisitOptions } from '../visit/query.js';
 import { OptionError, checkFunction, checkInteger } from '../options-check.js';
 import { VespaBulkError } from '../errors.js';
@@ -17,6 +18,13 @@ export type CompareClusterSide = Omit<VisitOptions, 'signal' | 'includeRemoves' 
  */
 export interface CompareExportSide {
   files: string | readonly string[];
+  /**
+   * How the rows of CSV, TSV and Parquet files become documents, as `FeedOptions.rows`: above all the schema
+   * (`app`, `configUrl` or `model`) that types their cells. Without one a CSV cell is text, which differs from the
+   * cluster's number or struct; give the schema the export was written with. A row that cannot become a document
+   * fails the comparison (VB_BAD_ROW, naming its file and row).
+   */
+  rows?: RowOptions;
 }
 
 /** One side of a comparison: a cluster (it has an `endpoint`) or an export (it has `files`). */
@@ -83,6 +91,7 @@ export function checkCompareOptions(options: CompareOptions): void {
         throw new OptionError(`${name}.files`, 'a file or directory name, or a non-empty array of them', side.files);
       }
       if ('endpoint' in side) throw new OptionError(`${name}.files`, 'left out', side.files, `${name}.endpoint`);
+      if (side.rows !== undefined) checkRowOptions(side.rows);
     } else {
       if ((side).endpoint === undefined) throw new OptionError(name, 'a cluster ({ endpoint, ... }) or an export ({ files })', side);
       if ('includeRemoves' in side) throw new OptionError(`${name}.includeRemoves`, 'left out (tombstones are not compared)', (side as { includeRemoves?: unknown }).includeRemoves);

@@ -76,11 +76,13 @@ export function exportFiles(side: CompareExportSide): string[] {
 
 async function readExport(side: CompareExportSide, add: RecordSink, signal: AbortSignal): Promise<SideRead> {
   const files = exportFiles(side);
-  for await (const batch of readSources(files)) {
+  for await (const batch of readSources(files, side.rows !== undefined ? { rows: side.rows } : {})) {
     // Stopped (or the other side failed): what was read is of no use.
     if (signal.aborted) break;
     for (const item of batch.items) {
       const place = { file: batch.name, line: item.line };
+      // A table row that did not become a document: its bytes are its cells, not an operation to read.
+      if (item.error !== undefined) throw new VespaBulkError(item.error.code, item.error.message, { place, cause: item.error });
       let op;
       try {
         op = parseOperation(item.bytes);

@@ -11,9 +11,14 @@ export interface DocumentRow {
   fields: Record<string, unknown>;
 }
 
-/** The row of a visited document. A tombstone has no row: a tabular export is refused `includeRemoves`. */
+/**
+ * The row of a visited document. A remove has no row: a tabular export refuses `includeRemoves` and `since` up
+ * front, so one here is what a transform returned (VB_TRANSFORM, as its other bad results).
+ */
 export function rowOf(entry: VisitEntry): DocumentRow {
-  if (entry.kind === 'remove') throw new VespaBulkError('VB_USAGE', `${entry.id}: a removed document has no row in a table (leave out includeRemoves)`, { place: { documentId: entry.id } });
+  if (entry.kind === 'remove') {
+    throw new VespaBulkError('VB_TRANSFORM', `transform: a remove has no row in a table; return null to leave a document out of a --format parquet|csv export (document ${entry.id})`, { place: { documentId: entry.id } });
+  }
   const f = topLevelValue(entry.buf, entry.start, entry.end, 'fields');
   const fields = f === undefined ? {} : (parseExactJson(entry.buf.toString('utf8', f.start, f.end)) as Record<string, unknown>);
   return { id: entry.id, fields };

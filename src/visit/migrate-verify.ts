@@ -8,7 +8,7 @@ import type { buildConnector } from 'undici';
 export interface MigratedOptions extends VisitOptions {
   destination: string;
   destinationHeaders?: Record<string, string>;
-  feed?: { tls?: buildConnector.BuildOptions };
+  feed?: { tls?: buildConnector.BuildOptions; transform?: unknown };
 }
 
 /** The comparison's own options for `migrate({ verify })`: where its diff goes, how it partitions. */
@@ -23,6 +23,8 @@ export function verifyMigration(options: MigratedOptions, verify: MigrateVerifyO
   for (const name of ['fromTimestamp', 'toTimestamp', 'sliceIds', 'resumeFrom'] as const) {
     if (options[name] !== undefined) throw new OptionError(name, 'left out with verify (the destination would be compared with part of the source)', options[name], undefined);
   }
+  // A transformed copy differs from its source by design: the comparison would fail every migration that changed something.
+  if (options.feed?.transform !== undefined) throw new OptionError('verify', 'left out with a transform (feed.transform, --transform: the destination holds the transformed documents, which differ from the source by design)', true);
   const { destination, destinationHeaders, feed, signal, includeRemoves: _removes, ...rest } = options;
   // The migration's own options (onStart, verify) are no visit's.
   const { onStart: _onStart, verify: _verify, ...source } = rest as VisitOptions & { onStart?: unknown; verify?: unknown };

@@ -29,7 +29,7 @@ export interface MigrateOptions extends VisitOptions {
    * After a migration that wrote everything, compare the source with the destination (`compare()`, the same
    * document type and selection on both): the result is the summary's `verify`, and a difference makes it not `ok`.
    * `true`, or the comparison's own options (a diff file...). Not with a time range, `sliceIds` or `resumeFrom`,
-   * which migrate part of what the destination holds.
+   * which migrate part of what the destination holds, nor with `feed.transform`, whose copy differs by design.
    */
   verify?: boolean | MigrateVerifyOptions;
 }

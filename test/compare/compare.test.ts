@@ -78,6 +78,7 @@ describe('compare', () => {
     await expect(compare({ a: { files: join(tmp.dir, 'absent') }, b: { files: exportA } })).rejects.toThrow(/cannot read '.*absent'/);
     // A part of the source cannot be checked against the whole destination; refused before anything is moved.
     await expect(migrate({ endpoint: a.url, destination: b.url, verify: true, fromTimestamp: '1' })).rejects.toThrow(/fromTimestamp must be left out with verify/);
+    await expect(migrate({ endpoint: a.url, destination: b.url, verify: true, feed: { transform: (op) => op } })).rejects.toThrow(/verify must be left out with a transform/);
     expect(b.store.size()).toBe(35);
     // Stopped: an error, never a result of what was read so far.
     const stopped = new AbortController();

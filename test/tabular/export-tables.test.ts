@@ -149,6 +149,7 @@ describe('parquet', () => {
     ['a checkpoint with a single file', { output: 'x.parquet', checkpoint: 'cp.json' }, /needs --output-dir/],
     ['workers', { output: 'x.parquet', workers: 2 }, /workers must be 1 with format parquet/],
     ['removes', { output: 'x.parquet', includeRemoves: true }, /no place for removed documents/],
+    ['an increment, naming --since rather than --include-removes', { output: 'x.parquet', since: '1700000000' }, /no place for the removes an increment \(--since\) carries/],
     ['gzip', { outputDir: 'd', gzip: true }, /leave out --gzip/],
   ])('refuses %s', async (_name, extra, message) => {
     const options = { ...base(), format: 'parquet' as const, ...extra };

@@ -81,6 +81,23 @@ describe('--transform on visit output', () => {
     ).rejects.toThrow(/no 3 \(document id:ns:music::3\)/);
   });
 
+  it('a table export writes the transformed documents; a remove returned fails it with VB_TRANSFORM naming the document', async () => {
+    const s = await server();
+    s.store.seed(songs(10));
+    const d = dir();
+    const module = join(d, 't.mjs');
+    writeFileSync(module, transformModule);
+    const base = { endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 1, format: 'csv' as const };
+    await exportDocuments({ ...base, output: join(d, 'out.csv'), transform: module });
+    const lines = readFileSync(join(d, 'out.csv'), 'utf8').trim().split('\n');
+    expect(lines[0]).toBe('id,n,name');
+    expect(lines.slice(1).sort()).toEqual([...expected(10)].map(([id, f]) => `${id},${String(f.n)},${(f.name as string | undefined) ?? ''}`).sort());
+    await expect(exportDocuments({ ...base, output: join(d, 'rm.csv'), transform: (op) => (op.put === 'id:ns:music::3' ? { remove: op.put } : op) })).rejects.toMatchObject({
+      code: 'VB_TRANSFORM',
+      message: expect.stringMatching(/return null .*\(document id:ns:music::3\)/) as unknown,
+    });
+  });
+
   it('migrate feeds what the transform returns (shuffled by default), removes included', async () => {
     const [a, b] = [await server(), await server()];
     a.store.seed(songs(60));

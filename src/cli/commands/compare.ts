@@ -30,6 +30,7 @@ interface CompareArgs extends SecurityArgs {
   'temp-dir'?: string;
   examples: number;
   quiet: boolean;
+  app?: string;
 }
 
 const compareFlags: Record<string, string> = { 'a.files': 'A', 'b.files': 'B', tempDir: '--temp-dir', diff: '--diff', partitions: '--partitions', examples: '--examples' };
@@ -37,7 +38,7 @@ const compareFlags: Record<string, string> = { 'a.files': 'A', 'b.files': 'B', t
 /** A side: an http(s) URL is a cluster, anything else an export's file or directory. */
 function sideOf(args: CompareArgs, name: 'a' | 'b'): CompareSide {
   const given = args[name];
-  if (!/^https?:\/\//i.test(given)) return { files: given };
+  if (!/^https?:\/\//i.test(given)) return { files: given, ...(args.app !== undefined && { rows: { app: args.app } }) };
   const security = securityFromArgs(args, { ...parseHeaderFlags(args.header), ...parseHeaderFlags(args[`${name}-header`]) });
   const side: CompareClusterSide = {
     endpoint: given,
@@ -77,6 +78,7 @@ const compareCommand: CommandModule<object, CompareArgs> = {
       .option('partitions', { type: 'number', describe: 'Parts the sides are split into (by id) and compared one at a time; more for less memory (default 256)' })
       .option('temp-dir', { type: 'string', describe: 'Directory for the spill files, about the size of both corpora (default: the OS\'s temp dir)' })
       .option('examples', { type: 'number', default: 10, describe: 'Ids of each kind of difference listed in the summary' })
+      .option('app', { type: 'string', describe: 'Application package (DIR|ZIP) whose schema types the cells of CSV, TSV and Parquet exports (without it CSV cells are text)' })
       .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress on stderr' })
       .example('$0 compare http://old:8080 http://new:8080 music/song', 'Compare one document type of two clusters')
       .example('$0 compare backup/ http://new:8080 music/song --diff diff.jsonl', 'Compare an export (visit --output-dir backup/) with a cluster')

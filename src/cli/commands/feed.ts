@@ -320,7 +320,7 @@ async function handler(argv: FeedArgs): Promise<void> {
 export const commands: AnyCommand[] = [
   {
     command: 'feed [files..]',
-    describe: 'Feed documents (put, update, remove) from JSONL or JSON files as fast as the cluster takes them',
+    describe: 'Feed documents (put, update, remove) from JSONL, JSON, CSV, TSV or Parquet files as fast as the cluster takes them',
     builder: builder as unknown as AnyCommand['builder'],
     handler: handler as unknown as AnyCommand['handler'],
   },

@@ -2,6 +2,7 @@ import { normalize } from 'node:path';
 import type { DeployTarget } from '../../deploy/target.js';
 import type { DocumentModel } from '../../schema/document-model.js';
 import { OptionError, checkDuration, checkInteger, checkOneOf } from '../../options-check.js';
+import { VespaBulkError } from '../../errors.js';
 import { outputFormats, type OutputFormat } from '../formats.js';
 import { defaultVisitSlices, type VisitOptions } from '../options.js';
 import { validateVisitOptions } from '../query.js';
@@ -55,7 +56,7 @@ export interface ExportOptions extends VisitOptions {
    * `checkpoint` file, once it completed, or its summary saved as JSON: `startedAt`, printed `visit.started`), or a
    * time as `fromTimestamp` is given on the command line (epoch seconds, `<n>ms`, `<n>us`, ISO 8601; a path that
    * reads as a time is taken as one: write `./1700000000`). The visit gets `fromTimestamp` (that moment less
-   * `sinceMarginMs`) and `includeRemoves`. Not with `fromTimestamp`, `toTimestamp` or `includeRemoves: false`.
+   * `sinceMarginMs`) and `includeRemoves`. Not with `fromTimestamp`, `toTimestamp`, `includeRemoves: false` or `format: 'parquet' | 'csv'` (a table has no place for removes).
    * Removes older than the content cluster's tombstone lifetime (two weeks by default) are no longer there to export.
    */
   since?: string;
@@ -149,6 +150,10 @@ function checkSince(options: ExportOptions): void {
   if (options.fromTimestamp !== undefined) throw new OptionError('since', 'left out', options.since, 'fromTimestamp');
   if (options.toTimestamp !== undefined) throw new OptionError('since', 'left out', options.since, 'toTimestamp');
   if (options.includeRemoves === false) throw new OptionError('includeRemoves', 'left out or true with since (an increment carries the removes)', false);
+  // Said here, before the record is read: otherwise the refusal would name --include-removes, which was not given.
+  if (options.format === 'parquet' || options.format === 'csv') {
+    throw new VespaBulkError('VB_USAGE', `--format ${options.format} has no place for the removes an increment (--since) carries: export the increment as jsonl or feed`);
+  }
   if (options.checkpoint !== undefined && normalize(options.checkpoint) === normalize(options.since)) {
     throw new OptionError('checkpoint', 'another file than since (the earlier export\'s record is read, this export\'s own is written)', options.checkpoint);
   }
