@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { VespaBulkError } from '../errors.js';
+import { exactJsonText, parseExactJson } from '../tabular/exact-json.js';
 import type { RawItem } from './splitter.js';
 import type { SourceBatch } from './source.js';
 
@@ -69,7 +70,7 @@ export function resultOperations(result: unknown): Buffer[] {
     if (op === null || typeof op !== 'object' || Array.isArray(op)) throw transformError(`returned ${describe(op)}, not an operation object`);
     let text: string;
     try {
-      text = JSON.stringify(op);
+      text = exactJsonText(op);
     } catch (err) {
       throw transformError(`returned an operation that is not JSON: ${(err as Error).message}`, err);
     }
@@ -109,7 +110,7 @@ export function transformItem(fn: TransformFunction, item: RawItem): RawItem[] |
   if (item.skip === true || item.error !== undefined) return [item];
   let op: OperationObject;
   try {
-    op = JSON.parse(item.bytes.toString('utf8')) as OperationObject;
+    op = parseExactJson(item.bytes.toString('utf8')) as OperationObject;
   } catch {
     // Not JSON: it goes on as it is, to fail where any unreadable input does, with the parser's reason.
     return [item];

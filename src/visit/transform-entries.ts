@@ -1,4 +1,5 @@
 import { VespaBulkError } from '../errors.js';
+import { parseExactJson } from '../tabular/exact-json.js';
 import { resultOperations, type OperationObject, type TransformFunction } from '../feed/transform.js';
 import type { VisitEntry } from './entries.js';
 import { toFeedOperation } from './formats.js';
@@ -18,7 +19,7 @@ export function transformEntries(entries: readonly VisitEntry[], fn: TransformFu
 function transformEntry(entry: VisitEntry, fn: TransformFunction): VisitEntry[] | Promise<VisitEntry[]> {
   let result: unknown;
   try {
-    const op: OperationObject = entry.kind === 'remove' ? { remove: entry.id } : (JSON.parse(toFeedOperation(entry).toString('utf8')) as OperationObject);
+    const op: OperationObject = entry.kind === 'remove' ? { remove: entry.id } : (parseExactJson(toFeedOperation(entry).toString('utf8')) as OperationObject);
     result = fn(op);
   } catch (err) {
     throw failed(entry, err);

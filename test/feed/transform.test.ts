@@ -116,6 +116,16 @@ describe('transformItem', () => {
     expect(transformItem(() => ({}), broken)).toEqual([broken]);
   });
 
+  it('hands integers beyond 2^53 to the transform as bigint and writes them back exactly', () => {
+    let seen: unknown;
+    const out = transformItem((op) => {
+      seen = op.fields?.big;
+      return { ...op, fields: { ...op.fields, next: (op.fields?.big as bigint) + 1n } };
+    }, item('{"put":"id:a:b::1","fields":{"big":9007199254740993,"small":1.5}}')) as RawItem[];
+    expect(seen).toBe(9007199254740993n);
+    expect(out[0].bytes.toString()).toBe('{"put":"id:a:b::1","fields":{"big":9007199254740993,"small":1.5,"next":9007199254740994}}');
+  });
+
   it('refuses results that are not operations', () => {
     expect(() => resultOperations(42)).toThrow(/returned number/);
     expect(() => resultOperations([{ put: 'x', fields: {} }, null])).toThrow(/returned null/);
