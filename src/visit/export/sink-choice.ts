@@ -1,3 +1,4 @@
+import { rename } from 'node:fs/promises';
 import { normalize } from 'node:path';
 import { fileSink } from '../../sinks/file.js';
 import type { FileSink, Sink } from '../../sinks/sink.js';
@@ -6,7 +7,6 @@ import { stdoutSink } from '../../sinks/stream.js';
 import type { OutputFormat } from '../formats.js';
 import { compressedFileSink } from '../workers/gzip-members.js';
 import type { ExportOptions } from './export-options.js';
-import { parquetFiles } from './parquet-files.js';
 
 /** An output as opened: its sink, and for a file its path (as the checkpoint names it) and the file sink. */
 export interface OpenedSink {
@@ -82,4 +82,25 @@ export function chooseSinks(options: ExportOptions, format: OutputFormat, worker
   }
   if (options.output === undefined || options.output === '-') return toStdout(options.stdout);
   return toOneFile(options.output, openFile, workersCompress);
+}
+
+/**
+ * Parquet files (`output`, or one per slice in `outputDir`): each written under `<name>.partial` and renamed to its
+ * name once its footer is written, so a file by its final name is always whole. No lengths are recorded: a Parquet
+ * file is never cut back, a resumed export writes an unfinished slice anew (see `forgetUnfinishedSlices`).
+ */
+function parquetFiles(options: ExportOptions): SinkChoice {
+  const perSlice = options.outputDir !== undefined;
+  const pathOf = (slice: number): string => (perSlice ? sliceFileName(options.outputDir!, slice, 'parquet') : normalize(options.output!));
+  return {
+    perSlice,
+    workersCompress: false,
+    pathOf,
+    open: (slice) => {
+      const path = pathOf(slice);
+      const partial = `${path}.partial`;
+      const sink = fileSink(partial, { append: false, ...(options.directIo !== undefined && { directIo: options.directIo }) });
+      return { sink, commit: () => rename(partial, path) };
+    },
+  };
 }
