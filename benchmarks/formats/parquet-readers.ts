@@ -84,7 +84,7 @@ async function readWith(reader: string, file: string, maxSeconds: number): Promi
     }
   } else if (reader === 'parquet-rows') {
     const { parquetRows } = await import('../../src/tabular/parquet-rows.js');
-    const table = await parquetRows(file, file, 0, undefined, 'parquet-wasm');
+    const table = await parquetRows(file, file);
     for await (const batch of table.batches) {
       for (const r of batch) touch(r.cells);
       if (late()) break;

@@ -10,25 +10,20 @@ import type { TableRow, TableRows } from './table-rows.js';
  */
 export const parquetBatchRows = 8192;
 
-/** Which reader: parquet-wasm (+ apache-arrow), else hyparquet where those are not installed. */
-export type ParquetReader = 'parquet-wasm' | 'hyparquet';
-
 /**
  * Reads a Parquet file in batches of rows, never the whole file. The reader, chosen by measurement
  * (docs/input-formats.md): parquet-wasm streaming record batches from a lazily read file Blob, turned into
- * rows by apache-arrow; loaded on first use, and where it is not installed hyparquet (with
- * hyparquet-compressors) reads one row group at a time instead (its nested columns decode whole column
- * chunks, so memory is one row group's).
+ * rows by apache-arrow; both loaded on first use (hyparquet, measured beside it, was 14x slower and held
+ * gigabytes: it decodes a row group into JS objects whole).
  *
  * Cells come as plain values: strings, numbers, bigints for 64-bit integers, booleans, Uint8Array for binary,
  * arrays (or typed arrays for number lists) for lists, objects for structs, Maps for maps, and `EpochMicros`
  * for timestamps and dates. `skipRows`: rows before it are handed on without being decoded (a resumed feed);
  * `onBytes` is told of the bytes read, for progress.
  */
-export async function parquetRows(path: string, name: string, skipRows = 0, onBytes?: (n: number) => void, reader?: ParquetReader): Promise<TableRows> {
-  const chosen = reader ?? ((await hasParquetWasm()) ? 'parquet-wasm' : 'hyparquet');
+export async function parquetRows(path: string, name: string, skipRows = 0, onBytes?: (n: number) => void): Promise<TableRows> {
   try {
-    return chosen === 'parquet-wasm' ? await wasmRows(path, name, skipRows, onBytes) : await hyparquetRows(path, name, skipRows, onBytes);
+    return await wasmRows(path, name, skipRows, onBytes);
   } catch (err) {
     throw unreadable(err, name);
   }
@@ -38,15 +33,6 @@ function unreadable(err: unknown, name: string, row?: number): VespaBulkError {
   if (err instanceof VespaBulkError) return err;
   const message = err instanceof Error ? err.message : JSON.stringify(err);
   return new VespaBulkError('VB_USAGE', `cannot read Parquet '${name}'${row !== undefined ? ` at row ${row}` : ''}: ${message}`, { cause: err, place: { file: name, ...(row !== undefined && { line: row }) } });
-}
-
-let wasmAvailable: Promise<boolean> | undefined;
-function hasParquetWasm(): Promise<boolean> {
-  wasmAvailable ??= Promise.all([import('parquet-wasm'), import('apache-arrow')]).then(
-    () => true,
-    () => false,
-  );
-  return wasmAvailable;
 }
 
 /** Placeholder rows for those before the resume point: counted, never decoded. */
@@ -176,45 +162,4 @@ function converter(type: unknown, DataType: typeof import('apache-arrow').DataTy
   }
   if (DataType.isDictionary(type)) return converter((type as { dictionary: unknown }).dictionary, DataType);
   return undefined;
-}
-
-/** Timestamps stay exact (hyparquet's own Dates drop the micros). */
-const hyparquetParsers = {
-  timestampFromMilliseconds: (millis: bigint) => new EpochMicros(BigInt(millis) * 1000n),
-  timestampFromMicroseconds: (micros: bigint) => new EpochMicros(BigInt(micros)),
-  timestampFromNanoseconds: (nanos: bigint) => new EpochMicros(BigInt(nanos) / 1000n),
-  dateFromDays: (days: number) => new EpochMicros(BigInt(days) * 86_400_000_000n),
-};
-
-async function hyparquetRows(path: string, name: string, skipRows: number, onBytes?: (n: number) => void): Promise<TableRows> {
-  const { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema } = await import('hyparquet');
-  const { compressors } = await import('hyparquet-compressors');
-  const raw = await asyncBufferFromFile(path);
-  const file = onBytes === undefined ? raw : { byteLength: raw.byteLength, slice: (s: number, e?: number) => (onBytes((e ?? raw.byteLength) - s), raw.slice(s, e)) };
-  const metadata = await parquetMetadataAsync(file);
-  const columns = parquetSchema(metadata).children.map((c) => c.element.name);
-  async function* batches(): AsyncGenerator<TableRow[]> {
-    let start = 0;
-    for (const group of metadata.row_groups) {
-      const count = Number(group.num_rows);
-      const end = start + count;
-      if (end <= skipRows) {
-        yield skipped(start, end);
-        start = end;
-        continue;
-      }
-      // A whole row group per read: hyparquet decodes a nested column's whole chunk for any slice of it.
-      let rows: Record<string, unknown>[];
-      try {
-        rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end, compressors, parsers: hyparquetParsers, utf8: false });
-      } catch (err) {
-        throw unreadable(err, name, start + 1);
-      }
-      const out = new Array<TableRow>(rows.length);
-      for (let i = 0; i < rows.length; i++) out[i] = { line: start + i + 1, cells: rows[i] };
-      yield out;
-      start = end;
-    }
-  }
-  return { columns, batches: batches() };
 }

@@ -10,8 +10,6 @@ import { modelFromPackage } from '../../src/validate/load-model.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { ensureZstd } from '../support/zstd-tool.js';
 import { kindsPackage } from '../schema/fixtures.js';
-import { parquetRows, type ParquetReader } from '../../src/tabular/parquet-rows.js';
-import { rowMapping } from '../../src/tabular/row-operation.js';
 
 /** Files written by other writers (DuckDB, the zstd tool), fed into the simulator, the stored documents checked. */
 describe('feed of CSV, TSV, Parquet and .zst inputs', () => {
@@ -154,25 +152,6 @@ describe('feed of CSV, TSV, Parquet and .zst inputs', () => {
       expect(server.store.get('id:url:kinds::u1')!.fields).toEqual({ year: 7 });
     } finally {
       web.close();
-    }
-  });
-
-  it('hyparquet, where parquet-wasm is not installed, gives the same operations as parquet-wasm', async () => {
-    const model = await modelFromPackage(app);
-    const operations = async (reader: ParquetReader, path: string, withModel: boolean) => {
-      const table = await parquetRows(path, 'x', 0, undefined, reader);
-      const mapping = rowMapping({ id: table.columns.includes('doc_id') ? 'id:ns:kinds::{doc_id}' : undefined }, table.columns, 'x', withModel ? model : undefined);
-      const out: string[] = [];
-      for await (const rows of table.batches) for (const r of rows) out.push(mapping.operation(r.cells).toString());
-      return out;
-    };
-    for (const [path, withModel] of [
-      [file('kinds.parquet'), true],
-      [file('plain.parquet'), false],
-    ] as const) {
-      const wasm = await operations('parquet-wasm', path, withModel);
-      expect(wasm.length).toBeGreaterThan(2);
-      expect(await operations('hyparquet', path, withModel)).toEqual(wasm);
     }
   });
 
