@@ -16,10 +16,12 @@ import { expectNothingLost, failureLines, failureReasons, mixedOperations, runCl
  */
 // With workers the kill waits for a first save, so that every seed tests a checkpoint gathered from the
 // workers (a kill before it, starting over, is the one-worker seeds' case too).
-const seeds = alternateProtocols([1, 2, 3, 4, 5, 6, 7, 8, 9].map((seed) => ({ seed })));
+// Six seeds, not nine: each case ran 15 s of a suite kept near ten minutes, and three per worker count still
+// meet both protocols.
+const seeds = alternateProtocols([1, 2, 3, 4, 5, 6].map((seed) => ({ seed })));
 const runs = [
-  { workers: 1, seeds: seeds.slice(0, 5), afterSave: false },
-  { workers: 2, seeds: seeds.slice(5), afterSave: true },
+  { workers: 1, seeds: seeds.slice(0, 3), afterSave: false },
+  { workers: 2, seeds: seeds.slice(3), afterSave: true },
 ];
 
 describe.each(runs)('feed --workers $workers killed with SIGKILL, then the same command again', ({ workers, seeds, afterSave }) => {
