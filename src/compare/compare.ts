@@ -10,7 +10,7 @@ import { differingFields } from './values.js';
 
 /** One side in the result. */
 export interface CompareSideSummary {
-  /** The endpoint, or the files read. */
+  /** The endpoint, or the files and directories as given. */
   source: string;
   /** Documents on this side (distinct ids; for an export, what is left after its later puts and removes). */
   documents: number;

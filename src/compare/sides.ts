@@ -97,5 +97,6 @@ async function readExport(side: CompareExportSide, add: RecordSink, signal: Abor
       if (pending !== undefined) await pending;
     }
   }
-  return { source: files.join(', ') };
+  // As given: a directory of 256 slice files is named once, not file by file.
+  return { source: (typeof side.files === 'string' ? [side.files] : [...side.files]).join(', ') };
 }
