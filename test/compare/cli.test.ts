@@ -3,31 +3,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { runCommand } from '../support/run-command.js';
-import { main } from '../../src/cli/main.js';
+import { runInProcess } from '../support/in-process-cli.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { plantedDiff, seed, sideA, sideB, writeExportDir } from './corpus.js';
 
 /** The CLI in this process (a spawned one costs seconds): its exit code and both outputs. */
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const capture = (into: string[]) =>
-    ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      into.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-      (rest.find((r) => typeof r === 'function') as (() => void) | undefined)?.();
-      return true;
-    }) as typeof process.stdout.write;
-  const [out, err] = [process.stdout.write, process.stderr.write];
-  process.stdout.write = capture(stdout);
-  process.stderr.write = capture(stderr);
-  try {
-    return { code: await main(args), stdout: stdout.join(''), stderr: stderr.join('') };
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-    process.exitCode = undefined;
-  }
-}
+const cli = (...args: string[]) => runInProcess(args);
 
 describe('vespa-bulk compare and migrate --verify', () => {
   let a: DocumentServer;

@@ -3,36 +3,14 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { runInProcess } from '../support/in-process-cli.js';
 import { startConfigServer, type ConfigServer } from '../../src/simulator/config-server/config-server.js';
 import { cleanupTrees, eventually, sampleAppDir, sampleFiles, withMusicField, writeTree } from './fixtures.js';
 
 let server: ConfigServer;
 let stateDir: string;
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const capture = (into: string[]) =>
-    ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      into.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-      const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
-      done?.();
-      return true;
-    }) as typeof process.stdout.write;
-  const [out, err] = [process.stdout.write, process.stderr.write];
-  process.stdout.write = capture(stdout);
-  process.stderr.write = capture(stderr);
-  let code: number;
-  try {
-    code = await main([...args, '--config-url', server.url]);
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-    process.exitCode = undefined;
-  }
-  return { code, stdout: stdout.join(''), stderr: stderr.join('') };
-}
+const cli = (...args: string[]) => runInProcess([...args, '--config-url', server.url]);
 
 beforeEach(async () => {
   server = await startConfigServer({ port: 0, convergeDelayMs: 60, reindexDurationMs: 60 });

@@ -1,7 +1,7 @@
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { runInProcess } from '../support/in-process-cli.js';
 import { deploy, DeployError, getApplication } from '../../src/deploy/index.js';
 import { isVespaBulkError } from '../../src/errors.js';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
@@ -29,34 +29,7 @@ afterAll(async () => {
 });
 
 /** Runs the CLI in-process, capturing what it writes. */
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const capture = (into: string[]) =>
-    ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      into.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-      (rest.find((r) => typeof r === 'function') as (() => void) | undefined)?.();
-      return true;
-    }) as typeof process.stdout.write;
-  const [out, err] = [process.stdout.write, process.stderr.write];
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  process.stdout.write = capture(stdout);
-  process.stderr.write = capture(stderr);
-  let code: number;
-  try {
-    code = await main(args);
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-    process.exitCode = undefined;
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-  return { code, stdout: stdout.join(''), stderr: stderr.join('') };
-}
+const cli = (args: string[], env: Record<string, string> = {}) => runInProcess(args, env);
 
 describe('deploy over HTTPS', () => {
   it('deploys with mutual TLS and a token, and the document interface then takes only the deployed types', async () => {
