@@ -54,10 +54,14 @@ async function readCluster(side: CompareClusterSide, add: RecordSink, signal: Ab
 /** Data files as `vespa-bulk visit --output-dir` and the feed's inputs name them; others in a directory are left alone. */
 const dataFile = /\.(?:jsonl|ndjson|json|csv|tsv|parquet)(?:\.(?:gz|zst))?$/i;
 
+/** The paths of an export side as given: files and directories. */
+function givenFiles(side: CompareExportSide): string[] {
+  return typeof side.files === 'string' ? [side.files] : [...side.files];
+}
+
 /** The files of an export side: files as given, and the data files of each directory (sorted by name). */
 export function exportFiles(side: CompareExportSide): string[] {
-  const given = typeof side.files === 'string' ? [side.files] : [...side.files];
-  return given.flatMap((path) => {
+  return givenFiles(side).flatMap((path) => {
     let isDirectory: boolean;
     try {
       isDirectory = statSync(path).isDirectory();
@@ -98,5 +102,5 @@ async function readExport(side: CompareExportSide, add: RecordSink, signal: Abor
     }
   }
   // As given: a directory of 256 slice files is named once, not file by file.
-  return { source: (typeof side.files === 'string' ? [side.files] : [...side.files]).join(', ') };
+  return { source: givenFiles(side).join(', ') };
 }

@@ -58,14 +58,20 @@ function transformError(message: string, cause?: unknown): VespaBulkError {
   return new VespaBulkError('VB_TRANSFORM', `transform: ${message}`, cause === undefined ? undefined : { cause });
 }
 
+/** An operation a transform returned, as the object it returned and as its JSON bytes. */
+export interface ReturnedOperation {
+  op: OperationObject;
+  bytes: Buffer;
+}
+
 /**
- * The operations `result` holds, as JSON bytes; throws VB_TRANSFORM when it is not an operation, an array of
- * them, or null/undefined. The operations themselves are checked later, as any input operation is.
+ * The operations `result` holds, each with its JSON bytes; throws VB_TRANSFORM when it is not an operation, an
+ * array of them, or null/undefined. The operations themselves are checked later, as any input operation is.
  */
-export function resultOperations(result: unknown): Buffer[] {
+export function resultOperations(result: unknown): ReturnedOperation[] {
   if (result === null || result === undefined) return [];
   const list: readonly unknown[] = Array.isArray(result) ? result : [result];
-  const out: Buffer[] = [];
+  const out: ReturnedOperation[] = [];
   for (const op of list) {
     if (op === null || typeof op !== 'object' || Array.isArray(op)) throw transformError(`returned ${describe(op)}, not an operation object`);
     let text: string;
@@ -74,7 +80,7 @@ export function resultOperations(result: unknown): Buffer[] {
     } catch (err) {
       throw transformError(`returned an operation that is not JSON: ${(err as Error).message}`, err);
     }
-    out.push(Buffer.from(text));
+    out.push({ op, bytes: Buffer.from(text) });
   }
   return out;
 }
@@ -91,14 +97,14 @@ function describe(value: unknown): string {
  * it returned none; the item with a VB_TRANSFORM `error` when it threw or returned something else.
  */
 function itemsOf(item: RawItem, result: unknown): RawItem[] {
-  let ops: Buffer[];
+  let ops: ReturnedOperation[];
   try {
     ops = resultOperations(result);
   } catch (err) {
     return [{ ...item, error: err as VespaBulkError }];
   }
   if (ops.length === 0) return [{ ...item, dropped: true }];
-  return ops.map((bytes) => ({ bytes, line: item.line, offset: item.offset, source: item.bytes, ...(item.span !== undefined && { span: item.span }) }));
+  return ops.map(({ bytes }) => ({ bytes, line: item.line, offset: item.offset, source: item.bytes, ...(item.span !== undefined && { span: item.span }) }));
 }
 
 function failed(item: RawItem, err: unknown): RawItem[] {

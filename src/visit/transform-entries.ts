@@ -1,6 +1,6 @@
 import { VespaBulkError } from '../errors.js';
 import { parseExactJson } from '../tabular/exact-json.js';
-import { resultOperations, type OperationObject, type TransformFunction } from '../feed/transform.js';
+import { resultOperations, type OperationObject, type ReturnedOperation, type TransformFunction } from '../feed/transform.js';
 import type { VisitEntry } from './entries.js';
 import { toFeedOperation } from './formats.js';
 
@@ -36,14 +36,14 @@ function transformEntry(entry: VisitEntry, fn: TransformFunction): VisitEntry[] 
 }
 
 function entriesOf(entry: VisitEntry, result: unknown): VisitEntry[] {
-  let ops: Buffer[];
+  let ops: ReturnedOperation[];
   try {
     ops = resultOperations(result);
   } catch (err) {
     throw failed(entry, err);
   }
-  return ops.map((buf) => {
-    const op = JSON.parse(buf.toString('utf8')) as OperationObject;
+  // The kind and id from the object returned: its bytes are what is written, not parsed back.
+  return ops.map(({ op, bytes: buf }) => {
     const remove = typeof op.remove === 'string';
     const id = (remove ? op.remove : (op.put ?? op.update ?? op.id)) ?? entry.id;
     return { kind: remove ? 'remove' : 'put', id, shape: 'feed', buf, start: 0, end: buf.length };
