@@ -17,7 +17,20 @@ export {
   type DocumentId,
 } from './document/id.js';
 export { tensorFormats, type TensorFormat } from './document/tensor-format.js';
-export type { Protocol, WireProtocol } from './http/transport.js';
+export { createTransport, defaultH2Connections } from './http/create-transport.js';
+export type {
+  Protocol,
+  WireProtocol,
+  Transport,
+  TransportOptions,
+  TransportRequest,
+  TransportStats,
+  ResponseHandler,
+  RequestControl,
+  TlsOptions,
+} from './http/transport.js';
+export { TransportError, type TransportFailure } from './http/transport-error.js';
+export { send, exchange, type RawResponse, type Exchange, type BodyReader } from './http/exchange.js';
 export { retryDelay, defaultRetryPolicy, parseRetryAfter, type RetryPolicy, type RetryInput } from './http/retry-delay.js';
 export { parseSelection, evaluateSelection, compileSelection, type Selection, type SelectionDocument, type SelectionContext } from './selection/index.js';
 export {

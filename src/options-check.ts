@@ -108,12 +108,12 @@ export function checkFunction(options: Options, name: string): void {
 }
 
 /**
- * `protocol` one of `auto`, `h2`, `http1.1`, and not with a caller's `dispatcher` (whose protocol is its own, so the
+ * `protocol` one of `auto`, `h2`, `http1.1`, and not with a caller's `transport` (whose protocol is its own, so the
  * option would be silently ignored); `onProtocol` a function. Every option set that makes a connection pool has them.
  */
 export function checkProtocol(options: Options): void {
   checkOneOf(options, 'protocol', ['auto', 'h2', 'http1.1']);
-  checkExclusive(options, 'dispatcher', 'protocol');
+  checkExclusive(options, 'transport', 'protocol');
   checkFunction(options, 'onProtocol');
 }
 

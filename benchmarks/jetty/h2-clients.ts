@@ -91,9 +91,9 @@ async function runUndici(url: string): Promise<Result> {
 }
 
 async function runOurs(url: string): Promise<Result> {
-  const { Http2Pool } = await import('../../src/http/h2/pool.js');
-  const { dispatchTo } = await import('../../src/http/transport.js');
-  const pool = new Http2Pool(url, { connections, maxStreams: Math.ceil(inflight / connections) });
+  const { Http2Transport } = await import('../../src/http/h2/pool.js');
+  const { dispatchTo } = await import('../../src/http/exchange.js');
+  const pool = new Http2Transport(url, { connections, maxStreams: Math.ceil(inflight / connections) });
   const headers = ['content-type', 'application/json'];
   const receiver = {
     onRawResponse: (done: (ok: boolean) => void, res: { status: number }) => done(res.status === 200),

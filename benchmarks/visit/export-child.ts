@@ -2,7 +2,7 @@
 // most `seconds`, sampling the documents delivered (and the slices in flight) every 250 ms. Prints one JSON line at
 // the end, with the CPU time (user + system) this process spent from the start of the visit to its end.
 import { exportDocuments } from '../../src/visit/export.js';
-import { Http2Pool } from '../../src/http/h2/pool.js';
+import { Http2Transport } from '../../src/http/h2/pool.js';
 import type { ExportChildInput, ExportChildOutcome } from './timed-export.js';
 
 const input = JSON.parse(process.argv[2]) as ExportChildInput;
@@ -16,7 +16,7 @@ const summary = await exportDocuments({
   documentType: 'music',
   output: input.output,
   signal: controller.signal,
-  ...(input.h2 !== undefined && { dispatcher: new Http2Pool(input.endpoint, input.h2) }),
+  ...(input.h2 !== undefined && { transport: new Http2Transport(input.endpoint, input.h2) }),
   ...input.options,
   onStart: (run) => {
     started = performance.now();

@@ -1,6 +1,5 @@
 import type { Argv } from 'yargs';
-import type { buildConnector } from 'undici';
-import { type Protocol, VespaBulkError, describeEndpoint, waitForEndpoint } from '../index.js';
+import { type Protocol, type TlsOptions, VespaBulkError, describeEndpoint, waitForEndpoint } from '../index.js';
 
 /** `-w/--wait S` of the commands that talk to the document API, as the official `vespa` CLI names it. */
 export interface WaitArgs {
@@ -23,7 +22,7 @@ export const unreachableHint = 'Check the endpoint (--target), or give --wait <s
 export async function waitIfAsked(
   args: WaitArgs,
   endpoint: string,
-  connection: { headers?: Record<string, string>; tls?: buildConnector.BuildOptions; protocol?: Protocol },
+  connection: { headers?: Record<string, string>; tls?: TlsOptions; protocol?: Protocol },
   signal?: AbortSignal,
 ): Promise<void> {
   const seconds = args.wait;

@@ -1,7 +1,8 @@
 import { VespaBulkError } from '../errors.js';
 import { authFailureHint, isAuthFailure, redact } from '../http/tls.js';
-import { request } from '../http/undici-parts.js';
-import type { ResolvedTarget } from './target.js';
+import { headerList, header, send, type RawResponse } from '../http/exchange.js';
+import { TransportError } from '../http/transport-error.js';
+import { configTransport, type ResolvedTarget } from './target.js';
 
 /**
  * The config server refused a step. `step` names it (upload, prepare, activate, status...), `errorCode` is the
@@ -57,47 +58,43 @@ export async function configRequest(target: ResolvedTarget, req: ConfigRequest):
     url.searchParams.set(name, Array.isArray(value) ? value.join(',') : String(value));
   }
   const timeoutMs = req.timeoutMs ?? 60_000;
-  let response;
+  let response: RawResponse;
   try {
-    response = await request(url, {
+    response = await send(configTransport(target), {
       method: req.method,
-      headers: { accept: 'application/json', ...(req.contentType ? { 'content-type': req.contentType } : {}), ...target.headers },
-      body: req.body,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      ...(target.dispatcher ? { dispatcher: target.dispatcher } : {}),
+      path: `${url.pathname}${url.search}`,
+      headers: headerList({ accept: 'application/json', ...(req.contentType ? { 'content-type': req.contentType } : {}), ...target.headers }),
+      body: req.body === undefined ? null : Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength),
+      timeoutMs,
     });
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    const kind = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' ? 'VB_TIMEOUT' : 'VB_TRANSPORT';
-    const message = `${req.step} failed: cannot reach the config server at ${target.configUrl}: ${code ?? ''}${code ? ' ' : ''}${(err as Error).message}${tlsHint(code, err, url.protocol === 'https:')}`;
-    throw new VespaBulkError(kind, redact(message, target.secrets), { cause: err });
+    if (!(err instanceof TransportError)) throw err;
+    const message = `${req.step} failed: cannot reach the config server at ${target.configUrl}: ${err.unreachable ?? err.message}${tlsHint(err, url.protocol === 'https:')}`;
+    throw new VespaBulkError(err.code === 'VB_TIMEOUT' ? 'VB_TIMEOUT' : 'VB_TRANSPORT', redact(message, target.secrets), { cause: err });
   }
-  const bytes = new Uint8Array(await response.body.arrayBuffer());
-  const contentType = String(response.headers['content-type'] ?? '');
+  const bytes = new Uint8Array(response.body.buffer, response.body.byteOffset, response.body.byteLength);
+  const contentType = header(response.headers, 'content-type') ?? '';
+  const status = response.status;
   let json: unknown;
-  if (contentType.includes('json') || (bytes[0] === 0x7b && response.statusCode >= 400)) {
+  if (contentType.includes('json') || (bytes[0] === 0x7b && status >= 400)) {
     try {
       json = JSON.parse(new TextDecoder().decode(bytes));
     } catch {
       json = undefined;
     }
   }
-  if (response.statusCode >= 200 && response.statusCode < 300) return { status: response.statusCode, contentType, bytes, json };
+  if (status >= 200 && status < 300) return { status, contentType, bytes, json };
   const body = json as { 'error-code'?: unknown; message?: unknown } | undefined;
-  const errorCode = typeof body?.['error-code'] === 'string' ? body['error-code'] : 'HTTP_' + response.statusCode;
+  const errorCode = typeof body?.['error-code'] === 'string' ? body['error-code'] : 'HTTP_' + status;
   const message = typeof body?.message === 'string' ? body.message : new TextDecoder().decode(bytes).slice(0, 500).trim() || '(empty body)';
-  const hint = isAuthFailure(response.statusCode) ? authFailureHint(response.statusCode) : undefined;
-  throw new DeployError(req.step, response.statusCode, errorCode, redact(message, target.secrets), json, hint);
+  const hint = isAuthFailure(status) ? authFailureHint(status) : undefined;
+  throw new DeployError(req.step, status, errorCode, redact(message, target.secrets), json, hint);
 }
 
-/** What a TLS failure usually means, in words the flags use. */
-function tlsHint(code: string | undefined, err: unknown, https: boolean): string {
-  const text = `${code ?? ''} ${(err as Error).message ?? ''} ${String((err as { cause?: { code?: string } }).cause?.code ?? '')}`;
-  if (/SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|CERT_UNTRUSTED|unable to verify/i.test(text)) return ' (the server certificate is not trusted: check --ca)';
-  if (/ERR_SSL|alert|certificate required|handshake/i.test(text)) return ' (TLS handshake refused: check --cert / --key and that the server trusts their CA)';
-  // Over TLS 1.3 a refused client certificate shows only as the server closing the connection.
-  if (https && code === 'UND_ERR_SOCKET') return ' (if the server requires a client certificate, check --cert / --key)';
+/** What a TLS failure usually means, in words the flags use (the words of `err.unreachable`, where it has them, say it already). */
+function tlsHint(err: TransportError, https: boolean): string {
+  if (err.unreachable !== undefined || !https) return '';
+  if (err.failure === 'tls') return ' (TLS handshake refused: check --cert / --key and that the server trusts their CA)';
   return '';
 }
 

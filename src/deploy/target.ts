@@ -1,5 +1,6 @@
-import type { Dispatcher } from 'undici';
-import { createSecureDispatcher, secretsOf, securityHeaders, type SecurityOptions } from '../http/tls.js';
+import { connectOptions, needsTlsMaterial, secretsOf, securityHeaders, type SecurityOptions } from '../http/tls.js';
+import { type Transport } from '../http/transport.js';
+import { createTransport } from '../http/create-transport.js';
 
 /** Which config server and which application the deploy functions address. */
 export interface DeployTarget {
@@ -22,13 +23,18 @@ export interface DeployTarget {
    * Its headers and token are added to `headers` (the token wins over an Authorization header there).
    */
   security?: SecurityOptions;
-  /** undici dispatcher; default the global one, or one with the TLS material of `security`. */
-  dispatcher?: Dispatcher;
+  /**
+   * Send through this transport (`createTransport` for the config server's origin) instead of one of the deploy
+   * functions' own, which speak HTTP/1.1 with the TLS material of `security`; it is not closed.
+   */
+  transport?: Transport;
 }
 
 /** A DeployTarget with its defaults applied, as the request functions use it. */
-export type ResolvedTarget = Required<Omit<DeployTarget, 'dispatcher' | 'security'>> & {
-  dispatcher: Dispatcher | undefined;
+export type ResolvedTarget = Required<Omit<DeployTarget, 'transport' | 'security'>> & {
+  /** The caller's transport, else undefined: `configTransport` gives the own one. */
+  transport: Transport | undefined;
+  security: SecurityOptions | undefined;
   /** Strings to mask in anything shown (token, secret header values). */
   secrets: string[];
 };
@@ -36,27 +42,44 @@ export type ResolvedTarget = Required<Omit<DeployTarget, 'dispatcher' | 'securit
 /** The config server of a local Vespa, used when `configUrl` is not given. */
 export const defaultConfigUrl = 'http://localhost:19071';
 
-// One dispatcher per SecurityOptions object: the deploy functions resolve the target once per request.
-const secureDispatchers = new WeakMap<SecurityOptions, Dispatcher | undefined>();
+/**
+ * The own transports, by the config server's origin and the security they use: the deploy functions resolve the
+ * target once per request, and a deployment's requests share their connections. Idle, they keep no process alive.
+ */
+const ownTransports = new WeakMap<SecurityOptions, Map<string, Transport>>();
+const plain: SecurityOptions = {};
 
-function dispatcherFor(security: SecurityOptions): Dispatcher | undefined {
-  if (!secureDispatchers.has(security)) secureDispatchers.set(security, createSecureDispatcher(security));
-  return secureDispatchers.get(security);
+/** The transport the config server's requests go through: the caller's, or an own one. */
+export function configTransport(target: ResolvedTarget): Transport {
+  if (target.transport !== undefined) return target.transport;
+  const security = target.security;
+  const key = security ?? plain;
+  let byOrigin = ownTransports.get(key);
+  if (byOrigin === undefined) ownTransports.set(key, (byOrigin = new Map<string, Transport>()));
+  const origin = new URL(target.configUrl).origin;
+  let transport = byOrigin.get(origin);
+  if (transport === undefined) {
+    transport = createTransport({ origin, protocol: 'http1.1', connections: 4, ...(security !== undefined && needsTlsMaterial(security) && { tls: connectOptions(security) }) });
+    byOrigin.set(origin, transport);
+  }
+  return transport;
 }
 
-/** The target with every default filled in and a dispatcher for its TLS material. */
+/** The target with every default filled in. */
 export function resolveTarget(target: DeployTarget = {}): ResolvedTarget {
   const security = target.security;
   const headers = security === undefined ? (target.headers ?? {}) : { ...(target.headers ?? {}), ...securityHeaders(security) };
+  const configUrl = (target.configUrl ?? defaultConfigUrl).replace(/\/+$/, '');
   return {
-    configUrl: (target.configUrl ?? defaultConfigUrl).replace(/\/+$/, ''),
+    configUrl,
     tenant: target.tenant ?? 'default',
     application: target.application ?? 'default',
     environment: target.environment ?? 'prod',
     region: target.region ?? 'default',
     instance: target.instance ?? 'default',
     headers,
-    dispatcher: target.dispatcher ?? (security === undefined ? undefined : dispatcherFor(security)),
+    transport: target.transport,
+    security,
     secrets: secretsOf({ ...security, headers }),
   };
 }

@@ -33,13 +33,13 @@ export function checkFeedOptions(options: FeedOptions): void {
   if (shard !== undefined && !(Number.isInteger(shard.count) && shard.count >= 1 && Number.isInteger(shard.index) && shard.index >= 0 && shard.index < shard.count)) {
     throw new OptionError('shard', '{index, count} with 0 <= index < count', `${shard.index}/${shard.count}`);
   }
-  // The own pool's settings would be silently ignored with a caller's dispatcher.
-  checkExclusive(options, 'dispatcher', 'tls');
-  checkExclusive(options, 'dispatcher', 'http2');
+  // The own transport's settings would be silently ignored with a caller's transport.
+  checkExclusive(options, 'transport', 'tls');
+  checkExclusive(options, 'transport', 'http2');
   checkFunction(options, 'onResult');
   checkInteger(options, 'workers', 1, 64);
-  // A caller's dispatcher lives on the calling thread: worker threads cannot share it.
-  if (options.dispatcher !== undefined && options.workers !== undefined && options.workers > 1) throw new OptionError('workers', '1 with a dispatcher', String(options.workers));
+  // A caller's transport lives on the calling thread: worker threads cannot share it.
+  if (options.transport !== undefined && options.workers !== undefined && options.workers > 1) throw new OptionError('workers', '1 with a transport', String(options.workers));
   const transform = options.transform;
   if (transform !== undefined && typeof transform !== 'string' && typeof transform !== 'function' && !(transform instanceof URL)) {
     throw new OptionError('transform', 'a module path, a file: URL or a function', String(transform));

@@ -1,10 +1,13 @@
-import type { Dispatcher } from 'undici';
 import { VespaBulkError } from '../errors.js';
 import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
-import { createPool, dispatchTo, isLoopback, parseBody, rawHeader, splitEndpoint, type RawResponse, type TransportError, type WireProtocol } from '../http/transport.js';
+import { type Transport, type WireProtocol } from '../http/transport.js';
+import { createTransport } from '../http/create-transport.js';
+import { dispatchTo, header, parseBody, type RawResponse } from '../http/exchange.js';
+import type { TransportError } from '../http/transport-error.js';
+import { isLoopback, splitEndpoint } from '../http/endpoint.js';
 import { DocumentRequestEncoder, defaultMaxRequestBytes, methodOf, requestSizeError, type EncodedBody } from '../http/document-request.js';
 import { isAuthFailure } from '../http/tls.js';
-import { protocolError, unreachableCause, unreachableError } from '../http/reachability.js';
+import { Reachability } from '../http/reachability.js';
 import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.js';
 import type { RawItem } from './splitter.js';
 import { createThrottle, defaultMaxInflight, type FeedThrottle } from './throttle.js';
@@ -99,8 +102,8 @@ export function workerEngine(options: FeedOptions, failures: FailureOutput): Wor
 export class FeedEngine implements WorkerEngine {
   private readonly options: FeedOptions;
   private readonly feedRun: FeedRun;
-  private readonly dispatcher: Dispatcher;
-  private readonly ownsDispatcher: boolean;
+  private readonly transport: Transport;
+  private readonly ownsTransport: boolean;
   private readonly encoder: DocumentRequestEncoder;
   private readonly throttle: FeedThrottle;
   private readonly breaker: CircuitBreaker;
@@ -121,10 +124,9 @@ export class FeedEngine implements WorkerEngine {
   /** Operations read and not finished, in input order: the first is the checkpoint. */
   private readonly unfinished = new OpenOperations<Pending>();
   private authStatus: number | undefined;
-  /** Some answer came from the endpoint: from then on transport errors are outages, retried, not a wrong target. */
-  private answered = false;
+  /** Whether a failure ends the feed: nothing has answered and nothing can, or HTTP/2 insisted on is not spoken. */
+  private readonly reach: Reachability;
   private unreachable: VespaBulkError | undefined;
-  private readonly tlsEndpoint: boolean;
   private readonly sleeper = new Sleeper();
   private maxUnfinished = 0;
   /** With `shuffle`: operations read and not yet let go to the sequencer, at most `shuffleBound`. */
@@ -137,14 +139,14 @@ export class FeedEngine implements WorkerEngine {
     this.relay = relay;
     this.feedRun = new FeedRun(options, () => this.onStop());
     const { origin, prefix } = splitEndpoint(options.endpoint ?? 'http://127.0.0.1:8080');
-    this.tlsEndpoint = origin.startsWith('https:');
+    this.reach = new Reachability(options.endpoint ?? 'http://127.0.0.1:8080');
     this.deadlineMs = options.deadlineMs ?? 600_000;
     this.sendTimeout = options.deadlineMs !== undefined;
     this.maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes;
-    this.ownsDispatcher = options.dispatcher === undefined;
-    this.dispatcher =
-      options.dispatcher ??
-      createPool({
+    this.ownsTransport = options.transport === undefined;
+    this.transport =
+      options.transport ??
+      createTransport({
         origin,
         protocol: options.http2 === true ? 'h2' : (options.protocol ?? 'auto'),
         connections: options.connections,
@@ -270,7 +272,7 @@ export class FeedEngine implements WorkerEngine {
     await this.finish();
     clearInterval(ticker);
     this.arrival.cancel();
-    if (this.ownsDispatcher) await this.dispatcher.close().catch(() => undefined);
+    if (this.ownsTransport) await this.transport.close().catch(() => undefined);
     await run.close();
     if (readError !== undefined) throw readError.error;
     if (run.stopReason !== undefined) this.stats.abandoned = this.unfinished.size;
@@ -373,7 +375,7 @@ export class FeedEngine implements WorkerEngine {
     if (body) this.stats.requestBytes += body.length;
     p.sentAt = now;
     dispatchTo(
-      this.dispatcher,
+      this.transport,
       {
         method: methodOf[op.kind],
         path,
@@ -390,7 +392,7 @@ export class FeedEngine implements WorkerEngine {
   onRawResponse(p: Pending, res: RawResponse): void {
     const now = performance.now();
     const sentAt = p.sentAt;
-    this.answered = true;
+    this.reach.answer();
     this.inflight--;
     const status = res.status;
     this.stats.response(status, res.body.length, (now - sentAt) * 1000);
@@ -419,7 +421,7 @@ export class FeedEngine implements WorkerEngine {
         attempt: p.attempts,
         status,
         safeToRepeat: (p.safe ??= isSafeToRepeat(p.op)),
-        retryAfterMs: parseRetryAfter(rawHeader(res.rawHeaders, 'retry-after')),
+        retryAfterMs: parseRetryAfter(header(res.headers, 'retry-after')),
         remainingMs: p.deadline - now,
       },
       this.policy,
@@ -451,37 +453,30 @@ export class FeedEngine implements WorkerEngine {
     const now = performance.now();
     this.inflight--;
     this.stats.exceptions++;
-    if (this.feedRun.stopReason !== undefined && (err.code === 'VB_ABORTED' || err.undiciCode === 'UND_ERR_DESTROYED')) {
+    if (this.feedRun.stopReason !== undefined && (err.failure === 'aborted' || err.failure === 'shut')) {
       // Abandoned at stop: stays unfinished, so the checkpoint covers it.
       p.state = 'abandoned';
       this.sleeper.wakeUp();
       return;
     }
-    if (!this.answered && err.undiciCode === 'H2_NOT_SUPPORTED') {
-      // HTTP/2 was asked for and the server does not speak it: every operation would fail alike.
-      this.unreachable ??= protocolError(this.options.endpoint ?? 'http://127.0.0.1:8080', err);
+    const verdict = this.reach.verdict(err);
+    if (verdict !== undefined) {
+      // Nothing has ever answered (a wrong target or a service not up), or HTTP/2 insisted on is not spoken: every
+      // operation would fail alike. The operation stays unfinished (the checkpoint covers it), as when the breaker
+      // stops the feed, but within a second instead of a minute.
+      this.unreachable ??= verdict;
       this.leaveUnreachable(p);
       return;
     }
-    if (!this.answered) {
-      const cause = unreachableCause(err, this.tlsEndpoint);
-      if (cause !== undefined) {
-        // Nothing has ever answered: a wrong target or a service not up. The operation stays unfinished (the
-        // checkpoint covers it), as when the breaker stops the feed, but within a second instead of a minute.
-        this.unreachable ??= unreachableError(this.options.endpoint ?? 'http://127.0.0.1:8080', cause, err);
-        this.leaveUnreachable(p);
-        return;
-      }
-    }
     this.breaker.failure(now);
     p.lastStatus = undefined;
-    p.lastMessage = err?.message ?? String(err);
-    p.lastCode = (err as VespaBulkError)?.code ?? 'VB_TRANSPORT';
+    p.lastMessage = err.message;
+    p.lastCode = err.code;
     const delay = retryDelay(
       {
         attempt: p.attempts,
         safeToRepeat: (p.safe ??= isSafeToRepeat(p.op)),
-        maybeApplied: err?.maybeApplied ?? true,
+        maybeApplied: err.maybeApplied,
         remainingMs: p.deadline - now,
       },
       this.policy,
@@ -580,7 +575,7 @@ export class FeedEngine implements WorkerEngine {
     }
     if (this.inflight > 0) {
       // Abandon what is still on the wire; those operations stay unfinished and the checkpoint covers them.
-      await this.dispatcher.destroy().catch(() => undefined);
+      await this.transport.destroy().catch(() => undefined);
     }
   }
 }

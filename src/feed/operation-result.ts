@@ -1,4 +1,4 @@
-import { parseBody } from '../http/transport.js';
+import { parseBody } from '../http/exchange.js';
 import type { OperationKind } from './operation.js';
 
 /** How one operation ended, passed to `FeedOptions.onResult`. */

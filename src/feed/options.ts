@@ -1,4 +1,4 @@
-import type { Dispatcher, buildConnector } from 'undici';
+import type { TlsOptions, Transport } from '../http/transport.js';
 import type { Readable } from 'node:stream';
 import type { RetryPolicy } from '../http/retry-delay.js';
 import type { OperationResult } from './operation-result.js';
@@ -127,10 +127,10 @@ export interface FeedOptions {
    * Default 1: feeds on the calling thread (see `resolveWorkers` for what was measured).
    */
   workers?: number;
-  /** Use this dispatcher instead of an own pool (not closed at the end). */
-  dispatcher?: Dispatcher;
+  /** Send through this transport (`createTransport`) instead of one of the feed's own; it is not closed at the end. */
+  transport?: Transport;
   /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)`, exported by the package. */
-  tls?: buildConnector.BuildOptions;
+  tls?: TlsOptions;
   /** What `-` reads. Default process.stdin. */
   stdin?: Readable;
   /**

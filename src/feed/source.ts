@@ -9,7 +9,7 @@ import { tableFormatOf, type InputFormat, type TableFormat } from '../tabular/in
 import { loadRowModel, readTable } from '../tabular/table-input.js';
 import type { RowOptions } from '../tabular/row-operation.js';
 import type { DocumentModel } from '../schema/document-model.js';
-import type { buildConnector } from 'undici';
+import type { TlsOptions } from '../http/transport.js';
 
 /**
  * Where operations come from: a path, several paths (`-` is stdin, `http(s)://…` a URL streamed), a byte stream, or an async iterable of
@@ -49,7 +49,7 @@ export interface ReadOptions {
   /** Bytes read per chunk from files (and per gunzip chunk). Default 64 KiB. */
   chunkBytes?: number;
   /** TLS options for URL inputs (the feed's `tls`, so its `ca` is trusted). */
-  tls?: buildConnector.BuildOptions;
+  tls?: TlsOptions;
   /** Reconnects of a URL input after a cut connection or 5xx, in a row without progress. Default 10. */
   urlRetries?: number;
   /** What the inputs hold. Default: by extension (`.csv`, `.tsv`, `.parquet`, after `.gz`/`.zst`), else JSON or JSONL. */

@@ -2,8 +2,10 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
 import { createZstdDecompress } from './zstd.js';
-import type { buildConnector } from 'undici';
-import { Agent } from '../http/undici-parts.js';
+import { type TlsOptions } from '../http/transport.js';
+import { createTransport } from '../http/create-transport.js';
+import { exchange, header } from '../http/exchange.js';
+import { TransportError } from '../http/transport-error.js';
 import { VespaBulkError } from '../errors.js';
 import { defaultRetryPolicy, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
 
@@ -30,7 +32,7 @@ export interface UrlInputOptions {
   /** Byte offset in the (decompressed) body to start at: resuming from a checkpoint. Default 0. */
   from?: number;
   /** TLS options of the request (the feed's `tls`: its `ca` is trusted here too). */
-  tls?: buildConnector.BuildOptions;
+  tls?: TlsOptions;
   /** Reconnects after a cut connection or a 5xx, in a row without progress. Default 10. */
   maxRetries?: number;
   /** First backoff delay in ms, doubled per retry up to 5 s (`retryDelay`, without jitter). Default 200. */
@@ -46,10 +48,18 @@ export interface UrlInput {
   start: number;
 }
 
-function isGzip(url: URL, headers: Record<string, string | string[] | undefined>): boolean {
-  const header = (name: string): string => String(headers[name] ?? '').toLowerCase();
-  return url.pathname.endsWith('.gz') || header('content-encoding').includes('gzip') || /^application\/(x-)?gzip\b/.test(header('content-type'));
+function isGzip(url: URL, headers: readonly string[]): boolean {
+  const value = (name: string): string => (header(headers, name) ?? '').toLowerCase();
+  return url.pathname.endsWith('.gz') || value('content-encoding').includes('gzip') || /^application\/(x-)?gzip\b/.test(value('content-type'));
 }
+
+/** A response's body as it is read, and the way to leave the rest unread. */
+interface Body {
+  chunks: AsyncIterable<Buffer>;
+  cancel(): void;
+}
+
+async function* nothing(): AsyncGenerator<Buffer> {}
 
 /**
  * Opens a URL input as a stream of its body. A plain body is asked for from `from` on with `Range`; a gzip
@@ -62,7 +72,8 @@ function isGzip(url: URL, headers: Record<string, string | string[] | undefined>
 export async function openUrlInput(url: string, options: UrlInputOptions = {}, onWireBytes: (n: number) => void = () => {}): Promise<UrlInput> {
   const shown = redactUrl(url);
   const parsed = new URL(url);
-  const agent = new Agent({ connect: options.tls });
+  // A URL input is any web server: HTTP/1.1, which every one speaks.
+  const transport = createTransport({ origin: parsed.origin, protocol: 'http1.1', connections: 1, ...(options.tls !== undefined && { tls: options.tls }) });
   // The one retry policy, without jitter: a GET is safe to repeat, and one reader has no one to spread out from.
   const policy: RetryPolicy = { ...defaultRetryPolicy, maxRetries: options.maxRetries ?? 10, baseDelayMs: options.backoffMs ?? 200, maxDelayMs: 5000, factor: 2, jitter: 0 };
   let failures = 0;
@@ -73,33 +84,35 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
     new VespaBulkError(code, `cannot read input '${shown}': ${message}`, { cause, status });
 
   /** One response from `at` on (wire bytes); retries 5xx and transport errors. */
-  async function get(at: number): Promise<{ body: Readable; skip: number; gzip: boolean; length?: number }> {
+  async function get(at: number): Promise<{ body: Body; skip: number; gzip: boolean; length?: number }> {
     for (;;) {
       try {
-        const res = await agent.request({ origin: parsed.origin, path: `${parsed.pathname}${parsed.search}`, method: 'GET', headers: at > 0 ? { range: `bytes=${at}-` } : {} });
+        const res = await exchange(transport, { method: 'GET', path: `${parsed.pathname}${parsed.search}`, headers: at > 0 ? ['range', `bytes=${at}-`] : [] });
         const gzip = isGzip(parsed, res.headers);
-        const length = Number(res.headers['content-length'] ?? NaN);
-        if (res.statusCode === 206 && at > 0) {
-          const range = /^bytes (\d+)-/.exec(String(res.headers['content-range'] ?? ''));
+        const length = Number(header(res.headers, 'content-length') ?? NaN);
+        const body: Body = { chunks: res.chunks(), cancel: () => res.cancel() };
+        if (res.status === 206 && at > 0) {
+          const contentRange = header(res.headers, 'content-range') ?? '';
+          const range = /^bytes (\d+)-/.exec(contentRange);
           if (range === null || Number(range[1]) !== at) {
-            res.body.destroy();
-            throw fail(`asked for bytes from ${at}, got Content-Range '${String(res.headers['content-range'] ?? '')}'`, 'VB_BAD_RESPONSE');
+            res.cancel();
+            throw fail(`asked for bytes from ${at}, got Content-Range '${contentRange}'`, 'VB_BAD_RESPONSE');
           }
-          return { body: res.body as unknown as Readable, skip: 0, gzip, length: Number.isFinite(length) ? at + length : undefined };
+          return { body, skip: 0, gzip, length: Number.isFinite(length) ? at + length : undefined };
         }
-        if (res.statusCode === 416 && at > 0) {
-          res.body.destroy();
-          return { body: Readable.from([]), skip: 0, gzip };
+        if (res.status === 416 && at > 0) {
+          res.cancel();
+          return { body: { chunks: nothing(), cancel: () => undefined }, skip: 0, gzip };
         }
-        if (res.statusCode === 200) return { body: res.body as unknown as Readable, skip: at, gzip, length: Number.isFinite(length) ? length : undefined };
-        await res.body.dump().catch(() => {});
-        const err = fail(`HTTP ${res.statusCode}`, 'VB_HTTP_STATUS', undefined, res.statusCode);
-        if (res.statusCode < 500) throw err;
+        if (res.status === 200) return { body, skip: at, gzip, length: Number.isFinite(length) ? length : undefined };
+        await res.bytes(0).catch(() => {});
+        const err = fail(`HTTP ${res.status}`, 'VB_HTTP_STATUS', undefined, res.status);
+        if (res.status < 500) throw err;
         throw Object.assign(err, { retriable: true });
       } catch (err) {
-        const retriable = !(err instanceof VespaBulkError) || (err as { retriable?: boolean }).retriable === true;
+        const retriable = !(err instanceof VespaBulkError) || err instanceof TransportError || (err as { retriable?: boolean }).retriable === true;
         const delay = retriable ? nextDelay() : 0;
-        if (delay === 0) throw err instanceof VespaBulkError ? err : fail((err as Error).message, 'VB_TRANSPORT', err);
+        if (delay === 0) throw err instanceof VespaBulkError && !(err instanceof TransportError) ? err : fail((err as Error).message, 'VB_TRANSPORT', err);
         await sleep(delay);
       }
     }
@@ -110,7 +123,7 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
   const zstd = parsed.pathname.endsWith('.zst');
   let first = await get(parsed.pathname.endsWith('.gz') || zstd ? 0 : (options.from ?? 0));
   if (first.gzip && !parsed.pathname.endsWith('.gz') && (options.from ?? 0) > 0) {
-    first.body.destroy();
+    first.body.cancel();
     first = await get(0);
   }
   const gzip = first.gzip;
@@ -124,8 +137,8 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
         let skip = current.skip;
         let delay: number;
         try {
-          for await (const chunk of current.body) {
-            let buf = chunk as Buffer;
+          for await (const chunk of current.body.chunks) {
+            let buf = chunk;
             if (skip > 0) {
               const drop = Math.min(skip, buf.length);
               skip -= drop;
@@ -142,17 +155,17 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
           delay = nextDelay();
           if (delay === 0) throw fail(`body ended at byte ${at} of ${current.length}`, 'VB_TRANSPORT');
         } catch (err) {
-          if (err instanceof VespaBulkError) throw err;
+          if (err instanceof VespaBulkError && !(err instanceof TransportError)) throw err;
           delay = nextDelay();
           if (delay === 0) throw fail((err as Error).message, 'VB_TRANSPORT', err);
         }
-        current.body.destroy();
+        current.body.cancel();
         await sleep(delay);
         current = await get(at);
       }
     } finally {
-      current.body.destroy();
-      void agent.close().catch(() => {});
+      current.body.cancel();
+      void transport.destroy().catch(() => {});
     }
   }
 

@@ -1,7 +1,10 @@
-import type { Dispatcher, buildConnector } from 'undici';
 import { toDocumentPath } from '../document/id.js';
-import { createPool, headersToObject, parseBody, send, splitEndpoint, TransportError, type Protocol, type WireProtocol } from './transport.js';
-import { isH2Refusal, protocolError, unreachableCause } from './reachability.js';
+import { type Protocol, type TlsOptions, type Transport, type WireProtocol } from './transport.js';
+import { createTransport } from './create-transport.js';
+import { headersToObject, parseBody, send } from './exchange.js';
+import { splitEndpoint } from './endpoint.js';
+import { TransportError } from './transport-error.js';
+import { Reachability } from './reachability.js';
 import { checkRetryBound, checkRetryPolicy, defaultRetryPolicy, parseRetryAfter, type RetryPolicy } from './retry-delay.js';
 import { retryLoop, type AttemptFailure } from './retry-loop.js';
 import { DocumentRequestEncoder, defaultMaxRequestBytes, isAssignOnly, requestSizeError, type DocumentParams, type EncodedBody } from './document-request.js';
@@ -19,7 +22,7 @@ export interface DocumentClientOptions {
   headers?: Record<string, string>;
   /**
    * `auto` (default): HTTP/2 where the server speaks it, else HTTP/1.1; `h2`: HTTP/2, and a request to a server
-   * without it rejects with VB_PROTOCOL; `http1.1`. See `PoolOptions.protocol`.
+   * without it rejects with VB_PROTOCOL; `http1.1`. See `TransportOptions.protocol`.
    */
   protocol?: Protocol;
   /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
@@ -51,10 +54,10 @@ export interface DocumentClientOptions {
   maxRetries?: number;
   /** Fine-tuning of the backoff: `defaultRetryPolicy` (100 ms doubling to 10 s, half random), these fields over it. Its `maxRetries` is refused beside `maxRetries` above (VB_USAGE). */
   retryPolicy?: Partial<RetryPolicy>;
-  /** Use this dispatcher instead of creating a pool (it is not closed by close()). */
-  dispatcher?: Dispatcher;
+  /** Send through this transport (`createTransport`) instead of one of the client's own; it is not closed by close(). */
+  transport?: Transport;
   /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)`, exported by the package. */
-  tls?: buildConnector.BuildOptions;
+  tls?: TlsOptions;
   /**
    * The cluster's request size limit in bytes: a put or update whose body is over it rejects with
    * VB_REQUEST_TOO_LARGE without sending. Default 100 MiB, the container's default.
@@ -87,20 +90,18 @@ class RetryableAnswer extends Error {
 /**
  * Single-document operations on /document/v1. Every HTTP status resolves (check `status`), 429 and 503 after
  * the retries (`maxRetries`) are spent; transport failures reject with VespaBulkError VB_TRANSPORT or
- * VB_TIMEOUT (after the retries, where retrying is safe), and a server without HTTP/2 asked for it
- * (`protocol: 'h2'`) with VB_PROTOCOL.
+ * VB_TIMEOUT (after the retries, where retrying is safe), an endpoint where nothing has ever answered with
+ * VB_UNREACHABLE (at once), and a server without HTTP/2 asked for it (`protocol: 'h2'`) with VB_PROTOCOL.
  */
 export class DocumentClient {
-  private readonly dispatcher: Dispatcher;
-  private readonly ownsDispatcher: boolean;
+  private readonly transport: Transport;
+  private readonly ownsTransport: boolean;
   private readonly encoder: DocumentRequestEncoder;
-  private readonly endpoint: string;
   private readonly maxRequestBytes: number;
   private readonly policy: RetryPolicy;
   private readonly timeoutMs: number | undefined;
-  private readonly tlsEndpoint: boolean;
-  /** Whether anything has ever answered: before that, an endpoint where nothing answers is not retried. */
-  private answered = false;
+  /** Whether a failure rejects at once: before any answer, an endpoint where nothing answers is not retried. */
+  private readonly reach: Reachability;
 
   constructor(options: DocumentClientOptions) {
     checkUrl(options, 'endpoint');
@@ -116,16 +117,15 @@ export class DocumentClient {
     this.policy = { ...defaultRetryPolicy, maxRetries: defaultDocumentRetries, ...options.retryPolicy, ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }) };
     this.timeoutMs = options.deadlineMs;
     this.maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes;
-    // The own pool's TLS settings would be silently ignored with a caller's dispatcher.
-    checkExclusive(options, 'dispatcher', 'tls');
+    // The own transport's TLS settings would be silently ignored with a caller's transport.
+    checkExclusive(options, 'transport', 'tls');
     const { origin, prefix } = splitEndpoint(options.endpoint);
-    this.endpoint = options.endpoint;
-    this.tlsEndpoint = origin.startsWith('https:');
+    this.reach = new Reachability(options.endpoint);
     this.encoder = new DocumentRequestEncoder({ prefix, headers: options.headers });
-    this.ownsDispatcher = options.dispatcher === undefined;
-    this.dispatcher =
-      options.dispatcher ??
-      createPool({
+    this.ownsTransport = options.transport === undefined;
+    this.transport =
+      options.transport ??
+      createTransport({
         origin,
         protocol: options.protocol,
         connections: options.connections,
@@ -163,9 +163,9 @@ export class DocumentClient {
     return this.request('DELETE', id, params, undefined);
   }
 
-  /** Closes the own pool (a dispatcher given in the options is left open). */
+  /** Closes the own transport (one given in the options is left open). */
   async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close();
+    if (this.ownsTransport) await this.transport.close();
   }
 
   private async request(
@@ -186,9 +186,9 @@ export class DocumentClient {
     try {
       const outcome = await retryLoop(
         async () => {
-          const raw = await send(this.dispatcher, { method, path, headers: encoded.headers, body: encoded.body, idempotent: assignOnly });
-          this.answered = true;
-          const res: DocumentResponse = { status: raw.status, body: parseBody(raw.body), raw: raw.body, headers: headersToObject(raw.rawHeaders) };
+          const raw = await send(this.transport, { method, path, headers: encoded.headers, body: encoded.body, idempotent: assignOnly });
+          this.reach.answer();
+          const res: DocumentResponse = { status: raw.status, body: parseBody(raw.body), raw: raw.body, headers: headersToObject(raw.headers) };
           if (res.status === 429 || res.status === 503) throw new RetryableAnswer(res);
           return res;
         },
@@ -206,9 +206,9 @@ export class DocumentClient {
         throw outcome.error;
       }
       throw new VespaBulkError('VB_ABORTED', 'stopped');
-    } catch (err) {
-      // HTTP/2 was asked for and the server does not speak it: every request would fail alike.
-      if (isH2Refusal(err)) throw protocolError(this.endpoint, err);
+    } catch (caught) {
+      // Nothing answers at the endpoint, or HTTP/2 was asked for and the server does not speak it: said as such.
+      const err = caught instanceof TransportError ? (this.reach.verdict(caught) ?? caught) : caught;
       if (err instanceof VespaBulkError) {
         // Give the error a place so the CLI can say which document failed.
         throw new VespaBulkError(err.code, err.message, { place: { documentId: id }, cause: err });
@@ -220,9 +220,8 @@ export class DocumentClient {
   /** What the retry policy needs of a failed attempt; undefined for a failure not to retry. */
   private failureOf(err: unknown): AttemptFailure | undefined {
     if (err instanceof RetryableAnswer) return { status: err.response.status, retryAfterMs: parseRetryAfter(err.response.headers['retry-after']) };
-    if (!(err instanceof TransportError) || err.code === 'VB_ABORTED' || isH2Refusal(err)) return undefined;
-    // Nothing has ever answered: a wrong endpoint or a service not up, said at once rather than after the backoff.
-    if (!this.answered && unreachableCause(err, this.tlsEndpoint) !== undefined) return undefined;
+    // Nothing has ever answered (a wrong endpoint, a service not up) or HTTP/2 is not spoken: said at once rather than after the backoff.
+    if (!(err instanceof TransportError) || err.code === 'VB_ABORTED' || this.reach.verdict(err) !== undefined) return undefined;
     return { maybeApplied: err.maybeApplied };
   }
 }

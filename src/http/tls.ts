@@ -1,8 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
-import type { Agent as UndiciAgent, buildConnector, Dispatcher } from 'undici';
-import { Agent } from './undici-parts.js';
+import type { TlsOptions } from './transport.js';
 import { VespaBulkError } from '../errors.js';
 import { maskHeaders } from './headers.js';
 
@@ -30,7 +29,7 @@ export interface SecurityOptions {
   origin?: { ca?: string; cert?: string; key?: string };
 }
 
-/** TLS material read from the files of SecurityOptions, ready for node:tls / undici. */
+/** TLS material read from the files of SecurityOptions, ready for node:tls. */
 export interface TlsMaterial {
   ca?: Buffer;
   cert?: Buffer;
@@ -40,7 +39,7 @@ export interface TlsMaterial {
 /** The flag each field comes from, for messages. */
 const flagOf = { ca: '--ca', cert: '--cert', key: '--key', token: '--token' } as const;
 
-/** True when requests need a dispatcher of their own (custom trust or a client certificate). */
+/** True when requests need TLS options of their own (custom trust, a client certificate, no verification). */
 export function needsTlsMaterial(security: SecurityOptions | undefined): boolean {
   return security?.ca !== undefined || security?.cert !== undefined || security?.key !== undefined || security?.insecure === true;
 }
@@ -120,11 +119,11 @@ function describeSource(value: string, origin?: string): string {
 }
 
 /**
- * undici `connect` options (also node:tls options) for the TLS material: pass to `new Agent({ connect })`,
- * `new Pool(origin, { connect })` or `buildConnector()` / `batchingConnector()`. `servername` only when given:
- * undici otherwise sends the origin's host name (SNI), which is what a pool for one origin wants.
+ * TLS options (node:tls) for the TLS material: `tls` of `createTransport` and of every option set that makes one.
+ * `servername` only when given: a transport otherwise sends the origin's host name (SNI), which is what a transport
+ * for one origin wants.
  */
-export function connectOptions(security: SecurityOptions, servername?: string): buildConnector.BuildOptions {
+export function connectOptions(security: SecurityOptions, servername?: string): TlsOptions {
   const material = needsTlsMaterial(security) ? readTlsMaterial(security) : {};
   return {
     ...(material.ca ? { ca: material.ca } : {}),
@@ -142,12 +141,6 @@ export function authHeaders(security: SecurityOptions | undefined): Record<strin
 /** Every header a request carries for security: the extra headers, then the token (which wins). */
 export function securityHeaders(security: SecurityOptions | undefined): Record<string, string> {
   return { ...(security?.headers ?? {}), ...authHeaders(security) };
-}
-
-/** An undici Agent using the TLS material, or undefined when the global dispatcher does (no ca/cert/key). */
-export function createSecureDispatcher(security: SecurityOptions | undefined, options: UndiciAgent.Options = {}): Dispatcher | undefined {
-  if (!needsTlsMaterial(security)) return undefined;
-  return new Agent({ ...options, connect: { ...(options.connect), ...connectOptions(security!) } });
 }
 
 /** The secret strings of `security` (token, secret header values), to hand to `redact`. */

@@ -1,7 +1,9 @@
-import type { buildConnector } from 'undici';
 import { VespaBulkError } from '../errors.js';
-import { isH2Refusal, protocolError, unreachableCause, unreachableError } from './reachability.js';
-import { createPool, type Protocol } from './transport.js';
+import { Reachability, unreachableError } from './reachability.js';
+import { type Protocol, type TlsOptions } from './transport.js';
+import { createTransport } from './create-transport.js';
+import { exchange, headerList } from './exchange.js';
+import { TransportError } from './transport-error.js';
 
 /**
  * `--wait S`: before a command starts, ask the endpoint's health check until it answers or S seconds are
@@ -17,7 +19,7 @@ export interface WaitForEndpointOptions {
   /** Headers of every probe (the token). */
   headers?: Record<string, string>;
   /** TLS options for an https endpoint (ca, cert, key). */
-  tls?: buildConnector.BuildOptions;
+  tls?: TlsOptions;
   /**
    * The HTTP of the probes, as the command that follows speaks (default `auto`). With `h2`, a server that answers
    * without HTTP/2 ends the wait at once with VB_PROTOCOL: it is up, and waiting will not change what it speaks.
@@ -58,7 +60,8 @@ export async function waitForEndpoint(options: WaitForEndpointOptions): Promise<
   const probeTimeoutMs = options.probeTimeoutMs ?? 10_000;
   // A pool of its own: a refused connection leaves nothing behind in the command's. Pipelining 0 keeps no HTTP/1.1
   // connection between probes, each of which may be seconds apart.
-  const pool = createPool({ origin: url.origin, protocol: options.protocol, connections: 1, pipelining: 0, tls: options.tls, batchWrites: false });
+  const transport = createTransport({ origin: url.origin, protocol: options.protocol, connections: 1, pipelining: 0, tls: options.tls, batchWrites: false });
+  const headers = headerList(options.headers);
   const started = performance.now();
   try {
     for (;;) {
@@ -68,23 +71,17 @@ export async function waitForEndpoint(options: WaitForEndpointOptions): Promise<
       let cause: string;
       let failure: unknown;
       try {
-        const res = await pool.request({
-          origin: url.origin,
-          path,
-          method: 'GET',
-          headers: options.headers ?? {},
-          headersTimeout: timeout,
-          bodyTimeout: timeout,
-          ...(options.signal !== undefined && { signal: options.signal }),
-        });
-        await res.body.dump().catch(() => undefined);
-        if (res.statusCode < 500) return { status: res.statusCode, waitedMs: performance.now() - started };
-        cause = `it answered ${res.statusCode}`;
+        const res = await exchange(transport, { method: 'GET', path, headers, timeoutMs: timeout, ...(options.signal !== undefined && { signal: options.signal }) });
+        await res.bytes(0).catch(() => undefined);
+        if (res.status < 500) return { status: res.status, waitedMs: performance.now() - started };
+        cause = `it answered ${res.status}`;
       } catch (err) {
         if (options.signal?.aborted) throw abortError();
-        if (isH2Refusal(err)) throw protocolError(options.endpoint, err);
+        if (!(err instanceof TransportError)) throw err;
+        // Up, but not speaking the HTTP/2 insisted on: waiting will not change that.
+        if (err.failure === 'not-h2') throw new Reachability(options.endpoint).verdict(err)!;
         failure = err;
-        cause = unreachableCause(err) ?? describeOther(err);
+        cause = err.unreachable ?? err.message;
       }
       const now = performance.now() - started;
       const delay = nextProbeDelayMs(now, options.waitMs, intervalMs);
@@ -99,13 +96,8 @@ export async function waitForEndpoint(options: WaitForEndpointOptions): Promise<
       });
     }
   } finally {
-    await pool.destroy().catch(() => undefined);
+    await transport.destroy().catch(() => undefined);
   }
-}
-
-function describeOther(err: unknown): string {
-  const e = err as { code?: unknown; message?: unknown };
-  return typeof e?.code === 'string' ? `${String(e.message)} (${e.code})` : String(e?.message ?? err);
 }
 
 function abortError(): VespaBulkError {

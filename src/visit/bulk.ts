@@ -1,10 +1,13 @@
-import type { Dispatcher, buildConnector } from 'undici';
+import type { TlsOptions, Transport } from '../http/transport.js';
 import { VespaBulkError, isVespaBulkError } from '../errors.js';
 import { OptionError, checkExclusive, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../options-check.js';
 import { parseRetryAfter } from '../http/retry-delay.js';
 import { retryLoop, type RetryLoopOptions } from '../http/retry-loop.js';
-import { createChainPool, type Protocol, type WireProtocol } from '../http/transport.js';
-import { isH2Refusal, protocolError } from '../http/reachability.js';
+import { type Protocol, type WireProtocol } from '../http/transport.js';
+import { createChainTransport } from '../http/create-transport.js';
+import { header, headerList, send } from '../http/exchange.js';
+import { Reachability } from '../http/reachability.js';
+import { TransportError } from '../http/transport-error.js';
 import { checkVisitRetry, resolveVisitRetry, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
 import { clusterDiscoveryPath, clustersFromAnswer } from './discover-cluster.js';
 import { visitPath } from './query.js';
@@ -23,10 +26,10 @@ export interface BulkOptions extends Pick<VisitSelectionOptions, 'namespace' | '
   endpoint: string;
   kind: BulkKind;
   headers?: Record<string, string>;
-  /** Use this dispatcher (e.g. one set up for TLS) instead of an own connection; it is not closed. */
-  dispatcher?: Dispatcher;
+  /** Send through this transport (`createTransport`) instead of one of its own; it is not closed. */
+  transport?: Transport;
   /** TLS options for https endpoints (ca, cert, key) of the own connection, e.g. `connectOptions(security)`, exported by the package. */
-  tls?: buildConnector.BuildOptions;
+  tls?: TlsOptions;
   /**
    * Which HTTP the own connection speaks: `auto` (default) HTTP/2 where the server speaks it, else HTTP/1.1; `h2`:
    * HTTP/2, or the operation fails with VB_PROTOCOL before anything is changed; `http1.1`. The protocol spoken is in
@@ -77,7 +80,7 @@ export interface BulkSummary {
   /** When it failed or was stopped: the token to continue from with `continuation`. */
   continuation?: string;
   error?: string;
-  /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's dispatcher, or when nothing answered). */
+  /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's transport, or when nothing answered). */
   protocol?: WireProtocol;
 }
 
@@ -110,8 +113,8 @@ export function validateBulkOptions(options: BulkOptions): void {
   }
   checkInteger(options, 'tracelevel', 0, 9);
   checkVisitRetry(options.retry);
-  // The own connection's TLS settings would be silently ignored with a caller's dispatcher.
-  checkExclusive(options, 'dispatcher', 'tls');
+  // The own connection's TLS settings would be silently ignored with a caller's transport.
+  checkExclusive(options, 'transport', 'tls');
   checkProtocol(options);
   visitPath(options);
 }
@@ -152,9 +155,9 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   const prefix = url.pathname.replace(/\/+$/, '');
   const summary: BulkSummary = { kind: options.kind, ok: false, dryRun: false, documentCount: 0, requests: 0, retries: 0, seconds: 0 };
   // One request at a time.
-  const pool =
-    options.dispatcher ??
-    createChainPool(url.origin, 1, {
+  const transport =
+    options.transport ??
+    createChainTransport(url.origin, 1, {
       protocol: options.protocol,
       tls: options.tls,
       onProtocol: (protocol) => {
@@ -164,12 +167,14 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
     });
   const body =
     options.kind !== 'update-where' ? undefined : Buffer.from(options.fieldsText !== undefined ? `{"fields":${options.fieldsText}}` : JSON.stringify({ fields: options.fields }));
+  const reach = new Reachability(options.endpoint);
+  const chain: Chain = { transport, reach, options, headers: requestHeaders(options, body !== undefined) };
   const loop: RetryLoopOptions = {
     policy: resolveVisitRetry(options.retry),
     safeToRepeat: safeToRepeat(options),
     signal: options.signal,
-    // A server without the HTTP/2 asked for is not retried: it would answer every request alike.
-    failureOf: (err) => (err instanceof ChunkFailure ? err : isVespaBulkError(err, 'VB_PROTOCOL') ? undefined : {}),
+    // Nothing answering at all, or a server without the HTTP/2 asked for, is not retried: it would fail every request alike.
+    failureOf: (err) => (err instanceof ChunkFailure ? err : err instanceof TransportError ? { maybeApplied: err.maybeApplied } : undefined),
     onRetry: ({ error, delayMs }) => {
       summary.retries++;
       options.onMessage?.(`${problemOf(error)}; retrying in ${delayMs} ms`);
@@ -177,14 +182,14 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   };
   let continuation = options.continuation;
   try {
-    const cluster = options.cluster ?? (await onlyCluster(pool, url.origin, `${prefix}${clusterDiscoveryPath}`, options, loop));
+    const cluster = options.cluster ?? (await onlyCluster({ ...chain, headers: requestHeaders(options, false) }, `${prefix}${clusterDiscoveryPath}`, loop));
     if (typeof cluster !== 'string') summary.error = cluster.error;
     const sent = { ...options, cluster: typeof cluster === 'string' ? cluster : undefined };
     while (summary.error === undefined) {
       const path = `${prefix}${visitPath(options)}${queryString(bulkQuery(sent, continuation))}`;
       const outcome = await retryLoop(() => {
         summary.requests++;
-        return sendChunk(pool, url.origin, options, path, body);
+        return sendChunk(chain, path, body);
       }, loop);
       if (outcome.kind !== 'succeeded') {
         summary.error = outcome.kind === 'aborted' ? 'stopped' : problemOf(outcome.error);
@@ -200,7 +205,7 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
       }
     }
   } finally {
-    if (options.dispatcher === undefined) await pool.destroy().catch(() => {});
+    if (options.transport === undefined) await transport.destroy().catch(() => {});
   }
   if (!summary.ok && continuation !== undefined) summary.continuation = continuation;
   summary.seconds = (performance.now() - started) / 1000;
@@ -230,8 +235,8 @@ function queryString(query: string): string {
 }
 
 /** One request of the chain: resolves with a 2xx answer, rejects with a ChunkFailure for any other status. */
-async function sendChunk(pool: Dispatcher, origin: string, options: BulkOptions, path: string, body: Buffer | undefined): Promise<BulkAnswer> {
-  const res = await request(pool, origin, options, methodOf[options.kind], path, body);
+async function sendChunk(chain: Chain, path: string, body: Buffer | undefined): Promise<BulkAnswer> {
+  const res = await request(chain, methodOf[chain.options.kind], path, body);
   const answer = answerOf(res.text);
   if (res.status >= 200 && res.status < 300) return answer;
   throw failureOf(res, answer);
@@ -242,15 +247,16 @@ async function sendChunk(pool: Dispatcher, origin: string, options: BulkOptions,
  * has a single one, and names them all when asked for cluster '*' (as the official client finds them). Several
  * are a usage error; a service that cannot be asked ends the run, as a failed chunk does.
  */
-async function onlyCluster(pool: Dispatcher, origin: string, path: string, options: BulkOptions, loop: RetryLoopOptions): Promise<string | { error: string }> {
+async function onlyCluster(chain: Chain, path: string, loop: RetryLoopOptions): Promise<string | { error: string }> {
+  const options = chain.options;
   const outcome = await retryLoop(
     async () => {
-      const res = await request(pool, origin, options, 'GET', path, undefined);
+      const res = await request(chain, 'GET', path, undefined);
       // Overload and server errors are retried like a chunk's; any other answer names the clusters or says why not.
       if (res.status === 429 || res.status >= 500) throw failureOf(res, answerOf(res.text));
       return clustersFromAnswer(res.status, Buffer.from(res.text));
     },
-    { ...loop, safeToRepeat: true, failureOf: (err) => (err instanceof ChunkFailure ? err : isVespaBulkError(err) ? undefined : {}) },
+    { ...loop, safeToRepeat: true, failureOf: (err) => (err instanceof ChunkFailure ? err : err instanceof TransportError ? {} : undefined) },
   );
   if (outcome.kind !== 'succeeded') return { error: outcome.kind === 'aborted' ? 'stopped' : problemOf(outcome.error) };
   const clusters = outcome.value;
@@ -265,23 +271,27 @@ interface Answered {
   retryAfterMs: number | undefined;
 }
 
-async function request(pool: Dispatcher, origin: string, options: BulkOptions, method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, body: Buffer | undefined): Promise<Answered> {
-  let res: Dispatcher.ResponseData;
+/** What the requests of one bulk operation share. */
+interface Chain {
+  transport: Transport;
+  reach: Reachability;
+  options: BulkOptions;
+  headers: readonly string[];
+}
+
+function requestHeaders(options: BulkOptions, withBody: boolean): string[] {
+  return headerList({ accept: 'application/json', ...(withBody && { 'content-type': 'application/json' }), ...options.headers });
+}
+
+/** One request; rejects with the TransportError of a failure to retry, or the VespaBulkError of one that ends the run. */
+async function request(chain: Chain, method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, body: Buffer | undefined): Promise<Answered> {
   try {
-    res = await pool.request({
-      origin,
-      method,
-      path,
-      headers: { accept: 'application/json', ...(body && { 'content-type': 'application/json' }), ...options.headers },
-      body,
-      signal: options.signal,
-    });
+    const res = await send(chain.transport, { method, path, headers: chain.headers, body, signal: chain.options.signal });
+    chain.reach.answer();
+    return { status: res.status, text: res.body.toString('utf8'), retryAfterMs: parseRetryAfter(header(res.headers, 'retry-after')) };
   } catch (err) {
-    if (isH2Refusal(err)) throw protocolError(options.endpoint, err);
-    throw err;
+    throw err instanceof TransportError ? (chain.reach.verdict(err) ?? err) : err;
   }
-  const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
-  return { status: res.statusCode, text: await res.body.text(), retryAfterMs };
 }
 
 function answerOf(text: string): BulkAnswer {
@@ -301,7 +311,7 @@ async function dryRun(options: BulkOptions): Promise<BulkSummary> {
   const v = visit({
     endpoint: options.endpoint,
     headers: options.headers,
-    dispatcher: options.dispatcher,
+    transport: options.transport,
     tls: options.tls,
     protocol: options.protocol,
     onProtocol: options.onProtocol,

@@ -1,7 +1,10 @@
-import type { buildConnector } from 'undici';
 import { VespaBulkError } from '../errors.js';
-import { createChainPool, parseBody, send, splitEndpoint, type Protocol, type WireProtocol } from '../http/transport.js';
-import { isH2Refusal, protocolError } from '../http/reachability.js';
+import { type Protocol, type TlsOptions, type WireProtocol } from '../http/transport.js';
+import { createChainTransport } from '../http/create-transport.js';
+import { headerList, parseBody, send } from '../http/exchange.js';
+import { splitEndpoint } from '../http/endpoint.js';
+import { Reachability } from '../http/reachability.js';
+import { TransportError } from '../http/transport-error.js';
 
 /**
  * The content clusters named in the service's answer to a visit of cluster `*`. The document API has no
@@ -21,7 +24,7 @@ export interface DiscoverOptions {
   /** Request headers (token, --header). */
   headers?: Record<string, string>;
   /** TLS options for an https endpoint. */
-  tls?: buildConnector.BuildOptions;
+  tls?: TlsOptions;
   /** `auto` (default), `h2` (a server without HTTP/2 is a VB_PROTOCOL error) or `http1.1`, as the visit that follows speaks. */
   protocol?: Protocol;
   /** Called once the protocol is known. */
@@ -52,19 +55,18 @@ export function clustersFromAnswer(status: number, body: Buffer): string[] {
 /** Asks the service which content clusters it has (one request that visits nothing); see `clustersFromAnswer`. */
 export async function discoverContentClusters(options: DiscoverOptions): Promise<string[]> {
   const { origin, prefix } = splitEndpoint(options.endpoint);
-  const pool = createChainPool(origin, 1, { protocol: options.protocol, timeoutMs: 60_000, tls: options.tls, onProtocol: options.onProtocol });
+  const transport = createChainTransport(origin, 1, { protocol: options.protocol, timeoutMs: 60_000, tls: options.tls, onProtocol: options.onProtocol });
   try {
-    const res = await send(pool, {
+    const res = await send(transport, {
       method: 'GET',
       path: `${prefix}${clusterDiscoveryPath}`,
-      headers: { ...(options.headers ?? {}) },
-      idempotent: true,
+      headers: headerList(options.headers),
       ...(options.signal !== undefined && { signal: options.signal }),
     }).catch((err: unknown) => {
-      throw isH2Refusal(err) ? protocolError(options.endpoint, err) : err;
+      throw err instanceof TransportError ? (new Reachability(options.endpoint).verdict(err) ?? err) : err;
     });
     return clustersFromAnswer(res.status, res.body);
   } finally {
-    await pool.close();
+    await transport.close();
   }
 }

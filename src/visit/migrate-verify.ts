@@ -2,13 +2,13 @@ import { compare, type CompareSummary } from '../compare/compare.js';
 import { checkCompareOptions, type CompareClusterSide, type CompareOptions } from '../compare/options.js';
 import { OptionError } from '../options-check.js';
 import type { VisitOptions } from './options.js';
-import type { buildConnector } from 'undici';
+import type { TlsOptions } from '../http/transport.js';
 
 /** What of a migration's options the check reads (MigrateOptions is a superset: named here so the two modules import one way). */
 export interface MigratedOptions extends VisitOptions {
   destination: string;
   destinationHeaders?: Record<string, string>;
-  feed?: { tls?: buildConnector.BuildOptions; transform?: unknown };
+  feed?: { tls?: TlsOptions; transform?: unknown };
 }
 
 /** The comparison's own options for `migrate({ verify })`: where its diff goes, how it partitions. */

@@ -66,7 +66,7 @@ export async function migrate(options: MigrateOptions): Promise<MigrateSummary> 
     }
   }
   // A proxy that speaks only HTTP/1.1, or a demand for HTTP/2, usually holds for both ends.
-  const inherited = feedOptions?.protocol === undefined && feedOptions?.http2 === undefined && feedOptions?.dispatcher === undefined && options.protocol !== undefined;
+  const inherited = feedOptions?.protocol === undefined && feedOptions?.http2 === undefined && feedOptions?.transport === undefined && options.protocol !== undefined;
   const outcome = await new Feeder({
     // Migration must not leave a checkpoint of an input that cannot be reread.
     checkpoint: false,

@@ -1,4 +1,4 @@
-import type { Dispatcher, buildConnector } from 'undici';
+import type { TlsOptions, Transport } from '../http/transport.js';
 import type { RetryPolicy } from '../http/retry-delay.js';
 import type { Protocol, WireProtocol } from '../http/transport.js';
 import { OptionError, checkInteger } from '../options-check.js';
@@ -50,10 +50,10 @@ export interface VisitOptions extends VisitSelectionOptions {
   endpoint: string;
   /** Extra request headers (authentication...). */
   headers?: Record<string, string>;
-  /** Use this dispatcher (e.g. one set up for TLS) instead of an own pool. It is not closed at the end. */
-  dispatcher?: Dispatcher;
+  /** Send through this transport (`createTransport`) instead of one of the visit's own; it is not closed at the end. */
+  transport?: Transport;
   /** TLS options for https endpoints (ca, cert, key) of the own pool, e.g. `connectOptions(security)`, exported by the package. */
-  tls?: buildConnector.BuildOptions;
+  tls?: TlsOptions;
   /**
    * Which HTTP the own pool speaks. `auto` (default): HTTP/2 where the server speaks it (cleartext with prior
    * knowledge on http://, ALPN on https://), else HTTP/1.1. `h2`: HTTP/2, or the visit fails with VB_PROTOCOL before

@@ -76,8 +76,8 @@ export function checkVisitOptionValues(options: VisitOptions): void {
   checkOneOf(options, 'bucketSpace', ['default', 'global']);
   checkOneOf(options, 'tensorFormat', tensorFormats);
   checkClusters(options);
-  // The own pool's TLS settings would be silently ignored with a caller's dispatcher.
-  checkExclusive(options, 'dispatcher', 'tls');
+  // The own transport's TLS settings would be silently ignored with a caller's transport.
+  checkExclusive(options, 'transport', 'tls');
   checkProtocol(options);
   checkFunction(options, 'onMessage');
   checkVisitRetry(options.retry);

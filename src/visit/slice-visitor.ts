@@ -1,4 +1,3 @@
-import type { Dispatcher } from 'undici';
 import { classifyStatus, parseRetryAfter, type RetryPolicy } from '../http/retry-delay.js';
 import { retryLoop, type AttemptFailure, type RetryEvent, type RetryOutcome } from '../http/retry-loop.js';
 import type { VisitBatch, VisitEntry } from './entries.js';
@@ -6,10 +5,12 @@ import { ExactlyOnce } from './exactly-once.js';
 import { classifyParsedLine, classifyLinePrefix, LineSplitter, putPrefixLength, readStringValue, removePrefixLength, type LineKind } from './jsonl-lines.js';
 import type { SliceResumeState, VisitMessage } from './options.js';
 import { readPlainJson, type PlainDocument } from './plain-json.js';
-import { readBody } from './body-reader.js';
 import { chainKey, streamAccept, visitRequestPath } from './query.js';
 import { isVespaBulkError } from '../errors.js';
-import { isH2Refusal, protocolError, unreachableCause, unreachableError } from '../http/reachability.js';
+import type { Reachability } from '../http/reachability.js';
+import type { Transport } from '../http/transport.js';
+import { exchange, header, headerList, type Exchange } from '../http/exchange.js';
+import { TransportError } from '../http/transport-error.js';
 
 /**
  * One slice of a visit: a chain of requests, each continuing from the last token, until the service says
@@ -17,9 +18,9 @@ import { isH2Refusal, protocolError, unreachableCause, unreachableError } from '
  * delivers each document once across those resumptions.
  */
 export interface SliceVisitorOptions {
-  dispatcher: Dispatcher;
-  /** Scheme, host and port; an Agent picks its connection by it. */
-  origin: string;
+  transport: Transport;
+  /** The endpoint, for messages. */
+  endpoint: string;
   /** Path prefix of the endpoint ('' or '/prefix'). */
   pathPrefix: string;
   visitPath: string;
@@ -46,12 +47,10 @@ export interface SliceVisitorOptions {
   /** Injected for tests. */
   random?: () => number;
   /**
-   * Shared by the slices of one visit: whether any answer came from the endpoint yet. Until one has, a
-   * connection-level failure (refused, unknown host, TLS handshake) ends the visit with VB_UNREACHABLE at
-   * once instead of after the retries, and a server without the HTTP/2 asked for with VB_PROTOCOL; afterwards
-   * it is an outage, retried as any other failure.
+   * Shared by the slices of one visit: whether a failure ends the visit at once (VB_UNREACHABLE before any answer,
+   * VB_PROTOCOL) instead of being retried.
    */
-  reach?: { answered: boolean };
+  reach?: Reachability;
 }
 
 /**
@@ -102,6 +101,18 @@ export async function linesHandedOn(chains: Iterable<SliceVisitor>): Promise<voi
   for (let turns = 0; turns < 100 && [...chains].some((s) => s.hasUndelivered()); turns++) await new Promise((r) => setImmediate(r));
 }
 
+/** What the lines of one JSONL answer said of its end. */
+interface JsonlTail {
+  /** Document and tombstone lines, repeats included. */
+  documents: number;
+  /** `documentCount` of its `sessionStats` line (-1 when the line has none); undefined until the line came. */
+  statsCount: number | undefined;
+  /** The last line read was a continuation. */
+  ended: boolean;
+  token: string | undefined;
+  error: string | undefined;
+}
+
 class RequestFailure extends Error {
   constructor(
     message: string,
@@ -147,6 +158,8 @@ export class SliceVisitor {
   /** Whether the chain ran in this process (its state may differ from the one it was resumed from). */
   private started = false;
   private readonly exactlyOnce: ExactlyOnce;
+  /** The headers of every request of the chain: made once, so the transport encodes them once. */
+  private readonly requestHeaders: readonly string[];
 
   /** Set while a request runs: a new document or token was seen. */
   private progressed = false;
@@ -170,6 +183,7 @@ export class SliceVisitor {
     this.label = options.cluster === undefined ? label : `cluster '${options.cluster}' ${label}`;
     this.continuation = options.resume?.continuation;
     this.exactlyOnce = new ExactlyOnce(options.resume?.deliveredIds ?? []);
+    this.requestHeaders = headerList({ accept: options.stream ? streamAccept : 'application/json', ...options.headers });
     if (options.resume?.finished) {
       this.state = 'finished';
       this.percent = 100;
@@ -374,62 +388,53 @@ export class SliceVisitor {
     const o = this.options;
     const path = o.pathPrefix + visitRequestPath(o.visitPath, o.query, o.slices, o.sliceId, this.continuation);
     this.tally.requests++;
-    let response: Dispatcher.ResponseData;
+    let answer: Exchange;
     try {
-      response = await o.dispatcher.request({
-        origin: o.origin,
-        method: 'GET',
-        path,
-        headers: { accept: o.stream ? streamAccept : 'application/json', ...o.headers },
-        signal: o.signal,
-        headersTimeout: o.requestTimeoutMs,
-        bodyTimeout: o.requestTimeoutMs,
-      });
+      answer = await exchange(o.transport, { method: 'GET', path, headers: this.requestHeaders, signal: o.signal, timeoutMs: o.requestTimeoutMs });
     } catch (err) {
-      if (o.reach !== undefined && !o.reach.answered && !o.signal?.aborted) {
-        if (isH2Refusal(err)) throw protocolError(o.origin + o.pathPrefix, err);
-        const cause = unreachableCause(err, o.origin.startsWith('https:'));
-        if (cause !== undefined) throw unreachableError(o.origin + o.pathPrefix, cause, err);
+      if (err instanceof TransportError && !o.signal?.aborted) {
+        const verdict = o.reach?.verdict(err);
+        if (verdict !== undefined) throw verdict;
       }
       throw new RequestFailure(`request failed: ${describe(err)}`, undefined);
     }
-    if (o.reach !== undefined) o.reach.answered = true;
-    const { statusCode, headers, body } = response;
-    if (statusCode < 200 || statusCode > 299) {
-      const text = await readLimited(body, maxErrorBodyBytes).catch(() => '');
-      const kind = classifyStatus(statusCode);
-      throw new RequestFailure(`HTTP ${statusCode}${kind === 'final' || text !== '' ? `: ${messageOf(text)}` : ''}`, statusCode, parseRetryAfter(headers['retry-after']));
+    o.reach?.answer();
+    const status = answer.status;
+    if (status < 200 || status > 299) {
+      const text = await answer.text(maxErrorBodyBytes).catch(() => '');
+      const kind = classifyStatus(status);
+      throw new RequestFailure(`HTTP ${status}${kind === 'final' || text !== '' ? `: ${messageOf(text)}` : ''}`, status, parseRetryAfter(header(answer.headers, 'retry-after')));
     }
-    const contentType = String(headers['content-type'] ?? '');
+    const contentType = header(answer.headers, 'content-type') ?? '';
     try {
-      if (/jsonl|ndjson/i.test(contentType)) return await this.readJsonl(body);
-      return await this.readPlain(body);
+      if (/jsonl|ndjson/i.test(contentType)) return await this.readJsonl(answer);
+      return await this.readPlain(answer);
     } catch (err) {
-      body.destroy();
+      answer.cancel();
       if (err instanceof RequestFailure || err instanceof DeliveryFailure || err instanceof Parked) throw err;
       throw new RequestFailure(`response cut off: ${describe(err)}`, undefined);
     }
   }
 
-  private async readJsonl(body: Dispatcher.ResponseData['body']): Promise<string | undefined> {
+  /**
+   * A streamed JSONL answer, read line by line as it arrives. It is whole only when it ends as the container's
+   * handler ends every one: the `sessionStats` line, whose `documentCount` is the number of documents and
+   * tombstones it sent, then optional trace and message lines, then a continuation line, last. Anything else was
+   * cut (however cleanly the connection ended) and the slice goes on from its last token.
+   */
+  private async readJsonl(answer: Exchange): Promise<string | undefined> {
     const o = this.options;
     const splitter = new LineSplitter();
-    const tail: { statsSeen: boolean; ended: boolean; token: string | undefined; error: string | undefined } = {
-      statsSeen: false,
-      ended: false,
-      token: undefined,
-      error: undefined,
-    };
+    const tail: JsonlTail = { documents: 0, statsCount: undefined, ended: false, token: undefined, error: undefined };
     let entries: VisitEntry[] = [];
     const onLine = (buf: Buffer, start: number, end: number): void => this.onJsonlLine(buf, start, end, entries, tail);
-    await readBody(
-      body,
-      (chunk) => {
+    await answer.read({
+      onChunk: (chunk) => {
         o.onBytes?.(chunk.length);
         this.undelivered = true;
         splitter.push(chunk, onLine);
       },
-      () => {
+      flush: () => {
         this.undelivered = false;
         const batch = entries;
         entries = [];
@@ -445,28 +450,23 @@ export class SliceVisitor {
           throw new Parked();
         });
       },
-    );
+    });
     const rest = splitter.takeRest();
     if (rest !== undefined) onLine(rest, 0, rest.length);
     if (entries.length > 0) await this.deliver(entries);
-    if (!tail.ended) throw new RequestFailure('response cut off before its final continuation line', undefined);
     if (tail.error !== undefined) throw new RequestFailure(`the service reported: ${tail.error}`, undefined);
+    if (tail.statsCount === undefined || !tail.ended) throw new RequestFailure('response cut off: it ended without its closing sessionStats and continuation lines', undefined);
+    if (tail.statsCount >= 0 && tail.statsCount !== tail.documents) {
+      throw new RequestFailure(`response cut off: its sessionStats counts ${tail.statsCount} documents, ${tail.documents} came`, undefined);
+    }
     return tail.token;
   }
 
-  private onJsonlLine(
-    buf: Buffer,
-    start: number,
-    end: number,
-    entries: VisitEntry[],
-    tail: { statsSeen: boolean; ended: boolean; token: string | undefined; error: string | undefined },
-  ): void {
+  private onJsonlLine(buf: Buffer, start: number, end: number, entries: VisitEntry[], tail: JsonlTail): void {
     // Parking at the token just read: what follows it is left for the resumption.
     if (this.parkNow) return;
-    if (tail.ended) {
-      // Anything after the final continuation line means the previous one was not final.
-      tail.ended = false;
-    }
+    // Anything after a continuation line means it was not the final one.
+    tail.ended = false;
     let kind: LineKind = classifyLinePrefix(buf, start, end);
     let id: string | undefined;
     let parsed: Record<string, unknown> | undefined;
@@ -485,6 +485,7 @@ export class SliceVisitor {
       case 'put':
       case 'remove':
       case 'document': {
+        tail.documents++;
         const shape = parsed === undefined || kind !== 'document' ? 'feed' : 'document';
         const docId = id ?? ((parsed?.put ?? parsed?.remove ?? parsed?.id) as string);
         const docKind = kind === 'remove' ? 'remove' : 'put';
@@ -509,9 +510,12 @@ export class SliceVisitor {
         tail.token = token;
         return;
       }
-      case 'sessionStats':
-        tail.statsSeen = true;
+      case 'sessionStats': {
+        // Documents after it would not be in its count: a second one, or documents after it, are not the end.
+        const count = (parsed!.sessionStats as { documentCount?: unknown } | undefined)?.documentCount;
+        tail.statsCount = typeof count === 'number' ? count : -1;
         return;
+      }
       case 'message': {
         const m = parsed!.message as { text?: unknown; severity?: unknown } | string;
         const given = typeof m === 'string' ? m : m?.text;
@@ -556,9 +560,9 @@ export class SliceVisitor {
    * The plain JSON object, streamed or one page of non-streamed visiting: parsed incrementally either way,
    * so that the documents keep their bytes' meaning (see plain-json.ts) and a long response is never held whole.
    */
-  private async readPlain(body: Dispatcher.ResponseData['body']): Promise<string | undefined> {
+  private async readPlain(answer: Exchange): Promise<string | undefined> {
     const o = this.options;
-    const counted = countBytes(body as AsyncIterable<Buffer>, o.onBytes);
+    const counted = countBytes(answer.chunks(), o.onBytes);
     const tail = await readPlainJson(counted, (items) => {
       const entries: VisitEntry[] = [];
       for (const item of items) this.acceptItem(item, entries);
@@ -589,16 +593,6 @@ async function* countBytes(body: AsyncIterable<Buffer>, onBytes: ((n: number) =>
     onBytes?.(chunk.length);
     yield chunk;
   }
-}
-
-async function readLimited(body: AsyncIterable<Buffer>, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let n = 0;
-  for await (const chunk of body) {
-    if (n < limit) chunks.push(chunk);
-    n += chunk.length;
-  }
-  return Buffer.concat(chunks).toString('utf8').slice(0, limit);
 }
 
 function messageOf(text: string): string {

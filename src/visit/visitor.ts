@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
-import type { Dispatcher } from 'undici';
-import { createChainPool, type WireProtocol } from '../http/transport.js';
+import { type Transport, type WireProtocol } from '../http/transport.js';
+import { createChainTransport } from '../http/create-transport.js';
+import { Reachability } from '../http/reachability.js';
 import { ChainScheduler, type ChainSchedulerOptions, type InflightReport } from './chain-scheduler.js';
 import type { VisitBatch } from './entries.js';
 import { resolveVisitRetry, type VisitOptions } from './options.js';
@@ -10,7 +11,7 @@ import { SliceVisitor, type SliceReport, type SliceStatus } from './slice-visito
 export type { InflightReport } from './chain-scheduler.js';
 
 /**
- * Runs the slices of a visit over one connection pool, each slice following its own continuation chain, and hands
+ * Runs the slices of a visit over one transport, each slice following its own continuation chain, and hands
  * their documents to one consumer: all of them at once, at most a given number, or as many as the adaptive search
  * finds worth it (chain-scheduler.ts). The engine under `visit()` and the exporter.
  */
@@ -32,7 +33,7 @@ export interface VisitReport {
   slices: SliceReport[];
   /** How many slices were in flight: the limit (adaptive or fixed), its highest, the mean, the search's steps. */
   inflight: InflightReport;
-  /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's dispatcher, whose protocol is its own, or when nothing answered). */
+  /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's transport, whose protocol is its own, or when nothing answered). */
   protocol?: WireProtocol;
 }
 
@@ -85,24 +86,24 @@ export interface LocalVisitRun extends VisitRun {
   readonly slices: readonly SliceVisitor[];
 }
 
-/** The chains of a visit, none started, and what they share: the pool, the byte count, the stop. */
+/** The chains of a visit, none started, and what they share: the transport, the byte count, the stop. */
 export interface ChainSet {
   readonly slices: readonly SliceVisitor[];
   readonly byKey: ReadonlyMap<string, SliceVisitor>;
-  /** The most chains that may run at once (what the pool is sized for). */
+  /** The most chains that may run at once (what the transport is sized for). */
   readonly maxInflight: number;
-  /** The HTTP the own pool speaks, once known. */
+  /** The HTTP the own transport speaks, once known. */
   protocol(): WireProtocol | undefined;
   /** Aborted by `stop()`, or by the caller's signal. */
   readonly signal: AbortSignal;
   bytes(): number;
   /** Stops every chain (a consumer failure stops all of them, not only the one that met it). */
   stop(): void;
-  /** Closes the own pool. */
+  /** Closes the own transport. */
   close(): Promise<void>;
 }
 
-/** Builds every chain of the visit, resumed where `resumeFrom` says, sharing one pool. */
+/** Builds every chain of the visit, resumed where `resumeFrom` says, sharing one transport. */
 export function createChains(options: VisitOptions, consumer: VisitConsumer): ChainSet {
   validateVisitOptions(options);
   const url = new URL(options.endpoint);
@@ -111,15 +112,15 @@ export function createChains(options: VisitOptions, consumer: VisitConsumer): Ch
   const retry = resolveVisitRetry(options.retry);
   const controller = new AbortController();
   const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
-  // Every request in flight listens on it (the pool, the retry wait): one per chain, and there may be hundreds.
+  // Every request in flight listens on it (the transport, the retry wait): one per chain, and there may be hundreds.
   setMaxListeners(0, signal);
   const unfinished = specs.filter((c) => options.resumeFrom?.[c.key]?.finished !== true).length;
   const maxInflight = maxInflightOf(options, Math.max(1, unfinished));
   // Room for each chain that may be in flight.
   let protocol: WireProtocol | undefined;
-  const pool: Dispatcher =
-    options.dispatcher ??
-    createChainPool(url.origin, maxInflight, {
+  const transport: Transport =
+    options.transport ??
+    createChainTransport(url.origin, maxInflight, {
       protocol: options.protocol,
       tls: options.tls,
       onProtocol: (p) => {
@@ -131,12 +132,12 @@ export function createChains(options: VisitOptions, consumer: VisitConsumer): Ch
   const stream = options.stream ?? true;
   const requestTimeoutMs = options.requestTimeoutMs ?? timeoutMs(options.serviceTimeout, 180_000) + 30_000;
   let bytes = 0;
-  const reach = { answered: false };
+  const reach = new Reachability(options.endpoint);
   const slices = specs.map(
     ({ key, sliceId, space, cluster }) =>
       new SliceVisitor({
-        dispatcher: pool,
-        origin: url.origin,
+        transport,
+        endpoint: options.endpoint,
         pathPrefix,
         visitPath: visitPath(options),
         query: withCluster(withBucketSpace(query, space), cluster),
@@ -166,7 +167,7 @@ export function createChains(options: VisitOptions, consumer: VisitConsumer): Ch
     bytes: () => bytes,
     stop: () => controller.abort(),
     close: async () => {
-      if (options.dispatcher === undefined) await pool.destroy().catch(() => {});
+      if (options.transport === undefined) await transport.destroy().catch(() => {});
     },
   };
 }

@@ -1,6 +1,9 @@
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPool, send, toTransportError, type RawResponse, type SendRequest } from '../../src/http/transport.js';
+import { type TransportRequest } from '../../src/http/transport.js';
+import { createTransport } from '../../src/http/create-transport.js';
+import { send, type RawResponse } from '../../src/http/exchange.js';
+import { toTransportError } from '../../src/http/transport-error.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { validateFaultPatch } from '../../src/simulator/faults.js';
 import { overProtocols } from '../support/protocols.js';
@@ -31,12 +34,12 @@ describe('simulator faults', () => {
 
 describe.each(overProtocols)('simulator faults over $protocol', ({ protocol }) => {
   /** One request to document `id` through a pool of the protocol under test (its own, so a cut connection is its alone). */
-  function call(server: DocumentServer, id: string, req: Omit<SendRequest, 'path'> = { method: 'GET' }, timeoutMs?: number): Promise<RawResponse> {
-    const pool = createPool({ origin: server.url, protocol, connections: 1, ...(timeoutMs !== undefined && { timeoutMs }) });
+  function call(server: DocumentServer, id: string, req: Omit<TransportRequest, 'path'> = { method: 'GET' }, timeoutMs?: number): Promise<RawResponse> {
+    const pool = createTransport({ origin: server.url, protocol, connections: 1, ...(timeoutMs !== undefined && { timeoutMs }) });
     cleanups.push(() => pool.destroy());
     return send(pool, { ...req, path: `/document/v1/ns/music/docid/${id}` });
   }
-  const post = (fields: string): Omit<SendRequest, 'path'> => ({ method: 'POST', body: `{"fields":${fields}}` });
+  const post = (fields: string): Omit<TransportRequest, 'path'> => ({ method: 'POST', body: Buffer.from(`{"fields":${fields}}`) });
 
   it('garbage: 200 with a body that is not JSON, and the operation not applied', async () => {
     const server = await start({ faults: { garbageRate: 1 } });
@@ -60,7 +63,7 @@ describe.each(overProtocols)('simulator faults over $protocol', ({ protocol }) =
 
   it('stall: no answer and nothing applied; the admission is given back when the client gives up', async () => {
     const server = await start({ faults: { stallRate: 1, queueLimit: 1 } });
-    await expect(call(server, 's1', post('{}'), 200)).rejects.toMatchObject({ code: 'VB_TIMEOUT', undiciCode: 'UND_ERR_HEADERS_TIMEOUT' });
+    await expect(call(server, 's1', post('{}'), 200)).rejects.toMatchObject({ code: 'VB_TIMEOUT', failure: 'headers-timeout' });
     expect(server.store.size()).toBe(0);
     server.faults.set({ stallRate: 0 });
     // With a queue limit of 1, a leaked admission would make this a 429.

@@ -149,7 +149,7 @@ describe('DocumentClient retries after transport errors (as the feeder: only whe
     cleanups.push(() => client.close());
     const started = performance.now();
     const err = await client.get('id:ns:music::x').catch((e: unknown) => e);
-    expect(isVespaBulkError(err, 'VB_TRANSPORT')).toBe(true);
+    expect(isVespaBulkError(err, 'VB_UNREACHABLE')).toBe(true);
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 });

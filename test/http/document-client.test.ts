@@ -60,14 +60,15 @@ describe('DocumentClient', () => {
     expect(server.requests[0].url).toBe('/prefix/document/v1/a/b/docid/c');
   });
 
-  it('rejects with VB_TRANSPORT when nothing listens', async () => {
+  it('rejects with VB_UNREACHABLE when nothing listens', async () => {
     const server = await startRecordingServer();
     const url = server.url;
     await server.close();
     const client = new DocumentClient({ endpoint: url });
     cleanups.push(() => client.close());
     const err = await client.get('id:a:b::c').catch((e: unknown) => e);
-    expect(isVespaBulkError(err, 'VB_TRANSPORT')).toBe(true);
+    expect(isVespaBulkError(err, 'VB_UNREACHABLE')).toBe(true);
+    expect((err as Error).message).toMatch(/^nothing answers at http:\/\/127\.0\.0\.1:\d+: connection refused \(ECONNREFUSED\)$/);
   });
 
   it('rejects a malformed id before sending', async () => {

@@ -59,7 +59,7 @@ describe('deploy over HTTPS', () => {
   it('names the missing client certificate as a TLS failure', async () => {
     const err = await getApplication({ configUrl: sim.configUrl, security: { ca: pki.files.ca, token } }).catch((e: unknown) => e);
     expect(isVespaBulkError(err, 'VB_TRANSPORT')).toBe(true);
-    expect((err as Error).message).toMatch(/status failed: cannot reach the config server.*check --cert \/ --key/);
+    expect((err as Error).message).toMatch(/status failed: cannot reach the config server.*client certificate \(--cert, --key\)/);
     expect((err as Error).message).not.toContain(token);
   });
 

@@ -5,7 +5,9 @@ import { checkFeedOptions } from '../check-options.js';
 import { checkpointToResume, resumeSkip, type FeedCheckpoint, type SaveState } from '../checkpoint.js';
 import { FeedRun, type FeedOutcome, type FeedProgress, type StopReason } from '../run.js';
 import type { FeedOptions } from '../options.js';
-import { createPool, splitEndpoint, type WireProtocol } from '../../http/transport.js';
+import { type WireProtocol } from '../../http/transport.js';
+import { createTransport } from '../../http/create-transport.js';
+import { splitEndpoint } from '../../http/endpoint.js';
 import type { FeedCounters } from '../stats.js';
 import { FeedStats } from '../stats.js';
 import { defaultMaxInflight } from '../throttle.js';
@@ -133,15 +135,15 @@ export class WorkerFeeder {
       o.onProtocol?.(asked);
       return;
     }
-    const pool = createPool({ origin: splitEndpoint(o.endpoint ?? 'http://127.0.0.1:8080').origin, protocol: 'auto', tls: o.tls, connections: 1 });
+    const transport = createTransport({ origin: splitEndpoint(o.endpoint ?? 'http://127.0.0.1:8080').origin, protocol: 'auto', tls: o.tls, connections: 1 });
     try {
-      this.protocol = await pool.detect!();
+      this.protocol = await transport.detect();
       this.options = { ...o, protocol: this.protocol };
       o.onProtocol?.(this.protocol);
     } catch {
       // Unreachable: left to the workers.
     } finally {
-      await pool.destroy().catch(() => undefined);
+      await transport.destroy().catch(() => undefined);
     }
   }
 
@@ -348,7 +350,7 @@ export class WorkerFeeder {
 
 /** Worker `index`'s options: what can cross a thread, with its share of connections and in-flight limits. */
 function workerOptions(o: FeedOptions, count: number, index: number): FeedOptions {
-  const { signal: _s, onResult: _r, onResultOnlyFailed: _f, onProtocol: _p, stdin: _i, dispatcher: _d, failures: _o, checkpoint: _c, resume: _u, workers: _w, ...rest } = o;
+  const { signal: _s, onResult: _r, onResultOnlyFailed: _f, onProtocol: _p, stdin: _i, transport: _d, failures: _o, checkpoint: _c, resume: _u, workers: _w, ...rest } = o;
   const share = (total: number) => Math.max(1, Math.floor(total / count) + (index < total % count ? 1 : 0));
   const w: FeedOptions = { ...rest, failures: false, checkpoint: false };
   // Without a number given, each worker takes the protocol's default: the in-flight limit, shared, bounds them.

@@ -1,13 +1,14 @@
 import net from 'node:net';
 import tls from 'node:tls';
-import type { Dispatcher as DispatcherType } from 'undici';
-import { Dispatcher } from '../undici-parts.js';
 import { FifoQueue } from '../../structures/fifo-queue.js';
+import type { ResponseHandler, TlsOptions, Transport, TransportRequest, TransportStats } from '../transport.js';
+import { toTransportError } from '../transport-error.js';
+import { withSignal } from '../request-signal.js';
 import { H2Error } from './errors.js';
-import { H2Session, type H2Handler, type H2Request, type SessionEvents } from './session.js';
+import { H2Session, type H2Request, type SessionEvents } from './session.js';
 
 /**
- * HTTP/2 connections to one origin as an undici dispatcher: cleartext with prior knowledge (h2c) for http://,
+ * HTTP/2 connections to one origin, a `Transport`: cleartext with prior knowledge (h2c) for http://,
  * ALPN h2 for https://. Requests go to the connection with the fewest streams open, within the server's
  * SETTINGS_MAX_CONCURRENT_STREAMS and our own cap; when every connection is full they wait here, in order.
  * Connections are opened one at a time, and only while the open ones are busy, so no burst of connects meets
@@ -24,7 +25,7 @@ export interface H2PoolOptions {
   /** Streams at once per connection at most (the server's own limit applies too). Default 256. */
   maxStreams?: number;
   /** TLS options for https (ca, cert, key, rejectUnauthorized, servername). */
-  tls?: tls.ConnectionOptions;
+  tls?: TlsOptions;
   /** ms to connect (and, for TLS, to finish the handshake). Default 10 s. */
   connectTimeoutMs?: number;
   /** Default bound on the wait for an answer's headers, and on any gap in its body, in ms; 0 none. Default 300 s. */
@@ -38,6 +39,8 @@ export interface H2PoolOptions {
   connectionWindow?: number;
   /** ALPN protocols offered on https. Default ['h2']; the auto pool offers http/1.1 too. */
   alpn?: string[];
+  /** See `TransportOptions.maxConnectionAgeMs`. */
+  maxConnectionAgeMs?: number;
 }
 
 /**
@@ -55,9 +58,9 @@ const maxRefusals = 5;
 /** Headers HTTP/2 forbids (RFC 9113, 8.2.2) and what HTTP/1.1 framing needs; `host` becomes `:authority`. */
 const connectionHeaders = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
 
-const noHeaders = {};
+const noHeaders: readonly string[] = [];
 
-export class Http2Pool extends Dispatcher {
+export class Http2Transport implements Transport {
   readonly protocol = 'h2';
   private readonly url: URL;
   private readonly https: boolean;
@@ -68,9 +71,9 @@ export class Http2Pool extends Dispatcher {
   private readonly timeoutMs: number;
   private readonly sessions: H2Session[] = [];
   private readonly pending = new FifoQueue<H2Request>();
-  /** The pseudo-header lists by method, and header lists by the caller's header object: the same kind of request reuses one. */
+  /** The pseudo-header lists by method, and header lists by the caller's header array: the same kind of request reuses one. */
   private readonly pseudoCache = new Map<string, string[]>();
-  private readonly headerCache = new WeakMap<object, string[]>();
+  private readonly headerCache = new WeakMap<readonly string[], string[] & { host?: string }>();
   private closing: Promise<void> | undefined;
   private closeWaiters: (() => void)[] = [];
   private connectWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
@@ -78,7 +81,6 @@ export class Http2Pool extends Dispatcher {
   private readonly events: SessionEvents;
 
   constructor(origin: string | URL, options: H2PoolOptions = {}) {
-    super();
     this.url = new URL(origin);
     this.https = this.url.protocol === 'https:';
     this.authority = this.url.host;
@@ -98,7 +100,7 @@ export class Http2Pool extends Dispatcher {
         else if (this.closing !== undefined) this.checkClosed();
       },
       refused: (req, err) => {
-        if (++req.refusals > maxRefusals || this.destroyed) req.handler.onError?.(err);
+        if (++req.refusals > maxRefusals || this.destroyed) req.handler.onError(toTransportError(err));
         else this.pending.push(req);
         this.drainPending();
       },
@@ -107,41 +109,40 @@ export class Http2Pool extends Dispatcher {
   }
 
   /** Open connections and the streams on each: for tests and the progress line. */
-  get stats(): { connections: number; streams: number[]; pending: number } {
-    return { connections: this.sessions.length, streams: this.sessions.map((s) => s.active), pending: this.pending.length };
+  get stats(): TransportStats {
+    return { connections: this.sessions.length, requests: this.sessions.map((s) => s.active), waiting: this.pending.length };
   }
 
-  override dispatch(opts: DispatcherType.DispatchOptions, handler: DispatcherType.DispatchHandler): boolean {
-    const h = handler as H2Handler;
+  detect(): Promise<'h2'> {
+    return Promise.resolve('h2');
+  }
+
+  dispatch(opts: TransportRequest, handler: ResponseHandler): void {
     if (this.destroyed || this.closing !== undefined) {
       const err = this.destroyed ? new H2Error('UND_ERR_DESTROYED', 'The client is destroyed') : new H2Error('UND_ERR_CLOSED', 'The client is closed');
-      queueMicrotask(() => h.onError?.(err));
-      return false;
+      queueMicrotask(() => handler.onError(toTransportError(err)));
+      return;
     }
-    let req: H2Request;
-    try {
-      req = {
-        pseudo: this.pseudoFields(opts.method, opts.headers),
-        headers: this.headerFields(opts.headers),
-        path: opts.path,
-        body: toBody(opts.body),
-        headersTimeout: opts.headersTimeout ?? this.timeoutMs,
-        bodyTimeout: opts.bodyTimeout ?? this.timeoutMs,
-        handler: h,
-        refusals: 0,
-      };
-    } catch (err) {
-      queueMicrotask(() => h.onError?.(err as Error));
-      return false;
-    }
+    const headers = this.headerFields(opts.headers ?? noHeaders);
+    const timeout = opts.timeoutMs ?? this.timeoutMs;
+    const req: H2Request = {
+      pseudo: this.pseudoFields(opts.method, headers.host),
+      headers,
+      path: opts.path,
+      body: opts.body ?? null,
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
+      handler: opts.signal === undefined ? handler : withSignal(opts.signal, handler),
+      refusals: 0,
+    };
     const session = this.pick();
     if (session !== undefined && this.pending.length === 0) {
+      // Callers never hear of their request inside their own call to dispatch.
       session.request(req);
-      return true;
+      return;
     }
     this.pending.push(req);
     this.drainPending();
-    return this.pending.length === 0;
   }
 
   /** The ready connection with the most room, opening another when all are busy and there may be more. */
@@ -236,49 +237,43 @@ export class Http2Pool extends Dispatcher {
         // with what it died of (refused, unknown host, TLS), as the caller's first sign of an unreachable endpoint.
         const waiting: H2Request[] = [];
         for (let r = this.pending.shift(); r !== undefined; r = this.pending.shift()) waiting.push(r);
-        for (const r of waiting) r.handler.onError?.(err);
+        for (const r of waiting) r.handler.onError(toTransportError(err, this.https));
       } else this.drainPending();
     }
     if (this.closing !== undefined) this.checkClosed();
   }
 
-  private pseudoFields(method: string, headers: DispatcherType.DispatchOptions['headers']): string[] {
+  private pseudoFields(method: string, host: string | undefined): string[] {
+    if (host !== undefined) return [':method', method, ':scheme', this.https ? 'https' : 'http', ':authority', host];
     let pseudo = this.pseudoCache.get(method);
     if (pseudo === undefined) {
       pseudo = [':method', method, ':scheme', this.https ? 'https' : 'http', ':authority', this.authority];
       if (this.pseudoCache.size < 16) this.pseudoCache.set(method, pseudo);
     }
-    const host = this.headerFields(headers).host;
-    return host === undefined ? pseudo : [':method', method, ':scheme', this.https ? 'https' : 'http', ':authority', host];
+    return pseudo;
   }
 
-  /** The caller's headers as HTTP/2 sends them: lower-case names, none of HTTP/1.1's connection headers; `host` apart. */
-  private headerFields(headers: DispatcherType.DispatchOptions['headers']): string[] & { host?: string } {
-    const key = (headers ?? noHeaders);
-    let fields: (string[] & { host?: string }) | undefined = this.headerCache.get(key);
+  /** The caller's headers as HTTP/2 sends them: none of HTTP/1.1's connection headers; `host` apart. */
+  private headerFields(headers: readonly string[]): string[] & { host?: string } {
+    let fields = this.headerCache.get(headers);
     if (fields === undefined) {
-      const pairs = headerPairs(headers);
       fields = [];
-      for (let i = 0; i < pairs.length; i += 2) {
-        const name = pairs[i].toLowerCase();
-        if (name === 'host') fields.host = pairs[i + 1];
-        else if (!connectionHeaders.has(name) && !(name === 'te' && pairs[i + 1] !== 'trailers')) fields.push(name, pairs[i + 1]);
+      for (let i = 0; i + 1 < headers.length; i += 2) {
+        const name = headers[i].toLowerCase();
+        if (name === 'host') fields.host = headers[i + 1];
+        else if (!connectionHeaders.has(name) && !(name === 'te' && headers[i + 1] !== 'trailers')) fields.push(name, headers[i + 1]);
       }
-      this.headerCache.set(key, fields);
+      this.headerCache.set(headers, fields);
     }
     return fields;
   }
 
   /** Resolves once every request has ended and the connections are closed; new requests are refused. */
-  override close(callback?: () => void): Promise<void> {
+  close(): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
       this.closeWaiters.push(resolve);
     });
     this.checkClosed();
-    if (callback !== undefined) {
-      void this.closing.then(callback);
-      return undefined as unknown as Promise<void>;
-    }
     return this.closing;
   }
 
@@ -293,52 +288,17 @@ export class Http2Pool extends Dispatcher {
   }
 
   /** Ends every request now (they fail with `err`, or as destroyed) and closes the connections. */
-  override destroy(err?: Error | null | (() => void), callback?: () => void): Promise<void> {
-    if (typeof err === 'function') {
-      callback = err;
-      err = undefined;
-    }
+  destroy(err?: Error): Promise<void> {
     this.destroyed = true;
     const failure = err ?? new H2Error('UND_ERR_DESTROYED', 'The client is destroyed');
     const waiting: H2Request[] = [];
     for (let r = this.pending.shift(); r !== undefined; r = this.pending.shift()) waiting.push(r);
-    for (const r of waiting) r.handler.onError?.(failure);
+    for (const r of waiting) r.handler.onError(toTransportError(failure));
     for (const s of [...this.sessions]) s.destroy(failure);
     this.closing ??= Promise.resolve();
     const waiters = this.closeWaiters;
     this.closeWaiters = [];
     for (const w of waiters) w();
-    if (callback !== undefined) {
-      queueMicrotask(callback);
-      return undefined as unknown as Promise<void>;
-    }
     return Promise.resolve();
   }
-}
-
-/** A request body as bytes; HTTP/2 here sends only whole bodies (streams and iterables are refused). */
-function toBody(body: DispatcherType.DispatchOptions['body']): Buffer | null {
-  if (body === null || body === undefined) return null;
-  if (typeof body === 'string') return Buffer.from(body);
-  if (Buffer.isBuffer(body)) return body;
-  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  throw new H2Error('UND_ERR_INVALID_ARG', 'HTTP/2 request bodies must be a Buffer, Uint8Array or string');
-}
-
-/** Header names and values as pairs, from undici's forms (flat array, object with string or array values). */
-function headerPairs(headers: DispatcherType.DispatchOptions['headers']): string[] {
-  if (headers === null || headers === undefined) return [];
-  if (Array.isArray(headers)) {
-    const out: string[] = [];
-    for (let i = 0; i + 1 < headers.length; i += 2) out.push(String(headers[i]), String(headers[i + 1]));
-    return out;
-  }
-  const out: string[] = [];
-  const entries = typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function' ? [...(headers as Iterable<[string, string]>)] : Object.entries(headers);
-  for (const [name, value] of entries) {
-    if (value === undefined || value === null) continue;
-    if (Array.isArray(value)) for (const v of value) out.push(name, String(v));
-    else out.push(name, String(value));
-  }
-  return out;
 }

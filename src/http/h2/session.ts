@@ -22,22 +22,17 @@ import {
 import { HpackDecoder, HpackEncoder, HpackError, literalFieldSize, writeLiteralField } from './hpack.js';
 import { H2Error, refusedError, resetError } from './errors.js';
 import { OutBuffer } from './out-buffer.js';
+import type { RequestControl, ResponseHandler } from '../transport.js';
+import { toTransportError } from '../transport-error.js';
 
 /**
  * One HTTP/2 connection of the client (RFC 9113): the preface and settings, streams with their flow-control
  * windows, header compression, and the writes of one event-loop turn gathered into one. An I/O edge: the pool
  * (`pool.ts`) decides which requests come here; this class only carries them.
  *
- * Answers are handed to undici's legacy handler interface (onConnect, onHeaders, onData, onComplete, onError),
- * so anything written for undici's dispatchers (its `request()`, this project's `dispatchTo`) runs over it.
+ * Answers go to the transport's `ResponseHandler` (transport.ts), failures as `TransportError`s made from the
+ * `H2Error`s here by `toTransportError`.
  */
-export interface H2Handler {
-  onConnect?(abort: (reason?: Error) => void): void;
-  onHeaders?(status: number, rawHeaders: string[], resume: () => void, statusText: string): boolean | void;
-  onData?(chunk: Buffer): boolean | void;
-  onComplete?(trailers: string[]): void;
-  onError?(err: Error): void;
-}
 
 /** A request as the pool hands it to a session. */
 export interface H2Request {
@@ -53,7 +48,7 @@ export interface H2Request {
   headersTimeout: number;
   /** ms any gap in the answer's body may last; 0: no bound. */
   bodyTimeout: number;
-  handler: H2Handler;
+  handler: ResponseHandler;
   /** How often the server refused it unprocessed and it was sent again. */
   refusals: number;
 }
@@ -93,7 +88,7 @@ const enum State {
 /** Stream ids go up to 2^31-1; a connection near the end takes no more and a new one is opened. */
 const lastUsableStreamId = 2 ** 31 - 1 - 2 * 1024;
 
-class Stream {
+class Stream implements RequestControl {
   /** Bytes of the request body still to send, from `bodyAt`; -1 once END_STREAM is sent. */
   bodyAt = 0;
   status = 0;
@@ -107,12 +102,25 @@ class Stream {
   activeAt: number;
   trailers: string[] | undefined;
   constructor(
+    readonly session: H2Session,
     readonly id: number,
     readonly req: H2Request,
     public sendWindow: number,
     now: number,
   ) {
     this.activeAt = now;
+  }
+
+  abort(reason?: Error): void {
+    this.session.abortStream(this, reason);
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.session.resumeStream(this);
   }
 }
 
@@ -150,7 +158,7 @@ export class H2Session {
     private readonly options: SessionOptions,
     private readonly events: SessionEvents,
     /** For TLS: the protocol ALPN must agree on before anything is sent. */
-    tls = false,
+    private readonly tls = false,
   ) {
     this.reader = new FrameReader((type, flags, id, buf, start, end) => this.onFrame(type, flags, id, buf, start, end), defaultMaxFrameSize);
     socket.setNoDelay(true);
@@ -233,14 +241,14 @@ export class H2Session {
     const id = this.nextId;
     this.nextId += 2;
     const now = performance.now();
-    const s = new Stream(id, req, this.peerInitialWindow, now);
+    const s = new Stream(this, id, req, this.peerInitialWindow, now);
     if (this.streams.size === 0) this.socket.ref();
     this.streams.set(id, s);
     if (id >= lastUsableStreamId) this.drain();
     if (req.headersTimeout > 0) this.watch(req.headersTimeout);
     if (req.bodyTimeout > 0) this.watch(req.bodyTimeout);
-    req.handler.onConnect?.((reason) => this.abort(s, reason));
-    if (this.streams.get(id) !== s) return; // Aborted in onConnect.
+    req.handler.onStart?.(s);
+    if (this.streams.get(id) !== s) return; // Aborted in onStart.
     this.writeHeaders(s);
     if (req.body !== null && req.body.length > 0) this.sendBody(s);
     else s.bodyAt = -1;
@@ -465,13 +473,12 @@ export class H2Session {
     s.activeAt = performance.now();
     const endStream = (flags & Flag.EndStream) !== 0;
     if (end > start) {
-      const more = s.req.handler.onData?.(buf.subarray(start, end));
+      s.req.handler.onData(buf.subarray(start, end));
       if (this.streams.get(id) !== s) {
         // The handler aborted it.
         this.returnToConnection(length);
         return;
       }
-      if (more === false) s.paused = true;
     }
     if (s.paused) s.held += length;
     else this.returnToConnection(length);
@@ -551,13 +558,13 @@ export class H2Session {
     }
     if (status < 200) return; // 1xx: the real answer follows.
     s.status = status;
-    const more = s.req.handler.onHeaders?.(status, raw, () => this.resume(s), '');
+    s.req.handler.onHeaders(status, raw);
     if (this.streams.get(id) !== s) return;
-    if (more === false) s.paused = true;
     if (endStream) this.complete(s);
   }
 
-  private resume(s: Stream): void {
+  /** @internal `RequestControl.resume` of a stream. */
+  resumeStream(s: Stream): void {
     if (!s.paused) return;
     s.paused = false;
     if (this.streams.get(s.id) === s) {
@@ -578,7 +585,7 @@ export class H2Session {
     else if (code === ErrorCode.NoError && s.status !== 0 && s.bodyAt === -1) {
       // The server has answered and needs no more of the body (RFC 9113, 8.1): the answer is complete as given.
       this.finish(s);
-    } else fail(s.req, resetError(code));
+    } else this.fail(s.req, resetError(code));
     this.events.room(this);
   }
 
@@ -677,7 +684,7 @@ export class H2Session {
   }
 
   private finish(s: Stream): void {
-    s.req.handler.onComplete?.(s.trailers ?? []);
+    s.req.handler.onComplete();
   }
 
   /** Takes the stream out of the connection; its request's fate is the caller's to tell. */
@@ -694,18 +701,19 @@ export class H2Session {
     }
   }
 
-  private abort(s: Stream, reason: Error | undefined): void {
+  /** @internal `RequestControl.abort` of a stream. */
+  abortStream(s: Stream, reason: Error | undefined): void {
     if (this.streams.get(s.id) !== s) return;
     this.forget(s);
     this.queue(rstStreamFrame(s.id, ErrorCode.Cancel));
-    fail(s.req, reason ?? new H2Error('UND_ERR_ABORTED', 'Request aborted'));
+    this.fail(s.req, reason ?? new H2Error('UND_ERR_ABORTED', 'Request aborted'));
     this.events.room(this);
   }
 
   private streamError(s: Stream, code: ErrorCode, err: H2Error): void {
     this.forget(s);
     this.queue(rstStreamFrame(s.id, code));
-    fail(s.req, err);
+    this.fail(s.req, err);
     this.events.room(this);
   }
 
@@ -768,8 +776,12 @@ export class H2Session {
     this.blocked = [];
     if (err !== undefined) this.socket.destroy();
     else if (!this.socket.writableEnded) this.socket.end();
-    for (const s of open) fail(s.req, failure);
+    for (const s of open) this.fail(s.req, failure);
     this.events.closed(this, err);
+  }
+
+  private fail(req: H2Request, err: Error): void {
+    req.handler.onError(toTransportError(err, this.tls));
   }
 
   private socketClosedError(): H2Error {
@@ -779,6 +791,4 @@ export class H2Session {
 
 class ProtocolError extends Error {}
 
-function fail(req: H2Request, err: Error): void {
-  req.handler.onError?.(err);
-}
+

@@ -320,8 +320,8 @@ class WorkerVisit implements WorkerVisitRun, VisitShared {
     const specs = (this.specs = chainsOf(options));
     this.sliceOf = new Map(specs.map((c) => [c.key, c.sliceId]));
     this.progress = new ChainProgress(specs, options);
-    const { signal, dispatcher, onMessage: _m, onProtocol: _p, ...plain } = options;
-    if (dispatcher !== undefined) throw new VespaBulkError('VB_USAGE', 'workers cannot share a dispatcher across threads: leave out dispatcher or workers');
+    const { signal, transport, onMessage: _m, onProtocol: _p, ...plain } = options;
+    if (transport !== undefined) throw new VespaBulkError('VB_USAGE', 'workers cannot share a transport across threads: leave out transport or workers');
     const unfinished = specs.filter((c) => options.resumeFrom?.[c.key]?.finished !== true);
     const maxInflight = maxInflightOf(options, Math.max(1, unfinished.length));
     const n = Math.max(1, Math.min(workers, maxInflight));

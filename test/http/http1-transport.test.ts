@@ -1,8 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Http1Pool } from '../../src/http/http1-pool.js';
-import { dispatchTo, send, type ResponseReceiver, type SendRequest, type TransportError } from '../../src/http/transport.js';
+import { Http1Transport } from '../../src/http/http1-transport.js';
+import { dispatchTo, send, type ResponseReceiver } from '../../src/http/exchange.js';
+import type { TransportRequest } from '../../src/http/transport.js';
+import type { TransportError } from '../../src/http/transport-error.js';
 
 /** The HTTP/1.1 pool against node:http, which (like the container) answers each connection's requests in order. */
 const closers: (() => Promise<void>)[] = [];
@@ -33,12 +35,12 @@ async function server(delayMs: number, port = 0): Promise<{ url: string; connect
   return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, connections, busiest: () => busiest };
 }
 
-describe('Http1Pool', () => {
+describe('Http1Transport', () => {
   it('opens connections as the requests at once need them, never more than maxConnecting at a time', async () => {
     const { url, connections } = await server(20);
-    const pool = new Http1Pool(url, { connections: 64, pipelining: 1, maxConnecting: 8 });
+    const pool = new Http1Transport(url, { connections: 64, pipelining: 1, maxConnecting: 8 });
     closers.push(() => pool.close());
-    const all = Array.from({ length: 40 }, (_, i) => send(pool, { method: 'POST', path: `/${i}`, body: '{}' }));
+    const all = Array.from({ length: 40 }, (_, i) => send(pool, { method: 'POST', path: `/${i}`, body: Buffer.from('{}') }));
     // In the turn the 40 were asked for: 8 connections on their way, the other 32 requests waiting for them.
     expect(pool.stats.connections).toBe(8);
     expect(pool.stats.waiting).toBe(32);
@@ -51,7 +53,7 @@ describe('Http1Pool', () => {
 
   it('keeps one request per connection with pipelining 1, and reuses idle connections', async () => {
     const { url, connections, busiest } = await server(2);
-    const pool = new Http1Pool(url, { connections: 4, pipelining: 1 });
+    const pool = new Http1Transport(url, { connections: 4, pipelining: 1 });
     closers.push(() => pool.close());
     for (let round = 0; round < 3; round++) await Promise.all(Array.from({ length: 12 }, () => send(pool, { method: 'GET', path: '/' })));
     expect(busiest()).toBe(1);
@@ -60,15 +62,15 @@ describe('Http1Pool', () => {
 
   it('gives a request that must not be repeated a connection of its own, even with pipelining', async () => {
     const { url } = await server(10);
-    const pool = new Http1Pool(url, { connections: 2, pipelining: 4 });
+    const pool = new Http1Transport(url, { connections: 2, pipelining: 4 });
     closers.push(() => pool.close());
-    const first = send(pool, { method: 'POST', path: '/a', body: '{}' });
-    const unsafe = send(pool, { method: 'PUT', path: '/u', body: '{}', idempotent: false });
-    const after = send(pool, { method: 'POST', path: '/b', body: '{}' });
+    const first = send(pool, { method: 'POST', path: '/a', body: Buffer.from('{}') });
+    const unsafe = send(pool, { method: 'PUT', path: '/u', body: Buffer.from('{}'), idempotent: false });
+    const after = send(pool, { method: 'POST', path: '/b', body: Buffer.from('{}') });
     // The first connection already carries /a: /u goes alone on the second, /b piles onto the first.
-    expect(pool.stats.running).toEqual([2, 1]);
+    expect(pool.stats.requests).toEqual([2, 1]);
     await Promise.all([first, unsafe, after]);
-    expect(pool.stats.running).toEqual([0, 0]);
+    expect(pool.stats.requests).toEqual([0, 0]);
   });
 
   it('fails the requests of a connection that cannot connect, and takes a request sent again from within that failure', async () => {
@@ -76,12 +78,12 @@ describe('Http1Pool', () => {
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const port = (probe.address() as AddressInfo).port;
     await new Promise<void>((r) => probe.close(() => r()));
-    const pool = new Http1Pool(`http://127.0.0.1:${port}`, { connections: 2 });
+    const pool = new Http1Transport(`http://127.0.0.1:${port}`, { connections: 2 });
     closers.push(() => pool.destroy());
     // Nothing listens at first; once the requests have failed a few times, a server starts on the port.
     const failures: TransportError[] = [];
     let listening: Promise<unknown> | undefined;
-    const request: SendRequest = { method: 'POST', path: '/again', body: '{}' };
+    const request: TransportRequest = { method: 'POST', path: '/again', body: Buffer.from('{}') };
     // As the feeder does: the next request goes out from within the failure's callback. undici fails a connection's
     // queue in a loop that asserts the queue is empty afterwards, so the pool must not hand it a request from there.
     const receiver: ResponseReceiver<(status: number) => void> = {
@@ -108,6 +110,6 @@ describe('Http1Pool', () => {
     expect(uncaught).toEqual([]);
     expect(statuses).toEqual([200, 200, 200, 200]);
     expect(failures.length).toBeGreaterThanOrEqual(6);
-    for (const err of failures) expect([err.undiciCode, err.maybeApplied]).toEqual(['ECONNREFUSED', false]);
+    for (const err of failures) expect([err.detail, err.failure, err.maybeApplied]).toEqual(['ECONNREFUSED', 'connect', false]);
   });
 });

@@ -1,0 +1,250 @@
+import { createRequire } from 'node:module';
+import type { Client as UndiciClient, Dispatcher } from 'undici';
+import { FifoQueue } from '../structures/fifo-queue.js';
+import { batchingConnector } from './batching-connector.js';
+import type { ResponseHandler, TlsOptions, Transport, TransportRequest, TransportStats } from './transport.js';
+import { TransportError, toTransportError } from './transport-error.js';
+import { withSignal } from './request-signal.js';
+
+/**
+ * HTTP/1.1 connections to one origin, a `Transport`, for servers (and proxies) that speak nothing else: undici's
+ * `Client`s, one per connection, through undici's public API only. undici is loaded when the first request needs
+ * it, so a run that speaks HTTP/2 never loads it.
+ *
+ * The container serves an HTTP/1.1 connection one request at a time, so concurrency is the number of connections:
+ * this transport opens one whenever every open one has `pipelining` requests on it, up to `connections`, and never
+ * more than `maxConnecting` at once, so a jump in demand does not become a burst of connects that a listen backlog
+ * of 50 drops (a dropped SYN costs that connection a second). A request goes to the connection with the fewest on
+ * it; one that must not be sent twice goes to an idle connection and has it to itself, because undici resends the
+ * requests pipelined behind a broken one.
+ */
+export interface Http1TransportOptions {
+  /** Connections at most. Default 128. */
+  connections?: number;
+  /** Requests on one connection at once (1: no pipelining; 0: a connection per request, closed after it). Default 1. */
+  pipelining?: number;
+  /** Connections being opened at once at most. Default 16. */
+  maxConnecting?: number;
+  /** Bound on the wait for an answer's headers, and on any gap in its body, in ms. Default 300 s. */
+  timeoutMs?: number;
+  /** Gather the writes of one event-loop turn into one syscall (pays only with pipelining). Default: when pipelining > 1. */
+  batchWrites?: boolean;
+  /** TLS options for https (ca, cert, key...). */
+  tls?: TlsOptions;
+}
+
+interface Connection {
+  client: UndiciClient;
+  /** Requests on it now. */
+  running: number;
+  connected: boolean;
+  /** A request that must not be repeated is on it: nothing else goes there until it ends. */
+  exclusive: boolean;
+}
+
+interface Waiting {
+  req: TransportRequest;
+  handler: ResponseHandler;
+}
+
+type Undici = typeof import('undici');
+let undici: Undici | undefined;
+
+/** undici's root, loaded the first time a transport speaks HTTP/1.1: a run on HTTP/2 never pays for it. */
+function loadUndici(): Undici {
+  return (undici ??= createRequire(import.meta.url)('undici') as Undici);
+}
+
+export class Http1Transport implements Transport {
+  readonly protocol = 'http1.1';
+  private readonly origin: string;
+  private readonly https: boolean;
+  private readonly max: number;
+  private readonly depth: number;
+  private readonly pipelining: number;
+  private readonly maxConnecting: number;
+  private readonly options: Http1TransportOptions;
+  private readonly timeoutMs: number;
+  private readonly conns: Connection[] = [];
+  private readonly waiting = new FifoQueue<Waiting>();
+  private clientOptions: UndiciClient.Options | undefined;
+  /** New requests are refused (`close` or `destroy` was called). */
+  private closing = false;
+  private destroyed = false;
+
+  constructor(origin: string | URL, options: Http1TransportOptions = {}) {
+    const url = new URL(origin);
+    this.origin = url.origin;
+    this.https = url.protocol === 'https:';
+    this.max = Math.max(1, options.connections ?? 128);
+    this.pipelining = options.pipelining ?? 1;
+    this.depth = Math.max(1, this.pipelining);
+    this.maxConnecting = Math.max(1, options.maxConnecting ?? 16);
+    this.timeoutMs = options.timeoutMs ?? 300_000;
+    this.options = options;
+  }
+
+  get stats(): TransportStats {
+    return { connections: this.conns.length, requests: this.conns.map((c) => c.running), waiting: this.waiting.length };
+  }
+
+  detect(): Promise<'http1.1'> {
+    return Promise.resolve('http1.1');
+  }
+
+  dispatch(req: TransportRequest, handler: ResponseHandler): void {
+    if (this.closing) {
+      const err = new TransportError('shut', this.destroyed ? 'the transport is destroyed' : 'the transport is closed');
+      queueMicrotask(() => handler.onError(err));
+      return;
+    }
+    if (this.waiting.length === 0 && this.place(req, handler)) return;
+    this.waiting.push({ req, handler });
+  }
+
+  /** undici's options for each connection's `Client`, made when the first connection is. */
+  private clientOptionsOf(): UndiciClient.Options {
+    if (this.clientOptions !== undefined) return this.clientOptions;
+    const { buildConnector } = loadUndici();
+    const batch = this.options.batchWrites ?? this.pipelining > 1;
+    return (this.clientOptions = {
+      pipelining: this.pipelining,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 600_000,
+      connect: batch ? batchingConnector(buildConnector, this.options.tls) : (this.options.tls),
+    });
+  }
+
+  /** Sends the request on a connection with room, opening one if that is allowed; false when it must wait. */
+  private place(req: TransportRequest, handler: ResponseHandler): boolean {
+    const single = req.idempotent === false;
+    let best: Connection | undefined;
+    let connecting = 0;
+    for (const c of this.conns) {
+      if (!c.connected) connecting++;
+      if (c.exclusive || c.running >= this.depth || (single && c.running > 0)) continue;
+      if (best === undefined || c.running < best.running || (c.connected && !best.connected && c.running === best.running)) best = c;
+    }
+    if (best === undefined || best.running > 0) {
+      if (this.conns.length < this.max && connecting < this.maxConnecting) best = this.openConnection();
+    }
+    if (best === undefined) return false;
+    best.running++;
+    if (single) best.exclusive = true;
+    const timeout = req.timeoutMs ?? this.timeoutMs;
+    best.client.dispatch(
+      {
+        origin: this.origin,
+        method: req.method,
+        path: req.path,
+        headers: req.headers as string[] | undefined,
+        body: req.body ?? null,
+        idempotent: !single,
+        blocking: single,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      },
+      new Counted(this, best, req.signal === undefined ? handler : withSignal(req.signal, handler), single, this.https),
+    );
+    return true;
+  }
+
+  private openConnection(): Connection {
+    const c: Connection = { client: undefined as unknown as UndiciClient, running: 0, connected: false, exclusive: false };
+    const client = new (loadUndici().Client)(this.origin, this.clientOptionsOf());
+    client.on('connect', () => {
+      c.connected = true;
+      this.drain();
+    });
+    client.on('disconnect', () => {
+      c.connected = false;
+    });
+    client.on('connectionError', () => {
+      c.connected = false;
+    });
+    c.client = client;
+    this.conns.push(c);
+    return c;
+  }
+
+  /** @internal A request on `c` ended. */
+  release(c: Connection, single: boolean): void {
+    c.running--;
+    if (single) c.exclusive = false;
+    this.drain();
+  }
+
+  private drain(): void {
+    while (this.waiting.length > 0 && !this.destroyed) {
+      const next = this.waiting.peek()!;
+      if (!this.place(next.req, next.handler)) return;
+      this.waiting.shift();
+    }
+  }
+
+  /** Requests already given are still sent and answered; new ones are refused. */
+  async close(): Promise<void> {
+    this.closing = true;
+    while (!this.destroyed && (this.waiting.length > 0 || this.conns.some((c) => c.running > 0))) await new Promise((r) => setTimeout(r, 5));
+    await Promise.all(this.conns.map((c) => c.client.close().catch(() => undefined)));
+  }
+
+  async destroy(err?: Error): Promise<void> {
+    this.closing = true;
+    this.destroyed = true;
+    const failure = err ?? new TransportError('shut', 'the transport is destroyed');
+    for (let w = this.waiting.shift(); w !== undefined; w = this.waiting.shift()) w.handler.onError(toTransportError(failure, this.https));
+    await Promise.all(this.conns.map((c) => c.client.destroy(failure).catch(() => undefined)));
+  }
+}
+
+/** Passes undici's calls on to the caller's handler in our terms, and tells the transport when the request has ended. */
+class Counted implements Dispatcher.DispatchHandler {
+  private ended = false;
+  constructor(
+    private readonly transport: Http1Transport,
+    private readonly conn: Connection,
+    private readonly inner: ResponseHandler,
+    private readonly single: boolean,
+    private readonly tls: boolean,
+  ) {}
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.inner.onStart?.(controller);
+  }
+  onResponseStart(_controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
+    const flat: string[] = [];
+    for (const name in headers) {
+      const value = headers[name];
+      if (value === undefined) continue;
+      if (typeof value === 'string') flat.push(name, value);
+      else for (const v of value) flat.push(name, v);
+    }
+    this.inner.onHeaders(status, flat);
+  }
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.inner.onData(chunk);
+  }
+  onResponseEnd(): void {
+    this.end();
+    this.inner.onComplete();
+  }
+  /**
+   * Told a microtask later. undici fails a connection's requests in a loop (a connect that failed fails every
+   * request queued on it) and then asserts that its queue is empty; a request given to that connection from
+   * here, the transport's next waiting one or the caller's retry, would break the assertion and throw out of the
+   * socket's error event, ending the process.
+   */
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    queueMicrotask(() => {
+      this.end();
+      this.inner.onError(toTransportError(err, this.tls));
+    });
+  }
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.transport.release(this.conn, this.single);
+  }
+}
