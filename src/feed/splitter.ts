@@ -95,6 +95,23 @@ export class OperationSplitter {
     this.closers = [];
   }
 
+  /**
+   * The input broke off (compressed data cut short or corrupt): the operation in progress, or nothing where the
+   * break came between operations, becomes one failed item with `error`, since what follows the break is lost.
+   */
+  breakOff(error: VespaBulkError, out: RawItem[]): void {
+    const lines = this.mode === 'lines';
+    const partial = lines ? this.parts.length > 0 : this.inGarbage || this.closers.length > 0;
+    let bytes = partial ? Buffer.concat(this.parts) : Buffer.alloc(0);
+    let end = bytes.length;
+    while (end > 0 && isWhitespace(bytes[end - 1])) end--;
+    bytes = bytes.subarray(0, end);
+    out.push({ bytes, line: partial && !lines ? this.itemLine : this.line, offset: partial ? this.itemOffset : this.base, error });
+    this.parts = [];
+    this.closers = [];
+    this.inGarbage = false;
+  }
+
   private pushLines(chunk: Buffer, i: number, out: RawItem[]): number {
     const nl = chunk.indexOf(NEWLINE, i);
     if (nl < 0) {
