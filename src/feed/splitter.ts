@@ -90,6 +90,10 @@ export class OperationSplitter {
       this.emitError(Buffer.concat(this.parts), this.garbageReason, out);
     } else if (this.closers.length > 0) {
       this.emitError(Buffer.concat(this.parts), 'unterminated operation at end of input', out);
+    } else if (this.mode === 'array' && this.arrayState !== 'done') {
+      // The array's end is missing, so the input was cut between two operations: what followed is not here, and
+      // the Go client fails on it too.
+      out.push({ bytes: Buffer.alloc(0), line: this.line, offset: this.base, error: new VespaBulkError('VB_BAD_JSON', "unterminated JSON array: the input ends before its closing ']'") });
     }
     this.parts = [];
     this.closers = [];

@@ -87,8 +87,19 @@ describe('OperationSplitter', () => {
 
   it('reports an unterminated last object', () => {
     const items = split('[{"remove":"id:a:b::1"},\n{"put":"id:a:b::2","fields":{');
+    expect(items).toHaveLength(2);
     expect(items[1].error?.code).toBe('VB_BAD_JSON');
     expect(items[1].line).toBe(2);
+  });
+
+  it("reports an array cut between operations (no closing ']') at its end, after the operations before it", () => {
+    for (const text of ['[{"remove":"id:a:b::1"},\n{"remove":"id:a:b::2"}\n', '[{"remove":"id:a:b::1"},\n{"remove":"id:a:b::2"},\n']) {
+      expect(view(split(text))).toEqual([
+        { text: '{"remove":"id:a:b::1"}', line: 1, error: undefined },
+        { text: '{"remove":"id:a:b::2"}', line: 2, error: undefined },
+        { text: '', line: 3, error: "unterminated JSON array: the input ends before its closing ']'" },
+      ]);
+    }
   });
 
   it('breaks off where the input broke: the operation in progress, or nothing between operations, becomes one failed item', () => {
