@@ -32,7 +32,7 @@ export {
 } from './http/tls.js';
 export { maskHeaders } from './http/headers.js';
 export { describeEndpoint } from './http/reachability.js';
-export { writeFileAtomically } from './fs/atomic-write.js';
+export { writeFileAtomically, removeLeftoverTemporaryFiles } from './fs/atomic-write.js';
 
 // Deployment.
 export * from './deploy/index.js';

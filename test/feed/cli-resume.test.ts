@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resumeHint, shellWord } from '../../src/cli/resume-hint.js';
@@ -89,6 +89,23 @@ describe('vespa-bulk feed --resume: the target of the checkpoint', () => {
     // Updates that create what is missing, as the feed began.
     expect(stored.size).toBe(n);
     expect(stored.get(`id:shop:product::p${n - 1}`)).toEqual({ kept: 1, i: String(n - 1) });
+  });
+});
+
+describe('vespa-bulk feed without --checkpoint', () => {
+  const { server, dir } = useFeedFixtures();
+
+  it("removes what a killed run left beside its default checkpoint, and nothing else", async () => {
+    const s = await server();
+    const d = dir();
+    writeJsonl(join(d, 'in.jsonl'), [{ put: 'id:ns:music::x', fields: {} }]);
+    // Above the largest pid_max Linux allows: no process has it.
+    const left = 'vespa-bulk-checkpoint-20200101T000000Z.json.4194305.1.tmp';
+    const kept = ['vespa-bulk-checkpoint-20200101T000000Z.json', 'mine.json.4194305.1.tmp', 'vespa-bulk-checkpoint-20200101T000000Z.json.1.1.tmp'];
+    for (const name of [left, ...kept]) writeFileSync(join(d, name), 'x');
+    const run = await runCli(['feed', '-q', '-t', s.url, 'in.jsonl'], { cwd: d });
+    expect(run.code).toBe(0);
+    expect(readdirSync(d).sort()).toEqual(['in.jsonl', ...kept].sort());
   });
 });
 

@@ -1,6 +1,6 @@
 import type { AnyCommand } from '../command.js';
 import type { Argv } from 'yargs';
-import { VespaBulkError, isVespaBulkError, authFailureHint, connectOptions, needsTlsMaterial, securityHeaders, Feeder, type FeedOutcome, checkResumable, readFeedCheckpoint, resumedOptions, ResumeConflictError, checkFeedOptions, parseShard, type Compression, type FeedOptions, type OperationResult, loadTransform } from '../../index.js';
+import { VespaBulkError, isVespaBulkError, authFailureHint, connectOptions, needsTlsMaterial, securityHeaders, Feeder, type FeedOutcome, checkResumable, readFeedCheckpoint, resumedOptions, ResumeConflictError, removeLeftoverTemporaryFiles, checkFeedOptions, parseShard, type Compression, type FeedOptions, type OperationResult, loadTransform } from '../../index.js';
 import { tookDefault } from '../given-flags.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
@@ -19,7 +19,7 @@ import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-out
 import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
 import { speedtestSource } from '../../bench/index.js';
 import { feedSummaryJson } from '../summary-names.js';
-import { defaultCheckpointPath, defaultFailuresPath } from '../default-paths.js';
+import { defaultCheckpointPath, defaultFailuresPath, isDefaultCheckpointName } from '../default-paths.js';
 import { estimateRemainingSeconds } from '../eta.js';
 import { parseHeaderFlags } from '../header-flags.js';
 import { resumeHint } from '../resume-hint.js';
@@ -263,6 +263,8 @@ function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () 
 
 async function handler(argv: FeedArgs): Promise<void> {
   const { files, options, targetNote, resumedFrom, speedtest } = await toFeedOptions(argv, process.argv.slice(2));
+  // Each run names its default checkpoint anew, so no later save to it finds what a killed run left beside its own.
+  if (argv.checkpoint === undefined && argv.resume === undefined) await removeLeftoverTemporaryFiles('.', isDefaultCheckpointName);
   if (targetNote !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: ${targetNote}\n`);
   if (resumedFrom !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: continuing from checkpoint ${resumedFrom}\n`);
   const controller = new AbortController();
