@@ -14,7 +14,7 @@ describe('vespa-bulk feed --resume: the target of the checkpoint', () => {
     const d = dir();
     // The official CLI's home, empty: no target of the user's own applies.
     const env = { VESPA_CLI_HOME: join(d, 'vespa-home') };
-    const n = 12_000;
+    const n = 6_000;
     const ops: Op[] = Array.from({ length: n }, (_, i) => ({ put: `id:ns:music::t${i}`, fields: { i } }));
     writeJsonl(join(d, 'in.jsonl'), ops);
     const first = await runCli(['feed', '-t', a.url, '--progress', '0.2', '--checkpoint', 'cp.json', 'in.jsonl'], {
@@ -62,7 +62,7 @@ describe('vespa-bulk feed --resume: the target of the checkpoint', () => {
     const a = await server({ maxOpsPerSecond: 3000 });
     const d = dir();
     const env = { VESPA_CLI_HOME: join(d, 'vespa-home') };
-    const n = 12_000;
+    const n = 6_000;
     writeFileSync(join(d, 'in.csv'), `sku,i\n${Array.from({ length: n }, (_, i) => `p${i},${i}`).join('\n')}\n`);
     const table = ['--id', 'id:shop:product::{sku}', '--operation', 'update', '--create'];
     const first = await runCli(['feed', '-t', a.url, '--progress', '0.2', '--checkpoint', 'cp.json', ...table, 'in.csv'], {
