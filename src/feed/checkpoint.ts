@@ -29,7 +29,8 @@ export interface FeedCheckpoint extends RecordedFeed {
   inputs: string[];
   /**
    * Where the feed sent: origin and path, without credentials. A resume that gives no endpoint feeds this one, and
-   * one that gives another is refused (`resumedOptions`). Absent from version 1.
+   * one that gives another is refused (`resumedOptions`). Absent from version 1, and when nothing answered there
+   * (the feed stopped as unreachable) and no earlier run had sent anywhere: then nothing is bound to it.
    */
   endpoint?: string;
   /** The feed's settings that change where requests go or what they carry, those set (`RecordedOptions`). */
@@ -91,7 +92,7 @@ function feedCheckpointOf(value: unknown, path: string): FeedCheckpoint {
   const positionOk =
     c.position === null ||
     (typeof c.position === 'object' && c.position !== null && Number.isInteger(c.position.input) && Number.isInteger(c.position.offset));
-  const recordedOk = c.version === 1 || (typeof c.endpoint === 'string' && (c.options === undefined || (typeof c.options === 'object' && c.options !== null)));
+  const recordedOk = c.version === 1 || ((c.endpoint === undefined || typeof c.endpoint === 'string') && (c.options === undefined || (typeof c.options === 'object' && c.options !== null)));
   if ((c.version !== 1 && c.version !== 2) || !recordedOk || !Array.isArray(c.inputs) || !positionOk) {
     throw new VespaBulkError('VB_USAGE', `'${path}' is not a vespa-bulk feed checkpoint`);
   }
@@ -193,8 +194,8 @@ export interface FeedCheckpointOptions {
   shard?: Shard;
   /** The failure output: synced before each save, and its mark recorded. */
   failures?: FailureWriter;
-  /** Where the feed sends and what its requests carry (`recordFeed`). */
-  sends: { endpoint: string; options?: RecordedOptions };
+  /** Where the feed sends and what its requests carry (`recordFeed`), as it stands at each save. */
+  sends: () => { endpoint?: string; options?: RecordedOptions };
 }
 
 /**
@@ -205,8 +206,7 @@ export function buildFeedCheckpoint(feed: Omit<FeedCheckpointOptions, 'path'>, s
   const c: FeedCheckpoint = {
     version: feedCheckpointVersion,
     inputs: feed.inputs,
-    endpoint: feed.sends.endpoint,
-    ...(feed.sends.options !== undefined && { options: feed.sends.options }),
+    ...feed.sends(),
     position: state.position,
     written: new Date().toISOString(),
     reason: state.reason,

@@ -28,7 +28,12 @@ export interface RecordedOptions {
 
 /** What a checkpoint says of the feed it continues (absent from version 1 checkpoints, but `shard`). */
 export interface RecordedFeed {
-  /** The endpoint as the feed used it: origin and path, no user info, query or fragment (credentials are never written). */
+  /** 1: the checkpoint records nothing of this but the shard. Default 2. */
+  version?: number;
+  /**
+   * The endpoint as the feed used it: origin and path, no user info, query or fragment (credentials are never
+   * written). Absent when nothing was sent there (nothing answered): then any endpoint goes on.
+   */
   endpoint?: string;
   options?: RecordedOptions;
   /** `i/N`, when the feed fed one shard of several. */
@@ -56,7 +61,7 @@ export function recordedEndpoint(url: string | undefined): string {
 }
 
 /** The endpoint and the settings of `options` that a checkpoint records. */
-export function recordFeed(options: SendingOptions): { endpoint: string; options?: RecordedOptions } {
+export function recordFeed(options: SendingOptions): { endpoint?: string; options?: RecordedOptions } {
   const recorded: RecordedOptions = {};
   for (const key of ['route', 'dryRun', 'transform', 'inputFormat'] as const) {
     const value = normalised(key, options[key]);
@@ -107,18 +112,20 @@ function asPath(spec: string): string {
 /**
  * The options a feed resumed from a checkpoint runs with: each recorded setting that `options` leave out is taken
  * from it (the endpoint, the route, the shard, what the requests carry); one given that differs is refused
- * (`ResumeConflictError`, VB_USAGE), the endpoint and route only unless `resumeToOtherTarget`. A checkpoint that
- * records no endpoint (version 1) can be neither taken from nor checked, but for its shard. `file` names the
+ * (`ResumeConflictError`, VB_USAGE), the endpoint and route only unless `resumeToOtherTarget`. A version 1
+ * checkpoint records none of this: it can be neither taken from nor checked, but for its shard. `file` names the
  * checkpoint in messages.
  */
 export function resumedOptions<T extends SendingOptions>(options: T, recorded: RecordedFeed, file = 'the checkpoint'): T {
   const out: T = { ...options };
   // A shard given that differs is refused by checkResumable, with the inputs.
   if (out.shard === undefined && recorded.shard !== undefined && recorded.shard !== '0/1') out.shard = parseShard(recorded.shard);
-  if (recorded.endpoint === undefined) return out;
-  if (options.endpoint === undefined) out.endpoint = recorded.endpoint;
-  else if (!same('endpoint', recorded.endpoint, recordedEndpoint(options.endpoint)) && options.resumeToOtherTarget !== true) {
-    throw new ResumeConflictError(file, 'endpoint', recorded.endpoint, recordedEndpoint(options.endpoint));
+  if ((recorded.version ?? 2) < 2) return out;
+  if (recorded.endpoint !== undefined) {
+    if (options.endpoint === undefined) out.endpoint = recorded.endpoint;
+    else if (!same('endpoint', recorded.endpoint, recordedEndpoint(options.endpoint)) && options.resumeToOtherTarget !== true) {
+      throw new ResumeConflictError(file, 'endpoint', recorded.endpoint, recordedEndpoint(options.endpoint));
+    }
   }
   const settings = recorded.options ?? {};
   const take = (key: string, had: unknown, given: unknown, set: (value: unknown) => void, target: boolean): void => {

@@ -28,14 +28,17 @@ describe('feed checkpoint files', () => {
     await expect(readFeedCheckpoint(join(dir, 'missing.json'))).rejects.toThrow(expect.objectContaining({ code: 'VB_USAGE' }));
   });
 
-  it('reads version 1 (no endpoint) and version 2 (an endpoint), the latter also synchronously; refuses version 2 without one and later versions', async () => {
+  it('reads version 1 (no endpoint) and version 2 (an endpoint, or none), also synchronously; refuses a malformed endpoint and later versions', async () => {
     const dir = freshDir();
     const v2: FeedCheckpoint = { version: 2, inputs: ['a.jsonl'], endpoint: 'http://h:8080', options: { route: 'r' }, position: null, written: 'now', reason: 'finished', ok: 5, errors: 0 };
     writeFileSync(join(dir, 'v2.json'), feedCheckpointText(v2));
     expect(await readFeedCheckpoint(join(dir, 'v2.json'))).toEqual(v2);
     expect(readFeedCheckpointSync(join(dir, 'v2.json'))).toEqual(v2);
-    const { endpoint: _e, ...noEndpoint } = v2;
-    writeFileSync(join(dir, 'bad.json'), feedCheckpointText(noEndpoint));
+    // Without one: nothing answered where it fed.
+    const { endpoint: _e, ...unbound } = v2;
+    writeFileSync(join(dir, 'unbound.json'), feedCheckpointText(unbound));
+    expect(readFeedCheckpointSync(join(dir, 'unbound.json'))).toEqual(unbound);
+    writeFileSync(join(dir, 'bad.json'), feedCheckpointText({ ...v2, endpoint: 42 as unknown as string }));
     expect(() => readFeedCheckpointSync(join(dir, 'bad.json'))).toThrow(/not a vespa-bulk feed checkpoint/);
     writeFileSync(join(dir, 'v3.json'), feedCheckpointText({ ...v2, version: 3 as 2 }));
     await expect(readFeedCheckpoint(join(dir, 'v3.json'))).rejects.toThrow(/not a vespa-bulk feed checkpoint/);

@@ -86,6 +86,28 @@ describe('a feed checkpoint knows where it goes', () => {
     expect((await readFeedCheckpoint(checkpoint)).endpoint).toBe(b.url);
   });
 
+  it('binds no endpoint where nothing answered: the same feed with the target put right goes on, and keeps an earlier run\'s', async () => {
+    const live = await server({ maxOpsPerSecond: 2000 });
+    const gone = await server();
+    await gone.close();
+    const d = dir();
+    const input = writeJsonl(join(d, 'in.jsonl'), ops);
+    const checkpoint = join(d, 'cp.json');
+    const first = await new Feeder({ endpoint: gone.url, checkpoint, dryRun: true }).run(input);
+    expect(first.stopped).toBe('unreachable');
+    const unbound = await readFeedCheckpoint(checkpoint);
+    expect(unbound.endpoint).toBeUndefined();
+    expect(unbound.options).toEqual({ dryRun: true });
+    // Another endpoint is no conflict; the settings still are.
+    expect(() => new Feeder({ resume: checkpoint, endpoint: live.url, dryRun: false })).toThrow(ResumeConflictError);
+    const bound = await stoppedFeed(input, { resume: checkpoint, checkpoint, endpoint: live.url });
+    expect(bound).toMatchObject({ endpoint: live.url, options: { dryRun: true } });
+    // A resume that finds nothing answering keeps the endpoint that has the first part.
+    const again = await new Feeder({ resume: checkpoint, checkpoint, endpoint: gone.url, resumeToOtherTarget: true }).run(input);
+    expect(again.stopped).toBe('unreachable');
+    expect((await readFeedCheckpoint(checkpoint)).endpoint).toBe(live.url);
+  });
+
   it('takes the route, dry run and transform from the checkpoint when left out, and refuses others', async () => {
     // A stop after 50: the first 50 answered, the rest hang until the resume.
     let answering = false;
@@ -153,7 +175,7 @@ describe('resumedOptions', () => {
   });
 
   it('takes nothing from and checks nothing against a version 1 checkpoint, but its shard', () => {
-    expect(resumedOptions({ endpoint: 'http://b.example', dryRun: true }, { shard: '0/2' })).toEqual({ endpoint: 'http://b.example', dryRun: true, shard: { index: 0, count: 2 } });
+    expect(resumedOptions({ endpoint: 'http://b.example', dryRun: true }, { version: 1, shard: '0/2' })).toEqual({ endpoint: 'http://b.example', dryRun: true, shard: { index: 0, count: 2 } });
   });
 
   it('cannot give back a transform function: it must be given again', () => {

@@ -207,7 +207,8 @@ export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Pro
       connection = connectionFromArgs({ ...argv, target: options.endpoint }, headers);
       targetNote = `target ${connection.url} (from ${name})`;
     } else if (!targetGiven) {
-      targetNote = `${name} records no target (written by an earlier vespa-bulk): feeding ${connection.url}; give -t to feed another`;
+      const why = checkpoint.version === 1 ? 'written by an earlier vespa-bulk' : 'nothing answered where it fed';
+      targetNote = `${name} records no target (${why}): feeding ${connection.url}; give -t to feed another`;
     }
   }
   options.endpoint ??= connection.url;
