@@ -19,8 +19,14 @@ const breaks = new WeakMap<object, string>();
  * decoded before the break, which a stream destroyed by its error would drop unread) and `inputBreak` says why.
  */
 export function decompress(raw: Readable, codec: Codec, chunkBytes: number): Readable {
-  const decoder = codec === 'gzip' ? createGunzip({ chunkSize: chunkBytes }) : createZstdDecompress(chunkBytes);
+  const gunzip = codec === 'gzip' ? createGunzip({ chunkSize: chunkBytes }) : undefined;
+  const decoder = gunzip ?? createZstdDecompress(chunkBytes);
   const out = new PassThrough();
+  // The reader stopping early (a stopped feed) or the data breaking off ends the reading of the source too.
+  out.on('close', () => {
+    decoder.destroy();
+    raw.destroy();
+  });
   let passedOn: unknown;
   raw.on('error', (err) => {
     passedOn = err;
@@ -37,10 +43,10 @@ export function decompress(raw: Readable, codec: Codec, chunkBytes: number): Rea
     out.end();
   });
   // zlib drops what its last call decoded when that call fails ('unexpected end of file'), up to a chunk of output:
-  // a flush first takes out everything before the break, and the end then only finds the break.
+  // a flush first takes out everything before the break, and the end then only finds the break. (fzstd hands over
+  // each block as it completes; Node's own zstd, from 22.15, is left as it is.)
   raw.pipe(decoder, { end: false });
-  const flushable = decoder as Transform & { flush?: (done: () => void) => void };
-  raw.on('end', () => (typeof flushable.flush === 'function' ? flushable.flush(() => decoder.end()) : decoder.end()));
+  raw.on('end', () => (gunzip !== undefined ? gunzip.flush(() => gunzip.end()) : decoder.end()));
   return decoder.pipe(out);
 }
 
