@@ -90,9 +90,18 @@ function normalised(key: string, value: unknown): unknown {
     case 'rows.timestampUnit':
       return value === 's' ? undefined : value;
     case 'rows.configUrl':
-      return typeof value === 'string' ? recordedEndpoint(value) : value;
+      return typeof value === 'string' ? urlWithoutCredentials(value) : value;
     default:
       return value;
+  }
+}
+
+/** A URL by origin and path; a value that is no URL as it is (not checked until a table needs it, it must not fail a save). */
+function urlWithoutCredentials(value: string): string {
+  try {
+    return recordedEndpoint(value);
+  } catch {
+    return value;
   }
 }
 

@@ -161,6 +161,8 @@ describe('resumedOptions', () => {
   it('records table settings as given, defaults and schemas in code left out', () => {
     expect(recordFeed({ rows: { operation: 'put', timestampUnit: 's', create: false, model: { types: new Map() } as never } })).toEqual({ endpoint: 'http://127.0.0.1:8080' });
     expect(recorded.options).toEqual({ rows: { idField: 'sku', operation: 'update', create: true, timestampUnit: 'ms', configUrl: 'http://cfg.example:19071' } });
+    // Not checked until a table needs it: a save must not fail on it.
+    expect(recordFeed({ rows: { configUrl: 'cfg:19071' } }).options).toEqual({ rows: { configUrl: 'cfg:19071' } });
   });
 
   it('takes what is left out, keeps what agrees, refuses what differs by its option name', () => {
