@@ -9,6 +9,7 @@ export const errorCodes = {
   VB_BAD_OPERATION: 'malformed feed operation',
   VB_BAD_JSON: 'invalid JSON',
   VB_BAD_ROW: 'a table row that cannot become a feed operation',
+  VB_BROKEN_INPUT: 'compressed input that breaks off: cut short or corrupt',
   VB_REQUEST_TOO_LARGE: 'document operation over the request size limit',
   VB_SELECTION_SYNTAX: 'document selection syntax error',
   VB_HTTP_STATUS: 'unexpected HTTP status',

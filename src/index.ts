@@ -45,7 +45,7 @@ export {
 } from './http/tls.js';
 export { maskHeaders } from './http/headers.js';
 export { describeEndpoint } from './http/reachability.js';
-export { writeFileAtomically } from './fs/atomic-write.js';
+export { writeFileAtomically, removeLeftoverTemporaryFiles } from './fs/atomic-write.js';
 
 // Deployment.
 export * from './deploy/index.js';
@@ -81,6 +81,7 @@ export { inputFormats, type InputFormat } from './tabular/input-format.js';
 export type { TimestampUnit } from './tabular/json-value.js';
 export { checkFeedOptions } from './feed/check-options.js';
 export { checkResumable } from './feed/checkpoint.js';
+export { resumedOptions, ResumeConflictError, type RecordedFeed, type RecordedOptions, type SendingOptions } from './feed/recorded-options.js';
 export { loadTransform, type TransformFunction, type TransformResult, type TransformSpec, type OperationObject } from './feed/transform.js';
 // One document's operation from a command line's words (what the single-document commands take).
 export {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { VespaBulkError } from '../errors.js';
 import { writeFileAtomically } from '../fs/atomic-write.js';
@@ -152,9 +153,28 @@ export async function readCheckpointFile(path: string): Promise<unknown> {
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new VespaBulkError('VB_USAGE', `cannot read checkpoint '${path}': ${(err as Error).message}`, { cause: err, place: { file: path } });
+    return unreadable(err, path);
   }
+  return checkpointValue(text, path);
+}
+
+/** `readCheckpointFile`, read synchronously: for a constructor that must know what it continues (the feed's endpoint). */
+export function readCheckpointFileSync(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    return unreadable(err, path);
+  }
+  return checkpointValue(text, path);
+}
+
+function unreadable(err: unknown, path: string): undefined {
+  if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+  throw new VespaBulkError('VB_USAGE', `cannot read checkpoint '${path}': ${(err as Error).message}`, { cause: err, place: { file: path } });
+}
+
+function checkpointValue(text: string, path: string): unknown {
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text) as unknown;

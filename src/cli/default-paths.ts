@@ -13,6 +13,11 @@ export function defaultCheckpointPath(now = new Date()): string {
   return `vespa-bulk-checkpoint-${stampOf(now)}.json`;
 }
 
+/** Whether `name` is one `defaultCheckpointPath` gives. */
+export function isDefaultCheckpointName(name: string): boolean {
+  return /^vespa-bulk-checkpoint-\d{8}T\d{6}Z\.json$/.test(name);
+}
+
 function stampOf(now: Date): string {
   return now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
 }

@@ -46,7 +46,10 @@ export function checkFeedOptions(options: FeedOptions): void {
   }
   // A function lives on the calling thread: worker threads import a module instead.
   if (typeof transform === 'function' && options.workers !== undefined && options.workers > 1) throw new OptionError('transform', 'a module path with workers', 'a function', 'workers');
-  if (options.shuffle !== undefined && typeof options.shuffle !== 'boolean') throw new OptionError('shuffle', 'true or false', String(options.shuffle));
+  for (const name of ['shuffle', 'resumeToOtherTarget'] as const) {
+    const value = options[name];
+    if (value !== undefined && typeof value !== 'boolean') throw new OptionError(name, 'true or false', String(value));
+  }
   checkInteger(options, 'shuffleBuffer', 1, 10_000_000);
   checkInputFormat(options.inputFormat);
   if (options.rows !== undefined) checkRowOptions(options.rows);

@@ -1,15 +1,21 @@
 import { existsSync } from 'node:fs';
-import { CheckpointStore, readCheckpointFile } from '../checkpoint/store.js';
+import { CheckpointStore, readCheckpointFile, readCheckpointFileSync } from '../checkpoint/store.js';
 import { VespaBulkError } from '../errors.js';
 import type { InputInfo, InputPosition, OpenPosition } from './source.js';
 import { isUrlInput, redactUrl } from './url-input.js';
 import type { FailureMark, FailureWriter } from './failures.js';
 import type { Shard } from './shard.js';
+import type { RecordedFeed, RecordedOptions } from './recorded-options.js';
 
 /**
  * The feed's checkpoint: its payload (`FeedCheckpoint`), the rules of resuming from it, and its saving through the
- * one `CheckpointStore`. The file format is fixed (`version: 1`): checkpoints of earlier versions resume.
+ * one `CheckpointStore`. Version 2 records where the feed sent and what its requests carried (`endpoint`,
+ * `options`); version 1 files, without them, still resume. An earlier vespa-bulk refuses a version 2 file rather
+ * than feed it to its default endpoint.
  */
+
+/** The version written. */
+const feedCheckpointVersion = 2;
 
 /**
  * Where a stopped feed can go on. Everything before `position` is finished: succeeded, or written to the
@@ -17,10 +23,18 @@ import type { Shard } from './shard.js';
  * remove are idempotent, and so is an update that only assigns, so only non-assign updates can apply twice.
  * `position: null` means the whole input is finished.
  */
-export interface FeedCheckpoint {
-  version: 1;
+export interface FeedCheckpoint extends RecordedFeed {
+  version: 1 | 2;
   /** Input names in feed order; resume reads the same inputs. */
   inputs: string[];
+  /**
+   * Where the feed sent: origin and path, without credentials. A resume that gives no endpoint feeds this one, and
+   * one that gives another is refused (`resumedOptions`). Absent from version 1, and when nothing answered there
+   * (the feed stopped as unreachable) and no earlier run had sent anywhere: then nothing is bound to it.
+   */
+  endpoint?: string;
+  /** The feed's settings that change where requests go or what they carry, those set (`RecordedOptions`). */
+  options?: RecordedOptions;
   position: InputPosition | null;
   /** ISO time of writing. */
   written: string;
@@ -64,6 +78,13 @@ export async function readFeedCheckpoint(path: string): Promise<FeedCheckpoint> 
   return feedCheckpointOf(value, path);
 }
 
+/** `readFeedCheckpoint`, synchronously: the feeder reads it when it is made, since its endpoint may come from it. */
+export function readFeedCheckpointSync(path: string): FeedCheckpoint {
+  const value = readCheckpointFileSync(path);
+  if (value === undefined) throw new VespaBulkError('VB_USAGE', `cannot read checkpoint '${path}': no such file, or it is empty`, { place: { file: path } });
+  return feedCheckpointOf(value, path);
+}
+
 /** The checkpoint in a checkpoint file's JSON `value`; VB_USAGE when it is not a feed checkpoint. */
 function feedCheckpointOf(value: unknown, path: string): FeedCheckpoint {
   if (typeof value !== 'object' || value === null) throw new VespaBulkError('VB_USAGE', `'${path}' is not a vespa-bulk feed checkpoint`);
@@ -71,7 +92,8 @@ function feedCheckpointOf(value: unknown, path: string): FeedCheckpoint {
   const positionOk =
     c.position === null ||
     (typeof c.position === 'object' && c.position !== null && Number.isInteger(c.position.input) && Number.isInteger(c.position.offset));
-  if (c.version !== 1 || !Array.isArray(c.inputs) || !positionOk) {
+  const recordedOk = c.version === 1 || ((c.endpoint === undefined || typeof c.endpoint === 'string') && (c.options === undefined || (typeof c.options === 'object' && c.options !== null)));
+  if ((c.version !== 1 && c.version !== 2) || !recordedOk || !Array.isArray(c.inputs) || !positionOk) {
     throw new VespaBulkError('VB_USAGE', `'${path}' is not a vespa-bulk feed checkpoint`);
   }
   return c as FeedCheckpoint;
@@ -172,6 +194,8 @@ export interface FeedCheckpointOptions {
   shard?: Shard;
   /** The failure output: synced before each save, and its mark recorded. */
   failures?: FailureWriter;
+  /** Where the feed sends and what its requests carry (`recordFeed`), as it stands at each save. */
+  sends: () => { endpoint?: string; options?: RecordedOptions };
 }
 
 /**
@@ -180,8 +204,9 @@ export interface FeedCheckpointOptions {
  */
 export function buildFeedCheckpoint(feed: Omit<FeedCheckpointOptions, 'path'>, state: SaveState): FeedCheckpoint {
   const c: FeedCheckpoint = {
-    version: 1,
+    version: feedCheckpointVersion,
     inputs: feed.inputs,
+    ...feed.sends(),
     position: state.position,
     written: new Date().toISOString(),
     reason: state.reason,

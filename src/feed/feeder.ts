@@ -1,4 +1,7 @@
-import type { FeedCheckpoint } from './checkpoint.js';
+import { existsSync } from 'node:fs';
+import { checkFeedOptions } from './check-options.js';
+import { readFeedCheckpointSync, type FeedCheckpoint } from './checkpoint.js';
+import { resumedOptions } from './recorded-options.js';
 import { FeedEngine } from './engine.js';
 import type { FeedOptions } from './options.js';
 import type { FeedOutcome, FeedProgress, StopReason } from './run.js';
@@ -19,6 +22,20 @@ export function resolveWorkers(_source: FeedSource | undefined, options: FeedOpt
 }
 
 /**
+ * `options` with what the checkpoint they continue recorded (`resumedOptions`): `resume`, or the `checkpoint` file
+ * when it exists. Read here, synchronously, because the endpoint it may give is needed before the feed is made.
+ * `resume` stays as given, so the run names the file when it checks the inputs.
+ */
+function optionsToResume(options: FeedOptions): FeedOptions {
+  checkFeedOptions(options);
+  const path = typeof options.checkpoint === 'string' ? options.checkpoint : undefined;
+  const from = options.resume ?? (path !== undefined && existsSync(path) ? path : undefined);
+  if (from === undefined) return options;
+  const checkpoint = typeof from === 'string' ? readFeedCheckpointSync(from) : from;
+  return resumedOptions(options, checkpoint, typeof from === 'string' ? `checkpoint '${from}'` : undefined);
+}
+
+/**
  * One feed, on this thread or over `FeedOptions.workers` threads (more than 1: the input is read and cut here,
  * each operation routed by its id to a worker thread): one summary, failure output and checkpoint either way.
  * Beside `feed()`, for a caller that wants to watch (`progress()`, `snapshot()`, `checkpoint()`) or stop it.
@@ -27,7 +44,8 @@ export class Feeder {
   private readonly runner: FeedEngine | WorkerFeeder;
 
   constructor(options: FeedOptions = {}) {
-    this.runner = resolveWorkers(undefined, options) > 1 ? new WorkerFeeder(options) : new FeedEngine(options);
+    const resolved = optionsToResume(options);
+    this.runner = resolveWorkers(undefined, resolved) > 1 ? new WorkerFeeder(resolved) : new FeedEngine(resolved);
   }
 
   /** How many threads feed: 1, or `FeedOptions.workers`. */

@@ -16,7 +16,7 @@ export type Compression = 'auto' | 'gzip' | 'none';
 
 /** Options of `feed()`. Every one has a default that needs no tuning. */
 export interface FeedOptions {
-  /** Container endpoint. Default http://127.0.0.1:8080. */
+  /** Container endpoint. Default: the checkpoint's when resuming one that records it, else http://127.0.0.1:8080. */
   endpoint?: string;
   /** Extra headers on every request (authentication tokens). */
   headers?: Record<string, string>;
@@ -84,9 +84,18 @@ export interface FeedOptions {
   shard?: Shard;
   /**
    * Continue a stopped feed from this checkpoint (object or path). Refused (VB_USAGE) when it was written for
-   * other inputs or another shard. Default: `checkpoint`, when that file exists.
+   * other inputs or another shard. Default: `checkpoint`, when that file exists. What the checkpoint recorded of
+   * where the feed sent and what it sent (`endpoint`, `route`, `shard`, `dryRun`, `transform`, `inputFormat`,
+   * `rows`) is taken for each of these options left out; one given that differs is refused (VB_USAGE), see
+   * docs/guarantees.md#what-a-feed-checkpoint-records.
    */
   resume?: FeedCheckpoint | string;
+  /**
+   * With `resume`: feed the rest to this `endpoint` (and `route`) although the checkpoint records another (a
+   * cluster moved, or a feed split across two). Default false: refused, so that a resume never silently feeds
+   * the rest of a feed to a cluster other than the one that has its first part.
+   */
+  resumeToOtherTarget?: boolean;
   /**
    * Where progress is saved: every `checkpointIntervalMs`, when the feed stops early, and at the end (as
    * finished, so running the same feed again sends nothing). When the file exists at the start, the feed

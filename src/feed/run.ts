@@ -2,6 +2,7 @@ import { VespaBulkError } from '../errors.js';
 import { defaultCheckpointIntervalMs } from '../checkpoint/store.js';
 import { FeedCheckpointStore, buildFeedCheckpoint, feedPosition, type FeedCheckpoint, type SaveState } from './checkpoint.js';
 import { FailureWriter } from './failures.js';
+import { recordFeed } from './recorded-options.js';
 import type { FeedOperation } from './operation.js';
 import type { FeedOptions } from './options.js';
 import { ReadProgress, type InputInfo, type InputPosition, type OpenPosition } from './source.js';
@@ -131,13 +132,27 @@ export class FeedRun {
     this.failureOutput =
       failures ?? (typeof options.failures === 'string' ? new FailureWriter(options.failures, resume?.failures === options.failures ? resume.failureMark : undefined) : undefined);
     const writer = this.failureOutput instanceof FailureWriter ? this.failureOutput : undefined;
-    if (checkpointPath !== undefined) this.saver = new FeedCheckpointStore({ path: checkpointPath, inputs: inputs.map((i) => i.name), shard: options.shard, ...(writer !== undefined && { failures: writer }) });
+    if (checkpointPath !== undefined) {
+      this.saver = new FeedCheckpointStore({ path: checkpointPath, inputs: inputs.map((i) => i.name), shard: options.shard, sends: () => this.sends(), ...(writer !== undefined && { failures: writer }) });
+    }
   }
 
   /** Stops the feed when the caller's signal aborts (at once when it has). */
   watchSignal(): void {
     if (this.options.signal?.aborted) this.onAbort();
     this.options.signal?.addEventListener('abort', this.onAbort);
+  }
+
+  /**
+   * What a checkpoint records of where the feed sends and what it sends. A feed stopped because nothing answered at
+   * its endpoint sent nothing there: its checkpoint keeps the endpoint of the one it continued, or none, so that
+   * the same command with the target put right goes on.
+   */
+  private sends(): ReturnType<typeof recordFeed> {
+    const sends = recordFeed(this.options);
+    if (this.stopping !== 'unreachable') return sends;
+    const { endpoint: _unanswered, ...rest } = sends;
+    return { ...rest, ...(this.resumed?.endpoint !== undefined && { endpoint: this.resumed.endpoint }) };
   }
 
   /** Saves `state()` every `checkpointIntervalMs` on a timer of the checkpoint's own, until `close()`. */
@@ -184,7 +199,7 @@ export class FeedRun {
 
   /** The checkpoint for `state` (as a stop would save it, without the failure output's mark). */
   checkpoint(state: SaveState): FeedCheckpoint {
-    return buildFeedCheckpoint({ inputs: this.inputList.map((i) => i.name), shard: this.options.shard }, state);
+    return buildFeedCheckpoint({ inputs: this.inputList.map((i) => i.name), shard: this.options.shard, sends: () => this.sends() }, state);
   }
 
   /**

@@ -1,10 +1,9 @@
 import { createReadStream, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import { VespaBulkError } from '../errors.js';
 import { OperationSplitter, type RawItem } from './splitter.js';
 import { isUrlInput, openUrlInput, redactUrl } from './url-input.js';
-import { createZstdDecompress } from './zstd.js';
+import { breakAsError, brokenInput, decompress, inputBreak } from './decompress.js';
 import { tableFormatOf, type InputFormat, type TableFormat } from '../tabular/input-format.js';
 import { loadRowModel, readTable } from '../tabular/table-input.js';
 import type { RowOptions } from '../tabular/row-operation.js';
@@ -122,7 +121,8 @@ export async function* readSources(source: FeedSource, options: ReadOptions = {}
     const format = tableFormatOf(paths[input], options.format);
     if (format !== undefined) {
       const url = isUrlInput(paths[input]);
-      const open = url ? async () => (await openUrlInput(paths[input], { tls: options.tls, maxRetries: options.urlRetries }, (n) => (progress.bytes += n))).stream : () => openInput(name, options, progress);
+      const opened = url ? async () => (await openUrlInput(paths[input], { tls: options.tls, maxRetries: options.urlRetries }, (n) => (progress.bytes += n))).stream : () => openInput(name, options, progress);
+      const open = async () => breakAsError(await opened(), name);
       const seekable = format === 'parquet' && !url && name !== '-' && !/\.(gz|zst)$/.test(name);
       yield* table(format, input, name, open, seekable ? name : undefined);
     } else if (isUrlInput(paths[input])) yield* readUrl(paths[input], input, name, options, progress);
@@ -133,7 +133,21 @@ export async function* readSources(source: FeedSource, options: ReadOptions = {}
 async function* readTableInput(format: TableFormat, input: number, name: string, open: () => Readable | Promise<Readable>, path: string | undefined, options: ReadOptions, progress: ReadProgress, model: Promise<DocumentModel | undefined>): AsyncGenerator<SourceBatch> {
   const skipBefore = options.from !== undefined && options.from.input === input ? options.from.offset : -1;
   const onBytes = path !== undefined ? (n: number) => void (progress.bytes += n) : undefined;
-  yield* readTable({ format, input, name, open, path, rows: options.rows ?? {}, skipBefore, skip: options.skip, model: await model, onBytes });
+  // The row after the last one read: where a compressed table that breaks off is recorded as failed.
+  let next = { offset: 0, line: 1 };
+  try {
+    for await (const batch of readTable({ format, input, name, open, path, rows: options.rows ?? {}, skipBefore, skip: options.skip, model: await model, onBytes })) {
+      const last = batch.items.at(-1);
+      if (last !== undefined) next = { offset: last.offset + 1, line: last.line + 1 };
+      yield batch;
+    }
+  } catch (err) {
+    const broken = brokenInput(err);
+    if (broken === undefined) throw err;
+    const item: RawItem = { bytes: Buffer.alloc(0), ...next, span: 1, error: broken };
+    if (item.offset < skipBefore || options.skip?.(input, item.offset) === true) item.skip = true;
+    yield { input, name, items: [item] };
+  }
 }
 
 async function* readUrl(url: string, input: number, name: string, options: ReadOptions, progress: ReadProgress): AsyncGenerator<SourceBatch> {
@@ -159,15 +173,8 @@ function openInput(name: string, options: ReadOptions, progress: ReadProgress): 
   raw.on('data', (chunk: Buffer) => {
     progress.bytes += chunk.length;
   });
-  if (name.endsWith('.zst')) {
-    const unzstd = createZstdDecompress(options.chunkBytes ?? defaultChunkBytes);
-    raw.on('error', (err) => unzstd.destroy(err));
-    return raw.pipe(unzstd);
-  }
-  if (!name.endsWith('.gz')) return raw;
-  const gunzip = createGunzip({ chunkSize: options.chunkBytes ?? defaultChunkBytes });
-  raw.on('error', (err) => gunzip.destroy(err));
-  return raw.pipe(gunzip);
+  const codec = name.endsWith('.zst') ? 'zstd' : name.endsWith('.gz') ? 'gzip' : undefined;
+  return codec === undefined ? raw : decompress(raw, codec, options.chunkBytes ?? defaultChunkBytes);
 }
 
 async function* readStream(stream: Readable, input: number, name: string, options: ReadOptions, progress: ReadProgress, start?: { offset: number; line: number }): AsyncGenerator<SourceBatch> {
@@ -188,8 +195,11 @@ async function* readStream(stream: Readable, input: number, name: string, option
   } finally {
     stream.destroy();
   }
+  // Compressed data that broke off ends this input with a failure at the break; the feed goes on.
+  const broken = inputBreak(stream);
   const items: RawItem[] = [];
-  splitter.end(items);
+  if (broken !== undefined) splitter.breakOff(new VespaBulkError('VB_BROKEN_INPUT', broken, { place: { file: name } }), items);
+  else splitter.end(items);
   if (items.length > 0) yield { input, name, items: mark(items) };
 }
 

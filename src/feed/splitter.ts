@@ -90,9 +90,30 @@ export class OperationSplitter {
       this.emitError(Buffer.concat(this.parts), this.garbageReason, out);
     } else if (this.closers.length > 0) {
       this.emitError(Buffer.concat(this.parts), 'unterminated operation at end of input', out);
+    } else if (this.mode === 'array' && this.arrayState !== 'done') {
+      // The array's end is missing, so the input was cut between two operations: what followed is not here, and
+      // the Go client fails on it too.
+      out.push({ bytes: Buffer.alloc(0), line: this.line, offset: this.base, error: new VespaBulkError('VB_BAD_JSON', "unterminated JSON array: the input ends before its closing ']'") });
     }
     this.parts = [];
     this.closers = [];
+  }
+
+  /**
+   * The input broke off (compressed data cut short or corrupt): the operation in progress, or nothing where the
+   * break came between operations, becomes one failed item with `error`, since what follows the break is lost.
+   */
+  breakOff(error: VespaBulkError, out: RawItem[]): void {
+    const lines = this.mode === 'lines';
+    const partial = lines ? this.parts.length > 0 : this.inGarbage || this.closers.length > 0;
+    let bytes = partial ? Buffer.concat(this.parts) : Buffer.alloc(0);
+    let end = bytes.length;
+    while (end > 0 && isWhitespace(bytes[end - 1])) end--;
+    bytes = bytes.subarray(0, end);
+    out.push({ bytes, line: partial && !lines ? this.itemLine : this.line, offset: partial ? this.itemOffset : this.base, error });
+    this.parts = [];
+    this.closers = [];
+    this.inGarbage = false;
   }
 
   private pushLines(chunk: Buffer, i: number, out: RawItem[]): number {

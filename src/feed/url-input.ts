@@ -1,7 +1,6 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createGunzip } from 'node:zlib';
-import { createZstdDecompress } from './zstd.js';
+import { decompress } from './decompress.js';
 import { type TlsOptions } from '../http/transport.js';
 import { createTransport } from '../http/create-transport.js';
 import { exchange, header } from '../http/exchange.js';
@@ -170,13 +169,7 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
   }
 
   const raw = Readable.from(wire(), { objectMode: false });
-  if (zstd && !gzip) {
-    const unzstd = createZstdDecompress(options.chunkBytes ?? 256 * 1024);
-    raw.on('error', (err) => unzstd.destroy(err));
-    return { stream: raw.pipe(unzstd), start: 0 };
-  }
-  if (!gzip) return { stream: raw, start: wireStart };
-  const gunzip = createGunzip({ chunkSize: options.chunkBytes ?? 256 * 1024 });
-  raw.on('error', (err) => gunzip.destroy(err));
-  return { stream: raw.pipe(gunzip), start: 0 };
+  const codec = gzip ? 'gzip' : zstd ? 'zstd' : undefined;
+  if (codec === undefined) return { stream: raw, start: wireStart };
+  return { stream: decompress(raw, codec, options.chunkBytes ?? 256 * 1024), start: 0 };
 }

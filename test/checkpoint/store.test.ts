@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CheckpointStore, readCheckpointFile } from '../../src/checkpoint/store.js';
-import { feedCheckpointText, readFeedCheckpoint, type FeedCheckpoint } from '../../src/feed/checkpoint.js';
+import { feedCheckpointText, readFeedCheckpoint, readFeedCheckpointSync, type FeedCheckpoint } from '../../src/feed/checkpoint.js';
 import { emptyCheckpoint, readVisitCheckpoint, visitCheckpointStore } from '../../src/visit/checkpoint.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -26,6 +26,23 @@ describe('feed checkpoint files', () => {
     writeFileSync(join(dir, 'other.json'), '{"version":2}');
     await expect(readFeedCheckpoint(join(dir, 'other.json'))).rejects.toThrow(/not a vespa-bulk feed checkpoint/);
     await expect(readFeedCheckpoint(join(dir, 'missing.json'))).rejects.toThrow(expect.objectContaining({ code: 'VB_USAGE' }));
+  });
+
+  it('reads version 1 (no endpoint) and version 2 (an endpoint, or none), also synchronously; refuses a malformed endpoint and later versions', async () => {
+    const dir = freshDir();
+    const v2: FeedCheckpoint = { version: 2, inputs: ['a.jsonl'], endpoint: 'http://h:8080', options: { route: 'r' }, position: null, written: 'now', reason: 'finished', ok: 5, errors: 0 };
+    writeFileSync(join(dir, 'v2.json'), feedCheckpointText(v2));
+    expect(await readFeedCheckpoint(join(dir, 'v2.json'))).toEqual(v2);
+    expect(readFeedCheckpointSync(join(dir, 'v2.json'))).toEqual(v2);
+    // Without one: nothing answered where it fed.
+    const { endpoint: _e, ...unbound } = v2;
+    writeFileSync(join(dir, 'unbound.json'), feedCheckpointText(unbound));
+    expect(readFeedCheckpointSync(join(dir, 'unbound.json'))).toEqual(unbound);
+    writeFileSync(join(dir, 'bad.json'), feedCheckpointText({ ...v2, endpoint: 42 as unknown as string }));
+    expect(() => readFeedCheckpointSync(join(dir, 'bad.json'))).toThrow(/not a vespa-bulk feed checkpoint/);
+    writeFileSync(join(dir, 'v3.json'), feedCheckpointText({ ...v2, version: 3 as 2 }));
+    await expect(readFeedCheckpoint(join(dir, 'v3.json'))).rejects.toThrow(/not a vespa-bulk feed checkpoint/);
+    expect(() => readFeedCheckpointSync(join(dir, 'missing.json'))).toThrow(expect.objectContaining({ code: 'VB_USAGE' }));
   });
 
   it('keeps the file format: indented, the unfinished list one entry per line', () => {

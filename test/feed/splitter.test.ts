@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { OperationSplitter, type RawItem } from '../../src/feed/splitter.js';
+import { VespaBulkError } from '../../src/errors.js';
 
 function split(text: string, chunkSize = 1 << 20): RawItem[] {
   const s = new OperationSplitter();
@@ -86,8 +87,51 @@ describe('OperationSplitter', () => {
 
   it('reports an unterminated last object', () => {
     const items = split('[{"remove":"id:a:b::1"},\n{"put":"id:a:b::2","fields":{');
+    expect(items).toHaveLength(2);
     expect(items[1].error?.code).toBe('VB_BAD_JSON');
     expect(items[1].line).toBe(2);
+  });
+
+  it("reports an array cut between operations (no closing ']') at its end, after the operations before it", () => {
+    for (const text of ['[{"remove":"id:a:b::1"},\n{"remove":"id:a:b::2"}\n', '[{"remove":"id:a:b::1"},\n{"remove":"id:a:b::2"},\n']) {
+      expect(view(split(text))).toEqual([
+        { text: '{"remove":"id:a:b::1"}', line: 1, error: undefined },
+        { text: '{"remove":"id:a:b::2"}', line: 2, error: undefined },
+        { text: '', line: 3, error: "unterminated JSON array: the input ends before its closing ']'" },
+      ]);
+    }
+  });
+
+  it('breaks off where the input broke: the operation in progress, or nothing between operations, becomes one failed item', () => {
+    const error = new VespaBulkError('VB_BROKEN_INPUT', 'unexpected end of gzip data');
+    const broken = (text: string): RawItem[] => {
+      const s = new OperationSplitter();
+      const out: RawItem[] = [];
+      s.push(Buffer.from(text), out);
+      s.breakOff(error, out);
+      return out;
+    };
+    const jsonl = '{"remove":"id:a:b::1"}\n{"remove":"id:a:b::2"}\n{"remove":"id:a';
+    expect(view(broken(jsonl))).toEqual([
+      { text: '{"remove":"id:a:b::1"}', line: 1, error: undefined },
+      { text: '{"remove":"id:a:b::2"}', line: 2, error: undefined },
+      { text: '{"remove":"id:a', line: 3, error: 'unexpected end of gzip data' },
+    ]);
+    // A JSONL line whose newline did not come is cut too: it may go on after the break.
+    expect(view(broken('{"remove":"id:a:b::1"}\n{"remove":"id:a:b::2"}')).map((i) => [i.text, i.error])).toEqual([
+      ['{"remove":"id:a:b::1"}', undefined],
+      ['{"remove":"id:a:b::2"}', 'unexpected end of gzip data'],
+    ]);
+    const between = broken('{"remove":"id:a:b::1"}\n\n');
+    expect(between.map((i) => [i.line, i.offset, i.bytes.length, i.error?.code])).toEqual([
+      [1, 0, 22, undefined],
+      [3, 24, 0, 'VB_BROKEN_INPUT'],
+    ]);
+    const pretty = broken('[\n{"remove":"id:a:b::1"},\n{\n "remove": "id:a:b::2"\n');
+    expect(pretty.map((i) => [i.line, i.bytes.toString(), i.error?.code])).toEqual([
+      [2, '{"remove":"id:a:b::1"}', undefined],
+      [3, '{\n "remove": "id:a:b::2"', 'VB_BROKEN_INPUT'],
+    ]);
   });
 
   it('gives the same items whatever the chunk size (property)', () => {

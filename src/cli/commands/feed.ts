@@ -1,6 +1,7 @@
 import type { AnyCommand } from '../command.js';
 import type { Argv } from 'yargs';
-import { VespaBulkError, isVespaBulkError, authFailureHint, connectOptions, needsTlsMaterial, securityHeaders, Feeder, type FeedOutcome, checkResumable, readFeedCheckpoint, checkFeedOptions, parseShard, type Compression, type FeedOptions, type OperationResult, loadTransform } from '../../index.js';
+import { VespaBulkError, isVespaBulkError, authFailureHint, connectOptions, needsTlsMaterial, securityHeaders, Feeder, type FeedOutcome, checkResumable, readFeedCheckpoint, resumedOptions, ResumeConflictError, removeLeftoverTemporaryFiles, checkFeedOptions, parseShard, type Compression, type FeedOptions, type OperationResult, loadTransform } from '../../index.js';
+import { tookDefault } from '../given-flags.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -12,15 +13,16 @@ import { exitCodeOfSignal } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
 import { holdYoungGeneration } from '../young-generation.js';
 import { existsSync } from 'node:fs';
-import { feedFlags, withFlagNames } from '../option-flags.js';
+import { feedFlags, flagName, withFlagNames } from '../option-flags.js';
 import { feedSampler } from '../../report/index.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
 import { speedtestSource } from '../../bench/index.js';
 import { feedSummaryJson } from '../summary-names.js';
-import { defaultCheckpointPath, defaultFailuresPath } from '../default-paths.js';
+import { defaultCheckpointPath, defaultFailuresPath, isDefaultCheckpointName } from '../default-paths.js';
 import { estimateRemainingSeconds } from '../eta.js';
 import { parseHeaderFlags } from '../header-flags.js';
+import { resumeHint } from '../resume-hint.js';
 import type { InputFormat, RowOptions } from '../../index.js';
 
 const tables = 'Tables (CSV, TSV, Parquet; see docs/input-formats.md):';
@@ -40,6 +42,7 @@ interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, Tr
   'max-failure-seconds': number;
   failures?: string;
   resume?: string;
+  'resume-to-other-target'?: boolean;
   checkpoint?: string;
   shard?: string;
   'dry-run': boolean;
@@ -70,7 +73,7 @@ Retries: 429 always, with exponential backoff and jitter, until the operation's 
 
 Failures: every operation that finally failed goes to --failures FILE (default: vespa-bulk-failures-<time>.jsonl in the working directory, created only when something fails), one per line, as feed input that can be fed again unchanged; a line that could not be read is kept verbatim. Why each failed (status, message, attempts, input file and line) is in FILE.reasons.jsonl, line N for line N.
 
-Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures, or a 401/403: refused credentials refuse every operation alike) stops reading, lets in-flight operations finish for up to 10 s, and writes a checkpoint. --checkpoint FILE also saves progress every second (so a feed killed outright, or a lost machine, loses at most that), never past an operation that has not finished (succeeded, or in the failure output and on disk); when FILE exists the feed continues from it, so the same command run again goes on, appending to the same failure output. A checkpoint of other input files or another --shard is refused (exit 2). --resume CHECKPOINT is the same for a checkpoint already written. Operations not finished at the checkpoint are sent again (put and remove are idempotent; an update that is not assign-only may apply twice).
+Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures, or a 401/403: refused credentials refuse every operation alike) stops reading, lets in-flight operations finish for up to 10 s, and writes a checkpoint. --checkpoint FILE also saves progress every second (so a feed killed outright, or a lost machine, loses at most that), never past an operation that has not finished (succeeded, or in the failure output and on disk); when FILE exists the feed continues from it, so the same command run again goes on, appending to the same failure output. A checkpoint of other input files or another --shard is refused (exit 2). --resume CHECKPOINT is the same for a checkpoint already written. A checkpoint records the target (without credentials) and the settings that change what is sent (--route, --dry-run, --transform, --input-format, the table flags, --shard): a resume feeds the rest there and so, taking each one left out from the checkpoint; a target or setting given that differs is refused (exit 2), a target (and --route) unless --resume-to-other-target. Operations not finished at the checkpoint are sent again (put and remove are idempotent; an update that is not assign-only may apply twice).
 
 Inputs may be http:// or https:// URLs (presigned object-store links): streamed, not downloaded first; .gz (by the path, or Content-Encoding/Content-Type gzip) decompressed on the fly. The request uses the same TLS options as the target (--ca is trusted too). A connection cut mid-body is reopened with Range: bytes=N- (a server that ignores Range is re-read and the first N bytes dropped), up to --max-retries times in a row. A checkpoint resumes a plain URL with a Range request at its position; a .gz one is re-read from the start and skipped to it. A URL's query (a presigned signature) is shown as ?… in logs, reasons and checkpoints; a checkpoint matches a URL by origin and path, so a freshly signed link continues it.
 
@@ -93,7 +96,8 @@ function builder(y: Argv): Argv<FeedArgs> {
     .option('max-request-bytes', { type: 'number', describe: "An operation whose body is over this many bytes is not sent and fails at once (default 104857600, the container's 100 MiB; set it to the cluster's maxDocumentOperationRequestSizeMib)" })
     .option('max-failure-seconds', { alias: 'deadline', type: 'number', default: 60, describe: 'Stop (with a checkpoint) after this long with only failures; 0 never (--deadline, as the official CLI names it)' })
     .option('failures', { type: 'string', describe: 'Failure output file (default: vespa-bulk-failures-<time>.jsonl when something fails)' })
-    .option('resume', { type: 'string', describe: 'Continue a stopped feed from this checkpoint file (and save progress there, unless --checkpoint names another)' })
+    .option('resume', { type: 'string', describe: 'Continue a stopped feed from this checkpoint file (and save progress there, unless --checkpoint names another): to the target it records, with the settings it records' })
+    .option('resume-to-other-target', { type: 'boolean', describe: 'With --resume (or an existing --checkpoint): feed the rest to the target (and --route) given, although the checkpoint records another' })
     .option('checkpoint', { type: 'string', describe: 'Save progress here every second and at every stop, and continue from it when it exists, so the same command run again goes on (default: vespa-bulk-checkpoint-<time>.json, written only when the feed is stopped)' })
     .option('shard', { type: 'string', describe: 'Feed only shard i of N (i/N) by a hash of the document id' })
     .option('dry-run', { type: 'boolean', default: false, describe: 'Send dryRun=true: the service validates, stores nothing' })
@@ -132,31 +136,31 @@ export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Pro
     }
     files.push(...rest);
   }
-  const connection = connectionFromArgs(argv, parseHeaderFlags(argv.header));
-  const options: FeedOptions = {
-    endpoint: connection.url,
+  const resumeFrom = argv.resume ?? (argv.checkpoint !== undefined && existsSync(argv.checkpoint) ? argv.checkpoint : undefined);
+  const checkpoint = resumeFrom !== undefined ? await readFeedCheckpoint(resumeFrom) : undefined;
+  const headers = parseHeaderFlags(argv.header);
+  let connection = connectionFromArgs(argv, headers);
+  // No target given (no flag, config file or variable): a resume leaves the endpoint out, and the library takes the checkpoint's.
+  const targetGiven = connection.target.from !== 'default';
+  let options: FeedOptions = {
+    ...(checkpoint === undefined || targetGiven ? { endpoint: connection.url } : {}),
     ...transportFromArgs(argv),
     compression: argv.compression,
     maxRetries: argv['max-retries'],
     maxFailureSeconds: argv['max-failure-seconds'],
   };
-  const security = connection.security;
-  options.headers = securityHeaders(security);
-  if (needsTlsMaterial(security)) options.tls = connectOptions(security);
   if (argv.inflight !== undefined) options.inflight = argv.inflight;
   if (argv.timeout !== undefined) options.deadlineMs = argv.timeout * 1000;
   if (argv.route !== undefined) options.route = argv.route;
   if (argv.trace !== undefined) options.tracelevel = argv.trace;
-  if (argv['dry-run']) options.dryRun = true;
+  // Given either way, --dry-run is compared with a checkpoint's; left out, the checkpoint's is taken.
+  if (argv['dry-run'] || !tookDefault(argv as unknown as Record<string, unknown>, 'dry-run')) options.dryRun = argv['dry-run'];
   if (argv.workers !== undefined) options.workers = argv.workers;
   if (argv['max-request-bytes'] !== undefined) options.maxRequestBytes = argv['max-request-bytes'];
-  if (argv.transform !== undefined) {
-    // Loaded here once too, so a module that cannot be loaded is a usage error before anything is opened.
-    await loadTransform(argv.transform);
-    options.transform = argv.transform;
-  }
+  if (argv.transform !== undefined) options.transform = argv.transform;
   if (argv.shuffle !== undefined) options.shuffle = argv.shuffle;
   if (argv['shuffle-buffer'] !== undefined) options.shuffleBuffer = argv['shuffle-buffer'];
+  if (argv['resume-to-other-target']) options.resumeToOtherTarget = true;
   // The library writes no file it was not asked for; these defaults are the CLI's.
   options.failures = argv.failures ?? defaultFailuresPath();
   if (argv.shard !== undefined) options.shard = parseShard(argv.shard);
@@ -164,20 +168,6 @@ export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Pro
   // is written only when the feed stops early, under a new name each time.
   options.checkpoint = argv.checkpoint ?? argv.resume ?? defaultCheckpointPath();
   if (argv.checkpoint === undefined && argv.resume === undefined) options.checkpointIntervalMs = 0;
-  const resumeFrom = argv.resume ?? (argv.checkpoint !== undefined && existsSync(argv.checkpoint) ? argv.checkpoint : undefined);
-  let resumedFrom: string | undefined;
-  if (resumeFrom !== undefined) {
-    const checkpoint = await readFeedCheckpoint(resumeFrom);
-    if (files.length === 0) files = checkpoint.inputs;
-    // A checkpoint keeps a URL's origin and path only (its query may be a signature): the user gives it again.
-    const masked = files.find((f) => f.endsWith('?…'));
-    if (masked !== undefined) throw new VespaBulkError('VB_USAGE', `input ${masked} of checkpoint '${resumeFrom}' lost its query when saved: give the URL again`);
-    checkResumable(checkpoint, files, options.shard, `checkpoint '${resumeFrom}'`);
-    // The failures of the earlier run stay in one file with this run's.
-    if (argv.failures === undefined && checkpoint.failures !== undefined) options.failures = checkpoint.failures;
-    options.resume = checkpoint;
-    resumedFrom = checkpoint.position === null ? `${resumeFrom} (finished: nothing left to feed)` : `${resumeFrom} at ${checkpoint.inputs[checkpoint.position.input] ?? '?'} line ${checkpoint.position.line}`;
-  }
   if (argv['input-format'] !== undefined) options.inputFormat = argv['input-format'];
   const rows: RowOptions = {};
   if (argv['id-field'] !== undefined) rows.idField = argv['id-field'];
@@ -190,6 +180,43 @@ export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Pro
   if (argv.app !== undefined) rows.app = argv.app;
   if (argv['config-url'] !== undefined) rows.configUrl = argv['config-url'];
   if (Object.keys(rows).length > 0) options.rows = rows;
+  let resumedFrom: string | undefined;
+  let targetNote = describeTargetOrigin(connection);
+  if (checkpoint !== undefined) {
+    const name = `checkpoint '${resumeFrom}'`;
+    if (files.length === 0) files = checkpoint.inputs;
+    // A checkpoint keeps a URL's origin and path only (its query may be a signature): the user gives it again.
+    const masked = files.find((f) => f.endsWith('?…'));
+    if (masked !== undefined) throw new VespaBulkError('VB_USAGE', `input ${masked} of ${name} lost its query when saved: give the URL again`);
+    const given = options;
+    try {
+      options = resumedOptions(given, checkpoint, name);
+    } catch (err) {
+      // A target from a config file or VESPA_CLI_ENDPOINTS: say where it came from, since no flag named it.
+      const from = err instanceof ResumeConflictError && err.option === 'endpoint' && !connection.target.from.startsWith('--') ? ` (${connection.url} is from ${connection.target.from})` : '';
+      if (err instanceof ResumeConflictError) throw new VespaBulkError('VB_USAGE', `${err.messageWith((o) => flagName(o, feedFlags))}${from}`, { cause: err });
+      throw err;
+    }
+    checkResumable(checkpoint, files, options.shard, name);
+    // The failures of the earlier run stay in one file with this run's.
+    if (argv.failures === undefined && checkpoint.failures !== undefined) options.failures = checkpoint.failures;
+    options.resume = checkpoint;
+    resumedFrom = checkpoint.position === null ? `${resumeFrom} (finished: nothing left to feed)` : `${resumeFrom} at ${checkpoint.inputs[checkpoint.position.input] ?? '?'} line ${checkpoint.position.line}`;
+    if (!targetGiven && options.endpoint !== undefined) {
+      // The key pair of the official CLI's home is picked for the target fed: resolve the checkpoint's as if given.
+      connection = connectionFromArgs({ ...argv, target: options.endpoint }, headers);
+      targetNote = `target ${connection.url} (from ${name})`;
+    } else if (!targetGiven) {
+      const why = checkpoint.version === 1 ? 'written by an earlier vespa-bulk' : 'nothing answered where it fed';
+      targetNote = `${name} records no target (${why}): feeding ${connection.url}; give -t to feed another`;
+    }
+  }
+  options.endpoint ??= connection.url;
+  const security = connection.security;
+  options.headers = securityHeaders(security);
+  if (needsTlsMaterial(security)) options.tls = connectOptions(security);
+  // Loaded here once too, so a module that cannot be loaded is a usage error before anything is opened.
+  if (typeof options.transform === 'string') await loadTransform(options.transform);
   withFlagNames(feedFlags, () => checkFeedOptions(options));
   if (argv.speedtest !== undefined) {
     const bytes = argv.speedtest;
@@ -199,12 +226,10 @@ export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Pro
     if (files.length > 0 || argv.resume !== undefined) throw new VespaBulkError('VB_USAGE', 'option --speedtest cannot be combined with feed files or --resume');
     // What the official CLI sends: the service answers a dry run before it looks at the document type.
     options.dryRun = true;
-    const targetNote = describeTargetOrigin(connection);
     return { files, options, ...(targetNote !== undefined && { targetNote }), speedtest: { bytes, seconds } };
   }
   if (files.length === 0) throw new VespaBulkError('VB_USAGE', "name at least one feed file ('-' for stdin)");
   if (files.filter((f) => f === '-').length > 1) throw new VespaBulkError('VB_USAGE', "'-' (stdin) can be given only once");
-  const targetNote = describeTargetOrigin(connection);
   return { files, options, ...(targetNote !== undefined && { targetNote }), ...(resumedFrom !== undefined && { resumedFrom }) };
 }
 
@@ -239,6 +264,8 @@ function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () 
 
 async function handler(argv: FeedArgs): Promise<void> {
   const { files, options, targetNote, resumedFrom, speedtest } = await toFeedOptions(argv, process.argv.slice(2));
+  // Each run names its default checkpoint anew, so no later save to it finds what a killed run left beside its own.
+  if (argv.checkpoint === undefined && argv.resume === undefined) await removeLeftoverTemporaryFiles('.', isDefaultCheckpointName);
   if (targetNote !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: ${targetNote}\n`);
   if (resumedFrom !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: continuing from checkpoint ${resumedFrom}\n`);
   const controller = new AbortController();
@@ -307,7 +334,7 @@ async function handler(argv: FeedArgs): Promise<void> {
             : 'interrupted';
     let text = `vespa-bulk: feed stopped: ${why}`;
     if (!text.endsWith('.')) text += '.';
-    if (outcome.checkpointFile !== undefined) text += ` Checkpoint: ${outcome.checkpointFile}; continue with: vespa-bulk feed --resume ${outcome.checkpointFile}`;
+    if (outcome.checkpointFile !== undefined) text += ` Checkpoint: ${outcome.checkpointFile}; continue with: ${resumeHint(outcome.checkpointFile, { flags: flagsNotKept(argv), inputs: files })}`;
     process.stderr.write(`${red(text)}\n`);
   }
   if (s.errors > 0 || outcome.stopped !== undefined) process.exitCode = 1;
@@ -324,6 +351,13 @@ export const commands: AnyCommand[] = [
     handler: handler as unknown as AnyCommand['handler'],
   },
 ];
+
+/** The flags given that a checkpoint does not keep, which a resume needs again. */
+function flagsNotKept(argv: FeedArgs): string[] {
+  const flags = (['token', 'cert', 'key', 'ca'] as const).filter((f) => argv[f] !== undefined).map((f) => `--${f}`);
+  if ((argv.header?.length ?? 0) > 0) flags.push('--header');
+  return flags;
+}
 
 /** Where the failed operations went: the one line a user needs to find and feed them again. */
 export function reportFailuresFile(count: number, file: string): void {

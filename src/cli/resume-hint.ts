@@ -1,0 +1,19 @@
+/**
+ * The command a stopped feed prints to continue it. Run as printed, from the same directory, it feeds the rest to
+ * the target the feed began on and as it began, since the checkpoint records both (docs/guarantees.md). What a
+ * checkpoint does not keep is named after the command: credentials and headers given as flags, and inputs it
+ * cannot read again by itself (standard input, a URL whose query it masked).
+ */
+export function resumeHint(checkpointFile: string, given: { flags: readonly string[]; inputs: readonly string[] }): string {
+  const command = `vespa-bulk feed --resume ${shellWord(checkpointFile)}`;
+  const again: string[] = [];
+  if (given.flags.length > 0) again.push(`${given.flags.join(', ')} again (a checkpoint keeps no credentials or headers)`);
+  if (given.inputs.includes('-')) again.push('the same standard input');
+  if (given.inputs.some((i) => /^https?:\/\/[^?]*\?/i.test(i))) again.push('the input URLs again (a checkpoint keeps no query)');
+  return again.length === 0 ? command : `${command}, with ${again.join('; ')}`;
+}
+
+/** `word` as a shell reads it back: as it is when it has nothing the shell would change, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
