@@ -92,7 +92,7 @@ export function workerEngine(options: FeedOptions, failures: FailureOutput): Wor
 }
 
 /**
- * The feed engine on one thread. Reads operations with backpressure, sends them through an undici pool under
+ * The feed engine on one thread. Reads operations with backpressure, sends them through a transport under
  * the in-flight limit, keeps operations on one id in order, retries by `retryDelay()`, and accounts for every
  * operation: succeeded, in the failure output, or before the checkpoint's position. The per-operation state
  * machine is here (`OperationState`); the run around it (failure output, checkpoint, stop, outcome) is
