@@ -107,6 +107,8 @@ export interface FaultFront {
    * whether their answer had begun (headers sent): a GOAWAY with `last: 'below'` lies about them.
    */
   readonly deniedAfterForwarding: Map<string, { headersSent: boolean }>;
+  /** Resolves once no request is on its way to the simulator (one whose client went away may still be). */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -115,7 +117,7 @@ const preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 export async function startFaultFront(backendUrl: string, options: FrontOptions = {}): Promise<FaultFront> {
   const upstream = new Pool(backendUrl, { connections: 64 });
   const sockets = new Set<Socket>();
-  const front: Omit<FaultFront, 'url' | 'close'> = {
+  const front: Omit<FaultFront, 'url' | 'close' | 'settled'> = {
     seen: new Map(),
     forwarded: new Map(),
     cuts: [],
@@ -123,6 +125,8 @@ export async function startFaultFront(backendUrl: string, options: FrontOptions 
     deniedAfterForwarding: new Map(),
   };
   let index = 0;
+  let inFlight = 0;
+  const onSettled: Array<() => void> = [];
 
   /** Passes the request on; resolves with the simulator's answer and the exchange the script sees. */
   const forward = async (protocol: FrontProtocol, method: string, path: string, headers: Map<string, string>, body: Buffer): Promise<Exchange> => {
@@ -134,8 +138,15 @@ export async function startFaultFront(backendUrl: string, options: FrontOptions 
       if (v !== undefined) pass[name] = v;
     }
     if (options.plainJsonOnly) pass.accept = 'application/json';
-    const res = await upstream.request({ method: method, path, headers: pass, body: body.length > 0 ? body : undefined });
-    const answer = Buffer.from(await res.body.arrayBuffer());
+    inFlight++;
+    let res: Awaited<ReturnType<typeof upstream.request>>;
+    let answer: Buffer;
+    try {
+      res = await upstream.request({ method: method, path, headers: pass, body: body.length > 0 ? body : undefined });
+      answer = Buffer.from(await res.body.arrayBuffer());
+    } finally {
+      if (--inFlight === 0) for (const wake of onSettled.splice(0)) wake();
+    }
     const contentType = String(res.headers['content-type'] ?? 'application/json');
     return { protocol, method, path, key, arrival: front.seen.get(key) ?? 1, index: index++, status: res.statusCode, contentType, body: answer };
   };
@@ -176,6 +187,7 @@ export async function startFaultFront(backendUrl: string, options: FrontOptions 
   return {
     ...front,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    settled: () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => onSettled.push(resolve))),
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -259,7 +271,7 @@ class H2Connection {
   constructor(
     private readonly socket: Socket,
     rest: Buffer,
-    private readonly hooks: Hooks & { front: Omit<FaultFront, 'url' | 'close'> },
+    private readonly hooks: Hooks & { front: Omit<FaultFront, 'url' | 'close' | 'settled'> },
   ) {
     this.buf = Buffer.from(rest);
     // Our settings: as the container, 512 streams at once; a large window for request bodies, returned as read.
