@@ -101,7 +101,7 @@ describe.each(overProtocols)('single documents over $protocol whose answers are 
       );
       const why = `${fault.name}, ${put ? 'put' : 'increment'} g${i} cut ${front.places.get(keyOf(put ? 'POST' : 'PUT', i))}: ${'res' in outcome ? JSON.stringify(outcome.res.body) : String(outcome.err)}`;
       if (put) {
-        expect('res' in outcome ? outcome.res.status : String((outcome).err), why).toBe(200);
+        expect('res' in outcome ? outcome.res.status : String(outcome.err), why).toBe(200);
         expect('res' in outcome && outcome.res.body, why).toEqual({ pathId: `/document/v1/ns/music/docid/g${i}`, id: `id:ns:music::g${i}` });
         expect(server.store.get(`id:ns:music::g${i}`)!.fields, why).toEqual({ title: 'put', n: 100 + i });
       } else {
