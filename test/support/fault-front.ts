@@ -17,6 +17,11 @@ import { HpackDecoder, literalField } from './hpack-decoder.js';
  *
  * The partial body and the fault go out in one write (`together`: the client reads both in one event-loop turn)
  * or apart (a few ms between them). What the simulator did is done: a request is applied before its answer is cut.
+ * A TCP RST is a close with SO_LINGER 0 once the partial body has left; a client that has read data before it may
+ * be told a reset or an end, as its kernel decides (this Linux says an end).
+ *
+ * `test/faults/fault-front.test.ts` checks, with clients other than ours (node:http2, raw sockets), that each fault
+ * is on the wire what this says.
  */
 
 export type FrontProtocol = 'h2' | 'http1.1';
@@ -204,6 +209,16 @@ interface Hooks {
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * TCP RST once the last write has left (`written`: its callback ran). A reset with bytes still on their way out
+ * closes with a FIN instead; one that comes before the client read what arrived drops that too, as TCP does.
+ */
+function resetAfter(socket: Socket, written: Promise<void>): void {
+  void written.then(() => {
+    if (!socket.destroyed) socket.resetAndDestroy();
+  });
+}
+
 // ------------------------------------------------------------ HTTP/2 ------------------------------------------------------------
 
 const enum Type {
@@ -264,6 +279,8 @@ class H2Connection {
   private peerMaxFrame = 16_384;
   private sendWindow = 65_535;
   private dead = false;
+  /** Settles once the last write has left. */
+  private written: Promise<void> = Promise.resolve();
   /** Set once a GOAWAY went out: streams above it are not passed on. */
   private goneAway: number | undefined;
   private maxForwarded = 0;
@@ -286,7 +303,7 @@ class H2Connection {
 
   private write(frames: Buffer[]): void {
     if (this.dead || frames.length === 0) return;
-    this.socket.write(frames.length === 1 ? frames[0] : Buffer.concat(frames));
+    this.written = new Promise((resolve) => this.socket.write(frames.length === 1 ? frames[0] : Buffer.concat(frames), () => resolve()));
   }
 
   private read(): void {
@@ -499,9 +516,7 @@ class H2Connection {
       case 'tcp-reset':
         this.write(before);
         this.dead = true;
-        // Written bytes go first: the reset follows them once they are out.
-        if (this.socket.writableLength === 0) this.socket.resetAndDestroy();
-        else this.socket.once('drain', () => this.socket.resetAndDestroy());
+        resetAfter(this.socket, this.written);
         return;
     }
   }
@@ -616,18 +631,12 @@ class Http1Connection {
     }
     const partial = Buffer.concat([headBytes, wire.subarray(0, wireAt(cut.at))]);
     this.dead = true;
+    const written = new Promise<void>((resolve) => this.socket.write(partial, () => resolve()));
     const breakIt = (): void => {
-      if (cut.how === 'tcp-reset') {
-        if (this.socket.writableLength === 0) this.socket.resetAndDestroy();
-        else this.socket.once('drain', () => this.socket.resetAndDestroy());
-      } else this.socket.end();
+      if (cut.how === 'tcp-reset') resetAfter(this.socket, written);
+      else this.socket.end();
     };
-    if (cut.timing === 'apart') {
-      this.socket.write(partial);
-      void pause(15).then(breakIt);
-    } else {
-      this.socket.write(partial);
-      breakIt();
-    }
+    if (cut.timing === 'apart') void pause(15).then(breakIt);
+    else breakIt();
   }
 }
