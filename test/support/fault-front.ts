@@ -170,6 +170,8 @@ export async function startFaultFront(backendUrl: string, options: FrontOptions 
 
   const server: Server = createServer((socket) => {
     sockets.add(socket);
+    // As servers do: the headers and the body are separate writes, which Nagle would hold back for the client's ACK.
+    socket.setNoDelay(true);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => undefined);
     let head = Buffer.alloc(0);
