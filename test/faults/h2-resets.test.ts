@@ -15,6 +15,10 @@ import { expectedStore, failureLines, failureReasons, quickRetries, storeMap, te
  * applied once; what it may have applied (another reset, a connection closed under a stream it took) is sent
  * again only when safe to repeat; every operation ends as exactly one of succeeded or in the failure output,
  * with its reason. (`test/http/h2/pool.test.ts` covers the pool's side of each, one request at a time.)
+ *
+ * HTTP/2 only: a refused stream and a GOAWAY's last stream id have no HTTP/1.1 counterpart. What HTTP/1.1 has, a
+ * connection closed before or after the service applied the request, is in feed-faults.test.ts (`closeRate`, both
+ * protocols), and answers broken after their headers on both protocols are in cut-feed.test.ts.
  */
 
 /** What the front does with a stream: answer it with the simulator's answer, refuse it unprocessed (REFUSED_STREAM), reset it (INTERNAL_ERROR) before or after the simulator applied it, or leave it to the script. */

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
+import { alternateProtocols, expectSpoke, protocolFlag } from '../support/protocols.js';
 import { tempDir } from './harness.js';
 import { exportedIds, killTwiceThenFinish, outputFile, outputFolder } from './kill-until-done.js';
 
@@ -11,7 +12,8 @@ import { exportedIds, killTwiceThenFinish, outputFile, outputFolder } from './ki
  * points while the service is slow and answers some requests with 503, then the same command run again until it
  * finishes, as a Kubernetes Job restarts an evicted pod. The files may hold more than the last checkpoint covers,
  * or end in a cut line or a cut gzip member: the rerun cuts them back to the checkpoint's lengths, so at the end
- * every document is in them exactly once and gunzip reads them whole.
+ * every document is in them exactly once and gunzip reads them whole. The two seeds of each output form take a
+ * protocol each (seed 1 HTTP/2, seed 2 HTTP/1.1), so each form meets both without the file taking longer.
  */
 describe('visit killed with SIGKILL, then the same command again until done', () => {
   const cleanups: (() => unknown)[] = [];
@@ -31,8 +33,8 @@ describe('visit killed with SIGKILL, then the same command again until done', ()
 
   for (const c of cases) {
     // Two seeds per output form (each case is 12 s of a suite kept near ten minutes): two kill points each.
-    for (const seed of [1, 2]) {
-      it(`${c.name}, seed ${seed}: every document once, files valid`, async () => {
+    for (const { seed, protocol } of alternateProtocols([1, 2].map((seed) => ({ seed })))) {
+      it(`${c.name}, seed ${seed} over ${protocol}: every document once, files valid`, async () => {
         const server = await startDocumentServer({ port: 0, faults: { latencyMs: 20, errorRate: 0.03, errorStatuses: [503] } });
         cleanups.push(() => server.close());
         server.store.seed(Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::c${i}`, fields: { n: i, text: noise(i) } })));
@@ -45,10 +47,12 @@ describe('visit killed with SIGKILL, then the same command again until done', ()
           const written = files().reduce((n, f) => n + statSync(f).size, 0);
           return recorded === undefined ? `no checkpoint yet, starts over from ${written} bytes` : `cuts back ${written - Object.values(recorded).reduce((n, s) => n + s, 0)} bytes`;
         };
-        const args = ['visit', 'ns/music', '-t', server.url, '--slices', '4', '--no-stream', '--wanted-document-count', '5', '--checkpoint', 'cp.json', ...c.output, '--quiet'];
+        const args = ['visit', 'ns/music', '-t', server.url, ...protocolFlag(protocol), '--slices', '4', '--no-stream', '--wanted-document-count', '5', '--checkpoint', 'cp.json', ...c.output, '--quiet'];
         const { notes, finished } = await killTwiceThenFinish({ args, dir, files, seed, spreadMs: 2000, before });
         expect(finished?.code, `seed ${seed}: ${finished?.stderr ?? 'never finished'}`).toBe(0);
-        notes.push(`finished (resumed: ${String((JSON.parse(finished!.stdout) as Record<string, unknown>)['checkpoint.resumed'])})`);
+        const summary = JSON.parse(finished!.stdout) as Record<string, unknown>;
+        expectSpoke(summary, protocol);
+        notes.push(`finished (resumed: ${String(summary['checkpoint.resumed'])})`);
         console.log(`${c.name}, seed ${seed}: ${notes.join('; ')}`);
 
         const ids = exportedIds(files());
