@@ -79,7 +79,19 @@ export interface SessionOptions {
   maxStreams: number;
   /** ms from connecting to the server's first SETTINGS; past it, the server is taken not to speak HTTP/2. */
   settingsTimeoutMs: number;
+  /**
+   * ms a connection being closed waits for the server to take its last frames and close its side; then it is
+   * destroyed. Default 1000 ({@link defaultCloseTimeoutMs}).
+   */
+  closeTimeoutMs?: number;
 }
+
+/**
+ * How long a connection being closed waits for the server to take its last frames and close its side: the
+ * GOAWAY and FIN are a courtesy once no stream needs the connection, and a server that has not read them in a
+ * second is not reading.
+ */
+const defaultCloseTimeoutMs = 1000;
 
 const enum State {
   /** Preface sent, waiting for the server's SETTINGS. */
@@ -144,6 +156,7 @@ export class H2Session {
   private firstFrame = true;
   private wasReady = false;
   private settingsTimer: NodeJS.Timeout | undefined;
+  private closeTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly socket: Socket,
@@ -160,7 +173,10 @@ export class H2Session {
       if (err.code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL') this.destroy(new H2Error('H2_NOT_SUPPORTED', 'the server agreed on no protocol when offered h2 (ALPN)', { bytesRead: 0, cause: err }));
       else this.destroy(err);
     });
-    socket.on('close', () => this.destroy(this.closeError ?? this.socketClosedError()));
+    socket.on('close', () => {
+      clearTimeout(this.closeTimer);
+      this.destroy(this.closeError ?? this.socketClosedError());
+    });
     if (tls) {
       (socket as TLSSocket).once('secureConnect', () => {
         const alpn = (socket as TLSSocket).alpnProtocol;
@@ -372,6 +388,8 @@ export class H2Session {
   }
 
   private onData(chunk: Buffer): void {
+    // A connection being closed reads on only so that the server's last frames do not reset it.
+    if (this.state === State.Closed) return;
     if (this.firstFrame && this.bytesRead === 0 && chunk.length >= 5 && chunk.toString('latin1', 0, 5) === 'HTTP/') {
       this.bytesRead += chunk.length;
       this.destroy(new H2Error('H2_NOT_SUPPORTED', `the server does not speak HTTP/2: it answered the HTTP/2 preface with '${chunk.toString('latin1', 0, Math.min(chunk.length, 40)).split('\r')[0]}'`, { bytesRead: this.bytesRead }));
@@ -713,9 +731,10 @@ export class H2Session {
   private connectionError(code: ErrorCode, message: string): void {
     if (this.state === State.Closed) return;
     const lastSeen = this.nextId - 2 > 0 ? this.nextId - 2 : 0;
+    // What was queued is moot.
     this.out.take();
-    this.socket.write(goawayFrame(lastSeen, code));
-    this.destroy(new H2Error(code === ErrorCode.ProtocolError ? 'H2_PROTOCOL_ERROR' : 'UND_ERR_SOCKET', `HTTP/2 protocol error by the server: ${message}`, { h2Code: code, bytesRead: this.bytesRead }));
+    this.endSocket(goawayFrame(lastSeen, code));
+    this.close(new H2Error(code === ErrorCode.ProtocolError ? 'H2_PROTOCOL_ERROR' : 'UND_ERR_SOCKET', `HTTP/2 protocol error by the server: ${message}`, { h2Code: code, bytesRead: this.bytesRead }));
   }
 
   private watch(timeoutMs: number): void {
@@ -751,13 +770,41 @@ export class H2Session {
 
   private closeIfDone(): void {
     if (this.state !== State.Draining || this.streams.size > 0) return;
-    this.flush();
-    this.socket.end(goawayFrame(0, ErrorCode.NoError));
-    this.destroy(undefined);
+    // What is queued goes before the GOAWAY: it is the last of it.
+    for (const part of this.out.take()) this.socket.write(part);
+    this.endSocket(goawayFrame(0, ErrorCode.NoError));
+    this.close(undefined);
   }
 
   /** Closes the connection now; open streams fail with `err` (or as destroyed). */
   destroy(err: Error | undefined): void {
+    if (this.state === State.Closed) return;
+    if (err !== undefined) this.socket.destroy();
+    else this.endSocket(undefined);
+    this.close(err);
+  }
+
+  /**
+   * Ends our side of the socket with `last`, and bounds the wait for the server's: a server that neither reads
+   * what is left nor closes must keep neither the connection nor the process (the socket is unreferenced, and
+   * destroyed after `closeTimeoutMs` whatever is still unwritten).
+   */
+  private endSocket(last: Buffer | undefined): void {
+    const socket = this.socket;
+    if (socket.destroyed) return;
+    if (!socket.writableEnded) {
+      if (last !== undefined) socket.end(last);
+      else socket.end();
+    }
+    socket.unref();
+    if (this.closeTimer === undefined) {
+      this.closeTimer = setTimeout(() => socket.destroy(), this.options.closeTimeoutMs ?? defaultCloseTimeoutMs);
+      this.closeTimer.unref();
+    }
+  }
+
+  /** The session is over: no more streams, every open one failed, the pool told. */
+  private close(err: Error | undefined): void {
     if (this.state === State.Closed) return;
     this.state = State.Closed;
     clearInterval(this.sweeper);
@@ -766,8 +813,6 @@ export class H2Session {
     const open = [...this.streams.values()];
     this.streams.clear();
     this.blocked = [];
-    if (err !== undefined) this.socket.destroy();
-    else if (!this.socket.writableEnded) this.socket.end();
     for (const s of open) fail(s.req, failure);
     this.events.closed(this, err);
   }
