@@ -22,6 +22,9 @@ import { errorName } from './frame.js';
  *   closed (GOAWAY SETTINGS_TIMEOUT). Its requests may have been applied.
  * - `H2_NOT_SUPPORTED`: the server does not speak HTTP/2 (no SETTINGS in answer to the preface, or ALPN chose
  *   another protocol).
+ * - `UND_ERR_INVALID_ARG`: the request was refused before anything of it was sent: a header or path HTTP/2 may
+ *   not carry as given (CR, LF, NUL, whitespace at a value's ends, characters beyond latin1...), or a body that
+ *   is not bytes. As undici's.
  * - `UND_ERR_HEADERS_TIMEOUT`, `UND_ERR_BODY_TIMEOUT`, `UND_ERR_ABORTED`, `UND_ERR_CONNECT_TIMEOUT`,
  *   `UND_ERR_DESTROYED`, `UND_ERR_CLOSED`: as undici's.
  *

@@ -19,7 +19,7 @@ import {
   windowUpdateFrame,
   writeFrameHeader,
 } from './frame.js';
-import { HeaderListTooLarge, HpackDecoder, HpackEncoder, HpackError, literalFieldSize, writeLiteralField } from './hpack.js';
+import { HeaderListTooLarge, HpackDecoder, HpackEncoder, HpackError, literalFieldSize, nameFault, valueFault, writeLiteralField } from './hpack.js';
 import { H2Error, refusedError, resetError } from './errors.js';
 import { OutBuffer } from './out-buffer.js';
 
@@ -116,6 +116,9 @@ const defaultCloseTimeoutMs = 1000;
  * that keeps asking and never reads the answers is flooding (RFC 9113 10.5). nghttp2's default.
  */
 const maxQueuedAcks = 1000;
+
+/** What a request's `:path` may hold: visible latin1 (undici's rule for HTTP/1.1); nothing else goes out as it was given. */
+const invalidPath = /[^\u0021-\u00ff]/;
 
 const enum State {
   /** Preface sent, waiting for the server's SETTINGS. */
@@ -304,6 +307,10 @@ export class H2Session {
 
   /** Sends `req` on a new stream. The pool calls it only while `room > 0`. */
   request(req: H2Request): void {
+    if (req.path.length === 0 || invalidPath.test(req.path)) {
+      fail(req, new H2Error('UND_ERR_INVALID_ARG', `invalid request path ${JSON.stringify(req.path)}: HTTP/2 sends visible latin1 only`));
+      return;
+    }
     const id = this.nextId;
     this.nextId += 2;
     const now = performance.now();
@@ -319,15 +326,28 @@ export class H2Session {
       this.abort(s, err);
     }
     if (this.streams.get(id) !== s) return; // Aborted in onConnect.
-    this.writeHeaders(s);
+    if (!this.writeHeaders(s)) return;
     if (req.body !== null && req.body.length > 0) this.sendBody(s);
     else s.bodyAt = -1;
   }
 
-  private writeHeaders(s: Stream): void {
+  /** Writes the stream's HEADERS; false (and the request failed) when its fields may not be sent. */
+  private writeHeaders(s: Stream): boolean {
     const req = s.req;
-    const pseudo = this.encoder.fixed(req.pseudo);
-    const headers = this.encoder.fixed(req.headers);
+    let pseudo = this.encoder.kept(req.pseudo);
+    let headers = pseudo === undefined ? undefined : this.encoder.kept(req.headers);
+    if (pseudo === undefined || headers === undefined) {
+      // Fields this connection has not sent as they are now: checked before any of them enters the table.
+      const fault = requestFieldsFault(req.pseudo, true) ?? requestFieldsFault(req.headers, false);
+      if (fault !== undefined) {
+        this.forget(s);
+        fail(req, new H2Error('UND_ERR_INVALID_ARG', `invalid request header: ${fault}`));
+        this.events.room(this);
+        return false;
+      }
+      pseudo = this.encoder.fixed(req.pseudo);
+      headers = this.encoder.fixed(req.headers);
+    }
     const body = req.body;
     const length = body === null ? '' : String(body.length);
     let size = pseudo.length + headers.length + literalFieldSize(':path', req.path);
@@ -363,6 +383,7 @@ export class H2Session {
       this.out.commit(at);
     }
     this.scheduleFlush();
+    return true;
   }
 
   private writeLongHeaders(id: number, block: Buffer, endStream: number): void {
@@ -1126,6 +1147,25 @@ function trailersFault(fields: readonly string[]): string | undefined {
 /** An answer with no body whatever its content-length says: to HEAD, 204, 304 (RFC 9110, 6.4.1). */
 function noBodyExpected(s: Stream): boolean {
   return s.status === 204 || s.status === 304 || s.req.pseudo[1] === 'HEAD';
+}
+
+/**
+ * Why a request's fields may not be sent (RFC 9113, 8.2.1, 8.2.2): names in lower case without separators or
+ * controls, pseudo-headers only in the pseudo list; values without NUL, CR, LF, whitespace at either end or
+ * characters beyond latin1 (they would go out as other bytes); no connection-specific field.
+ */
+function requestFieldsFault(fields: readonly string[], pseudo: boolean): string | undefined {
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i];
+    const value = fields[i + 1];
+    if (typeof name !== 'string' || typeof value !== 'string') return `a field that is not a string (${String(name)})`;
+    if ((name.charCodeAt(0) === 0x3a) !== pseudo) return `the field name ${JSON.stringify(name)}${pseudo ? ' (not a pseudo-header)' : ' (a pseudo-header among the headers)'}`;
+    const fault = nameFault(name) ?? valueFault(name, value);
+    if (fault !== undefined) return fault;
+    for (let j = 0; j < value.length; j++) if (value.charCodeAt(j) > 0xff) return `the value of ${JSON.stringify(name)} (a character beyond latin1)`;
+    if (!pseudo && (isConnectionSpecific(name) || (name === 'te' && value !== 'trailers'))) return `the connection-specific field ${JSON.stringify(name)}`;
+  }
+  return undefined;
 }
 
 /** Tells a request it failed. Its handler's own exception goes no further: the request has failed already. */
