@@ -70,7 +70,7 @@ export class Http2Pool extends Dispatcher {
   private readonly pending = new FifoQueue<H2Request>();
   /** The pseudo-header lists by method, and header lists by the caller's header object: the same kind of request reuses one. */
   private readonly pseudoCache = new Map<string, string[]>();
-  private readonly headerCache = new WeakMap<object, string[]>();
+  private readonly headerCache = new WeakMap<object, string[] & { given?: string[] }>();
   private closing: Promise<void> | undefined;
   private closeWaiters: (() => void)[] = [];
   private connectWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
@@ -255,10 +255,11 @@ export class Http2Pool extends Dispatcher {
   /** The caller's headers as HTTP/2 sends them: lower-case names, none of HTTP/1.1's connection headers; `host` apart. */
   private headerFields(headers: DispatcherType.DispatchOptions['headers']): string[] & { host?: string } {
     const key = (headers ?? noHeaders);
-    let fields: (string[] & { host?: string }) | undefined = this.headerCache.get(key);
-    if (fields === undefined) {
+    let fields: (string[] & { host?: string; given?: string[] }) | undefined = this.headerCache.get(key);
+    // The caller may have changed its headers in place since (a token renewed): kept only while they hold the same.
+    if (fields === undefined || !sameHeaders(headers, fields.given!)) {
       const pairs = headerPairs(headers);
-      fields = [];
+      fields = Object.assign([], { given: pairs });
       for (let i = 0; i < pairs.length; i += 2) {
         const name = pairs[i].toLowerCase();
         if (name === 'host') fields.host = pairs[i + 1];
@@ -341,4 +342,30 @@ function headerPairs(headers: DispatcherType.DispatchOptions['headers']): string
     else out.push(name, String(value));
   }
   return out;
+}
+
+/** Whether `headers` still hold the `pairs` headerPairs made of them, found without allocating (iterables are read again). */
+function sameHeaders(headers: DispatcherType.DispatchOptions['headers'], pairs: readonly string[]): boolean {
+  if (headers === null || headers === undefined) return pairs.length === 0;
+  if (Array.isArray(headers)) {
+    if ((headers.length & ~1) !== pairs.length) return false;
+    for (let i = 0; i < pairs.length; i++) if (headers[i] !== pairs[i] && String(headers[i]) !== pairs[i]) return false;
+    return true;
+  }
+  if (typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') return false;
+  let at = 0;
+  for (const name in headers) {
+    const value = (headers as Record<string, string | string[] | null | undefined>)[name];
+    if (!Object.hasOwn(headers, name) || value === undefined || value === null) continue;
+    if (!Array.isArray(value)) {
+      if (pairs[at] !== name || pairs[at + 1] !== String(value)) return false;
+      at += 2;
+    } else {
+      for (const v of value) {
+        if (pairs[at] !== name || pairs[at + 1] !== String(v)) return false;
+        at += 2;
+      }
+    }
+  }
+  return at === pairs.length;
 }

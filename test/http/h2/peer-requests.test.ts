@@ -5,7 +5,8 @@ import { Peer, type PeerConnection } from '../../support/h2-peer.js';
 
 /**
  * What the client puts on the wire for a request, read back frame by frame by a peer of the test's own
- * (test/support/h2-peer.ts): nothing it may not send (RFC 9113 §8.2.1, §8.3.1).
+ * (test/support/h2-peer.ts): headers as the caller has them at the time of each request, and nothing it may
+ * not send (RFC 9113 §8.2.1, §8.3.1).
  */
 
 const cleanups: (() => unknown)[] = [];
@@ -50,6 +51,32 @@ async function fails(p: Promise<unknown>): Promise<TransportError> {
   if (out === undefined) throw new Error('expected the request to fail');
   return toTransportError(out);
 }
+
+describe('header lists the caller changes between requests', () => {
+  it('sends the values an object has at each request (a token renewed in place)', async () => {
+    const { pool, c } = await setup();
+    const headers: Record<string, string> = { authorization: 'Bearer one', 'content-type': 'application/json' };
+    expect((await roundTrip(pool, c, headers)).authorization).toBe('Bearer one');
+    expect((await roundTrip(pool, c, headers)).authorization).toBe('Bearer one');
+    headers.authorization = 'Bearer two';
+    expect((await roundTrip(pool, c, headers)).authorization).toBe('Bearer two');
+    headers['x-added'] = 'yes';
+    expect((await roundTrip(pool, c, headers))['x-added']).toBe('yes');
+    delete headers['x-added'];
+    expect((await roundTrip(pool, c, headers))['x-added']).toBeUndefined();
+  });
+
+  it('sends the values a flat array has at each request', async () => {
+    const { pool, c } = await setup();
+    const headers = ['authorization', 'Bearer one', 'content-type', 'application/json'];
+    expect((await roundTrip(pool, c, headers)).authorization).toBe('Bearer one');
+    expect((await roundTrip(pool, c, headers)).authorization).toBe('Bearer one');
+    headers[1] = 'Bearer two';
+    expect((await roundTrip(pool, c, headers)).authorization).toBe('Bearer two');
+    headers.push('x-added', 'yes');
+    expect((await roundTrip(pool, c, headers))['x-added']).toBe('yes');
+  });
+});
 
 describe('what may not be sent is refused before sending', () => {
   it.each([
