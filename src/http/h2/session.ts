@@ -19,7 +19,7 @@ import {
   windowUpdateFrame,
   writeFrameHeader,
 } from './frame.js';
-import { HeaderListTooLarge, HpackDecoder, HpackEncoder, HpackError, literalFieldSize, nameFault, valueFault, writeLiteralField } from './hpack.js';
+import { HeaderListTooLarge, HpackDecoder, HpackEncoder, HpackError, literalFieldSize, nameFault, valueFault, writeInt, writeLiteralField } from './hpack.js';
 import { H2Error, refusedError, resetError } from './errors.js';
 import { OutBuffer } from './out-buffer.js';
 
@@ -117,7 +117,7 @@ const defaultCloseTimeoutMs = 1000;
  */
 const maxQueuedAcks = 1000;
 
-/** What a request's `:path` may hold: visible latin1 (undici's rule for HTTP/1.1); nothing else goes out as it was given. */
+/** What a request's `:path` may not hold: anything but visible latin1 (undici's rule for HTTP/1.1). */
 const invalidPath = /[^\u0021-\u00ff]/;
 
 const enum State {
@@ -307,10 +307,6 @@ export class H2Session {
 
   /** Sends `req` on a new stream. The pool calls it only while `room > 0`. */
   request(req: H2Request): void {
-    if (req.path.length === 0 || invalidPath.test(req.path)) {
-      fail(req, new H2Error('UND_ERR_INVALID_ARG', `invalid request path ${JSON.stringify(req.path)}: HTTP/2 sends visible latin1 only`));
-      return;
-    }
     const id = this.nextId;
     this.nextId += 2;
     const now = performance.now();
@@ -331,18 +327,16 @@ export class H2Session {
     else s.bodyAt = -1;
   }
 
-  /** Writes the stream's HEADERS; false (and the request failed) when its fields may not be sent. */
+  /** Writes the stream's HEADERS; false (and the request failed) when its path or fields may not be sent. */
   private writeHeaders(s: Stream): boolean {
     const req = s.req;
     let pseudo = this.encoder.kept(req.pseudo);
     let headers = pseudo === undefined ? undefined : this.encoder.kept(req.headers);
     if (pseudo === undefined || headers === undefined) {
       // Fields this connection has not sent as they are now: checked before any of them enters the table.
-      const fault = requestFieldsFault(req.pseudo, true) ?? requestFieldsFault(req.headers, false);
+      const fault = pathFault(req.path) ?? requestFieldsFault(req.pseudo, true) ?? requestFieldsFault(req.headers, false);
       if (fault !== undefined) {
-        this.forget(s);
-        fail(req, new H2Error('UND_ERR_INVALID_ARG', `invalid request header: ${fault}`));
-        this.events.room(this);
+        this.refuse(s, fault);
         return false;
       }
       pseudo = this.encoder.fixed(req.pseudo);
@@ -350,7 +344,7 @@ export class H2Session {
     }
     const body = req.body;
     const length = body === null ? '' : String(body.length);
-    let size = pseudo.length + headers.length + literalFieldSize(':path', req.path);
+    let size = pseudo.length + headers.length + pathFieldSize(req.path);
     if (body !== null) size += literalFieldSize('content-length', length);
     // The DATA frame of a small body goes in the same reservation.
     const bodyLength = body?.length ?? 0;
@@ -359,7 +353,12 @@ export class H2Session {
     const start = this.out.used;
     let at = start + frameHeaderLength;
     at += pseudo.copy(out, at);
-    at = writeLiteralField(out, at, ':path', req.path);
+    at = writePath(out, at, req.path);
+    if (at < 0) {
+      // Only with kept blocks (others were checked above): nothing was encoded anew, nothing is committed.
+      this.refuse(s, pathFault(req.path)!);
+      return false;
+    }
     at += headers.copy(out, at);
     if (body !== null) at = writeLiteralField(out, at, 'content-length', length);
     const blockLength = at - start - frameHeaderLength;
@@ -384,6 +383,13 @@ export class H2Session {
     }
     this.scheduleFlush();
     return true;
+  }
+
+  /** Fails a request whose path or fields may not be sent, before anything of it is. */
+  private refuse(s: Stream, fault: string): void {
+    this.forget(s);
+    fail(s.req, new H2Error('UND_ERR_INVALID_ARG', `invalid request: ${fault}`));
+    this.events.room(this);
   }
 
   private writeLongHeaders(id: number, block: Buffer, endStream: number): void {
@@ -1147,6 +1153,34 @@ function trailersFault(fields: readonly string[]): string | undefined {
 /** An answer with no body whatever its content-length says: to HEAD, 204, 304 (RFC 9110, 6.4.1). */
 function noBodyExpected(s: Stream): boolean {
   return s.status === 204 || s.status === 304 || s.req.pseudo[1] === 'HEAD';
+}
+
+/** Why a request's `:path` may not be sent: empty, or not visible latin1 (a space, a control, a character beyond latin1 would go out as another byte). */
+function pathFault(path: string): string | undefined {
+  return path.length === 0 || invalidPath.test(path) ? `the path ${JSON.stringify(path)} (HTTP/2 sends visible latin1 only)` : undefined;
+}
+
+/** Bytes `writePath` needs at most. */
+function pathFieldSize(path: string): number {
+  return 12 + path.length;
+}
+
+/**
+ * Writes `:path` as a literal never indexed (the static table's name 4: it changes with every request), checking
+ * as it copies that each character is visible latin1; -1 when one is not (or the path is empty). One pass over the
+ * path, where a check and then a copy were two: it is the one field of every request that is new.
+ */
+function writePath(out: Buffer, at: number, path: string): number {
+  const n = path.length;
+  if (n === 0) return -1;
+  at = writeInt(out, at, 4, 4, 0x10);
+  at = writeInt(out, at, n, 7, 0);
+  for (let i = 0; i < n; i++) {
+    const c = path.charCodeAt(i);
+    if (c <= 0x20 || c > 0xff) return -1;
+    out[at++] = c;
+  }
+  return at;
 }
 
 /**
