@@ -79,7 +79,7 @@ export class AutoTransport implements Transport {
     } catch (err) {
       void h2.destroy();
       const e = err as { code?: string; socket?: { bytesRead?: number } };
-      const silent = !this.tls && e.code === 'UND_ERR_SOCKET' && e.socket?.bytesRead === 0;
+      const silent = !this.tls && e.code === 'H2_CONNECTION_CLOSED' && e.socket?.bytesRead === 0;
       if (silent) this.silentCloses++;
       if (e.code === 'H2_NOT_SUPPORTED') {
         this.choose(this.makeH1(), false);

@@ -1,7 +1,7 @@
 import { toDocumentPath } from '../document/id.js';
 import { type Protocol, type TlsOptions, type Transport, type WireProtocol } from './transport.js';
 import { createTransport } from './create-transport.js';
-import { headersToObject, parseBody, send } from './exchange.js';
+import { headersToObject, jsonObjectOf, parseBody, send } from './exchange.js';
 import { splitEndpoint } from './endpoint.js';
 import { TransportError } from './transport-error.js';
 import { Reachability } from './reachability.js';
@@ -79,6 +79,13 @@ export interface DocumentResponse {
 
 /** Retries of a `DocumentClient` call unless `maxRetries` says otherwise: five attempts in all. */
 const defaultDocumentRetries = 4;
+
+/** A 2xx answer whose body is not the service's JSON (cut where the protocol could not tell, a proxy's page): its outcome is unknown. */
+class UnreadableAnswer extends Error {
+  constructor(readonly response: DocumentResponse) {
+    super(`HTTP ${response.status} with an answer that is not the service's JSON: outcome unknown`);
+  }
+}
 
 /** An answer the service asks to have sent again (429, 503): nothing was applied. */
 class RetryableAnswer extends Error {
@@ -188,8 +195,10 @@ export class DocumentClient {
         async () => {
           const raw = await send(this.transport, { method, path, headers: encoded.headers, body: encoded.body, idempotent: assignOnly });
           this.reach.answer();
-          const res: DocumentResponse = { status: raw.status, body: parseBody(raw.body), raw: raw.body, headers: headersToObject(raw.headers) };
+          const whole = raw.status >= 200 && raw.status < 300 ? jsonObjectOf(raw.body) : undefined;
+          const res: DocumentResponse = { status: raw.status, body: whole ?? parseBody(raw.body), raw: raw.body, headers: headersToObject(raw.headers) };
           if (res.status === 429 || res.status === 503) throw new RetryableAnswer(res);
+          if (res.status >= 200 && res.status < 300 && whole === undefined) throw new UnreadableAnswer(res);
           return res;
         },
         {
@@ -203,6 +212,7 @@ export class DocumentClient {
       if (outcome.kind === 'failed') {
         // The retries are spent: the last 429 or 503 is the answer, a transport error is thrown as it is.
         if (outcome.error instanceof RetryableAnswer) return outcome.error.response;
+        if (outcome.error instanceof UnreadableAnswer) throw new VespaBulkError('VB_BAD_RESPONSE', outcome.error.message, { status: outcome.error.response.status });
         throw outcome.error;
       }
       throw new VespaBulkError('VB_ABORTED', 'stopped');
@@ -220,6 +230,7 @@ export class DocumentClient {
   /** What the retry policy needs of a failed attempt; undefined for a failure not to retry. */
   private failureOf(err: unknown): AttemptFailure | undefined {
     if (err instanceof RetryableAnswer) return { status: err.response.status, retryAfterMs: parseRetryAfter(err.response.headers['retry-after']) };
+    if (err instanceof UnreadableAnswer) return { maybeApplied: true };
     // Nothing has ever answered (a wrong endpoint, a service not up) or HTTP/2 is not spoken: said at once rather than after the backoff.
     if (!(err instanceof TransportError) || err.code === 'VB_ABORTED' || this.reach.verdict(err) !== undefined) return undefined;
     return { maybeApplied: err.maybeApplied };

@@ -114,6 +114,19 @@ export function parseBody(body: Buffer): unknown {
   }
 }
 
+/**
+ * The body as a JSON object, or undefined when it is not one: what the service writes in every 2xx answer, so that a
+ * 2xx body that is not (cut where the protocol could not tell, a proxy's page) is an answer whose outcome is unknown.
+ */
+export function jsonObjectOf(body: Buffer): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What `exchange` does with the body, as it arrives. */
 export interface BodyReader {
   /** A chunk of the body, at once (synchronous); what it throws fails the exchange and aborts the request. */

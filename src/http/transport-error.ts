@@ -14,6 +14,7 @@ import { VespaBulkError } from '../errors.js';
  * - `closed`: the connection ended with the request on it, before its answer was whole: it may have been applied.
  * - `protocol`: the server broke the protocol (a malformed frame, header or status): it may have been applied.
  * - `headers-timeout`, `body-timeout`: no answer, or a gap in its body, longer than the request's bound.
+ * - `invalid`: the request may not be sent as given (a header HTTP/2 cannot carry, a body that is not bytes): never sent.
  * - `aborted`: the caller aborted it (its signal, or `abort()`).
  * - `shut`: the transport was closed or destroyed by its owner with the request still open.
  */
@@ -28,11 +29,12 @@ export type TransportFailure =
   | 'protocol'
   | 'headers-timeout'
   | 'body-timeout'
+  | 'invalid'
   | 'aborted'
   | 'shut';
 
 /** Failures after which the request surely never reached the service. */
-const neverSent = new Set<TransportFailure>(['connect', 'connect-timeout', 'tls', 'not-h2', 'refused']);
+const neverSent = new Set<TransportFailure>(['connect', 'connect-timeout', 'tls', 'not-h2', 'refused', 'invalid']);
 
 /** A request that failed in transport; `failure` says how, `maybeApplied` whether the service may have applied it. */
 export class TransportError extends VespaBulkError {
@@ -89,6 +91,18 @@ const failureOfCode: Record<string, TransportFailure> = {
   H2_NOT_SUPPORTED: 'not-h2',
   H2_STREAM_RESET: 'reset',
   H2_PROTOCOL_ERROR: 'protocol',
+  H2_HEADERS_TOO_LARGE: 'protocol',
+  H2_FLOOD: 'protocol',
+  H2_SETTINGS_TIMEOUT: 'protocol',
+  H2_CONNECTION_CLOSED: 'closed',
+  H2_CONNECT_TIMEOUT: 'connect-timeout',
+  H2_HEADERS_TIMEOUT: 'headers-timeout',
+  H2_BODY_TIMEOUT: 'body-timeout',
+  H2_ABORTED: 'aborted',
+  H2_DESTROYED: 'shut',
+  H2_CLOSED: 'shut',
+  H2_INVALID_REQUEST: 'invalid',
+  UND_ERR_INVALID_ARG: 'invalid',
   UND_ERR_SOCKET: 'closed',
   UND_ERR_CONNECT_TIMEOUT: 'connect-timeout',
   UND_ERR_HEADERS_TIMEOUT: 'headers-timeout',
@@ -105,6 +119,11 @@ const failureOfCode: Record<string, TransportFailure> = {
   EPIPE: 'closed',
   ERR_SSL_WRONG_VERSION_NUMBER: 'tls',
 };
+
+/** ` (CODE)` for messages, or nothing: the codes of our HTTP/2 and of undici say nothing that `failure` and the message do not. */
+function shown(code: string): string {
+  return code.startsWith('H2_') || code.startsWith('UND_ERR_') ? '' : ` (${code})`;
+}
 
 interface ErrorLike {
   code?: unknown;
@@ -150,12 +169,11 @@ export function toTransportError(err: unknown, tls = false): TransportError {
     if (failure === undefined) continue;
     const bytesRead = e.socket?.bytesRead;
     let unreachable: string | undefined;
-    if (failure === 'connect-timeout') unreachable = `connect timed out (${code})`;
+    if (failure === 'connect-timeout') unreachable = `connect timed out${shown(code)}`;
     else if (failure === 'closed' && tls && bytesRead === 0) {
-      unreachable = `TLS handshake refused: the server closed the connection without answering; does it need a client certificate (--cert, --key)? (${code})`;
+      unreachable = `TLS handshake refused: the server closed the connection without answering; does it need a client certificate (--cert, --key)?${shown(code)}`;
     }
-    // The codes of our HTTP/2 and of undici say nothing to a user that `failure` and the message do not.
-    const words = failure === 'aborted' ? 'request aborted' : code.startsWith('H2_') || code.startsWith('UND_ERR_') ? message : `${message} (${code})`;
+    const words = failure === 'aborted' ? 'request aborted' : `${message}${shown(code)}`;
     return new TransportError(failure, words, { unreachable, detail: code, cause: err });
   }
   return new TransportError('closed', typeof top.code === 'string' ? `${message} (${top.code})` : message, { cause: err });

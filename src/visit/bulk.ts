@@ -5,7 +5,7 @@ import { parseRetryAfter } from '../http/retry-delay.js';
 import { retryLoop, type RetryLoopOptions } from '../http/retry-loop.js';
 import { type Protocol, type WireProtocol } from '../http/transport.js';
 import { createChainTransport } from '../http/create-transport.js';
-import { header, headerList, send } from '../http/exchange.js';
+import { header, headerList, jsonObjectOf, send } from '../http/exchange.js';
 import { Reachability } from '../http/reachability.js';
 import { TransportError } from '../http/transport-error.js';
 import { checkVisitRetry, resolveVisitRetry, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
@@ -214,12 +214,16 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
 
 type BulkAnswer = { documentCount?: unknown; continuation?: unknown; message?: unknown };
 
-/** A chunk the service did not do: its status (undefined for a transport error) and what it said. */
+/**
+ * A chunk the service did not do, or of which it is unknown what it did: its status (undefined when the answer said
+ * nothing) and what it said; `maybeApplied` for an answer that cannot be read.
+ */
 class ChunkFailure extends Error {
   constructor(
     message: string,
     readonly status: number | undefined,
     readonly retryAfterMs?: number,
+    readonly maybeApplied?: boolean,
   ) {
     super(message);
   }
@@ -237,9 +241,13 @@ function queryString(query: string): string {
 /** One request of the chain: resolves with a 2xx answer, rejects with a ChunkFailure for any other status. */
 async function sendChunk(chain: Chain, path: string, body: Buffer | undefined): Promise<BulkAnswer> {
   const res = await request(chain, methodOf[chain.options.kind], path, body);
-  const answer = answerOf(res.text);
-  if (res.status >= 200 && res.status < 300) return answer;
-  throw failureOf(res, answer);
+  if (res.status >= 200 && res.status < 300) {
+    // Not the service's JSON: cut where the protocol could not tell, or not the service. What it did is unknown.
+    const whole = jsonObjectOf(Buffer.from(res.text));
+    if (whole === undefined) throw new ChunkFailure(`HTTP ${res.status} with an answer that is not the service's JSON: outcome unknown`, undefined, undefined, true);
+    return whole as BulkAnswer;
+  }
+  throw failureOf(res, answerOf(res.text));
 }
 
 /**

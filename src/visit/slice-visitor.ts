@@ -452,7 +452,12 @@ export class SliceVisitor {
       },
     });
     const rest = splitter.takeRest();
-    if (rest !== undefined) onLine(rest, 0, rest.length);
+    if (rest !== undefined) {
+      // The handler ends every line with a newline: a last line without one was cut, unless it is whole JSON
+      // (its kind is told by its first bytes, so a cut one must not get that far).
+      if (!isJsonText(rest)) throw new RequestFailure(`response cut off inside a line: ${rest.toString('utf8', 0, Math.min(rest.length, 200))}`, undefined);
+      onLine(rest, 0, rest.length);
+    }
     if (entries.length > 0) await this.deliver(entries);
     if (tail.error !== undefined) throw new RequestFailure(`the service reported: ${tail.error}`, undefined);
     if (tail.statsCount === undefined || !tail.ended) throw new RequestFailure('response cut off: it ended without its closing sessionStats and continuation lines', undefined);
@@ -616,4 +621,13 @@ function describe(err: unknown): string {
     return typeof code === 'string' ? `${err.message} (${code})` : err.message;
   }
   return String(err);
+}
+
+function isJsonText(buf: Buffer): boolean {
+  try {
+    JSON.parse(buf.toString('utf8'));
+    return true;
+  } catch {
+    return false;
+  }
 }

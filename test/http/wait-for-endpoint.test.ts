@@ -55,7 +55,7 @@ describe('waitForEndpoint', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;
     try {
-      await expect(waitForEndpoint({ endpoint: `http://127.0.0.1:${port}/prefix/`, waitMs: 500, intervalMs: 100 })).rejects.toMatchObject({
+      await expect(waitForEndpoint({ endpoint: `http://127.0.0.1:${port}/prefix/`, waitMs: 2_000, intervalMs: 100 })).rejects.toMatchObject({
         code: 'VB_UNREACHABLE',
         message: expect.stringContaining('it answered 503'),
       });

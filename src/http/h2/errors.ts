@@ -1,19 +1,35 @@
 import { errorName } from './frame.js';
 
 /**
- * Why an HTTP/2 request or connection failed. `code` is what the rest of the client branches on: where the
- * meaning is the same as one of undici's HTTP/1.1 errors, it is undici's code (so `toTransportError` and
- * `unreachableCause` read both transports alike); the HTTP/2-only meanings have their own.
+ * Why an HTTP/2 request or connection failed, inside h2/: `toTransportError` (transport-error.ts) reads `code` once
+ * and makes the `TransportError` the rest of the client branches on.
  *
- * - `UND_ERR_SOCKET`: the connection ended with the request on it; it may have been applied.
+ * - `H2_CONNECTION_CLOSED`: the connection ended with the request on it; it may have been applied.
  * - `H2_REFUSED_STREAM`: the server said it did not process the request (RST_STREAM REFUSED_STREAM, or a
  *   GOAWAY whose last stream id is below it): it was surely not applied.
  * - `H2_STREAM_RESET`: the server reset the stream with another code: it may have been applied.
- * - `H2_PROTOCOL_ERROR`: the server broke the protocol; the connection is closed.
+ * - `H2_PROTOCOL_ERROR`: the server broke the protocol (RFC 9113); `h2Code` is the error code the client answered
+ *   with. On one stream (a malformed answer, DATA past the stream's window...) that stream is reset and the
+ *   connection goes on; on the connection (a bad frame, DATA past its window...) the connection is closed with
+ *   GOAWAY and every request on it fails with this. It may have been applied.
+ * - `H2_HEADERS_TOO_LARGE`: an answer's header block went past the client's SETTINGS_MAX_HEADER_LIST_SIZE (a
+ *   CONTINUATION flood among them): the connection is closed (GOAWAY ENHANCE_YOUR_CALM) and its requests fail
+ *   with this. They may have been applied.
+ * - `H2_FLOOD`: the server sent more frames that need an answer (PING, SETTINGS) than it read answers to: the
+ *   connection is closed (GOAWAY ENHANCE_YOUR_CALM). Its requests may have been applied.
+ * - `H2_SETTINGS_TIMEOUT`: the server did not acknowledge the client's SETTINGS in time: the connection is
+ *   closed (GOAWAY SETTINGS_TIMEOUT). Its requests may have been applied.
  * - `H2_NOT_SUPPORTED`: the server does not speak HTTP/2 (no SETTINGS in answer to the preface, or ALPN chose
  *   another protocol).
- * - `UND_ERR_HEADERS_TIMEOUT`, `UND_ERR_BODY_TIMEOUT`, `UND_ERR_ABORTED`, `UND_ERR_CONNECT_TIMEOUT`,
- *   `UND_ERR_DESTROYED`, `UND_ERR_CLOSED`: as undici's.
+ * - `H2_INVALID_REQUEST`: the request was refused before anything of it was sent: a header or path HTTP/2 may
+ *   not carry as given (CR, LF, NUL, whitespace at a value's ends, characters beyond latin1...), or a body that
+ *   is not bytes: never sent.
+ * - `H2_HEADERS_TIMEOUT`, `H2_BODY_TIMEOUT`: no answer, or a gap in its body, longer than the request's bound.
+ * - `H2_CONNECT_TIMEOUT`: the connection (and its TLS handshake) did not complete in time: never sent.
+ * - `H2_ABORTED`: the caller aborted the request. `H2_DESTROYED`, `H2_CLOSED`: the transport was destroyed or
+ *   closed by its owner with the request still open.
+ *
+ * A handler's own exception is handed to its onError as it was thrown, not wrapped.
  */
 export class H2Error extends Error {
   readonly code: string;

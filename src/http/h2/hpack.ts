@@ -36,13 +36,23 @@ const entryOverhead = 32;
 /** A malformed header block: the connection cannot go on (COMPRESSION_ERROR). */
 export class HpackError extends Error {}
 
+/**
+ * A header block whose fields add up to more than the bound given to `decode` (name + value + 32 bytes each, as
+ * SETTINGS_MAX_HEADER_LIST_SIZE counts them, RFC 9113 6.5.2). The block was not decoded to its end, so the table
+ * may be behind the peer's: the connection cannot go on.
+ */
+export class HeaderListTooLarge extends Error {}
+
+/** A table entry: name, value, and why the field breaks HTTP/2's character rules (undefined: it does not). */
+type Entry = readonly [string, string, string?];
+
 /** The dynamic table, newest first, with its size accounting. Shared by both directions' bookkeeping. */
 class DynamicTable {
-  private entries: [string, string][] = [];
+  private entries: Entry[] = [];
   private size = 0;
   constructor(private max: number) {}
 
-  get(index: number): [string, string] | undefined {
+  get(index: number): Entry | undefined {
     return this.entries[index];
   }
 
@@ -50,9 +60,9 @@ class DynamicTable {
     return this.entries.length;
   }
 
-  add(name: string, value: string): void {
+  add(name: string, value: string, fault?: string): void {
     const size = name.length + value.length + entryOverhead;
-    this.entries.unshift([name, value]);
+    this.entries.unshift(fault === undefined ? [name, value] : [name, value, fault]);
     this.size += size;
     this.evict();
   }
@@ -77,60 +87,118 @@ export class HpackDecoder {
   private readonly table: DynamicTable;
   /** The largest table size this side allows (our SETTINGS_HEADER_TABLE_SIZE): size updates above it are errors. */
   private readonly limit: number;
+  /**
+   * After `decode`: why the block's fields break HTTP/2's rules for names and values (RFC 9113, 8.2.1), or
+   * undefined. Such a block is still decoded whole (the table must follow it); what the message means is the
+   * caller's to say (a malformed message: a stream error). Checked as literals are read, so a field from the
+   * table costs nothing: its entry remembers what was found when it came in.
+   */
+  malformed: string | undefined;
 
   constructor(maxTableSize = 4096) {
     this.table = new DynamicTable(maxTableSize);
     this.limit = maxTableSize;
   }
 
-  /** Decodes one complete header block. Throws `HpackError` for anything malformed. */
-  decode(buf: Uint8Array, start = 0, end = buf.length): HeaderList {
+  /**
+   * Decodes one complete header block. Throws `HpackError` for anything malformed, and `HeaderListTooLarge` as
+   * soon as the fields add up to more than `maxListSize`.
+   */
+  decode(buf: Uint8Array, start = 0, end = buf.length, maxListSize = Infinity): HeaderList {
     const out: HeaderList = [];
     const r = { at: start };
     let fieldSeen = false;
+    let listSize = 0;
+    this.malformed = undefined;
     while (r.at < end) {
       const b = buf[r.at];
+      let name: string;
+      let value: string;
       if (b & 0x80) {
         // Indexed field.
-        const [name, value] = this.lookup(readInt(buf, r, end, 7));
-        out.push(name, value);
-        fieldSeen = true;
+        const entry = this.lookup(readInt(buf, r, end, 7));
+        name = entry[0];
+        value = entry[1];
+        if (entry[2] !== undefined) this.malformed ??= entry[2];
       } else if (b & 0x40) {
         // Literal with incremental indexing.
-        const { name, value } = this.literal(buf, r, end, 6);
-        this.table.add(name, value);
-        out.push(name, value);
-        fieldSeen = true;
+        const field = this.literal(buf, r, end, 6);
+        name = field.name;
+        value = field.value;
+        this.table.add(name, value, field.fault);
       } else if (b & 0x20) {
         // Dynamic table size update: only at the start of a block.
         if (fieldSeen) throw new HpackError('table size update after a field');
         const size = readInt(buf, r, end, 5);
         if (size > this.limit) throw new HpackError(`table size update to ${size}, above ${this.limit}`);
         this.table.resize(size);
+        continue;
       } else {
         // Literal without indexing (0000) or never indexed (0001): same shape.
-        const { name, value } = this.literal(buf, r, end, 4);
-        out.push(name, value);
-        fieldSeen = true;
+        const field = this.literal(buf, r, end, 4);
+        name = field.name;
+        value = field.value;
       }
+      fieldSeen = true;
+      listSize += name.length + value.length + entryOverhead;
+      if (listSize > maxListSize) throw new HeaderListTooLarge(`a header list of more than ${maxListSize} bytes`);
+      out.push(name, value);
     }
     return out;
   }
 
-  private lookup(index: number): [string, string] {
+  private lookup(index: number): Entry {
     if (index === 0) throw new HpackError('index 0');
-    if (index <= staticCount) return staticTable[index - 1] as [string, string];
+    if (index <= staticCount) return staticTable[index - 1];
     const entry = this.table.get(index - staticCount - 1);
     if (entry === undefined) throw new HpackError(`index ${index} beyond the table`);
     return entry;
   }
 
-  private literal(buf: Uint8Array, r: { at: number }, end: number, prefix: number): { name: string; value: string } {
+  private literal(buf: Uint8Array, r: { at: number }, end: number, prefix: number): { name: string; value: string; fault: string | undefined } {
     const index = readInt(buf, r, end, prefix);
-    const name = index === 0 ? readString(buf, r, end) : this.lookup(index)[0];
+    let name: string;
+    let fault: string | undefined;
+    if (index === 0) {
+      name = readString(buf, r, end);
+      fault = nameFault(name);
+    } else {
+      name = this.lookup(index)[0];
+      // The static table's names are all well formed; a table entry's may not be.
+      if (index > staticCount) fault = nameFault(name);
+    }
     const value = readString(buf, r, end);
-    return { name, value };
+    fault ??= valueFault(name, value);
+    if (fault !== undefined) this.malformed ??= fault;
+    return { name, value, fault };
   }
+}
+
+/**
+ * Why a field name is not one HTTP/2 allows (RFC 9113, 8.2.1): none of 0x00-0x20, upper case, 0x7f-0xff, and a
+ * colon only first (a pseudo-header). Undefined when it is fine.
+ */
+export function nameFault(name: string): string | undefined {
+  if (name.length === 0) return 'an empty field name';
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c <= 0x20 || (c >= 0x41 && c <= 0x5a) || c >= 0x7f || (c === 0x3a && i > 0)) return `the field name ${JSON.stringify(name)} (a character HTTP/2 forbids in names)`;
+  }
+  return undefined;
+}
+
+/** Why a field value is not one HTTP/2 allows (RFC 9113, 8.2.1): no NUL, CR or LF, no whitespace first or last. */
+export function valueFault(name: string, value: string): string | undefined {
+  const n = value.length;
+  if (n === 0) return undefined;
+  let c = value.charCodeAt(0);
+  const last = value.charCodeAt(n - 1);
+  if (c === 0x20 || c === 0x09 || last === 0x20 || last === 0x09) return `the value of ${JSON.stringify(name)} (whitespace first or last)`;
+  for (let i = 0; i < n; i++) {
+    c = value.charCodeAt(i);
+    if (c === 0x00 || c === 0x0a || c === 0x0d) return `the value of ${JSON.stringify(name)} (NUL, CR or LF in it)`;
+  }
+  return undefined;
 }
 
 function readInt(buf: Uint8Array, r: { at: number }, end: number, prefix: number): number {
@@ -200,7 +268,8 @@ staticTable.forEach(([name, value], i) => {
 /**
  * Encodes request header blocks for one connection: a fixed part (method, scheme, authority and the caller's
  * headers), entered into the dynamic table at first use and referenced by index after, and the path, a literal
- * never indexed. The fixed part of a header list the caller reuses (the same array) is encoded once and kept.
+ * never indexed. The fixed part of a header list the caller reuses (the same array, holding the same fields) is
+ * encoded once and kept.
  */
 export class HpackEncoder {
   /** What this encoder has entered into the peer's table, newest first, mirroring its evictions. */
@@ -211,7 +280,11 @@ export class HpackEncoder {
   private pendingResize: number | undefined;
   /** Bumped whenever the table changes (an insertion shifts every index): kept blocks are then stale. */
   private generation = 0;
-  private readonly cache = new WeakMap<readonly string[], { generation: number; bytes: Buffer }>();
+  /**
+   * Kept blocks by the caller's array, with a copy of what the array held: a caller may change its array between
+   * requests (a token renewed in place), and a block is only reused for the same fields.
+   */
+  private readonly cache = new WeakMap<readonly string[], { generation: number; bytes: Buffer; fields: string[] }>();
 
   constructor(maxTableSize = 4096) {
     this.max = maxTableSize;
@@ -234,10 +307,8 @@ export class HpackEncoder {
    * are kept: once every field is in the table they are a few index bytes, encoded once.
    */
   fixed(fields: readonly string[]): Buffer {
-    if (this.pendingResize === undefined) {
-      const hit = this.cache.get(fields);
-      if (hit !== undefined && hit.generation === this.generation) return hit.bytes;
-    }
+    const hit = this.kept(fields);
+    if (hit !== undefined) return hit;
     let size = this.pendingResize !== undefined ? 6 : 0;
     for (let i = 0; i < fields.length; i += 2) size += 12 + fields[i].length + fields[i + 1].length;
     const out = Buffer.allocUnsafe(size);
@@ -270,8 +341,22 @@ export class HpackEncoder {
     }
     const bytes = out.subarray(0, at);
     // A block that inserted must not be sent twice: the second time the fields are references.
-    if (!inserted) this.cache.set(fields, { generation: this.generation, bytes });
+    if (!inserted) this.cache.set(fields, { generation: this.generation, bytes, fields: fields.slice() });
     return bytes;
+  }
+
+  /**
+   * The block `fixed(fields)` would return without encoding anything (the same fields as when it was kept, the
+   * table unchanged since), or undefined. Changes nothing: a caller can check fields it has not sent before.
+   */
+  kept(fields: readonly string[]): Buffer | undefined {
+    if (this.pendingResize !== undefined) return undefined;
+    const hit = this.cache.get(fields);
+    if (hit === undefined || hit.generation !== this.generation) return undefined;
+    const was = hit.fields;
+    if (was.length !== fields.length) return undefined;
+    for (let i = 0; i < was.length; i++) if (was[i] !== fields[i]) return undefined;
+    return hit.bytes;
   }
 }
 

@@ -73,7 +73,7 @@ export class Http2Transport implements Transport {
   private readonly pending = new FifoQueue<H2Request>();
   /** The pseudo-header lists by method, and header lists by the caller's header array: the same kind of request reuses one. */
   private readonly pseudoCache = new Map<string, string[]>();
-  private readonly headerCache = new WeakMap<readonly string[], string[] & { host?: string }>();
+  private readonly headerCache = new WeakMap<readonly string[], HeaderFields>();
   private closing: Promise<void> | undefined;
   private closeWaiters: (() => void)[] = [];
   private connectWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
@@ -119,7 +119,7 @@ export class Http2Transport implements Transport {
 
   dispatch(opts: TransportRequest, handler: ResponseHandler): void {
     if (this.destroyed || this.closing !== undefined) {
-      const err = this.destroyed ? new H2Error('UND_ERR_DESTROYED', 'The client is destroyed') : new H2Error('UND_ERR_CLOSED', 'The client is closed');
+      const err = this.destroyed ? new H2Error('H2_DESTROYED', 'The client is destroyed') : new H2Error('H2_CLOSED', 'The client is closed');
       queueMicrotask(() => handler.onError(toTransportError(err)));
       return;
     }
@@ -190,7 +190,7 @@ export class Http2Transport implements Transport {
         ALPNProtocols: this.options.alpn ?? ['h2'],
       });
     } else socket = net.connect({ host, port });
-    const timeout = setTimeout(() => socket.destroy(new H2Error('UND_ERR_CONNECT_TIMEOUT', `Connect Timeout Error (${host}:${port})`)), this.options.connectTimeoutMs ?? 10_000);
+    const timeout = setTimeout(() => socket.destroy(new H2Error('H2_CONNECT_TIMEOUT', `Connect Timeout Error (${host}:${port})`)), this.options.connectTimeoutMs ?? 10_000);
     socket.once(this.https ? 'secureConnect' : 'connect', () => clearTimeout(timeout));
     socket.once('close', () => clearTimeout(timeout));
     const session = new H2Session(
@@ -229,7 +229,7 @@ export class Http2Transport implements Transport {
     if (!session.everReady && this.connectWaiters.length > 0 && !this.sessions.some((s) => s.isOpen)) {
       const waiters = this.connectWaiters;
       this.connectWaiters = [];
-      for (const w of waiters) w.reject(err ?? new H2Error('UND_ERR_SOCKET', 'other side closed', { bytesRead: 0 }));
+      for (const w of waiters) w.reject(err ?? new H2Error('H2_CONNECTION_CLOSED', 'other side closed', { bytesRead: 0 }));
     }
     if (this.pending.length > 0 && !this.destroyed) {
       if (!session.everReady && err !== undefined && !this.sessions.some((s) => s.isReady)) {
@@ -254,10 +254,11 @@ export class Http2Transport implements Transport {
   }
 
   /** The caller's headers as HTTP/2 sends them: none of HTTP/1.1's connection headers; `host` apart. */
-  private headerFields(headers: readonly string[]): string[] & { host?: string } {
+  private headerFields(headers: readonly string[]): HeaderFields {
     let fields = this.headerCache.get(headers);
-    if (fields === undefined) {
-      fields = [];
+    // The caller may have changed its array in place since (a token renewed): kept only while it holds the same.
+    if (fields === undefined || !sameHeaders(headers, fields.given)) {
+      fields = Object.assign([], { given: headers.slice() });
       for (let i = 0; i + 1 < headers.length; i += 2) {
         const name = headers[i].toLowerCase();
         if (name === 'host') fields.host = headers[i + 1];
@@ -290,7 +291,7 @@ export class Http2Transport implements Transport {
   /** Ends every request now (they fail with `err`, or as destroyed) and closes the connections. */
   destroy(err?: Error): Promise<void> {
     this.destroyed = true;
-    const failure = err ?? new H2Error('UND_ERR_DESTROYED', 'The client is destroyed');
+    const failure = err ?? new H2Error('H2_DESTROYED', 'The client is destroyed');
     const waiting: H2Request[] = [];
     for (let r = this.pending.shift(); r !== undefined; r = this.pending.shift()) waiting.push(r);
     for (const r of waiting) r.handler.onError(toTransportError(failure));
@@ -301,4 +302,14 @@ export class Http2Transport implements Transport {
     for (const w of waiters) w();
     return Promise.resolve();
   }
+}
+
+/** The fields HTTP/2 sends for a caller's header array, and a copy of that array as it was. */
+type HeaderFields = string[] & { host?: string; given: readonly string[] };
+
+/** Whether the caller's array still holds what it did (`given`), found without allocating. */
+function sameHeaders(headers: readonly string[], given: readonly string[]): boolean {
+  if (headers.length !== given.length) return false;
+  for (let i = 0; i < given.length; i++) if (headers[i] !== given[i]) return false;
+  return true;
 }

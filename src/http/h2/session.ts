@@ -19,11 +19,11 @@ import {
   windowUpdateFrame,
   writeFrameHeader,
 } from './frame.js';
-import { HpackDecoder, HpackEncoder, HpackError, literalFieldSize, writeLiteralField } from './hpack.js';
+import { HeaderListTooLarge, HpackDecoder, HpackEncoder, HpackError, literalFieldSize, nameFault, valueFault, writeInt, writeLiteralField } from './hpack.js';
 import { H2Error, refusedError, resetError } from './errors.js';
 import { OutBuffer } from './out-buffer.js';
 import type { RequestControl, ResponseHandler } from '../transport.js';
-import { toTransportError } from '../transport-error.js';
+import { TransportError, toTransportError } from '../transport-error.js';
 
 /**
  * One HTTP/2 connection of the client (RFC 9113): the preface and settings, streams with their flow-control
@@ -31,7 +31,9 @@ import { toTransportError } from '../transport-error.js';
  * (`pool.ts`) decides which requests come here; this class only carries them.
  *
  * Answers go to the transport's `ResponseHandler` (transport.ts), failures as `TransportError`s made from the
- * `H2Error`s here by `toTransportError`.
+ * `H2Error`s here by `toTransportError`. An exception thrown by a handler fails its own request (onError gets it;
+ * the stream is reset), and one thrown by onComplete goes to onError; one thrown by onError is dropped, the request
+ * having failed already. None reaches the socket's listeners or another request.
  */
 
 /** A request as the pool hands it to a session. */
@@ -72,9 +74,45 @@ export interface SessionOptions {
   connectionWindow: number;
   /** At most this many streams at once on this connection, whatever the server allows. */
   maxStreams: number;
-  /** ms from connecting to the server's first SETTINGS; past it, the server is taken not to speak HTTP/2. */
+  /**
+   * ms from connecting to the server's first SETTINGS; past it, the server is taken not to speak HTTP/2. Also the
+   * bound on its acknowledging ours (SETTINGS_TIMEOUT, RFC 9113 6.5.3).
+   */
   settingsTimeoutMs: number;
+  /** The largest header list an answer may have (SETTINGS_MAX_HEADER_LIST_SIZE). Default {@link defaultMaxHeaderListSize}. */
+  maxHeaderListSize?: number;
+  /**
+   * ms a connection being closed waits for the server to take its last frames and close its side; then it is
+   * destroyed. Default 1000 ({@link defaultCloseTimeoutMs}).
+   */
+  closeTimeoutMs?: number;
 }
+
+/**
+ * The header list we take in an answer (SETTINGS_MAX_HEADER_LIST_SIZE, counted as RFC 9113 6.5.2 says: name +
+ * value + 32 bytes a field), and the most compressed bytes a header block may gather over CONTINUATION frames.
+ * 64 KiB: the container's answers carry a few hundred bytes of headers (Jetty's own bound on a response's
+ * headers is 8 KiB by default), node:http2 advertises the same 64 KiB, and a 40 KB header still passes (the
+ * tests send one); it bounds what a server can make a connection hold in one unfinished block (CVE-2024-27316,
+ * the CONTINUATION flood, where memory followed the server) to that.
+ */
+export const defaultMaxHeaderListSize = 65_536;
+
+/**
+ * How long a connection being closed waits for the server to take its last frames and close its side: the
+ * GOAWAY and FIN are a courtesy once no stream needs the connection, and a server that has not read them in a
+ * second is not reading.
+ */
+const defaultCloseTimeoutMs = 1000;
+
+/**
+ * The most PING and SETTINGS acknowledgements queued while the socket takes no more (or in one read): a server
+ * that keeps asking and never reads the answers is flooding (RFC 9113 10.5). nghttp2's default.
+ */
+const maxQueuedAcks = 1000;
+
+/** What a request's `:path` may not hold: anything but visible latin1 (undici's rule for HTTP/1.1). */
+const invalidPath = /[^\u0021-\u00ff]/;
 
 const enum State {
   /** Preface sent, waiting for the server's SETTINGS. */
@@ -94,6 +132,16 @@ class Stream implements RequestControl {
   status = 0;
   /** Bytes received and not yet returned to the server as WINDOW_UPDATE. */
   recvUnacked = 0;
+  /** HEADERS is written: the server may know the stream (a reset before that would name one it never saw). */
+  sent = false;
+  /**
+   * The whole answer was handed over and the stream lives on only to send the rest of the body (half-closed,
+   * remote): its handler has heard all it will.
+   */
+  answered = false;
+  /** The answer's content-length, -1 without one; the body's bytes so far. */
+  contentLength = -1;
+  received = 0;
   /** The reader has all it takes for now (its handler's onData said false): the windows stay closed to it. */
   paused = false;
   /** Bytes it received while paused, not yet returned to the connection's window: they are still unread. */
@@ -102,10 +150,12 @@ class Stream implements RequestControl {
   activeAt: number;
   trailers: string[] | undefined;
   constructor(
-    readonly session: H2Session,
+    private readonly session: H2Session,
     readonly id: number,
     readonly req: H2Request,
     public sendWindow: number,
+    /** What the server may still send on it before our next WINDOW_UPDATE. */
+    public recvWindow: number,
     now: number,
   ) {
     this.activeAt = now;
@@ -136,6 +186,10 @@ export class H2Session {
   private readonly out = new OutBuffer();
   private flushScheduled = false;
   private readonly flushNow = (): void => this.flush();
+  /** The socket's last write() said it holds enough: nothing more is written, and no request taken, until 'drain'. */
+  private socketFull = false;
+  /** PING and SETTINGS acknowledgements queued since the socket last took a write with room to spare. */
+  private acks = 0;
   // What the server allows us.
   private peerMaxStreams = 100;
   private peerInitialWindow = defaultWindow;
@@ -143,15 +197,20 @@ export class H2Session {
   private sendWindow = defaultWindow;
   // What we allow the server.
   private connUnacked = 0;
-  /** A header block being gathered from HEADERS and CONTINUATION frames. */
-  private headerBlock: { streamId: number; flags: number; parts: Buffer[] } | undefined;
+  /** What the server may still send on the connection before our next WINDOW_UPDATE. */
+  private connRecvWindow: number;
+  private readonly maxHeaderList: number;
+  /** A header block being gathered from HEADERS and CONTINUATION frames; `size`, its compressed bytes so far. */
+  private headerBlock: { streamId: number; flags: number; parts: Buffer[]; size: number } | undefined;
   private sweeper: NodeJS.Timeout | undefined;
   private sweepMs = 1000;
   private closeError: Error | undefined;
   private bytesRead = 0;
   private firstFrame = true;
   private wasReady = false;
+  private settingsAcked = false;
   private settingsTimer: NodeJS.Timeout | undefined;
+  private closeTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly socket: Socket,
@@ -160,15 +219,21 @@ export class H2Session {
     /** For TLS: the protocol ALPN must agree on before anything is sent. */
     private readonly tls = false,
   ) {
+    this.maxHeaderList = options.maxHeaderListSize ?? defaultMaxHeaderListSize;
+    this.connRecvWindow = Math.max(options.connectionWindow, defaultWindow);
     this.reader = new FrameReader((type, flags, id, buf, start, end) => this.onFrame(type, flags, id, buf, start, end), defaultMaxFrameSize);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('drain', () => this.onDrain());
     socket.on('error', (err: NodeJS.ErrnoException) => {
       // A TLS server that speaks no HTTP/2 answers an offer of h2 alone with this alert (RFC 7301).
       if (err.code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL') this.destroy(new H2Error('H2_NOT_SUPPORTED', 'the server agreed on no protocol when offered h2 (ALPN)', { bytesRead: 0, cause: err }));
       else this.destroy(err);
     });
-    socket.on('close', () => this.destroy(this.closeError ?? this.socketClosedError()));
+    socket.on('close', () => {
+      clearTimeout(this.closeTimer);
+      this.destroy(this.closeError ?? this.socketClosedError());
+    });
     if (tls) {
       (socket as TLSSocket).once('secureConnect', () => {
         const alpn = (socket as TLSSocket).alpnProtocol;
@@ -184,12 +249,19 @@ export class H2Session {
     }
   }
 
-  /** A server that accepts the connection and never answers the preface with SETTINGS does not speak HTTP/2. */
+  /**
+   * A server that accepts the connection and never answers the preface with SETTINGS does not speak HTTP/2; one
+   * that never acknowledges ours breaks the protocol (SETTINGS_TIMEOUT, RFC 9113 6.5.3).
+   */
   private awaitSettings(): void {
     if (this.state !== State.Opening) return;
     this.settingsTimer = setTimeout(() => {
       const seconds = Math.round(this.options.settingsTimeoutMs / 100) / 10;
-      this.destroy(new H2Error('H2_NOT_SUPPORTED', `the server does not speak HTTP/2: no SETTINGS within ${seconds} s of the HTTP/2 preface`, { bytesRead: this.bytesRead }));
+      if (this.state === State.Opening) {
+        this.destroy(new H2Error('H2_NOT_SUPPORTED', `the server does not speak HTTP/2: no SETTINGS within ${seconds} s of the HTTP/2 preface`, { bytesRead: this.bytesRead }));
+      } else if (!this.settingsAcked) {
+        this.connectionError(ErrorCode.SettingsTimeout, `the server did not acknowledge the client's SETTINGS within ${seconds} s`, 'H2_SETTINGS_TIMEOUT');
+      }
     }, this.options.settingsTimeoutMs);
   }
 
@@ -198,9 +270,12 @@ export class H2Session {
     return this.streams.size;
   }
 
-  /** How many more streams this connection takes now (0 unless ready). */
+  /**
+   * How many more streams this connection takes now: 0 unless ready, while the socket holds all it should (a
+   * server that does not read), and in the middle of a header block (nothing else can arrive before it ends).
+   */
   get room(): number {
-    if (this.state !== State.Ready) return 0;
+    if (this.state !== State.Ready || this.socketFull || this.headerBlock !== undefined) return 0;
     return Math.min(this.peerMaxStreams, this.options.maxStreams) - this.streams.size;
   }
 
@@ -231,6 +306,7 @@ export class H2Session {
     const settings = settingsFrame([
       [Setting.EnablePush, 0],
       [Setting.InitialWindowSize, this.options.streamWindow],
+      [Setting.MaxHeaderListSize, this.maxHeaderList],
     ]);
     const grow = this.options.connectionWindow - defaultWindow;
     this.socket.write(grow > 0 ? Buffer.concat([preface, settings, windowUpdateFrame(0, grow)]) : Buffer.concat([preface, settings]));
@@ -241,26 +317,41 @@ export class H2Session {
     const id = this.nextId;
     this.nextId += 2;
     const now = performance.now();
-    const s = new Stream(this, id, req, this.peerInitialWindow, now);
+    const s = new Stream(this, id, req, this.peerInitialWindow, this.options.streamWindow, now);
     if (this.streams.size === 0) this.socket.ref();
     this.streams.set(id, s);
     if (id >= lastUsableStreamId) this.drain();
     if (req.headersTimeout > 0) this.watch(req.headersTimeout);
     if (req.bodyTimeout > 0) this.watch(req.bodyTimeout);
-    req.handler.onStart?.(s);
+    try {
+      req.handler.onStart?.(s);
+    } catch (err) {
+      this.abortStream(s, err);
+    }
     if (this.streams.get(id) !== s) return; // Aborted in onStart.
-    this.writeHeaders(s);
+    if (!this.writeHeaders(s)) return;
     if (req.body !== null && req.body.length > 0) this.sendBody(s);
     else s.bodyAt = -1;
   }
 
-  private writeHeaders(s: Stream): void {
+  /** Writes the stream's HEADERS; false (and the request failed) when its path or fields may not be sent. */
+  private writeHeaders(s: Stream): boolean {
     const req = s.req;
-    const pseudo = this.encoder.fixed(req.pseudo);
-    const headers = this.encoder.fixed(req.headers);
+    let pseudo = this.encoder.kept(req.pseudo);
+    let headers = pseudo === undefined ? undefined : this.encoder.kept(req.headers);
+    if (pseudo === undefined || headers === undefined) {
+      // Fields this connection has not sent as they are now: checked before any of them enters the table.
+      const fault = pathFault(req.path) ?? requestFieldsFault(req.pseudo, true) ?? requestFieldsFault(req.headers, false);
+      if (fault !== undefined) {
+        this.refuse(s, fault);
+        return false;
+      }
+      pseudo = this.encoder.fixed(req.pseudo);
+      headers = this.encoder.fixed(req.headers);
+    }
     const body = req.body;
     const length = body === null ? '' : String(body.length);
-    let size = pseudo.length + headers.length + literalFieldSize(':path', req.path);
+    let size = pseudo.length + headers.length + pathFieldSize(req.path);
     if (body !== null) size += literalFieldSize('content-length', length);
     // The DATA frame of a small body goes in the same reservation.
     const bodyLength = body?.length ?? 0;
@@ -269,11 +360,17 @@ export class H2Session {
     const start = this.out.used;
     let at = start + frameHeaderLength;
     at += pseudo.copy(out, at);
-    at = writeLiteralField(out, at, ':path', req.path);
+    at = writePath(out, at, req.path);
+    if (at < 0) {
+      // Only with kept blocks (others were checked above): nothing was encoded anew, nothing is committed.
+      this.refuse(s, pathFault(req.path)!);
+      return false;
+    }
     at += headers.copy(out, at);
     if (body !== null) at = writeLiteralField(out, at, 'content-length', length);
     const blockLength = at - start - frameHeaderLength;
     const endStream = bodyLength === 0 ? Flag.EndStream : 0;
+    s.sent = true;
     if (blockLength > this.peerMaxFrame) {
       // Too long for one frame: HEADERS and CONTINUATION frames, from a copy of the block.
       const block = Buffer.from(out.subarray(start + frameHeaderLength, at));
@@ -292,6 +389,16 @@ export class H2Session {
       this.out.commit(at);
     }
     this.scheduleFlush();
+    return true;
+  }
+
+  /** Fails a request whose path or fields may not be sent, before anything of it is. */
+  private refuse(s: Stream, fault: string): void {
+    this.forget(s);
+    // Told a turn later: the pool hands requests over inside its caller's dispatch(), which hears of none there.
+    const err = new H2Error('H2_INVALID_REQUEST', `invalid request: ${fault}`);
+    queueMicrotask(() => this.fail(s.req, err));
+    this.events.room(this);
   }
 
   private writeLongHeaders(id: number, block: Buffer, endStream: number): void {
@@ -336,6 +443,11 @@ export class H2Session {
       s.bodyAt = last ? -1 : s.bodyAt + n;
     }
     this.scheduleFlush();
+    if (s.answered) {
+      // The body of an answered request is all sent: the stream is closed.
+      this.forget(s);
+      this.events.room(this);
+    }
     return true;
   }
 
@@ -346,6 +458,7 @@ export class H2Session {
     for (let i = 0; i < waiting.length; i++) {
       const s = waiting[i];
       if (this.streams.get(s.id) !== s) continue;
+      if (s.answered) s.activeAt = performance.now();
       if (!this.sendBody(s)) {
         // Still blocked: it and everything after it wait, in order.
         for (let j = i + 1; j < waiting.length; j++) if (!this.blocked.includes(waiting[j])) this.blocked.push(waiting[j]);
@@ -361,25 +474,50 @@ export class H2Session {
     this.scheduleFlush();
   }
 
+  /** Queues an acknowledgement the server asked for (PING, SETTINGS); too many unread ones are a flood. */
+  private queueAck(frame: Buffer): void {
+    if (++this.acks > maxQueuedAcks) throw new ConnectionError(ErrorCode.EnhanceYourCalm, `the server sent more than ${maxQueuedAcks} PING and SETTINGS frames without reading the answers`, 'H2_FLOOD');
+    this.queue(frame);
+  }
+
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
     setImmediate(this.flushNow);
   }
 
+  /**
+   * Hands what was written to the socket, unless the socket said it holds enough: then nothing more goes until
+   * it drains, and the connection takes no new requests (`room` 0), so what waits for a server that does not read
+   * is bounded by the flow-control windows and the streams open, not by what callers send.
+   */
   private flush(): void {
     this.flushScheduled = false;
-    if (this.state === State.Closed) return;
+    if (this.state === State.Closed || this.socketFull) return;
     const parts = this.out.take();
-    if (parts.length === 1) this.socket.write(parts[0]);
-    else if (parts.length > 1) {
+    if (parts.length === 0) return;
+    let more: boolean;
+    if (parts.length === 1) more = this.socket.write(parts[0]);
+    else {
+      more = true;
       this.socket.cork();
-      for (const part of parts) this.socket.write(part);
+      for (const part of parts) more = this.socket.write(part);
       this.socket.uncork();
     }
+    if (more) this.acks = 0;
+    else this.socketFull = true;
+  }
+
+  private onDrain(): void {
+    if (!this.socketFull || this.state === State.Closed) return;
+    this.socketFull = false;
+    this.flush();
+    if (!this.socketFull && this.state === State.Ready) this.events.room(this);
   }
 
   private onData(chunk: Buffer): void {
+    // A connection being closed reads on only so that the server's last frames do not reset it.
+    if (this.state === State.Closed) return;
     if (this.firstFrame && this.bytesRead === 0 && chunk.length >= 5 && chunk.toString('latin1', 0, 5) === 'HTTP/') {
       this.bytesRead += chunk.length;
       this.destroy(new H2Error('H2_NOT_SUPPORTED', `the server does not speak HTTP/2: it answered the HTTP/2 preface with '${chunk.toString('latin1', 0, Math.min(chunk.length, 40)).split('\r')[0]}'`, { bytesRead: this.bytesRead }));
@@ -389,15 +527,23 @@ export class H2Session {
     try {
       this.reader.push(chunk);
     } catch (err) {
-      if (this.firstFrame) this.destroy(new H2Error('H2_NOT_SUPPORTED', 'the server does not speak HTTP/2: its answer to the HTTP/2 preface is not an HTTP/2 frame', { bytesRead: this.bytesRead }));
-      else if (err instanceof FrameSizeError) this.connectionError(ErrorCode.FrameSizeError, err.message);
-      else if (err instanceof HpackError) this.connectionError(ErrorCode.CompressionError, `header compression: ${err.message}`);
-      else if (err instanceof ProtocolError) this.connectionError(ErrorCode.ProtocolError, err.message);
-      else throw err;
+      this.onReadError(err);
     }
   }
 
+  /** What reading threw: the server broke the protocol (or this client did, INTERNAL_ERROR). Never rethrown into the socket's listener. */
+  private onReadError(err: unknown): void {
+    if (this.state === State.Closed) return;
+    if (this.firstFrame) this.destroy(new H2Error('H2_NOT_SUPPORTED', 'the server does not speak HTTP/2: its answer to the HTTP/2 preface is not an HTTP/2 frame', { bytesRead: this.bytesRead }));
+    else if (err instanceof ConnectionError) this.connectionError(err.h2Code, err.message, err.kind);
+    else if (err instanceof FrameSizeError) this.connectionError(ErrorCode.FrameSizeError, err.message);
+    else if (err instanceof HeaderListTooLarge) this.connectionError(ErrorCode.EnhanceYourCalm, `the server sent ${err.message}`, 'H2_HEADERS_TOO_LARGE');
+    else if (err instanceof HpackError) this.connectionError(ErrorCode.CompressionError, `header compression: ${err.message}`);
+    else this.connectionError(ErrorCode.InternalError, `internal error: ${err instanceof Error ? err.message : String(err)}`, 'H2_CONNECTION_CLOSED', err);
+  }
+
   private onFrame(type: number, flags: number, id: number, buf: Buffer, start: number, end: number): void {
+    if (this.state === State.Closed) return;
     if (this.firstFrame) {
       this.firstFrame = false;
       if (type !== FrameType.Settings || (flags & Flag.Ack) !== 0) {
@@ -405,7 +551,7 @@ export class H2Session {
         return;
       }
     }
-    if (this.headerBlock !== undefined && type !== FrameType.Continuation) throw new ProtocolError('a header block interrupted by another frame');
+    if (this.headerBlock !== undefined && type !== FrameType.Continuation) throw protocolError('a header block interrupted by another frame');
     switch (type) {
       case FrameType.Data:
         this.onDataFrame(flags, id, buf, start, end);
@@ -423,57 +569,76 @@ export class H2Session {
         this.onSettings(flags, id, buf, start, end);
         return;
       case FrameType.Ping:
-        if (id !== 0 || end - start !== 8) throw new ProtocolError('malformed PING');
-        if ((flags & Flag.Ack) === 0) {
-          const pong = Buffer.allocUnsafe(frameHeaderLength + 8);
-          writeFrameHeader(pong, 0, 8, FrameType.Ping, Flag.Ack, 0);
-          buf.copy(pong, frameHeaderLength, start, end);
-          this.queue(pong);
-        }
+        this.onPing(flags, id, buf, start, end);
         return;
       case FrameType.Goaway:
-        this.onGoaway(buf, start, end);
+        this.onGoaway(id, buf, start, end);
         return;
       case FrameType.WindowUpdate:
         this.onWindowUpdate(id, buf, start, end);
         return;
+      case FrameType.Priority:
+        this.onPriority(id, start, end);
+        return;
       case FrameType.PushPromise:
-        throw new ProtocolError('PUSH_PROMISE although push is disabled');
+        throw protocolError('PUSH_PROMISE although push is disabled');
       default:
-        // PRIORITY and unknown frame types are ignored (RFC 9113, 4.1, 5.3.2).
+        // Unknown frame types are ignored (RFC 9113, 4.1).
         return;
     }
   }
 
   /**
+   * A stream the server cannot have: an even id (push is off, so the server opens none), or one the client has
+   * not opened yet (RFC 9113, 5.1 idle). Frames on it, but PRIORITY, are connection errors.
+   */
+  private isIdle(id: number): boolean {
+    return (id & 1) === 0 || id >= this.nextId;
+  }
+
+  /**
    * The connection's window is returned as the bytes are read, not as they arrive: a stream whose reader is paused
    * holds its share until it resumes, so the connection's window bounds what all the streams together hold unread
-   * (and each stream's window may be large enough for a long round trip without multiplying that bound).
+   * (and each stream's window may be large enough for a long round trip without multiplying that bound). Both
+   * windows are enforced: what the server sends past them is refused (FLOW_CONTROL_ERROR, RFC 9113 6.9.1).
    */
   private onDataFrame(flags: number, id: number, buf: Buffer, start: number, end: number): void {
-    if (id === 0) throw new ProtocolError('DATA on stream 0');
+    if (id === 0) throw protocolError('DATA on stream 0');
+    // Flow control counts the whole payload, padding included.
     const length = end - start;
     if ((flags & Flag.Padded) !== 0) {
+      if (length === 0) throw frameSizeError('a padded DATA frame without its pad length');
       const pad = buf[start];
       start += 1;
+      if (pad >= length) throw protocolError('DATA padding as long as the frame');
       end -= pad;
-      if (end < start) throw new ProtocolError('padding longer than the frame');
     }
+    if (this.isIdle(id)) throw protocolError(`DATA on stream ${id}, which the client did not open`);
+    this.connRecvWindow -= length;
+    if (this.connRecvWindow < 0) throw new ConnectionError(ErrorCode.FlowControlError, "DATA beyond the connection's flow-control window");
     const s = this.streams.get(id);
     if (s === undefined) {
       // A stream we reset or gave up: its data is only counted.
       this.returnToConnection(length);
       return;
     }
-    if (s.status === 0) {
+    s.recvWindow -= length;
+    if (s.recvWindow < 0 || s.answered || s.status === 0) {
       this.returnToConnection(length);
-      this.streamError(s, ErrorCode.ProtocolError, new H2Error('H2_PROTOCOL_ERROR', 'HTTP/2 DATA before the response headers'));
+      if (s.recvWindow < 0) this.streamError(s, ErrorCode.FlowControlError, streamFailure(ErrorCode.FlowControlError, "DATA beyond the stream's flow-control window"));
+      else if (s.answered) this.streamError(s, ErrorCode.StreamClosed, streamFailure(ErrorCode.StreamClosed, 'DATA after the end of the answer'));
+      else this.streamError(s, ErrorCode.ProtocolError, streamFailure(ErrorCode.ProtocolError, 'DATA before the response headers'));
       return;
     }
     s.activeAt = performance.now();
+    s.received += end - start;
     const endStream = (flags & Flag.EndStream) !== 0;
     if (end > start) {
-      s.req.handler.onData(buf.subarray(start, end));
+      try {
+        s.req.handler.onData(buf.subarray(start, end));
+      } catch (err) {
+        this.abortStream(s, err);
+      }
       if (this.streams.get(id) !== s) {
         // The handler aborted it.
         this.returnToConnection(length);
@@ -493,6 +658,7 @@ export class H2Session {
   private ackStream(s: Stream): void {
     if (s.recvUnacked === 0) return;
     this.queue(windowUpdateFrame(s.id, s.recvUnacked));
+    s.recvWindow += s.recvUnacked;
     s.recvUnacked = 0;
   }
 
@@ -501,66 +667,120 @@ export class H2Session {
     this.connUnacked += n;
     if (this.connUnacked >= this.options.connectionWindow / 2) {
       this.queue(windowUpdateFrame(0, this.connUnacked));
+      this.connRecvWindow += this.connUnacked;
       this.connUnacked = 0;
     }
   }
 
   private onHeadersFrame(flags: number, id: number, buf: Buffer, start: number, end: number): void {
-    if (id === 0) throw new ProtocolError('HEADERS on stream 0');
+    if (id === 0) throw protocolError('HEADERS on stream 0');
+    let pad = 0;
     if ((flags & Flag.Padded) !== 0) {
-      const pad = buf[start];
+      if (end - start < 1) throw frameSizeError('a padded HEADERS frame without its pad length');
+      pad = buf[start];
       start += 1;
-      end -= pad;
     }
-    if ((flags & Flag.Priority) !== 0) start += 5;
-    if (end < start) throw new ProtocolError('malformed HEADERS');
+    if ((flags & Flag.Priority) !== 0) {
+      if (end - start < 5) throw frameSizeError('HEADERS without room for its priority');
+      start += 5;
+    }
+    if (pad > end - start) throw protocolError('HEADERS padding longer than the frame');
+    end -= pad;
+    if (this.isIdle(id)) throw protocolError(`HEADERS on stream ${id}, which the client did not open`);
     if ((flags & Flag.EndHeaders) !== 0) this.onHeaderBlock(id, flags, buf, start, end);
-    else this.headerBlock = { streamId: id, flags, parts: [Buffer.from(buf.subarray(start, end))] };
+    else {
+      if (end - start > this.maxHeaderList) throw headersTooLarge(this.maxHeaderList);
+      this.headerBlock = { streamId: id, flags, parts: [Buffer.from(buf.subarray(start, end))], size: end - start };
+    }
   }
 
   private onContinuation(flags: number, id: number, buf: Buffer, start: number, end: number): void {
     const block = this.headerBlock;
-    if (block === undefined || block.streamId !== id) throw new ProtocolError('CONTINUATION without HEADERS');
+    if (block === undefined || block.streamId !== id) throw protocolError('CONTINUATION without HEADERS before it');
+    // Gathering is bounded here, decoding in the decoder: a flood of CONTINUATION frames ends the connection.
+    block.size += end - start;
+    if (block.size > this.maxHeaderList) throw headersTooLarge(this.maxHeaderList);
     block.parts.push(Buffer.from(buf.subarray(start, end)));
     if ((flags & Flag.EndHeaders) === 0) return;
     this.headerBlock = undefined;
     const whole = Buffer.concat(block.parts);
     this.onHeaderBlock(id, block.flags, whole, 0, whole.length);
+    // The connection took no requests while the block was open.
+    if (this.state === State.Ready) this.events.room(this);
   }
 
   private onHeaderBlock(id: number, flags: number, buf: Buffer, start: number, end: number): void {
     // Decoded whatever the stream's state: the table must follow every block.
-    const fields = this.decoder.decode(buf, start, end);
+    const fields = this.decoder.decode(buf, start, end, this.maxHeaderList);
     const s = this.streams.get(id);
     if (s === undefined) return;
+    if (s.answered) {
+      this.streamError(s, ErrorCode.StreamClosed, streamFailure(ErrorCode.StreamClosed, 'HEADERS after the end of the answer'));
+      return;
+    }
     s.activeAt = performance.now();
     const endStream = (flags & Flag.EndStream) !== 0;
+    const fault = this.decoder.malformed;
     if (s.status !== 0) {
       // Trailers.
-      if (!endStream) {
-        this.streamError(s, ErrorCode.ProtocolError, new H2Error('H2_PROTOCOL_ERROR', 'HTTP/2 trailers without END_STREAM'));
+      const trailerFault = fault ?? (endStream ? trailersFault(fields) : 'trailers without END_STREAM');
+      if (trailerFault !== undefined) {
+        this.malformed(s, trailerFault);
         return;
       }
       s.trailers = fields;
       this.complete(s);
       return;
     }
-    let status = 0;
+    if (fault !== undefined) {
+      this.malformed(s, fault);
+      return;
+    }
+    let status = -1;
+    let regular = false;
+    let contentLength = -1;
     const raw: string[] = [];
     for (let i = 0; i < fields.length; i += 2) {
       const name = fields[i];
-      if (name === ':status') status = Number(fields[i + 1]);
-      else if (name.charCodeAt(0) !== 0x3a) raw.push(name, fields[i + 1]);
+      const value = fields[i + 1];
+      if (name.charCodeAt(0) === 0x3a) {
+        if (name !== ':status') return this.malformed(s, `the pseudo-header ${JSON.stringify(name)} in an answer`);
+        if (status !== -1) return this.malformed(s, 'two :status');
+        if (regular) return this.malformed(s, 'a pseudo-header after a regular field');
+        status = threeDigits(value);
+        if (status < 100) return this.malformed(s, `:status ${JSON.stringify(value)} (three digits from 100)`);
+      } else {
+        regular = true;
+        if (isConnectionSpecific(name)) return this.malformed(s, `the connection-specific field ${JSON.stringify(name)}`);
+        if (name === 'content-length') {
+          const n = /^[0-9]{1,15}$/.test(value) ? Number(value) : -1;
+          if (n < 0 || (contentLength !== -1 && contentLength !== n)) return this.malformed(s, `content-length ${JSON.stringify(value)}`);
+          contentLength = n;
+        }
+        raw.push(name, value);
+      }
     }
-    if (!(status >= 100 && status <= 999)) {
-      this.streamError(s, ErrorCode.ProtocolError, new H2Error('H2_PROTOCOL_ERROR', 'HTTP/2 response without a valid :status'));
+    if (status === -1) return this.malformed(s, 'no :status');
+    if (status === 101) return this.malformed(s, 'status 101, which HTTP/2 does not have');
+    if (status < 200) {
+      // 1xx: the real answer follows, on HEADERS that do not end the stream.
+      if (endStream) this.malformed(s, `an interim answer (${status}) that ends the stream`);
       return;
     }
-    if (status < 200) return; // 1xx: the real answer follows.
     s.status = status;
-    s.req.handler.onHeaders(status, raw);
+    s.contentLength = contentLength;
+    try {
+      s.req.handler.onHeaders(status, raw);
+    } catch (err) {
+      this.abortStream(s, err);
+    }
     if (this.streams.get(id) !== s) return;
     if (endStream) this.complete(s);
+  }
+
+  /** A malformed answer (RFC 9113, 8.1.1): a stream error PROTOCOL_ERROR; the connection goes on. */
+  private malformed(s: Stream, why: string): void {
+    this.streamError(s, ErrorCode.ProtocolError, streamFailure(ErrorCode.ProtocolError, `malformed answer: ${why}`));
   }
 
   /** @internal `RequestControl.resume` of a stream. */
@@ -576,23 +796,30 @@ export class H2Session {
   }
 
   private onRstStream(id: number, buf: Buffer, start: number, end: number): void {
-    if (id === 0 || end - start !== 4) throw new ProtocolError('malformed RST_STREAM');
+    if (id === 0) throw protocolError('RST_STREAM on stream 0');
+    if (end - start !== 4) throw frameSizeError(`RST_STREAM of ${end - start} bytes`);
+    if (this.isIdle(id)) throw protocolError(`RST_STREAM on stream ${id}, which the client did not open`);
     const s = this.streams.get(id);
     if (s === undefined) return;
     const code = buf.readUInt32BE(start);
     this.forget(s);
-    if (code === ErrorCode.RefusedStream) this.events.refused(s.req, refusedError('REFUSED_STREAM', code));
-    else if (code === ErrorCode.NoError && s.status !== 0 && s.bodyAt === -1) {
-      // The server has answered and needs no more of the body (RFC 9113, 8.1): the answer is complete as given.
-      this.finish(s);
-    } else this.fail(s.req, resetError(code));
+    // An answered stream's handler has its whole answer: the server wants no more of the body (RFC 9113, 8.1).
+    if (!s.answered) {
+      if (code === ErrorCode.RefusedStream) this.events.refused(s.req, refusedError('REFUSED_STREAM', code));
+      else this.fail(s.req, resetError(code));
+    }
     this.events.room(this);
   }
 
   private onSettings(flags: number, id: number, buf: Buffer, start: number, end: number): void {
-    if (id !== 0) throw new ProtocolError('SETTINGS on a stream');
-    if ((flags & Flag.Ack) !== 0) return;
-    if ((end - start) % 6 !== 0) throw new ProtocolError('malformed SETTINGS');
+    if (id !== 0) throw protocolError('SETTINGS on a stream');
+    if ((flags & Flag.Ack) !== 0) {
+      if (end !== start) throw frameSizeError('a SETTINGS ACK with a payload');
+      this.settingsAcked = true;
+      if (this.state !== State.Opening) clearTimeout(this.settingsTimer);
+      return;
+    }
+    if ((end - start) % 6 !== 0) throw frameSizeError(`SETTINGS of ${end - start} bytes`);
     let grew = false;
     for (let at = start; at < end; at += 6) {
       const key = buf.readUInt16BE(at);
@@ -601,31 +828,40 @@ export class H2Session {
         case Setting.HeaderTableSize:
           this.encoder.setMaxTableSize(value);
           break;
+        case Setting.EnablePush:
+          // A server may only say 0 (RFC 9113, 6.5.2).
+          if (value !== 0) throw protocolError(`SETTINGS_ENABLE_PUSH ${value} from a server`);
+          break;
         case Setting.MaxConcurrentStreams:
           grew ||= value > this.peerMaxStreams;
           this.peerMaxStreams = value;
           break;
         case Setting.InitialWindowSize: {
-          if (value > maxWindow) throw new ProtocolError('SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1');
+          if (value > maxWindow) throw new ConnectionError(ErrorCode.FlowControlError, 'SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1');
           const delta = value - this.peerInitialWindow;
           this.peerInitialWindow = value;
-          for (const s of this.streams.values()) s.sendWindow += delta;
+          for (const s of this.streams.values()) {
+            s.sendWindow += delta;
+            if (s.sendWindow > maxWindow) throw new ConnectionError(ErrorCode.FlowControlError, `SETTINGS_INITIAL_WINDOW_SIZE ${value} takes stream ${s.id}'s window above 2^31-1`);
+          }
           grew ||= delta > 0;
           break;
         }
         case Setting.MaxFrameSize:
-          if (value < defaultMaxFrameSize || value > 16_777_215) throw new ProtocolError('SETTINGS_MAX_FRAME_SIZE out of range');
+          if (value < defaultMaxFrameSize || value > 16_777_215) throw protocolError('SETTINGS_MAX_FRAME_SIZE out of range');
           this.peerMaxFrame = value;
           break;
         default:
           break;
       }
     }
-    this.queue(settingsFrame([], true));
+    this.queueAck(settingsFrame([], true));
     if (this.state === State.Opening) {
-      clearTimeout(this.settingsTimer);
       this.state = State.Ready;
       this.wasReady = true;
+      // Still waiting for the ACK of ours, but that wait alone keeps no process alive.
+      if (this.settingsAcked) clearTimeout(this.settingsTimer);
+      else this.settingsTimer?.unref();
       this.socket.unref();
       this.events.ready(this);
     } else if (grew) {
@@ -634,57 +870,95 @@ export class H2Session {
     }
   }
 
-  private onGoaway(buf: Buffer, start: number, end: number): void {
-    if (end - start < 8) throw new ProtocolError('malformed GOAWAY');
+  private onPing(flags: number, id: number, buf: Buffer, start: number, end: number): void {
+    if (id !== 0) throw protocolError('PING on a stream');
+    if (end - start !== 8) throw frameSizeError(`PING of ${end - start} bytes`);
+    if ((flags & Flag.Ack) !== 0) return;
+    const pong = Buffer.allocUnsafe(frameHeaderLength + 8);
+    writeFrameHeader(pong, 0, 8, FrameType.Ping, Flag.Ack, 0);
+    buf.copy(pong, frameHeaderLength, start, end);
+    this.queueAck(pong);
+  }
+
+  private onGoaway(id: number, buf: Buffer, start: number, end: number): void {
+    if (id !== 0) throw protocolError('GOAWAY on a stream');
+    if (end - start < 8) throw frameSizeError(`GOAWAY of ${end - start} bytes`);
     const last = buf.readUInt32BE(start) & 0x7fffffff;
     const code = buf.readUInt32BE(start + 4);
-    if (code !== ErrorCode.NoError) this.closeError = new H2Error('UND_ERR_SOCKET', `HTTP/2 connection closed by the server: GOAWAY ${errorName(code)}`, { h2Code: code, bytesRead: this.bytesRead });
+    if (code !== ErrorCode.NoError) this.closeError = new H2Error('H2_CONNECTION_CLOSED', `HTTP/2 connection closed by the server: GOAWAY ${errorName(code)}`, { h2Code: code, bytesRead: this.bytesRead });
     if (this.state === State.Opening || this.state === State.Ready) this.state = State.Draining;
-    // Streams above the last one the server processed were never seen by it: they go again elsewhere.
+    // Streams above the last one the server processed were never seen by it: they go again elsewhere. One whose
+    // answer has begun was seen, whatever the GOAWAY says: sent again it could apply twice, so it fails, maybe applied.
     for (const s of [...this.streams.values()]) {
       if (s.id > last) {
         this.forget(s);
-        this.events.refused(s.req, refusedError(`GOAWAY ${errorName(code)}`, code));
+        if (s.answered) continue;
+        if (s.status !== 0) this.fail(s.req, new H2Error('H2_PROTOCOL_ERROR', `HTTP/2 GOAWAY ${errorName(code)} names a stream the server had begun to answer as unprocessed`, { h2Code: code }));
+        else this.events.refused(s.req, refusedError(`GOAWAY ${errorName(code)}`, code));
       }
     }
     this.closeIfDone();
   }
 
   private onWindowUpdate(id: number, buf: Buffer, start: number, end: number): void {
-    if (end - start !== 4) throw new ProtocolError('malformed WINDOW_UPDATE');
+    if (end - start !== 4) throw frameSizeError(`WINDOW_UPDATE of ${end - start} bytes`);
     const increment = buf.readUInt32BE(start) & 0x7fffffff;
     if (id === 0) {
-      if (increment === 0) throw new ProtocolError('WINDOW_UPDATE of 0');
+      if (increment === 0) throw protocolError('WINDOW_UPDATE of 0 on the connection');
       this.sendWindow += increment;
-      if (this.sendWindow > maxWindow) {
-        this.connectionError(ErrorCode.FlowControlError, 'connection window above 2^31-1');
-        return;
-      }
+      if (this.sendWindow > maxWindow) throw new ConnectionError(ErrorCode.FlowControlError, "WINDOW_UPDATE takes the connection's window above 2^31-1");
     } else {
+      if (this.isIdle(id)) throw protocolError(`WINDOW_UPDATE on stream ${id}, which the client did not open`);
       const s = this.streams.get(id);
       if (s === undefined) return;
       if (increment === 0) {
-        this.streamError(s, ErrorCode.ProtocolError, new H2Error('H2_PROTOCOL_ERROR', 'HTTP/2 WINDOW_UPDATE of 0'));
+        this.streamError(s, ErrorCode.ProtocolError, streamFailure(ErrorCode.ProtocolError, 'WINDOW_UPDATE of 0'));
         return;
       }
       s.sendWindow += increment;
+      if (s.sendWindow > maxWindow) {
+        this.streamError(s, ErrorCode.FlowControlError, streamFailure(ErrorCode.FlowControlError, "WINDOW_UPDATE takes the stream's window above 2^31-1"));
+        return;
+      }
     }
     this.unblock();
   }
 
-  /** The answer is whole. */
+  /** PRIORITY says nothing this client acts on (RFC 9113, 5.3.2), but its shape is still checked. */
+  private onPriority(id: number, start: number, end: number): void {
+    if (id === 0) throw protocolError('PRIORITY on stream 0');
+    if (end - start === 5) return;
+    const s = this.streams.get(id);
+    if (s !== undefined) this.streamError(s, ErrorCode.FrameSizeError, streamFailure(ErrorCode.FrameSizeError, `PRIORITY of ${end - start} bytes`));
+  }
+
+  /** The answer is whole (END_STREAM seen). */
   private complete(s: Stream): void {
-    this.forget(s);
-    if (s.bodyAt !== -1) {
-      // Answered before the whole body was sent: tell the server no more comes (RFC 9113, 8.1).
-      this.queue(rstStreamFrame(s.id, ErrorCode.NoError));
+    if (s.contentLength !== -1 && s.received !== s.contentLength && !noBodyExpected(s)) {
+      this.malformed(s, `${s.received} bytes of body for a content-length of ${s.contentLength}`);
+      return;
     }
+    if (s.bodyAt !== -1) {
+      // Answered before the whole body was sent. The rest still goes (RFC 9113, 8.1): a server that wants no more
+      // says so with RST_STREAM(NO_ERROR), and a reset of ours, one per such answer, is what servers' rapid-reset
+      // defences count (nghttp2 answered a thousand with GOAWAY). The body is small and already ours to send.
+      s.answered = true;
+      s.activeAt = performance.now();
+      this.finish(s);
+      return;
+    }
+    this.forget(s);
     this.finish(s);
     this.events.room(this);
   }
 
   private finish(s: Stream): void {
-    s.req.handler.onComplete();
+    try {
+      s.req.handler.onComplete();
+    } catch (err) {
+      // As undici's requests do: the handler's own failure is its request's error.
+      this.fail(s.req, err);
+    }
   }
 
   /** Takes the stream out of the connection; its request's fate is the caller's to tell. */
@@ -701,29 +975,36 @@ export class H2Session {
     }
   }
 
+  /** Ends a stream from this side (its handler's abort, or its exception), resetting it if the server saw it. */
   /** @internal `RequestControl.abort` of a stream. */
-  abortStream(s: Stream, reason: Error | undefined): void {
-    if (this.streams.get(s.id) !== s) return;
+  abortStream(s: Stream, reason: unknown): void {
+    // After the whole answer, nothing is left to abort but the rest of the body, which goes on.
+    if (this.streams.get(s.id) !== s || s.answered) return;
     this.forget(s);
-    this.queue(rstStreamFrame(s.id, ErrorCode.Cancel));
-    this.fail(s.req, reason ?? new H2Error('UND_ERR_ABORTED', 'Request aborted'));
+    if (s.sent) this.queue(rstStreamFrame(s.id, ErrorCode.Cancel));
+    // The caller's reason, or its handler's exception, is what the request failed of: an abort, whatever it says.
+    this.fail(s.req, reason === undefined ? new H2Error('H2_ABORTED', 'Request aborted') : reason instanceof TransportError ? reason : abortedBy(reason));
     this.events.room(this);
   }
 
   private streamError(s: Stream, code: ErrorCode, err: H2Error): void {
     this.forget(s);
     this.queue(rstStreamFrame(s.id, code));
-    this.fail(s.req, err);
+    if (!s.answered) this.fail(s.req, err);
     this.events.room(this);
   }
 
-  /** A protocol violation by the server: GOAWAY, close, fail every stream. */
-  private connectionError(code: ErrorCode, message: string): void {
+  /**
+   * A connection error (RFC 9113, 5.4.1): GOAWAY naming the last stream this client processed from the server
+   * (0: it takes none, push being off; 6.8), the connection closed, every stream failed with what went wrong.
+   */
+  private connectionError(code: ErrorCode, message: string, kind = 'H2_PROTOCOL_ERROR', cause?: unknown): void {
     if (this.state === State.Closed) return;
-    const lastSeen = this.nextId - 2 > 0 ? this.nextId - 2 : 0;
+    // What was queued is moot.
     this.out.take();
-    this.socket.write(goawayFrame(lastSeen, code));
-    this.destroy(new H2Error(code === ErrorCode.ProtocolError ? 'H2_PROTOCOL_ERROR' : 'UND_ERR_SOCKET', `HTTP/2 protocol error by the server: ${message}`, { h2Code: code, bytesRead: this.bytesRead }));
+    this.endSocket(goawayFrame(0, code));
+    const what = kind === 'H2_PROTOCOL_ERROR' ? `HTTP/2 protocol error by the server: ${message}` : `HTTP/2 connection closed: ${message}`;
+    this.close(new H2Error(kind, `${what} (GOAWAY ${errorName(code)})`, { h2Code: code, bytesRead: this.bytesRead, cause }));
   }
 
   private watch(timeoutMs: number): void {
@@ -735,18 +1016,23 @@ export class H2Session {
     this.sweeper.unref();
   }
 
-  /** Fails the streams whose answer is overdue (headers) or stalled (body). */
+  /** Fails the streams whose answer is overdue (headers) or stalled (body), and gives up on bodies an answer left unsent. */
   private sweep(): void {
     const now = performance.now();
     for (const s of [...this.streams.values()]) {
       const waiting = s.status === 0;
       const limit = waiting ? s.req.headersTimeout : s.req.bodyTimeout;
-      if (limit > 0 && now - s.activeAt > limit) {
+      if (limit > 0 && now - s.activeAt > limit && this.streams.get(s.id) === s) {
         this.streamError(
           s,
           ErrorCode.Cancel,
-          waiting ? new H2Error('UND_ERR_HEADERS_TIMEOUT', 'Headers Timeout Error') : new H2Error('UND_ERR_BODY_TIMEOUT', 'Body Timeout Error'),
+          waiting ? new H2Error('H2_HEADERS_TIMEOUT', 'Headers Timeout Error') : new H2Error('H2_BODY_TIMEOUT', 'Body Timeout Error'),
         );
+        if (this.headerBlock?.streamId === s.id) {
+          // Nothing else can come on this connection until the server ends that block, and it does not.
+          this.connectionError(ErrorCode.NoError, 'a header block the server did not finish within the headers timeout', 'H2_CONNECTION_CLOSED');
+          return;
+        }
       }
     }
   }
@@ -759,36 +1045,184 @@ export class H2Session {
 
   private closeIfDone(): void {
     if (this.state !== State.Draining || this.streams.size > 0) return;
-    this.flush();
-    this.socket.end(goawayFrame(0, ErrorCode.NoError));
-    this.destroy(undefined);
+    // What is queued goes before the GOAWAY, room in the socket or not: it is the last of it.
+    for (const part of this.out.take()) this.socket.write(part);
+    this.endSocket(goawayFrame(0, ErrorCode.NoError));
+    this.close(undefined);
   }
 
   /** Closes the connection now; open streams fail with `err` (or as destroyed). */
   destroy(err: Error | undefined): void {
     if (this.state === State.Closed) return;
+    if (err !== undefined) this.socket.destroy();
+    else this.endSocket(undefined);
+    this.close(err);
+  }
+
+  /**
+   * Ends our side of the socket with `last`, and bounds the wait for the server's: a server that neither reads
+   * what is left nor closes must keep neither the connection nor the process (the socket is unreferenced, and
+   * destroyed after `closeTimeoutMs` whatever is still unwritten).
+   */
+  private endSocket(last: Buffer | undefined): void {
+    const socket = this.socket;
+    if (socket.destroyed) return;
+    if (!socket.writableEnded) {
+      if (last !== undefined) socket.end(last);
+      else socket.end();
+    }
+    socket.unref();
+    if (this.closeTimer === undefined) {
+      this.closeTimer = setTimeout(() => socket.destroy(), this.options.closeTimeoutMs ?? defaultCloseTimeoutMs);
+      this.closeTimer.unref();
+    }
+  }
+
+  /** The session is over: no more streams, every open one failed (but those whose answer was whole), the pool told. */
+  private close(err: Error | undefined): void {
+    if (this.state === State.Closed) return;
     this.state = State.Closed;
     clearInterval(this.sweeper);
     clearTimeout(this.settingsTimer);
-    const failure = err ?? new H2Error('UND_ERR_DESTROYED', 'The client is destroyed');
+    const failure = err ?? new H2Error('H2_DESTROYED', 'The client is destroyed');
     const open = [...this.streams.values()];
     this.streams.clear();
     this.blocked = [];
-    if (err !== undefined) this.socket.destroy();
-    else if (!this.socket.writableEnded) this.socket.end();
-    for (const s of open) this.fail(s.req, failure);
+    this.headerBlock = undefined;
+    for (const s of open) if (!s.answered) this.fail(s.req, failure);
     this.events.closed(this, err);
   }
 
-  private fail(req: H2Request, err: Error): void {
-    req.handler.onError(toTransportError(err, this.tls));
+  /** Tells a request it failed. Its handler's own exception goes no further: the request has failed already. */
+  private fail(req: H2Request, err: unknown): void {
+    try {
+      req.handler.onError(toTransportError(err instanceof Error ? err : new Error(String(err)), this.tls));
+    } catch {
+      // Nothing left to tell.
+    }
   }
 
   private socketClosedError(): H2Error {
-    return new H2Error('UND_ERR_SOCKET', 'other side closed', { bytesRead: this.bytesRead });
+    return new H2Error('H2_CONNECTION_CLOSED', 'other side closed', { bytesRead: this.bytesRead });
   }
 }
 
-class ProtocolError extends Error {}
+/** A connection error found while reading: GOAWAY with `h2Code`, and every stream fails with an H2Error of `kind`. */
+class ConnectionError extends Error {
+  constructor(
+    readonly h2Code: ErrorCode,
+    message: string,
+    readonly kind = 'H2_PROTOCOL_ERROR',
+  ) {
+    super(message);
+  }
+}
 
+function protocolError(message: string): ConnectionError {
+  return new ConnectionError(ErrorCode.ProtocolError, message);
+}
 
+function frameSizeError(message: string): ConnectionError {
+  return new ConnectionError(ErrorCode.FrameSizeError, message);
+}
+
+function headersTooLarge(limit: number): ConnectionError {
+  return new ConnectionError(ErrorCode.EnhanceYourCalm, `the server sent a header block of more than ${limit} bytes (SETTINGS_MAX_HEADER_LIST_SIZE)`, 'H2_HEADERS_TOO_LARGE');
+}
+
+/** What a stream error tells its request: the server broke the protocol on this stream; the connection goes on. */
+function streamFailure(code: ErrorCode, message: string): H2Error {
+  return new H2Error('H2_PROTOCOL_ERROR', `HTTP/2 protocol error by the server: ${message} (RST_STREAM ${errorName(code)})`, { h2Code: code });
+}
+
+/** `:status` as a number, or -1 unless exactly three ASCII digits (RFC 9110, 15). */
+function threeDigits(v: string): number {
+  if (v.length !== 3) return -1;
+  const a = v.charCodeAt(0) - 0x30;
+  const b = v.charCodeAt(1) - 0x30;
+  const c = v.charCodeAt(2) - 0x30;
+  if (a < 0 || a > 9 || b < 0 || b > 9 || c < 0 || c > 9) return -1;
+  return a * 100 + b * 10 + c;
+}
+
+/** Fields HTTP/2 forbids (RFC 9113, 8.2.2): they belong to HTTP/1.1's connection, which this is not. */
+function isConnectionSpecific(name: string): boolean {
+  switch (name.length) {
+    case 7:
+      return name === 'upgrade';
+    case 10:
+      return name === 'connection' || name === 'keep-alive';
+    case 16:
+      return name === 'proxy-connection';
+    case 17:
+      return name === 'transfer-encoding';
+    default:
+      return false;
+  }
+}
+
+/** Why trailers are malformed: a pseudo-header or a connection-specific field in them. */
+function trailersFault(fields: readonly string[]): string | undefined {
+  for (let i = 0; i < fields.length; i += 2) {
+    if (fields[i].charCodeAt(0) === 0x3a) return `the pseudo-header ${JSON.stringify(fields[i])} in trailers`;
+    if (isConnectionSpecific(fields[i])) return `the connection-specific field ${JSON.stringify(fields[i])} in trailers`;
+  }
+  return undefined;
+}
+
+/** An answer with no body whatever its content-length says: to HEAD, 204, 304 (RFC 9110, 6.4.1). */
+function noBodyExpected(s: Stream): boolean {
+  return s.status === 204 || s.status === 304 || s.req.pseudo[1] === 'HEAD';
+}
+
+/** Why a request's `:path` may not be sent: empty, or not visible latin1 (a space, a control, a character beyond latin1 would go out as another byte). */
+function pathFault(path: string): string | undefined {
+  return path.length === 0 || invalidPath.test(path) ? `the path ${JSON.stringify(path)} (HTTP/2 sends visible latin1 only)` : undefined;
+}
+
+/** Bytes `writePath` needs at most. */
+function pathFieldSize(path: string): number {
+  return 12 + path.length;
+}
+
+/**
+ * Writes `:path` as a literal never indexed (the static table's name 4: it changes with every request), checking
+ * as it copies that each character is visible latin1; -1 when one is not (or the path is empty). One pass over the
+ * path, where a check and then a copy were two: it is the one field of every request that is new.
+ */
+function writePath(out: Buffer, at: number, path: string): number {
+  const n = path.length;
+  if (n === 0) return -1;
+  at = writeInt(out, at, 4, 4, 0x10);
+  at = writeInt(out, at, n, 7, 0);
+  for (let i = 0; i < n; i++) {
+    const c = path.charCodeAt(i);
+    if (c <= 0x20 || c > 0xff) return -1;
+    out[at++] = c;
+  }
+  return at;
+}
+
+/**
+ * Why a request's fields may not be sent (RFC 9113, 8.2.1, 8.2.2): names in lower case without separators or
+ * controls, pseudo-headers only in the pseudo list; values without NUL, CR, LF, whitespace at either end or
+ * characters beyond latin1 (they would go out as other bytes); no connection-specific field.
+ */
+function requestFieldsFault(fields: readonly string[], pseudo: boolean): string | undefined {
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i];
+    const value = fields[i + 1];
+    if (typeof name !== 'string' || typeof value !== 'string') return `a field that is not a string (${String(name)})`;
+    if ((name.charCodeAt(0) === 0x3a) !== pseudo) return `the field name ${JSON.stringify(name)}${pseudo ? ' (not a pseudo-header)' : ' (a pseudo-header among the headers)'}`;
+    const fault = nameFault(name) ?? valueFault(name, value);
+    if (fault !== undefined) return fault;
+    for (let j = 0; j < value.length; j++) if (value.charCodeAt(j) > 0xff) return `the value of ${JSON.stringify(name)} (a character beyond latin1)`;
+    if (!pseudo && (isConnectionSpecific(name) || (name === 'te' && value !== 'trailers'))) return `the connection-specific field ${JSON.stringify(name)}`;
+  }
+  return undefined;
+}
+
+/** The failure of a request ended by its caller, or by its handler's exception: `aborted`, saying why, the reason its cause. */
+function abortedBy(reason: unknown): TransportError {
+  return new TransportError('aborted', reason instanceof Error ? reason.message : String(reason), { cause: reason });
+}
