@@ -245,7 +245,7 @@ async function sendChunk(chain: Chain, path: string, body: Buffer | undefined): 
     // Not the service's JSON: cut where the protocol could not tell, or not the service. What it did is unknown.
     const whole = jsonObjectOf(Buffer.from(res.text));
     if (whole === undefined) throw new ChunkFailure(`HTTP ${res.status} with an answer that is not the service's JSON: outcome unknown`, undefined, undefined, true);
-    return whole as BulkAnswer;
+    return whole;
   }
   throw failureOf(res, answerOf(res.text));
 }
