@@ -20,7 +20,7 @@
  *                          --connections 1, 4 and 32.
  *               L7         the same defaults through HAProxy in HTTP mode (L7_URL: each request to the next node).
  *             Each feed is --seconds (6) of nominal capacity in ~1 KB puts, stopped (SIGINT: what is in flight
- *             finishes) after --cap (15) seconds when slower: its ops/s are then those of the part fed.
+ *             finishes) after --cap (12) seconds when slower: its ops/s are then those of the part fed.
  *   restart   --restart-nodes (6) nodes of the same capacity; vespa-bulk with defaults through LB_URL reads puts
  *             from stdin for --restart-seconds (90: a complete feed of fixed length whatever its rate) while every
  *             node's /_stats is sampled each second. At --kill-at (15 s) the busiest node K is killed (sockets
@@ -42,10 +42,10 @@
  *             reference. h2load sends no client certificate: mTLS is also against vespa-bulk over h2c, same JVM.
  *
  * Usage: npx tsx benchmarks/cluster/run.ts [spread|restart|baseline|tls ...] [--nodes 2,6,16] [--capacity 4800]
- *          [--delay 10] [--seconds 6] [--cap 15] [--repeat 2] [--baseline <commit>] [--rounds 4] [--docs 100000]
+ *          [--delay 10] [--seconds 6] [--cap 12] [--repeat 2] [--baseline <commit>] [--rounds 4] [--docs 100000]
  *          [--restart-nodes 6] [--restart-seconds 90] [--kill-at 15] [--start-at 25]
  * Builds dist/ first and runs the built CLI (--workers default) under GNU time: client CPU per operation. All
- * traffic on 127.0.0.1. Each scenario takes 2-5 minutes on 2 cores, all four about 15-20; results also as JSON in
+ * traffic on 127.0.0.1. Each scenario takes 2-5 minutes on 2 cores, all four about 15; results also as JSON in
  * benchmarks/out/cluster-<time>.json (gitignored).
  */
 import { spawnSync } from 'node:child_process';
@@ -69,7 +69,7 @@ const { values, positionals } = parseArgs({
     capacity: { type: 'string', default: '4800' },
     delay: { type: 'string', default: '10' },
     seconds: { type: 'string', default: '6' },
-    cap: { type: 'string', default: '15' },
+    cap: { type: 'string', default: '12' },
     repeat: { type: 'string', default: '2' },
     baseline: { type: 'string', default: 'main' },
     rounds: { type: 'string', default: '4' },
