@@ -112,6 +112,9 @@ async function puts(count: number): Promise<string> {
 /** The machine's load average (1 min) and cores, for the titles: other work on a shared machine shows here. */
 const loadNow = (): string => `load ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores`;
 
+/** A feed that should take seconds is stopped after this long (a hung build, not a figure). */
+const hang = 180;
+
 /** SLOTS per node for the nominal capacity: capacity x delay / 1000 / nodes, at least 1. */
 const slotsFor = (nodes: number): number => Math.max(1, Math.round((capacity * delay) / 1000 / nodes));
 
@@ -235,7 +238,7 @@ async function restart(dir: string): Promise<void> {
     );
     const failures = join(work, 'restart-failures.jsonl');
     let feedDone = false;
-    const feedRun = runCliFeed({ target: cluster.lbUrl, input: '-', stdin: source, flags: ['--failures', failures], cwd: work }).finally(() => (feedDone = true));
+    const feedRun = runCliFeed({ target: cluster.lbUrl, input: '-', stdin: source, flags: ['--failures', failures], cwd: work, capSeconds: feedSeconds + 120 }).finally(() => (feedDone = true));
     const t0 = performance.now();
     const at = (): number => (performance.now() - t0) / 1000;
     const csv: string[] = [`t,event,total,${cluster.nodePorts.map((_, i) => `node${i}`).join(',')},nodeK_share`];
@@ -347,7 +350,7 @@ async function baseline(script: string): Promise<void> {
         const warmInput = await puts(Math.min(count, 50_000));
         for (const cli of clis) await runCliFeed({ target: endpoint.url, input: warmInput, cli, cwd: work });
         const feed = (cli: string) => async () => {
-          const run = await runCliFeed({ target: endpoint.url, input, count, cli, cwd: work });
+          const run = await runCliFeed({ target: endpoint.url, input, count, cli, cwd: work, capSeconds: hang });
           return { run, perConn: (await endpoint.stats()).perConnectionMaxInProgress };
         };
         const [ours, base] = await alternating(clis.map(feed), () => endpoint.reset());
@@ -411,7 +414,7 @@ async function tls(script: string): Promise<void> {
     rows.push(...clients.map(([where, client], j) => ({ jvm, endpoint: where, client, runs: runs[j] })));
   };
   const feed = (target: string, flags: string[] = []) => async (): Promise<Run> => {
-    const r = await runCliFeed({ target, input, count, flags, cwd: work });
+    const r = await runCliFeed({ target, input, count, flags, cwd: work, capSeconds: hang });
     return { rate: r.rate, cpu: r.cpuUsPerOp, p99: r.p99 };
   };
   const h2load = (url: string, clients: number, streams: number) => async (): Promise<Run> => {
