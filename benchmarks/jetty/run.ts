@@ -20,15 +20,12 @@
  * Usage: npx tsx benchmarks/jetty/run.ts [unlimited|bounded|workers ...] [--docs N] [--delays 0,2,10] [--rounds N]
  * Runs the built CLI (dist/, built first) with --workers 1 under GNU time; all traffic stays on 127.0.0.1.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { buildDist, generatePuts, runCliFeed } from '../lib/cli-feed.js';
 import { jettyScript, startJetty, type JettyEndpoint } from './endpoint.js';
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
   const i = args.indexOf(name);
@@ -68,22 +65,6 @@ interface Row {
 
 const rows: Row[] = [];
 
-async function generate(path: string, count: number): Promise<void> {
-  const out = createWriteStream(path);
-  const pad = 'x'.repeat(920);
-  for (let i = 0; i < count; i++) {
-    if (!out.write(`{"put":"id:ns:music::doc-${i}","fields":{"title":"t${i}","n":${i},"text":"${pad}"}}\n`)) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
-}
-
-async function build(): Promise<void> {
-  const b = spawn(process.execPath, [join(repo, 'scripts/build.mjs')], { stdio: 'inherit', cwd: repo });
-  const [code] = await once(b, 'exit');
-  if (code !== 0) throw new Error('build failed');
-}
-
 /** The JVM's user+system CPU seconds, from /proc. */
 function jvmCpuSeconds(pid: number): number {
   try {
@@ -97,30 +78,21 @@ function jvmCpuSeconds(pid: number): number {
 /** One feed of `input` by the built CLI under GNU time, with `flags`. */
 async function feed(endpoint: JettyEndpoint, input: string, count: number, flags: string[]): Promise<Run> {
   await endpoint.reset();
-  const report = join(work, 'time.txt');
   const jvmBefore = jvmCpuSeconds(endpoint.pid);
   const workers = flags.includes('--workers') ? [] : ['--workers', '1'];
-  const child = spawn('/usr/bin/time', ['-f', '%U %S %M', '-o', report, process.execPath, join(repo, 'dist/cli/main.js'), 'feed', '-q', ...workers, '-t', endpoint.url, ...flags, input], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const [code] = await once(child, 'exit');
-  if (code !== 0 && code !== 1) throw new Error(`feed ${flags.join(' ')} exited ${code}`);
+  const r = await runCliFeed({ target: endpoint.url, input, count, flags: [...workers, ...flags], cwd: work });
+  if (r.code !== 0 && r.code !== 1) throw new Error(`feed ${flags.join(' ')} exited ${r.code}`);
   const jvm = jvmCpuSeconds(endpoint.pid) - jvmBefore;
-  const [user, sys, kb] = readFileSync(report, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
-  const s = JSON.parse(out) as Record<string, any>;
   const stats = await endpoint.stats();
-  const responses = s['http.response.count'] as number;
   return {
-    rate: s['feeder.ok.rate'],
-    maxRssMB: kb / 1024,
-    p99: s['http.response.latency.millis.p99'],
-    cpuUsPerOp: ((user + sys) * 1e6) / count,
+    rate: r.rate,
+    maxRssMB: r.maxRssMB,
+    p99: r.p99,
+    cpuUsPerOp: r.cpuUsPerOp,
     serverCpuUsPerOp: (jvm * 1e6) / count,
-    share429: responses > 0 ? (s['http.response.code.counts']?.['429'] ?? 0) / responses : 0,
-    limit: s['feeder.inflight.limit'],
-    protocol: s['http.protocol'] ?? '?',
+    share429: r.share429,
+    limit: r.limit,
+    protocol: r.protocol,
     connections: stats.connections,
     perConnectionMax: stats.perConnectionMaxInProgress,
   };
@@ -257,10 +229,10 @@ async function main(): Promise<void> {
     console.log('skipped: no Jetty endpoint (shared/jetty-endpoint/start.sh beside the repository, or JETTY_ENDPOINT=path/to/start.sh)');
     return;
   }
-  await build();
+  await buildDist();
   const input = join(work, 'puts.jsonl');
-  await generate(input, docs);
-  await generate(warmInput, warmDocs);
+  await generatePuts(input, docs);
+  await generatePuts(warmInput, warmDocs);
   console.log(`${docs} puts of ~1 KB, --workers 1 unless said, ${rounds} round(s) each (median), delays ${delays.join(', ')} ms, ${availableParallelism()} cores; Jetty from ${script}`);
   if (which.has('unlimited')) await unlimited(script, input);
   if (which.has('bounded')) await bounded(script, input);

@@ -66,6 +66,12 @@ export const median = (xs: number[]): number => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
+/** The element of `xs` whose `key` is nearest their median (a whole run, not a mix of runs' figures). */
+export function medianBy<T>(xs: T[], key: (x: T) => number): T {
+  const m = median(xs.map(key));
+  return xs.reduce((a, b) => (Math.abs(key(b) - m) < Math.abs(key(a) - m) ? b : a));
+}
+
 export function printTable(title: string, rows: Array<Record<string, string | number>>): void {
   process.stdout.write(`\n${title}\n`);
   const cols = Object.keys(rows[0] ?? {});
