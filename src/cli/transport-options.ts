@@ -32,7 +32,7 @@ export interface TransportArgs extends ProtocolArgs {
 
 export function withTransportOptions<T>(y: Argv<T>): Argv<T & TransportArgs> {
   return withProtocolOption(y)
-    .option('connections', { type: 'number', describe: 'Connections at most, opened as the operations in flight need them (default: HTTP/2 one per 256 of the in-flight maximum, 4; HTTP/1.1 one per operation in flight, as the container serves one request at a time)' })
+    .option('connections', { type: 'number', describe: 'Connections: HTTP/2 this many, the operations spread over them and each renewed every minute, so that a load balancer reaches every container node (default 16); HTTP/1.1 at most this many, one per operation in flight, as the container serves one request at a time (default: the in-flight maximum)' })
     .option('max-streams', { type: 'number', describe: "HTTP/2: streams at once per connection at most, within the server's own limit (default 256)" })
     .option('pipelining', { type: 'number', describe: 'HTTP/1.1: requests on one connection at once (default 1: the container serves one at a time)' }) as unknown as Argv<T & TransportArgs>;
 }

@@ -29,9 +29,11 @@ export interface FeedOptions {
   /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
   onProtocol?: (protocol: WireProtocol) => void;
   /**
-   * Connections at most, opened as the operations in flight need them. HTTP/2: another when the open ones are half
-   * full (default: enough for the in-flight maximum at `maxStreams` each, 4). HTTP/1.1: one per operation in flight
-   * (per `pipelining`), as the container serves a connection one request at a time (default: the in-flight maximum).
+   * Connections, opened as the operations in flight need them. HTTP/2: this many (default 16, or the in-flight limit
+   * where smaller), the operations spread over them and each renewed every minute or so, so that a layer-4 load
+   * balancer reaches every container node (docs/feed.md, Sending). HTTP/1.1: at most this many, one per operation in
+   * flight (per `pipelining`), as the container serves a connection one request at a time (default: the in-flight
+   * maximum).
    */
   connections?: number;
   /** HTTP/1.1: requests pipelined on one connection at once. Default 1 (the container serves one at a time). */

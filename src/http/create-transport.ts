@@ -15,7 +15,7 @@ export function createTransport(options: TransportOptions): Transport {
       timeoutMs: options.timeoutMs,
       tls: options.tls,
       alpn,
-      maxConnectionAgeMs: options.maxConnectionAgeMs,
+      maxConnectionAgeMs: options.maxConnectionAgeMs ?? defaultMaxConnectionAgeMs,
     });
   const h1 = (): Http1Transport =>
     new Http1Transport(options.origin, {
@@ -44,6 +44,9 @@ export const defaultH2Connections = 16;
  * operation, cluster discovery): HTTP/2 streams spread over the connections, HTTP/1.1 a connection per chain,
  * since the container serves a connection one request at a time. Nothing to pipeline, no writes to batch.
  */
-export function createChainTransport(origin: string, concurrency: number, options: Pick<TransportOptions, 'protocol' | 'tls' | 'timeoutMs' | 'onProtocol' | 'connections'>): Transport {
+export function createChainTransport(origin: string, concurrency: number, options: Pick<TransportOptions, 'protocol' | 'tls' | 'timeoutMs' | 'onProtocol' | 'connections' | 'maxConnectionAgeMs'>): Transport {
   return createTransport({ ...options, origin, concurrency, pipelining: 1, batchWrites: false });
 }
+
+/** How long an HTTP/2 connection carries new requests before it is renewed, by default (see `TransportOptions.maxConnectionAgeMs`). */
+export const defaultMaxConnectionAgeMs = 60_000;

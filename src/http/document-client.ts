@@ -27,7 +27,7 @@ export interface DocumentClientOptions {
   protocol?: Protocol;
   /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
   onProtocol?: (protocol: WireProtocol) => void;
-  /** HTTP/2: connections (default 1). HTTP/1.1: connections at most (default 4). */
+  /** Connections at most, one per request in flight (default 4); HTTP/2 spreads the requests over them and renews them as the feed does. */
   connections?: number;
   /** HTTP/1.1 pipelining depth per connection. Default 1. */
   pipelining?: number;

@@ -102,10 +102,11 @@ export interface TransportOptions {
    */
   protocol?: Protocol;
   /**
-   * Connections. HTTP/2: this many are kept open while there is work and the requests spread over them, so that a
-   * layer-4 balancer places them on as many container nodes (default 16, or fewer where `concurrency` is smaller);
-   * HTTP/1.1: at most this many, opened as the requests need them (default one per request `concurrency` allows,
-   * else 128).
+   * Connections. HTTP/2: this many, opened as the requests in flight need them (one per request in flight, four
+   * connecting at once) and kept open, the requests spread over them, so that a layer-4 balancer places them on as
+   * many container nodes (default `defaultH2Connections`, 16, or `concurrency` where smaller; see
+   * `http/h2/connection-choice.ts`); HTTP/1.1: at most this many, opened as the requests need them (default one per
+   * request `concurrency` allows, else 128).
    */
   connections?: number;
   /**

@@ -26,7 +26,11 @@ export interface FaultSettings {
    * service: an operation the content nodes have no room for is refused at once. Default 256.
    */
   queueLimit: number;
-  /** Share of operations whose connection is destroyed mid-response after the operation was applied. */
+  /**
+   * Share of operations whose answer is cut mid-response after the operation was applied: over HTTP/1.1 its
+   * connection is closed, over HTTP/2 its stream reset (see `cutExchange`); whole connections are lost by killing
+   * the server.
+   */
   closeRate: number;
   /** 507 for every write until cleared. */
   feedBlock: boolean;
@@ -55,7 +59,7 @@ export interface FaultSettings {
   garbageRate: number;
   /**
    * Share of document operations applied and then answered with a Content-Length larger than the bytes sent,
-   * the connection closed after them: a response cut short.
+   * the exchange cut after them (as `closeRate`): a response cut short.
    */
   truncateRate: number;
   /** Seed of the deterministic randomness behind the rates. */

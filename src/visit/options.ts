@@ -57,8 +57,8 @@ export interface VisitOptions extends VisitSelectionOptions {
   /**
    * Which HTTP the own pool speaks. `auto` (default): HTTP/2 where the server speaks it (cleartext with prior
    * knowledge on http://, ALPN on https://), else HTTP/1.1. `h2`: HTTP/2, or the visit fails with VB_PROTOCOL before
-   * any slice has run. `http1.1`. Over HTTP/2 the slices in flight are streams on a few connections (one per 256);
-   * over HTTP/1.1 each has a connection of its own, as the container serves a connection one request at a time. The
+   * any slice has run. `http1.1`. Over HTTP/2 the slices in flight are streams spread over up to 16 connections (one
+   * per slice in flight), renewed every minute or so as the feed's are; over HTTP/1.1 each has a connection of its own, as the container serves a connection one request at a time. The
    * protocol spoken is in the report (`protocol`) and told to `onProtocol`.
    */
   protocol?: Protocol;

@@ -87,7 +87,7 @@ const serve: CommandModule<object, ServeArgs> = {
       .option('max-ops-per-second', { type: 'number', default: 0, describe: 'Document operations started at the content nodes per second; the rest wait in the queue (0: no bound)' })
       .option('content-slots', { type: 'number', default: 0, describe: 'Document operations at the content nodes at once, each --latency-ms; the rest wait in the queue (0: no bound)' })
       .option('queue-limit', { type: 'number', default: 256, describe: "Operations waiting in the handler's queue (maxThrottled) beyond which requests get 429 (0: no queue)" })
-      .option('close-rate', { type: 'number', default: 0, describe: 'Share of operations whose connection is closed mid-response, after the operation is applied' })
+      .option('close-rate', { type: 'number', default: 0, describe: 'Share of operations whose answer is cut mid-response after the operation is applied (HTTP/1.1: its connection closed; HTTP/2: its stream reset)' })
       .option('feed-block', { type: 'boolean', default: false, describe: 'Answer 507 to every write until cleared' })
       .option('cut-stream-after', { type: 'number', default: 0, describe: 'Cut every streamed visit response after this many documents (0: off)' })
       .option('visit-cost-us', { type: 'number', default: 0, describe: "A content node's time to iterate one visited document, in microseconds (0: off); slices run in parallel up to --visit-parallelism" })

@@ -1,26 +1,42 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { FifoQueue } from '../../structures/fifo-queue.js';
-import type { ResponseHandler, TlsOptions, Transport, TransportRequest, TransportStats } from '../transport.js';
-import { toTransportError } from '../transport-error.js';
+import type { RequestControl, ResponseHandler, TlsOptions, Transport, TransportRequest, TransportStats } from '../transport.js';
+import { toTransportError, TransportError } from '../transport-error.js';
 import { withSignal } from '../request-signal.js';
+import { chooseConnection, latencySample, nextTypical, observeLatency, retireAfterMs, type Choosable } from './connection-choice.js';
 import { H2Error } from './errors.js';
-import { H2Session, type H2Request, type SessionEvents } from './session.js';
+import { H2Session, type H2Request } from './session.js';
 
 /**
- * HTTP/2 connections to one origin, a `Transport`: cleartext with prior knowledge (h2c) for http://,
- * ALPN h2 for https://. Requests go to the connection with the fewest streams open, within the server's
- * SETTINGS_MAX_CONCURRENT_STREAMS and our own cap; when every connection is full they wait here, in order.
- * Connections are opened one at a time, and only while the open ones are busy, so no burst of connects meets
- * a listen backlog. A request the server refused unprocessed (REFUSED_STREAM, a GOAWAY below its id) is sent
- * again on another connection; everything else that goes wrong is the caller's to retry.
+ * HTTP/2 connections to one origin, a `Transport`: cleartext with prior knowledge (h2c) for http://, ALPN h2 for
+ * https://. The pool keeps `connections` of them open while it has work, because a layer-4 balancer in front of a
+ * container cluster places each connection on one node for good: the connections are how the load reaches every
+ * node. Which connection takes a request, and when one is renewed, is `connection-choice.ts`'s policy; this file
+ * applies it:
+ *
+ * - Opening: one connection until one is ready (the server speaks HTTP/2, and an endpoint that is not there costs
+ *   one connection attempt, not N), then up to `maxConnecting` at once until there are `connections`, so no burst
+ *   of connects meets the container's listen backlog of 50. A connection that fails before it is ready delays the
+ *   next attempt (while others carry the work), so a node refusing connections behind the balancer does not get a
+ *   storm of them.
+ * - Choice: power of two choices on `(streams + 1) × peak-EWMA latency`, among the ready connections with room;
+ *   when none has room, requests wait here, in order.
+ * - Renewal: after its age (`maxConnectionAgeMs` less a random part) a connection stays in use while a replacement
+ *   opens, and is drained once the replacement is ready: it takes no new streams and closes when its last one
+ *   ends, so no request is lost, repeated or cut, a long visit stream included. A drain whose streams make no
+ *   progress for a whole request timeout is ended, its streams failed as a closed connection (the caller's retry
+ *   rules decide). A connection lost while in use (its node gone) is replaced at once and speeds renewals up for a
+ *   while, so that the node gets connections again soon after it is back.
+ * - A request the server refused unprocessed (REFUSED_STREAM, a GOAWAY below its id) is sent again on another
+ *   connection; everything else that goes wrong is the caller's to retry.
  *
  * Why our own HTTP/2 and not node:http2 or undici's: measured against the container's Jetty, node:http2 spent
  * ~70 µs of CPU per request in this process and undici's HTTP/2 client kept two streams open per connection;
  * see the README's Benchmarks.
  */
 export interface H2PoolOptions {
-  /** Connections at most. Default 4. */
+  /** Connections kept open while there is work, the requests spread over them. Default 1 (`createTransport` sets the transport's default). */
   connections?: number;
   /** Streams at once per connection at most (the server's own limit applies too). Default 256. */
   maxStreams?: number;
@@ -39,7 +55,7 @@ export interface H2PoolOptions {
   connectionWindow?: number;
   /** ALPN protocols offered on https. Default ['h2']; the auto pool offers http/1.1 too. */
   alpn?: string[];
-  /** See `TransportOptions.maxConnectionAgeMs`. */
+  /** See `TransportOptions.maxConnectionAgeMs`. Default 0: never (`createTransport` sets the transport's default). */
   maxConnectionAgeMs?: number;
 }
 
@@ -55,22 +71,146 @@ export const defaultStreamWindow = 16 << 20;
 /** How often a request refused unprocessed is sent again before it fails. */
 const maxRefusals = 5;
 
+/**
+ * Connections being opened at once at most, once one is ready: a few, since the container's listen backlog is 50
+ * and other clients (and this one's workers) connect too; 16 connections are open within four round trips.
+ */
+const maxConnecting = 4;
+
+/** The first wait after a connection failed before it was ready, doubled for each failure after it, at most `maxOpenBackoffMs`. */
+const openBackoffMs = 100;
+const maxOpenBackoffMs = 5_000;
+
+/** How long a renewal waits, when its replacement failed to open, before it tries again. */
+const renewRetryMs = 1_000;
+
 /** Headers HTTP/2 forbids (RFC 9113, 8.2.2) and what HTTP/1.1 framing needs; `host` becomes `:authority`. */
 const connectionHeaders = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
 
 const noHeaders: readonly string[] = [];
+
+/** One connection as the pool sees it: its session, the choice's latency estimate, and where it is in its life. */
+class Connection implements Choosable {
+  session!: H2Session;
+  cost = 0;
+  sampledAt = 0;
+  /** When it stops taking new streams (performance.now() ms); Infinity: never. */
+  retireAt = Infinity;
+  renewTimer: NodeJS.Timeout | undefined;
+  /** In the pool's choice: ready, and not yet drained by the pool. */
+  taking = false;
+  /** Drained by the pool (renewed, or the pool closing): its close is no loss. */
+  retired = false;
+  /** A replacement is being opened for it. */
+  renewing = false;
+  /** The connection this one replaces, drained once this one is ready. */
+  replaces: Connection | undefined;
+  /** Answers' headers, bodies' pieces and ends seen on it: whether a drain makes progress. */
+  progress = 0;
+  drainWatch: NodeJS.Timeout | undefined;
+
+  get active(): number {
+    return this.session.active;
+  }
+
+  get room(): number {
+    return this.session.room;
+  }
+}
+
+/**
+ * A request as the pool hands it to a session, and the handler the session calls: it takes the latency sample and
+ * the drain's progress on the way to the caller's handler. One object per request, as the request alone was before.
+ */
+class PooledRequest implements H2Request, ResponseHandler {
+  readonly handler: ResponseHandler = this;
+  refusals = 0;
+  /** The connection it is on (undefined while it waits, and once it has ended), and when it was sent (performance.now() ms; 0 once its latency is taken). */
+  conn: Connection | undefined = undefined;
+  sentAt = 0;
+  /** When it last began to wait in the pool's queue (performance.now() ms). */
+  queuedAt = 0;
+
+  constructor(
+    private readonly pool: Http2Transport,
+    readonly pseudo: readonly string[],
+    readonly headers: readonly string[],
+    readonly path: string,
+    readonly body: Buffer | null,
+    readonly headersTimeout: number,
+    readonly bodyTimeout: number,
+    private readonly target: ResponseHandler,
+  ) {}
+
+  onStart(control: RequestControl): void {
+    this.target.onStart?.(control);
+  }
+
+  onHeaders(status: number, headers: readonly string[]): void {
+    const conn = this.conn!;
+    conn.progress++;
+    if (this.sentAt > 0) {
+      this.pool.sample(conn, status, this.sentAt);
+      this.sentAt = 0;
+    }
+    this.target.onHeaders(status, headers);
+  }
+
+  onData(chunk: Buffer): void {
+    this.conn!.progress++;
+    this.target.onData(chunk);
+  }
+
+  onComplete(): void {
+    this.conn!.progress++;
+    this.conn = undefined;
+    this.pool.inflight--;
+    this.target.onComplete();
+  }
+
+  onError(err: TransportError): void {
+    const conn = this.conn;
+    if (conn !== undefined) {
+      conn.progress++;
+      this.conn = undefined;
+      this.pool.inflight--;
+      // No answer within the bound: the clearest sign of a slow node there is.
+      if (this.sentAt > 0 && err.failure === 'headers-timeout') this.pool.sample(conn, 0, this.sentAt);
+      this.sentAt = 0;
+    }
+    this.target.onError(err);
+  }
+}
 
 export class Http2Transport implements Transport {
   readonly protocol = 'h2';
   private readonly url: URL;
   private readonly https: boolean;
   private readonly authority: string;
-  private readonly connections: number;
+  private readonly target: number;
   private readonly maxStreams: number;
+  private readonly maxAgeMs: number;
   private readonly options: H2PoolOptions;
   private readonly timeoutMs: number;
-  private readonly sessions: H2Session[] = [];
-  private readonly pending = new FifoQueue<H2Request>();
+  /** Every connection: opening, taking requests, draining. */
+  private readonly conns: Connection[] = [];
+  /** The connections requests may go to: ready and not drained. */
+  private readonly ready: Connection[] = [];
+  private opening = 0;
+  /** @internal Requests on a connection now. */
+  inflight = 0;
+  private readonly pending = new FifoQueue<PooledRequest>();
+  /** The pool's typical latency (ms): where a new connection's estimate starts. */
+  private typicalMs = 0;
+  /** When a connection in use was last lost (performance.now() ms). */
+  private lostAt = -Infinity;
+  /** Connections failed before they were ready, since one last was; and when the next may open. */
+  private openFailures = 0;
+  private openAfter = 0;
+  private openTimer: NodeJS.Timeout | undefined;
+  /** Ends the waits in the queue that outlast their request's headers bound, and when it fires. */
+  private waitTimer: NodeJS.Timeout | undefined;
+  private waitDeadline = Infinity;
   /** The pseudo-header lists by method, and header lists by the caller's header array: the same kind of request reuses one. */
   private readonly pseudoCache = new Map<string, string[]>();
   private readonly headerCache = new WeakMap<readonly string[], HeaderFields>();
@@ -78,39 +218,34 @@ export class Http2Transport implements Transport {
   private closeWaiters: (() => void)[] = [];
   private connectWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
   private destroyed = false;
-  private readonly events: SessionEvents;
+  /** The connection this event-loop turn's requests go to. */
+  private turnConn: Connection | undefined;
+  private readonly endTurn = (): void => {
+    this.turnConn = undefined;
+  };
+  private readonly onRefused = (request: H2Request, err: H2Error): void => {
+    const req = request as PooledRequest;
+    req.conn = undefined;
+    this.inflight--;
+    if (++req.refusals > maxRefusals || this.destroyed) tell(req.handler, toTransportError(err));
+    else this.enqueue(req);
+    this.drainPending();
+  };
 
   constructor(origin: string | URL, options: H2PoolOptions = {}) {
     this.url = new URL(origin);
     this.https = this.url.protocol === 'https:';
     this.authority = this.url.host;
-    this.connections = Math.max(1, options.connections ?? 4);
+    this.target = Math.max(1, options.connections ?? 1);
     this.maxStreams = Math.max(1, options.maxStreams ?? 256);
+    this.maxAgeMs = options.maxConnectionAgeMs ?? 0;
     this.timeoutMs = options.timeoutMs ?? 300_000;
     this.options = options;
-    this.events = {
-      ready: () => {
-        const waiters = this.connectWaiters;
-        this.connectWaiters = [];
-        for (const w of waiters) w.resolve();
-        this.drainPending();
-      },
-      room: () => {
-        if (this.pending.length > 0) this.drainPending();
-        else if (this.closing !== undefined) this.checkClosed();
-      },
-      refused: (req, err) => {
-        if (++req.refusals > maxRefusals || this.destroyed) req.handler.onError(toTransportError(err));
-        else this.pending.push(req);
-        this.drainPending();
-      },
-      closed: (session, err) => this.onClosed(session, err),
-    };
   }
 
   /** Open connections and the streams on each: for tests and the progress line. */
   get stats(): TransportStats {
-    return { connections: this.sessions.length, requests: this.sessions.map((s) => s.active), waiting: this.pending.length };
+    return { connections: this.conns.length, requests: this.conns.map((c) => c.session.active), waiting: this.pending.length };
   }
 
   detect(): Promise<'h2'> {
@@ -120,63 +255,154 @@ export class Http2Transport implements Transport {
   dispatch(opts: TransportRequest, handler: ResponseHandler): void {
     if (this.destroyed || this.closing !== undefined) {
       const err = this.destroyed ? new H2Error('H2_DESTROYED', 'The client is destroyed') : new H2Error('H2_CLOSED', 'The client is closed');
-      queueMicrotask(() => handler.onError(toTransportError(err)));
+      queueMicrotask(() => tell(handler, toTransportError(err)));
       return;
     }
     const headers = this.headerFields(opts.headers ?? noHeaders);
     const timeout = opts.timeoutMs ?? this.timeoutMs;
-    const req: H2Request = {
-      pseudo: this.pseudoFields(opts.method, headers.host),
+    const req = new PooledRequest(
+      this,
+      this.pseudoFields(opts.method, headers.host),
       headers,
-      path: opts.path,
-      body: opts.body ?? null,
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
-      handler: opts.signal === undefined ? handler : withSignal(opts.signal, handler),
-      refusals: 0,
-    };
-    const session = this.pick();
-    if (session !== undefined && this.pending.length === 0) {
-      // Callers never hear of their request inside their own call to dispatch.
-      session.request(req);
-      return;
+      opts.path,
+      opts.body ?? null,
+      timeout,
+      timeout,
+      opts.signal === undefined ? handler : withSignal(opts.signal, handler),
+    );
+    if (this.ready.length + this.opening < this.target) this.fill(1);
+    if (this.pending.length === 0) {
+      const now = performance.now();
+      const conn = this.pick(now);
+      if (conn !== undefined) {
+        // Callers never hear of their request inside their own call to dispatch.
+        this.send(conn, req, now);
+        return;
+      }
     }
-    this.pending.push(req);
+    this.enqueue(req);
     this.drainPending();
   }
 
-  /** The ready connection with the most room, opening another when all are busy and there may be more. */
-  private pick(): H2Session | undefined {
-    let best: H2Session | undefined;
-    let bestRoom = 0;
-    let open = 0;
-    let opening = false;
-    for (const s of this.sessions) {
-      if (!s.isOpen) continue;
-      open++;
-      opening ||= s.isOpening;
-      const room = s.room;
-      if (room > bestRoom) {
-        best = s;
-        bestRoom = room;
+  /**
+   * Queues a request until a connection has room. Its wait counts against its headers bound: a server that takes no
+   * streams (SETTINGS_MAX_CONCURRENT_STREAMS 0, or streams that never end) cannot hold it for ever. It fails as
+   * refused, never sent, so the caller's retry rules may send it again.
+   */
+  private enqueue(req: PooledRequest): void {
+    req.queuedAt = performance.now();
+    this.pending.push(req);
+    if (req.headersTimeout > 0) this.armWait(req.queuedAt + req.headersTimeout);
+  }
+
+  private armWait(deadline: number): void {
+    if (deadline >= this.waitDeadline) return;
+    clearTimeout(this.waitTimer);
+    this.waitDeadline = deadline;
+    this.waitTimer = setTimeout(this.expireWaiting, Math.max(0, deadline - performance.now()));
+  }
+
+  private stopWaitTimer(): void {
+    clearTimeout(this.waitTimer);
+    this.waitTimer = undefined;
+    this.waitDeadline = Infinity;
+  }
+
+  private readonly expireWaiting = (): void => {
+    this.stopWaitTimer();
+    const now = performance.now();
+    const expired: PooledRequest[] = [];
+    let next = Infinity;
+    for (let i = this.pending.length; i > 0; i--) {
+      const r = this.pending.shift()!;
+      const deadline = r.headersTimeout > 0 ? r.queuedAt + r.headersTimeout : Infinity;
+      if (deadline <= now) expired.push(r);
+      else {
+        this.pending.push(r);
+        next = Math.min(next, deadline);
       }
     }
-    // A new connection when the best one is past half its streams (spreading the server's work) or full.
-    const busy = best === undefined || best.active >= Math.min(this.maxStreams, best.serverMaxStreams) / 2;
-    if (busy && open < this.connections && !opening) this.open();
-    return best;
+    if (next < Infinity) this.armWait(next);
+    for (const r of expired) {
+      const waited = Math.round(now - r.queuedAt);
+      tell(r.handler, new TransportError('refused', `no HTTP/2 connection to ${this.authority} took the request within ${waited} ms (the server allows no more streams at once, or they do not end)`));
+    }
+    if (this.closing !== undefined) this.checkClosed();
+  };
+
+  /**
+   * The connection for the next request: the choice's, kept for the rest of this event-loop turn while it has room,
+   * so that the requests of one turn leave in one write and the server reads them in one go, as they would on one
+   * connection; the turns spread over the connections.
+   */
+  private pick(now: number): Connection | undefined {
+    const turn = this.turnConn;
+    if (turn !== undefined && turn.taking && turn.room > 0) return turn;
+    const conn = chooseConnection(this.ready, now, Math.random);
+    if (turn === undefined && conn !== undefined) setImmediate(this.endTurn);
+    this.turnConn = conn;
+    return conn;
+  }
+
+  private send(conn: Connection, req: PooledRequest, now: number): void {
+    this.inflight++;
+    req.conn = conn;
+    req.sentAt = now;
+    conn.session.request(req);
+    // Its stream ids ran out, or the server said GOAWAY: it takes no more.
+    if (!conn.session.isReady && conn.taking) this.takeOut(conn, false);
   }
 
   private drainPending(): void {
-    while (this.pending.length > 0) {
-      const session = this.pick();
-      if (session === undefined) return;
-      session.request(this.pending.shift()!);
+    if (this.pending.length > 0) {
+      const now = performance.now();
+      while (this.pending.length > 0) {
+        const conn = this.pick(now);
+        if (conn === undefined) break;
+        this.send(conn, this.pending.shift()!, now);
+      }
+      if (this.pending.length === 0) this.stopWaitTimer();
     }
     if (this.closing !== undefined) this.checkClosed();
   }
 
-  private open(): H2Session {
+  /** @internal A latency sample of `conn` from an answer (status 0: none came in time) to a request sent at `sentAt`. */
+  sample(conn: Connection, status: number, sentAt: number): void {
+    const now = performance.now();
+    const ms = latencySample(status, now - sentAt, this.typicalMs);
+    observeLatency(conn, ms, now);
+    this.typicalMs = nextTypical(this.typicalMs, ms);
+  }
+
+  /**
+   * Opens connections, one per request in flight or waiting (`coming` more about to be) up to `connections`: one at
+   * a time until one is ready, then a few at a time. A client with one request out at a time keeps one connection;
+   * a feed opens them all at once.
+   */
+  private fill(coming = 0): void {
+    if (this.destroyed || this.closing !== undefined) return;
+    const wanted = Math.min(this.target, this.inflight + this.pending.length + coming);
+    if (this.ready.length + this.opening >= wanted) return;
+    const atOnce = this.ready.length > 0 ? maxConnecting : 1;
+    if (this.openFailures > 0 && this.ready.length > 0) {
+      // Others carry the work meanwhile; without them the caller's retries pace the attempts, as before any was ready.
+      const wait = this.openAfter - performance.now();
+      if (wait > 0) {
+        this.openTimer ??= setTimeout(() => {
+          this.openTimer = undefined;
+          if (this.hasWork()) this.fill();
+        }, wait).unref();
+        return;
+      }
+    }
+    while (this.ready.length + this.opening < wanted && this.opening < atOnce) this.open();
+  }
+
+  private hasWork(): boolean {
+    return this.inflight + this.pending.length > 0;
+  }
+
+  private open(replaces?: Connection): Connection {
     const host = this.url.hostname.replace(/^\[|\]$/g, '');
     const port = Number(this.url.port) || (this.https ? 443 : 80);
     let socket: net.Socket;
@@ -193,7 +419,9 @@ export class Http2Transport implements Transport {
     const timeout = setTimeout(() => socket.destroy(new H2Error('H2_CONNECT_TIMEOUT', `Connect Timeout Error (${host}:${port})`)), this.options.connectTimeoutMs ?? 10_000);
     socket.once(this.https ? 'secureConnect' : 'connect', () => clearTimeout(timeout));
     socket.once('close', () => clearTimeout(timeout));
-    const session = new H2Session(
+    const conn = new Connection();
+    conn.replaces = replaces;
+    conn.session = new H2Session(
       socket,
       {
         streamWindow: this.options.streamWindow ?? defaultStreamWindow,
@@ -201,11 +429,129 @@ export class Http2Transport implements Transport {
         maxStreams: this.maxStreams,
         settingsTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
       },
-      this.events,
+      {
+        ready: () => this.onReady(conn),
+        room: () => this.onRoom(conn),
+        refused: this.onRefused,
+        closed: (_session, err) => this.onClosed(conn, err),
+      },
       this.https,
     );
-    this.sessions.push(session);
-    return session;
+    this.conns.push(conn);
+    this.opening++;
+    return conn;
+  }
+
+  /** A stream ended, or the server allows more. */
+  private onRoom(conn: Connection): void {
+    // The server said GOAWAY (its node shuts down, or it ends connections of its own accord): it takes no more.
+    if (conn.taking && !conn.session.isReady) this.takeOut(conn, true);
+    if (this.pending.length > 0) this.drainPending();
+    else if (this.closing !== undefined) this.checkClosed();
+  }
+
+  private onReady(conn: Connection): void {
+    this.opening--;
+    this.openFailures = 0;
+    const now = performance.now();
+    conn.cost = this.typicalMs;
+    conn.sampledAt = now;
+    const old = conn.replaces;
+    conn.replaces = undefined;
+    if (this.destroyed || this.closing !== undefined) {
+      conn.retired = true;
+      conn.session.drain();
+    } else {
+      conn.taking = true;
+      this.ready.push(conn);
+      this.scheduleRenewal(conn, retireAfterMs(this.maxAgeMs, now - this.lostAt, Math.random), now);
+    }
+    if (old !== undefined) {
+      old.renewing = false;
+      if (old.taking) this.retire(old);
+    }
+    const waiters = this.connectWaiters;
+    this.connectWaiters = [];
+    for (const w of waiters) w.resolve();
+    this.drainPending();
+    this.fill();
+  }
+
+  private scheduleRenewal(conn: Connection, afterMs: number, now: number): void {
+    clearTimeout(conn.renewTimer);
+    conn.renewTimer = undefined;
+    conn.retireAt = now + afterMs;
+    if (afterMs === Infinity) return;
+    // Past 2^31-1 ms a timer fires at once; an age that long is no age.
+    if (afterMs > 2 ** 31 - 1) return;
+    conn.renewTimer = setTimeout(() => this.renew(conn), afterMs).unref();
+  }
+
+  /** Its age is up: a replacement opens while it carries on, and it drains once the replacement is ready. */
+  private renew(conn: Connection): void {
+    conn.renewTimer = undefined;
+    if (!conn.taking || conn.renewing || this.destroyed || this.closing !== undefined) return;
+    if (!this.hasWork()) {
+      // Nothing to carry: it closes, and the next request opens what it needs.
+      this.retire(conn);
+      return;
+    }
+    conn.renewing = true;
+    this.open(conn);
+  }
+
+  /** Takes a connection out of the choice: its streams end where they are, then it closes. */
+  private retire(conn: Connection): void {
+    conn.retired = true;
+    this.takeOut(conn, false);
+    conn.session.drain();
+    // Closed at once when it has no streams; else watched until its last one ends.
+    if (conn.session.active > 0) this.watchDrain(conn);
+  }
+
+  /**
+   * A drain is bounded by progress, not by time: a long visit stream that goes on receiving is left to finish; a
+   * drain none of whose streams moved for a whole request timeout is ended (each stream's own timeout would
+   * usually have failed it first; this covers streams without one).
+   */
+  private watchDrain(conn: Connection): void {
+    if (conn.drainWatch !== undefined) return;
+    const everyMs = this.timeoutMs > 0 ? this.timeoutMs : 300_000;
+    let seen = conn.progress;
+    conn.drainWatch = setInterval(() => {
+      if (conn.progress !== seen) {
+        seen = conn.progress;
+        return;
+      }
+      conn.session.destroy(new H2Error('H2_CONNECTION_CLOSED', `HTTP/2 connection closed: it was being replaced and its streams made no progress for ${Math.round(everyMs / 1000)} s`));
+    }, everyMs).unref();
+  }
+
+  /** Out of the choice; a connection that was taking requests and goes without the pool's say is a loss. */
+  private takeOut(conn: Connection, lost: boolean): void {
+    if (!conn.taking) return;
+    conn.taking = false;
+    clearTimeout(conn.renewTimer);
+    conn.renewTimer = undefined;
+    const i = this.ready.indexOf(conn);
+    if (i >= 0) this.ready.splice(i, 1);
+    if (lost) this.onLoss();
+    if (this.hasWork()) this.fill();
+  }
+
+  /**
+   * A connection in use was lost: its node is likely gone for now. Its replacement opens at once (on the nodes
+   * still there) and every connection is renewed sooner for a while, so that one reaches the node soon after it
+   * is back.
+   */
+  private onLoss(): void {
+    const now = performance.now();
+    this.lostAt = now;
+    for (const c of this.ready) {
+      if (c.renewing) continue;
+      const after = retireAfterMs(this.maxAgeMs, 0, Math.random);
+      if (now + after < c.retireAt) this.scheduleRenewal(c, after, now);
+    }
   }
 
   /**
@@ -214,31 +560,52 @@ export class Http2Transport implements Transport {
    */
   whenReady(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      if (this.sessions.some((s) => s.isReady)) {
+      if (this.ready.length > 0) {
         resolve();
         return;
       }
       this.connectWaiters.push({ resolve, reject });
-      if (!this.sessions.some((s) => s.isOpening)) this.open();
+      if (this.opening === 0) this.open();
     });
   }
 
-  private onClosed(session: H2Session, err: Error | undefined): void {
-    const i = this.sessions.indexOf(session);
-    if (i >= 0) this.sessions.splice(i, 1);
-    if (!session.everReady && this.connectWaiters.length > 0 && !this.sessions.some((s) => s.isOpen)) {
+  private onClosed(conn: Connection, err: Error | undefined): void {
+    const i = this.conns.indexOf(conn);
+    if (i >= 0) this.conns.splice(i, 1);
+    clearInterval(conn.drainWatch);
+    const everReady = conn.session.everReady;
+    if (!everReady) {
+      this.opening--;
+      if (err !== undefined) {
+        this.openFailures++;
+        this.openAfter = performance.now() + Math.min(maxOpenBackoffMs, openBackoffMs * 2 ** (this.openFailures - 1));
+      }
+      const old = conn.replaces;
+      if (old !== undefined) {
+        // The replacement failed: the old one carries on and tries again later.
+        old.renewing = false;
+        const now = performance.now();
+        if (old.taking) this.scheduleRenewal(old, Math.max(renewRetryMs, this.openAfter - now), now);
+      }
+    }
+    this.takeOut(conn, !conn.retired && this.closing === undefined && !this.destroyed);
+    if (!everReady && this.connectWaiters.length > 0 && this.ready.length === 0 && this.opening === 0) {
       const waiters = this.connectWaiters;
       this.connectWaiters = [];
       for (const w of waiters) w.reject(err ?? new H2Error('H2_CONNECTION_CLOSED', 'other side closed', { bytesRead: 0 }));
     }
     if (this.pending.length > 0 && !this.destroyed) {
-      if (!session.everReady && err !== undefined && !this.sessions.some((s) => s.isReady)) {
+      if (!everReady && err !== undefined && this.ready.length === 0 && this.opening === 0) {
         // The connection failed before it could carry anything and none other can: the waiting requests fail
         // with what it died of (refused, unknown host, TLS), as the caller's first sign of an unreachable endpoint.
-        const waiting: H2Request[] = [];
+        const waiting: PooledRequest[] = [];
         for (let r = this.pending.shift(); r !== undefined; r = this.pending.shift()) waiting.push(r);
-        for (const r of waiting) r.handler.onError(toTransportError(err, this.https));
-      } else this.drainPending();
+        this.stopWaitTimer();
+        for (const r of waiting) tell(r.handler, toTransportError(err, this.https));
+      } else {
+        this.drainPending();
+        this.fill();
+      }
     }
     if (this.closing !== undefined) this.checkClosed();
   }
@@ -274,15 +641,20 @@ export class Http2Transport implements Transport {
     this.closing ??= new Promise<void>((resolve) => {
       this.closeWaiters.push(resolve);
     });
+    clearTimeout(this.openTimer);
     this.checkClosed();
     return this.closing;
   }
 
   private checkClosed(): void {
     if (this.pending.length > 0) return;
-    for (const s of this.sessions) if (s.active > 0) return;
-    for (const s of [...this.sessions]) s.drain();
-    if (this.sessions.length > 0) return;
+    for (const c of this.conns) if (c.session.active > 0) return;
+    for (const c of [...this.conns]) {
+      c.retired = true;
+      this.takeOut(c, false);
+      c.session.drain();
+    }
+    if (this.conns.length > 0) return;
     const waiters = this.closeWaiters;
     this.closeWaiters = [];
     for (const w of waiters) w();
@@ -291,16 +663,31 @@ export class Http2Transport implements Transport {
   /** Ends every request now (they fail with `err`, or as destroyed) and closes the connections. */
   destroy(err?: Error): Promise<void> {
     this.destroyed = true;
+    clearTimeout(this.openTimer);
+    this.stopWaitTimer();
     const failure = err ?? new H2Error('H2_DESTROYED', 'The client is destroyed');
-    const waiting: H2Request[] = [];
+    const waiting: PooledRequest[] = [];
     for (let r = this.pending.shift(); r !== undefined; r = this.pending.shift()) waiting.push(r);
-    for (const r of waiting) r.handler.onError(toTransportError(failure));
-    for (const s of [...this.sessions]) s.destroy(failure);
+    for (const r of waiting) tell(r.handler, toTransportError(failure));
+    for (const c of [...this.conns]) {
+      c.retired = true;
+      this.takeOut(c, false);
+      c.session.destroy(failure);
+    }
     this.closing ??= Promise.resolve();
     const waiters = this.closeWaiters;
     this.closeWaiters = [];
     for (const w of waiters) w();
     return Promise.resolve();
+  }
+}
+
+/** A request's failure told to its handler; what the handler throws stays there, off the connection it came from. */
+function tell(handler: ResponseHandler, err: TransportError): void {
+  try {
+    handler.onError(err);
+  } catch {
+    // Nothing left to tell.
   }
 }
 

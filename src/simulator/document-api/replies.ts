@@ -1,4 +1,4 @@
-import { destroyConnection, isGone, sendJson } from '../http/http-response.js';
+import { cutExchange, isGone, sendJson } from '../http/http-response.js';
 import type { DocumentRequest } from './handler-state.js';
 import { HandlerError, handlerErrorBody } from './responses.js';
 
@@ -15,7 +15,7 @@ export function replyError(request: DocumentRequest, err: unknown): void {
   if (isGone(res)) return;
   if (res.headersSent) {
     // A stream that fails after its headers went out cannot change its status: the client sees it cut.
-    destroyConnection(res);
+    cutExchange(res);
     return;
   }
   if (err instanceof HandlerError) reply(request, err.status, handlerErrorBody(pathId, err.message));

@@ -1,4 +1,4 @@
-import { closeWhenClientLeaves, destroyConnection, isGone, sendThenCut, writeChunk, } from '../http/http-response.js';
+import { closeWhenClientLeaves, cutExchange, isGone, sendThenCut, writeChunk } from '../http/http-response.js';
 import { feedBlockMessage, injectedErrorMessage } from '../faults.js';
 import type { DocumentRequest, Job } from './handler-state.js';
 import { executeOperation } from './operations.js';
@@ -68,7 +68,7 @@ export function answer(request: DocumentRequest, status: number, body: string, h
   if (state.faults.drawTruncate()) {
     // The whole body, but a length that promises more: the client waits for bytes that never come, then the cut.
     res.writeHead(status, { 'content-type': jsonContentType, 'content-length': Buffer.byteLength(body) + 64 });
-    writeChunk(res, body, () => destroyConnection(res));
+    writeChunk(res, body, () => cutExchange(res));
     if (state.log !== undefined) state.log(`${req.method} ${req.url} ${status} (cut short)`);
   } else if (state.faults.drawClose()) {
     sendThenCut(res, status, body);

@@ -48,10 +48,24 @@ export function closeWhenClientLeaves(res: AnyResponse): void {
   else socket.once('end', () => socket.destroy());
 }
 
-/** Writes the headers and part of the body, then cuts the connection: an answer lost after the work was done. */
+/**
+ * Loses one answer part way: for HTTP/1.1 its connection is closed (the only way to cut one answer there), for
+ * HTTP/2 its stream is reset (RST_STREAM INTERNAL_ERROR), as the container's Jetty does when an exchange fails after
+ * its headers went out; the connection and its other streams live on. Whole connections lost (a node restarted)
+ * are `destroyConnection`'s.
+ */
+export function cutExchange(res: AnyResponse): void {
+  if (res instanceof http2.Http2ServerResponse) {
+    if (!res.stream.destroyed) res.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    return;
+  }
+  res.socket?.destroy();
+}
+
+/** Writes the headers and part of the body, then cuts the exchange: an answer lost after the work was done. */
 export function sendThenCut(res: AnyResponse, status: number, body: string): void {
   res.writeHead(status, { 'content-type': jsonContentType, 'content-length': Buffer.byteLength(body) });
-  writeChunk(res, body.slice(0, Math.max(1, body.length >> 1)), () => destroyConnection(res));
+  writeChunk(res, body.slice(0, Math.max(1, body.length >> 1)), () => cutExchange(res));
 }
 
 /** res.write for either protocol (their overloads do not unify in TypeScript). */

@@ -302,7 +302,7 @@ describe('header lists (RFC 9113, 6.5.2 and 10.5.1)', () => {
     // Nothing but CONTINUATION may come on this connection until the block ends: a request sent on it would wait
     // for as long as the server takes, and forever on a server that never ends the block. (The block's start has
     // arrived once the connection says it has no room.)
-    const sessions = (pool as unknown as { sessions: { room: number }[] }).sessions;
+    const sessions = (pool as unknown as { conns: { room: number }[] }).conns;
     await until(() => sessions[0].room === 0);
     const second = send(pool, { method: 'GET', path: '/second' });
     const c2 = await peer.accept();

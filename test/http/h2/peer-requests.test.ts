@@ -3,7 +3,7 @@ import { Http2Transport as Http2Pool } from '../../../src/http/h2/pool.js';
 import { send as sendNow } from '../../../src/http/exchange.js';
 import { toTransportError, type TransportError } from '../../../src/http/transport-error.js';
 import type { TransportRequest as SendRequest } from '../../../src/http/transport.js';
-import { Peer, type PeerConnection } from '../../support/h2-peer.js';
+import { FrameType, Peer, Setting, type PeerConnection } from '../../support/h2-peer.js';
 
 /**
  * What the client puts on the wire for a request, read back frame by frame by a peer of the test's own
@@ -91,5 +91,37 @@ describe('what may not be sent is refused before sending', () => {
     // Three requests reached the server: the first, the warm one and the one after.
     expect(c.frames.filter((f) => f.type === 0x1)).toHaveLength(3);
     expect(c.frames.filter((f) => f.type === 0x3)).toHaveLength(0);
+  });
+});
+
+describe('a server that takes no streams', () => {
+  it('fails a request waiting for room once its headers bound has passed, as never sent', async () => {
+    const peer = await Peer.start();
+    cleanups.push(() => peer.close());
+    const pool = new Http2Pool(peer.url, { connections: 1, timeoutMs: 300 });
+    cleanups.push(() => pool.destroy());
+    const pending = send(pool, { method: 'GET', path: '/never' });
+    const c = await peer.accept([[Setting.MaxConcurrentStreams, 0]]);
+    const err = await fails(pending);
+    expect(err.failure).toBe('refused');
+    expect(err.maybeApplied).toBe(false);
+    expect(err.message).toContain('took the request');
+    // Nothing of it reached the wire.
+    expect(c.frames.some((f) => f.type === FrameType.Headers)).toBe(false);
+    expect(pool.stats.waiting).toBe(0);
+  });
+
+  it('sends a waiting request once the server allows streams again, before its bound', async () => {
+    const peer = await Peer.start();
+    cleanups.push(() => peer.close());
+    const pool = new Http2Pool(peer.url, { connections: 1, timeoutMs: 30_000 });
+    cleanups.push(() => pool.destroy());
+    const pending = send(pool, { method: 'GET', path: '/later' });
+    const c = await peer.accept([[Setting.MaxConcurrentStreams, 0]]);
+    c.settings([[Setting.MaxConcurrentStreams, 10]]);
+    const r = await c.request();
+    expect(r.headers[':path']).toBe('/later');
+    c.respond(r.id, 200, 'ok');
+    expect((await pending).status).toBe(200);
   });
 });
