@@ -56,7 +56,7 @@ describe('vespa-bulk feed --resume: the target of the checkpoint', () => {
     expect(resumed.code).toBe(0);
     expect(resumed.stderr).toContain(`target ${a.url} (from checkpoint 'cp.json')`);
     expect(storeMap(a).size).toBe(n);
-  });
+  }, 180_000);
 
   it('takes the settings that change what is sent from the checkpoint, and refuses one given otherwise (exit 2)', async () => {
     const a = await server({ maxOpsPerSecond: 3000 });
@@ -89,7 +89,7 @@ describe('vespa-bulk feed --resume: the target of the checkpoint', () => {
     // Updates that create what is missing, as the feed began.
     expect(stored.size).toBe(n);
     expect(stored.get(`id:shop:product::p${n - 1}`)).toEqual({ kept: 1, i: String(n - 1) });
-  });
+  }, 180_000);
 });
 
 describe('vespa-bulk feed without --checkpoint', () => {
