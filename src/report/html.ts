@@ -2,51 +2,17 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { distributionChart, timeCharts } from './charts.js';
-import { decodeHistogram, emptyLatencyHistogram, percentileMs } from './histogram.js';
+import { escapeHtml } from './format.js';
+import { decodeHistogram, emptyLatencyHistogram } from './histogram.js';
 import { pageScript } from './page-script.js';
-import type { RecordedRun, StepRecord, StepVerdict } from './stats-format.js';
-
-/** Figures of one step of a stepped run. */
-interface StepFigures {
-  name: string;
-  targetRate?: number;
-  seconds: number;
-  okRate: number;
-  p99Ms: number;
-  throttledShare: number;
-  verdict?: StepVerdict;
-}
-
-const rate = (n: number, dt: number) => (dt > 0 ? Number((n / dt).toFixed(3)) : 0);
-
-/** Throughput, p99 and share of 429s of each step, from the points inside it. */
-function stepFigures(run: RecordedRun): StepFigures[] {
-  return run.steps.map((s: StepRecord) => {
-    const inside = run.points.filter((p) => p.t * 1000 > s.start && (p.t - p.dt) * 1000 < s.end);
-    const h = emptyLatencyHistogram();
-    for (const p of inside) if (p.histogram !== '') h.add(decodeHistogram(p.histogram));
-    const seconds = inside.reduce((n, p) => n + p.dt, 0);
-    const ok = inside.reduce((n, p) => n + p.ok, 0);
-    const responses = inside.reduce((n, p) => n + Object.values(p.status).reduce((a, b) => a + b, 0), 0);
-    const throttled = inside.reduce((n, p) => n + (p.status['429'] ?? 0), 0);
-    return {
-      name: s.name,
-      ...(s.targetRate !== undefined && { targetRate: s.targetRate }),
-      seconds: Number(seconds.toFixed(1)),
-      okRate: rate(ok, seconds),
-      p99Ms: percentileMs(h, 99),
-      throttledShare: responses === 0 ? 0 : throttled / responses,
-      ...(s.verdict !== undefined && { verdict: s.verdict }),
-    };
-  });
-}
+import type { RecordedRun } from './stats-format.js';
+import { stepsTable } from './steps.js';
 
 function uplotAssets(): { js: string; css: string } {
   const dir = dirname(createRequire(import.meta.url).resolve('uplot/package.json'));
   return { js: readFileSync(join(dir, 'dist/uPlot.iife.min.js'), 'utf8'), css: readFileSync(join(dir, 'dist/uPlot.min.css'), 'utf8') };
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 // Inside <script>, '</script' or '<!--' in a string would end or confuse the element.
 const scriptSafe = (s: string) => s.replace(/</g, '\\u003c');
 
@@ -93,7 +59,6 @@ export function renderReport(run: RecordedRun): string {
   else for (const p of run.points) if (p.histogram !== '') whole.add(decodeHistogram(p.histogram));
   const distribution = distributionChart(whole);
   const charts = [...timeCharts(run.points, whole), ...(distribution === undefined ? [] : [distribution])];
-  const steps = stepFigures(run);
   const { js, css } = uplotAssets();
   const title = `vespa-bulk ${run.params[0]?.command ?? ''} report`;
   const rows = (pairs: [string, string][]) => pairs.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('');
@@ -114,17 +79,6 @@ export function renderReport(run: RecordedRun): string {
   const paramsHtml = run.params
     .map((p) => `<table class="kv">${rows([['command', p.command], ['target', p.target], ['flags', flagsText(p.flags)], ['tool', p.tool], ['host', p.host], ['start', p.startTime]])}</table>`)
     .join('');
-  // A bench's own verdict counts operation latency from when each was due; the answers' p99 beside it does not.
-  const judged = steps.some((s) => s.verdict !== undefined);
-  const verdictHead = judged ? '<th>achieved /s</th><th>operation p99 ms (from due)</th><th>held</th>' : '';
-  const verdictCells = (v: StepVerdict | undefined): string =>
-    judged ? `<td>${v === undefined ? '' : format(v.achievedRate)}</td><td>${v === undefined ? '' : format(v.p99Ms)}</td><td>${v?.held === undefined ? '' : v.held ? 'yes' : '<b>no</b>'}</td>` : '';
-  const stepsHtml =
-    steps.length === 0
-      ? ''
-      : `<h2>Steps</h2><table class="grid" id="steps"><tr><th>step</th><th>asked /s</th>${verdictHead}<th>seconds</th><th>ok/s</th><th>answer p99 ms</th><th>429 share</th></tr>${steps
-          .map((s) => `<tr><td>${escapeHtml(s.name)}</td><td>${s.targetRate === undefined ? '' : format(s.targetRate)}</td>${verdictCells(s.verdict)}<td>${format(s.seconds)}</td><td>${format(s.okRate)}</td><td>${format(s.p99Ms)}</td><td>${(s.throttledShare * 100).toFixed(1)}%</td></tr>`)
-          .join('')}</table>`;
   const start = run.params.map((p) => p.startTime).sort()[0] ?? '';
   const targets = [...new Set(run.params.map((p) => p.target))].join(', ');
   return `<!doctype html>
@@ -145,7 +99,7 @@ table{border-collapse:collapse;font-size:13px}.kv th{text-align:left;font-weight
 <p class="sub">${escapeHtml(targets)} · started ${escapeHtml(start)}${run.params.length > 1 ? ` · ${run.params.length} shards merged` : ''}${run.summary === undefined ? ' · <b>unfinished</b> (no summary line)' : ''}</p>
 <div class="headline" id="headline">${headline(run).map(([k, v]) => `<div><b>${escapeHtml(v)}</b><span>${escapeHtml(k)}</span></div>`).join('')}</div>
 <div class="charts">${charts.map((c) => `<div class="chart"><h3>${escapeHtml(c.title)}</h3><div id="chart-${c.id}"></div></div>`).join('')}</div>
-${stepsHtml}
+${stepsTable(run)}
 <div class="cols"><div><h2>Summary</h2><table class="kv" id="summary">${rows(summaryRows)}</table></div>
 <div><h2>Parameters</h2><div id="params">${paramsHtml}</div></div></div>
 ${tablesHtml}
