@@ -47,7 +47,8 @@ export const pageScript = `
           ? { filter: function (u, splits) { return splits; }, splits: function () { var out = []; for (var x = 2; x <= xMax; x = x === 2 ? 10 : x * 10) out.push(x); return out; }, values: function (u, vals) { return vals.map(pctLabel); } }
           // Whole seconds only: the points are seconds, a tick between them would mean nothing.
           : { incrs: [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400], values: function (u, vals) { return vals.map(clock); } },
-        { size: 76, values: function (u, vals) { return vals.map(function (v) { return v + (c.unit && c.unit !== '/s' ? ' ' + c.unit : ''); }); } },
+        // As wide as its longest label (0.125 MB/s), so none is cut at the chart's left edge.
+        { size: function (u, vals) { return 16 + 7 * (vals || []).reduce(function (m, v) { return Math.max(m, String(v).length); }, 4); }, values: function (u, vals) { return vals.map(function (v) { return v + (c.unit && c.unit !== '/s' ? ' ' + c.unit : ''); }); } },
       ],
       // A dashed line has a dashed marker in the legend too.
       legend: { live: true, markers: { dash: function (u, i) { return u.series[i].dash ? 'dashed' : 'solid'; } } },
