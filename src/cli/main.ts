@@ -103,7 +103,7 @@ export async function main(argv: string[]): Promise<number> {
     if (isVespaBulkError(err)) {
       const message = err instanceof OptionError ? err.messageWith(flagName) : err.message;
       process.stderr.write(`${red(`vespa-bulk: ${describePlace(err.place)}${message}`)}
-${err.code === 'VB_UNREACHABLE' ? `${unreachableHint}
+${err.code === 'VB_UNREACHABLE' ? `${unreachableHint(err)}
 ` : ''}`);
       // VB_PROTOCOL: --protocol h2 asked for what this server cannot do, a usage error as the other flags' are.
       return err.code === 'VB_USAGE' || err.code === 'VB_PROTOCOL' ? exitCodes.usage : exitCodes.failed;
