@@ -417,7 +417,8 @@ const shownFailedSlices = 5;
  * (a service refusing every request fails all 256 so) are one line with their count.
  */
 function reportFailures(summary: VisitReport, checkpoint: string | undefined, slices: number, all: boolean): void {
-  const groups = new Map<string, Array<ReturnType<typeof failedSliceLine>>>();
+  type Slice = VisitReport['slices'][number];
+  const groups = new Map<string, { line: ReturnType<typeof failedSliceLine>; slices: Slice[] }>();
   let own = 0;
   for (const s of summary.slices) {
     if (s.status !== 'failed') continue;
@@ -427,13 +428,27 @@ function reportFailures(summary: VisitReport, checkpoint: string | undefined, sl
       continue;
     }
     const key = `${line.why}\u0000${line.how}`;
-    groups.set(key, [...(groups.get(key) ?? []), line]);
+    const group = groups.get(key) ?? { line, slices: [] };
+    group.slices.push(s);
+    groups.set(key, group);
   }
-  for (const lines of groups.values()) {
-    const which = lines.length === 1 ? lines[0]!.which : `${lines.length} slices`;
-    process.stderr.write(`${red(`vespa-bulk: ${which} failed: ${lines[0]!.why}; ${lines[0]!.how}`)}\n`);
+  for (const { line, slices: alike } of groups.values()) {
+    const which = alike.length === 1 ? line.which : `${alike.length} slices${whereFailed(alike)}`;
+    process.stderr.write(`${red(`vespa-bulk: ${which} failed: ${line.why}; ${line.how}`)}\n`);
   }
   if (own > shownFailedSlices) process.stderr.write(`${red(`vespa-bulk: ${own - shownFailedSlices} more slices failed, each with its token: --verbose lists them all`)}\n`);
+}
+
+/** Where slices that failed alike were: their clusters and bucket spaces, e.g. ` (default and global bucket spaces)`. */
+function whereFailed(slices: VisitReport['slices']): string {
+  const names = (values: Array<string | undefined>): string[] => [...new Set(values.filter((v) => v !== undefined))].sort();
+  const clusters = names(slices.map((s) => s.cluster));
+  const spaces = names(slices.map((s) => s.bucketSpace));
+  const parts = [
+    ...(clusters.length > 0 ? [`cluster${clusters.length > 1 ? 's' : ''} ${clusters.map((c) => `'${c}'`).join(' and ')}`] : []),
+    ...(spaces.length > 0 ? [`${spaces.join(' and ')} bucket space${spaces.length > 1 ? 's' : ''}`] : []),
+  ];
+  return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
 }
 
 /** One failed slice: which, why, and what to do; `perSlice` when the remedy names the slice (its token). */
