@@ -4,11 +4,12 @@ import { setFlagsFromString } from 'node:v8';
 import yargs from 'yargs';
 import { markDefaulted } from './given-flags.js';
 import { hideBin } from 'yargs/helpers';
-import { describePlace, isVespaBulkError, VespaBulkError, OptionError } from '../index.js';
+import { describePlace, isVespaBulkError, OptionError } from '../index.js';
 import { flagName } from './option-flags.js';
 import { colorModes, red, setColorMode, type ColorMode } from './color.js';
 import { exitCodes, exitCodesEpilog } from './exit-codes.js';
 import { unreachableHint } from './wait-option.js';
+import { commandLineError, parserState } from './usage-error.js';
 
 export { exitCodes };
 
@@ -93,7 +94,7 @@ export async function main(argv: string[]): Promise<number> {
     // Throwing here (rather than printing) keeps yargs from running the handler after a strict-mode error.
     .fail((message, err) => {
       if (err) throw err;
-      throw new VespaBulkError('VB_USAGE', `${message}\nRun 'vespa-bulk --help' for usage.`);
+      throw commandLineError(message, argv, parserState(parser, argv, Object.keys(commandModules)));
     })
     .exitProcess(false);
   try {
@@ -102,7 +103,7 @@ export async function main(argv: string[]): Promise<number> {
     if (isVespaBulkError(err)) {
       const message = err instanceof OptionError ? err.messageWith(flagName) : err.message;
       process.stderr.write(`${red(`vespa-bulk: ${describePlace(err.place)}${message}`)}
-${err.code === 'VB_UNREACHABLE' ? `${unreachableHint}
+${err.code === 'VB_UNREACHABLE' ? `${unreachableHint(err)}
 ` : ''}`);
       // VB_PROTOCOL: --protocol h2 asked for what this server cannot do, a usage error as the other flags' are.
       return err.code === 'VB_USAGE' || err.code === 'VB_PROTOCOL' ? exitCodes.usage : exitCodes.failed;

@@ -15,8 +15,24 @@ export function withWaitOption<T>(y: Argv<T>): Argv<T & WaitArgs> {
   });
 }
 
-/** What a user can do about an endpoint where nothing answers; printed under the VB_UNREACHABLE message. */
-export const unreachableHint = 'Check the endpoint (--target), or give --wait <seconds> to wait for it to come up.';
+/**
+ * What a user can do about an endpoint where nothing answers (`err`, the VB_UNREACHABLE error); printed under its
+ * message. A server that answered a TLS handshake in plain HTTP is up: waiting would not help, its http:// URL would.
+ */
+export function unreachableHint(err: unknown, endpoint?: string): string {
+  if (!answeredInPlainHttp(err)) return 'Check the endpoint (--target), or give --wait <seconds> to wait for it to come up.';
+  const plain = endpoint !== undefined && /^https:\/\//i.test(endpoint) ? `http://${describeEndpoint(endpoint).slice('https://'.length)}` : undefined;
+  return plain !== undefined ? `Run it again with --target ${plain}.` : 'Run it again with an http:// --target.';
+}
+
+/** Whether a lower layer of `err` says that the peer answered the TLS handshake with something else (OpenSSL's code). */
+function answeredInPlainHttp(err: unknown): boolean {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 6; depth++, e = (e as { cause?: unknown }).cause) {
+    const { code, detail } = e as { code?: unknown; detail?: unknown };
+    if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || detail === 'ERR_SSL_WRONG_VERSION_NUMBER') return true;
+  }
+  return false;
+}
 
 /** With `--wait S` (S > 0): waits for the endpoint, saying so on stderr; rejects with VB_UNREACHABLE when S passed. */
 export async function waitIfAsked(

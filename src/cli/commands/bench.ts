@@ -12,7 +12,7 @@ import { stopOnSignal } from '../stop-on-signal.js';
 import { bench, type BenchOptions, type BenchStep, parseRamp, parseRates } from '../../bench/index.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import { feedSampler, SequenceSampler } from '../../report/index.js';
-import { benchResultJson, feedSummaryJson } from '../summary-names.js';
+import { benchResultJson, writeSummary, feedSummaryJson } from '../summary-names.js';
 import { parseHeaderFlags } from '../header-flags.js';
 
 /** `vespa-bulk bench`: flags into BenchOptions, each step on stderr, the result as JSON on stdout. */
@@ -179,7 +179,7 @@ async function handler(argv: BenchArgs): Promise<void> {
       ...feedSummaryJson(summary),
       ...(criteria !== undefined && { 'criteria.slo.ms': criteria.sloMs, 'criteria.max.429.share': criteria.max429Share, 'criteria.min.achieved.share': criteria.minAchievedShare }),
     };
-    process.stdout.write(`${JSON.stringify(benchResultJson(result), null, 2)}\n`);
+    writeSummary(benchResultJson(result));
     if (!argv.quiet && result.profile === 'steps') {
       const best = result.highestHeldRate;
       process.stderr.write(`vespa-bulk: highest rate held: ${best === undefined ? 'none' : `${best}/s`}${result.stoppedPastKnee ? ' (stopped at the first step not held)' : ''}\n`);

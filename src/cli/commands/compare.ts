@@ -8,6 +8,7 @@ import { withFlagNames } from '../option-flags.js';
 import { ProgressLine, rateMeter } from '../progress.js';
 import { stopOnSignal } from '../stop-on-signal.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
+import { compareSummaryJson, writeSummary } from '../summary-names.js';
 
 /** `compare A B`: each side a cluster (an http(s) URL) or an export (a file or a directory); flags into options, the summary onto stdout. */
 
@@ -121,7 +122,7 @@ const compareCommand: CommandModule<object, CompareArgs> = {
       );
       over = true;
       progress.stop();
-      process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+      writeSummary(compareSummaryJson(summary));
       if (!summary.equal) process.exitCode = 1;
     } catch (err) {
       if (stop.signalled !== undefined) {

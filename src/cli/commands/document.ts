@@ -1,7 +1,7 @@
 import type { AnyCommand } from '../command.js';
 import { readFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError, checkGivenId, conditionAndCreate, singleOperationOf, splitPositionals, type SingleOperation, DocumentClient, type DocumentParams, type DocumentResponse, authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders, tensorFormats, type TensorFormat } from '../../index.js';
+import { VespaBulkError, checkGivenId, conditionAndCreate, singleOperationOf, splitPositionals, type SingleOperation, DocumentClient, type DocumentParams, type DocumentResponse, authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders, tensorFormats, type TensorFormat, answerMessage, statusMessage } from '../../index.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -39,6 +39,7 @@ interface DocumentArgs extends SecurityArgs, TargetArgs, WaitArgs, ProtocolArgs 
   'dry-run'?: boolean;
   header?: string[];
   assign?: string[];
+  verbose: boolean;
 }
 
 type Kind = 'get' | 'put' | 'update' | 'remove';
@@ -48,7 +49,8 @@ function options<T>(y: Argv<T>, kind: Kind) {
     .option('cluster', { type: 'string', describe: 'Content cluster' })
     .option('timeout', { type: 'string', describe: 'Server-side timeout, e.g. 5s' })
     .option('tracelevel', { type: 'number', describe: 'Trace level 1-9 (the trace is in the printed response)' })
-    .option('header', repeatable("Extra request header 'Name: value' (repeatable)"));
+    .option('header', repeatable("Extra request header 'Name: value' (repeatable)"))
+    .option('verbose', { alias: 'v', type: 'boolean', default: false, describe: 'Say which HTTP is spoken, and print a failed answer that is not the service\'s JSON (a proxy\'s page) whole' });
   if (kind === 'get') {
     b = b
       .positional('ids', { type: 'string', array: true, demandOption: true, describe: 'Document ids, id:<namespace>:<type>::<local>' })
@@ -136,7 +138,8 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
       const client = new DocumentClient({
         endpoint: connection.url,
         ...access,
-        onProtocol: tellProtocolOnce(connection.url, protocol, (line) => process.stderr.write(`${line}\n`)),
+        // One request: which HTTP it went over informs only when asked for.
+        ...(args.verbose && { onProtocol: tellProtocolOnce(connection.url, protocol, (line) => process.stderr.write(`${line}\n`)) }),
       });
       try {
         if (operation === undefined) {
@@ -147,14 +150,14 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
               process.stderr.write(`vespa-bulk: ${id}: not found (ignored: --ignore-missing)\n`);
               continue;
             }
-            if (!report(id, res)) return;
+            if (!report(id, res, args.verbose)) return;
           }
           return;
         }
         const { id, fields } = operation;
         // The client sends 429 and 503 again (four times at most), and a transport error where that is safe.
         const res = await (kind === 'put' ? client.put(id, fields!, params) : kind === 'update' ? client.update(id, fields!, params) : client.remove(id, params));
-        report(id, res);
+        report(id, res, args.verbose);
       } finally {
         await client.close();
       }
@@ -162,20 +165,25 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
   };
 }
 
-/** Prints a success on stdout, or says why on stderr and sets exit code 1; true on success. */
-function report(id: string, res: DocumentResponse): boolean {
+/**
+ * Prints a success on stdout, or says why on stderr and sets exit code 1; true on success. A failed answer is one
+ * line (a proxy's HTML page: its title); `verbose` adds its whole body when that line is not all of it.
+ */
+function report(id: string, res: DocumentResponse, verbose: boolean): boolean {
   if (res.status >= 200 && res.status < 300) {
     process.stdout.write(`${printable(res)}\n`);
     return true;
   }
   process.exitCode = 1;
-  const message = typeof res.body?.message === 'string' ? res.body.message : undefined;
+  const message = answerMessage(res.raw);
+  const body = res.raw.toString('utf8').trim();
+  if (verbose && body !== '' && body !== message) process.stderr.write(`${body}\n`);
   if (res.status === 404) process.stderr.write(`vespa-bulk: ${id}: not found (404)\n`);
   else if (res.status === 412) {
     process.stderr.write(`vespa-bulk: ${id}: the condition did not hold, or the document does not exist (412)${message ? `: ${message}` : ''}\n`);
   } else if (isAuthFailure(res.status)) {
-    process.stderr.write(`vespa-bulk: ${id}: HTTP ${res.status}${message ? `: ${message}` : ''} (${authFailureHint(res.status)})\n`);
-  } else process.stderr.write(`vespa-bulk: ${id}: HTTP ${res.status}${message ? `: ${message}` : ''}\n`);
+    process.stderr.write(`vespa-bulk: ${id}: ${statusMessage(res.status, message)} (${authFailureHint(res.status)})\n`);
+  } else process.stderr.write(`vespa-bulk: ${id}: ${statusMessage(res.status, message)}\n`);
   return false;
 }
 

@@ -1,6 +1,7 @@
 import type { AnyCommand } from '../command.js';
 import type { Argv } from 'yargs';
 import { VespaBulkError, validate } from '../../index.js';
+import { writeSummary } from '../summary-names.js';
 
 /**
  * `vespa-bulk validate FILES... --app DIR|ZIP` (or `--config-url URL`): judges a corpus against the schemas
@@ -43,7 +44,7 @@ async function handler(argv: ValidateArgs): Promise<void> {
     },
   });
   const s = outcome.summary;
-  process.stdout.write(`${JSON.stringify({ ...s, ...(outcome.failuresFile ? { 'validator.failures.file': outcome.failuresFile } : {}) }, null, 2)}\n`);
+  writeSummary({ ...s, ...(outcome.failuresFile ? { 'validator.failures.file': outcome.failuresFile } : {}) });
   const refused = s['validator.error.count'];
   if (refused > 0) {
     const where = outcome.failuresFile !== undefined ? ` (written to ${outcome.failuresFile}, reasons in ${outcome.failuresFile}.reasons.jsonl)` : ' (give --failures FILE to keep them)';

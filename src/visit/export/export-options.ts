@@ -51,6 +51,11 @@ export interface ExportOptions extends VisitOptions {
   /** Called once the visit runs, e.g. to draw progress from it. */
   onStart?: (run: VisitRun) => void;
   /**
+   * Called before the visit runs when `checkpoint` continues an earlier run: what the runs before this one did (the
+   * documents they wrote, the chains they finished, of how many), e.g. to say so and count the whole.
+   */
+  onResume?: (before: ExportResumed) => void;
+  /**
    * An incremental export: only what changed since an earlier export, removes included (`{"remove":id}`), so that
    * feeding it into a copy made from that export brings the copy up to date. The earlier export's record (its
    * `checkpoint` file, once it completed, or its summary saved as JSON: `startedAt`, printed `visit.started`), or a
@@ -84,12 +89,24 @@ export interface ExportOptions extends VisitOptions {
   transform?: TransformSpec;
 }
 
+/** What the runs before a resumed export did, as its checkpoint records (see `ExportOptions.onResume`). */
+export interface ExportResumed {
+  /** Documents (and removes) they wrote. */
+  documents: number;
+  /** Chains (slices, per bucket space and cluster) they finished. */
+  finishedChains: number;
+  /** Chains of the visit, finished or not. */
+  chains: number;
+}
+
 /** The visit report of an export, with the bytes written. */
 export interface ExportSummary extends VisitReport {
   /** Bytes written to the output(s), before compression. */
   outputBytes: number;
   /** The checkpoint continued a previous run. */
   resumed: boolean;
+  /** With `resumed`: the documents (and removes) the runs before this one wrote; this run's are `documents` and `removes`. */
+  documentsBefore?: number;
   /**
    * When the visit began (ISO 8601; a resumed export's first run): what an increment of this export (`since`) starts
    * from. Absent only when resumed from a checkpoint of an earlier version, which did not record it.
