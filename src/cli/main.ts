@@ -4,7 +4,9 @@ import { setFlagsFromString } from 'node:v8';
 import yargs from 'yargs';
 import { markDefaulted } from './given-flags.js';
 import { hideBin } from 'yargs/helpers';
-import { describePlace, isVespaBulkError, VespaBulkError, OptionError } from '../index.js';
+import { describePlace, isVespaBulkError, VespaBulkError } from '../errors.js';
+import { OptionError } from '../options-check.js';
+import { commandList, isCommandName, listedCommand, type CommandModuleName, type CommandName } from './command-list.js';
 import { flagName } from './option-flags.js';
 import { colorModes, red, setColorMode, type ColorMode } from './color.js';
 import { exitCodes, exitCodesEpilog } from './exit-codes.js';
@@ -24,7 +26,7 @@ export function ownVersion(): string {
 type CommandModuleLoader = () => Promise<{ commands: AnyCommand[] }>;
 
 // Each command's module is imported only when that command runs: together they hold the simulator, the
-// visitor, the deployer and the report's assets, about 30 MB of resident memory that a feed has no use for.
+// visitor, the deployer and the report, far more than any one command uses (benchmarks/startup/run.ts).
 const loaders = {
   serve: () => import('./commands/serve.js'),
   feed: () => import('./commands/feed.js'),
@@ -35,39 +37,18 @@ const loaders = {
   bench: () => import('./commands/bench.js'),
   report: () => import('./commands/report.js'),
   compare: () => import('./commands/compare.js'),
-} satisfies Record<string, CommandModuleLoader>;
-
-/** The module of each top-level command name (kept in step with the modules' `command` strings by a test). */
-export const commandModules: Record<string, keyof typeof loaders> = {
-  serve: 'serve',
-  feed: 'feed',
-  visit: 'visit',
-  'update-where': 'visit',
-  'delete-where': 'visit',
-  copy: 'visit',
-  get: 'document',
-  put: 'document',
-  update: 'document',
-  remove: 'document',
-  deploy: 'deploy',
-  prepare: 'deploy',
-  activate: 'deploy',
-  validate: 'validate',
-  bench: 'bench',
-  report: 'report',
-  compare: 'compare',
-};
+} satisfies Record<CommandModuleName, CommandModuleLoader>;
 
 /**
- * The commands yargs needs for `argv`: the named command's module alone, or every module when no known command
- * is named (top-level help, a typo for recommendCommands to correct).
+ * The commands yargs needs for `argv`: the named command's module alone; when no known command is named (the
+ * top-level help, a typo for recommendCommands to correct), each command as its usage line and description
+ * only (command-list.ts), with no module loaded.
  */
 async function commandsFor(argv: string[]): Promise<AnyCommand[]> {
   // The first word that is neither a flag nor the value of the one global flag taking a separate value (--color).
   const word = argv.find((a, i) => !a.startsWith('-') && !(i > 0 && /^(?:-c|--color)$/.test(argv[i - 1]!)));
-  const module = word !== undefined && Object.hasOwn(commandModules, word) ? commandModules[word] : undefined;
-  const picked = module !== undefined ? [loaders[module]] : Object.values(loaders);
-  return (await Promise.all(picked.map((load) => load()))).flatMap((m) => m.commands);
+  if (word !== undefined && isCommandName(word)) return (await loaders[commandList[word].module]()).commands;
+  return Object.keys(commandList).map((name) => ({ ...listedCommand(name as CommandName), handler: () => {} }));
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -4,8 +4,11 @@
  * (`feeder.ok.count`, ...), so scripts and dashboards written for them read ours. Visit's figures follow the
  * same dotted style (`visit.document.count`, ...). This module is the one place those names are written.
  */
-import type { ExportSummary, FeedSummary, MigrateSummary, VisitReport } from '../index.js';
-import type { BenchResult } from '../bench/index.js';
+import type { ExportSummary } from '../visit/export/export-options.js';
+import type { FeedSummary } from '../feed/stats.js';
+import type { MigrateSummary } from '../visit/migrate.js';
+import type { VisitReport } from '../visit/visitor.js';
+import type { BenchResult } from '../bench/bench.js';
 
 /** Each `FeedSummary` field's printed name. */
 const feedNames = {
