@@ -51,6 +51,18 @@ async function commandsFor(argv: string[]): Promise<AnyCommand[]> {
   return Object.keys(commandList).map((name) => ({ ...listedCommand(name as CommandName), handler: () => {} }));
 }
 
+/**
+ * yargs renders a command's whole help as it starts the command's handler, to have it at hand should the handler
+ * later call showHelp(); ours never do (a failure is a message and an exit code, .fail() above). For `feed`
+ * that rendering took more CPU than all the rest of a one-document feed (benchmarks/startup/run.ts), so it is
+ * skipped; a help asked for (--help) is rendered as before. Through yargs' internals, hence the guard: were
+ * they to change, yargs would render the help as it does by default.
+ */
+function skipHelpCache(parser: unknown): void {
+  const usage = (parser as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } }).getInternalMethods?.().getUsageInstance?.();
+  if (typeof usage?.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => {};
+}
+
 export async function main(argv: string[]): Promise<number> {
   const all = await commandsFor(argv);
   const parser = yargs(argv)
@@ -77,6 +89,7 @@ export async function main(argv: string[]): Promise<number> {
       throw new VespaBulkError('VB_USAGE', `${message}\nRun 'vespa-bulk --help' for usage.`);
     })
     .exitProcess(false);
+  skipHelpCache(parser);
   try {
     await parser.parseAsync();
   } catch (err) {
