@@ -1,16 +1,15 @@
 import type { AnyCommand } from './command.js';
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
-import yargs from 'yargs';
 import { markDefaulted } from './given-flags.js';
-import { hideBin } from 'yargs/helpers';
 import { describePlace, isVespaBulkError, VespaBulkError } from '../errors.js';
 import { OptionError } from '../options-check.js';
 import { commandList, isCommandName, listedCommand, type CommandModuleName, type CommandName } from './command-list.js';
 import { flagName } from './option-flags.js';
-import { colorModes, red, setColorMode, type ColorMode } from './color.js';
+import { red, setColorMode, type ColorMode } from './color.js';
 import { exitCodes, exitCodesEpilog } from './exit-codes.js';
 import { unreachableHint } from './wait-option.js';
+import { asksTopHelp, colorOption, helpWidth, topHelp, topUsage } from './top-help.js';
 
 export { exitCodes };
 
@@ -64,11 +63,16 @@ function skipHelpCache(parser: unknown): void {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const all = await commandsFor(argv);
+  // The help a new user asks for first, drawn without loading yargs (top-help.ts).
+  if (asksTopHelp(argv)) {
+    process.stdout.write(`${topHelp()}\n`);
+    return exitCodes.ok;
+  }
+  const [all, { default: yargs }] = await Promise.all([commandsFor(argv), import('yargs')]);
   const parser = yargs(argv)
     .scriptName('vespa-bulk')
-    .usage('$0 <command> [options]\n\nMoves documents in and out of Vespa as fast as the cluster allows, and loses none of them.')
-    .option('color', { alias: 'c', choices: colorModes, default: 'auto' as ColorMode, global: true, describe: 'Colour on stderr: auto (a terminal, unless NO_COLOR is set), never, always' })
+    .usage(topUsage)
+    .option('color', colorOption)
     .middleware((argv) => {
       setColorMode(argv.color as ColorMode);
       // yargs knows here, after the command's options were applied, which flags took their default.
@@ -82,7 +86,7 @@ export async function main(argv: string[]): Promise<number> {
     .help()
     .alias('h', 'help')
     .version(ownVersion())
-    .wrap(Math.min(110, process.stderr.columns ?? 100))
+    .wrap(helpWidth())
     // Throwing here (rather than printing) keeps yargs from running the handler after a strict-mode error.
     .fail((message, err) => {
       if (err) throw err;
@@ -114,6 +118,6 @@ if (invokedDirectly) {
   // peak RSS (about 35 MB of 135). The baseline compiler's code parses responses at no measurable CPU cost per
   // document. Set here rather than in the library: V8 flags are the process's, which the CLI owns.
   setFlagsFromString('--liftoff-only');
-  const code = await main(hideBin(process.argv));
+  const code = await main(process.argv.slice(2));
   process.exitCode = code;
 }
