@@ -10,8 +10,13 @@
  * - Where: stdout, unless stdout carries the command's data (an export to stdout, as `vespa visit` writes only
  *   documents there): then stderr, after the progress. `--quiet` leaves out the progress, never the summary.
  */
-import type { BulkSummary, CompareSummary, ExportSummary, FeedSummary, MigrateSummary, VisitReport } from '../index.js';
-import type { BenchResult } from '../bench/index.js';
+import type { ExportSummary } from '../visit/export/export-options.js';
+import type { FeedSummary } from '../feed/stats.js';
+import type { MigrateSummary } from '../visit/migrate.js';
+import type { VisitReport } from '../visit/visitor.js';
+import type { BenchResult } from '../bench/bench.js';
+import type { BulkSummary } from '../visit/bulk.js';
+import type { CompareSummary } from '../compare/compare.js';
 
 /** Writes a command's final summary (see the module's comment): `dataOnStdout` when stdout carries the command's data. */
 export function writeSummary(summary: unknown, where: { dataOnStdout?: boolean } = {}): void {

@@ -1,5 +1,7 @@
 import type { Argv } from 'yargs';
-import { type Protocol, type TlsOptions, VespaBulkError, describeEndpoint, waitForEndpoint } from '../index.js';
+import type { Protocol, TlsOptions } from '../http/transport.js';
+import { VespaBulkError } from '../errors.js';
+import { describeEndpoint } from '../http/reachability.js';
 
 /** `-w/--wait S` of the commands that talk to the document API, as the official `vespa` CLI names it. */
 export interface WaitArgs {
@@ -45,6 +47,8 @@ export async function waitIfAsked(
   if (seconds === undefined || seconds === 0) return;
   if (!(Number.isFinite(seconds) && seconds > 0)) throw new VespaBulkError('VB_USAGE', '--wait must be a number of seconds >= 0');
   process.stderr.write(`vespa-bulk: waiting up to ${seconds} s for ${describeEndpoint(endpoint)} to answer\n`);
+  // Imported here: it brings the transports, which main.ts (for unreachableHint) and a command's --help need not load.
+  const { waitForEndpoint } = await import('../http/wait-for-endpoint.js');
   const answer = await waitForEndpoint({
     endpoint,
     waitMs: seconds * 1000,

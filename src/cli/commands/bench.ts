@@ -1,6 +1,10 @@
 import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
+import { listedCommand } from '../command-list.js';
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError, connectOptions, needsTlsMaterial, securityHeaders, type Feeder, type Compression } from '../../index.js';
+import { VespaBulkError } from '../../errors.js';
+import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import type { Feeder } from '../../feed/feeder.js';
+import type { Compression } from '../../feed/options.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -9,9 +13,10 @@ import type { ProgressSnapshot } from '../progress-format.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
-import { bench, type BenchOptions, type BenchStep, parseRamp, parseRates } from '../../bench/index.js';
+import { bench, type BenchOptions, type BenchStep } from '../../bench/bench.js';
+import { parseRamp, parseRates } from '../../bench/load-profile.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
-import { feedSampler, SequenceSampler } from '../../report/index.js';
+import { feedSampler, SequenceSampler } from '../../report/sample.js';
 import { benchResultJson, writeSummary, feedSummaryJson } from '../summary-names.js';
 import { parseHeaderFlags } from '../header-flags.js';
 
@@ -195,8 +200,7 @@ async function handler(argv: BenchArgs): Promise<void> {
 
 export const commands: CommandModule[] = [
   {
-    command: 'bench',
-    describe: 'Benchmark a cluster: generated documents (from the schemas or a template) under a load profile (adaptive, fixed rate, steps)',
+    ...listedCommand('bench'),
     builder: builder as unknown as CommandModule['builder'],
     handler: handler as unknown as CommandModule['handler'],
   },

@@ -1,6 +1,11 @@
 import type { AnyCommand } from '../command.js';
+import { listedCommand } from '../command-list.js';
 import type { Argv, CommandModule } from 'yargs';
-import { compare, connectOptions, needsTlsMaterial, parseDocumentSpec, securityHeaders, VespaBulkError, type CompareClusterSide, type CompareProgress, type CompareSide } from '../../index.js';
+import { compare } from '../../compare/compare.js';
+import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { parseDocumentSpec } from '../../visit/query.js';
+import { VespaBulkError } from '../../errors.js';
+import type { CompareClusterSide, CompareProgress, CompareSide } from '../../compare/options.js';
 import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { parseHeaderFlags } from '../header-flags.js';
@@ -58,8 +63,7 @@ function sideOf(args: CompareArgs, name: 'a' | 'b'): CompareSide {
 }
 
 const compareCommand: CommandModule<object, CompareArgs> = {
-  command: 'compare <a> <b> [document]',
-  describe: 'Compare two corpora, each a cluster (URL) or an export (file or --output-dir directory), by meaning',
+  ...listedCommand('compare'),
   builder: (y) =>
     withSecurityOptions(y)
       .positional('a', { type: 'string', demandOption: true, describe: 'Side A: an endpoint URL (a cluster) or an export file or directory' })

@@ -1,7 +1,14 @@
 import type { AnyCommand } from '../command.js';
+import { listedCommand } from '../command-list.js';
 import { readFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError, checkGivenId, conditionAndCreate, singleOperationOf, splitPositionals, type SingleOperation, DocumentClient, type DocumentParams, type DocumentResponse, authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders, tensorFormats, type TensorFormat, answerMessage, statusMessage } from '../../index.js';
+import { VespaBulkError } from '../../errors.js';
+import { checkGivenId, conditionAndCreate, singleOperationOf, splitPositionals, type SingleOperation } from '../../document/single-operation.js';
+import { DocumentClient, type DocumentResponse } from '../../http/document-client.js';
+import type { DocumentParams } from '../../http/document-request.js';
+import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';
+import { answerMessage, statusMessage } from '../../document/answer-message.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -103,10 +110,9 @@ export function documentOperationOf(kind: Exclude<Kind, 'get'>, first: string | 
   return singleOperationOf(kind, { ...(id !== undefined && { id }), ...(text !== undefined && { text }), ...(assign !== undefined && { assign }) });
 }
 
-function command(kind: Kind, describe: string): CommandModule<object, DocumentArgs> {
+function command(kind: Kind): CommandModule<object, DocumentArgs> {
   return {
-    command: kind === 'get' ? 'get <ids..>' : kind === 'remove' ? 'remove <first>' : `${kind} <first> [file]`,
-    describe,
+    ...listedCommand(kind),
     builder: (y) => options(y, kind),
     handler: async (args) => {
       const ids = kind === 'get' ? (args.ids ?? []) : [];
@@ -188,10 +194,10 @@ function report(id: string, res: DocumentResponse, verbose: boolean): boolean {
 }
 
 export const commands: AnyCommand[] = [
-  command('get', 'Print documents, one after another (stops at the first failure)'),
-  command('put', 'Write one document (create or replace): put [id] <file>'),
-  command('update', 'Update fields of one document: update [id] [file]'),
-  command('remove', 'Remove one document: remove <id|file>'),
+  command('get'),
+  command('put'),
+  command('update'),
+  command('remove'),
 ];
 
 /** The answer as the service wrote it, indented: printed from the parsed value, a large `long` would be rounded. */

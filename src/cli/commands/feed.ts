@@ -1,6 +1,18 @@
 import type { AnyCommand } from '../command.js';
+import { listedCommand } from '../command-list.js';
 import type { Argv } from 'yargs';
-import { VespaBulkError, isVespaBulkError, authFailureHint, connectOptions, needsTlsMaterial, securityHeaders, Feeder, type FeedOutcome, checkResumable, readFeedCheckpoint, resumedOptions, ResumeConflictError, removeLeftoverTemporaryFiles, checkFeedOptions, parseShard, type Compression, type FeedOptions, type OperationResult, loadTransform } from '../../index.js';
+import { VespaBulkError, isVespaBulkError } from '../../errors.js';
+import { authFailureHint, connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { Feeder } from '../../feed/feeder.js';
+import type { FeedOutcome } from '../../feed/run.js';
+import { checkResumable, readFeedCheckpoint } from '../../feed/checkpoint.js';
+import { resumedOptions, ResumeConflictError } from '../../feed/recorded-options.js';
+import { removeLeftoverTemporaryFiles } from '../../fs/atomic-write.js';
+import { checkFeedOptions } from '../../feed/check-options.js';
+import { parseShard } from '../../feed/shard.js';
+import type { Compression, FeedOptions } from '../../feed/options.js';
+import type { OperationResult } from '../../feed/operation-result.js';
+import { loadTransform } from '../../feed/transform.js';
 import { tookDefault } from '../given-flags.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
@@ -14,17 +26,16 @@ import { stopOnSignal } from '../stop-on-signal.js';
 import { holdYoungGeneration } from '../young-generation.js';
 import { existsSync } from 'node:fs';
 import { feedFlags, flagName, withFlagNames } from '../option-flags.js';
-import { feedSampler } from '../../report/index.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
-import { speedtestSource } from '../../bench/index.js';
 import { feedSummaryJson, writeSummary } from '../summary-names.js';
 import { formatCount } from '../progress-format.js';
 import { defaultCheckpointPath, defaultFailuresPath, isDefaultCheckpointName } from '../default-paths.js';
 import { estimateRemainingSeconds } from '../eta.js';
 import { parseHeaderFlags } from '../header-flags.js';
 import { resumeHint } from '../resume-hint.js';
-import type { InputFormat, RowOptions } from '../../index.js';
+import type { InputFormat } from '../../tabular/input-format.js';
+import type { RowOptions } from '../../tabular/row-operation.js';
 
 const tables = 'Tables (CSV, TSV, Parquet; see docs/input-formats.md):';
 
@@ -300,12 +311,12 @@ async function handler(argv: FeedArgs): Promise<void> {
   };
   await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }), ...(options.protocol !== undefined && { protocol: options.protocol }) });
   const outputs = await RunOutputs.open(argv, { command: 'feed', target: options.endpoint!, argv: argv as unknown as Record<string, unknown> });
-  const source = speedtest !== undefined ? speedtestSource(speedtest.bytes, speedtest.seconds) : files.length === 1 ? files[0]! : files;
+  const source = speedtest !== undefined ? (await import('../../bench/speedtest.js')).speedtestSource(speedtest.bytes, speedtest.seconds) : files.length === 1 ? files[0]! : files;
   const feeder = new Feeder(options);
   // On this thread only: the growth factor is the process's, and held while workers are small it would keep
   // their young generations small too (2 workers, 200k documents: 2 of 3 runs took 12-22 % more CPU).
   if (feeder.workers === 1) holdYoungGeneration();
-  outputs.attach(feedSampler(feeder));
+  if (outputs.recording) outputs.attach((await import('../../report/sample.js')).feedSampler(feeder));
   const stop = stopOnSignal(controller, { message: 'vespa-bulk: stopping: finishing in-flight operations (Ctrl-C again to quit at once)' });
   let state: ProgressSnapshot['state'] = 'running';
   const progress = new ProgressLine(progressOf(feeder, () => (stop.signalled !== undefined && state === 'running' ? 'stopping' : state)), { enabled: !argv.quiet, plainIntervalMs: Math.max(0.1, argv.progress) * 1000 });
@@ -359,8 +370,7 @@ async function handler(argv: FeedArgs): Promise<void> {
 
 export const commands: AnyCommand[] = [
   {
-    command: 'feed [files..]',
-    describe: 'Feed documents (put, update, remove) from JSONL, JSON, CSV, TSV or Parquet files as fast as the cluster takes them',
+    ...listedCommand('feed'),
     builder: builder as unknown as AnyCommand['builder'],
     handler: handler as unknown as AnyCommand['handler'],
   },

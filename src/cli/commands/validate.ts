@@ -1,6 +1,8 @@
 import type { AnyCommand } from '../command.js';
+import { listedCommand } from '../command-list.js';
 import type { Argv } from 'yargs';
-import { VespaBulkError, validate } from '../../index.js';
+import { VespaBulkError } from '../../errors.js';
+import { validate } from '../../validate/validate.js';
 import { writeSummary } from '../summary-names.js';
 
 /**
@@ -55,8 +57,7 @@ async function handler(argv: ValidateArgs): Promise<void> {
 
 export const commands: AnyCommand[] = [
   {
-    command: 'validate [files..]',
-    describe: 'Check a corpus against the schemas of an application package, as the cluster would, without a cluster',
+    ...listedCommand('validate'),
     builder: builder,
     handler: handler as unknown as AnyCommand['handler'],
   },

@@ -1,6 +1,20 @@
 import type { AnyCommand } from '../command.js';
+import { listedCommand } from '../command-list.js';
 import type { Argv, CommandModule } from 'yargs';
-import { isVespaBulkError, VespaBulkError, authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders, fieldsTextOf, tensorFormats, type TensorFormat, bulkOperation, type BulkKind, type BulkSummary, exportDocuments, outputFormats, type OutputFormat, migrate, defaultVisitSlices, type VisitOptions, discoverContentClusters, bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec, slicesOf, parseTimeRange, type ExportResumed, type VisitReport, type VisitRun } from '../../index.js';
+import { isVespaBulkError, VespaBulkError } from '../../errors.js';
+import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { fieldsTextOf } from '../../document/single-operation.js';
+import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';
+import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
+import { exportDocuments } from '../../visit/export.js';
+import type { ExportResumed } from '../../visit/export/export-options.js';
+import { outputFormats, type OutputFormat } from '../../visit/formats.js';
+import { migrate } from '../../visit/migrate.js';
+import { defaultVisitSlices, type VisitOptions } from '../../visit/options.js';
+import { discoverContentClusters } from '../../visit/discover-cluster.js';
+import { bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec, slicesOf } from '../../visit/query.js';
+import { parseTimeRange } from '../../visit/time-range.js';
+import type { VisitReport, VisitRun } from '../../visit/visitor.js';
 import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -13,7 +27,7 @@ import { red, yellow } from '../color.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal, exitCodesEpilog } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
-import { visitSampler } from '../../report/index.js';
+import { visitSampler } from '../../report/sample.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import { protocolFromArgs, tellProtocolOnce, withProtocolOption, type ProtocolArgs } from '../transport-options.js';
 import { bulkSummaryJson, exportSummaryJson, migrateSummaryJson, writeSummary } from '../summary-names.js';
@@ -206,8 +220,7 @@ export function directIoOption(flag: boolean | undefined, env: NodeJS.ProcessEnv
 }
 
 const visitCommand: CommandModule<object, VisitArgs> = {
-  command: 'visit [document]',
-  describe: 'Export documents: all slices at once, resumed across cuts, each document written once',
+  ...listedCommand('visit'),
   builder: (y) =>
     withRunOutputOptions(commonOptions(y))
       .option('field-set', { type: 'string', describe: 'Fields to return: [all], [document], [id], <type>:f1,f2' })
@@ -486,10 +499,9 @@ function updateFieldsOf(args: BulkArgs): { fields: Record<string, unknown>; fiel
   return { fields: given.fields, fieldsText: given.text };
 }
 
-function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, BulkArgs> {
+function bulkCommand(kind: BulkKind): CommandModule<object, BulkArgs> {
   return {
-    command: kind === 'update-where' ? `${kind} [document] [update]` : `${kind} [document]`,
-    describe,
+    ...listedCommand(kind),
     builder: (y) => {
       let b = commonOptions(y)
         .option('time-chunk', { type: 'string', describe: 'Server-side work per request (timeChunk), e.g. 60s' })
@@ -569,7 +581,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
 
 export const commands: AnyCommand[] = [
   visitCommand,
-  bulkCommand('update-where', 'Update every document matching --selection (the service works through them in chunks)'),
-  bulkCommand('delete-where', 'Remove every document matching --selection'),
-  bulkCommand('copy', 'Copy the documents matching --selection from --cluster to --destination-cluster'),
+  bulkCommand('update-where'),
+  bulkCommand('delete-where'),
+  bulkCommand('copy'),
 ];
