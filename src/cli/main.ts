@@ -8,7 +8,7 @@ import { describePlace, isVespaBulkError, VespaBulkError, OptionError } from '..
 import { flagName } from './option-flags.js';
 import { colorModes, red, setColorMode, type ColorMode } from './color.js';
 import { exitCodes, exitCodesEpilog } from './exit-codes.js';
-import { unreachableHint } from './wait-option.js';
+import { unreachableHintOf } from './wait-option.js';
 
 export { exitCodes };
 
@@ -102,7 +102,7 @@ export async function main(argv: string[]): Promise<number> {
     if (isVespaBulkError(err)) {
       const message = err instanceof OptionError ? err.messageWith(flagName) : err.message;
       process.stderr.write(`${red(`vespa-bulk: ${describePlace(err.place)}${message}`)}
-${err.code === 'VB_UNREACHABLE' ? `${unreachableHint}
+${err.code === 'VB_UNREACHABLE' ? `${unreachableHintOf(argv.find((a) => !a.startsWith('-')))}
 ` : ''}`);
       // VB_PROTOCOL: --protocol h2 asked for what this server cannot do, a usage error as the other flags' are.
       return err.code === 'VB_USAGE' || err.code === 'VB_PROTOCOL' ? exitCodes.usage : exitCodes.failed;

@@ -18,6 +18,11 @@ export function withWaitOption<T>(y: Argv<T>): Argv<T & WaitArgs> {
 /** What a user can do about an endpoint where nothing answers; printed under the VB_UNREACHABLE message. */
 export const unreachableHint = 'Check the endpoint (--target), or give --wait <seconds> to wait for it to come up.';
 
+/** The hint for `command`: compare takes its endpoints as arguments, not --target, and has no --wait. */
+export function unreachableHintOf(command: string | undefined): string {
+  return command === 'compare' ? 'Check the endpoint given as <a> or <b> (compare <a> <b>: an http(s) URL is a cluster, anything else an export).' : unreachableHint;
+}
+
 /** With `--wait S` (S > 0): waits for the endpoint, saying so on stderr; rejects with VB_UNREACHABLE when S passed. */
 export async function waitIfAsked(
   args: WaitArgs,
