@@ -8,7 +8,7 @@ import { commandList, isCommandName, listedCommand, type CommandModuleName, type
 import { flagName } from './option-flags.js';
 import { red, setColorMode, type ColorMode } from './color.js';
 import { exitCodes, exitCodesEpilog } from './exit-codes.js';
-import { unreachableHint } from './wait-option.js';
+import { unreachableHintOf } from './wait-option.js';
 import { commandLineError, parserState } from './usage-error.js';
 import { asksTopHelp, colorOption, helpWidth, topHelp, topUsage } from './top-help.js';
 
@@ -101,7 +101,7 @@ export async function main(argv: string[]): Promise<number> {
     if (isVespaBulkError(err)) {
       const message = err instanceof OptionError ? err.messageWith(flagName) : err.message;
       process.stderr.write(`${red(`vespa-bulk: ${describePlace(err.place)}${message}`)}
-${err.code === 'VB_UNREACHABLE' ? `${unreachableHint(err)}
+${err.code === 'VB_UNREACHABLE' ? `${unreachableHintOf(argv.find((a) => !a.startsWith('-')), err)}
 ` : ''}`);
       // VB_PROTOCOL: --protocol h2 asked for what this server cannot do, a usage error as the other flags' are.
       return err.code === 'VB_USAGE' || err.code === 'VB_PROTOCOL' ? exitCodes.usage : exitCodes.failed;

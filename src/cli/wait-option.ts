@@ -36,6 +36,11 @@ function answeredInPlainHttp(err: unknown): boolean {
   return false;
 }
 
+/** The hint for `command`: compare takes its endpoints as arguments, not --target, and has no --wait. */
+export function unreachableHintOf(command: string | undefined, err: unknown): string {
+  return command === 'compare' ? 'Check the endpoint given as <a> or <b> (compare <a> <b>: an http(s) URL is a cluster, anything else an export).' : unreachableHint(err);
+}
+
 /** With `--wait S` (S > 0): waits for the endpoint, saying so on stderr; rejects with VB_UNREACHABLE when S passed. */
 export async function waitIfAsked(
   args: WaitArgs,

@@ -232,7 +232,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('slice-id', repeatable('Visit only these slices (e.g. 0,2; repeatable): several machines split one export'))
       .option('stream', { type: 'boolean', default: true, describe: 'Streamed responses (JSONL); --no-stream pages with continuations' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write to FILE instead of stdout (.gz compresses)' })
-      .option('output-dir', { type: 'string', describe: 'One file per slice in DIR (slice-0000.jsonl, ...)' })
+      .option('output-dir', { type: 'string', describe: 'Files in DIR: one per slice (slice-0000.jsonl, ...); a Parquet or CSV table without --checkpoint in files of up to 1,000,000 rows (part-0000.parquet, ...)' })
       .option('gzip', { type: 'boolean', describe: 'Compress the --output-dir files (slice-0000.jsonl.gz, ...); -o compresses by its .gz name' })
       .option('direct-io', { type: 'boolean', describe: 'Write plain output files with O_DIRECT, sparing the page cache (default on unless VESPA_BULK_DIRECT_IO=0; --no-direct-io turns it off)' })
       .option('format', { type: 'string', choices: outputFormats, default: 'jsonl' as OutputFormat, describe: 'jsonl: as received; feed: {"put"/"remove"} lines for vespa-bulk feed; json: one array; parquet, csv: a row per document (docs/export-formats.md)' })
