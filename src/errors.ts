@@ -26,6 +26,7 @@ export const errorCodes = {
   VB_CERT_EXPIRED: 'client certificate expired',
   VB_COLUMN_TYPE: 'a value does not fit its column',
   VB_TRANSFORM: 'the transform failed on an operation',
+  VB_MISSING_PACKAGE: 'an optional package that this needs is not installed',
 } as const;
 
 export type ErrorCode = keyof typeof errorCodes;

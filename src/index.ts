@@ -17,6 +17,7 @@ export {
   type DocumentId,
 } from './document/id.js';
 export { tensorFormats, type TensorFormat } from './document/tensor-format.js';
+export { answerMessage, statusMessage } from './document/answer-message.js';
 export { createTransport, defaultH2Connections } from './http/create-transport.js';
 export type {
   Protocol,

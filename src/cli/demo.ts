@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { deploy, feed, type FeedSummary, visit } from '../index.js';
 import { startSimulator } from '../simulator/index.js';
+import { roundSeconds, writeSummary } from './summary-names.js';
 
 const samples = (name: string): string => fileURLToPath(new URL(`../../samples/${name}`, import.meta.url));
 const log = (line: string): void => void process.stderr.write(`demo: ${line}\n`);
@@ -59,11 +60,11 @@ export async function runDemo(): Promise<number> {
     const summary = {
       deploy: { session: deployed.activate['session-id'], converged: deployed.convergence?.converged ?? false },
       feed: { corpus: feedFigures(corpus), updates: feedFigures(updates) },
-      visit: { documents: seen.size, byType, bySlice, duplicates, seconds: visitSeconds },
+      visit: { documents: seen.size, byType, bySlice, duplicates, seconds: roundSeconds(visitSeconds) },
       expected,
       ok: matches && feedFailed === 0,
     };
-    process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+    writeSummary(summary);
     log(summary.ok ? 'what was visited back is what was fed' : 'MISMATCH between what was fed and what was visited back');
     return summary.ok ? 0 : 1;
   } finally {

@@ -1,4 +1,4 @@
-import type { ApplicationStatus, ChangeAction, ConfigChangeActions, ConvergenceResult, LogEntry, ReindexingStatus } from '../index.js';
+import type { ApplicationStatus, ChangeAction, ConfigChangeActions, ConvergenceResult, LogEntry, ReindexingStatus } from '../deploy/types.js';
 
 /** Human-readable renderings of deployment results, kept pure so the CLI stays a thin shell. */
 

@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../index.js';
+import { VespaBulkError } from '../errors.js';
 
 /** `--header "Name: value"` flags into a header object; a malformed one is a usage error naming it. */
 export function parseHeaderFlags(flags: readonly string[] | undefined): Record<string, string> {

@@ -1,14 +1,16 @@
 import type { AnyCommand } from './command.js';
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
-import yargs from 'yargs';
 import { markDefaulted } from './given-flags.js';
-import { hideBin } from 'yargs/helpers';
-import { describePlace, isVespaBulkError, VespaBulkError, OptionError } from '../index.js';
+import { describePlace, isVespaBulkError } from '../errors.js';
+import { OptionError } from '../options-check.js';
+import { commandList, isCommandName, listedCommand, type CommandModuleName, type CommandName } from './command-list.js';
 import { flagName } from './option-flags.js';
-import { colorModes, red, setColorMode, type ColorMode } from './color.js';
+import { red, setColorMode, type ColorMode } from './color.js';
 import { exitCodes, exitCodesEpilog } from './exit-codes.js';
-import { unreachableHint } from './wait-option.js';
+import { unreachableHintOf } from './wait-option.js';
+import { commandLineError, parserState } from './usage-error.js';
+import { asksTopHelp, colorOption, helpWidth, topHelp, topUsage } from './top-help.js';
 
 export { exitCodes };
 
@@ -24,7 +26,7 @@ export function ownVersion(): string {
 type CommandModuleLoader = () => Promise<{ commands: AnyCommand[] }>;
 
 // Each command's module is imported only when that command runs: together they hold the simulator, the
-// visitor, the deployer and the report's assets, about 30 MB of resident memory that a feed has no use for.
+// visitor, the deployer and the report, far more than any one command uses (benchmarks/startup/run.ts).
 const loaders = {
   serve: () => import('./commands/serve.js'),
   feed: () => import('./commands/feed.js'),
@@ -35,47 +37,43 @@ const loaders = {
   bench: () => import('./commands/bench.js'),
   report: () => import('./commands/report.js'),
   compare: () => import('./commands/compare.js'),
-} satisfies Record<string, CommandModuleLoader>;
-
-/** The module of each top-level command name (kept in step with the modules' `command` strings by a test). */
-export const commandModules: Record<string, keyof typeof loaders> = {
-  serve: 'serve',
-  feed: 'feed',
-  visit: 'visit',
-  'update-where': 'visit',
-  'delete-where': 'visit',
-  copy: 'visit',
-  get: 'document',
-  put: 'document',
-  update: 'document',
-  remove: 'document',
-  deploy: 'deploy',
-  prepare: 'deploy',
-  activate: 'deploy',
-  validate: 'validate',
-  bench: 'bench',
-  report: 'report',
-  compare: 'compare',
-};
+} satisfies Record<CommandModuleName, CommandModuleLoader>;
 
 /**
- * The commands yargs needs for `argv`: the named command's module alone, or every module when no known command
- * is named (top-level help, a typo for recommendCommands to correct).
+ * The commands yargs needs for `argv`: the named command's module alone; when no known command is named (the
+ * top-level help, a typo for recommendCommands to correct), each command as its usage line and description
+ * only (command-list.ts), with no module loaded.
  */
 async function commandsFor(argv: string[]): Promise<AnyCommand[]> {
   // The first word that is neither a flag nor the value of the one global flag taking a separate value (--color).
   const word = argv.find((a, i) => !a.startsWith('-') && !(i > 0 && /^(?:-c|--color)$/.test(argv[i - 1]!)));
-  const module = word !== undefined && Object.hasOwn(commandModules, word) ? commandModules[word] : undefined;
-  const picked = module !== undefined ? [loaders[module]] : Object.values(loaders);
-  return (await Promise.all(picked.map((load) => load()))).flatMap((m) => m.commands);
+  if (word !== undefined && isCommandName(word)) return (await loaders[commandList[word].module]()).commands;
+  return Object.keys(commandList).map((name) => ({ ...listedCommand(name as CommandName), handler: () => {} }));
+}
+
+/**
+ * yargs renders a command's whole help as it starts the command's handler, to have it at hand should the handler
+ * later call showHelp(); ours never do (a failure is a message and an exit code, .fail() above). For `feed`
+ * that rendering took more CPU than all the rest of a one-document feed (benchmarks/startup/run.ts), so it is
+ * skipped; a help asked for (--help) is rendered as before. Through yargs' internals, hence the guard: were
+ * they to change, yargs would render the help as it does by default.
+ */
+function skipHelpCache(parser: unknown): void {
+  const usage = (parser as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } }).getInternalMethods?.().getUsageInstance?.();
+  if (typeof usage?.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => {};
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const all = await commandsFor(argv);
+  // The help a new user asks for first, drawn without loading yargs (top-help.ts).
+  if (asksTopHelp(argv)) {
+    process.stdout.write(`${topHelp()}\n`);
+    return exitCodes.ok;
+  }
+  const [all, { default: yargs }] = await Promise.all([commandsFor(argv), import('yargs')]);
   const parser = yargs(argv)
     .scriptName('vespa-bulk')
-    .usage('$0 <command> [options]\n\nMoves documents in and out of Vespa as fast as the cluster allows, and loses none of them.')
-    .option('color', { alias: 'c', choices: colorModes, default: 'auto' as ColorMode, global: true, describe: 'Colour on stderr: auto (a terminal, unless NO_COLOR is set), never, always' })
+    .usage(topUsage)
+    .option('color', colorOption)
     .middleware((argv) => {
       setColorMode(argv.color as ColorMode);
       // yargs knows here, after the command's options were applied, which flags took their default.
@@ -89,20 +87,21 @@ export async function main(argv: string[]): Promise<number> {
     .help()
     .alias('h', 'help')
     .version(ownVersion())
-    .wrap(Math.min(110, process.stderr.columns ?? 100))
+    .wrap(helpWidth())
     // Throwing here (rather than printing) keeps yargs from running the handler after a strict-mode error.
     .fail((message, err) => {
       if (err) throw err;
-      throw new VespaBulkError('VB_USAGE', `${message}\nRun 'vespa-bulk --help' for usage.`);
+      throw commandLineError(message, argv, parserState(parser, argv, Object.keys(commandList)));
     })
     .exitProcess(false);
+  skipHelpCache(parser);
   try {
     await parser.parseAsync();
   } catch (err) {
     if (isVespaBulkError(err)) {
       const message = err instanceof OptionError ? err.messageWith(flagName) : err.message;
       process.stderr.write(`${red(`vespa-bulk: ${describePlace(err.place)}${message}`)}
-${err.code === 'VB_UNREACHABLE' ? `${unreachableHint}
+${err.code === 'VB_UNREACHABLE' ? `${unreachableHintOf(argv.find((a) => !a.startsWith('-')), err)}
 ` : ''}`);
       // VB_PROTOCOL: --protocol h2 asked for what this server cannot do, a usage error as the other flags' are.
       return err.code === 'VB_USAGE' || err.code === 'VB_PROTOCOL' ? exitCodes.usage : exitCodes.failed;
@@ -120,6 +119,6 @@ if (invokedDirectly) {
   // peak RSS (about 35 MB of 135). The baseline compiler's code parses responses at no measurable CPU cost per
   // document. Set here rather than in the library: V8 flags are the process's, which the CLI owns.
   setFlagsFromString('--liftoff-only');
-  const code = await main(hideBin(process.argv));
+  const code = await main(process.argv.slice(2));
   process.exitCode = code;
 }

@@ -1,4 +1,5 @@
-import { VespaBulkError, OptionError } from '../index.js';
+import { VespaBulkError } from '../errors.js';
+import { OptionError } from '../options-check.js';
 
 /**
  * The one place library option names become flag names in messages: the library checks options

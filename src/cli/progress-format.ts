@@ -3,7 +3,8 @@ import { red, visibleLength, stripAnsi } from './color.js';
 /**
  * The progress line of feed, visit and the bulk commands, one style for all: a pure function of a snapshot
  * and the terminal's width. It never wraps (a wrapped line cannot be redrawn in place: every redraw would
- * add a row), so when the width is short, fields are shortened or dropped, least useful first.
+ * add a row), so when the width is short, fields are shortened or dropped, least useful first; the outcome
+ * (time, how far, `failed`) stays at any width.
  */
 export interface ProgressSnapshot {
   /** Command name, e.g. `feed`. */
@@ -11,23 +12,26 @@ export interface ProgressSnapshot {
   /** `stopping` and `stopped` (Ctrl-C) show no time left: it would be stale. */
   state: 'running' | 'stopping' | 'stopped' | 'done';
   seconds: number;
-  /** Items finished: operations, documents. */
+  /** Items finished: operations, documents; a resumed run's include those of the runs before it. */
   done: number;
   /** What `done` counts, e.g. `ops`, `docs`. */
   unit: string;
-  /** Share finished, 0..100, when known. */
+  /** Share finished, 0..100, when known. Not shown when a run ended with nothing done (it would say how far nothing got). */
   percent?: number;
-  /** Input bytes read and in all, when the input size is known (shown as `12.3/45.6 MB`). */
+  /** Input bytes read and in all, when the input size is known (shown as `12.3/45.6 MB`, in the unit the total reads best in). */
   bytes?: { read: number; total: number };
   /** Items per second, recent. */
   rate?: number;
   /** Megabytes per second, recent. */
   mbPerSecond?: number;
   ok?: number;
+  /** Items failed: operations, or a visit's slices (shown beside `slices`). */
   failed?: number;
   retried?: number;
-  /** In flight and the current limit (requests, or running slices of all). */
-  inflight?: { now: number; limit: number; what?: string };
+  /** A visit's slices: finished of all (one wording whether running, stopped or done). */
+  slices?: { finished: number; total: number };
+  /** In flight now and the current limit (requests, or a visit's running slices). */
+  inflight?: { now: number; limit?: number };
   p99Ms?: number;
   etaSeconds?: number;
 }
@@ -63,33 +67,44 @@ export function formatDuration(seconds: number): string {
   return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : m > 0 ? `${m}m${String(r).padStart(2, '0')}s` : `${r}s`;
 }
 
-function megabytes(bytes: number): string {
-  const mb = bytes / 1e6;
-  return mb >= 100 ? formatCount(mb) : mb.toFixed(1);
+/** `read/total unit`, both in the unit the total reads best in (B, kB, MB, GB): a small input is not `0.0/0.0 MB`. */
+export function formatBytesPair(read: number, total: number): string {
+  const [scale, unit] = total >= 1e9 ? [1e9, 'GB'] : total >= 1e6 ? [1e6, 'MB'] : total >= 1e3 ? [1e3, 'kB'] : [1, 'B'];
+  const figure = (bytes: number): string => {
+    const n = bytes / scale;
+    return scale === 1 || n >= 100 ? formatCount(n) : n.toFixed(1);
+  };
+  return `${figure(read)}/${figure(total)} ${unit}`;
 }
 
+/**
+ * Each field with its priority: 0 is never dropped (the label and time, and `failed`: the outcome a user must not
+ * miss at any width); among the rest, higher goes first.
+ */
 function segments(p: ProgressSnapshot, color: boolean): Segment[] {
   const out: Segment[] = [];
   const state = p.state === 'running' ? '' : ` ${p.state}`;
+  const ended = p.state === 'done' || p.state === 'stopped';
   out.push({ text: `${p.label}${state} ${formatDuration(p.seconds)}`, priority: 0 });
-  if (p.percent !== undefined) {
+  if (p.percent !== undefined && !(ended && p.done === 0)) {
     const percent = `${Math.min(100, Math.max(0, p.percent)).toFixed(p.percent >= 99.95 || p.percent < 10 ? 1 : 0)}%`;
-    const text = p.bytes !== undefined ? `${percent} of ${megabytes(p.bytes.read)}/${megabytes(p.bytes.total)} MB` : percent;
-    out.push({ text, short: percent, shortPriority: 4, priority: 1 });
+    const text = p.bytes !== undefined && p.bytes.total > 0 ? `${percent} of ${formatBytesPair(p.bytes.read, p.bytes.total)}` : percent;
+    out.push({ text, short: percent, shortPriority: 6, priority: 1 });
   }
-  out.push({ text: `${formatCount(p.done)} ${p.unit}`, priority: 4 });
-  if (p.rate !== undefined) out.push({ text: `${formatRate(p.rate)} ${p.unit}/s`, short: `${formatRate(p.rate)}/s`, shortPriority: 5, priority: 3 });
-  if (p.mbPerSecond !== undefined) out.push({ text: `${formatRate(p.mbPerSecond)} MB/s`, priority: 7 });
-  if (p.ok !== undefined) out.push({ text: `ok ${formatCount(p.ok)}`, priority: 7 });
+  out.push({ text: `${formatCount(p.done)} ${p.unit}`, priority: 3 });
+  if (p.rate !== undefined) out.push({ text: `${formatRate(p.rate)} ${p.unit}/s`, short: `${formatRate(p.rate)}/s`, shortPriority: 7, priority: 4 });
+  if (p.mbPerSecond !== undefined) out.push({ text: `${formatRate(p.mbPerSecond)} MB/s`, priority: 9 });
+  if (p.ok !== undefined) out.push({ text: `ok ${formatCount(p.ok)}`, priority: 6 });
+  if (p.slices !== undefined) out.push({ text: `slices ${formatCount(p.slices.finished)}/${formatCount(p.slices.total)}`, priority: 5 });
   if (p.failed !== undefined) {
     const text = `failed ${formatCount(p.failed)}`;
-    // A failure is the one figure a user must not miss: it stays longest.
-    out.push({ text: p.failed > 0 ? red(text, color) : text, priority: p.failed > 0 ? 1 : 9 });
+    out.push({ text: p.failed > 0 ? red(text, color) : text, priority: 0 });
   }
-  if (p.retried !== undefined) out.push({ text: `retried ${formatCount(p.retried)}`, priority: p.retried > 0 ? 6 : 9 });
+  if (p.retried !== undefined) out.push({ text: `retried ${formatCount(p.retried)}`, priority: p.retried > 0 ? 5 : 9 });
   if (p.inflight !== undefined) {
-    const pair = `${formatCount(p.inflight.now)}/${formatCount(p.inflight.limit)}`;
-    out.push({ text: `${p.inflight.what ?? 'in flight'} ${pair}`, short: pair, shortPriority: 8, priority: 8 });
+    const now = formatCount(p.inflight.now);
+    const pair = p.inflight.limit === undefined ? now : `${now}/${formatCount(p.inflight.limit)}`;
+    out.push({ text: `in flight ${pair}`, priority: 8 });
   }
   if (p.p99Ms !== undefined) out.push({ text: `p99 ${p.p99Ms < 10 ? p.p99Ms.toFixed(1) : formatCount(p.p99Ms)} ms`, priority: 8 });
   if (p.etaSeconds !== undefined && p.state === 'running') out.push({ text: `eta ${formatDuration(p.etaSeconds)}`, priority: 2 });

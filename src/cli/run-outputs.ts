@@ -1,10 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Argv } from 'yargs';
-import { VespaBulkError, writeFileAtomically, maskHeaders, redact } from '../index.js';
+import { VespaBulkError } from '../errors.js';
+import { writeFileAtomically } from '../fs/atomic-write.js';
+import { maskHeaders } from '../http/headers.js';
+import { redact } from '../http/tls.js';
 // The report modules (chart assets, the Prometheus encoder, the recorder) are imported only when a flag asks
 // for them: eagerly they cost a plain feed about 20 MB of resident memory.
-import type { MetricsServer, RunRecorder, RunSample, RunSampler, StatsFileWriter } from '../report/index.js';
+import type { MetricsServer } from '../report/metrics-server.js';
+import type { RunRecorder } from '../report/recorder.js';
+import type { RunSample, RunSampler } from '../report/sample.js';
+import type { StatsFileWriter } from '../report/stats-file.js';
 import { tookDefault } from './given-flags.js';
 
 /** `--stats`, `--report`, `--metrics-port`, `--metrics-host`: what any long run (feed, visit, bench) can record. */
@@ -73,17 +79,18 @@ export class RunOutputs {
     if (args.report !== undefined && args.report === args.stats) throw new VespaBulkError('VB_USAGE', '--report and --stats name the same file');
     const port = args['metrics-port'];
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new VespaBulkError('VB_USAGE', `--metrics-port must be a port number (0-65535), not ${port}`);
-    const stats = args.stats !== undefined ? new (await import('../report/index.js')).StatsFileWriter(args.stats) : undefined;
+    const stats = args.stats !== undefined ? new (await import('../report/stats-file.js')).StatsFileWriter(args.stats) : undefined;
     // The endpoint listens before the run exists; its sampler reads the outputs made just below.
     const box: { outputs?: RunOutputs } = {};
     let metrics: MetricsServer | undefined;
     if (port !== undefined) {
-      const { emptyLatencyHistogram, startMetricsServer } = await import('../report/index.js');
+      const { emptyLatencyHistogram } = await import('../report/histogram.js');
+      const { startMetricsServer } = await import('../report/metrics-server.js');
       const idle: RunSample = { ok: 0, failed: 0, retries: 0, status: {}, exceptions: 0, inflight: 0, inflightLimit: 0, sentBytes: 0, receivedBytes: 0, latencyUs: emptyLatencyHistogram() };
       metrics = await startMetricsServer({ port, host: args['metrics-host'], sample: () => box.outputs?.sampler?.() ?? idle });
     }
     // attach() is synchronous (the run has started by then), so the recorder's module is loaded here.
-    const Recorder = args.stats !== undefined || args.report !== undefined ? (await import('../report/index.js')).RunRecorder : undefined;
+    const Recorder = args.stats !== undefined || args.report !== undefined ? (await import('../report/recorder.js')).RunRecorder : undefined;
     const outputs = new RunOutputs(args, { command: params.command, target: redact(params.target, []), flags: recordedFlags(params.argv), tool: `vespa-bulk ${toolVersion()}` }, stats, metrics, Recorder);
     if (metrics !== undefined) process.stderr.write(`vespa-bulk: metrics at ${metrics.url}\n`);
     box.outputs = outputs;
@@ -93,6 +100,11 @@ export class RunOutputs {
   /** The port the metrics endpoint listens on, when there is one. */
   get metricsPort(): number | undefined {
     return this.metrics?.port;
+  }
+
+  /** Whether anything was asked for (a stats file, a report, the metrics endpoint): else attach() need not be called. */
+  get recording(): boolean {
+    return this.metrics !== undefined || this.Recorder !== undefined;
   }
 
   /** Starts recording `sample` (the run has begun). */
@@ -112,7 +124,7 @@ export class RunOutputs {
       if (this.recorder !== undefined && summary !== undefined) {
         const run = this.recorder.finish(summary);
         if (this.args.report !== undefined) {
-          const { renderReport } = await import('../report/index.js');
+          const { renderReport } = await import('../report/html.js');
           await writeFileAtomically(this.args.report, renderReport(run));
           if (!quiet) process.stderr.write(`vespa-bulk: report written to ${this.args.report}\n`);
         }

@@ -1,5 +1,6 @@
 import type { Argv } from 'yargs';
-import { VespaBulkError, isInlinePem, type SecurityOptions } from '../index.js';
+import { VespaBulkError } from '../errors.js';
+import { isInlinePem, type SecurityOptions } from '../http/tls.js';
 
 /**
  * `--ca`, `--cert`, `--key` and `--token`, shared by every command that talks to a cluster. Each may also come

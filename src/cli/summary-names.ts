@@ -1,11 +1,32 @@
 /**
- * The names the CLI prints summaries under. The library returns camelCase summaries (`FeedSummary`,
- * `VisitReport`); the CLI prints the established dotted names that `vespa feed` and vespa-feed-client print
- * (`feeder.ok.count`, ...), so scripts and dashboards written for them read ours. Visit's figures follow the
- * same dotted style (`visit.document.count`, ...). This module is the one place those names are written.
+ * The final summary of every command: its shape and where it is written, decided here once (docs/cli.md#output-progress-and-colour).
+ *
+ * - Names: the library returns camelCase summaries (`FeedSummary`, `VisitReport`); the CLI prints the established
+ *   dotted names that `vespa feed` and vespa-feed-client print (`feeder.ok.count`, ...), so scripts and dashboards
+ *   written for them read ours. Visit's figures follow the same dotted style (`visit.document.count`, ...). This
+ *   module is the one place those names are written.
+ * - Size: one short object. Detail that grows with the run (a visit's slices) only when asked for (`--verbose`).
+ * - Seconds to the millisecond, as `vespa feed` prints `feeder.seconds`.
+ * - Where: stdout, unless stdout carries the command's data (an export to stdout, as `vespa visit` writes only
+ *   documents there): then stderr, after the progress. `--quiet` leaves out the progress, never the summary.
  */
-import type { ExportSummary, FeedSummary, MigrateSummary, VisitReport } from '../index.js';
-import type { BenchResult } from '../bench/index.js';
+import type { ExportSummary } from '../visit/export/export-options.js';
+import type { FeedSummary } from '../feed/stats.js';
+import type { MigrateSummary } from '../visit/migrate.js';
+import type { VisitReport } from '../visit/visitor.js';
+import type { BenchResult } from '../bench/bench.js';
+import type { BulkSummary } from '../visit/bulk.js';
+import type { CompareSummary } from '../compare/compare.js';
+
+/** Writes a command's final summary (see the module's comment): `dataOnStdout` when stdout carries the command's data. */
+export function writeSummary(summary: unknown, where: { dataOnStdout?: boolean } = {}): void {
+  (where.dataOnStdout === true ? process.stderr : process.stdout).write(`${JSON.stringify(summary, null, 2)}\n`);
+}
+
+/** Seconds as every summary prints them: to the millisecond. */
+export function roundSeconds(seconds: number): number {
+  return Number(seconds.toFixed(3));
+}
 
 /** Each `FeedSummary` field's printed name. */
 const feedNames = {
@@ -58,9 +79,20 @@ export function feedSummaryJson(summary: FeedSummary): PrintedFeedSummary {
   return printed as PrintedFeedSummary;
 }
 
-/** A migration's summary as printed: the visit's report as it is, the feed's summary under its printed names. */
-export function migrateSummaryJson(summary: MigrateSummary): Record<string, unknown> {
-  return { ...summary, feed: feedSummaryJson(summary.feed) };
+/** A migration's summary as printed: the visit's and the feed's figures each under their printed names. */
+export function migrateSummaryJson(summary: MigrateSummary, detail: SummaryDetail = {}): Record<string, unknown> {
+  const visit = 'error' in summary.visit ? summary.visit : exportSummaryJson(summary.visit, detail);
+  return { ...summary, visit, feed: feedSummaryJson(summary.feed), ...(summary.verify !== undefined && { verify: compareSummaryJson(summary.verify) }) };
+}
+
+/** A bulk operation's summary (update-where, delete-where, copy) as printed: the library's names, seconds rounded. */
+export function bulkSummaryJson(summary: BulkSummary): BulkSummary {
+  return { ...summary, seconds: roundSeconds(summary.seconds) };
+}
+
+/** A comparison's summary as printed: the library's names, seconds rounded. */
+export function compareSummaryJson(summary: CompareSummary): CompareSummary {
+  return { ...summary, seconds: roundSeconds(summary.seconds) };
 }
 
 /** A bench result as printed: each step's and the run's feed summary under their printed names. */
@@ -72,27 +104,38 @@ export function benchResultJson(result: BenchResult): Record<string, unknown> {
   };
 }
 
-/** An export's or a visit's summary under its printed names. */
-export function exportSummaryJson(summary: ExportSummary | VisitReport): Record<string, unknown> {
+/** What a summary holds beyond its figures: `slices`, every slice of a visit (`--verbose`). */
+export interface SummaryDetail {
+  slices?: boolean;
+}
+
+/**
+ * An export's or a visit's summary under its printed names: the figures of this run, the slices counted (each one
+ * listed only with `detail.slices`), and for a resumed export what the runs before it wrote.
+ */
+export function exportSummaryJson(summary: ExportSummary | VisitReport, detail: SummaryDetail = {}): Record<string, unknown> {
   const seconds = Math.max(summary.seconds, 1e-9);
   return {
     'visit.ok': summary.ok,
     'visit.document.count': summary.documents,
     'visit.remove.count': summary.removes,
-    'visit.seconds': Number(summary.seconds.toFixed(3)),
+    'visit.seconds': roundSeconds(summary.seconds),
     'visit.document.rate': Math.round((summary.documents + summary.removes) / seconds),
     'visit.repeat.skipped.count': summary.slices.reduce((n, s) => n + s.repeatsSkipped, 0),
     'visit.retry.count': summary.slices.reduce((n, s) => n + s.retries, 0),
+    'visit.slice.count': summary.slices.length,
+    'visit.slice.failed.count': summary.slices.filter((s) => s.status === 'failed').length,
     'http.request.count': summary.slices.reduce((n, s) => n + s.requests, 0),
     'http.response.bytes': summary.bytes,
     'http.response.MBps': Number((summary.bytes / 1e6 / seconds).toFixed(2)),
     ...(summary.protocol !== undefined && { 'http.protocol': summary.protocol }),
     ...(summary.slices.some((s) => s.cluster !== undefined) && { 'visit.clusters': countsByCluster(summary.slices) }),
     ...('outputBytes' in summary && { 'output.bytes': summary.outputBytes, 'checkpoint.resumed': summary.resumed }),
+    ...('documentsBefore' in summary && summary.documentsBefore !== undefined && { 'checkpoint.document.count': summary.documentsBefore }),
     // What an increment (`--since` this summary) starts from, and where this one started.
     ...('startedAt' in summary && summary.startedAt !== undefined && { 'visit.started': summary.startedAt }),
     ...('fromTimestamp' in summary && summary.fromTimestamp !== undefined && { 'visit.from.timestamp': summary.fromTimestamp }),
-    slices: summary.slices,
+    ...(detail.slices === true && { slices: summary.slices }),
   };
 }
 

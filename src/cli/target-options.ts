@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import type { Argv } from 'yargs';
-import type { SecurityOptions } from '../index.js';
+import type { SecurityOptions } from '../http/tls.js';
 
 import { resolveTarget, type ResolvedTarget } from './target/resolve.js';
 import { securityFromArgs, type SecurityArgs } from './security-options.js';

@@ -1,5 +1,6 @@
 import type { Argv } from 'yargs';
-import { VespaBulkError, type Protocol, type WireProtocol } from '../index.js';
+import { VespaBulkError } from '../errors.js';
+import type { Protocol, WireProtocol } from '../http/transport.js';
 
 /** `--protocol` and its alias `--http2`: which HTTP a command speaks. Every command that talks to the document API takes them. */
 export interface ProtocolArgs {

@@ -1,5 +1,7 @@
 import type { Argv } from 'yargs';
-import { type Protocol, type TlsOptions, VespaBulkError, describeEndpoint, waitForEndpoint } from '../index.js';
+import type { Protocol, TlsOptions } from '../http/transport.js';
+import { VespaBulkError } from '../errors.js';
+import { describeEndpoint } from '../http/reachability.js';
 
 /** `-w/--wait S` of the commands that talk to the document API, as the official `vespa` CLI names it. */
 export interface WaitArgs {
@@ -15,8 +17,29 @@ export function withWaitOption<T>(y: Argv<T>): Argv<T & WaitArgs> {
   });
 }
 
-/** What a user can do about an endpoint where nothing answers; printed under the VB_UNREACHABLE message. */
-export const unreachableHint = 'Check the endpoint (--target), or give --wait <seconds> to wait for it to come up.';
+/**
+ * What a user can do about an endpoint where nothing answers (`err`, the VB_UNREACHABLE error); printed under its
+ * message. A server that answered a TLS handshake in plain HTTP is up: waiting would not help, its http:// URL would.
+ */
+export function unreachableHint(err: unknown, endpoint?: string): string {
+  if (!answeredInPlainHttp(err)) return 'Check the endpoint (--target), or give --wait <seconds> to wait for it to come up.';
+  const plain = endpoint !== undefined && /^https:\/\//i.test(endpoint) ? `http://${describeEndpoint(endpoint).slice('https://'.length)}` : undefined;
+  return plain !== undefined ? `Run it again with --target ${plain}.` : 'Run it again with an http:// --target.';
+}
+
+/** Whether a lower layer of `err` says that the peer answered the TLS handshake with something else (OpenSSL's code). */
+function answeredInPlainHttp(err: unknown): boolean {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 6; depth++, e = (e as { cause?: unknown }).cause) {
+    const { code, detail } = e as { code?: unknown; detail?: unknown };
+    if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || detail === 'ERR_SSL_WRONG_VERSION_NUMBER') return true;
+  }
+  return false;
+}
+
+/** The hint for `command`: compare takes its endpoints as arguments, not --target, and has no --wait. */
+export function unreachableHintOf(command: string | undefined, err: unknown): string {
+  return command === 'compare' ? 'Check the endpoint given as <a> or <b> (compare <a> <b>: an http(s) URL is a cluster, anything else an export).' : unreachableHint(err);
+}
 
 /** With `--wait S` (S > 0): waits for the endpoint, saying so on stderr; rejects with VB_UNREACHABLE when S passed. */
 export async function waitIfAsked(
@@ -29,6 +52,8 @@ export async function waitIfAsked(
   if (seconds === undefined || seconds === 0) return;
   if (!(Number.isFinite(seconds) && seconds > 0)) throw new VespaBulkError('VB_USAGE', '--wait must be a number of seconds >= 0');
   process.stderr.write(`vespa-bulk: waiting up to ${seconds} s for ${describeEndpoint(endpoint)} to answer\n`);
+  // Imported here: it brings the transports, which main.ts (for unreachableHint) and a command's --help need not load.
+  const { waitForEndpoint } = await import('../http/wait-for-endpoint.js');
   const answer = await waitForEndpoint({
     endpoint,
     waitMs: seconds * 1000,

@@ -51,7 +51,7 @@ export interface FeedCheckpoint extends RecordedFeed {
   readTo?: InputPosition;
   /** `[input, offset, line]` of each operation read before `readTo` and not finished, in input order. */
   unfinished?: OpenPosition[];
-  /** Counts at the time of the checkpoint (informative). */
+  /** Operations succeeded and finally failed, over all runs up to this checkpoint (informative; a run before this version counted its own). */
   ok: number;
   errors: number;
 }

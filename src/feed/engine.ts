@@ -2,7 +2,8 @@ import { VespaBulkError } from '../errors.js';
 import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
 import { type Transport, type WireProtocol } from '../http/transport.js';
 import { createTransport } from '../http/create-transport.js';
-import { dispatchTo, header, parseBody, type RawResponse } from '../http/exchange.js';
+import { dispatchTo, header, type RawResponse } from '../http/exchange.js';
+import { answerMessage } from '../document/answer-message.js';
 import type { TransportError } from '../http/transport-error.js';
 import { isLoopback, splitEndpoint } from '../http/endpoint.js';
 import { DocumentRequestEncoder, defaultMaxRequestBytes, methodOf, requestSizeError, type EncodedBody } from '../http/document-request.js';
@@ -412,9 +413,8 @@ export class FeedEngine implements WorkerEngine {
     // 507 (feed block) and 4xx mean the cluster is alive and answering: not breaker failures.
     if (status >= 500 && status !== 507) this.breaker.failure(now);
     else this.breaker.success();
-    const body = parseBody(res.body) as { message?: unknown };
     p.lastStatus = status;
-    p.lastMessage = typeof body?.message === 'string' ? body.message : `HTTP ${status}`;
+    p.lastMessage = answerMessage(res.body) ?? `HTTP ${status}`;
     p.lastCode = undefined;
     const delay = retryDelay(
       {

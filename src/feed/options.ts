@@ -103,7 +103,9 @@ export interface FeedOptions {
    * finished, so running the same feed again sends nothing). When the file exists at the start, the feed
    * continues from it. A save never passes an operation that is not finished: succeeded, or in the failure
    * output and synced to disk. Undefined or false: none (the outcome's `stopped` still says why; the CLI
-   * passes `vespa-bulk-checkpoint-<time>.json` with no periodic saves unless `--checkpoint` is given).
+   * passes `vespa-bulk-checkpoint-<time>.json` with no periodic saves unless `--checkpoint` is given). With
+   * `checkpointIntervalMs: 0`, a feed (not resumed) that stops before any operation finished writes none: it would
+   * only say "from the start".
    */
   checkpoint?: string | false;
   /**

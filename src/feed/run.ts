@@ -49,6 +49,8 @@ export interface FeedProgress {
   read: number;
   /** Operations done with: succeeded, finally failed or skipped. */
   finished: number;
+  /** A resumed feed's: the operations the runs before it finished (succeeded or failed), as its checkpoint counts them. */
+  finishedBefore?: number;
   /** Request body bytes sent so far, retries included (always given by a Feeder). */
   requestBytes?: number;
   /** Share of the input read (0..1), when its size is known. */
@@ -194,7 +196,8 @@ export class FeedRun {
 
   /** What a checkpoint saved now holds: `open` (the operations read and not finished, in input order), the read position, the counts. */
   saveState(open: Iterable<OpenPosition>, stats: Pick<FeedStats, 'ok' | 'errors'>): SaveState {
-    return { ...feedPosition(open, this.readPosition, this.resumed), reason: this.stopping ?? 'running', ok: stats.ok, errors: stats.errors };
+    // Counted over all runs: a resumed feed's checkpoint adds this run's to those it continued.
+    return { ...feedPosition(open, this.readPosition, this.resumed), reason: this.stopping ?? 'running', ok: (this.resumed?.ok ?? 0) + stats.ok, errors: (this.resumed?.errors ?? 0) + stats.errors };
   }
 
   /** The checkpoint for `state` (as a stop would save it, without the failure output's mark). */
@@ -230,6 +233,7 @@ export class FeedRun {
       p99Ms: stats.percentileMs(99),
       read,
       finished: stats.ok + stats.errors + stats.skipped + stats.dropped,
+      ...(this.resumed !== undefined && { finishedBefore: this.resumed.ok + this.resumed.errors }),
       requestBytes: stats.requestBytes,
       ...this.readProgress.of(this.inputList),
     };
@@ -258,8 +262,12 @@ export class FeedRun {
       outcome.stopped = this.stopping;
       if (end.authStatus !== undefined) outcome.authStatus = end.authStatus;
       if (end.unreachable !== undefined) outcome.unreachable = end.unreachable;
-      if (saver !== undefined) {
-        await saver.save(state());
+      const stopped = state();
+      // Saved only at a stop (no periodic saves), not resumed, and nothing finished: it would say "from the start",
+      // which the same feed run again does; no file is left for nothing.
+      const empty = this.checkpointIntervalMs === 0 && this.resumed === undefined && stopped.ok + stopped.errors === 0;
+      if (saver !== undefined && !empty) {
+        await saver.save(stopped);
         outcome.checkpointFile = saver.path;
       }
     }

@@ -5,7 +5,6 @@ import { OperationSplitter, type RawItem } from './splitter.js';
 import { isUrlInput, openUrlInput, redactUrl } from './url-input.js';
 import { breakAsError, brokenInput, decompress, inputBreak } from './decompress.js';
 import { tableFormatOf, type InputFormat, type TableFormat } from '../tabular/input-format.js';
-import { loadRowModel, readTable } from '../tabular/table-input.js';
 import type { RowOptions } from '../tabular/row-operation.js';
 import type { DocumentModel } from '../schema/document-model.js';
 import type { TlsOptions } from '../http/transport.js';
@@ -106,7 +105,7 @@ export async function* readSources(source: FeedSource, options: ReadOptions = {}
   // The schemas that type table rows: read once, when a table is first met.
   let model: Promise<DocumentModel | undefined> | undefined;
   const table = (format: TableFormat, input: number, name: string, open: () => Readable | Promise<Readable>, path?: string): AsyncGenerator<SourceBatch> =>
-    readTableInput(format, input, name, open, path, options, progress, (model ??= loadRowModel(options.rows ?? {})));
+    readTableInput(format, input, name, open, path, options, progress, (model ??= tableInput().then((t) => t.loadRowModel(options.rows ?? {}))));
   if (inputs.length === 1 && (inputs[0].name === '<stream>' || inputs[0].name === '<iterable>')) {
     const format = options.format !== undefined ? tableFormatOf('', options.format) : undefined;
     if (isByteStream(source) && format !== undefined) yield* table(format, 0, '<stream>', () => source);
@@ -130,13 +129,18 @@ export async function* readSources(source: FeedSource, options: ReadOptions = {}
   }
 }
 
+/** The table readers (and the schema loading that types their rows), loaded when a table is first read. */
+function tableInput(): Promise<typeof import('../tabular/table-input.js')> {
+  return import('../tabular/table-input.js');
+}
+
 async function* readTableInput(format: TableFormat, input: number, name: string, open: () => Readable | Promise<Readable>, path: string | undefined, options: ReadOptions, progress: ReadProgress, model: Promise<DocumentModel | undefined>): AsyncGenerator<SourceBatch> {
   const skipBefore = options.from !== undefined && options.from.input === input ? options.from.offset : -1;
   const onBytes = path !== undefined ? (n: number) => void (progress.bytes += n) : undefined;
   // The row after the last one read: where a compressed table that breaks off is recorded as failed.
   let next = { offset: 0, line: 1 };
   try {
-    for await (const batch of readTable({ format, input, name, open, path, rows: options.rows ?? {}, skipBefore, skip: options.skip, model: await model, onBytes })) {
+    for await (const batch of (await tableInput()).readTable({ format, input, name, open, path, rows: options.rows ?? {}, skipBefore, skip: options.skip, model: await model, onBytes })) {
       const last = batch.items.at(-1);
       if (last !== undefined) next = { offset: last.offset + 1, line: last.line + 1 };
       yield batch;

@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { VespaBulkError } from '../errors.js';
 import { exactJsonText, parseExactJson } from '../tabular/exact-json.js';
 import type { RawItem } from './splitter.js';
@@ -44,9 +45,12 @@ function moduleUrl(spec: string | URL): string {
 export async function loadTransform(spec: TransformSpec): Promise<TransformFunction> {
   if (typeof spec === 'function') return spec;
   const name = spec instanceof URL ? spec.href : spec;
+  const url = moduleUrl(spec);
+  // Said before import() does: its message names the module that imported it, here our own source file.
+  if (url.startsWith('file:') && !existsSync(fileURLToPath(url))) throw new VespaBulkError('VB_USAGE', `cannot load transform '${name}': no such file ${fileURLToPath(url)}`);
   let mod: { default?: unknown };
   try {
-    mod = (await import(moduleUrl(spec))) as { default?: unknown };
+    mod = (await import(url)) as { default?: unknown };
   } catch (err) {
     throw new VespaBulkError('VB_USAGE', `cannot load transform '${name}': ${(err as Error).message}`, { cause: err });
   }

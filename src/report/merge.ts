@@ -71,6 +71,34 @@ function mergeSummaries(runs: readonly RecordedRun[], summaries: SummaryLine[]):
   };
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Maps of latency figures by a key (the answers' latency per status: `{"200": {count, min, avg, p50, p99, max}}`)
+ * added key by key: counts summed, min and max as such, the mean weighted by the counts. Percentiles are left out
+ * where several shards have them: without each status's histogram they cannot be added, and a figure made up
+ * would read as measured.
+ */
+function addFigures(maps: Record<string, unknown>[]): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const key of new Set(maps.flatMap((m) => Object.keys(m)))) {
+    const parts = maps.map((m) => m[key]).filter(isRecord);
+    if (parts.length === 1) {
+      out[key] = parts[0] as Record<string, number>;
+      continue;
+    }
+    const of = (name: string) => parts.map((p) => p[name]).filter((n): n is number => typeof n === 'number');
+    const counts = parts.map((p) => (typeof p.count === 'number' ? p.count : 0));
+    const count = counts.reduce((a, b) => a + b, 0);
+    const figures: Record<string, number> = { count };
+    if (of('min').length === parts.length) figures.min = Math.min(...of('min'));
+    if (of('avg').length === parts.length && count > 0) figures.avg = Number((parts.reduce((n, p, i) => n + (p.avg as number) * counts[i], 0) / count).toFixed(3));
+    if (of('max').length === parts.length) figures.max = Math.max(...of('max'));
+    out[key] = figures;
+  }
+  return out;
+}
+
 /**
  * The shards' summaries added key by key: counts and bytes summed, maps of counts summed per key, rates
  * (`.rate`, `MBps`) recomputed from the summed counts over `seconds`, latency figures taken from the merged
@@ -98,9 +126,13 @@ export function addSummaries(summaries: readonly Record<string, unknown>[], seco
       else out[key] = nums.reduce((a, b) => a + b, 0);
     } else if (values.every((v) => typeof v === 'boolean')) {
       out[key] = values.every((v) => v === true);
-    } else if (values.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v))) {
+    } else if (values.every(isRecord)) {
+      if (values.some((v) => Object.values(v).some(isRecord))) {
+        out[key] = addFigures(values);
+        continue;
+      }
       const sum: Record<string, number> = {};
-      for (const v of values as Record<string, unknown>[]) for (const [k, n] of Object.entries(v)) if (typeof n === 'number') sum[k] = (sum[k] ?? 0) + n;
+      for (const v of values) for (const [k, n] of Object.entries(v)) if (typeof n === 'number') sum[k] = (sum[k] ?? 0) + n;
       out[key] = sum;
     } else {
       out[key] = values.length === 1 ? values[0] : values;

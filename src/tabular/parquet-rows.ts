@@ -1,5 +1,6 @@
 import { openAsBlob, statSync } from 'node:fs';
 import { VespaBulkError } from '../errors.js';
+import { importOptional } from '../optional-package.js';
 import { EpochMicros } from './json-value.js';
 import type { TableRow, TableRows } from './table-rows.js';
 
@@ -43,8 +44,9 @@ function skipped(from: number, to: number): TableRow[] {
 }
 
 async function wasmRows(path: string, name: string, skipRows: number, onBytes?: (n: number) => void): Promise<TableRows> {
-  const { ParquetFile } = await import('parquet-wasm');
-  const arrow = await import('apache-arrow');
+  const needed = ['parquet-wasm', 'apache-arrow'] as const;
+  const { ParquetFile } = await importOptional('parquet-wasm', () => import('parquet-wasm'), needed);
+  const arrow = await importOptional('apache-arrow', () => import('apache-arrow'), needed);
   const size = statSync(path).size;
   const file = await ParquetFile.fromFile(await openAsBlob(path));
   const metadata = file.metadata();

@@ -8,6 +8,7 @@ import { createChainTransport } from '../http/create-transport.js';
 import { header, headerList, jsonObjectOf, send } from '../http/exchange.js';
 import { Reachability } from '../http/reachability.js';
 import { TransportError } from '../http/transport-error.js';
+import { answerMessage, statusMessage } from '../document/answer-message.js';
 import { checkVisitRetry, resolveVisitRetry, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
 import { clusterDiscoveryPath, clustersFromAnswer } from './discover-cluster.js';
 import { visitPath } from './query.js';
@@ -306,12 +307,12 @@ function answerOf(text: string): BulkAnswer {
   try {
     return (JSON.parse(text) as BulkAnswer | null) ?? {};
   } catch {
-    return { message: text.slice(0, 500) };
+    return { message: answerMessage(text) };
   }
 }
 
 function failureOf(res: Answered, answer: BulkAnswer): ChunkFailure {
-  return new ChunkFailure(`HTTP ${res.status}${typeof answer.message === 'string' ? `: ${answer.message}` : ''}`, res.status, res.retryAfterMs);
+  return new ChunkFailure(statusMessage(res.status, typeof answer.message === 'string' ? answer.message : undefined), res.status, res.retryAfterMs);
 }
 
 async function dryRun(options: BulkOptions): Promise<BulkSummary> {

@@ -1,6 +1,6 @@
 /** Visiting: the library half of `vespa-bulk visit`, the bulk operations and migration. */
 export { visit, VisitedDocument, VisitFailedError, type VisitIterable } from './visit.js';
-export { exportDocuments, type ExportOptions, type ExportSummary } from './export.js';
+export { exportDocuments, type ExportOptions, type ExportResumed, type ExportSummary } from './export.js';
 export { defaultSinceMarginMs } from './export/since.js';
 export { bulkOperation, type BulkOptions, type BulkSummary, type BulkKind } from './bulk.js';
 export { migrate, type MigrateOptions, type MigrateSummary } from './migrate.js';

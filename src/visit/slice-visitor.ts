@@ -11,6 +11,7 @@ import type { Reachability } from '../http/reachability.js';
 import type { Transport } from '../http/transport.js';
 import { exchange, header, headerList, type Exchange } from '../http/exchange.js';
 import { TransportError } from '../http/transport-error.js';
+import { answerMessage, statusMessage } from '../document/answer-message.js';
 
 /**
  * One slice of a visit: a chain of requests, each continuing from the last token, until the service says
@@ -403,7 +404,7 @@ export class SliceVisitor {
     if (status < 200 || status > 299) {
       const text = await answer.text(maxErrorBodyBytes).catch(() => '');
       const kind = classifyStatus(status);
-      throw new RequestFailure(`HTTP ${status}${kind === 'final' || text !== '' ? `: ${messageOf(text)}` : ''}`, status, parseRetryAfter(header(answer.headers, 'retry-after')));
+      throw new RequestFailure(statusMessage(status, kind === 'final' || text !== '' ? messageOf(text) : undefined), status, parseRetryAfter(header(answer.headers, 'retry-after')));
     }
     const contentType = header(answer.headers, 'content-type') ?? '';
     try {
@@ -601,13 +602,7 @@ async function* countBytes(body: AsyncIterable<Buffer>, onBytes: ((n: number) =>
 }
 
 function messageOf(text: string): string {
-  try {
-    const body = JSON.parse(text) as { message?: unknown };
-    if (typeof body.message === 'string') return body.message;
-  } catch {
-    // not JSON: the text itself says what happened
-  }
-  return text.trim().slice(0, 500) || '(empty body)';
+  return answerMessage(text) ?? '(empty body)';
 }
 
 function toFailure(err: unknown): RequestFailure {

@@ -32,7 +32,7 @@ describe('generated documents', () => {
     const lines = Array.from({ length: 3000 }, () => gen.next());
     const kinds = new Set(lines.map((l) => Object.keys(JSON.parse(l) as object)[0]));
     expect(kinds).toEqual(new Set(['put', 'update', 'remove']));
-    expect(new Set(lines.map((l) => /id:bench:(\w+)::/.exec(l)![1]))).toEqual(new Set(['music', 'user']));
+    expect(new Set(lines.map((l) => /id:bench:(\w+)::/.exec(l)![1]))).toEqual(new Set(['music', 'user', 'product']));
     expect(judgeAll(model, lines)).toEqual([]);
   });
 

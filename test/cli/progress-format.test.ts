@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatProgress, type ProgressSnapshot } from '../../src/cli/progress-format.js';
+import { formatBytesPair, formatProgress, type ProgressSnapshot } from '../../src/cli/progress-format.js';
 import { isTerminal, stripAnsi, useColor, visibleLength } from '../../src/cli/color.js';
 
 /** The progress line fits every width (it must never wrap), keeps what matters longest, and says "stopped" without a stale ETA. */
@@ -32,7 +32,8 @@ const visitSnapshot: ProgressSnapshot = {
   mbPerSecond: 31.2,
   failed: 0,
   retried: 3,
-  inflight: { now: 8, limit: 8, what: 'slices' },
+  slices: { finished: 48, total: 256 },
+  inflight: { now: 8, limit: 16 },
   etaSeconds: 40,
 };
 
@@ -42,8 +43,7 @@ describe('formatProgress', () => {
       for (const snapshot of [feedSnapshot, visitSnapshot]) {
         for (const color of [false, true]) {
           const line = formatProgress(snapshot, width, color);
-          console.log(`width ${width}: ${stripAnsi(line)}`);
-          expect(visibleLength(line)).toBeLessThanOrEqual(width - 1);
+          expect(visibleLength(line), stripAnsi(line)).toBeLessThanOrEqual(width - 1);
           expect(line).not.toContain('\n');
           expect(line.startsWith(snapshot.label)).toBe(true);
         }
@@ -58,7 +58,7 @@ describe('formatProgress', () => {
     expect(narrow).not.toContain('p99');
     expect(narrow).not.toContain('256/512');
     const wide = formatProgress(feedSnapshot, 200);
-    for (const part of ['12,345,678 ops', '42% of 5,432/12,811 MB', '98,765 ops/s', '43 MB/s', 'ok 12,345,000', 'failed 678', 'retried 12,345', 'in flight 256/512', 'p99 123 ms', 'eta 17m03s']) {
+    for (const part of ['12,345,678 ops', '42% of 5.4/12.8 GB', '98,765 ops/s', '43 MB/s', 'ok 12,345,000', 'failed 678', 'retried 12,345', 'in flight 256/512', 'p99 123 ms', 'eta 17m03s']) {
       expect(wide).toContain(part);
     }
   });
@@ -75,6 +75,40 @@ describe('formatProgress', () => {
     expect(stopped).toMatch(/^feed stopped /);
     expect(stopped).not.toContain('eta');
     expect(formatProgress({ ...feedSnapshot, state: 'stopping' }, 200)).not.toContain('eta');
+  });
+
+  it('says the outcome at any width: failed, also when none failed, at 40, 80 and 120 columns, running and ended', () => {
+    for (const width of [40, 80, 120]) {
+      for (const state of ['running', 'done', 'stopped'] as const) {
+        expect(formatProgress({ ...feedSnapshot, failed: 0, state }, width)).toContain('failed 0');
+        expect(formatProgress({ ...visitSnapshot, state }, width)).toContain('failed 0');
+      }
+    }
+    // At 80 the less important figures go first: MB/s, in flight and p99 before the slices and the rate.
+    const visit80 = formatProgress(visitSnapshot, 80);
+    expect(visit80).toContain('slices 48/256');
+    expect(visit80).not.toContain('MB/s');
+    const feed120 = formatProgress({ ...feedSnapshot, state: 'done' }, 120);
+    expect(feed120).toMatch(/^feed done 12m34s .*ok 12,345,000 {2}failed 678/);
+  });
+
+  it('words slices one way whether running, stopped or done, and shows no in-flight pair bare', () => {
+    for (const state of ['running', 'stopped', 'done'] as const) {
+      const line = formatProgress({ ...visitSnapshot, state, inflight: undefined }, 200);
+      expect(line).toContain('slices 48/256');
+      expect(line).not.toMatch(/(?<!slices )\b48\/256/);
+    }
+    expect(formatProgress({ ...visitSnapshot, inflight: { now: 4 } }, 200)).toContain('in flight 4  ');
+  });
+
+  it('no percentage for a run that ended with nothing done; sizes in the unit the total reads in', () => {
+    const nothing = { ...feedSnapshot, state: 'stopped' as const, done: 0, ok: 0, failed: 0, percent: 100, bytes: { read: 645, total: 645 } };
+    expect(formatProgress(nothing, 200)).not.toContain('%');
+    expect(formatProgress({ ...nothing, state: 'running' }, 200)).toContain('100.0% of 645/645 B');
+    expect(formatBytesPair(300_000, 612_000)).toBe('300/612 kB');
+    expect(formatBytesPair(3_000, 61_200)).toBe('3.0/61.2 kB');
+    expect(formatBytesPair(5_432_100_000, 12_811_000_000)).toBe('5.4/12.8 GB');
+    expect(formatBytesPair(0, 0)).toBe('0/0 B');
   });
 
   it('a width below the label still gives one line within it', () => {

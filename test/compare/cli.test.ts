@@ -44,6 +44,16 @@ describe('vespa-bulk compare and migrate --verify', () => {
     expect(bad.stderr).toMatch(/--partitions must be an integer from 1/);
   });
 
+  it('names the endpoint arguments, not --target, when nothing answers at one', async () => {
+    const gone = await startDocumentServer({ port: 0 });
+    await gone.close();
+    const r = await cli('compare', a.url, gone.url, 'ns/music', '--quiet');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`nothing answers at ${gone.url}`);
+    expect(r.stderr).toContain('Check the endpoint given as <a> or <b>');
+    expect(r.stderr).not.toContain('--target');
+  });
+
   it('migrate --verify adds the comparison to the summary, and exits 1 when the destination differs', async () => {
     const [copy, busy] = await Promise.all([startDocumentServer({ port: 0 }), startDocumentServer({ port: 0 })]);
     try {

@@ -139,7 +139,7 @@ describe('vespa-bulk deploy', () => {
     expect(gone.stderr).toMatch(/converge failed: 410 NOT_FOUND/);
 
     expect((await cli('deploy', 'content', 'ls')).stdout).toBe('schemas/\nservices.xml\n');
-    expect((await cli('deploy', 'content', 'ls', '--recursive')).stdout).toBe('schemas/\nschemas/music.sd\nschemas/user.sd\nservices.xml\n');
+    expect((await cli('deploy', 'content', 'ls', '--recursive')).stdout).toBe('schemas/\nschemas/music.sd\nschemas/product.sd\nschemas/user.sd\nservices.xml\n');
     expect((await cli('deploy', 'content', 'cat', 'schemas/user.sd')).stdout).toBe(sampleFiles()['schemas/user.sd']);
     const lsFile = await cli('deploy', 'content', 'ls', 'services.xml');
     expect(lsFile.code).toBe(1);

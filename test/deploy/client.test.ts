@@ -55,7 +55,7 @@ describe('deploy library against the simulator', () => {
     const steps: string[] = [];
     const result = await deploy(target(), sampleAppDir, { waitSeconds: 10, onStep: (s) => steps.push(s) });
     expect(steps).toEqual(['upload', 'prepare', 'activate']);
-    expect(result.package).toEqual({ source: 'directory', files: ['schemas/music.sd', 'schemas/user.sd', 'services.xml'] });
+    expect(result.package).toEqual({ source: 'directory', files: ['schemas/music.sd', 'schemas/product.sd', 'schemas/user.sd', 'services.xml'] });
     expect(result.prepare.configChangeActions).toEqual({ restart: [], refeed: [], reindex: [] });
     const generation = Number(result.upload['session-id']);
     expect(result.activate.application?.generation).toBe(generation);
@@ -70,16 +70,16 @@ describe('deploy library against the simulator', () => {
     const fromZip = await deploy(target(), join(dir, 'app.zip'));
     expect(fromZip.package.source).toBe('zip');
     const fromTgz = await deploy(target(), join(dir, 'app.tar.gz'));
-    expect(fromTgz.package).toEqual({ source: 'gzip', files: ['schemas/music.sd', 'schemas/user.sd', 'services.xml'] });
+    expect(fromTgz.package).toEqual({ source: 'gzip', files: ['schemas/music.sd', 'schemas/product.sd', 'schemas/user.sd', 'services.xml'] });
     expect((await getApplication(target())).generation).toBe(Number(fromTgz.upload['session-id']));
   });
 
   it('leaves hidden files out of a zipped directory', async () => {
     const dir = await writeTree({ ...sampleFiles(), '.git/config': '[core]', '.vespa-bulk/deploy-session': '{}', 'schemas/.music.sd.swp': 'x' });
     const pkg = await readPackage(dir);
-    expect(pkg.files).toEqual(['schemas/music.sd', 'schemas/user.sd', 'services.xml']);
+    expect(pkg.files).toEqual(['schemas/music.sd', 'schemas/product.sd', 'schemas/user.sd', 'services.xml']);
     await deploy(target(), dir);
-    expect((await listContent(target(), '', { recursive: true })).map((u) => u.slice(u.indexOf('/content/') + 9))).toEqual(['schemas/', 'schemas/music.sd', 'schemas/user.sd', 'services.xml']);
+    expect((await listContent(target(), '', { recursive: true })).map((u) => u.slice(u.indexOf('/content/') + 9))).toEqual(['schemas/', 'schemas/music.sd', 'schemas/product.sd', 'schemas/user.sd', 'services.xml']);
   });
 
   it('refuses bad input locally with VB_USAGE before any request', async () => {
@@ -159,7 +159,7 @@ describe('deploy library against the simulator', () => {
     const services = await readContent(target(), 'services.xml');
     expect(services.contentType).toBe('application/xml');
     expect(new TextDecoder().decode(services.bytes)).toBe(sampleFiles()['services.xml']);
-    expect(await listContent(target(), 'schemas')).toEqual([`${server.url}/application/v2/tenant/default/application/default/environment/prod/region/default/instance/default/content/schemas/music.sd`, expect.stringMatching(/user\.sd$/)]);
+    expect(await listContent(target(), 'schemas')).toEqual([`${server.url}/application/v2/tenant/default/application/default/environment/prod/region/default/instance/default/content/schemas/music.sd`, expect.stringMatching(/product\.sd$/), expect.stringMatching(/user\.sd$/)]);
     expect(isVespaBulkError(await rejection(readContent(target(), '../services.xml')), 'VB_USAGE')).toBe(true);
     expect(await rejection(readContent(target(), 'nope.xml'))).toMatchObject({ step: 'content cat', status: 404, errorCode: 'NOT_FOUND' });
     expect((await rejection(readContent(target(), 'schemas'))) as Error).toMatchObject({ code: 'VB_DEPLOY', message: "content cat failed: 'schemas' is a directory; list it with content ls" });

@@ -14,6 +14,7 @@ export function sampleFiles(): Record<string, string> {
   return {
     'services.xml': readFileSync(join(sampleAppDir, 'services.xml'), 'utf8'),
     'schemas/music.sd': readFileSync(join(sampleAppDir, 'schemas/music.sd'), 'utf8'),
+    'schemas/product.sd': readFileSync(join(sampleAppDir, 'schemas/product.sd'), 'utf8'),
     'schemas/user.sd': readFileSync(join(sampleAppDir, 'schemas/user.sd'), 'utf8'),
   };
 }

@@ -42,7 +42,8 @@ describe('visit and document commands over TLS with a token', () => {
     const refused = await runCli(['visit', 'ns/music', '-t', server.url, ...tlsFlags(), '--quiet'], { cwd: dir });
     expect(refused.code).toBe(1);
     expect(refused.stdout).toBe('');
-    expect(refused.stderr).toMatch(/slice 0 failed: HTTP 401.*check --token/);
+    // Every slice refused alike: one line for all 256.
+    expect(refused.stderr).toMatch(/^vespa-bulk: 256 slices failed: HTTP 401.*check --token/m);
   });
 
   it('update-where: the same flags reach the bulk requests', async () => {

@@ -55,6 +55,9 @@ describe('vespa-bulk feed --resume: the target of the checkpoint', () => {
     const resumed = await runCli(hint!.split(' ').slice(1), { cwd: d, env });
     expect(resumed.code).toBe(0);
     expect(resumed.stderr).toContain(`target ${a.url} (from checkpoint 'cp.json')`);
+    // It says it continues, and its progress counts the whole feed, not only this run's part.
+    expect(resumed.stderr).toMatch(/resumed from cp\.json at in\.jsonl line \d+: [\d,]+ operations done before/);
+    expect(resumed.stderr).toMatch(/^feed done \S+ .*\b6,000 ops\b/m);
     expect(storeMap(a).size).toBe(n);
   }, 180_000);
 

@@ -5,7 +5,8 @@ import { RunRecorder } from '../../src/report/recorder.js';
 import { feedSummaryJson } from '../../src/cli/summary-names.js';
 import { feedSampler } from '../../src/report/sample.js';
 import { StatsFileWriter } from '../../src/report/stats-file.js';
-import type { RecordedRun } from '../../src/report/stats-format.js';
+import { decodeHistogram, emptyLatencyHistogram, encodeHistogram, percentileMs } from '../../src/report/histogram.js';
+import type { RecordedRun, StatsPoint } from '../../src/report/stats-format.js';
 
 /** Writes `count` put operations (ids `prefix-N`) to `dir/name` and returns its path. */
 export function writeDocs(dir: string, name: string, count: number, prefix = 'd'): string {
@@ -44,4 +45,38 @@ export async function recordFeed(endpoint: string, file: string, stats: string, 
     clearTimeout(timer);
     writer.close();
   }
+}
+
+/**
+ * A recorded adaptive bench made up here, as `vespa-bulk bench` without `--rate` records one: one step with the
+ * bench's verdict but no asked rate and no held, and the in-flight count on its limit every second (an adaptive
+ * feed runs at its limit), the case where one line could hide the other.
+ */
+export function adaptiveBenchRun(): RecordedRun {
+  const t0 = 1_790_000_000;
+  const limits = [64, 256, 128, 100, 32, 16, 32, 32, 32, 32];
+  const points: StatsPoint[] = limits.map((limit, i) => {
+    const h = emptyLatencyHistogram();
+    for (let n = 1; n <= 200; n++) h.recordValue(n * (i + 1) * 50);
+    return {
+      type: 'point', t: t0 + i + 1, dt: 1, ok: 1000 + 200 * i, failed: 0, retries: 0, status: { '200': 1000 + 200 * i }, exceptions: 0,
+      inflight: limit, inflightLimit: limit, sentBytes: 300_000, receivedBytes: 90_000,
+      p50Ms: percentileMs(h, 50), p90Ms: percentileMs(h, 90), p99Ms: percentileMs(h, 99), histogram: encodeHistogram(h),
+    };
+  });
+  const whole = emptyLatencyHistogram();
+  for (const p of points) whole.add(decodeHistogram(p.histogram));
+  const ok = points.reduce((n, p) => n + p.ok, 0);
+  return {
+    params: [{ type: 'run', format: 1, command: 'bench', target: 'http://127.0.0.1:8080', flags: { app: 'samples/app', duration: 10 }, tool: 'vespa-bulk test', host: 'test', startTime: new Date(t0 * 1000).toISOString() }],
+    points,
+    steps: [{ type: 'step', name: 'adaptive', start: t0 * 1000, end: (t0 + 10) * 1000, verdict: { achievedRate: ok / 10, p99Ms: percentileMs(whole, 99) } }],
+    summary: {
+      type: 'summary',
+      end: (t0 + 10) * 1000,
+      seconds: 10,
+      summary: { profile: 'adaptive', 'feeder.ok.count': ok, 'feeder.ok.rate': ok / 10, 'feeder.inflight.limit': 32, 'http.response.latency.millis.p99': percentileMs(whole, 99), 'http.protocol': 'h2' },
+      histogram: encodeHistogram(whole),
+    },
+  };
 }

@@ -40,6 +40,9 @@ describe('report of several shards', () => {
     expect(s['http.response.count']).toBe(sumOf('http.response.count'));
     expect((s['http.response.code.counts'] as Record<string, number>)['200']).toBe(4000);
     expect(s['feeder.ok.rate']).toBeCloseTo(4000 / merged.summary!.seconds, 0);
+    // The answers' latency per status: counts added, min and max kept, no percentile made up without its histogram.
+    const byCode = (r: { summary?: { summary: Record<string, unknown> } }) => (r.summary!.summary['http.response.latency.millis.by.code'] as Record<string, Record<string, number>>)['200'];
+    expect(byCode(merged)).toEqual({ count: 4000, min: Math.min(...shards.map((r) => byCode(r).min)), avg: expect.any(Number), max: Math.max(...shards.map((r) => byCode(r).max)) });
     // Points: every shard's second appears once, and the counts of the merged points are the shards' counts.
     const seconds = new Set(shards.flatMap((r) => r.points.map((p) => p.t)));
     expect(merged.points.map((p) => p.t)).toEqual([...seconds].sort((x, y) => x - y));

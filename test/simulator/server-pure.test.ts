@@ -9,6 +9,7 @@ import { parseDurationMs } from '../../src/time/duration.js';
 import { HandlerError } from '../../src/simulator/document-api/responses.js';
 import { ClusterStore, decodeContinuation, encodeContinuation, idParts } from '../../src/simulator/document-api/document-store.js';
 import { applyUpdate, parseFieldPath } from '../../src/simulator/document-api/update-ops.js';
+import { bucketStretch, indexAfter, sliceOf } from '../../src/simulator/document-api/visit-index.js';
 
 function status400(fn: () => unknown): string {
   try {
@@ -260,7 +261,34 @@ describe('store', () => {
     for (let i = 0; i < 50; i++) s.put(`id:ns:t::${i}`, { i });
     const ordered = s.orderedEntries();
     const at = ordered[20];
-    expect(ClusterStore.indexAfter(ordered, { bucket: at.bucket, id: at.id })).toBe(21);
+    expect(indexAfter(ordered, { bucket: at.bucket, id: at.id })).toBe(21);
+  });
+
+  it("gives a visit only its bucket space's and slice's entries, in visit order, all slices the store once", () => {
+    const s = new ClusterStore('c');
+    for (let i = 0; i < 300; i++) s.put(`id:ns:${i % 3 === 0 ? 'g' : 't'}::${i}`, { i });
+    const ordered = s.orderedEntries();
+    const globalTypes = new Set(['g']);
+    for (const global of [false, true]) {
+      const seen: string[] = [];
+      for (let sliceId = 0; sliceId < 7; sliceId++) {
+        const share = sliceOf(ordered, { globalTypes, global, slices: 7, sliceId });
+        expect(share.every((e) => e.bucket % 7 === sliceId && (e.type === 'g') === global)).toBe(true);
+        expect(share).toEqual(ordered.filter((e) => share.includes(e)));
+        seen.push(...share.map((e) => e.id));
+      }
+      expect(seen.sort()).toEqual(ordered.filter((e) => (e.type === 'g') === global).map((e) => e.id).sort());
+      expect(sliceOf(ordered, { globalTypes, global, slices: undefined, sliceId: undefined })).toHaveLength(global ? 100 : 200);
+    }
+    expect(sliceOf(ordered, { globalTypes: new Set(), global: true, slices: undefined, sliceId: undefined })).toEqual([]);
+  });
+
+  it('narrows a visit of one location to its bucket', () => {
+    const s = new ClusterStore('c');
+    for (let i = 0; i < 40; i++) s.put(`id:ns:t:n=${i % 4}:${i}`, { i });
+    const stretch = bucketStretch(s.orderedEntries(), 2);
+    expect(stretch.map((e) => e.id).sort()).toEqual(Array.from({ length: 10 }, (_, k) => `id:ns:t:n=2:${4 * k + 2}`).sort());
+    expect(bucketStretch(s.orderedEntries(), 9)).toEqual([]);
   });
 });
 

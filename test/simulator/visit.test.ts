@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { idParts } from '../../src/simulator/document-api/document-store.js';
 import { useDocumentServer } from './document-server-fixture.js';
 
 const sim = useDocumentServer({ clusters: ['content', 'backup'], visitChunkDocuments: 7 });
@@ -97,6 +98,29 @@ describe('plain visits', () => {
     }
     expect(total).toBe(60);
     expect(all.size).toBe(60);
+  });
+
+  it("iterates only the request's slice and bucket space, as a content node does", async () => {
+    seed(60);
+    for (let i = 0; i < 5; i++) sim.server.store.put(`id:ns:music:g=g1:${i}`, { i });
+    /** The entries the content nodes walked through for one streamed request, and the documents it sent. */
+    const walked = async (path: string): Promise<{ iterated: number; documents: number }> => {
+      const before = sim.server.stats().visits.iterated;
+      const r = await call('GET', `${path}&stream=true`, undefined, { accept: 'application/jsonl' });
+      expect(r.status, r.text).toBe(200);
+      const documents = r.text.split('\n').filter((l) => l.startsWith('{"put"')).length;
+      return { iterated: sim.server.stats().visits.iterated - before, documents };
+    };
+    const all = sim.server.store.all();
+    const inSlice = all.filter((d) => idParts(d.id).bucket % 3 === 1).length;
+    expect(inSlice).toBeGreaterThan(0);
+    expect(inSlice).toBeLessThan(all.length);
+    expect(await walked('/document/v1/ns/music/docid/?cluster=content&slices=3&sliceId=1')).toEqual({ iterated: inSlice, documents: inSlice });
+    // What does not match is walked through all the same.
+    expect(await walked(`/document/v1/ns/music/docid/?cluster=content&slices=3&sliceId=1&selection=${q('music.i > 9999')}`)).toEqual({ iterated: inSlice, documents: 0 });
+    expect(await walked('/document/v1/ns/music/docid/?cluster=content')).toEqual({ iterated: all.length, documents: all.length });
+    expect(await walked('/document/v1/?cluster=content&bucketSpace=global')).toEqual({ iterated: 0, documents: 0 });
+    expect(await walked('/document/v1/ns/music/group/g1/?cluster=content')).toEqual({ iterated: 5, documents: 5 });
   });
 
   it('reports tombstones with includeRemoves and filters by timestamp', async () => {

@@ -130,6 +130,28 @@ describe('parquet', () => {
     expect(await duck(`SELECT count(*)::INT AS n, count(DISTINCT id)::INT AS ids FROM ${all}`)).toEqual([{ n: count, ids: count }]);
   });
 
+  it('--output-dir without a checkpoint: files of rows, not of slices (one for a small export, parts of rowsPerFile)', async () => {
+    const one = fresh('parts-one');
+    await exportDocuments({ ...base(), format: 'parquet', outputDir: one, model });
+    expect(readdirSync(one)).toEqual(['part-0000.parquet']);
+    expect(await duck(`SELECT count(DISTINCT id)::INT AS ids FROM read_parquet('${one}/part-0000.parquet')`)).toEqual([{ ids: count }]);
+
+    const parts = fresh('parts-ten');
+    await exportDocuments({ ...base(), format: 'parquet', outputDir: parts, model, rowsPerFile: 10, rowGroupRows: 4 });
+    const files = readdirSync(parts).sort();
+    // A part closes once it holds 10 rows or more, after the batch that filled it: never an empty or partial file.
+    expect(files.length).toBeGreaterThan(1);
+    expect(files).toEqual(files.map((_, i) => `part-${String(i).padStart(4, '0')}.parquet`));
+    const sizes = await duck(`SELECT filename, count(*)::INT AS n FROM read_parquet('${parts}/*.parquet', filename = true) GROUP BY filename ORDER BY filename`);
+    expect(sizes.slice(0, -1).every((r) => Number(r.n) >= 10)).toBe(true);
+    expect(await duck(`SELECT count(*)::INT AS n, count(DISTINCT id)::INT AS ids FROM read_parquet('${parts}/*.parquet')`)).toEqual([{ n: count, ids: count }]);
+
+    const csv = fresh('parts-csv');
+    await exportDocuments({ ...base(), format: 'csv', outputDir: csv, rowsPerFile: 10 });
+    expect(readdirSync(csv).length).toBeGreaterThan(1);
+    expect(await duck(`SELECT count(*)::INT AS n, count(DISTINCT id)::INT AS ids FROM read_csv('${csv}/*.csv', header = true, union_by_name = true)`)).toEqual([{ n: count, ids: count }]);
+  });
+
   it('without a schema: columns inferred from the first row group, nested values as JSON text', async () => {
     const output = fresh('plain.parquet');
     await exportDocuments({ ...base(), format: 'parquet', output });

@@ -98,7 +98,9 @@ describe('visiting the whole cluster', () => {
     // A selection that does not parse is refused before anything is sent (exit 2); the service refuses this field set.
     const refused = await runCommand(['visit', '-t', s.url, '--cluster', 'content', '--field-set', '[nonsense]', '--quiet']);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/slice 0 \(default bucket space\) failed: HTTP 400: .*fix it and run again/);
+    // Every slice failed alike: one line, naming the bucket spaces, not 512.
+    expect(refused.stderr).toMatch(/^vespa-bulk: 512 slices \(default and global bucket spaces\) failed: HTTP 400: .*fix it and run again$/m);
+    expect(refused.stderr.match(/failed:/g)).toHaveLength(1);
     expect(refused.stderr).not.toMatch(/start it again/);
   });
 });

@@ -34,8 +34,8 @@ describe('vespa-bulk visit and document commands', () => {
     expect(per[0] + per[1]).toBe(120);
   });
 
-  it('takes repeated --header and --slice-id flags without swallowing the positional after them', async () => {
-    const out = await runCommand(['visit', '--header', 'X-A: 1', '--header', 'X-B: 2', '--slices', '4', '--slice-id', '1', '--slice-id', '3', 'ns/music', '-t', s.url, '--quiet']);
+  it('takes repeated --header and --slice-id flags without swallowing the positional after them; --verbose lists the slices', async () => {
+    const out = await runCommand(['visit', '--header', 'X-A: 1', '--header', 'X-B: 2', '--slices', '4', '--slice-id', '1', '--slice-id', '3', 'ns/music', '-t', s.url, '--quiet', '--verbose']);
     expect(out.code).toBe(0);
     const ids = out.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { put: string }).put);
     const summary = JSON.parse(out.stderr.slice(out.stderr.indexOf('{'))) as { slices: { slice: number }[] };

@@ -1,6 +1,10 @@
 import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
+import { listedCommand } from '../command-list.js';
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError, connectOptions, needsTlsMaterial, securityHeaders, type Feeder, type Compression } from '../../index.js';
+import { VespaBulkError } from '../../errors.js';
+import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import type { Feeder } from '../../feed/feeder.js';
+import type { Compression } from '../../feed/options.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -9,10 +13,11 @@ import type { ProgressSnapshot } from '../progress-format.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
-import { bench, type BenchOptions, type BenchStep, parseRamp, parseRates } from '../../bench/index.js';
+import { bench, type BenchOptions, type BenchStep } from '../../bench/bench.js';
+import { parseRamp, parseRates } from '../../bench/load-profile.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
-import { feedSampler, SequenceSampler } from '../../report/index.js';
-import { benchResultJson, feedSummaryJson } from '../summary-names.js';
+import { feedSampler, SequenceSampler } from '../../report/sample.js';
+import { benchResultJson, writeSummary, feedSummaryJson } from '../summary-names.js';
 import { parseHeaderFlags } from '../header-flags.js';
 
 /** `vespa-bulk bench`: flags into BenchOptions, each step on stderr, the result as JSON on stdout. */
@@ -179,7 +184,7 @@ async function handler(argv: BenchArgs): Promise<void> {
       ...feedSummaryJson(summary),
       ...(criteria !== undefined && { 'criteria.slo.ms': criteria.sloMs, 'criteria.max.429.share': criteria.max429Share, 'criteria.min.achieved.share': criteria.minAchievedShare }),
     };
-    process.stdout.write(`${JSON.stringify(benchResultJson(result), null, 2)}\n`);
+    writeSummary(benchResultJson(result));
     if (!argv.quiet && result.profile === 'steps') {
       const best = result.highestHeldRate;
       process.stderr.write(`vespa-bulk: highest rate held: ${best === undefined ? 'none' : `${best}/s`}${result.stoppedPastKnee ? ' (stopped at the first step not held)' : ''}\n`);
@@ -195,8 +200,7 @@ async function handler(argv: BenchArgs): Promise<void> {
 
 export const commands: CommandModule[] = [
   {
-    command: 'bench',
-    describe: 'Benchmark a cluster: generated documents (from the schemas or a template) under a load profile (adaptive, fixed rate, steps)',
+    ...listedCommand('bench'),
     builder: builder as unknown as CommandModule['builder'],
     handler: handler as unknown as CommandModule['handler'],
   },

@@ -1,6 +1,11 @@
 import type { AnyCommand } from '../command.js';
+import { listedCommand } from '../command-list.js';
 import type { Argv, CommandModule } from 'yargs';
-import { compare, connectOptions, needsTlsMaterial, parseDocumentSpec, securityHeaders, VespaBulkError, type CompareClusterSide, type CompareProgress, type CompareSide } from '../../index.js';
+import { compare } from '../../compare/compare.js';
+import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { parseDocumentSpec } from '../../visit/query.js';
+import { VespaBulkError } from '../../errors.js';
+import type { CompareClusterSide, CompareProgress, CompareSide } from '../../compare/options.js';
 import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { parseHeaderFlags } from '../header-flags.js';
@@ -8,6 +13,7 @@ import { withFlagNames } from '../option-flags.js';
 import { ProgressLine, rateMeter } from '../progress.js';
 import { stopOnSignal } from '../stop-on-signal.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
+import { compareSummaryJson, writeSummary } from '../summary-names.js';
 
 /** `compare A B`: each side a cluster (an http(s) URL) or an export (a file or a directory); flags into options, the summary onto stdout. */
 
@@ -57,8 +63,7 @@ function sideOf(args: CompareArgs, name: 'a' | 'b'): CompareSide {
 }
 
 const compareCommand: CommandModule<object, CompareArgs> = {
-  command: 'compare <a> <b> [document]',
-  describe: 'Compare two corpora, each a cluster (URL) or an export (file or --output-dir directory), by meaning',
+  ...listedCommand('compare'),
   builder: (y) =>
     withSecurityOptions(y)
       .positional('a', { type: 'string', demandOption: true, describe: 'Side A: an endpoint URL (a cluster) or an export file or directory' })
@@ -121,7 +126,7 @@ const compareCommand: CommandModule<object, CompareArgs> = {
       );
       over = true;
       progress.stop();
-      process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+      writeSummary(compareSummaryJson(summary));
       if (!summary.equal) process.exitCode = 1;
     } catch (err) {
       if (stop.signalled !== undefined) {

@@ -1,7 +1,17 @@
 import type { AnyCommand } from '../command.js';
+import { listedCommand } from '../command-list.js';
 import { existsSync } from 'node:fs';
 import type { Argv, CommandModule, PositionalOptions } from 'yargs';
-import { VespaBulkError, activateSession, deleteApplication, deploy, DeployError, getApplication, getConvergence, getReindexing, getServiceConvergence, listContent, prepareSession, readContent, readPackage, recallSession, rememberSession, resolveTarget, restartServices, sessionStateFile, triggerReindex, uploadPackage, waitForConvergence, waitForServiceConvergence, type DeployTarget, type PrepareResult } from '../../index.js';
+import { VespaBulkError } from '../../errors.js';
+import { activateSession, prepareSession, uploadPackage } from '../../deploy/session.js';
+import { deleteApplication, getApplication, getReindexing, listContent, readContent, restartServices, triggerReindex } from '../../deploy/application.js';
+import { deploy } from '../../deploy/deploy.js';
+import { DeployError } from '../../deploy/config-request.js';
+import { getConvergence, getServiceConvergence, waitForConvergence, waitForServiceConvergence } from '../../deploy/converge.js';
+import { readPackage } from '../../deploy/package.js';
+import { recallSession, rememberSession, sessionStateFile } from '../../deploy/session-state.js';
+import { resolveTarget, type DeployTarget } from '../../deploy/target.js';
+import type { PrepareResult } from '../../deploy/types.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, withTargetOptions, type TargetArgs as DropInTargetArgs } from '../target-options.js';
@@ -209,14 +219,14 @@ const activateRun = handler<ActivateArgs>(async (argv) => {
 
 const prepareCommand = (name: string): CommandModule<any, PrepareArgs> => ({
   command: `${name} <package>`,
-  describe: 'Upload a package (directory or .zip) and prepare it, or prepare an uploaded session id; remembers the session for activate',
+  describe: listedCommand('prepare').describe,
   builder: (y) => withPrepareFlags(withTarget(y)).positional('package', { type: 'string', describe: 'Package directory, .zip, or session id' }) as Argv<PrepareArgs>,
   handler: prepareRun,
 });
 
 const activateCommand = (name: string): CommandModule<any, ActivateArgs> => ({
   command: `${name} [session-id]`,
-  describe: 'Activate a prepared session (default: the last one prepared from this directory)',
+  describe: listedCommand('activate').describe,
   builder: (y) =>
     withTarget(y)
       .positional('session-id', { type: 'string' })
@@ -366,8 +376,7 @@ const subcommands: AnyCommand[] = [
 
 export const commands: AnyCommand[] = [
   {
-    command: 'deploy [path]',
-    describe: 'Deploy an application package (directory or .zip): upload, prepare, activate; see subcommands for the separate steps',
+    ...listedCommand('deploy'),
     // global: false keeps deploy's own flags out of its subcommands (yargs inherits options by default).
     builder: (y) =>
       withPrepareFlags(withTarget(y), false)

@@ -1,7 +1,14 @@
 import type { AnyCommand } from '../command.js';
+import { listedCommand } from '../command-list.js';
 import { readFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError, checkGivenId, conditionAndCreate, singleOperationOf, splitPositionals, type SingleOperation, DocumentClient, type DocumentParams, type DocumentResponse, authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders, tensorFormats, type TensorFormat } from '../../index.js';
+import { VespaBulkError } from '../../errors.js';
+import { checkGivenId, conditionAndCreate, singleOperationOf, splitPositionals, type SingleOperation } from '../../document/single-operation.js';
+import { DocumentClient, type DocumentResponse } from '../../http/document-client.js';
+import type { DocumentParams } from '../../http/document-request.js';
+import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';
+import { answerMessage, statusMessage } from '../../document/answer-message.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -39,6 +46,7 @@ interface DocumentArgs extends SecurityArgs, TargetArgs, WaitArgs, ProtocolArgs 
   'dry-run'?: boolean;
   header?: string[];
   assign?: string[];
+  verbose: boolean;
 }
 
 type Kind = 'get' | 'put' | 'update' | 'remove';
@@ -48,7 +56,8 @@ function options<T>(y: Argv<T>, kind: Kind) {
     .option('cluster', { type: 'string', describe: 'Content cluster' })
     .option('timeout', { type: 'string', describe: 'Server-side timeout, e.g. 5s' })
     .option('tracelevel', { type: 'number', describe: 'Trace level 1-9 (the trace is in the printed response)' })
-    .option('header', repeatable("Extra request header 'Name: value' (repeatable)"));
+    .option('header', repeatable("Extra request header 'Name: value' (repeatable)"))
+    .option('verbose', { alias: 'v', type: 'boolean', default: false, describe: 'Say which HTTP is spoken, and print a failed answer that is not the service\'s JSON (a proxy\'s page) whole' });
   if (kind === 'get') {
     b = b
       .positional('ids', { type: 'string', array: true, demandOption: true, describe: 'Document ids, id:<namespace>:<type>::<local>' })
@@ -101,10 +110,9 @@ export function documentOperationOf(kind: Exclude<Kind, 'get'>, first: string | 
   return singleOperationOf(kind, { ...(id !== undefined && { id }), ...(text !== undefined && { text }), ...(assign !== undefined && { assign }) });
 }
 
-function command(kind: Kind, describe: string): CommandModule<object, DocumentArgs> {
+function command(kind: Kind): CommandModule<object, DocumentArgs> {
   return {
-    command: kind === 'get' ? 'get <ids..>' : kind === 'remove' ? 'remove <first>' : `${kind} <first> [file]`,
-    describe,
+    ...listedCommand(kind),
     builder: (y) => options(y, kind),
     handler: async (args) => {
       const ids = kind === 'get' ? (args.ids ?? []) : [];
@@ -136,7 +144,8 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
       const client = new DocumentClient({
         endpoint: connection.url,
         ...access,
-        onProtocol: tellProtocolOnce(connection.url, protocol, (line) => process.stderr.write(`${line}\n`)),
+        // One request: which HTTP it went over informs only when asked for.
+        ...(args.verbose && { onProtocol: tellProtocolOnce(connection.url, protocol, (line) => process.stderr.write(`${line}\n`)) }),
       });
       try {
         if (operation === undefined) {
@@ -147,14 +156,14 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
               process.stderr.write(`vespa-bulk: ${id}: not found (ignored: --ignore-missing)\n`);
               continue;
             }
-            if (!report(id, res)) return;
+            if (!report(id, res, args.verbose)) return;
           }
           return;
         }
         const { id, fields } = operation;
         // The client sends 429 and 503 again (four times at most), and a transport error where that is safe.
         const res = await (kind === 'put' ? client.put(id, fields!, params) : kind === 'update' ? client.update(id, fields!, params) : client.remove(id, params));
-        report(id, res);
+        report(id, res, args.verbose);
       } finally {
         await client.close();
       }
@@ -162,28 +171,33 @@ function command(kind: Kind, describe: string): CommandModule<object, DocumentAr
   };
 }
 
-/** Prints a success on stdout, or says why on stderr and sets exit code 1; true on success. */
-function report(id: string, res: DocumentResponse): boolean {
+/**
+ * Prints a success on stdout, or says why on stderr and sets exit code 1; true on success. A failed answer is one
+ * line (a proxy's HTML page: its title); `verbose` adds its whole body when that line is not all of it.
+ */
+function report(id: string, res: DocumentResponse, verbose: boolean): boolean {
   if (res.status >= 200 && res.status < 300) {
     process.stdout.write(`${printable(res)}\n`);
     return true;
   }
   process.exitCode = 1;
-  const message = typeof res.body?.message === 'string' ? res.body.message : undefined;
+  const message = answerMessage(res.raw);
+  const body = res.raw.toString('utf8').trim();
+  if (verbose && body !== '' && body !== message) process.stderr.write(`${body}\n`);
   if (res.status === 404) process.stderr.write(`vespa-bulk: ${id}: not found (404)\n`);
   else if (res.status === 412) {
     process.stderr.write(`vespa-bulk: ${id}: the condition did not hold, or the document does not exist (412)${message ? `: ${message}` : ''}\n`);
   } else if (isAuthFailure(res.status)) {
-    process.stderr.write(`vespa-bulk: ${id}: HTTP ${res.status}${message ? `: ${message}` : ''} (${authFailureHint(res.status)})\n`);
-  } else process.stderr.write(`vespa-bulk: ${id}: HTTP ${res.status}${message ? `: ${message}` : ''}\n`);
+    process.stderr.write(`vespa-bulk: ${id}: ${statusMessage(res.status, message)} (${authFailureHint(res.status)})\n`);
+  } else process.stderr.write(`vespa-bulk: ${id}: ${statusMessage(res.status, message)}\n`);
   return false;
 }
 
 export const commands: AnyCommand[] = [
-  command('get', 'Print documents, one after another (stops at the first failure)'),
-  command('put', 'Write one document (create or replace): put [id] <file>'),
-  command('update', 'Update fields of one document: update [id] [file]'),
-  command('remove', 'Remove one document: remove <id|file>'),
+  command('get'),
+  command('put'),
+  command('update'),
+  command('remove'),
 ];
 
 /** The answer as the service wrote it, indented: printed from the parsed value, a large `long` would be rounded. */

@@ -1,6 +1,18 @@
 import type { AnyCommand } from '../command.js';
+import { listedCommand } from '../command-list.js';
 import type { Argv } from 'yargs';
-import { VespaBulkError, isVespaBulkError, authFailureHint, connectOptions, needsTlsMaterial, securityHeaders, Feeder, type FeedOutcome, checkResumable, readFeedCheckpoint, resumedOptions, ResumeConflictError, removeLeftoverTemporaryFiles, checkFeedOptions, parseShard, type Compression, type FeedOptions, type OperationResult, loadTransform } from '../../index.js';
+import { VespaBulkError, isVespaBulkError } from '../../errors.js';
+import { authFailureHint, connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { Feeder } from '../../feed/feeder.js';
+import type { FeedOutcome } from '../../feed/run.js';
+import { checkResumable, readFeedCheckpoint } from '../../feed/checkpoint.js';
+import { resumedOptions, ResumeConflictError } from '../../feed/recorded-options.js';
+import { removeLeftoverTemporaryFiles } from '../../fs/atomic-write.js';
+import { checkFeedOptions } from '../../feed/check-options.js';
+import { parseShard } from '../../feed/shard.js';
+import type { Compression, FeedOptions } from '../../feed/options.js';
+import type { OperationResult } from '../../feed/operation-result.js';
+import { loadTransform } from '../../feed/transform.js';
 import { tookDefault } from '../given-flags.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
@@ -14,16 +26,16 @@ import { stopOnSignal } from '../stop-on-signal.js';
 import { holdYoungGeneration } from '../young-generation.js';
 import { existsSync } from 'node:fs';
 import { feedFlags, flagName, withFlagNames } from '../option-flags.js';
-import { feedSampler } from '../../report/index.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
-import { speedtestSource } from '../../bench/index.js';
-import { feedSummaryJson } from '../summary-names.js';
+import { feedSummaryJson, writeSummary } from '../summary-names.js';
+import { formatCount } from '../progress-format.js';
 import { defaultCheckpointPath, defaultFailuresPath, isDefaultCheckpointName } from '../default-paths.js';
 import { estimateRemainingSeconds } from '../eta.js';
 import { parseHeaderFlags } from '../header-flags.js';
 import { resumeHint } from '../resume-hint.js';
-import type { InputFormat, RowOptions } from '../../index.js';
+import type { InputFormat } from '../../tabular/input-format.js';
+import type { RowOptions } from '../../tabular/row-operation.js';
 
 const tables = 'Tables (CSV, TSV, Parquet; see docs/input-formats.md):';
 
@@ -91,7 +103,7 @@ function builder(y: Argv): Argv<FeedArgs> {
     // Not an array option: that would swallow the file names after it. Repeated flags still collect.
     .option('header', repeatable("Extra header 'Name: value' (repeatable)"))
     .option('compression', { choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip bodies over 512 bytes: auto = unless the target is loopback' })
-    .option('verbose', { type: 'boolean', default: false, describe: 'Print every failed operation and its reason on stderr' })
+    .option('verbose', { alias: 'v', type: 'boolean', default: false, describe: 'Print every failed operation and its reason on stderr, and an answer that is not the service\'s JSON (a proxy\'s page) whole' })
     .option('max-retries', { type: 'number', default: 10, describe: 'Retries for 503, 502, 504 and transport errors' })
     .option('max-request-bytes', { type: 'number', describe: "An operation whose body is over this many bytes is not sent and fails at once (default 104857600, the container's 100 MiB; set it to the cluster's maxDocumentOperationRequestSizeMib)" })
     .option('max-failure-seconds', { alias: 'deadline', type: 'number', default: 60, describe: 'Stop (with a checkpoint) after this long with only failures; 0 never (--deadline, as the official CLI names it)' })
@@ -201,7 +213,8 @@ export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Pro
     // The failures of the earlier run stay in one file with this run's.
     if (argv.failures === undefined && checkpoint.failures !== undefined) options.failures = checkpoint.failures;
     options.resume = checkpoint;
-    resumedFrom = checkpoint.position === null ? `${resumeFrom} (finished: nothing left to feed)` : `${resumeFrom} at ${checkpoint.inputs[checkpoint.position.input] ?? '?'} line ${checkpoint.position.line}`;
+    const before = `${formatCount(checkpoint.ok + checkpoint.errors)} ${checkpoint.ok + checkpoint.errors === 1 ? 'operation' : 'operations'} done before`;
+    resumedFrom = checkpoint.position === null ? `${resumeFrom}: finished, nothing left to feed` : `${resumeFrom} at ${checkpoint.inputs[checkpoint.position.input] ?? '?'} line ${checkpoint.position.line}: ${before}`;
     if (!targetGiven && options.endpoint !== undefined) {
       // The key pair of the official CLI's home is picked for the target fed: resolve the checkpoint's as if given.
       connection = connectionFromArgs({ ...argv, target: options.endpoint }, headers);
@@ -245,7 +258,8 @@ function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () 
       label: 'feed',
       state: now,
       seconds: p.seconds,
-      done: p.finished,
+      // A resumed feed counts the whole: what the runs before finished, then this run's answers.
+      done: p.finishedBefore === undefined ? p.finished : p.finishedBefore + p.ok + p.failed,
       unit: 'ops',
       ...(p.readShare !== undefined && { percent: p.readShare * 100 }),
       ...(p.totalBytes !== undefined && { bytes: { read: p.readBytes ?? 0, total: p.totalBytes } }),
@@ -256,7 +270,8 @@ function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () 
       failed: p.failed,
       retried: p.retries,
       inflight: { now: p.inflight, limit: p.limit },
-      p99Ms: p.p99Ms,
+      // No latency before anything answered.
+      ...(p.ok + p.failed > 0 && { p99Ms: p.p99Ms }),
       ...(eta !== undefined && { etaSeconds: eta }),
     };
   };
@@ -267,7 +282,7 @@ async function handler(argv: FeedArgs): Promise<void> {
   // Each run names its default checkpoint anew, so no later save to it finds what a killed run left beside its own.
   if (argv.checkpoint === undefined && argv.resume === undefined) await removeLeftoverTemporaryFiles('.', isDefaultCheckpointName);
   if (targetNote !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: ${targetNote}\n`);
-  if (resumedFrom !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: continuing from checkpoint ${resumedFrom}\n`);
+  if (resumedFrom !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: resumed from ${resumedFrom}\n`);
   const controller = new AbortController();
   options.signal = controller.signal;
   let shownFailures = 0;
@@ -283,20 +298,25 @@ async function handler(argv: FeedArgs): Promise<void> {
     if (r.ok) return;
     if (shownFailures++ < maxShown) {
       const what = r.id !== undefined ? `${r.kind} ${r.id}: ` : '';
-      const status = r.status !== undefined ? `${r.status} ` : '';
-      log(`${r.input}:${r.line}: ${what}${status}${r.message ?? 'failed'}${r.attempts > 1 ? ` (after ${r.attempts} attempts)` : ''}`);
+      const message = r.message ?? 'failed';
+      // A proxy's page titled "502 Bad Gateway" says its status itself.
+      const status = r.status !== undefined && !message.startsWith(String(r.status)) ? `${r.status} ` : '';
+      log(`${r.input}:${r.line}: ${what}${status}${message}${r.attempts > 1 ? ` (after ${r.attempts} attempts)` : ''}`);
+      // --verbose: an answer that was not the service's JSON (its one line above is a page's title) in full.
+      const body = argv.verbose && r.body !== null && typeof r.body === 'object' ? (r.body as { message?: unknown }).message : undefined;
+      if (typeof body === 'string' && body.trim() !== message) log(body.trim());
     } else if (shownFailures === maxShown + 1) {
       log('(more failures: see the failure output; --verbose prints all)');
     }
   };
   await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }), ...(options.protocol !== undefined && { protocol: options.protocol }) });
   const outputs = await RunOutputs.open(argv, { command: 'feed', target: options.endpoint!, argv: argv as unknown as Record<string, unknown> });
-  const source = speedtest !== undefined ? speedtestSource(speedtest.bytes, speedtest.seconds) : files.length === 1 ? files[0]! : files;
+  const source = speedtest !== undefined ? (await import('../../bench/speedtest.js')).speedtestSource(speedtest.bytes, speedtest.seconds) : files.length === 1 ? files[0]! : files;
   const feeder = new Feeder(options);
   // On this thread only: the growth factor is the process's, and held while workers are small it would keep
   // their young generations small too (2 workers, 200k documents: 2 of 3 runs took 12-22 % more CPU).
   if (feeder.workers === 1) holdYoungGeneration();
-  outputs.attach(feedSampler(feeder));
+  if (outputs.recording) outputs.attach((await import('../../report/sample.js')).feedSampler(feeder));
   const stop = stopOnSignal(controller, { message: 'vespa-bulk: stopping: finishing in-flight operations (Ctrl-C again to quit at once)' });
   let state: ProgressSnapshot['state'] = 'running';
   const progress = new ProgressLine(progressOf(feeder, () => (stop.signalled !== undefined && state === 'running' ? 'stopping' : state)), { enabled: !argv.quiet, plainIntervalMs: Math.max(0.1, argv.progress) * 1000 });
@@ -317,9 +337,13 @@ async function handler(argv: FeedArgs): Promise<void> {
   const s = outcome.summary;
   const printed = { ...feedSummaryJson(s), ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}) };
   await outputs.finish(printed, argv.quiet);
-  process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`);
+  writeSummary(printed);
   if (outcome.failuresFile !== undefined && s.errors > 0) {
     reportFailuresFile(s.errors, outcome.failuresFile);
+  }
+  // As `vespa feed`, an empty input is no failure (exit 0); but a summary of zeros alone reads like one.
+  if (s.operations === 0 && outcome.stopped === undefined && resumedFrom === undefined && speedtest === undefined && !argv.quiet) {
+    process.stderr.write(`vespa-bulk: nothing to feed: no operations in ${files.map((f) => (f === '-' ? 'standard input' : f)).join(', ')}\n`);
   }
   if (outcome.stopped !== undefined) {
     const why =
@@ -330,11 +354,12 @@ async function handler(argv: FeedArgs): Promise<void> {
           : outcome.stopped === 'unreachable'
             ? outcome.unreachable?.code === 'VB_PROTOCOL'
               ? outcome.unreachable.message
-              : `${outcome.unreachable?.message ?? 'nothing answers at the endpoint'}. ${unreachableHint}`
+              : `${outcome.unreachable?.message ?? 'nothing answers at the endpoint'}. ${unreachableHint(outcome.unreachable, options.endpoint!)}`
             : 'interrupted';
     let text = `vespa-bulk: feed stopped: ${why}`;
     if (!text.endsWith('.')) text += '.';
     if (outcome.checkpointFile !== undefined) text += ` Checkpoint: ${outcome.checkpointFile}; continue with: ${resumeHint(outcome.checkpointFile, { flags: flagsNotKept(argv), inputs: files })}`;
+    else if (s.ok + s.errors === 0) text += ' Nothing was fed: run the same command again.';
     process.stderr.write(`${red(text)}\n`);
   }
   if (s.errors > 0 || outcome.stopped !== undefined) process.exitCode = 1;
@@ -345,8 +370,7 @@ async function handler(argv: FeedArgs): Promise<void> {
 
 export const commands: AnyCommand[] = [
   {
-    command: 'feed [files..]',
-    describe: 'Feed documents (put, update, remove) from JSONL, JSON, CSV, TSV or Parquet files as fast as the cluster takes them',
+    ...listedCommand('feed'),
     builder: builder as unknown as AnyCommand['builder'],
     handler: handler as unknown as AnyCommand['handler'],
   },

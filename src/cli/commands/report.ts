@@ -1,6 +1,10 @@
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError, writeFileAtomically } from '../../index.js';
-import { renderReport, mergeRuns, readStatsFile } from '../../report/index.js';
+import { listedCommand } from '../command-list.js';
+import { VespaBulkError } from '../../errors.js';
+import { writeFileAtomically } from '../../fs/atomic-write.js';
+import { renderReport } from '../../report/html.js';
+import { mergeRuns } from '../../report/merge.js';
+import { readStatsFile } from '../../report/stats-file.js';
 import { exitCodesEpilog } from '../exit-codes.js';
 
 /** `vespa-bulk report A.jsonl B.jsonl -o r.html`: one report from the stats files of one or more shards. */
@@ -14,8 +18,7 @@ const epilog = `Each FILE is a --stats file of feed or visit. Several files are 
 ${exitCodesEpilog}`;
 
 const reportCommand: CommandModule<object, ReportArgs> = {
-    command: 'report <files..>',
-    describe: 'Draw one HTML report from --stats files (the shards of a run merged)',
+    ...listedCommand('report'),
   builder: (y: Argv) =>
       y
         .positional('files', { type: 'string', array: true, describe: 'Stats files (JSONL) written with --stats' })

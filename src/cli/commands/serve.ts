@@ -1,8 +1,11 @@
 import type { AnyCommand } from '../command.js';
+import { listedCommand } from '../command-list.js';
 import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
-import { type ServerTlsOptions, defaultHeapMb, startSimulator } from '../../simulator/index.js';
-import { VespaBulkError } from '../../index.js';
+import type { ServerTlsOptions } from '../../simulator/http/auth.js';
+import { defaultHeapMb } from '../../simulator/admission.js';
+import { startSimulator } from '../../simulator/simulator.js';
+import { VespaBulkError } from '../../errors.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 
 interface ServeArgs {
@@ -69,8 +72,7 @@ export function serveTlsOf(args: Pick<ServeArgs, 'tls-cert' | 'tls-key' | 'tls-c
 }
 
 const serve: CommandModule<object, ServeArgs> = {
-  command: 'serve',
-  describe: 'Run the local Vespa simulator: /document/v1 and the config server. Faults can be changed at run time with PUT /_sim/faults.',
+  ...listedCommand('serve'),
   builder: (y) =>
     y
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })

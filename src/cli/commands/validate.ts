@@ -1,6 +1,9 @@
 import type { AnyCommand } from '../command.js';
+import { listedCommand } from '../command-list.js';
 import type { Argv } from 'yargs';
-import { VespaBulkError, validate } from '../../index.js';
+import { VespaBulkError } from '../../errors.js';
+import { validate } from '../../validate/validate.js';
+import { writeSummary } from '../summary-names.js';
 
 /**
  * `vespa-bulk validate FILES... --app DIR|ZIP` (or `--config-url URL`): judges a corpus against the schemas
@@ -43,7 +46,7 @@ async function handler(argv: ValidateArgs): Promise<void> {
     },
   });
   const s = outcome.summary;
-  process.stdout.write(`${JSON.stringify({ ...s, ...(outcome.failuresFile ? { 'validator.failures.file': outcome.failuresFile } : {}) }, null, 2)}\n`);
+  writeSummary({ ...s, ...(outcome.failuresFile ? { 'validator.failures.file': outcome.failuresFile } : {}) });
   const refused = s['validator.error.count'];
   if (refused > 0) {
     const where = outcome.failuresFile !== undefined ? ` (written to ${outcome.failuresFile}, reasons in ${outcome.failuresFile}.reasons.jsonl)` : ' (give --failures FILE to keep them)';
@@ -54,8 +57,7 @@ async function handler(argv: ValidateArgs): Promise<void> {
 
 export const commands: AnyCommand[] = [
   {
-    command: 'validate [files..]',
-    describe: 'Check a corpus against the schemas of an application package, as the cluster would, without a cluster',
+    ...listedCommand('validate'),
     builder: builder,
     handler: handler as unknown as AnyCommand['handler'],
   },

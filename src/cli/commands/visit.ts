@@ -1,6 +1,20 @@
 import type { AnyCommand } from '../command.js';
+import { listedCommand } from '../command-list.js';
 import type { Argv, CommandModule } from 'yargs';
-import { isVespaBulkError, VespaBulkError, authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders, fieldsTextOf, tensorFormats, type TensorFormat, bulkOperation, type BulkKind, type BulkSummary, exportDocuments, outputFormats, type OutputFormat, migrate, defaultVisitSlices, type VisitOptions, discoverContentClusters, bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec, slicesOf, parseTimeRange, type VisitReport, type VisitRun } from '../../index.js';
+import { isVespaBulkError, VespaBulkError } from '../../errors.js';
+import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { fieldsTextOf } from '../../document/single-operation.js';
+import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';
+import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
+import { exportDocuments } from '../../visit/export.js';
+import type { ExportResumed } from '../../visit/export/export-options.js';
+import { outputFormats, type OutputFormat } from '../../visit/formats.js';
+import { migrate } from '../../visit/migrate.js';
+import { defaultVisitSlices, type VisitOptions } from '../../visit/options.js';
+import { discoverContentClusters } from '../../visit/discover-cluster.js';
+import { bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec, slicesOf } from '../../visit/query.js';
+import { parseTimeRange } from '../../visit/time-range.js';
+import type { VisitReport, VisitRun } from '../../visit/visitor.js';
 import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type TargetArgs } from '../target-options.js';
@@ -8,15 +22,15 @@ import { readSource, tensorFormatHelp } from './document.js';
 import { reportFailuresFile } from './feed.js';
 import { visitFlags, withFlagNames } from '../option-flags.js';
 import { ProgressLine, rateMeter } from '../progress.js';
-import type { ProgressSnapshot } from '../progress-format.js';
+import { formatCount, type ProgressSnapshot } from '../progress-format.js';
 import { red, yellow } from '../color.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal, exitCodesEpilog } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
-import { visitSampler } from '../../report/index.js';
+import { visitSampler } from '../../report/sample.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import { protocolFromArgs, tellProtocolOnce, withProtocolOption, type ProtocolArgs } from '../transport-options.js';
-import { exportSummaryJson, migrateSummaryJson } from '../summary-names.js';
+import { bulkSummaryJson, exportSummaryJson, migrateSummaryJson, writeSummary } from '../summary-names.js';
 import { defaultFailuresPath } from '../default-paths.js';
 import { parseHeaderFlags } from '../header-flags.js';
 
@@ -70,6 +84,7 @@ interface VisitArgs extends CommonArgs, RunOutputArgs {
   'to-header'?: string[];
   verify?: boolean;
   'verify-diff'?: string;
+  verbose: boolean;
 }
 
 interface BulkArgs extends CommonArgs {
@@ -205,8 +220,7 @@ export function directIoOption(flag: boolean | undefined, env: NodeJS.ProcessEnv
 }
 
 const visitCommand: CommandModule<object, VisitArgs> = {
-  command: 'visit [document]',
-  describe: 'Export documents: all slices at once, resumed across cuts, each document written once',
+  ...listedCommand('visit'),
   builder: (y) =>
     withRunOutputOptions(commonOptions(y))
       .option('field-set', { type: 'string', describe: 'Fields to return: [all], [document], [id], <type>:f1,f2' })
@@ -218,7 +232,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('slice-id', repeatable('Visit only these slices (e.g. 0,2; repeatable): several machines split one export'))
       .option('stream', { type: 'boolean', default: true, describe: 'Streamed responses (JSONL); --no-stream pages with continuations' })
       .option('output', { alias: 'o', type: 'string', describe: 'Write to FILE instead of stdout (.gz compresses)' })
-      .option('output-dir', { type: 'string', describe: 'One file per slice in DIR (slice-0000.jsonl, ...)' })
+      .option('output-dir', { type: 'string', describe: 'Files in DIR: one per slice (slice-0000.jsonl, ...); a Parquet or CSV table without --checkpoint in files of up to 1,000,000 rows (part-0000.parquet, ...)' })
       .option('gzip', { type: 'boolean', describe: 'Compress the --output-dir files (slice-0000.jsonl.gz, ...); -o compresses by its .gz name' })
       .option('direct-io', { type: 'boolean', describe: 'Write plain output files with O_DIRECT, sparing the page cache (default on unless VESPA_BULK_DIRECT_IO=0; --no-direct-io turns it off)' })
       .option('format', { type: 'string', choices: outputFormats, default: 'jsonl' as OutputFormat, describe: 'jsonl: as received; feed: {"put"/"remove"} lines for vespa-bulk feed; json: one array; parquet, csv: a row per document (docs/export-formats.md)' })
@@ -242,6 +256,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       .option('to-token', { type: 'string', describe: 'Bearer token for --to-endpoint (the source credentials are never sent there)' })
       .option('verify', { type: 'boolean', describe: 'With --to-endpoint: after the migration, compare the source with the destination (as vespa-bulk compare does) and exit 1 when they differ' })
       .option('verify-diff', { type: 'string', describe: 'With --verify: write the differences to FILE (JSONL, as compare --diff)' })
+      .option('verbose', { alias: 'v', type: 'boolean', default: false, describe: 'List every slice in the summary (documents, requests, retries, the token of an unfinished one) and every failed slice on stderr' })
       .example('$0 visit music/song --slices 4 -o songs.jsonl.gz', 'Export one type with four slices at once')
       .example('$0 visit music/song --slices 8 --slice-id 0,1,2,3', 'This machine\'s half of an export split in two')
       .example('$0 visit music/song --make-feed --to-endpoint http://other:8080', 'Copy a type to another cluster')
@@ -294,10 +309,17 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     let state: ProgressSnapshot['state'] = 'running';
     const outputs = await RunOutputs.open(args, { command: 'visit', target: options.endpoint, argv: args as unknown as Record<string, unknown> });
     let recorded: Record<string, unknown> | undefined;
+    // A resumed export counts the documents of the runs before it too.
+    let before = 0;
+    const onResume = (resumed: ExportResumed): void => {
+      before = resumed.documents;
+      if (!args.quiet) log(`vespa-bulk: resumed from ${args.checkpoint}: ${formatCount(resumed.documents)} ${resumed.documents === 1 ? 'document' : 'documents'} done before, ${formatCount(resumed.finishedChains)} of ${formatCount(resumed.chains)} slices finished`);
+    };
     const startProgress = (run: VisitRun): void => {
       outputs.attach(visitSampler(run));
-      progress = new ProgressLine(visitProgressOf(run, performance.now(), () => (stop.signalled !== undefined && state === 'running' ? 'stopping' : state)), { enabled: !args.quiet });
+      progress = new ProgressLine(visitProgressOf(run, performance.now(), () => (stop.signalled !== undefined && state === 'running' ? 'stopping' : state), before), { enabled: !args.quiet });
     };
+    const detail = { slices: args.verbose };
     try {
       await waitIfAsked(args, options.endpoint, options, controller.signal);
       await discoverCluster(options, args.quiet);
@@ -328,9 +350,10 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         }));
         state = stop.signalled !== undefined ? 'stopped' : 'done';
         progress?.stop();
-        recorded = migrateSummaryJson(summary);
+        recorded = migrateSummaryJson(summary, { slices: true });
         if (summary.verify?.equal === false) process.stderr.write(`${red(`vespa-bulk: the destination differs from the source: ${summary.verify.onlyInA} missing, ${summary.verify.onlyInB} extra, ${summary.verify.differing} differing`)}\n`);
-        process.stdout.write(`${JSON.stringify(recorded, null, 2)}\n`);
+        writeSummary(migrateSummaryJson(summary, detail));
+        if (!('error' in summary.visit)) reportFailures(summary.visit, undefined, slicesOf(options), args.verbose);
         if (summary.failuresFile !== undefined) reportFailuresFile(summary.feed.errors, summary.failuresFile);
         if (summary.stopped === 'unauthorized') process.stderr.write('vespa-bulk: migration stopped: the destination refused the credentials: check --to-token (or --to-cert/--to-key)\n');
         if (summary.stopped === 'unreachable') process.stderr.write(`${red(`vespa-bulk: migration stopped: nothing answers at the destination ${args['to-endpoint']}: check --to-endpoint`)}\n`);
@@ -352,13 +375,14 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         ...(args['row-group-rows'] !== undefined && { rowGroupRows: args['row-group-rows'] }),
         ...(args.transform !== undefined && { transform: args.transform }),
         onStart: startProgress,
+        onResume,
       }));
       state = stop.signalled !== undefined ? 'stopped' : 'done';
       progress?.stop();
-      recorded = exportSummaryJson(summary);
-      // stdout carries data: when it carries the documents, the summary goes to stderr.
-      (toStdout ? process.stderr : process.stdout).write(`${JSON.stringify(recorded, null, 2)}\n`);
-      reportFailures(summary, args.checkpoint, slicesOf(options));
+      // The recording (--stats, --report) keeps every slice: the report is where the detail is read.
+      recorded = exportSummaryJson(summary, { slices: true });
+      writeSummary(exportSummaryJson(summary, detail), { dataOnStdout: toStdout });
+      reportFailures(summary, args.checkpoint, slicesOf(options), args.verbose);
       if (stop.signalled !== undefined) process.exitCode = exitCodeOfSignal(stop.signalled);
       else if (!summary.ok) process.exitCode = 1;
     } finally {
@@ -369,53 +393,93 @@ const visitCommand: CommandModule<object, VisitArgs> = {
   },
 };
 
-function visitProgressOf(run: VisitRun, started: number, state: () => ProgressSnapshot['state']): () => ProgressSnapshot {
+function visitProgressOf(run: VisitRun, started: number, state: () => ProgressSnapshot['state'], before: number): () => ProgressSnapshot {
   const docsRate = rateMeter();
   const bytesRate = rateMeter();
   return () => {
     const seconds = (performance.now() - started) / 1000;
     const docs = run.documents();
     const percent = run.percentFinished();
-    const failed = run.slices.filter((s) => s.status === 'failed').length;
     const now = state();
-    // The last line of an ended visit: rates over the whole run and the slices finished, not those running (0).
+    // The last line of an ended visit: rates over the whole run, and nothing in flight.
     const ended = now === 'done' || now === 'stopped';
     return {
       label: 'visit',
       state: now,
       seconds,
-      done: docs,
+      done: before + docs,
       unit: 'docs',
       percent,
       rate: docsRate(docs, seconds, ended),
       mbPerSecond: bytesRate(run.bytes(), seconds, ended) / 1e6,
+      slices: { finished: run.slices.filter((s) => s.status === 'finished').length, total: run.slices.length },
       // Slices are what fails in a visit: a failed one is reported with its token.
-      failed,
+      failed: run.slices.filter((s) => s.status === 'failed').length,
       retried: run.slices.reduce((n, s) => n + s.retries, 0),
-      inflight: ended
-        ? { now: run.slices.filter((s) => s.status === 'finished').length, limit: run.slices.length, what: 'slices finished' }
-        : { now: run.slices.filter((s) => s.status === 'running').length, limit: run.slices.length, what: 'slices' },
+      ...(!ended && { inflight: { now: run.inflight().running, limit: run.inflight().limit } }),
       ...(percent > 0.5 && percent < 100 && { etaSeconds: (seconds * (100 - percent)) / percent }),
     };
   };
 }
 
-function reportFailures(summary: VisitReport, checkpoint: string | undefined, slices: number): void {
+/** Failed slices with a token of their own shown one by one, unless --verbose asks for all of them. */
+const shownFailedSlices = 5;
+
+/**
+ * Each failed slice on stderr: why, and what to run to continue it. Slices that failed alike with the same remedy
+ * (a service refusing every request fails all 256 so) are one line with their count.
+ */
+function reportFailures(summary: VisitReport, checkpoint: string | undefined, slices: number, all: boolean): void {
+  type Slice = VisitReport['slices'][number];
+  const groups = new Map<string, { line: ReturnType<typeof failedSliceLine>; slices: Slice[] }>();
+  let own = 0;
   for (const s of summary.slices) {
     if (s.status !== 'failed') continue;
-    const space = s.bucketSpace === undefined ? '' : ` --bucket-space ${s.bucketSpace}`;
-    // A refused request (400, 404...) fails the same way again until the request is changed.
-    const refused = s.status_code !== undefined && s.status_code >= 400 && s.status_code < 500 && s.status_code !== 429 && !isAuthFailure(s.status_code);
-    const how = refused
-      ? 'the service refused the request: fix it and run again'
-      : checkpoint !== undefined
-        ? 'rerun the same command to continue'
-        : s.continuation !== undefined
-          ? `continue with ${[...(slices === 1 ? [] : [`--slices ${slices} --slice-id ${s.slice}`]), ...(space === '' ? [] : [space.trim()]), `--continuation '${s.continuation}'`].join(' ')}`
-          : 'start it again';
-    const hint = s.status_code !== undefined && isAuthFailure(s.status_code) ? ` (${authFailureHint(s.status_code)})` : '';
-    process.stderr.write(`${red(`vespa-bulk: ${s.cluster === undefined ? '' : `cluster '${s.cluster}' `}slice ${s.slice}${s.bucketSpace === undefined ? '' : ` (${s.bucketSpace} bucket space)`} failed: ${s.error ?? 'unknown error'}${hint}; ${how}`)}\n`);
+    const line = failedSliceLine(s, checkpoint, slices);
+    if (all || line.perSlice) {
+      if (all || own++ < shownFailedSlices) process.stderr.write(`${red(`vespa-bulk: ${line.which} failed: ${line.why}; ${line.how}`)}\n`);
+      continue;
+    }
+    const key = `${line.why}\u0000${line.how}`;
+    const group = groups.get(key) ?? { line, slices: [] };
+    group.slices.push(s);
+    groups.set(key, group);
   }
+  for (const { line, slices: alike } of groups.values()) {
+    const which = alike.length === 1 ? line.which : `${alike.length} slices${whereFailed(alike)}`;
+    process.stderr.write(`${red(`vespa-bulk: ${which} failed: ${line.why}; ${line.how}`)}\n`);
+  }
+  if (own > shownFailedSlices) process.stderr.write(`${red(`vespa-bulk: ${own - shownFailedSlices} more slices failed, each with its token: --verbose lists them all`)}\n`);
+}
+
+/** Where slices that failed alike were: their clusters and bucket spaces, e.g. ` (default and global bucket spaces)`. */
+function whereFailed(slices: VisitReport['slices']): string {
+  const names = (values: Array<string | undefined>): string[] => [...new Set(values.filter((v) => v !== undefined))].sort();
+  const clusters = names(slices.map((s) => s.cluster));
+  const spaces = names(slices.map((s) => s.bucketSpace));
+  const parts = [
+    ...(clusters.length > 0 ? [`cluster${clusters.length > 1 ? 's' : ''} ${clusters.map((c) => `'${c}'`).join(' and ')}`] : []),
+    ...(spaces.length > 0 ? [`${spaces.join(' and ')} bucket space${spaces.length > 1 ? 's' : ''}`] : []),
+  ];
+  return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
+}
+
+/** One failed slice: which, why, and what to do; `perSlice` when the remedy names the slice (its token). */
+function failedSliceLine(s: VisitReport['slices'][number], checkpoint: string | undefined, slices: number): { which: string; why: string; how: string; perSlice: boolean } {
+  const space = s.bucketSpace === undefined ? '' : ` --bucket-space ${s.bucketSpace}`;
+  // A refused request (400, 404...) fails the same way again until the request is changed.
+  const refused = s.status_code !== undefined && s.status_code >= 400 && s.status_code < 500 && s.status_code !== 429 && !isAuthFailure(s.status_code);
+  const perSlice = !refused && checkpoint === undefined && s.continuation !== undefined;
+  const how = refused
+    ? 'the service refused the request: fix it and run again'
+    : checkpoint !== undefined
+      ? 'rerun the same command to continue'
+      : s.continuation !== undefined
+        ? `continue with ${[...(slices === 1 ? [] : [`--slices ${slices} --slice-id ${s.slice}`]), ...(space === '' ? [] : [space.trim()]), `--continuation '${s.continuation}'`].join(' ')}`
+        : 'start it again';
+  const hint = s.status_code !== undefined && isAuthFailure(s.status_code) ? ` (${authFailureHint(s.status_code)})` : '';
+  const which = `${s.cluster === undefined ? '' : `cluster '${s.cluster}' `}slice ${s.slice}${s.bucketSpace === undefined ? '' : ` (${s.bucketSpace} bucket space)`}`;
+  return { which, why: `${s.error ?? 'unknown error'}${hint}`, how, perSlice };
 }
 
 /** update-where body: a JSON text, a file, '-' (stdin), and/or --assign field=JSON; as text, so longs stay exact. */
@@ -435,10 +499,9 @@ function updateFieldsOf(args: BulkArgs): { fields: Record<string, unknown>; fiel
   return { fields: given.fields, fieldsText: given.text };
 }
 
-function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, BulkArgs> {
+function bulkCommand(kind: BulkKind): CommandModule<object, BulkArgs> {
   return {
-    command: kind === 'update-where' ? `${kind} [document] [update]` : `${kind} [document]`,
-    describe,
+    ...listedCommand(kind),
     builder: (y) => {
       let b = commonOptions(y)
         .option('time-chunk', { type: 'string', describe: 'Server-side work per request (timeChunk), e.g. 60s' })
@@ -505,7 +568,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
         progress?.stop();
         stop.release();
       }
-      process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+      writeSummary(bulkSummaryJson(summary));
       if (!summary.ok) {
         process.stderr.write(
           `${red(`vespa-bulk: ${kind} failed: ${summary.error ?? 'unknown error'}${summary.continuation !== undefined ? `; continue with --continuation '${summary.continuation}'` : ''}`)}\n`,
@@ -518,7 +581,7 @@ function bulkCommand(kind: BulkKind, describe: string): CommandModule<object, Bu
 
 export const commands: AnyCommand[] = [
   visitCommand,
-  bulkCommand('update-where', 'Update every document matching --selection (the service works through them in chunks)'),
-  bulkCommand('delete-where', 'Remove every document matching --selection'),
-  bulkCommand('copy', 'Copy the documents matching --selection from --cluster to --destination-cluster'),
+  bulkCommand('update-where'),
+  bulkCommand('delete-where'),
+  bulkCommand('copy'),
 ];

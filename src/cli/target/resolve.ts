@@ -1,6 +1,6 @@
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { VespaBulkError } from '../../index.js';
+import { VespaBulkError } from '../../errors.js';
 
 /**
  * Where a command sends its requests when our own flags do not say, read the way the official `vespa` CLI
@@ -70,7 +70,9 @@ const defaultApplication: ApplicationId = { tenant: 'default', application: 'app
 export function parseConfigYaml(text: string, file: string): ConfigLayer {
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    // Loaded when a config file is there to read (most runs have none); required, since this runs synchronously.
+    const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+    doc = parse(text);
   } catch (err) {
     throw new VespaBulkError('VB_USAGE', `${file}: not valid YAML: ${(err as Error).message}`, { cause: err });
   }

@@ -12,10 +12,15 @@ export interface ServerStats extends InProgressCounts {
   queue: QueueCounts;
   /** The content nodes' bucket locks: held, waited for now, and how many writes waited. */
   bucketLocks: BucketLockCounts;
+  /**
+   * The content nodes' visiting since the start: `iterated` counts the stored entries (tombstones included) that
+   * visit requests walked through, those of each request's bucket space and slice, whether they matched or not.
+   */
+  visits: { iterated: number };
 }
 
 export function serverStats(state: HandlerState): ServerStats {
-  return { ...state.inProgress.counts(), queue: state.admission.counts(), bucketLocks: state.bucketLocks.counts() };
+  return { ...state.inProgress.counts(), queue: state.admission.counts(), bucketLocks: state.bucketLocks.counts(), visits: { iterated: state.visitCost.iterated } };
 }
 
 /**

@@ -79,12 +79,14 @@ export function idParts(id: string): IdParts {
   const c2 = id.indexOf(':', c1 + 1);
   const c3 = id.indexOf(':', c2 + 1);
   if (!id.startsWith('id:') || c1 < 0 || c2 < 0 || c3 < 0) throw new Error(`not a document id: '${id}'`);
-  const kv = id.slice(c2 + 1, c3);
-  let bucket: number;
-  if (kv.startsWith('n=')) bucket = Number(BigInt.asUintN(32, BigInt(kv.slice(2))));
-  else if (kv.startsWith('g=')) bucket = hash32(kv.slice(2));
-  else bucket = hash32(id);
-  return { namespace: id.slice(3, c1), type: id.slice(c1 + 1, c2), bucket };
+  return { namespace: id.slice(3, c1), type: id.slice(c1 + 1, c2), bucket: locationOf(id.slice(c2 + 1, c3)) ?? hash32(id) };
+}
+
+/** The 32-bit location an id's key/value part names (`n=` its number, `g=` a hash of the group); undefined for none. */
+export function locationOf(kv: string): number | undefined {
+  if (kv.startsWith('n=')) return Number(BigInt.asUintN(32, BigInt(kv.slice(2))));
+  if (kv.startsWith('g=')) return hash32(kv.slice(2));
+  return undefined;
 }
 
 export function compareEntries(a: StoredEntry, b: StoredEntry): number {
@@ -202,20 +204,6 @@ export class ClusterStore {
       this.ordered = null;
       this.added = [];
     } else this.added.push(entry);
-  }
-
-  /** Index of the first entry after `position` in `ordered`. */
-  static indexAfter(ordered: StoredEntry[], position: VisitPosition): number {
-    let lo = 0;
-    let hi = ordered.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const e = ordered[mid];
-      const after = e.bucket > position.bucket || (e.bucket === position.bucket && e.id > position.id);
-      if (after) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
   }
 
   clear(): void {

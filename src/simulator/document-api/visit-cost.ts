@@ -10,6 +10,8 @@ import type { Faults } from '../faults.js';
 export class VisitCost {
   /** When each lane is free again, in performance.now() milliseconds. */
   private lanes: number[] = [];
+  /** Entries the visits iterated, cost or not: what a test reads to see what a request walked through. */
+  private iteratedEntries = 0;
 
   constructor(private readonly faults: Faults) {}
 
@@ -18,8 +20,13 @@ export class VisitCost {
     return this.faults.current.visitCostUs > 0;
   }
 
-  /** Waits for `documents` iterated on a lane; resolves at once when the cost is off. */
+  get iterated(): number {
+    return this.iteratedEntries;
+  }
+
+  /** Counts `documents` iterated and waits for them on a lane; resolves at once when the cost is off. */
   async charge(documents: number): Promise<void> {
+    this.iteratedEntries += documents;
     const { visitCostUs, visitParallelism } = this.faults.current;
     if (visitCostUs <= 0 || documents <= 0) return;
     if (this.lanes.length !== visitParallelism) this.lanes = Array.from({ length: visitParallelism }, (_, i) => this.lanes[i] ?? 0);

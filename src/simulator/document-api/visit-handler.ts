@@ -19,7 +19,7 @@ export interface VisitSettings {
   chunkDocuments: number;
   /** 0 = off; destroy a streamed response after this many documents. */
   cutStreamAfterDocuments: number;
-  /** The content nodes' iteration time, charged per document of the slice. */
+  /** The content nodes' iteration time, charged per entry iterated (those of the request's space and slice). */
   cost: VisitCost;
 }
 
@@ -81,12 +81,8 @@ export async function visitPlain(res: AnyResponse, scope: VisitScope, params: Vi
       break;
     }
   }
-  if (settings.cost.enabled) {
-    let iterated = 0;
-    for (let j = scope.start; j < i; j++) if (scope.inSlice(ordered[j])) iterated++;
-    await settings.cost.charge(iterated);
-    if (isGone(res)) return 200;
-  }
+  await settings.cost.charge(i - scope.start);
+  if (isGone(res)) return 200;
   let body = `{"pathId":${JSON.stringify(scope.pathId)},"documents":[${docs.join(',')}],"documentCount":${docs.length}`;
   const trace = traceJson(scope.traceLevel, [`visited ${i - scope.start} entries in cluster '${scope.cluster.name}'`]);
   if (trace !== undefined) body += `,"trace":${trace}`;
@@ -115,7 +111,8 @@ export async function visitStreamed(res: AnyResponse, scope: VisitScope, params:
   let scannedSinceYield = 0;
   let i = scope.start;
   const costing = settings.cost.enabled;
-  let uncharged = 0;
+  /** Entries before this index are charged to the content nodes' time. */
+  let charged = scope.start;
 
   const flush = async (): Promise<boolean> => {
     if (buffer.length === 0) return !isGone(res);
@@ -127,10 +124,10 @@ export async function visitStreamed(res: AnyResponse, scope: VisitScope, params:
 
   for (; i < ordered.length && count < wanted; i++) {
     const e = ordered[i];
-    if (costing && scope.inSlice(e) && ++uncharged >= costBatch) {
+    if (costing && i + 1 - charged >= costBatch) {
       // The content node iterates before it sends: what it sends waits for its time.
-      await settings.cost.charge(uncharged);
-      uncharged = 0;
+      await settings.cost.charge(i + 1 - charged);
+      charged = i + 1;
       if (isGone(res)) return 200;
     }
     if (!accepts(e)) {
@@ -166,7 +163,7 @@ export async function visitStreamed(res: AnyResponse, scope: VisitScope, params:
     }
   }
 
-  if (uncharged > 0) await settings.cost.charge(uncharged);
+  await settings.cost.charge(i - charged);
   const finished = i >= ordered.length;
   const token = finished ? undefined : tokenAt(scope, Math.max(scope.start, i - 1));
   const trace = traceJson(scope.traceLevel, [`visited ${i - scope.start} entries in cluster '${scope.cluster.name}'`]);

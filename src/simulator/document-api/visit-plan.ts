@@ -2,7 +2,8 @@ import type { DocumentRoute } from './document-path.js';
 import type { QueryParameters } from './query-parameters.js';
 import { badRequest } from './responses.js';
 import { matches, type Matcher, type SelectionCache } from './selection-cache.js';
-import { ClusterStore, decodeContinuation, type DocumentStore, type StoredEntry, type VisitPosition } from './document-store.js';
+import { decodeContinuation, locationOf, type ClusterStore, type DocumentStore, type StoredEntry, type VisitPosition } from './document-store.js';
+import { bucketStretch, indexAfter, sliceOf } from './visit-index.js';
 
 /**
  * What a visit or bulk request covers, from its path and parameters: the cluster, which entries qualify and
@@ -11,13 +12,14 @@ import { ClusterStore, decodeContinuation, type DocumentStore, type StoredEntry,
 export interface VisitScope {
   pathId: string;
   cluster: ClusterStore;
-  /** Snapshot of the visit order at the start of the request. */
+  /**
+   * What the content nodes iterate for the request, in visit order, as it stood when the request came: the entries
+   * of its bucket space and slice (and its location's bucket, for a path with n= or g=). Each costs iteration time.
+   */
   ordered: StoredEntry[];
   /** Index in `ordered` to start at (after the continuation). */
   start: number;
   accepts: (entry: StoredEntry) => boolean;
-  /** Whether the entry is in the request's slice: what a content node iterates (and is charged for). */
-  inSlice: (entry: StoredEntry) => boolean;
   includeRemoves: boolean;
   timeoutMs: number;
   traceLevel: number;
@@ -119,29 +121,25 @@ export function buildScope(
   const position: VisitPosition | undefined = continuation === undefined ? undefined : decodeContinuation(continuation);
 
   // The path's type, namespace and number/group are ANDed with the selection; checked natively for speed.
-  const idPrefix =
-    route.kind === 'collection'
-      ? `id:${route.namespace}:${route.type}:${route.location === undefined ? '' : route.location.kind === 'number' ? `n=${route.location.value}:` : `g=${route.location.value}:`}`
-      : undefined;
+  const location = route.kind === 'collection' && route.location !== undefined ? `${route.location.kind === 'number' ? 'n' : 'g'}=${route.location.value}` : undefined;
+  const idPrefix = route.kind === 'collection' ? `id:${route.namespace}:${route.type}:${location === undefined ? '' : `${location}:`}` : undefined;
   const { globalTypes } = context;
   // A typed path visits the type's own bucket space; at the root the parameter decides.
-  const wantGlobal = route.kind === 'collection' ? globalTypes.has(route.type) : bucketSpace === 'global';
+  const global = route.kind === 'collection' ? globalTypes.has(route.type) : bucketSpace === 'global';
 
+  // The bucket space and the slice are what is iterated (visit-index.ts); the rest is checked per entry.
   const accepts = (e: StoredEntry): boolean => {
     if (idPrefix !== undefined && !e.id.startsWith(idPrefix)) return false;
-    if (globalTypes.has(e.type) !== wantGlobal) return false;
-    if (slices !== undefined && e.bucket % slices !== sliceId) return false;
     if (fromMicros !== undefined && e.timestampMicros < fromMicros) return false;
     if (toMicros !== undefined && e.timestampMicros > toMicros) return false;
     if (e.removed) return includeRemoves;
     return matcher === undefined || matches(matcher, e);
   };
 
-  const inSlice = (e: StoredEntry): boolean => slices === undefined || e.bucket % slices === sliceId;
-
-  const ordered = cluster.orderedEntries();
-  const start = position === undefined ? 0 : ClusterStore.indexAfter(ordered, position);
-  return { pathId, cluster, ordered, start, accepts, inSlice, includeRemoves, timeoutMs, traceLevel };
+  const share = sliceOf(cluster.orderedEntries(), { globalTypes, global, slices, sliceId });
+  const ordered = location === undefined ? share : bucketStretch(share, locationOf(location)!);
+  const start = position === undefined ? 0 : indexAfter(ordered, position);
+  return { pathId, cluster, ordered, start, accepts, includeRemoves, timeoutMs, traceLevel };
 }
 
 export function percentFinished(scope: VisitScope, nextIndex: number): number {

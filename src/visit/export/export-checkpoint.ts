@@ -52,6 +52,11 @@ export class ExportCheckpoint {
     return resumeStates(this.previous);
   }
 
+  /** The documents (and removes) the previous runs wrote, over all chains. */
+  documentsBefore(): number {
+    return Object.values(this.previous?.slices ?? {}).reduce((n, c) => n + (c.documents ?? 0), 0);
+  }
+
   /** The chains the previous run finished. */
   finishedChains(): Set<string> {
     return new Set(Object.entries(this.previous?.slices ?? {}).flatMap(([key, c]) => (c.finished === true ? [key] : [])));

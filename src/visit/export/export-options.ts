@@ -24,8 +24,13 @@ export interface ExportOptions extends VisitOptions {
   format?: OutputFormat;
   /** A file (`.gz` compresses); undefined or '-' writes to `stdout`. */
   output?: string;
-  /** One file per slice in this directory, named slice-0000.jsonl etc. Excludes `output`. */
+  /**
+   * One file per slice in this directory, named slice-0000.jsonl etc. Excludes `output`. A table (`format: 'parquet' |
+   * 'csv'`) without `checkpoint` is written as parts of up to `rowsPerFile` rows instead: part-0000.parquet, ...
+   */
   outputDir?: string;
+  /** Rows per file of a table written to `outputDir` without `checkpoint`. Default {@link defaultRowsPerFile} (1,000,000). */
+  rowsPerFile?: number;
   /**
    * Compresses each file of `outputDir` with gzip (slice-0000.jsonl.gz, ...); a resumed export adds gzip members
    * to them. Only with `outputDir`: `output` compresses by its `.gz` name. Default false.
@@ -50,6 +55,11 @@ export interface ExportOptions extends VisitOptions {
   workers?: number;
   /** Called once the visit runs, e.g. to draw progress from it. */
   onStart?: (run: VisitRun) => void;
+  /**
+   * Called before the visit runs when `checkpoint` continues an earlier run: what the runs before this one did (the
+   * documents they wrote, the chains they finished, of how many), e.g. to say so and count the whole.
+   */
+  onResume?: (before: ExportResumed) => void;
   /**
    * An incremental export: only what changed since an earlier export, removes included (`{"remove":id}`), so that
    * feeding it into a copy made from that export brings the copy up to date. The earlier export's record (its
@@ -84,12 +94,27 @@ export interface ExportOptions extends VisitOptions {
   transform?: TransformSpec;
 }
 
+/** What the runs before a resumed export did, as its checkpoint records (see `ExportOptions.onResume`). */
+export interface ExportResumed {
+  /** Documents (and removes) they wrote. */
+  documents: number;
+  /** Chains (slices, per bucket space and cluster) they finished. */
+  finishedChains: number;
+  /** Chains of the visit, finished or not. */
+  chains: number;
+}
+
+/** Rows per file of a table exported to a directory without a checkpoint: Parquet files of some 100 MB to 1 GB. */
+export const defaultRowsPerFile = 1_000_000;
+
 /** The visit report of an export, with the bytes written. */
 export interface ExportSummary extends VisitReport {
   /** Bytes written to the output(s), before compression. */
   outputBytes: number;
   /** The checkpoint continued a previous run. */
   resumed: boolean;
+  /** With `resumed`: the documents (and removes) the runs before this one wrote; this run's are `documents` and `removes`. */
+  documentsBefore?: number;
   /**
    * When the visit began (ISO 8601; a resumed export's first run): what an increment of this export (`since`) starts
    * from. Absent only when resumed from a checkpoint of an earlier version, which did not record it.
@@ -115,6 +140,7 @@ export function checkExportOptions(options: ExportOptions): { format: OutputForm
   // The workers send encoded JSONL bytes; a table's columns and row groups are built by one encoder.
   if (workers > 1 && (format === 'parquet' || format === 'csv')) throw new OptionError('workers', `1 with format ${format} (a table is encoded in one thread)`, workers);
   checkInteger(options, 'rowGroupRows', 1, 1_000_000);
+  checkInteger(options, 'rowsPerFile', 1);
   // The workers encode (and compress) what they visit; the transform runs before the encoding, in this thread.
   if (workers > 1 && options.transform !== undefined) throw new OptionError('transform', 'left out with workers', 'a transform', 'workers');
   validateVisitOptions(options);

@@ -61,6 +61,8 @@ export class Export {
     // Before the first request (and the first save): what the visit returns is what the cluster held from about this moment on.
     const startedAt = this.checkpoint.begin(Date.now());
     this.checkpoint.saveFrom(() => (this.snapshots ?? new LocalSnapshots(undefined, this.outputs)).take());
+    const resumed = this.checkpoint.resumed();
+    if (resumed) this.options.onResume?.({ documents: this.checkpoint.documentsBefore(), finishedChains: this.checkpoint.finishedChains().size, chains: chainsOf(this.visiting).length });
     const run = this.workers > 1 ? this.startOnWorkers() : this.startHere();
     this.options.onStart?.(run);
     const report = await this.reportOf(run);
@@ -71,7 +73,8 @@ export class Export {
     return {
       ...report,
       outputBytes: this.outputBytes(),
-      resumed: this.checkpoint.resumed(),
+      resumed,
+      ...(resumed && { documentsBefore: this.checkpoint.documentsBefore() }),
       ...(startedAt !== undefined && { startedAt }),
       ...(from !== undefined && { fromTimestamp: String(from) }),
     };
@@ -97,7 +100,7 @@ export class Export {
 
   /** The visit on worker threads, which encode (and compress) the batches: this thread writes the bytes. */
   private startOnWorkers(): VisitRun {
-    const { onStart: _onStart, stdout: _stdout, ...toWorkers } = this.visitOptions();
+    const { onStart: _onStart, onResume: _onResume, stdout: _stdout, ...toWorkers } = this.visitOptions();
     let encodedBytes = 0;
     this.outputBytes = () => encodedBytes;
     const run = startWorkerVisit(

@@ -24,12 +24,16 @@ interface ClosedOutput {
 /**
  * The outputs of an export as it runs: opened on a slice's first documents (per slice, or one for all), closed once
  * every chain of their slice finished (a visit of 256 slices does not hold 256 files and their buffers), and their
- * lengths for checkpoints.
+ * lengths for checkpoints. A table in parts (`SinkChoice.rowsPerFile`) has one output for all the slices, closed
+ * and followed by the next part once it holds that many rows.
  */
 export class ExportOutputs {
   private readonly open = new Map<number | 'all', OpenOutput>();
-  /** Files of slices whose chains all finished, closed. */
-  private readonly closed = new Map<number, ClosedOutput>();
+  /** Files of slices whose chains all finished, closed (and parts that were full, by `part:<n>`). */
+  private readonly closed = new Map<number | string, ClosedOutput>();
+  /** The part being written, and its rows so far (with `rowsPerFile`). */
+  private part = 0;
+  private rowsInPart = 0;
   private readonly chainsOfSlice = new Map<number, string[]>();
   private transforming = 0;
 
@@ -54,32 +58,52 @@ export class ExportOutputs {
     const key = this.choice.perSlice ? slice : 'all';
     let s = this.open.get(key);
     if (s === undefined) {
+      // A part is a new file, never one written before.
+      if (this.choice.rowsPerFile !== undefined) return this.opened(key, this.choice.open(this.part, false));
       const path = this.choice.pathOf(slice);
       // A closed file opened again (not expected: its chains were finished) is appended to, never truncated.
       const append = this.closed.has(slice) || (this.resumed && (path === undefined || !this.restored.fresh.has(path)));
       // A CSV file continued keeps the columns of its header.
       const header = this.format === 'csv' && append && path !== undefined ? csvHeaderOf(path) : undefined;
-      s = { ...this.choice.open(slice, append), encoder: createEncoder(this.format, this.layout, header), queue: Promise.resolve() };
-      this.open.set(key, s);
+      s = this.opened(key, this.choice.open(slice, append), header);
     }
+    return s;
+  }
+
+  private opened(key: number | 'all', sink: OpenedSink, header?: string[]): OpenOutput {
+    const s = { ...sink, encoder: createEncoder(this.format, this.layout, header), queue: Promise.resolve() };
+    this.open.set(key, s);
     return s;
   }
 
   /** Encodes and writes a batch of documents (this thread's visit); settles when the sink can take more. */
   deliver(batch: VisitBatch): void | Promise<void> {
     const s = this.of(batch.slice);
-    if (this.transform === undefined) return s.sink.write(s.encoder.encode(batch.entries));
+    if (this.transform === undefined) return this.write(s, batch.entries);
     const entries = transformEntries(batch.entries, this.transform);
-    if (!(entries instanceof Promise)) return s.sink.write(s.encoder.encode(entries));
+    if (!(entries instanceof Promise)) return this.write(s, entries);
     // An async transform: written in delivery order after the writes queued before, counted until written so a
     // checkpoint waits for it (`transformsPending`).
     this.transforming++;
-    const written = s.queue.then(() => entries).then((list) => s.sink.write(s.encoder.encode(list)));
+    const written = s.queue.then(() => entries).then((list) => this.write(s, list));
     s.queue = written.then(
       () => undefined,
       () => undefined,
     );
     return written.finally(() => this.transforming--);
+  }
+
+  /** Writes a batch's entries to `s`; a part that now holds `rowsPerFile` rows is closed, the next opened on use. */
+  private write(s: OpenOutput, entries: VisitBatch['entries']): void | Promise<void> {
+    const written = s.sink.write(s.encoder.encode(entries));
+    const limit = this.choice.rowsPerFile;
+    if (limit !== undefined && this.open.get('all') === s && (this.rowsInPart += entries.length) >= limit) {
+      this.open.delete('all');
+      this.closed.set(`part:${this.part}`, this.close(s));
+      this.part++;
+      this.rowsInPart = 0;
+    }
+    return written;
   }
 
   /** Batches an async transform has not yet given back and written: a checkpoint's state must wait for them. */
@@ -161,6 +185,11 @@ export class ExportOutputs {
     const s = this.open.get(slice);
     if (s === undefined) return;
     this.open.delete(slice);
+    this.closed.set(slice, this.close(s));
+  }
+
+  /** Ends an output's encoding once its queued writes are done, closes and commits it. */
+  private close(s: OpenOutput): ClosedOutput {
     const length = (async () => {
       await s.queue;
       const tail = s.encoder.end();
@@ -170,6 +199,6 @@ export class ExportOutputs {
       return s.file === undefined ? undefined : sizeOf(s.file.path);
     })();
     length.catch(() => {});
-    this.closed.set(slice, { path: s.file?.path, length, bytes: s.sink.bytes });
+    return { path: s.file?.path, length, bytes: s.sink.bytes };
   }
 }

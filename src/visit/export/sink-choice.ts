@@ -2,11 +2,12 @@ import { rename } from 'node:fs/promises';
 import { normalize } from 'node:path';
 import { fileSink } from '../../sinks/file.js';
 import type { FileSink, Sink } from '../../sinks/sink.js';
-import { sliceFileName } from '../../sinks/slice-directory.js';
+import { partFileName, sliceFileName } from '../../sinks/slice-directory.js';
 import { stdoutSink } from '../../sinks/stream.js';
 import type { OutputFormat } from '../formats.js';
 import { compressedFileSink } from '../workers/gzip-members.js';
-import type { ExportOptions } from './export-options.js';
+import { defaultRowsPerFile, type ExportOptions } from './export-options.js';
+import { isTabular } from './tabular-export.js';
 
 /** An output as opened: its sink, and for a file its path (as the checkpoint names it) and the file sink. */
 export interface OpenedSink {
@@ -20,11 +21,19 @@ export interface OpenedSink {
 export interface SinkChoice {
   /** One output per slice (`outputDir`), or one for all the slices. */
   readonly perSlice: boolean;
+  /**
+   * A table to a directory without a checkpoint: one output for all the slices, a new file (`part-0001`, ...) once
+   * one holds this many rows; `open` then takes the part's number. Undefined: no parts.
+   */
+  readonly rowsPerFile?: number;
   /** The visit workers compress (a `.gz` output with workers): their batches are gzip members, written as they are. */
   readonly workersCompress: boolean;
   /** The file a slice's documents go to; undefined for stdout. */
   pathOf(slice: number): string | undefined;
-  /** Opens the output of a slice; `append` keeps what a file holds (a resumed export) instead of truncating it. */
+  /**
+   * Opens the output of a slice (of a part, with `rowsPerFile`); `append` keeps what a file holds (a resumed export)
+   * instead of truncating it.
+   */
   open(slice: number, append: boolean): OpenedSink;
 }
 
@@ -49,11 +58,15 @@ function toOneFile(output: string, openFile: OpenFile, workersCompress: boolean)
   };
 }
 
-/** A file per slice in a directory (`outputDir`): slice-0000.jsonl, ... */
-function toSliceFiles(dir: string, extension: string, openFile: OpenFile, workersCompress: boolean): SinkChoice {
-  const pathOf = (slice: number): string => sliceFileName(dir, slice, extension);
+/**
+ * A file per slice in a directory (`outputDir`): slice-0000.jsonl, ...; or, for a table without a checkpoint, parts
+ * of up to `rowsPerFile` rows: part-0000.csv, ...
+ */
+function toSliceFiles(dir: string, extension: string, openFile: OpenFile, workersCompress: boolean, rowsPerFile?: number): SinkChoice {
+  const pathOf = (n: number): string => (rowsPerFile === undefined ? sliceFileName : partFileName)(dir, n, extension);
   return {
-    perSlice: true,
+    perSlice: rowsPerFile === undefined,
+    ...(rowsPerFile !== undefined && { rowsPerFile }),
     workersCompress,
     pathOf,
     open: (slice, append) => {
@@ -75,25 +88,38 @@ export function chooseSinks(options: ExportOptions, format: OutputFormat, worker
   const openFile: OpenFile = workersCompress
     ? compressedFileSink
     : (path, append) => fileSink(path, { append, ...(options.directIo !== undefined && { directIo: options.directIo }) });
-  if (format === 'parquet' && (options.outputDir !== undefined || (options.output !== undefined && options.output !== '-'))) return parquetFiles(options);
+  const rowsPerFile = tableParts(options, format);
+  if (format === 'parquet' && (options.outputDir !== undefined || (options.output !== undefined && options.output !== '-'))) return parquetFiles(options, rowsPerFile);
   if (options.outputDir !== undefined) {
     const extension = `${format === 'json' ? 'json' : format === 'csv' ? 'csv' : 'jsonl'}${options.gzip === true ? '.gz' : ''}`;
-    return toSliceFiles(options.outputDir, extension, openFile, workersCompress);
+    return toSliceFiles(options.outputDir, extension, openFile, workersCompress, rowsPerFile);
   }
   if (options.output === undefined || options.output === '-') return toStdout(options.stdout);
   return toOneFile(options.output, openFile, workersCompress);
 }
 
 /**
- * Parquet files (`output`, or one per slice in `outputDir`): each written under `<name>.partial` and renamed to its
- * name once its footer is written, so a file by its final name is always whole. No lengths are recorded: a Parquet
- * file is never cut back, a resumed export writes an unfinished slice anew (see `forgetUnfinishedSlices`).
+ * The rows per file of a table exported to a directory without a checkpoint: its files hold rows, not slices, so a
+ * small export is one file and a large one files of a size (as DuckDB's and Spark's writers do), not a file per
+ * slice. A resumable export (`checkpoint`) keeps a file per slice: a slice's file is what it redoes or continues.
  */
-function parquetFiles(options: ExportOptions): SinkChoice {
-  const perSlice = options.outputDir !== undefined;
-  const pathOf = (slice: number): string => (perSlice ? sliceFileName(options.outputDir!, slice, 'parquet') : normalize(options.output!));
+function tableParts(options: ExportOptions, format: OutputFormat): number | undefined {
+  if (options.outputDir === undefined || options.checkpoint !== undefined || !isTabular(format)) return undefined;
+  return options.rowsPerFile ?? defaultRowsPerFile;
+}
+
+/**
+ * Parquet files (`output`, or in `outputDir` one per slice or part): each written under `<name>.partial` and renamed
+ * to its name once its footer is written, so a file by its final name is always whole. No lengths are recorded: a
+ * Parquet file is never cut back, a resumed export writes an unfinished slice anew (see `forgetUnfinishedSlices`).
+ */
+function parquetFiles(options: ExportOptions, rowsPerFile: number | undefined): SinkChoice {
+  const perSlice = options.outputDir !== undefined && rowsPerFile === undefined;
+  const pathOf = (n: number): string =>
+    options.outputDir === undefined ? normalize(options.output!) : (perSlice ? sliceFileName : partFileName)(options.outputDir, n, 'parquet');
   return {
     perSlice,
+    ...(rowsPerFile !== undefined && { rowsPerFile }),
     workersCompress: false,
     pathOf,
     open: (slice) => {

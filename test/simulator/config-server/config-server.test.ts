@@ -99,7 +99,7 @@ describe('config server: sessions', () => {
     const a = await req('PUT', `${tenant}/session/${id}/active`);
     expect(a.status).toBe(200);
     expect(a.json).toMatchObject({ tenant: 'default', 'session-id': id, url: `${server.url}${appPath}`, application: { id: 'default:default:default', generation: Number(id) } });
-    expect(activations.map(({ documentTypes, generation }) => ({ documentTypes, generation }))).toEqual([{ documentTypes: ['music', 'user'], generation: Number(id) }]);
+    expect(activations.map(({ documentTypes, generation }) => ({ documentTypes, generation }))).toEqual([{ documentTypes: ['music', 'user', 'product'], generation: Number(id) }]);
     const app = await req('GET', appPath);
     expect(app.json).toMatchObject({ generation: Number(id), modelVersions: ['8.600.35'], versions: [{ generation: Number(id), engineVersion: '8.600.35' }] });
     expect(app.json.applicationPackageFileReference).toMatch(/^[0-9a-f]+$/);
@@ -230,12 +230,12 @@ describe('config server: the deployed application', () => {
     const id = await upload(userOnly);
     expect((await req('PUT', `${tenant}/session/${id}/prepared?applicationName=music`)).status).toBe(200);
     expect((await req('PUT', `${tenant}/session/${id}/active`)).status).toBe(200);
-    expect(activations.at(-1)?.documentTypes).toEqual(['user']);
+    expect(activations.at(-1)?.documentTypes).toEqual(['user', 'product']);
     await deployFiles();
-    expect(activations.at(-1)?.documentTypes.sort()).toEqual(['music', 'user']);
+    expect(activations.at(-1)?.documentTypes.sort()).toEqual(['music', 'product', 'user']);
     expect((await req('DELETE', appPath)).status).toBe(200);
     expect(deletions).toBe(0);
-    expect(activations.at(-1)?.documentTypes).toEqual(['user']);
+    expect(activations.at(-1)?.documentTypes).toEqual(['user', 'product']);
     expect((await req('DELETE', musicApp)).status).toBe(200);
     expect(deletions).toBe(1);
   });
@@ -276,7 +276,7 @@ describe('config server: the deployed application', () => {
     await deployFiles({ ...sampleFiles(), 'search/query-profiles/default.xml': '<query-profile id="default"/>', 'models/m.json': '{"a":1}' });
     const base = `${server.url}${appPath}/content/`;
     expect((await req('GET', `${appPath}/content/`)).json).toEqual([`${base}models/`, `${base}schemas/`, `${base}search/`, `${base}services.xml`]);
-    expect((await req('GET', `${appPath}/content/schemas/`)).json).toEqual([`${base}schemas/music.sd`, `${base}schemas/user.sd`]);
+    expect((await req('GET', `${appPath}/content/schemas/`)).json).toEqual([`${base}schemas/music.sd`, `${base}schemas/product.sd`, `${base}schemas/user.sd`]);
     const recursive = (await req('GET', `${appPath}/content/?recursive=true`)).json;
     expect(recursive).toContain(`${base}search/query-profiles/default.xml`);
     expect(recursive).toContain(`${base}search/query-profiles/`);
@@ -354,7 +354,7 @@ describe('config server: options', () => {
     expect(p.json.log.filter((l: any) => l.level === 'WARNING')).toEqual([]);
     expect((await req('PUT', `${tenant}/session/${id}/active`)).status).toBe(200);
     expect((activations.at(-1) as any).contentClusters).toEqual([
-      { id: 'music-cluster', documents: [{ type: 'music', mode: 'index', global: false }, { type: 'user', mode: 'index', global: false }] },
+      { id: 'music-cluster', documents: [{ type: 'music', mode: 'index', global: false }, { type: 'user', mode: 'index', global: false }, { type: 'product', mode: 'index', global: false }] },
     ]);
   });
 

@@ -69,17 +69,17 @@ describe('readApplicationPackage', () => {
   it('reads the sample package: clusters, document types, schemas', () => {
     const pkg = readApplicationPackage(zipFiles(sampleFiles()), 'zip');
     expect(pkg.containers).toEqual([{ id: 'default', documentApi: true, ignoreUndefinedFields: false }]);
-    expect(pkg.contents).toEqual([{ id: 'content', documents: [{ type: 'music', mode: 'index', global: false }, { type: 'user', mode: 'index', global: false }] }]);
-    expect(servedDocumentTypes(pkg)).toEqual(['music', 'user']);
+    expect(pkg.contents).toEqual([{ id: 'content', documents: [{ type: 'music', mode: 'index', global: false }, { type: 'user', mode: 'index', global: false }, { type: 'product', mode: 'index', global: false }] }]);
+    expect(servedDocumentTypes(pkg)).toEqual(['music', 'user', 'product']);
     expect(pkg.fileReference).toMatch(/^[0-9a-f]{16}$/);
   });
 
   it('reads a gzipped tar and a zip whose files sit under one top directory', () => {
     const files = sampleFiles();
     const tgz = gzipSync(createTar(Object.entries(files).map(([name, data]) => ({ name: `app/${name}`, data }))));
-    expect(servedDocumentTypes(readApplicationPackage(tgz, 'gzip'))).toEqual(['music', 'user']);
+    expect(servedDocumentTypes(readApplicationPackage(tgz, 'gzip'))).toEqual(['music', 'user', 'product']);
     const nested = zipSync(Object.fromEntries(Object.entries(files).map(([p, t]) => [`app/${p}`, strToU8(t)])));
-    expect([...readApplicationPackage(nested, 'zip').files.keys()].sort()).toEqual(['schemas/music.sd', 'schemas/user.sd', 'services.xml']);
+    expect([...readApplicationPackage(nested, 'zip').files.keys()].sort()).toEqual(['schemas/music.sd', 'schemas/product.sd', 'schemas/user.sd', 'services.xml']);
   });
 
   it.each([
