@@ -29,7 +29,7 @@ export interface ExportOptions extends VisitOptions {
    * 'csv'`) without `checkpoint` is written as parts of up to `rowsPerFile` rows instead: part-0000.parquet, ...
    */
   outputDir?: string;
-  /** Rows per file of a table written to `outputDir` without `checkpoint`. Default {@link defaultRowsPerFile} (1,000,000). */
+  /** Rows per file of a table written to `outputDir` without `checkpoint`. Default 1,000,000. */
   rowsPerFile?: number;
   /**
    * Compresses each file of `outputDir` with gzip (slice-0000.jsonl.gz, ...); a resumed export adds gzip members
