@@ -2,8 +2,8 @@
  * `vespa-bulk`: the library's root entry: feeding, visiting (with the bulk operations and migration), single
  * documents, deployment and validation. The CLI (`vespa-bulk`) is a thin shell over the package's entries.
  *
- * The other entries load apart, so importing this one loads neither the simulator nor the report (nor
- * prom-client): `vespa-bulk/simulator` (a local cluster), `vespa-bulk/report` (recording a run, the HTML report,
+ * The other entries load apart, so importing this one loads neither the simulator nor the report:
+ * `vespa-bulk/simulator` (a local cluster), `vespa-bulk/report` (recording a run, the HTML report,
  * the metrics endpoint) and `vespa-bulk/bench` (generated load and the speedtest).
  */
 export { VespaBulkError, errorCodes, isVespaBulkError, describePlace, type ErrorCode, type ErrorPlace } from './errors.js';

@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Counter, Gauge, Registry, type Metric } from 'prom-client';
 import { VespaBulkError } from '../errors.js';
 import { cumulativeCounts } from './histogram.js';
 import type { RunSample, RunSampler } from './sample.js';
+import { prometheusContentType, prometheusText, type PrometheusFamily, type PrometheusSample } from './prometheus-text.js';
 
 /** Options of {@link startMetricsServer}. */
 export interface MetricsServerOptions {
@@ -30,25 +30,46 @@ const latencyBucketsSeconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 
 /**
  * The latency histogram as Prometheus expects it, made at scrape time from the run's own HDR histogram: the
- * recorded values themselves are never touched twice, and prom-client's own Histogram (one observe() per value)
- * would mean a second record on the per-operation path.
+ * recorded values themselves are never touched twice, and a second record per operation is kept off its path.
  */
-class LatencyMetric {
-  readonly name = 'vespa_bulk_operation_latency_seconds';
-  readonly help = 'Latency of HTTP responses (each attempt), seconds';
-  readonly type = 'histogram';
-  readonly aggregator = 'sum';
-  constructor(private readonly current: () => RunSample) {}
-  get() {
-    const h = this.current().latencyUs;
-    const counts = cumulativeCounts(h, latencyBucketsSeconds.map((s) => s * 1e6));
-    const values = latencyBucketsSeconds.map((le, i) => ({ metricName: `${this.name}_bucket`, labels: { le }, value: counts[i] }));
-    values.push({ metricName: `${this.name}_bucket`, labels: { le: '+Inf' as unknown as number }, value: h.totalCount });
-    values.push({ metricName: `${this.name}_sum`, labels: {} as { le: number }, value: (h.mean * h.totalCount) / 1e6 });
-    values.push({ metricName: `${this.name}_count`, labels: {} as { le: number }, value: h.totalCount });
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
-  }
-  reset(): void {}
+function latencyFamily(s: RunSample): PrometheusFamily {
+  const name = 'vespa_bulk_operation_latency_seconds';
+  const h = s.latencyUs;
+  const counts = cumulativeCounts(h, latencyBucketsSeconds.map((b) => b * 1e6));
+  const samples: PrometheusSample[] = latencyBucketsSeconds.map((le, i) => ({ name: `${name}_bucket`, labels: { le: String(le) }, value: counts[i] }));
+  samples.push({ name: `${name}_bucket`, labels: { le: '+Inf' }, value: h.totalCount });
+  samples.push({ name: `${name}_sum`, value: (h.mean * h.totalCount) / 1e6 });
+  samples.push({ name: `${name}_count`, value: h.totalCount });
+  return { name, help: 'Latency of HTTP responses (each attempt), seconds', type: 'histogram', samples };
+}
+
+/** Every metric of one sample, so that the figures of a scrape agree with each other. */
+function families(s: RunSample): PrometheusFamily[] {
+  const one = (name: string, type: 'counter' | 'gauge', help: string, value: number): PrometheusFamily => ({ name, help, type, samples: [{ value }] });
+  return [
+    {
+      name: 'vespa_bulk_operations_total',
+      help: 'Operations done, by result: ok or failed (finally, after retries)',
+      type: 'counter',
+      samples: [
+        { labels: { result: 'ok' }, value: s.ok },
+        { labels: { result: 'failed' }, value: s.failed },
+      ],
+    },
+    {
+      name: 'vespa_bulk_responses_total',
+      help: 'HTTP responses by status code (429s and other retried answers included)',
+      type: 'counter',
+      samples: Object.entries(s.status).map(([status, n]) => ({ labels: { status }, value: n })),
+    },
+    one('vespa_bulk_retries_total', 'counter', 'Requests sent again after a retryable answer or transport error', s.retries),
+    one('vespa_bulk_transport_errors_total', 'counter', 'Requests that got no HTTP answer', s.exceptions),
+    one('vespa_bulk_sent_bytes_total', 'counter', 'Request body bytes sent', s.sentBytes),
+    one('vespa_bulk_received_bytes_total', 'counter', 'Response body bytes received', s.receivedBytes),
+    one('vespa_bulk_inflight', 'gauge', 'Requests in flight now', s.inflight),
+    one('vespa_bulk_inflight_limit', 'gauge', 'The in-flight limit now (adaptive unless fixed)', s.inflightLimit),
+    latencyFamily(s),
+  ];
 }
 
 /**
@@ -56,68 +77,19 @@ class LatencyMetric {
  * of hours watched in Grafana. Every scrape reads the run afresh through `sample`.
  */
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
-  const registry = new Registry();
-  let sample: RunSample | undefined;
-  // One sample per scrape, shared by every metric of that scrape, so the figures agree with each other.
-  const current = () => (sample ??= options.sample());
-  const counter = (name: string, help: string, read: (s: RunSample) => number) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(read(current()));
-      },
-    });
-  const gauge = (name: string, help: string, read: (s: RunSample) => number) =>
-    new Gauge({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.set(read(current()));
-      },
-    });
-  new Counter({
-    name: 'vespa_bulk_operations_total',
-    help: 'Operations done, by result: ok or failed (finally, after retries)',
-    labelNames: ['result'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc({ result: 'ok' }, current().ok);
-      this.inc({ result: 'failed' }, current().failed);
-    },
-  });
-  new Counter({
-    name: 'vespa_bulk_responses_total',
-    help: 'HTTP responses by status code (429s and other retried answers included)',
-    labelNames: ['status'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [status, n] of Object.entries(current().status)) this.inc({ status }, n);
-    },
-  });
-  counter('vespa_bulk_retries_total', 'Requests sent again after a retryable answer or transport error', (s) => s.retries);
-  counter('vespa_bulk_transport_errors_total', 'Requests that got no HTTP answer', (s) => s.exceptions);
-  counter('vespa_bulk_sent_bytes_total', 'Request body bytes sent', (s) => s.sentBytes);
-  counter('vespa_bulk_received_bytes_total', 'Response body bytes received', (s) => s.receivedBytes);
-  gauge('vespa_bulk_inflight', 'Requests in flight now', (s) => s.inflight);
-  gauge('vespa_bulk_inflight_limit', 'The in-flight limit now (adaptive unless fixed)', (s) => s.inflightLimit);
-  registry.registerMetric(new LatencyMetric(current) as unknown as Metric);
-
   const server: Server = createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '/').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the metrics are at /metrics\n');
       return;
     }
-    sample = undefined;
-    registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
-      (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${(err as Error).message}\n`),
-    );
+    let text: string;
+    try {
+      text = prometheusText(families(options.sample()));
+    } catch (err) {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(`${(err as Error).message}\n`);
+      return;
+    }
+    res.writeHead(200, { 'content-type': prometheusContentType }).end(text);
   });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {

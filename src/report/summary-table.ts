@@ -31,6 +31,8 @@ const named: Record<string, [Group, string, Unit?]> = {
   'visit.document.rate': ['Throughput', 'documents and removes per second', '/s'],
   'output.bytes': ['Throughput', 'written to the output', 'bytes'],
   'visit.ok': ['Outcomes', 'every slice finished', 'text'],
+  'visit.slice.count': ['Outcomes', 'slices'],
+  'visit.slice.failed.count': ['Outcomes', 'slices failed'],
   'feeder.error.count': ['Outcomes', 'failed'],
   'feeder.parse.error.count': ['Outcomes', 'unreadable input (among the failed)'],
   'feeder.throttled.count': ['Outcomes', '429 answers (throttled)'],

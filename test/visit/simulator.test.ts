@@ -199,13 +199,14 @@ describe('visiting the simulator', () => {
 
   it('a consumer that does not pull stops the HTTP reads instead of buffering', async () => {
     const s = await server({ visitChunkDocuments: 1000 });
-    const filler = 'x'.repeat(1000);
+    // 4 KB documents: what HTTP/2 lets arrive unread is the stream's 16 MiB window, some 4,000 of them (of 80 MB).
+    const filler = 'x'.repeat(4000);
     s.store.seed(Array.from({ length: 20_000 }, (_, i) => ({ id: `id:ns:music::${i}`, fields: { filler, n: i } })));
     let run: VisitRun | undefined;
     const v = visit({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 1 }, { onStart: (r) => (run = r) });
     const it = v[Symbol.asyncIterator]();
     expect((await it.next()).done).toBe(false);
-    // 20 MB would cross loopback in far less than this if nothing held the reads back.
+    // 80 MB would cross loopback in far less than this if nothing held the reads back.
     await new Promise((r) => setTimeout(r, 300));
     expect(run!.documents()).toBeLessThan(10_000);
     let n = 1;
