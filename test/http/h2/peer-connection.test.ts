@@ -1,10 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { Http2Transport as Http2Pool, type H2PoolOptions } from '../../../src/http/h2/pool.js';
-import { send as sendNow } from '../../../src/http/exchange.js';
-import { toTransportError, type TransportError } from '../../../src/http/transport-error.js';
-import type { RequestControl, TransportRequest as SendRequest } from '../../../src/http/transport.js';
+import { describe, expect, it } from 'vitest';
+import { closeAfterEach, fails, h2Cause, peerPool, send } from '../../support/h2-peer-client.js';
+import { type TransportError } from '../../../src/http/transport-error.js';
+import type { RequestControl } from '../../../src/http/transport.js';
 import type { H2Error } from '../../../src/http/h2/errors.js';
-import { ErrorCode, Flag, FrameType, Peer, Setting, hpackInt, literalBlock, type PeerConnection } from '../../support/h2-peer.js';
+import { ErrorCode, Flag, FrameType, Setting, hpackInt, literalBlock, type PeerConnection } from '../../support/h2-peer.js';
 import { until } from '../../support/until.js';
 
 /**
@@ -15,38 +14,9 @@ import { until } from '../../support/until.js';
  * the last stream the client processed from the server (0: it takes none, push is off; §6.8), then the close.
  */
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+closeAfterEach();
 
-/** send(), with its failure taken care of whenever the test awaits it (often after other things, or never). */
-function send(pool: Http2Pool, req: SendRequest): ReturnType<typeof sendNow> {
-  const p = sendNow(pool, req);
-  p.catch(() => undefined);
-  return p;
-}
 
-async function setup(options: H2PoolOptions = {}): Promise<{ peer: Peer; pool: Http2Pool }> {
-  const peer = await Peer.start();
-  cleanups.push(() => peer.close());
-  const pool = new Http2Pool(peer.url, { connections: 1, timeoutMs: 30_000, ...options });
-  cleanups.push(() => pool.destroy());
-  return { peer, pool };
-}
-
-function h2Cause(err: TransportError): H2Error {
-  return err.cause as H2Error;
-}
-
-async function fails(p: Promise<unknown>): Promise<TransportError> {
-  const out = await p.then(
-    (res) => ({ res }),
-    (err: unknown) => ({ err }),
-  );
-  if (!('err' in out)) throw new Error('expected the request to fail; it was answered');
-  return toTransportError(out.err);
-}
 
 const u32 = (...v: number[]): Buffer => {
   const b = Buffer.alloc(4 * v.length);
@@ -84,7 +54,7 @@ describe('frame sizes (RFC 9113, 4.2 and 6)', () => {
   ];
 
   it.each(cases)('%s: a connection error with the right code, GOAWAY naming stream 0, the open request failed', async (_what, write, code) => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'GET', path: '/open' });
     const c = await peer.accept();
     const r = await c.request();
@@ -102,7 +72,7 @@ describe('frame sizes (RFC 9113, 4.2 and 6)', () => {
   });
 
   it('resets a stream whose PRIORITY frame is not 5 bytes (FRAME_SIZE_ERROR), and the connection goes on', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'GET', path: '/p' });
     const c = await peer.accept();
     const r = await c.request();
@@ -117,7 +87,7 @@ describe('frame sizes (RFC 9113, 4.2 and 6)', () => {
 
 describe('receive windows (RFC 9113, 6.9)', () => {
   it("resets a stream whose DATA goes past the stream's window (FLOW_CONTROL_ERROR)", async () => {
-    const { peer, pool } = await setup({ streamWindow: 1000 });
+    const { peer, pool } = await peerPool({ streamWindow: 1000 });
     const pending = send(pool, { method: 'GET', path: '/big' });
     const c = await peer.accept();
     const r = await c.request();
@@ -132,7 +102,7 @@ describe('receive windows (RFC 9113, 6.9)', () => {
   });
 
   it("closes the connection when DATA goes past the connection's window: what a paused reader holds is bounded by it", async () => {
-    const { peer, pool } = await setup({ streamWindow: 1 << 20, connectionWindow: 65_535 });
+    const { peer, pool } = await peerPool({ streamWindow: 1 << 20, connectionWindow: 65_535 });
     let received = 0;
     const failed = new Promise<Error>((resolve) => {
       let control: RequestControl;
@@ -159,7 +129,7 @@ describe('receive windows (RFC 9113, 6.9)', () => {
   });
 
   it('takes DATA up to the window, padding counted, and opens it again as it is read', async () => {
-    const { peer, pool } = await setup({ streamWindow: 1000, connectionWindow: 65_535 });
+    const { peer, pool } = await peerPool({ streamWindow: 1000, connectionWindow: 65_535 });
     const pending = send(pool, { method: 'GET', path: '/exact' });
     const c = await peer.accept();
     const r = await c.request();
@@ -175,7 +145,7 @@ describe('receive windows (RFC 9113, 6.9)', () => {
 
 describe('send windows (RFC 9113, 6.9.1 and 6.9.2)', () => {
   it('resets a stream whose window a WINDOW_UPDATE takes above 2^31-1 (FLOW_CONTROL_ERROR)', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'GET', path: '/w' });
     const c = await peer.accept();
     const r = await c.request();
@@ -186,7 +156,7 @@ describe('send windows (RFC 9113, 6.9.1 and 6.9.2)', () => {
   });
 
   it('closes the connection when a WINDOW_UPDATE takes its window above 2^31-1', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'GET', path: '/w' });
     const c = await peer.accept();
     await c.request();
@@ -196,7 +166,7 @@ describe('send windows (RFC 9113, 6.9.1 and 6.9.2)', () => {
   });
 
   it('closes the connection when a new SETTINGS_INITIAL_WINDOW_SIZE takes a stream window above 2^31-1', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'GET', path: '/w' });
     const c = await peer.accept();
     const r = await c.request();
@@ -208,7 +178,7 @@ describe('send windows (RFC 9113, 6.9.1 and 6.9.2)', () => {
   });
 
   it('treats a WINDOW_UPDATE of 0 on a stream as a stream error and on the connection as a connection error (PROTOCOL_ERROR)', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const a = send(pool, { method: 'GET', path: '/a' });
     const c = await peer.accept();
     const ra = await c.request();
@@ -225,7 +195,7 @@ describe('send windows (RFC 9113, 6.9.1 and 6.9.2)', () => {
 
 describe('header lists (RFC 9113, 6.5.2 and 10.5.1)', () => {
   it('advertises SETTINGS_MAX_HEADER_LIST_SIZE of 64 KiB', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     void send(pool, { method: 'GET', path: '/' }).catch(() => undefined);
     const c = await peer.next();
     const settings = await c.handshake();
@@ -236,7 +206,7 @@ describe('header lists (RFC 9113, 6.5.2 and 10.5.1)', () => {
   });
 
   it('closes a connection flooded with CONTINUATION frames (ENHANCE_YOUR_CALM) and sends the next request on a new one', async () => {
-    const { peer, pool } = await setup({ connections: 2 });
+    const { peer, pool } = await peerPool({ connections: 2 });
     const pending = send(pool, { method: 'GET', path: '/flood' });
     const c = await peer.accept();
     const r = await c.request();
@@ -261,7 +231,7 @@ describe('header lists (RFC 9113, 6.5.2 and 10.5.1)', () => {
   });
 
   it('bounds the decoded list too: a short block of references to a large table entry (ENHANCE_YOUR_CALM)', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'GET', path: '/expand' });
     const c = await peer.accept();
     const r = await c.request();
@@ -276,7 +246,7 @@ describe('header lists (RFC 9113, 6.5.2 and 10.5.1)', () => {
   });
 
   it('takes a header list just within the bound, over CONTINUATION frames', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'GET', path: '/long' });
     const c = await peer.accept();
     const r = await c.request();
@@ -293,7 +263,7 @@ describe('header lists (RFC 9113, 6.5.2 and 10.5.1)', () => {
   });
 
   it('sends no new request to a connection in the middle of a header block', async () => {
-    const { peer, pool } = await setup({ connections: 2 });
+    const { peer, pool } = await peerPool({ connections: 2 });
     const first = send(pool, { method: 'GET', path: '/first' });
     const c = await peer.accept();
     const r = await c.request();
@@ -319,7 +289,7 @@ describe('header lists (RFC 9113, 6.5.2 and 10.5.1)', () => {
 
 describe('floods and silence', () => {
   it('closes a connection stuck in a header block its server never ends, once the stream is past its headers timeout', async () => {
-    const { peer, pool } = await setup({ connections: 2, timeoutMs: 200 });
+    const { peer, pool } = await peerPool({ connections: 2, timeoutMs: 200 });
     const pending = send(pool, { method: 'GET', path: '/stuck' });
     const c = await peer.accept();
     const r = await c.request();
@@ -334,7 +304,7 @@ describe('floods and silence', () => {
   });
 
   it('closes a connection whose server sends PINGs and never reads the answers (ENHANCE_YOUR_CALM)', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'GET', path: '/ping' });
     const c = await peer.accept();
     await c.request();
@@ -350,7 +320,7 @@ describe('floods and silence', () => {
   });
 
   it('closes a connection whose server never acknowledges its SETTINGS (SETTINGS_TIMEOUT)', async () => {
-    const { peer, pool } = await setup({ connectTimeoutMs: 300 });
+    const { peer, pool } = await peerPool({ connectTimeoutMs: 300 });
     const pending = send(pool, { method: 'GET', path: '/ack' });
     const c = await peer.next();
     await c.take((f) => f.type === FrameType.Settings);
@@ -361,7 +331,7 @@ describe('floods and silence', () => {
   });
 
   it('answers PING, and takes a SETTINGS ACK as the end of the wait', async () => {
-    const { peer, pool } = await setup({ connectTimeoutMs: 300 });
+    const { peer, pool } = await peerPool({ connectTimeoutMs: 300 });
     const pending = send(pool, { method: 'GET', path: '/ok' });
     const c = await peer.accept();
     const r = await c.request();
@@ -382,7 +352,7 @@ describe('floods and silence', () => {
 
 describe('a server that stops reading', () => {
   it('stops sending on a connection whose socket is full: new requests wait in the pool until it drains', async () => {
-    const { peer, pool } = await setup({ maxStreams: 1000 });
+    const { peer, pool } = await peerPool({ maxStreams: 1000 });
     const body = Buffer.alloc(256 * 1024, 0x61);
     const c0 = peer.next();
     const warm = send(pool, { method: 'GET', path: '/warm' });
@@ -418,7 +388,7 @@ describe('a server that stops reading', () => {
 
 describe('GOAWAY from the server', () => {
   it('sends again what is above its last stream id; the rest is answered on the draining connection', async () => {
-    const { peer, pool } = await setup({ connections: 2 });
+    const { peer, pool } = await peerPool({ connections: 2 });
     const c0 = peer.accept();
     const a = send(pool, { method: 'GET', path: '/a' });
     const b = send(pool, { method: 'GET', path: '/b' });
@@ -439,7 +409,7 @@ describe('GOAWAY from the server', () => {
   });
 
   it('fails no request twice: a GOAWAY with an error code and a stream id below everything', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const a = send(pool, { method: 'POST', path: '/a', body: Buffer.from('{}') });
     const c = await peer.accept();
     await c.request();

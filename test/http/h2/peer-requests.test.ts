@@ -1,8 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Http2Transport as Http2Pool } from '../../../src/http/h2/pool.js';
-import { send as sendNow } from '../../../src/http/exchange.js';
-import { toTransportError, type TransportError } from '../../../src/http/transport-error.js';
-import type { TransportRequest as SendRequest } from '../../../src/http/transport.js';
+import { closeAfterEach, fails, later, send } from '../../support/h2-peer-client.js';
 import { FrameType, Peer, Setting, type PeerConnection } from '../../support/h2-peer.js';
 
 /**
@@ -11,24 +9,14 @@ import { FrameType, Peer, Setting, type PeerConnection } from '../../support/h2-
  * not send (RFC 9113 §8.2.1, §8.3.1).
  */
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-/** send(), with its failure taken care of whenever the test awaits it (often after other things, or never). */
-function send(pool: Http2Pool, req: SendRequest): ReturnType<typeof sendNow> {
-  const p = sendNow(pool, req);
-  p.catch(() => undefined);
-  return p;
-}
+closeAfterEach();
 
 /** A pool with its one connection open (a first request answered). */
 async function setup(): Promise<{ pool: Http2Pool; c: PeerConnection }> {
   const peer = await Peer.start();
-  cleanups.push(() => peer.close());
+  later(() => peer.close());
   const pool = new Http2Pool(peer.url, { connections: 1, timeoutMs: 30_000 });
-  cleanups.push(() => pool.destroy());
+  later(() => pool.destroy());
   const warm = send(pool, { method: 'GET', path: '/warm' });
   const c = await peer.accept();
   c.respond((await c.request()).id, 200, 'ok');
@@ -43,15 +31,6 @@ async function roundTrip(pool: Http2Pool, c: PeerConnection, headers: string[]):
   c.respond(r.id, 200, 'ok');
   await pending;
   return r.headers;
-}
-
-async function fails(p: Promise<unknown>): Promise<TransportError> {
-  const out = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  if (out === undefined) throw new Error('expected the request to fail');
-  return toTransportError(out);
 }
 
 // A transport takes headers as flat arrays only (TransportRequest.headers): objects are made into one per kind of
@@ -97,9 +76,9 @@ describe('what may not be sent is refused before sending', () => {
 describe('a server that takes no streams', () => {
   it('fails a request waiting for room once its headers bound has passed, as never sent', async () => {
     const peer = await Peer.start();
-    cleanups.push(() => peer.close());
+    later(() => peer.close());
     const pool = new Http2Pool(peer.url, { connections: 1, timeoutMs: 300 });
-    cleanups.push(() => pool.destroy());
+    later(() => pool.destroy());
     const pending = send(pool, { method: 'GET', path: '/never' });
     const c = await peer.accept([[Setting.MaxConcurrentStreams, 0]]);
     const err = await fails(pending);
@@ -113,9 +92,9 @@ describe('a server that takes no streams', () => {
 
   it('sends a waiting request once the server allows streams again, before its bound', async () => {
     const peer = await Peer.start();
-    cleanups.push(() => peer.close());
+    later(() => peer.close());
     const pool = new Http2Pool(peer.url, { connections: 1, timeoutMs: 30_000 });
-    cleanups.push(() => pool.destroy());
+    later(() => pool.destroy());
     const pending = send(pool, { method: 'GET', path: '/later' });
     const c = await peer.accept([[Setting.MaxConcurrentStreams, 0]]);
     c.settings([[Setting.MaxConcurrentStreams, 10]]);

@@ -1,10 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { Http2Transport as Http2Pool, type H2PoolOptions } from '../../../src/http/h2/pool.js';
-import { send as sendNow } from '../../../src/http/exchange.js';
-import { toTransportError, type TransportError } from '../../../src/http/transport-error.js';
-import type { TransportRequest as SendRequest } from '../../../src/http/transport.js';
-import type { H2Error } from '../../../src/http/h2/errors.js';
-import { ErrorCode, Flag, FrameType, Peer, Setting, type PeerConnection } from '../../support/h2-peer.js';
+import { describe, expect, it } from 'vitest';
+import { Http2Transport as Http2Pool } from '../../../src/http/h2/pool.js';
+import { closeAfterEach, fails, h2Cause, peerPool, send } from '../../support/h2-peer-client.js';
+import { ErrorCode, Flag, FrameType, Setting, type PeerConnection } from '../../support/h2-peer.js';
 
 /**
  * One stream's life against a server that answers with whatever frames the test writes (test/support/h2-peer.ts):
@@ -13,40 +10,9 @@ import { ErrorCode, Flag, FrameType, Peer, Setting, type PeerConnection } from '
  * connection, where a stream error must leave the connection as it was.
  */
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+closeAfterEach();
 
-/** send(), with its failure taken care of whenever the test awaits it (often after other things, or never). */
-function send(pool: Http2Pool, req: SendRequest): ReturnType<typeof sendNow> {
-  const p = sendNow(pool, req);
-  p.catch(() => undefined);
-  return p;
-}
 
-/** A pool on a fresh peer; the pool's timeouts long enough that no test passes or fails by one. */
-async function setup(options: H2PoolOptions = {}): Promise<{ peer: Peer; pool: Http2Pool }> {
-  const peer = await Peer.start();
-  cleanups.push(() => peer.close());
-  const pool = new Http2Pool(peer.url, { connections: 1, timeoutMs: 30_000, ...options });
-  cleanups.push(() => pool.destroy());
-  return { peer, pool };
-}
-
-/** The H2Error under a failed request. */
-function h2Cause(err: unknown): H2Error {
-  return (err as TransportError).cause as H2Error;
-}
-
-async function fails(p: Promise<unknown>): Promise<TransportError> {
-  const out = await p.then(
-    (res) => ({ res }),
-    (err: unknown) => ({ err }),
-  );
-  if (!('err' in out)) throw new Error(`expected the request to fail; it was answered: ${JSON.stringify(out.res)}`);
-  return toTransportError(out.err);
-}
 
 /** The connection still carries requests: one more, answered. */
 async function stillWorks(pool: Http2Pool, c: PeerConnection): Promise<void> {
@@ -59,7 +25,7 @@ async function stillWorks(pool: Http2Pool, c: PeerConnection): Promise<void> {
 
 describe('a reset answer', () => {
   it('fails a request whose stream the server resets with NO_ERROR after the headers and before END_STREAM: the body is cut, not whole', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'GET', path: '/cut' });
     const c = await peer.accept();
     const r = await c.request();
@@ -73,7 +39,7 @@ describe('a reset answer', () => {
   });
 
   it('fails a request reset with NO_ERROR before any answer', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'POST', path: '/none', body: Buffer.from('{}') });
     const c = await peer.accept();
     const r = await c.request();
@@ -86,7 +52,7 @@ describe('a reset answer', () => {
 describe('an answer that comes before the request body is all sent (RFC 9113, 8.1)', () => {
   /** A POST whose body the stream's window (100 bytes) holds back, answered 200 before the rest of it is sent. */
   async function answeredEarly(): Promise<{ pool: Http2Pool; c: PeerConnection; id: number; body: Buffer }> {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const body = Buffer.alloc(1000, 0x61);
     const pending = send(pool, { method: 'POST', path: '/early', body });
     const c = await peer.accept([[Setting.InitialWindowSize, 100]]);
@@ -142,7 +108,7 @@ describe('an answer that comes before the request body is all sent (RFC 9113, 8.
 
 describe('interim answers (1xx)', () => {
   it('reads a final answer after 100 and 103', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'GET', path: '/interim' });
     const c = await peer.accept();
     const r = await c.request();
@@ -161,7 +127,7 @@ describe('interim answers (1xx)', () => {
     ['a 1xx that ends the stream', [':status', '103'], true],
     ['101, which HTTP/2 does not have', [':status', '101'], false],
   ] as const)('fails the request on %s, at once, with RST_STREAM(PROTOCOL_ERROR) (RFC 9113, 8.1 and 8.6)', async (_what, status, endStream) => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'GET', path: '/interim' });
     const c = await peer.accept();
     const r = await c.request();
@@ -264,7 +230,7 @@ describe('malformed answers are stream errors (RFC 9113, 8.1.1, 8.2, 8.3)', () =
   ];
 
   it.each(cases)('fails the request on %s, with RST_STREAM(PROTOCOL_ERROR); the connection goes on', async (_what, fields, body) => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'GET', path: '/malformed' });
     const c = await peer.accept();
     const r = await c.request();
@@ -278,7 +244,7 @@ describe('malformed answers are stream errors (RFC 9113, 8.1.1, 8.2, 8.3)', () =
   });
 
   it('fails the request on trailers with a pseudo-header, or without END_STREAM', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const a = send(pool, { method: 'GET', path: '/a' });
     const c = await peer.accept();
     const ra = await c.request();
@@ -296,7 +262,7 @@ describe('malformed answers are stream errors (RFC 9113, 8.1.1, 8.2, 8.3)', () =
   });
 
   it('takes a content-length that matches, trailers, and a content-length with no body on 204 and 304', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const c0 = peer.accept();
     const answers = [
       { status: 200, fields: [['content-length', '5']] as [string, string][], body: 'hello' },
@@ -329,7 +295,7 @@ describe('frames on streams the client did not open or has closed (RFC 9113, 5.1
     ['WINDOW_UPDATE on an idle stream', (c: PeerConnection) => c.windowUpdate(99, 10)],
     ['PUSH_PROMISE', (c: PeerConnection) => c.frame(FrameType.PushPromise, Flag.EndHeaders, 1, Buffer.from([0, 0, 0, 2, 0x88]))],
   ])('treats %s as a connection error PROTOCOL_ERROR: GOAWAY, the open request fails', async (_what, write) => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'GET', path: '/open' });
     const c = await peer.accept();
     await c.request();
@@ -340,7 +306,7 @@ describe('frames on streams the client did not open or has closed (RFC 9113, 5.1
   });
 
   it('ignores what comes on a stream it reset (its DATA still counts against the connection window), and PRIORITY anywhere', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     let abort: (err: Error) => void = () => undefined;
     const aborted = new Promise<Error>((resolve) => {
       pool.dispatch({ method: 'GET', path: '/abort' }, {
@@ -388,7 +354,7 @@ describe("a handler's exception", () => {
   }
 
   it.each(['onHeaders', 'onData'] as const)('in %s fails that request with it and resets the stream (CANCEL); the connection goes on', async (step) => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const failed = throwingRequest(pool, step);
     const c = await peer.accept();
     const r = await c.request();
@@ -400,7 +366,7 @@ describe("a handler's exception", () => {
   });
 
   it('in onComplete reaches its onError (as undici does), and the connection goes on', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const failed = throwingRequest(pool, 'onComplete');
     const c = await peer.accept();
     const r = await c.request();
@@ -410,7 +376,7 @@ describe("a handler's exception", () => {
   });
 
   it('in onError as well goes no further than that request', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const c0 = peer.accept();
     let told = 0;
     pool.dispatch({ method: 'GET', path: '/twice' }, {
@@ -433,7 +399,7 @@ describe("a handler's exception", () => {
   });
 
   it('in onStart fails that request before anything of it is sent', async () => {
-    const { peer, pool } = await setup();
+    const { peer, pool } = await peerPool();
     const warm = send(pool, { method: 'GET', path: '/warm' });
     const c = await peer.accept();
     c.respond((await c.request()).id, 200, 'ok');
