@@ -1,4 +1,4 @@
-import * as hdr from 'hdr-histogram-js';
+import { decodeHistogram, emptyLatencyHistogram, encodeHistogram, type LatencyHistogram } from './latency-histogram.js';
 import type { WireProtocol } from '../http/transport.js';
 
 /**
@@ -89,7 +89,7 @@ class LatencyRecorder {
   private minUs = Number.POSITIVE_INFINITY;
   private maxUs = 0;
   private sumUs = 0;
-  private readonly histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
+  private readonly histogram = emptyLatencyHistogram();
 
   record(latencyUs: number): void {
     const us = latencyUs < 1 ? 1 : Math.round(latencyUs);
@@ -105,7 +105,7 @@ class LatencyRecorder {
   }
 
   /** Adds these latencies to `into` (same bounds), e.g. a copy for a sampler. */
-  addTo(into: hdr.Histogram): void {
+  addTo(into: LatencyHistogram): void {
     into.add(this.histogram);
   }
 
@@ -123,7 +123,7 @@ class LatencyRecorder {
 
   /** Everything this recorder holds, as plain data that crosses a thread (the histogram HDR-encoded). */
   state(): LatencyState {
-    return { count: this.count, minUs: this.minUs, maxUs: this.maxUs, sumUs: this.sumUs, histogram: hdr.encodeIntoCompressedBase64(this.histogram) };
+    return { count: this.count, minUs: this.minUs, maxUs: this.maxUs, sumUs: this.sumUs, histogram: encodeHistogram(this.histogram) };
   }
 
   /** Adds another recorder's state: counts and histogram buckets add exactly, extremes take the wider. */
@@ -133,9 +133,7 @@ class LatencyRecorder {
     this.sumUs += s.sumUs;
     if (s.minUs < this.minUs) this.minUs = s.minUs;
     if (s.maxUs > this.maxUs) this.maxUs = s.maxUs;
-    const other = hdr.decodeFromCompressedBase64(s.histogram);
-    this.histogram.add(other);
-    other.destroy();
+    this.histogram.add(decodeHistogram(s.histogram));
   }
 
   figures(): LatencyFigures {
@@ -153,7 +151,7 @@ export interface LatencyState {
   minUs: number;
   maxUs: number;
   sumUs: number;
-  /** `hdr.encodeIntoCompressedBase64` of the histogram. */
+  /** `encodeHistogram` of the histogram. */
   histogram: string;
 }
 
@@ -184,7 +182,7 @@ export interface FeedCounters {
   /** HTTP responses by status code. */
   codes: Record<string, number>;
   /** A copy of the response latency histogram, in microseconds (the caller may change it). */
-  latencyUs: hdr.Histogram;
+  latencyUs: LatencyHistogram;
 }
 
 export class FeedStats {
@@ -241,7 +239,7 @@ export class FeedStats {
 
   /** The counters and a copy of the latency histogram (µs), for a recorder sampling once a second. */
   snapshot(): FeedCounters {
-    const latencyUs = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
+    const latencyUs = emptyLatencyHistogram();
     this.latency.addTo(latencyUs);
     const codes: Record<string, number> = {};
     for (const [status, recorder] of this.byCode) codes[String(status)] = recorder.count;

@@ -1,27 +1,7 @@
-import * as hdr from 'hdr-histogram-js';
+import type * as hdr from 'hdr-histogram-js';
+import type { LatencyHistogram } from '../feed/latency-histogram.js';
 
-/**
- * Latency histograms in microseconds, with the feeder's bounds (1 µs to one hour, 3 significant digits), so
- * that every histogram of every shard has the same layout and adding them is exact.
- */
-export type LatencyHistogram = hdr.Histogram;
-
-/** An empty latency histogram (µs). */
-export function emptyLatencyHistogram(): LatencyHistogram {
-  return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
-}
-
-/** HdrHistogram's compressed base64 form, readable by every HdrHistogram implementation (Java, Go, Python). */
-export function encodeHistogram(h: LatencyHistogram): string {
-  return hdr.encodeIntoCompressedBase64(h);
-}
-
-/** The histogram of `encodeHistogram()`, laid out as every other latency histogram so it adds exactly. */
-export function decodeHistogram(base64: string): LatencyHistogram {
-  const out = emptyLatencyHistogram();
-  if (base64 !== '') out.add(hdr.decodeFromCompressedBase64(base64));
-  return out;
-}
+export { decodeHistogram, emptyLatencyHistogram, encodeHistogram, type LatencyHistogram } from '../feed/latency-histogram.js';
 
 /** Percentile `p` (0-100) of `h` in milliseconds; 0 for an empty histogram. */
 export function percentileMs(h: LatencyHistogram, p: number): number {
@@ -32,7 +12,7 @@ export function percentileMs(h: LatencyHistogram, p: number): number {
 export function cumulativeCounts(h: LatencyHistogram, boundsUs: readonly number[]): number[] {
   const counts = boundsUs.map(() => 0);
   if (h.totalCount === 0) return counts;
-  // Every histogram here is built by hdr.build() without WebAssembly: a JsHistogram, which can be iterated.
+  // Every histogram here is an Int32Histogram (emptyLatencyHistogram), a JsHistogram, which can be iterated.
   const it = (h as unknown as hdr.JsHistogram).recordedValuesIterator;
   it.reset();
   while (it.hasNext()) {
