@@ -29,6 +29,8 @@ const costBatch = 256;
 const maxPlainDocuments = 1024;
 export const maxScannedPerRequest = 100_000;
 const flushChars = 64 * 1024;
+/** Entries a stream iterates between turns of the event loop, so that one long visit does not hold the others up. */
+const yieldEntries = 8192;
 
 interface VisitParameters {
   stream: boolean;
@@ -108,7 +110,7 @@ export async function visitStreamed(res: AnyResponse, scope: VisitScope, params:
   let buffer = jsonl ? '' : `{"pathId":${JSON.stringify(scope.pathId)},"documents":[`;
   let count = 0;
   let sinceProgress = 0;
-  let scannedSinceYield = 0;
+  let iteratedSinceYield = 0;
   let i = scope.start;
   const costing = settings.cost.enabled;
   /** Entries before this index are charged to the content nodes' time. */
@@ -125,37 +127,35 @@ export async function visitStreamed(res: AnyResponse, scope: VisitScope, params:
   for (; i < ordered.length && count < wanted; i++) {
     const e = ordered[i];
     if (costing && i + 1 - charged >= costBatch) {
-      // The content node iterates before it sends: what it sends waits for its time.
+      // The content node iterates before it sends: what it sends waits for its time. What it iterated before is paid
+      // for and goes out now, as a visitor sends each bucket's documents when done with it, not after the next one.
+      if (!(await flush())) return 200;
       await settings.cost.charge(i + 1 - charged);
       charged = i + 1;
       if (isGone(res)) return 200;
     }
-    if (!accepts(e)) {
-      if (++scannedSinceYield >= 8192) {
-        scannedSinceYield = 0;
-        if (!(await flush())) return 200;
-        await yieldToLoop();
-        if (performance.now() > deadline) {
-          i++;
-          break;
-        }
+    if (accepts(e)) {
+      if (jsonl) buffer += `${documentJson(e, params, 'put')}\n`;
+      else buffer += count === 0 ? documentJson(e, params, 'id') : `,${documentJson(e, params, 'id')}`;
+      count++;
+      if (count >= cutAfter) {
+        // Fault: the stream dies after this many documents, before any trailer.
+        writeChunk(res, buffer, () => destroyConnection(res));
+        return 200;
       }
-      continue;
+      if (jsonl && ++sinceProgress >= chunk) {
+        sinceProgress = 0;
+        buffer += `{"continuation":{"token":${JSON.stringify(tokenAt(scope, i))},"percentFinished":${percentFinished(scope, i + 1)}}}\n`;
+      }
     }
-    if (jsonl) buffer += `${documentJson(e, params, 'put')}\n`;
-    else buffer += count === 0 ? documentJson(e, params, 'id') : `,${documentJson(e, params, 'id')}`;
-    count++;
-    if (count >= cutAfter) {
-      // Fault: the stream dies after this many documents, before any trailer.
-      writeChunk(res, buffer, () => destroyConnection(res));
-      return 200;
-    }
-    if (jsonl && ++sinceProgress >= chunk) {
-      sinceProgress = 0;
-      buffer += `{"continuation":{"token":${JSON.stringify(tokenAt(scope, i))},"percentFinished":${percentFinished(scope, i + 1)}}}\n`;
-    }
-    if (buffer.length >= flushChars) {
+    // Every so many entries iterated, matched or not, the node sends what it has and lets other requests run.
+    const yielding = ++iteratedSinceYield >= yieldEntries;
+    if (yielding || buffer.length >= flushChars) {
       if (!(await flush())) return 200;
+      if (yielding) {
+        iteratedSinceYield = 0;
+        await yieldToLoop();
+      }
       if (performance.now() > deadline) {
         i++;
         break;
