@@ -208,7 +208,12 @@ export class Http2Transport implements Transport {
   private openFailures = 0;
   private openAfter = 0;
   private openTimer: NodeJS.Timeout | undefined;
-  /** Ends the waits in the queue that outlast their request's headers bound, and when it fires. */
+  /**
+   * Ends the waits in the queue that outlast their request's headers bound, and when it fires. It is left armed when
+   * the queue empties (a sweep of an empty queue costs nothing), so a feed whose requests wait a moment every turn
+   * sets one timer per bound, not one per turn. It holds the process open only while requests wait (idle
+   * connections do not hold it, so nothing else might).
+   */
   private waitTimer: NodeJS.Timeout | undefined;
   private waitDeadline = Infinity;
   /** The pseudo-header lists by method, and header lists by the caller's header array: the same kind of request reuses one. */
@@ -293,6 +298,7 @@ export class Http2Transport implements Transport {
     req.queuedAt = performance.now();
     this.pending.push(req);
     if (req.headersTimeout > 0) this.armWait(req.queuedAt + req.headersTimeout);
+    this.waitTimer?.ref();
   }
 
   private armWait(deadline: number): void {
@@ -361,7 +367,7 @@ export class Http2Transport implements Transport {
         if (conn === undefined) break;
         this.send(conn, this.pending.shift()!, now);
       }
-      if (this.pending.length === 0) this.stopWaitTimer();
+      if (this.pending.length === 0) this.waitTimer?.unref();
     }
     if (this.closing !== undefined) this.checkClosed();
   }
@@ -600,7 +606,7 @@ export class Http2Transport implements Transport {
         // with what it died of (refused, unknown host, TLS), as the caller's first sign of an unreachable endpoint.
         const waiting: PooledRequest[] = [];
         for (let r = this.pending.shift(); r !== undefined; r = this.pending.shift()) waiting.push(r);
-        this.stopWaitTimer();
+        this.waitTimer?.unref();
         for (const r of waiting) tell(r.handler, toTransportError(err, this.https));
       } else {
         this.drainPending();
