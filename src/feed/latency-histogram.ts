@@ -33,7 +33,13 @@ export function encodeHistogram(h: LatencyHistogram): string {
 /** The histogram of `encodeHistogram()`, laid out as every other latency histogram so it adds exactly. */
 export function decodeHistogram(base64: string): LatencyHistogram {
   const out = emptyLatencyHistogram();
-  hdr ??= require('hdr-histogram-js') as typeof Hdr;
-  if (base64 !== '') out.add(hdr.decodeFromCompressedBase64(base64));
+  addEncoded(out, base64);
   return out;
+}
+
+/** Adds the values of `encodeHistogram()`'s `base64` to `into`. */
+export function addEncoded(into: LatencyHistogram, base64: string): void {
+  if (base64 === '') return;
+  hdr ??= require('hdr-histogram-js') as typeof Hdr;
+  into.add(hdr.decodeFromCompressedBase64(base64));
 }

@@ -1,4 +1,4 @@
-import { decodeHistogram, emptyLatencyHistogram, encodeHistogram, type LatencyHistogram } from './latency-histogram.js';
+import { addEncoded, emptyLatencyHistogram, encodeHistogram, type LatencyHistogram } from './latency-histogram.js';
 import type { WireProtocol } from '../http/transport.js';
 
 /**
@@ -133,7 +133,7 @@ class LatencyRecorder {
     this.sumUs += s.sumUs;
     if (s.minUs < this.minUs) this.minUs = s.minUs;
     if (s.maxUs > this.maxUs) this.maxUs = s.maxUs;
-    this.histogram.add(decodeHistogram(s.histogram));
+    addEncoded(this.histogram, s.histogram);
   }
 
   figures(): LatencyFigures {
