@@ -201,11 +201,13 @@ describe('circuit breaker in the feeder', () => {
       outstanding++;
       concurrencyAtArrival.push(outstanding);
       const fail = arrivals <= 150;
+      // 30 ms an answer: the first burst's connections all open and send before its first answer, even on a loaded
+      // machine (at 3 ms a late connect looked like a lone probe, and the rest of the burst like a breach after it).
       setTimeout(() => {
         outstanding--;
         res.writeHead(fail ? 503 : 200, { 'content-type': 'application/json' });
         res.end(fail ? '{"message":"unavailable"}' : '{}');
-      }, 3);
+      }, 30);
     });
     const ops = Array.from({ length: 100 }, (_, i) => ({ put: `id:ns:t::h${i}`, fields: {} }));
     try {
