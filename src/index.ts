@@ -6,8 +6,8 @@
  * `vespa-bulk/simulator` (a local cluster), `vespa-bulk/report` (recording a run, the HTML report,
  * the metrics endpoint) and `vespa-bulk/bench` (generated load and the speedtest).
  */
-export { VespaBulkError, errorCodes, isVespaBulkError, describePlace, type ErrorCode, type ErrorPlace } from './errors.js';
-export { OptionError } from './options-check.js';
+export { VespaBulkError, errorCodes, isVespaBulkError, describePlace, type ErrorCode, type ErrorPlace } from './core/errors.js';
+export { OptionError } from './core/options-check.js';
 export {
   parseDocumentId,
   formatDocumentId,

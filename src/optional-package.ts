@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { VespaBulkError } from './errors.js';
+import { VespaBulkError } from './core/errors.js';
 
 /**
  * Packages that vespa-bulk uses for one job only and does not install with itself (optional peer dependencies

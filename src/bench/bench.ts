@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import type { DeployTarget } from '../deploy/target.js';
 import { Feeder } from '../feed/feeder.js';
 import type { FeedOptions } from '../feed/options.js';

@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 
 /**
  * The load profiles of `bench` and the judgement of a step. Pure: no I/O.

@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { parseDocumentId } from '../document/id.js';
 import type { DocumentModel, DocumentType } from '../schema/document-model.js';
 import type { Random } from './random.js';

@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 
 /** `--header "Name: value"` flags into a header object; a malformed one is a usage error naming it. */
 export function parseHeaderFlags(flags: readonly string[] | undefined): Record<string, string> {

@@ -1,9 +1,9 @@
-import { VespaBulkError } from '../errors.js';
-import { OptionError } from '../options-check.js';
+import { VespaBulkError } from '../core/errors.js';
+import { OptionError } from '../core/options-check.js';
 
 /**
  * The one place library option names become flag names in messages: the library checks options
- * (src/options-check.ts) and names them as a library caller knows them; a CLI user should read the flag.
+ * (src/core/options-check.ts) and names them as a library caller knows them; a CLI user should read the flag.
  * An option missing from a table is named by its kebab-case form (`maxRetries` → `--max-retries`).
  */
 /** Names every command uses alike; main.ts names the options of any command's OptionError with these. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Argv } from 'yargs';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { writeFileAtomically } from '../fs/atomic-write.js';
 import { maskHeaders } from '../http/headers.js';
 import { redact } from '../http/tls.js';

@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { isInlinePem, type SecurityOptions } from '../http/tls.js';
 
 /**

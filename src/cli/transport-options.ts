@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import type { Protocol, WireProtocol } from '../http/transport.js';
 
 /** `--protocol` and its alias `--http2`: which HTTP a command speaks. Every command that talks to the document API takes them. */

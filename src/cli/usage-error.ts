@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 
 /**
  * The error of a command line that yargs refused (strict mode): what was wrong, a suggestion where a word was

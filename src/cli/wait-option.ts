@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
 import type { Protocol, TlsOptions } from '../http/transport.js';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { describeEndpoint } from '../http/reachability.js';
 
 /** `-w/--wait S` of the commands that talk to the document API, as the official `vespa` CLI names it. */

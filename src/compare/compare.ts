@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { DiffWriter } from './diff-writer.js';
 import { checkCompareOptions, defaultComparePartitions, type CompareOptions, type CompareProgress } from './options.js';
 import { readSide, type SideRead } from './sides.js';

@@ -1,8 +1,8 @@
 import type { VisitOptions } from '../visit/options.js';
 import { checkRowOptions, type RowOptions } from '../tabular/row-operation.js';
 import { validateVisitOptions } from '../visit/query.js';
-import { OptionError, checkFunction, checkInteger } from '../options-check.js';
-import { VespaBulkError } from '../errors.js';
+import { OptionError, checkFunction, checkInteger } from '../core/options-check.js';
+import { VespaBulkError } from '../core/errors.js';
 
 /**
  * A cluster as one side of a comparison: what a visit of it takes (endpoint, `documentType` or `cluster`,

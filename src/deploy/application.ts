@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { configRequest, jsonObject } from './config-request.js';
 import { applicationPath, resolveTarget, type DeployTarget } from './target.js';
 import type { ApplicationStatus, ReindexingStatus } from './types.js';

@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { authFailureHint, isAuthFailure, redact } from '../http/tls.js';
 import { headerList, header, send, type RawResponse } from '../http/exchange.js';
 import { TransportError } from '../http/transport-error.js';

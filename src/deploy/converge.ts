@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { VespaBulkError } from '../errors.js';
-import { checkDuration } from '../options-check.js';
+import { VespaBulkError } from '../core/errors.js';
+import { checkDuration } from '../core/options-check.js';
 import { configRequest, jsonObject } from './config-request.js';
 import { applicationPath, resolveTarget, type DeployTarget } from './target.js';
 import type { ConvergenceResult, SingleServiceConvergence } from './types.js';

@@ -1,4 +1,4 @@
-import { checkDuration } from '../options-check.js';
+import { checkDuration } from '../core/options-check.js';
 import { waitForConvergence } from './converge.js';
 import { readPackage, type PackageUpload } from './package.js';
 import { activateSession, prepareSession, uploadPackage, type PrepareOptions } from './session.js';

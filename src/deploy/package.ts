@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { gunzipSync, unzipSync, zipSync, type Zippable } from 'fflate';
 import { parseTar } from 'nanotar';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { isTarHeader } from '../archive/tar-header.js';
 
 /** An application package ready to upload. */

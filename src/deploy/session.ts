@@ -1,4 +1,4 @@
-import { checkDuration } from '../options-check.js';
+import { checkDuration } from '../core/options-check.js';
 import { configRequest, jsonObject } from './config-request.js';
 import { readPackage, type PackageUpload } from './package.js';
 import { resolveTarget, tenantPath, type DeployTarget } from './target.js';

@@ -1,6 +1,6 @@
-import { isVespaBulkError, VespaBulkError } from '../errors.js';
+import { isVespaBulkError, VespaBulkError } from '../core/errors.js';
 import { parseDocumentId } from './id.js';
-import { topLevelValue } from '../feed/json-scan.js';
+import { topLevelValue } from '../core/json-scan.js';
 import { parseOperation, type OperationKind } from '../feed/operation.js';
 
 /**

@@ -1,4 +1,4 @@
-import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkProtocol, checkString, checkUrl } from '../options-check.js';
+import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkProtocol, checkString, checkUrl } from '../core/options-check.js';
 import type { FeedOptions } from './options.js';
 import { checkRetryBound, checkRetryPolicy } from '../http/retry-delay.js';
 import { checkInputFormat } from '../tabular/input-format.js';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { CheckpointStore, readCheckpointFile, readCheckpointFileSync } from '../checkpoint/store.js';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import type { InputInfo, InputPosition, OpenPosition } from './source.js';
 import { isUrlInput, redactUrl } from './url-input.js';
 import type { FailureMark, FailureWriter } from './failures.js';

@@ -1,5 +1,5 @@
 import { PassThrough, Transform, type Readable } from 'node:stream';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { createGunzip } from 'node:zlib';
 import { createZstdDecompress } from './zstd.js';
 

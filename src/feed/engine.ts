@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
 import { type Transport, type WireProtocol } from '../http/transport.js';
 import { createTransport } from '../http/create-transport.js';

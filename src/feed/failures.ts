@@ -1,6 +1,6 @@
 import { createWriteStream, fsync, rmSync, statSync, truncateSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 
 /**
  * The failure output. Two files, written in step:

@@ -1,7 +1,7 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { parseDocumentId, toDocumentPath } from '../document/id.js';
 import { isAssignOnly } from '../http/document-request.js';
-import { COLON, COMMA, LBRACE, QUOTE, RBRACE, decodeString, skipString, skipValue, skipWhitespace, syntaxError } from './json-scan.js';
+import { COLON, COMMA, LBRACE, QUOTE, RBRACE, decodeString, skipString, skipValue, skipWhitespace, syntaxError } from '../core/json-scan.js';
 
 /**
  * One feed operation as routing needs it. The document itself stays the raw bytes of `fields`: it is sent as

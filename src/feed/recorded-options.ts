@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { splitEndpoint } from '../http/endpoint.js';
-import { OptionError } from '../options-check.js';
+import { OptionError } from '../core/options-check.js';
 import type { InputFormat } from '../tabular/input-format.js';
 import type { RowOptions } from '../tabular/row-operation.js';
 import { parseShard, type Shard } from './shard.js';

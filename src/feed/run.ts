@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { defaultCheckpointIntervalMs } from '../checkpoint/store.js';
 import { FeedCheckpointStore, buildFeedCheckpoint, feedPosition, type FeedCheckpoint, type SaveState } from './checkpoint.js';
 import { FailureWriter } from './failures.js';

@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 
 /**
  * `--shard i/N`: which share of the operations this process feeds. The shard of an operation is a stable

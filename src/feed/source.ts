@@ -1,6 +1,6 @@
 import { createReadStream, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { OperationSplitter, type RawItem } from './splitter.js';
 import { isUrlInput, openUrlInput, redactUrl } from './url-input.js';
 import { breakAsError, brokenInput, decompress, inputBreak } from './decompress.js';

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { VespaBulkError } from '../errors.js';
-import { exactJsonText, parseExactJson } from '../tabular/exact-json.js';
+import { VespaBulkError } from '../core/errors.js';
+import { exactJsonText, parseExactJson } from '../core/exact-json.js';
 import type { RawItem } from './splitter.js';
 import type { SourceBatch } from './source.js';
 

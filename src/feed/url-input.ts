@@ -5,7 +5,7 @@ import { type TlsOptions } from '../http/transport.js';
 import { createTransport } from '../http/create-transport.js';
 import { exchange, header } from '../http/exchange.js';
 import { TransportError } from '../http/transport-error.js';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { defaultRetryPolicy, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
 
 /** True for an input named by an `http://` or `https://` URL. */

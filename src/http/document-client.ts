@@ -8,8 +8,8 @@ import { Reachability } from './reachability.js';
 import { checkRetryBound, checkRetryPolicy, defaultRetryPolicy, parseRetryAfter, type RetryPolicy } from './retry-delay.js';
 import { retryLoop, type AttemptFailure } from './retry-loop.js';
 import { DocumentRequestEncoder, defaultMaxRequestBytes, isAssignOnly, requestSizeError, type DocumentParams, type EncodedBody } from './document-request.js';
-import { VespaBulkError } from '../errors.js';
-import { checkDuration, checkExclusive, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../options-check.js';
+import { VespaBulkError } from '../core/errors.js';
+import { checkDuration, checkExclusive, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../core/options-check.js';
 import { tensorFormats } from '../document/tensor-format.js';
 
 export type { DocumentParams } from './document-request.js';

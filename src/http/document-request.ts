@@ -1,6 +1,6 @@
 import { gzipSync, constants as zlibConstants } from 'node:zlib';
 import { tensorFormatParameter, type TensorFormat } from '../document/tensor-format.js';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 
 /**
  * How one document operation becomes an HTTP request: method, path and query, headers and body. Pure; the

@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 
 /** Splits an endpoint URL into the origin a transport connects to and a path prefix (no trailing slash). */
 export function splitEndpoint(endpoint: string): { origin: string; prefix: string } {

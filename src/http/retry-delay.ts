@@ -1,4 +1,4 @@
-import { OptionError } from '../options-check.js';
+import { OptionError } from '../core/options-check.js';
 
 /**
  * The whole retry policy: a pure function of the attempt and what went wrong, returning how long to wait

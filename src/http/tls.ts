@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import type { TlsOptions } from './transport.js';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { maskHeaders } from './headers.js';
 
 /**

@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 
 /**
  * What went wrong with a request in transport, as the rest of the client branches on it. Every transport

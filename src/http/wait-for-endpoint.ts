@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { Reachability, unreachableError } from './reachability.js';
 import { type Protocol, type TlsOptions } from './transport.js';
 import { createTransport } from './create-transport.js';

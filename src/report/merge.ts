@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { decodeHistogram, emptyLatencyHistogram, encodeHistogram, percentileMs } from './histogram.js';
 import type { RecordedRun, StatsPoint, SummaryLine } from './stats-format.js';
 

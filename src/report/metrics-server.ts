@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { cumulativeCounts } from './histogram.js';
 import type { RunSample, RunSampler } from './sample.js';
 import { prometheusContentType, prometheusText, type PrometheusFamily, type PrometheusSample } from './prometheus-text.js';

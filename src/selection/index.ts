@@ -4,7 +4,7 @@
  * Used for `selection=` on visits and bulk operations, and for test-and-set `condition`.
  * The semantics (three-valued logic, missing fields, collections) are described in ./evaluate.ts.
  */
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import type { BoolNode, ValueNode } from './ast.js';
 import { compileBool, TRUE, type BoolFn } from './evaluate.js';
 import { parse } from './parser.js';

@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 
 /**
  * Tokens of the document selection language, following Vespa's flex lexer: keywords are case-insensitive,

@@ -1,5 +1,5 @@
 import { statSync, truncateSync } from 'node:fs';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 
 /**
  * Cuts an output file back to the length a checkpoint recorded, before a resumed export appends to it: what a

@@ -1,6 +1,6 @@
 import { decodeHex, decodeNumberString, decodeTensor } from '../schema/tensor-value.js';
 import type { ColumnType } from './column-types.js';
-import { exactJsonText } from './exact-json.js';
+import { exactJsonText } from '../core/exact-json.js';
 
 /**
  * A field's value (parsed JSON, as the service sent it) as a column of its type holds it: the values a Parquet

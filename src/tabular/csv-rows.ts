@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { parse, type Info } from 'csv-parse';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import type { Row } from './row-operation.js';
 import type { TableRow, TableRows } from './table-rows.js';
 

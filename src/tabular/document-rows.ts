@@ -1,9 +1,9 @@
-import { VespaBulkError } from '../errors.js';
-import { topLevelValue } from '../feed/json-scan.js';
+import { VespaBulkError } from '../core/errors.js';
+import { topLevelValue } from '../core/json-scan.js';
 import type { VisitEntry } from '../visit/entries.js';
 import { columnValue, ColumnMismatch } from './column-values.js';
 import type { Column } from './column-types.js';
-import { parseExactJson } from './exact-json.js';
+import { parseExactJson } from '../core/exact-json.js';
 
 /** A visited document as a table row: its id and its fields, parsed with longs exact. */
 export interface DocumentRow {

@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 
 /**
  * What an input holds. `jsonl` and `json` are read alike (the splitter tells JSONL, a JSON array and

@@ -1,5 +1,5 @@
 import { openAsBlob, statSync } from 'node:fs';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { importOptional } from '../optional-package.js';
 import { EpochMicros } from './json-value.js';
 import type { TableRow, TableRows } from './table-rows.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import type { RawItem } from '../feed/splitter.js';
 import type { DocumentModel } from '../schema/document-model.js';
 import { modelFromConfigServer, modelFromPackage } from '../validate/load-model.js';

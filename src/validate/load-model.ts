@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { listContent, readContent } from '../deploy/application.js';
 import { readPackage } from '../deploy/package.js';
 import type { DeployTarget } from '../deploy/target.js';

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import type { DeployTarget } from '../deploy/target.js';
 import { FailureWriter } from '../feed/failures.js';
 import { parseOperation, type FeedOperation } from '../feed/operation.js';

@@ -1,6 +1,6 @@
 import type { TlsOptions, Transport } from '../http/transport.js';
-import { VespaBulkError, isVespaBulkError } from '../errors.js';
-import { OptionError, checkExclusive, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../options-check.js';
+import { VespaBulkError, isVespaBulkError } from '../core/errors.js';
+import { OptionError, checkExclusive, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../core/options-check.js';
 import { parseRetryAfter } from '../http/retry-delay.js';
 import { retryLoop, type RetryLoopOptions } from '../http/retry-loop.js';
 import { type Protocol, type WireProtocol } from '../http/transport.js';

@@ -1,5 +1,5 @@
 import { CheckpointStore, readCheckpointFile } from '../checkpoint/store.js';
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import type { SliceResumeState } from './options.js';
 
 /**

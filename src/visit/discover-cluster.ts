@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import { type Protocol, type TlsOptions, type WireProtocol } from '../http/transport.js';
 import { createChainTransport } from '../http/create-transport.js';
 import { headerList, parseBody, send } from '../http/exchange.js';

@@ -1,5 +1,5 @@
 import type { VisitEntry } from './entries.js';
-import { topLevelValue } from '../feed/json-scan.js';
+import { topLevelValue } from '../core/json-scan.js';
 import { CsvEncoder } from '../tabular/csv-write.js';
 import { ParquetEncoder, type TabularLayout } from '../tabular/parquet-write.js';
 

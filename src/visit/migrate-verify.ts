@@ -1,6 +1,6 @@
 import { compare, type CompareSummary } from '../compare/compare.js';
 import { checkCompareOptions, type CompareClusterSide, type CompareOptions } from '../compare/options.js';
-import { OptionError } from '../options-check.js';
+import { OptionError } from '../core/options-check.js';
 import type { VisitOptions } from './options.js';
 import type { TlsOptions } from '../http/transport.js';
 

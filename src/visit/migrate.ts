@@ -2,7 +2,7 @@ import { Feeder, type FeedOptions, type FeedSummary, type StopReason } from '../
 import type { VisitOptions } from './options.js';
 import { visit } from './visit.js';
 import { validateVisitOptions } from './query.js';
-import { checkUrl } from '../options-check.js';
+import { checkUrl } from '../core/options-check.js';
 import { checkFeedOptions } from '../feed/check-options.js';
 import type { VisitReport, VisitRun } from './visitor.js';
 import { verifyMigration, type MigrateVerifyOptions } from './migrate-verify.js';

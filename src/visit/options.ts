@@ -1,7 +1,7 @@
 import type { TlsOptions, Transport } from '../http/transport.js';
 import type { RetryPolicy } from '../http/retry-delay.js';
 import type { Protocol, WireProtocol } from '../http/transport.js';
-import { OptionError, checkInteger } from '../options-check.js';
+import { OptionError, checkInteger } from '../core/options-check.js';
 import type { TensorFormat } from '../document/tensor-format.js';
 
 /**

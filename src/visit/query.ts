@@ -1,7 +1,7 @@
 import { toVisitPath } from '../document/id.js';
 import { tensorFormatParameter, tensorFormats } from '../document/tensor-format.js';
-import { VespaBulkError } from '../errors.js';
-import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../options-check.js';
+import { VespaBulkError } from '../core/errors.js';
+import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../core/options-check.js';
 import { isServerDuration, parseDurationMs } from '../time/duration.js';
 import { checkVisitRetry, defaultAdaptiveStart, defaultVisitSlices, type VisitOptions, type VisitSelectionOptions } from './options.js';
 import { checkSelectionSyntax } from './selection-check.js';

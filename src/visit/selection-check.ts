@@ -1,4 +1,4 @@
-import { VespaBulkError, isVespaBulkError } from '../errors.js';
+import { VespaBulkError, isVespaBulkError } from '../core/errors.js';
 import { parseSelection } from '../selection/index.js';
 
 /**

@@ -6,7 +6,7 @@ import { classifyParsedLine, classifyLinePrefix, LineSplitter, putPrefixLength, 
 import type { SliceResumeState, VisitMessage } from './options.js';
 import { readPlainJson, type PlainDocument } from './plain-json.js';
 import { chainKey, streamAccept, visitRequestPath } from './query.js';
-import { isVespaBulkError } from '../errors.js';
+import { isVespaBulkError } from '../core/errors.js';
 import type { Reachability } from '../http/reachability.js';
 import type { Transport } from '../http/transport.js';
 import { exchange, header, headerList, type Exchange } from '../http/exchange.js';

@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 
 /**
  * `--from`/`--to` values into the microseconds since epoch that `fromTimestamp`/`toTimestamp` take. Accepts

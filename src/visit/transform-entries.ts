@@ -1,5 +1,5 @@
-import { VespaBulkError } from '../errors.js';
-import { parseExactJson } from '../tabular/exact-json.js';
+import { VespaBulkError } from '../core/errors.js';
+import { parseExactJson } from '../core/exact-json.js';
 import { resultOperations, type OperationObject, type ReturnedOperation, type TransformFunction } from '../feed/transform.js';
 import type { VisitEntry } from './entries.js';
 import { toFeedOperation } from './formats.js';

@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from '../core/errors.js';
 import type { VisitBatch, VisitEntry } from './entries.js';
 import { toFeedOperation } from './formats.js';
 import type { VisitOptions } from './options.js';

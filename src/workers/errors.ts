@@ -1,4 +1,4 @@
-import { VespaBulkError, errorCodes, type ErrorCode, type ErrorPlace } from '../errors.js';
+import { VespaBulkError, errorCodes, type ErrorCode, type ErrorPlace } from '../core/errors.js';
 
 /**
  * An error as it crosses a thread: a structured clone of a `VespaBulkError` loses its class (and so `instanceof`

@@ -28,7 +28,7 @@ import {
   waitForConvergence,
 } from '../../src/deploy/index.js';
 import { formatChangeActions } from '../../src/cli/deploy-format.js';
-import { isVespaBulkError } from '../../src/errors.js';
+import { isVespaBulkError } from '../../src/core/errors.js';
 import { cleanupTrees, eventually, sampleAppDir, sampleFiles, withMusicField, writeTree, zipFiles } from './fixtures.js';
 
 afterAll(cleanupTrees);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { formatDocumentId, parseDocumentId, toDocumentPath, toVisitPath } from '../../src/document/id.js';
-import { VespaBulkError } from '../../src/errors.js';
+import { VespaBulkError } from '../../src/core/errors.js';
 
 describe('parseDocumentId', () => {
   it('parses the three forms, keeping colons and slashes in the local part', () => {

@@ -6,7 +6,7 @@ import { Feeder } from '../../src/feed/feeder.js';
 import { feed } from '../../src/feed/index.js';
 import { visit } from '../../src/visit/visit.js';
 import { connectOptions } from '../../src/http/tls.js';
-import { isVespaBulkError } from '../../src/errors.js';
+import { isVespaBulkError } from '../../src/core/errors.js';
 import { startDocumentServer, DocumentStore, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 import { expectSpoke, overProtocols } from '../support/protocols.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { OperationSplitter, type RawItem } from '../../src/feed/splitter.js';
-import { VespaBulkError } from '../../src/errors.js';
+import { VespaBulkError } from '../../src/core/errors.js';
 
 function split(text: string, chunkSize = 1 << 20): RawItem[] {
   const s = new OperationSplitter();

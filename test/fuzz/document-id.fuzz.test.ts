@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatDocumentId, parseDocumentId, toDocumentPath } from '../../src/document/id.js';
-import { isVespaBulkError } from '../../src/errors.js';
+import { isVespaBulkError } from '../../src/core/errors.js';
 import { parseDocumentPath } from '../../src/simulator/document-api/document-path.js';
 import { nastyText, validDocumentId, writableDocumentId } from './arbitraries.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DocumentClient } from '../../src/http/document-client.js';
-import { isVespaBulkError } from '../../src/errors.js';
+import { isVespaBulkError } from '../../src/core/errors.js';
 import { startRecordingServer } from './recording-server.js';
 
 describe('DocumentClient', () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yargs from 'yargs';
 import { securityFromArgs, withSecurityOptions } from '../../src/cli/security-options.js';
-import { isVespaBulkError } from '../../src/errors.js';
+import { isVespaBulkError } from '../../src/core/errors.js';
 import { authHeaders, connectOptions, readTlsMaterial, redact, secretsOf, securityHeaders } from '../../src/http/tls.js';
 import { securityFromEnv } from '../../src/cli/security-options.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runInProcess } from '../support/in-process-cli.js';
 import { deploy, DeployError, getApplication } from '../../src/deploy/index.js';
-import { isVespaBulkError } from '../../src/errors.js';
+import { isVespaBulkError } from '../../src/core/errors.js';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 import { sampleAppDir } from '../deploy/fixtures.js';

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveTlsOf } from '../../src/cli/commands/serve.js';
-import { isVespaBulkError } from '../../src/errors.js';
+import { isVespaBulkError } from '../../src/core/errors.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 import { undiciRequest } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isVespaBulkError, VespaBulkError } from '../../src/errors.js';
+import { isVespaBulkError, VespaBulkError } from '../../src/core/errors.js';
 import { parseSelection, referencedTypes, type BoolNode } from '../../src/selection/index.js';
 
 /** The error parseSelection throws for `text`, checked to be a selection syntax error. */

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OptionError } from '../../src/options-check.js';
+import { OptionError } from '../../src/core/options-check.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { sliceFileName } from '../../src/sinks/slice-directory.js';
 import { exportDocuments } from '../../src/visit/export.js';

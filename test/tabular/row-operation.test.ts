@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { rowMapping, type RowOptions } from '../../src/tabular/row-operation.js';
 import { EpochMicros } from '../../src/tabular/json-value.js';
-import { isVespaBulkError, type VespaBulkError } from '../../src/errors.js';
+import { isVespaBulkError, type VespaBulkError } from '../../src/core/errors.js';
 import { documentTypesOf, type DocumentModel } from '../../src/schema/document-model.js';
 import { parseSchema } from '../../src/schema/sd-schema.js';
 import { kindsSchema } from '../schema/fixtures.js';

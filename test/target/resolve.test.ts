@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isVespaBulkError } from '../../src/errors.js';
+import { isVespaBulkError } from '../../src/core/errors.js';
 import { readConfigLayers } from '../../src/cli/target/config-files.js';
 import { parseConfigYaml, resolveTarget, type TargetInput } from '../../src/cli/target/resolve.js';
 import { securityFromEnv } from '../../src/cli/security-options.js';

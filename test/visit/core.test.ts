@@ -5,7 +5,7 @@ import { parseTimeBound, parseTimeRange } from '../../src/visit/time-range.js';
 import { baseVisitQuery, parseDocumentSpec, validateVisitOptions, visitFingerprint, visitRequestPath } from '../../src/visit/query.js';
 import { createEncoder, linesOf, toFeedOperation } from '../../src/visit/formats.js';
 import type { VisitEntry } from '../../src/visit/entries.js';
-import { isVespaBulkError } from '../../src/errors.js';
+import { isVespaBulkError } from '../../src/core/errors.js';
 
 function lines(chunks: string[]): string[] {
   const out: string[] = [];

@@ -5,7 +5,7 @@ import { startDocumentServer, type DocumentServer } from '../../src/simulator/do
 import { exportDocuments } from '../../src/visit/export.js';
 import { migrate } from '../../src/visit/migrate.js';
 import { visit } from '../../src/visit/visit.js';
-import { topLevelValue } from '../../src/feed/json-scan.js';
+import { topLevelValue } from '../../src/core/json-scan.js';
 import { tempDir as makeTempDir } from '../support/temp-dir.js';
 
 /** `long` fields beyond 2^53 through every path that does not pass the service's bytes through untouched. */

@@ -7,7 +7,7 @@ import { startDocumentServer, type DocumentServer } from '../../src/simulator/do
 import { DocumentClient } from '../../src/http/document-client.js';
 import { type WireProtocol } from '../../src/http/transport.js';
 import { createTransport, defaultH2Connections } from '../../src/http/create-transport.js';
-import { OptionError } from '../../src/options-check.js';
+import { OptionError } from '../../src/core/options-check.js';
 import { bulkOperation, validateBulkOptions } from '../../src/visit/bulk.js';
 import { exportDocuments } from '../../src/visit/export.js';
 import { migrate } from '../../src/visit/migrate.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { DocumentClient } from '../../src/http/document-client.js';
 import { visit } from '../../src/visit/visit.js';
-import { VespaBulkError } from '../../src/errors.js';
+import { VespaBulkError } from '../../src/core/errors.js';
 import { tensorModel } from '../simulator/tensor-fixtures.js';
 import { documentTypesOf } from '../../src/schema/document-model.js';
 import { parseSchema } from '../../src/schema/sd-schema.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { visit } from '../../src/visit/visit.js';
-import { isVespaBulkError } from '../../src/errors.js';
+import { isVespaBulkError } from '../../src/core/errors.js';
 import { startCannedServer } from './canned-server.js';
 
 const fastRetry = { baseDelayMs: 1, maxDelayMs: 5, maxRetries: 3 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { VespaBulkError } from '../../src/errors.js';
+import { VespaBulkError } from '../../src/core/errors.js';
 import { WorkerChannel, dispatch } from '../../src/workers/channel.js';
 import { fromWireError, toWireError, type WireError } from '../../src/workers/errors.js';
 

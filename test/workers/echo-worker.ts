@@ -1,5 +1,5 @@
 // A worker for test/workers/channel.test.ts: answers each `ping` with its start value and the number, fails on `fail`.
-import { VespaBulkError } from '../../src/errors.js';
+import { VespaBulkError } from '../../src/core/errors.js';
 import { ParentChannel } from '../../src/workers/channel.js';
 import { toWireError } from '../../src/workers/errors.js';
 import type { EchoProtocol } from './channel.test.js';

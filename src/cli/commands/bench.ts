@@ -1,7 +1,7 @@
 import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
 import { listedCommand } from '../command-list.js';
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError } from '../../core/errors.js';
 import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
 import type { Feeder } from '../../feed/feeder.js';
 import type { Compression } from '../../feed/options.js';

@@ -4,7 +4,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { compare } from '../../compare/compare.js';
 import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
 import { parseDocumentSpec } from '../../visit/query.js';
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError } from '../../core/errors.js';
 import type { CompareClusterSide, CompareProgress, CompareSide } from '../../compare/options.js';
 import { repeatable } from '../repeatable.js';
 import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../security-options.js';

@@ -2,7 +2,7 @@ import type { AnyCommand } from '../command.js';
 import { listedCommand } from '../command-list.js';
 import { existsSync } from 'node:fs';
 import type { Argv, CommandModule, PositionalOptions } from 'yargs';
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError } from '../../core/errors.js';
 import { activateSession, prepareSession, uploadPackage } from '../../deploy/session.js';
 import { deleteApplication, getApplication, getReindexing, listContent, readContent, restartServices, triggerReindex } from '../../deploy/application.js';
 import { deploy } from '../../deploy/deploy.js';

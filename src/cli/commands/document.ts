@@ -2,7 +2,7 @@ import type { AnyCommand } from '../command.js';
 import { listedCommand } from '../command-list.js';
 import { readFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError } from '../../core/errors.js';
 import { checkGivenId, conditionAndCreate, singleOperationOf, splitPositionals, type SingleOperation } from '../../document/single-operation.js';
 import { DocumentClient, type DocumentResponse } from '../../http/document-client.js';
 import type { DocumentParams } from '../../http/document-request.js';

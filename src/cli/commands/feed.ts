@@ -1,7 +1,7 @@
 import type { AnyCommand } from '../command.js';
 import { listedCommand } from '../command-list.js';
 import type { Argv } from 'yargs';
-import { VespaBulkError, isVespaBulkError } from '../../errors.js';
+import { VespaBulkError, isVespaBulkError } from '../../core/errors.js';
 import { authFailureHint, connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
 import { Feeder } from '../../feed/feeder.js';
 import type { FeedOutcome } from '../../feed/run.js';

@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { listedCommand } from '../command-list.js';
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError } from '../../core/errors.js';
 import { writeFileAtomically } from '../../fs/atomic-write.js';
 import { renderReport } from '../../report/html.js';
 import { mergeRuns } from '../../report/merge.js';

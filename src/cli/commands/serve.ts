@@ -5,7 +5,7 @@ import type { CommandModule } from 'yargs';
 import type { ServerTlsOptions } from '../../simulator/http/auth.js';
 import { defaultHeapMb } from '../../simulator/admission.js';
 import { startSimulator } from '../../simulator/simulator.js';
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError } from '../../core/errors.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 
 interface ServeArgs {

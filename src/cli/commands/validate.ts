@@ -1,7 +1,7 @@
 import type { AnyCommand } from '../command.js';
 import { listedCommand } from '../command-list.js';
 import type { Argv } from 'yargs';
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError } from '../../core/errors.js';
 import { validate } from '../../validate/validate.js';
 import { writeSummary } from '../summary-names.js';
 

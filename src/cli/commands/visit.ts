@@ -1,7 +1,7 @@
 import type { AnyCommand } from '../command.js';
 import { listedCommand } from '../command-list.js';
 import type { Argv, CommandModule } from 'yargs';
-import { isVespaBulkError, VespaBulkError } from '../../errors.js';
+import { isVespaBulkError, VespaBulkError } from '../../core/errors.js';
 import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
 import { fieldsTextOf } from '../../document/single-operation.js';
 import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError } from '../../core/errors.js';
 import { parseConfigYaml, type ConfigLayer } from './resolve.js';
 
 /** The I/O half of target resolution: finding and reading the official CLI's config files. */

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError } from '../../core/errors.js';
 
 /**
  * Where a command sends its requests when our own flags do not say, read the way the official `vespa` CLI

@@ -1,4 +1,4 @@
-import { isVespaBulkError } from '../../errors.js';
+import { isVespaBulkError } from '../../core/errors.js';
 import { compileSelection, type SelectionDocument } from '../../selection/index.js';
 import { badRequest } from './responses.js';
 import { fieldsOf, type StoredEntry } from './document-store.js';

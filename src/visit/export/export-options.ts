@@ -1,8 +1,8 @@
 import { normalize } from 'node:path';
 import type { DeployTarget } from '../../deploy/target.js';
 import type { DocumentModel } from '../../schema/document-model.js';
-import { OptionError, checkDuration, checkInteger, checkOneOf } from '../../options-check.js';
-import { VespaBulkError } from '../../errors.js';
+import { OptionError, checkDuration, checkInteger, checkOneOf } from '../../core/options-check.js';
+import { VespaBulkError } from '../../core/errors.js';
 import { outputFormats, type OutputFormat } from '../formats.js';
 import { defaultVisitSlices, type VisitOptions } from '../options.js';
 import { validateVisitOptions } from '../query.js';

@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError } from '../../core/errors.js';
 import type { OutputFormat } from '../formats.js';
 import { chainsOf, sliceIdsOf, visitFingerprint } from '../query.js';
 import { startVisit, type VisitReport, type VisitRun } from '../visitor.js';

@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError } from '../../core/errors.js';
 import { cutBack } from '../../sinks/cut-back.js';
 import type { ChainSpec } from '../query.js';
 import type { VisitCheckpoint } from '../checkpoint.js';

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError } from '../../core/errors.js';
 import { checkpointFormat } from '../checkpoint.js';
 import { parseTimeBound } from '../time-range.js';
 

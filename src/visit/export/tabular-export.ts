@@ -1,6 +1,6 @@
 import { existsSync, openSync, readSync, closeSync } from 'node:fs';
 import { gunzipSync, constants as zlibConstants } from 'node:zlib';
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError } from '../../core/errors.js';
 import type { DocumentModel } from '../../schema/document-model.js';
 import { columnsOfDocumentType } from '../../tabular/column-types.js';
 import type { TabularLayout } from '../../tabular/parquet-write.js';

@@ -1,5 +1,5 @@
 import type { WireProtocol } from '../../http/transport.js';
-import { VespaBulkError } from '../../errors.js';
+import { VespaBulkError } from '../../core/errors.js';
 import { SnapshotBarrier } from '../../workers/barrier.js';
 import { WorkerChannel } from '../../workers/channel.js';
 import { fromWireError } from '../../workers/errors.js';

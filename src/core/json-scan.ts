@@ -1,4 +1,4 @@
-import { VespaBulkError } from '../errors.js';
+import { VespaBulkError } from './errors.js';
 
 /**
  * Byte-level JSON scanning: enough to find where a value ends without building it. Strings are skipped with
