@@ -14,7 +14,7 @@ import type { RawItem } from './splitter.js';
 import { createThrottle, defaultMaxInflight, type FeedThrottle } from './throttle.js';
 import { CircuitBreaker } from './breaker.js';
 import { FeedStats, type FeedCounters, type FeedStatsState } from './stats.js';
-import { checkpointToResume, resumeSkip, type FeedCheckpoint, type SaveState } from './checkpoint.js';
+import { checkpointToResume, resumeSkip, type FeedCheckpoint, type SaveState } from './feed-checkpoint.js';
 import { describeInputs, readSources, type FeedSource, type InputInfo, type OpenPosition, type SourceBatch } from './source.js';
 import { inShard } from './shard.js';
 import type { FeedOptions } from './options.js';

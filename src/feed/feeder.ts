@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { checkFeedOptions } from './check-options.js';
-import { readFeedCheckpointSync, type FeedCheckpoint } from './checkpoint.js';
+import { readFeedCheckpointSync, type FeedCheckpoint } from './feed-checkpoint.js';
 import { resumedOptions } from './recorded-options.js';
 import { FeedEngine } from './engine.js';
 import type { FeedOptions } from './options.js';

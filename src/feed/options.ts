@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { RetryPolicy } from '../http/retry-delay.js';
 import type { OperationResult } from './operation-result.js';
 import type { Shard } from './shard.js';
-import type { FeedCheckpoint } from './checkpoint.js';
+import type { FeedCheckpoint } from './feed-checkpoint.js';
 import type { Protocol, WireProtocol } from '../http/transport.js';
 import type { TransformSpec } from './transform.js';
 import type { InputFormat } from '../tabular/input-format.js';

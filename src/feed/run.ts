@@ -1,6 +1,6 @@
 import { VespaBulkError } from '../core/errors.js';
-import { defaultCheckpointIntervalMs } from '../checkpoint/store.js';
-import { FeedCheckpointStore, buildFeedCheckpoint, feedPosition, type FeedCheckpoint, type SaveState } from './checkpoint.js';
+import { defaultCheckpointIntervalMs } from '../fs/checkpoint-file.js';
+import { FeedCheckpointStore, buildFeedCheckpoint, feedPosition, type FeedCheckpoint, type SaveState } from './feed-checkpoint.js';
 import { FailureWriter } from './failures.js';
 import { recordFeed } from './recorded-options.js';
 import type { FeedOperation } from './operation.js';

@@ -22,4 +22,4 @@ export type { SliceReport, SliceStatus } from './slice-visitor.js';
 export type { VisitBatch, VisitEntry } from './entries.js';
 export { parseTimeBound, parseTimeRange } from './time-range.js';
 export { outputFormats, type OutputFormat } from './formats.js';
-export { readVisitCheckpoint, type VisitCheckpoint, type SliceCheckpoint } from './checkpoint.js';
+export { readVisitCheckpoint, type VisitCheckpoint, type SliceCheckpoint } from './visit-checkpoint.js';

@@ -6,7 +6,7 @@ import { defaultFailuresPath } from '../../src/cli/default-paths.js';
 import { OperationSplitter, type RawItem } from '../../src/feed/splitter.js';
 import { tempDir } from './helpers.js';
 
-// The checkpoint round-trip test moved to test/checkpoint/store.test.ts, with the store it now goes through.
+// The checkpoint round-trip test moved to test/fs/checkpoint-file.test.ts, with the store it now goes through.
 describe('FailureWriter', () => {
   const cleanups: (() => void)[] = [];
   afterEach(() => cleanups.splice(0).forEach((c) => c()));

@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { Feeder, feed, type OperationResult } from '../../src/feed/index.js';
 import { redactUrl } from '../../src/feed/url-input.js';
-import { checkResumable, type FeedCheckpoint } from '../../src/feed/checkpoint.js';
+import { checkResumable, type FeedCheckpoint } from '../../src/feed/feed-checkpoint.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 import { runCommand } from '../support/run-command.js';
 import { tempDir } from './helpers.js';

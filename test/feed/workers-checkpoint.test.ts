@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveWorkers } from '../../src/feed/feed.js';
 import { Feeder } from '../../src/feed/feeder.js';
 import { WorkerFeeder } from '../../src/feed/workers/coordinator.js';
-import type { FeedCheckpoint } from '../../src/feed/checkpoint.js';
+import type { FeedCheckpoint } from '../../src/feed/feed-checkpoint.js';
 import { inShard, parseShard } from '../../src/feed/shard.js';
 import { useFeedFixtures } from './helpers.js';
 import { expectNothingLost, failureLines, mixedOperations, writeJsonl, type Op } from '../faults/harness.js';

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
-import type { VisitCheckpoint } from '../../src/visit/checkpoint.js';
+import type { VisitCheckpoint } from '../../src/visit/visit-checkpoint.js';
 import { tempDir } from '../faults/harness.js';
 import { exportedIds, killTwiceThenFinish, outputFile, outputFolder } from '../faults/kill-until-done.js';
 

@@ -5,7 +5,7 @@ import { VespaBulkError, isVespaBulkError } from '../../core/errors.js';
 import { authFailureHint, connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
 import { Feeder } from '../../feed/feeder.js';
 import type { FeedOutcome } from '../../feed/run.js';
-import { checkResumable, readFeedCheckpoint } from '../../feed/checkpoint.js';
+import { checkResumable, readFeedCheckpoint } from '../../feed/feed-checkpoint.js';
 import { resumedOptions, ResumeConflictError } from '../../feed/recorded-options.js';
 import { removeLeftoverTemporaryFiles } from '../../fs/atomic-write.js';
 import { checkFeedOptions } from '../../feed/check-options.js';

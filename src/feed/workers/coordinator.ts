@@ -1,8 +1,8 @@
-import { WorkerChannel } from '../../workers/channel.js';
-import { SnapshotBarrier } from '../../workers/barrier.js';
-import { fromWireError, type WireError } from '../../workers/errors.js';
+import { WorkerChannel } from '../../threads/channel.js';
+import { SnapshotBarrier } from '../../threads/barrier.js';
+import { fromWireError, type WireError } from '../../threads/errors.js';
 import { checkFeedOptions } from '../check-options.js';
-import { checkpointToResume, resumeSkip, type FeedCheckpoint, type SaveState } from '../checkpoint.js';
+import { checkpointToResume, resumeSkip, type FeedCheckpoint, type SaveState } from '../feed-checkpoint.js';
 import { FeedRun, type FeedOutcome, type FeedProgress, type StopReason } from '../run.js';
 import type { FeedOptions } from '../options.js';
 import { type WireProtocol } from '../../http/transport.js';

@@ -1,4 +1,4 @@
-import type { WireError } from '../../workers/errors.js';
+import type { WireError } from '../../threads/errors.js';
 import type { FailureReason } from '../failures.js';
 import type { FeedOptions } from '../options.js';
 import type { OperationResult } from '../operation-result.js';

@@ -3,8 +3,8 @@
  * back in batches; its state (counters, histograms, first unfinished position) a few times a second, its
  * unfinished operations when the coordinator asks (for a checkpoint) and at the end. It writes no file.
  */
-import { ParentChannel } from '../../workers/channel.js';
-import { toWireError } from '../../workers/errors.js';
+import { ParentChannel } from '../../threads/channel.js';
+import { toWireError } from '../../threads/errors.js';
 import { workerEngine } from '../engine.js';
 import type { FailureReason } from '../failures.js';
 import type { OperationResult } from '../operation-result.js';

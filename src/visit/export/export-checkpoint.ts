@@ -1,5 +1,5 @@
-import type { CheckpointStore } from '../../checkpoint/store.js';
-import { checkFingerprint, emptyCheckpoint, hasProgress, readVisitCheckpoint, resumeStates, slicesOfFingerprint, visitCheckpointStore, type VisitCheckpoint } from '../checkpoint.js';
+import type { CheckpointStore } from '../../fs/checkpoint-file.js';
+import { checkFingerprint, emptyCheckpoint, hasProgress, readVisitCheckpoint, resumeStates, slicesOfFingerprint, visitCheckpointStore, type VisitCheckpoint } from '../visit-checkpoint.js';
 import type { SliceResumeState } from '../options.js';
 import type { Snapshot } from './snapshots.js';
 

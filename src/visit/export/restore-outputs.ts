@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { VespaBulkError } from '../../core/errors.js';
 import { cutBack } from '../../sinks/cut-back.js';
 import type { ChainSpec } from '../query.js';
-import type { VisitCheckpoint } from '../checkpoint.js';
+import type { VisitCheckpoint } from '../visit-checkpoint.js';
 
 /** The outputs of a resumed export before they are opened: the lengths to record, and the files to start empty. */
 export interface RestoredOutputs {

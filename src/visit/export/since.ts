@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { VespaBulkError } from '../../core/errors.js';
-import { checkpointFormat } from '../checkpoint.js';
+import { checkpointFormat } from '../visit-checkpoint.js';
 import { parseTimeBound } from '../time-range.js';
 
 /**

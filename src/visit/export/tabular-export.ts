@@ -5,7 +5,7 @@ import type { DocumentModel } from '../../schema/document-model.js';
 import { columnsOfDocumentType } from '../../tabular/column-types.js';
 import type { TabularLayout } from '../../tabular/parquet-write.js';
 import { modelFromConfigServer, modelFromPackage } from '../../validate/load-model.js';
-import type { VisitCheckpoint } from '../checkpoint.js';
+import type { VisitCheckpoint } from '../visit-checkpoint.js';
 import type { OutputFormat } from '../formats.js';
 import type { ChainSpec } from '../query.js';
 import type { ExportOptions } from './export-options.js';

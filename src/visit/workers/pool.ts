@@ -1,8 +1,8 @@
 import type { WireProtocol } from '../../http/transport.js';
 import { VespaBulkError } from '../../core/errors.js';
-import { SnapshotBarrier } from '../../workers/barrier.js';
-import { WorkerChannel } from '../../workers/channel.js';
-import { fromWireError } from '../../workers/errors.js';
+import { SnapshotBarrier } from '../../threads/barrier.js';
+import { WorkerChannel } from '../../threads/channel.js';
+import { fromWireError } from '../../threads/errors.js';
 import { ChainScheduler } from '../chain-scheduler.js';
 import type { OutputFormat } from '../formats.js';
 import type { VisitMessage, VisitOptions } from '../options.js';

@@ -2,7 +2,7 @@ import type { WireProtocol } from '../../http/transport.js';
 import type { OutputFormat } from '../formats.js';
 import type { VisitMessage, VisitOptions } from '../options.js';
 import type { ChainState, SliceReport, SliceStatus } from '../slice-visitor.js';
-import type { WireError } from '../../workers/errors.js';
+import type { WireError } from '../../threads/errors.js';
 
 /**
  * Messages between the main thread of an export and its visit workers. The main thread decides which chain runs

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
-import { ParentChannel, dispatch } from '../../workers/channel.js';
-import { toWireError } from '../../workers/errors.js';
+import { ParentChannel, dispatch } from '../../threads/channel.js';
+import { toWireError } from '../../threads/errors.js';
 import { createEncoder } from '../formats.js';
 import { linesHandedOn, savedStates, type SliceVisitor } from '../slice-visitor.js';
 import { createChains, type ChainSet } from '../visitor.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SnapshotBarrier } from '../../src/workers/barrier.js';
+import { SnapshotBarrier } from '../../src/threads/barrier.js';
 
 describe('SnapshotBarrier', () => {
   it('gathers every answer, holds what a worker sends after its answer until released, in order', async () => {

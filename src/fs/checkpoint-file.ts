@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { VespaBulkError } from '../core/errors.js';
-import { writeFileAtomically } from '../fs/atomic-write.js';
+import { writeFileAtomically } from './atomic-write.js';
 
 /**
  * ms between periodic checkpoint saves, for the feed and the visit alike. 1 s rather than 2 s: the interval is what a
@@ -36,7 +36,7 @@ export interface CheckpointStoreOptions<T> {
  * One checkpoint file holding a JSON payload, saved atomically and durably (see `writeFileAtomically`): on demand
  * (`save`, `flush`) and periodically (`start`: every interval; `touch`: within an interval of a change). Saves run
  * one at a time in the order asked, so the last one asked is the one on disk. The feed's and the visit's
- * checkpoints are payloads of it (`feed/checkpoint.ts`, `visit/checkpoint.ts`).
+ * checkpoints are payloads of it (`feed/feed-checkpoint.ts`, `visit/visit-checkpoint.ts`).
  */
 export class CheckpointStore<T> {
   private last: Promise<void> = Promise.resolve();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { VespaBulkError } from '../../src/core/errors.js';
-import { WorkerChannel, dispatch } from '../../src/workers/channel.js';
-import { fromWireError, toWireError, type WireError } from '../../src/workers/errors.js';
+import { WorkerChannel, dispatch } from '../../src/threads/channel.js';
+import { fromWireError, toWireError, type WireError } from '../../src/threads/errors.js';
 
 export type EchoProtocol = {
   start: { label: string };

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { CheckpointStore, readCheckpointFile, readCheckpointFileSync } from '../checkpoint/store.js';
+import { CheckpointStore, readCheckpointFile, readCheckpointFileSync } from '../fs/checkpoint-file.js';
 import { VespaBulkError } from '../core/errors.js';
 import type { InputInfo, InputPosition, OpenPosition } from './source.js';
 import { isUrlInput, redactUrl } from './url-input.js';

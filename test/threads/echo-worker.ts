@@ -1,7 +1,7 @@
-// A worker for test/workers/channel.test.ts: answers each `ping` with its start value and the number, fails on `fail`.
+// A worker for test/threads/channel.test.ts: answers each `ping` with its start value and the number, fails on `fail`.
 import { VespaBulkError } from '../../src/core/errors.js';
-import { ParentChannel } from '../../src/workers/channel.js';
-import { toWireError } from '../../src/workers/errors.js';
+import { ParentChannel } from '../../src/threads/channel.js';
+import { toWireError } from '../../src/threads/errors.js';
 import type { EchoProtocol } from './channel.test.js';
 
 const port = ParentChannel.open<EchoProtocol>();

@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CheckpointStore, readCheckpointFile } from '../../src/checkpoint/store.js';
-import { feedCheckpointText, readFeedCheckpoint, readFeedCheckpointSync, type FeedCheckpoint } from '../../src/feed/checkpoint.js';
-import { emptyCheckpoint, readVisitCheckpoint, visitCheckpointStore } from '../../src/visit/checkpoint.js';
+import { CheckpointStore, readCheckpointFile } from '../../src/fs/checkpoint-file.js';
+import { feedCheckpointText, readFeedCheckpoint, readFeedCheckpointSync, type FeedCheckpoint } from '../../src/feed/feed-checkpoint.js';
+import { emptyCheckpoint, readVisitCheckpoint, visitCheckpointStore } from '../../src/visit/visit-checkpoint.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const { dir: root, cleanup } = tempDir('vb-checkpoint-');

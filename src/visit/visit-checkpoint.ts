@@ -1,4 +1,4 @@
-import { CheckpointStore, readCheckpointFile } from '../checkpoint/store.js';
+import { CheckpointStore, readCheckpointFile } from '../fs/checkpoint-file.js';
 import { VespaBulkError } from '../core/errors.js';
 import type { SliceResumeState } from './options.js';
 
