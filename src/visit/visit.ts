@@ -9,6 +9,7 @@ import { chainsOf, maxInflightOf } from './query.js';
 export class VisitedDocument {
   private parsed: Record<string, unknown> | undefined;
 
+  /** @internal Made by the visit, not by a caller. */
   constructor(
     private readonly entry: VisitEntry,
     /** The slice it came from. */
