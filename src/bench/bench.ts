@@ -129,6 +129,13 @@ const chunkOperations = 64;
  * document, under one of three load profiles (see `BenchOptions.rate`), and resolves with each step's
  * throughput and latency. Real writes unless `dryRun`. Every generated document is one the package's
  * document parser accepts.
+ * @example
+ * ```ts
+ * import { bench } from 'vespa-bulk/bench';
+ *
+ * const result = await bench({ endpoint: 'http://127.0.0.1:8080', app: 'app/', rate: [1000, 2000, 4000], stepSeconds: 30, sloMs: 50 });
+ * console.log(result.highestHeldRate, result.steps.map((s) => [s.targetRate, s.p99Ms, s.held]));
+ * ```
  */
 export async function bench(options: BenchOptions): Promise<BenchResult> {
   const sources = [options.app, options.configUrl, options.model, options.template].filter((s) => s !== undefined).length;

@@ -9,6 +9,15 @@ const chunkOperations = 256;
  * `test` holding `bytes` random letters, as JSONL, until `durationSeconds` have passed since the stream was
  * first read. Meant to be fed with `dryRun: true`, which the service answers before it looks at the document
  * type, so it measures the network and the container's front, not the content nodes.
+ * @example
+ * ```ts
+ * import { feed } from 'vespa-bulk';
+ * import { speedtestSource } from 'vespa-bulk/bench';
+ *
+ * // What the client and the network carry, with documents of 1 KiB, for 30 seconds (`feed --speedtest`).
+ * const summary = await feed(speedtestSource(1024, 30), { endpoint: 'http://127.0.0.1:8080' });
+ * console.log(summary.okRate);
+ * ```
  */
 export function speedtestSource(bytes: number, durationSeconds: number, seed?: number): Readable {
   const random = new Random(seed);

@@ -4,8 +4,11 @@
  * back over four slices, checks that what came back is what was fed, and prints one JSON summary on stdout.
  */
 import { fileURLToPath } from 'node:url';
-import { deploy, feed, type FeedSummary, visit } from '../index.js';
-import { startSimulator } from '../simulator/index.js';
+import { deploy } from '../deploy/deploy.js';
+import { feed } from '../feed/feed.js';
+import type { FeedSummary } from '../feed/stats.js';
+import { visit } from '../visit/visit.js';
+import { startSimulator } from '../simulator/simulator.js';
 import { roundSeconds, writeSummary } from './summary-names.js';
 
 const samples = (name: string): string => fileURLToPath(new URL(`../../samples/${name}`, import.meta.url));

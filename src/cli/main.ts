@@ -1,3 +1,9 @@
+/**
+ * The CLI's entry, run by bin/vespa-bulk.js: the internal entry of the package. It is not in package.json
+ * `exports` and no part of the published contract (docs/library.md): its exports and the modules of src/cli/
+ * change with the CLI. The CLI imports what it needs of the library from the modules that define it, never
+ * through a published entry (test/architecture/public-api.test.ts), so it may use what users are not offered.
+ */
 import type { AnyCommand } from './command.js';
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';

@@ -64,6 +64,17 @@ export interface CompareSummary {
  *
  * Rejects with the visit's error (`VB_VISIT`) when a side could not be read whole: a comparison of part of a
  * corpus would report documents missing that are not.
+ * @example
+ * ```ts
+ * import { compare } from 'vespa-bulk';
+ *
+ * const summary = await compare({
+ *   a: { endpoint: 'http://old-cluster:8080', cluster: 'content' },
+ *   b: { files: 'music-export.jsonl.gz' },
+ *   diff: 'differences.jsonl',
+ * });
+ * console.log(summary.equal, summary.onlyInA, summary.onlyInB, summary.differing);
+ * ```
  */
 export async function compare(options: CompareOptions): Promise<CompareSummary> {
   checkCompareOptions(options);

@@ -71,6 +71,13 @@ export interface CompareProgress {
  * Parts both sides are split into by default: with 1M documents of 1 KB on each side, about 4 MB of each side a
  * part. Fewer, larger parts held more memory while compared (400k documents a side: 207 MB peak RSS with 64, 177
  * with 256; benchmarks/compare/exports.ts); the spill buffers they cost while reading are 16 KiB each.
+ * @example
+ * ```ts
+ * import { compare, defaultComparePartitions } from 'vespa-bulk';
+ *
+ * // A corpus four times what the default is sized for: four times the parts, the same memory per part.
+ * await compare({ a: { files: 'a.jsonl' }, b: { files: 'b.jsonl' }, partitions: 4 * defaultComparePartitions });
+ * ```
  */
 export const defaultComparePartitions = 256;
 

@@ -1,6 +1,12 @@
 /**
  * Every error vespa-bulk raises on purpose is a VespaBulkError with a stable `code`, so callers branch on
  * `err.code` and never on message text. The table below is the one place codes are defined.
+ * @example
+ * ```ts
+ * import { errorCodes } from 'vespa-bulk';
+ *
+ * console.log(errorCodes.VB_UNREACHABLE); // 'nothing answers at the endpoint'
+ * ```
  */
 export const errorCodes = {
   VB_USAGE: 'bad usage',
@@ -39,6 +45,20 @@ export interface ErrorPlace {
   position?: number;
 }
 
+/**
+ * The error every call of the library rejects or throws with: a stable `code` (see {@link errorCodes}) to branch on, never the message; `place` names the input, line or document where there is one.
+ * @example
+ * ```ts
+ * import { feed, VespaBulkError } from 'vespa-bulk';
+ *
+ * try {
+ *   await feed(['corpus.jsonl'], { endpoint: 'http://127.0.0.1:8080' });
+ * } catch (err) {
+ *   if (err instanceof VespaBulkError && err.code === 'VB_UNREACHABLE') console.error('start the cluster first');
+ *   else throw err;
+ * }
+ * ```
+ */
 export class VespaBulkError extends Error {
   readonly code: ErrorCode;
   readonly place: ErrorPlace | undefined;
@@ -65,6 +85,22 @@ export function describePlace(place: ErrorPlace | undefined): string {
   return parts.length > 0 ? `${parts.join(' ')}: ` : '';
 }
 
+/**
+ * Whether `err` is a {@link VespaBulkError}, with the given code when one is given (a type guard).
+ * @example
+ * ```ts
+ * import { DocumentClient, isVespaBulkError } from 'vespa-bulk';
+ *
+ * const client = new DocumentClient({ endpoint: 'http://127.0.0.1:8080' });
+ * try {
+ *   await client.get('id:mynamespace:music::song-1');
+ * } catch (err) {
+ *   if (!isVespaBulkError(err, 'VB_TIMEOUT')) throw err;
+ * } finally {
+ *   await client.close();
+ * }
+ * ```
+ */
 export function isVespaBulkError(err: unknown, code?: ErrorCode): err is VespaBulkError {
   return err instanceof VespaBulkError && (code === undefined || err.code === code);
 }

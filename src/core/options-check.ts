@@ -9,6 +9,16 @@ import { VespaBulkError } from './errors.js';
 /**
  * A `VB_USAGE` error about one option. `option` is the library's name for it (`inflight`, `timeoutMs`), so the
  * CLI can say which flag was meant without parsing the message.
+ * @example
+ * ```ts
+ * import { feed, OptionError } from 'vespa-bulk';
+ *
+ * try {
+ *   await feed(['corpus.jsonl'], { endpoint: 'http://127.0.0.1:8080', inflight: 0 });
+ * } catch (err) {
+ *   if (err instanceof OptionError) console.error(err.option, err.message); // inflight, inflight must be an integer >= 1, not 0
+ * }
+ * ```
  */
 export class OptionError extends VespaBulkError {
   /** The option's name in the options object, e.g. `inflight`. */

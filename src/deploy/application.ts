@@ -5,18 +5,44 @@ import type { ApplicationStatus, ReindexingStatus } from './types.js';
 
 /** Requests on the deployed application: status, delete, package content, restart and reindexing. */
 
+/**
+ * The application's status on the config server: its generation and the Vespa version it runs.
+ * @example
+ * ```ts
+ * import { getApplication } from 'vespa-bulk';
+ *
+ * const status = await getApplication({ configUrl: 'http://127.0.0.1:19071' });
+ * console.log(status.generation);
+ * ```
+ */
 export async function getApplication(target: DeployTarget): Promise<ApplicationStatus> {
   const t = resolveTarget(target);
   return jsonObject<ApplicationStatus>('status', await configRequest(t, { step: 'status', method: 'GET', path: applicationPath(t) }));
 }
 
-/** Deletes the application from the config server (all its sessions). */
+/**
+ * Deletes the application from the config server (all its sessions).
+ * @example
+ * ```ts
+ * import { deleteApplication } from 'vespa-bulk';
+ *
+ * await deleteApplication({ configUrl: 'http://127.0.0.1:19071', application: 'staging' });
+ * ```
+ */
 export async function deleteApplication(target: DeployTarget): Promise<{ message: string }> {
   const t = resolveTarget(target);
   return jsonObject('delete', await configRequest(t, { step: 'delete', method: 'DELETE', path: applicationPath(t) }));
 }
 
-/** Lists a package directory ('' = root): URLs, directories ending in `/`. */
+/**
+ * Lists a package directory ('' = root): URLs, directories ending in `/`.
+ * @example
+ * ```ts
+ * import { listContent } from 'vespa-bulk';
+ *
+ * console.log(await listContent({ configUrl: 'http://127.0.0.1:19071' }, 'schemas', { recursive: true }));
+ * ```
+ */
 export async function listContent(target: DeployTarget, dir = '', options: { recursive?: boolean } = {}): Promise<string[]> {
   const t = resolveTarget(target);
   const path = contentPath(dir);
@@ -30,7 +56,16 @@ export async function listContent(target: DeployTarget, dir = '', options: { rec
   return response.json as string[];
 }
 
-/** One package file's bytes and the content type the server gave it. */
+/**
+ * One package file's bytes and the content type the server gave it.
+ * @example
+ * ```ts
+ * import { readContent } from 'vespa-bulk';
+ *
+ * const { bytes } = await readContent({ configUrl: 'http://127.0.0.1:19071' }, 'services.xml');
+ * console.log(new TextDecoder().decode(bytes));
+ * ```
+ */
 export async function readContent(target: DeployTarget, file: string): Promise<{ contentType: string; bytes: Uint8Array }> {
   const t = resolveTarget(target);
   const path = contentPath(file);
@@ -61,7 +96,15 @@ export interface RestartOptions {
   clusterId?: string[];
 }
 
-/** Asks the config server to restart the selected services of the application. */
+/**
+ * Asks the config server to restart the selected services of the application.
+ * @example
+ * ```ts
+ * import { restartServices } from 'vespa-bulk';
+ *
+ * await restartServices({ configUrl: 'http://127.0.0.1:19071' }, { clusterType: ['container'] });
+ * ```
+ */
 export async function restartServices(target: DeployTarget, options: RestartOptions = {}): Promise<{ message: string }> {
   const t = resolveTarget(target);
   const response = await configRequest(t, {
@@ -86,7 +129,17 @@ export interface ReindexOptions {
   cause?: string;
 }
 
-/** Starts reindexing of the selected clusters and document types. */
+/**
+ * Starts reindexing of the selected clusters and document types.
+ * @example
+ * ```ts
+ * import { getReindexing, triggerReindex } from 'vespa-bulk';
+ *
+ * const target = { configUrl: 'http://127.0.0.1:19071' };
+ * await triggerReindex(target, { clusterId: ['content'], documentType: ['music'] });
+ * console.log(await getReindexing(target));
+ * ```
+ */
 export async function triggerReindex(target: DeployTarget, options: ReindexOptions = {}): Promise<{ message: string }> {
   if (options.speed !== undefined && !(options.speed >= 0 && options.speed <= 100)) {
     throw new VespaBulkError('VB_USAGE', `reindex speed ${options.speed} is out of range: use 0.0 to 100.0`);
@@ -110,7 +163,16 @@ export async function triggerReindex(target: DeployTarget, options: ReindexOptio
   return jsonObject('reindex', response);
 }
 
-/** The reindexing status per cluster and document type. */
+/**
+ * The reindexing status per cluster and document type.
+ * @example
+ * ```ts
+ * import { getReindexing } from 'vespa-bulk';
+ *
+ * const status = await getReindexing({ configUrl: 'http://127.0.0.1:19071' });
+ * console.log(JSON.stringify(status, null, 2));
+ * ```
+ */
 export async function getReindexing(target: DeployTarget): Promise<ReindexingStatus> {
   const t = resolveTarget(target);
   return jsonObject<ReindexingStatus>('reindexing', await configRequest(t, { step: 'reindexing', method: 'GET', path: `${applicationPath(t)}/reindexing` }));

@@ -7,6 +7,17 @@ import { configTransport, type ResolvedTarget } from './target.js';
 /**
  * The config server refused a step. `step` names it (upload, prepare, activate, status...), `errorCode` is the
  * server's `error-code` (e.g. INVALID_APPLICATION_PACKAGE), `body` the parsed response when it was JSON.
+ * @example
+ * ```ts
+ * import { deploy, DeployError } from 'vespa-bulk';
+ *
+ * try {
+ *   await deploy({ configUrl: 'http://127.0.0.1:19071' }, 'app/');
+ * } catch (err) {
+ *   if (err instanceof DeployError) console.error(err.message); // the config server's own message
+ *   else throw err;
+ * }
+ * ```
  */
 export class DeployError extends VespaBulkError {
   constructor(

@@ -11,14 +11,32 @@ export interface ConvergenceQuery {
   vespaVersion?: string;
 }
 
-/** One look at serviceconverge: the wanted generation and what each service runs. */
+/**
+ * One look at serviceconverge: the wanted generation and what each service runs.
+ * @example
+ * ```ts
+ * import { getConvergence } from 'vespa-bulk';
+ *
+ * const result = await getConvergence({ configUrl: 'http://127.0.0.1:19071' });
+ * console.log(result.converged, result.wantedGeneration);
+ * ```
+ */
 export async function getConvergence(target: DeployTarget, query: ConvergenceQuery = {}): Promise<ConvergenceResult> {
   const t = resolveTarget(target);
   const response = await configRequest(t, { step: 'converge', method: 'GET', path: `${applicationPath(t)}/serviceconverge`, query: { vespaVersion: query.vespaVersion } });
   return jsonObject<ConvergenceResult>('converge', response);
 }
 
-/** Convergence of one service, `host:port` as listed by getConvergence. A service no longer in the application answers 410. */
+/**
+ * Convergence of one service, `host:port` as listed by getConvergence. A service no longer in the application answers 410.
+ * @example
+ * ```ts
+ * import { getServiceConvergence } from 'vespa-bulk';
+ *
+ * const service = await getServiceConvergence({ configUrl: 'http://127.0.0.1:19071' }, 'node1.example.com:19050');
+ * console.log(service.converged);
+ * ```
+ */
 export async function getServiceConvergence(target: DeployTarget, hostPort: string): Promise<SingleServiceConvergence> {
   const t = resolveTarget(target);
   const response = await configRequest(t, { step: 'converge', method: 'GET', path: `${applicationPath(t)}/serviceconverge/${encodeURIComponent(hostPort)}` });
@@ -41,6 +59,14 @@ export interface WaitForConvergenceOptions extends ConvergenceQuery {
 /**
  * Polls serviceconverge until every service runs the wanted generation. Throws VB_TIMEOUT with the last
  * generations seen when the time runs out; config server errors are thrown as they come.
+ * @example
+ * ```ts
+ * import { activateSession, waitForConvergence } from 'vespa-bulk';
+ *
+ * const target = { configUrl: 'http://127.0.0.1:19071' };
+ * const { application } = await activateSession(target, '42');
+ * await waitForConvergence(target, { timeoutMs: 300_000, generation: application?.generation });
+ * ```
  */
 export async function waitForConvergence(target: DeployTarget, options: WaitForConvergenceOptions): Promise<ConvergenceResult> {
   checkDuration(options, 'timeoutMs');
@@ -67,6 +93,12 @@ export async function waitForConvergence(target: DeployTarget, options: WaitForC
 /**
  * Polls one service (`host:port`) until it runs the wanted generation. A service that left the application
  * (410) or any other refusal is thrown at once; running out of time is VB_TIMEOUT with the generations seen.
+ * @example
+ * ```ts
+ * import { waitForServiceConvergence } from 'vespa-bulk';
+ *
+ * await waitForServiceConvergence({ configUrl: 'http://127.0.0.1:19071' }, 'node1.example.com:19050', { timeoutMs: 60_000 });
+ * ```
  */
 export async function waitForServiceConvergence(
   target: DeployTarget,

@@ -27,6 +27,13 @@ export interface DeployResult {
 /**
  * Deploys an application package in the three steps of the interface (upload, prepare, activate) so that a
  * failure names the step, then optionally waits for the services to converge on the new generation.
+ * @example
+ * ```ts
+ * import { deploy } from 'vespa-bulk';
+ *
+ * const result = await deploy({ configUrl: 'http://127.0.0.1:19071' }, 'app/', { waitSeconds: 300 });
+ * console.log(result.activate['session-id'], result.convergence?.converged);
+ * ```
  */
 export async function deploy(target: DeployTarget, path: string, options: DeployOptions = {}): Promise<DeployResult> {
   // Before anything is uploaded: a bad wait found after activation would leave the caller unsure what happened.

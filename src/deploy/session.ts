@@ -19,7 +19,18 @@ export interface PrepareOptions {
   verbose?: boolean;
 }
 
-/** Uploads a package (a directory, a .zip, or an already read PackageUpload) and returns the new session. */
+/**
+ * Uploads a package (a directory, a .zip, or an already read PackageUpload) and returns the new session.
+ * @example
+ * ```ts
+ * import { activateSession, prepareSession, uploadPackage } from 'vespa-bulk';
+ *
+ * const target = { configUrl: 'http://127.0.0.1:19071' };
+ * const { 'session-id': session } = await uploadPackage(target, 'app.zip');
+ * await prepareSession(target, session);
+ * await activateSession(target, session);
+ * ```
+ */
 export async function uploadPackage(target: DeployTarget, pkg: string | PackageUpload): Promise<UploadResult> {
   const t = resolveTarget(target);
   const upload = typeof pkg === 'string' ? await readPackage(pkg) : pkg;
@@ -27,7 +38,18 @@ export async function uploadPackage(target: DeployTarget, pkg: string | PackageU
   return jsonObject<UploadResult>('upload', response);
 }
 
-/** Prepares an uploaded session: validation and change actions; nothing is active yet. */
+/**
+ * Prepares an uploaded session: validation and change actions; nothing is active yet.
+ * @example
+ * ```ts
+ * import { prepareSession, uploadPackage } from 'vespa-bulk';
+ *
+ * const target = { configUrl: 'http://127.0.0.1:19071' };
+ * const { 'session-id': session } = await uploadPackage(target, 'app/');
+ * const prepared = await prepareSession(target, session);
+ * for (const action of prepared.configChangeActions.restart) console.log('restart needed:', action.messages);
+ * ```
+ */
 export async function prepareSession(target: DeployTarget, sessionId: string, options: PrepareOptions = {}): Promise<PrepareResult> {
   checkDuration(options, 'timeoutSeconds', true);
   const t = resolveTarget(target);
@@ -41,7 +63,16 @@ export async function prepareSession(target: DeployTarget, sessionId: string, op
   return normalizeActions(jsonObject<PrepareResult>('prepare', response));
 }
 
-/** Activates a prepared session: the application starts using it. */
+/**
+ * Activates a prepared session: the application starts using it.
+ * @example
+ * ```ts
+ * import { activateSession } from 'vespa-bulk';
+ *
+ * // The session a `prepareSession` prepared earlier (its id).
+ * await activateSession({ configUrl: 'http://127.0.0.1:19071' }, '42');
+ * ```
+ */
 export async function activateSession(target: DeployTarget, sessionId: string, options: { ignoreSessionStaleFailure?: boolean } = {}): Promise<ActivateResult> {
   const t = resolveTarget(target);
   const response = await configRequest(t, {
@@ -53,7 +84,16 @@ export async function activateSession(target: DeployTarget, sessionId: string, o
   return jsonObject<ActivateResult>('activate', response);
 }
 
-/** The one-request shortcut the official `vespa deploy` uses. */
+/**
+ * The one-request shortcut the official `vespa deploy` uses.
+ * @example
+ * ```ts
+ * import { prepareAndActivate } from 'vespa-bulk';
+ *
+ * const result = await prepareAndActivate({ configUrl: 'http://127.0.0.1:19071' }, 'app/');
+ * console.log(result['session-id'], result.activated);
+ * ```
+ */
 export async function prepareAndActivate(target: DeployTarget, pkg: string | PackageUpload, options: PrepareOptions = {}): Promise<PrepareAndActivateResult> {
   const t = resolveTarget(target);
   const upload = typeof pkg === 'string' ? await readPackage(pkg) : pkg;

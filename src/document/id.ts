@@ -42,7 +42,17 @@ export function isInt64(text: string): boolean {
   return n >= int64Min && n <= int64Max;
 }
 
-/** Parses `id:<namespace>:<type>:[n=<number>|g=<group>]:<user part>`; throws VB_BAD_DOCUMENT_ID naming what is wrong. */
+/**
+ * Parses `id:<namespace>:<type>:[n=<number>|g=<group>]:<user part>`; throws VB_BAD_DOCUMENT_ID naming what is wrong.
+ * @example
+ * ```ts
+ * import { parseDocumentId } from 'vespa-bulk';
+ *
+ * const id = parseDocumentId('id:mynamespace:music:n=42:song-1');
+ * console.log(id.namespace, id.type, id.kind, id.local); // mynamespace music number song-1
+ * if (id.kind === 'number') console.log(id.number); // 42
+ * ```
+ */
 export function parseDocumentId(id: string): DocumentId {
   if (typeof id !== 'string') throw bad(String(id), 'not a string');
   if (id.length > maxDocumentIdLength) throw bad(id, `longer than ${maxDocumentIdLength} characters`);
@@ -76,7 +86,16 @@ export function parseDocumentId(id: string): DocumentId {
   throw bad(id, `unknown key/value part '${kv}' (expected empty, 'n=<number>' or 'g=<group>')`);
 }
 
-/** The text form of a DocumentId: the inverse of `parseDocumentId`. */
+/**
+ * The text form of a DocumentId: the inverse of `parseDocumentId`.
+ * @example
+ * ```ts
+ * import { formatDocumentId, parseDocumentId } from 'vespa-bulk';
+ *
+ * const id = parseDocumentId('id:mynamespace:music::song-1');
+ * console.log(formatDocumentId({ ...id, local: 'song-2' })); // id:mynamespace:music::song-2
+ * ```
+ */
 export function formatDocumentId(id: DocumentId): string {
   const kv = id.kind === 'number' ? `n=${id.number}` : id.kind === 'group' ? `g=${id.group}` : '';
   return `id:${id.namespace}:${id.type}:${kv}:${id.local}`;

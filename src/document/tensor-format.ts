@@ -3,6 +3,14 @@
  * default is `short`; the `-value` forms leave out the `{"type":...}` wrapper; the `hex` forms write the cells of
  * a dense tensor (and the dense blocks of a mixed one) as one hex string in the cell type's bytes, which is far
  * less JSON to write and to parse for embeddings, and which a feed reads back unchanged.
+ * @example
+ * ```ts
+ * import { tensorFormats, type TensorFormat } from 'vespa-bulk';
+ *
+ * const asked = 'short-value';
+ * if (!(tensorFormats as readonly string[]).includes(asked)) throw new Error(`no tensor format ${asked}`);
+ * const format = asked as TensorFormat;
+ * ```
  */
 export const tensorFormats = ['short', 'long', 'short-value', 'long-value', 'hex', 'hex-value'] as const;
 

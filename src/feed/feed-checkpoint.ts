@@ -71,6 +71,13 @@ export function feedCheckpointText(checkpoint: FeedCheckpoint): string {
 /**
  * Reads a feed checkpoint file written by a stopped feed. VB_USAGE when there is none (no file, or an empty one),
  * it cannot be read or it is not a feed checkpoint; VB_BAD_JSON when it is not JSON.
+ * @example
+ * ```ts
+ * import { feed, readFeedCheckpoint } from 'vespa-bulk';
+ *
+ * const checkpoint = await readFeedCheckpoint('corpus.ckpt');
+ * await feed(['corpus.jsonl'], { endpoint: 'http://127.0.0.1:8080', resume: checkpoint });
+ * ```
  */
 export async function readFeedCheckpoint(path: string): Promise<FeedCheckpoint> {
   const value = await readCheckpointFile(path);

@@ -10,7 +10,16 @@ export interface Shard {
   count: number;
 }
 
-/** Parses `i/N` into a Shard; throws VB_USAGE unless 0 <= i < N. */
+/**
+ * Parses `i/N` into a Shard; throws VB_USAGE unless 0 <= i < N.
+ * @example
+ * ```ts
+ * import { feed, parseShard } from 'vespa-bulk';
+ *
+ * // Machine 2 of 4 feeds every fourth operation of the same input.
+ * await feed(['corpus.jsonl'], { endpoint: 'http://127.0.0.1:8080', shard: parseShard('1/4') });
+ * ```
+ */
 export function parseShard(text: string): Shard {
   const m = /^(\d+)\/(\d+)$/.exec(text.trim());
   if (!m) throw new VespaBulkError('VB_USAGE', `--shard '${text}': expected i/N, e.g. 0/4`);

@@ -3,7 +3,24 @@ import { Http1Transport } from './http1-transport.js';
 import { AutoTransport } from './auto-transport.js';
 import type { Transport, TransportOptions } from './transport.js';
 
-/** A transport to one origin: HTTP/2, HTTP/1.1, or the one the server speaks (see `TransportOptions`). */
+/**
+ * A transport to one origin: HTTP/2, HTTP/1.1, or the one the server speaks (see `TransportOptions`).
+ * @example
+ * ```ts
+ * import { createTransport, DocumentClient, feed } from 'vespa-bulk';
+ *
+ * // One set of connections for a feed and the reads after it; the caller closes it.
+ * const transport = createTransport({ origin: 'http://127.0.0.1:8080', protocol: 'h2' });
+ * try {
+ *   await feed(['corpus.jsonl'], { endpoint: 'http://127.0.0.1:8080', transport });
+ *   const client = new DocumentClient({ endpoint: 'http://127.0.0.1:8080', transport });
+ *   console.log((await client.get('id:mynamespace:music::song-1')).status);
+ *   await client.close();
+ * } finally {
+ *   await transport.close();
+ * }
+ * ```
+ */
 export function createTransport(options: TransportOptions): Transport {
   const protocol = options.protocol ?? 'auto';
   const tls = options.origin.startsWith('https:');

@@ -99,6 +99,18 @@ class RetryableAnswer extends Error {
  * the retries (`maxRetries`) are spent; transport failures reject with VespaBulkError VB_TRANSPORT or
  * VB_TIMEOUT (after the retries, where retrying is safe), an endpoint where nothing has ever answered with
  * VB_UNREACHABLE (at once), and a server without HTTP/2 asked for it (`protocol: 'h2'`) with VB_PROTOCOL.
+ * @example
+ * ```ts
+ * import { DocumentClient } from 'vespa-bulk';
+ *
+ * const client = new DocumentClient({ endpoint: 'http://127.0.0.1:8080' });
+ * await client.put('id:mynamespace:music::song-1', { title: 'Song 1', year: 2001 });
+ * await client.update('id:mynamespace:music::song-1', { year: { assign: 2002 } }, { condition: 'music.year == 2001' });
+ * const { status, body } = await client.get('id:mynamespace:music::song-1');
+ * console.log(status, body);
+ * await client.remove('id:mynamespace:music::song-1');
+ * await client.close();
+ * ```
  */
 export class DocumentClient {
   private readonly transport: Transport;

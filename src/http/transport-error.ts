@@ -36,7 +36,23 @@ export type TransportFailure =
 /** Failures after which the request surely never reached the service. */
 const neverSent = new Set<TransportFailure>(['connect', 'connect-timeout', 'tls', 'not-h2', 'refused', 'invalid']);
 
-/** A request that failed in transport; `failure` says how, `maybeApplied` whether the service may have applied it. */
+/**
+ * A request that failed in transport; `failure` says how, `maybeApplied` whether the service may have applied it.
+ * @example
+ * ```ts
+ * import { DocumentClient, TransportError } from 'vespa-bulk';
+ *
+ * const client = new DocumentClient({ endpoint: 'http://127.0.0.1:8080' });
+ * try {
+ *   await client.put('id:mynamespace:music::song-1', { title: 'Song 1' });
+ * } catch (err) {
+ *   // A put cut off after it was sent may have been applied: read it back before sending it again.
+ *   if (err instanceof TransportError && err.maybeApplied) console.error(err.failure, 'maybe applied');
+ * } finally {
+ *   await client.close();
+ * }
+ * ```
+ */
 export class TransportError extends VespaBulkError {
   declare readonly code: 'VB_TRANSPORT' | 'VB_TIMEOUT' | 'VB_ABORTED';
   readonly failure: TransportFailure;

@@ -52,6 +52,13 @@ export function nextProbeDelayMs(elapsedMs: number, waitMs: number, intervalMs: 
 /**
  * Resolves once the endpoint answers (any status below 500). Rejects with VB_UNREACHABLE naming the last
  * cause when `waitMs` passed without an answer, or VB_ABORTED when `signal` aborts.
+ * @example
+ * ```ts
+ * import { feed, waitForEndpoint } from 'vespa-bulk';
+ *
+ * await waitForEndpoint({ endpoint: 'http://127.0.0.1:8080', waitMs: 60_000 });
+ * await feed(['corpus.jsonl'], { endpoint: 'http://127.0.0.1:8080' });
+ * ```
  */
 export async function waitForEndpoint(options: WaitForEndpointOptions): Promise<EndpointAnswer> {
   const url = new URL(options.endpoint);

@@ -44,6 +44,13 @@ function headline(run: RecordedRun): [string, string][] {
 /**
  * The report: one self-contained HTML page (uPlot and its stylesheet inlined, the data embedded), which opens
  * offline: charts over time, the latency distribution, the steps, the summary and the parameters of each shard.
+ * @example
+ * ```ts
+ * import { writeFileSync } from 'node:fs';
+ * import { readStatsFile, renderReport } from 'vespa-bulk/report';
+ *
+ * writeFileSync('report.html', renderReport(readStatsFile('feed.stats.jsonl'))); // one self-contained page
+ * ```
  */
 export function renderReport(run: RecordedRun): string {
   const whole = emptyLatencyHistogram();

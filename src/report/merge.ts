@@ -6,6 +6,15 @@ import type { RecordedRun, StatsPoint, SummaryLine } from './stats-format.js';
  * One run from the shards of a load run on several machines: points of the same wall-clock second added (their
  * histograms merged exactly, percentiles taken again from the merge), steps of the same name joined, summaries
  * added with rates recomputed over the span of all shards, and the parameters of every shard kept.
+ * @example
+ * ```ts
+ * import { writeFileSync } from 'node:fs';
+ * import { mergeRuns, readStatsFile, renderReport } from 'vespa-bulk/report';
+ *
+ * // One report of a feed sharded over two machines (`shard: 0/2` and `1/2`), each with its stats file.
+ * const run = mergeRuns(['shard-0.stats.jsonl', 'shard-1.stats.jsonl'].map(readStatsFile));
+ * writeFileSync('feed.html', renderReport(run));
+ * ```
  */
 export function mergeRuns(runs: readonly RecordedRun[]): RecordedRun {
   if (runs.length === 0) throw new VespaBulkError('VB_USAGE', 'no stats file to merge');

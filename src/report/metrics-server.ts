@@ -75,6 +75,17 @@ function families(s: RunSample): PrometheusFamily[] {
 /**
  * Serves the running counters and the latency histogram in the Prometheus text format at `/metrics`, for a load
  * of hours watched in Grafana. Every scrape reads the run afresh through `sample`.
+ * @example
+ * ```ts
+ * import { Feeder } from 'vespa-bulk';
+ * import { feedSampler, startMetricsServer } from 'vespa-bulk/report';
+ *
+ * const feeder = new Feeder({ endpoint: 'http://127.0.0.1:8080' });
+ * const metrics = await startMetricsServer({ port: 0, sample: feedSampler(feeder) });
+ * console.log(`Prometheus may scrape ${metrics.url}`);
+ * await feeder.run('corpus.jsonl');
+ * await metrics.close();
+ * ```
  */
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {

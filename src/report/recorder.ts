@@ -19,6 +19,25 @@ const minPointMs = 600;
  * Samples a run once a second, on the wall-clock second so that shards on several machines line up, and
  * keeps one {@link StatsPoint} per second: counts by difference of the cumulative totals, the second's latency
  * histogram by difference of cumulative histograms (so nothing is added to the per-operation path).
+ * @example
+ * ```ts
+ * import { writeFileSync } from 'node:fs';
+ * import { hostname } from 'node:os';
+ * import { Feeder } from 'vespa-bulk';
+ * import { feedSampler, renderReport, RunRecorder, StatsFileWriter } from 'vespa-bulk/report';
+ *
+ * const feeder = new Feeder({ endpoint: 'http://127.0.0.1:8080' });
+ * const stats = new StatsFileWriter('feed.stats.jsonl');
+ * const recorder = new RunRecorder({
+ *   params: { command: 'feed', target: 'http://127.0.0.1:8080', flags: {}, tool: 'my-loader', host: hostname(), startTime: new Date().toISOString() },
+ *   sample: feedSampler(feeder),
+ *   onLine: (line) => stats.write(line),
+ * });
+ * const outcome = await feeder.run('corpus.jsonl');
+ * const run = recorder.finish({ ...outcome.summary });
+ * stats.close();
+ * writeFileSync('feed.html', renderReport(run));
+ * ```
  */
 export class RunRecorder {
   private readonly points: StatsPoint[] = [];

@@ -33,7 +33,19 @@ export interface RunSample {
 /** What a recorder samples: a function returning the run's totals now. */
 export type RunSampler = () => RunSample;
 
-/** Samples a running feed through `Feeder.snapshot()`. */
+/**
+ * Samples a running feed through `Feeder.snapshot()`.
+ * @example
+ * ```ts
+ * import { Feeder } from 'vespa-bulk';
+ * import { feedSampler, startMetricsServer } from 'vespa-bulk/report';
+ *
+ * const feeder = new Feeder({ endpoint: 'http://127.0.0.1:8080' });
+ * const metrics = await startMetricsServer({ port: 9464, sample: feedSampler(feeder) });
+ * await feeder.run('corpus.jsonl');
+ * await metrics.close();
+ * ```
+ */
 export function feedSampler(feeder: Pick<Feeder, 'snapshot'>): RunSampler {
   return () => {
     const s = feeder.snapshot();
@@ -56,6 +68,18 @@ export function feedSampler(feeder: Pick<Feeder, 'snapshot'>): RunSampler {
  * Samples a running visit: documents delivered, slices failed, in flight (running slices) out of all slices,
  * bytes received. A visit measures no per-request latency (its requests stream for seconds by design), so its
  * histogram stays empty.
+ * @example
+ * ```ts
+ * import { visit } from 'vespa-bulk';
+ * import { startMetricsServer, visitSampler } from 'vespa-bulk/report';
+ *
+ * let metrics: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
+ * const docs = visit({ endpoint: 'http://127.0.0.1:8080', cluster: 'content' }, {
+ *   onStart: (run) => void startMetricsServer({ port: 9464, sample: visitSampler(run) }).then((m) => (metrics = m)),
+ * });
+ * for await (const doc of docs) console.log(doc.id);
+ * await metrics?.close();
+ * ```
  */
 export function visitSampler(run: VisitRun): RunSampler {
   return () => ({

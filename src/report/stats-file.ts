@@ -5,6 +5,22 @@ import type { RecordedRun, RunParams, StatsLine } from './stats-format.js';
 /**
  * Writes stats lines to a file as they come, each with one write (no buffering in the process), so a
  * dashboard tailing the file sees every second and a crash loses nothing already written.
+ * @example
+ * ```ts
+ * import { hostname } from 'node:os';
+ * import { Feeder } from 'vespa-bulk';
+ * import { feedSampler, RunRecorder, StatsFileWriter } from 'vespa-bulk/report';
+ *
+ * const feeder = new Feeder({ endpoint: 'http://127.0.0.1:8080' });
+ * const stats = new StatsFileWriter('feed.stats.jsonl'); // a dashboard may tail it: one line a second
+ * const recorder = new RunRecorder({
+ *   params: { command: 'feed', target: 'http://127.0.0.1:8080', flags: {}, tool: 'my-loader', host: hostname(), startTime: new Date().toISOString() },
+ *   sample: feedSampler(feeder),
+ *   onLine: (line) => stats.write(line),
+ * });
+ * recorder.finish({ ...(await feeder.run('corpus.jsonl')).summary });
+ * stats.close();
+ * ```
  */
 export class StatsFileWriter {
   private fd: number | undefined;
@@ -29,7 +45,16 @@ export class StatsFileWriter {
   }
 }
 
-/** Reads a stats file back. A last line cut short (the run crashed mid-write) is ignored; any other bad line is an error naming it. */
+/**
+ * Reads a stats file back. A last line cut short (the run crashed mid-write) is ignored; any other bad line is an error naming it.
+ * @example
+ * ```ts
+ * import { writeFileSync } from 'node:fs';
+ * import { readStatsFile, renderReport } from 'vespa-bulk/report';
+ *
+ * writeFileSync('feed.html', renderReport(readStatsFile('feed.stats.jsonl')));
+ * ```
+ */
 export function readStatsFile(path: string): RecordedRun {
   let text: string;
   try {

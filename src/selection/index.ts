@@ -37,6 +37,14 @@ const compiled = new WeakMap<Selection, BoolFn>();
  * Parses a selection. Throws VespaBulkError('VB_SELECTION_SYNTAX') whose message names the 0-based
  * position and what was expected; `err.place.position` holds the position. An empty (or blank)
  * selection selects every document, as in Vespa.
+ * @example
+ * ```ts
+ * import { bulkOperation, parseSelection } from 'vespa-bulk';
+ *
+ * const selection = 'music.popularity < 1';
+ * parseSelection(selection); // throws VB_SELECTION_SYNTAX, with the position, before anything is deleted
+ * await bulkOperation({ endpoint: 'http://127.0.0.1:8080', kind: 'delete-where', cluster: 'content', selection });
+ * ```
  */
 export function parseSelection(text: string): Selection {
   if (typeof text !== 'string') {
@@ -61,7 +69,16 @@ export function evaluateSelection(selection: Selection, doc: SelectionDocument, 
   return compiledOf(selection)(doc, context) === TRUE;
 }
 
-/** Parses once and returns a matcher for the hot path (visiting many documents). Throws like parseSelection(). */
+/**
+ * Parses once and returns a matcher for the hot path (visiting many documents). Throws like parseSelection().
+ * @example
+ * ```ts
+ * import { compileSelection } from 'vespa-bulk';
+ *
+ * const matches = compileSelection('music.year > 2000 and music.title != null');
+ * console.log(matches({ id: 'id:mynamespace:music::song-1', type: 'music', fields: { year: 2001, title: 'Song 1' } })); // true
+ * ```
+ */
 export function compileSelection(text: string): (doc: SelectionDocument, context?: SelectionContext) => boolean {
   const fn = compiledOf(parseSelection(text));
   return (doc, context) => fn(doc, context) === TRUE;

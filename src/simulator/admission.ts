@@ -21,7 +21,17 @@ export const maxQueueAgeMs = 3000;
 /** The share of the heap the waiting operations' bytes may take (maxThrottledBytes = -0.25). */
 export const queueHeapShare = 0.25;
 
-/** The container's JVM heap when the node's memory is not known (ApplicationContainerCluster: 1536 MB). */
+/**
+ * The container's JVM heap when the node's memory is not known (ApplicationContainerCluster: 1536 MB).
+ * @example
+ * ```ts
+ * import { defaultHeapMb, startDocumentServer } from 'vespa-bulk/simulator';
+ *
+ * // A container with a quarter of the usual heap: it throttles (429) sooner.
+ * const server = await startDocumentServer({ port: 0, heapMb: defaultHeapMb / 4 });
+ * await server.close();
+ * ```
+ */
 export const defaultHeapMb = 1536;
 
 /** How far behind the service rate may fall (a late timer) and still catch up: ms of turns served at once. */

@@ -13,7 +13,17 @@ import { FifoQueue } from '../structures/fifo-queue.js';
  * a small corpus in each bucket.
  */
 
-/** The service's distribution bits: the buckets a content cluster splits its documents into at least. */
+/**
+ * The service's distribution bits: the buckets a content cluster splits its documents into at least.
+ * @example
+ * ```ts
+ * import { defaultBucketBits, startDocumentServer } from 'vespa-bulk/simulator';
+ *
+ * // Fewer buckets: a small corpus contends for the buckets' locks as a large one does.
+ * const server = await startDocumentServer({ port: 0, bucketBits: defaultBucketBits - 8 });
+ * await server.close();
+ * ```
+ */
 export const defaultBucketBits = 16;
 
 /** What the locks have seen: in `/_sim/stats`. */

@@ -28,6 +28,19 @@ export interface Simulator {
  * The whole simulator: the document interface (default port 8080) and the config server (default 19071),
  * linked so that activating an application package makes the document interface serve the package's content
  * clusters and document types, and deleting the application goes back to the `clusters` option.
+ * @example
+ * ```ts
+ * import { feed } from 'vespa-bulk';
+ * import { startSimulator } from 'vespa-bulk/simulator';
+ *
+ * const sim = await startSimulator({ port: 0, configPort: false, faults: { errorRate: 0.05 } });
+ * try {
+ *   const summary = await feed([{ put: 'id:mynamespace:music::song-1', fields: { title: 'Song 1' } }], { endpoint: sim.url });
+ *   console.log(summary.ok, summary.retries); // 1, and the retries the faults caused
+ * } finally {
+ *   await sim.close();
+ * }
+ * ```
  */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const { configPort = 19071, config: configOptions, ...documentOptions } = options;

@@ -66,6 +66,14 @@ const maxReasons = 100;
  * /document/v1 handler would: the id's document type, each field's type and value, each update operation.
  * Reads input exactly as `feed` does (JSONL, JSON arrays, several files, `-`, `.gz`). A package that cannot
  * be read is a VB_USAGE error.
+ * @example
+ * ```ts
+ * import { validate } from 'vespa-bulk';
+ *
+ * const { summary } = await validate(['corpus.jsonl'], { app: 'app/', onRefused: (r) => console.error(`${r.input}:${r.line}`, r.message) });
+ * const refused = summary['validator.error.count'];
+ * console.log(refused === 0 ? 'the cluster would take every operation' : `${refused} refused`);
+ * ```
  */
 export async function validate(source: FeedSource, options: ValidateOptions): Promise<ValidateOutcome> {
   const given = [options.app, options.configUrl].filter((o) => o !== undefined).length;

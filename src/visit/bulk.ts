@@ -147,6 +147,17 @@ export function bulkQuery(options: BulkOptions, continuation: string | undefined
 /**
  * Runs update-where, delete-where or copy until the service says it is done; resolves with the summary. Without
  * `cluster`, the service's only content cluster is asked for first (several are a VB_USAGE error).
+ * @example
+ * ```ts
+ * import { bulkOperation } from 'vespa-bulk';
+ *
+ * const summary = await bulkOperation({
+ *   endpoint: 'http://127.0.0.1:8080', kind: 'update-where', cluster: 'content',
+ *   namespace: 'mynamespace', documentType: 'music', selection: 'music.year < 1970',
+ *   fields: { popularity: { assign: 0 } },
+ * });
+ * console.log(summary.ok, summary.documentCount);
+ * ```
  */
 export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> {
   validateBulkOptions(options);

@@ -48,7 +48,19 @@ export interface MigrateSummary {
   verify?: CompareSummary;
 }
 
-/** Visits one endpoint and feeds the documents into another; resolves with the summary. */
+/**
+ * Visits one endpoint and feeds the documents into another; resolves with the summary.
+ * @example
+ * ```ts
+ * import { migrate } from 'vespa-bulk';
+ *
+ * const summary = await migrate({
+ *   endpoint: 'http://old-cluster:8080', cluster: 'content',
+ *   destination: 'http://new-cluster:8080', verify: true,
+ * });
+ * console.log(summary.ok, summary.feed.ok, summary.verify?.equal);
+ * ```
+ */
 export async function migrate(options: MigrateOptions): Promise<MigrateSummary> {
   const { destination, destinationHeaders, feed: feedOptions, onStart, verify, ...visitOptions } = options;
   checkUrl(options, 'destination');

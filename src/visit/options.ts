@@ -112,6 +112,14 @@ export interface VisitOptions extends VisitSelectionOptions {
  * the default `concurrency` of 1), so 256 leave room for a large cluster (twenty content nodes visiting a dozen
  * buckets at once each); a slice is then a small share of the corpus, so the last ones, running alone at the end,
  * are short. What a slice costs beyond its documents is a request or two more.
+ * @example
+ * ```ts
+ * import { defaultVisitSlices, visit } from 'vespa-bulk';
+ *
+ * // This process visits the first half of the corpus; another one visits the rest.
+ * const half = Array.from({ length: defaultVisitSlices / 2 }, (_, i) => i);
+ * for await (const doc of visit({ endpoint: 'http://127.0.0.1:8080', cluster: 'content', slices: defaultVisitSlices, sliceIds: half })) console.log(doc.id);
+ * ```
  */
 export const defaultVisitSlices = 256;
 
@@ -134,7 +142,15 @@ export interface AdaptiveSliceOptions {
   windowDocuments?: number;
 }
 
-/** Slices in flight at the start of an adaptive visit: what was the fixed default before the search existed. */
+/**
+ * Slices in flight at the start of an adaptive visit: what was the fixed default before the search existed.
+ * @example
+ * ```ts
+ * import { defaultAdaptiveStart, exportDocuments } from 'vespa-bulk';
+ *
+ * await exportDocuments({ endpoint: 'http://127.0.0.1:8080', cluster: 'content', output: 'all.jsonl', adaptiveSlices: { start: 2 * defaultAdaptiveStart } });
+ * ```
+ */
 export const defaultAdaptiveStart = 4;
 
 /**
@@ -145,7 +161,15 @@ export const defaultAdaptiveStart = 4;
  */
 export type VisitRetryPolicy = RetryPolicy;
 
-/** Like the established CLI: 200 ms growing 1.5x to 10 s, half of it random. */
+/**
+ * Like the established CLI: 200 ms growing 1.5x to 10 s, half of it random.
+ * @example
+ * ```ts
+ * import { defaultVisitRetryPolicy, exportDocuments } from 'vespa-bulk';
+ *
+ * await exportDocuments({ endpoint: 'http://127.0.0.1:8080', cluster: 'content', output: 'all.jsonl', retry: { maxRetries: 4 * defaultVisitRetryPolicy.maxRetries } });
+ * ```
+ */
 export const defaultVisitRetryPolicy: VisitRetryPolicy = {
   maxRetries: 10,
   baseDelayMs: 200,

@@ -103,6 +103,13 @@ export function checkFingerprint(checkpoint: VisitCheckpoint, fingerprint: strin
  * Reads the checkpoint, or undefined when there is none yet (no file, or an empty one). VB_USAGE when it cannot be
  * read, is not a visit checkpoint or, with `fingerprint`, was written for another visit; VB_BAD_JSON when it is
  * not JSON.
+ * @example
+ * ```ts
+ * import { readVisitCheckpoint } from 'vespa-bulk';
+ *
+ * const checkpoint = await readVisitCheckpoint('music.ckpt');
+ * console.log(checkpoint === undefined ? 'nothing to resume' : `${checkpoint.slices.length} slices recorded`);
+ * ```
  */
 export async function readVisitCheckpoint(file: string, fingerprint?: string): Promise<VisitCheckpoint | undefined> {
   const value = await readCheckpointFile(file);

@@ -5,10 +5,22 @@ import type { VisitOptions } from './options.js';
 import { startVisit, type VisitReport, type VisitRun } from './visitor.js';
 import { chainsOf, maxInflightOf } from './query.js';
 
-/** One visited document or tombstone. */
+/**
+ * One visited document or tombstone.
+ * @example
+ * ```ts
+ * import { visit } from 'vespa-bulk';
+ *
+ * for await (const doc of visit({ endpoint: 'http://127.0.0.1:8080', cluster: 'content', includeRemoves: true })) {
+ *   if (doc.kind === 'remove') console.log('removed', doc.id);
+ *   else console.log(doc.id, doc.fields?.title); // fields are parsed only when read; doc.raw holds the bytes
+ * }
+ * ```
+ */
 export class VisitedDocument {
   private parsed: Record<string, unknown> | undefined;
 
+  /** @internal Made by the visit, not by a caller. */
   constructor(
     private readonly entry: VisitEntry,
     /** The slice it came from. */
@@ -54,6 +66,15 @@ export interface VisitIterable extends AsyncIterable<VisitedDocument> {
  *
  * When some slice fails for good, the loop ends with a `VB_VISIT` error once the other slices are done;
  * its `report` (also on `.report`) holds each failed slice's continuation token for `resumeFrom`.
+ * @example
+ * ```ts
+ * import { visit } from 'vespa-bulk';
+ *
+ * const ac = new AbortController();
+ * for await (const doc of visit({ endpoint: 'http://127.0.0.1:8080', cluster: 'content', selection: 'music.year > 2000', slices: 4, signal: ac.signal })) {
+ *   console.log(doc.id, doc.fields);
+ * }
+ * ```
  */
 export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) => void } = {}): VisitIterable {
   const controller = new AbortController();
@@ -144,6 +165,21 @@ export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) 
   };
 }
 
+/**
+ * A visit whose slices did not all finish (`VB_VISIT`), with the report of every slice.
+ * @example
+ * ```ts
+ * import { visit, VisitFailedError } from 'vespa-bulk';
+ *
+ * try {
+ *   for await (const doc of visit({ endpoint: 'http://127.0.0.1:8080', cluster: 'content' })) console.log(doc.id);
+ * } catch (err) {
+ *   // Every other slice was visited to its end; the report says where each failed one stopped.
+ *   if (err instanceof VisitFailedError) for (const s of err.report.slices) if (s.status === 'failed') console.error(s.slice, s.error, s.continuation);
+ *   else throw err;
+ * }
+ * ```
+ */
 export class VisitFailedError extends VespaBulkError {
   constructor(readonly report: VisitReport) {
     const failed = report.slices.filter((s) => s.status === 'failed');

@@ -53,6 +53,15 @@ const jsonType = 'application/json';
 /**
  * Starts the config-server half of the simulator (deploy interface) on loopback: the same listener as the
  * document interface (HTTP/1.1 and cleartext HTTP/2, or TLS), on its own port, with the routes of routes.ts.
+ * @example
+ * ```ts
+ * import { deploy } from 'vespa-bulk';
+ * import { startConfigServer } from 'vespa-bulk/simulator';
+ *
+ * const config = await startConfigServer({ port: 0 });
+ * await deploy({ configUrl: config.url }, 'app/');
+ * await config.close();
+ * ```
  */
 export async function startConfigServer(options: ConfigServerOptions = {}): Promise<ConfigServer> {
   const host = options.host ?? '127.0.0.1';

@@ -105,7 +105,20 @@ export interface DocumentServer {
 
 export const defaultMaxBodyBytes = 100 * 1024 * 1024;
 
-/** Starts the /document/v1 simulator on loopback. */
+/**
+ * Starts the /document/v1 simulator on loopback.
+ * @example
+ * ```ts
+ * import { DocumentClient } from 'vespa-bulk';
+ * import { startDocumentServer } from 'vespa-bulk/simulator';
+ *
+ * const server = await startDocumentServer({ port: 0, token: 'secret' });
+ * const client = new DocumentClient({ endpoint: server.url, headers: { authorization: 'Bearer secret' } });
+ * console.log((await client.get('id:mynamespace:music::nothing')).status); // 404
+ * await client.close();
+ * await server.close();
+ * ```
+ */
 export async function startDocumentServer(options: DocumentServerOptions = {}): Promise<DocumentServer> {
   const host = options.host ?? '127.0.0.1';
   const store = options.store ?? new DocumentStore(options.clusters ?? ['content']);

@@ -11,7 +11,16 @@ import { parseTimeBound } from '../time-range.js';
  * twice (the same document), while one missed would leave the copy wrong for good.
  */
 
-/** What is taken off the recorded start for clock skew between this machine and the content nodes: one minute. */
+/**
+ * What is taken off the recorded start for clock skew between this machine and the content nodes: one minute.
+ * @example
+ * ```ts
+ * import { defaultSinceMarginMs, exportDocuments } from 'vespa-bulk';
+ *
+ * // The clocks of this machine and the content nodes are known to agree within a second.
+ * await exportDocuments({ endpoint: 'http://127.0.0.1:8080', cluster: 'content', output: 'changes.jsonl', since: 'music.ckpt', sinceMarginMs: Math.min(1000, defaultSinceMarginMs) });
+ * ```
+ */
 export const defaultSinceMarginMs = 60_000;
 
 /** Where an increment's start came from: the time given, or the record of an earlier export. */
