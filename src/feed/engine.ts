@@ -10,7 +10,7 @@ import { DocumentRequestEncoder, defaultMaxRequestBytes, methodOf, requestSizeEr
 import { isAuthFailure } from '../http/tls.js';
 import { Reachability } from '../http/reachability.js';
 import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.js';
-import type { RawItem } from './splitter.js';
+import type { RawItem } from '../core/operation-splitter.js';
 import { createThrottle, defaultMaxInflight, type FeedThrottle } from './throttle.js';
 import { CircuitBreaker } from './breaker.js';
 import { FeedStats, type FeedCounters, type FeedStatsState } from './stats.js';

@@ -6,7 +6,7 @@ import { recordFeed } from './recorded-options.js';
 import type { FeedOperation } from './operation.js';
 import type { FeedOptions } from './options.js';
 import { ReadProgress, type InputInfo, type InputPosition, type OpenPosition } from './source.js';
-import type { RawItem } from './splitter.js';
+import type { RawItem } from '../core/operation-splitter.js';
 import type { FeedStats, FeedSummary } from './stats.js';
 
 /** What the feed ended with, beyond the summary counters. */

@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { VespaBulkError } from '../core/errors.js';
 import { exactJsonText, parseExactJson } from '../core/exact-json.js';
-import type { RawItem } from './splitter.js';
+import type { RawItem } from '../core/operation-splitter.js';
 import type { SourceBatch } from './source.js';
 
 /**

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { VespaBulkError } from '../core/errors.js';
-import type { RawItem } from '../feed/splitter.js';
+import type { RawItem } from '../core/operation-splitter.js';
 import type { DocumentModel } from '../schema/document-model.js';
 import { modelFromConfigServer, modelFromPackage } from '../validate/load-model.js';
 import { csvRows } from './csv-rows.js';

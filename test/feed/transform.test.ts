@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Feeder } from '../../src/feed/feeder.js';
 import { resultOperations, transformItem } from '../../src/feed/transform.js';
-import type { RawItem } from '../../src/feed/splitter.js';
+import type { RawItem } from '../../src/core/operation-splitter.js';
 import { failureLines, failureReasons, storeMap, writeJsonl, type Op } from '../faults/harness.js';
 import { useFeedFixtures } from './helpers.js';
 
