@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { VespaBulkError } from '../core/errors.js';
 import type { RawItem } from '../core/operation-splitter.js';
 import type { DocumentModel } from '../schema/document-model.js';
-import { modelFromConfigServer, modelFromPackage } from '../validate/load-model.js';
+import { modelFromConfigServer, modelFromPackage } from '../deploy/load-model.js';
 import { csvRows } from './csv-rows.js';
 import { EpochMicros } from './json-value.js';
 import { parquetRows } from './parquet-rows.js';

@@ -7,7 +7,7 @@ import { readSources, type FeedSource } from '../feed/source.js';
 import type { DocumentModel } from '../schema/document-model.js';
 import { judgeDocumentOperation } from '../schema/judge.js';
 import { isCertainlyAccepted } from '../schema/quick-accept.js';
-import { modelFromConfigServer, modelFromPackage } from './load-model.js';
+import { modelFromConfigServer, modelFromPackage } from '../deploy/load-model.js';
 
 /** Where the schema comes from, and where refused operations go. Exactly one of `app` or `configUrl`. */
 export interface ValidateOptions {
