@@ -9,7 +9,7 @@ import { isLoopback, splitEndpoint } from '../http/endpoint.js';
 import { DocumentRequestEncoder, defaultMaxRequestBytes, methodOf, requestSizeError, type EncodedBody } from '../http/document-request.js';
 import { isAuthFailure } from '../http/tls.js';
 import { Reachability } from '../http/reachability.js';
-import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.js';
+import { isSafeToRepeat, parseOperation, type FeedOperation } from '../document/operation.js';
 import type { RawItem } from '../core/operation-splitter.js';
 import { createThrottle, defaultMaxInflight, type FeedThrottle } from './throttle.js';
 import { CircuitBreaker } from './breaker.js';
