@@ -83,7 +83,7 @@ export type { TimestampUnit } from './tabular/json-value.js';
 export { checkFeedOptions } from './feed/check-options.js';
 export { checkResumable } from './feed/feed-checkpoint.js';
 export { resumedOptions, ResumeConflictError, type RecordedFeed, type RecordedOptions, type SendingOptions } from './feed/recorded-options.js';
-export { loadTransform, type TransformFunction, type TransformResult, type TransformSpec, type OperationObject } from './feed/transform.js';
+export { loadTransform, type TransformFunction, type TransformResult, type TransformSpec, type OperationObject } from './transform/transform.js';
 // One document's operation from a command line's words (what the single-document commands take).
 export {
   checkGivenId,

@@ -27,7 +27,8 @@ import { ArrivalSchedule } from './arrival.js';
 import { FeedRun, type FailureOutput, type FeedOutcome, type FeedProgress, type StopReason } from './run.js';
 import { Sleeper } from '../structures/sleeper.js';
 import { ShuffleBuffer } from './shuffle-buffer.js';
-import { loadTransform, transformBatches } from './transform.js';
+import { loadTransform } from '../transform/transform.js';
+import { transformBatches } from './transform-items.js';
 
 /** Operations `shuffle` holds when `shuffleBuffer` is not given. */
 export const defaultShuffleBuffer = 10_000;
