@@ -100,6 +100,8 @@ export { waitForEndpoint, type WaitForEndpointOptions, type EndpointAnswer } fro
 
 // Visiting, bulk operations and migration.
 export * from './visit/index.js';
+export { migrate, type MigrateOptions, type MigrateSummary } from './migrate/migrate.js';
+export type { MigrateVerifyOptions } from './migrate/migrate-verify.js';
 export { bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec, slicesOf } from './visit/query.js';
 
 // The content clusters of a service, as a whole-cluster visit finds them.
