@@ -16,7 +16,7 @@ import { columnValue } from '../src/tabular/column-values.js';
 import { quoted } from '../src/tabular/csv-write.js';
 import { writeRowGroup } from '../src/tabular/parquet-row-group.js';
 import { parquetSchemaOf } from '../src/tabular/parquet-schema.js';
-import { modelFromPackage } from '../src/validate/load-model.js';
+import { modelFromPackage } from '../src/deploy/load-model.js';
 
 const samples = (name: string): string => fileURLToPath(new URL(`../samples/${name}`, import.meta.url));
 

@@ -40,7 +40,7 @@ export {
 } from './feed/index.js';
 export type { LatencyFigures } from './feed/stats.js';
 export type { RecordedOptions } from './feed/recorded-options.js';
-export type { TransformFunction, TransformResult, TransformSpec, OperationObject } from './feed/transform.js';
+export type { TransformFunction, TransformResult, TransformSpec, OperationObject } from './transform/transform.js';
 // Tables (CSV, TSV, Parquet) as feed input: how rows become operations.
 export type { RowOptions } from './tabular/row-operation.js';
 export type { InputFormat } from './tabular/input-format.js';
@@ -56,8 +56,8 @@ export { tensorFormats, type TensorFormat } from './document/tensor-format.js';
 export { visit, VisitedDocument, VisitFailedError, type VisitIterable } from './visit/visit.js';
 export { exportDocuments, type ExportOptions, type ExportResumed, type ExportSummary } from './visit/export.js';
 export { bulkOperation, type BulkOptions, type BulkSummary, type BulkKind } from './visit/bulk.js';
-export { migrate, type MigrateOptions, type MigrateSummary } from './visit/migrate.js';
-export type { MigrateVerifyOptions } from './visit/migrate-verify.js';
+export { migrate, type MigrateOptions, type MigrateSummary } from './migrate/migrate.js';
+export type { MigrateVerifyOptions } from './migrate/migrate-verify.js';
 export type { VisitReport, VisitRun, SliceView, InflightReport } from './visit/visitor.js';
 export type { LimitChange } from './limit/limit-search.js';
 export {

@@ -32,7 +32,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { readSources } from '../../src/feed/source.js';
-import { parseOperation } from '../../src/feed/operation.js';
+import { parseOperation } from '../../src/document/operation.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const autocannonCli = createRequire(import.meta.url).resolve('autocannon/autocannon.js');

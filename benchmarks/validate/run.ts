@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { parseOperation } from '../../src/feed/operation.js';
+import { parseOperation } from '../../src/document/operation.js';
 import { readSources } from '../../src/feed/source.js';
 import { validate } from '../../src/validate/validate.js';
 import { median, printTable } from '../lib/child.js';

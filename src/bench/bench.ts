@@ -6,7 +6,7 @@ import { Feeder } from '../feed/feeder.js';
 import type { FeedOptions } from '../feed/options.js';
 import type { FeedSummary } from '../feed/stats.js';
 import type { DocumentModel } from '../schema/document-model.js';
-import { modelFromConfigServer, modelFromPackage } from '../validate/load-model.js';
+import { modelFromConfigServer, modelFromPackage } from '../deploy/load-model.js';
 import { highestHeldRate, isHeld, minAchievedShare } from './load-profile.js';
 import { OperationGenerator, parseMix, schemaDocuments, templateDocuments, type DocumentMaker, type Mix } from './operations.js';
 import { Random } from './random.js';

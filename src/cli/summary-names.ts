@@ -12,7 +12,7 @@
  */
 import type { ExportSummary } from '../visit/export/export-options.js';
 import type { FeedSummary } from '../feed/stats.js';
-import type { MigrateSummary } from '../visit/migrate.js';
+import type { MigrateSummary } from '../migrate/migrate.js';
 import type { VisitReport } from '../visit/visitor.js';
 import type { BenchResult } from '../bench/bench.js';
 import type { BulkSummary } from '../visit/bulk.js';

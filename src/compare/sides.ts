@@ -2,7 +2,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { VespaBulkError } from '../core/errors.js';
 import { readSources } from '../feed/source.js';
-import { parseOperation } from '../feed/operation.js';
+import { parseOperation } from '../document/operation.js';
 import { topLevelValue } from '../core/json-scan.js';
 import { visit } from '../visit/visit.js';
 import { discoverContentClusters } from '../visit/discover-cluster.js';

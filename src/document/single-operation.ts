@@ -1,7 +1,7 @@
 import { isVespaBulkError, VespaBulkError } from '../core/errors.js';
 import { parseDocumentId } from './id.js';
 import { topLevelValue } from '../core/json-scan.js';
-import { parseOperation, type OperationKind } from '../feed/operation.js';
+import { parseOperation, type OperationKind } from './operation.js';
 
 /**
  * One put, update or remove given as the official `vespa document` takes it: an id, a document in the forms

@@ -9,8 +9,8 @@ import { isLoopback, splitEndpoint } from '../http/endpoint.js';
 import { DocumentRequestEncoder, defaultMaxRequestBytes, methodOf, requestSizeError, type EncodedBody } from '../http/document-request.js';
 import { isAuthFailure } from '../http/tls.js';
 import { Reachability } from '../http/reachability.js';
-import { isSafeToRepeat, parseOperation, type FeedOperation } from './operation.js';
-import type { RawItem } from './splitter.js';
+import { isSafeToRepeat, parseOperation, type FeedOperation } from '../document/operation.js';
+import type { RawItem } from '../core/operation-splitter.js';
 import { createThrottle, defaultMaxInflight, type FeedThrottle } from './throttle.js';
 import { CircuitBreaker } from './breaker.js';
 import { FeedStats, type FeedCounters, type FeedStatsState } from './stats.js';
@@ -27,7 +27,8 @@ import { ArrivalSchedule } from './arrival.js';
 import { FeedRun, type FailureOutput, type FeedOutcome, type FeedProgress, type StopReason } from './run.js';
 import { Sleeper } from '../structures/sleeper.js';
 import { ShuffleBuffer } from './shuffle-buffer.js';
-import { loadTransform, transformBatches } from './transform.js';
+import { loadTransform } from '../transform/transform.js';
+import { transformBatches } from './transform-items.js';
 
 /** Operations `shuffle` holds when `shuffleBuffer` is not given. */
 export const defaultShuffleBuffer = 10_000;

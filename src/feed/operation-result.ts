@@ -1,5 +1,5 @@
 import { parseBody } from '../http/exchange.js';
-import type { OperationKind } from './operation.js';
+import type { OperationKind } from '../document/operation.js';
 
 /** How one operation ended, passed to `FeedOptions.onResult`. */
 export interface OperationResult {

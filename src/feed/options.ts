@@ -5,7 +5,7 @@ import type { OperationResult } from './operation-result.js';
 import type { Shard } from './shard.js';
 import type { FeedCheckpoint } from './feed-checkpoint.js';
 import type { Protocol, WireProtocol } from '../http/transport.js';
-import type { TransformSpec } from './transform.js';
+import type { TransformSpec } from '../transform/transform.js';
 import type { InputFormat } from '../tabular/input-format.js';
 import type { RowOptions } from '../tabular/row-operation.js';
 

@@ -4,7 +4,7 @@ import { OptionError } from '../core/options-check.js';
 import type { InputFormat } from '../tabular/input-format.js';
 import type { RowOptions } from '../tabular/row-operation.js';
 import { parseShard, type Shard } from './shard.js';
-import type { TransformSpec } from './transform.js';
+import type { TransformSpec } from '../transform/transform.js';
 
 /**
  * What a feed checkpoint records of where the feed sends and what its requests carry, and what a resume does with

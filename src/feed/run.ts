@@ -3,10 +3,10 @@ import { defaultCheckpointIntervalMs } from '../fs/checkpoint-file.js';
 import { FeedCheckpointStore, buildFeedCheckpoint, feedPosition, type FeedCheckpoint, type SaveState } from './feed-checkpoint.js';
 import { FailureWriter } from './failures.js';
 import { recordFeed } from './recorded-options.js';
-import type { FeedOperation } from './operation.js';
+import type { FeedOperation } from '../document/operation.js';
 import type { FeedOptions } from './options.js';
 import { ReadProgress, type InputInfo, type InputPosition, type OpenPosition } from './source.js';
-import type { RawItem } from './splitter.js';
+import type { RawItem } from '../core/operation-splitter.js';
 import type { FeedStats, FeedSummary } from './stats.js';
 
 /** What the feed ended with, beyond the summary counters. */

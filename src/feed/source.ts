@@ -1,7 +1,7 @@
 import { createReadStream, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { VespaBulkError } from '../core/errors.js';
-import { OperationSplitter, type RawItem } from './splitter.js';
+import { OperationSplitter, type RawItem } from '../core/operation-splitter.js';
 import { isUrlInput, openUrlInput, redactUrl } from './url-input.js';
 import { breakAsError, brokenInput, decompress, inputBreak } from './decompress.js';
 import { tableFormatOf, type InputFormat, type TableFormat } from '../tabular/input-format.js';

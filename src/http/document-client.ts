@@ -1,4 +1,5 @@
 import { toDocumentPath } from '../document/id.js';
+import { isAssignOnly } from '../document/operation.js';
 import { type Protocol, type TlsOptions, type Transport, type WireProtocol } from './transport.js';
 import { createTransport } from './create-transport.js';
 import { headersToObject, jsonObjectOf, parseBody, send } from './exchange.js';
@@ -7,7 +8,7 @@ import { TransportError } from './transport-error.js';
 import { Reachability } from './reachability.js';
 import { checkRetryBound, checkRetryPolicy, defaultRetryPolicy, parseRetryAfter, type RetryPolicy } from './retry-delay.js';
 import { retryLoop, type AttemptFailure } from './retry-loop.js';
-import { DocumentRequestEncoder, defaultMaxRequestBytes, isAssignOnly, requestSizeError, type DocumentParams, type EncodedBody } from './document-request.js';
+import { DocumentRequestEncoder, defaultMaxRequestBytes, requestSizeError, type DocumentParams, type EncodedBody } from './document-request.js';
 import { VespaBulkError } from '../core/errors.js';
 import { checkDuration, checkExclusive, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../core/options-check.js';
 import { tensorFormats } from '../document/tensor-format.js';

@@ -1,6 +1,7 @@
 import { gzipSync, constants as zlibConstants } from 'node:zlib';
 import { tensorFormatParameter, type TensorFormat } from '../document/tensor-format.js';
 import { VespaBulkError } from '../core/errors.js';
+import type { OperationKind } from '../document/operation.js';
 
 /**
  * How one document operation becomes an HTTP request: method, path and query, headers and body. Pure; the
@@ -23,9 +24,8 @@ export interface DocumentParams {
   tensorFormat?: TensorFormat;
 }
 
-export type OperationKind = 'put' | 'update' | 'remove' | 'get';
-
-export const methodOf = { put: 'POST', update: 'PUT', remove: 'DELETE', get: 'GET' } as const;
+/** The method of each operation, and of a get. */
+export const methodOf = { put: 'POST', update: 'PUT', remove: 'DELETE', get: 'GET' } as const satisfies Record<OperationKind | 'get', string>;
 
 /** `query` with `k=v` added; `v` must already be encoded. */
 function addParam(query: string, k: string, v: string): string {
@@ -176,24 +176,5 @@ export class DocumentRequestEncoder {
       into.body = body;
       into.headers = this.headersJson;
     }
-  }
-}
-
-/**
- * Whether an update's fields object (JSON text) holds nothing but `assign` operations, so that applying it
- * twice leaves the same document. increment, add, remove and the rest would apply twice.
- */
-export function isAssignOnly(fieldsJson: string): boolean {
-  try {
-    const fields = JSON.parse(fieldsJson) as Record<string, unknown>;
-    if (fields === null || typeof fields !== 'object') return false;
-    for (const v of Object.values(fields)) {
-      if (v === null || typeof v !== 'object') return false;
-      const keys = Object.keys(v);
-      if (keys.length !== 1 || keys[0] !== 'assign') return false;
-    }
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -1,5 +1,6 @@
 import { isNumeric, type DataType } from './data-type.js';
 import type { DocumentModel, DocumentType } from './document-model.js';
+import type { OperationKind } from '../document/operation.js';
 import { jacksonLocation, JsonSyntaxError, parseJsonTree, tokenName, tokenText, type JsonNode } from './json-tree.js';
 import { readAtomic, readValue, readWeights, ValueError, type ReadContext } from './value-reader.js';
 
@@ -31,13 +32,14 @@ export interface DocumentBody {
   create?: boolean;
 }
 
-export type OperationKind = 'put' | 'update';
+/** The operations with a body to judge: a remove has none. */
+export type JudgedKind = Exclude<OperationKind, 'remove'>;
 
 /**
  * Judges a put (POST) or update (PUT) body. `id` is the document id the path names, `docType` its type;
  * `text` the request body (the whole of it: an empty text is an empty body).
  */
-export function judgeDocumentOperation(model: DocumentModel, kind: OperationKind, id: string, docType: string, text: string): Verdict {
+export function judgeDocumentOperation(model: DocumentModel, kind: JudgedKind, id: string, docType: string, text: string): Verdict {
   const envelope = readOperationEnvelope(model, kind, id, docType, text);
   if (!envelope.ok) return envelope;
   const { body, type } = envelope;
@@ -63,7 +65,7 @@ export interface Envelope {
  * `fields`, `condition` and `create`; every other top-level key is skipped. With `model` null (no package
  * deployed) any document type goes and the fields are not looked into.
  */
-export function readOperationEnvelope(model: DocumentModel | null, kind: OperationKind, id: string, docType: string, text: string): Envelope | Refused {
+export function readOperationEnvelope(model: DocumentModel | null, kind: JudgedKind, id: string, docType: string, text: string): Envelope | Refused {
   let root: JsonNode | undefined;
   try {
     root = parseJsonTree(text);
@@ -102,7 +104,7 @@ function refuse(status: 400 | 500, message: string): Refused {
 }
 
 /** Jackson's message, with the wrapping the parser gives it: outside `fields` or inside it. */
-function syntaxMessage(text: string, err: JsonSyntaxError, kind: OperationKind, id: string, model: DocumentModel | null, docType: string): string {
+function syntaxMessage(text: string, err: JsonSyntaxError, kind: JudgedKind, id: string, model: DocumentModel | null, docType: string): string {
   const jackson = `${err.message}${jacksonLocation(text, err.offset, err.extraBytes)}`;
   const fieldsAt = /"fields"\s*:\s*\{/.exec(text);
   const fieldsStart = fieldsAt === null ? -1 : fieldsAt.index + fieldsAt[0].length;

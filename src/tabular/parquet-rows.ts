@@ -1,6 +1,6 @@
 import { openAsBlob, statSync } from 'node:fs';
 import { VespaBulkError } from '../core/errors.js';
-import { importOptional } from '../optional-package.js';
+import { importOptional } from '../core/optional-package.js';
 import { EpochMicros } from './json-value.js';
 import type { TableRow, TableRows } from './table-rows.js';
 

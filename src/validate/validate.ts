@@ -2,12 +2,12 @@ import type { Readable } from 'node:stream';
 import { VespaBulkError } from '../core/errors.js';
 import type { DeployTarget } from '../deploy/target.js';
 import { FailureWriter } from '../feed/failures.js';
-import { parseOperation, type FeedOperation } from '../feed/operation.js';
+import { parseOperation, type FeedOperation } from '../document/operation.js';
 import { readSources, type FeedSource } from '../feed/source.js';
 import type { DocumentModel } from '../schema/document-model.js';
 import { judgeDocumentOperation } from '../schema/judge.js';
 import { isCertainlyAccepted } from '../schema/quick-accept.js';
-import { modelFromConfigServer, modelFromPackage } from './load-model.js';
+import { modelFromConfigServer, modelFromPackage } from '../deploy/load-model.js';
 
 /** Where the schema comes from, and where refused operations go. Exactly one of `app` or `configUrl`. */
 export interface ValidateOptions {

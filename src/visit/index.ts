@@ -1,10 +1,8 @@
-/** Visiting: the library half of `vespa-bulk visit`, the bulk operations and migration. */
+/** Visiting: the library half of `vespa-bulk visit` and the bulk operations. */
 export { visit, VisitedDocument, VisitFailedError, type VisitIterable } from './visit.js';
 export { exportDocuments, type ExportOptions, type ExportResumed, type ExportSummary } from './export.js';
 export { defaultSinceMarginMs } from './export/since.js';
 export { bulkOperation, type BulkOptions, type BulkSummary, type BulkKind } from './bulk.js';
-export { migrate, type MigrateOptions, type MigrateSummary } from './migrate.js';
-export type { MigrateVerifyOptions } from './migrate-verify.js';
 export { startVisit, type VisitConsumer, type VisitReport, type VisitRun, type LocalVisitRun, type SliceView, type InflightReport } from './visitor.js';
 export type { LimitChange } from '../limit/limit-search.js';
 export {

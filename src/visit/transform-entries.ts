@@ -1,6 +1,6 @@
 import { VespaBulkError } from '../core/errors.js';
 import { parseExactJson } from '../core/exact-json.js';
-import { resultOperations, type OperationObject, type ReturnedOperation, type TransformFunction } from '../feed/transform.js';
+import { resultOperations, type OperationObject, type ReturnedOperation, type TransformFunction } from '../transform/transform.js';
 import type { VisitEntry } from './entries.js';
 import { toFeedOperation } from './formats.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { modelFromPackage } from '../../src/validate/load-model.js';
+import { modelFromPackage } from '../../src/deploy/load-model.js';
 import { judgeDocumentOperation } from '../../src/schema/judge.js';
 import { documentTypesOf } from '../../src/schema/document-model.js';
 import { parseSchema } from '../../src/schema/sd-schema.js';

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compare, isVespaBulkError, migrate, type CompareSummary } from '../../src/index.js';
+import { compare, isVespaBulkError, type CompareSummary } from '../../src/index.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { feedLines, plantedDiff, seed, sideA, sideB, writeExportDir } from './corpus.js';
@@ -76,9 +76,6 @@ describe('compare', () => {
     await expect(compare({ a: { endpoint: 'nope' }, b: { files: exportA } })).rejects.toThrow(/side a: endpoint/);
     await expect(compare({ a: { files: exportA }, b: { files: exportA }, partitions: 0 })).rejects.toThrow(/partitions/);
     await expect(compare({ a: { files: join(tmp.dir, 'absent') }, b: { files: exportA } })).rejects.toThrow(/cannot read '.*absent'/);
-    // A part of the source cannot be checked against the whole destination; refused before anything is moved.
-    await expect(migrate({ endpoint: a.url, destination: b.url, verify: true, fromTimestamp: '1' })).rejects.toThrow(/fromTimestamp must be left out with verify/);
-    await expect(migrate({ endpoint: a.url, destination: b.url, verify: true, feed: { transform: (op) => op } })).rejects.toThrow(/verify must be left out with a transform/);
     expect(b.store.size()).toBe(35);
     // Stopped: an error, never a result of what was read so far.
     const stopped = new AbortController();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compare } from '../../src/compare/index.js';
 import { main } from '../../src/cli/main.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { modelFromPackage } from '../../src/validate/load-model.js';
+import { modelFromPackage } from '../../src/deploy/load-model.js';
 import { exportDocuments } from '../../src/visit/export.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { kindsPackage } from '../schema/fixtures.js';

@@ -7,7 +7,7 @@ import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { Feeder, readFeedCheckpoint } from '../../src/feed/index.js';
 import { readSources } from '../../src/feed/source.js';
-import type { RawItem } from '../../src/feed/splitter.js';
+import type { RawItem } from '../../src/core/operation-splitter.js';
 import { failureLines, failureReasons, runCli, storeMap } from '../faults/harness.js';
 import { ensureZstd } from '../support/zstd-tool.js';
 import { useFeedFixtures } from './helpers.js';

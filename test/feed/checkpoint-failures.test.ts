@@ -3,7 +3,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { FailureWriter } from '../../src/feed/failures.js';
 import { defaultFailuresPath } from '../../src/cli/default-paths.js';
-import { OperationSplitter, type RawItem } from '../../src/feed/splitter.js';
+import { OperationSplitter, type RawItem } from '../../src/core/operation-splitter.js';
 import { tempDir } from './helpers.js';
 
 // The checkpoint round-trip test moved to test/fs/checkpoint-file.test.ts, with the store it now goes through.

@@ -6,7 +6,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { Feeder, feed } from '../../src/feed/index.js';
 import { readSources } from '../../src/feed/source.js';
-import { modelFromPackage } from '../../src/validate/load-model.js';
+import { modelFromPackage } from '../../src/deploy/load-model.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { ensureZstd } from '../support/zstd-tool.js';
 import { kindsPackage } from '../schema/fixtures.js';

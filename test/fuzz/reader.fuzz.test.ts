@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { OperationSplitter, type RawItem } from '../../src/feed/splitter.js';
-import { parseOperation } from '../../src/feed/operation.js';
+import { OperationSplitter, type RawItem } from '../../src/core/operation-splitter.js';
+import { parseOperation } from '../../src/document/operation.js';
 import { isVespaBulkError } from '../../src/core/errors.js';
 
 function split(buf: Buffer, chunkSize: number): RawItem[] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseOperation } from '../../src/feed/operation.js';
+import { parseOperation } from '../../src/document/operation.js';
 import type { DocumentModel } from '../../src/schema/document-model.js';
 import { judgeDocumentOperation } from '../../src/schema/judge.js';
 import { isCertainlyAccepted } from '../../src/schema/quick-accept.js';

@@ -5,7 +5,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { compare } from '../../src/compare/index.js';
 import { feed } from '../../src/feed/index.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { modelFromPackage } from '../../src/validate/load-model.js';
+import { modelFromPackage } from '../../src/deploy/load-model.js';
 import { exportDocuments } from '../../src/visit/export.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { duck } from './duckdb.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { exportDocuments } from '../../src/visit/export.js';
-import { migrate } from '../../src/visit/migrate.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import { visit } from '../../src/visit/visit.js';
 import { topLevelValue } from '../../src/core/json-scan.js';
 import { tempDir as makeTempDir } from '../support/temp-dir.js';

@@ -10,7 +10,7 @@ import { createTransport, defaultH2Connections } from '../../src/http/create-tra
 import { OptionError } from '../../src/core/options-check.js';
 import { bulkOperation, validateBulkOptions } from '../../src/visit/bulk.js';
 import { exportDocuments } from '../../src/visit/export.js';
-import { migrate } from '../../src/visit/migrate.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import { validateVisitOptions } from '../../src/visit/query.js';
 import { visit } from '../../src/visit/visit.js';
 import { runCommand } from '../support/run-command.js';

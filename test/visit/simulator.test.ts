@@ -7,7 +7,6 @@ import { visit } from '../../src/visit/visit.js';
 import type { VisitRun } from '../../src/visit/visitor.js';
 import { exportDocuments } from '../../src/visit/export.js';
 import { bulkOperation } from '../../src/visit/bulk.js';
-import { migrate } from '../../src/visit/migrate.js';
 import { feed } from '../../src/feed/index.js';
 import { tempDir as makeTempDir } from '../support/temp-dir.js';
 import { abortAfter } from './abort-after.js';
@@ -212,16 +211,6 @@ describe('visiting the simulator', () => {
     let n = 1;
     while (!(await it.next()).done) n++;
     expect(n).toBe(20_000);
-  });
-
-  it('--to migration leaves the two stores equal', async () => {
-    const a = await server();
-    const b = await server();
-    a.store.seed(music(500));
-    const summary = await migrate({ endpoint: a.url, namespace: 'ns', documentType: 'music', slices: 3, destination: b.url, feed: { failures: false } });
-    expect(summary.ok).toBe(true);
-    const strip = (docs: Array<{ id: string; fields: Record<string, unknown> }>) => docs.map((d) => ({ id: d.id, fields: d.fields })).sort((x, y) => x.id.localeCompare(y.id));
-    expect(strip(b.store.all())).toEqual(strip(a.store.all()));
   });
 
   it('bulk update, delete and copy change exactly the selected documents; dry runs change nothing', async () => {

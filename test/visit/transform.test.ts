@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { exportDocuments } from '../../src/visit/export.js';
-import { migrate } from '../../src/visit/migrate.js';
+import { migrate } from '../../src/migrate/migrate.js';
 import { tempDir } from '../support/temp-dir.js';
 
 /** Renames `title` to `name`, drops odd `n`, and for n % 10 == 0 adds a second operation. */

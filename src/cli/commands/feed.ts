@@ -12,7 +12,7 @@ import { checkFeedOptions } from '../../feed/check-options.js';
 import { parseShard } from '../../feed/shard.js';
 import type { Compression, FeedOptions } from '../../feed/options.js';
 import type { OperationResult } from '../../feed/operation-result.js';
-import { loadTransform } from '../../feed/transform.js';
+import { loadTransform } from '../../transform/transform.js';
 import { tookDefault } from '../given-flags.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';

@@ -9,7 +9,7 @@ import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk
 import { exportDocuments } from '../../visit/export.js';
 import type { ExportResumed } from '../../visit/export/export-options.js';
 import { outputFormats, type OutputFormat } from '../../visit/formats.js';
-import { migrate } from '../../visit/migrate.js';
+import { migrate } from '../../migrate/migrate.js';
 import { defaultVisitSlices, type VisitOptions } from '../../visit/options.js';
 import { discoverContentClusters } from '../../visit/discover-cluster.js';
 import { bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec, slicesOf } from '../../visit/query.js';

@@ -1,5 +1,5 @@
 import type { OpenPosition } from '../source.js';
-import type { RawItem } from '../splitter.js';
+import type { RawItem } from '../../core/operation-splitter.js';
 
 /** Many operations in one message: their bytes back to back in one transferable buffer, and per item its length, line and offset. */
 export interface ItemBatch {

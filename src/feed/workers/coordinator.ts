@@ -12,7 +12,7 @@ import type { FeedCounters } from '../stats.js';
 import { FeedStats } from '../stats.js';
 import { defaultMaxInflight } from '../throttle.js';
 import { describeInputs, readSources, type FeedSource, type OpenPosition } from '../source.js';
-import type { RawItem } from '../splitter.js';
+import type { RawItem } from '../../core/operation-splitter.js';
 import { itemPosition, packBatch } from './batch.js';
 import type { FeedProtocol, FromWorker, RelayedFailure, ToWorker, WorkerSnapshot, WorkerStart, WorkerState } from './messages.js';
 import { routeId, workerOf } from './route.js';

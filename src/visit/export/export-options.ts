@@ -7,7 +7,7 @@ import { outputFormats, type OutputFormat } from '../formats.js';
 import { defaultVisitSlices, type VisitOptions } from '../options.js';
 import { validateVisitOptions } from '../query.js';
 import type { VisitReport, VisitRun } from '../visitor.js';
-import type { TransformSpec } from '../../feed/transform.js';
+import type { TransformSpec } from '../../transform/transform.js';
 
 /**
  * An export: a visit written to stdout, a file or one file per slice, with an optional checkpoint.

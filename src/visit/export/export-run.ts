@@ -6,7 +6,7 @@ import { startWorkerVisit } from '../workers/pool.js';
 import { ExportCheckpoint } from './export-checkpoint.js';
 import { checkExportOptions, resolvedVisit, type ExportOptions, type ExportSummary } from './export-options.js';
 import { ExportOutputs } from './outputs.js';
-import { loadTransform } from '../../feed/transform.js';
+import { loadTransform } from '../../transform/transform.js';
 import { nothingRestored, restoreOutputs } from './restore-outputs.js';
 import { defaultSinceMarginMs, sinceFromTimestamp, sinceStart } from './since.js';
 import { chooseSinks, type SinkChoice } from './sink-choice.js';

@@ -1,5 +1,5 @@
 import type { VisitBatch } from '../entries.js';
-import type { TransformFunction } from '../../feed/transform.js';
+import type { TransformFunction } from '../../transform/transform.js';
 import { transformEntries } from '../transform-entries.js';
 import { createEncoder, type BatchEncoder, type OutputFormat } from '../formats.js';
 import type { ChainSpec } from '../query.js';

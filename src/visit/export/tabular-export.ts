@@ -4,7 +4,7 @@ import { VespaBulkError } from '../../core/errors.js';
 import type { DocumentModel } from '../../schema/document-model.js';
 import { columnsOfDocumentType } from '../../tabular/column-types.js';
 import type { TabularLayout } from '../../tabular/parquet-write.js';
-import { modelFromConfigServer, modelFromPackage } from '../../validate/load-model.js';
+import { modelFromConfigServer, modelFromPackage } from '../../deploy/load-model.js';
 import type { VisitCheckpoint } from '../visit-checkpoint.js';
 import type { OutputFormat } from '../formats.js';
 import type { ChainSpec } from '../query.js';

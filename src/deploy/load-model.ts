@@ -1,7 +1,7 @@
 import { VespaBulkError } from '../core/errors.js';
-import { listContent, readContent } from '../deploy/application.js';
-import { readPackage } from '../deploy/package.js';
-import type { DeployTarget } from '../deploy/target.js';
+import { listContent, readContent } from './application.js';
+import { readPackage } from './package.js';
+import type { DeployTarget } from './target.js';
 import { InvalidPackageError, readApplicationPackage, readPackageFiles, type ApplicationPackage } from '../schema/app-package.js';
 import { documentModelOf, type DocumentModel } from '../schema/document-model.js';
 

@@ -1,10 +1,10 @@
 import { Feeder, type FeedOptions, type FeedSummary, type StopReason } from '../feed/index.js';
-import type { VisitOptions } from './options.js';
-import { visit } from './visit.js';
-import { validateVisitOptions } from './query.js';
+import type { VisitOptions } from '../visit/options.js';
+import { visit } from '../visit/visit.js';
+import { validateVisitOptions } from '../visit/query.js';
 import { checkUrl } from '../core/options-check.js';
 import { checkFeedOptions } from '../feed/check-options.js';
-import type { VisitReport, VisitRun } from './visitor.js';
+import type { VisitReport, VisitRun } from '../visit/visitor.js';
 import { verifyMigration, type MigrateVerifyOptions } from './migrate-verify.js';
 import type { CompareSummary } from '../compare/compare.js';
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { VespaBulkError } from './core/errors.js';
+import { VespaBulkError } from './errors.js';
 
 /**
  * Packages that vespa-bulk uses for one job only and does not install with itself (optional peer dependencies
@@ -24,7 +24,7 @@ export async function importOptional<T>(name: OptionalPackage, load: () => Promi
     const code = (err as { code?: unknown }).code;
     if ((code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') || !String((err as Error).message).includes(name)) throw err;
     // The versions that work: package.json's peerDependencies (beside src/ in a clone, dist/ installed).
-    const { peerDependencies: versions = {} } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { peerDependencies?: Record<string, string> };
+    const { peerDependencies: versions = {} } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { peerDependencies?: Record<string, string> };
     const specs = together.map((p) => (versions[p] === undefined ? p : `${p}@${versions[p]}`)).join(' ');
     throw new VespaBulkError(
       'VB_MISSING_PACKAGE',

@@ -1,5 +1,5 @@
-import { VespaBulkError } from '../core/errors.js';
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, NEWLINE, QUOTE, RBRACE, RBRACKET, isWhitespace } from '../core/json-scan.js';
+import { VespaBulkError } from './errors.js';
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, NEWLINE, QUOTE, RBRACE, RBRACKET, isWhitespace } from './json-scan.js';
 
 /**
  * Cuts a byte stream of feed input into one buffer per operation, without parsing the documents.

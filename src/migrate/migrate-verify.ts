@@ -1,7 +1,7 @@
 import { compare, type CompareSummary } from '../compare/compare.js';
 import { checkCompareOptions, type CompareClusterSide, type CompareOptions } from '../compare/options.js';
 import { OptionError } from '../core/options-check.js';
-import type { VisitOptions } from './options.js';
+import type { VisitOptions } from '../visit/options.js';
 import type { TlsOptions } from '../http/transport.js';
 
 /** What of a migration's options the check reads (MigrateOptions is a superset: named here so the two modules import one way). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSafeToRepeat, operationFromObject, parseOperation } from '../../src/feed/operation.js';
+import { isSafeToRepeat, operationFromObject, parseOperation } from '../../src/document/operation.js';
 
 const parse = (text: string) => parseOperation(Buffer.from(text));
 

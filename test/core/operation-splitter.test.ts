@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { OperationSplitter, type RawItem } from '../../src/feed/splitter.js';
+import { OperationSplitter, type RawItem } from '../../src/core/operation-splitter.js';
 import { VespaBulkError } from '../../src/core/errors.js';
 
 function split(text: string, chunkSize = 1 << 20): RawItem[] {

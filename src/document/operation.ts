@@ -1,6 +1,5 @@
 import { VespaBulkError } from '../core/errors.js';
-import { parseDocumentId, toDocumentPath } from '../document/id.js';
-import { isAssignOnly } from '../http/document-request.js';
+import { parseDocumentId, toDocumentPath } from './id.js';
 import { COLON, COMMA, LBRACE, QUOTE, RBRACE, decodeString, skipString, skipValue, skipWhitespace, syntaxError } from '../core/json-scan.js';
 
 /**
@@ -111,4 +110,23 @@ export function isSafeToRepeat(op: FeedOperation): boolean {
   if (op.kind !== 'update') return true;
   if (op.fields === undefined) return true;
   return isAssignOnly(op.fields.toString('utf8'));
+}
+
+/**
+ * Whether an update's fields object (JSON text) holds nothing but `assign` operations, so that applying it
+ * twice leaves the same document. increment, add, remove and the rest would apply twice.
+ */
+export function isAssignOnly(fieldsJson: string): boolean {
+  try {
+    const fields = JSON.parse(fieldsJson) as Record<string, unknown>;
+    if (fields === null || typeof fields !== 'object') return false;
+    for (const v of Object.values(fields)) {
+      if (v === null || typeof v !== 'object') return false;
+      const keys = Object.keys(v);
+      if (keys.length !== 1 || keys[0] !== 'assign') return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
 }

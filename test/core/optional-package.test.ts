@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importOptional } from '../../src/optional-package.js';
+import { importOptional } from '../../src/core/optional-package.js';
 
 /**
  * parquet-wasm and apache-arrow are optional peers (package.json): where they are not installed, reading
@@ -14,7 +14,7 @@ import { importOptional } from '../../src/optional-package.js';
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'vespa-bulk-optional-'));
-  const source = pathToFileURL(join(import.meta.dirname, '../../src/optional-package.ts')).href;
+  const source = pathToFileURL(join(import.meta.dirname, '../../src/core/optional-package.ts')).href;
   await writeFile(join(dir, 'broken.mjs'), "throw Object.assign(new Error('parquet-wasm failed to start'), { code: 'ERR_OTHER' });\n");
   await writeFile(
     join(dir, 'probe.mjs'),
