@@ -1,6 +1,7 @@
 import { classifyStatus, parseRetryAfter, type RetryPolicy } from '../http/retry-delay.js';
 import { retryLoop, type AttemptFailure, type RetryEvent, type RetryOutcome } from '../http/retry-loop.js';
-import type { VisitBatch, VisitEntry } from './entries.js';
+import type { VisitEntry } from '../document/visit-entry.js';
+import type { VisitBatch } from './visit-batch.js';
 import { ExactlyOnce } from './exactly-once.js';
 import { classifyParsedLine, classifyLinePrefix, LineSplitter, putPrefixLength, readStringValue, removePrefixLength, type LineKind } from './jsonl-lines.js';
 import type { SliceResumeState, VisitMessage } from './options.js';

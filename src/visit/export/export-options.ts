@@ -3,7 +3,7 @@ import type { DeployTarget } from '../../deploy/target.js';
 import type { DocumentModel } from '../../schema/document-model.js';
 import { OptionError, checkDuration, checkInteger, checkOneOf } from '../../core/options-check.js';
 import { VespaBulkError } from '../../core/errors.js';
-import { outputFormats, type OutputFormat } from '../formats.js';
+import { outputFormats, type OutputFormat } from '../../sinks/output-format.js';
 import { defaultVisitSlices, type VisitOptions } from '../options.js';
 import { validateVisitOptions } from '../query.js';
 import type { VisitReport, VisitRun } from '../visitor.js';
@@ -103,9 +103,6 @@ export interface ExportResumed {
   /** Chains of the visit, finished or not. */
   chains: number;
 }
-
-/** Rows per file of a table exported to a directory without a checkpoint: Parquet files of some 100 MB to 1 GB. */
-export const defaultRowsPerFile = 1_000_000;
 
 /** The visit report of an export, with the bytes written. */
 export interface ExportSummary extends VisitReport {

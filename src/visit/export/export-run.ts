@@ -1,5 +1,5 @@
 import { VespaBulkError } from '../../core/errors.js';
-import type { OutputFormat } from '../formats.js';
+import { isTabular, type OutputFormat } from '../../sinks/output-format.js';
 import { chainsOf, sliceIdsOf, visitFingerprint } from '../query.js';
 import { startVisit, type VisitReport, type VisitRun } from '../visitor.js';
 import { startWorkerVisit } from '../workers/pool.js';
@@ -9,8 +9,8 @@ import { ExportOutputs } from './outputs.js';
 import { loadTransform } from '../../feed/transform.js';
 import { nothingRestored, restoreOutputs } from './restore-outputs.js';
 import { defaultSinceMarginMs, sinceFromTimestamp, sinceStart } from './since.js';
-import { chooseSinks, type SinkChoice } from './sink-choice.js';
-import { checkTabularExport, forgetUnfinishedSlices, isTabular, tabularLayout } from './tabular-export.js';
+import { chooseSinks, type SinkChoice } from '../../sinks/sink-choice.js';
+import { checkTabularExport, forgetUnfinishedSlices, tabularLayout } from './tabular-export.js';
 import { LocalSnapshots, WorkerSnapshots, type SnapshotStrategy } from './snapshots.js';
 
 /**
