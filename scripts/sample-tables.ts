@@ -5,17 +5,17 @@
  * The product schema of samples/app types their columns; samples/reshape.mjs leaves out discontinued products and
  * adds the price band. Deterministic, so the committed files never drift from this script (a test compares them):
  *   npx tsx scripts/sample-tables.ts
- * The Parquet file is written by the project's own writer (src/tabular over hyparquet-writer), its columns typed from
+ * The Parquet file is written by the project's own writer (src/sinks over hyparquet-writer), its columns typed from
  * the schema as `visit --format parquet` types an export's; the CSV as DuckDB writes one (lists as `[a, b]`).
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import { columnTypeOf, type Column } from '../src/tabular/column-types.js';
-import { columnValue } from '../src/tabular/column-values.js';
-import { quoted } from '../src/tabular/csv-write.js';
-import { writeRowGroup } from '../src/tabular/parquet-row-group.js';
-import { parquetSchemaOf } from '../src/tabular/parquet-schema.js';
+import { columnTypeOf, type Column } from '../src/sinks/column-types.js';
+import { columnValue } from '../src/sinks/column-values.js';
+import { quoted } from '../src/sinks/csv-write.js';
+import { writeRowGroup } from '../src/sinks/parquet-row-group.js';
+import { parquetSchemaOf } from '../src/sinks/parquet-schema.js';
 import { modelFromPackage } from '../src/deploy/load-model.js';
 
 const samples = (name: string): string => fileURLToPath(new URL(`../samples/${name}`, import.meta.url));

@@ -54,7 +54,7 @@ export { tensorFormats, type TensorFormat } from './document/tensor-format.js';
 
 // Visiting, exporting, bulk operations and migration.
 export { visit, VisitedDocument, VisitFailedError, type VisitIterable } from './visit/visit.js';
-export { exportDocuments, type ExportOptions, type ExportResumed, type ExportSummary } from './visit/export.js';
+export { exportDocuments, type ExportOptions, type ExportResumed, type ExportSummary } from './visit/export/index.js';
 export { bulkOperation, type BulkOptions, type BulkSummary, type BulkKind } from './visit/bulk.js';
 export { migrate, type MigrateOptions, type MigrateSummary } from './migrate/migrate.js';
 export type { MigrateVerifyOptions } from './migrate/migrate-verify.js';
@@ -73,7 +73,7 @@ export {
 } from './visit/options.js';
 export { defaultSinceMarginMs } from './visit/export/since.js';
 export type { SliceReport, SliceStatus } from './visit/slice-visitor.js';
-export type { OutputFormat } from './visit/formats.js';
+export type { OutputFormat } from './sinks/output-format.js';
 export { readVisitCheckpoint, type VisitCheckpoint, type SliceCheckpoint } from './visit/visit-checkpoint.js';
 
 // The selection language: check a selection before a visit or a bulk operation, or apply one to documents here.

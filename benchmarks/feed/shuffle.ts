@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { exportDocuments } from '../../src/visit/export.js';
+import { exportDocuments } from '../../src/visit/export/index.js';
 import { Feeder } from '../../src/feed/feeder.js';
 
 function flag(name: string, fallback: number): number {

@@ -1,5 +1,5 @@
 /**
- * The CSV encoder's own quoting (src/tabular/csv-write.ts `quoted`) against csv-stringify's synchronous API on the
+ * The CSV encoder's own quoting (src/sinks/csv-write.ts `quoted`) against csv-stringify's synchronous API on the
  * same records (an id, a title, numbers, a JSON text cell with quotes, every tenth title with a comma and a line
  * break), best of three rounds each; printed as a ratio to csv-stringify in the same run.
  *
@@ -7,7 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { stringify } from 'csv-stringify/sync';
-import { quoted } from '../../src/tabular/csv-write.js';
+import { quoted } from '../../src/sinks/csv-write.js';
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '200000' } } });
 const rows = Number(values.rows);

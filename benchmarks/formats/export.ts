@@ -15,8 +15,8 @@ import { parseArgs } from 'node:util';
 import { documentTypesOf } from '../../src/schema/document-model.js';
 import { parseSchema } from '../../src/schema/sd-schema.js';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { exportDocuments } from '../../src/visit/export.js';
-import type { OutputFormat } from '../../src/visit/formats.js';
+import { exportDocuments } from '../../src/visit/export/index.js';
+import type { OutputFormat } from '../../src/sinks/output-format.js';
 
 const { values } = parseArgs({ options: { documents: { type: 'string', default: '20000' }, dims: { type: 'string', default: '384' }, formats: { type: 'string', default: 'jsonl,parquet,csv' }, child: { type: 'string' }, url: { type: 'string' }, out: { type: 'string' } } });
 const documents = Number(values.documents);

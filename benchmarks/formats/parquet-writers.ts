@@ -1,6 +1,6 @@
 /**
  * Which Parquet writer the export uses, by measurement: hyparquet-writer (pure JS, incremental `ParquetWriter`, the
- * export's own path: src/tabular/parquet-write.ts) against parquet-wasm + apache-arrow (Arrow record batches of each
+ * export's own path: src/sinks/parquet-write.ts) against parquet-wasm + apache-arrow (Arrow record batches of each
  * row group, written by Rust's parquet crate in WebAssembly). The same documents (an id, a title, an int, a
  * 384-float embedding as a dense tensor, a struct) are written in row groups of 10,000, each writer in its own child
  * process so that its peak RSS is its own; figures are printed as ratios to hyparquet-writer's in the same run.
@@ -38,10 +38,10 @@ async function child(name: WriterName, out: string): Promise<void> {
   let writeSeconds = 0;
   const t0 = performance.now();
   if (name === 'hyparquet-writer') {
-    const { ParquetEncoder } = await import('../../src/tabular/parquet-write.js');
+    const { ParquetEncoder } = await import('../../src/sinks/parquet-write.js');
     const { documentTypesOf } = await import('../../src/schema/document-model.js');
     const { parseSchema } = await import('../../src/schema/sd-schema.js');
-    const { columnsOfDocumentType } = await import('../../src/tabular/column-types.js');
+    const { columnsOfDocumentType } = await import('../../src/sinks/column-types.js');
     const sd = `schema doc { document doc { struct pair { field a type int {} field b type string {} }
       field title type string {} field year type int {} field emb type tensor<float>(x[${dims}]) {} field st type pair {} } }`;
     const columns = columnsOfDocumentType(documentTypesOf([parseSchema(sd, 'doc.sd')]).get('doc')!);

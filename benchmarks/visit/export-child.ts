@@ -1,7 +1,7 @@
 // One timed export for benchmarks/visit/slices.ts and protocols.ts, in its own process: exportDocuments to a file for at
 // most `seconds`, sampling the documents delivered (and the slices in flight) every 250 ms. Prints one JSON line at
 // the end, with the CPU time (user + system) this process spent from the start of the visit to its end.
-import { exportDocuments } from '../../src/visit/export.js';
+import { exportDocuments } from '../../src/visit/export/index.js';
 import { Http2Transport } from '../../src/http/h2/pool.js';
 import type { ExportChildInput, ExportChildOutcome } from './timed-export.js';
 

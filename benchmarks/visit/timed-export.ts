@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { H2PoolOptions } from '../../src/http/h2/pool.js';
-import type { ExportOptions } from '../../src/visit/export.js';
+import type { ExportOptions } from '../../src/visit/export/index.js';
 import type { InflightReport } from '../../src/visit/visitor.js';
 
 /** What export-child.ts is given (as JSON, its one argument). */

@@ -133,9 +133,10 @@ export interface BodyReader {
   onChunk(chunk: Buffer): void;
   /**
    * Hands on what the chunks since the last call produced: once per event-loop turn, and once more at the end. A
-   * returned promise holds the body back until it settles; what it rejects with fails the exchange.
+   * returned promise holds the body back until it settles; what it rejects with fails the exchange. `'stop'` (or a
+   * promise of it): the reader wants no more, though nothing failed; `read` resolves, the rest of the body is left.
    */
-  flush(): void | Promise<void>;
+  flush(): void | 'stop' | Promise<void | 'stop'>;
 }
 
 /** An answer whose headers have come and whose body is read by `read`, `bytes` or `text`, or left by `cancel`. */
@@ -342,19 +343,27 @@ class StreamedAnswer implements ResponseHandler, Exchange {
     if (this.unflushed || (done && !this.lastFlushed)) {
       this.unflushed = false;
       if (done) this.lastFlushed = true;
-      let result: void | Promise<void>;
+      let result: void | 'stop' | Promise<void | 'stop'>;
       try {
         result = this.reader!.flush();
       } catch (err) {
         this.fail(err);
         return;
       }
+      if (result === 'stop') {
+        this.stop();
+        return;
+      }
       if (result !== undefined) {
         this.waiting = true;
         this.control?.pause();
         result.then(
-          () => {
+          (then) => {
             this.waiting = false;
+            if (then === 'stop') {
+              this.stop();
+              return;
+            }
             if (this.settled) return;
             if (this.ended || this.failure !== undefined || this.unflushed) this.runFlush();
             else this.control?.resume();
@@ -373,11 +382,15 @@ class StreamedAnswer implements ResponseHandler, Exchange {
     else this.control?.resume();
   }
 
-  /** The reader failed: the rest of the body is not wanted. */
+  /** The reader failed (`err`) or stopped (undefined): the rest of the body is not wanted. */
   private fail(err: unknown): void {
     if (this.settled) return;
     this.settle(err);
     if (!this.ended && this.failure === undefined) this.control?.abort();
+  }
+
+  private stop(): void {
+    this.fail(undefined);
   }
 
   private settle(err: unknown): void {

@@ -118,7 +118,11 @@ class ValueWriter {
   }
 }
 
-export async function readPlainJson(body: AsyncIterable<Buffer>, onDocuments: (items: PlainDocument[]) => void | Promise<void>): Promise<PlainJsonTail> {
+/**
+ * Reads the response, handing its documents to `onDocuments` in groups; resolves with what follows them, or with
+ * undefined when `onDocuments` returned `'stop'` (the rest is left unread).
+ */
+export async function readPlainJson(body: AsyncIterable<Buffer>, onDocuments: (items: PlainDocument[]) => void | 'stop' | Promise<void | 'stop'>): Promise<PlainJsonTail | undefined> {
   const jsonParser = parser({ streamValues: false });
   // pipeline, not pipe: a body that fails (a cut connection) must fail the token stream too.
   pipeline(Readable.from(body), jsonParser, () => {});
@@ -139,7 +143,7 @@ export async function readPlainJson(body: AsyncIterable<Buffer>, onDocuments: (i
         if (group.length >= groupSize) {
           const g = group;
           group = [];
-          await onDocuments(g);
+          if ((await onDocuments(g)) === 'stop') return undefined;
         }
       }
       continue;
@@ -164,7 +168,7 @@ export async function readPlainJson(body: AsyncIterable<Buffer>, onDocuments: (i
           if (group.length > 0) {
             const g = group;
             group = [];
-            await onDocuments(g);
+            if ((await onDocuments(g)) === 'stop') return undefined;
           }
         }
         break;
@@ -182,7 +186,7 @@ export async function readPlainJson(body: AsyncIterable<Buffer>, onDocuments: (i
         break;
     }
   }
-  if (group.length > 0) await onDocuments(group);
+  if (group.length > 0 && (await onDocuments(group)) === 'stop') return undefined;
   if (!complete) throw new Error('the JSON response ended before its end');
   return tail;
 }

@@ -1,6 +1,7 @@
 import { classifyStatus, parseRetryAfter, type RetryPolicy } from '../http/retry-delay.js';
 import { retryLoop, type AttemptFailure, type RetryEvent, type RetryOutcome } from '../http/retry-loop.js';
-import type { VisitBatch, VisitEntry } from './entries.js';
+import type { VisitEntry } from '../document/visit-entry.js';
+import type { VisitBatch } from './visit-batch.js';
 import { ExactlyOnce } from './exactly-once.js';
 import { classifyParsedLine, classifyLinePrefix, LineSplitter, putPrefixLength, readStringValue, removePrefixLength, type LineKind } from './jsonl-lines.js';
 import type { SliceResumeState, VisitMessage } from './options.js';
@@ -124,18 +125,25 @@ class RequestFailure extends Error {
   }
 }
 
-/** The chain was asked to park and stopped at a continuation token: not a failure, never retried. */
-class Parked extends Error {
-  constructor() {
-    super('parked');
-  }
-}
+/**
+ * Why a request stopped though nothing went wrong with the service, so it is never retried: the chain was asked to
+ * park and stopped at a continuation token, or the consumer failed (e.g. the output disk is full) with `error`.
+ */
+type Halt = { kind: 'parked' } | { kind: 'deliveryFailed'; error: unknown };
 
-/** The consumer failed (e.g. the output disk is full): not the service's fault, so never retried. */
-class DeliveryFailure extends Error {
-  constructor(readonly failure: unknown) {
-    super('delivery failed');
-  }
+/**
+ * What one request came to: the token to continue from (undefined: the slice is finished), or a halt. The retry
+ * loop takes either as the attempt's result; only a thrown `RequestFailure` (or a transport's error) is retried.
+ */
+type RequestOutcome = { kind: 'answered'; token: string | undefined } | Halt;
+
+const parked: Halt = { kind: 'parked' };
+
+/** A delivery: done (undefined), failed, or under way while the consumer asks to wait. */
+type Delivery = Halt | undefined | Promise<Halt | undefined>;
+
+function isHalt(delivery: Delivery): delivery is Halt {
+  return delivery !== undefined && 'kind' in delivery;
 }
 
 const maxErrorBodyBytes = 64 * 1024;
@@ -304,7 +312,7 @@ export class SliceVisitor {
     this.parkAsked = false;
     this.parkNow = false;
     while (this.state === 'running') {
-      let outcome: RetryOutcome<string | undefined>;
+      let outcome: RetryOutcome<RequestOutcome>;
       try {
         outcome = await retryLoop(
           () => {
@@ -314,17 +322,6 @@ export class SliceVisitor {
           { policy: o.retry, safeToRepeat: true, signal: o.signal, random: o.random, failureOf: (err) => this.failureOf(err), onRetry: (retry) => this.onRetry(retry) },
         );
       } catch (err) {
-        if (err instanceof Parked) {
-          // What came after the token (in the chunk that held it) was not handed on, and comes again from it.
-          this.exactlyOnce.cut();
-          this.state = 'waiting';
-          this.tally.parks++;
-          break;
-        }
-        if (err instanceof DeliveryFailure) {
-          this.state = 'stopped';
-          throw err.failure;
-        }
         if (isVespaBulkError(err, 'VB_UNREACHABLE') || isVespaBulkError(err, 'VB_PROTOCOL')) {
           this.state = 'failed';
           this.error = err.message;
@@ -346,7 +343,20 @@ export class SliceVisitor {
         o.onState?.(this);
         break;
       }
-      const next = outcome.value;
+      // A halt is what the attempt returned, not a failure: the loop hands it back without retrying.
+      const step = outcome.value;
+      if (step.kind === 'parked') {
+        // What came after the token (in the chunk that held it) was not handed on, and comes again from it.
+        this.exactlyOnce.cut();
+        this.state = 'waiting';
+        this.tally.parks++;
+        break;
+      }
+      if (step.kind === 'deliveryFailed') {
+        this.state = 'stopped';
+        throw step.error;
+      }
+      const next = step.token;
       if (next === undefined) {
         this.state = 'finished';
         this.percent = 100;
@@ -367,7 +377,7 @@ export class SliceVisitor {
 
   /** What the retry policy needs of a failed request; undefined for what is never retried (rethrown as it is). */
   private failureOf(err: unknown): AttemptFailure | undefined {
-    if (err instanceof DeliveryFailure || err instanceof Parked || isVespaBulkError(err, 'VB_UNREACHABLE') || isVespaBulkError(err, 'VB_PROTOCOL')) return undefined;
+    if (isVespaBulkError(err, 'VB_UNREACHABLE') || isVespaBulkError(err, 'VB_PROTOCOL')) return undefined;
     const failure = toFailure(err);
     return { status: failure.status, retryAfterMs: failure.retryAfterMs, progressed: this.progressed };
   }
@@ -384,8 +394,8 @@ export class SliceVisitor {
     this.options.onState?.(this);
   }
 
-  /** One request; resolves to the next token, or undefined when the slice is finished. */
-  private async request(): Promise<string | undefined> {
+  /** One request; resolves to the next token (undefined when the slice is finished), or to why it halted. */
+  private async request(): Promise<RequestOutcome> {
     const o = this.options;
     const path = o.pathPrefix + visitRequestPath(o.visitPath, o.query, o.slices, o.sliceId, this.continuation);
     this.tally.requests++;
@@ -407,14 +417,17 @@ export class SliceVisitor {
       throw new RequestFailure(statusMessage(status, kind === 'final' || text !== '' ? messageOf(text) : undefined), status, parseRetryAfter(header(answer.headers, 'retry-after')));
     }
     const contentType = header(answer.headers, 'content-type') ?? '';
+    let outcome: RequestOutcome;
     try {
-      if (/jsonl|ndjson/i.test(contentType)) return await this.readJsonl(answer);
-      return await this.readPlain(answer);
+      outcome = /jsonl|ndjson/i.test(contentType) ? await this.readJsonl(answer) : await this.readPlain(answer);
     } catch (err) {
       answer.cancel();
-      if (err instanceof RequestFailure || err instanceof DeliveryFailure || err instanceof Parked) throw err;
+      if (err instanceof RequestFailure) throw err;
       throw new RequestFailure(`response cut off: ${describe(err)}`, undefined);
     }
+    // A halt leaves the rest of the answer unread.
+    if (outcome.kind !== 'answered') answer.cancel();
+    return outcome;
   }
 
   /**
@@ -423,11 +436,18 @@ export class SliceVisitor {
    * tombstones it sent, then optional trace and message lines, then a continuation line, last. Anything else was
    * cut (however cleanly the connection ended) and the slice goes on from its last token.
    */
-  private async readJsonl(answer: Exchange): Promise<string | undefined> {
+  private async readJsonl(answer: Exchange): Promise<RequestOutcome> {
     const o = this.options;
     const splitter = new LineSplitter();
     const tail: JsonlTail = { documents: 0, statsCount: undefined, ended: false, token: undefined, error: undefined };
     let entries: VisitEntry[] = [];
+    let halt: Halt | undefined;
+    /** Stops the read (the rest of the response is left) when there is a halt. */
+    const stopOn = (h: Halt | undefined): 'stop' | undefined => {
+      if (h === undefined) return undefined;
+      halt = h;
+      return 'stop';
+    };
     const onLine = (buf: Buffer, start: number, end: number): void => this.onJsonlLine(buf, start, end, entries, tail);
     await answer.read({
       onChunk: (chunk) => {
@@ -439,19 +459,19 @@ export class SliceVisitor {
         this.undelivered = false;
         const batch = entries;
         entries = [];
-        const result = batch.length === 0 ? undefined : this.deliver(batch);
+        const delivery = batch.length === 0 ? undefined : this.deliver(batch);
+        if (isHalt(delivery)) return stopOn(delivery);
         if (this.tokenChanged) {
           this.tokenChanged = false;
           o.onState?.(this);
         }
-        if (!this.parkNow) return result;
         // Parked at the token just passed on: once its documents are delivered, the response is left.
-        if (result === undefined) throw new Parked();
-        return result.then(() => {
-          throw new Parked();
-        });
+        const park = this.parkNow ? parked : undefined;
+        if (delivery === undefined) return stopOn(park);
+        return delivery.then((failed) => stopOn(failed ?? park));
       },
     });
+    if (halt !== undefined) return halt;
     const rest = splitter.takeRest();
     if (rest !== undefined) {
       // The handler ends every line with a newline: a last line without one was cut, unless it is whole JSON
@@ -459,13 +479,16 @@ export class SliceVisitor {
       if (!isJsonText(rest)) throw new RequestFailure(`response cut off inside a line: ${rest.toString('utf8', 0, Math.min(rest.length, 200))}`, undefined);
       onLine(rest, 0, rest.length);
     }
-    if (entries.length > 0) await this.deliver(entries);
+    if (entries.length > 0) {
+      const failed = await this.deliver(entries);
+      if (failed !== undefined) return failed;
+    }
     if (tail.error !== undefined) throw new RequestFailure(`the service reported: ${tail.error}`, undefined);
     if (tail.statsCount === undefined || !tail.ended) throw new RequestFailure('response cut off: it ended without its closing sessionStats and continuation lines', undefined);
     if (tail.statsCount >= 0 && tail.statsCount !== tail.documents) {
       throw new RequestFailure(`response cut off: its sessionStats counts ${tail.statsCount} documents, ${tail.documents} came`, undefined);
     }
-    return tail.token;
+    return { kind: 'answered', token: tail.token };
   }
 
   private onJsonlLine(buf: Buffer, start: number, end: number, entries: VisitEntry[], tail: JsonlTail): void {
@@ -539,18 +562,19 @@ export class SliceVisitor {
     }
   }
 
-  /** Hands documents on; returns a promise only when the consumer asks to wait. */
-  private deliver(entries: VisitEntry[]): void | Promise<void> {
+  /** Hands documents on; returns a promise only when the consumer asks to wait. What the consumer throws is a halt. */
+  private deliver(entries: VisitEntry[]): Delivery {
     let result: void | Promise<void>;
     try {
       result = this.options.deliver({ slice: this.sliceId, entries });
     } catch (err) {
-      throw new DeliveryFailure(err);
+      return { kind: 'deliveryFailed', error: err };
     }
     if (result === undefined) return;
-    return result.catch((err: unknown) => {
-      throw new DeliveryFailure(err);
-    });
+    return result.then(
+      () => undefined,
+      (err: unknown): Halt => ({ kind: 'deliveryFailed', error: err }),
+    );
   }
 
   private accept(entry: VisitEntry, entries: VisitEntry[]): void {
@@ -566,15 +590,20 @@ export class SliceVisitor {
    * The plain JSON object, streamed or one page of non-streamed visiting: parsed incrementally either way,
    * so that the documents keep their bytes' meaning (see plain-json.ts) and a long response is never held whole.
    */
-  private async readPlain(answer: Exchange): Promise<string | undefined> {
+  private async readPlain(answer: Exchange): Promise<RequestOutcome> {
     const o = this.options;
     const counted = countBytes(answer.chunks(), o.onBytes);
-    const tail = await readPlainJson(counted, (items) => {
+    let halt: Halt | undefined;
+    const tail = await readPlainJson(counted, async (items) => {
       const entries: VisitEntry[] = [];
       for (const item of items) this.acceptItem(item, entries);
-      if (entries.length > 0) return this.deliver(entries);
+      if (entries.length === 0) return;
+      halt = await this.deliver(entries);
+      if (halt !== undefined) return 'stop';
     });
-    return this.finishPlain(tail.continuation, tail.message);
+    // Left unread after a halt, which the callback kept.
+    if (tail === undefined) return halt!;
+    return { kind: 'answered', token: this.finishPlain(tail.continuation, tail.message) };
   }
 
   private finishPlain(token: string | undefined, message: string | undefined): string | undefined {

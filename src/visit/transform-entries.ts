@@ -1,8 +1,8 @@
 import { VespaBulkError } from '../core/errors.js';
 import { parseExactJson } from '../core/exact-json.js';
 import { resultOperations, type OperationObject, type ReturnedOperation, type TransformFunction } from '../transform/transform.js';
-import type { VisitEntry } from './entries.js';
-import { toFeedOperation } from './formats.js';
+import type { VisitEntry } from '../document/visit-entry.js';
+import { toFeedOperation } from '../sinks/json-write.js';
 
 /**
  * An export's transform (`ExportOptions.transform`), applied to visited entries before they are formatted: each

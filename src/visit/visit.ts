@@ -1,6 +1,7 @@
 import { VespaBulkError } from '../core/errors.js';
-import type { VisitBatch, VisitEntry } from './entries.js';
-import { toFeedOperation } from './formats.js';
+import type { VisitEntry } from '../document/visit-entry.js';
+import type { VisitBatch } from './visit-batch.js';
+import { toFeedOperation } from '../sinks/json-write.js';
 import type { VisitOptions } from './options.js';
 import { startVisit, type VisitReport, type VisitRun } from './visitor.js';
 import { chainsOf, maxInflightOf } from './query.js';

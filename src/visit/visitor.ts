@@ -3,7 +3,7 @@ import { type Transport, type WireProtocol } from '../http/transport.js';
 import { createChainTransport } from '../http/create-transport.js';
 import { Reachability } from '../http/reachability.js';
 import { ChainScheduler, type ChainSchedulerOptions, type InflightReport } from './chain-scheduler.js';
-import type { VisitBatch } from './entries.js';
+import type { VisitBatch } from './visit-batch.js';
 import { resolveVisitRetry, type VisitOptions } from './options.js';
 import { adaptiveStartOf, baseVisitQuery, chainsOf, inflightOf, maxInflightOf, slicesOf, timeoutMs, validateVisitOptions, visitPath } from './query.js';
 import { SliceVisitor, type SliceReport, type SliceStatus } from './slice-visitor.js';

@@ -5,7 +5,7 @@ import { compare } from '../../src/compare/index.js';
 import { main } from '../../src/cli/main.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { modelFromPackage } from '../../src/deploy/load-model.js';
-import { exportDocuments } from '../../src/visit/export.js';
+import { exportDocuments } from '../../src/visit/export/index.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { kindsPackage } from '../schema/fixtures.js';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OptionError } from '../../src/core/options-check.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { sliceFileName } from '../../src/sinks/slice-directory.js';
-import { exportDocuments } from '../../src/visit/export.js';
+import { exportDocuments } from '../../src/visit/export/index.js';
 import { runCommand } from '../support/run-command.js';
 import { tempDir } from '../support/temp-dir.js';
 

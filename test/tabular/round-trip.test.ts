@@ -6,9 +6,9 @@ import { compare } from '../../src/compare/index.js';
 import { feed } from '../../src/feed/index.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { modelFromPackage } from '../../src/deploy/load-model.js';
-import { exportDocuments } from '../../src/visit/export.js';
+import { exportDocuments } from '../../src/visit/export/index.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
-import { duck } from './duckdb.js';
+import { duck } from '../support/duckdb.js';
 
 /**
  * The round trip of issue 23: a Parquet file written by DuckDB is fed into the simulator typed by a schema, exported

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import type { VisitCheckpoint } from '../../src/visit/visit-checkpoint.js';
-import { exportDocuments, type ExportOptions } from '../../src/visit/export.js';
+import { exportDocuments, type ExportOptions } from '../../src/visit/export/index.js';
 import { defaultVisitSlices } from '../../src/visit/options.js';
 import { visitFingerprint } from '../../src/visit/query.js';
 import { visit } from '../../src/visit/visit.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { bulkOperation } from '../../src/visit/bulk.js';
-import { exportDocuments } from '../../src/visit/export.js';
+import { exportDocuments } from '../../src/visit/export/index.js';
 import { visit } from '../../src/visit/visit.js';
 import { runCommand } from '../support/run-command.js';
 import { abortAfter } from './abort-after.js';

@@ -2,7 +2,7 @@ import { appendFileSync, readFileSync, truncateSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { exportDocuments } from '../../src/visit/export.js';
+import { exportDocuments } from '../../src/visit/export/index.js';
 import { tempDir } from '../support/temp-dir.js';
 
 /** A resumed export cuts its output back to the length the checkpoint recorded, or refuses a file shorter than that. */

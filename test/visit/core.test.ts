@@ -3,8 +3,9 @@ import { ExactlyOnce } from '../../src/visit/exactly-once.js';
 import { classifyLinePrefix, LineSplitter, readStringValue } from '../../src/visit/jsonl-lines.js';
 import { parseTimeBound, parseTimeRange } from '../../src/visit/time-range.js';
 import { baseVisitQuery, parseDocumentSpec, validateVisitOptions, visitFingerprint, visitRequestPath } from '../../src/visit/query.js';
-import { createEncoder, linesOf, toFeedOperation } from '../../src/visit/formats.js';
-import type { VisitEntry } from '../../src/visit/entries.js';
+import { linesOf, toFeedOperation } from '../../src/sinks/json-write.js';
+import { createEncoder } from '../../src/sinks/output-format.js';
+import type { VisitEntry } from '../../src/document/visit-entry.js';
 import { isVespaBulkError } from '../../src/core/errors.js';
 
 function lines(chunks: string[]): string[] {

@@ -9,7 +9,7 @@ import { type WireProtocol } from '../../src/http/transport.js';
 import { createTransport, defaultH2Connections } from '../../src/http/create-transport.js';
 import { OptionError } from '../../src/core/options-check.js';
 import { bulkOperation, validateBulkOptions } from '../../src/visit/bulk.js';
-import { exportDocuments } from '../../src/visit/export.js';
+import { exportDocuments } from '../../src/visit/export/index.js';
 import { migrate } from '../../src/migrate/migrate.js';
 import { validateVisitOptions } from '../../src/visit/query.js';
 import { visit } from '../../src/visit/visit.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkSelectionSyntax } from '../../src/visit/selection-check.js';
 import { bulkOperation } from '../../src/visit/bulk.js';
-import { exportDocuments } from '../../src/visit/export.js';
+import { exportDocuments } from '../../src/visit/export/index.js';
 import { startRecordingServer } from '../http/recording-server.js';
 import { runCli, tempDir } from '../faults/harness.js';
 

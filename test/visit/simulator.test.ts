@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { visit } from '../../src/visit/visit.js';
 import type { VisitRun } from '../../src/visit/visitor.js';
-import { exportDocuments } from '../../src/visit/export.js';
+import { exportDocuments } from '../../src/visit/export/index.js';
 import { bulkOperation } from '../../src/visit/bulk.js';
 import { feed } from '../../src/feed/index.js';
 import { tempDir as makeTempDir } from '../support/temp-dir.js';

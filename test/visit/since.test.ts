@@ -4,7 +4,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { feed } from '../../src/feed/feed.js';
 import { DocumentStore, startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { exportDocuments, type ExportOptions } from '../../src/visit/export.js';
+import { exportDocuments, type ExportOptions } from '../../src/visit/export/index.js';
 import { recordedStart, recordValue, sinceFromTimestamp } from '../../src/visit/export/since.js';
 import { runCommand } from '../support/run-command.js';
 import { tempDir } from '../support/temp-dir.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gunzipSync, inflateRawSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { exportDocuments } from '../../src/visit/export.js';
+import { exportDocuments } from '../../src/visit/export/index.js';
 import { runCli, tempDir } from '../faults/harness.js';
 
 /** `workers`: the slices visited in worker threads, the bytes written by the main thread. */

@@ -6,9 +6,9 @@ import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, secur
 import { fieldsTextOf } from '../../document/single-operation.js';
 import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';
 import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
-import { exportDocuments } from '../../visit/export.js';
+import { exportDocuments } from '../../visit/export/index.js';
 import type { ExportResumed } from '../../visit/export/export-options.js';
-import { outputFormats, type OutputFormat } from '../../visit/formats.js';
+import { outputFormats, type OutputFormat } from '../../sinks/output-format.js';
 import { migrate } from '../../migrate/migrate.js';
 import { defaultVisitSlices, type VisitOptions } from '../../visit/options.js';
 import { discoverContentClusters } from '../../visit/discover-cluster.js';

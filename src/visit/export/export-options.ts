@@ -3,7 +3,8 @@ import type { DeployTarget } from '../../deploy/target.js';
 import type { DocumentModel } from '../../schema/document-model.js';
 import { OptionError, checkDuration, checkInteger, checkOneOf } from '../../core/options-check.js';
 import { VespaBulkError } from '../../core/errors.js';
-import { outputFormats, type OutputFormat } from '../formats.js';
+import { outputFormats, type OutputFormat } from '../../sinks/output-format.js';
+import type { SinkOptions } from '../../sinks/sink-choice.js';
 import { defaultVisitSlices, type VisitOptions } from '../options.js';
 import { validateVisitOptions } from '../query.js';
 import type { VisitReport, VisitRun } from '../visitor.js';
@@ -20,33 +21,12 @@ import type { TransformSpec } from '../../transform/transform.js';
  * document is in the files once, and a `.gz` file ends between gzip members. Standard output cannot be cut
  * back: there, what was written after the last save is written again.
  */
-export interface ExportOptions extends VisitOptions {
+export interface ExportOptions extends VisitOptions, SinkOptions {
   format?: OutputFormat;
-  /** A file (`.gz` compresses); undefined or '-' writes to `stdout`. */
-  output?: string;
-  /**
-   * One file per slice in this directory, named slice-0000.jsonl etc. Excludes `output`. A table (`format: 'parquet' |
-   * 'csv'`) without `checkpoint` is written as parts of up to `rowsPerFile` rows instead: part-0000.parquet, ...
-   */
-  outputDir?: string;
-  /** Rows per file of a table written to `outputDir` without `checkpoint`. Default 1,000,000. */
-  rowsPerFile?: number;
-  /**
-   * Compresses each file of `outputDir` with gzip (slice-0000.jsonl.gz, ...); a resumed export adds gzip members
-   * to them. Only with `outputDir`: `output` compresses by its `.gz` name. Default false.
-   */
-  gzip?: boolean;
-  /**
-   * Writes plain (not `.gz`) output files with O_DIRECT, bypassing the page cache, where the file system allows
-   * it (ordinary writes otherwise), which about halves the export's CPU time. Default true.
-   */
-  directIo?: boolean;
   /** Checkpoint file; an existing one for the same visit is continued, and its outputs appended to. */
   checkpoint?: string;
   /** ms between saves of `checkpoint` while the export runs (after each change). Default `defaultCheckpointIntervalMs` (1000). */
   checkpointIntervalMs?: number;
-  /** Where `output: '-'` writes; default process.stdout. */
-  stdout?: NodeJS.WritableStream;
   /**
    * Worker threads that visit the slices (each slice started on the worker with the fewest running) and encode, and for a `.gz` output
    * compress, their documents; this thread only writes the bytes. Default 1: everything in this thread. Not with
@@ -103,9 +83,6 @@ export interface ExportResumed {
   /** Chains of the visit, finished or not. */
   chains: number;
 }
-
-/** Rows per file of a table exported to a directory without a checkpoint: Parquet files of some 100 MB to 1 GB. */
-export const defaultRowsPerFile = 1_000_000;
 
 /** The visit report of an export, with the bytes written. */
 export interface ExportSummary extends VisitReport {

@@ -1,16 +1,16 @@
 import { VespaBulkError } from '../../core/errors.js';
-import type { OutputFormat } from '../formats.js';
+import { isTabular, type OutputFormat } from '../../sinks/output-format.js';
 import { chainsOf, sliceIdsOf, visitFingerprint } from '../query.js';
 import { startVisit, type VisitReport, type VisitRun } from '../visitor.js';
 import { startWorkerVisit } from '../workers/pool.js';
-import { ExportCheckpoint } from './export-checkpoint.js';
+import { Checkpointing } from './checkpointing.js';
 import { checkExportOptions, resolvedVisit, type ExportOptions, type ExportSummary } from './export-options.js';
 import { ExportOutputs } from './outputs.js';
 import { loadTransform } from '../../transform/transform.js';
 import { nothingRestored, restoreOutputs } from './restore-outputs.js';
 import { defaultSinceMarginMs, sinceFromTimestamp, sinceStart } from './since.js';
-import { chooseSinks, type SinkChoice } from './sink-choice.js';
-import { checkTabularExport, forgetUnfinishedSlices, isTabular, tabularLayout } from './tabular-export.js';
+import { chooseSinks, type SinkChoice } from '../../sinks/sink-choice.js';
+import { checkTabularExport, forgetUnfinishedSlices, tabularLayout } from './tabular-export.js';
 import { LocalSnapshots, WorkerSnapshots, type SnapshotStrategy } from './snapshots.js';
 
 /**
@@ -28,7 +28,7 @@ export class Export {
     private readonly visiting: ExportOptions,
     private readonly format: OutputFormat,
     private readonly workers: number,
-    private readonly checkpoint: ExportCheckpoint,
+    private readonly checkpoint: Checkpointing,
     private readonly choice: SinkChoice,
     private readonly outputs: ExportOutputs,
   ) {}
@@ -37,7 +37,7 @@ export class Export {
   static async prepare(given: ExportOptions): Promise<Export> {
     const { format, workers } = checkExportOptions(given);
     const options = await withSince(given);
-    const checkpoint = await ExportCheckpoint.read(options.checkpoint, options.checkpointIntervalMs);
+    const checkpoint = await Checkpointing.read(options.checkpoint, options.checkpointIntervalMs);
     const visiting = resolvedVisit(options, checkpoint.saved());
     checkpoint.belongsTo(visitFingerprint(visiting));
     const resumed = checkpoint.resumed();

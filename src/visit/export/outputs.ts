@@ -1,12 +1,12 @@
-import type { VisitBatch } from '../entries.js';
+import type { VisitBatch } from '../visit-batch.js';
 import type { TransformFunction } from '../../transform/transform.js';
 import { transformEntries } from '../transform-entries.js';
-import { createEncoder, type BatchEncoder, type OutputFormat } from '../formats.js';
+import { createEncoder, type BatchEncoder, type OutputFormat } from '../../sinks/output-format.js';
 import type { ChainSpec } from '../query.js';
 import { sizeOf, type RestoredOutputs } from './restore-outputs.js';
-import type { OpenedSink, SinkChoice } from './sink-choice.js';
+import type { OpenedSink, SinkChoice } from '../../sinks/sink-choice.js';
 import { csvHeaderOf } from './tabular-export.js';
-import type { TabularLayout } from '../../tabular/parquet-write.js';
+import type { TabularLayout } from '../../sinks/parquet-write.js';
 
 /** An open output: its sink, the encoder of its documents, and the writes queued on it (one at a time). */
 interface OpenOutput extends OpenedSink {

@@ -2,11 +2,11 @@ import { existsSync, openSync, readSync, closeSync } from 'node:fs';
 import { gunzipSync, constants as zlibConstants } from 'node:zlib';
 import { VespaBulkError } from '../../core/errors.js';
 import type { DocumentModel } from '../../schema/document-model.js';
-import { columnsOfDocumentType } from '../../tabular/column-types.js';
-import type { TabularLayout } from '../../tabular/parquet-write.js';
+import { columnsOfDocumentType } from '../../sinks/column-types.js';
+import type { TabularLayout } from '../../sinks/parquet-write.js';
 import { modelFromConfigServer, modelFromPackage } from '../../deploy/load-model.js';
 import type { VisitCheckpoint } from '../visit-checkpoint.js';
-import type { OutputFormat } from '../formats.js';
+import { isTabular, type OutputFormat } from '../../sinks/output-format.js';
 import type { ChainSpec } from '../query.js';
 import type { ExportOptions } from './export-options.js';
 import type { RestoredOutputs } from './restore-outputs.js';
@@ -15,11 +15,6 @@ import type { RestoredOutputs } from './restore-outputs.js';
  * What a Parquet or CSV export needs beyond a JSONL one: its columns (from the schema of `app`, `configUrl` or
  * `model`, or inferred), the combinations it refuses, and how a resumed Parquet export redoes unfinished slices.
  */
-
-/** Whether the format is a table. */
-export function isTabular(format: OutputFormat): format is 'parquet' | 'csv' {
-  return format === 'parquet' || format === 'csv';
-}
 
 /** Refuses what a tabular export cannot do, before anything is opened; `resumed`: a checkpoint with progress. */
 export function checkTabularExport(options: ExportOptions, format: OutputFormat, resumed: boolean): void {

@@ -4,7 +4,7 @@ import { SnapshotBarrier } from '../../threads/barrier.js';
 import { WorkerChannel } from '../../threads/channel.js';
 import { fromWireError } from '../../threads/errors.js';
 import { ChainScheduler } from '../chain-scheduler.js';
-import type { OutputFormat } from '../formats.js';
+import type { OutputFormat } from '../../sinks/output-format.js';
 import type { VisitMessage, VisitOptions } from '../options.js';
 import { chainKey, chainsOf, maxInflightOf, type ChainSpec } from '../query.js';
 import type { SliceReport } from '../slice-visitor.js';

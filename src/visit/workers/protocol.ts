@@ -1,5 +1,5 @@
 import type { WireProtocol } from '../../http/transport.js';
-import type { OutputFormat } from '../formats.js';
+import type { OutputFormat } from '../../sinks/output-format.js';
 import type { VisitMessage, VisitOptions } from '../options.js';
 import type { ChainState, SliceReport, SliceStatus } from '../slice-visitor.js';
 import type { WireError } from '../../threads/errors.js';

@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { ParentChannel, dispatch } from '../../threads/channel.js';
 import { toWireError } from '../../threads/errors.js';
-import { createEncoder } from '../formats.js';
+import { createEncoder } from '../../sinks/output-format.js';
 import { linesHandedOn, savedStates, type SliceVisitor } from '../slice-visitor.js';
 import { createChains, type ChainSet } from '../visitor.js';
 import type { SliceProgress, ToWorker, VisitProtocol } from './protocol.js';

@@ -1,22 +1,9 @@
-import type { VisitEntry } from './entries.js';
+import type { VisitEntry } from '../document/visit-entry.js';
 import { topLevelValue } from '../core/json-scan.js';
-import { CsvEncoder } from '../tabular/csv-write.js';
-import { ParquetEncoder, type TabularLayout } from '../tabular/parquet-write.js';
 
 /**
- * Output formats of an export, as pure functions from visited entries to bytes.
- *
- * - `jsonl`: each document as the service sent it, one per line (`{"put":...}` lines from a JSONL stream,
- *   `{"id":...,"fields":...}` objects from a plain JSON response).
- * - `feed`: valid feed input for `vespa-bulk feed` and the other feeders: `{"put":id,"fields":...}` and
- *   `{"remove":id}` lines. A JSONL stream already has that shape, so its bytes pass through untouched.
- * - `json`: the `feed` operations as one JSON array (also valid feed input).
- * - `parquet`, `csv`: a table, a row per document (src/tabular; docs/export-formats.md).
+ * Visited documents as JSON text: the lines of `jsonl` and `feed` (see `OutputFormat`), and the one array of `json`.
  */
-export type OutputFormat = 'jsonl' | 'feed' | 'json' | 'parquet' | 'csv';
-
-/** The export formats, for option checks and `--format` choices. */
-export const outputFormats: readonly OutputFormat[] = ['jsonl', 'feed', 'json', 'parquet', 'csv'];
 
 const NEWLINE = 0x0a;
 
@@ -89,24 +76,4 @@ export class JsonArrayWriter {
   end(): Buffer {
     return this.count === 0 ? Buffer.from('[]\n') : arrayClose;
   }
-}
-
-/** Encodes batches in one format; `end()` gives what closes the output. */
-export interface BatchEncoder {
-  encode(entries: readonly VisitEntry[]): Buffer[];
-  end(): Buffer | undefined;
-}
-
-/**
- * The encoder of one output. `layout`: a table's columns; `csvHeader`: the columns of a CSV file being continued.
- * Each encoder takes `VisitEntry` batches, so whatever reshapes documents before (a transform) runs before it.
- */
-export function createEncoder(format: OutputFormat, layout: TabularLayout = {}, csvHeader?: string[]): BatchEncoder {
-  if (format === 'parquet') return new ParquetEncoder(layout);
-  if (format === 'csv') return new CsvEncoder(layout, csvHeader);
-  if (format === 'json') {
-    const w = new JsonArrayWriter();
-    return { encode: (e) => w.entries(e), end: () => w.end() };
-  }
-  return { encode: (e) => linesOf(e, format), end: () => undefined };
 }

@@ -1,4 +1,4 @@
-import type { VisitEntry } from '../visit/entries.js';
+import type { VisitEntry } from '../document/visit-entry.js';
 import { idColumnName } from './column-types.js';
 import { cellText } from './column-values.js';
 import { columnError, rowOf, type DocumentRow } from './document-rows.js';

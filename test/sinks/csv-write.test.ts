@@ -2,9 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { CsvEncoder, quoted } from '../../src/tabular/csv-write.js';
+import { CsvEncoder, quoted } from '../../src/sinks/csv-write.js';
 import { csvHeaderOf } from '../../src/visit/export/tabular-export.js';
-import type { VisitEntry } from '../../src/visit/entries.js';
+import type { VisitEntry } from '../../src/document/visit-entry.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const entry = (id: string, fields: string): VisitEntry => {

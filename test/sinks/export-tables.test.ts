@@ -5,11 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentTypesOf } from '../../src/schema/document-model.js';
 import { parseSchema } from '../../src/schema/sd-schema.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { exportDocuments, type ExportOptions } from '../../src/visit/export.js';
+import { exportDocuments, type ExportOptions } from '../../src/visit/export/index.js';
 import { runCommand } from '../support/run-command.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { servicesXml } from '../schema/fixtures.js';
-import { duck, duckTypes } from './duckdb.js';
+import { duck, duckTypes } from '../support/duckdb.js';
 
 /** `format: 'parquet' | 'csv'` exports from the simulator, read back with DuckDB. */
 

@@ -3,15 +3,12 @@ import { checkFingerprint, emptyCheckpoint, hasProgress, readVisitCheckpoint, re
 import type { SliceResumeState } from '../options.js';
 import type { Snapshot } from './snapshots.js';
 
-/** A saved export state (the visit checkpoint): each chain's place, and the outputs' lengths. */
-export type SavedExport = VisitCheckpoint;
-
 /**
- * All of the export's use of its checkpoint file (checkpoint.ts) in one place: the state a previous run saved, and
- * saving this run's states (at most every `checkpointIntervalMs`, and at the end). Without a file nothing is read or
- * saved.
+ * The export's checkpointing: all of its use of the checkpoint file, whose payload and rules are the visit
+ * checkpoint's (visit-checkpoint.ts), in one place: the state a previous run saved, and saving this run's states (at
+ * most every `checkpointIntervalMs`, and at the end). Without a file nothing is read or saved.
  */
-export class ExportCheckpoint {
+export class Checkpointing {
   private writer: CheckpointStore<VisitCheckpoint> | undefined;
   private fingerprint = '';
   /** When the export's visit began (see `begin`). */
@@ -21,14 +18,14 @@ export class ExportCheckpoint {
   private constructor(
     private readonly file: string | undefined,
     /** The state a previous run saved; undefined without one. */
-    readonly previous: SavedExport | undefined,
+    readonly previous: VisitCheckpoint | undefined,
     private readonly intervalMs: number | undefined,
   ) {}
 
   /** Reads the checkpoint file, if one is given and exists. */
-  static async read(file: string | undefined, intervalMs: number | undefined): Promise<ExportCheckpoint> {
+  static async read(file: string | undefined, intervalMs: number | undefined): Promise<Checkpointing> {
     const previous = file === undefined ? undefined : await readVisitCheckpoint(file);
-    return new ExportCheckpoint(file, previous, intervalMs);
+    return new Checkpointing(file, previous, intervalMs);
   }
 
   /** The slice count and the adaptive level the previous run saved, where it did. */
@@ -94,7 +91,7 @@ export class ExportCheckpoint {
   }
 
   /** The checkpoint of a snapshot: the previous run's chains, those run here updated, documents counted over all runs. */
-  private stateOf(snapshot: Snapshot): SavedExport {
+  private stateOf(snapshot: Snapshot): VisitCheckpoint {
     const state = emptyCheckpoint(this.fingerprint);
     state.slices = { ...(this.previous?.slices ?? {}) };
     for (const [key, s] of Object.entries(snapshot.chains)) state.slices[key] = { ...s, documents: (this.previous?.slices[key]?.documents ?? 0) + s.documents };

@@ -1,7 +1,8 @@
-import { Export } from './export/export-run.js';
-import type { ExportOptions, ExportSummary } from './export/export-options.js';
+/** Exporting: `exportDocuments` and its options, the entry of this folder (the rest of it is how one export runs). */
+import { Export } from './export-run.js';
+import type { ExportOptions, ExportSummary } from './export-options.js';
 
-export type { ExportOptions, ExportResumed, ExportSummary } from './export/export-options.js';
+export type { ExportOptions, ExportResumed, ExportSummary } from './export-options.js';
 
 /**
  * Visits and writes the documents to stdout, a file or a file per slice; resolves with the summary.

@@ -1,5 +1,5 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import type { VisitEntry } from '../visit/entries.js';
+import type { VisitEntry } from '../document/visit-entry.js';
 import { idColumn, inferColumns, type Column } from './column-types.js';
 import { columnArrays, rowOf, type DocumentRow } from './document-rows.js';
 import { writeRowGroup } from './parquet-row-group.js';

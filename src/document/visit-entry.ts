@@ -16,9 +16,3 @@ export interface VisitEntry {
   /** Exclusive; the line's newline is not included. */
   end: number;
 }
-
-/** New documents of one slice, in the order the service sent them. */
-export interface VisitBatch {
-  slice: number;
-  entries: VisitEntry[];
-}

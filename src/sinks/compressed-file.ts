@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { BlockFileSink } from '../../sinks/block-file.js';
-import type { FileSink } from '../../sinks/sink.js';
+import { BlockFileSink } from './block-file.js';
+import type { FileSink } from './sink.js';
 
 /**
  * A `.gz` file whose gzip members the visit workers compressed: written as they are (concatenated members are

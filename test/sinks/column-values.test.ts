@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseDataType } from '../../src/schema/data-type.js';
-import { columnTypeOf, inferColumns } from '../../src/tabular/column-types.js';
-import { cellText, columnValue } from '../../src/tabular/column-values.js';
+import { columnTypeOf, inferColumns } from '../../src/sinks/column-types.js';
+import { cellText, columnValue } from '../../src/sinks/column-values.js';
 import { exactJsonText, parseExactJson } from '../../src/core/exact-json.js';
 
 const typeOf = (text: string) => columnTypeOf(parseDataType(text, () => undefined));

@@ -1,6 +1,6 @@
 import { VespaBulkError } from '../core/errors.js';
 import { topLevelValue } from '../core/json-scan.js';
-import type { VisitEntry } from '../visit/entries.js';
+import type { VisitEntry } from '../document/visit-entry.js';
 import { columnValue, ColumnMismatch } from './column-values.js';
 import type { Column } from './column-types.js';
 import { parseExactJson } from '../core/exact-json.js';
