@@ -103,8 +103,7 @@ export class SequenceSampler {
   };
 }
 
-/** A run's sample before anything happened. */
-export function emptySample(): RunSample {
+function emptySample(): RunSample {
   return { ok: 0, failed: 0, retries: 0, status: {}, exceptions: 0, inflight: 0, inflightLimit: 0, sentBytes: 0, receivedBytes: 0, latencyUs: emptyLatencyHistogram() };
 }
 
