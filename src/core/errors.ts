@@ -11,7 +11,6 @@
 export const errorCodes = {
   VB_USAGE: 'bad usage',
   VB_BAD_DOCUMENT_ID: 'malformed document id',
-  VB_BAD_DOCUMENT_PATH: 'malformed document path',
   VB_BAD_OPERATION: 'malformed feed operation',
   VB_BAD_JSON: 'invalid JSON',
   VB_BAD_ROW: 'a table row that cannot become a feed operation',
@@ -24,9 +23,7 @@ export const errorCodes = {
   VB_PROTOCOL: 'the endpoint does not speak the HTTP version asked for',
   VB_TIMEOUT: 'operation timed out',
   VB_ABORTED: 'aborted',
-  VB_CIRCUIT_OPEN: 'circuit breaker open',
   VB_DEPLOY: 'deployment failed',
-  VB_BAD_PACKAGE: 'bad application package',
   VB_VISIT: 'visit failed',
   VB_BAD_RESPONSE: 'unreadable response',
   VB_CERT_EXPIRED: 'client certificate expired',

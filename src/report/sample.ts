@@ -3,11 +3,10 @@ import type { VisitRun } from '../visit/visitor.js';
 import { emptyLatencyHistogram, type LatencyHistogram } from './histogram.js';
 
 /**
- * The running totals of a run at one moment: what the recorder and the metrics endpoint read. Every count is
- * cumulative since the start; the recorder makes per-second figures by difference. Any run can be recorded
- * through a function returning these (a feed, a visit, a bench with its own generator).
+ * What a run counts: a {@link RunSample} holds the totals since the start, a stats point (`StatsPoint`) the counts
+ * of one interval. `inflight` and `inflightLimit` are levels, not counts: the sample's moment, the interval's end.
  */
-export interface RunSample {
+export interface RunCounts {
   /** Operations (feed) or documents (visit) done successfully. */
   ok: number;
   /** Operations finally failed (feed) or slices failed (visit). */
@@ -18,14 +17,22 @@ export interface RunSample {
   status: Record<string, number>;
   /** Requests that got no HTTP answer (connection refused or reset, timeouts). */
   exceptions: number;
-  /** Requests (feed) or slices (visit) in flight now. */
+  /** Requests (feed) or slices (visit) in flight. */
   inflight: number;
-  /** The in-flight limit now (the adaptive limit of a feed, the slice count of a visit). */
+  /** The in-flight limit (the adaptive limit of a feed, the slice count of a visit). */
   inflightLimit: number;
   /** Request body bytes sent. */
   sentBytes: number;
   /** Response body bytes received. */
   receivedBytes: number;
+}
+
+/**
+ * The running totals of a run at one moment: what the recorder and the metrics endpoint read. Every count is
+ * cumulative since the start; the recorder makes per-second figures by difference. Any run can be recorded
+ * through a function returning these (a feed, a visit, a bench with its own generator).
+ */
+export interface RunSample extends RunCounts {
   /** Response latency in µs, cumulative; the sampler hands over a copy the recorder may change. */
   latencyUs: LatencyHistogram;
 }

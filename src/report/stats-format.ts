@@ -1,3 +1,5 @@
+import type { RunCounts } from './sample.js';
+
 /**
  * The stats file (`--stats FILE.jsonl`): one JSON object per line, each with a `type`.
  *
@@ -32,31 +34,13 @@ export interface RunParams {
   startTime: string;
 }
 
-/** One interval (a second) of a run. */
-export interface StatsPoint {
+/** One interval (a second) of a run: its counts ({@link RunCounts}) are those of the interval. */
+export interface StatsPoint extends RunCounts {
   type: 'point';
   /** The wall-clock second (Unix epoch seconds) the interval ends at: the key that aligns shards. */
   t: number;
   /** Length of the interval in seconds: 1 but the first and the last, which are partial. */
   dt: number;
-  /** Operations (documents, for a visit) that succeeded in the interval. */
-  ok: number;
-  /** Operations finally failed in the interval. */
-  failed: number;
-  /** Retries sent in the interval. */
-  retries: number;
-  /** HTTP responses by status code in the interval. */
-  status: Record<string, number>;
-  /** Requests without an HTTP answer (transport errors) in the interval. */
-  exceptions: number;
-  /** Requests in flight at the end of the interval. */
-  inflight: number;
-  /** The in-flight limit at the end of the interval. */
-  inflightLimit: number;
-  /** Request bytes sent in the interval. */
-  sentBytes: number;
-  /** Response bytes received in the interval. */
-  receivedBytes: number;
   /** Latency percentiles (ms) of the responses received in the interval; 0 when none. */
   p50Ms: number;
   /** See `p50Ms`. */

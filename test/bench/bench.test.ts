@@ -73,7 +73,6 @@ describe('feed --speedtest', () => {
         if (bodies.length < 3) bodies.push(r.id!);
       },
     });
-    console.log(`speedtest 300 B for 1 s: ${summary.okRate} ok/s, p99 ${summary.responseLatencyP99Ms} ms`);
     expect(summary.ok).toBeGreaterThan(100);
     expect(summary.errors).toBe(0);
     expect(Object.keys(summary.responseCodes)).toEqual(['200']);
@@ -105,7 +104,6 @@ describe('bench', () => {
     const s = await simulator();
     const result = await bench({ endpoint: s.url, app: sampleApp, count: 2000, seed: 1 });
     const step = result.steps[0];
-    console.log(`bench from samples/app, adaptive: ${step.achievedRate} ops/s, p99 ${step.p99Ms} ms`);
     expect(result.profile).toBe('adaptive');
     expect(step.ok).toBe(2000);
     expect(step.failed).toBe(0);
@@ -147,11 +145,11 @@ describe('bench', () => {
     const hard = await bench({ endpoint: s.url, app: sampleApp, rate: 3000, durationSeconds: 2, seed: 4 });
     const e = easy.steps[0];
     const h = hard.steps[0];
-    console.log(`fixed rate vs service 1500/s: asked 400 → ${e.achievedRate}/s p99 ${e.p99Ms} ms; asked 3000 → ${h.achievedRate}/s p99 ${h.p99Ms} ms`);
+    const told = `asked 400 → ${e.achievedRate}/s p99 ${e.p99Ms} ms; asked 3000 → ${h.achievedRate}/s p99 ${h.p99Ms} ms`;
     expect(e.operations).toBe(800);
-    expect(e.achievedRate).toBeGreaterThan(0.8 * 400);
-    expect(h.achievedRate).toBeLessThan(3000);
-    expect(h.p99Ms).toBeGreaterThan(e.p99Ms);
+    expect(e.achievedRate, told).toBeGreaterThan(0.8 * 400);
+    expect(h.achievedRate, told).toBeLessThan(3000);
+    expect(h.p99Ms, told).toBeGreaterThan(e.p99Ms);
     expect(e.failed + h.failed).toBe(0);
     expectConsistentLatency(h.summary);
   });
@@ -159,14 +157,13 @@ describe('bench', () => {
   it('steps stop past the knee and report the highest rate held, below the service rate', async () => {
     const s = await simulator({ maxOpsPerSecond: 2000, queueLimit: 64 });
     const result = await bench({ endpoint: s.url, app: sampleApp, dryRun: false, rate: [250, 500, 4000, 8000, 16000], stepSeconds: 1.5, sloMs: 300, max429Share: 0.01, seed: 5 });
-    for (const st of result.steps) console.log(`step ${st.targetRate}/s: achieved ${st.achievedRate}/s, p99 ${st.p99Ms} ms, 429 ${st.throttledShare}, held ${st.held}`);
-    console.log(`highest held: ${result.highestHeldRate}`);
+    const told = result.steps.map((st) => `step ${st.targetRate}/s: achieved ${st.achievedRate}/s, p99 ${st.p99Ms} ms, 429 ${st.throttledShare}, held ${st.held}`).join('; ');
     expect(result.profile).toBe('steps');
-    expect(result.stoppedPastKnee).toBe(true);
-    expect(result.steps.length).toBeLessThan(5);
-    expect(result.steps[result.steps.length - 1].held).toBe(false);
-    expect(result.highestHeldRate).toBeDefined();
-    expect(result.highestHeldRate!).toBeLessThan(2000);
+    expect(result.stoppedPastKnee, told).toBe(true);
+    expect(result.steps.length, told).toBeLessThan(5);
+    expect(result.steps[result.steps.length - 1].held, told).toBe(false);
+    expect(result.highestHeldRate, told).toBeDefined();
+    expect(result.highestHeldRate!, told).toBeLessThan(2000);
     for (const st of result.steps) {
       expect(Date.parse(st.endedAt)).toBeGreaterThanOrEqual(Date.parse(st.startedAt));
       expect(st.summary.responseCodes['200']).toBe(st.ok);

@@ -75,7 +75,6 @@ describe.each(overProtocols)('fail fast over $protocol: nothing answers at the s
           checkpoint: join(dir, 'cp.json'),
         }).run(input);
         const seconds = (performance.now() - started) / 1000;
-        console.log(`fail-fast figure: feed over ${protocol} against ${name} stopped after ${seconds.toFixed(3)} s`);
         expect(seconds).toBeLessThan(30);
         expect(outcome.stopped).toBe('unreachable');
         expect(outcome.unreachable?.code).toBe('VB_UNREACHABLE');
@@ -105,7 +104,6 @@ describe.each(overProtocols)('fail fast over $protocol: nothing answers at the s
         error = err;
       }
       const seconds = (performance.now() - started) / 1000;
-      console.log(`fail-fast figure: visit over ${protocol} against ${name} stopped after ${seconds.toFixed(3)} s`);
       expect(seconds).toBeLessThan(30);
       expect(isVespaBulkError(error, 'VB_UNREACHABLE'), String(error)).toBe(true);
       expect((error as Error).message).toContain(new URL(url).host);
@@ -124,9 +122,7 @@ describe('fail fast in the CLI', () => {
     try {
       writeJsonl(join(dir, 'in.jsonl'), mixedOperations(100, 'c'));
       const url = endpoints['closed port'].url;
-      const started = performance.now();
       const fed = await runCli(['feed', '-t', url, '--checkpoint', 'cp.json', 'in.jsonl'], { cwd: dir });
-      console.log(`fail-fast figure: CLI feed against a closed port exited after ${((performance.now() - started) / 1000).toFixed(2)} s (process start included)`);
       expect(fed.code).toBe(1);
       expect(fed.stderr).toContain(`nothing answers at ${url}`);
       expect(fed.stderr).toMatch(/connection refused/);
@@ -176,7 +172,6 @@ describe.each(overProtocols)('an outage after the first answer keeps the backoff
     await server.close();
     expect(restarted).toBe(true);
     expectSpoke(summary, protocol);
-    console.log(`outage figure over ${protocol}: ${summary.retries} retries, ${summary.exceptions} transport errors across the restart`);
     expect(summary.exceptions).toBeGreaterThan(0);
     expect(summary.ok).toBe(ops.length);
     expect(summary.errors).toBe(0);

@@ -53,11 +53,11 @@ describe('visit killed with SIGKILL, then the same command again until done', ()
         const summary = JSON.parse(finished!.stdout) as Record<string, unknown>;
         expectSpoke(summary, protocol);
         notes.push(`finished (resumed: ${String(summary['checkpoint.resumed'])})`);
-        console.log(`${c.name}, seed ${seed}: ${notes.join('; ')}`);
+        const story = `${c.name}, seed ${seed}: ${notes.join('; ')}`;
 
         const ids = exportedIds(files());
-        expect(new Set(ids).size, c.name).toBe(documents);
-        expect(ids.length, c.name).toBe(documents);
+        expect(new Set(ids).size, story).toBe(documents);
+        expect(ids.length, story).toBe(documents);
       });
     }
   }

@@ -107,7 +107,6 @@ describe('feed with worker threads', () => {
     const s2 = second.summary;
     expect(s2.skipped + s2.ok, why).toBe(ops.length);
     expect(s2.skipped, why).toBeLessThanOrEqual(s1.ok);
-    console.log(`workers stop/resume: first run ok ${s1.ok}, abandoned ${s1.abandoned}, re-sent ${s1.ok - s2.skipped}`);
     expectNothingLost(s, ops, ops.length, join(d, 'f2.jsonl'));
   });
 

@@ -8,36 +8,35 @@ import { tempDir } from '../support/temp-dir.js';
 const { dir, cleanup } = tempDir('vb-atomic-');
 afterAll(cleanup);
 
-// The synchronous variant is gone (only a test-only checkpoint writer used it); these are the async variant's cases.
-describe.each([{ name: 'async', write: writeFileAtomically }])('writeFileAtomically ($name)', ({ name, write }) => {
+describe('writeFileAtomically', () => {
   it('creates and then replaces the file, leaving nothing beside it', async () => {
-    const sub = join(dir, `${name}-replace`);
+    const sub = join(dir, 'replace');
     mkdirSync(sub);
     const path = join(sub, 'cp.json');
-    await write(path, 'first\n');
+    await writeFileAtomically(path, 'first\n');
     expect(readFileSync(path, 'utf8')).toBe('first\n');
     writeFileSync(join(sub, 'other.txt'), 'x');
-    await write(path, 'second, longer\n');
+    await writeFileAtomically(path, 'second, longer\n');
     expect(readFileSync(path, 'utf8')).toBe('second, longer\n');
     expect(readdirSync(sub).sort()).toEqual(['cp.json', 'other.txt']);
   });
 
   it('keeps the old contents and removes its temporary file when the rename fails', async () => {
-    const sub = join(dir, `${name}-fail`);
+    const sub = join(dir, 'fail');
     // A non-empty directory where the file should be: the write succeeds, the rename over it cannot.
     mkdirSync(join(sub, 'cp.json'), { recursive: true });
     writeFileSync(join(sub, 'cp.json', 'keep'), 'old');
-    await expect(write(join(sub, 'cp.json'), 'new')).rejects.toMatchObject({ code: expect.stringMatching(/^(EISDIR|ENOTEMPTY|EEXIST)$/) });
+    await expect(writeFileAtomically(join(sub, 'cp.json'), 'new')).rejects.toMatchObject({ code: expect.stringMatching(/^(EISDIR|ENOTEMPTY|EEXIST)$/) });
     expect(readdirSync(sub)).toEqual(['cp.json']);
     expect(readFileSync(join(sub, 'cp.json', 'keep'), 'utf8')).toBe('old');
   });
 
   it('gives concurrent writers distinct temporary files, so the last rename wins whole', async () => {
-    const sub = join(dir, `${name}-concurrent`);
+    const sub = join(dir, 'concurrent');
     mkdirSync(sub);
     const path = join(sub, 'cp.json');
     const contents = Array.from({ length: 20 }, (_, i) => `${String(i).repeat(1000 + i)}\n`);
-    await Promise.all(contents.map((c) => write(path, c)));
+    await Promise.all(contents.map((c) => writeFileAtomically(path, c)));
     expect(contents).toContain(readFileSync(path, 'utf8'));
     expect(readdirSync(sub)).toEqual(['cp.json']);
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { classifyStatus, defaultRetryPolicy, parseRetryAfter, retryDelay } from '../../src/http/retry-delay.js';
 
+// Half the jitter: each delay is 3/4 of its exponential step (1 - jitter/2 with the default jitter of 0.5).
 const fixed = (): number => 0.5;
 
 describe('retryDelay', () => {
@@ -11,38 +12,34 @@ describe('retryDelay', () => {
   });
 
   it('backs off exponentially on 429, with jitter, capped, and never immediately', () => {
+    // 100 ms doubling per attempt, capped at 10 s (maxDelayMs).
     const delays = [1, 2, 3, 4, 20].map((attempt) => retryDelay({ attempt, status: 429, safeToRepeat: false, random: fixed }));
-    expect(delays[0]).toBeGreaterThan(0);
-    expect(delays[1]).toBeGreaterThan(delays[0]);
-    expect(delays[2]).toBeGreaterThan(delays[1]);
-    expect(delays[4]).toBeLessThanOrEqual(defaultRetryPolicy.maxDelayMs);
+    expect(delays).toEqual([75, 150, 300, 600, 7500]);
     // 429 is not bounded by maxRetries, only by the deadline.
-    expect(retryDelay({ attempt: 50, status: 429, safeToRepeat: false, random: fixed })).toBeGreaterThan(0);
-    const low = retryDelay({ attempt: 3, status: 429, safeToRepeat: true, random: () => 0 });
-    const high = retryDelay({ attempt: 3, status: 429, safeToRepeat: true, random: () => 0.999 });
-    expect(high).toBeGreaterThan(low);
+    expect(retryDelay({ attempt: 50, status: 429, safeToRepeat: false, random: fixed })).toBe(7500);
+    // The jitter spans the upper half of the step (400 ms at attempt 3).
+    expect(retryDelay({ attempt: 3, status: 429, safeToRepeat: true, random: () => 0 })).toBe(200);
+    expect(retryDelay({ attempt: 3, status: 429, safeToRepeat: true, random: () => 0.999 })).toBe(400);
   });
 
   it('bounds 503 and transport errors by maxRetries', () => {
-    expect(retryDelay({ attempt: 10, status: 503, safeToRepeat: false, random: fixed })).toBeGreaterThan(0);
+    expect(retryDelay({ attempt: 10, status: 503, safeToRepeat: false, random: fixed })).toBe(7500);
     expect(retryDelay({ attempt: 11, status: 503, safeToRepeat: false, random: fixed })).toBe(0);
-    expect(retryDelay({ attempt: 3, safeToRepeat: true, random: fixed })).toBeGreaterThan(0);
+    expect(retryDelay({ attempt: 3, safeToRepeat: true, random: fixed })).toBe(300);
     expect(retryDelay({ attempt: 11, safeToRepeat: true, random: fixed })).toBe(0);
   });
 
   it('retries 504 and ambiguous transport errors only for operations safe to repeat', () => {
-    expect(retryDelay({ attempt: 1, status: 504, safeToRepeat: true, random: fixed })).toBeGreaterThan(0);
+    expect(retryDelay({ attempt: 1, status: 504, safeToRepeat: true, random: fixed })).toBe(75);
     expect(retryDelay({ attempt: 1, status: 504, safeToRepeat: false, random: fixed })).toBe(0);
     expect(retryDelay({ attempt: 1, safeToRepeat: false, random: fixed })).toBe(0);
-    expect(retryDelay({ attempt: 1, safeToRepeat: false, maybeApplied: false, random: fixed })).toBeGreaterThan(0);
+    expect(retryDelay({ attempt: 1, safeToRepeat: false, maybeApplied: false, random: fixed })).toBe(75);
   });
 
   it('backs off slowly and far on 507', () => {
-    const first = retryDelay({ attempt: 1, status: 507, safeToRepeat: true, random: fixed });
-    const late = retryDelay({ attempt: 30, status: 507, safeToRepeat: true, random: fixed });
-    expect(first).toBeGreaterThan(retryDelay({ attempt: 1, status: 429, safeToRepeat: true, random: fixed }));
-    expect(late).toBeGreaterThan(defaultRetryPolicy.maxDelayMs);
-    expect(late).toBeLessThanOrEqual(defaultRetryPolicy.feedBlockMaxDelayMs);
+    // 1 s doubling per attempt, capped at 60 s (feedBlockMaxDelayMs), against 429's 100 ms and 10 s.
+    expect(retryDelay({ attempt: 1, status: 507, safeToRepeat: true, random: fixed })).toBe(750);
+    expect(retryDelay({ attempt: 30, status: 507, safeToRepeat: true, random: fixed })).toBe(45_000);
   });
 
   it('honours Retry-After and the deadline', () => {

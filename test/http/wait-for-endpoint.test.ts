@@ -35,12 +35,10 @@ describe('waitForEndpoint', () => {
   it('a simulator that comes up during the wait: resolves once it answers /ApplicationStatus', async () => {
     const port = await freePort();
     const retries: string[] = [];
-    const started = performance.now();
     const starting = new Promise<Awaited<ReturnType<typeof startDocumentServer>>>((resolve) => setTimeout(() => resolve(startDocumentServer({ port })), 700));
     const answer = await waitForEndpoint({ endpoint: `http://127.0.0.1:${port}`, waitMs: 20_000, intervalMs: 100, onRetry: (cause) => retries.push(cause) });
     const server = await starting;
     await server.close();
-    console.log(`wait figure: answered after ${((performance.now() - started) / 1000).toFixed(2)} s, ${retries.length} refused probes`);
     expect(answer.status).toBe(200);
     expect(retries.length).toBeGreaterThan(0);
     expect(retries[0]).toMatch(/connection refused/);

@@ -67,7 +67,6 @@ describe('feed --stats and --report', () => {
     expect(sum((p) => p.sentBytes)).toBe(s['http.request.bytes']);
     // The merge of the per-second histograms is the run's histogram: the same percentiles.
     expect(merged.getValueAtPercentile(99) / 1000).toBeCloseTo(s['http.response.latency.millis.p99'] as number, 2);
-    console.log(`stats: ${points.length} points, ${counted} responses, ${String(s['feeder.throttled.count'])} 429s, ${text.length} bytes`);
 
     const html = readFileSync(report, 'utf8');
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\/cdn/i);

@@ -47,10 +47,10 @@ describe('the adaptive visit killed with SIGKILL, then the same command again un
       const files = c.files(dir);
       const { notes, finished } = await killTwiceThenFinish({ args, dir, files, seed, spreadMs: 1500, before });
       expect(finished?.code, `seed ${seed}: ${finished?.stderr ?? 'never finished'}`).toBe(0);
-      console.log(`${c.name}, seed ${seed}: ${notes.join('; ')}`);
+      const story = `${c.name}, seed ${seed}: ${notes.join('; ')}`;
       const ids = exportedIds(files());
-      expect(new Set(ids).size, c.name).toBe(documents);
-      expect(ids.length, c.name).toBe(documents);
+      expect(new Set(ids).size, story).toBe(documents);
+      expect(ids.length, story).toBe(documents);
     });
   }
 });

@@ -94,7 +94,6 @@ describe('the adaptive visit (no --slices)', () => {
       for await (const _ of v) n++;
       expect(n).toBe(documents);
       const report = await v.report;
-      console.log(`${lanes} lanes: ${JSON.stringify({ ...report.inflight, changes: report.inflight.changes.map((c) => `${c.reason} ${c.limit}`) })}`);
       return report.inflight;
     };
     // Each long enough for the decisions below (some 8 s and 4 s): 2 lanes give 5,000 documents/s at any level, 32
@@ -102,13 +101,14 @@ describe('the adaptive visit (no --slices)', () => {
     const small = await chosen(2, 40_000);
     const large = await chosen(32, 64_000);
     // 2 lanes: 4 chains keep them busy; the first doubling (to 8) brings nothing and is undone.
-    expect(small.changes[0]).toMatchObject({ reason: 'grow', limit: 8 });
-    expect(small.changes[1]).toMatchObject({ reason: 'undo', limit: 4 });
-    expect(small.maxLimit).toBe(8);
+    const told = (chosen: VisitReport['inflight']): string => JSON.stringify({ ...chosen, changes: chosen.changes.map((c) => `${c.reason} ${c.limit}`) });
+    expect(small.changes[0], told(small)).toMatchObject({ reason: 'grow', limit: 8 });
+    expect(small.changes[1], told(small)).toMatchObject({ reason: 'undo', limit: 4 });
+    expect(small.maxLimit, told(small)).toBe(8);
     // 32 lanes: 8 chains double the documents/s of 4, so 16 are tried at least.
-    expect(large.changes.slice(0, 2).map((c) => `${c.reason} ${c.limit}`)).toEqual(['grow 8', 'grow 16']);
-    expect(large.maxLimit).toBeGreaterThanOrEqual(16);
-    expect(large.meanRunning).toBeGreaterThan(small.meanRunning);
+    expect(large.changes.slice(0, 2).map((c) => `${c.reason} ${c.limit}`), told(large)).toEqual(['grow 8', 'grow 16']);
+    expect(large.maxLimit, told(large)).toBeGreaterThanOrEqual(16);
+    expect(large.meanRunning, `${told(small)} ${told(large)}`).toBeGreaterThan(small.meanRunning);
   });
 
   it('explicit slices keep their meaning: all at once, no search', async () => {

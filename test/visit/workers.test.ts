@@ -123,9 +123,8 @@ describe('visit with workers', () => {
     const second = await runCli(args, { cwd: dir });
     expect(second.code, `${why}: ${second.stderr}`).toBe(0);
     const ids = sortedLines(gunzipSync(readFileSync(out)).toString('utf8')).map((l) => (JSON.parse(l) as { put?: string; id?: string }).put ?? (JSON.parse(l) as { id?: string }).id);
-    console.log(`workers SIGINT: ${partial} documents before the stop, ${ids.length} after the rerun`);
-    expect(new Set(ids).size, why).toBe(documents);
-    expect(ids.length, why).toBe(documents);
+    expect(new Set(ids).size, `${why}: ${partial} documents before the stop`).toBe(documents);
+    expect(ids.length, `${why}: ${partial} documents before the stop`).toBe(documents);
     expect(JSON.parse(second.stdout)['checkpoint.resumed']).toBe(true);
   });
 
@@ -151,9 +150,8 @@ describe('visit with workers', () => {
     expect(second.code, `${why}: ${second.stderr}`).toBe(0);
     expect(readdirSync(join(dir, 'out')).sort()).toEqual(['slice-0000.jsonl.gz', 'slice-0001.jsonl.gz', 'slice-0002.jsonl.gz', 'slice-0003.jsonl.gz']);
     const ids = linesIn().map((l) => (JSON.parse(l) as { id: string }).id);
-    console.log(`workers --output-dir --gzip SIGINT: ${partial} documents before the stop, ${ids.length} after the rerun`);
-    expect(new Set(ids).size, why).toBe(documents);
-    expect(ids.length, why).toBe(documents);
+    expect(new Set(ids).size, `${why}: ${partial} documents before the stop`).toBe(documents);
+    expect(ids.length, `${why}: ${partial} documents before the stop`).toBe(documents);
     expect(JSON.parse(second.stdout)['checkpoint.resumed']).toBe(true);
   });
 });

@@ -1,23 +1,23 @@
 import { ConfigServerError } from './deployments.js';
 import { contentTypeOf, listDirectory, parseContentPath } from './package-content.js';
 import { announceDocumentTypes, sessionOf } from './sessions.js';
-import { applicationOf, applicationUrl, ok, tenantOf, type ConfigRequest, type ConfigResponse } from './request.js';
+import { applicationOf, applicationUrl, ok, tenantOf, type ConfigServerRequest, type ConfigServerResponse } from './request.js';
 
 /** Applications: the server's health, a tenant's applications, one application (GET, DELETE), and package content. */
 
-export function health(): ConfigResponse {
+export function health(): ConfigServerResponse {
   return ok({ status: { code: 'up' } });
 }
 
-export function statusPage(): ConfigResponse {
+export function statusPage(): ConfigServerResponse {
   return { status: 200, contentType: 'text/plain', body: 'OK' };
 }
 
-export function listApplications(request: ConfigRequest): ConfigResponse {
+export function listApplications(request: ConfigServerRequest): ConfigServerResponse {
   return ok(request.server.deployments.applicationsOf(tenantOf(request)).map((a) => applicationUrl(request.base, a)));
 }
 
-export function getApplication(request: ConfigRequest): ConfigResponse {
+export function getApplication(request: ConfigServerRequest): ConfigServerResponse {
   const app = applicationOf(request);
   return ok({
     generation: app.generation,
@@ -28,7 +28,7 @@ export function getApplication(request: ConfigRequest): ConfigResponse {
   });
 }
 
-export function deleteApplication(request: ConfigRequest): ConfigResponse {
+export function deleteApplication(request: ConfigServerRequest): ConfigServerResponse {
   const app = applicationOf(request);
   const { server } = request;
   server.deployments.delete(app);
@@ -38,19 +38,19 @@ export function deleteApplication(request: ConfigRequest): ConfigResponse {
 }
 
 /** A file of a session's package, or a directory listing. */
-export function sessionContent(request: ConfigRequest): ConfigResponse {
+export function sessionContent(request: ConfigServerRequest): ConfigServerResponse {
   const tenant = tenantOf(request);
   const session = sessionOf(request, tenant);
   return serveContent(request, session.pkg.files, `${request.base}/application/v2/tenant/${tenant}/session/${session.id}/content/`);
 }
 
 /** A file of an active application's package, or a directory listing. */
-export function applicationContent(request: ConfigRequest): ConfigResponse {
+export function applicationContent(request: ConfigServerRequest): ConfigServerResponse {
   const app = applicationOf(request);
   return serveContent(request, app.pkg.files, `${applicationUrl(request.base, app)}/content/`);
 }
 
-function serveContent(request: ConfigRequest, files: Map<string, Uint8Array>, contentBase: string): ConfigResponse {
+function serveContent(request: ConfigServerRequest, files: Map<string, Uint8Array>, contentBase: string): ConfigServerResponse {
   const target = parseContentPath(request.rest);
   const file = target.path === '' ? undefined : files.get(target.path);
   if (file && !target.directory) return { status: 200, contentType: contentTypeOf(target.path), body: file };

@@ -4,7 +4,7 @@ import { sendBody, type AnyRequest, type AnyResponse } from '../http/http-respon
 import { createListener, listen } from '../http/listener.js';
 import { readRequestBody } from '../http/request-body.js';
 import { ConfigServerError, Deployments } from './deployments.js';
-import type { ConfigRequest, ConfigResponse, ConfigServerState } from './request.js';
+import type { ConfigServerRequest, ConfigServerResponse, ConfigServerState } from './request.js';
 import { matchRoute } from './routes.js';
 
 /** The simulated config server (Vespa's deployment interface, normally port 19071). */
@@ -116,7 +116,7 @@ function checkAccess(frontDoor: FrontDoor, req: AnyRequest): void {
   throw new ConfigServerError(verdict.status, verdictCodes[verdict.status], verdict.message);
 }
 
-async function handle(frontDoor: FrontDoor, req: AnyRequest): Promise<ConfigResponse> {
+async function handle(frontDoor: FrontDoor, req: AnyRequest): Promise<ConfigServerResponse> {
   checkAccess(frontDoor, req);
   const raw = req.url ?? '/';
   const q = raw.indexOf('?');
@@ -124,7 +124,7 @@ async function handle(frontDoor: FrontDoor, req: AnyRequest): Promise<ConfigResp
   const path = q === -1 ? raw : raw.slice(0, q);
   const method = req.method ?? 'GET';
   const { handler, params, rest } = matchRoute(method, path);
-  const request: ConfigRequest = {
+  const request: ConfigServerRequest = {
     server: frontDoor.server,
     method,
     path,
@@ -155,7 +155,7 @@ function refuseBody(context: { reject: (err: Error) => void; limit: number }, st
   context.reject(new ConfigServerError(status, 'BAD_REQUEST', status === 413 ? `Application package is larger than ${context.limit} bytes` : message));
 }
 
-function send(res: AnyResponse, response: ConfigResponse): void {
+function send(res: AnyResponse, response: ConfigServerResponse): void {
   if ('json' in response) sendBody(res, response.status, jsonType, JSON.stringify(response.json));
   else sendBody(res, response.status, response.contentType, response.body);
 }

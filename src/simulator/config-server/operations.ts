@@ -1,10 +1,10 @@
 import { ConfigServerError } from './deployments.js';
-import { applicationOf, applicationUrl, booleanParam, decodeSegment, listParam, ok, vespaVersionPattern, type ConfigRequest, type ConfigResponse } from './request.js';
+import { applicationOf, applicationUrl, booleanParam, decodeSegment, listParam, ok, vespaVersionPattern, type ConfigServerRequest, type ConfigServerResponse } from './request.js';
 
 /** What is done to a live application: convergence of its services, restarts, reindexing. */
 
 /** `serviceconverge`, for all services or (`params.service`) one `host:port`. */
-export function serviceConverge(request: ConfigRequest): ConfigResponse {
+export function serviceConverge(request: ConfigServerRequest): ConfigServerResponse {
   const app = applicationOf(request);
   const { deployments } = request.server;
   const url = `${applicationUrl(request.base, app)}/serviceconverge`;
@@ -38,7 +38,7 @@ export function serviceConverge(request: ConfigRequest): ConfigResponse {
   });
 }
 
-export function restart(request: ConfigRequest): ConfigResponse {
+export function restart(request: ConfigServerRequest): ConfigServerResponse {
   const app = applicationOf(request);
   request.server.deployments.restart(app, {
     hostname: listParam(request.query, 'hostname'),
@@ -48,7 +48,7 @@ export function restart(request: ConfigRequest): ConfigResponse {
   return ok({ message: 'Success' });
 }
 
-export function reindex(request: ConfigRequest): ConfigResponse {
+export function reindex(request: ConfigServerRequest): ConfigServerResponse {
   const app = applicationOf(request);
   const q = request.query;
   const speedText = q.get('speed');
@@ -66,6 +66,6 @@ export function reindex(request: ConfigRequest): ConfigResponse {
   return ok({ message });
 }
 
-export function reindexing(request: ConfigRequest): ConfigResponse {
+export function reindexing(request: ConfigServerRequest): ConfigServerResponse {
   return ok(request.server.deployments.reindexingStatus(applicationOf(request)));
 }

@@ -16,7 +16,7 @@ export interface ConfigServerState {
 }
 
 /** One request to the config server, as its handlers see it. */
-export interface ConfigRequest {
+export interface ConfigServerRequest {
   server: ConfigServerState;
   method: string;
   /** The path, still percent-encoded. */
@@ -34,11 +34,11 @@ export interface ConfigRequest {
 }
 
 /** A handler's answer: JSON, or a body of its own content type. */
-export type ConfigResponse = { status: number; json: unknown } | { status: number; contentType: string; body: string | Uint8Array };
+export type ConfigServerResponse = { status: number; json: unknown } | { status: number; contentType: string; body: string | Uint8Array };
 
-export type ConfigHandler = (request: ConfigRequest) => ConfigResponse | Promise<ConfigResponse>;
+export type ConfigHandler = (request: ConfigServerRequest) => ConfigServerResponse | Promise<ConfigServerResponse>;
 
-export function ok(json: unknown): ConfigResponse {
+export function ok(json: unknown): ConfigServerResponse {
   return { status: 200, json };
 }
 
@@ -74,11 +74,11 @@ export function decodeSegment(segment: string): string {
 }
 
 /** The request's tenant, decoded (the dispatcher has already refused a malformed one). */
-export function tenantOf(request: ConfigRequest): string {
+export function tenantOf(request: ConfigServerRequest): string {
   return decodeSegment(request.params.tenant);
 }
 
 /** The application the path names. Environment and region are accepted as given: a self-hosted config server has a single zone. */
-export function applicationOf(request: ConfigRequest): Application {
+export function applicationOf(request: ConfigServerRequest): Application {
   return request.server.deployments.application(tenantOf(request), decodeSegment(request.params.application), decodeSegment(request.params.instance));
 }

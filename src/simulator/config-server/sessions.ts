@@ -1,11 +1,11 @@
 import { servedDocumentTypes, type ContentCluster, type PackageFormat } from '../../schema/app-package.js';
 import { documentModelOf, type DocumentModel } from '../../schema/document-model.js';
 import { ConfigServerError, type Application, type PrepareOutcome, type Session } from './deployments.js';
-import { applicationUrl, booleanParam, decodeSegment, ok, tenantOf, vespaVersionPattern, type ConfigRequest, type ConfigResponse, type ConfigServerState } from './request.js';
+import { applicationUrl, booleanParam, decodeSegment, ok, tenantOf, vespaVersionPattern, type ConfigServerRequest, type ConfigServerResponse, type ConfigServerState } from './request.js';
 
 /** Sessions: upload a package (POST session), prepare it (PUT prepared), activate it (PUT active), or all at once (POST prepareandactivate). */
 
-export async function createSession(request: ConfigRequest): Promise<ConfigResponse> {
+export async function createSession(request: ConfigServerRequest): Promise<ConfigServerResponse> {
   const tenant = tenantOf(request);
   const session = await uploadSession(request, tenant);
   const sessionUrl = `${request.base}/application/v2/tenant/${tenant}/session/${session.id}`;
@@ -19,7 +19,7 @@ export async function createSession(request: ConfigRequest): Promise<ConfigRespo
   });
 }
 
-export function prepare(request: ConfigRequest): ConfigResponse {
+export function prepare(request: ConfigServerRequest): ConfigServerResponse {
   const tenant = tenantOf(request);
   const session = sessionOf(request, tenant);
   const { log, actions } = prepareSession(request, session);
@@ -34,7 +34,7 @@ export function prepare(request: ConfigRequest): ConfigResponse {
   });
 }
 
-export function activate(request: ConfigRequest): ConfigResponse {
+export function activate(request: ConfigServerRequest): ConfigServerResponse {
   const tenant = tenantOf(request);
   const session = sessionOf(request, tenant);
   const app = activateSession(request.server, session, booleanParam(request.query, 'ignoreSessionStaleFailure'));
@@ -47,7 +47,7 @@ export function activate(request: ConfigRequest): ConfigResponse {
   });
 }
 
-export async function prepareAndActivate(request: ConfigRequest): Promise<ConfigResponse> {
+export async function prepareAndActivate(request: ConfigServerRequest): Promise<ConfigServerResponse> {
   const tenant = tenantOf(request);
   const session = await uploadSession(request, tenant);
   const { log, actions } = prepareSession(request, session);
@@ -67,7 +67,7 @@ export async function prepareAndActivate(request: ConfigRequest): Promise<Config
 }
 
 /** The session the path names. */
-export function sessionOf(request: ConfigRequest, tenant: string): Session {
+export function sessionOf(request: ConfigServerRequest, tenant: string): Session {
   return request.server.deployments.session(tenant, decodeSegment(request.params.session));
 }
 
@@ -93,14 +93,14 @@ export function announceDocumentTypes(server: ConfigServerState, generation: num
   server.onActivate?.({ documentTypes, generation, model, contentClusters: [...contentClusters.values()] });
 }
 
-async function uploadSession(request: ConfigRequest, tenant: string): Promise<Session> {
+async function uploadSession(request: ConfigServerRequest, tenant: string): Promise<Session> {
   const format = packageFormat(request.headers['content-type']);
   const body = await request.body();
   const { deployments } = request.server;
   return deployments.session(tenant, String(deployments.createSession(tenant, body, format).id));
 }
 
-function prepareSession(request: ConfigRequest, session: Session): PrepareOutcome {
+function prepareSession(request: ConfigServerRequest, session: Session): PrepareOutcome {
   const q = request.query;
   const version = q.get('vespaVersion') ?? undefined;
   if (version !== undefined && !vespaVersionPattern.test(version)) {

@@ -148,38 +148,32 @@ export class ClusterStore {
   put(id: string, fields: Record<string, unknown> | undefined, timestampMicros = this.clock.now(), fieldsJson?: string): StoredEntry {
     if (fieldsJson !== undefined) fields = undefined;
     else if (fields === undefined) fields = {};
-    const existing = this.entries.get(id);
-    if (existing !== undefined) {
-      if (existing.removed) this.live++;
-      existing.removed = false;
-      existing.fields = fields;
-      existing.fieldsJson = fieldsJson;
-      existing.timestampMicros = timestampMicros;
-      return existing;
-    }
-    const entry = newEntry(id, false, fields, fieldsJson, timestampMicros);
-    this.entries.set(id, entry);
-    this.live++;
-    this.noteAdded(entry);
-    return entry;
+    return this.write(id, false, fields, fieldsJson, timestampMicros);
   }
 
-  /** Marks the document removed (a tombstone is kept even for an id never seen, as the service does). */
+  /** Marks the document removed (a tombstone is kept even for an id never seen, as the service does); whether it was live. */
   remove(id: string, timestampMicros = this.clock.now()): boolean {
+    const live = this.live;
+    this.write(id, true, undefined, undefined, timestampMicros);
+    return this.live < live;
+  }
+
+  /** Sets the entry of `id` (a new one for an id never seen), keeping the count of live documents. */
+  private write(id: string, removed: boolean, fields: Record<string, unknown> | undefined, fieldsJson: string | undefined, timestampMicros: number): StoredEntry {
     const existing = this.entries.get(id);
-    if (existing !== undefined) {
-      const wasLive = !existing.removed;
-      if (wasLive) this.live--;
-      existing.removed = true;
-      existing.fields = undefined;
-      existing.fieldsJson = undefined;
-      existing.timestampMicros = timestampMicros;
-      return wasLive;
+    if (existing === undefined) {
+      const entry = newEntry(id, removed, fields, fieldsJson, timestampMicros);
+      this.entries.set(id, entry);
+      if (!removed) this.live++;
+      this.noteAdded(entry);
+      return entry;
     }
-    const tombstone = newEntry(id, true, undefined, undefined, timestampMicros);
-    this.entries.set(id, tombstone);
-    this.noteAdded(tombstone);
-    return false;
+    if (existing.removed !== removed) this.live += removed ? -1 : 1;
+    existing.removed = removed;
+    existing.fields = fields;
+    existing.fieldsJson = fieldsJson;
+    existing.timestampMicros = timestampMicros;
+    return existing;
   }
 
   /**
