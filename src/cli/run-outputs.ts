@@ -9,7 +9,7 @@ import { redact } from '../http/tls.js';
 // for them: eagerly they cost a plain feed about 20 MB of resident memory.
 import type { MetricsServer } from '../report/metrics-server.js';
 import type { RunRecorder } from '../report/recorder.js';
-import type { RunSample, RunSampler } from '../report/sample.js';
+import type { RunSampler } from '../report/sample.js';
 import type { StatsFileWriter } from '../report/stats-file.js';
 import { tookDefault } from './given-flags.js';
 
@@ -84,9 +84,9 @@ export class RunOutputs {
     const box: { outputs?: RunOutputs } = {};
     let metrics: MetricsServer | undefined;
     if (port !== undefined) {
-      const { emptyLatencyHistogram } = await import('../report/histogram.js');
+      const { emptySample } = await import('../report/sample.js');
       const { startMetricsServer } = await import('../report/metrics-server.js');
-      const idle: RunSample = { ok: 0, failed: 0, retries: 0, status: {}, exceptions: 0, inflight: 0, inflightLimit: 0, sentBytes: 0, receivedBytes: 0, latencyUs: emptyLatencyHistogram() };
+      const idle = emptySample();
       metrics = await startMetricsServer({ port, host: args['metrics-host'], sample: () => box.outputs?.sampler?.() ?? idle });
     }
     // attach() is synchronous (the run has started by then), so the recorder's module is loaded here.

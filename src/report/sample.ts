@@ -127,7 +127,8 @@ export class SequenceSampler {
   };
 }
 
-function emptySample(): RunSample {
+/** A run's sample before anything happened. */
+export function emptySample(): RunSample {
   return { ok: 0, failed: 0, retries: 0, status: {}, exceptions: 0, inflight: 0, inflightLimit: 0, sentBytes: 0, receivedBytes: 0, latencyUs: emptyLatencyHistogram() };
 }
 
