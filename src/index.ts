@@ -80,7 +80,7 @@ export type { LatencyFigures } from './feed/stats.js';
 export type { RowOptions } from './tabular/row-operation.js';
 export { inputFormats, type InputFormat } from './tabular/input-format.js';
 export type { TimestampUnit } from './tabular/json-value.js';
-export { checkFeedOptions } from './feed/check-options.js';
+export { checkFeedOptions } from './feed/options.js';
 export { checkResumable } from './feed/feed-checkpoint.js';
 export { resumedOptions, ResumeConflictError, type RecordedFeed, type RecordedOptions, type SendingOptions } from './feed/recorded-options.js';
 export { loadTransform, type TransformFunction, type TransformResult, type TransformSpec, type OperationObject } from './feed/transform.js';

@@ -8,6 +8,10 @@ import type { Protocol, WireProtocol } from '../http/transport.js';
 import type { TransformSpec } from './transform.js';
 import type { InputFormat } from '../tabular/input-format.js';
 import type { RowOptions } from '../tabular/row-operation.js';
+import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkProtocol, checkString, checkUrl } from '../core/options-check.js';
+import { checkRetryBound, checkRetryPolicy } from '../http/retry-delay.js';
+import { checkInputFormat } from '../tabular/input-format.js';
+import { checkRowOptions } from '../tabular/row-operation.js';
 
 export type { OperationResult } from './operation-result.js';
 
@@ -173,6 +177,57 @@ export interface FeedOptions {
   shuffle?: boolean;
   /** Operations held by `shuffle` at most (its memory bound). Default 10000. */
   shuffleBuffer?: number;
-  /** @deprecated The same as `protocol: 'h2'`. */
-  http2?: boolean;
+}
+
+/** Refuses bad FeedOptions with an OptionError naming the option; `new Feeder()` and `feed()` call it. */
+export function checkFeedOptions(options: FeedOptions): void {
+  checkUrl(options, 'endpoint', true);
+  checkInteger(options, 'connections', 1);
+  checkInteger(options, 'pipelining', 1);
+  checkInteger(options, 'maxStreams', 1);
+  checkProtocol(options);
+  // Deprecated at 0.1.0 and removed: refused rather than ignored, so a caller who relied on it learns what replaces it.
+  if ((options as { http2?: unknown }).http2 !== undefined) throw new OptionError('http2', "absent: it is `protocol: 'h2'`", String((options as { http2?: unknown }).http2));
+  checkInteger(options, 'inflight', 1);
+  checkInteger(options, 'maxInflight', 1);
+  checkExclusive(options, 'inflight', 'maxInflight');
+  checkDuration(options, 'deadlineMs', true);
+  checkDuration(options, 'requestTimeoutMs', true);
+  checkString(options, 'route');
+  checkInteger(options, 'tracelevel', 0, 9);
+  checkOneOf(options, 'compression', ['auto', 'gzip', 'none']);
+  checkInteger(options, 'maxRetries', 0);
+  checkRetryPolicy(options.retryPolicy);
+  checkRetryBound(options);
+  checkInteger(options, 'maxRequestBytes', 1);
+  checkDuration(options, 'maxFailureSeconds');
+  checkDuration(options, 'halfOpenSeconds');
+  checkDuration(options, 'stopGraceMs');
+  checkDuration(options, 'checkpointIntervalMs');
+  for (const name of ['failures', 'checkpoint'] as const) if (options[name] !== false) checkString(options, name);
+  const shard = options.shard;
+  if (shard !== undefined && !(Number.isInteger(shard.count) && shard.count >= 1 && Number.isInteger(shard.index) && shard.index >= 0 && shard.index < shard.count)) {
+    throw new OptionError('shard', '{index, count} with 0 <= index < count', `${shard.index}/${shard.count}`);
+  }
+  // The own transport's settings would be silently ignored with a caller's transport.
+  checkExclusive(options, 'transport', 'tls');
+  checkFunction(options, 'onResult');
+  checkInteger(options, 'workers', 1, 64);
+  // A caller's transport lives on the calling thread: worker threads cannot share it.
+  if (options.transport !== undefined && options.workers !== undefined && options.workers > 1) throw new OptionError('workers', '1 with a transport', String(options.workers));
+  const transform = options.transform;
+  if (transform !== undefined && typeof transform !== 'string' && typeof transform !== 'function' && !(transform instanceof URL)) {
+    throw new OptionError('transform', 'a module path, a file: URL or a function', String(transform));
+  }
+  // A function lives on the calling thread: worker threads import a module instead.
+  if (typeof transform === 'function' && options.workers !== undefined && options.workers > 1) throw new OptionError('transform', 'a module path with workers', 'a function', 'workers');
+  for (const name of ['shuffle', 'resumeToOtherTarget'] as const) {
+    const value = options[name];
+    if (value !== undefined && typeof value !== 'boolean') throw new OptionError(name, 'true or false', String(value));
+  }
+  checkInteger(options, 'shuffleBuffer', 1, 10_000_000);
+  checkInputFormat(options.inputFormat);
+  if (options.rows !== undefined) checkRowOptions(options.rows);
+  const rate = options.arrivalRate;
+  if (rate !== undefined && !(typeof rate === 'number' && Number.isFinite(rate) && rate > 0)) throw new OptionError('arrivalRate', 'a number > 0 (operations per second)', String(rate));
 }
