@@ -199,8 +199,8 @@ export function checkFeedOptions(options: FeedOptions): void {
   checkInteger(options, 'pipelining', 1);
   checkInteger(options, 'maxStreams', 1);
   checkProtocol(options);
-  // Deprecated at 0.1.0 and removed: refused rather than ignored, so a caller who relied on it learns what replaces it.
-  if ((options as { http2?: unknown }).http2 !== undefined) throw new OptionError('http2', "absent: it is `protocol: 'h2'`", String((options as { http2?: unknown }).http2));
+  // Deprecated at 0.1.0, then removed: refused rather than ignored, so a caller who relied on it learns what replaces it.
+  if ((options as { http2?: unknown }).http2 !== undefined) throw new OptionError('http2', "left out (removed after 0.1.0: use `protocol: 'h2'`)", String((options as { http2?: unknown }).http2));
   checkInteger(options, 'inflight', 1);
   checkInteger(options, 'maxInflight', 1);
   checkExclusive(options, 'inflight', 'maxInflight');
