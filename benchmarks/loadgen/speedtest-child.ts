@@ -2,7 +2,7 @@
  * `feed --speedtest` in its own process, as autocannon runs in its own: argument = JSON of
  * `{url, bytes, seconds, connections, pipelining}`; prints the feed summary as JSON on stdout.
  */
-import { feed } from '../../src/feed/feed.js';
+import { feed } from '../../src/feed/feeder.js';
 import { speedtestSource } from '../../src/bench/speedtest.js';
 // The CLI's printed names: bench/loadgen/run.ts reads them as it reads the CLI's.
 import { feedSummaryJson } from '../../src/cli/summary-names.js';

@@ -32,7 +32,6 @@ export type BenchFeedOptions = Pick<
   | 'maxFailureSeconds'
   | 'dryRun'
   | 'tls'
-  | 'http2'
   | 'signal'
   | 'failures'
   | 'onResult'

@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { deploy } from '../deploy/deploy.js';
-import { feed } from '../feed/feed.js';
+import { feed } from '../feed/feeder.js';
 import type { FeedSummary } from '../feed/stats.js';
 import { visit } from '../visit/visit.js';
 import { startSimulator } from '../simulator/simulator.js';

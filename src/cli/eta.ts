@@ -1,4 +1,4 @@
-import type { FeedProgress } from '../feed/run.js';
+import type { FeedProgress } from '../feed/feeder.js';
 
 /**
  * Time left, when the input size is known: the operations still to finish (the total extrapolated from the

@@ -13,21 +13,22 @@ import { isSafeToRepeat, parseOperation, type FeedOperation } from '../document/
 import type { RawItem } from '../core/operation-splitter.js';
 import { createThrottle, defaultMaxInflight, type FeedThrottle } from './throttle.js';
 import { CircuitBreaker } from './breaker.js';
-import { FeedStats, type FeedCounters, type FeedStatsState } from './stats.js';
-import { checkpointToResume, resumeSkip, type FeedCheckpoint, type SaveState } from './feed-checkpoint.js';
-import { describeInputs, readSources, type FeedSource, type InputInfo, type OpenPosition, type SourceBatch } from './source.js';
+import { FeedStats, type FeedStatsState } from './stats.js';
+import { resumeSkip } from './feed-checkpoint.js';
+import { readSources, type FeedSource, type InputInfo, type InputPosition, type OpenPosition, type SourceBatch } from './source.js';
 import { inShard } from './shard.js';
 import type { FeedOptions } from './options.js';
 import { FeedResult } from './operation-result.js';
 import { FifoQueue } from '../structures/fifo-queue.js';
 import { IdSequencer } from './id-sequencer.js';
 import { OpenOperations } from './open-operations.js';
-import { checkFeedOptions } from './check-options.js';
+import { checkFeedOptions } from './options.js';
 import { ArrivalSchedule } from './arrival.js';
-import { FeedRun, type FailureOutput, type FeedOutcome, type FeedProgress, type StopReason } from './run.js';
+import type { DriverCut, DriverEnd, DriverFigures, DriverRun, FailureOutput, FeedDriver, StopReason } from './driver.js';
+import { failUnsent, positionAfter, settleUnsent } from './unsent.js';
 import { Sleeper } from '../structures/sleeper.js';
 import { ShuffleBuffer } from './shuffle-buffer.js';
-import { loadTransform } from '../transform/transform.js';
+import { loadTransform, type TransformFunction } from '../transform/transform.js';
 import { transformBatches } from './transform-items.js';
 
 /** Operations `shuffle` holds when `shuffleBuffer` is not given. */
@@ -66,7 +67,7 @@ interface Pending extends EncodedBody {
   lastCode?: string;
 }
 
-/** A worker engine's figures for its coordinator: counters, in-flight count and limit. */
+/** A worker thread's engine's figures for its coordinator: counters, in-flight count and limit. */
 export interface EngineCounters {
   stats: FeedStatsState;
   inflight: number;
@@ -74,36 +75,17 @@ export interface EngineCounters {
 }
 
 /**
- * The seam a worker thread drives (`feed/workers/worker.ts`, nothing else): an engine fed batches already cut
- * by the coordinator, its failures relayed, asked for its unfinished operations (the coordinator's checkpoint)
- * and its counters (the summary). Not exported from the package.
- */
-export interface WorkerEngine {
-  /** Feeds `batches`, whose `input` indexes `inputs`; resolves as `run()` does (it saves no checkpoint). */
-  feedBatches(batches: AsyncIterable<SourceBatch>, inputs: InputInfo[]): Promise<FeedOutcome>;
-  /** Every operation read and not finished, in input order: this worker's share of the checkpoint. */
-  unfinishedPositions(): OpenPosition[];
-  counters(): EngineCounters;
-  stop(reason: StopReason): void;
-  readonly stopReason: StopReason | undefined;
-}
-
-/** The engine of a worker thread: failures go to `failures` (a relay to the coordinator), not to a file. */
-export function workerEngine(options: FeedOptions, failures: FailureOutput): WorkerEngine {
-  return new FeedEngine(options, failures);
-}
-
-/**
  * The feed engine on one thread. Reads operations with backpressure, sends them through a transport under
  * the in-flight limit, keeps operations on one id in order, retries by `retryDelay()`, and accounts for every
  * operation: succeeded, in the failure output, or before the checkpoint's position. The per-operation state
- * machine is here (`OperationState`); the run around it (failure output, checkpoint, stop, outcome) is
- * `FeedRun`'s, requests are built by `DocumentRequestEncoder`, per-id order is `IdSequencer`'s, the limit is a
- * `FeedThrottle`'s, the pacing with an arrival rate an `ArrivalSchedule`'s.
+ * machine is here (`OperationState`), and so are its counters and its stop; the run around it (failure output,
+ * checkpoint, signal, outcome) is the `Feeder`'s, or in a worker thread the coordinator's. Requests are built by
+ * `DocumentRequestEncoder`, per-id order is `IdSequencer`'s, the limit is a `FeedThrottle`'s, the pacing with an
+ * arrival rate an `ArrivalSchedule`'s.
  */
-export class FeedEngine implements WorkerEngine {
+export class FeedEngine implements FeedDriver {
+  readonly workers = 1;
   private readonly options: FeedOptions;
-  private readonly feedRun: FeedRun;
   private readonly transport: Transport;
   private readonly ownsTransport: boolean;
   private readonly encoder: DocumentRequestEncoder;
@@ -115,9 +97,16 @@ export class FeedEngine implements WorkerEngine {
   private readonly maxRequestBytes: number;
   private readonly arrival: ArrivalSchedule;
   /** The counters behind the summary. */
-  readonly stats = new FeedStats();
-  /** A worker thread's relay, in place of the options' failure file. */
-  private readonly relay: FailureOutput | undefined;
+  private readonly stats = new FeedStats();
+  /** The run's failure output (in a worker thread, a relay to the coordinator's). */
+  private failures: FailureOutput | undefined;
+  private inputs: InputInfo[] = [];
+  /** Why the feed is stopping, once it is. */
+  private stopping: StopReason | undefined;
+  /** Position after the last item read, for a checkpoint when nothing is unfinished. */
+  private readPosition: InputPosition | undefined;
+  /** The transform, loaded by `prepare()`. */
+  private transform: TransformFunction | undefined;
 
   private seq = 0;
   private inflight = 0;
@@ -135,11 +124,9 @@ export class FeedEngine implements WorkerEngine {
   private readonly shuffler: ShuffleBuffer<Pending> | undefined;
   private readonly shuffleBound: number;
 
-  constructor(options: FeedOptions = {}, relay?: FailureOutput) {
+  constructor(options: FeedOptions = {}) {
     checkFeedOptions(options);
     this.options = options;
-    this.relay = relay;
-    this.feedRun = new FeedRun(options, () => this.onStop());
     const { origin, prefix } = splitEndpoint(options.endpoint ?? 'http://127.0.0.1:8080');
     this.reach = new Reachability(options.endpoint ?? 'http://127.0.0.1:8080');
     this.deadlineMs = options.deadlineMs ?? 600_000;
@@ -150,7 +137,7 @@ export class FeedEngine implements WorkerEngine {
       options.transport ??
       createTransport({
         origin,
-        protocol: options.http2 === true ? 'h2' : (options.protocol ?? 'auto'),
+        protocol: options.protocol ?? 'auto',
         connections: options.connections,
         // Room on the wire for the most the throttle may send: HTTP/2 streams, or HTTP/1.1 connections.
         concurrency: options.inflight ?? options.maxInflight ?? defaultMaxInflight,
@@ -182,27 +169,19 @@ export class FeedEngine implements WorkerEngine {
     this.updateWindow();
   }
 
-  /** The running totals with a copy of the latency histogram, and the in-flight count and limit now. */
-  snapshot(): FeedCounters & { inflight: number; limit: number } {
-    return { ...this.stats.snapshot(), inflight: this.inflight, limit: this.throttle.limit };
+  figures(): DriverFigures {
+    return { stats: this.stats, inflight: this.inflight, limit: this.throttle.limit, read: this.stats.operations + this.stats.skipped + this.stats.dropped };
   }
 
+  /** The figures as plain data, for a worker thread's coordinator. */
   counters(): EngineCounters {
     return { stats: this.stats.state(), inflight: this.inflight, limit: this.throttle.limit };
   }
 
-  /** Current figures for a progress line. */
-  progress(): FeedProgress {
-    return this.feedRun.progress(this.stats, this.inflight, this.throttle.limit, this.stats.operations + this.stats.skipped + this.stats.dropped);
-  }
-
-  /** Stops the feed as Ctrl-C does. */
+  /** Stops the feed as Ctrl-C does (the first reason given stands): no retry waits, nothing more is sent. */
   stop(reason: StopReason = 'interrupted'): void {
-    this.feedRun.stop(reason);
-  }
-
-  /** The engine's part of a stop: no retry waits, nothing more is sent. */
-  private onStop(): void {
+    if (this.stopping !== undefined) return;
+    this.stopping = reason;
     for (const p of this.unfinished.values()) {
       if (p.state === 'in-flight') continue;
       if (p.state === 'backing-off') clearTimeout(p.timer);
@@ -217,7 +196,7 @@ export class FeedEngine implements WorkerEngine {
 
   /** Why the feed is stopping, once it is. */
   get stopReason(): StopReason | undefined {
-    return this.feedRun.stopReason;
+    return this.stopping;
   }
 
   unfinishedPositions(): OpenPosition[] {
@@ -226,44 +205,43 @@ export class FeedEngine implements WorkerEngine {
     return open;
   }
 
-  /** Feeds `source` (see `feed()`) and resolves with the outcome once every operation is finished or the feed stopped. Call once. */
-  async run(source: FeedSource): Promise<FeedOutcome> {
+  /** Loads the transform, if any: one that cannot be loaded is a usage error before anything is opened. */
+  async prepare(): Promise<void> {
+    if (this.options.transform !== undefined) this.transform = await loadTransform(this.options.transform);
+  }
+
+  /** Reads `source` (from where `run.resume` stands) and feeds it; see `feedBatches`. */
+  feed(source: FeedSource, run: DriverRun): Promise<DriverEnd> {
     const options = this.options;
-    const inputs = describeInputs(source);
-    const checkpointPath = typeof options.checkpoint === 'string' ? options.checkpoint : undefined;
-    const resume = await checkpointToResume(options, inputs);
+    const resume = run.resume;
     // A checkpoint at the end (position null) leaves nothing to read.
     const batches =
       resume?.position === null
         ? emptyBatches()
-        : readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, format: options.inputFormat, rows: options.rows, from: resume?.position ?? undefined, skip: resume !== undefined ? resumeSkip(resume) : undefined }, this.feedRun.readProgress);
-    return this.feedBatches(batches, inputs, resume, checkpointPath);
+        : readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, format: options.inputFormat, rows: options.rows, from: resume?.position ?? undefined, skip: resume !== undefined ? resumeSkip(resume) : undefined }, run.readProgress);
+    return this.feedBatches(batches, run);
   }
 
   /**
-   * Feeds batches already cut; `inputs` names the inputs their `input` indexes. With `checkpointPath`, progress
-   * is saved there periodically (a worker thread's engine saves nothing, its coordinator gathers the checkpoint).
+   * Feeds batches already cut (a worker thread's, routed to it), whose `input` indexes `run.inputs`, after
+   * `prepare()`; resolves once every operation is finished or the feed stopped.
    */
-  async feedBatches(batches: AsyncIterable<SourceBatch>, inputs: InputInfo[], resume?: FeedCheckpoint, checkpointPath?: string): Promise<FeedOutcome> {
-    const run = this.feedRun;
-    // Loaded before anything is opened: a module that cannot be loaded is a usage error, nothing fed.
-    if (this.options.transform !== undefined) batches = transformBatches(batches, await loadTransform(this.options.transform));
-    run.open(inputs, resume, checkpointPath, this.relay);
-    run.saveEvery(() => this.saveState());
-    run.watchSignal();
+  async feedBatches(batches: AsyncIterable<SourceBatch>, run: Pick<DriverRun, 'inputs' | 'failures'>): Promise<DriverEnd> {
+    if (this.transform !== undefined) batches = transformBatches(batches, this.transform);
+    this.inputs = run.inputs;
+    const failures = (this.failures = run.failures);
     const ticker = setInterval(() => this.tick(), this.throttle.tickMs);
     this.arrival.start(performance.now());
-    const failures = run.failures;
     let readError: { error: unknown } | undefined;
     try {
       for await (const batch of batches) {
         for (const item of batch.items) this.accept(item, batch.input, batch.name);
         this.pump();
-        while (this.readAhead() >= this.maxUnfinished && run.stopReason === undefined) await this.sleeper.sleep();
+        while (this.readAhead() >= this.maxUnfinished && this.stopping === undefined) await this.sleeper.sleep();
         if (failures !== undefined) await failures.drained();
-        if (run.stopReason !== undefined) break;
+        if (this.stopping !== undefined) break;
       }
-      if (this.shuffler !== undefined && run.stopReason === undefined) {
+      if (this.shuffler !== undefined && this.stopping === undefined) {
         for (const p of this.shuffler.drain()) this.letGo(p);
         this.pump();
       }
@@ -275,32 +253,32 @@ export class FeedEngine implements WorkerEngine {
     clearInterval(ticker);
     this.arrival.cancel();
     if (this.ownsTransport) await this.transport.close().catch(() => undefined);
-    await run.close();
     if (readError !== undefined) throw readError.error;
-    if (run.stopReason !== undefined) this.stats.abandoned = this.unfinished.size;
+    if (this.stopping !== undefined) this.stats.abandoned = this.unfinished.size;
     const summary = this.stats.summary(performance.now(), this.inflight, this.throttle.limit);
-    return run.outcome(summary, () => this.saveState(), { authStatus: this.authStatus, unreachable: this.unreachable });
+    return { summary, ...(this.authStatus !== undefined && { authStatus: this.authStatus }), ...(this.unreachable !== undefined && { unreachable: this.unreachable }) };
   }
 
-  /** What a checkpoint saved now holds: the first unfinished operation, the read position, the counts. */
-  private saveState(): SaveState {
-    return this.feedRun.saveState(this.unfinishedPositions(), this.stats);
+  cut(): DriverCut {
+    return { open: this.unfinishedPositions(), read: this.readPosition };
   }
 
-  /** The checkpoint now (as a stop would save it, without the failure output's mark). */
-  checkpoint(): FeedCheckpoint {
-    return this.feedRun.checkpoint(this.saveState());
+  /** On one thread the cut is consistent at any moment between two events: saved now. */
+  atConsistentCut(save: () => Promise<void>): Promise<void> {
+    return save();
   }
 
   private accept(item: RawItem, input: number, name: string): void {
-    if (this.feedRun.settleRead(this.stats, input, item, name)) return;
+    this.readPosition = positionAfter(input, item);
+    const onResult = this.options.onResult;
+    if (settleUnsent(this.stats, item, name, this.failures, onResult)) return;
     let op: FeedOperation;
     try {
       op = parseOperation(item.bytes);
     } catch (err) {
       this.stats.operations++;
-      if (item.source !== undefined) this.feedRun.localFailure(this.stats, item, name, transformedInvalid(err), false);
-      else this.feedRun.localFailure(this.stats, item, name, err, true);
+      if (item.source !== undefined) failUnsent(this.stats, item, name, transformedInvalid(err), false, this.failures, onResult);
+      else failUnsent(this.stats, item, name, err, true, this.failures, onResult);
       return;
     }
     if (!inShard(op.id, this.options.shard)) {
@@ -310,7 +288,7 @@ export class FeedEngine implements WorkerEngine {
     this.stats.operations++;
     const tooLarge = requestSizeError(op.fields, this.maxRequestBytes, op.id);
     if (tooLarge !== undefined) {
-      this.feedRun.localFailure(this.stats, item, name, tooLarge, false, op);
+      failUnsent(this.stats, item, name, tooLarge, false, this.failures, onResult, op);
       return;
     }
     const seq = this.seq++;
@@ -344,7 +322,7 @@ export class FeedEngine implements WorkerEngine {
 
   /** Sends what the limit allows; with an arrival rate, only what is due (the ready queue is in due order, retries being overdue). */
   private pump(): void {
-    if (this.feedRun.stopReason !== undefined) return;
+    if (this.stopping !== undefined) return;
     const now = performance.now();
     const limit = this.limitNow(now);
     const paced = this.arrival.paced;
@@ -428,7 +406,7 @@ export class FeedEngine implements WorkerEngine {
       this.policy,
     );
     this.retryOrFail(p, delay, res.body);
-    if (isAuthFailure(status) && this.feedRun.stopReason === undefined) {
+    if (isAuthFailure(status) && this.stopping === undefined) {
       // Every later operation would be refused alike: stop with a checkpoint rather than fail them all.
       this.authStatus = status;
       this.stop('unauthorized');
@@ -454,7 +432,7 @@ export class FeedEngine implements WorkerEngine {
     const now = performance.now();
     this.inflight--;
     this.stats.exceptions++;
-    if (this.feedRun.stopReason !== undefined && (err.failure === 'aborted' || err.failure === 'shut')) {
+    if (this.stopping !== undefined && (err.failure === 'aborted' || err.failure === 'shut')) {
       // Abandoned at stop: stays unfinished, so the checkpoint covers it.
       p.state = 'abandoned';
       this.sleeper.wakeUp();
@@ -493,7 +471,7 @@ export class FeedEngine implements WorkerEngine {
   }
 
   private retryOrFail(p: Pending, delay: number, body: Buffer | undefined): void {
-    if (this.feedRun.stopReason !== undefined) {
+    if (this.stopping !== undefined) {
       // No retries once stopping: the operation stays unfinished and the checkpoint covers it.
       p.state = 'abandoned';
       this.sleeper.wakeUp();
@@ -516,26 +494,26 @@ export class FeedEngine implements WorkerEngine {
     p.state = 'done';
     this.unfinished.delete(p);
     if (p.attempts > 0) this.stats.operationDone((performance.now() - p.startedAt) * 1000);
-    const name = this.feedRun.inputs[p.input]?.name ?? '<input>';
+    const name = this.inputs[p.input]?.name ?? '<input>';
     if (ok) this.stats.ok++;
     else {
       this.stats.errors++;
       const reason = { input: name, inputLine: p.item.line, id: p.op.id, operation: p.op.kind, status, message: message ?? 'failed', attempts: p.attempts, code: p.lastCode };
       if (reason.code === undefined) delete reason.code;
       if (reason.status === undefined) delete reason.status;
-      this.feedRun.failures?.write(p.item.source ?? p.item.bytes, reason, false);
+      this.failures?.write(p.item.source ?? p.item.bytes, reason, false);
     }
     const onResult = this.options.onResult;
     if (onResult !== undefined && (!ok || this.options.onResultOnlyFailed !== true)) onResult(new FeedResult(ok, p, name, status, message, body));
     p.body = undefined;
     const next = this.sequencer.release(p.op.id);
     if (next !== undefined) this.enqueue(next);
-    if (this.sleeper.sleeping && (this.feedRun.stopReason !== undefined || this.readAhead() < this.maxUnfinished * 0.75 || this.unfinished.size === 0)) this.sleeper.wakeUp();
+    if (this.sleeper.sleeping && (this.stopping !== undefined || this.readAhead() < this.maxUnfinished * 0.75 || this.unfinished.size === 0)) this.sleeper.wakeUp();
   }
 
   private tick(): void {
     const now = performance.now();
-    if (this.breaker.state(now) === 'open' && this.feedRun.stopReason === undefined) {
+    if (this.breaker.state(now) === 'open' && this.stopping === undefined) {
       this.stop('breaker');
       return;
     }
@@ -560,13 +538,12 @@ export class FeedEngine implements WorkerEngine {
 
   /** Waits until every operation read is finished, or, when stopping, until in-flight requests end or the grace period is over. */
   private async finish(): Promise<void> {
-    const run = this.feedRun;
-    if (run.stopReason === undefined) {
-      while (this.unfinished.size > 0 && run.stopReason === undefined) await this.sleeper.sleep();
+    if (this.stopping === undefined) {
+      while (this.unfinished.size > 0 && this.stopping === undefined) await this.sleeper.sleep();
     }
-    if (run.stopReason === undefined) return;
+    if (this.stopping === undefined) return;
     // Nothing ever answered: nothing in flight can be on its way to being applied, so none is waited for.
-    const graceMs = run.stopReason === 'unreachable' ? 0 : (this.options.stopGraceMs ?? 10_000);
+    const graceMs = this.stopping === 'unreachable' ? 0 : (this.options.stopGraceMs ?? 10_000);
     const until = performance.now() + graceMs;
     let timer: NodeJS.Timeout | undefined;
     while (this.inflight > 0 && performance.now() < until) {

@@ -1,24 +1,92 @@
 import { existsSync } from 'node:fs';
-import { checkFeedOptions } from './check-options.js';
-import { readFeedCheckpointSync, type FeedCheckpoint } from './feed-checkpoint.js';
-import { resumedOptions } from './recorded-options.js';
+import type { VespaBulkError } from '../core/errors.js';
+import { defaultCheckpointIntervalMs } from '../fs/checkpoint-file.js';
+import { FeedCheckpointStore, buildFeedCheckpoint, checkpointToResume, feedPosition, readFeedCheckpointSync, type FeedCheckpoint, type SaveState } from './feed-checkpoint.js';
+import { FailureWriter } from './failures.js';
+import { recordFeed, resumedOptions } from './recorded-options.js';
 import { FeedEngine } from './engine.js';
-import type { FeedOptions } from './options.js';
-import type { FeedOutcome, FeedProgress, StopReason } from './run.js';
-import type { FeedSource } from './source.js';
-import type { FeedCounters } from './stats.js';
-import { WorkerFeeder } from './workers/coordinator.js';
+import { checkFeedOptions, type FeedOptions } from './options.js';
+import type { DriverEnd, FeedDriver, StopReason } from './driver.js';
+import { ReadProgress, describeInputs, type FeedSource, type InputInfo } from './source.js';
+import type { FeedCounters, FeedSummary } from './stats.js';
+import { WorkerCoordinator } from './workers/coordinator.js';
 
-export type { FeedOutcome, FeedProgress, StopReason } from './run.js';
+export type { StopReason } from './driver.js';
+
+/** What the feed ended with, beyond the summary counters. */
+export interface FeedOutcome {
+  summary: FeedSummary;
+  /** Failure output, when something failed. */
+  failuresFile?: string;
+  /** Checkpoint, when the feed was stopped before the end. */
+  checkpointFile?: string;
+  /** Why the feed stopped early. */
+  stopped?: StopReason;
+  /** With `stopped: 'unauthorized'`: the status that refused the credentials (401 or 403). */
+  authStatus?: number;
+  /**
+   * With `stopped: 'unreachable'`: the error naming the endpoint and the cause: VB_UNREACHABLE, or VB_PROTOCOL
+   * when HTTP/2 was asked for (`protocol: 'h2'`) and the server does not speak it.
+   */
+  unreachable?: VespaBulkError;
+}
+
+/** A snapshot for the progress line. */
+export interface FeedProgress {
+  seconds: number;
+  ok: number;
+  failed: number;
+  retries: number;
+  inflight: number;
+  limit: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Operations read so far (including those left to other shards or before a resume point). */
+  read: number;
+  /** Operations done with: succeeded, finally failed or skipped. */
+  finished: number;
+  /** A resumed feed's: the operations the runs before it finished (succeeded or failed), as its checkpoint counts them. */
+  finishedBefore?: number;
+  /** Request body bytes sent so far, retries included (always given by a Feeder). */
+  requestBytes?: number;
+  /** Share of the input read (0..1), when its size is known. */
+  readShare?: number;
+  /** Input bytes read so far. */
+  readBytes?: number;
+  /** Input bytes in all, when known (files, not stdin). */
+  totalBytes?: number;
+}
 
 /**
- * `FeedOptions.workers`, or its default: 1. Measured against the container's Jetty on 2 cores
+ * How many threads feed: `options.workers`, or its default, 1. Measured against the container's Jetty on 2 cores
  * (`npx tsx benchmarks/jetty/run.ts workers`, and the README), a second worker fed no faster and took 1.4x the CPU and twice
  * the memory per document; one thread over HTTP/2 moves ~30,000 operations/s there. A larger default waits for
  * a machine where it measurably gains.
  */
-export function resolveWorkers(_source: FeedSource | undefined, options: FeedOptions): number {
+export function resolveWorkers(options: FeedOptions): number {
   return options.workers ?? 1;
+}
+
+/**
+ * Feeds `source` and resolves with the summary once every operation is finished (or the feed was stopped).
+ * Operations that finally failed are in the failure output; see FeedOptions. Rejects with `VB_UNREACHABLE`
+ * when nothing answered at the endpoint from the start (the checkpoint, when enabled, is written first).
+ * @example
+ * ```ts
+ * import { feed } from 'vespa-bulk';
+ *
+ * const summary = await feed(['corpus.jsonl.gz'], {
+ *   endpoint: 'http://127.0.0.1:8080',
+ *   failures: 'failed.jsonl',
+ *   onResult: (r) => { if (!r.ok) console.error(r.id, r.status, r.message); },
+ * });
+ * console.log(summary.ok, summary.errors, summary.okRate);
+ * ```
+ */
+export async function feed(source: FeedSource, options: FeedOptions = {}): Promise<FeedSummary> {
+  const outcome = await new Feeder(options).run(source);
+  if (outcome.unreachable !== undefined) throw outcome.unreachable;
+  return outcome.summary;
 }
 
 /**
@@ -36,50 +104,183 @@ function optionsToResume(options: FeedOptions): FeedOptions {
 }
 
 /**
- * One feed, on this thread or over `FeedOptions.workers` threads (more than 1: the input is read and cut here,
- * each operation routed by its id to a worker thread): one summary, failure output and checkpoint either way.
+ * One feed, on this thread (a `FeedEngine`) or over `FeedOptions.workers` threads (more than 1: a
+ * `WorkerCoordinator` reads and cuts the input here and routes each operation by its id to a worker thread). The
+ * Feeder owns the run around either: the failure output, the checkpoint (periodic saves and the final one), the
+ * caller's signal, the progress figures and the outcome; the driver owns the operations, its counters and its stop.
  * Beside `feed()`, for a caller that wants to watch (`progress()`, `snapshot()`, `checkpoint()`) or stop it.
  */
 export class Feeder {
-  private readonly runner: FeedEngine | WorkerFeeder;
+  private readonly options: FeedOptions;
+  private readonly driver: FeedDriver;
+  private readonly readProgress = new ReadProgress();
+  private inputs: InputInfo[] = [];
+  /** The checkpoint this run continues. */
+  private resumed: FeedCheckpoint | undefined;
+  private failures: FailureWriter | undefined;
+  private store: FeedCheckpointStore | undefined;
+  /** A periodic save under way: the next tick waits for it, and the run's end too. */
+  private saving: Promise<void> | undefined;
+  private readonly onAbort = () => this.stop('interrupted');
 
   constructor(options: FeedOptions = {}) {
-    const resolved = optionsToResume(options);
-    this.runner = resolveWorkers(undefined, resolved) > 1 ? new WorkerFeeder(resolved) : new FeedEngine(resolved);
+    this.options = optionsToResume(options);
+    this.driver = resolveWorkers(this.options) > 1 ? new WorkerCoordinator(this.options) : new FeedEngine(this.options);
   }
 
   /** How many threads feed: 1, or `FeedOptions.workers`. */
   get workers(): number {
-    return this.runner instanceof WorkerFeeder ? this.runner.workers : 1;
-  }
-
-  /** Feeds `source` (see `feed()`) and resolves with the outcome once every operation is finished or the feed stopped. Call once. */
-  run(source: FeedSource): Promise<FeedOutcome> {
-    return this.runner.run(source);
+    return this.driver.workers;
   }
 
   /** Stops the feed as Ctrl-C does: nothing more is sent, the checkpoint covers what is unfinished. */
   stop(reason: StopReason = 'interrupted'): void {
-    this.runner.stop(reason);
+    this.driver.stop(reason);
   }
 
   /** Why the feed is stopping, once it is. */
   get stopReason(): StopReason | undefined {
-    return this.runner.stopReason;
+    return this.driver.stopReason;
   }
 
-  /** Current figures for a progress line. */
-  progress(): FeedProgress {
-    return this.runner.progress();
+  /** How often the checkpoint is saved while the feed runs; 0: only at the end. */
+  private get checkpointIntervalMs(): number {
+    return this.options.checkpointIntervalMs ?? defaultCheckpointIntervalMs;
   }
 
-  /** The running totals with a copy of the latency histogram, and the in-flight count and limit now. */
-  snapshot(): FeedCounters & { inflight: number; limit: number } {
-    return this.runner.snapshot();
+  /** Feeds `source` (see `feed()`) and resolves with the outcome once every operation is finished or the feed stopped. Call once. */
+  async run(source: FeedSource): Promise<FeedOutcome> {
+    const options = this.options;
+    const inputs = (this.inputs = describeInputs(source));
+    const resume = (this.resumed = await checkpointToResume(options, inputs));
+    // Before anything is opened: a transform module that cannot be loaded is a usage error, nothing fed.
+    await this.driver.prepare();
+    this.openOutputs();
+    const saves = this.saveEvery();
+    if (options.signal?.aborted) this.onAbort();
+    options.signal?.addEventListener('abort', this.onAbort);
+    let end: DriverEnd;
+    try {
+      end = await this.driver.feed(source, { inputs, resume, failures: this.failures, readProgress: this.readProgress, keepsCheckpoint: this.store !== undefined });
+    } finally {
+      clearInterval(saves);
+      options.signal?.removeEventListener('abort', this.onAbort);
+      await this.saving;
+      await this.store?.stop();
+      await this.failures?.close();
+    }
+    return this.outcome(end);
+  }
+
+  /** The failure output (continuing the resumed checkpoint's, when it names the same file), and the checkpoint file. */
+  private openOutputs(): void {
+    const { failures, checkpoint, shard } = this.options;
+    const resume = this.resumed;
+    if (typeof failures === 'string') this.failures = new FailureWriter(failures, resume?.failures === failures ? resume.failureMark : undefined);
+    if (typeof checkpoint === 'string') {
+      const writer = this.failures;
+      this.store = new FeedCheckpointStore({ path: checkpoint, inputs: this.inputs.map((i) => i.name), shard, sends: () => this.sends(), ...(writer !== undefined && { failures: writer }) });
+    }
+  }
+
+  /** Saves the checkpoint every `checkpointIntervalMs`, each at a cut the driver makes consistent; none while one is under way. */
+  private saveEvery(): NodeJS.Timeout | undefined {
+    const store = this.store;
+    const intervalMs = this.checkpointIntervalMs;
+    if (store === undefined || intervalMs <= 0) return undefined;
+    const timer = setInterval(() => {
+      if (this.saving !== undefined) return;
+      // A failed save (a full disk) leaves the previous file.
+      this.saving = this.driver
+        .atConsistentCut(() => store.save(this.saveState()))
+        .catch(() => undefined)
+        .finally(() => (this.saving = undefined));
+    }, intervalMs);
+    timer.unref();
+    return timer;
+  }
+
+  /**
+   * What a checkpoint records of where the feed sends and what it sends. A feed stopped because nothing answered at
+   * its endpoint sent nothing there: its checkpoint keeps the endpoint of the one it continued, or none, so that
+   * the same command with the target put right goes on.
+   */
+  private sends(): ReturnType<typeof recordFeed> {
+    const sends = recordFeed(this.options);
+    if (this.driver.stopReason !== 'unreachable') return sends;
+    const { endpoint: _unanswered, ...rest } = sends;
+    return { ...rest, ...(this.resumed?.endpoint !== undefined && { endpoint: this.resumed.endpoint }) };
+  }
+
+  /** What a checkpoint saved now holds: the driver's cut (unfinished operations, read position), the counts. */
+  private saveState(): SaveState {
+    const { open, read } = this.driver.cut();
+    const { stats } = this.driver.figures();
+    // Counted over all runs: a resumed feed's checkpoint adds this run's to those it continued.
+    const resumed = this.resumed;
+    return { ...feedPosition(open, read, resumed), reason: this.driver.stopReason ?? 'running', ok: (resumed?.ok ?? 0) + stats.ok, errors: (resumed?.errors ?? 0) + stats.errors };
   }
 
   /** The checkpoint now (as a stop would save it, without the failure output's mark). */
   checkpoint(): FeedCheckpoint {
-    return this.runner.checkpoint();
+    return buildFeedCheckpoint({ inputs: this.inputs.map((i) => i.name), shard: this.options.shard, sends: () => this.sends() }, this.saveState());
+  }
+
+  /** The running totals with a copy of the latency histogram, and the in-flight count and limit now. */
+  snapshot(): FeedCounters & { inflight: number; limit: number } {
+    const { stats, inflight, limit } = this.driver.figures();
+    return { ...stats.snapshot(), inflight, limit };
+  }
+
+  /** Current figures for a progress line. */
+  progress(): FeedProgress {
+    const { stats, inflight, limit, read } = this.driver.figures();
+    const resumed = this.resumed;
+    return {
+      seconds: (performance.now() - stats.startedAt) / 1000,
+      ok: stats.ok,
+      failed: stats.errors,
+      retries: stats.retries,
+      inflight,
+      limit,
+      p50Ms: stats.percentileMs(50),
+      p99Ms: stats.percentileMs(99),
+      read,
+      finished: stats.ok + stats.errors + stats.skipped + stats.dropped,
+      ...(resumed !== undefined && { finishedBefore: resumed.ok + resumed.errors }),
+      requestBytes: stats.requestBytes,
+      ...this.readProgress.of(this.inputs),
+    };
+  }
+
+  /**
+   * The outcome, once the outputs are closed: the summary, the failure output, and the final checkpoint: marked
+   * finished (so running it once more feeds nothing twice) when the feed ended, the cut when it stopped.
+   */
+  private async outcome(end: DriverEnd): Promise<FeedOutcome> {
+    const outcome: FeedOutcome = { summary: end.summary };
+    const failures = this.failures;
+    if (failures !== undefined && failures.count > 0) outcome.failuresFile = failures.path;
+    const store = this.store;
+    const stopped = this.driver.stopReason;
+    if (stopped === undefined) {
+      if (store !== undefined && (this.resumed !== undefined || this.checkpointIntervalMs > 0)) {
+        await store.save({ ...this.saveState(), position: null, reason: 'finished' });
+        outcome.checkpointFile = store.path;
+      }
+      return outcome;
+    }
+    outcome.stopped = stopped;
+    if (end.authStatus !== undefined) outcome.authStatus = end.authStatus;
+    if (end.unreachable !== undefined) outcome.unreachable = end.unreachable;
+    const state = this.saveState();
+    // Saved only at a stop (no periodic saves), not resumed, and nothing finished: it would say "from the start",
+    // which the same feed run again does; no file is left for nothing.
+    const empty = this.checkpointIntervalMs === 0 && this.resumed === undefined && state.ok + state.errors === 0;
+    if (store !== undefined && !empty) {
+      await store.save(state);
+      outcome.checkpointFile = store.path;
+    }
+    return outcome;
   }
 }

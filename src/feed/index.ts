@@ -1,7 +1,7 @@
 /** The feeder: `feed(source, options)` and the parts a caller may want to reuse. */
 export { Feeder } from './feeder.js';
-export type { FeedOutcome, FeedProgress, StopReason } from './run.js';
-export { feed, resolveWorkers } from './feed.js';
+export type { FeedOutcome, FeedProgress, StopReason } from './feeder.js';
+export { feed, resolveWorkers } from './feeder.js';
 export type { FeedOptions, Compression } from './options.js';
 export type { OperationResult } from './operation-result.js';
 export type { FeedSummary, FeedCounters } from './stats.js';

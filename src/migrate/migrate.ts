@@ -3,7 +3,7 @@ import type { VisitOptions } from '../visit/options.js';
 import { visit } from '../visit/visit.js';
 import { validateVisitOptions } from '../visit/query.js';
 import { checkUrl } from '../core/options-check.js';
-import { checkFeedOptions } from '../feed/check-options.js';
+import { checkFeedOptions } from '../feed/options.js';
 import type { VisitReport, VisitRun } from '../visit/visitor.js';
 import { verifyMigration, type MigrateVerifyOptions } from './migrate-verify.js';
 import type { CompareSummary } from '../compare/compare.js';
@@ -17,8 +17,8 @@ export interface MigrateOptions extends VisitOptions {
   destination: string;
   destinationHeaders?: Record<string, string>;
   /**
-   * Further feeder options (connections, compression, failures file, `transform`...). Without a `protocol` (or
-   * `http2`, or a `dispatcher`) of its own, the feeder speaks the visit's `protocol`. `shuffle` is on unless
+   * Further feeder options (connections, compression, failures file, `transform`...). Without a `protocol` (or a
+   * `transport`) of its own, the feeder speaks the visit's `protocol`. `shuffle` is on unless
    * given false: visits deliver documents in bucket order, and feeding them so contends for one bucket at a time.
    * A `transform` gets each visited document as `{"put": id, "fields": {...}}` (a tombstone as `{"remove": id}`).
    */
@@ -78,7 +78,7 @@ export async function migrate(options: MigrateOptions): Promise<MigrateSummary> 
     }
   }
   // A proxy that speaks only HTTP/1.1, or a demand for HTTP/2, usually holds for both ends.
-  const inherited = feedOptions?.protocol === undefined && feedOptions?.http2 === undefined && feedOptions?.transport === undefined && options.protocol !== undefined;
+  const inherited = feedOptions?.protocol === undefined && feedOptions?.transport === undefined && options.protocol !== undefined;
   const outcome = await new Feeder({
     // Migration must not leave a checkpoint of an input that cannot be reread.
     checkpoint: false,

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
 import { deploy } from '../../src/deploy/deploy.js';
-import { feed } from '../../src/feed/feed.js';
+import { feed } from '../../src/feed/feeder.js';
 import { bench } from '../../src/bench/bench.js';
 import { speedtestSource } from '../../src/bench/speedtest.js';
 import type { FeedSummary } from '../../src/feed/stats.js';

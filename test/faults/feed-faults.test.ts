@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { feed } from '../../src/feed/index.js';
-import { FeedEngine } from '../../src/feed/engine.js';
+import { Feeder } from '../../src/feed/feeder.js';
 import { startDocumentServer, type DocumentServer, type DocumentServerOptions } from '../../src/simulator/document-api/document-server.js';
 import { expectSpoke, overProtocols } from '../support/protocols.js';
 import { expectNothingLost, failureLines, failureReasons, mixedOperations, okOf, quickRetries, storeMap, tempDir, writeJsonl, type Op } from './harness.js';
@@ -44,7 +44,7 @@ describe.each(overProtocols)('feed over $protocol survives', ({ protocol }) => {
     }, 5);
     cleanups.push(() => clearInterval(killer));
     const sizeAtKill: number[] = [];
-    const feeder = new FeedEngine({
+    const feeder = new Feeder({
       endpoint: server.url,
       protocol,
       failures,
@@ -55,8 +55,8 @@ describe.each(overProtocols)('feed over $protocol survives', ({ protocol }) => {
         if (restarted && sizeAtKill.length === 0) sizeAtKill.push(store.size());
       },
     });
-    // The breaker's state as the feed goes (private: observed, not driven).
-    const breaker = (feeder as unknown as { breaker: { state(now: number): string } }).breaker;
+    // The breaker's state as the feed goes (the engine's, private: observed, not driven).
+    const breaker = (feeder as unknown as { driver: { breaker: { state(now: number): string } } }).driver.breaker;
     const states = new Set<string>();
     const watch = setInterval(() => states.add(breaker.state(performance.now())), 10);
     cleanups.push(() => clearInterval(watch));

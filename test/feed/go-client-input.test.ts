@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { feed } from '../../src/feed/feed.js';
+import { feed } from '../../src/feed/feeder.js';
 import { DocumentClient } from '../../src/http/document-client.js';
 import { runCommand } from '../support/run-command.js';
 import { useFeedFixtures } from './helpers.js';

@@ -1,9 +1,7 @@
 import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resolveWorkers } from '../../src/feed/feed.js';
-import { Feeder } from '../../src/feed/feeder.js';
-import { WorkerFeeder } from '../../src/feed/workers/coordinator.js';
+import { Feeder, resolveWorkers } from '../../src/feed/feeder.js';
 import type { FeedCheckpoint } from '../../src/feed/feed-checkpoint.js';
 import { inShard, parseShard } from '../../src/feed/shard.js';
 import { useFeedFixtures } from './helpers.js';
@@ -19,7 +17,7 @@ describe('workers and the periodic checkpoint', () => {
   }
 
   /** Runs `first` until the checkpoint file has been saved mid-feed at least twice, then stops it (as a crash would leave it). */
-  async function stopAfterSaves(first: Feeder | WorkerFeeder, input: string, checkpoint: string): Promise<FeedCheckpoint> {
+  async function stopAfterSaves(first: Feeder, input: string, checkpoint: string): Promise<FeedCheckpoint> {
     let saves = 0;
     let last = '';
     let saved: FeedCheckpoint | undefined;
@@ -40,9 +38,9 @@ describe('workers and the periodic checkpoint', () => {
   }
 
   it('the default worker count applies beside a periodic checkpoint too', () => {
-    expect(resolveWorkers('-', { checkpoint: 'cp.json', workers: 2 })).toBe(2);
-    expect(resolveWorkers('-', { checkpoint: 'cp.json' })).toBeGreaterThanOrEqual(1);
-    expect(resolveWorkers('-', { checkpoint: 'cp.json', checkpointIntervalMs: 0, workers: 3 })).toBe(3);
+    expect(resolveWorkers({ checkpoint: 'cp.json', workers: 2 })).toBe(2);
+    expect(resolveWorkers({ checkpoint: 'cp.json' })).toBe(1);
+    expect(resolveWorkers({ checkpoint: 'cp.json', checkpointIntervalMs: 0, workers: 3 })).toBe(3);
   });
 
   for (const [from, to] of [
@@ -58,7 +56,7 @@ describe('workers and the periodic checkpoint', () => {
       const failures = join(d, 'failed.jsonl');
       const shard = parseShard('0/2');
       const common = { endpoint: s.url, checkpoint, failures, shard, checkpointIntervalMs: 100, stopGraceMs: 0 };
-      const make = (workers: number) => (workers === 1 ? new Feeder(common) : new WorkerFeeder({ ...common, workers }));
+      const make = (workers: number) => new Feeder({ ...common, workers });
 
       // Kept as the file was at a periodic save, and the rest of the first run's work undone, as after a crash.
       const saved = await stopAfterSaves(make(from), input, checkpoint);

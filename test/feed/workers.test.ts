@@ -3,9 +3,7 @@ import { existsSync } from 'node:fs';
 import * as hdr from 'hdr-histogram-js';
 import { describe, expect, it } from 'vitest';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { Feeder } from '../../src/feed/feeder.js';
-import { WorkerFeeder } from '../../src/feed/workers/coordinator.js';
-import { feed, resolveWorkers } from '../../src/feed/feed.js';
+import { Feeder, feed, resolveWorkers } from '../../src/feed/feeder.js';
 import { routeId, workerOf } from '../../src/feed/workers/route.js';
 import { packBatch, unpackBatch } from '../../src/feed/workers/batch.js';
 import { FeedStats } from '../../src/feed/stats.js';
@@ -31,7 +29,8 @@ describe('feed with worker threads', () => {
     const summaries = [];
     for (const workers of [1, 2, 3]) {
       const s = await server();
-      const feeder = workers === 1 ? new Feeder({ endpoint: s.url, workers }) : new WorkerFeeder({ endpoint: s.url, workers });
+      const feeder = new Feeder({ endpoint: s.url, workers });
+      expect(feeder.workers).toBe(workers);
       const outcome = await feeder.run(path);
       const sum = outcome.summary;
       expect(sum.ok, `workers ${workers}`).toBe(ops.length);
@@ -64,7 +63,7 @@ describe('feed with worker threads', () => {
     const path = writeJsonl(join(d, 'in.jsonl'), ops);
     const failures = join(d, 'failed.jsonl');
     const results: OperationResult[] = [];
-    const feeder = new WorkerFeeder({ endpoint: s.url, workers: 3, maxRetries: 0, retryPolicy: quickRetries, failures, onResult: (r) => results.push(r), onResultOnlyFailed: true });
+    const feeder = new Feeder({ endpoint: s.url, workers: 3, maxRetries: 0, retryPolicy: quickRetries, failures, onResult: (r) => results.push(r), onResultOnlyFailed: true });
     const outcome = await feeder.run(path);
     const failed = outcome.summary.errors;
     expect(failed).toBeGreaterThan(0);
@@ -90,7 +89,7 @@ describe('feed with worker threads', () => {
     const why = `stopped after ${stopAt} results`;
     let seen = 0;
     const checkpoint = join(d, 'cp.json');
-    const first = await new WorkerFeeder({
+    const first = await new Feeder({
       endpoint: s.url, workers: 2, signal: controller.signal, checkpoint, failures: join(d, 'f1.jsonl'),
       onResult: () => {
         if (++seen >= stopAt) controller.abort();
@@ -102,7 +101,7 @@ describe('feed with worker threads', () => {
     const s1 = first.summary;
     // Every operation read is accounted for: succeeded, failed, or abandoned behind the checkpoint.
     expect(s1.ok + s1.errors, why).toBeLessThan(ops.length);
-    const second = await new WorkerFeeder({ endpoint: s.url, workers: 2, resume: checkpoint, checkpoint, failures: join(d, 'f2.jsonl') }).run(path);
+    const second = await new Feeder({ endpoint: s.url, workers: 2, resume: checkpoint, checkpoint, failures: join(d, 'f2.jsonl') }).run(path);
     expect(second.stopped).toBeUndefined();
     const s2 = second.summary;
     expect(s2.skipped + s2.ok, why).toBe(ops.length);
@@ -115,7 +114,7 @@ describe('feed with worker threads', () => {
     later(() => s.close());
     const d = dir();
     const path = writeJsonl(join(d, 'in.jsonl'), mixedOperations(3000, 'a'));
-    const outcome = await new WorkerFeeder({ endpoint: s.url, workers: 2, headers: { authorization: 'Bearer wrong' }, checkpoint: join(d, 'cp.json') }).run(path);
+    const outcome = await new Feeder({ endpoint: s.url, workers: 2, headers: { authorization: 'Bearer wrong' }, checkpoint: join(d, 'cp.json') }).run(path);
     expect(outcome.stopped).toBe('unauthorized');
     expect([401, 403]).toContain(outcome.authStatus);
     expect(outcome.checkpointFile).toBe(join(d, 'cp.json'));
@@ -178,11 +177,11 @@ describe('worker routing and batches (pure)', () => {
     expect(s.responseLatencyMaxMs).toBe(200);
   });
 
-  it('defaults to one worker, whatever the input', () => {
-    expect(resolveWorkers([], {})).toBe(1);
-    expect(resolveWorkers([{ put: 'id:a:b::1', fields: {} }], {})).toBe(1);
-    expect(resolveWorkers('package.json', {})).toBe(1);
-    expect(resolveWorkers('-', {})).toBe(1);
-    expect(resolveWorkers('package.json', { workers: 3 })).toBe(3);
+  it('feeds on one thread unless workers are asked for, and then over that many', () => {
+    expect(resolveWorkers({})).toBe(1);
+    expect(resolveWorkers({ workers: 1 })).toBe(1);
+    expect(resolveWorkers({ workers: 3 })).toBe(3);
+    expect(new Feeder({}).workers).toBe(1);
+    expect(new Feeder({ workers: 3 }).workers).toBe(3);
   });
 });

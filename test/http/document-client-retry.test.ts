@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DocumentClient } from '../../src/http/document-client.js';
-import { feed } from '../../src/feed/feed.js';
+import { feed } from '../../src/feed/feeder.js';
 import { isVespaBulkError } from '../../src/core/errors.js';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { startRecordingServer } from './recording-server.js';

@@ -1,7 +1,7 @@
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { feed } from '../../src/feed/index.js';
+import { feed, type FeedOptions } from '../../src/feed/index.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 
 /**
@@ -49,10 +49,9 @@ describe('feed over HTTP/2 with TLS (ALPN)', () => {
       expect(told).toEqual([s.protocol]);
       expect(new Set(paths)).toEqual(new Set(ops.map((o) => `/document/v1/ns/music/docid/${o.put.split('::')[1]}`)));
     }
-    // `http2: true`, as before, is `protocol: 'h2'`.
-    versions.length = 0;
-    expect((await feed(ops, { endpoint: url, tls: { ca: pki.pem.ca }, http2: true, failures: false, checkpoint: false })).protocol).toBe('h2');
-    expect(new Set(versions)).toEqual(new Set(['2.0']));
+    // `http2: true`, deprecated at 0.1.0 and removed, is refused with what replaces it, not silently ignored.
+    const removed = { endpoint: url, failures: false, checkpoint: false, http2: true } as FeedOptions;
+    await expect(feed(ops, removed)).rejects.toMatchObject({ code: 'VB_USAGE', option: 'http2', message: expect.stringContaining("protocol: 'h2'") });
   });
 
   it('auto takes HTTP/1.1 from a TLS server that offers only that; h2 refuses it with VB_PROTOCOL', async () => {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compare, type CompareClusterSide } from '../../src/compare/index.js';
-import { feed } from '../../src/feed/feed.js';
+import { feed } from '../../src/feed/feeder.js';
 import { DocumentStore, startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { exportDocuments, type ExportOptions } from '../../src/visit/export/index.js';
 import { tempDir } from '../support/temp-dir.js';

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { feed } from '../../src/feed/feed.js';
+import { feed } from '../../src/feed/feeder.js';
 import { DocumentStore, startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { exportDocuments, type ExportOptions } from '../../src/visit/export/index.js';
 import { recordedStart, recordValue, sinceFromTimestamp } from '../../src/visit/export/since.js';

@@ -1,22 +1,21 @@
 import { WorkerChannel } from '../../threads/channel.js';
 import { SnapshotBarrier } from '../../threads/barrier.js';
 import { fromWireError, type WireError } from '../../threads/errors.js';
-import { checkFeedOptions } from '../check-options.js';
-import { checkpointToResume, resumeSkip, type FeedCheckpoint, type SaveState } from '../feed-checkpoint.js';
-import { FeedRun, type FeedOutcome, type FeedProgress, type StopReason } from '../run.js';
-import type { FeedOptions } from '../options.js';
+import { resumeSkip } from '../feed-checkpoint.js';
+import type { DriverCut, DriverEnd, DriverFigures, DriverRun, FailureOutput, FeedDriver, StopReason } from '../driver.js';
+import { checkFeedOptions, type FeedOptions } from '../options.js';
 import { type WireProtocol } from '../../http/transport.js';
 import { createTransport } from '../../http/create-transport.js';
 import { splitEndpoint } from '../../http/endpoint.js';
-import type { FeedCounters } from '../stats.js';
 import { FeedStats } from '../stats.js';
 import { defaultMaxInflight } from '../throttle.js';
-import { describeInputs, readSources, type FeedSource, type OpenPosition } from '../source.js';
+import { readSources, type FeedSource, type InputInfo, type InputPosition, type OpenPosition } from '../source.js';
 import type { RawItem } from '../../core/operation-splitter.js';
 import { itemPosition, packBatch } from './batch.js';
 import type { FeedProtocol, FromWorker, RelayedFailure, ToWorker, WorkerSnapshot, WorkerStart, WorkerState } from './messages.js';
 import { routeId, workerOf } from './route.js';
 import { Sleeper } from '../../structures/sleeper.js';
+import { positionAfter, settleUnsent } from '../unsent.js';
 
 /** Batches a worker may have been sent and not yet pulled: enough to keep it busy, few enough to bound memory. */
 const maxAhead = 4;
@@ -42,8 +41,8 @@ interface Lane {
  * `feed --workers N`: reads and cuts the input on this thread, routes each operation's raw bytes by a hash of
  * its id to one of N worker threads (each a feed engine with its share of the connections and the in-flight
  * limit), and makes one feed of them: one summary (counters added, histograms merged), one failure output
- * (written here), one checkpoint, one progress: one `FeedRun`, as the engine on one thread has. The same surface
- * as that engine, behind the exported `Feeder`: `run`, `stop`, `progress`, `snapshot`, `checkpoint`.
+ * (written here), one checkpoint, one progress. The `Feeder` drives it as it drives the engine on one thread
+ * (`FeedDriver`), and owns the run around it.
  *
  * The checkpoint, every `checkpointIntervalMs` and at the end: reading pauses, every worker is asked for its
  * unfinished operations (a `SnapshotBarrier` round); failures a worker sends after its answer are held back until the save is built, so
@@ -51,14 +50,21 @@ interface Lane {
  * Together with the batches not yet taken by a worker, that is the single-thread feeder's checkpoint, in the
  * same format: either path resumes the other's.
  */
-export class WorkerFeeder {
+export class WorkerCoordinator implements FeedDriver {
   private options: FeedOptions;
   /** The protocol every worker speaks, once settled. */
   private protocol: WireProtocol | undefined;
   private readonly count: number;
   private readonly lanes: Lane[] = [];
-  /** The failure output, the checkpoint file, the stop and the outcome. */
-  private readonly feedRun: FeedRun;
+  /** The run's failure output, written here. */
+  private failures: FailureOutput | undefined;
+  private inputs: InputInfo[] = [];
+  /** Whether the run keeps a checkpoint: then the positions of batches not yet taken by a worker are kept. */
+  private keepsCheckpoint = false;
+  /** Why the feed is stopping, once it is. */
+  private stopping: StopReason | undefined;
+  /** Position after the last item read, for a checkpoint when nothing is unfinished. */
+  private readPosition: InputPosition | undefined;
   /** What this thread counts itself: operations it could not cut (framing errors), items skipped by a resume. */
   private readonly own = new FeedStats();
   private readonly startedAt = performance.now();
@@ -68,17 +74,11 @@ export class WorkerFeeder {
   private workerError: Error | undefined;
   /** The checkpoint's rounds: every lane's unfinished operations at one cut. */
   private readonly barrier = new SnapshotBarrier<Lane, WorkerSnapshot>();
-  /** A periodic save is being written: the next waits for it. */
-  private saving = false;
 
   constructor(options: FeedOptions = {}) {
     checkFeedOptions(options);
     this.options = options;
     this.count = options.workers ?? 2;
-    this.feedRun = new FeedRun(options, (reason) => {
-      for (const lane of this.lanes) this.send(lane, { type: 'stop', reason });
-      this.sleeper.wakeUp();
-    });
   }
 
   /** How many threads feed. */
@@ -99,29 +99,24 @@ export class WorkerFeeder {
 
   /** Why the feed is stopping, once it is. */
   get stopReason(): StopReason | undefined {
-    return this.feedRun.stopReason;
+    return this.stopping;
   }
 
-  /** The workers' running totals added up, with their latency histograms merged, as the engine's `snapshot()`. */
-  snapshot(): FeedCounters & { inflight: number; limit: number } {
-    const s = this.stats;
-    return { ...s.snapshot(), inflight: this.sum((st) => st.inflight), limit: this.sum((st) => st.limit) };
+  /** The workers' figures added up, their latency histograms merged, as the engine's. */
+  figures(): DriverFigures {
+    return { stats: this.stats, inflight: this.sum((st) => st.inflight), limit: this.sum((st) => st.limit), read: this.read };
   }
 
-  /** The workers' progress added up, as the engine's `progress()`. */
-  progress(): FeedProgress {
-    return this.feedRun.progress(
-      this.stats,
-      this.sum((st) => st.inflight),
-      this.sum((st) => st.limit),
-      this.read,
-    );
-  }
-
-  /** Stops the feed as Ctrl-C does: stop reading, every worker stops, the checkpoint covers what is unfinished. */
+  /** Stops the feed as Ctrl-C does (the first reason given stands): stop reading, every worker stops. */
   stop(reason: StopReason = 'interrupted'): void {
-    this.feedRun.stop(reason);
+    if (this.stopping !== undefined) return;
+    this.stopping = reason;
+    for (const lane of this.lanes) this.send(lane, { type: 'stop', reason });
+    this.sleeper.wakeUp();
   }
+
+  /** Nothing to load here: each worker loads the transform itself. */
+  async prepare(): Promise<void> {}
 
   /**
    * With `protocol: 'auto'`, asks the server once, here, so the workers do not each ask it (and tell it once).
@@ -129,7 +124,7 @@ export class WorkerFeeder {
    */
   private async settleProtocol(): Promise<void> {
     const o = this.options;
-    const asked = o.http2 === true ? 'h2' : (o.protocol ?? 'auto');
+    const asked = o.protocol ?? 'auto';
     if (asked !== 'auto') {
       this.protocol = asked;
       o.onProtocol?.(asked);
@@ -147,32 +142,27 @@ export class WorkerFeeder {
     }
   }
 
-  /** Feeds `source` over the workers; resolves as the engine's `run()` does. Call once. */
-  async run(source: FeedSource): Promise<FeedOutcome> {
+  /** Feeds `source` over the workers, reading from where `run.resume` stands; resolves once every worker has ended. */
+  async feed(source: FeedSource, run: DriverRun): Promise<DriverEnd> {
     const options = this.options;
-    const run = this.feedRun;
-    const inputs = describeInputs(source);
-    const resume = await checkpointToResume(options, inputs);
-    run.open(inputs, resume, typeof options.checkpoint === 'string' ? options.checkpoint : undefined);
-    const intervalMs = run.checkpointIntervalMs;
+    const resume = run.resume;
+    this.inputs = run.inputs;
+    this.keepsCheckpoint = run.keepsCheckpoint;
+    const failures = (this.failures = run.failures);
     await this.settleProtocol();
     for (let i = 0; i < this.count; i++) this.lanes.push(this.startLane(i));
-    const timer = run.keepsCheckpoint && intervalMs > 0 ? setInterval(() => this.gather(), intervalMs) : undefined;
-    timer?.unref();
-    run.watchSignal();
-    const failures = run.failures;
     let readError: { error: unknown } | undefined;
     try {
-      if (resume?.position !== null && run.stopReason === undefined) {
+      if (resume?.position !== null && this.stopping === undefined) {
         const from = resume?.position ?? undefined;
         const skip = resume !== undefined ? resumeSkip(resume) : undefined;
         for await (const batch of readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, format: options.inputFormat, rows: options.rows, from, skip }, run.readProgress)) {
           // Nothing is routed while a checkpoint is gathered: its read position must be the one the answers cover.
           while (this.barrier.open) await this.sleeper.sleep();
           this.route(batch.items, batch.input, batch.name);
-          while (run.stopReason === undefined && this.lanes.some((l) => l.sent - l.taken >= maxAhead && !l.channel.exited)) await this.sleeper.sleep();
+          while (this.stopping === undefined && this.lanes.some((l) => l.sent - l.taken >= maxAhead && !l.channel.exited)) await this.sleeper.sleep();
           if (failures !== undefined) await failures.drained();
-          if (run.stopReason !== undefined) break;
+          if (this.stopping !== undefined) break;
         }
       }
     } catch (err) {
@@ -181,27 +171,17 @@ export class WorkerFeeder {
     }
     for (const lane of this.lanes) this.send(lane, { type: 'end' });
     while (this.lanes.some((l) => !l.channel.exited)) await this.sleeper.sleep();
-    clearInterval(timer);
-    await run.close();
     if (readError !== undefined) throw readError.error;
     if (this.workerError !== undefined) throw this.workerError;
-    return this.outcome();
+    return this.end();
   }
 
-  /**
-   * What a checkpoint saved now holds: the unfinished operations of every lane at its last snapshot (exact
-   * once all workers have ended), the read position, the counts.
-   */
-  private saveState(): SaveState {
+  /** The unfinished operations of every lane at its last snapshot (exact once all workers have ended), and the read position. */
+  cut(): DriverCut {
     const open: OpenPosition[] = [];
     for (const lane of this.lanes) for (const e of lane.open) open.push(e);
     open.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    return this.feedRun.saveState(open, this.stats);
-  }
-
-  /** The checkpoint as the last snapshot of the workers gives it (as a stop would save it, without the failure output's mark). */
-  checkpoint(): FeedCheckpoint {
-    return this.feedRun.checkpoint(this.saveState());
+    return { open, read: this.readPosition };
   }
 
   /**
@@ -209,21 +189,16 @@ export class WorkerFeeder {
    * failures held back meanwhile and lets reading go on. A worker gone without an answer (a crash) cancels the
    * round: no save this time, the last one stands.
    */
-  private gather(): void {
-    if (this.barrier.open || this.saving || this.feedRun.stopReason !== undefined) return;
+  async atConsistentCut(save: () => Promise<void>): Promise<void> {
+    if (this.barrier.open || this.stopping !== undefined) return;
     const waiting = this.lanes.filter((l) => l.done === undefined && !l.channel.exited);
     if (waiting.length === 0) return;
-    void this.barrier
-      .gather(waiting, (lane) => this.send(lane, { type: 'snapshot' }))
-      .then((answers) => {
-        if (answers !== undefined && this.feedRun.keepsCheckpoint && this.feedRun.stopReason === undefined) {
-          // The failure mark is taken here, before the held failures are written.
-          this.saving = true;
-          void this.feedRun.save(this.saveState()).finally(() => (this.saving = false));
-        }
-        this.barrier.release();
-        this.sleeper.wakeUp();
-      });
+    const answers = await this.barrier.gather(waiting, (lane) => this.send(lane, { type: 'snapshot' }));
+    // The failure mark is taken as the save starts, before the held failures are written.
+    const saved = answers !== undefined && this.stopping === undefined ? save() : undefined;
+    this.barrier.release();
+    this.sleeper.wakeUp();
+    await saved;
   }
 
   /** `lane` answered (or ended): its unfinished operations are the snapshot's, and those of batches it has not taken. */
@@ -238,11 +213,12 @@ export class WorkerFeeder {
   }
 
   private writeFailures(failures: RelayedFailure[]): void {
-    const output = this.feedRun.failures;
+    const output = this.failures;
     for (const f of failures) output?.write(Buffer.from(f.bytes.buffer, f.bytes.byteOffset, f.bytes.byteLength), f.reason, f.verbatim);
   }
 
-  private async outcome(): Promise<FeedOutcome> {
+  /** How the feed ended, once every worker has: the merged summary, and what the workers said of a stop. */
+  private end(): DriverEnd {
     this.merged = undefined;
     const stats = this.stats;
     let abandoned = 0;
@@ -259,10 +235,11 @@ export class WorkerFeeder {
     stats.protocol ??= this.protocol;
     const summary = stats.summary(performance.now(), inflight, this.sum((st) => st.limit));
     summary.abandoned = abandoned;
-    return this.feedRun.outcome(summary, () => this.saveState(), {
+    return {
+      summary,
       ...(authStatus !== undefined && { authStatus }),
       ...(unreachable !== undefined && { unreachable: fromWireError(unreachable, 'VB_UNREACHABLE') }),
-    });
+    };
   }
 
   /** Routes one read batch: items this thread settles itself (skipped, uncut), the rest packed per worker. */
@@ -270,7 +247,8 @@ export class WorkerFeeder {
     const perWorker: RawItem[][] = this.lanes.map(() => []);
     for (const item of items) {
       this.read++;
-      if (this.feedRun.settleRead(this.own, input, item, name)) continue;
+      this.readPosition = positionAfter(input, item);
+      if (settleUnsent(this.own, item, name, this.failures, this.options.onResult)) continue;
       perWorker[workerOf(routeId(item.bytes), this.count)].push(item);
     }
     this.merged = undefined;
@@ -279,14 +257,14 @@ export class WorkerFeeder {
       if (share.length === 0) continue;
       const lane = this.lanes[w];
       const batch = packBatch(++lane.sent, input, name, share);
-      lane.pending.push({ n: batch.n, input, count: share.length, ...(this.feedRun.keepsCheckpoint && { meta: batch.meta.slice() }) });
+      lane.pending.push({ n: batch.n, input, count: share.length, ...(this.keepsCheckpoint && { meta: batch.meta.slice() }) });
       this.send(lane, { type: 'batch', ...batch }, [batch.bytes, batch.meta.buffer as ArrayBuffer]);
     }
   }
 
   private startLane(index: number): Lane {
     const results = this.options.onResult === undefined ? 'none' : this.options.onResultOnlyFailed === true ? 'failed' : 'all';
-    const data: WorkerStart = { options: workerOptions(this.options, this.count, index), inputs: this.feedRun.inputs, results };
+    const data: WorkerStart = { options: workerOptions(this.options, this.count, index), inputs: this.inputs, results };
     if (typeof this.options.failures === 'string') data.failuresPath = this.options.failures;
     const lane: Lane = { channel: WorkerChannel.spawn<FeedProtocol>(import.meta.url, 'worker', data), sent: 0, taken: 0, pending: [], state: undefined, open: [], done: undefined };
     lane.channel

@@ -4,7 +4,7 @@ import type { FeedOptions } from '../options.js';
 import type { OperationResult } from '../operation-result.js';
 import type { InputInfo, OpenPosition } from '../source.js';
 import type { FeedStatsState } from '../stats.js';
-import type { StopReason } from '../run.js';
+import type { StopReason } from '../driver.js';
 import type { ItemBatch } from './batch.js';
 
 /** What a worker thread starts with (`workerData`). */

@@ -1,11 +1,11 @@
 /**
- * Entry of a feed worker thread: a feed engine (through its seam, `WorkerEngine`) on the batches the coordinator routes here. Failures and results go
+ * Entry of a feed worker thread: a feed engine on the batches the coordinator routes here. Failures and results go
  * back in batches; its state (counters, histograms, first unfinished position) a few times a second, its
  * unfinished operations when the coordinator asks (for a checkpoint) and at the end. It writes no file.
  */
 import { ParentChannel } from '../../threads/channel.js';
 import { toWireError } from '../../threads/errors.js';
-import { workerEngine } from '../engine.js';
+import { FeedEngine } from '../engine.js';
 import type { FailureReason } from '../failures.js';
 import type { OperationResult } from '../operation-result.js';
 import type { SourceBatch } from '../source.js';
@@ -48,19 +48,16 @@ function flushResults(): void {
 }
 
 const relay = new FailureRelay(start.failuresPath ?? '');
-const engine = workerEngine(
-  {
-    ...start.options,
-    ...(start.results !== 'none' && {
-      onResultOnlyFailed: start.results === 'failed',
-      onResult: (r: OperationResult) => {
-        results.push({ ok: r.ok, ...(r.id !== undefined && { id: r.id }), ...(r.kind !== undefined && { kind: r.kind }), ...(r.status !== undefined && { status: r.status }), ...(r.message !== undefined && { message: r.message }), attempts: r.attempts, input: r.input, line: r.line });
+const engine = new FeedEngine({
+  ...start.options,
+  ...(start.results !== 'none' && {
+    onResultOnlyFailed: start.results === 'failed',
+    onResult: (r: OperationResult) => {
+      results.push({ ok: r.ok, ...(r.id !== undefined && { id: r.id }), ...(r.kind !== undefined && { kind: r.kind }), ...(r.status !== undefined && { status: r.status }), ...(r.message !== undefined && { message: r.message }), attempts: r.attempts, input: r.input, line: r.line });
         if (results.length >= 1024) flushResults();
       },
     }),
-  },
-  relay,
-);
+});
 
 /** The batches routed here, handed to the engine as it pulls; ends at 'end', or at a stop (the rest stays unfinished). */
 const queue: SourceBatch[] = [];
@@ -135,15 +132,18 @@ const ticker = setInterval(() => {
 }, 250);
 
 try {
-  const outcome = await engine.feedBatches(batches(), start.inputs);
+  await engine.prepare();
+  const end = await engine.feedBatches(batches(), { inputs: start.inputs, failures: relay });
+  await relay.close();
   clearInterval(ticker);
+  const stopped = engine.stopReason;
   post({
     type: 'done',
     ...snapshot(),
-    abandoned: outcome.summary.abandoned,
-    ...(outcome.stopped !== undefined && { stopped: outcome.stopped }),
-    ...(outcome.authStatus !== undefined && { authStatus: outcome.authStatus }),
-    ...(outcome.unreachable !== undefined && { unreachable: toWireError(outcome.unreachable) }),
+    abandoned: end.summary.abandoned,
+    ...(stopped !== undefined && { stopped }),
+    ...(stopped !== undefined && end.authStatus !== undefined && { authStatus: end.authStatus }),
+    ...(stopped !== undefined && end.unreachable !== undefined && { unreachable: toWireError(end.unreachable) }),
   });
 } catch (err) {
   clearInterval(ticker);
