@@ -109,6 +109,20 @@ function optionsToResume(options: FeedOptions): FeedOptions {
  * Feeder owns the run around either: the failure output, the checkpoint (periodic saves and the final one), the
  * caller's signal, the progress figures and the outcome; the driver owns the operations, its counters and its stop.
  * Beside `feed()`, for a caller that wants to watch (`progress()`, `snapshot()`, `checkpoint()`) or stop it.
+ * @example
+ * ```ts
+ * import { Feeder } from 'vespa-bulk';
+ *
+ * const feeder = new Feeder({ endpoint: 'http://127.0.0.1:8080', checkpoint: 'feed.checkpoint.json' });
+ * const watch = setInterval(() => {
+ *   const p = feeder.progress();
+ *   console.error(`${p.ok} ok, ${p.failed} failed, ${p.inflight} in flight`);
+ * }, 1000);
+ * process.once('SIGINT', () => feeder.stop());
+ * const outcome = await feeder.run(['corpus.jsonl']);
+ * clearInterval(watch);
+ * if (outcome.stopped) console.error(`stopped (${outcome.stopped}); rerun to go on from ${outcome.checkpointFile}`);
+ * ```
  */
 export class Feeder {
   private readonly options: FeedOptions;
