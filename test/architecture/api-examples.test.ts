@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publishedEntries } from '../../scripts/api-surface.mjs';
+import { kindOf, publishedEntries, valueKinds } from '../../scripts/api-surface.mjs';
 
 /**
  * Every value a package entry exports shows its use in a TSDoc `@example`, and every example compiles against the
@@ -78,7 +78,7 @@ function collect(program: ts.Program): { entry: string; name: string; examples: 
     const file = program.getSourceFile(join(repo, entry.source))!;
     return checker.getExportsOfModule(checker.getSymbolAtLocation(file)!).flatMap((symbol) => {
       const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
-      if (!(target.flags & ts.SymbolFlags.Value) || (symbol.declarations ?? []).some((d) => ts.isExportSpecifier(d) && (d.isTypeOnly || d.parent.parent.isTypeOnly))) return [];
+      if (!valueKinds.has(kindOf(checker, symbol))) return [];
       const examples = (target.declarations ?? []).flatMap((d) =>
         examplesOf(d).map((x) => ({ entry: entry.name, name: symbol.name, source: d.getSourceFile().fileName.slice(repo.length), ...x })),
       );
