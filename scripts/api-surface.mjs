@@ -29,7 +29,8 @@ function typeOnly(symbol) {
   return (symbol.declarations ?? []).some((d) => (ts.isExportSpecifier(d) && (d.isTypeOnly || d.parent.parent.isTypeOnly)) || (ts.isNamespaceExport(d) && d.parent.isTypeOnly));
 }
 
-function kindOf(checker, symbol) {
+/** What kind of export `symbol` is: a value (class, function, enum, const) or a type (interface, type). */
+export function kindOf(checker, symbol) {
   const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
   const f = target.flags;
   if (!typeOnly(symbol)) {

@@ -5,11 +5,12 @@
  * less JSON to write and to parse for embeddings, and which a feed reads back unchanged.
  * @example
  * ```ts
- * import { tensorFormats, type TensorFormat } from 'vespa-bulk';
+ * import { tensorFormats, visit, type TensorFormat } from 'vespa-bulk';
  *
- * const asked = 'short-value';
+ * const asked = process.env.TENSOR_FORMAT ?? 'short-value';
  * if (!(tensorFormats as readonly string[]).includes(asked)) throw new Error(`no tensor format ${asked}`);
- * const format = asked as TensorFormat;
+ * const tensorFormat = asked as TensorFormat;
+ * for await (const doc of visit({ endpoint: 'http://127.0.0.1:8080', cluster: 'content', tensorFormat })) console.log(doc.id, doc.fields?.embedding);
  * ```
  */
 export const tensorFormats = ['short', 'long', 'short-value', 'long-value', 'hex', 'hex-value'] as const;

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { alternateProtocols, expectSpoke, protocolFlag } from '../support/protocols.js';
-import { expectNothingLost, failureLines, failureReasons, mixedOperations, runCli, seededInt, tempDir, writeJsonl } from './harness.js';
+import { expectNothingLost, failureLines, failureReasons, mixedOperations, runCli, seededInt, tempDir, writeJsonl, type Op } from './harness.js';
 
 /**
  * A feed killed outright (SIGKILL: no handler runs, nothing is flushed on the way out) at a random point,
@@ -23,6 +23,12 @@ const runs = [
   { workers: 1, seeds: seeds.slice(0, 3), afterSave: false },
   { workers: 2, seeds: seeds.slice(3), afterSave: true },
 ];
+
+/** How the simulator's request log shows an operation of the corpus: method and document path. */
+function requestKey(o: Op): string {
+  const [method, id] = 'put' in o ? ['POST', o.put] : 'update' in o ? ['PUT', o.update] : ['DELETE', o.remove];
+  return `${method} /document/v1/ns/music/docid/${String(id).split('::')[1]}`;
+}
 
 describe.each(runs)('feed --workers $workers killed with SIGKILL, then the same command again', ({ workers, seeds, afterSave }) => {
   const cleanups: (() => unknown)[] = [];
@@ -66,7 +72,9 @@ describe.each(runs)('feed --workers $workers killed with SIGKILL, then the same 
       expect(first.signalled, why).toBe(true);
       expect(first.signal, why).toBe('SIGKILL');
       const saved = existsSync(join(dir, 'cp.json'));
-      const checkpoint = saved ? (JSON.parse(readFileSync(join(dir, 'cp.json'), 'utf8')) as { ok: number; unfinished?: unknown[]; readTo?: { line: number } }) : undefined;
+      const checkpoint = saved
+        ? (JSON.parse(readFileSync(join(dir, 'cp.json'), 'utf8')) as { ok: number; unfinished?: [input: number, offset: number, line: number][]; readTo?: { offset: number; line: number } })
+        : undefined;
 
       run = 1;
       const second = await runCli(args, { cwd: dir });
@@ -89,6 +97,21 @@ describe.each(runs)('feed --workers $workers killed with SIGKILL, then the same 
       // The rerun sends what the checkpoint left open and nothing more: every line read before `readTo` that
       // it does not list unfinished is skipped (one operation per line here).
       if (checkpoint?.readTo !== undefined) expect(s2['feeder.skipped.count'], f2).toBe(checkpoint.readTo.line - checkpoint.unfinished!.length);
+      // And these are the operations it sent: those the checkpoint left open (listed unfinished, or read from
+      // `readTo` on; all of them when the kill came before a save), less the bogus ones, which fail unsent. So
+      // an operation went out in both runs only if the checkpoint had not recorded it finished. (A request of the
+      // killed run answered late is one of these too: it was in flight, so not finished at the last save.)
+      if (!saved || checkpoint?.readTo !== undefined) {
+        const unfinished = new Set(checkpoint?.unfinished?.map(([, offset]) => offset));
+        let offset = 0;
+        const open = new Set<string>();
+        for (const o of ops) {
+          if (!('bogus' in o) && (checkpoint === undefined || offset >= checkpoint.readTo!.offset || unfinished.has(offset))) open.add(requestKey(o));
+          offset += JSON.stringify(o).length + 1;
+        }
+        const twice = [...sent[1]].filter((k) => sent[0].has(k)).length;
+        expect([...sent[1]].sort(), `${why}: ${twice} of ${ops.length} operations sent by both runs`).toEqual([...open].sort());
+      }
 
       // The finished checkpoint: the same command once more sends nothing.
       run = 0;
