@@ -139,7 +139,7 @@ const chunkOperations = 64;
 export async function bench(options: BenchOptions): Promise<BenchResult> {
   const sources = [options.app, options.configUrl, options.model, options.template].filter((s) => s !== undefined).length;
   if (sources !== 1) throw new VespaBulkError('VB_USAGE', 'bench needs exactly one of an application package (--app), a config server (--config-url) or a template document (--template)');
-  const rates = options.rate === undefined ? [] : Array.isArray(options.rate) ? options.rate : [options.rate];
+  const rates = askedRates(options.rate);
   for (const r of rates) if (!(typeof r === 'number' && Number.isFinite(r) && r > 0)) throw new VespaBulkError('VB_USAGE', `rate must be a number > 0 (operations per second), not ${String(r)}`);
   for (const [name, v] of [['durationSeconds', options.durationSeconds], ['stepSeconds', options.stepSeconds], ['sloMs', options.sloMs]] as const) {
     if (v !== undefined && !(Number.isFinite(v) && v > 0)) throw new VespaBulkError('VB_USAGE', `${name} must be a number > 0, not ${v}`);
@@ -153,7 +153,7 @@ export async function bench(options: BenchOptions): Promise<BenchResult> {
   const maker = await documentMaker(options, random, runTag);
   const generator = new OperationGenerator(maker, random, mix);
   const criteria = { sloMs: options.sloMs ?? 100, max429Share, minAchievedShare };
-  const profile: BenchResult['profile'] = rates.length === 0 ? 'adaptive' : rates.length === 1 ? 'rate' : 'steps';
+  const profile = profileOf(rates);
   const startedAt = new Date().toISOString();
   const steps: BenchStep[] = [];
   let stoppedPastKnee = false;
@@ -161,7 +161,7 @@ export async function bench(options: BenchOptions): Promise<BenchResult> {
   for (let index = 0; index < plan.length; index++) {
     const rate = plan[index];
     const seconds = profile === 'steps' ? (options.stepSeconds ?? options.durationSeconds ?? 30) : options.durationSeconds;
-    const name = profile === 'steps' ? `step ${index + 1} at ${rate}/s` : profile === 'rate' ? `${rate}/s` : 'adaptive';
+    const name = stepName(profile, index, rate);
     const step = await runStep(options, generator, { index, name, rate, seconds, count: options.count });
     if (rate !== undefined) step.held = isHeld({ targetRate: rate, achievedRate: step.achievedRate, p99Ms: step.p99Ms, throttledShare: step.throttledShare }, criteria);
     steps.push(step);
@@ -180,6 +180,29 @@ export async function bench(options: BenchOptions): Promise<BenchResult> {
     result.stoppedPastKnee = stoppedPastKnee;
   }
   return result;
+}
+
+/** The rates `rate` asks for, in order: none for the adaptive profile. */
+function askedRates(rate: BenchOptions['rate']): number[] {
+  if (rate === undefined) return [];
+  return Array.isArray(rate) ? rate : [rate];
+}
+
+/** No asked rate is the adaptive profile, one a fixed rate, more a series of steps. */
+function profileOf(rates: readonly number[]): BenchResult['profile'] {
+  if (rates.length === 0) return 'adaptive';
+  return rates.length === 1 ? 'rate' : 'steps';
+}
+
+function stepName(profile: BenchResult['profile'], index: number, rate: number | undefined): string {
+  switch (profile) {
+    case 'steps':
+      return `step ${index + 1} at ${rate}/s`;
+    case 'rate':
+      return `${rate}/s`;
+    case 'adaptive':
+      return 'adaptive';
+  }
 }
 
 async function documentMaker(options: BenchOptions, random: Random, runTag: string): Promise<DocumentMaker> {

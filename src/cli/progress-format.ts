@@ -64,12 +64,16 @@ export function formatDuration(seconds: number): string {
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
   const r = s % 60;
-  return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : m > 0 ? `${m}m${String(r).padStart(2, '0')}s` : `${r}s`;
+  if (h > 0) return `${h}h${String(m).padStart(2, '0')}m`;
+  return m > 0 ? `${m}m${String(r).padStart(2, '0')}s` : `${r}s`;
 }
+
+/** The units of a byte count above bytes, largest first: a count is shown in the first whose scale it reaches. */
+const byteUnits: readonly (readonly [number, string])[] = [[1e9, 'GB'], [1e6, 'MB'], [1e3, 'kB']];
 
 /** `read/total unit`, both in the unit the total reads best in (B, kB, MB, GB): a small input is not `0.0/0.0 MB`. */
 export function formatBytesPair(read: number, total: number): string {
-  const [scale, unit] = total >= 1e9 ? [1e9, 'GB'] : total >= 1e6 ? [1e6, 'MB'] : total >= 1e3 ? [1e3, 'kB'] : [1, 'B'];
+  const [scale, unit] = byteUnits.find(([s]) => total >= s) ?? [1, 'B'];
   const figure = (bytes: number): string => {
     const n = bytes / scale;
     return scale === 1 || n >= 100 ? formatCount(n) : n.toFixed(1);

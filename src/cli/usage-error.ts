@@ -102,7 +102,7 @@ function kebab(name: string): string {
  * longer word), or one of the two a prefix of the other (`--target-url` for `--target`); the nearest first.
  */
 export function closestName(word: string, candidates: readonly string[]): string | undefined {
-  const allowed = word.length <= 4 ? 1 : word.length <= 8 ? 2 : 3;
+  const allowed = allowedEdits(word.length);
   let best: { name: string; distance: number } | undefined;
   for (const name of candidates) {
     const distance = editDistance(word, name);
@@ -113,9 +113,16 @@ export function closestName(word: string, candidates: readonly string[]): string
   return best?.name;
 }
 
+/** Letters a word may be off by and still be a typo of a name: one in a short word, more in a longer. */
+function allowedEdits(length: number): number {
+  if (length <= 4) return 1;
+  return length <= 8 ? 2 : 3;
+}
+
 /** Edits (insert, delete, replace, swap of two neighbours) from `a` to `b`: optimal string alignment distance. */
 export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  // The first row and column are the distances from and to an empty prefix (one of i and j is 0: their sum).
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 || j === 0 ? i + j : 0)));
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;

@@ -31,6 +31,9 @@ export interface RawItem {
 type Mode = 'detect' | 'lines' | 'objects' | 'array';
 type ArrayState = 'value' | 'separator' | 'done';
 
+/** The input's format as a splitter in each mode knows it: `unknown` until its first byte. */
+const formatOfMode: Record<Mode, OperationSplitter['format']> = { detect: 'unknown', lines: 'jsonl', objects: 'objects', array: 'array' };
+
 export class OperationSplitter {
   private mode: Mode = 'detect';
   private arrayState: ArrayState = 'value';
@@ -63,7 +66,7 @@ export class OperationSplitter {
   private garbageReason = '';
 
   get format(): 'jsonl' | 'objects' | 'array' | 'unknown' {
-    return this.mode === 'lines' ? 'jsonl' : this.mode === 'detect' ? 'unknown' : this.mode;
+    return formatOfMode[this.mode];
   }
 
   /** Cuts `chunk`, appending complete items to `out`. */

@@ -97,8 +97,19 @@ export function parseDocumentId(id: string): DocumentId {
  * ```
  */
 export function formatDocumentId(id: DocumentId): string {
-  const kv = id.kind === 'number' ? `n=${id.number}` : id.kind === 'group' ? `g=${id.group}` : '';
-  return `id:${id.namespace}:${id.type}:${kv}:${id.local}`;
+  return `id:${id.namespace}:${id.type}:${keyValuePart(id)}:${id.local}`;
+}
+
+/** The part between the type and the local id: `n=…` or `g=…`, empty for a plain id. */
+function keyValuePart(id: DocumentId): string {
+  switch (id.kind) {
+    case 'number':
+      return `n=${id.number}`;
+    case 'group':
+      return `g=${id.group}`;
+    default:
+      return '';
+  }
 }
 
 /**

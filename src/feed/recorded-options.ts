@@ -84,7 +84,8 @@ function normalised(key: string, value: unknown): unknown {
   if (value === undefined || value === false) return undefined;
   switch (key) {
     case 'transform':
-      return typeof value === 'function' ? functionTransform : value instanceof URL ? value.href : value;
+      if (typeof value === 'function') return functionTransform;
+      return value instanceof URL ? value.href : value;
     case 'rows.operation':
       return value === 'put' ? undefined : value;
     case 'rows.timestampUnit':
@@ -190,7 +191,10 @@ export class ResumeConflictError extends OptionError {
     if (this.recorded === functionTransform && this.given === undefined) {
       return `${this.file} was written with a transform function (${option}), which a checkpoint cannot keep: give it again`;
     }
-    const with_ = (value: unknown): string => (value === undefined || value === false ? `without ${option}` : value === true ? `with ${option}` : `with ${option} ${shown(value)}`);
+    const with_ = (value: unknown): string => {
+      if (value === undefined || value === false) return `without ${option}`;
+      return value === true ? `with ${option}` : `with ${option} ${shown(value)}`;
+    };
     const what = this.option === 'route' ? `give the same, or ${override} to feed the rest with ${option} ${shown(this.given)}` : 'give the same, or leave it out to take it from the checkpoint';
     return `${this.file} was written ${with_(this.recorded)}, not ${with_(this.given)}: a resume sends the rest of the feed as it began; ${what}`;
   }

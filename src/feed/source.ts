@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { VespaBulkError } from '../core/errors.js';
 import { OperationSplitter, type RawItem } from '../core/operation-splitter.js';
 import { isUrlInput, openUrlInput, redactUrl } from './url-input.js';
-import { breakAsError, brokenInput, decompress, inputBreak } from './decompress.js';
+import { breakAsError, brokenInput, decompress, inputBreak, type Codec } from './decompress.js';
 import { tableFormatOf, type InputFormat, type TableFormat } from '../tabular/input-format.js';
 import type { RowOptions } from '../tabular/row-operation.js';
 import type { DocumentModel } from '../schema/document-model.js';
@@ -63,8 +63,14 @@ export interface InputInfo {
   size?: number;
 }
 
+/** The inputs a source names (files, URLs, '-'); none for a stream or an iterable. */
+function pathsOf(source: FeedSource): readonly string[] | undefined {
+  if (typeof source === 'string') return [source];
+  return Array.isArray(source) && source.every((s) => typeof s === 'string') ? source : undefined;
+}
+
 export function describeInputs(source: FeedSource): InputInfo[] {
-  const paths = typeof source === 'string' ? [source] : Array.isArray(source) && source.every((s) => typeof s === 'string') ? (source) : undefined;
+  const paths = pathsOf(source);
   if (paths === undefined) return [{ name: isByteStream(source) ? '<stream>' : '<iterable>' }];
   return paths.map((p) => {
     if (p === '-') return { name: '-' };
@@ -177,8 +183,14 @@ function openInput(name: string, options: ReadOptions, progress: ReadProgress): 
   raw.on('data', (chunk: Buffer) => {
     progress.bytes += chunk.length;
   });
-  const codec = name.endsWith('.zst') ? 'zstd' : name.endsWith('.gz') ? 'gzip' : undefined;
+  const codec = codecOfName(name);
   return codec === undefined ? raw : decompress(raw, codec, options.chunkBytes ?? defaultChunkBytes);
+}
+
+/** A file is compressed by its extension: `.zst` zstd, `.gz` gzip. */
+function codecOfName(name: string): Codec | undefined {
+  if (name.endsWith('.zst')) return 'zstd';
+  return name.endsWith('.gz') ? 'gzip' : undefined;
 }
 
 async function* readStream(stream: Readable, input: number, name: string, options: ReadOptions, progress: ReadProgress, start?: { offset: number; line: number }): AsyncGenerator<SourceBatch> {

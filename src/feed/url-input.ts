@@ -169,7 +169,7 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
   }
 
   const raw = Readable.from(wire(), { objectMode: false });
-  const codec = gzip ? 'gzip' : zstd ? 'zstd' : undefined;
-  if (codec === undefined) return { stream: raw, start: wireStart };
-  return { stream: decompress(raw, codec, options.chunkBytes ?? 256 * 1024), start: 0 };
+  if (!gzip && !zstd) return { stream: raw, start: wireStart };
+  // An answer that says gzip (a header can, whatever the path) is gzip, a .zst path included.
+  return { stream: decompress(raw, gzip ? 'gzip' : 'zstd', options.chunkBytes ?? 256 * 1024), start: 0 };
 }

@@ -83,7 +83,8 @@ export function headersToObject(headers: readonly string[]): Record<string, stri
     const k = headers[i];
     const v = headers[i + 1];
     const prev = out[k];
-    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+    if (prev === undefined) out[k] = v;
+    else out[k] = Array.isArray(prev) ? [...prev, v] : [prev, v];
   }
   return out;
 }

@@ -36,6 +36,14 @@ export type TransportFailure =
 /** Failures after which the request surely never reached the service. */
 const neverSent = new Set<TransportFailure>(['connect', 'connect-timeout', 'tls', 'not-h2', 'refused', 'invalid']);
 
+const timeouts = new Set<TransportFailure>(['headers-timeout', 'body-timeout', 'connect-timeout']);
+
+/** The error code of a failure: an abort and a timeout have their own, any other is a transport failure. */
+function codeOf(failure: TransportFailure): TransportError['code'] {
+  if (failure === 'aborted') return 'VB_ABORTED';
+  return timeouts.has(failure) ? 'VB_TIMEOUT' : 'VB_TRANSPORT';
+}
+
 /**
  * A request that failed in transport; `failure` says how, `maybeApplied` whether the service may have applied it.
  * @example
@@ -68,8 +76,7 @@ export class TransportError extends VespaBulkError {
   readonly detail: string | undefined;
 
   constructor(failure: TransportFailure, message: string, options: { unreachable?: string; detail?: string; cause?: unknown } = {}) {
-    const code = failure === 'aborted' ? 'VB_ABORTED' : failure === 'headers-timeout' || failure === 'body-timeout' || failure === 'connect-timeout' ? 'VB_TIMEOUT' : 'VB_TRANSPORT';
-    super(code, message, { cause: options.cause });
+    super(codeOf(failure), message, { cause: options.cause });
     this.name = 'TransportError';
     this.failure = failure;
     this.maybeApplied = !neverSent.has(failure);

@@ -7,7 +7,13 @@ export function figure(n: number): string {
   if (Number.isInteger(n)) return n.toLocaleString('en-US');
   const size = Math.abs(n);
   if (size < 1) return n.toLocaleString('en-US', { maximumSignificantDigits: 3 });
-  return n.toLocaleString('en-US', { maximumFractionDigits: size >= 100 ? 0 : size >= 10 ? 1 : 2 });
+  return n.toLocaleString('en-US', { maximumFractionDigits: fractionDigits(size) });
+}
+
+/** Decimals worth showing of a figure of 1 or more: none from 100 on, one from 10, else two. */
+function fractionDigits(size: number): number {
+  if (size >= 100) return 0;
+  return size >= 10 ? 1 : 2;
 }
 
 /**

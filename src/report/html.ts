@@ -19,8 +19,15 @@ const scriptSafe = (s: string) => s.replace(/</g, '\\u003c');
 
 function flagsText(flags: Record<string, unknown>): string {
   return Object.entries(flags)
-    .map(([k, v]) => (k === '_' ? (v as unknown[]).join(' ') : v === true ? `--${k}` : `--${k} ${Array.isArray(v) ? v.join(` --${k} `) : String(v)}`))
+    .map(([k, v]) => flagText(k, v))
     .join(' ');
+}
+
+/** One recorded flag as given: the positionals as they are, a switch bare, a repeated flag once per value. */
+function flagText(k: string, v: unknown): string {
+  if (k === '_') return (v as unknown[]).join(' ');
+  if (v === true) return `--${k}`;
+  return `--${k} ${Array.isArray(v) ? v.join(` --${k} `) : String(v)}`;
 }
 
 /** The headline figures: what a reader looks for first. */

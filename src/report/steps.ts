@@ -29,6 +29,11 @@ function figuresOf(run: RecordedRun, s: StepRecord): Figures {
   return { seconds, okRate: seconds > 0 ? ok / seconds : 0, p99Ms: percentileMs(h, 99), throttledShare: responses === 0 ? 0 : throttled / responses };
 }
 
+function heldCell(held: boolean | undefined): string | undefined {
+  if (held === undefined) return undefined;
+  return held ? 'yes' : '<b>no</b>';
+}
+
 const columns: Column[] = [
   { head: 'step', cell: (s) => s.name },
   // An adaptive step asks for no rate: as fast as the cluster takes.
@@ -36,7 +41,7 @@ const columns: Column[] = [
   // The bench's own verdict counts operation latency from when each was due; the answers' p99 beside it does not.
   { head: 'achieved /s', none: 'not judged', cell: (s) => (s.verdict === undefined ? undefined : figure(s.verdict.achievedRate)) },
   { head: 'operation p99 ms (from due)', none: 'not judged', cell: (s) => (s.verdict === undefined ? undefined : figure(s.verdict.p99Ms)) },
-  { head: 'held', none: 'not judged: no asked rate', cell: (s) => (s.verdict?.held === undefined ? undefined : s.verdict.held ? 'yes' : '<b>no</b>') },
+  { head: 'held', none: 'not judged: no asked rate', cell: (s) => heldCell(s.verdict?.held) },
   { head: 'seconds', cell: (_, f) => figure(Number(f.seconds.toFixed(1))) },
   { head: 'ok/s', cell: (_, f) => figure(f.okRate) },
   { head: 'answer p99 ms', cell: (_, f) => figure(f.p99Ms) },

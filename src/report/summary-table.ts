@@ -75,8 +75,11 @@ export function isNamed(key: string): boolean {
   return key in named || key === byCodeKey || latencyKey.test(key);
 }
 
+/** The units of a byte count above bytes, largest first: a count is shown in the first whose scale it reaches. */
+const byteUnits: readonly (readonly [number, string])[] = [[1e9, 'GB'], [1e6, 'MB'], [1e3, 'kB']];
+
 function bytesText(n: number): string {
-  const [scale, unit] = n >= 1e9 ? [1e9, 'GB'] : n >= 1e6 ? [1e6, 'MB'] : n >= 1e3 ? [1e3, 'kB'] : [1, 'bytes'];
+  const [scale, unit] = byteUnits.find(([s]) => n >= s) ?? [1, 'bytes'];
   return `${figure(n / scale)} ${unit}`;
 }
 
@@ -162,6 +165,11 @@ export function recordTables(summary: Record<string, unknown>): string {
     .join('');
 }
 
+/** A group's rows as a table; nothing for a group without any. */
+function kvTable(rows: string[]): string {
+  return rows.length === 0 ? '' : `<table class="kv">${rows.join('')}</table>`;
+}
+
 /** The summary section: the groups, the latency grid, and every printed key with its exact value, collapsed. */
 export function summaryHtml(summary: Record<string, unknown>): string {
   const rows = new Map<Group, string[]>(groups.map((g) => [g, []]));
@@ -176,7 +184,7 @@ export function summaryHtml(summary: Record<string, unknown>): string {
     rows.get(group)!.push(`<tr><th title="${escapeHtml(key)}">${escapeHtml(label)}</th><td>${escapeHtml(shown(v, unit))}</td></tr>`);
   }
   const sections = groups.map((g) => {
-    const body = g === 'Latency (ms)' ? latencyGrid(summary) : rows.get(g)!.length === 0 ? '' : `<table class="kv">${rows.get(g)!.join('')}</table>`;
+    const body = g === 'Latency (ms)' ? latencyGrid(summary) : kvTable(rows.get(g)!);
     // The latency grid is wider than a column: a row of its own.
     return body === '' ? '' : `<section class="group${g === 'Latency (ms)' ? ' wide' : ''}"><h3>${escapeHtml(g)}</h3>${body}</section>`;
   });

@@ -106,7 +106,10 @@ export function parseTensorType(text: string): TensorType {
     else dimensions.push({ name: d.replace(/\{\}$/, ''), indexed: false });
   }
   // The service prints dimensions sorted by name, and no cell type for double.
-  dimensions.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  dimensions.sort((a, b) => {
+    if (a.name === b.name) return 0;
+    return a.name < b.name ? -1 : 1;
+  });
   return { cellType, dimensions };
 }
 

@@ -67,6 +67,18 @@ export function tokenText(node: JsonNode): string {
   }
 }
 
+/** The text the parser gives at a value's first token: a scalar's text, `{` or `[` where an object or array starts. */
+export function firstTokenText(node: JsonNode): string {
+  switch (node.kind) {
+    case 'object':
+      return '{';
+    case 'array':
+      return '[';
+    default:
+      return tokenText(node);
+  }
+}
+
 /** Parses one JSON value filling the whole text (whitespace around it allowed); undefined for an empty text. */
 export function parseJsonTree(text: string): JsonNode | undefined {
   const reader = new Reader(text);

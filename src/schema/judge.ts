@@ -1,7 +1,7 @@
 import { isNumeric, type DataType } from './data-type.js';
 import type { DocumentModel, DocumentType } from './document-model.js';
 import type { OperationKind } from '../document/operation.js';
-import { jacksonLocation, JsonSyntaxError, parseJsonTree, tokenName, tokenText, type JsonNode } from './json-tree.js';
+import { firstTokenText, jacksonLocation, JsonSyntaxError, parseJsonTree, tokenName, tokenText, type JsonNode } from './json-tree.js';
 import { readAtomic, readValue, readWeights, ValueError, type ReadContext } from './value-reader.js';
 
 /**
@@ -204,7 +204,7 @@ function judgeValueUpdate(field: string, type: DataType, op: string, value: Json
     case 'decrement':
     case 'multiply':
     case 'divide': {
-      const text = value.kind === 'object' ? '{' : value.kind === 'array' ? '[' : tokenText(value);
+      const text = firstTokenText(value);
       readAtomic(text, { kind: 'primitive', name: 'double' });
       if (!isNumeric(type)) throw new ValueError(`Expected numeric type, got ${type.name}.`, 500);
       return;

@@ -47,7 +47,8 @@ export function storedCellValue(value: number, cellType: TensorType['cellType'])
     case 'int8': {
       const f = Math.fround(value);
       if (Number.isNaN(f)) return 0;
-      const i = f >= int32 ? int32 - 1 : f <= -int32 ? -int32 : Math.trunc(f);
+      // Toward zero, held within 32 bits (infinities included), as Java's (int) cast of a float.
+      const i = Math.min(int32 - 1, Math.max(-int32, Math.trunc(f)));
       return (i << 24) >> 24;
     }
   }

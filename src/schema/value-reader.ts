@@ -1,5 +1,5 @@
 import { fieldValueClass, isDense, isMixed, type DataType, type PrimitiveName, type TensorType } from './data-type.js';
-import { tokenName, tokenText, type JsonNode } from './json-tree.js';
+import { firstTokenText, tokenName, tokenText, type JsonNode } from './json-tree.js';
 import { geoStringError } from './geo-degrees.js';
 import { predicateError } from './predicate-parser.js';
 import { hexTensorError } from './tensor-hex.js';
@@ -84,7 +84,7 @@ export function readValue(node: JsonNode, type: DataType, context: ReadContext):
 export function readWeights(node: Extract<JsonNode, { kind: 'object' }>, element: DataType): void {
   for (const [key, weight] of node.entries) {
     readAtomic(key, element);
-    const text = weight.kind === 'object' ? '{' : weight.kind === 'array' ? '[' : tokenText(weight);
+    const text = firstTokenText(weight);
     if (!isJavaInteger(text, 32)) throw new ValueError(`For input string: "${text}"`);
   }
 }
@@ -439,8 +439,14 @@ function readBlocks(node: JsonNode, t: TensorType): void {
 
 /** "At {dim:label}: ", as TensorAddress.toString(type) prints a block's mapped address (names taken from the full type, in order). */
 function blockAt(t: TensorType, ...labels: string[]): string {
-  const parts = labels.map((l, i) => `${t.dimensions[i]?.name ?? ''}:${/^[-_@A-Za-z0-9][_@$A-Za-z0-9]*$/.test(l) ? l : l.includes("'") ? `"${l}"` : `'${l}'`}`);
+  const parts = labels.map((l, i) => `${t.dimensions[i]?.name ?? ''}:${labelText(l)}`);
   return `At {${parts.join(',')}}: `;
+}
+
+/** A label as the address prints it: bare when it is a plain word, else quoted with the quote it does not hold. */
+function labelText(label: string): string {
+  if (/^[-_@A-Za-z0-9][_@$A-Za-z0-9]*$/.test(label)) return label;
+  return label.includes("'") ? `"${label}"` : `'${label}'`;
 }
 
 /** One dense block of a mixed tensor: values (nested arrays flattened) or the block's cells in hex. */

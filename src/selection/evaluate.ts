@@ -30,6 +30,12 @@ export const FALSE: Truth = 0;
 export const TRUE: Truth = 1;
 export const INVALID_TRUTH: Truth = 2;
 
+/** `not`: true and false swap; invalid stays invalid. */
+function negate(t: Truth): Truth {
+  if (t === INVALID_TRUTH) return t;
+  return t === TRUE ? FALSE : TRUE;
+}
+
 /** The one invalid value (a value expression that cannot be read). An object identity, so no field value can collide with it. */
 export const INVALID_VALUE: unique symbol = Symbol('invalid');
 /** A normalized value: scalars, null, invalid, or a non-empty collection of raw field values. */
@@ -118,10 +124,8 @@ function compareScalar(op: ComparisonOperator, l: Value, r: Value, match: Matche
   switch (op) {
     case '==':
       return equals(l, r);
-    case '!=': {
-      const e = equals(l, r);
-      return e === INVALID_TRUTH ? e : e === TRUE ? FALSE : TRUE;
-    }
+    case '!=':
+      return negate(equals(l, r));
     case '<':
     case '<=':
     case '>':
@@ -329,7 +333,8 @@ function compileField(node: Extract<ValueNode, { kind: 'field' }>): ValueFn {
       values = applyStep(values, step);
       if (values.length === 0) return null;
     }
-    return fannedOut ? (values.length === 0 ? null : values) : normalize(values[0]);
+    if (!fannedOut) return normalize(values[0]);
+    return values.length === 0 ? null : values;
   };
 }
 
@@ -500,10 +505,7 @@ export function compileBool(node: BoolNode): BoolFn {
     }
     case 'not': {
       const operand = compileBool(node.operand);
-      return (doc, ctx) => {
-        const r = operand(doc, ctx);
-        return r === INVALID_TRUTH ? r : r === TRUE ? FALSE : TRUE;
-      };
+      return (doc, ctx) => negate(operand(doc, ctx));
     }
     case 'and': {
       const left = compileBool(node.left);

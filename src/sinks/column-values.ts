@@ -71,8 +71,14 @@ export function cellText(v: unknown): string {
   return exactJsonText(v);
 }
 
+/** A number as it is, a string of digits as the number it writes; NaN for anything else. */
+function integerOf(v: unknown): number {
+  if (typeof v === 'number') return v;
+  return typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : NaN;
+}
+
 function integer(v: unknown, kind: 'int32' | 'int8'): number {
-  const n = typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : NaN;
+  const n = integerOf(v);
   const bound = kind === 'int8' ? 128 : 2 ** 31;
   if (!Number.isInteger(n) || n < -bound || n >= bound) throw mismatch(v, { kind });
   return n;

@@ -106,6 +106,12 @@ function toSliceFiles(dir: string, extension: string, openFile: OpenFile, worker
   };
 }
 
+/** A slice file's extension (before any `.gz`): a format's own, `jsonl` for the feed format's lines. */
+function sliceFileExtension(format: OutputFormat): string {
+  if (format === 'json' || format === 'csv') return format;
+  return 'jsonl';
+}
+
 /**
  * The outputs of an export: stdout, one file, or a file per slice; a file is written by `fileSink` (compressed by its
  * `.gz` name), or, where workers compress, as the gzip members they send.
@@ -120,7 +126,7 @@ export function chooseSinks(options: ChoiceOptions, format: OutputFormat, worker
   const rowsPerFile = tableParts(options, format);
   if (format === 'parquet' && (options.outputDir !== undefined || (options.output !== undefined && options.output !== '-'))) return parquetFiles(options, rowsPerFile);
   if (options.outputDir !== undefined) {
-    const extension = `${format === 'json' ? 'json' : format === 'csv' ? 'csv' : 'jsonl'}${options.gzip === true ? '.gz' : ''}`;
+    const extension = `${sliceFileExtension(format)}${options.gzip === true ? '.gz' : ''}`;
     return toSliceFiles(options.outputDir, extension, openFile, workersCompress, rowsPerFile);
   }
   if (options.output === undefined || options.output === '-') return toStdout(options.stdout);

@@ -259,11 +259,18 @@ function numbers(list: unknown[], cx: CellContext, typeName: string): number[] {
   const out = new Array<number>(list.length);
   for (let i = 0; i < list.length; i++) {
     const e = list[i];
-    const n = typeof e === 'number' ? e : typeof e === 'bigint' ? Number(e) : typeof e === 'string' && cx.text ? Number(e) : NaN;
+    const n = numberOf(e, cx);
     if (!Number.isFinite(n)) throw new CellError(`${typeName}: cell ${i} is ${describe(e)}, not a finite number`);
     out[i] = n;
   }
   return out;
+}
+
+/** A list's element as a number: a number or bigint, a string only in a text cell; NaN for anything else. */
+function numberOf(e: unknown, cx: CellContext): number {
+  if (typeof e === 'number') return e;
+  if (typeof e === 'bigint') return Number(e);
+  return typeof e === 'string' && cx.text ? Number(e) : NaN;
 }
 
 function finite(v: Float32Array | Float64Array, typeName: string): number[] {

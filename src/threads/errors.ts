@@ -16,13 +16,19 @@ export interface WireError {
 /** What of `err` crosses a thread: its message, and its code, place and status where it has them. */
 export function toWireError(err: unknown): WireError {
   const e = (typeof err === 'object' && err !== null ? err : {}) as { message?: unknown; code?: unknown; place?: unknown; status?: unknown };
-  const wire: WireError = { message: err instanceof Error ? err.message : typeof e.message === 'string' ? e.message : String(err) };
+  const wire: WireError = { message: messageOf(err, e.message) };
   if (typeof e.code === 'string') wire.code = e.code;
   if (err instanceof VespaBulkError) {
     if (err.place !== undefined) wire.place = { ...err.place };
     if (err.status !== undefined) wire.status = err.status;
   }
   return wire;
+}
+
+/** An Error's message; else a `message` that is text, else the thing itself as text. */
+function messageOf(err: unknown, message: unknown): string {
+  if (err instanceof Error) return err.message;
+  return typeof message === 'string' ? message : String(err);
 }
 
 /**

@@ -2,7 +2,7 @@ import type { TlsOptions, Transport } from '../http/transport.js';
 import { VespaBulkError, isVespaBulkError } from '../core/errors.js';
 import { OptionError, checkExclusive, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../core/options-check.js';
 import { parseRetryAfter } from '../http/retry-delay.js';
-import { retryLoop, type RetryLoopOptions } from '../http/retry-loop.js';
+import { retryLoop, type AttemptFailure, type RetryLoopOptions } from '../http/retry-loop.js';
 import { type Protocol, type WireProtocol } from '../http/transport.js';
 import { createChainTransport } from '../http/create-transport.js';
 import { header, headerList, jsonObjectOf, send } from '../http/exchange.js';
@@ -186,7 +186,7 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
     safeToRepeat: safeToRepeat(options),
     signal: options.signal,
     // Nothing answering at all, or a server without the HTTP/2 asked for, is not retried: it would fail every request alike.
-    failureOf: (err) => (err instanceof ChunkFailure ? err : err instanceof TransportError ? { maybeApplied: err.maybeApplied } : undefined),
+    failureOf: chunkFailureOf,
     onRetry: ({ error, delayMs }) => {
       summary.retries++;
       options.onMessage?.(`${problemOf(error)}; retrying in ${delayMs} ms`);
@@ -225,6 +225,18 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
 }
 
 type BulkAnswer = { documentCount?: unknown; continuation?: unknown; message?: unknown };
+
+/** A failed chunk by its answer; a transport failure by whether the request may have been applied; nothing else is retried. */
+function chunkFailureOf(err: unknown): AttemptFailure | undefined {
+  if (err instanceof ChunkFailure) return err;
+  return err instanceof TransportError ? { maybeApplied: err.maybeApplied } : undefined;
+}
+
+/** As `chunkFailureOf`, but the cluster discovery's GET is repeated after any transport failure. */
+function discoveryFailureOf(err: unknown): AttemptFailure | undefined {
+  if (err instanceof ChunkFailure) return err;
+  return err instanceof TransportError ? {} : undefined;
+}
 
 /**
  * A chunk the service did not do, or of which it is unknown what it did: its status (undefined when the answer said
@@ -276,7 +288,7 @@ async function onlyCluster(chain: Chain, path: string, loop: RetryLoopOptions): 
       if (res.status === 429 || res.status >= 500) throw failureOf(res, answerOf(res.text));
       return clustersFromAnswer(res.status, Buffer.from(res.text));
     },
-    { ...loop, safeToRepeat: true, failureOf: (err) => (err instanceof ChunkFailure ? err : err instanceof TransportError ? {} : undefined) },
+    { ...loop, safeToRepeat: true, failureOf: discoveryFailureOf },
   );
   if (outcome.kind !== 'succeeded') return { error: outcome.kind === 'aborted' ? 'stopped' : problemOf(outcome.error) };
   const clusters = outcome.value;

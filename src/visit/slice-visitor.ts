@@ -523,7 +523,7 @@ export class SliceVisitor {
       }
       case 'continuation': {
         const c = parsed!.continuation as { token?: unknown; percentFinished?: unknown } | string | undefined;
-        const token = typeof c === 'string' ? c : typeof c?.token === 'string' ? c.token : undefined;
+        const token = continuationToken(c);
         const percent = typeof c === 'object' && typeof c?.percentFinished === 'number' ? c.percentFinished : undefined;
         if (percent !== undefined) this.percent = percent;
         if (token !== undefined && token !== this.continuation) {
@@ -548,7 +548,7 @@ export class SliceVisitor {
       case 'message': {
         const m = parsed!.message as { text?: unknown; severity?: unknown } | string;
         const given = typeof m === 'string' ? m : m?.text;
-        const text = typeof given === 'string' ? given : given === undefined || given === null ? '' : JSON.stringify(given);
+        const text = messageText(given);
         const severity = typeof m === 'object' && (m.severity === 'warning' || m.severity === 'error') ? m.severity : 'info';
         if (severity === 'error') tail.error = text;
         this.options.onMessage?.({ slice: this.sliceId, severity, text: `${this.label}: ${text}` });
@@ -628,6 +628,18 @@ async function* countBytes(body: AsyncIterable<Buffer>, onBytes: ((n: number) =>
     onBytes?.(chunk.length);
     yield chunk;
   }
+}
+
+/** The token of a continuation, which the service writes alone or as an object's `token`. */
+function continuationToken(c: { token?: unknown } | string | undefined): string | undefined {
+  if (typeof c === 'string') return c;
+  return typeof c?.token === 'string' ? c.token : undefined;
+}
+
+/** A message's text as given; none is empty, anything else is shown as JSON. */
+function messageText(given: unknown): string {
+  if (typeof given === 'string') return given;
+  return given === undefined || given === null ? '' : JSON.stringify(given);
 }
 
 function messageOf(text: string): string {

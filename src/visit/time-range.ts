@@ -17,7 +17,7 @@ export function parseTimeBound(text: string, flag = '--from'): bigint {
   const iso = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.(\d{1,6}))?)?)(Z|[+-]\d{2}:?\d{2})?)?$/.exec(t);
   if (iso) {
     const [, date, time, fraction, zone] = iso;
-    const withSeconds = time === undefined ? '00:00:00' : time.length === 5 ? `${time}:00` : time.replace(/\.\d+$/, '');
+    const withSeconds = wholeSeconds(time);
     const ms = Date.parse(`${date}T${withSeconds}${zone ?? 'Z'}`);
     if (!Number.isNaN(ms)) {
       const micros = BigInt((fraction ?? '').padEnd(6, '0') || '0');
@@ -28,6 +28,12 @@ export function parseTimeBound(text: string, flag = '--from'): bigint {
     'VB_USAGE',
     `${flag} '${text}': expected epoch seconds (e.g. 1700000000 or 1700000000.5), '<n>ms', or an ISO date (2024-01-31 or 2024-01-31T12:00:00Z)`,
   );
+}
+
+/** A time of day to the second: none is midnight, `HH:MM` gains `:00`, a fraction is cut off (it is added as micros). */
+function wholeSeconds(time: string | undefined): string {
+  if (time === undefined) return '00:00:00';
+  return time.length === 5 ? `${time}:00` : time.replace(/\.\d+$/, '');
 }
 
 /** Both bounds, refusing an empty range locally (the service would answer 400). */

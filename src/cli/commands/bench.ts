@@ -118,8 +118,13 @@ export function toBenchOptions(argv: BenchArgs): { options: BenchOptions; target
 
 function describeStep(s: BenchStep): string {
   const asked = s.targetRate !== undefined ? `asked ${s.targetRate}/s, ` : '';
-  const held = s.held === undefined ? '' : s.held ? ': held' : ': NOT held';
-  return `vespa-bulk: ${s.name}: ${asked}achieved ${s.achievedRate.toFixed(0)}/s, p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms, 429 ${(s.throttledShare * 100).toFixed(2)}%, failed ${s.failed}${held}\n`;
+  return `vespa-bulk: ${s.name}: ${asked}achieved ${s.achievedRate.toFixed(0)}/s, p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms, 429 ${(s.throttledShare * 100).toFixed(2)}%, failed ${s.failed}${verdictText(s.held)}\n`;
+}
+
+/** A step with an asked rate held it or not; one without (adaptive) is not judged. */
+function verdictText(held: boolean | undefined): string {
+  if (held === undefined) return '';
+  return held ? ': held' : ': NOT held';
 }
 
 async function handler(argv: BenchArgs): Promise<void> {

@@ -11,6 +11,7 @@ import { securityFromArgs, withSecurityOptions, type SecurityArgs } from '../sec
 import { parseHeaderFlags } from '../header-flags.js';
 import { withFlagNames } from '../option-flags.js';
 import { ProgressLine, rateMeter } from '../progress.js';
+import type { ProgressSnapshot } from '../progress-format.js';
 import { stopOnSignal } from '../stop-on-signal.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 import { compareSummaryJson, writeSummary } from '../summary-names.js';
@@ -100,9 +101,13 @@ const compareCommand: CommandModule<object, CompareArgs> = {
     const progress = new ProgressLine(() => {
       const seconds = (performance.now() - started) / 1000;
       const done = latest === undefined ? 0 : latest.read.a + latest.read.b;
+      // Over is done, even when a signal stopped it.
+      let state: ProgressSnapshot['state'] = 'running';
+      if (over) state = 'done';
+      else if (stop.signalled !== undefined) state = 'stopping';
       return {
         label: latest?.phase === 'comparing' ? 'compare (comparing)' : 'compare (reading)',
-        state: over ? 'done' : stop.signalled !== undefined ? 'stopping' : 'running',
+        state,
         seconds,
         done,
         unit: 'docs',

@@ -160,15 +160,21 @@ function command(kind: Kind): CommandModule<object, DocumentArgs> {
           }
           return;
         }
-        const { id, fields } = operation;
         // The client sends 429 and 503 again (four times at most), and a transport error where that is safe.
-        const res = await (kind === 'put' ? client.put(id, fields!, params) : kind === 'update' ? client.update(id, fields!, params) : client.remove(id, params));
-        report(id, res, args.verbose);
+        const res = await write(client, kind, operation, params);
+        report(operation.id, res, args.verbose);
       } finally {
         await client.close();
       }
     },
   };
+}
+
+/** Sends the one write of a put, update or remove command. */
+function write(client: DocumentClient, kind: Kind, { id, fields }: SingleOperation, params: DocumentParams): Promise<DocumentResponse> {
+  if (kind === 'put') return client.put(id, fields!, params);
+  if (kind === 'update') return client.update(id, fields!, params);
+  return client.remove(id, params);
 }
 
 /**

@@ -148,7 +148,7 @@ const serve: CommandModule<object, ServeArgs> = {
     });
     process.stderr.write(`document interface: ${sim.url}/document/v1/\n`);
     if (sim.configUrl) process.stderr.write(`config server:      ${sim.configUrl}/application/v2/\n`);
-    if (tls) process.stderr.write(`tls:                HTTP/2 and HTTP/1.1 by ALPN${tls.requireClientCert ? '; client certificate signed by --tls-ca required' : tls.ca ? '; client certificates checked against --tls-ca' : ''}\n`);
+    if (tls) process.stderr.write(`tls:                HTTP/2 and HTTP/1.1 by ALPN${clientCertNote(tls)}\n`);
     if (token !== undefined) process.stderr.write('auth:               bearer token required (except /_sim/)\n');
     process.stderr.write('faults:             PUT /_sim/faults on the document port; Ctrl-C stops\n');
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
@@ -160,5 +160,11 @@ const serve: CommandModule<object, ServeArgs> = {
     process.exitCode = exitCodeOfSignal(signal);
   },
 };
+
+/** What the server asks of a client's certificate, for the startup lines: nothing without --tls-ca. */
+function clientCertNote(tls: ServerTlsOptions): string {
+  if (tls.requireClientCert) return '; client certificate signed by --tls-ca required';
+  return tls.ca ? '; client certificates checked against --tls-ca' : '';
+}
 
 export const commands: AnyCommand[] = [serve];

@@ -10,7 +10,7 @@ import { exportDocuments } from '../../visit/export/index.js';
 import type { ExportResumed } from '../../visit/export/export-options.js';
 import { outputFormats, type OutputFormat } from '../../sinks/output-format.js';
 import { migrate } from '../../migrate/migrate.js';
-import { defaultVisitSlices, type VisitOptions } from '../../visit/options.js';
+import { defaultVisitSlices, type VisitMessage, type VisitOptions } from '../../visit/options.js';
 import { discoverContentClusters } from '../../visit/discover-cluster.js';
 import { bucketSpacesOf, checkVisitOptionValues, parseDocumentSpec, slicesOf } from '../../visit/query.js';
 import { parseTimeRange } from '../../visit/time-range.js';
@@ -219,6 +219,9 @@ export function directIoOption(flag: boolean | undefined, env: NodeJS.ProcessEnv
   return env.VESPA_BULK_DIRECT_IO === '0' ? { directIo: false } : {};
 }
 
+/** How a message of the visit is shown on stderr, by its severity. */
+const severityColor: Record<VisitMessage['severity'], (line: string) => string> = { error: red, warning: yellow, info: (line) => line };
+
 const visitCommand: CommandModule<object, VisitArgs> = {
   ...listedCommand('visit'),
   builder: (y) =>
@@ -303,7 +306,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     options.onMessage = (m) => {
       if (args.quiet && m.severity === 'info') return;
       const line = `vespa-bulk: ${m.text}`;
-      if (m.severity !== 'info' || args.tracelevel) process.stderr.write(`${m.severity === 'error' ? red(line) : m.severity === 'warning' ? yellow(line) : line}\n`);
+      if (m.severity !== 'info' || args.tracelevel) process.stderr.write(`${severityColor[m.severity](line)}\n`);
       else if (!messages.has(m.text)) messages.add(m.text);
     };
     let state: ProgressSnapshot['state'] = 'running';
@@ -470,16 +473,18 @@ function failedSliceLine(s: VisitReport['slices'][number], checkpoint: string | 
   // A refused request (400, 404...) fails the same way again until the request is changed.
   const refused = s.status_code !== undefined && s.status_code >= 400 && s.status_code < 500 && s.status_code !== 429 && !isAuthFailure(s.status_code);
   const perSlice = !refused && checkpoint === undefined && s.continuation !== undefined;
-  const how = refused
-    ? 'the service refused the request: fix it and run again'
-    : checkpoint !== undefined
-      ? 'rerun the same command to continue'
-      : s.continuation !== undefined
-        ? `continue with ${[...(slices === 1 ? [] : [`--slices ${slices} --slice-id ${s.slice}`]), ...(space === '' ? [] : [space.trim()]), `--continuation '${s.continuation}'`].join(' ')}`
-        : 'start it again';
+  const how = remedyOf(s, refused, checkpoint, slices, space);
   const hint = s.status_code !== undefined && isAuthFailure(s.status_code) ? ` (${authFailureHint(s.status_code)})` : '';
   const which = `${s.cluster === undefined ? '' : `cluster '${s.cluster}' `}slice ${s.slice}${s.bucketSpace === undefined ? '' : ` (${s.bucketSpace} bucket space)`}`;
   return { which, why: `${s.error ?? 'unknown error'}${hint}`, how, perSlice };
+}
+
+/** What to do about a failed slice: change a refused request; else run again, from where it got to if that is known. */
+function remedyOf(s: VisitReport['slices'][number], refused: boolean, checkpoint: string | undefined, slices: number, space: string): string {
+  if (refused) return 'the service refused the request: fix it and run again';
+  if (checkpoint !== undefined) return 'rerun the same command to continue';
+  if (s.continuation === undefined) return 'start it again';
+  return `continue with ${[...(slices === 1 ? [] : [`--slices ${slices} --slice-id ${s.slice}`]), ...(space === '' ? [] : [space.trim()]), `--continuation '${s.continuation}'`].join(' ')}`;
 }
 
 /** update-where body: a JSON text, a file, '-' (stdin), and/or --assign field=JSON; as text, so longs stay exact. */
@@ -497,6 +502,12 @@ function updateFieldsOf(args: BulkArgs): { fields: Record<string, unknown>; fiel
   // {"fields":{...}} as in a feed file, or the field operations alone.
   const given = fieldsTextOf(text, args.assign);
   return { fields: given.fields, fieldsText: given.text };
+}
+
+/** A signal makes the run stopping, and stopped once over; without one it is running, then done. */
+function bulkState(over: boolean, signalled: boolean): ProgressSnapshot['state'] {
+  if (signalled) return over ? 'stopped' : 'stopping';
+  return over ? 'done' : 'running';
 }
 
 function bulkCommand(kind: BulkKind): CommandModule<object, BulkArgs> {
@@ -539,7 +550,7 @@ function bulkCommand(kind: BulkKind): CommandModule<object, BulkArgs> {
           const seconds = (performance.now() - started) / 1000;
           return {
             label: `${kind}${args['dry-run'] ? ' (dry run)' : ''}`,
-            state: stop.signalled !== undefined ? (over ? 'stopped' : 'stopping') : over ? 'done' : 'running',
+            state: bulkState(over, stop.signalled !== undefined),
             seconds,
             done: documents,
             unit: 'docs',

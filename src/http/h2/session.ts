@@ -983,7 +983,7 @@ export class H2Session {
     this.forget(s);
     if (s.sent) this.queue(rstStreamFrame(s.id, ErrorCode.Cancel));
     // The caller's reason, or its handler's exception, is what the request failed of: an abort, whatever it says.
-    this.fail(s.req, reason === undefined ? new H2Error('H2_ABORTED', 'Request aborted') : reason instanceof TransportError ? reason : abortedBy(reason));
+    this.fail(s.req, abortFailure(reason));
     this.events.room(this);
   }
 
@@ -1220,6 +1220,12 @@ function requestFieldsFault(fields: readonly string[], pseudo: boolean): string 
     if (!pseudo && (isConnectionSpecific(name) || (name === 'te' && value !== 'trailers'))) return `the connection-specific field ${JSON.stringify(name)}`;
   }
   return undefined;
+}
+
+/** What an aborted stream's request fails with: no reason is a plain abort; a TransportError stands as it is. */
+function abortFailure(reason: unknown): Error {
+  if (reason === undefined) return new H2Error('H2_ABORTED', 'Request aborted');
+  return reason instanceof TransportError ? reason : abortedBy(reason);
 }
 
 /** The failure of a request ended by its caller, or by its handler's exception: `aborted`, saying why, the reason its cause. */

@@ -93,8 +93,13 @@ export async function startConfigServer(options: ConfigServerOptions = {}): Prom
     { tls: options.tls },
   );
   const port = await listen(listener, options.port ?? 19071, host);
-  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  return { url: `${frontDoor.scheme}://${urlHost}:${port}`, port, close: () => listener.close() };
+  return { url: `${frontDoor.scheme}://${urlHostOf(host)}:${port}`, port, close: () => listener.close() };
+}
+
+/** The host as the server's URL names it: a wildcard address by loopback (reachable from here), IPv6 in brackets. */
+function urlHostOf(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** What stands before the routes: the access checks, and the scheme for the URLs in answers. */

@@ -62,11 +62,16 @@ export function parseDocumentPath(rawPath: string): DocumentRoute {
   if (segments.length === localStart) return { kind: 'collection', namespace, type, location };
   // The local part is the rest of the segments, decoded one by one and joined with '/'.
   const local = segments.slice(localStart).join('/');
-  const kv = location === undefined ? '' : location.kind === 'number' ? `n=${location.value}` : `g=${location.value}`;
-  const id = `id:${namespace}:${type}:${kv}:${local}`;
+  const id = `id:${namespace}:${type}:${locationPart(location)}:${local}`;
   if (id.length > maxDocumentIdLength) throw badRequest(`Document id longer than ${maxDocumentIdLength} characters`);
   if (forbiddenControl.test(local)) throw badRequest(`Document id '${id}' contains a forbidden control character`);
   return { kind: 'document', namespace, type, location, id };
+}
+
+/** The id's part between the type and the local id: `n=…` or `g=…`, empty without a location. */
+function locationPart(location: Location | undefined): string {
+  if (location === undefined) return '';
+  return location.kind === 'number' ? `n=${location.value}` : `g=${location.value}`;
 }
 
 /**

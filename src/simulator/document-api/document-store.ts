@@ -91,7 +91,8 @@ export function locationOf(kv: string): number | undefined {
 
 export function compareEntries(a: StoredEntry, b: StoredEntry): number {
   if (a.bucket !== b.bucket) return a.bucket < b.bucket ? -1 : 1;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  if (a.id === b.id) return 0;
+  return a.id < b.id ? -1 : 1;
 }
 
 /** Position in the visit order, as carried by a continuation token. */

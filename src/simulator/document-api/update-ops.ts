@@ -256,7 +256,7 @@ function arith(op: string, current: unknown, value: unknown, path: string): numb
     if (/^-?\d+$/.test(current.text) && Number.isInteger(value) && op !== 'divide') {
       const a = BigInt(current.text);
       const b = BigInt(value);
-      const r = op === 'increment' ? a + b : op === 'decrement' ? a - b : a * b;
+      const r = exactArith(op, a, b);
       return Number.isSafeInteger(Number(r)) ? Number(r) : new ExactNumber(String(r));
     }
     current = Number(current.text);
@@ -274,6 +274,18 @@ function arith(op: string, current: unknown, value: unknown, path: string): numb
     default:
       if (value === 0) throw badRequest(`'divide' on field '${path}' by zero`);
       return Number.isInteger(current) && Number.isInteger(value) ? Math.trunc(current / value) : current / value;
+  }
+}
+
+/** increment, decrement or multiply (the operations that keep integers exact) of two integers. */
+function exactArith(op: string, a: bigint, b: bigint): bigint {
+  switch (op) {
+    case 'increment':
+      return a + b;
+    case 'decrement':
+      return a - b;
+    default:
+      return a * b;
   }
 }
 
@@ -295,10 +307,15 @@ function modifyTensor(current: unknown, value: unknown, path: string): unknown {
     if (at < 0) continue;
     const old = Number(cells[at].value);
     const delta = Number(cell.value);
-    const next = v.operation === 'replace' ? delta : v.operation === 'add' ? old + delta : old * delta;
-    cells[at] = { ...cells[at], value: next };
+    cells[at] = { ...cells[at], value: modifiedCell(v.operation, old, delta) };
   }
   return { ...(current as object), cells };
+}
+
+/** A cell's value after a modify's operation (replace, add or multiply: checked before). */
+function modifiedCell(operation: unknown, old: number, delta: number): number {
+  if (operation === 'replace') return delta;
+  return operation === 'add' ? old + delta : old * delta;
 }
 
 function isTensor(value: unknown): boolean {

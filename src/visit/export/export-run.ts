@@ -1,13 +1,15 @@
 import { VespaBulkError } from '../../core/errors.js';
 import { isTabular, type OutputFormat } from '../../sinks/output-format.js';
-import { chainsOf, sliceIdsOf, visitFingerprint } from '../query.js';
+import { chainsOf, sliceIdsOf, visitFingerprint, type ChainSpec } from '../query.js';
 import { startVisit, type VisitReport, type VisitRun } from '../visitor.js';
 import { startWorkerVisit } from '../workers/pool.js';
 import { Checkpointing } from './checkpointing.js';
 import { checkExportOptions, resolvedVisit, type ExportOptions, type ExportSummary } from './export-options.js';
 import { ExportOutputs } from './outputs.js';
 import { loadTransform } from '../../transform/transform.js';
-import { nothingRestored, restoreOutputs } from './restore-outputs.js';
+import { nothingRestored, restoreOutputs, type RestoredOutputs } from './restore-outputs.js';
+import type { VisitCheckpoint } from '../visit-checkpoint.js';
+import type { VisitOptions } from '../options.js';
 import { defaultSinceMarginMs, sinceFromTimestamp, sinceStart } from './since.js';
 import { chooseSinks, type SinkChoice } from '../../sinks/sink-choice.js';
 import { checkTabularExport, forgetUnfinishedSlices, tabularLayout } from './tabular-export.js';
@@ -48,7 +50,7 @@ export class Export {
     const layout = isTabular(format) ? await tabularLayout(options) : {};
     const choice = chooseSinks(options, format, workers);
     const chains = chainsOf(visiting);
-    const restored = resumed && format === 'parquet' ? forgetUnfinishedSlices(checkpoint.previous!, chains, (slice) => choice.pathOf(slice)) : resumed ? restoreOutputs(checkpoint.previous!, chains, choice.perSlice ? sliceIdsOf(visiting) : [0], (slice) => choice.pathOf(slice), choice.perSlice) : nothingRestored();
+    const restored = resumed ? restoredOutputs(checkpoint.previous!, format, chains, choice, visiting) : nothingRestored();
     const transform = options.transform === undefined ? undefined : await loadTransform(options.transform);
     const outputs = new ExportOutputs(choice, format, restored, resumed, chains, checkpoint.finishedChains(), layout, transform);
     return new Export(options, visiting, format, workers, checkpoint, choice, outputs);
@@ -130,6 +132,12 @@ export class Export {
       throw err;
     }
   }
+}
+
+/** What a resumed export keeps of its outputs: Parquet's slices that finished, any other's files cut back to what the checkpoint saved. */
+function restoredOutputs(previous: VisitCheckpoint, format: OutputFormat, chains: ChainSpec[], choice: SinkChoice, visiting: Pick<VisitOptions, 'slices' | 'sliceIds'>): RestoredOutputs {
+  if (format === 'parquet') return forgetUnfinishedSlices(previous, chains, (slice) => choice.pathOf(slice));
+  return restoreOutputs(previous, chains, choice.perSlice ? sliceIdsOf(visiting) : [0], (slice) => choice.pathOf(slice), choice.perSlice);
 }
 
 /** An increment's options: `since` read (a time, or an earlier export's record) into `fromTimestamp` with the removes. */

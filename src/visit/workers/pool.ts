@@ -282,11 +282,17 @@ class VisitWorker {
   private ended(): { error: unknown } | undefined {
     // An unanswered snapshot: the final states (now recorded) stand for this worker.
     this.shared.barrier.leave(this);
-    const error = this.outcome === undefined ? new VespaBulkError('VB_VISIT', `visit worker ${this.index} ended without a report`) : 'error' in this.outcome ? this.outcome.error : undefined;
+    const error = this.endError();
     // Chains it was running will not report any more.
     for (const key of this.running) this.shared.waiters.reject(key, error ?? new VespaBulkError('VB_VISIT', `visit worker ${this.index} ended while running ${key}`));
     this.running.clear();
     return error === undefined ? undefined : { error };
+  }
+
+  /** What the worker failed of: its reported error, nothing after a success, or that it never reported. */
+  private endError(): unknown {
+    if (this.outcome === undefined) return new VespaBulkError('VB_VISIT', `visit worker ${this.index} ended without a report`);
+    return 'error' in this.outcome ? this.outcome.error : undefined;
   }
 }
 
