@@ -29,12 +29,6 @@ export default tseslint.config(
     rules: { 'no-nested-ternary': 'error' },
   },
   {
-    // TEMPORARY (issue 32): the feed engine's files are being reshaped on wt-engine, which converts their nested
-    // ternaries; the lead removes this block once that has merged.
-    files: ['src/cli/commands/feed.ts', 'src/feed/workers/coordinator.ts'],
-    rules: { 'no-nested-ternary': 'off' },
-  },
-  {
     // yargs infers each option's type through overloads; an assertion the rule calls unnecessary there narrows
     // the builder's result, and removing it breaks the command's typing.
     // The same overloads make the parsed arguments `any`-typed in places: the no-unsafe family would flag the

@@ -10,6 +10,7 @@ import { resumedOptions, ResumeConflictError } from '../../feed/recorded-options
 import { removeLeftoverTemporaryFiles } from '../../fs/atomic-write.js';
 import { parseShard } from '../../feed/shard.js';
 import { checkFeedOptions, type Compression, type FeedOptions } from '../../feed/options.js';
+import type { FeedSource } from '../../feed/source.js';
 import type { OperationResult } from '../../feed/operation-result.js';
 import { loadTransform } from '../../transform/transform.js';
 import { tookDefault } from '../given-flags.js';
@@ -310,7 +311,8 @@ async function handler(argv: FeedArgs): Promise<void> {
   };
   await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }), ...(options.protocol !== undefined && { protocol: options.protocol }) });
   const outputs = await RunOutputs.open(argv, { command: 'feed', target: options.endpoint!, argv: argv as unknown as Record<string, unknown> });
-  const source = speedtest !== undefined ? (await import('../../bench/speedtest.js')).speedtestSource(speedtest.bytes, speedtest.seconds) : files.length === 1 ? files[0]! : files;
+  let source: FeedSource = files.length === 1 ? files[0]! : files;
+  if (speedtest !== undefined) source = (await import('../../bench/speedtest.js')).speedtestSource(speedtest.bytes, speedtest.seconds);
   const feeder = new Feeder(options);
   // On this thread only: the growth factor is the process's, and held while workers are small it would keep
   // their young generations small too (2 workers, 200k documents: 2 of 3 runs took 12-22 % more CPU).
@@ -345,17 +347,7 @@ async function handler(argv: FeedArgs): Promise<void> {
     process.stderr.write(`vespa-bulk: nothing to feed: no operations in ${files.map((f) => (f === '-' ? 'standard input' : f)).join(', ')}\n`);
   }
   if (outcome.stopped !== undefined) {
-    const why =
-      outcome.stopped === 'breaker'
-        ? `only failures for ${argv['max-failure-seconds']} s (circuit breaker)`
-        : outcome.stopped === 'unauthorized'
-          ? `the service answered ${outcome.authStatus}: ${authFailureHint(outcome.authStatus ?? 401)}`
-          : outcome.stopped === 'unreachable'
-            ? outcome.unreachable?.code === 'VB_PROTOCOL'
-              ? outcome.unreachable.message
-              : `${outcome.unreachable?.message ?? 'nothing answers at the endpoint'}. ${unreachableHint(outcome.unreachable, options.endpoint!)}`
-            : 'interrupted';
-    let text = `vespa-bulk: feed stopped: ${why}`;
+    let text = `vespa-bulk: feed stopped: ${stopReasonText(outcome, argv['max-failure-seconds'], options.endpoint!)}`;
     if (!text.endsWith('.')) text += '.';
     if (outcome.checkpointFile !== undefined) text += ` Checkpoint: ${outcome.checkpointFile}; continue with: ${resumeHint(outcome.checkpointFile, { flags: flagsNotKept(argv), inputs: files })}`;
     else if (s.ok + s.errors === 0) text += ' Nothing was fed: run the same command again.';
@@ -385,4 +377,19 @@ function flagsNotKept(argv: FeedArgs): string[] {
 /** Where the failed operations went: the one line a user needs to find and feed them again. */
 export function reportFailuresFile(count: number, file: string): void {
   process.stderr.write(`${red(`vespa-bulk: ${count} ${count === 1 ? 'operation' : 'operations'} failed: written to ${file} (reasons in ${file}.reasons.jsonl)`)}\n`);
+}
+
+/** Why a feed stopped early, as the line after "feed stopped:" says it. */
+function stopReasonText(outcome: FeedOutcome, maxFailureSeconds: number, endpoint: string): string {
+  switch (outcome.stopped) {
+    case 'breaker':
+      return `only failures for ${maxFailureSeconds} s (circuit breaker)`;
+    case 'unauthorized':
+      return `the service answered ${outcome.authStatus}: ${authFailureHint(outcome.authStatus ?? 401)}`;
+    case 'unreachable':
+      if (outcome.unreachable?.code === 'VB_PROTOCOL') return outcome.unreachable.message;
+      return `${outcome.unreachable?.message ?? 'nothing answers at the endpoint'}. ${unreachableHint(outcome.unreachable, endpoint)}`;
+    default:
+      return 'interrupted';
+  }
 }

@@ -263,7 +263,8 @@ export class WorkerCoordinator implements FeedDriver {
   }
 
   private startLane(index: number): Lane {
-    const results = this.options.onResult === undefined ? 'none' : this.options.onResultOnlyFailed === true ? 'failed' : 'all';
+    let results: WorkerStart['results'] = 'none';
+    if (this.options.onResult !== undefined) results = this.options.onResultOnlyFailed === true ? 'failed' : 'all';
     const data: WorkerStart = { options: workerOptions(this.options, this.count, index), inputs: this.inputs, results };
     if (typeof this.options.failures === 'string') data.failuresPath = this.options.failures;
     const lane: Lane = { channel: WorkerChannel.spawn<FeedProtocol>(import.meta.url, 'worker', data), sent: 0, taken: 0, pending: [], state: undefined, open: [], done: undefined };
