@@ -14,7 +14,10 @@ export default tseslint.config(
       // Rethrowing or passing on what a catch received (typed unknown) is right; throwing a literal is not.
       '@typescript-eslint/only-throw-error': ['error', { allowThrowingUnknown: true, allowRethrowing: true }],
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // A variable that closures read before its one assignment must stay a let.
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       // The byte scanners name byte codes with const enums and compare them with buffer bytes, by design.

@@ -16,7 +16,16 @@ export default defineConfig({
     reporters: ['default', './test/support/count-reporter.ts'],
     projects: [
       // Two files at a time: most of a file's time is waiting on loopback sockets and child processes.
-      { extends: true, test: { name: 'tests', include: ['test/**/*.test.ts'], exclude: alone, maxWorkers: 2, sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: {
+          name: 'tests',
+          include: ['test/**/*.test.ts'],
+          exclude: alone,
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
       { extends: true, test: { name: 'alone', include: alone, maxWorkers: 1, sequence: { groupOrder: 1 } } },
     ],
   },

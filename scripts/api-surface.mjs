@@ -26,7 +26,11 @@ export function publishedEntries() {
 
 /** An alias exported with `export type { ... }` or `export { type ... }` carries no value, whatever it names. */
 function typeOnly(symbol) {
-  return (symbol.declarations ?? []).some((d) => (ts.isExportSpecifier(d) && (d.isTypeOnly || d.parent.parent.isTypeOnly)) || (ts.isNamespaceExport(d) && d.parent.isTypeOnly));
+  return (symbol.declarations ?? []).some(
+    (d) =>
+      (ts.isExportSpecifier(d) && (d.isTypeOnly || d.parent.parent.isTypeOnly)) ||
+      (ts.isNamespaceExport(d) && d.parent.isTypeOnly),
+  );
 }
 
 /** What kind of export `symbol` is: a value (class, function, enum, const) or a type (interface, type). */
@@ -48,13 +52,22 @@ export const valueKinds = new Set(['class', 'function', 'enum', 'const']);
 /** Each published entry with its exports, sorted by name: `{ name, source, exports: [{ name, kind }] }`. */
 export function apiSurface() {
   const entries = publishedEntries();
-  const config = ts.getParsedCommandLineOfConfigFile(`${root}tsconfig.build.json`, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+  const config = ts.getParsedCommandLineOfConfigFile(
+    `${root}tsconfig.build.json`,
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+  );
   // Only the export lists are read, never a type checked: the standard library and @types are not needed.
-  const program = ts.createProgram(entries.map((e) => `${root}${e.source}`), { ...config.options, noLib: true, types: [] });
+  const program = ts.createProgram(
+    entries.map((e) => `${root}${e.source}`),
+    { ...config.options, noLib: true, types: [] },
+  );
   const checker = program.getTypeChecker();
   return entries.map((entry) => {
     const file = program.getSourceFile(`${root}${entry.source}`);
-    const exports = checker.getExportsOfModule(checker.getSymbolAtLocation(file)).map((s) => ({ name: s.name, kind: kindOf(checker, s) }));
+    const exports = checker
+      .getExportsOfModule(checker.getSymbolAtLocation(file))
+      .map((s) => ({ name: s.name, kind: kindOf(checker, s) }));
     exports.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return { ...entry, exports };
   });
@@ -62,7 +75,11 @@ export function apiSurface() {
 
 /** The list as checked in: a heading per entry, then one `name kind` line per export. */
 export function formatSurface(surface) {
-  return surface.map((e) => [`# ${e.name} (${e.source})`, ...e.exports.map((x) => `${x.name} ${x.kind}`)].join('\n')).join('\n\n') + '\n';
+  return (
+    surface
+      .map((e) => [`# ${e.name} (${e.source})`, ...e.exports.map((x) => `${x.name} ${x.kind}`)].join('\n'))
+      .join('\n\n') + '\n'
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -22,4 +22,5 @@ function node(args) {
 
 rmSync(dist, { recursive: true, force: true });
 node([resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json']);
-if (process.argv.includes('--api')) node([join(dirname(resolve('typedoc/package.json')), 'bin/typedoc'), '--out', 'dist/api', '--logLevel', 'Warn']);
+if (process.argv.includes('--api'))
+  node([join(dirname(resolve('typedoc/package.json')), 'bin/typedoc'), '--out', 'dist/api', '--logLevel', 'Warn']);

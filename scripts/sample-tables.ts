@@ -34,7 +34,18 @@ function products(): Product[] {
     return (state >>> 0) / 0x100000000;
   };
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
-  const kinds = ['Kettle, 1.7 l', 'Desk lamp', 'Backpack', 'Running shoes', 'Coffee grinder', 'Rain jacket', 'Headphones', 'Water bottle', 'Yoga mat', 'Chef\'s knife'];
+  const kinds = [
+    'Kettle, 1.7 l',
+    'Desk lamp',
+    'Backpack',
+    'Running shoes',
+    'Coffee grinder',
+    'Rain jacket',
+    'Headphones',
+    'Water bottle',
+    'Yoga mat',
+    "Chef's knife",
+  ];
   const brands = ['Nordlys', 'Acme', 'Kobe Works', 'Vale & Co', 'Solstice'];
   const tags = ['kitchen', 'outdoor', 'office', 'sport', 'gift', 'eco', 'sale'];
   return Array.from({ length: 60 }, (_, i) => ({
@@ -57,8 +68,18 @@ async function columns(): Promise<Column[]> {
 
 function parquet(rows: readonly Product[], cols: readonly Column[]): Buffer {
   const bytes = new ByteWriter(1 << 16);
-  const writer = new ParquetWriter({ writer: bytes, schema: parquetSchemaOf(cols), codec: 'SNAPPY', createdBy: 'vespa-bulk' });
-  writeRowGroup(writer, cols, cols.map((c) => rows.map((r) => columnValue(r[c.name as keyof Product], c.type))), rows.length);
+  const writer = new ParquetWriter({
+    writer: bytes,
+    schema: parquetSchemaOf(cols),
+    codec: 'SNAPPY',
+    createdBy: 'vespa-bulk',
+  });
+  writeRowGroup(
+    writer,
+    cols,
+    cols.map((c) => rows.map((r) => columnValue(r[c.name as keyof Product], c.type))),
+    rows.length,
+  );
   // Synchronous: the ByteWriter has no async flush.
   void writer.finish();
   return Buffer.from(bytes.getBytes());
@@ -66,7 +87,9 @@ function parquet(rows: readonly Product[], cols: readonly Column[]): Buffer {
 
 function csv(rows: readonly Product[]): string {
   const cell = (v: unknown): string => (Array.isArray(v) ? `[${v.join(', ')}]` : String(v));
-  return [tableFields.join(','), ...rows.map((r) => tableFields.map((f) => quoted(cell(r[f]))).join(','))].map((line) => `${line}\n`).join('');
+  return [tableFields.join(','), ...rows.map((r) => tableFields.map((f) => quoted(cell(r[f]))).join(','))]
+    .map((line) => `${line}\n`)
+    .join('');
 }
 
 /** What the script writes: the Parquet file's bytes and the CSV text. */

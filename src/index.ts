@@ -47,7 +47,12 @@ export type { InputFormat } from './tabular/input-format.js';
 export type { TimestampUnit } from './tabular/json-value.js';
 
 // Single documents.
-export { DocumentClient, type DocumentClientOptions, type DocumentParams, type DocumentResponse } from './http/document-client.js';
+export {
+  DocumentClient,
+  type DocumentClientOptions,
+  type DocumentParams,
+  type DocumentResponse,
+} from './http/document-client.js';
 export { waitForEndpoint, type WaitForEndpointOptions, type EndpointAnswer } from './http/wait-for-endpoint.js';
 export { parseDocumentId, formatDocumentId, type DocumentId } from './document/id.js';
 export { tensorFormats, type TensorFormat } from './document/tensor-format.js';
@@ -77,15 +82,34 @@ export type { OutputFormat } from './sinks/output-format.js';
 export { readVisitCheckpoint, type VisitCheckpoint, type SliceCheckpoint } from './visit/visit-checkpoint.js';
 
 // The selection language: check a selection before a visit or a bulk operation, or apply one to documents here.
-export { parseSelection, compileSelection, type Selection, type SelectionDocument, type SelectionContext } from './selection/index.js';
+export {
+  parseSelection,
+  compileSelection,
+  type Selection,
+  type SelectionDocument,
+  type SelectionContext,
+} from './selection/index.js';
 
 // Comparing two corpora, clusters or exports, by meaning.
 export { compare, type CompareSummary, type CompareSideSummary, type TypeComparison } from './compare/compare.js';
-export { defaultComparePartitions, type CompareOptions, type CompareSide, type CompareClusterSide, type CompareExportSide, type CompareProgress } from './compare/options.js';
+export {
+  defaultComparePartitions,
+  type CompareOptions,
+  type CompareSide,
+  type CompareClusterSide,
+  type CompareExportSide,
+  type CompareProgress,
+} from './compare/options.js';
 
 // Deployment: the whole of `deploy`, its steps, and the application's other config server calls.
 export { deploy, type DeployOptions, type DeployResult } from './deploy/deploy.js';
-export { uploadPackage, prepareSession, activateSession, prepareAndActivate, type PrepareOptions } from './deploy/session.js';
+export {
+  uploadPackage,
+  prepareSession,
+  activateSession,
+  prepareAndActivate,
+  type PrepareOptions,
+} from './deploy/session.js';
 export {
   getApplication,
   deleteApplication,
@@ -97,17 +121,40 @@ export {
   type RestartOptions,
   type ReindexOptions,
 } from './deploy/application.js';
-export { getConvergence, getServiceConvergence, waitForConvergence, waitForServiceConvergence, type ConvergenceQuery, type WaitForConvergenceOptions } from './deploy/converge.js';
+export {
+  getConvergence,
+  getServiceConvergence,
+  waitForConvergence,
+  waitForServiceConvergence,
+  type ConvergenceQuery,
+  type WaitForConvergenceOptions,
+} from './deploy/converge.js';
 export type { PackageUpload } from './deploy/package.js';
 export { DeployError } from './deploy/config-request.js';
 export type { DeployTarget } from './deploy/target.js';
 export type * from './deploy/types.js';
 
 // Checking a corpus against an application package's schemas, as the cluster would, without a cluster.
-export { validate, type ValidateOptions, type ValidateOutcome, type ValidateSummary, type Refusal } from './validate/validate.js';
+export {
+  validate,
+  type ValidateOptions,
+  type ValidateOutcome,
+  type ValidateSummary,
+  type Refusal,
+} from './validate/validate.js';
 
 // The transport, for a caller that shares one between calls or sets what the calls' options do not.
 export { createTransport } from './http/create-transport.js';
-export type { Protocol, WireProtocol, Transport, TransportOptions, TransportRequest, TransportStats, ResponseHandler, RequestControl, TlsOptions } from './http/transport.js';
+export type {
+  Protocol,
+  WireProtocol,
+  Transport,
+  TransportOptions,
+  TransportRequest,
+  TransportStats,
+  ResponseHandler,
+  RequestControl,
+  TlsOptions,
+} from './http/transport.js';
 export type { SecurityOptions } from './http/tls.js';
 export type { RetryPolicy } from './http/retry-delay.js';

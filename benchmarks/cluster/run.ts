@@ -56,7 +56,17 @@ import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { buildCommit } from '../lib/baseline-build.js';
 import { median, medianBy, printTable } from '../lib/child.js';
-import { buildDist, cliOf, fmt, generatePuts, putBody, ratio, repoRoot, runCliFeed, type CliFeedRun } from '../lib/cli-feed.js';
+import {
+  buildDist,
+  cliOf,
+  fmt,
+  generatePuts,
+  putBody,
+  ratio,
+  repoRoot,
+  runCliFeed,
+  type CliFeedRun,
+} from '../lib/cli-feed.js';
 import { haveH2load, runH2load, type H2loadRun } from '../lib/h2load.js';
 import { lbClusterDir, spreadOf, startCluster, type Spread } from '../lib/lb-cluster.js';
 import { onTeardown } from '../lib/teardown.js';
@@ -95,7 +105,11 @@ const work = mkdtempSync(join(tmpdir(), 'vb-bench-cluster-'));
 const outDir = join(repoRoot, 'benchmarks/out');
 const stamp = new Date().toISOString().replace(/[:.]/g, '').slice(0, 17);
 const spreadResults: unknown[] = [];
-const results: Record<string, unknown> = { started: new Date().toISOString(), cores: availableParallelism(), spread: spreadResults };
+const results: Record<string, unknown> = {
+  started: new Date().toISOString(),
+  cores: availableParallelism(),
+  spread: spreadResults,
+};
 
 /** Puts files by size, made once. */
 const inputs = new Map<number, string>();
@@ -139,7 +153,9 @@ const fromFeed = (client: string, via: string, r: CliFeedRun, spread: Spread): S
   p99: r.p99,
   cpuUsPerOp: r.cpuUsPerOp,
   spread,
-  note: [r.capped ? `stopped at ${cap} s` : '', r.failed > 0 ? `${r.failed} failed` : '', `limit ${r.limit}`].filter(Boolean).join(', '),
+  note: [r.capped ? `stopped at ${cap} s` : '', r.failed > 0 ? `${r.failed} failed` : '', `limit ${r.limit}`]
+    .filter(Boolean)
+    .join(', '),
 });
 
 const fromH2load = (client: string, via: string, r: H2loadRun, spread: Spread): SpreadRow => ({
@@ -163,7 +179,11 @@ async function spreadFor(dir: string, nodes: number): Promise<void> {
     const conns = 8 * nodes;
     // 192 in flight in all (4 x the slots of the whole cluster), at least one stream per connection.
     const streams = Math.max(1, Math.ceil((4 * nodes * slots) / conns));
-    const measure = async (client: string, via: string, run: () => Promise<CliFeedRun | H2loadRun>): Promise<SpreadRow> => {
+    const measure = async (
+      client: string,
+      via: string,
+      run: () => Promise<CliFeedRun | H2loadRun>,
+    ): Promise<SpreadRow> => {
       await cluster.reset();
       const r = await run();
       const spread = spreadOf(await cluster.stats());
@@ -171,18 +191,31 @@ async function spreadFor(dir: string, nodes: number): Promise<void> {
       rows.push(row);
       return row;
     };
-    const feed = (flags: string[], target = cluster.lbUrl) => () => runCliFeed({ target, input, count, flags, cwd: work, capSeconds: cap });
+    const feed =
+      (flags: string[], target = cluster.lbUrl) =>
+      () =>
+        runCliFeed({ target, input, count, flags, cwd: work, capSeconds: cap });
     // Unmeasured: the nodes' JIT compiles the h2 path; a cold cluster answers slowly and distorts the first client.
     await runH2load({ url: cluster.lbUrl, requests: Math.round(cluster.nominal * 3), clients: conns, streams, work });
     const candidates = [
-      await measure(`h2load -c ${conns} -m ${streams}`, 'L4', () => runH2load({ url: cluster.lbUrl, requests: count, clients: conns, streams, work })),
-      await measure(`h2load -c ${conns} -m ${2 * streams}`, 'L4', () => runH2load({ url: cluster.lbUrl, requests: count, clients: conns, streams: 2 * streams, work })),
-      await measure(`vespa-bulk --connections ${conns} --max-streams ${streams} --inflight ${conns * streams}`, 'L4', feed(['--connections', String(conns), '--max-streams', String(streams), '--inflight', String(conns * streams)])),
+      await measure(`h2load -c ${conns} -m ${streams}`, 'L4', () =>
+        runH2load({ url: cluster.lbUrl, requests: count, clients: conns, streams, work }),
+      ),
+      await measure(`h2load -c ${conns} -m ${2 * streams}`, 'L4', () =>
+        runH2load({ url: cluster.lbUrl, requests: count, clients: conns, streams: 2 * streams, work }),
+      ),
+      await measure(
+        `vespa-bulk --connections ${conns} --max-streams ${streams} --inflight ${conns * streams}`,
+        'L4',
+        feed(['--connections', String(conns), '--max-streams', String(streams), '--inflight', String(conns * streams)]),
+      ),
     ];
     const best = candidates.reduce((a, b) => (b.rate > a.rate ? b : a));
     // Twice: which nodes one client's few connections land on is chance (and so is how many it opens).
-    for (let i = 0; i < repeat; i++) await measure(`vespa-bulk (defaults)${repeat > 1 ? ` #${i + 1}` : ''}`, 'L4', feed([]));
-    for (const c of [1, 4, 32]) await measure(`vespa-bulk --connections ${c}`, 'L4', feed(['--connections', String(c)]));
+    for (let i = 0; i < repeat; i++)
+      await measure(`vespa-bulk (defaults)${repeat > 1 ? ` #${i + 1}` : ''}`, 'L4', feed([]));
+    for (const c of [1, 4, 32])
+      await measure(`vespa-bulk --connections ${c}`, 'L4', feed(['--connections', String(c)]));
     await measure('vespa-bulk (defaults)', 'L7', feed([], cluster.l7Url));
     const title = `spread: ${nodes} nodes x ${slots} slots x ${delay} ms, nominal ${fmt(cluster.nominal)}/s; capacity (the baseline) = best of the first three: ${fmt(best.rate)}/s (${best.client}), ${ratio(best.rate, cluster.nominal)} of nominal; ${count} puts a feed; ${load} -> ${loadNow()}`;
     printTable(
@@ -203,7 +236,16 @@ async function spreadFor(dir: string, nodes: number): Promise<void> {
         note: r.note,
       })),
     );
-    spreadResults.push({ nodes, slots, delayMs: delay, nominal: cluster.nominal, capacity: best.rate, capacityBy: best.client, feedSize: count, rows });
+    spreadResults.push({
+      nodes,
+      slots,
+      delayMs: delay,
+      nominal: cluster.nominal,
+      capacity: best.rate,
+      capacityBy: best.client,
+      feedSize: count,
+      rows,
+    });
   } finally {
     cluster.down();
   }
@@ -220,7 +262,13 @@ async function restart(dir: string): Promise<void> {
   const load = loadNow();
   const cluster = await startCluster(dir, { nodes, delayMs: delay, slots });
   try {
-    await runH2load({ url: cluster.lbUrl, requests: Math.round(cluster.nominal * 3), clients: 8 * nodes, streams: Math.max(1, Math.ceil((4 * nodes * slots) / (8 * nodes))), work });
+    await runH2load({
+      url: cluster.lbUrl,
+      requests: Math.round(cluster.nominal * 3),
+      clients: 8 * nodes,
+      streams: Math.max(1, Math.ceil((4 * nodes * slots) / (8 * nodes))),
+      work,
+    });
     await cluster.reset();
     // Puts for --restart-seconds, as fast as the feed reads them: a complete feed (it ends with its input)
     // of a fixed duration, whatever rate the client reaches.
@@ -231,14 +279,22 @@ async function restart(dir: string): Promise<void> {
         begun = performance.now();
         while (performance.now() - begun < feedSeconds * 1000) {
           let chunk = '';
-          for (let i = 0; i < 200; i++, produced++) chunk += `{"put":"id:ns:music::doc-${produced}",${putBody(produced).slice(1)}\n`;
+          for (let i = 0; i < 200; i++, produced++)
+            chunk += `{"put":"id:ns:music::doc-${produced}",${putBody(produced).slice(1)}\n`;
           yield chunk;
         }
       })(),
     );
     const failures = join(work, 'restart-failures.jsonl');
     let feedDone = false;
-    const feedRun = runCliFeed({ target: cluster.lbUrl, input: '-', stdin: source, flags: ['--failures', failures], cwd: work, capSeconds: feedSeconds + 120 }).finally(() => (feedDone = true));
+    const feedRun = runCliFeed({
+      target: cluster.lbUrl,
+      input: '-',
+      stdin: source,
+      flags: ['--failures', failures],
+      cwd: work,
+      capSeconds: feedSeconds + 120,
+    }).finally(() => (feedDone = true));
     const t0 = performance.now();
     const at = (): number => (performance.now() - t0) / 1000;
     const csv: string[] = [`t,event,total,${cluster.nodePorts.map((_, i) => `node${i}`).join(',')},nodeK_share`];
@@ -274,12 +330,19 @@ async function restart(dir: string): Promise<void> {
         now[k] = 0;
         events.push(`start node ${k}`);
       }
-      if (started && Number.isNaN(answeringAgain) && t > startedAt && (stats[k].count > 0 || stats[k].rejected429 > 0)) answeringAgain = t - startedAt;
+      if (started && Number.isNaN(answeringAgain) && t > startedAt && (stats[k].count > 0 || stats[k].rejected429 > 0))
+        answeringAgain = t - startedAt;
       if (started) perSecond.forEach((n, i) => n > 0 && fedAfter.add(i));
       prev = now;
       const shareK = k >= 0 && total > 0 ? perSecond[k] / total : Number.NaN;
       csv.push(`${t.toFixed(1)},${events.join(' ')},${total},${perSecond.join(',')},${fmt(shareK, 3)}`);
-      if (tick % 5 === 0 || events.length > 0) table.push({ t: fmt(t), event: events.join(' '), 'ok+429/s': String(total), ...Object.fromEntries(perSecond.map((n, i) => [`n${i}`, String(n)])) });
+      if (tick % 5 === 0 || events.length > 0)
+        table.push({
+          t: fmt(t),
+          event: events.join(' '),
+          'ok+429/s': String(total),
+          ...Object.fromEntries(perSecond.map((n, i) => [`n${i}`, String(n)])),
+        });
     }
     const r = await feedRun;
     const final = await cluster.stats();
@@ -288,7 +351,10 @@ async function restart(dir: string): Promise<void> {
     mkdirSync(outDir, { recursive: true });
     const csvPath = join(outDir, `cluster-restart-${stamp}.csv`);
     writeFileSync(csvPath, `${csv.join('\n')}\n`);
-    printTable(`restart: ${nodes} nodes x ${slots} slots x ${delay} ms (nominal ${fmt(cluster.nominal)}/s), defaults through L4, ${load} -> ${loadNow()}; requests (200 + 429) per node, every 5 s and at each event`, table);
+    printTable(
+      `restart: ${nodes} nodes x ${slots} slots x ${delay} ms (nominal ${fmt(cluster.nominal)}/s), defaults through L4, ${load} -> ${loadNow()}; requests (200 + 429) per node, every 5 s and at each event`,
+      table,
+    );
     const lost = produced - r.ok - failedLines;
     const verdict = {
       'input operations': produced,
@@ -300,11 +366,16 @@ async function restart(dir: string): Promise<void> {
       'feed ops/s vs nominal': `${fmt(r.rate)} (${ratio(r.rate, cluster.nominal)})`,
       retries: String(r.summary['feeder.retry.count'] ?? '-'),
       'node K': `${k} (killed at ${killAt} s, started at ${fmt(startedAt, 1)} s; nodes fed before the kill: ${fedBeforeKill}/${nodes}, after the restart: ${fedAfter.size}/${nodes})`,
-      'node K answers again after': Number.isNaN(answeringAgain) ? `not within the feed (${fmt(at() - startedAt)} s after the restart)` : `${fmt(answeringAgain, 1)} s (target <= 60 s)`,
+      'node K answers again after': Number.isNaN(answeringAgain)
+        ? `not within the feed (${fmt(at() - startedAt)} s after the restart)`
+        : `${fmt(answeringAgain, 1)} s (target <= 60 s)`,
       'nothing lost': r.code === 0 && lost === 0 && r.failed === 0 ? 'yes' : 'NO',
       'per second': csvPath,
     };
-    printTable('restart: the verdict', Object.entries(verdict).map(([what, value]) => ({ what, value: String(value) })));
+    printTable(
+      'restart: the verdict',
+      Object.entries(verdict).map(([what, value]) => ({ what, value: String(value) })),
+    );
     results.restart = { nodes, slots, nominal: cluster.nominal, ...verdict, answeringAgainSeconds: answeringAgain };
   } finally {
     cluster.down();
@@ -336,13 +407,19 @@ const paired = (a: number[], b: number[]): number => median(a.map((x, i) => x / 
 async function baseline(script: string): Promise<void> {
   const before = await buildCommit(values.baseline);
   // The same sources: the two builds differ only by chance, and the ratios show the noise.
-  const same = spawnSync('git', ['diff', '--quiet', before.hash, '--', 'src', 'scripts', 'package.json', 'package-lock.json'], { cwd: repoRoot }).status === 0;
+  const same =
+    spawnSync('git', ['diff', '--quiet', before.hash, '--', 'src', 'scripts', 'package.json', 'package-lock.json'], {
+      cwd: repoRoot,
+    }).status === 0;
   const names = ['this tree', `before (${before.hash.slice(0, 10)}${same ? ', the same src/: an A/A check' : ''})`];
   const clis = [cliOf(), before.cli];
   const rows: Record<string, string>[] = [];
   const load = loadNow();
   try {
-    for (const [label, slots] of [['unlimited', 0], ['bounded, 32 slots, queue 256 (3,200/s)', 32]] as const) {
+    for (const [label, slots] of [
+      ['unlimited', 0],
+      ['bounded, 32 slots, queue 256 (3,200/s)', 32],
+    ] as const) {
       const count = slots === 0 ? docs : Math.min(docs, Math.round((slots * 1000 * 6) / delay));
       const input = await puts(count);
       const endpoint = await startJetty(script, delay, slots, 256);
@@ -356,8 +433,18 @@ async function baseline(script: string): Promise<void> {
         const [ours, base] = await alternating(clis.map(feed), () => endpoint.reset());
         for (const [j, runs] of [ours, base].entries()) {
           const { run, perConn } = medianBy(runs, (x) => x.run.rate);
-          const vs = (key: (r: CliFeedRun) => number): string => fmt(paired(runs.map((x) => key(x.run)), base.map((x) => key(x.run))), 2);
-          const rate = paired(runs.map((x) => x.run.rate), base.map((x) => x.run.rate));
+          const vs = (key: (r: CliFeedRun) => number): string =>
+            fmt(
+              paired(
+                runs.map((x) => key(x.run)),
+                base.map((x) => key(x.run)),
+              ),
+              2,
+            );
+          const rate = paired(
+            runs.map((x) => x.run.rate),
+            base.map((x) => x.run.rate),
+          );
           rows.push({
             endpoint: `1 Jetty, ${delay} ms, ${label}`,
             cli: names[j],
@@ -406,17 +493,23 @@ async function tls(script: string): Promise<void> {
     runs: Run[];
   }
   const rows: TlsRow[] = [];
-  const measure = async (endpoint: JettyEndpoint, jvm: string, clients: [string, string, () => Promise<Run>][]): Promise<void> => {
+  const measure = async (
+    endpoint: JettyEndpoint,
+    jvm: string,
+    clients: [string, string, () => Promise<Run>][],
+  ): Promise<void> => {
     const runs = await alternating(
       clients.map(([, , run]) => run),
       () => endpoint.reset(),
     );
     rows.push(...clients.map(([where, client], j) => ({ jvm, endpoint: where, client, runs: runs[j] })));
   };
-  const feed = (target: string, flags: string[] = []) => async (): Promise<Run> => {
-    const r = await runCliFeed({ target, input, count, flags, cwd: work, capSeconds: hang });
-    return { rate: r.rate, cpu: r.cpuUsPerOp, p99: r.p99 };
-  };
+  const feed =
+    (target: string, flags: string[] = []) =>
+    async (): Promise<Run> => {
+      const r = await runCliFeed({ target, input, count, flags, cwd: work, capSeconds: hang });
+      return { rate: r.rate, cpu: r.cpuUsPerOp, p99: r.p99 };
+    };
   const h2load = (url: string, clients: number, streams: number) => async (): Promise<Run> => {
     const h = await runH2load({ url, requests: count, clients, streams, work });
     return { rate: h.rate, cpu: h.cpuUsPerOp };
@@ -440,7 +533,14 @@ async function tls(script: string): Promise<void> {
   }
   const b = await startJetty(script, delay, 0, 256, { tls: 'mtls' });
   try {
-    const mtls = ['--ca', join(b.tlsDir!, 'ca.pem'), '--cert', join(b.tlsDir!, 'client.pem'), '--key', join(b.tlsDir!, 'client.key')];
+    const mtls = [
+      '--ca',
+      join(b.tlsDir!, 'ca.pem'),
+      '--cert',
+      join(b.tlsDir!, 'client.pem'),
+      '--key',
+      join(b.tlsDir!, 'client.key'),
+    ];
     await runCliFeed({ target: b.tlsUrl!, input: warmInput, flags: mtls, cwd: work });
     await runCliFeed({ target: b.url, input: warmInput, cwd: work });
     await measure(b, 'B (mTLS)', [
@@ -451,7 +551,9 @@ async function tls(script: string): Promise<void> {
     await b.stop();
   }
   // Each round's reference: the better h2load over TLS of that round (JVM A).
-  const references = rows.filter((r) => r.jvm === 'A' && r.client.startsWith('h2load') && r.endpoint.startsWith('https'));
+  const references = rows.filter(
+    (r) => r.jvm === 'A' && r.client.startsWith('h2load') && r.endpoint.startsWith('https'),
+  );
   const reference = Array.from({ length: rounds }, (_, i) => Math.max(...references.map((r) => r.runs[i].rate)));
   const h2cOn = (jvm: string) => rows.find((r) => r.jvm === jvm && r.client === 'vespa-bulk (defaults)')!;
   printTable(
@@ -465,8 +567,21 @@ async function tls(script: string): Promise<void> {
         client: r.client,
         'ops/s': fmt(m.rate),
         // JVM B ran after A: its ratio is of the medians, not of rounds run together (marked ~).
-        'vs h2load TLS': r.jvm === 'A' ? fmt(paired(rates, reference), 2) : r.client.startsWith('vespa-bulk --ca --cert') ? `~${ratio(m.rate, median(reference))}` : '',
-        'vs vespa-bulk h2c, same JVM': r.client.startsWith('vespa-bulk') ? fmt(paired(rates, h2cOn(r.jvm).runs.map((x) => x.rate)), 2) : '',
+        'vs h2load TLS':
+          r.jvm === 'A'
+            ? fmt(paired(rates, reference), 2)
+            : r.client.startsWith('vespa-bulk --ca --cert')
+              ? `~${ratio(m.rate, median(reference))}`
+              : '',
+        'vs vespa-bulk h2c, same JVM': r.client.startsWith('vespa-bulk')
+          ? fmt(
+              paired(
+                rates,
+                h2cOn(r.jvm).runs.map((x) => x.rate),
+              ),
+              2,
+            )
+          : '',
         'each round': rates.map((x) => fmt(x)).join(' '),
         'p99 ms': fmt(m.p99, 1),
         'client CPU µs/op': fmt(m.cpu, 1),
@@ -482,11 +597,15 @@ async function main(): Promise<void> {
   const script = jettyScript();
   const dir = lbClusterDir();
   if (script === undefined || dir === undefined || !haveH2load()) {
-    console.log('skipped: needs ../shared/jetty-endpoint (or JETTY_ENDPOINT), ../shared/lb-cluster (or LB_CLUSTER) and /usr/bin/h2load (nghttp2-client)');
+    console.log(
+      'skipped: needs ../shared/jetty-endpoint (or JETTY_ENDPOINT), ../shared/lb-cluster (or LB_CLUSTER) and /usr/bin/h2load (nghttp2-client)',
+    );
     return;
   }
   await buildDist();
-  console.log(`${availableParallelism()} cores; nominal capacity ${capacity}/s at ${delay} ms per operation; scenarios: ${[...which].join(', ')}`);
+  console.log(
+    `${availableParallelism()} cores; nominal capacity ${capacity}/s at ${delay} ms per operation; scenarios: ${[...which].join(', ')}`,
+  );
   const timed = async (name: string, run: () => Promise<void>): Promise<void> => {
     if (!which.has(name)) return;
     const started = performance.now();

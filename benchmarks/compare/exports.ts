@@ -16,7 +16,13 @@ import { parseArgs } from 'node:util';
 import { printTable } from '../lib/child.js';
 import { bundleCli } from '../visit/bundle.js';
 
-const { values } = parseArgs({ options: { docs: { type: 'string', default: '100000' }, scale: { type: 'string', default: '4' }, partitions: { type: 'string', default: '256' } } });
+const { values } = parseArgs({
+  options: {
+    docs: { type: 'string', default: '100000' },
+    scale: { type: 'string', default: '4' },
+    partitions: { type: 'string', default: '256' },
+  },
+});
 const base = Number(values.docs);
 const scale = Number(values.scale);
 const filler = 'lorem ipsum dolor sit amet '.repeat(40).slice(0, 900);
@@ -32,17 +38,39 @@ async function writeExport(path: string, docs: number, changeEvery: number): Pro
   await once(out, 'finish');
 }
 
-function timedCompare(bundle: string, a: string, b: string, tempDir: string): Promise<{ seconds: number; rssMB: number; summary: { same: number; differing: number } }> {
+function timedCompare(
+  bundle: string,
+  a: string,
+  b: string,
+  tempDir: string,
+): Promise<{ seconds: number; rssMB: number; summary: { same: number; differing: number } }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    execFile('/usr/bin/time', ['-v', process.execPath, bundle, 'compare', a, b, '--partitions', values.partitions, '--temp-dir', tempDir, '--quiet'], { maxBuffer: 1 << 24, timeout: 600_000 }, (err, stdout, stderr) => {
-      if (err && err.code !== 1) return reject(new Error(`compare failed: ${err.message}\n${stderr.slice(-2000)}`));
-      resolve({
-        seconds: (performance.now() - started) / 1000,
-        rssMB: Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)?.[1] ?? NaN) / 1024,
-        summary: JSON.parse(stdout) as { same: number; differing: number },
-      });
-    });
+    execFile(
+      '/usr/bin/time',
+      [
+        '-v',
+        process.execPath,
+        bundle,
+        'compare',
+        a,
+        b,
+        '--partitions',
+        values.partitions,
+        '--temp-dir',
+        tempDir,
+        '--quiet',
+      ],
+      { maxBuffer: 1 << 24, timeout: 600_000 },
+      (err, stdout, stderr) => {
+        if (err && err.code !== 1) return reject(new Error(`compare failed: ${err.message}\n${stderr.slice(-2000)}`));
+        resolve({
+          seconds: (performance.now() - started) / 1000,
+          rssMB: Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)?.[1] ?? NaN) / 1024,
+          summary: JSON.parse(stdout) as { same: number; differing: number },
+        });
+      },
+    );
   });
 }
 
@@ -55,13 +83,22 @@ try {
     const [a, b] = [join(dir, `a-${docs}.jsonl`), join(dir, `b-${docs}.jsonl`)];
     await Promise.all([writeExport(a, docs, 0), writeExport(b, docs, 1000)]);
     const run = await timedCompare(bundle, a, b, dir);
-    if (run.summary.differing !== Math.ceil(docs / 1000) || run.summary.same !== docs - Math.ceil(docs / 1000)) throw new Error(`unexpected result ${JSON.stringify(run.summary)}`);
+    if (run.summary.differing !== Math.ceil(docs / 1000) || run.summary.same !== docs - Math.ceil(docs / 1000))
+      throw new Error(`unexpected result ${JSON.stringify(run.summary)}`);
     runs.push(run);
-    rows.push({ documents: docs, seconds: run.seconds.toFixed(1), 'docs/s (both sides)': Math.round((2 * docs) / run.seconds), 'peak RSS MB': run.rssMB.toFixed(0) });
+    rows.push({
+      documents: docs,
+      seconds: run.seconds.toFixed(1),
+      'docs/s (both sides)': Math.round((2 * docs) / run.seconds),
+      'peak RSS MB': run.rssMB.toFixed(0),
+    });
     rmSync(a);
     rmSync(b);
   }
-  printTable(`compare of two JSONL exports (~1 KB documents, every 1000th differs), ${values.partitions} partitions`, rows);
+  printTable(
+    `compare of two JSONL exports (~1 KB documents, every 1000th differs), ${values.partitions} partitions`,
+    rows,
+  );
   printTable(`the ${scale}x corpus as a ratio to the smaller`, [
     { figure: 'peak RSS', ratio: (runs[1].rssMB / runs[0].rssMB).toFixed(2) },
     { figure: 'wall time', ratio: (runs[1].seconds / runs[0].seconds).toFixed(2) },

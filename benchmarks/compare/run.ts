@@ -43,37 +43,61 @@ interface Run {
 function timed(bundle: string, args: string[]): Promise<Run> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    execFile('/usr/bin/time', ['-v', process.execPath, bundle, ...args, '--quiet'], { maxBuffer: 64 << 20, timeout: timeoutMs }, (err, stdout, stderr) => {
-      if (err && err.code !== 1) return reject(new Error(`${args[0]} failed: ${err.message}\n${stderr.slice(-2000)}`));
-      const field = (re: RegExp): number => Number(re.exec(stderr)?.[1] ?? NaN);
-      resolve({
-        seconds: (performance.now() - started) / 1000,
-        maxRssMB: field(/Maximum resident set size \(kbytes\): (\d+)/) / 1024,
-        cpuSeconds: field(/User time \(seconds\): ([\d.]+)/) + field(/System time \(seconds\): ([\d.]+)/),
-        stdout,
-      });
-    });
+    execFile(
+      '/usr/bin/time',
+      ['-v', process.execPath, bundle, ...args, '--quiet'],
+      { maxBuffer: 64 << 20, timeout: timeoutMs },
+      (err, stdout, stderr) => {
+        if (err && err.code !== 1)
+          return reject(new Error(`${args[0]} failed: ${err.message}\n${stderr.slice(-2000)}`));
+        const field = (re: RegExp): number => Number(re.exec(stderr)?.[1] ?? NaN);
+        resolve({
+          seconds: (performance.now() - started) / 1000,
+          maxRssMB: field(/Maximum resident set size \(kbytes\): (\d+)/) / 1024,
+          cpuSeconds: field(/User time \(seconds\): ([\d.]+)/) + field(/System time \(seconds\): ([\d.]+)/),
+          stdout,
+        });
+      },
+    );
   });
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'vb-compare-bench-'));
 const sims = await Promise.all([
   startChildServer(join(here, 'seeded-sim.ts'), [], { COMPARE_BENCH_DOCUMENTS: String(docs) }),
-  startChildServer(join(here, 'seeded-sim.ts'), [], { COMPARE_BENCH_DOCUMENTS: String(docs), COMPARE_BENCH_CHANGE_EVERY: String(changeEvery) }),
+  startChildServer(join(here, 'seeded-sim.ts'), [], {
+    COMPARE_BENCH_DOCUMENTS: String(docs),
+    COMPARE_BENCH_CHANGE_EVERY: String(changeEvery),
+  }),
 ]);
 try {
   const bundle = bundleCli(dir);
   const visits = async (): Promise<{ seconds: number; rss: number[]; cpu: number }> => {
     const started = performance.now();
-    const both = await Promise.all(sims.map((s) => timed(bundle, ['visit', 'bench/music', '-t', s.url, '-o', '/dev/null'])));
+    const both = await Promise.all(
+      sims.map((s) => timed(bundle, ['visit', 'bench/music', '-t', s.url, '-o', '/dev/null'])),
+    );
     for (const v of both) {
       const n = Number((JSON.parse(v.stdout) as Record<string, unknown>)['visit.document.count']);
       if (n !== docs) throw new Error(`visited ${n} documents, expected ${docs}`);
     }
-    return { seconds: (performance.now() - started) / 1000, rss: both.map((v) => v.maxRssMB), cpu: both.reduce((n, v) => n + v.cpuSeconds, 0) };
+    return {
+      seconds: (performance.now() - started) / 1000,
+      rss: both.map((v) => v.maxRssMB),
+      cpu: both.reduce((n, v) => n + v.cpuSeconds, 0),
+    };
   };
   const comparison = async (): Promise<Run> => {
-    const run = await timed(bundle, ['compare', sims[0].url, sims[1].url, 'bench/music', '--partitions', values.partitions, '--temp-dir', dir]);
+    const run = await timed(bundle, [
+      'compare',
+      sims[0].url,
+      sims[1].url,
+      'bench/music',
+      '--partitions',
+      values.partitions,
+      '--temp-dir',
+      dir,
+    ]);
     const summary = JSON.parse(run.stdout) as { same: number; differing: number; onlyInA: number; onlyInB: number };
     const expected = changeEvery > 0 ? Math.ceil(docs / changeEvery) : 0;
     if (summary.differing !== expected || summary.same !== docs - expected || summary.onlyInA + summary.onlyInB !== 0) {
@@ -84,7 +108,15 @@ try {
   // Warm-up: the simulators render each document once and cache it; the first to visit should not pay for that.
   await visits();
   const rows: Array<Record<string, string | number>> = [];
-  const m = { visitSeconds: [] as number[], compareSeconds: [] as number[], visitRss: [] as number[], oneVisitRss: [] as number[], compareRss: [] as number[], visitCpu: [] as number[], compareCpu: [] as number[] };
+  const m = {
+    visitSeconds: [] as number[],
+    compareSeconds: [] as number[],
+    visitRss: [] as number[],
+    oneVisitRss: [] as number[],
+    compareRss: [] as number[],
+    visitCpu: [] as number[],
+    compareCpu: [] as number[],
+  };
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? ['visits', 'compare'] : ['compare', 'visits'];
     for (const what of order) {
@@ -94,17 +126,34 @@ try {
         m.visitRss.push(v.rss[0] + v.rss[1]);
         m.oneVisitRss.push(Math.max(...v.rss));
         m.visitCpu.push(v.cpu);
-        rows.push({ round: round + 1, run: 'two visits (at once)', seconds: v.seconds.toFixed(1), 'docs/s (both sides)': Math.round((2 * docs) / v.seconds), 'peak RSS MB': v.rss.map((r) => r.toFixed(0)).join(' + '), 'CPU s': v.cpu.toFixed(1) });
+        rows.push({
+          round: round + 1,
+          run: 'two visits (at once)',
+          seconds: v.seconds.toFixed(1),
+          'docs/s (both sides)': Math.round((2 * docs) / v.seconds),
+          'peak RSS MB': v.rss.map((r) => r.toFixed(0)).join(' + '),
+          'CPU s': v.cpu.toFixed(1),
+        });
       } else {
         const c = await comparison();
         m.compareSeconds.push(c.seconds);
         m.compareRss.push(c.maxRssMB);
         m.compareCpu.push(c.cpuSeconds);
-        rows.push({ round: round + 1, run: 'compare', seconds: c.seconds.toFixed(1), 'docs/s (both sides)': Math.round((2 * docs) / c.seconds), 'peak RSS MB': c.maxRssMB.toFixed(0), 'CPU s': c.cpuSeconds.toFixed(1) });
+        rows.push({
+          round: round + 1,
+          run: 'compare',
+          seconds: c.seconds.toFixed(1),
+          'docs/s (both sides)': Math.round((2 * docs) / c.seconds),
+          'peak RSS MB': c.maxRssMB.toFixed(0),
+          'CPU s': c.cpuSeconds.toFixed(1),
+        });
       }
     }
   }
-  printTable(`compare of two clusters of ${docs} documents (~1 KB; every ${changeEvery}th differs) against two plain visits of them`, rows);
+  printTable(
+    `compare of two clusters of ${docs} documents (~1 KB; every ${changeEvery}th differs) against two plain visits of them`,
+    rows,
+  );
   const ratio = (a: number[], b: number[]): string => (median(a) / median(b)).toFixed(2);
   printTable('compare as a ratio to the two visits (medians)', [
     { figure: 'wall time', ratio: ratio(m.compareSeconds, m.visitSeconds) },

@@ -13,7 +13,14 @@ function* documents() {
     const changed = changeEvery > 0 && i % changeEvery === 0;
     yield {
       id: `id:bench:music::doc-${i}`,
-      fields: { title: `Song number ${i}`, artist: `Artist ${i % 997}`, year: 1960 + (i % 64), popularity: changed ? -1 : i % 100, embedding: { type: 'tensor<float>(x[4])', values: [i % 7, 0.5, 0.25, 1] }, lyrics: `${i} ${filler}` },
+      fields: {
+        title: `Song number ${i}`,
+        artist: `Artist ${i % 997}`,
+        year: 1960 + (i % 64),
+        popularity: changed ? -1 : i % 100,
+        embedding: { type: 'tensor<float>(x[4])', values: [i % 7, 0.5, 0.25, 1] },
+        lyrics: `${i} ${filler}`,
+      },
     };
   }
 }

@@ -31,4 +31,6 @@ const outcome = await feeder.run(source);
 clearInterval(sampler);
 peakRss = Math.max(peakRss, process.resourceUsage().maxRSS * 1024);
 // The CLI's printed names: run.ts reads this summary as it reads the CLI's.
-process.stdout.write(`${JSON.stringify({ summary: feedSummaryJson(outcome.summary), maxRssMB: peakRss / 1e6, series })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ summary: feedSummaryJson(outcome.summary), maxRssMB: peakRss / 1e6, series })}\n`,
+);

@@ -40,14 +40,32 @@ const args = process.argv.slice(2);
 const docsFlag = args.indexOf('--docs');
 const throughputDocs = docsFlag >= 0 ? Number(args[docsFlag + 1]) : 200_000;
 const picked = args.filter((a, i) => !a.startsWith('--') && (docsFlag < 0 || i !== docsFlag + 1));
-const which = new Set(picked.length > 0 ? picked : ['reader', 'throughput', 'memory', 'workers', 'transform', 'overload']);
+const which = new Set(
+  picked.length > 0 ? picked : ['reader', 'throughput', 'memory', 'workers', 'transform', 'overload'],
+);
 const connections = 8;
 const pipelining = 16;
 const work = mkdtempSync(join(tmpdir(), 'vb-bench-feed-'));
-const rows: { bench: string; figure: string; value: string; baseline: string; ratio: string; target: string; ok: string }[] = [];
+const rows: {
+  bench: string;
+  figure: string;
+  value: string;
+  baseline: string;
+  ratio: string;
+  target: string;
+  ok: string;
+}[] = [];
 const children: ChildProcess[] = [];
 
-function row(bench: string, figure: string, value: number, baseline: number | undefined, unit: string, target: string, ok: boolean) {
+function row(
+  bench: string,
+  figure: string,
+  value: number,
+  baseline: number | undefined,
+  unit: string,
+  target: string,
+  ok: boolean,
+) {
   rows.push({
     bench,
     figure,
@@ -76,7 +94,9 @@ async function generate(path: string, count: number, size: number): Promise<void
 
 /** Starts a tsx child that prints its URL on its first stdout line. */
 async function startServer(script: string, arg?: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, script), ...(arg ? [arg] : [])], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, script), ...(arg ? [arg] : [])], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   children.push(child);
   let buf = '';
   for await (const chunk of child.stdout) {
@@ -97,8 +117,14 @@ interface ChildResult {
   series: number[];
 }
 
-async function feedInChild(source: string, options: Record<string, unknown>, script = join(here, 'feed-child.ts')): Promise<ChildResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify({ source, options })], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function feedInChild(
+  source: string,
+  options: Record<string, unknown>,
+  script = join(here, 'feed-child.ts'),
+): Promise<ChildResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify({ source, options })], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(child);
   let out = '';
   child.stdout.on('data', (d) => (out += d));
@@ -111,12 +137,31 @@ async function feedInChild(source: string, options: Record<string, unknown>, scr
  * autocannon in a process of its own, as the feeder is: both start cold, and neither shares a core with the
  * bench's own bookkeeping. (Run in this process, autocannon would be warmed by the rounds before it.)
  */
-async function autocannonInChild(url: string, body: string): Promise<{ requests: { total: number }; duration: number }> {
+async function autocannonInChild(
+  url: string,
+  body: string,
+): Promise<{ requests: { total: number }; duration: number }> {
   const child = spawn(
     process.execPath,
     // A fixed duration, not `amount`: autocannon notices that an amount is done only at its next one-second
     // tick, which would understate its rate by up to a second's worth.
-    [autocannonCli, '--json', '-c', String(connections), '-p', String(pipelining), '-d', '5', '-m', 'POST', '-H', 'content-type=application/json', '-b', body, url],
+    [
+      autocannonCli,
+      '--json',
+      '-c',
+      String(connections),
+      '-p',
+      String(pipelining),
+      '-d',
+      '5',
+      '-m',
+      'POST',
+      '-H',
+      'content-type=application/json',
+      '-b',
+      body,
+      url,
+    ],
     { stdio: ['ignore', 'pipe', 'ignore'] },
   );
   children.push(child);
@@ -142,7 +187,9 @@ interface TimedResult {
  */
 async function timedNode(nodeArgs: string[], stdio: 'pipe' | 'ignore' = 'pipe'): Promise<TimedResult> {
   const report = join(work, `time-${children.length}.txt`);
-  const child = spawn('/usr/bin/time', ['-f', '%M %U %S', '-o', report, process.execPath, ...nodeArgs], { stdio: ['ignore', stdio, 'ignore'] });
+  const child = spawn('/usr/bin/time', ['-f', '%M %U %S', '-o', report, process.execPath, ...nodeArgs], {
+    stdio: ['ignore', stdio, 'ignore'],
+  });
   children.push(child);
   let out = '';
   child.stdout?.on('data', (d) => (out += d));
@@ -154,14 +201,30 @@ async function timedNode(nodeArgs: string[], stdio: 'pipe' | 'ignore' = 'pipe'):
 
 /** The built CLI (dist/, as installed), built first so that the figures are of the current sources. */
 let built = false;
-async function cliFeed(url: string, input: string, workers: number): Promise<TimedResult & { summary: Record<string, any> }> {
+async function cliFeed(
+  url: string,
+  input: string,
+  workers: number,
+): Promise<TimedResult & { summary: Record<string, any> }> {
   if (!built) {
     const b = spawn(process.execPath, [join(repo, 'scripts/build.mjs')], { stdio: 'ignore', cwd: repo });
     const [code] = await once(b, 'exit');
     if (code !== 0) throw new Error('build failed');
     built = true;
   }
-  const r = await timedNode([join(repo, 'dist/cli/main.js'), 'feed', '--workers', String(workers), '--target', url, '--connections', String(connections), '--pipelining', String(pipelining), input]);
+  const r = await timedNode([
+    join(repo, 'dist/cli/main.js'),
+    'feed',
+    '--workers',
+    String(workers),
+    '--target',
+    url,
+    '--connections',
+    String(connections),
+    '--pipelining',
+    String(pipelining),
+    input,
+  ]);
   return { ...r, summary: JSON.parse(r.stdout) as Record<string, any> };
 }
 
@@ -188,7 +251,8 @@ async function reader(): Promise<void> {
     }
   });
   const ours = await time(async () => {
-    for await (const batch of readSources(input)) for (const item of batch.items) sink += parseOperation(item.bytes).path.length;
+    for await (const batch of readSources(input))
+      for (const item of batch.items) sink += parseOperation(item.bytes).path.length;
   });
   rm(input);
   row('reader', 'operations read and routed, MB/s vs bare file read', ours, bare, 'MB/s', '', true);
@@ -218,8 +282,24 @@ async function throughput(): Promise<void> {
   }
   await stopServer(sink);
   rm(input);
-  row('throughput', `docs/s vs autocannon req/s (c=${connections}, p=${pipelining}, best of 3)`, bestFeed, bestAc, '/s', '>= 1.0', bestFeed >= bestAc);
-  row('throughput', 'docs/s with write batching vs without (one writev per request)', bestFeed, bestUnbatched, '/s', '', true);
+  row(
+    'throughput',
+    `docs/s vs autocannon req/s (c=${connections}, p=${pipelining}, best of 3)`,
+    bestFeed,
+    bestAc,
+    '/s',
+    '>= 1.0',
+    bestFeed >= bestAc,
+  );
+  row(
+    'throughput',
+    'docs/s with write batching vs without (one writev per request)',
+    bestFeed,
+    bestUnbatched,
+    '/s',
+    '',
+    true,
+  );
   row('throughput', 'feeder p50 latency', feedSummary['http.response.latency.millis.p50'], undefined, 'ms', '', true);
   row('throughput', 'feeder final in-flight limit', feedSummary['feeder.inflight.limit'], undefined, '', '', true);
 }
@@ -234,12 +314,28 @@ async function transform(): Promise<void> {
   const sink = await startServer('sink-server.ts');
   // Wall rate and the feeding process's CPU (user + sys, under GNU time): on a busy machine the CPU per document is
   // the steadier figure of what the transform stage costs.
-  const best = { none: { rate: 0, cpu: Infinity }, identity: { rate: 0, cpu: Infinity }, before: { rate: 0, cpu: Infinity } };
-  const run = async (key: keyof typeof best, options: Record<string, unknown>, script = join(here, 'feed-child.ts')): Promise<void> => {
-    const r = await timedNode(['--import', 'tsx', script, JSON.stringify({ source: input, options: { endpoint: sink.url, connections, pipelining, ...options } })]);
+  const best = {
+    none: { rate: 0, cpu: Infinity },
+    identity: { rate: 0, cpu: Infinity },
+    before: { rate: 0, cpu: Infinity },
+  };
+  const run = async (
+    key: keyof typeof best,
+    options: Record<string, unknown>,
+    script = join(here, 'feed-child.ts'),
+  ): Promise<void> => {
+    const r = await timedNode([
+      '--import',
+      'tsx',
+      script,
+      JSON.stringify({ source: input, options: { endpoint: sink.url, connections, pipelining, ...options } }),
+    ]);
     const summary = (JSON.parse(r.stdout) as ChildResult).summary;
     if (summary['feeder.ok.count'] !== count) throw new Error(`${key}: ${summary['feeder.ok.count']} of ${count} fed`);
-    best[key] = { rate: Math.max(best[key].rate, summary['feeder.ok.rate']), cpu: Math.min(best[key].cpu, r.cpuSeconds) };
+    best[key] = {
+      rate: Math.max(best[key].rate, summary['feeder.ok.rate']),
+      cpu: Math.min(best[key].cpu, r.cpuSeconds),
+    };
   };
   // Alternating rounds, best of each, so a burst of load from elsewhere hits every variant alike.
   for (let round = 0; round < 3; round++) {
@@ -250,11 +346,43 @@ async function transform(): Promise<void> {
   await stopServer(sink);
   rm(input);
   const us = (cpu: number) => (cpu / count) * 1e6;
-  row('transform', 'docs/s, identity --transform vs without (best of 3)', best.identity.rate, best.none.rate, '/s', '', true);
-  row('transform', 'CPU us/doc, identity --transform vs without', us(best.identity.cpu), us(best.none.cpu), 'us', '', true);
+  row(
+    'transform',
+    'docs/s, identity --transform vs without (best of 3)',
+    best.identity.rate,
+    best.none.rate,
+    '/s',
+    '',
+    true,
+  );
+  row(
+    'transform',
+    'CPU us/doc, identity --transform vs without',
+    us(best.identity.cpu),
+    us(best.none.cpu),
+    'us',
+    '',
+    true,
+  );
   if (baselineRepo !== undefined) {
-    row('transform', `docs/s without --transform vs ${baselineRepo}`, best.none.rate, best.before.rate, '/s', '>= 0.95', best.none.rate >= 0.95 * best.before.rate);
-    row('transform', `CPU us/doc without --transform vs ${baselineRepo}`, us(best.none.cpu), us(best.before.cpu), 'us', '<= 1.05', best.none.cpu <= 1.05 * best.before.cpu);
+    row(
+      'transform',
+      `docs/s without --transform vs ${baselineRepo}`,
+      best.none.rate,
+      best.before.rate,
+      '/s',
+      '>= 0.95',
+      best.none.rate >= 0.95 * best.before.rate,
+    );
+    row(
+      'transform',
+      `CPU us/doc without --transform vs ${baselineRepo}`,
+      us(best.none.cpu),
+      us(best.before.cpu),
+      'us',
+      '<= 1.05',
+      best.none.cpu <= 1.05 * best.before.cpu,
+    );
   }
 }
 
@@ -270,7 +398,15 @@ async function memory(): Promise<void> {
   const sizes = `${(statSync(small).size / 1e6).toFixed(0)} MB vs ${(statSync(big).size / 1e6).toFixed(0)} MB`;
   rm(small);
   rm(big);
-  row('memory', `peak RSS, 1 GB input vs 100 MB (${sizes})`, b.maxRssMB, a.maxRssMB, 'MB', '<= 1.2', b.maxRssMB <= 1.2 * a.maxRssMB);
+  row(
+    'memory',
+    `peak RSS, 1 GB input vs 100 MB (${sizes})`,
+    b.maxRssMB,
+    a.maxRssMB,
+    'MB',
+    '<= 1.2',
+    b.maxRssMB <= 1.2 * a.maxRssMB,
+  );
   row('memory', 'peak RSS, 1 GB input', b.maxRssMB, undefined, 'MB', '< 200 MB', b.maxRssMB < 200);
   row('memory', '1 GB feed rate', b.summary['feeder.ok.rate'], undefined, '/s', '', true);
 
@@ -280,9 +416,20 @@ async function memory(): Promise<void> {
   await generate(k1, 1_000, 1024);
   await generate(k200, 200_000, 1024);
   const cliSink = await startServer('sink-server.ts');
-  for (const [name, input, count] of [['1k', k1, 1_000], ['200k', k200, 200_000]] as const) {
+  for (const [name, input, count] of [
+    ['1k', k1, 1_000],
+    ['200k', k200, 200_000],
+  ] as const) {
     const r = await cliFeed(cliSink.url, input, 1);
-    row('memory', `CLI feed --workers 1 peak RSS, ${name} 1 KB docs`, r.maxRssMB, undefined, 'MB', '<= 100 MB', r.maxRssMB <= 100 && r.summary['feeder.ok.count'] === count);
+    row(
+      'memory',
+      `CLI feed --workers 1 peak RSS, ${name} 1 KB docs`,
+      r.maxRssMB,
+      undefined,
+      'MB',
+      '<= 100 MB',
+      r.maxRssMB <= 100 && r.summary['feeder.ok.count'] === count,
+    );
   }
   await stopServer(cliSink);
   rm(k1);
@@ -294,16 +441,56 @@ async function workers(): Promise<void> {
   await generate(input, throughputDocs, 1024);
   const sink = await startServer('sink-server.ts');
   const body = JSON.stringify({ fields: { title: 't1', n: 1, text: 'x'.repeat(944) } });
-  const ac = await timedNode([autocannonCli, '--json', '-c', String(connections), '-p', String(pipelining), '-d', '5', '-m', 'POST', '-H', 'content-type=application/json', '-b', body, `${sink.url}/document/v1/ns/music/docid/doc-1`]);
+  const ac = await timedNode([
+    autocannonCli,
+    '--json',
+    '-c',
+    String(connections),
+    '-p',
+    String(pipelining),
+    '-d',
+    '5',
+    '-m',
+    'POST',
+    '-H',
+    'content-type=application/json',
+    '-b',
+    body,
+    `${sink.url}/document/v1/ns/music/docid/doc-1`,
+  ]);
   const acResult = JSON.parse(ac.stdout) as { requests: { total: number }; duration: number };
   const acUs = (ac.cpuSeconds * 1e6) / acResult.requests.total;
-  row('workers', `autocannon req/s (c=${connections}, p=${pipelining}), CPU ${round(acUs)} us/req`, acResult.requests.total / acResult.duration, undefined, '/s', '', true);
+  row(
+    'workers',
+    `autocannon req/s (c=${connections}, p=${pipelining}), CPU ${round(acUs)} us/req`,
+    acResult.requests.total / acResult.duration,
+    undefined,
+    '/s',
+    '',
+    true,
+  );
   const cores = availableParallelism();
   for (const n of [...new Set([1, 2, cores])]) {
     const r = await cliFeed(sink.url, input, n);
     const us = (r.cpuSeconds * 1e6) / throughputDocs;
-    row('workers', `feed --workers ${n}: docs/s`, r.summary['feeder.ok.rate'], undefined, '/s', '', r.summary['feeder.ok.count'] === throughputDocs);
-    row('workers', `feed --workers ${n}: CPU us/doc (process user+sys) vs autocannon's us/req`, us, acUs, 'us', '', true);
+    row(
+      'workers',
+      `feed --workers ${n}: docs/s`,
+      r.summary['feeder.ok.rate'],
+      undefined,
+      '/s',
+      '',
+      r.summary['feeder.ok.count'] === throughputDocs,
+    );
+    row(
+      'workers',
+      `feed --workers ${n}: CPU us/doc (process user+sys) vs autocannon's us/req`,
+      us,
+      acUs,
+      'us',
+      '',
+      true,
+    );
   }
   await stopServer(sink);
   rm(input);
@@ -345,12 +532,52 @@ async function overload(): Promise<void> {
   const f = steadyAndRamp(fixed.series);
   const a = steadyAndRamp(adaptive.series);
   const throttledShare = adaptive.summary['feeder.throttled.count'] / adaptive.summary['http.request.count'];
-  row('overload', `ok/s adaptive vs --inflight 64 (service rate ${rate}/s, queue 64)`, adaptive.summary['feeder.ok.rate'], fixed.summary['feeder.ok.rate'], '/s', '>= 0.9', adaptive.summary['feeder.ok.rate'] >= 0.9 * fixed.summary['feeder.ok.rate']);
-  row('overload', 'share of requests answered 429 (adaptive)', throttledShare * 100, undefined, '%', '< 5 %', throttledShare < 0.05);
-  row('overload', 'time to 90% of steady rate (adaptive)', a.rampSeconds, f.rampSeconds, 's', '<= 2 s', a.rampSeconds <= 2);
+  row(
+    'overload',
+    `ok/s adaptive vs --inflight 64 (service rate ${rate}/s, queue 64)`,
+    adaptive.summary['feeder.ok.rate'],
+    fixed.summary['feeder.ok.rate'],
+    '/s',
+    '>= 0.9',
+    adaptive.summary['feeder.ok.rate'] >= 0.9 * fixed.summary['feeder.ok.rate'],
+  );
+  row(
+    'overload',
+    'share of requests answered 429 (adaptive)',
+    throttledShare * 100,
+    undefined,
+    '%',
+    '< 5 %',
+    throttledShare < 0.05,
+  );
+  row(
+    'overload',
+    'time to 90% of steady rate (adaptive)',
+    a.rampSeconds,
+    f.rampSeconds,
+    's',
+    '<= 2 s',
+    a.rampSeconds <= 2,
+  );
   row('overload', 'steady rate adaptive vs fixed', a.steady, f.steady, '/s', '', true);
-  row('overload', 'final in-flight limit (adaptive)', adaptive.summary['feeder.inflight.limit'], undefined, '', '', true);
-  row('overload', 'p99 latency adaptive vs fixed', adaptive.summary['http.response.latency.millis.p99'], fixed.summary['http.response.latency.millis.p99'], 'ms', '', true);
+  row(
+    'overload',
+    'final in-flight limit (adaptive)',
+    adaptive.summary['feeder.inflight.limit'],
+    undefined,
+    '',
+    '',
+    true,
+  );
+  row(
+    'overload',
+    'p99 latency adaptive vs fixed',
+    adaptive.summary['http.response.latency.millis.p99'],
+    fixed.summary['http.response.latency.millis.p99'],
+    'ms',
+    '',
+    true,
+  );
 }
 
 function rm(path: string): void {

@@ -29,7 +29,12 @@ const work = mkdtempSync(join(tmpdir(), 'vb-bench-shuffle-'));
 
 try {
   const source = await startDocumentServer({ port: 0 });
-  source.store.seed(Array.from({ length: docs }, (_, i) => ({ id: `id:ns:music::doc-${i}`, fields: { title: `t${i}`, n: i, text: 'x'.repeat(200) } })));
+  source.store.seed(
+    Array.from({ length: docs }, (_, i) => ({
+      id: `id:ns:music::doc-${i}`,
+      fields: { title: `t${i}`, n: i, text: 'x'.repeat(200) },
+    })),
+  );
   const corpus = join(work, 'export.jsonl');
   await exportDocuments({ endpoint: source.url, namespace: 'ns', documentType: 'music', slices: 1, output: corpus });
   await source.close();
@@ -37,7 +42,9 @@ try {
   const feedOnce = async (shuffle: boolean): Promise<{ rate: number; waits: number; ok: number }> => {
     const target = await startDocumentServer({ port: 0, bucketBits, faults: { latencyMs } });
     try {
-      const outcome = await new Feeder({ endpoint: target.url, shuffle, failures: false, checkpoint: false }).run(corpus);
+      const outcome = await new Feeder({ endpoint: target.url, shuffle, failures: false, checkpoint: false }).run(
+        corpus,
+      );
       return { rate: outcome.summary.okRate, waits: target.stats().bucketLocks.waits, ok: outcome.summary.ok };
     } finally {
       await target.close();
@@ -51,11 +58,16 @@ try {
     const b = await feedOnce(true);
     if (b.rate > shuffled.rate) shuffled = b;
   }
-  if (plain.ok !== docs || shuffled.ok !== docs) throw new Error(`not every document was fed: ${plain.ok}, ${shuffled.ok} of ${docs}`);
+  if (plain.ok !== docs || shuffled.ok !== docs)
+    throw new Error(`not every document was fed: ${plain.ok}, ${shuffled.ok} of ${docs}`);
   console.log(`${docs} docs in export order, ${2 ** bucketBits} buckets, ${latencyMs} ms per write, best of ${rounds}`);
   console.log('figure                              | value        | baseline     | ratio');
-  console.log(`docs/s --shuffle vs without         | ${plain.rate === 0 ? '' : shuffled.rate.toFixed(0).padEnd(12)} | ${plain.rate.toFixed(0).padEnd(12)} | ${(shuffled.rate / plain.rate).toFixed(2)}`);
-  console.log(`writes that waited for their bucket | ${String(shuffled.waits).padEnd(12)} | ${String(plain.waits).padEnd(12)} | ${(shuffled.waits / Math.max(1, plain.waits)).toFixed(2)}`);
+  console.log(
+    `docs/s --shuffle vs without         | ${plain.rate === 0 ? '' : shuffled.rate.toFixed(0).padEnd(12)} | ${plain.rate.toFixed(0).padEnd(12)} | ${(shuffled.rate / plain.rate).toFixed(2)}`,
+  );
+  console.log(
+    `writes that waited for their bucket | ${String(shuffled.waits).padEnd(12)} | ${String(plain.waits).padEnd(12)} | ${(shuffled.waits / Math.max(1, plain.waits)).toFixed(2)}`,
+  );
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

@@ -11,7 +11,13 @@ import { quoted } from '../../src/sinks/csv-write.js';
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '200000' } } });
 const rows = Number(values.rows);
-const records = Array.from({ length: rows }, (_, n) => [`id:bench:doc::${n}`, n % 10 === 0 ? `a title, with\na break ${n}` : `a title ${n}`, String(1900 + (n % 120)), String(n / 7), `{"a":${n},"b":"b${n}"}`]);
+const records = Array.from({ length: rows }, (_, n) => [
+  `id:bench:doc::${n}`,
+  n % 10 === 0 ? `a title, with\na break ${n}` : `a title ${n}`,
+  String(1900 + (n % 120)),
+  String(n / 7),
+  `{"a":${n},"b":"b${n}"}`,
+]);
 
 function own(): string {
   let text = '';
@@ -34,4 +40,6 @@ const lib = best(library);
 const mine = best(own);
 console.log(`${rows} records of 5 cells; best of 3`);
 console.log(`csv-stringify  ${Math.round(rows / (lib.ms / 1000))} rows/s (x1.00), ${lib.bytes} chars`);
-console.log(`own quoting    ${Math.round(rows / (mine.ms / 1000))} rows/s (x${(lib.ms / mine.ms).toFixed(2)}), ${mine.bytes} chars`);
+console.log(
+  `own quoting    ${Math.round(rows / (mine.ms / 1000))} rows/s (x${(lib.ms / mine.ms).toFixed(2)}), ${mine.bytes} chars`,
+);

@@ -18,7 +18,16 @@ import { startDocumentServer } from '../../src/simulator/document-api/document-s
 import { exportDocuments } from '../../src/visit/export/index.js';
 import type { OutputFormat } from '../../src/sinks/output-format.js';
 
-const { values } = parseArgs({ options: { documents: { type: 'string', default: '20000' }, dims: { type: 'string', default: '384' }, formats: { type: 'string', default: 'jsonl,parquet,csv' }, child: { type: 'string' }, url: { type: 'string' }, out: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    documents: { type: 'string', default: '20000' },
+    dims: { type: 'string', default: '384' },
+    formats: { type: 'string', default: 'jsonl,parquet,csv' },
+    child: { type: 'string' },
+    url: { type: 'string' },
+    out: { type: 'string' },
+  },
+});
 const documents = Number(values.documents);
 const dims = Number(values.dims);
 
@@ -27,29 +36,65 @@ const sd = `schema doc { document doc { struct pair { field a type int {} field 
 
 if (values.child !== undefined) {
   const format = values.child as OutputFormat;
-  const model = { types: documentTypesOf([parseSchema(sd, 'doc.sd')]), ignoreUndefinedFields: false, documentApi: true };
+  const model = {
+    types: documentTypesOf([parseSchema(sd, 'doc.sd')]),
+    ignoreUndefinedFields: false,
+    documentApi: true,
+  };
   const t0 = performance.now();
-  const summary = await exportDocuments({ endpoint: values.url!, namespace: 'bench', documentType: 'doc', slices: 4, format, output: values.out!, ...(format === 'parquet' || format === 'csv' ? { model } : {}) });
+  const summary = await exportDocuments({
+    endpoint: values.url!,
+    namespace: 'bench',
+    documentType: 'doc',
+    slices: 4,
+    format,
+    output: values.out!,
+    ...(format === 'parquet' || format === 'csv' ? { model } : {}),
+  });
   const seconds = (performance.now() - t0) / 1000;
   const usage = process.resourceUsage();
-  process.stdout.write(JSON.stringify({ documents: summary.documents, seconds, cpuSeconds: (usage.userCPUTime + usage.systemCPUTime) / 1e6, maxRssMb: usage.maxRSS / 1024, bytes: statSync(values.out!).size }));
+  process.stdout.write(
+    JSON.stringify({
+      documents: summary.documents,
+      seconds,
+      cpuSeconds: (usage.userCPUTime + usage.systemCPUTime) / 1e6,
+      maxRssMb: usage.maxRSS / 1024,
+      bytes: statSync(values.out!).size,
+    }),
+  );
 } else {
   const server = await startDocumentServer({ port: 0, host: '127.0.0.1' });
   server.store.seed(
     Array.from({ length: documents }, (_, n) => ({
       id: `id:bench:doc::${n}`,
-      fields: { title: `a title of document number ${n}`, year: 1900 + (n % 120), emb: { type: `tensor<float>(x[${dims}])`, values: Array.from({ length: dims }, () => Math.fround(Math.random() * 2 - 1)) }, st: { a: n, b: `b${n}` } },
+      fields: {
+        title: `a title of document number ${n}`,
+        year: 1900 + (n % 120),
+        emb: {
+          type: `tensor<float>(x[${dims}])`,
+          values: Array.from({ length: dims }, () => Math.fround(Math.random() * 2 - 1)),
+        },
+        st: { a: n, b: `b${n}` },
+      },
     })),
   );
   const dir = mkdtempSync(join(tmpdir(), 'vb-export-bench-'));
   const self = fileURLToPath(import.meta.url);
-  const results: Record<string, { documents: number; seconds: number; cpuSeconds: number; maxRssMb: number; bytes: number }> = {};
+  const results: Record<
+    string,
+    { documents: number; seconds: number; cpuSeconds: number; maxRssMb: number; bytes: number }
+  > = {};
   try {
     for (const format of values.formats.split(',')) {
       const out = join(dir, `out.${format}`);
       const text = await new Promise<string>((resolve, reject) => {
         // Asynchronous: the simulator in this process must keep answering while the child exports.
-        execFile(process.execPath, [...process.execArgv, self, '--child', format, '--url', server.url, '--out', out, '--dims', String(dims)], { encoding: 'utf8', maxBuffer: 1 << 20 }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
+        execFile(
+          process.execPath,
+          [...process.execArgv, self, '--child', format, '--url', server.url, '--out', out, '--dims', String(dims)],
+          { encoding: 'utf8', maxBuffer: 1 << 20 },
+          (err, stdout) => (err ? reject(err) : resolve(stdout)),
+        );
       });
       results[format] = JSON.parse(text) as never;
       rmSync(out, { force: true });
@@ -59,7 +104,9 @@ if (values.child !== undefined) {
     await server.close();
   }
   const base = results.jsonl;
-  console.log(`${documents} documents (${dims}-float embedding, a struct, strings) exported with 4 slices; ratios to jsonl in this run`);
+  console.log(
+    `${documents} documents (${dims}-float embedding, a struct, strings) exported with 4 slices; ratios to jsonl in this run`,
+  );
   for (const [format, r] of Object.entries(results)) {
     const rate = r.documents / r.seconds;
     const cpu = (r.cpuSeconds / r.documents) * 1e6;

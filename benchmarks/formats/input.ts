@@ -42,19 +42,31 @@ async function writeInputs(): Promise<{ parquet: string; csv: string; jsonl: str
   const app = join(work, 'app');
   mkdirSync(join(app, 'schemas'), { recursive: true });
   writeFileSync(join(app, 'schemas', 'doc.sd'), schema);
-  writeFileSync(join(app, 'services.xml'), '<services version="1.0"><container id="c" version="1.0"><document-api/></container></services>');
+  writeFileSync(
+    join(app, 'services.xml'),
+    '<services version="1.0"><container id="c" version="1.0"><document-api/></container></services>',
+  );
   const con = await (await DuckDBInstance.create()).connect();
   await con.run(`CREATE TABLE t AS SELECT 'id:ns:doc::' || i AS id, 'title ' || md5(i::VARCHAR) AS title, i::INTEGER AS n, ['a' || (i % 7), 'b'] AS tags,
     list_transform(range(64), x -> ((i * 31 + x) % 1000 / 1000.0)::FLOAT) AS emb FROM range(${docs}) r(i)`);
-  const out = { parquet: join(work, 'docs.parquet'), csv: join(work, 'docs.csv'), jsonl: join(work, 'docs.jsonl'), app };
+  const out = {
+    parquet: join(work, 'docs.parquet'),
+    csv: join(work, 'docs.csv'),
+    jsonl: join(work, 'docs.jsonl'),
+    app,
+  };
   await con.run(`COPY t TO '${out.parquet}' (FORMAT parquet)`);
   await con.run(`COPY t TO '${out.csv}' (HEADER)`);
-  await con.run(`COPY (SELECT id AS put, {'title': title, 'n': n, 'tags': tags, 'emb': {'values': emb}} AS fields FROM t) TO '${out.jsonl}' (FORMAT json)`);
+  await con.run(
+    `COPY (SELECT id AS put, {'title': title, 'n': n, 'tags': tags, 'emb': {'values': emb}} AS fields FROM t) TO '${out.jsonl}' (FORMAT json)`,
+  );
   return out;
 }
 
 async function startSink(): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(feedDir, 'sink-server.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(feedDir, 'sink-server.ts')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   children.push(child);
   let buf = '';
   for await (const chunk of child.stdout) {
@@ -64,8 +76,15 @@ async function startSink(): Promise<string> {
   return buf.trim();
 }
 
-async function feedChild(source: string, options: FeedOptions): Promise<{ docsPerSecond: number; maxRssMB: number; ok: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(feedDir, 'feed-child.ts'), JSON.stringify({ source, options })], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function feedChild(
+  source: string,
+  options: FeedOptions,
+): Promise<{ docsPerSecond: number; maxRssMB: number; ok: number }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(feedDir, 'feed-child.ts'), JSON.stringify({ source, options })],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   for await (const chunk of child.stdout) out += String(chunk);
   const r = JSON.parse(out.trim().split('\n').pop()!) as { summary: Record<string, number>; maxRssMB: number };

@@ -61,7 +61,14 @@ async function readWith(reader: string, file: string, maxSeconds: number): Promi
       const count = Number(group.num_rows);
       const step = reader === 'hyparquet-slices' ? sliceRows : count;
       for (let s = 0; s < count; s += step) {
-        const objects = await parquetReadObjects({ file: buffer, metadata, compressors, rowStart: start + s, rowEnd: start + Math.min(count, s + step), utf8: false });
+        const objects = await parquetReadObjects({
+          file: buffer,
+          metadata,
+          compressors,
+          rowStart: start + s,
+          rowEnd: start + Math.min(count, s + step),
+          utf8: false,
+        });
         for (const r of objects) touch(r);
         if (late()) break;
       }
@@ -127,7 +134,9 @@ async function main(): Promise<void> {
   const rows = Number(flag('--rows') ?? 600_000);
   const rowGroupSize = flag('--row-group-size') === undefined ? undefined : Number(flag('--row-group-size'));
   const maxSeconds = Number(flag('--max-seconds') ?? Infinity);
-  const file = flag('--file') ?? join(tmpdir(), `vb-parquet-readers-${rows}${rowGroupSize === undefined ? '' : `-rg${rowGroupSize}`}.parquet`);
+  const file =
+    flag('--file') ??
+    join(tmpdir(), `vb-parquet-readers-${rows}${rowGroupSize === undefined ? '' : `-rg${rowGroupSize}`}.parquet`);
   if (!existsSync(file)) {
     process.stderr.write(`writing ${rows} rows to ${file} with DuckDB...\n`);
     await generate(file, rows, rowGroupSize);
@@ -140,7 +149,11 @@ async function main(): Promise<void> {
   const results: (Measured & { reader: string })[] = [];
   for (const reader of readers) {
     process.stderr.write(`${reader}...\n`);
-    const out = execFileSync(process.execPath, ['--import', 'tsx', here, '--child', reader, file, String(maxSeconds)], { encoding: 'utf8', maxBuffer: 1 << 20, timeout: 900_000 });
+    const out = execFileSync(process.execPath, ['--import', 'tsx', here, '--child', reader, file, String(maxSeconds)], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+      timeout: 900_000,
+    });
     results.push({ reader, ...(JSON.parse(out.trim().split('\n').pop()!) as Measured) });
     process.stderr.write(`${JSON.stringify(results.at(-1))}\n`);
   }
@@ -157,7 +170,8 @@ async function main(): Promise<void> {
       'rows/s vs first': (r.rows / r.seconds / (base.rows / base.seconds)).toFixed(2),
       'RSS vs first': (r.maxRssMb / base.maxRssMb).toFixed(2),
       // A reader stopped by --max-seconds read fewer rows: its checksum cannot be compared.
-      'same rows': r.rows < whole ? 'bounded' : Math.abs(r.check - full.check) < 1e-6 * Math.abs(full.check) ? 'yes' : 'NO',
+      'same rows':
+        r.rows < whole ? 'bounded' : Math.abs(r.check - full.check) < 1e-6 * Math.abs(full.check) ? 'yes' : 'NO',
     })),
   );
 }

@@ -54,14 +54,24 @@ export interface JettyOptions {
 }
 
 /** Starts an endpoint: each operation takes `delayMs` at the content nodes; `slots` > 0 bounds how many at once (capacity slots/delay). */
-export async function startJetty(script: string, delayMs: number, slots = 0, queue = 256, options: JettyOptions = {}): Promise<JettyEndpoint> {
+export async function startJetty(
+  script: string,
+  delayMs: number,
+  slots = 0,
+  queue = 256,
+  options: JettyOptions = {},
+): Promise<JettyEndpoint> {
   const port = await freePort();
   const tlsPort = options.tls !== undefined ? await freePort() : undefined;
   const tlsDir = join(process.env.JETTY_ENDPOINT_CACHE ?? '/tmp/jetty-endpoint', 'tls');
   const env = { ...process.env };
   if (tlsPort !== undefined) env.TLS_PORT = String(tlsPort);
   if (options.tls === 'mtls') env.TLS_CLIENT_CA = join(tlsDir, 'ca.pem');
-  const child: ChildProcess = spawn('bash', [script, String(port), String(delayMs), '512', String(slots), String(queue)], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env });
+  const child: ChildProcess = spawn(
+    'bash',
+    [script, String(port), String(delayMs), '512', String(slots), String(queue)],
+    { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env },
+  );
   // Its own process group (so a Ctrl-C meant for the benchmark reaches it only through this).
   const untrack = onTeardown(() => {
     if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');

@@ -25,7 +25,11 @@ const { values } = parseArgs({
 const requests = Number(values.requests);
 const inflight = Number(values.inflight);
 const connections = Number(values.connections);
-const body = Buffer.from(JSON.stringify({ fields: { title: 'A song about a river at night', artist: 'Nora Vale', year: 2019, lyrics: 'la '.repeat(300) } }));
+const body = Buffer.from(
+  JSON.stringify({
+    fields: { title: 'A song about a river at night', artist: 'Nora Vale', year: 2019, lyrics: 'la '.repeat(300) },
+  }),
+);
 
 type Client = 'node' | 'undici' | 'ours';
 interface Result {
@@ -50,7 +54,11 @@ function drive(send: (i: number, done: (ok: boolean) => void) => void): Promise<
         if (sent < requests) next();
         else if (answered === requests) {
           const used = process.cpuUsage(cpu);
-          resolve({ rate: requests / ((performance.now() - started) / 1000), cpuUsPerRequest: (used.user + used.system) / requests, failures });
+          resolve({
+            rate: requests / ((performance.now() - started) / 1000),
+            cpuUsPerRequest: (used.user + used.system) / requests,
+            failures,
+          });
         }
       });
     };
@@ -62,7 +70,11 @@ async function runNode(url: string): Promise<Result> {
   const sessions = Array.from({ length: connections }, () => http2.connect(url));
   await Promise.all(sessions.map((s) => new Promise((r) => s.once('remoteSettings', r))));
   const r = await drive((i, done) => {
-    const req = sessions[i % connections].request({ ':method': 'POST', ':path': `/document/v1/ns/music/docid/n${i}`, 'content-type': 'application/json' });
+    const req = sessions[i % connections].request({
+      ':method': 'POST',
+      ':path': `/document/v1/ns/music/docid/n${i}`,
+      'content-type': 'application/json',
+    });
     let status = 0;
     req.on('response', (h) => (status = Number(h[':status'])));
     req.on('data', () => undefined);
@@ -76,15 +88,28 @@ async function runNode(url: string): Promise<Result> {
 
 async function runUndici(url: string): Promise<Result> {
   const { Pool } = await import('undici');
-  const pool = new Pool(url, { connections, allowH2: true, maxConcurrentStreams: inflight, pipelining: inflight, connect: { useH2c: true } as object });
+  const pool = new Pool(url, {
+    connections,
+    allowH2: true,
+    maxConcurrentStreams: inflight,
+    pipelining: inflight,
+    connect: { useH2c: true } as object,
+  });
   const r = await drive((i, done) => {
-    pool.request({ method: 'POST', path: `/document/v1/ns/music/docid/u${i}`, headers: { 'content-type': 'application/json' }, body }).then(
-      async (res) => {
-        await res.body.dump();
-        done(res.statusCode === 200);
-      },
-      () => done(false),
-    );
+    pool
+      .request({
+        method: 'POST',
+        path: `/document/v1/ns/music/docid/u${i}`,
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
+      .then(
+        async (res) => {
+          await res.body.dump();
+          done(res.statusCode === 200);
+        },
+        () => done(false),
+      );
   });
   await pool.close();
   return r;
@@ -99,7 +124,9 @@ async function runOurs(url: string): Promise<Result> {
     onRawResponse: (done: (ok: boolean) => void, res: { status: number }) => done(res.status === 200),
     onRawError: (done: (ok: boolean) => void) => done(false),
   };
-  const r = await drive((i, done) => dispatchTo(pool, { method: 'POST', path: `/document/v1/ns/music/docid/o${i}`, headers, body }, receiver, done));
+  const r = await drive((i, done) =>
+    dispatchTo(pool, { method: 'POST', path: `/document/v1/ns/music/docid/o${i}`, headers, body }, receiver, done),
+  );
   await pool.close();
   return r;
 }
@@ -108,9 +135,27 @@ async function runOurs(url: string): Promise<Result> {
 function child(client: Client, url: string): Promise<Result> {
   return new Promise((resolve, reject) => {
     const script = fileURLToPath(import.meta.url);
-    const p = spawn(process.execPath, ['--import', 'tsx', script, '--client', client, '--url', url, '--requests', String(requests), '--inflight', String(inflight), '--connections', String(connections)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const p = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        script,
+        '--client',
+        client,
+        '--url',
+        url,
+        '--requests',
+        String(requests),
+        '--inflight',
+        String(inflight),
+        '--connections',
+        String(connections),
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let out = '';
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const timer = setTimeout(() => p.kill('SIGKILL'), 300_000);

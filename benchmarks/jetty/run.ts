@@ -126,7 +126,10 @@ const layouts: [string, string[]][] = [
   ["h2, 8 conn x 128 streams (the Go CLI's)", ['--protocol', 'h2', '--connections', '8', '--max-streams', '128']],
   ['http1.1, --pipelining 2', ['--protocol', 'http1.1', '--pipelining', '2']],
 ];
-const oldDefaults: [string, string[]] = ['HTTP/1.1 8 x 32 pipelined (old defaults)', ['--protocol', 'http1.1', '--connections', '8', '--pipelining', '32']];
+const oldDefaults: [string, string[]] = [
+  'HTTP/1.1 8 x 32 pipelined (old defaults)',
+  ['--protocol', 'http1.1', '--connections', '8', '--pipelining', '32'],
+];
 
 async function unlimited(script: string, input: string): Promise<void> {
   for (const delay of delays) {
@@ -149,7 +152,9 @@ async function unlimited(script: string, input: string): Promise<void> {
         }
         rows.push(row);
       }
-      if (delay > 0) for (const [name, flags] of layouts) rows.push({ scenario, variant: name, run: await measure(endpoint, input, docs, flags), baseline });
+      if (delay > 0)
+        for (const [name, flags] of layouts)
+          rows.push({ scenario, variant: name, run: await measure(endpoint, input, docs, flags), baseline });
     } finally {
       await endpoint.stop();
     }
@@ -196,7 +201,13 @@ async function workers(script: string, input: string): Promise<void> {
     const baseline = await measure(endpoint, input, docs, ['--workers', '1']);
     rows.push({ scenario, variant: '--workers 1 (default)', run: baseline, baseline });
     const counts = [...new Set([2, availableParallelism()])].filter((n) => n > 1);
-    for (const n of counts) rows.push({ scenario, variant: `--workers ${n}`, run: await measure(endpoint, input, docs, ['--workers', String(n)]), baseline });
+    for (const n of counts)
+      rows.push({
+        scenario,
+        variant: `--workers ${n}`,
+        run: await measure(endpoint, input, docs, ['--workers', String(n)]),
+        baseline,
+      });
   } finally {
     await endpoint.stop();
   }
@@ -226,14 +237,18 @@ function print(): void {
 async function main(): Promise<void> {
   const script = jettyScript();
   if (script === undefined) {
-    console.log('skipped: no Jetty endpoint (shared/jetty-endpoint/start.sh beside the repository, or JETTY_ENDPOINT=path/to/start.sh)');
+    console.log(
+      'skipped: no Jetty endpoint (shared/jetty-endpoint/start.sh beside the repository, or JETTY_ENDPOINT=path/to/start.sh)',
+    );
     return;
   }
   await buildDist();
   const input = join(work, 'puts.jsonl');
   await generatePuts(input, docs);
   await generatePuts(warmInput, warmDocs);
-  console.log(`${docs} puts of ~1 KB, --workers 1 unless said, ${rounds} round(s) each (median), delays ${delays.join(', ')} ms, ${availableParallelism()} cores; Jetty from ${script}`);
+  console.log(
+    `${docs} puts of ~1 KB, --workers 1 unless said, ${rounds} round(s) each (median), delays ${delays.join(', ')} ms, ${availableParallelism()} cores; Jetty from ${script}`,
+  );
   if (which.has('unlimited')) await unlimited(script, input);
   if (which.has('bounded')) await bounded(script, input);
   if (which.has('workers')) await workers(script, input);

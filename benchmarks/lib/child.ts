@@ -16,7 +16,11 @@ export interface ChildServer {
 
 const tsxLoader = fileURLToPath(import.meta.resolve('tsx'));
 
-export async function startChildServer(script: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
+export async function startChildServer(
+  script: string,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<ChildServer> {
   const child = spawn(process.execPath, ['--import', tsxLoader, script, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },

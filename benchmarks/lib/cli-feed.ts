@@ -85,12 +85,29 @@ export interface CliFeedRun {
 export async function runCliFeed(o: CliFeedOptions): Promise<CliFeedRun> {
   const report = join(o.cwd ?? repoRoot, `.time-${process.pid}-${Date.now()}.txt`);
   const started = performance.now();
-  const child = spawn('/usr/bin/time', ['-f', '%U %S %M', '-o', report, process.execPath, o.cli ?? cliOf(), 'feed', '-q', '-t', o.target, ...(o.flags ?? []), o.input], {
-    stdio: [o.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    cwd: o.cwd,
-    // Its own process group: GNU time ignores SIGINT and passes nothing on, so the cap signals the group.
-    detached: true,
-  });
+  const child = spawn(
+    '/usr/bin/time',
+    [
+      '-f',
+      '%U %S %M',
+      '-o',
+      report,
+      process.execPath,
+      o.cli ?? cliOf(),
+      'feed',
+      '-q',
+      '-t',
+      o.target,
+      ...(o.flags ?? []),
+      o.input,
+    ],
+    {
+      stdio: [o.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      cwd: o.cwd,
+      // Its own process group: GNU time ignores SIGINT and passes nothing on, so the cap signals the group.
+      detached: true,
+    },
+  );
   const stopGroup = (signal: NodeJS.Signals): void => {
     try {
       process.kill(-child.pid!, signal);
@@ -134,7 +151,9 @@ export async function runCliFeed(o: CliFeedOptions): Promise<CliFeedRun> {
   try {
     summary = JSON.parse(out) as Record<string, any>;
   } catch {
-    throw new Error(`feed ${(o.flags ?? []).join(' ')} to ${o.target} exited ${code} without a summary: ${out.slice(0, 300)}`);
+    throw new Error(
+      `feed ${(o.flags ?? []).join(' ')} to ${o.target} exited ${code} without a summary: ${out.slice(0, 300)}`,
+    );
   }
   const [user, sys, kb] = timeLine.split(' ').map(Number);
   const responses = (summary['http.response.count'] as number) ?? 0;
@@ -157,7 +176,9 @@ export async function runCliFeed(o: CliFeedOptions): Promise<CliFeedRun> {
 }
 
 /** Formats a number for the tables; '-' when not finite. */
-export const fmt = (n: number | undefined, digits = 0): string => (n !== undefined && Number.isFinite(n) ? n.toFixed(digits) : '-');
+export const fmt = (n: number | undefined, digits = 0): string =>
+  n !== undefined && Number.isFinite(n) ? n.toFixed(digits) : '-';
 
 /** A ratio for the tables; '-' when either side is missing. */
-export const ratio = (a: number | undefined, b: number | undefined, digits = 2): string => (a !== undefined && b !== undefined && b > 0 ? fmt(a / b, digits) : '-');
+export const ratio = (a: number | undefined, b: number | undefined, digits = 2): string =>
+  a !== undefined && b !== undefined && b > 0 ? fmt(a / b, digits) : '-';

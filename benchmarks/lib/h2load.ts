@@ -44,8 +44,26 @@ export async function runH2load(o: H2loadOptions): Promise<H2loadRun> {
   const uris = join(o.work, 'h2load-uris.txt');
   if (!existsSync(body)) writeFileSync(body, putBody());
   // Distinct document ids, as a feed sends: 10,000 paths, used round-robin.
-  if (!existsSync(uris)) writeFileSync(uris, Array.from({ length: 10_000 }, (_, i) => `/document/v1/ns/music/docid/h${i}\n`).join(''));
-  const args = ['-n', String(o.requests), '-c', String(o.clients), '-m', String(o.streams), '-t', String(o.threads ?? 1), '-d', body, '-H', 'content-type: application/json', '-B', o.url, '-i', uris];
+  if (!existsSync(uris))
+    writeFileSync(uris, Array.from({ length: 10_000 }, (_, i) => `/document/v1/ns/music/docid/h${i}\n`).join(''));
+  const args = [
+    '-n',
+    String(o.requests),
+    '-c',
+    String(o.clients),
+    '-m',
+    String(o.streams),
+    '-t',
+    String(o.threads ?? 1),
+    '-d',
+    body,
+    '-H',
+    'content-type: application/json',
+    '-B',
+    o.url,
+    '-i',
+    uris,
+  ];
   const child = spawn('/usr/bin/time', ['-f', 'CPU %U %S', h2loadPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const untrack = onTeardown(() => child.kill('SIGKILL'));
   let out = '';
@@ -57,7 +75,8 @@ export async function runH2load(o: H2loadOptions): Promise<H2loadRun> {
   const status = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
   const requests = /requests: .* (\d+) succeeded, (\d+) failed/.exec(out);
   const cpu = /CPU ([\d.]+) ([\d.]+)/.exec(out);
-  if (code !== 0 || !finished || !status || !requests) throw new Error(`h2load ${args.join(' ')} exited ${code}: ${out.slice(-400)}`);
+  if (code !== 0 || !finished || !status || !requests)
+    throw new Error(`h2load ${args.join(' ')} exited ${code}: ${out.slice(-400)}`);
   const seconds = Number(finished[1]) / (finished[2] === 'ms' ? 1000 : 1);
   return {
     rate: Number(finished[3]),

@@ -74,7 +74,11 @@ export async function startCluster(dir: string, o: ClusterOptions): Promise<Clus
     rmSync(state, { recursive: true, force: true });
   };
   const untrack = onTeardown(down);
-  const up = spawn('bash', [join(dir, 'up.sh'), state], { env, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+  const up = spawn('bash', [join(dir, 'up.sh'), state], {
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    detached: true,
+  });
   const code = await new Promise<number | null>((r) => up.once('exit', r));
   if (code !== 0) {
     const log = existsSync(join(state, 'nodes.log')) ? readFileSync(join(state, 'nodes.log'), 'utf8').slice(-600) : '';
@@ -84,7 +88,8 @@ export async function startCluster(dir: string, o: ClusterOptions): Promise<Clus
   }
   // DIR/env: KEY=value lines (NODE_PORTS quoted; the last line holds several).
   const vars = new Map<string, string>();
-  for (const m of readFileSync(join(state, 'env'), 'utf8').matchAll(/(\w+)=("[^"]*"|\S+)/g)) vars.set(m[1], m[2].replace(/"/g, ''));
+  for (const m of readFileSync(join(state, 'env'), 'utf8').matchAll(/(\w+)=("[^"]*"|\S+)/g))
+    vars.set(m[1], m[2].replace(/"/g, ''));
   const nodePorts = vars.get('NODE_PORTS')!.split(/\s+/).filter(Boolean).map(Number);
   const controlUrl = vars.get('CONTROL_URL')!;
   const node = (p: number): string => `http://127.0.0.1:${p}`;
@@ -129,5 +134,11 @@ export function spreadOf(stats: NodeStats[]): Spread {
   const perNode = stats.map((s) => s.count + s.rejected429);
   const total = perNode.reduce((a, b) => a + b, 0) || 1;
   const shares = perNode.map((n) => n / total);
-  return { perNode, fed: perNode.filter((n) => n > 0).length, minShare: Math.min(...shares), maxShare: Math.max(...shares), connections: stats.map((s) => s.connections) };
+  return {
+    perNode,
+    fed: perNode.filter((n) => n > 0).length,
+    minShare: Math.min(...shares),
+    maxShare: Math.max(...shares),
+    connections: stats.map((s) => s.connections),
+  };
 }

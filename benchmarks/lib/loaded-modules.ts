@@ -31,16 +31,25 @@ export interface LoadedModules {
  * The files `node [nodeArgs] script args` loads, run in `cwd`; `root` shortens the paths. The probe itself and
  * its temporary folder are left out.
  */
-export async function modulesLoadedBy(script: string, args: string[], options: { cwd: string; root: string; nodeArgs?: string[] }): Promise<LoadedModules> {
+export async function modulesLoadedBy(
+  script: string,
+  args: string[],
+  options: { cwd: string; root: string; nodeArgs?: string[] },
+): Promise<LoadedModules> {
   const dir = await mkdtemp(join(tmpdir(), 'vespa-bulk-loaded-'));
   try {
     const probeFile = join(dir, 'probe.mjs');
     const out = join(dir, 'loaded.json');
     await writeFile(probeFile, probe);
     const code = await new Promise<number>((resolve) => {
-      execFile(process.execPath, [...(options.nodeArgs ?? []), '--import', pathToFileURL(probeFile).href, script, ...args], { cwd: options.cwd, env: { ...process.env, VESPA_BULK_LOADED_MODULES: out }, maxBuffer: 16 * 1024 * 1024 }, (err) => {
-        resolve(err ? (typeof err.code === 'number' ? err.code : 1) : 0);
-      });
+      execFile(
+        process.execPath,
+        [...(options.nodeArgs ?? []), '--import', pathToFileURL(probeFile).href, script, ...args],
+        { cwd: options.cwd, env: { ...process.env, VESPA_BULK_LOADED_MODULES: out }, maxBuffer: 16 * 1024 * 1024 },
+        (err) => {
+          resolve(err ? (typeof err.code === 'number' ? err.code : 1) : 0);
+        },
+      );
     });
     const root = options.root.replace(/\\/g, '/').replace(/\/?$/, '/');
     const files = (JSON.parse(await readFile(out, 'utf8')) as string[])

@@ -18,11 +18,22 @@ export interface Run {
   stderr: string;
 }
 
-export function run(file: string, args: string[], cwd: string, timeoutMs = 120_000, env?: NodeJS.ProcessEnv): Promise<Run> {
+export function run(
+  file: string,
+  args: string[],
+  cwd: string,
+  timeoutMs = 120_000,
+  env?: NodeJS.ProcessEnv,
+): Promise<Run> {
   return new Promise((done) => {
-    execFile(file, args, { cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, ...(env !== undefined && { env }) }, (err, stdout, stderr) => {
-      done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      file,
+      args,
+      { cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, ...(env !== undefined && { env }) },
+      (err, stdout, stderr) => {
+        done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -38,7 +49,11 @@ interface Lock {
   packages: Record<string, LockEntry>;
 }
 
-const own = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { name: string; version: string; peerDependencies?: Record<string, string> };
+const own = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  peerDependencies?: Record<string, string>;
+};
 
 /** The lock path of `name` as a package at `from` (a lock path) resolves it: nested first, then up to the top. */
 function lockPathOf(lock: Lock, from: string, name: string): string | undefined {
@@ -55,12 +70,32 @@ function lockPathOf(lock: Lock, from: string, name: string): string | undefined 
  * they pull in. `npm ci` filled the cache with exactly these tarballs, but not with the registry metadata a
  * lockless install asks for.
  */
-export function consumerLock(consumer: { name: string; version: string }, tarballSpec: string, extra: string[] = []): object {
+export function consumerLock(
+  consumer: { name: string; version: string },
+  tarballSpec: string,
+  extra: string[] = [],
+): object {
   const ours = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as Lock;
   const { version, dependencies, peerDependencies, peerDependenciesMeta, bin, engines, license } = ours.packages[''];
   const packages: Record<string, unknown> = {
-    '': { name: consumer.name, version: consumer.version, dependencies: { [own.name]: tarballSpec, ...Object.fromEntries(extra.map((name) => [name, ours.packages[`node_modules/${name}`].version as string])) } },
-    [`node_modules/${own.name}`]: { version, resolved: tarballSpec, license, dependencies, peerDependencies, peerDependenciesMeta, bin, engines },
+    '': {
+      name: consumer.name,
+      version: consumer.version,
+      dependencies: {
+        [own.name]: tarballSpec,
+        ...Object.fromEntries(extra.map((name) => [name, ours.packages[`node_modules/${name}`].version as string])),
+      },
+    },
+    [`node_modules/${own.name}`]: {
+      version,
+      resolved: tarballSpec,
+      license,
+      dependencies,
+      peerDependencies,
+      peerDependenciesMeta,
+      bin,
+      engines,
+    },
   };
   for (const [path, entry] of Object.entries(ours.packages)) {
     if (path !== '' && !entry.dev && path.startsWith('node_modules/')) packages[path] = entry;
@@ -104,8 +139,13 @@ export async function installConsumer(tarball: string, dir: string, extra: strin
   const manifest = { name: 'consumer', version: '7.7.7', private: true, type: 'module' };
   await mkdir(dir, { recursive: true });
   const spec = `file:${resolve(tarball)}`;
-  const lock = consumerLock(manifest, spec, extra) as { packages: Record<string, { dependencies?: Record<string, string> }> };
-  await writeFile(join(dir, 'package.json'), JSON.stringify({ ...manifest, dependencies: lock.packages[''].dependencies }));
+  const lock = consumerLock(manifest, spec, extra) as {
+    packages: Record<string, { dependencies?: Record<string, string> }>;
+  };
+  await writeFile(
+    join(dir, 'package.json'),
+    JSON.stringify({ ...manifest, dependencies: lock.packages[''].dependencies }),
+  );
   await writeFile(join(dir, 'package-lock.json'), JSON.stringify(lock));
   // With a lockfile npm needs only the tarballs (in the cache by integrity), not the registry's metadata.
   const installed = await run('npm', ['ci', '--offline', '--omit=dev', '--no-audit', '--no-fund'], dir, 240_000);

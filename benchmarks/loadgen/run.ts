@@ -29,7 +29,9 @@ const children: ChildProcess[] = [];
 const rows: Record<string, string>[] = [];
 
 async function startSimulator(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, '../feed/sim-server.ts'), '{}'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, '../feed/sim-server.ts'), '{}'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   children.push(child);
   let buf = '';
   for await (const chunk of child.stdout) {
@@ -61,25 +63,63 @@ async function speedtest(): Promise<void> {
   let bestFeed = 0;
   for (let round = 0; round < 2; round++) {
     const ac = await childJson<{ requests: { total: number }; duration: number; non2xx: number }>([
-      autocannonCli, '--json', '-c', String(connections), '-p', String(pipelining), '-d', String(seconds), '-m', 'POST',
-      '-H', 'content-type=application/json', '-b', body, `${sim.url}/document/v1/test/test/docid/abcdefgh?dryRun=true`,
+      autocannonCli,
+      '--json',
+      '-c',
+      String(connections),
+      '-p',
+      String(pipelining),
+      '-d',
+      String(seconds),
+      '-m',
+      'POST',
+      '-H',
+      'content-type=application/json',
+      '-b',
+      body,
+      `${sim.url}/document/v1/test/test/docid/abcdefgh?dryRun=true`,
     ]);
     if (ac.non2xx > 0) throw new Error(`autocannon got ${ac.non2xx} non-2xx answers`);
     bestAc = Math.max(bestAc, ac.requests.total / ac.duration);
-    const s = await childJson<Record<string, number>>(['--import', 'tsx', join(here, 'speedtest-child.ts'), JSON.stringify({ url: sim.url, bytes, seconds, connections, pipelining })]);
+    const s = await childJson<Record<string, number>>([
+      '--import',
+      'tsx',
+      join(here, 'speedtest-child.ts'),
+      JSON.stringify({ url: sim.url, bytes, seconds, connections, pipelining }),
+    ]);
     if (s['feeder.error.count'] !== 0) throw new Error('the speedtest had failures');
     bestFeed = Math.max(bestFeed, s['feeder.ok.rate']);
   }
   await stop(sim);
-  rows.push({ bench: 'speedtest', figure: `dry-run puts/s, ${bytes} B, c=${connections} p=${pipelining}, vs autocannon (best of 2)`, value: bestFeed.toFixed(0), baseline: bestAc.toFixed(0), ratio: (bestFeed / bestAc).toFixed(3) });
+  rows.push({
+    bench: 'speedtest',
+    figure: `dry-run puts/s, ${bytes} B, c=${connections} p=${pipelining}, vs autocannon (best of 2)`,
+    value: bestFeed.toFixed(0),
+    baseline: bestAc.toFixed(0),
+    ratio: (bestFeed / bestAc).toFixed(3),
+  });
 }
 
 async function rate(): Promise<void> {
   const sim = await startSimulator();
   for (const asked of [5_000, 20_000]) {
-    const r = await bench({ endpoint: sim.url, template: { put: 'id:bench:doc::x', fields: { title: 'A title of some words', n: 12345, text: 'x'.repeat(900) } }, rate: asked, durationSeconds: seconds, dryRun: true, connections, pipelining });
+    const r = await bench({
+      endpoint: sim.url,
+      template: { put: 'id:bench:doc::x', fields: { title: 'A title of some words', n: 12345, text: 'x'.repeat(900) } },
+      rate: asked,
+      durationSeconds: seconds,
+      dryRun: true,
+      connections,
+      pipelining,
+    });
     const s = r.steps[0];
-    rows.push({ bench: 'fixed rate', figure: `achieved/asked, ${seconds} s, p99 from due time ${s.p99Ms} ms, failed ${s.failed}`, value: s.achievedRate.toFixed(0), baseline: String(asked), ratio: (s.achievedRate / asked).toFixed(3) });
+    rows.push({
+      bench: 'fixed rate',
+      figure: `achieved/asked, ${seconds} s, p99 from due time ${s.p99Ms} ms, failed ${s.failed}`,
+      value: s.achievedRate.toFixed(0),
+      baseline: String(asked),
+      ratio: (s.achievedRate / asked).toFixed(3),
+    });
   }
   await stop(sim);
 }

@@ -38,7 +38,9 @@ async function* operations(): AsyncGenerator<object> {
 }
 const controller = new AbortController();
 const t0 = performance.now();
-const running = feed(operations(), { endpoint: LB_URL, signal: controller.signal, failures: false }).catch((err: unknown) => err);
+const running = feed(operations(), { endpoint: LB_URL, signal: controller.signal, failures: false }).catch(
+  (err: unknown) => err,
+);
 let started = false;
 let killed = false;
 let atStart = 0;

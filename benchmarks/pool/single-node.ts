@@ -26,11 +26,13 @@ const delay = Number(flag('--delay', '10'));
 const slots = Number(flag('--slots', '0'));
 const docs = Number(flag('--docs', '100000'));
 const rounds = Number(flag('--rounds', '5'));
-const variants = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--')).map((v) => {
-  const [label, rest] = v.split('=');
-  const [dir, flags] = rest.split('|');
-  return { label, dir: resolve(dir), flags: flags === '' || flags === undefined ? [] : flags.split(' ') };
-});
+const variants = args
+  .filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'))
+  .map((v) => {
+    const [label, rest] = v.split('=');
+    const [dir, flags] = rest.split('|');
+    return { label, dir: resolve(dir), flags: flags === '' || flags === undefined ? [] : flags.split(' ') };
+  });
 const work = mkdtempSync(join(tmpdir(), 'vb-bench-pool-'));
 const input = join(work, 'input.jsonl');
 
@@ -45,7 +47,9 @@ interface Run {
 async function generate(): Promise<void> {
   const out = createWriteStream(input);
   const pad = 'x'.repeat(920);
-  for (let i = 0; i < docs; i++) if (!out.write(`{"put":"id:ns:music::doc-${i}","fields":{"title":"t${i}","n":${i},"text":"${pad}"}}\n`)) await once(out, 'drain');
+  for (let i = 0; i < docs; i++)
+    if (!out.write(`{"put":"id:ns:music::doc-${i}","fields":{"title":"t${i}","n":${i},"text":"${pad}"}}\n`))
+      await once(out, 'drain');
   out.end();
   await once(out, 'finish');
 }
@@ -59,9 +63,28 @@ async function feed(endpoint: JettyEndpoint, dir: string, flags: string[]): Prom
   await endpoint.reset();
   const report = join(work, 'time.txt');
   const jvmBefore = jvmCpuSeconds(endpoint.pid);
-  const child = spawn('/usr/bin/time', ['-f', '%U %S', '-o', report, process.execPath, join(dir, 'dist/cli/main.js'), 'feed', '-q', '--workers', '1', '-t', endpoint.url, ...flags, input], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    '/usr/bin/time',
+    [
+      '-f',
+      '%U %S',
+      '-o',
+      report,
+      process.execPath,
+      join(dir, 'dist/cli/main.js'),
+      'feed',
+      '-q',
+      '--workers',
+      '1',
+      '-t',
+      endpoint.url,
+      ...flags,
+      input,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   await once(child, 'exit');
@@ -80,7 +103,9 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 
 const script = jettyScript();
 if (script === undefined || variants.length === 0) {
-  console.error(script === undefined ? 'no Jetty endpoint (../shared/jetty-endpoint/start.sh or JETTY_ENDPOINT)' : 'no variants');
+  console.error(
+    script === undefined ? 'no Jetty endpoint (../shared/jetty-endpoint/start.sh or JETTY_ENDPOINT)' : 'no variants',
+  );
   process.exit(2);
 }
 await generate();
@@ -89,10 +114,17 @@ try {
   // The JVM compiles its paths on first use: two unmeasured feeds first.
   for (let i = 0; i < 2; i++) await feed(endpoint, variants[0].dir, variants[0].flags);
   const runs = new Map<string, Run[]>(variants.map((v) => [v.label, []]));
-  for (let r = 0; r < rounds; r++) for (const v of variants) runs.get(v.label)!.push(await feed(endpoint, v.dir, v.flags));
+  for (let r = 0; r < rounds; r++)
+    for (const v of variants) runs.get(v.label)!.push(await feed(endpoint, v.dir, v.flags));
   const first = runs.get(variants[0].label)!;
-  const base = { rate: median(first.map((x) => x.rate)), cpu: median(first.map((x) => x.cpuUsPerOp)), jvm: median(first.map((x) => x.jvmUsPerOp)) };
-  console.log(`Jetty ${delay} ms per operation, ${slots === 0 ? 'unlimited' : `${slots} slots`}; ${docs} docs; median of ${rounds}, ratio to ${variants[0].label}`);
+  const base = {
+    rate: median(first.map((x) => x.rate)),
+    cpu: median(first.map((x) => x.cpuUsPerOp)),
+    jvm: median(first.map((x) => x.jvmUsPerOp)),
+  };
+  console.log(
+    `Jetty ${delay} ms per operation, ${slots === 0 ? 'unlimited' : `${slots} slots`}; ${docs} docs; median of ${rounds}, ratio to ${variants[0].label}`,
+  );
   for (const [label, rs] of runs) {
     const rate = median(rs.map((x) => x.rate));
     const cpu = median(rs.map((x) => x.cpuUsPerOp));

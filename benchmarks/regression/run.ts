@@ -39,7 +39,9 @@ const helpRuns = Number(values['help-runs']);
 
 /** `serve` of a built CLI on a free port, without the config server; its URL read from what it prints. */
 async function serve(cli: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--no-config'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--no-config'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const untrack = onTeardown(() => child.kill('SIGKILL'));
   let err = '';
   const url = await new Promise<string>((resolve, reject) => {
@@ -66,18 +68,41 @@ type Figures = Record<string, number>;
 /** One `visit` by `cli` into /dev/null under GNU time; documents/s from its summary's own clock. */
 async function visit(cli: string, url: string, cwd: string): Promise<Figures> {
   const report = join(cwd, `.time-visit-${Date.now()}.txt`);
-  const child = spawn('/usr/bin/time', ['-f', '%U %S %M', '-o', report, process.execPath, cli, 'visit', 'ns/music', '-t', url, '-o', '/dev/null', '--quiet'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    cwd,
-  });
+  const child = spawn(
+    '/usr/bin/time',
+    [
+      '-f',
+      '%U %S %M',
+      '-o',
+      report,
+      process.execPath,
+      cli,
+      'visit',
+      'ns/music',
+      '-t',
+      url,
+      '-o',
+      '/dev/null',
+      '--quiet',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      cwd,
+    },
+  );
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const [code] = (await once(child, 'exit')) as [number | null];
   const [user, sys, kb] = readFileSync(report, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
   rmSync(report, { force: true });
   const summary = JSON.parse(out) as Record<string, number>;
-  if (code !== 0 || summary['visit.document.count'] !== documents) throw new Error(`visit by ${cli} exited ${code} with ${summary['visit.document.count']} of ${documents} documents`);
-  return { 'docs/s': summary['visit.document.rate'], 'CPU µs/doc': ((user + sys) * 1e6) / documents, 'peak RSS MB': kb / 1024 };
+  if (code !== 0 || summary['visit.document.count'] !== documents)
+    throw new Error(`visit by ${cli} exited ${code} with ${summary['visit.document.count']} of ${documents} documents`);
+  return {
+    'docs/s': summary['visit.document.rate'],
+    'CPU µs/doc': ((user + sys) * 1e6) / documents,
+    'peak RSS MB': kb / 1024,
+  };
 }
 
 /** `args` of `cli` run `helpRuns` times under bash's `time`: median CPU (user+sys) and wall, in ms. */
@@ -85,7 +110,11 @@ function helpFigures(cli: string, args: string[]): Figures {
   const cpu: number[] = [];
   const wall: number[] = [];
   for (let i = 0; i < helpRuns; i++) {
-    const r = spawnSync('bash', ['-c', 'TIMEFORMAT="%3R %3U %3S"; time "$@" >/dev/null 2>/dev/null', 'bash', process.execPath, cli, ...args], { encoding: 'utf8' });
+    const r = spawnSync(
+      'bash',
+      ['-c', 'TIMEFORMAT="%3R %3U %3S"; time "$@" >/dev/null 2>/dev/null', 'bash', process.execPath, cli, ...args],
+      { encoding: 'utf8' },
+    );
     const m = /(\d+\.\d+) (\d+\.\d+) (\d+\.\d+)\s*$/.exec(r.stderr.trim());
     if (r.status !== 0 || m === null) throw new Error(`${cli} ${args.join(' ')} failed: ${r.stderr}`);
     wall.push(Number(m[1]) * 1000);
@@ -139,7 +168,10 @@ try {
         });
       }
     }
-    printTable(`${documents} documents (~1 KB), serve of this tree; ${rounds} alternating rounds; load ${loadBefore} -> ${load()}; ${clis[1].name}`, rows);
+    printTable(
+      `${documents} documents (~1 KB), serve of this tree; ${rounds} alternating rounds; load ${loadBefore} -> ${load()}; ${clis[1].name}`,
+      rows,
+    );
   } finally {
     await server.stop();
   }

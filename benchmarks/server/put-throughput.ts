@@ -63,8 +63,13 @@ for (let round = 0; round < rounds; round++) {
 }
 const bare = median(rates.bare);
 const sim = median(rates.simulator);
-printTable(`simulator put throughput (${connections} connections x ${pipelining} pipelined, ${body.length} B bodies, ${rounds} x ${seconds} s, medians)`, [
-  { server: 'bare node:http (baseline)', 'requests/s': bare.toFixed(0), ratio: '1.00' },
-  { server: 'vespa-bulk simulator', 'requests/s': sim.toFixed(0), ratio: (sim / bare).toFixed(2) },
-]);
-process.stdout.write(`target >= 0.80: ${sim / bare >= 0.8 ? 'met' : 'MISSED'}${problems ? `; ${problems} errors or non-2xx answers` : ''}\n`);
+printTable(
+  `simulator put throughput (${connections} connections x ${pipelining} pipelined, ${body.length} B bodies, ${rounds} x ${seconds} s, medians)`,
+  [
+    { server: 'bare node:http (baseline)', 'requests/s': bare.toFixed(0), ratio: '1.00' },
+    { server: 'vespa-bulk simulator', 'requests/s': sim.toFixed(0), ratio: (sim / bare).toFixed(2) },
+  ],
+);
+process.stdout.write(
+  `target >= 0.80: ${sim / bare >= 0.8 ? 'met' : 'MISSED'}${problems ? `; ${problems} errors or non-2xx answers` : ''}\n`,
+);

@@ -3,5 +3,8 @@ import { readFileSync } from 'node:fs';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { announce } from '../lib/child.js';
 
-const server = await startDocumentServer({ port: 0, tls: { cert: readFileSync(process.env.SIM_TLS_CERT!), key: readFileSync(process.env.SIM_TLS_KEY!) } });
+const server = await startDocumentServer({
+  port: 0,
+  tls: { cert: readFileSync(process.env.SIM_TLS_CERT!), key: readFileSync(process.env.SIM_TLS_KEY!) },
+});
 announce(server.url, () => server.close());

@@ -2,7 +2,10 @@
  * The soak's operations and what they should leave: puts, with assign-only updates of some earlier documents
  * and removes of others interleaved, all safe to repeat. No update touches a removed document.
  */
-export type Op = { put: string; fields: Record<string, unknown> } | { update: string; fields: Record<string, { assign: unknown }> } | { remove: string };
+export type Op =
+  | { put: string; fields: Record<string, unknown> }
+  | { update: string; fields: Record<string, { assign: unknown }> }
+  | { remove: string };
 
 export function roundOperations(puts: number, prefix: string): Op[] {
   const id = (k: number): string => `id:soak:music::${prefix}-${k}`;
@@ -10,7 +13,11 @@ export function roundOperations(puts: number, prefix: string): Op[] {
   for (let i = 0; i < puts; i++) {
     ops.push({ put: id(i), fields: { title: `title ${i}`, n: i, body: 'lorem ipsum '.repeat(1 + (i % 20)) } });
     const updated = i - 3;
-    if (updated >= 0 && updated % 4 === 0 && updated % 9 !== 1) ops.push({ update: id(updated), fields: { title: { assign: `updated ${updated}` }, n: { assign: -1 - updated } } });
+    if (updated >= 0 && updated % 4 === 0 && updated % 9 !== 1)
+      ops.push({
+        update: id(updated),
+        fields: { title: { assign: `updated ${updated}` }, n: { assign: -1 - updated } },
+      });
     const removed = i - 5;
     if (removed >= 0 && removed % 9 === 1) ops.push({ remove: id(removed) });
   }
@@ -32,7 +39,10 @@ export function expectedDocuments(ops: readonly Op[]): Map<string, Record<string
 }
 
 /** Same keys and JSON-equal values (fields here are plain JSON). */
-export function sameDocuments(a: Map<string, Record<string, unknown>>, b: Map<string, Record<string, unknown>>): { missing: number; extra: number; different: number } {
+export function sameDocuments(
+  a: Map<string, Record<string, unknown>>,
+  b: Map<string, Record<string, unknown>>,
+): { missing: number; extra: number; different: number } {
   let missing = 0;
   let different = 0;
   for (const [id, fields] of a) {

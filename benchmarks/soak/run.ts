@@ -15,7 +15,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { feed, type FeedSummary } from '../../src/feed/index.js';
-import { DocumentStore, startDocumentServer, type DocumentServer, type FaultSettings } from '../../src/simulator/document-api/document-server.js';
+import {
+  DocumentStore,
+  startDocumentServer,
+  type DocumentServer,
+  type FaultSettings,
+} from '../../src/simulator/document-api/document-server.js';
 import { visit } from '../../src/visit/index.js';
 import { expectedDocuments, roundOperations, sameDocuments, type Op } from './corpus.js';
 
@@ -29,11 +34,32 @@ const seconds = Number(values.seconds);
 const roundPuts = Number(values['round-operations']);
 if (!(seconds > 0) || !(roundPuts > 0)) throw new Error('--seconds and --round-operations must be positive');
 
-const quiet: Partial<FaultSettings> = { errorRate: 0, closeRate: 0, stallRate: 0, garbageRate: 0, truncateRate: 0, cutStreamAfterDocuments: 0, feedBlock: false };
+const quiet: Partial<FaultSettings> = {
+  errorRate: 0,
+  closeRate: 0,
+  stallRate: 0,
+  garbageRate: 0,
+  truncateRate: 0,
+  cutStreamAfterDocuments: 0,
+  feedBlock: false,
+};
 /** About 20% of feed requests meet a fault. Stalls are few: each holds a pipelined connection until the request timeout. */
-const feedFaults: Partial<FaultSettings> = { errorRate: 0.09, errorStatuses: [429, 502, 503, 504, 507], closeRate: 0.03, stallRate: 0.004, garbageRate: 0.04, truncateRate: 0.04 };
+const feedFaults: Partial<FaultSettings> = {
+  errorRate: 0.09,
+  errorStatuses: [429, 502, 503, 504, 507],
+  closeRate: 0.03,
+  stallRate: 0.004,
+  garbageRate: 0.04,
+  truncateRate: 0.04,
+};
 /** About 20% of visit requests meet a fault, and every stream is cut after 500 documents. */
-const visitFaults: Partial<FaultSettings> = { errorRate: 0.1, errorStatuses: [429, 502, 503, 504], stallRate: 0.03, garbageRate: 0.07, cutStreamAfterDocuments: 500 };
+const visitFaults: Partial<FaultSettings> = {
+  errorRate: 0.1,
+  errorStatuses: [429, 502, 503, 504],
+  stallRate: 0.03,
+  garbageRate: 0.07,
+  cutStreamAfterDocuments: 500,
+};
 
 const dir = mkdtempSync(join(tmpdir(), 'vb-soak-'));
 const started = performance.now();
@@ -73,15 +99,31 @@ interface Totals {
   extra: number;
   seconds: number;
 }
-const feedTotals: Totals = { operations: 0, ok: 0, failed: 0, requests: 0, retries: 0, lost: 0, wrong: 0, extra: 0, seconds: 0 };
+const feedTotals: Totals = {
+  operations: 0,
+  ok: 0,
+  failed: 0,
+  requests: 0,
+  retries: 0,
+  lost: 0,
+  wrong: 0,
+  extra: 0,
+  seconds: 0,
+};
 
 /** Feeds one round and checks it: successes plus failure output equal the input; the store equals what succeeded. */
-async function feedRound(name: string, ops: Op[], withKill: boolean): Promise<{ summary: FeedSummary; seconds: number }> {
+async function feedRound(
+  name: string,
+  ops: Op[],
+  withKill: boolean,
+): Promise<{ summary: FeedSummary; seconds: number }> {
   const input = join(dir, `${name}.jsonl`);
   writeFileSync(input, `${ops.map((o) => JSON.stringify(o)).join('\n')}\n`);
   const failures = join(dir, `${name}.failures.jsonl`);
   let killing: Promise<void> | undefined;
-  const killer = withKill ? setTimeout(() => void (killing = killAndRestart(1000)), 500 + Math.random() * 2500) : undefined;
+  const killer = withKill
+    ? setTimeout(() => void (killing = killAndRestart(1000)), 500 + Math.random() * 2500)
+    : undefined;
   const t0 = performance.now();
   const summary = await feed(input, {
     endpoint: server.url,
@@ -94,7 +136,11 @@ async function feedRound(name: string, ops: Op[], withKill: boolean): Promise<{ 
   const roundSeconds = (performance.now() - t0) / 1000;
   clearTimeout(killer);
   await killing;
-  const failedLines = existsSync(failures) ? readFileSync(failures, 'utf8').split('\n').filter((l) => l !== '') : [];
+  const failedLines = existsSync(failures)
+    ? readFileSync(failures, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+    : [];
   const failedSet = new Set(failedLines);
   const applied = ops.filter((o) => !failedSet.has(JSON.stringify(o)));
   const expected = expectedDocuments(applied);
@@ -142,7 +188,16 @@ const feedInjected = injectedNow();
 // Visits of everything stored, sliced, streamed and paged in turn, under visit faults.
 server.faults.set({ ...quiet, ...visitFaults });
 const expectedIds = new Set(store.all().map((d) => d.id));
-const visitTotals = { visits: 0, documents: 0, lost: 0, duplicates: 0, requests: 0, retries: 0, failedSlices: 0, seconds: 0 };
+const visitTotals = {
+  visits: 0,
+  documents: 0,
+  lost: 0,
+  duplicates: 0,
+  requests: 0,
+  retries: 0,
+  failedSlices: 0,
+  seconds: 0,
+};
 let visitRound = 0;
 while (elapsed() < seconds || visitRound === 0) {
   const stream = visitRound % 2 === 0;
@@ -182,12 +237,15 @@ while (elapsed() < seconds || visitRound === 0) {
   visitTotals.retries += report?.slices.reduce((n, s) => n + s.retries, 0) ?? 0;
   visitTotals.failedSlices += report?.slices.filter((s) => s.status !== 'finished').length ?? slices;
   visitTotals.seconds += visitSeconds;
-  log(`visit ${visitRound} (${slices} slices, ${stream ? 'streamed' : 'paged'}): ${documents} documents, lost ${lost}, duplicates ${duplicates}, ${(documents / visitSeconds).toFixed(0)} docs/s`);
+  log(
+    `visit ${visitRound} (${slices} slices, ${stream ? 'streamed' : 'paged'}): ${documents} documents, lost ${lost}, duplicates ${duplicates}, ${(documents / visitSeconds).toFixed(0)} docs/s`,
+  );
   visitRound++;
 }
 const allInjected = injectedNow();
 const visitInjected: Record<string, number> = {};
-for (const [k, v] of Object.entries(allInjected)) if (v - (feedInjected[k] ?? 0) > 0) visitInjected[k] = v - (feedInjected[k] ?? 0);
+for (const [k, v] of Object.entries(allInjected))
+  if (v - (feedInjected[k] ?? 0) > 0) visitInjected[k] = v - (feedInjected[k] ?? 0);
 await server.close();
 rmSync(dir, { recursive: true, force: true });
 
@@ -208,7 +266,9 @@ const result = {
     faultShareOfRequests: Number((sum(feedInjected) / Math.max(1, feedTotals.requests)).toFixed(3)),
     opsPerSecond: Math.round(feedTotals.operations / Math.max(feedTotals.seconds, 1e-9)),
     baselineOpsPerSecond: Math.round(baselineRate),
-    throughputRatioToBaseline: Number((feedTotals.operations / Math.max(feedTotals.seconds, 1e-9) / baselineRate).toFixed(3)),
+    throughputRatioToBaseline: Number(
+      (feedTotals.operations / Math.max(feedTotals.seconds, 1e-9) / baselineRate).toFixed(3),
+    ),
     baselineLost: baselineTotals.lost + baselineTotals.wrong + baselineTotals.extra,
     lost: feedTotals.lost,
     wrongContent: feedTotals.wrong,

@@ -36,13 +36,23 @@ interface Timing {
 
 /** One run of `argv` under bash's `time`: CPU (user + sys, the command and its children) and wall, seconds. */
 function timed(argv: string[], cwd: string): Timing {
-  const r = spawnSync('bash', ['-c', 'TIMEFORMAT="%3R %3U %3S"; time "$@" >/dev/null 2>"$VESPA_BULK_STARTUP_ERR"; s=$?; [ $s -eq 0 ] || echo "exit $s" >&2', 'bash', ...argv], {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, VESPA_BULK_STARTUP_ERR: join(cwd, 'last-stderr.txt') },
-  });
+  const r = spawnSync(
+    'bash',
+    [
+      '-c',
+      'TIMEFORMAT="%3R %3U %3S"; time "$@" >/dev/null 2>"$VESPA_BULK_STARTUP_ERR"; s=$?; [ $s -eq 0 ] || echo "exit $s" >&2',
+      'bash',
+      ...argv,
+    ],
+    {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, VESPA_BULK_STARTUP_ERR: join(cwd, 'last-stderr.txt') },
+    },
+  );
   const m = /(\d+\.\d+) (\d+\.\d+) (\d+\.\d+)\s*$/.exec(r.stderr.replace(/exit \d+\s*$/, '').trim());
-  if (r.status !== 0 || m === null || /exit \d+/.test(r.stderr)) throw new Error(`${argv.join(' ')} failed in ${cwd}: ${r.stderr}`);
+  if (r.status !== 0 || m === null || /exit \d+/.test(r.stderr))
+    throw new Error(`${argv.join(' ')} failed in ${cwd}: ${r.stderr}`);
   return { wall: Number(m[1]), cpu: Number(m[2]) + Number(m[3]) };
 }
 
@@ -86,7 +96,15 @@ try {
     'node -e 0': [process.execPath, '-e', '0'],
     'vespa-bulk --help': [process.execPath, bin, '--help'],
     'vespa-bulk feed --help': [process.execPath, bin, 'feed', '--help'],
-    'vespa-bulk feed one.jsonl (1 document)': [process.execPath, bin, 'feed', 'one.jsonl', '--target', sim.url, '--quiet'],
+    'vespa-bulk feed one.jsonl (1 document)': [
+      process.execPath,
+      bin,
+      'feed',
+      'one.jsonl',
+      '--target',
+      sim.url,
+      '--quiet',
+    ],
   };
   const official = spawnSync('bash', ['-c', 'command -v vespa'], { encoding: 'utf8' }).stdout.trim();
   if (official !== '') {
@@ -96,34 +114,51 @@ try {
   // One warm-up round (page cache, the simulator's first request), then the measured ones, taking turns.
   for (const argv of Object.values(commands)) timed(argv, project);
   const timings = new Map<string, Timing[]>(Object.keys(commands).map((name) => [name, []]));
-  for (let i = 0; i < runs; i++) for (const [name, argv] of Object.entries(commands)) timings.get(name)!.push(timed(argv, project));
+  for (let i = 0; i < runs; i++)
+    for (const [name, argv] of Object.entries(commands)) timings.get(name)!.push(timed(argv, project));
 
   const base = timings.get('node -e 0')!;
   const baseCpu = median(base.map((t) => t.cpu));
   const baseWall = median(base.map((t) => t.wall));
   const targets: Record<string, number> = { 'vespa-bulk --help': 2, 'vespa-bulk feed one.jsonl (1 document)': 3 };
-  process.stdout.write(`Start-up of the installed package (${tarball.replace(/.*[\\/]/, '')}${extra.length > 0 ? `, with ${extra.join(', ')}` : ''}), median of ${runs} runs, Node ${process.version}\n\n`);
-  process.stdout.write('| command | CPU s | CPU vs node -e 0 | wall s | wall vs node -e 0 | target (CPU) |\n|---|---|---|---|---|---|\n');
+  process.stdout.write(
+    `Start-up of the installed package (${tarball.replace(/.*[\\/]/, '')}${extra.length > 0 ? `, with ${extra.join(', ')}` : ''}), median of ${runs} runs, Node ${process.version}\n\n`,
+  );
+  process.stdout.write(
+    '| command | CPU s | CPU vs node -e 0 | wall s | wall vs node -e 0 | target (CPU) |\n|---|---|---|---|---|---|\n',
+  );
   for (const [name, ts] of timings) {
     const cpu = median(ts.map((t) => t.cpu));
     const wall = median(ts.map((t) => t.wall));
     const target = targets[name];
     const verdict = target === undefined ? '' : `${target}x: ${cpu / baseCpu <= target ? 'met' : 'missed'}`;
-    process.stdout.write(`| ${name} | ${cpu.toFixed(3)} | ${(cpu / baseCpu).toFixed(2)} | ${wall.toFixed(3)} | ${(wall / baseWall).toFixed(2)} | ${verdict} |\n`);
+    process.stdout.write(
+      `| ${name} | ${cpu.toFixed(3)} | ${(cpu / baseCpu).toFixed(2)} | ${wall.toFixed(3)} | ${(wall / baseWall).toFixed(2)} | ${verdict} |\n`,
+    );
   }
-  if (official === '') process.stdout.write('\nThe official `vespa` CLI is not on this machine (no `vespa` on PATH, and no Go toolchain here that builds it): not measured.\n');
+  if (official === '')
+    process.stdout.write(
+      '\nThe official `vespa` CLI is not on this machine (no `vespa` on PATH, and no Go toolchain here that builds it): not measured.\n',
+    );
 
   process.stdout.write('\n| command | files loaded | of them in node_modules | packages |\n|---|---|---|---|\n');
   for (const args of [['--help'], ['feed', '--help']]) {
-    const { files } = await modulesLoadedBy(bin, args, { cwd: project, root: join(project, 'node_modules/vespa-bulk') });
+    const { files } = await modulesLoadedBy(bin, args, {
+      cwd: project,
+      root: join(project, 'node_modules/vespa-bulk'),
+    });
     const packages = [...new Set(files.flatMap((f) => packageOf(f) ?? []))].filter((p) => p !== 'vespa-bulk').sort();
     const inPackages = files.filter((f) => packageOf(f) !== undefined && packageOf(f) !== 'vespa-bulk').length;
-    process.stdout.write(`| vespa-bulk ${args.join(' ')} | ${files.length} | ${inPackages} | ${packages.join(', ')} |\n`);
+    process.stdout.write(
+      `| vespa-bulk ${args.join(' ')} | ${files.length} | ${inPackages} | ${packages.join(', ')} |\n`,
+    );
   }
 
   const nodeModules = join(project, 'node_modules');
   const packages = await packagesIn(nodeModules);
-  process.stdout.write(`\nThe consumer's node_modules (npm ci --omit=dev of the tarball${extra.length > 0 ? ` and ${extra.join(', ')}` : ''}): ${(await sizeOf(nodeModules)).toLocaleString('en-US')} bytes, ${packages.length} packages (vespa-bulk included)\n`);
+  process.stdout.write(
+    `\nThe consumer's node_modules (npm ci --omit=dev of the tarball${extra.length > 0 ? ` and ${extra.join(', ')}` : ''}): ${(await sizeOf(nodeModules)).toLocaleString('en-US')} bytes, ${packages.length} packages (vespa-bulk included)\n`,
+  );
 } finally {
   await sim.stop();
   if (flags.keep) process.stderr.write(`kept ${work}\n`);

@@ -22,14 +22,17 @@ import { readSources } from '../../src/feed/source.js';
 import { validate } from '../../src/validate/validate.js';
 import { median, printTable } from '../lib/child.js';
 
-const { values } = parseArgs({ options: { operations: { type: 'string', default: '500000' }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({
+  options: { operations: { type: 'string', default: '500000' }, rounds: { type: 'string', default: '3' } },
+});
 const operations = Number(values.operations);
 const rounds = Number(values.rounds);
 const app = fileURLToPath(new URL('../../samples/app', import.meta.url));
 
 function corpusLine(i: number): string {
   const id = `id:mynamespace:music::song-${i}`;
-  if (i % 10 === 9) return JSON.stringify({ update: id, fields: { popularity: { assign: i % 100 }, genres: { add: ['rock'] } } });
+  if (i % 10 === 9)
+    return JSON.stringify({ update: id, fields: { popularity: { assign: i % 100 }, genres: { add: ['rock'] } } });
   return JSON.stringify({
     put: id,
     fields: {
@@ -84,10 +87,20 @@ try {
     );
   }
   const base = median(reader);
-  const row = (run: string, rates: number[]) => ({ run, 'operations/s (median)': Math.round(median(rates)), 'ratio to reader': (median(rates) / base).toFixed(2) });
-  printTable(`validate: ${operations} operations, ${rounds} rounds`, [row('reader (read + split)', reader), row('reader + parseOperation', parsed), row('validate', validated)]);
+  const row = (run: string, rates: number[]) => ({
+    run,
+    'operations/s (median)': Math.round(median(rates)),
+    'ratio to reader': (median(rates) / base).toFixed(2),
+  });
+  printTable(`validate: ${operations} operations, ${rounds} rounds`, [
+    row('reader (read + split)', reader),
+    row('reader + parseOperation', parsed),
+    row('validate', validated),
+  ]);
   const toParsed = median(validated) / median(parsed);
-  process.stdout.write(`validate / (reader + parseOperation): ${toParsed.toFixed(2)} (target >= 0.5: ${toParsed >= 0.5 ? 'met' : 'NOT met'})\n`);
+  process.stdout.write(
+    `validate / (reader + parseOperation): ${toParsed.toFixed(2)} (target >= 0.5: ${toParsed >= 0.5 ? 'met' : 'NOT met'})\n`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -32,4 +32,3 @@ export function bundleCli(dir: string): string {
   if (!existsSync(modules)) symlinkSync(join(here, '../../node_modules'), modules, 'dir');
   return out;
 }
-

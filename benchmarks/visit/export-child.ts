@@ -35,5 +35,13 @@ const summary = await exportDocuments({
 });
 const cpu = process.cpuUsage(cpuAtStart);
 const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-const outcome: ExportChildOutcome = { documents: summary.documents, seconds: summary.seconds, samples, inflight: summary.inflight, finished: summary.ok, protocol: summary.protocol, cpuSeconds };
+const outcome: ExportChildOutcome = {
+  documents: summary.documents,
+  seconds: summary.seconds,
+  samples,
+  inflight: summary.inflight,
+  finished: summary.ok,
+  protocol: summary.protocol,
+  cpuSeconds,
+};
 process.stdout.write(`${JSON.stringify(outcome)}\n`);

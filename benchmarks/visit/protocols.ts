@@ -72,7 +72,21 @@ interface Export {
 /** `vespa-bulk visit` as users run it, under GNU time; its summary (on stdout with -o /dev/null) gives the visit time. */
 function cliExport(bundle: string, sim: ChildServer, protocol: Protocol, run: string): Promise<Export> {
   const slicing = run === 'default' ? [] : ['--slices', run];
-  const args = ['-v', process.execPath, bundle, 'visit', 'bench/music', '-t', sim.url, ...slicing, '--protocol', protocol, '-o', '/dev/null', '--quiet'];
+  const args = [
+    '-v',
+    process.execPath,
+    bundle,
+    'visit',
+    'bench/music',
+    '-t',
+    sim.url,
+    ...slicing,
+    '--protocol',
+    protocol,
+    '-o',
+    '/dev/null',
+    '--quiet',
+  ];
   const serverBefore = cpuSecondsOf(sim.process.pid!);
   return new Promise((resolve, reject) => {
     execFile('/usr/bin/time', args, { maxBuffer: 64 << 20, timeout: 600_000 }, (err, stdout, stderr) => {
@@ -95,7 +109,13 @@ function cliExport(bundle: string, sim: ChildServer, protocol: Protocol, run: st
  * An export through the library (benchmarks/visit/export-child.ts) into `output` for at most `seconds`: the default one,
  * or with `slices`; over `protocol`, or through an HTTP/2 pool of the settings `h2`.
  */
-function timedExport(url: string, output: string, how: { protocol: Protocol } | { h2: H2PoolOptions }, seconds: number, slices?: number): Promise<ExportChildOutcome> {
+function timedExport(
+  url: string,
+  output: string,
+  how: { protocol: Protocol } | { h2: H2PoolOptions },
+  seconds: number,
+  slices?: number,
+): Promise<ExportChildOutcome> {
   const options = { ...('protocol' in how && { protocol: how.protocol }), ...(slices !== undefined && { slices }) };
   return runExportChild({ endpoint: url, output, seconds, options, ...('h2' in how && { h2: how.h2 }) });
 }
@@ -112,12 +132,23 @@ try {
       // Warm-up: the simulator serialises each document once and caches it; neither protocol should pay for that.
       await cliExport(bundle, sim, 'http1.1', '4');
       const rows: Array<Record<string, string | number>> = [];
-      const byRun = new Map(runs.map((r) => [r, new Map(protocols.map((p) => [p, { rate: [] as number[], cpu: [] as number[], server: [] as number[], rss: [] as number[] }]))]));
+      const byRun = new Map(
+        runs.map((r) => [
+          r,
+          new Map(
+            protocols.map((p) => [
+              p,
+              { rate: [] as number[], cpu: [] as number[], server: [] as number[], rss: [] as number[] },
+            ]),
+          ),
+        ]),
+      );
       for (let round = 0; round < rounds; round++) {
         for (const run of runs) {
           for (const protocol of order(round)) {
             const ex = await cliExport(bundle, sim, protocol, run);
-            if (ex.documents !== documents) throw new Error(`exported ${ex.documents} documents, expected ${documents}`);
+            if (ex.documents !== documents)
+              throw new Error(`exported ${ex.documents} documents, expected ${documents}`);
             if (ex.protocol !== protocol) throw new Error(`asked ${protocol}, spoke ${ex.protocol}`);
             const m = byRun.get(run)!.get(protocol)!;
             m.rate.push(ex.documents / ex.seconds);
@@ -192,11 +223,17 @@ try {
           });
         }
       }
-      printTable(`lanes: the default export for ${seconds} s against ${lanes} lanes (${capacity} documents/s in all), small documents`, rows);
+      printTable(
+        `lanes: the default export for ${seconds} s against ${lanes} lanes (${capacity} documents/s in all), small documents`,
+        rows,
+      );
       const h2 = m.get('h2')!;
       const h1 = m.get('http1.1')!;
       printTable(`lanes: medians of ${rounds} rounds, HTTP/2 as a ratio to HTTP/1.1`, [
-        { 'docs/s (2nd half) h2/http1.1': ratio(h2.rate, h1.rate), 'exporter CPU/doc h2/http1.1': ratio(h2.cpu, h1.cpu) },
+        {
+          'docs/s (2nd half) h2/http1.1': ratio(h2.rate, h1.rate),
+          'exporter CPU/doc h2/http1.1': ratio(h2.cpu, h1.cpu),
+        },
       ]);
     } finally {
       await sim.stop();
@@ -207,11 +244,14 @@ try {
     const sim = await startChildServer(join(here, 'seeded-sim.ts'), [], { VISIT_BENCH_DOCUMENTS: String(documents) });
     try {
       const kib = 1024;
-      const nameOf = (w: number): string => `h2, ${w >= 1024 * kib ? `${w / 1024 / kib} MiB` : `${w / kib} KiB`} per stream`;
+      const nameOf = (w: number): string =>
+        `h2, ${w >= 1024 * kib ? `${w / 1024 / kib} MiB` : `${w / kib} KiB`} per stream`;
       const windows = values.windows.split(',').map((k) => Number(k) * kib);
       const variants: Array<{ name: string; how: { protocol: Protocol } | { h2: H2PoolOptions } }> = [
         { name: 'http1.1', how: { protocol: 'http1.1' } },
-        ...[...new Set([...windows, defaultStreamWindow])].sort((a, b) => a - b).map((w) => ({ name: nameOf(w), how: { h2: { streamWindow: w, connectionWindow: 64 << 20 } } })),
+        ...[...new Set([...windows, defaultStreamWindow])]
+          .sort((a, b) => a - b)
+          .map((w) => ({ name: nameOf(w), how: { h2: { streamWindow: w, connectionWindow: 64 << 20 } } })),
       ];
       const baseline = nameOf(defaultStreamWindow);
       // Warm-up: the simulator serialises each document once and caches it.
@@ -226,7 +266,8 @@ try {
             for (let round = 0; round < rounds; round++) {
               for (const v of round % 2 === 0 ? variants : [...variants].reverse()) {
                 const o = await timedExport(relay?.url ?? sim.url, '/dev/null', v.how, 600, slices);
-                if (o.documents !== documents) throw new Error(`exported ${o.documents} documents, expected ${documents}`);
+                if (o.documents !== documents)
+                  throw new Error(`exported ${o.documents} documents, expected ${documents}`);
                 rates.get(v.name)!.push(o.documents / o.seconds);
                 cpu.get(v.name)!.push((o.cpuSeconds / o.documents) * 1e6);
               }
@@ -246,7 +287,10 @@ try {
           await relay?.close();
         }
       }
-      printTable(`windows: export of ${documents} documents (~1 KB), medians of ${rounds} rounds; the connection's window 64 MiB`, summary);
+      printTable(
+        `windows: export of ${documents} documents (~1 KB), medians of ${rounds} rounds; the connection's window 64 MiB`,
+        summary,
+      );
     } finally {
       await sim.stop();
     }

@@ -42,11 +42,18 @@ async function wireFloor(url: string): Promise<{ seconds: number; bytes: number 
       do {
         const q = new URLSearchParams({ stream: 'true', slices: String(slices), sliceId: String(sliceId) });
         if (continuation !== undefined) q.set('continuation', continuation);
-        const res = await pool.request({ method: 'GET', path: `/document/v1/bench/music/docid/?${q.toString()}`, headers: { accept: 'application/jsonl' } });
+        const res = await pool.request({
+          method: 'GET',
+          path: `/document/v1/bench/music/docid/?${q.toString()}`,
+          headers: { accept: 'application/jsonl' },
+        });
         let tail = '';
         for await (const chunk of res.body as AsyncIterable<Buffer>) {
           bytes += chunk.length;
-          tail = chunk.length >= 512 ? chunk.toString('latin1', chunk.length - 512) : (tail + chunk.toString('latin1')).slice(-512);
+          tail =
+            chunk.length >= 512
+              ? chunk.toString('latin1', chunk.length - 512)
+              : (tail + chunk.toString('latin1')).slice(-512);
         }
         const last = tail.trimEnd().split('\n').pop()!;
         const token = (JSON.parse(last) as { continuation?: { token?: string } }).continuation?.token;
@@ -65,8 +72,26 @@ function exporter(
   url: string,
   out: string,
   env: NodeJS.ProcessEnv = {},
-): Promise<{ seconds: number; documents: number; maxRssBytes: number | undefined; cpuSeconds: number | undefined; outputBytes: number }> {
-  const args = [...(process.env.VISIT_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.VISIT_BENCH_PROFILE}`] : []), bundle, 'visit', 'bench/music', '-t', url, '--slices', String(slices), '-o', out, '--quiet'];
+): Promise<{
+  seconds: number;
+  documents: number;
+  maxRssBytes: number | undefined;
+  cpuSeconds: number | undefined;
+  outputBytes: number;
+}> {
+  const args = [
+    ...(process.env.VISIT_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.VISIT_BENCH_PROFILE}`] : []),
+    bundle,
+    'visit',
+    'bench/music',
+    '-t',
+    url,
+    '--slices',
+    String(slices),
+    '-o',
+    out,
+    '--quiet',
+  ];
   const useTime = (() => {
     try {
       return statSync('/usr/bin/time').isFile();
@@ -76,20 +101,25 @@ function exporter(
   })();
   const [cmd, argv] = useTime ? ['/usr/bin/time', ['-v', process.execPath, ...args]] : [process.execPath, args];
   return new Promise((resolve, reject) => {
-    execFile(cmd, argv, { env: { ...process.env, ...env }, maxBuffer: 64 << 20, timeout: 600_000 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`exporter failed: ${err.message}\n${stderr}`));
-      const summary = JSON.parse(stdout) as Record<string, number>;
-      const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
-      const user = /User time \(seconds\): ([\d.]+)/.exec(stderr);
-      const system = /System time \(seconds\): ([\d.]+)/.exec(stderr);
-      resolve({
-        seconds: summary['visit.seconds'],
-        documents: summary['visit.document.count'],
-        maxRssBytes: rss ? Number(rss[1]) * 1024 : undefined,
-        cpuSeconds: user && system ? Number(user[1]) + Number(system[1]) : undefined,
-        outputBytes: summary['output.bytes'],
-      });
-    });
+    execFile(
+      cmd,
+      argv,
+      { env: { ...process.env, ...env }, maxBuffer: 64 << 20, timeout: 600_000 },
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`exporter failed: ${err.message}\n${stderr}`));
+        const summary = JSON.parse(stdout) as Record<string, number>;
+        const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
+        const user = /User time \(seconds\): ([\d.]+)/.exec(stderr);
+        const system = /System time \(seconds\): ([\d.]+)/.exec(stderr);
+        resolve({
+          seconds: summary['visit.seconds'],
+          documents: summary['visit.document.count'],
+          maxRssBytes: rss ? Number(rss[1]) * 1024 : undefined,
+          cpuSeconds: user && system ? Number(user[1]) + Number(system[1]) : undefined,
+          outputBytes: summary['output.bytes'],
+        });
+      },
+    );
   });
 }
 
@@ -108,10 +138,26 @@ try {
   const rows: Array<Record<string, string | number>> = [];
   /** The two ways of writing the file, measured on the same data in the same run. */
   const fileModes = [
-    { name: 'direct I/O', env: { VESPA_BULK_DIRECT_IO: '1' }, rates: [] as number[], cpu: [] as number[], rss: [] as number[] },
-    { name: 'page cache', env: { VESPA_BULK_DIRECT_IO: '0' }, rates: [] as number[], cpu: [] as number[], rss: [] as number[] },
+    {
+      name: 'direct I/O',
+      env: { VESPA_BULK_DIRECT_IO: '1' },
+      rates: [] as number[],
+      cpu: [] as number[],
+      rss: [] as number[],
+    },
+    {
+      name: 'page cache',
+      env: { VESPA_BULK_DIRECT_IO: '0' },
+      rates: [] as number[],
+      cpu: [] as number[],
+      rss: [] as number[],
+    },
   ];
-  const exportRow = (round: number, what: string, ex: Awaited<ReturnType<typeof exporter>>): Record<string, string | number> => ({
+  const exportRow = (
+    round: number,
+    what: string,
+    ex: Awaited<ReturnType<typeof exporter>>,
+  ): Record<string, string | number> => ({
     round,
     run: what,
     seconds: ex.seconds.toFixed(2),
@@ -123,12 +169,21 @@ try {
   for (let r = 0; r < rounds; r++) {
     const floor = await wireFloor(sim.url);
     floorRates.push(documents / floor.seconds);
-    rows.push({ round: r + 1, run: 'wire floor (undici -> nothing)', seconds: floor.seconds.toFixed(2), 'docs/s': Math.round(documents / floor.seconds), 'MB/s': (floor.bytes / 1e6 / floor.seconds).toFixed(0), 'CPU s': '-', 'peak RSS MB': '-' });
+    rows.push({
+      round: r + 1,
+      run: 'wire floor (undici -> nothing)',
+      seconds: floor.seconds.toFixed(2),
+      'docs/s': Math.round(documents / floor.seconds),
+      'MB/s': (floor.bytes / 1e6 / floor.seconds).toFixed(0),
+      'CPU s': '-',
+      'peak RSS MB': '-',
+    });
     const out = join(dir, `export-${r}.jsonl`);
     // Alternate which mode goes first, so neither always meets the other's dirty pages being written back.
     for (const mode of r % 2 === 0 ? fileModes : [...fileModes].reverse()) {
       const ex = await exporter(bundle, sim.url, out, mode.env);
-      if (ex.documents !== documents) throw new Error(`exporter wrote ${ex.documents} documents, expected ${documents}`);
+      if (ex.documents !== documents)
+        throw new Error(`exporter wrote ${ex.documents} documents, expected ${documents}`);
       mode.rates.push(ex.documents / ex.seconds);
       if (ex.cpuSeconds !== undefined) mode.cpu.push(ex.cpuSeconds);
       if (ex.maxRssBytes !== undefined) {

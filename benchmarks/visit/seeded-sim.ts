@@ -7,7 +7,10 @@ const count = Number(process.env.VISIT_BENCH_DOCUMENTS ?? 1_000_000);
 // A content node's iteration time per document (VISIT_BENCH_COST_US, µs; 0: off), over VISIT_BENCH_PARALLELISM lanes.
 const server = await startDocumentServer({
   port: 0,
-  faults: { visitCostUs: Number(process.env.VISIT_BENCH_COST_US ?? 0), visitParallelism: Number(process.env.VISIT_BENCH_PARALLELISM ?? 16) },
+  faults: {
+    visitCostUs: Number(process.env.VISIT_BENCH_COST_US ?? 0),
+    visitParallelism: Number(process.env.VISIT_BENCH_PARALLELISM ?? 16),
+  },
 });
 const fillerBytes = Number(process.env.VISIT_BENCH_FILLER_BYTES ?? 900);
 const filler = 'lorem ipsum dolor sit amet '.repeat(Math.ceil(fillerBytes / 27) + 1).slice(0, fillerBytes);
@@ -18,7 +21,13 @@ function* documents() {
   for (let i = 0; i < count; i++) {
     yield {
       id: groups > 0 ? `id:bench:music:n=${i % groups}:doc-${i}` : `id:bench:music::doc-${i}`,
-      fields: { title: `Song number ${i}`, artist: `Artist ${i % 997}`, year: 1960 + (i % 64), popularity: i % 100, lyrics: `${i} ${filler}` },
+      fields: {
+        title: `Song number ${i}`,
+        artist: `Artist ${i % 997}`,
+        year: 1960 + (i % 64),
+        popularity: i % 100,
+        lyrics: `${i} ${filler}`,
+      },
     };
   }
 }

@@ -32,7 +32,9 @@ const rounds = Number(values.rounds);
 
 /** `serve` of a built CLI on a free port, without the config server; its URL read from what it prints. */
 async function serve(cli: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--no-config'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--no-config'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const untrack = onTeardown(() => child.kill('SIGKILL'));
   let err = '';
   const url = await new Promise<string>((resolve, reject) => {
@@ -60,12 +62,17 @@ interface VisitRun {
 
 /** One `visit` by this tree's CLI into /dev/null; its summary's own clock (from the first request). */
 async function visit(url: string, args: string[]): Promise<VisitRun> {
-  const child = spawn(process.execPath, [cliOf(), 'visit', ...args, '-t', url, '-o', '/dev/null', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [cliOf(), 'visit', ...args, '-t', url, '-o', '/dev/null', '--quiet'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const [code] = (await once(child, 'exit')) as [number | null];
   const summary = JSON.parse(out) as Record<string, number>;
-  if (code !== 0 || summary['visit.document.count'] !== documents) throw new Error(`visit ${args.join(' ')} exited ${code} with ${summary['visit.document.count']} of ${documents} documents`);
+  if (code !== 0 || summary['visit.document.count'] !== documents)
+    throw new Error(
+      `visit ${args.join(' ')} exited ${code} with ${summary['visit.document.count']} of ${documents} documents`,
+    );
   return { seconds: summary['visit.seconds'], rate: summary['visit.document.rate'] };
 }
 
@@ -112,7 +119,10 @@ try {
         });
       }
     }
-    printTable(`visit of ${documents} documents (~1 KB) against serve, this tree's CLI; ${rounds} alternating rounds; load ${loadBefore} -> ${load()}`, rows);
+    printTable(
+      `visit of ${documents} documents (~1 KB) against serve, this tree's CLI; ${rounds} alternating rounds; load ${loadBefore} -> ${load()}`,
+      rows,
+    );
   } finally {
     for (const sim of sims) await sim.server.stop();
   }

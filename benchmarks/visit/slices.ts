@@ -78,13 +78,24 @@ try {
       await new Promise((r) => setTimeout(r, (256 * 256 * 1000) / capacity));
       const o = await exportFor(sim.url, out, run);
       rmSync(out, { force: true });
-      if (run === 'adaptive') process.stderr.write(`adaptive, ${p} lanes: ${o.inflight.changes.map((c) => `${c.seconds}s ${c.reason} ${c.limit} (${Math.round(c.documentsPerSecond)}/s)`).join(', ')}\n`);
+      if (run === 'adaptive')
+        process.stderr.write(
+          `adaptive, ${p} lanes: ${o.inflight.changes.map((c) => `${c.seconds}s ${c.reason} ${c.limit} (${Math.round(c.documentsPerSecond)}/s)`).join(', ')}\n`,
+        );
       if (o.finished) process.stderr.write(`note: ${run} finished the corpus before its time; give more --documents\n`);
       const whole = o.documents / o.seconds;
       const steady = rateAfter(o, o.seconds / 2);
       base ??= { whole, steady };
-      const label = run === 'adaptive' ? 'default (adaptive, 256 slices)' : run.includes('/') ? `${run.split('/')[0]} slices, ${run.split('/')[1]} at a time` : `--slices ${run}`;
-      const inflight = run === 'adaptive' ? `mean ${o.inflight.meanRunning.toFixed(1)}, end ${o.inflight.limit}, path ${[4, ...o.inflight.changes.map((c) => c.limit)].join('>')}` : `${o.inflight.limit}`;
+      const label =
+        run === 'adaptive'
+          ? 'default (adaptive, 256 slices)'
+          : run.includes('/')
+            ? `${run.split('/')[0]} slices, ${run.split('/')[1]} at a time`
+            : `--slices ${run}`;
+      const inflight =
+        run === 'adaptive'
+          ? `mean ${o.inflight.meanRunning.toFixed(1)}, end ${o.inflight.limit}, path ${[4, ...o.inflight.changes.map((c) => c.limit)].join('>')}`
+          : `${o.inflight.limit}`;
       rows.push({
         run: label,
         'docs/s': Math.round(whole),
@@ -93,11 +104,22 @@ try {
         'vs 1 slice, 2nd half': (steady / base.steady).toFixed(2),
         'slices in flight': inflight,
       });
-      summary.push({ lanes: p, run: label, 'vs 1 slice': (whole / base.whole).toFixed(2), '2nd half': (steady / base.steady).toFixed(2) });
+      summary.push({
+        lanes: p,
+        run: label,
+        'vs 1 slice': (whole / base.whole).toFixed(2),
+        '2nd half': (steady / base.steady).toFixed(2),
+      });
     }
-    printTable(`${p} lanes x ${costUs} µs/document (${capacity} documents/s in all), ${seconds} s per export (the default: ${adaptiveSeconds} s)`, rows);
+    printTable(
+      `${p} lanes x ${costUs} µs/document (${capacity} documents/s in all), ${seconds} s per export (the default: ${adaptiveSeconds} s)`,
+      rows,
+    );
   }
-  printTable(`Summary: documents/s as a ratio to 1 slice of the same cluster (whole run; second half), ${documents} documents of ~140 bytes`, summary);
+  printTable(
+    `Summary: documents/s as a ratio to 1 slice of the same cluster (whole run; second half), ${documents} documents of ~140 bytes`,
+    summary,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
   await sim.stop();

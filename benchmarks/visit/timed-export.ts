@@ -37,7 +37,9 @@ const tsxLoader = fileURLToPath(import.meta.resolve('tsx'));
 
 export function runExportChild(input: ExportChildInput): Promise<ExportChildOutcome> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', tsxLoader, child, JSON.stringify(input)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const proc = spawn(process.execPath, ['--import', tsxLoader, child, JSON.stringify(input)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
     proc.on('error', reject);
@@ -57,6 +59,10 @@ export function rateAfter(o: ExportChildOutcome, from: number): number {
 
 /** Changes the simulator's faults (visit lanes, cost per document) through its admin path. */
 export async function setFaults(url: string, patch: Record<string, number>): Promise<void> {
-  const res = await fetch(`${url}/_sim/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(patch) });
+  const res = await fetch(`${url}/_sim/faults`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(patch),
+  });
   if (!res.ok) throw new Error(`/_sim/faults answered ${res.status}`);
 }

@@ -30,16 +30,25 @@ if (!existsSync(cli)) throw new Error('dist/ is missing: run npm run build first
 
 function exportOnce(url: string, args: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [cli, 'visit', 'bench/music', '-t', url, '--quiet', ...args], { maxBuffer: 64 << 20, timeout: 600_000 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`exporter failed: ${err.message}\n${stderr}`));
-      const summary = JSON.parse(stdout) as Record<string, number>;
-      if (summary['visit.document.count'] !== documents) return reject(new Error(`exported ${summary['visit.document.count']}, expected ${documents}`));
-      resolve(summary['visit.seconds']);
-    });
+    execFile(
+      process.execPath,
+      [cli, 'visit', 'bench/music', '-t', url, '--quiet', ...args],
+      { maxBuffer: 64 << 20, timeout: 600_000 },
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`exporter failed: ${err.message}\n${stderr}`));
+        const summary = JSON.parse(stdout) as Record<string, number>;
+        if (summary['visit.document.count'] !== documents)
+          return reject(new Error(`exported ${summary['visit.document.count']}, expected ${documents}`));
+        resolve(summary['visit.seconds']);
+      },
+    );
   });
 }
 
-const sim = await startChildServer(join(here, 'seeded-sim.ts'), [], { VISIT_BENCH_DOCUMENTS: String(documents), VISIT_BENCH_COST_US: values['cost-us'] });
+const sim = await startChildServer(join(here, 'seeded-sim.ts'), [], {
+  VISIT_BENCH_DOCUMENTS: String(documents),
+  VISIT_BENCH_COST_US: values['cost-us'],
+});
 const dir = mkdtempSync(join(tmpdir(), 'vb-visit-workers-'));
 try {
   const out = join(dir, 'export.jsonl.gz');
@@ -62,10 +71,19 @@ try {
       }
       const s = median(seconds);
       times.push(s);
-      rows.push({ output: output.name, run: `--workers ${n}`, 'seconds (median)': s.toFixed(2), 'docs/s': Math.round(documents / s), 'speed vs 1 worker': (times[0] / s).toFixed(2) });
+      rows.push({
+        output: output.name,
+        run: `--workers ${n}`,
+        'seconds (median)': s.toFixed(2),
+        'docs/s': Math.round(documents / s),
+        'speed vs 1 worker': (times[0] / s).toFixed(2),
+      });
     }
   }
-  printTable(`Export of ${documents} documents (~1 KB), compressed, --slices ${values.slices}, visit cost ${values['cost-us']} µs; median of ${values.rounds}`, rows);
+  printTable(
+    `Export of ${documents} documents (~1 KB), compressed, --slices ${values.slices}, visit cost ${values['cost-us']} µs; median of ${values.rounds}`,
+    rows,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
   await sim.stop();

@@ -8,7 +8,14 @@ import type { FeedSummary } from '../feed/stats.js';
 import type { DocumentModel } from '../schema/document-model.js';
 import { modelFromConfigServer, modelFromPackage } from '../deploy/load-model.js';
 import { highestHeldRate, isHeld, minAchievedShare } from './load-profile.js';
-import { OperationGenerator, parseMix, schemaDocuments, templateDocuments, type DocumentMaker, type Mix } from './operations.js';
+import {
+  OperationGenerator,
+  parseMix,
+  schemaDocuments,
+  templateDocuments,
+  type DocumentMaker,
+  type Mix,
+} from './operations.js';
 import { Random } from './random.js';
 
 /** The transport and retry options of a bench, as `feed()` takes them. */
@@ -137,16 +144,31 @@ const chunkOperations = 64;
  * ```
  */
 export async function bench(options: BenchOptions): Promise<BenchResult> {
-  const sources = [options.app, options.configUrl, options.model, options.template].filter((s) => s !== undefined).length;
-  if (sources !== 1) throw new VespaBulkError('VB_USAGE', 'bench needs exactly one of an application package (--app), a config server (--config-url) or a template document (--template)');
+  const sources = [options.app, options.configUrl, options.model, options.template].filter(
+    (s) => s !== undefined,
+  ).length;
+  if (sources !== 1)
+    throw new VespaBulkError(
+      'VB_USAGE',
+      'bench needs exactly one of an application package (--app), a config server (--config-url) or a template document (--template)',
+    );
   const rates = askedRates(options.rate);
-  for (const r of rates) if (!(typeof r === 'number' && Number.isFinite(r) && r > 0)) throw new VespaBulkError('VB_USAGE', `rate must be a number > 0 (operations per second), not ${String(r)}`);
-  for (const [name, v] of [['durationSeconds', options.durationSeconds], ['stepSeconds', options.stepSeconds], ['sloMs', options.sloMs]] as const) {
-    if (v !== undefined && !(Number.isFinite(v) && v > 0)) throw new VespaBulkError('VB_USAGE', `${name} must be a number > 0, not ${v}`);
+  for (const r of rates)
+    if (!(typeof r === 'number' && Number.isFinite(r) && r > 0))
+      throw new VespaBulkError('VB_USAGE', `rate must be a number > 0 (operations per second), not ${String(r)}`);
+  for (const [name, v] of [
+    ['durationSeconds', options.durationSeconds],
+    ['stepSeconds', options.stepSeconds],
+    ['sloMs', options.sloMs],
+  ] as const) {
+    if (v !== undefined && !(Number.isFinite(v) && v > 0))
+      throw new VespaBulkError('VB_USAGE', `${name} must be a number > 0, not ${v}`);
   }
-  if (options.count !== undefined && !(Number.isInteger(options.count) && options.count >= 1)) throw new VespaBulkError('VB_USAGE', `count must be an integer >= 1, not ${options.count}`);
+  if (options.count !== undefined && !(Number.isInteger(options.count) && options.count >= 1))
+    throw new VespaBulkError('VB_USAGE', `count must be an integer >= 1, not ${options.count}`);
   const max429Share = options.max429Share ?? 0.01;
-  if (!(max429Share >= 0 && max429Share <= 1)) throw new VespaBulkError('VB_USAGE', `max429Share must be between 0 and 1, not ${max429Share}`);
+  if (!(max429Share >= 0 && max429Share <= 1))
+    throw new VespaBulkError('VB_USAGE', `max429Share must be between 0 and 1, not ${max429Share}`);
   const mix = typeof options.mix === 'string' ? parseMix(options.mix) : options.mix;
   const random = new Random(options.seed);
   const runTag = random.letters(6);
@@ -160,10 +182,15 @@ export async function bench(options: BenchOptions): Promise<BenchResult> {
   const plan = rates.length === 0 ? [undefined] : rates;
   for (let index = 0; index < plan.length; index++) {
     const rate = plan[index];
-    const seconds = profile === 'steps' ? (options.stepSeconds ?? options.durationSeconds ?? 30) : options.durationSeconds;
+    const seconds =
+      profile === 'steps' ? (options.stepSeconds ?? options.durationSeconds ?? 30) : options.durationSeconds;
     const name = stepName(profile, index, rate);
     const step = await runStep(options, generator, { index, name, rate, seconds, count: options.count });
-    if (rate !== undefined) step.held = isHeld({ targetRate: rate, achievedRate: step.achievedRate, p99Ms: step.p99Ms, throttledShare: step.throttledShare }, criteria);
+    if (rate !== undefined)
+      step.held = isHeld(
+        { targetRate: rate, achievedRate: step.achievedRate, p99Ms: step.p99Ms, throttledShare: step.throttledShare },
+        criteria,
+      );
     steps.push(step);
     options.onStepEnd?.(step);
     if (options.signal?.aborted) break;
@@ -172,7 +199,13 @@ export async function bench(options: BenchOptions): Promise<BenchResult> {
       break;
     }
   }
-  const result: BenchResult = { profile, startedAt, endedAt: new Date().toISOString(), steps, summary: steps[steps.length - 1].summary };
+  const result: BenchResult = {
+    profile,
+    startedAt,
+    endedAt: new Date().toISOString(),
+    steps,
+    summary: steps[steps.length - 1].summary,
+  };
   if (profile !== 'adaptive') result.criteria = criteria;
   if (profile === 'steps') {
     const best = highestHeldRate(steps);
@@ -213,13 +246,23 @@ async function documentMaker(options: BenchOptions, random: Random, runTag: stri
       try {
         template = JSON.parse(readFileSync(path, 'utf8'));
       } catch (err) {
-        throw new VespaBulkError('VB_USAGE', `cannot read the template '${path}': ${(err as Error).message}`, { cause: err });
+        throw new VespaBulkError('VB_USAGE', `cannot read the template '${path}': ${(err as Error).message}`, {
+          cause: err,
+        });
       }
     }
     return templateDocuments(template, random, runTag);
   }
-  const model = options.model ?? (options.app !== undefined ? await modelFromPackage(options.app) : await modelFromConfigServer({ ...options.configTarget, configUrl: options.configUrl }));
-  return schemaDocuments(model, random, { namespace: options.namespace ?? 'bench', ...(options.documentTypes !== undefined && { documentTypes: options.documentTypes }), runTag });
+  const model =
+    options.model ??
+    (options.app !== undefined
+      ? await modelFromPackage(options.app)
+      : await modelFromConfigServer({ ...options.configTarget, configUrl: options.configUrl }));
+  return schemaDocuments(model, random, {
+    namespace: options.namespace ?? 'bench',
+    ...(options.documentTypes !== undefined && { documentTypes: options.documentTypes }),
+    runTag,
+  });
 }
 
 interface StepPlan {
@@ -237,9 +280,34 @@ async function runStep(options: BenchOptions, generator: OperationGenerator, pla
   // from the achieved rate) instead of stretching it.
   const seconds = plan.seconds ?? (plan.count === undefined ? 60 : undefined);
   let count = plan.count;
-  if (rate !== undefined && seconds !== undefined) count = Math.min(count ?? Number.POSITIVE_INFINITY, Math.max(1, Math.round(rate * seconds)));
-  const { onStepStart, onStepEnd: _end, app: _a, configUrl: _c, configTarget: _t, model: _m, template: _tp, documentTypes: _d, namespace: _n, durationSeconds: _s, count: _k, mix: _x, rate: _r, stepSeconds: _ss, sloMs: _slo, max429Share: _max, seed: _seed, ...feedOptions } = options;
-  const feeder = new Feeder({ ...feedOptions, failures: options.failures ?? false, checkpoint: false, ...(rate !== undefined && { arrivalRate: rate }) });
+  if (rate !== undefined && seconds !== undefined)
+    count = Math.min(count ?? Number.POSITIVE_INFINITY, Math.max(1, Math.round(rate * seconds)));
+  const {
+    onStepStart,
+    onStepEnd: _end,
+    app: _a,
+    configUrl: _c,
+    configTarget: _t,
+    model: _m,
+    template: _tp,
+    documentTypes: _d,
+    namespace: _n,
+    durationSeconds: _s,
+    count: _k,
+    mix: _x,
+    rate: _r,
+    stepSeconds: _ss,
+    sloMs: _slo,
+    max429Share: _max,
+    seed: _seed,
+    ...feedOptions
+  } = options;
+  const feeder = new Feeder({
+    ...feedOptions,
+    failures: options.failures ?? false,
+    checkpoint: false,
+    ...(rate !== undefined && { arrivalRate: rate }),
+  });
   onStepStart?.({ index: plan.index, name: plan.name, ...(rate !== undefined && { targetRate: rate }) }, feeder);
   const started = new Date();
   let endAt = Number.POSITIVE_INFINITY;

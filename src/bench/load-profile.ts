@@ -28,13 +28,19 @@ export interface StepFigures {
 
 /** Whether a step held its rate: see the module comment. */
 export function isHeld(step: StepFigures, criteria: HeldCriteria): boolean {
-  return step.achievedRate >= minAchievedShare * step.targetRate && step.p99Ms <= criteria.sloMs && step.throttledShare <= criteria.max429Share;
+  return (
+    step.achievedRate >= minAchievedShare * step.targetRate &&
+    step.p99Ms <= criteria.sloMs &&
+    step.throttledShare <= criteria.max429Share
+  );
 }
 
 /** The highest asked rate among held steps; undefined when none held. */
 export function highestHeldRate(steps: readonly { targetRate?: number; held?: boolean }[]): number | undefined {
   let best: number | undefined;
-  for (const s of steps) if (s.held === true && s.targetRate !== undefined && (best === undefined || s.targetRate > best)) best = s.targetRate;
+  for (const s of steps)
+    if (s.held === true && s.targetRate !== undefined && (best === undefined || s.targetRate > best))
+      best = s.targetRate;
   return best;
 }
 
@@ -43,7 +49,8 @@ export function parseRates(text: string): number[] {
   const rates = text.split(',').map((r) => r.trim());
   return rates.map((r) => {
     const n = Number(r);
-    if (r === '' || !Number.isFinite(n) || n <= 0) throw new VespaBulkError('VB_USAGE', `--rate: '${r}' is not a rate (operations per second > 0) in '${text}'`);
+    if (r === '' || !Number.isFinite(n) || n <= 0)
+      throw new VespaBulkError('VB_USAGE', `--rate: '${r}' is not a rate (operations per second > 0) in '${text}'`);
     return n;
   });
 }
@@ -53,10 +60,14 @@ export function parseRamp(text: string): number[] {
   const parts = text.split(':').map(Number);
   const [from, to, step] = parts;
   if (parts.length !== 3 || !parts.every((n) => Number.isFinite(n) && n > 0) || from > to) {
-    throw new VespaBulkError('VB_USAGE', `--ramp: expected FROM:TO:STEP with 0 < FROM <= TO and STEP > 0, not '${text}'`);
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `--ramp: expected FROM:TO:STEP with 0 < FROM <= TO and STEP > 0, not '${text}'`,
+    );
   }
   const rates: number[] = [];
   for (let r = from; r <= to + 1e-9; r += step) rates.push(r);
-  if (rates.length > 1000) throw new VespaBulkError('VB_USAGE', `--ramp: ${text} makes ${rates.length} steps; at most 1000`);
+  if (rates.length > 1000)
+    throw new VespaBulkError('VB_USAGE', `--ramp: ${text} makes ${rates.length} steps; at most 1000`);
   return rates;
 }

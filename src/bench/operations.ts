@@ -21,7 +21,11 @@ export function parseMix(text: string): Mix {
     mix[m[1] as keyof Mix] = Number(m[2]);
   }
   // Updates and removes go to documents put before: without puts there are none.
-  if (mix.put <= 0) throw new VespaBulkError('VB_USAGE', `--mix: puts must have a share > 0 (updates and removes go to documents put before), not '${text}'`);
+  if (mix.put <= 0)
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `--mix: puts must have a share > 0 (updates and removes go to documents put before), not '${text}'`,
+    );
   return mix;
 }
 
@@ -37,21 +41,31 @@ export interface DocumentMaker {
  * Documents of a package's schemas: each document type in turn (or those named), every field it can
  * generate a value for (see schema-values.ts), ids `id:<namespace>:<type>::<run>-<n>`.
  */
-export function schemaDocuments(model: DocumentModel, random: Random, options: { namespace: string; documentTypes?: string[]; runTag: string }): DocumentMaker {
+export function schemaDocuments(
+  model: DocumentModel,
+  random: Random,
+  options: { namespace: string; documentTypes?: string[]; runTag: string },
+): DocumentMaker {
   const types: DocumentType[] = [];
   for (const name of options.documentTypes ?? [...model.types.keys()]) {
     const type = model.types.get(name);
-    if (type === undefined) throw new VespaBulkError('VB_USAGE', `document type '${name}' is not in the package (it has ${[...model.types.keys()].join(', ') || 'none'})`);
+    if (type === undefined)
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `document type '${name}' is not in the package (it has ${[...model.types.keys()].join(', ') || 'none'})`,
+      );
     types.push(type);
   }
-  if (types.length === 0) throw new VespaBulkError('VB_USAGE', 'the package has no document types to generate documents of');
+  if (types.length === 0)
+    throw new VespaBulkError('VB_USAGE', 'the package has no document types to generate documents of');
   const fieldsOf = new Map(types.map((t) => [t.name, [...t.fields].filter(([, type]) => canGenerate(type))]));
   const typeOfId = (id: string) => id.slice(id.indexOf(':', 3) + 1, id.indexOf(':', id.indexOf(':', 3) + 1));
   return {
     put(n) {
       const type = types[n % types.length];
       const fields: Record<string, unknown> = {};
-      for (const [name, dataType] of fieldsOf.get(type.name)!) fields[name] = valueOf(dataType, name, random, options.namespace);
+      for (const [name, dataType] of fieldsOf.get(type.name)!)
+        fields[name] = valueOf(dataType, name, random, options.namespace);
       return { id: `id:${options.namespace}:${type.name}::${options.runTag}-${n}`, fields };
     },
     update(id) {
@@ -70,15 +84,28 @@ export function schemaDocuments(model: DocumentModel, random: Random, options: {
 export function templateDocuments(template: unknown, random: Random, runTag: string): DocumentMaker {
   const t = template as { put?: unknown; id?: unknown; fields?: unknown };
   const id = t?.put ?? t?.id;
-  if (t === null || typeof t !== 'object' || typeof id !== 'string' || t.fields === null || typeof t.fields !== 'object' || Array.isArray(t.fields)) {
-    throw new VespaBulkError('VB_USAGE', 'the template must be a put operation: {"put": "id:<namespace>:<type>::<local>", "fields": {...}}');
+  if (
+    t === null ||
+    typeof t !== 'object' ||
+    typeof id !== 'string' ||
+    t.fields === null ||
+    typeof t.fields !== 'object' ||
+    Array.isArray(t.fields)
+  ) {
+    throw new VespaBulkError(
+      'VB_USAGE',
+      'the template must be a put operation: {"put": "id:<namespace>:<type>::<local>", "fields": {...}}',
+    );
   }
   const parsed = parseDocumentId(id);
   const fields = t.fields as Record<string, unknown>;
   const names = Object.keys(fields);
   return {
     put(n) {
-      return { id: `id:${parsed.namespace}:${parsed.type}::${runTag}-${n}`, fields: vary(fields, random) as Record<string, unknown> };
+      return {
+        id: `id:${parsed.namespace}:${parsed.type}::${runTag}-${n}`,
+        fields: vary(fields, random) as Record<string, unknown>,
+      };
     },
     update() {
       if (names.length === 0) return {};

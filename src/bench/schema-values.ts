@@ -30,7 +30,8 @@ export function valueOf(type: DataType, field: string, random: Random, namespace
     case 'map': {
       const map: Record<string, unknown> = {};
       const n = random.int(1, 4);
-      for (let i = 0; i < n; i++) map[keyText(type.key, field, random, namespace)] = valueOf(type.value, field, random, namespace);
+      for (let i = 0; i < n; i++)
+        map[keyText(type.key, field, random, namespace)] = valueOf(type.value, field, random, namespace);
       return map;
     }
     case 'struct': {
@@ -128,7 +129,8 @@ function tensorValue(t: TensorType, random: Random): unknown {
   const n = random.int(1, 8);
   for (let i = 0; i < n; i++) {
     const address: Record<string, string> = {};
-    for (const d of dims) address[d.name] = d.indexed ? String(random.int(0, (d.size ?? 8) - 1)) : random.letters(random.int(3, 8));
+    for (const d of dims)
+      address[d.name] = d.indexed ? String(random.int(0, (d.size ?? 8) - 1)) : random.letters(random.int(3, 8));
     cells.push({ address, value: cellValue(t, random) });
   }
   return { cells };

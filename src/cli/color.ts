@@ -15,19 +15,29 @@ export function setColorMode(m: ColorMode): void {
 }
 
 /** A terminal that takes cursor control: a TTY whose TERM is not `dumb`. */
-export function isTerminal(stream: { isTTY?: boolean } = process.stderr, env: NodeJS.ProcessEnv = process.env): boolean {
+export function isTerminal(
+  stream: { isTTY?: boolean } = process.stderr,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
   return Boolean(stream.isTTY) && env.TERM !== 'dumb';
 }
 
 /** Whether to colour what is written to `stream` (stderr). */
-export function useColor(stream: { isTTY?: boolean } = process.stderr, env: NodeJS.ProcessEnv = process.env, m: ColorMode = mode): boolean {
+export function useColor(
+  stream: { isTTY?: boolean } = process.stderr,
+  env: NodeJS.ProcessEnv = process.env,
+  m: ColorMode = mode,
+): boolean {
   if (m === 'never') return false;
   if (m === 'always') return true;
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   return isTerminal(stream, env);
 }
 
-const sgr = (open: number, close: number) => (text: string, on: boolean = useColor()): string => (on ? `\x1b[${open}m${text}\x1b[${close}m` : text);
+const sgr =
+  (open: number, close: number) =>
+  (text: string, on: boolean = useColor()): string =>
+    on ? `\x1b[${open}m${text}\x1b[${close}m` : text;
 
 /** Failures and errors. */
 export const red = sgr(31, 39);

@@ -19,5 +19,8 @@ export function isDefaultCheckpointName(name: string): boolean {
 }
 
 function stampOf(now: Date): string {
-  return now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 }

@@ -34,7 +34,9 @@ export async function runDemo(): Promise<number> {
     log(`simulator: documents at ${sim.url}, config server at ${sim.configUrl}`);
 
     const deployed = await deploy({ configUrl: sim.configUrl }, samples('app'), { waitSeconds: 30 });
-    log(`deployed samples/app: session ${deployed.activate['session-id']}, converged: ${deployed.convergence?.converged}`);
+    log(
+      `deployed samples/app: session ${deployed.activate['session-id']}, converged: ${deployed.convergence?.converged}`,
+    );
 
     const quiet = { endpoint: sim.url, failures: false as const, checkpoint: false as const };
     const corpus = await feed([samples('music.jsonl'), samples('users.json')], quiet);
@@ -68,7 +70,9 @@ export async function runDemo(): Promise<number> {
       ok: matches && feedFailed === 0,
     };
     writeSummary(summary);
-    log(summary.ok ? 'what was visited back is what was fed' : 'MISMATCH between what was fed and what was visited back');
+    log(
+      summary.ok ? 'what was visited back is what was fed' : 'MISMATCH between what was fed and what was visited back',
+    );
     return summary.ok ? 0 : 1;
   } finally {
     await sim.close();

@@ -1,4 +1,11 @@
-import type { ApplicationStatus, ChangeAction, ConfigChangeActions, ConvergenceResult, LogEntry, ReindexingStatus } from '../deploy/types.js';
+import type {
+  ApplicationStatus,
+  ChangeAction,
+  ConfigChangeActions,
+  ConvergenceResult,
+  LogEntry,
+  ReindexingStatus,
+} from '../deploy/types.js';
 
 /** Human-readable renderings of deployment results, kept pure so the CLI stays a thin shell. */
 
@@ -10,7 +17,9 @@ export function formatLog(log: LogEntry[]): string[] {
 }
 
 const describeServices = (a: ChangeAction): string => {
-  const names = [...new Set((a.services ?? []).map((s) => `${s.serviceName ?? s.serviceType ?? '?'}@${s.hostName ?? '?'}`))];
+  const names = [
+    ...new Set((a.services ?? []).map((s) => `${s.serviceName ?? s.serviceType ?? '?'}@${s.hostName ?? '?'}`)),
+  ];
   return names.length > 0 ? ` [${names.join(', ')}]` : '';
 };
 
@@ -21,20 +30,30 @@ const describeServices = (a: ChangeAction): string => {
 export function formatChangeActions(actions: ConfigChangeActions): string[] {
   const lines: string[] = [];
   for (const a of actions.restart) {
-    lines.push(`restart  ${a.clusterType ?? 'cluster'} '${a.clusterName ?? '?'}' ${a.serviceType ?? ''}${describeServices(a)}: ${(a.messages ?? []).join('; ')}`);
+    lines.push(
+      `restart  ${a.clusterType ?? 'cluster'} '${a.clusterName ?? '?'}' ${a.serviceType ?? ''}${describeServices(a)}: ${(a.messages ?? []).join('; ')}`,
+    );
   }
   for (const a of actions.refeed) {
-    lines.push(`refeed   ${a.documentType ?? '?'} in '${a.clusterName ?? '?'}' (${a.name ?? 'change'}): ${(a.messages ?? []).join('; ')}`);
+    lines.push(
+      `refeed   ${a.documentType ?? '?'} in '${a.clusterName ?? '?'}' (${a.name ?? 'change'}): ${(a.messages ?? []).join('; ')}`,
+    );
   }
   for (const a of actions.reindex) {
-    lines.push(`reindex  ${a.documentType ?? '?'} in '${a.clusterName ?? '?'}' (${a.name ?? 'change'}): ${(a.messages ?? []).join('; ')}`);
+    lines.push(
+      `reindex  ${a.documentType ?? '?'} in '${a.clusterName ?? '?'}' (${a.name ?? 'change'}): ${(a.messages ?? []).join('; ')}`,
+    );
   }
   if (actions.restart.length > 0) {
-    const clusters = [...new Set(actions.restart.map((a) => a.clusterName).filter((c): c is string => c !== undefined))];
+    const clusters = [
+      ...new Set(actions.restart.map((a) => a.clusterName).filter((c): c is string => c !== undefined)),
+    ];
     lines.push(`To restart: vespa-bulk deploy restart --cluster-id ${clusters.join(',')}`);
   }
   if (actions.refeed.length > 0) {
-    lines.push(`To refeed: feed every document of type ${[...new Set(actions.refeed.map((a) => a.documentType))].join(', ')} again (the stored data no longer fits the schema)`);
+    lines.push(
+      `To refeed: feed every document of type ${[...new Set(actions.refeed.map((a) => a.documentType))].join(', ')} again (the stored data no longer fits the schema)`,
+    );
   }
   for (const [cluster, types] of groupByCluster(actions.reindex)) {
     lines.push(`To reindex: vespa-bulk deploy reindex --cluster ${cluster} --document-type ${types.join(',')}`);
@@ -55,8 +74,11 @@ function groupByCluster(actions: ChangeAction[]): Map<string, string[]> {
 export function formatApplicationStatus(name: string, status: ApplicationStatus): string[] {
   const versions = status.versions ?? [];
   const engine = status.modelVersions?.join(', ') ?? versions[versions.length - 1]?.engineVersion ?? 'unknown';
-  const lines = [`Application ${name}: generation ${status.generation}, Vespa ${engine}, package ${status.applicationPackageFileReference}`];
-  if (versions.length > 0) lines.push(`Deployed generations: ${versions.map((v) => `${v.generation} (${v.engineVersion})`).join(', ')}`);
+  const lines = [
+    `Application ${name}: generation ${status.generation}, Vespa ${engine}, package ${status.applicationPackageFileReference}`,
+  ];
+  if (versions.length > 0)
+    lines.push(`Deployed generations: ${versions.map((v) => `${v.generation} (${v.engineVersion})`).join(', ')}`);
   return lines;
 }
 
@@ -67,7 +89,8 @@ export function formatConvergence(result: ConvergenceResult): string[] {
   return [
     head,
     ...(result.services ?? []).map(
-      (s) => `  ${s.currentGeneration === result.wantedGeneration ? 'ok     ' : 'waiting'} ${`${s.host}:${s.port}`.padEnd(22)} ${s.type.padEnd(28)} ${(s.clusterName ?? '').padEnd(20)} generation ${s.currentGeneration}`,
+      (s) =>
+        `  ${s.currentGeneration === result.wantedGeneration ? 'ok     ' : 'waiting'} ${`${s.host}:${s.port}`.padEnd(22)} ${s.type.padEnd(28)} ${(s.clusterName ?? '').padEnd(20)} generation ${s.currentGeneration}`,
     ),
   ];
 }
@@ -83,7 +106,9 @@ export function formatReindexing(status: ReindexingStatus): string[] {
         r.startedMillis !== undefined ? `started ${new Date(r.startedMillis).toISOString()}` : undefined,
         r.endedMillis !== undefined ? `ended ${new Date(r.endedMillis).toISOString()}` : undefined,
       ].filter(Boolean);
-      lines.push(`${cluster}/${type}: ${r.state ?? 'unknown'}${progress}${times.length > 0 ? ` (${times.join(', ')})` : ''}${r.cause ? ` cause: ${r.cause}` : ''}`);
+      lines.push(
+        `${cluster}/${type}: ${r.state ?? 'unknown'}${progress}${times.length > 0 ? ` (${times.join(', ')})` : ''}${r.cause ? ` cause: ${r.cause}` : ''}`,
+      );
     }
   }
   if (status.enabled === false) lines.unshift('Reindexing is disabled on this config server');

@@ -10,4 +10,5 @@ export function exitCodeOfSignal(signal: NodeJS.Signals): number {
 }
 
 /** The `--help` epilog line of the commands that do not say more about their exit codes. */
-export const exitCodesEpilog = 'Exit codes: 0 all succeeded, 1 something failed (and is accounted for), 2 bad usage, 130 stopped by Ctrl-C (SIGINT), 143 by SIGTERM.';
+export const exitCodesEpilog =
+  'Exit codes: 0 all succeeded, 1 something failed (and is accounted for), 2 bad usage, 130 stopped by Ctrl-C (SIGINT), 143 by SIGTERM.';

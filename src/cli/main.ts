@@ -65,7 +65,11 @@ async function commandsFor(argv: string[]): Promise<AnyCommand[]> {
  * they to change, yargs would render the help as it does by default.
  */
 function skipHelpCache(parser: unknown): void {
-  const usage = (parser as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } }).getInternalMethods?.().getUsageInstance?.();
+  const usage = (
+    parser as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } }
+  )
+    .getInternalMethods?.()
+    .getUsageInstance?.();
   if (typeof usage?.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => {};
 }
 
@@ -83,7 +87,12 @@ export async function main(argv: string[]): Promise<number> {
     .middleware((argv) => {
       setColorMode(argv.color as ColorMode);
       // yargs knows here, after the command's options were applied, which flags took their default.
-      markDefaulted(argv, Object.keys((parser as unknown as { parsed?: { defaulted?: Record<string, boolean> } }).parsed?.defaulted ?? {}));
+      markDefaulted(
+        argv,
+        Object.keys(
+          (parser as unknown as { parsed?: { defaulted?: Record<string, boolean> } }).parsed?.defaulted ?? {},
+        ),
+      );
     })
     .command(all)
     .epilog(exitCodesEpilog)
@@ -107,8 +116,15 @@ export async function main(argv: string[]): Promise<number> {
     if (isVespaBulkError(err)) {
       const message = err instanceof OptionError ? err.messageWith(flagName) : err.message;
       process.stderr.write(`${red(`vespa-bulk: ${describePlace(err.place)}${message}`)}
-${err.code === 'VB_UNREACHABLE' ? `${unreachableHintOf(argv.find((a) => !a.startsWith('-')), err)}
-` : ''}`);
+${
+  err.code === 'VB_UNREACHABLE'
+    ? `${unreachableHintOf(
+        argv.find((a) => !a.startsWith('-')),
+        err,
+      )}
+`
+    : ''
+}`);
       // VB_PROTOCOL: --protocol h2 asked for what this server cannot do, a usage error as the other flags' are.
       return err.code === 'VB_USAGE' || err.code === 'VB_PROTOCOL' ? exitCodes.usage : exitCodes.failed;
     }

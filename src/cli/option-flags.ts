@@ -34,7 +34,11 @@ export const visitFlags: Record<string, string> = {
 export function withFlagNames<T>(flags: Record<string, string>, call: () => T): T {
   const rename = (err: unknown): never => {
     if (!(err instanceof OptionError)) throw err;
-    throw new VespaBulkError('VB_USAGE', err.messageWith((option) => flagName(option, flags)), { cause: err });
+    throw new VespaBulkError(
+      'VB_USAGE',
+      err.messageWith((option) => flagName(option, flags)),
+      { cause: err },
+    );
   };
   try {
     const result = call();

@@ -69,7 +69,11 @@ export function formatDuration(seconds: number): string {
 }
 
 /** The units of a byte count above bytes, largest first: a count is shown in the first whose scale it reaches. */
-const byteUnits: readonly (readonly [number, string])[] = [[1e9, 'GB'], [1e6, 'MB'], [1e3, 'kB']];
+const byteUnits: readonly (readonly [number, string])[] = [
+  [1e9, 'GB'],
+  [1e6, 'MB'],
+  [1e3, 'kB'],
+];
 
 /** `read/total unit`, both in the unit the total reads best in (B, kB, MB, GB): a small input is not `0.0/0.0 MB`. */
 export function formatBytesPair(read: number, total: number): string {
@@ -92,14 +96,24 @@ function segments(p: ProgressSnapshot, color: boolean): Segment[] {
   out.push({ text: `${p.label}${state} ${formatDuration(p.seconds)}`, priority: 0 });
   if (p.percent !== undefined && !(ended && p.done === 0)) {
     const percent = `${Math.min(100, Math.max(0, p.percent)).toFixed(p.percent >= 99.95 || p.percent < 10 ? 1 : 0)}%`;
-    const text = p.bytes !== undefined && p.bytes.total > 0 ? `${percent} of ${formatBytesPair(p.bytes.read, p.bytes.total)}` : percent;
+    const text =
+      p.bytes !== undefined && p.bytes.total > 0
+        ? `${percent} of ${formatBytesPair(p.bytes.read, p.bytes.total)}`
+        : percent;
     out.push({ text, short: percent, shortPriority: 6, priority: 1 });
   }
   out.push({ text: `${formatCount(p.done)} ${p.unit}`, priority: 3 });
-  if (p.rate !== undefined) out.push({ text: `${formatRate(p.rate)} ${p.unit}/s`, short: `${formatRate(p.rate)}/s`, shortPriority: 7, priority: 4 });
+  if (p.rate !== undefined)
+    out.push({
+      text: `${formatRate(p.rate)} ${p.unit}/s`,
+      short: `${formatRate(p.rate)}/s`,
+      shortPriority: 7,
+      priority: 4,
+    });
   if (p.mbPerSecond !== undefined) out.push({ text: `${formatRate(p.mbPerSecond)} MB/s`, priority: 9 });
   if (p.ok !== undefined) out.push({ text: `ok ${formatCount(p.ok)}`, priority: 6 });
-  if (p.slices !== undefined) out.push({ text: `slices ${formatCount(p.slices.finished)}/${formatCount(p.slices.total)}`, priority: 5 });
+  if (p.slices !== undefined)
+    out.push({ text: `slices ${formatCount(p.slices.finished)}/${formatCount(p.slices.total)}`, priority: 5 });
   if (p.failed !== undefined) {
     const text = `failed ${formatCount(p.failed)}`;
     out.push({ text: p.failed > 0 ? red(text, color) : text, priority: 0 });
@@ -110,8 +124,10 @@ function segments(p: ProgressSnapshot, color: boolean): Segment[] {
     const pair = p.inflight.limit === undefined ? now : `${now}/${formatCount(p.inflight.limit)}`;
     out.push({ text: `in flight ${pair}`, priority: 8 });
   }
-  if (p.p99Ms !== undefined) out.push({ text: `p99 ${p.p99Ms < 10 ? p.p99Ms.toFixed(1) : formatCount(p.p99Ms)} ms`, priority: 8 });
-  if (p.etaSeconds !== undefined && p.state === 'running') out.push({ text: `eta ${formatDuration(p.etaSeconds)}`, priority: 2 });
+  if (p.p99Ms !== undefined)
+    out.push({ text: `p99 ${p.p99Ms < 10 ? p.p99Ms.toFixed(1) : formatCount(p.p99Ms)} ms`, priority: 8 });
+  if (p.etaSeconds !== undefined && p.state === 'running')
+    out.push({ text: `eta ${formatDuration(p.etaSeconds)}`, priority: 2 });
   return out;
 }
 
@@ -123,11 +139,13 @@ export function formatProgress(p: ProgressSnapshot, width: number, color = false
   const room = Math.max(1, width - 1);
   const segs = segments(p, color);
   const kept = new Set(segs);
-  const length = (): number => [...kept].reduce((n, s, i) => n + visibleLength(s.text) + (i === 0 ? 0 : separator.length), 0);
+  const length = (): number =>
+    [...kept].reduce((n, s, i) => n + visibleLength(s.text) + (i === 0 ? 0 : separator.length), 0);
   // Shortening and dropping, least important first; among equals, the later field first.
   const steps: Array<{ priority: number; index: number; apply: () => void }> = [];
   segs.forEach((s, index) => {
-    if (s.short !== undefined) steps.push({ priority: s.shortPriority ?? s.priority, index, apply: () => (s.text = s.short!) });
+    if (s.short !== undefined)
+      steps.push({ priority: s.shortPriority ?? s.priority, index, apply: () => (s.text = s.short!) });
     if (s.priority > 0) steps.push({ priority: s.priority, index, apply: () => kept.delete(s) });
   });
   steps.sort((a, b) => b.priority - a.priority || b.index - a.index);
@@ -135,6 +153,9 @@ export function formatProgress(p: ProgressSnapshot, width: number, color = false
     if (length() <= room) break;
     step.apply();
   }
-  const line = segs.filter((s) => kept.has(s)).map((s) => s.text).join(separator);
+  const line = segs
+    .filter((s) => kept.has(s))
+    .map((s) => s.text)
+    .join(separator);
   return visibleLength(line) <= room ? line : stripAnsi(line).slice(0, room);
 }

@@ -30,7 +30,7 @@ export class ProgressLine {
     private readonly snapshot: () => ProgressSnapshot,
     options: ProgressOptions = {},
   ) {
-    this.stream = (options.stream ?? process.stderr);
+    this.stream = options.stream ?? process.stderr;
     this.tty = options.tty ?? isTerminal(this.stream);
     this.color = useColor(this.stream);
     if (options.enabled === false) return;

@@ -4,12 +4,17 @@
  * checkpoint does not keep is named after the command: credentials and headers given as flags, and inputs it
  * cannot read again by itself (standard input, a URL whose query it masked).
  */
-export function resumeHint(checkpointFile: string, given: { flags: readonly string[]; inputs: readonly string[] }): string {
+export function resumeHint(
+  checkpointFile: string,
+  given: { flags: readonly string[]; inputs: readonly string[] },
+): string {
   const command = `vespa-bulk feed --resume ${shellWord(checkpointFile)}`;
   const again: string[] = [];
-  if (given.flags.length > 0) again.push(`${given.flags.join(', ')} again (a checkpoint keeps no credentials or headers)`);
+  if (given.flags.length > 0)
+    again.push(`${given.flags.join(', ')} again (a checkpoint keeps no credentials or headers)`);
   if (given.inputs.includes('-')) again.push('the same standard input');
-  if (given.inputs.some((i) => /^https?:\/\/[^?]*\?/i.test(i))) again.push('the input URLs again (a checkpoint keeps no query)');
+  if (given.inputs.some((i) => /^https?:\/\/[^?]*\?/i.test(i)))
+    again.push('the input URLs again (a checkpoint keeps no query)');
   return again.length === 0 ? command : `${command}, with ${again.join('; ')}`;
 }
 

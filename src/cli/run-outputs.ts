@@ -26,17 +26,38 @@ const group = 'Recording:';
 /** Adds the recording flags to a command. */
 export function withRunOutputOptions<T>(y: Argv<T>): Argv<T & RunOutputArgs> {
   return y
-    .option('stats', { type: 'string', group, describe: 'Write the run\'s time series to FILE.jsonl: a parameters line, one line per second (rates, status codes, in flight, latency with its HDR histogram), a summary line' })
-    .option('report', { type: 'string', group, describe: 'Write an HTML report of the run to FILE.html: charts over time, latency distribution, summary; one file that opens offline' })
-    .option('metrics-port', { type: 'number', group, describe: 'Serve the running counters and latency histogram in the Prometheus format at http://<metrics-host>:PORT/metrics' })
-    .option('metrics-host', { type: 'string', group, default: '127.0.0.1', describe: 'Address for --metrics-port (default 127.0.0.1: this machine only; 0.0.0.0 for a remote Prometheus)' }) as unknown as Argv<T & RunOutputArgs>;
+    .option('stats', {
+      type: 'string',
+      group,
+      describe:
+        "Write the run's time series to FILE.jsonl: a parameters line, one line per second (rates, status codes, in flight, latency with its HDR histogram), a summary line",
+    })
+    .option('report', {
+      type: 'string',
+      group,
+      describe:
+        'Write an HTML report of the run to FILE.html: charts over time, latency distribution, summary; one file that opens offline',
+    })
+    .option('metrics-port', {
+      type: 'number',
+      group,
+      describe:
+        'Serve the running counters and latency histogram in the Prometheus format at http://<metrics-host>:PORT/metrics',
+    })
+    .option('metrics-host', {
+      type: 'string',
+      group,
+      default: '127.0.0.1',
+      describe: 'Address for --metrics-port (default 127.0.0.1: this machine only; 0.0.0.0 for a remote Prometheus)',
+    }) as unknown as Argv<T & RunOutputArgs>;
 }
 
 /** The flags as given, for the parameters line: defaults and yargs' duplicates (camelCase, one-letter aliases) dropped, secrets masked. */
 export function recordedFlags(argv: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(argv)) {
-    if (value === undefined || key === '$0' || /[A-Z]/.test(key) || key.length === 1 || tookDefault(argv, key)) continue;
+    if (value === undefined || key === '$0' || /[A-Z]/.test(key) || key.length === 1 || tookDefault(argv, key))
+      continue;
     if (key === '_') continue;
     if (/token|secret|password/i.test(key)) out[key] = '***';
     else if (/header$/.test(key) && Array.isArray(value)) out[key] = value.map((h) => maskHeaderFlag(String(h)));
@@ -55,7 +76,8 @@ function maskHeaderFlag(flag: string): string {
 
 // As main.ts' ownVersion(), read here so that the commands need not import main.
 function toolVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+    .version;
 }
 
 /**
@@ -75,11 +97,17 @@ export class RunOutputs {
   ) {}
 
   /** Opens the stats file and starts the metrics endpoint, as the flags ask. */
-  static async open(args: RunOutputArgs, params: { command: string; target: string; argv: Record<string, unknown> }): Promise<RunOutputs> {
-    if (args.report !== undefined && args.report === args.stats) throw new VespaBulkError('VB_USAGE', '--report and --stats name the same file');
+  static async open(
+    args: RunOutputArgs,
+    params: { command: string; target: string; argv: Record<string, unknown> },
+  ): Promise<RunOutputs> {
+    if (args.report !== undefined && args.report === args.stats)
+      throw new VespaBulkError('VB_USAGE', '--report and --stats name the same file');
     const port = args['metrics-port'];
-    if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new VespaBulkError('VB_USAGE', `--metrics-port must be a port number (0-65535), not ${port}`);
-    const stats = args.stats !== undefined ? new (await import('../report/stats-file.js')).StatsFileWriter(args.stats) : undefined;
+    if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
+      throw new VespaBulkError('VB_USAGE', `--metrics-port must be a port number (0-65535), not ${port}`);
+    const stats =
+      args.stats !== undefined ? new (await import('../report/stats-file.js')).StatsFileWriter(args.stats) : undefined;
     // The endpoint listens before the run exists; its sampler reads the outputs made just below.
     const box: { outputs?: RunOutputs } = {};
     let metrics: MetricsServer | undefined;
@@ -87,11 +115,29 @@ export class RunOutputs {
       const { emptySample } = await import('../report/sample.js');
       const { startMetricsServer } = await import('../report/metrics-server.js');
       const idle = emptySample();
-      metrics = await startMetricsServer({ port, host: args['metrics-host'], sample: () => box.outputs?.sampler?.() ?? idle });
+      metrics = await startMetricsServer({
+        port,
+        host: args['metrics-host'],
+        sample: () => box.outputs?.sampler?.() ?? idle,
+      });
     }
     // attach() is synchronous (the run has started by then), so the recorder's module is loaded here.
-    const Recorder = args.stats !== undefined || args.report !== undefined ? (await import('../report/recorder.js')).RunRecorder : undefined;
-    const outputs = new RunOutputs(args, { command: params.command, target: redact(params.target, []), flags: recordedFlags(params.argv), tool: `vespa-bulk ${toolVersion()}` }, stats, metrics, Recorder);
+    const Recorder =
+      args.stats !== undefined || args.report !== undefined
+        ? (await import('../report/recorder.js')).RunRecorder
+        : undefined;
+    const outputs = new RunOutputs(
+      args,
+      {
+        command: params.command,
+        target: redact(params.target, []),
+        flags: recordedFlags(params.argv),
+        tool: `vespa-bulk ${toolVersion()}`,
+      },
+      stats,
+      metrics,
+      Recorder,
+    );
     if (metrics !== undefined) process.stderr.write(`vespa-bulk: metrics at ${metrics.url}\n`);
     box.outputs = outputs;
     return outputs;

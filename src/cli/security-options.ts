@@ -40,7 +40,10 @@ export function securityFromEnv(env: NodeJS.ProcessEnv): SecurityOptions {
       const value = env[name];
       if (value === undefined || value === '') continue;
       if (pemTextEnv.has(name) && !isInlinePem(value)) {
-        throw new VespaBulkError('VB_USAGE', `${name} holds the PEM text itself (-----BEGIN ...); for a file name use ${name}_FILE`);
+        throw new VespaBulkError(
+          'VB_USAGE',
+          `${name} holds the PEM text itself (-----BEGIN ...); for a file name use ${name}_FILE`,
+        );
       }
       out[field] = value;
       // Only PEM text needs naming: a file name names itself.
@@ -58,19 +61,36 @@ const env = (names: readonly string[]): string => `default: $${names[0]}`;
 
 export function withSecurityOptions<T>(y: Argv<T>, group = 'Security:'): Argv<T & SecurityArgs> {
   return y
-    .option('ca', { type: 'string', describe: `CA certificate file (PEM) to trust for https endpoints (${env(securityEnv.ca)})`, group })
-    .option('cert', { type: 'string', describe: `Client certificate file (PEM) for mutual TLS (${env(securityEnv.cert)})`, group })
+    .option('ca', {
+      type: 'string',
+      describe: `CA certificate file (PEM) to trust for https endpoints (${env(securityEnv.ca)})`,
+      group,
+    })
+    .option('cert', {
+      type: 'string',
+      describe: `Client certificate file (PEM) for mutual TLS (${env(securityEnv.cert)})`,
+      group,
+    })
     .option('key', { type: 'string', describe: `Private key file (PEM) of --cert (${env(securityEnv.key)})`, group })
-    .option('token', { type: 'string', describe: `Bearer token sent as 'Authorization: Bearer <token>' (${env(securityEnv.token)}; prefer the variable: flags land in shell history)`, group });
+    .option('token', {
+      type: 'string',
+      describe: `Bearer token sent as 'Authorization: Bearer <token>' (${env(securityEnv.token)}; prefer the variable: flags land in shell history)`,
+      group,
+    });
 }
 
 /**
  * SecurityOptions from parsed flags over the environment. `headers` (from `--header`) are carried along;
  * an Authorization header and --token together are refused, as one would silently override the other.
  */
-export function securityFromArgs(args: SecurityArgs, headers: Record<string, string> = {}, environment: NodeJS.ProcessEnv = process.env): SecurityOptions {
+export function securityFromArgs(
+  args: SecurityArgs,
+  headers: Record<string, string> = {},
+  environment: NodeJS.ProcessEnv = process.env,
+): SecurityOptions {
   const fromEnv = securityFromEnv(environment);
-  const pick = (flag: string | undefined, fallback: string | undefined): string | undefined => (flag !== undefined && flag !== '' ? flag : fallback);
+  const pick = (flag: string | undefined, fallback: string | undefined): string | undefined =>
+    flag !== undefined && flag !== '' ? flag : fallback;
   const security: SecurityOptions = {};
   const ca = pick(args.ca, fromEnv.ca);
   const cert = pick(args.cert, fromEnv.cert);
@@ -80,16 +100,27 @@ export function securityFromArgs(args: SecurityArgs, headers: Record<string, str
   if (cert !== undefined) security.cert = cert;
   if (key !== undefined) security.key = key;
   // Which variable a value came from, so messages name it rather than echo PEM text.
-  const origin = Object.fromEntries((['ca', 'cert', 'key'] as const).filter((f) => security[f] !== undefined && security[f] === fromEnv[f] && fromEnv.origin?.[f] !== undefined).map((f) => [f, fromEnv.origin![f]]));
+  const origin = Object.fromEntries(
+    (['ca', 'cert', 'key'] as const)
+      .filter((f) => security[f] !== undefined && security[f] === fromEnv[f] && fromEnv.origin?.[f] !== undefined)
+      .map((f) => [f, fromEnv.origin![f]]),
+  );
   if (Object.keys(origin).length > 0) security.origin = origin;
   if (fromEnv.insecure) security.insecure = true;
   if (token !== undefined) {
-    if (/\s/.test(token.trim()) || token.trim() === '') throw new VespaBulkError('VB_USAGE', '--token must be a single word without spaces (the bare token, without "Bearer")');
+    if (/\s/.test(token.trim()) || token.trim() === '')
+      throw new VespaBulkError(
+        'VB_USAGE',
+        '--token must be a single word without spaces (the bare token, without "Bearer")',
+      );
     security.token = token.trim();
   }
   if (Object.keys(headers).length > 0) {
     if (security.token !== undefined && Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')) {
-      throw new VespaBulkError('VB_USAGE', "--token and --header 'Authorization: ...' both set the Authorization header; use one");
+      throw new VespaBulkError(
+        'VB_USAGE',
+        "--token and --header 'Authorization: ...' both set the Authorization header; use one",
+      );
     }
     security.headers = headers;
   }

@@ -75,14 +75,20 @@ export type PrintedFeedSummary = { [K in keyof FeedSummary as (typeof feedNames)
 /** A feed summary under its printed names, in the summary's own order (the JSON printed stays the same). */
 export function feedSummaryJson(summary: FeedSummary): PrintedFeedSummary {
   const printed: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(summary)) printed[(feedNames as Record<string, string>)[key] ?? key] = value;
+  for (const [key, value] of Object.entries(summary))
+    printed[(feedNames as Record<string, string>)[key] ?? key] = value;
   return printed as PrintedFeedSummary;
 }
 
 /** A migration's summary as printed: the visit's and the feed's figures each under their printed names. */
 export function migrateSummaryJson(summary: MigrateSummary, detail: SummaryDetail = {}): Record<string, unknown> {
   const visit = 'error' in summary.visit ? summary.visit : exportSummaryJson(summary.visit, detail);
-  return { ...summary, visit, feed: feedSummaryJson(summary.feed), ...(summary.verify !== undefined && { verify: compareSummaryJson(summary.verify) }) };
+  return {
+    ...summary,
+    visit,
+    feed: feedSummaryJson(summary.feed),
+    ...(summary.verify !== undefined && { verify: compareSummaryJson(summary.verify) }),
+  };
 }
 
 /** A bulk operation's summary (update-where, delete-where, copy) as printed: the library's names, seconds rounded. */
@@ -113,7 +119,10 @@ export interface SummaryDetail {
  * An export's or a visit's summary under its printed names: the figures of this run, the slices counted (each one
  * listed only with `detail.slices`), and for a resumed export what the runs before it wrote.
  */
-export function exportSummaryJson(summary: ExportSummary | VisitReport, detail: SummaryDetail = {}): Record<string, unknown> {
+export function exportSummaryJson(
+  summary: ExportSummary | VisitReport,
+  detail: SummaryDetail = {},
+): Record<string, unknown> {
   const seconds = Math.max(summary.seconds, 1e-9);
   return {
     'visit.ok': summary.ok,
@@ -131,16 +140,20 @@ export function exportSummaryJson(summary: ExportSummary | VisitReport, detail: 
     ...(summary.protocol !== undefined && { 'http.protocol': summary.protocol }),
     ...(summary.slices.some((s) => s.cluster !== undefined) && { 'visit.clusters': countsByCluster(summary.slices) }),
     ...('outputBytes' in summary && { 'output.bytes': summary.outputBytes, 'checkpoint.resumed': summary.resumed }),
-    ...('documentsBefore' in summary && summary.documentsBefore !== undefined && { 'checkpoint.document.count': summary.documentsBefore }),
+    ...('documentsBefore' in summary &&
+      summary.documentsBefore !== undefined && { 'checkpoint.document.count': summary.documentsBefore }),
     // What an increment (`--since` this summary) starts from, and where this one started.
     ...('startedAt' in summary && summary.startedAt !== undefined && { 'visit.started': summary.startedAt }),
-    ...('fromTimestamp' in summary && summary.fromTimestamp !== undefined && { 'visit.from.timestamp': summary.fromTimestamp }),
+    ...('fromTimestamp' in summary &&
+      summary.fromTimestamp !== undefined && { 'visit.from.timestamp': summary.fromTimestamp }),
     ...(detail.slices === true && { slices: summary.slices }),
   };
 }
 
 /** Documents and removes per content cluster, of a visit that went through several (chains without a cluster are left out). */
-export function countsByCluster(slices: ReadonlyArray<{ cluster?: string; documents: number; removes: number }>): Record<string, { documents: number; removes: number }> {
+export function countsByCluster(
+  slices: ReadonlyArray<{ cluster?: string; documents: number; removes: number }>,
+): Record<string, { documents: number; removes: number }> {
   const counts: Record<string, { documents: number; removes: number }> = {};
   for (const s of slices) {
     if (s.cluster === undefined) continue;

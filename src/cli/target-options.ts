@@ -27,14 +27,25 @@ export function withTargetOptions<T>(y: Argv<T>, options: { applicationFlags?: b
     .option('target', {
       alias: 't',
       type: 'string',
-      describe: "local (http://127.0.0.1:8080), an http(s) URL, or cloud/hosted with VESPA_CLI_ENDPOINTS (default: 'target' in .vespa/config.yaml or $VESPA_CLI_HOME/config.yaml, else local)",
+      describe:
+        "local (http://127.0.0.1:8080), an http(s) URL, or cloud/hosted with VESPA_CLI_ENDPOINTS (default: 'target' in .vespa/config.yaml or $VESPA_CLI_HOME/config.yaml, else local)",
       group,
     })
-    .option('container-cluster', { alias: 'C', type: 'string', describe: 'Container cluster, to pick one of several VESPA_CLI_ENDPOINTS (the official CLI\'s --cluster)', group })
+    .option('container-cluster', {
+      alias: 'C',
+      type: 'string',
+      describe: "Container cluster, to pick one of several VESPA_CLI_ENDPOINTS (the official CLI's --cluster)",
+      group,
+    })
     .option('zone', { alias: 'z', type: 'string', describe: 'Zone <environment>.<region> (cloud targets)', group });
   if (options.applicationFlags !== false) {
     b = b
-      .option('application', { alias: 'a', type: 'string', describe: 'Application <tenant>.<app>[.<instance>]: where a cloud target keeps its key pair', group })
+      .option('application', {
+        alias: 'a',
+        type: 'string',
+        describe: 'Application <tenant>.<app>[.<instance>]: where a cloud target keeps its key pair',
+        group,
+      })
       .option('instance', { alias: 'i', type: 'string', describe: 'Instance of --application', group });
   }
   return b;
@@ -77,7 +88,13 @@ export function connectionFromArgs(
   });
   const security = securityFromArgs(args, headers, env);
   const pair = target.keyPairFiles;
-  if (security.cert === undefined && security.key === undefined && /^https:/i.test(target.url) && existsSync(pair.cert) && existsSync(pair.key)) {
+  if (
+    security.cert === undefined &&
+    security.key === undefined &&
+    /^https:/i.test(target.url) &&
+    existsSync(pair.cert) &&
+    existsSync(pair.key)
+  ) {
     security.cert = pair.cert;
     security.key = pair.key;
   }

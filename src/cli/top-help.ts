@@ -10,7 +10,8 @@ import { exitCodesEpilog } from './exit-codes.js';
  * character.
  */
 
-export const topUsage = '$0 <command> [options]\n\nMoves documents in and out of Vespa as fast as the cluster allows, and loses none of them.';
+export const topUsage =
+  '$0 <command> [options]\n\nMoves documents in and out of Vespa as fast as the cluster allows, and loses none of them.';
 
 export const colorOption = {
   alias: 'c',
@@ -75,7 +76,10 @@ function layout(width: number): { row(columns: Column[], span?: boolean): void; 
     row(columns, span = false) {
       const fixed = columns.reduce((sum, c) => sum + (c.width ?? 0), 0);
       const unset = columns.filter((c) => c.width === undefined).length;
-      const widths = columns.map((c) => c.width ?? Math.max(unset > 0 ? Math.floor((width - fixed) / unset) : 0, 1 + (c.left ?? 0) + (c.right ?? 0)));
+      const widths = columns.map(
+        (c) =>
+          c.width ?? Math.max(unset > 0 ? Math.floor((width - fixed) / unset) : 0, 1 + (c.left ?? 0) + (c.right ?? 0)),
+      );
       const cells = columns.map((c, i) => wrap(c.text, widths[i]! - (c.left ?? 0) - (c.right ?? 0)));
       const height = Math.max(...cells.map((c) => c.length));
       for (let r = 0; r < height; r++) {
@@ -98,7 +102,11 @@ function layout(width: number): { row(columns: Column[], span?: boolean): void; 
         lines.push({ text: text.replace(/ +$/, ''), span });
       }
     },
-    text: () => lines.map((l) => l.text).join('\n').replace(/\s*$/, ''),
+    text: () =>
+      lines
+        .map((l) => l.text)
+        .join('\n')
+        .replace(/\s*$/, ''),
   };
 }
 
@@ -122,7 +130,12 @@ export function topHelp(width = helpWidth()): string {
 
   // The short alias first; a long flag alone is indented past where a short one would be ('-x, ').
   const options = [
-    { flag: `-${colorOption.alias}, --color`, indent: 0, describe: colorOption.describe, extra: `[choices: ${colorOption.choices.map((c) => JSON.stringify(c)).join(', ')}] [default: ${JSON.stringify(colorOption.default)}]` },
+    {
+      flag: `-${colorOption.alias}, --color`,
+      indent: 0,
+      describe: colorOption.describe,
+      extra: `[choices: ${colorOption.choices.map((c) => JSON.stringify(c)).join(', ')}] [default: ${JSON.stringify(colorOption.default)}]`,
+    },
     { flag: '--version', indent: 4, describe: 'Show version number', extra: '[boolean]' },
     { flag: '-h, --help', indent: 0, describe: 'Show help', extra: '[boolean]' },
   ];

@@ -10,13 +10,18 @@ export interface ProtocolArgs {
 
 export function withProtocolOption<T>(y: Argv<T>): Argv<T & ProtocolArgs> {
   return y
-    .option('protocol', { choices: ['auto', 'h2', 'http1.1'] as const, describe: 'HTTP version: auto = HTTP/2 where the target speaks it (h2c on http://, ALPN on https://), else HTTP/1.1 (default auto)' })
+    .option('protocol', {
+      choices: ['auto', 'h2', 'http1.1'] as const,
+      describe:
+        'HTTP version: auto = HTTP/2 where the target speaks it (h2c on http://, ALPN on https://), else HTTP/1.1 (default auto)',
+    })
     .option('http2', { type: 'boolean', describe: 'The same as --protocol h2' }) as unknown as Argv<T & ProtocolArgs>;
 }
 
 /** The library's `protocol` option, when the flags give one. */
 export function protocolFromArgs(argv: ProtocolArgs): { protocol?: Protocol } {
-  if (argv.http2 === true && argv.protocol !== undefined && argv.protocol !== 'h2') throw new VespaBulkError('VB_USAGE', `--http2 means --protocol h2, not --protocol ${argv.protocol}`);
+  if (argv.http2 === true && argv.protocol !== undefined && argv.protocol !== 'h2')
+    throw new VespaBulkError('VB_USAGE', `--http2 means --protocol h2, not --protocol ${argv.protocol}`);
   if (argv.http2 === true) return { protocol: 'h2' };
   return argv.protocol !== undefined ? { protocol: argv.protocol } : {};
 }
@@ -33,13 +38,28 @@ export interface TransportArgs extends ProtocolArgs {
 
 export function withTransportOptions<T>(y: Argv<T>): Argv<T & TransportArgs> {
   return withProtocolOption(y)
-    .option('connections', { type: 'number', describe: 'Connections: HTTP/2 this many, the operations spread over them and each renewed every minute, so that a load balancer reaches every container node (default 16); HTTP/1.1 at most this many, one per operation in flight, as the container serves one request at a time (default: the in-flight maximum)' })
-    .option('max-streams', { type: 'number', describe: "HTTP/2: streams at once per connection at most, within the server's own limit (default 256)" })
-    .option('pipelining', { type: 'number', describe: 'HTTP/1.1: requests on one connection at once (default 1: the container serves one at a time)' }) as unknown as Argv<T & TransportArgs>;
+    .option('connections', {
+      type: 'number',
+      describe:
+        'Connections: HTTP/2 this many, the operations spread over them and each renewed every minute, so that a load balancer reaches every container node (default 16); HTTP/1.1 at most this many, one per operation in flight, as the container serves one request at a time (default: the in-flight maximum)',
+    })
+    .option('max-streams', {
+      type: 'number',
+      describe: "HTTP/2: streams at once per connection at most, within the server's own limit (default 256)",
+    })
+    .option('pipelining', {
+      type: 'number',
+      describe: 'HTTP/1.1: requests on one connection at once (default 1: the container serves one at a time)',
+    }) as unknown as Argv<T & TransportArgs>;
 }
 
 /** The library options the flags set (only those given). */
-export function transportFromArgs(argv: TransportArgs): { protocol?: Protocol; connections?: number; pipelining?: number; maxStreams?: number } {
+export function transportFromArgs(argv: TransportArgs): {
+  protocol?: Protocol;
+  connections?: number;
+  pipelining?: number;
+  maxStreams?: number;
+} {
   return {
     ...protocolFromArgs(argv),
     ...(argv.connections !== undefined && { connections: argv.connections }),
@@ -57,7 +77,11 @@ export function protocolNote(protocol: WireProtocol, endpoint: string, asked: Pr
  * An `onProtocol` that writes `protocolNote` the first time it is called: the pools a command opens to one endpoint (a
  * visit's cluster discovery, then the visit) say it once.
  */
-export function tellProtocolOnce(endpoint: string, asked: Protocol | undefined, write: (line: string) => void): (protocol: WireProtocol) => void {
+export function tellProtocolOnce(
+  endpoint: string,
+  asked: Protocol | undefined,
+  write: (line: string) => void,
+): (protocol: WireProtocol) => void {
   let told = false;
   return (protocol) => {
     if (told) return;

@@ -19,8 +19,12 @@ export interface ParserState {
 /** What `parser` knows at its failure: the command at hand (yargs' context, where it tells) and that command's flags. */
 export function parserState(parser: Argv, argv: readonly string[], commands: readonly string[]): ParserState {
   // getOptions() is yargs' public API, missing from its types.
-  const { key, alias } = (parser as unknown as { getOptions: () => { key: Record<string, unknown>; alias: Record<string, string[]> } }).getOptions();
-  const internal = (parser as unknown as { getInternalMethods?: () => { getContext?: () => { commands?: string[] } } }).getInternalMethods?.();
+  const { key, alias } = (
+    parser as unknown as { getOptions: () => { key: Record<string, unknown>; alias: Record<string, string[]> } }
+  ).getOptions();
+  const internal = (
+    parser as unknown as { getInternalMethods?: () => { getContext?: () => { commands?: string[] } } }
+  ).getInternalMethods?.();
   const word = commandWord(argv);
   const command = internal?.getContext?.().commands ?? (word !== undefined && commands.includes(word) ? [word] : []);
   return { command, flags: [...Object.keys(key), ...Object.values(alias).flat()], commands };
@@ -37,18 +41,27 @@ function commandWord(argv: readonly string[]): string | undefined {
 
 /** The VB_USAGE error for `message` (yargs' own), said better where `argv` shows what went wrong. */
 export function commandLineError(message: string, argv: readonly string[], state: ParserState): VespaBulkError {
-  const help = state.command.length === 0 ? "Run 'vespa-bulk --help' for the commands." : `Run 'vespa-bulk ${state.command.join(' ')} --help' for its flags.`;
+  const help =
+    state.command.length === 0
+      ? "Run 'vespa-bulk --help' for the commands."
+      : `Run 'vespa-bulk ${state.command.join(' ')} --help' for its flags.`;
   const word = commandWord(argv);
   if (state.command.length === 0 && word !== undefined && !state.commands.includes(word)) {
     const near = closestName(word, state.commands);
-    return new VespaBulkError('VB_USAGE', `unknown command '${word}'${near !== undefined ? `: did you mean ${near}?` : ''}\n${help}`);
+    return new VespaBulkError(
+      'VB_USAGE',
+      `unknown command '${word}'${near !== undefined ? `: did you mean ${near}?` : ''}\n${help}`,
+    );
   }
   // yargs' recommendCommands for a subcommand (`deploy statsu`): its message names only the suggestion.
   const suggested = /^Did you mean (\S+)\?$/.exec(message)?.[1];
   const typed = words(argv)[state.command.length];
   if (suggested !== undefined && typed !== undefined) {
     const at = state.command.join(' ');
-    return new VespaBulkError('VB_USAGE', `unknown command '${at} ${typed}': did you mean ${at} ${suggested}?\nRun 'vespa-bulk ${at} --help' for its commands.`);
+    return new VespaBulkError(
+      'VB_USAGE',
+      `unknown command '${at} ${typed}': did you mean ${at} ${suggested}?\nRun 'vespa-bulk ${at} --help' for its commands.`,
+    );
   }
   const unknown = unknownFlags(argv, state.flags);
   if (unknown.length === 0) return new VespaBulkError('VB_USAGE', `${message}\n${help}`);
@@ -122,12 +135,15 @@ function allowedEdits(length: number): number {
 /** Edits (insert, delete, replace, swap of two neighbours) from `a` to `b`: optimal string alignment distance. */
 export function editDistance(a: string, b: string): number {
   // The first row and column are the distances from and to an empty prefix (one of i and j is 0: their sum).
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 || j === 0 ? i + j : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 || j === 0 ? i + j : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
     }
   }
   return d[a.length]![b.length]!;

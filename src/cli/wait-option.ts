@@ -13,7 +13,8 @@ export function withWaitOption<T>(y: Argv<T>): Argv<T & WaitArgs> {
     alias: 'w',
     type: 'number',
     default: 0,
-    describe: 'Seconds to wait for the endpoint to answer before starting (GET /ApplicationStatus every 2 s); 0: start at once',
+    describe:
+      'Seconds to wait for the endpoint to answer before starting (GET /ApplicationStatus every 2 s); 0: start at once',
   });
 }
 
@@ -22,14 +23,22 @@ export function withWaitOption<T>(y: Argv<T>): Argv<T & WaitArgs> {
  * message. A server that answered a TLS handshake in plain HTTP is up: waiting would not help, its http:// URL would.
  */
 export function unreachableHint(err: unknown, endpoint?: string): string {
-  if (!answeredInPlainHttp(err)) return 'Check the endpoint (--target), or give --wait <seconds> to wait for it to come up.';
-  const plain = endpoint !== undefined && /^https:\/\//i.test(endpoint) ? `http://${describeEndpoint(endpoint).slice('https://'.length)}` : undefined;
+  if (!answeredInPlainHttp(err))
+    return 'Check the endpoint (--target), or give --wait <seconds> to wait for it to come up.';
+  const plain =
+    endpoint !== undefined && /^https:\/\//i.test(endpoint)
+      ? `http://${describeEndpoint(endpoint).slice('https://'.length)}`
+      : undefined;
   return plain !== undefined ? `Run it again with --target ${plain}.` : 'Run it again with an http:// --target.';
 }
 
 /** Whether a lower layer of `err` says that the peer answered the TLS handshake with something else (OpenSSL's code). */
 function answeredInPlainHttp(err: unknown): boolean {
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 6; depth++, e = (e as { cause?: unknown }).cause) {
+  for (
+    let e = err, depth = 0;
+    typeof e === 'object' && e !== null && depth < 6;
+    depth++, e = (e as { cause?: unknown }).cause
+  ) {
     const { code, detail } = e as { code?: unknown; detail?: unknown };
     if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || detail === 'ERR_SSL_WRONG_VERSION_NUMBER') return true;
   }
@@ -38,7 +47,9 @@ function answeredInPlainHttp(err: unknown): boolean {
 
 /** The hint for `command`: compare takes its endpoints as arguments, not --target, and has no --wait. */
 export function unreachableHintOf(command: string | undefined, err: unknown): string {
-  return command === 'compare' ? 'Check the endpoint given as <a> or <b> (compare <a> <b>: an http(s) URL is a cluster, anything else an export).' : unreachableHint(err);
+  return command === 'compare'
+    ? 'Check the endpoint given as <a> or <b> (compare <a> <b>: an http(s) URL is a cluster, anything else an export).'
+    : unreachableHint(err);
 }
 
 /** With `--wait S` (S > 0): waits for the endpoint, saying so on stderr; rejects with VB_UNREACHABLE when S passed. */
@@ -50,7 +61,8 @@ export async function waitIfAsked(
 ): Promise<void> {
   const seconds = args.wait;
   if (seconds === undefined || seconds === 0) return;
-  if (!(Number.isFinite(seconds) && seconds > 0)) throw new VespaBulkError('VB_USAGE', '--wait must be a number of seconds >= 0');
+  if (!(Number.isFinite(seconds) && seconds > 0))
+    throw new VespaBulkError('VB_USAGE', '--wait must be a number of seconds >= 0');
   process.stderr.write(`vespa-bulk: waiting up to ${seconds} s for ${describeEndpoint(endpoint)} to answer\n`);
   // Imported here: it brings the transports, which main.ts (for unreachableHint) and a command's --help need not load.
   const { waitForEndpoint } = await import('../http/wait-for-endpoint.js');
@@ -62,5 +74,8 @@ export async function waitIfAsked(
     ...(connection.protocol !== undefined && { protocol: connection.protocol }),
     ...(signal !== undefined && { signal }),
   });
-  if (answer.waitedMs >= 1000) process.stderr.write(`vespa-bulk: ${describeEndpoint(endpoint)} answered after ${Math.round(answer.waitedMs / 1000)} s\n`);
+  if (answer.waitedMs >= 1000)
+    process.stderr.write(
+      `vespa-bulk: ${describeEndpoint(endpoint)} answered after ${Math.round(answer.waitedMs / 1000)} s\n`,
+    );
 }

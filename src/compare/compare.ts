@@ -82,7 +82,8 @@ export async function compare(options: CompareOptions): Promise<CompareSummary> 
   const partitions = options.partitions ?? defaultComparePartitions;
   const exampleCount = options.examples ?? 10;
   const controller = new AbortController();
-  const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
+  const signal =
+    options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
   const dir = await mkdtemp(join(options.tempDir ?? tmpdir(), 'vespa-bulk-compare-'));
   const progress: CompareProgress = { phase: 'reading', read: { a: 0, b: 0 }, compared: 0, partitions };
   const tell = (): void => options.onProgress?.({ ...progress, read: { ...progress.read } });
@@ -94,10 +95,14 @@ export async function compare(options: CompareOptions): Promise<CompareSummary> 
       (['a', 'b'] as const).map(async (name): Promise<SideRead> => {
         const spill = new SpillWriter(dir, name, partitions);
         try {
-          const read = await readSide(options[name], (id, fields) => {
-            if (++progress.read[name] % 10_000 === 0) tell();
-            return spill.add(id, fields);
-          }, signal);
+          const read = await readSide(
+            options[name],
+            (id, fields) => {
+              if (++progress.read[name] % 10_000 === 0) tell();
+              return spill.add(id, fields);
+            },
+            signal,
+          );
           await spill.close();
           return read;
         } catch (err) {

@@ -22,7 +22,11 @@ export class DiffWriter {
 
   async fields(id: string, differences: readonly FieldDifference[]): Promise<void> {
     const idJson = JSON.stringify(id);
-    await this.write(differences.map((d) => `{"id":${idJson},"field":${JSON.stringify(d.field)},"a":${oneLine(d.a)},"b":${oneLine(d.b)}}\n`).join(''));
+    await this.write(
+      differences
+        .map((d) => `{"id":${idJson},"field":${JSON.stringify(d.field)},"a":${oneLine(d.a)},"b":${oneLine(d.b)}}\n`)
+        .join(''),
+    );
   }
 
   private async write(text: string): Promise<void> {

@@ -88,10 +88,12 @@ export function isExportSide(side: CompareSide): side is CompareExportSide {
 
 /** Refuses bad options with an OptionError naming the option, before anything is read or sent. */
 export function checkCompareOptions(options: CompareOptions): void {
-  if (typeof options !== 'object' || options === null) throw new VespaBulkError('VB_USAGE', 'compare() takes an options object');
+  if (typeof options !== 'object' || options === null)
+    throw new VespaBulkError('VB_USAGE', 'compare() takes an options object');
   for (const name of ['a', 'b'] as const) {
     const side = options[name] as CompareSide | undefined;
-    if (typeof side !== 'object' || side === null) throw new OptionError(name, 'a cluster ({ endpoint, ... }) or an export ({ files })', side);
+    if (typeof side !== 'object' || side === null)
+      throw new OptionError(name, 'a cluster ({ endpoint, ... }) or an export ({ files })', side);
     if (isExportSide(side)) {
       const files = typeof side.files === 'string' ? [side.files] : side.files;
       if (!Array.isArray(files) || files.length === 0 || files.some((f) => typeof f !== 'string' || f === '')) {
@@ -100,19 +102,28 @@ export function checkCompareOptions(options: CompareOptions): void {
       if ('endpoint' in side) throw new OptionError(`${name}.files`, 'left out', side.files, `${name}.endpoint`);
       if (side.rows !== undefined) checkRowOptions(side.rows);
     } else {
-      if ((side).endpoint === undefined) throw new OptionError(name, 'a cluster ({ endpoint, ... }) or an export ({ files })', side);
-      if ('includeRemoves' in side) throw new OptionError(`${name}.includeRemoves`, 'left out (tombstones are not compared)', (side as { includeRemoves?: unknown }).includeRemoves);
+      if (side.endpoint === undefined)
+        throw new OptionError(name, 'a cluster ({ endpoint, ... }) or an export ({ files })', side);
+      if ('includeRemoves' in side)
+        throw new OptionError(
+          `${name}.includeRemoves`,
+          'left out (tombstones are not compared)',
+          (side as { includeRemoves?: unknown }).includeRemoves,
+        );
       try {
         validateVisitOptions(side);
       } catch (err) {
         // Said of its side: the two sides take the same option names.
-        if (err instanceof VespaBulkError) throw new VespaBulkError(err.code, `side ${name}: ${err.message}`, { cause: err });
+        if (err instanceof VespaBulkError)
+          throw new VespaBulkError(err.code, `side ${name}: ${err.message}`, { cause: err });
         throw err;
       }
     }
   }
-  if (options.diff !== undefined && (typeof options.diff !== 'string' || options.diff === '')) throw new OptionError('diff', 'a file name', options.diff);
-  if (options.tempDir !== undefined && (typeof options.tempDir !== 'string' || options.tempDir === '')) throw new OptionError('tempDir', 'a directory name', options.tempDir);
+  if (options.diff !== undefined && (typeof options.diff !== 'string' || options.diff === ''))
+    throw new OptionError('diff', 'a file name', options.diff);
+  if (options.tempDir !== undefined && (typeof options.tempDir !== 'string' || options.tempDir === ''))
+    throw new OptionError('tempDir', 'a directory name', options.tempDir);
   checkInteger(options, 'partitions', 1, 65536);
   checkInteger(options, 'examples', 0);
   checkFunction(options, 'onProgress');

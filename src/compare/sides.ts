@@ -35,10 +35,20 @@ export async function readSide(side: CompareSide, add: RecordSink, signal: Abort
 
 async function readCluster(side: CompareClusterSide, add: RecordSink, signal: AbortSignal): Promise<SideRead> {
   const options: VisitOptions = { ...side, signal };
-  if (options.documentType === undefined && options.cluster === undefined && (options.clusters === undefined || options.clusters.length === 0)) {
+  if (
+    options.documentType === undefined &&
+    options.cluster === undefined &&
+    (options.clusters === undefined || options.clusters.length === 0)
+  ) {
     // The whole cluster: each content cluster, as `vespa-bulk visit` visits them.
     const { endpoint, headers, tls, protocol } = options;
-    options.clusters = await discoverContentClusters({ endpoint, signal, ...(headers && { headers }), ...(tls && { tls }), ...(protocol && { protocol }) });
+    options.clusters = await discoverContentClusters({
+      endpoint,
+      signal,
+      ...(headers && { headers }),
+      ...(tls && { tls }),
+      ...(protocol && { protocol }),
+    });
   }
   const documents = visit(options);
   for await (const d of documents) {
@@ -73,7 +83,8 @@ export function exportFiles(side: CompareExportSide): string[] {
       .filter((e) => e.isFile() && !e.name.startsWith('.') && dataFile.test(e.name))
       .map((e) => e.name)
       .sort();
-    if (names.length === 0) throw new VespaBulkError('VB_USAGE', `'${path}' holds no export files (.jsonl, .json, .gz...)`);
+    if (names.length === 0)
+      throw new VespaBulkError('VB_USAGE', `'${path}' holds no export files (.jsonl, .json, .gz...)`);
     return names.map((n) => join(path, n));
   });
 }
@@ -86,7 +97,8 @@ async function readExport(side: CompareExportSide, add: RecordSink, signal: Abor
     for (const item of batch.items) {
       const place = { file: batch.name, line: item.line };
       // A table row that did not become a document: its bytes are its cells, not an operation to read.
-      if (item.error !== undefined) throw new VespaBulkError(item.error.code, item.error.message, { place, cause: item.error });
+      if (item.error !== undefined)
+        throw new VespaBulkError(item.error.code, item.error.message, { place, cause: item.error });
       let op;
       try {
         op = parseOperation(item.bytes);
@@ -95,7 +107,11 @@ async function readExport(side: CompareExportSide, add: RecordSink, signal: Abor
         throw err;
       }
       if (op.kind === 'update') {
-        throw new VespaBulkError('VB_BAD_OPERATION', 'an update in an export: compare reads documents (puts) and removes only', { place: { ...place, documentId: op.id } });
+        throw new VespaBulkError(
+          'VB_BAD_OPERATION',
+          'an update in an export: compare reads documents (puts) and removes only',
+          { place: { ...place, documentId: op.id } },
+        );
       }
       const pending = add(op.id, op.kind === 'remove' ? null : (op.fields ?? emptyFields));
       if (pending !== undefined) await pending;

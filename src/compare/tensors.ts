@@ -35,7 +35,8 @@ export function sameTensor(a: JsonNode, b: JsonNode): boolean | undefined {
   let type: TensorType;
   try {
     type = parseTensorType(ta ?? tb!);
-    if (ta !== undefined && tb !== undefined && tensorTypeName(parseTensorType(tb)) !== tensorTypeName(type)) return false;
+    if (ta !== undefined && tb !== undefined && tensorTypeName(parseTensorType(tb)) !== tensorTypeName(type))
+      return false;
   } catch {
     return undefined;
   }

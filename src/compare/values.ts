@@ -40,7 +40,11 @@ export function differingFields(a: string, b: string): FieldDifference[] {
     const va = fa.get(name);
     const vb = fb.get(name);
     if (va !== undefined && vb !== undefined && sameValue(va, vb)) continue;
-    out.push({ field: name, ...(va !== undefined && { a: a.slice(va.start, va.end) }), ...(vb !== undefined && { b: b.slice(vb.start, vb.end) }) });
+    out.push({
+      field: name,
+      ...(va !== undefined && { a: a.slice(va.start, va.end) }),
+      ...(vb !== undefined && { b: b.slice(vb.start, vb.end) }),
+    });
   }
   return out;
 }
@@ -80,7 +84,10 @@ function sameAcrossKinds(a: JsonNode, b: JsonNode): boolean {
     const entries = mapEntries(b);
     if (entries !== undefined && sameEntries(lastWins(a.entries), entries)) return true;
     // `{"values": [...]}` (a dense tensor as fed) against its bare values.
-    const inner = a.entries.length === 1 && (a.entries[0][0] === 'values' || a.entries[0][0] === 'cells') ? a.entries[0][1] : undefined;
+    const inner =
+      a.entries.length === 1 && (a.entries[0][0] === 'values' || a.entries[0][0] === 'cells')
+        ? a.entries[0][1]
+        : undefined;
     return inner !== undefined && sameValue(inner, b);
   }
   if (a.kind === 'object' && b.kind === 'string') {

@@ -62,7 +62,11 @@ export class VespaBulkError extends Error {
   /** HTTP status when the error came from a response. */
   readonly status: number | undefined;
 
-  constructor(code: ErrorCode, message?: string, options: { place?: ErrorPlace; status?: number; cause?: unknown } = {}) {
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    options: { place?: ErrorPlace; status?: number; cause?: unknown } = {},
+  ) {
     super(message ?? errorCodes[code], options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'VespaBulkError';
     this.code = code;

@@ -22,7 +22,9 @@ export function parseJsonWith(text: string, read: NumberReader): unknown {
   const marked = markNumbers(text, read, mark, values);
   if (values.length === 0) return JSON.parse(text);
   const code = mark.charCodeAt(0);
-  return JSON.parse(marked, (_key, value: unknown) => (typeof value === 'string' && value.charCodeAt(0) === code ? values[Number(value.slice(1))] : value));
+  return JSON.parse(marked, (_key, value: unknown) =>
+    typeof value === 'string' && value.charCodeAt(0) === code ? values[Number(value.slice(1))] : value,
+  );
 }
 
 /** JSON.stringify of `value`, each value for which `write` gives a text written as that text (an unquoted number). */
@@ -106,7 +108,9 @@ const longRun = /[-:[,\s]\d{16,}\s*[,\]}]/;
 /** Parses `text`; integers that a double cannot hold exactly come back as bigint. */
 export function parseExactJson(text: string): unknown {
   if (!longRun.test(text)) return JSON.parse(text);
-  return parseJsonWith(text, (token) => (/^-?\d+$/.test(token) && !Number.isSafeInteger(Number(token)) ? BigInt(token) : undefined));
+  return parseJsonWith(text, (token) =>
+    /^-?\d+$/.test(token) && !Number.isSafeInteger(Number(token)) ? BigInt(token) : undefined,
+  );
 }
 
 /** JSON text of a parsed value, bigints written as the integers they are. */

@@ -88,7 +88,8 @@ export function skipValue(buf: Buffer, i: number, end: number): number {
     if (b === COMMA || b === RBRACE || b === RBRACKET || isWhitespace(b)) break;
     j++;
   }
-  if (j === i) throw syntaxError(first === undefined ? 'unexpected end' : `unexpected '${String.fromCharCode(first)}'`, i);
+  if (j === i)
+    throw syntaxError(first === undefined ? 'unexpected end' : `unexpected '${String.fromCharCode(first)}'`, i);
   try {
     JSON.parse(buf.toString('latin1', i, j));
   } catch {
@@ -101,7 +102,12 @@ export function skipValue(buf: Buffer, i: number, end: number): number {
  * Where the value of `key` lies in the JSON object text buf[start, end), without building it; undefined when
  * the object has no such member.
  */
-export function topLevelValue(buf: Buffer, start: number, end: number, key: string): { start: number; end: number } | undefined {
+export function topLevelValue(
+  buf: Buffer,
+  start: number,
+  end: number,
+  key: string,
+): { start: number; end: number } | undefined {
   let i = skipWhitespace(buf, start, end);
   if (buf[i] !== LBRACE) return undefined;
   i = skipWhitespace(buf, i + 1, end);

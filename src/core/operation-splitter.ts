@@ -1,5 +1,16 @@
 import { VespaBulkError } from './errors.js';
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, NEWLINE, QUOTE, RBRACE, RBRACKET, isWhitespace } from './json-scan.js';
+import {
+  BACKSLASH,
+  COLON,
+  COMMA,
+  LBRACE,
+  LBRACKET,
+  NEWLINE,
+  QUOTE,
+  RBRACE,
+  RBRACKET,
+  isWhitespace,
+} from './json-scan.js';
 
 /**
  * Cuts a byte stream of feed input into one buffer per operation, without parsing the documents.
@@ -32,7 +43,12 @@ type Mode = 'detect' | 'lines' | 'objects' | 'array';
 type ArrayState = 'value' | 'separator' | 'done';
 
 /** The input's format as a splitter in each mode knows it: `unknown` until its first byte. */
-const formatOfMode: Record<Mode, OperationSplitter['format']> = { detect: 'unknown', lines: 'jsonl', objects: 'objects', array: 'array' };
+const formatOfMode: Record<Mode, OperationSplitter['format']> = {
+  detect: 'unknown',
+  lines: 'jsonl',
+  objects: 'objects',
+  array: 'array',
+};
 
 export class OperationSplitter {
   private mode: Mode = 'detect';
@@ -96,7 +112,12 @@ export class OperationSplitter {
     } else if (this.mode === 'array' && this.arrayState !== 'done') {
       // The array's end is missing, so the input was cut between two operations: what followed is not here, and
       // the Go client fails on it too.
-      out.push({ bytes: Buffer.alloc(0), line: this.line, offset: this.base, error: new VespaBulkError('VB_BAD_JSON', "unterminated JSON array: the input ends before its closing ']'") });
+      out.push({
+        bytes: Buffer.alloc(0),
+        line: this.line,
+        offset: this.base,
+        error: new VespaBulkError('VB_BAD_JSON', "unterminated JSON array: the input ends before its closing ']'"),
+      });
     }
     this.parts = [];
     this.closers = [];
@@ -113,7 +134,12 @@ export class OperationSplitter {
     let end = bytes.length;
     while (end > 0 && isWhitespace(bytes[end - 1])) end--;
     bytes = bytes.subarray(0, end);
-    out.push({ bytes, line: partial && !lines ? this.itemLine : this.line, offset: partial ? this.itemOffset : this.base, error });
+    out.push({
+      bytes,
+      line: partial && !lines ? this.itemLine : this.line,
+      offset: partial ? this.itemOffset : this.base,
+      error,
+    });
     this.parts = [];
     this.closers = [];
     this.inGarbage = false;
@@ -253,7 +279,10 @@ export class OperationSplitter {
           return i;
         }
         if (this.closers.length === 0) {
-          const bytes = this.parts.length === 0 ? chunk.subarray(start, i + 1) : Buffer.concat([...this.parts, chunk.subarray(0, i + 1)]);
+          const bytes =
+            this.parts.length === 0
+              ? chunk.subarray(start, i + 1)
+              : Buffer.concat([...this.parts, chunk.subarray(0, i + 1)]);
           this.parts = [];
           out.push({ bytes, line: this.itemLine, offset: this.itemOffset });
           if (this.mode === 'array') this.arrayState = 'separator';
@@ -262,7 +291,12 @@ export class OperationSplitter {
           return i + 1;
         }
       } else if (b === NEWLINE) {
-        if (this.firstObject && this.mode === 'objects' && this.pendingBreak < 0 && !this.continuesOnNextLine(chunk, start, i)) {
+        if (
+          this.firstObject &&
+          this.mode === 'objects' &&
+          this.pendingBreak < 0 &&
+          !this.continuesOnNextLine(chunk, start, i)
+        ) {
           // The first object's line ends after a complete value: pretty-printed JSON only does that before a
           // closing bracket or a comma. The next byte that is not whitespace decides.
           this.pendingBreak = this.partsLength() + (i - start);
@@ -287,7 +321,8 @@ export class OperationSplitter {
 
   /** JSONL after all: the first line was a broken operation. It becomes one item; the rest is read line by line. */
   private switchToLines(chunk: Buffer, start: number, i: number, out: RawItem[]): number {
-    const all = this.parts.length === 0 ? chunk.subarray(start, i) : Buffer.concat([...this.parts, chunk.subarray(0, i)]);
+    const all =
+      this.parts.length === 0 ? chunk.subarray(start, i) : Buffer.concat([...this.parts, chunk.subarray(0, i)]);
     const bytes = all.subarray(0, this.pendingBreak);
     const line = this.line;
     this.parts = [];
@@ -353,7 +388,12 @@ export class OperationSplitter {
   private emitTrailingComma(out: RawItem[]): void {
     const { line, offset } = this.comma!;
     this.comma = undefined;
-    out.push({ bytes: Buffer.from(','), line, offset, error: new VespaBulkError('VB_BAD_JSON', "invalid JSON: trailing comma before the array's closing ']'") });
+    out.push({
+      bytes: Buffer.from(','),
+      line,
+      offset,
+      error: new VespaBulkError('VB_BAD_JSON', "invalid JSON: trailing comma before the array's closing ']'"),
+    });
   }
 
   private startGarbage(i: number, reason: string): number {
@@ -390,7 +430,10 @@ export class OperationSplitter {
       bytes: bytes.subarray(0, end),
       line: this.itemLine,
       offset: this.itemOffset,
-      error: new VespaBulkError(reason.startsWith('invalid JSON') || reason.startsWith('unterminated') ? 'VB_BAD_JSON' : 'VB_BAD_OPERATION', reason),
+      error: new VespaBulkError(
+        reason.startsWith('invalid JSON') || reason.startsWith('unterminated') ? 'VB_BAD_JSON' : 'VB_BAD_OPERATION',
+        reason,
+      ),
     });
   }
 }

@@ -17,14 +17,24 @@ export type OptionalPackage = keyof typeof optionalPackages;
  * `load()` (an `import()` of `name`), or `VB_MISSING_PACKAGE` when `name` is not installed. `together` names the
  * packages the same job needs, so the one command given installs them all.
  */
-export async function importOptional<T>(name: OptionalPackage, load: () => Promise<T>, together: readonly OptionalPackage[] = [name]): Promise<T> {
+export async function importOptional<T>(
+  name: OptionalPackage,
+  load: () => Promise<T>,
+  together: readonly OptionalPackage[] = [name],
+): Promise<T> {
   try {
     return await load();
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    if ((code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') || !String((err as Error).message).includes(name)) throw err;
+    if (
+      (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') ||
+      !String((err as Error).message).includes(name)
+    )
+      throw err;
     // The versions that work: package.json's peerDependencies (beside src/ in a clone, dist/ installed).
-    const { peerDependencies: versions = {} } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { peerDependencies?: Record<string, string> };
+    const { peerDependencies: versions = {} } = JSON.parse(
+      readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as { peerDependencies?: Record<string, string> };
     const specs = together.map((p) => (versions[p] === undefined ? p : `${p}@${versions[p]}`)).join(' ');
     throw new VespaBulkError(
       'VB_MISSING_PACKAGE',

@@ -29,7 +29,10 @@ export class OptionError extends VespaBulkError {
   private readonly value: unknown;
 
   constructor(option: string, requirement: string, value: unknown, conflictsWith?: string) {
-    super('VB_USAGE', compose(option, requirement, value, conflictsWith, (o) => o));
+    super(
+      'VB_USAGE',
+      compose(option, requirement, value, conflictsWith, (o) => o),
+    );
     this.option = option;
     this.requirement = requirement;
     this.value = value;
@@ -45,15 +48,24 @@ export class OptionError extends VespaBulkError {
   }
 }
 
-function compose(option: string, requirement: string, value: unknown, conflictsWith: string | undefined, nameOf: (option: string) => string): string {
+function compose(
+  option: string,
+  requirement: string,
+  value: unknown,
+  conflictsWith: string | undefined,
+  nameOf: (option: string) => string,
+): string {
   const name = nameOf(option);
   if (conflictsWith !== undefined) return `give ${name} or ${nameOf(conflictsWith)}, not both`;
-  return name === option ? `${name} must be ${requirement}, not ${describeValue(value)}` : `${name} must be ${requirement}`;
+  return name === option
+    ? `${name} must be ${requirement}, not ${describeValue(value)}`
+    : `${name} must be ${requirement}`;
 }
 
 function describeValue(value: unknown): string {
   if (typeof value === 'string') return `'${value.length > 40 ? `${value.slice(0, 40)}...` : value}'`;
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined)
+    return String(value);
   return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }
 
@@ -68,7 +80,11 @@ export function checkInteger(options: Options, name: string, min: number, max = 
   const v = valueOf(options, name);
   if (v === undefined) return;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw new OptionError(name, max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`, v);
+    throw new OptionError(
+      name,
+      max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`,
+      v,
+    );
   }
 }
 
@@ -85,7 +101,11 @@ export function checkDuration(options: Options, name: string, positive = false):
 export function checkOneOf(options: Options, name: string, values: readonly unknown[]): void {
   const v = valueOf(options, name);
   if (v === undefined || values.includes(v)) return;
-  throw new OptionError(name, `one of ${values.map((x) => (typeof x === 'string' ? `'${x}'` : String(x))).join(', ')}`, v);
+  throw new OptionError(
+    name,
+    `one of ${values.map((x) => (typeof x === 'string' ? `'${x}'` : String(x))).join(', ')}`,
+    v,
+  );
 }
 
 /** A non-empty string, when given. */

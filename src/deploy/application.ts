@@ -17,7 +17,10 @@ import type { ApplicationStatus, ReindexingStatus } from './types.js';
  */
 export async function getApplication(target: DeployTarget): Promise<ApplicationStatus> {
   const t = resolveTarget(target);
-  return jsonObject<ApplicationStatus>('status', await configRequest(t, { step: 'status', method: 'GET', path: applicationPath(t) }));
+  return jsonObject<ApplicationStatus>(
+    'status',
+    await configRequest(t, { step: 'status', method: 'GET', path: applicationPath(t) }),
+  );
 }
 
 /**
@@ -43,7 +46,11 @@ export async function deleteApplication(target: DeployTarget): Promise<{ message
  * console.log(await listContent({ configUrl: 'http://127.0.0.1:19071' }, 'schemas', { recursive: true }));
  * ```
  */
-export async function listContent(target: DeployTarget, dir = '', options: { recursive?: boolean } = {}): Promise<string[]> {
+export async function listContent(
+  target: DeployTarget,
+  dir = '',
+  options: { recursive?: boolean } = {},
+): Promise<string[]> {
   const t = resolveTarget(target);
   const path = contentPath(dir);
   const response = await configRequest(t, {
@@ -52,7 +59,8 @@ export async function listContent(target: DeployTarget, dir = '', options: { rec
     path: `${applicationPath(t)}/content/${path}${path === '' || path.endsWith('/') ? '' : '/'}`,
     query: { recursive: options.recursive || undefined },
   });
-  if (!Array.isArray(response.json)) throw new VespaBulkError('VB_DEPLOY', `content ls failed: '${dir}' is a file, not a directory`);
+  if (!Array.isArray(response.json))
+    throw new VespaBulkError('VB_DEPLOY', `content ls failed: '${dir}' is a file, not a directory`);
   return response.json as string[];
 }
 
@@ -66,13 +74,24 @@ export async function listContent(target: DeployTarget, dir = '', options: { rec
  * console.log(new TextDecoder().decode(bytes));
  * ```
  */
-export async function readContent(target: DeployTarget, file: string): Promise<{ contentType: string; bytes: Uint8Array }> {
+export async function readContent(
+  target: DeployTarget,
+  file: string,
+): Promise<{ contentType: string; bytes: Uint8Array }> {
   const t = resolveTarget(target);
   const path = contentPath(file);
   if (path === '') throw new VespaBulkError('VB_USAGE', 'content cat needs a file path, e.g. services.xml');
-  const response = await configRequest(t, { step: 'content cat', method: 'GET', path: `${applicationPath(t)}/content/${path}` });
+  const response = await configRequest(t, {
+    step: 'content cat',
+    method: 'GET',
+    path: `${applicationPath(t)}/content/${path}`,
+  });
   // A directory answers its listing; printing that as the file's content would mislead.
-  if (!path.endsWith('.json') && Array.isArray(response.json) && response.json.every((u) => typeof u === 'string' && u.includes('/content/'))) {
+  if (
+    !path.endsWith('.json') &&
+    Array.isArray(response.json) &&
+    response.json.every((u) => typeof u === 'string' && u.includes('/content/'))
+  ) {
     throw new VespaBulkError('VB_DEPLOY', `content cat failed: '${file}' is a directory; list it with content ls`);
   }
   return { contentType: response.contentType, bytes: response.bytes };
@@ -82,7 +101,8 @@ export async function readContent(target: DeployTarget, file: string): Promise<{
 function contentPath(path: string): string {
   const trimmed = path.replace(/^\/+/, '');
   const segments = trimmed.split('/');
-  if (segments.some((s) => s === '..' || s === '.')) throw new VespaBulkError('VB_USAGE', `'${path}' must be a path inside the application package (no '.' or '..')`);
+  if (segments.some((s) => s === '..' || s === '.'))
+    throw new VespaBulkError('VB_USAGE', `'${path}' must be a path inside the application package (no '.' or '..')`);
   return segments.map(encodeURIComponent).join('/');
 }
 
@@ -105,13 +125,20 @@ export interface RestartOptions {
  * await restartServices({ configUrl: 'http://127.0.0.1:19071' }, { clusterType: ['container'] });
  * ```
  */
-export async function restartServices(target: DeployTarget, options: RestartOptions = {}): Promise<{ message: string }> {
+export async function restartServices(
+  target: DeployTarget,
+  options: RestartOptions = {},
+): Promise<{ message: string }> {
   const t = resolveTarget(target);
   const response = await configRequest(t, {
     step: 'restart',
     method: 'POST',
     path: `${applicationPath(t)}/restart`,
-    query: { hostname: nonEmpty(options.hostname), clusterType: nonEmpty(options.clusterType), clusterId: nonEmpty(options.clusterId) },
+    query: {
+      hostname: nonEmpty(options.hostname),
+      clusterType: nonEmpty(options.clusterType),
+      clusterId: nonEmpty(options.clusterId),
+    },
   });
   return jsonObject('restart', response);
 }
@@ -175,10 +202,16 @@ export async function triggerReindex(target: DeployTarget, options: ReindexOptio
  */
 export async function getReindexing(target: DeployTarget): Promise<ReindexingStatus> {
   const t = resolveTarget(target);
-  return jsonObject<ReindexingStatus>('reindexing', await configRequest(t, { step: 'reindexing', method: 'GET', path: `${applicationPath(t)}/reindexing` }));
+  return jsonObject<ReindexingStatus>(
+    'reindexing',
+    await configRequest(t, { step: 'reindexing', method: 'GET', path: `${applicationPath(t)}/reindexing` }),
+  );
 }
 
 const nonEmpty = (list: string[] | undefined): string[] | undefined => {
-  const values = (list ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  const values = (list ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
   return values.length === 0 ? undefined : values;
 };

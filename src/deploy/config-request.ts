@@ -29,7 +29,9 @@ export class DeployError extends VespaBulkError {
     /** What the user should check, e.g. the credentials on a 401/403. */
     readonly hint?: string,
   ) {
-    super('VB_DEPLOY', `${step} failed: ${status} ${errorCode}: ${serverMessage}${hint ? ` (${hint})` : ''}`, { status });
+    super('VB_DEPLOY', `${step} failed: ${status} ${errorCode}: ${serverMessage}${hint ? ` (${hint})` : ''}`, {
+      status,
+    });
     this.name = 'DeployError';
   }
 }
@@ -74,14 +76,22 @@ export async function configRequest(target: ResolvedTarget, req: ConfigRequest):
     response = await send(configTransport(target), {
       method: req.method,
       path: `${url.pathname}${url.search}`,
-      headers: headerList({ accept: 'application/json', ...(req.contentType ? { 'content-type': req.contentType } : {}), ...target.headers }),
+      headers: headerList({
+        accept: 'application/json',
+        ...(req.contentType ? { 'content-type': req.contentType } : {}),
+        ...target.headers,
+      }),
       body: req.body === undefined ? null : Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength),
       timeoutMs,
     });
   } catch (err) {
     if (!(err instanceof TransportError)) throw err;
     const message = `${req.step} failed: cannot reach the config server at ${target.configUrl}: ${err.unreachable ?? err.message}${tlsHint(err, url.protocol === 'https:')}`;
-    throw new VespaBulkError(err.code === 'VB_TIMEOUT' ? 'VB_TIMEOUT' : 'VB_TRANSPORT', redact(message, target.secrets), { cause: err });
+    throw new VespaBulkError(
+      err.code === 'VB_TIMEOUT' ? 'VB_TIMEOUT' : 'VB_TRANSPORT',
+      redact(message, target.secrets),
+      { cause: err },
+    );
   }
   const bytes = new Uint8Array(response.body.buffer, response.body.byteOffset, response.body.byteLength);
   const contentType = header(response.headers, 'content-type') ?? '';
@@ -97,7 +107,10 @@ export async function configRequest(target: ResolvedTarget, req: ConfigRequest):
   if (status >= 200 && status < 300) return { status, contentType, bytes, json };
   const body = json as { 'error-code'?: unknown; message?: unknown } | undefined;
   const errorCode = typeof body?.['error-code'] === 'string' ? body['error-code'] : 'HTTP_' + status;
-  const message = typeof body?.message === 'string' ? body.message : new TextDecoder().decode(bytes).slice(0, 500).trim() || '(empty body)';
+  const message =
+    typeof body?.message === 'string'
+      ? body.message
+      : new TextDecoder().decode(bytes).slice(0, 500).trim() || '(empty body)';
   const hint = isAuthFailure(status) ? authFailureHint(status) : undefined;
   throw new DeployError(req.step, status, errorCode, redact(message, target.secrets), json, hint);
 }
@@ -105,14 +118,21 @@ export async function configRequest(target: ResolvedTarget, req: ConfigRequest):
 /** What a TLS failure usually means, in words the flags use (the words of `err.unreachable`, where it has them, say it already). */
 function tlsHint(err: TransportError, https: boolean): string {
   if (err.unreachable !== undefined || !https) return '';
-  if (err.failure === 'tls') return ' (TLS handshake refused: check --cert / --key and that the server trusts their CA)';
+  if (err.failure === 'tls')
+    return ' (TLS handshake refused: check --cert / --key and that the server trusts their CA)';
   return '';
 }
 
 /** The JSON body of a 2xx response, which must be an object. */
 export function jsonObject<T>(step: string, response: ConfigResponse): T {
   if (typeof response.json !== 'object' || response.json === null) {
-    throw new DeployError(step, response.status, 'BAD_RESPONSE', `expected a JSON object, got ${response.contentType || 'no content type'}`, undefined);
+    throw new DeployError(
+      step,
+      response.status,
+      'BAD_RESPONSE',
+      `expected a JSON object, got ${response.contentType || 'no content type'}`,
+      undefined,
+    );
   }
   return response.json as T;
 }

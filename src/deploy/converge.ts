@@ -23,7 +23,12 @@ export interface ConvergenceQuery {
  */
 export async function getConvergence(target: DeployTarget, query: ConvergenceQuery = {}): Promise<ConvergenceResult> {
   const t = resolveTarget(target);
-  const response = await configRequest(t, { step: 'converge', method: 'GET', path: `${applicationPath(t)}/serviceconverge`, query: { vespaVersion: query.vespaVersion } });
+  const response = await configRequest(t, {
+    step: 'converge',
+    method: 'GET',
+    path: `${applicationPath(t)}/serviceconverge`,
+    query: { vespaVersion: query.vespaVersion },
+  });
   return jsonObject<ConvergenceResult>('converge', response);
 }
 
@@ -39,7 +44,11 @@ export async function getConvergence(target: DeployTarget, query: ConvergenceQue
  */
 export async function getServiceConvergence(target: DeployTarget, hostPort: string): Promise<SingleServiceConvergence> {
   const t = resolveTarget(target);
-  const response = await configRequest(t, { step: 'converge', method: 'GET', path: `${applicationPath(t)}/serviceconverge/${encodeURIComponent(hostPort)}` });
+  const response = await configRequest(t, {
+    step: 'converge',
+    method: 'GET',
+    path: `${applicationPath(t)}/serviceconverge/${encodeURIComponent(hostPort)}`,
+  });
   return jsonObject<SingleServiceConvergence>('converge', response);
 }
 
@@ -68,7 +77,10 @@ export interface WaitForConvergenceOptions extends ConvergenceQuery {
  * await waitForConvergence(target, { timeoutMs: 300_000, generation: application?.generation });
  * ```
  */
-export async function waitForConvergence(target: DeployTarget, options: WaitForConvergenceOptions): Promise<ConvergenceResult> {
+export async function waitForConvergence(
+  target: DeployTarget,
+  options: WaitForConvergenceOptions,
+): Promise<ConvergenceResult> {
   checkDuration(options, 'timeoutMs');
   checkDuration(options, 'pollIntervalMs', true);
   const deadline = Date.now() + options.timeoutMs;
@@ -76,11 +88,14 @@ export async function waitForConvergence(target: DeployTarget, options: WaitForC
   for (;;) {
     const result = await getConvergence(target, options);
     options.onPoll?.(result);
-    const done = result.converged && (options.generation === undefined || result.wantedGeneration >= options.generation);
+    const done =
+      result.converged && (options.generation === undefined || result.wantedGeneration >= options.generation);
     if (done) return result;
     const left = deadline - Date.now();
     if (left <= 0) {
-      const behind = (result.services ?? []).filter((s) => s.currentGeneration !== result.wantedGeneration).map((s) => `${s.type} ${s.host}:${s.port} at ${s.currentGeneration}`);
+      const behind = (result.services ?? [])
+        .filter((s) => s.currentGeneration !== result.wantedGeneration)
+        .map((s) => `${s.type} ${s.host}:${s.port} at ${s.currentGeneration}`);
       throw new VespaBulkError(
         'VB_TIMEOUT',
         `converge failed: services did not reach generation ${result.wantedGeneration} within ${Math.round(options.timeoutMs / 1000)} s (current generation ${result.currentGeneration}${behind.length > 0 ? `; behind: ${behind.join(', ')}` : ''})`,
@@ -103,7 +118,9 @@ export async function waitForConvergence(target: DeployTarget, options: WaitForC
 export async function waitForServiceConvergence(
   target: DeployTarget,
   hostPort: string,
-  options: Omit<WaitForConvergenceOptions, 'onPoll' | 'vespaVersion'> & { onPoll?: (result: SingleServiceConvergence) => void },
+  options: Omit<WaitForConvergenceOptions, 'onPoll' | 'vespaVersion'> & {
+    onPoll?: (result: SingleServiceConvergence) => void;
+  },
 ): Promise<SingleServiceConvergence> {
   checkDuration(options, 'timeoutMs');
   checkDuration(options, 'pollIntervalMs', true);
@@ -112,7 +129,8 @@ export async function waitForServiceConvergence(
   for (;;) {
     const result = await getServiceConvergence(target, hostPort);
     options.onPoll?.(result);
-    if (result.converged && (options.generation === undefined || result.wantedGeneration >= options.generation)) return result;
+    if (result.converged && (options.generation === undefined || result.wantedGeneration >= options.generation))
+      return result;
     const left = deadline - Date.now();
     if (left <= 0) {
       throw new VespaBulkError(

@@ -11,7 +11,14 @@ export {
   type RestartOptions,
   type ReindexOptions,
 } from './application.js';
-export { getConvergence, getServiceConvergence, waitForConvergence, waitForServiceConvergence, type ConvergenceQuery, type WaitForConvergenceOptions } from './converge.js';
+export {
+  getConvergence,
+  getServiceConvergence,
+  waitForConvergence,
+  waitForServiceConvergence,
+  type ConvergenceQuery,
+  type WaitForConvergenceOptions,
+} from './converge.js';
 export { readPackage, type PackageUpload } from './package.js';
 export { rememberSession, recallSession, sessionStateFile, type RememberedSession } from './session-state.js';
 export { DeployError, configRequest, type ConfigRequest, type ConfigResponse } from './config-request.js';

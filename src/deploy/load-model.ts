@@ -2,7 +2,12 @@ import { VespaBulkError } from '../core/errors.js';
 import { listContent, readContent } from './application.js';
 import { readPackage } from './package.js';
 import type { DeployTarget } from './target.js';
-import { InvalidPackageError, readApplicationPackage, readPackageFiles, type ApplicationPackage } from '../schema/app-package.js';
+import {
+  InvalidPackageError,
+  readApplicationPackage,
+  readPackageFiles,
+  type ApplicationPackage,
+} from '../schema/app-package.js';
 import { documentModelOf, type DocumentModel } from '../schema/document-model.js';
 
 /** The document model of a package on disk (a directory, a .zip or a gzipped tar); an unreadable one is a usage error saying why. */
@@ -28,7 +33,8 @@ function modelOf(read: () => ApplicationPackage, where: string): DocumentModel {
   try {
     return documentModelOf(read());
   } catch (err) {
-    if (err instanceof InvalidPackageError) throw new VespaBulkError('VB_USAGE', `${where}: ${err.message}`, { cause: err });
+    if (err instanceof InvalidPackageError)
+      throw new VespaBulkError('VB_USAGE', `${where}: ${err.message}`, { cause: err });
     throw err;
   }
 }

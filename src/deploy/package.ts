@@ -35,11 +35,19 @@ export async function readPackage(path: string): Promise<PackageUpload> {
     } catch (err) {
       throw new VespaBulkError('VB_USAGE', `'${path}' is not a readable zip file: ${(err as Error).message}`);
     }
-    if (!hasServicesXml(names)) throw new VespaBulkError('VB_USAGE', `'${path}' has no services.xml at its root: it is not an application package`);
+    if (!hasServicesXml(names))
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `'${path}' has no services.xml at its root: it is not an application package`,
+      );
     return { body: bytes, contentType: 'application/zip', source: 'zip', files: names.filter((n) => !n.endsWith('/')) };
   }
-  if (bytes[0] === 0x1f && bytes[1] === 0x8b) return { body: bytes, contentType: 'application/x-gzip', source: 'gzip', files: tarFiles(path, bytes) };
-  throw new VespaBulkError('VB_USAGE', `'${path}' is neither a directory nor a zip file (nor a gzipped tar): give an application package directory or its .zip`);
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b)
+    return { body: bytes, contentType: 'application/x-gzip', source: 'gzip', files: tarFiles(path, bytes) };
+  throw new VespaBulkError(
+    'VB_USAGE',
+    `'${path}' is neither a directory nor a zip file (nor a gzipped tar): give an application package directory or its .zip`,
+  );
 }
 
 /** The files of a gzipped tar package, which must hold services.xml at its root (or in its one top directory). */
@@ -51,7 +59,11 @@ function tarFiles(path: string, bytes: Uint8Array): string[] {
     throw new VespaBulkError('VB_USAGE', `'${path}' is not a readable gzip file: ${(err as Error).message}`);
   }
   // nanotar reads anything as a tar; a first header whose checksum does not add up means it is not one.
-  if (!isTarHeader(tar)) throw new VespaBulkError('VB_USAGE', `'${path}' is gzipped but holds no tar archive: it is not an application package`);
+  if (!isTarHeader(tar))
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `'${path}' is gzipped but holds no tar archive: it is not an application package`,
+    );
   let names: string[];
   try {
     names = parseTar(tar)
@@ -60,11 +72,13 @@ function tarFiles(path: string, bytes: Uint8Array): string[] {
   } catch (err) {
     throw new VespaBulkError('VB_USAGE', `'${path}' is not a readable tar archive: ${(err as Error).message}`);
   }
-  if (!hasServicesXml(names)) throw new VespaBulkError('VB_USAGE', `'${path}' has no services.xml at its root: it is not an application package`);
+  if (!hasServicesXml(names))
+    throw new VespaBulkError('VB_USAGE', `'${path}' has no services.xml at its root: it is not an application package`);
   return names.filter((n) => !n.endsWith('/')).sort();
 }
 
-const hasServicesXml = (names: string[]): boolean => names.includes('services.xml') || names.some((n) => /^[^/]+\/services\.xml$/.test(n));
+const hasServicesXml = (names: string[]): boolean =>
+  names.includes('services.xml') || names.some((n) => /^[^/]+\/services\.xml$/.test(n));
 
 /** Hidden files and directories (.git, .vespa-bulk, editor files) never belong in a package. */
 const skipped = (name: string): boolean => name.startsWith('.');
@@ -85,6 +99,7 @@ async function zipDirectory(dir: string): Promise<PackageUpload> {
     throw new VespaBulkError('VB_USAGE', `'${dir}' has no services.xml: it is not an application package directory`);
   }
   const zippable: Zippable = {};
-  for (let i = 0; i < paths.length; i++) zippable[relative(dir, paths[i]).split(sep).join('/')] = new Uint8Array(await readFile(paths[i]));
+  for (let i = 0; i < paths.length; i++)
+    zippable[relative(dir, paths[i]).split(sep).join('/')] = new Uint8Array(await readFile(paths[i]));
   return { body: zipSync(zippable, { level: 6 }), contentType: 'application/zip', source: 'directory', files };
 }

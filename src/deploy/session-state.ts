@@ -20,7 +20,10 @@ export function sessionStateFile(cwd = process.cwd()): string {
 }
 
 /** Stores the prepared session id so a later `activate` without an id finds it (as the CLI does). */
-export async function rememberSession(session: Omit<RememberedSession, 'preparedAt'>, file = sessionStateFile()): Promise<void> {
+export async function rememberSession(
+  session: Omit<RememberedSession, 'preparedAt'>,
+  file = sessionStateFile(),
+): Promise<void> {
   await mkdir(dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify({ ...session, preparedAt: new Date().toISOString() })}\n`);
 }
@@ -29,7 +32,8 @@ export async function rememberSession(session: Omit<RememberedSession, 'prepared
 export async function recallSession(file = sessionStateFile()): Promise<RememberedSession | undefined> {
   try {
     const value = JSON.parse(await readFile(file, 'utf8')) as Partial<RememberedSession>;
-    if (typeof value.sessionId !== 'string' || typeof value.configUrl !== 'string' || typeof value.tenant !== 'string') return undefined;
+    if (typeof value.sessionId !== 'string' || typeof value.configUrl !== 'string' || typeof value.tenant !== 'string')
+      return undefined;
     return value as RememberedSession;
   } catch {
     return undefined;

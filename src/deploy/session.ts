@@ -34,7 +34,13 @@ export interface PrepareOptions {
 export async function uploadPackage(target: DeployTarget, pkg: string | PackageUpload): Promise<UploadResult> {
   const t = resolveTarget(target);
   const upload = typeof pkg === 'string' ? await readPackage(pkg) : pkg;
-  const response = await configRequest(t, { step: 'upload', method: 'POST', path: `${tenantPath(t)}/session`, body: upload.body, contentType: upload.contentType });
+  const response = await configRequest(t, {
+    step: 'upload',
+    method: 'POST',
+    path: `${tenantPath(t)}/session`,
+    body: upload.body,
+    contentType: upload.contentType,
+  });
   return jsonObject<UploadResult>('upload', response);
 }
 
@@ -50,7 +56,11 @@ export async function uploadPackage(target: DeployTarget, pkg: string | PackageU
  * for (const action of prepared.configChangeActions.restart) console.log('restart needed:', action.messages);
  * ```
  */
-export async function prepareSession(target: DeployTarget, sessionId: string, options: PrepareOptions = {}): Promise<PrepareResult> {
+export async function prepareSession(
+  target: DeployTarget,
+  sessionId: string,
+  options: PrepareOptions = {},
+): Promise<PrepareResult> {
   checkDuration(options, 'timeoutSeconds', true);
   const t = resolveTarget(target);
   const response = await configRequest(t, {
@@ -73,7 +83,11 @@ export async function prepareSession(target: DeployTarget, sessionId: string, op
  * await activateSession({ configUrl: 'http://127.0.0.1:19071' }, '42');
  * ```
  */
-export async function activateSession(target: DeployTarget, sessionId: string, options: { ignoreSessionStaleFailure?: boolean } = {}): Promise<ActivateResult> {
+export async function activateSession(
+  target: DeployTarget,
+  sessionId: string,
+  options: { ignoreSessionStaleFailure?: boolean } = {},
+): Promise<ActivateResult> {
   const t = resolveTarget(target);
   const response = await configRequest(t, {
     step: 'activate',
@@ -94,7 +108,11 @@ export async function activateSession(target: DeployTarget, sessionId: string, o
  * console.log(result['session-id'], result.activated);
  * ```
  */
-export async function prepareAndActivate(target: DeployTarget, pkg: string | PackageUpload, options: PrepareOptions = {}): Promise<PrepareAndActivateResult> {
+export async function prepareAndActivate(
+  target: DeployTarget,
+  pkg: string | PackageUpload,
+  options: PrepareOptions = {},
+): Promise<PrepareAndActivateResult> {
   const t = resolveTarget(target);
   const upload = typeof pkg === 'string' ? await readPackage(pkg) : pkg;
   const response = await configRequest(t, {
@@ -109,7 +127,11 @@ export async function prepareAndActivate(target: DeployTarget, pkg: string | Pac
   return normalizeActions(jsonObject<PrepareAndActivateResult>('prepareandactivate', response));
 }
 
-function prepareQuery(applicationName: string, instance: string, o: PrepareOptions): Record<string, string | number | boolean | undefined> {
+function prepareQuery(
+  applicationName: string,
+  instance: string,
+  o: PrepareOptions,
+): Record<string, string | number | boolean | undefined> {
   return {
     applicationName,
     instance,
@@ -122,7 +144,13 @@ function prepareQuery(applicationName: string, instance: string, o: PrepareOptio
 }
 
 /** Older servers omit empty action lists; callers can always iterate all three. */
-function normalizeActions<T extends { configChangeActions: PrepareResult['configChangeActions']; log: PrepareResult['log'] }>(result: T): T {
+function normalizeActions<
+  T extends { configChangeActions: PrepareResult['configChangeActions']; log: PrepareResult['log'] },
+>(result: T): T {
   const a = (result.configChangeActions ?? {}) as Partial<PrepareResult['configChangeActions']>;
-  return { ...result, log: result.log ?? [], configChangeActions: { restart: a.restart ?? [], refeed: a.refeed ?? [], reindex: a.reindex ?? [] } };
+  return {
+    ...result,
+    log: result.log ?? [],
+    configChangeActions: { restart: a.restart ?? [], refeed: a.refeed ?? [], reindex: a.reindex ?? [] },
+  };
 }

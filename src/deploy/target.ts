@@ -59,7 +59,12 @@ export function configTransport(target: ResolvedTarget): Transport {
   const origin = new URL(target.configUrl).origin;
   let transport = byOrigin.get(origin);
   if (transport === undefined) {
-    transport = createTransport({ origin, protocol: 'http1.1', connections: 4, ...(security !== undefined && needsTlsMaterial(security) && { tls: connectOptions(security) }) });
+    transport = createTransport({
+      origin,
+      protocol: 'http1.1',
+      connections: 4,
+      ...(security !== undefined && needsTlsMaterial(security) && { tls: connectOptions(security) }),
+    });
     byOrigin.set(origin, transport);
   }
   return transport;
@@ -68,7 +73,8 @@ export function configTransport(target: ResolvedTarget): Transport {
 /** The target with every default filled in. */
 export function resolveTarget(target: DeployTarget = {}): ResolvedTarget {
   const security = target.security;
-  const headers = security === undefined ? (target.headers ?? {}) : { ...(target.headers ?? {}), ...securityHeaders(security) };
+  const headers =
+    security === undefined ? (target.headers ?? {}) : { ...(target.headers ?? {}), ...securityHeaders(security) };
   const configUrl = (target.configUrl ?? defaultConfigUrl).replace(/\/+$/, '');
   return {
     configUrl,

@@ -38,5 +38,8 @@ function textOfHtml(html: string): string | undefined {
 }
 
 function decode(text: string): string {
-  return text.replace(/&(lt|gt|quot|#39|apos|nbsp|amp);/g, (_, e: string) => ({ lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'", nbsp: ' ', amp: '&' })[e]!);
+  return text.replace(
+    /&(lt|gt|quot|#39|apos|nbsp|amp);/g,
+    (_, e: string) => ({ lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'", nbsp: ' ', amp: '&' })[e]!,
+  );
 }

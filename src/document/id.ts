@@ -17,7 +17,7 @@ const int64Min = -(2n ** 63n);
 const int64Max = 2n ** 63n - 1n;
 
 // Control characters other than tab, LF and CR are refused by the service.
- 
+
 const forbiddenControl = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/;
 // With the u flag this matches only unpaired surrogates: text that has no UTF-8 form and cannot be URL-encoded.
 const loneSurrogate = /[\ud800-\udfff]/u;
@@ -74,7 +74,12 @@ export function parseDocumentId(id: string): DocumentId {
   if (kv.startsWith('n=')) {
     const number = kv.slice(2);
     if (!isInt64(number)) {
-      throw bad(id, /^[+-]?\d+$/.test(number) ? `'n=${number}' is outside the signed 64-bit range [${String(int64Min)}, ${String(int64Max)}]` : `'n=' needs a signed 64-bit integer, got '${number}'`);
+      throw bad(
+        id,
+        /^[+-]?\d+$/.test(number)
+          ? `'n=${number}' is outside the signed 64-bit range [${String(int64Min)}, ${String(int64Max)}]`
+          : `'n=' needs a signed 64-bit integer, got '${number}'`,
+      );
     }
     return { namespace, type, kind: 'number', number, local };
   }
@@ -130,7 +135,10 @@ export function encodePathSegment(segment: string): string {
 function pathNumber(d: DocumentId & { kind: 'number' }): string {
   const n = BigInt(d.number);
   if (n < 0n) {
-    throw bad(formatDocumentId(d), `'n=${d.number}' is negative: /document/v1 reads the path's number as unsigned, so no client can write a document with a negative 'n'`);
+    throw bad(
+      formatDocumentId(d),
+      `'n=${d.number}' is negative: /document/v1 reads the path's number as unsigned, so no client can write a document with a negative 'n'`,
+    );
   }
   return n.toString();
 }

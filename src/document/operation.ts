@@ -1,6 +1,17 @@
 import { VespaBulkError } from '../core/errors.js';
 import { parseDocumentId, toDocumentPath } from './id.js';
-import { COLON, COMMA, LBRACE, QUOTE, RBRACE, decodeString, skipString, skipValue, skipWhitespace, syntaxError } from '../core/json-scan.js';
+import {
+  COLON,
+  COMMA,
+  LBRACE,
+  QUOTE,
+  RBRACE,
+  decodeString,
+  skipString,
+  skipValue,
+  skipWhitespace,
+  syntaxError,
+} from '../core/json-scan.js';
 
 /**
  * One feed operation as routing needs it. The document itself stays the raw bytes of `fields`: it is sent as
@@ -54,13 +65,19 @@ export function parseOperation(buf: Buffer): FeedOperation {
       if (kind !== undefined) throw badOperation(`operation has both '${kindKey}' and '${key}'`);
       kind = opKind;
       kindKey = key;
-      id = buf[valueStart] === QUOTE ? decodeString(buf, valueStart, valueEnd) : JSON.parse(buf.toString('utf8', valueStart, valueEnd));
+      id =
+        buf[valueStart] === QUOTE
+          ? decodeString(buf, valueStart, valueEnd)
+          : JSON.parse(buf.toString('utf8', valueStart, valueEnd));
     } else if (key === 'fields') {
       if (buf[valueStart] !== LBRACE) throw badOperation("'fields' must be an object");
       fields = buf.subarray(valueStart, valueEnd);
     } else if (key === 'condition') {
       hasCondition = true;
-      condition = buf[valueStart] === QUOTE ? decodeString(buf, valueStart, valueEnd) : JSON.parse(buf.toString('utf8', valueStart, valueEnd));
+      condition =
+        buf[valueStart] === QUOTE
+          ? decodeString(buf, valueStart, valueEnd)
+          : JSON.parse(buf.toString('utf8', valueStart, valueEnd));
     } else if (key === 'create') {
       hasCreate = true;
       create = JSON.parse(buf.toString('utf8', valueStart, valueEnd));
@@ -84,7 +101,8 @@ export function parseOperation(buf: Buffer): FeedOperation {
   if (hasCondition && typeof condition !== 'string') throw badOperation("'condition' must be a string");
   if (hasCreate && typeof create !== 'boolean') throw badOperation("'create' must be true or false");
   if (kind === 'remove' && fields !== undefined) throw badOperation("a remove must not have 'fields'");
-  if (kind !== 'remove' && fields === undefined) throw badOperation(`a${kind === 'update' ? 'n update' : ' put'} needs 'fields'`);
+  if (kind !== 'remove' && fields === undefined)
+    throw badOperation(`a${kind === 'update' ? 'n update' : ' put'} needs 'fields'`);
   const path = toDocumentPath(parseDocumentId(id));
   const op: FeedOperation = { kind, id, path };
   if (fields !== undefined) op.fields = fields;
@@ -95,7 +113,8 @@ export function parseOperation(buf: Buffer): FeedOperation {
 
 /** An operation given as an object (library callers); `fields` is serialised once, here. */
 export function operationFromObject(value: unknown): FeedOperation {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badOperation('an operation must be an object');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw badOperation('an operation must be an object');
   return parseOperation(Buffer.from(JSON.stringify(value)));
 }
 

@@ -24,13 +24,19 @@ function documentObjectOf(text: string): Record<string, unknown> {
   } catch (err) {
     throw new VespaBulkError('VB_BAD_JSON', `the document is not valid JSON: ${(err as Error).message}`);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new VespaBulkError('VB_USAGE', 'the document must be a JSON object');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new VespaBulkError('VB_USAGE', 'the document must be a JSON object');
   return value as Record<string, unknown>;
 }
 
 /** `{"fields":{...}}`, possibly with the other keys of a feed operation, rather than the fields alone. */
 function isFeedShaped(o: Record<string, unknown>): boolean {
-  return typeof o.fields === 'object' && o.fields !== null && !Array.isArray(o.fields) && Object.keys(o).every((k) => ['fields', 'put', 'update', 'id', 'condition', 'create'].includes(k));
+  return (
+    typeof o.fields === 'object' &&
+    o.fields !== null &&
+    !Array.isArray(o.fields) &&
+    Object.keys(o).every((k) => ['fields', 'put', 'update', 'id', 'condition', 'create'].includes(k))
+  );
 }
 
 /** What a document given as a feed operation says besides its fields. */
@@ -57,16 +63,27 @@ export function operationMetaOf(text: string): OperationMeta {
   if (hasOperationKey) {
     try {
       const op = parseOperation(Buffer.from(text.trim()));
-      return { kind: op.kind, id: op.id, ...(op.condition !== undefined && { condition: op.condition }), ...(op.create !== undefined && { create: op.create }) };
+      return {
+        kind: op.kind,
+        id: op.id,
+        ...(op.condition !== undefined && { condition: op.condition }),
+        ...(op.create !== undefined && { create: op.create }),
+      };
     } catch (err) {
       // A mistake in what the user handed over: bad usage, not a failed operation.
-      if (isVespaBulkError(err) && err.code !== 'VB_USAGE') throw new VespaBulkError('VB_USAGE', `the document: ${err.message}`, { cause: err });
+      if (isVespaBulkError(err) && err.code !== 'VB_USAGE')
+        throw new VespaBulkError('VB_USAGE', `the document: ${err.message}`, { cause: err });
       throw err;
     }
   }
-  if (o.condition !== undefined && typeof o.condition !== 'string') throw new VespaBulkError('VB_USAGE', 'the document: "condition" must be a string');
-  if (o.create !== undefined && typeof o.create !== 'boolean') throw new VespaBulkError('VB_USAGE', 'the document: "create" must be true or false');
-  return { ...(typeof o.condition === 'string' && { condition: o.condition }), ...(typeof o.create === 'boolean' && { create: o.create }) };
+  if (o.condition !== undefined && typeof o.condition !== 'string')
+    throw new VespaBulkError('VB_USAGE', 'the document: "condition" must be a string');
+  if (o.create !== undefined && typeof o.create !== 'boolean')
+    throw new VespaBulkError('VB_USAGE', 'the document: "create" must be true or false');
+  return {
+    ...(typeof o.condition === 'string' && { condition: o.condition }),
+    ...(typeof o.create === 'boolean' && { create: o.create }),
+  };
 }
 
 /** A document id rather than a file or JSON text: ids always start with `id:`. */
@@ -80,22 +97,32 @@ export function isDocumentId(arg: string): boolean {
  * The source is checked as JSON; a field both in it and assigned is refused rather than silently picked. A value
  * that is not JSON is taken as a string.
  */
-export function fieldsTextOf(text: string | undefined, assign: readonly string[] | undefined): { text: string; fields: Record<string, unknown> } {
+export function fieldsTextOf(
+  text: string | undefined,
+  assign: readonly string[] | undefined,
+): { text: string; fields: Record<string, unknown> } {
   let sourceText = '{}';
   let fields: Record<string, unknown> = {};
   if (text !== undefined) {
     fields = fieldsFromText(text);
     const buf = Buffer.from(text);
-    const span = isFeedShaped(JSON.parse(text) as Record<string, unknown>) ? topLevelValue(buf, 0, buf.length, 'fields') : undefined;
+    const span = isFeedShaped(JSON.parse(text) as Record<string, unknown>)
+      ? topLevelValue(buf, 0, buf.length, 'fields')
+      : undefined;
     sourceText = span === undefined ? text.trim() : buf.toString('utf8', span.start, span.end);
   }
   const members: string[] = [];
   for (const a of assign ?? []) {
     const eq = a.indexOf('=');
-    if (eq <= 0) throw new VespaBulkError('VB_USAGE', `--assign '${a}': expected field=<JSON value>, e.g. year=2001 or title='"x"'`);
+    if (eq <= 0)
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `--assign '${a}': expected field=<JSON value>, e.g. year=2001 or title='"x"'`,
+      );
     const name = a.slice(0, eq);
     const raw = a.slice(eq + 1);
-    if (Object.hasOwn(fields, name)) throw new VespaBulkError('VB_USAGE', `--assign ${name}: the field is also in the document given; say it once`);
+    if (Object.hasOwn(fields, name))
+      throw new VespaBulkError('VB_USAGE', `--assign ${name}: the field is also in the document given; say it once`);
     let value: unknown;
     let valueText: string;
     try {
@@ -128,7 +155,10 @@ export function checkGivenId(id: string): void {
  * with two, the first is the id; with one, it is the id when it looks like one (`id:...`), else the document
  * (JSON text, a file name, or `-` for stdin, for the caller to read).
  */
-export function splitPositionals(first: string | undefined, file: string | undefined): { id?: string; source?: string } {
+export function splitPositionals(
+  first: string | undefined,
+  file: string | undefined,
+): { id?: string; source?: string } {
   if (file !== undefined) return { ...(first !== undefined && { id: first }), source: file };
   if (first !== undefined && isDocumentId(first)) return { id: first };
   return first === undefined ? {} : { source: first };
@@ -164,18 +194,26 @@ export function singleOperationOf(kind: OperationKind, input: SingleOperationInp
   let id = input.id;
   if (id === undefined) {
     if (meta.id === undefined) {
-      throw new VespaBulkError('VB_USAGE', `no document id: give it before the file (${kind} <id> <file>), or as the "${kind}" key in the JSON`);
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `no document id: give it before the file (${kind} <id> <file>), or as the "${kind}" key in the JSON`,
+      );
     }
-    if (meta.kind !== kind) throw new VespaBulkError('VB_USAGE', `the command is ${kind}, but the JSON given is a ${meta.kind}`);
+    if (meta.kind !== kind)
+      throw new VespaBulkError('VB_USAGE', `the command is ${kind}, but the JSON given is a ${meta.kind}`);
     id = meta.id;
   }
   checkGivenId(id);
   if (kind === 'remove') return { kind, id, meta };
   const given = fieldsTextOf(text, input.assign);
   if (kind === 'update' && Object.keys(given.fields).length === 0) {
-    throw new VespaBulkError('VB_USAGE', 'update needs operations: JSON {"fields":{"f":{"assign":v}}}, a file, - for stdin, or --assign f=v');
+    throw new VespaBulkError(
+      'VB_USAGE',
+      'update needs operations: JSON {"fields":{"f":{"assign":v}}}, a file, - for stdin, or --assign f=v',
+    );
   }
-  if (kind === 'put' && text === undefined) throw new VespaBulkError('VB_USAGE', 'put needs the document: JSON {"fields":{...}}, a file, or - for stdin');
+  if (kind === 'put' && text === undefined)
+    throw new VespaBulkError('VB_USAGE', 'put needs the document: JSON {"fields":{...}}, a file, or - for stdin');
   return { kind, id, fields: given.text, meta };
 }
 
@@ -183,7 +221,10 @@ export function singleOperationOf(kind: OperationKind, input: SingleOperationInp
  * The condition and create an operation is sent with: as the service does with its query parameters, a value
  * given apart (a command-line flag) wins over the same key in the document.
  */
-export function conditionAndCreate(meta: OperationMeta, given: { condition?: string; create?: boolean }): { condition?: string; create?: boolean } {
+export function conditionAndCreate(
+  meta: OperationMeta,
+  given: { condition?: string; create?: boolean },
+): { condition?: string; create?: boolean } {
   const condition = given.condition ?? meta.condition;
   const create = given.create ?? meta.create;
   return { ...(condition !== undefined && { condition }), ...(create !== undefined && { create }) };

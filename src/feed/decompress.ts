@@ -81,5 +81,7 @@ export function brokenInput(err: unknown): VespaBulkError | undefined {
 
 function reasonOf(codec: Codec, err: Error): string {
   // zlib: 'unexpected end of file'; fzstd: 'unexpected EOF'. Corrupt data can end a stream early too.
-  return /unexpected end|\bEOF\b|truncated/i.test(err.message) ? `unexpected end of ${codec} data (the input is cut short or corrupt)` : `corrupt ${codec} data: ${err.message}`;
+  return /unexpected end|\bEOF\b|truncated/i.test(err.message)
+    ? `unexpected end of ${codec} data (the input is cut short or corrupt)`
+    : `corrupt ${codec} data: ${err.message}`;
 }

@@ -6,7 +6,13 @@ import { dispatchTo, header, type RawResponse } from '../http/exchange.js';
 import { answerMessage } from '../document/answer-message.js';
 import type { TransportError } from '../http/transport-error.js';
 import { isLoopback, splitEndpoint } from '../http/endpoint.js';
-import { DocumentRequestEncoder, defaultMaxRequestBytes, methodOf, requestSizeError, type EncodedBody } from '../http/document-request.js';
+import {
+  DocumentRequestEncoder,
+  defaultMaxRequestBytes,
+  methodOf,
+  requestSizeError,
+  type EncodedBody,
+} from '../http/document-request.js';
 import { isAuthFailure } from '../http/tls.js';
 import { Reachability } from '../http/reachability.js';
 import { isSafeToRepeat, parseOperation, type FeedOperation } from '../document/operation.js';
@@ -15,7 +21,14 @@ import { createThrottle, defaultMaxInflight, type FeedThrottle } from './throttl
 import { CircuitBreaker } from './breaker.js';
 import { FeedStats, type FeedStatsState } from './stats.js';
 import { resumeSkip } from './feed-checkpoint.js';
-import { readSources, type FeedSource, type InputInfo, type InputPosition, type OpenPosition, type SourceBatch } from './source.js';
+import {
+  readSources,
+  type FeedSource,
+  type InputInfo,
+  type InputPosition,
+  type OpenPosition,
+  type SourceBatch,
+} from './source.js';
 import { inShard } from './shard.js';
 import type { FeedOptions } from './options.js';
 import { FeedResult } from './operation-result.js';
@@ -24,7 +37,15 @@ import { IdSequencer } from './id-sequencer.js';
 import { OpenOperations } from './open-operations.js';
 import { checkFeedOptions } from './options.js';
 import { ArrivalSchedule } from './arrival.js';
-import type { DriverCut, DriverEnd, DriverFigures, DriverRun, FailureOutput, FeedDriver, StopReason } from './driver.js';
+import type {
+  DriverCut,
+  DriverEnd,
+  DriverFigures,
+  DriverRun,
+  FailureOutput,
+  FeedDriver,
+  StopReason,
+} from './driver.js';
 import { failUnsent, positionAfter, settleUnsent } from './unsent.js';
 import { Sleeper } from '../structures/sleeper.js';
 import { ShuffleBuffer } from './shuffle-buffer.js';
@@ -161,8 +182,15 @@ export class FeedEngine implements FeedDriver {
       dryRun: options.dryRun,
     });
     this.throttle = createThrottle(options);
-    this.breaker = new CircuitBreaker({ halfOpenAfterMs: (options.halfOpenSeconds ?? 10) * 1000, openAfterMs: (options.maxFailureSeconds ?? 60) * 1000 });
-    this.policy = { ...defaultRetryPolicy, ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}), ...options.retryPolicy };
+    this.breaker = new CircuitBreaker({
+      halfOpenAfterMs: (options.halfOpenSeconds ?? 10) * 1000,
+      openAfterMs: (options.maxFailureSeconds ?? 60) * 1000,
+    });
+    this.policy = {
+      ...defaultRetryPolicy,
+      ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+      ...options.retryPolicy,
+    };
     this.arrival = new ArrivalSchedule(options.arrivalRate, () => this.pump());
     this.shuffler = options.shuffle === true ? new ShuffleBuffer<Pending>() : undefined;
     this.shuffleBound = options.shuffleBuffer ?? defaultShuffleBuffer;
@@ -170,7 +198,12 @@ export class FeedEngine implements FeedDriver {
   }
 
   figures(): DriverFigures {
-    return { stats: this.stats, inflight: this.inflight, limit: this.throttle.limit, read: this.stats.operations + this.stats.skipped + this.stats.dropped };
+    return {
+      stats: this.stats,
+      inflight: this.inflight,
+      limit: this.throttle.limit,
+      read: this.stats.operations + this.stats.skipped + this.stats.dropped,
+    };
   }
 
   /** The figures as plain data, for a worker thread's coordinator. */
@@ -218,7 +251,19 @@ export class FeedEngine implements FeedDriver {
     const batches =
       resume?.position === null
         ? emptyBatches()
-        : readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, format: options.inputFormat, rows: options.rows, from: resume?.position ?? undefined, skip: resume !== undefined ? resumeSkip(resume) : undefined }, run.readProgress);
+        : readSources(
+            source,
+            {
+              stdin: options.stdin,
+              tls: options.tls,
+              urlRetries: options.maxRetries,
+              format: options.inputFormat,
+              rows: options.rows,
+              from: resume?.position ?? undefined,
+              skip: resume !== undefined ? resumeSkip(resume) : undefined,
+            },
+            run.readProgress,
+          );
     return this.feedBatches(batches, run);
   }
 
@@ -226,7 +271,10 @@ export class FeedEngine implements FeedDriver {
    * Feeds batches already cut (a worker thread's, routed to it), whose `input` indexes `run.inputs`, after
    * `prepare()`; resolves once every operation is finished or the feed stopped.
    */
-  async feedBatches(batches: AsyncIterable<SourceBatch>, run: Pick<DriverRun, 'inputs' | 'failures'>): Promise<DriverEnd> {
+  async feedBatches(
+    batches: AsyncIterable<SourceBatch>,
+    run: Pick<DriverRun, 'inputs' | 'failures'>,
+  ): Promise<DriverEnd> {
     if (this.transform !== undefined) batches = transformBatches(batches, this.transform);
     this.inputs = run.inputs;
     const failures = (this.failures = run.failures);
@@ -256,7 +304,11 @@ export class FeedEngine implements FeedDriver {
     if (readError !== undefined) throw readError.error;
     if (this.stopping !== undefined) this.stats.abandoned = this.unfinished.size;
     const summary = this.stats.summary(performance.now(), this.inflight, this.throttle.limit);
-    return { summary, ...(this.authStatus !== undefined && { authStatus: this.authStatus }), ...(this.unreachable !== undefined && { unreachable: this.unreachable }) };
+    return {
+      summary,
+      ...(this.authStatus !== undefined && { authStatus: this.authStatus }),
+      ...(this.unreachable !== undefined && { unreachable: this.unreachable }),
+    };
   }
 
   cut(): DriverCut {
@@ -277,7 +329,8 @@ export class FeedEngine implements FeedDriver {
       op = parseOperation(item.bytes);
     } catch (err) {
       this.stats.operations++;
-      if (item.source !== undefined) failUnsent(this.stats, item, name, transformedInvalid(err), false, this.failures, onResult);
+      if (item.source !== undefined)
+        failUnsent(this.stats, item, name, transformedInvalid(err), false, this.failures, onResult);
       else failUnsent(this.stats, item, name, err, true, this.failures, onResult);
       return;
     }
@@ -292,7 +345,18 @@ export class FeedEngine implements FeedDriver {
       return;
     }
     const seq = this.seq++;
-    const p: Pending = { seq, state: 'waiting-for-id', op, item, input, attempts: 0, deadline: 0, sentAt: 0, dueAt: this.arrival.dueAt(seq), startedAt: 0 };
+    const p: Pending = {
+      seq,
+      state: 'waiting-for-id',
+      op,
+      item,
+      input,
+      attempts: 0,
+      deadline: 0,
+      sentAt: 0,
+      dueAt: this.arrival.dueAt(seq),
+      startedAt: 0,
+    };
     this.unfinished.add(p);
     const shuffler = this.shuffler;
     if (shuffler === undefined) {
@@ -348,7 +412,12 @@ export class FeedEngine implements FeedDriver {
     this.throttle.sent(this.inflight);
     // Encoded at the first attempt and kept for the retries; dropped when the operation is done.
     if (p.body === undefined) this.encoder.encodeBody(op.fields, p);
-    const path = this.encoder.operationPath(op.path, op.condition, op.create, this.sendTimeout ? Math.max(1, p.deadline - now) : undefined);
+    const path = this.encoder.operationPath(
+      op.path,
+      op.condition,
+      op.create,
+      this.sendTimeout ? Math.max(1, p.deadline - now) : undefined,
+    );
     const body = p.body!;
     const safe = (p.safe ??= isSafeToRepeat(op));
     this.stats.requests++;
@@ -423,7 +492,15 @@ export class FeedEngine implements FeedDriver {
     p.lastStatus = status;
     p.lastMessage = `HTTP ${status} with an answer that is not JSON: outcome unknown`;
     p.lastCode = 'VB_BAD_RESPONSE';
-    const delay = retryDelay({ attempt: p.attempts, safeToRepeat: (p.safe ??= isSafeToRepeat(p.op)), maybeApplied: true, remainingMs: p.deadline - now }, this.policy);
+    const delay = retryDelay(
+      {
+        attempt: p.attempts,
+        safeToRepeat: (p.safe ??= isSafeToRepeat(p.op)),
+        maybeApplied: true,
+        remainingMs: p.deadline - now,
+      },
+      this.policy,
+    );
     this.retryOrFail(p, delay, undefined);
   }
 
@@ -490,7 +567,13 @@ export class FeedEngine implements FeedDriver {
     this.pump();
   }
 
-  private complete(p: Pending, ok: boolean, status: number | undefined, message: string | undefined, body: Buffer | undefined): void {
+  private complete(
+    p: Pending,
+    ok: boolean,
+    status: number | undefined,
+    message: string | undefined,
+    body: Buffer | undefined,
+  ): void {
     p.state = 'done';
     this.unfinished.delete(p);
     if (p.attempts > 0) this.stats.operationDone((performance.now() - p.startedAt) * 1000);
@@ -498,17 +581,31 @@ export class FeedEngine implements FeedDriver {
     if (ok) this.stats.ok++;
     else {
       this.stats.errors++;
-      const reason = { input: name, inputLine: p.item.line, id: p.op.id, operation: p.op.kind, status, message: message ?? 'failed', attempts: p.attempts, code: p.lastCode };
+      const reason = {
+        input: name,
+        inputLine: p.item.line,
+        id: p.op.id,
+        operation: p.op.kind,
+        status,
+        message: message ?? 'failed',
+        attempts: p.attempts,
+        code: p.lastCode,
+      };
       if (reason.code === undefined) delete reason.code;
       if (reason.status === undefined) delete reason.status;
       this.failures?.write(p.item.source ?? p.item.bytes, reason, false);
     }
     const onResult = this.options.onResult;
-    if (onResult !== undefined && (!ok || this.options.onResultOnlyFailed !== true)) onResult(new FeedResult(ok, p, name, status, message, body));
+    if (onResult !== undefined && (!ok || this.options.onResultOnlyFailed !== true))
+      onResult(new FeedResult(ok, p, name, status, message, body));
     p.body = undefined;
     const next = this.sequencer.release(p.op.id);
     if (next !== undefined) this.enqueue(next);
-    if (this.sleeper.sleeping && (this.stopping !== undefined || this.readAhead() < this.maxUnfinished * 0.75 || this.unfinished.size === 0)) this.sleeper.wakeUp();
+    if (
+      this.sleeper.sleeping &&
+      (this.stopping !== undefined || this.readAhead() < this.maxUnfinished * 0.75 || this.unfinished.size === 0)
+    )
+      this.sleeper.wakeUp();
   }
 
   private tick(): void {
@@ -534,7 +631,6 @@ export class FeedEngine implements FeedDriver {
   private readAhead(): number {
     return this.unfinished.size - (this.shuffler?.size ?? 0);
   }
-
 
   /** Waits until every operation read is finished, or, when stopping, until in-flight requests end or the grace period is over. */
   private async finish(): Promise<void> {
@@ -562,7 +658,11 @@ async function* emptyBatches(): AsyncGenerator<SourceBatch> {}
 
 /** A transform returned an operation that is not one: the reason says so, with what is wrong with it. */
 function transformedInvalid(err: unknown): VespaBulkError {
-  return new VespaBulkError('VB_TRANSFORM', `transform: returned an invalid operation: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  return new VespaBulkError(
+    'VB_TRANSFORM',
+    `transform: returned an invalid operation: ${err instanceof Error ? err.message : String(err)}`,
+    { cause: err },
+  );
 }
 
 /** Whether a 2xx body is what the service sends: empty, or a JSON object (checked by its ends only: cheap). */

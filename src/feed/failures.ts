@@ -73,7 +73,11 @@ export class FailureWriter {
         if (size < length) throw new Error(`it holds ${size} bytes, the checkpoint counts ${length}`);
         truncateSync(file, length);
       } catch (err) {
-        throw new VespaBulkError('VB_USAGE', `cannot continue the failure output '${file}' of the checkpoint: ${(err as Error).message}`, { cause: err });
+        throw new VespaBulkError(
+          'VB_USAGE',
+          `cannot continue the failure output '${file}' of the checkpoint: ${(err as Error).message}`,
+          { cause: err },
+        );
       }
     }
     this.lines = resumeAt.lines;
@@ -130,7 +134,8 @@ export class FailureWriter {
       await new Promise<void>((resolve) => s.write(Buffer.alloc(0), () => resolve()));
       if (this.error) throw this.error;
       const fd = (s as WriteStream & { fd: number | null }).fd;
-      if (typeof fd === 'number') await new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
+      if (typeof fd === 'number')
+        await new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
     }
   }
 

@@ -64,7 +64,8 @@ export function feedCheckpointText(checkpoint: FeedCheckpoint): string {
   const { unfinished, ...rest } = checkpoint;
   const text = JSON.stringify(rest, null, 2);
   if (unfinished === undefined) return `${text}\n`;
-  const list = unfinished.length === 0 ? '[]' : `[\n${unfinished.map((e) => `    ${JSON.stringify(e)}`).join(',\n')}\n  ]`;
+  const list =
+    unfinished.length === 0 ? '[]' : `[\n${unfinished.map((e) => `    ${JSON.stringify(e)}`).join(',\n')}\n  ]`;
   return `${text.slice(0, -2)},\n  "unfinished": ${list}\n}\n`;
 }
 
@@ -81,25 +82,38 @@ export function feedCheckpointText(checkpoint: FeedCheckpoint): string {
  */
 export async function readFeedCheckpoint(path: string): Promise<FeedCheckpoint> {
   const value = await readCheckpointFile(path);
-  if (value === undefined) throw new VespaBulkError('VB_USAGE', `cannot read checkpoint '${path}': no such file, or it is empty`, { place: { file: path } });
+  if (value === undefined)
+    throw new VespaBulkError('VB_USAGE', `cannot read checkpoint '${path}': no such file, or it is empty`, {
+      place: { file: path },
+    });
   return feedCheckpointOf(value, path);
 }
 
 /** `readFeedCheckpoint`, synchronously: the feeder reads it when it is made, since its endpoint may come from it. */
 export function readFeedCheckpointSync(path: string): FeedCheckpoint {
   const value = readCheckpointFileSync(path);
-  if (value === undefined) throw new VespaBulkError('VB_USAGE', `cannot read checkpoint '${path}': no such file, or it is empty`, { place: { file: path } });
+  if (value === undefined)
+    throw new VespaBulkError('VB_USAGE', `cannot read checkpoint '${path}': no such file, or it is empty`, {
+      place: { file: path },
+    });
   return feedCheckpointOf(value, path);
 }
 
 /** The checkpoint in a checkpoint file's JSON `value`; VB_USAGE when it is not a feed checkpoint. */
 function feedCheckpointOf(value: unknown, path: string): FeedCheckpoint {
-  if (typeof value !== 'object' || value === null) throw new VespaBulkError('VB_USAGE', `'${path}' is not a vespa-bulk feed checkpoint`);
+  if (typeof value !== 'object' || value === null)
+    throw new VespaBulkError('VB_USAGE', `'${path}' is not a vespa-bulk feed checkpoint`);
   const c = value as Partial<FeedCheckpoint>;
   const positionOk =
     c.position === null ||
-    (typeof c.position === 'object' && c.position !== null && Number.isInteger(c.position.input) && Number.isInteger(c.position.offset));
-  const recordedOk = c.version === 1 || ((c.endpoint === undefined || typeof c.endpoint === 'string') && (c.options === undefined || (typeof c.options === 'object' && c.options !== null)));
+    (typeof c.position === 'object' &&
+      c.position !== null &&
+      Number.isInteger(c.position.input) &&
+      Number.isInteger(c.position.offset));
+  const recordedOk =
+    c.version === 1 ||
+    ((c.endpoint === undefined || typeof c.endpoint === 'string') &&
+      (c.options === undefined || (typeof c.options === 'object' && c.options !== null)));
   if ((c.version !== 1 && c.version !== 2) || !recordedOk || !Array.isArray(c.inputs) || !positionOk) {
     throw new VespaBulkError('VB_USAGE', `'${path}' is not a vespa-bulk feed checkpoint`);
   }
@@ -110,16 +124,27 @@ function feedCheckpointOf(value: unknown, path: string): FeedCheckpoint {
  * Refuses (VB_USAGE) to continue `checkpoint` with other inputs or another shard: its positions would point
  * into the wrong operations.
  */
-export function checkResumable(checkpoint: FeedCheckpoint, inputs: readonly string[], shard: Shard | undefined, file = 'the checkpoint'): void {
+export function checkResumable(
+  checkpoint: FeedCheckpoint,
+  inputs: readonly string[],
+  shard: Shard | undefined,
+  file = 'the checkpoint',
+): void {
   // URLs compare by origin and path: a rerun's link may carry a fresh signature, and the saved one has none.
   const same = (a: readonly string[]) => a.map((i) => (isUrlInput(i) ? redactUrl(i) : i)).join('\0');
   if (same(checkpoint.inputs) !== same(inputs)) {
-    throw new VespaBulkError('VB_USAGE', `${file} is for input ${checkpoint.inputs.join(', ')}, not ${inputs.join(', ')}`);
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `${file} is for input ${checkpoint.inputs.join(', ')}, not ${inputs.join(', ')}`,
+    );
   }
   const wanted = shard === undefined || shard.count === 1 ? undefined : `${shard.index}/${shard.count}`;
   const had = checkpoint.shard === '0/1' ? undefined : checkpoint.shard;
   if (had !== wanted) {
-    throw new VespaBulkError('VB_USAGE', `${file} was written ${had === undefined ? 'without --shard' : `with --shard ${had}`}, not ${wanted === undefined ? 'without it' : `with --shard ${wanted}`}`);
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `${file} was written ${had === undefined ? 'without --shard' : `with --shard ${had}`}, not ${wanted === undefined ? 'without it' : `with --shard ${wanted}`}`,
+    );
   }
 }
 
@@ -134,7 +159,13 @@ export async function checkpointToResume(
   const path = typeof options.checkpoint === 'string' ? options.checkpoint : undefined;
   const from = options.resume ?? (path !== undefined && existsSync(path) ? path : undefined);
   const resume = typeof from === 'string' ? await readFeedCheckpoint(from) : from;
-  if (resume !== undefined) checkResumable(resume, inputs.map((i) => i.name), options.shard, typeof from === 'string' ? `checkpoint '${from}'` : undefined);
+  if (resume !== undefined)
+    checkResumable(
+      resume,
+      inputs.map((i) => i.name),
+      options.shard,
+      typeof from === 'string' ? `checkpoint '${from}'` : undefined,
+    );
   return resume;
 }
 
@@ -173,7 +204,11 @@ export interface FeedPosition {
  * not read yet are still unfinished, and its `readTo` still holds: a save early in a resumed run keeps
  * what the earlier run knew.
  */
-export function feedPosition(unfinished: Iterable<OpenPosition>, readPosition: InputPosition | undefined, previous?: FeedCheckpoint): FeedPosition {
+export function feedPosition(
+  unfinished: Iterable<OpenPosition>,
+  readPosition: InputPosition | undefined,
+  previous?: FeedCheckpoint,
+): FeedPosition {
   const open = [...unfinished];
   let readTo = readPosition;
   if (previous !== undefined && previous.position !== null) {
@@ -183,7 +218,8 @@ export function feedPosition(unfinished: Iterable<OpenPosition>, readPosition: I
       readTo = prevReadTo;
       // An older checkpoint without the list: everything from its position on is open, which readTo says.
       if (previous.unfinished !== undefined) {
-        for (const e of previous.unfinished) if (read === undefined || !before({ input: e[0], offset: e[1] }, read)) open.push(e);
+        for (const e of previous.unfinished)
+          if (read === undefined || !before({ input: e[0], offset: e[1] }, read)) open.push(e);
       }
     }
   }
@@ -253,7 +289,11 @@ export class FeedCheckpointStore {
 
   constructor(private readonly options: FeedCheckpointOptions) {
     const failures = options.failures;
-    this.store = new CheckpointStore({ path: options.path, text: feedCheckpointText, ...(failures !== undefined && { beforeWrite: () => failures.sync() }) });
+    this.store = new CheckpointStore({
+      path: options.path,
+      text: feedCheckpointText,
+      ...(failures !== undefined && { beforeWrite: () => failures.sync() }),
+    });
   }
 
   get path(): string {

@@ -1,7 +1,15 @@
 import { existsSync } from 'node:fs';
 import type { VespaBulkError } from '../core/errors.js';
 import { defaultCheckpointIntervalMs } from '../fs/checkpoint-file.js';
-import { FeedCheckpointStore, buildFeedCheckpoint, checkpointToResume, feedPosition, readFeedCheckpointSync, type FeedCheckpoint, type SaveState } from './feed-checkpoint.js';
+import {
+  FeedCheckpointStore,
+  buildFeedCheckpoint,
+  checkpointToResume,
+  feedPosition,
+  readFeedCheckpointSync,
+  type FeedCheckpoint,
+  type SaveState,
+} from './feed-checkpoint.js';
 import { FailureWriter } from './failures.js';
 import { recordFeed, resumedOptions } from './recorded-options.js';
 import { FeedEngine } from './engine.js';
@@ -175,7 +183,13 @@ export class Feeder {
     options.signal?.addEventListener('abort', this.onAbort);
     let end: DriverEnd;
     try {
-      end = await this.driver.feed(source, { inputs, resume, failures: this.failures, readProgress: this.readProgress, keepsCheckpoint: this.store !== undefined });
+      end = await this.driver.feed(source, {
+        inputs,
+        resume,
+        failures: this.failures,
+        readProgress: this.readProgress,
+        keepsCheckpoint: this.store !== undefined,
+      });
     } finally {
       clearInterval(saves);
       options.signal?.removeEventListener('abort', this.onAbort);
@@ -190,10 +204,17 @@ export class Feeder {
   private openOutputs(): void {
     const { failures, checkpoint, shard } = this.options;
     const resume = this.resumed;
-    if (typeof failures === 'string') this.failures = new FailureWriter(failures, resume?.failures === failures ? resume.failureMark : undefined);
+    if (typeof failures === 'string')
+      this.failures = new FailureWriter(failures, resume?.failures === failures ? resume.failureMark : undefined);
     if (typeof checkpoint === 'string') {
       const writer = this.failures;
-      this.store = new FeedCheckpointStore({ path: checkpoint, inputs: this.inputs.map((i) => i.name), shard, sends: () => this.sends(), ...(writer !== undefined && { failures: writer }) });
+      this.store = new FeedCheckpointStore({
+        path: checkpoint,
+        inputs: this.inputs.map((i) => i.name),
+        shard,
+        sends: () => this.sends(),
+        ...(writer !== undefined && { failures: writer }),
+      });
     }
   }
 
@@ -232,12 +253,20 @@ export class Feeder {
     const { stats } = this.driver.figures();
     // Counted over all runs: a resumed feed's checkpoint adds this run's to those it continued.
     const resumed = this.resumed;
-    return { ...feedPosition(open, read, resumed), reason: this.driver.stopReason ?? 'running', ok: (resumed?.ok ?? 0) + stats.ok, errors: (resumed?.errors ?? 0) + stats.errors };
+    return {
+      ...feedPosition(open, read, resumed),
+      reason: this.driver.stopReason ?? 'running',
+      ok: (resumed?.ok ?? 0) + stats.ok,
+      errors: (resumed?.errors ?? 0) + stats.errors,
+    };
   }
 
   /** The checkpoint now (as a stop would save it, without the failure output's mark). */
   checkpoint(): FeedCheckpoint {
-    return buildFeedCheckpoint({ inputs: this.inputs.map((i) => i.name), shard: this.options.shard, sends: () => this.sends() }, this.saveState());
+    return buildFeedCheckpoint(
+      { inputs: this.inputs.map((i) => i.name), shard: this.options.shard, sends: () => this.sends() },
+      this.saveState(),
+    );
   }
 
   /** The running totals with a copy of the latency histogram, and the in-flight count and limit now. */

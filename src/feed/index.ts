@@ -11,4 +11,10 @@ export type { FailureMark } from './failures.js';
 export { readFeedCheckpoint } from './feed-checkpoint.js';
 export { parseShard, type Shard } from './shard.js';
 export { parseOperation, type FeedOperation, type OperationKind } from '../document/operation.js';
-export { loadTransform, type TransformFunction, type TransformResult, type TransformSpec, type OperationObject } from '../transform/transform.js';
+export {
+  loadTransform,
+  type TransformFunction,
+  type TransformResult,
+  type TransformSpec,
+  type OperationObject,
+} from '../transform/transform.js';

@@ -40,7 +40,14 @@ export class FeedResult implements OperationResult {
   readonly message?: string;
   private raw: Buffer | undefined;
   private parsed: unknown;
-  constructor(ok: boolean, p: FinishedOperation, input: string, status: number | undefined, message: string | undefined, raw: Buffer | undefined) {
+  constructor(
+    ok: boolean,
+    p: FinishedOperation,
+    input: string,
+    status: number | undefined,
+    message: string | undefined,
+    raw: Buffer | undefined,
+  ) {
     this.ok = ok;
     this.id = p.op.id;
     this.kind = p.op.kind;

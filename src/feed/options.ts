@@ -8,7 +8,17 @@ import type { Protocol, WireProtocol } from '../http/transport.js';
 import type { TransformSpec } from '../transform/transform.js';
 import type { InputFormat } from '../tabular/input-format.js';
 import type { RowOptions } from '../tabular/row-operation.js';
-import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkProtocol, checkString, checkUrl } from '../core/options-check.js';
+import {
+  OptionError,
+  checkDuration,
+  checkExclusive,
+  checkFunction,
+  checkInteger,
+  checkOneOf,
+  checkProtocol,
+  checkString,
+  checkUrl,
+} from '../core/options-check.js';
 import { checkRetryBound, checkRetryPolicy } from '../http/retry-delay.js';
 import { checkInputFormat } from '../tabular/input-format.js';
 import { checkRowOptions } from '../tabular/row-operation.js';
@@ -200,7 +210,12 @@ export function checkFeedOptions(options: FeedOptions): void {
   checkInteger(options, 'maxStreams', 1);
   checkProtocol(options);
   // Deprecated at 0.1.0, then removed: refused rather than ignored, so a caller who relied on it learns what replaces it.
-  if ((options as { http2?: unknown }).http2 !== undefined) throw new OptionError('http2', "left out (removed after 0.1.0: use `protocol: 'h2'`)", String((options as { http2?: unknown }).http2));
+  if ((options as { http2?: unknown }).http2 !== undefined)
+    throw new OptionError(
+      'http2',
+      "left out (removed after 0.1.0: use `protocol: 'h2'`)",
+      String((options as { http2?: unknown }).http2),
+    );
   checkInteger(options, 'inflight', 1);
   checkInteger(options, 'maxInflight', 1);
   checkExclusive(options, 'inflight', 'maxInflight');
@@ -219,7 +234,16 @@ export function checkFeedOptions(options: FeedOptions): void {
   checkDuration(options, 'checkpointIntervalMs');
   for (const name of ['failures', 'checkpoint'] as const) if (options[name] !== false) checkString(options, name);
   const shard = options.shard;
-  if (shard !== undefined && !(Number.isInteger(shard.count) && shard.count >= 1 && Number.isInteger(shard.index) && shard.index >= 0 && shard.index < shard.count)) {
+  if (
+    shard !== undefined &&
+    !(
+      Number.isInteger(shard.count) &&
+      shard.count >= 1 &&
+      Number.isInteger(shard.index) &&
+      shard.index >= 0 &&
+      shard.index < shard.count
+    )
+  ) {
     throw new OptionError('shard', '{index, count} with 0 <= index < count', `${shard.index}/${shard.count}`);
   }
   // The own transport's settings would be silently ignored with a caller's transport.
@@ -227,13 +251,20 @@ export function checkFeedOptions(options: FeedOptions): void {
   checkFunction(options, 'onResult');
   checkInteger(options, 'workers', 1, 64);
   // A caller's transport lives on the calling thread: worker threads cannot share it.
-  if (options.transport !== undefined && options.workers !== undefined && options.workers > 1) throw new OptionError('workers', '1 with a transport', String(options.workers));
+  if (options.transport !== undefined && options.workers !== undefined && options.workers > 1)
+    throw new OptionError('workers', '1 with a transport', String(options.workers));
   const transform = options.transform;
-  if (transform !== undefined && typeof transform !== 'string' && typeof transform !== 'function' && !(transform instanceof URL)) {
+  if (
+    transform !== undefined &&
+    typeof transform !== 'string' &&
+    typeof transform !== 'function' &&
+    !(transform instanceof URL)
+  ) {
     throw new OptionError('transform', 'a module path, a file: URL or a function', String(transform));
   }
   // A function lives on the calling thread: worker threads import a module instead.
-  if (typeof transform === 'function' && options.workers !== undefined && options.workers > 1) throw new OptionError('transform', 'a module path with workers', 'a function', 'workers');
+  if (typeof transform === 'function' && options.workers !== undefined && options.workers > 1)
+    throw new OptionError('transform', 'a module path with workers', 'a function', 'workers');
   for (const name of ['shuffle', 'resumeToOtherTarget'] as const) {
     const value = options[name];
     if (value !== undefined && typeof value !== 'boolean') throw new OptionError(name, 'true or false', String(value));
@@ -242,5 +273,6 @@ export function checkFeedOptions(options: FeedOptions): void {
   checkInputFormat(options.inputFormat);
   if (options.rows !== undefined) checkRowOptions(options.rows);
   const rate = options.arrivalRate;
-  if (rate !== undefined && !(typeof rate === 'number' && Number.isFinite(rate) && rate > 0)) throw new OptionError('arrivalRate', 'a number > 0 (operations per second)', String(rate));
+  if (rate !== undefined && !(typeof rate === 'number' && Number.isFinite(rate) && rate > 0))
+    throw new OptionError('arrivalRate', 'a number > 0 (operations per second)', String(rate));
 }

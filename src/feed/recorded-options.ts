@@ -73,7 +73,10 @@ export function recordFeed(options: SendingOptions): { endpoint?: string; option
     if (v !== undefined) rows[key] = v;
   }
   if (Object.keys(rows).length > 0) recorded.rows = rows;
-  return { endpoint: recordedEndpoint(options.endpoint), ...(Object.keys(recorded).length > 0 && { options: recorded }) };
+  return {
+    endpoint: recordedEndpoint(options.endpoint),
+    ...(Object.keys(recorded).length > 0 && { options: recorded }),
+  };
 }
 
 /**
@@ -110,7 +113,8 @@ function urlWithoutCredentials(value: string): string {
 function same(key: string, recorded: unknown, given: unknown): boolean {
   const a = normalised(key, recorded);
   const b = normalised(key, given);
-  if ((key === 'transform' || key === 'rows.app') && typeof a === 'string' && typeof b === 'string') return asPath(a) === asPath(b);
+  if ((key === 'transform' || key === 'rows.app') && typeof a === 'string' && typeof b === 'string')
+    return asPath(a) === asPath(b);
   return a === b;
 }
 
@@ -126,14 +130,22 @@ function asPath(spec: string): string {
  * checkpoint records none of this: it can be neither taken from nor checked, but for its shard. `file` names the
  * checkpoint in messages.
  */
-export function resumedOptions<T extends SendingOptions>(options: T, recorded: RecordedFeed, file = 'the checkpoint'): T {
+export function resumedOptions<T extends SendingOptions>(
+  options: T,
+  recorded: RecordedFeed,
+  file = 'the checkpoint',
+): T {
   const out: T = { ...options };
   // A shard given that differs is refused by checkResumable, with the inputs.
-  if (out.shard === undefined && recorded.shard !== undefined && recorded.shard !== '0/1') out.shard = parseShard(recorded.shard);
+  if (out.shard === undefined && recorded.shard !== undefined && recorded.shard !== '0/1')
+    out.shard = parseShard(recorded.shard);
   if ((recorded.version ?? 2) < 2) return out;
   if (recorded.endpoint !== undefined) {
     if (options.endpoint === undefined) out.endpoint = recorded.endpoint;
-    else if (!same('endpoint', recorded.endpoint, recordedEndpoint(options.endpoint)) && options.resumeToOtherTarget !== true) {
+    else if (
+      !same('endpoint', recorded.endpoint, recordedEndpoint(options.endpoint)) &&
+      options.resumeToOtherTarget !== true
+    ) {
       throw new ResumeConflictError(file, 'endpoint', recorded.endpoint, recordedEndpoint(options.endpoint));
     }
   }
@@ -195,7 +207,10 @@ export class ResumeConflictError extends OptionError {
       if (value === undefined || value === false) return `without ${option}`;
       return value === true ? `with ${option}` : `with ${option} ${shown(value)}`;
     };
-    const what = this.option === 'route' ? `give the same, or ${override} to feed the rest with ${option} ${shown(this.given)}` : 'give the same, or leave it out to take it from the checkpoint';
+    const what =
+      this.option === 'route'
+        ? `give the same, or ${override} to feed the rest with ${option} ${shown(this.given)}`
+        : 'give the same, or leave it out to take it from the checkpoint';
     return `${this.file} was written ${with_(this.recorded)}, not ${with_(this.given)}: a resume sends the rest of the feed as it began; ${what}`;
   }
 }

@@ -13,7 +13,13 @@ import type { TlsOptions } from '../http/transport.js';
  * Where operations come from: a path, several paths (`-` is stdin, `http(s)://…` a URL streamed), a byte stream, or an async iterable of
  * operations (each a string or bytes of one operation's JSON, or an already-built operation object).
  */
-export type FeedSource = string | readonly string[] | Readable | NodeJS.ReadableStream | AsyncIterable<string | Uint8Array | object> | Iterable<object>;
+export type FeedSource =
+  | string
+  | readonly string[]
+  | Readable
+  | NodeJS.ReadableStream
+  | AsyncIterable<string | Uint8Array | object>
+  | Iterable<object>;
 
 export interface SourceBatch {
   /** Index of the input (file) among the sources. */
@@ -84,7 +90,10 @@ export function describeInputs(source: FeedSource): InputInfo[] {
 }
 
 function isByteStream(source: unknown): source is Readable {
-  return source instanceof Readable || (typeof source === 'object' && source !== null && typeof (source as { pipe?: unknown }).pipe === 'function');
+  return (
+    source instanceof Readable ||
+    (typeof source === 'object' && source !== null && typeof (source as { pipe?: unknown }).pipe === 'function')
+  );
 }
 
 /** Tracks the bytes read from disk (compressed bytes for .gz), for the ETA. */
@@ -98,7 +107,9 @@ export class ReadProgress {
       if (i.size === undefined) return { readBytes: this.bytes };
       total += i.size;
     }
-    return total > 0 ? { readBytes: this.bytes, readShare: Math.min(1, this.bytes / total), totalBytes: total } : { readBytes: this.bytes };
+    return total > 0
+      ? { readBytes: this.bytes, readShare: Math.min(1, this.bytes / total), totalBytes: total }
+      : { readBytes: this.bytes };
   }
 }
 
@@ -106,12 +117,31 @@ export class ReadProgress {
  * Reads the sources one after another and yields their operations cut into items, one batch per chunk read.
  * Pulling is what drives reading: when the consumer stops asking, the file streams pause (backpressure).
  */
-export async function* readSources(source: FeedSource, options: ReadOptions = {}, progress = new ReadProgress()): AsyncGenerator<SourceBatch> {
+export async function* readSources(
+  source: FeedSource,
+  options: ReadOptions = {},
+  progress = new ReadProgress(),
+): AsyncGenerator<SourceBatch> {
   const inputs = describeInputs(source);
   // The schemas that type table rows: read once, when a table is first met.
   let model: Promise<DocumentModel | undefined> | undefined;
-  const table = (format: TableFormat, input: number, name: string, open: () => Readable | Promise<Readable>, path?: string): AsyncGenerator<SourceBatch> =>
-    readTableInput(format, input, name, open, path, options, progress, (model ??= tableInput().then((t) => t.loadRowModel(options.rows ?? {}))));
+  const table = (
+    format: TableFormat,
+    input: number,
+    name: string,
+    open: () => Readable | Promise<Readable>,
+    path?: string,
+  ): AsyncGenerator<SourceBatch> =>
+    readTableInput(
+      format,
+      input,
+      name,
+      open,
+      path,
+      options,
+      progress,
+      (model ??= tableInput().then((t) => t.loadRowModel(options.rows ?? {}))),
+    );
   if (inputs.length === 1 && (inputs[0].name === '<stream>' || inputs[0].name === '<iterable>')) {
     const format = options.format !== undefined ? tableFormatOf('', options.format) : undefined;
     if (isByteStream(source) && format !== undefined) yield* table(format, 0, '<stream>', () => source);
@@ -126,7 +156,16 @@ export async function* readSources(source: FeedSource, options: ReadOptions = {}
     const format = tableFormatOf(paths[input], options.format);
     if (format !== undefined) {
       const url = isUrlInput(paths[input]);
-      const opened = url ? async () => (await openUrlInput(paths[input], { tls: options.tls, maxRetries: options.urlRetries }, (n) => (progress.bytes += n))).stream : () => openInput(name, options, progress);
+      const opened = url
+        ? async () =>
+            (
+              await openUrlInput(
+                paths[input],
+                { tls: options.tls, maxRetries: options.urlRetries },
+                (n) => (progress.bytes += n),
+              )
+            ).stream
+        : () => openInput(name, options, progress);
       const open = async () => breakAsError(await opened(), name);
       const seekable = format === 'parquet' && !url && name !== '-' && !/\.(gz|zst)$/.test(name);
       yield* table(format, input, name, open, seekable ? name : undefined);
@@ -140,13 +179,33 @@ function tableInput(): Promise<typeof import('../tabular/table-input.js')> {
   return import('../tabular/table-input.js');
 }
 
-async function* readTableInput(format: TableFormat, input: number, name: string, open: () => Readable | Promise<Readable>, path: string | undefined, options: ReadOptions, progress: ReadProgress, model: Promise<DocumentModel | undefined>): AsyncGenerator<SourceBatch> {
+async function* readTableInput(
+  format: TableFormat,
+  input: number,
+  name: string,
+  open: () => Readable | Promise<Readable>,
+  path: string | undefined,
+  options: ReadOptions,
+  progress: ReadProgress,
+  model: Promise<DocumentModel | undefined>,
+): AsyncGenerator<SourceBatch> {
   const skipBefore = options.from !== undefined && options.from.input === input ? options.from.offset : -1;
   const onBytes = path !== undefined ? (n: number) => void (progress.bytes += n) : undefined;
   // The row after the last one read: where a compressed table that breaks off is recorded as failed.
   let next = { offset: 0, line: 1 };
   try {
-    for await (const batch of (await tableInput()).readTable({ format, input, name, open, path, rows: options.rows ?? {}, skipBefore, skip: options.skip, model: await model, onBytes })) {
+    for await (const batch of (await tableInput()).readTable({
+      format,
+      input,
+      name,
+      open,
+      path,
+      rows: options.rows ?? {},
+      skipBefore,
+      skip: options.skip,
+      model: await model,
+      onBytes,
+    })) {
       const last = batch.items.at(-1);
       if (last !== undefined) next = { offset: last.offset + 1, line: last.line + 1 };
       yield batch;
@@ -160,13 +219,31 @@ async function* readTableInput(format: TableFormat, input: number, name: string,
   }
 }
 
-async function* readUrl(url: string, input: number, name: string, options: ReadOptions, progress: ReadProgress): AsyncGenerator<SourceBatch> {
+async function* readUrl(
+  url: string,
+  input: number,
+  name: string,
+  options: ReadOptions,
+  progress: ReadProgress,
+): AsyncGenerator<SourceBatch> {
   const from = options.from !== undefined && options.from.input === input ? options.from : undefined;
-  const opened = await openUrlInput(url, { from: from?.offset, tls: options.tls, maxRetries: options.urlRetries, chunkBytes: options.chunkBytes ?? defaultChunkBytes }, (n) => {
-    progress.bytes += n;
-  });
+  const opened = await openUrlInput(
+    url,
+    {
+      from: from?.offset,
+      tls: options.tls,
+      maxRetries: options.urlRetries,
+      chunkBytes: options.chunkBytes ?? defaultChunkBytes,
+    },
+    (n) => {
+      progress.bytes += n;
+    },
+  );
   // A ranged read starts at the checkpoint's position: number offsets and lines from there.
-  const start = from !== undefined && opened.start === from.offset && from.offset > 0 ? { offset: from.offset, line: from.line } : undefined;
+  const start =
+    from !== undefined && opened.start === from.offset && from.offset > 0
+      ? { offset: from.offset, line: from.line }
+      : undefined;
   yield* readStream(opened.stream, input, name, options, progress, start);
 }
 
@@ -179,7 +256,10 @@ async function* readUrl(url: string, input: number, name: string, options: ReadO
 const defaultChunkBytes = 64 * 1024;
 
 function openInput(name: string, options: ReadOptions, progress: ReadProgress): Readable {
-  const raw: Readable = name === '-' ? (options.stdin ?? process.stdin) : createReadStream(name, { highWaterMark: options.chunkBytes ?? defaultChunkBytes });
+  const raw: Readable =
+    name === '-'
+      ? (options.stdin ?? process.stdin)
+      : createReadStream(name, { highWaterMark: options.chunkBytes ?? defaultChunkBytes });
   raw.on('data', (chunk: Buffer) => {
     progress.bytes += chunk.length;
   });
@@ -193,7 +273,14 @@ function codecOfName(name: string): Codec | undefined {
   return name.endsWith('.gz') ? 'gzip' : undefined;
 }
 
-async function* readStream(stream: Readable, input: number, name: string, options: ReadOptions, progress: ReadProgress, start?: { offset: number; line: number }): AsyncGenerator<SourceBatch> {
+async function* readStream(
+  stream: Readable,
+  input: number,
+  name: string,
+  options: ReadOptions,
+  progress: ReadProgress,
+  start?: { offset: number; line: number },
+): AsyncGenerator<SourceBatch> {
   const splitter = new OperationSplitter(start);
   const mark = skipMarker(input, options);
   const counts = name === '<stream>';
@@ -214,7 +301,8 @@ async function* readStream(stream: Readable, input: number, name: string, option
   // Compressed data that broke off ends this input with a failure at the break; the feed goes on.
   const broken = inputBreak(stream);
   const items: RawItem[] = [];
-  if (broken !== undefined) splitter.breakOff(new VespaBulkError('VB_BROKEN_INPUT', broken, { place: { file: name } }), items);
+  if (broken !== undefined)
+    splitter.breakOff(new VespaBulkError('VB_BROKEN_INPUT', broken, { place: { file: name } }), items);
   else splitter.end(items);
   if (items.length > 0) yield { input, name, items: mark(items) };
 }
@@ -230,7 +318,10 @@ function skipMarker(input: number, options: ReadOptions): (items: RawItem[]) => 
   };
 }
 
-async function* readIterable(source: AsyncIterable<unknown> | Iterable<unknown>, options: ReadOptions): AsyncGenerator<SourceBatch> {
+async function* readIterable(
+  source: AsyncIterable<unknown> | Iterable<unknown>,
+  options: ReadOptions,
+): AsyncGenerator<SourceBatch> {
   let line = 0;
   let offset = 0;
   const skipBefore = options.from !== undefined && options.from.input === 0 ? options.from.offset : -1;
@@ -239,7 +330,8 @@ async function* readIterable(source: AsyncIterable<unknown> | Iterable<unknown>,
     line++;
     let bytes: Buffer;
     if (typeof value === 'string') bytes = Buffer.from(value);
-    else if (value instanceof Uint8Array) bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    else if (value instanceof Uint8Array)
+      bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
     else bytes = Buffer.from(JSON.stringify(value) ?? 'undefined');
     // Offsets of an iterable count items, so a checkpoint can say how many to skip.
     const item: RawItem = { bytes, line, offset };

@@ -123,7 +123,13 @@ class LatencyRecorder {
 
   /** Everything this recorder holds, as plain data that crosses a thread (the histogram HDR-encoded). */
   state(): LatencyState {
-    return { count: this.count, minUs: this.minUs, maxUs: this.maxUs, sumUs: this.sumUs, histogram: encodeHistogram(this.histogram) };
+    return {
+      count: this.count,
+      minUs: this.minUs,
+      maxUs: this.maxUs,
+      sumUs: this.sumUs,
+      histogram: encodeHistogram(this.histogram),
+    };
   }
 
   /** Adds another recorder's state: counts and histogram buckets add exactly, extremes take the wider. */
@@ -137,7 +143,14 @@ class LatencyRecorder {
   }
 
   figures(): LatencyFigures {
-    return { count: this.count, min: round(this.minMs()), avg: round(this.avgMs()), p50: round(this.percentileMs(50)), p99: round(this.percentileMs(99)), max: round(this.maxMs()) };
+    return {
+      count: this.count,
+      min: round(this.minMs()),
+      avg: round(this.avgMs()),
+      p50: round(this.percentileMs(50)),
+      p99: round(this.percentileMs(99)),
+      max: round(this.maxMs()),
+    };
   }
 }
 
@@ -164,8 +177,21 @@ export interface FeedStatsState {
 }
 
 const counterNames = [
-  'operations', 'ok', 'errors', 'parseErrors', 'skipped', 'dropped', 'abandoned', 'requests', 'requestBytes', 'exceptions',
-  'responses', 'responseBytes', 'responseErrors', 'retries', 'throttled',
+  'operations',
+  'ok',
+  'errors',
+  'parseErrors',
+  'skipped',
+  'dropped',
+  'abandoned',
+  'requests',
+  'requestBytes',
+  'exceptions',
+  'responses',
+  'responseBytes',
+  'responseErrors',
+  'retries',
+  'throttled',
 ] as const;
 
 /** Running totals of a feed, from `Feeder.snapshot()`: what a recorder or a metrics endpoint samples. */
@@ -244,8 +270,15 @@ export class FeedStats {
     const codes: Record<string, number> = {};
     for (const [status, recorder] of this.byCode) codes[String(status)] = recorder.count;
     return {
-      operations: this.operations, ok: this.ok, errors: this.errors, retries: this.retries, exceptions: this.exceptions,
-      requestBytes: this.requestBytes, responseBytes: this.responseBytes, codes, latencyUs,
+      operations: this.operations,
+      ok: this.ok,
+      errors: this.errors,
+      retries: this.retries,
+      exceptions: this.exceptions,
+      requestBytes: this.requestBytes,
+      responseBytes: this.responseBytes,
+      codes,
+      latencyUs,
     };
   }
 

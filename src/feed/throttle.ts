@@ -99,7 +99,10 @@ export class AdaptiveThrottle implements Throttle {
       // Below what was actually in flight when the service said no: the limit may have been far above it.
       const base = Math.min(this.limit, Math.max(w.peakInflight, this.acc.peak, this.min));
       const elapsed = now - this.lastTime;
-      this.record(now, this.search.cut(Math.floor(base * this.decrease), elapsed > 0 ? ((this.acc.ok + w.ok) * 1000) / elapsed : 0));
+      this.record(
+        now,
+        this.search.cut(Math.floor(base * this.decrease), elapsed > 0 ? ((this.acc.ok + w.ok) * 1000) / elapsed : 0),
+      );
       this.restart(now);
       return;
     }

@@ -1,7 +1,13 @@
 import { VespaBulkError } from '../core/errors.js';
 import { parseExactJson } from '../core/exact-json.js';
 import type { RawItem } from '../core/operation-splitter.js';
-import { resultOperations, transformError, type OperationObject, type ReturnedOperation, type TransformFunction } from '../transform/transform.js';
+import {
+  resultOperations,
+  transformError,
+  type OperationObject,
+  type ReturnedOperation,
+  type TransformFunction,
+} from '../transform/transform.js';
 import type { SourceBatch } from './source.js';
 
 /**
@@ -17,11 +23,25 @@ function itemsOf(item: RawItem, result: unknown): RawItem[] {
     return [{ ...item, error: err as VespaBulkError }];
   }
   if (ops.length === 0) return [{ ...item, dropped: true }];
-  return ops.map(({ bytes }) => ({ bytes, line: item.line, offset: item.offset, source: item.bytes, ...(item.span !== undefined && { span: item.span }) }));
+  return ops.map(({ bytes }) => ({
+    bytes,
+    line: item.line,
+    offset: item.offset,
+    source: item.bytes,
+    ...(item.span !== undefined && { span: item.span }),
+  }));
 }
 
 function failed(item: RawItem, err: unknown): RawItem[] {
-  return [{ ...item, error: err instanceof VespaBulkError && err.code === 'VB_TRANSFORM' ? err : transformError(err instanceof Error ? err.message : String(err), err) }];
+  return [
+    {
+      ...item,
+      error:
+        err instanceof VespaBulkError && err.code === 'VB_TRANSFORM'
+          ? err
+          : transformError(err instanceof Error ? err.message : String(err), err),
+    },
+  ];
 }
 
 /** `item` through `fn`: synchronously when the transform is (no promise made), else a promise. */
@@ -53,10 +73,15 @@ export function transformItem(fn: TransformFunction, item: RawItem): RawItem[] |
  * The batches with every item through `fn`. An async transform's calls for one batch run at once; their results
  * keep the input order, so operations on one id stay in order.
  */
-export async function* transformBatches(batches: AsyncIterable<SourceBatch>, fn: TransformFunction): AsyncGenerator<SourceBatch> {
+export async function* transformBatches(
+  batches: AsyncIterable<SourceBatch>,
+  fn: TransformFunction,
+): AsyncGenerator<SourceBatch> {
   for await (const batch of batches) {
     const results = batch.items.map((item) => transformItem(fn, item));
-    const settled = results.some((r) => r instanceof Promise) ? await Promise.all(results.map(async (r) => r)) : (results as RawItem[][]);
+    const settled = results.some((r) => r instanceof Promise)
+      ? await Promise.all(results.map(async (r) => r))
+      : (results as RawItem[][]);
     yield { input: batch.input, name: batch.name, items: settled.flat() };
   }
 }

@@ -21,7 +21,13 @@ export function positionAfter(input: number, item: RawItem): InputPosition {
  * Settles `item` of input `input` when it needs no request, counting it in `stats`: skipped (before the resume
  * point), dropped by a transform, or not cut into an operation (a failure at its line). Returns whether it did.
  */
-export function settleUnsent(stats: FeedStats, item: RawItem, name: string, failures: FailureOutput | undefined, onResult: ((r: OperationResult) => void) | undefined): boolean {
+export function settleUnsent(
+  stats: FeedStats,
+  item: RawItem,
+  name: string,
+  failures: FailureOutput | undefined,
+  onResult: ((r: OperationResult) => void) | undefined,
+): boolean {
   if (item.skip) {
     stats.skipped++;
     return true;
@@ -51,11 +57,25 @@ export function failUnsent(
   onResult: ((r: OperationResult) => void) | undefined,
   op?: FeedOperation,
 ): void {
-  const e = err instanceof VespaBulkError ? err : new VespaBulkError('VB_BAD_OPERATION', String((err as Error)?.message ?? err));
+  const e =
+    err instanceof VespaBulkError
+      ? err
+      : new VespaBulkError('VB_BAD_OPERATION', String((err as Error)?.message ?? err));
   stats.errors++;
   if (parse) stats.parseErrors++;
   const message = e.message;
   const about = op === undefined ? {} : { id: op.id, operation: op.kind };
-  failures?.write(item.source ?? item.bytes, { input: name, inputLine: item.line, ...about, message, attempts: 0, code: e.code }, op === undefined);
-  onResult?.({ ok: false, message, attempts: 0, input: name, line: item.line, ...(op !== undefined && { id: op.id, kind: op.kind }) });
+  failures?.write(
+    item.source ?? item.bytes,
+    { input: name, inputLine: item.line, ...about, message, attempts: 0, code: e.code },
+    op === undefined,
+  );
+  onResult?.({
+    ok: false,
+    message,
+    attempts: 0,
+    input: name,
+    line: item.line,
+    ...(op !== undefined && { id: op.id, kind: op.kind }),
+  });
 }

@@ -49,7 +49,11 @@ export interface UrlInput {
 
 function isGzip(url: URL, headers: readonly string[]): boolean {
   const value = (name: string): string => (header(headers, name) ?? '').toLowerCase();
-  return url.pathname.endsWith('.gz') || value('content-encoding').includes('gzip') || /^application\/(x-)?gzip\b/.test(value('content-type'));
+  return (
+    url.pathname.endsWith('.gz') ||
+    value('content-encoding').includes('gzip') ||
+    /^application\/(x-)?gzip\b/.test(value('content-type'))
+  );
 }
 
 /** A response's body as it is read, and the way to leave the rest unread. */
@@ -68,25 +72,49 @@ async function* nothing(): AsyncGenerator<Buffer> {}
  * (200) is re-read from the start with the first N bytes dropped.
  */
 /** `onWireBytes` counts the bytes received (compressed for gzip), for the ETA. */
-export async function openUrlInput(url: string, options: UrlInputOptions = {}, onWireBytes: (n: number) => void = () => {}): Promise<UrlInput> {
+export async function openUrlInput(
+  url: string,
+  options: UrlInputOptions = {},
+  onWireBytes: (n: number) => void = () => {},
+): Promise<UrlInput> {
   const shown = redactUrl(url);
   const parsed = new URL(url);
   // A URL input is any web server: HTTP/1.1, which every one speaks.
-  const transport = createTransport({ origin: parsed.origin, protocol: 'http1.1', connections: 1, ...(options.tls !== undefined && { tls: options.tls }) });
+  const transport = createTransport({
+    origin: parsed.origin,
+    protocol: 'http1.1',
+    connections: 1,
+    ...(options.tls !== undefined && { tls: options.tls }),
+  });
   // The one retry policy, without jitter: a GET is safe to repeat, and one reader has no one to spread out from.
-  const policy: RetryPolicy = { ...defaultRetryPolicy, maxRetries: options.maxRetries ?? 10, baseDelayMs: options.backoffMs ?? 200, maxDelayMs: 5000, factor: 2, jitter: 0 };
+  const policy: RetryPolicy = {
+    ...defaultRetryPolicy,
+    maxRetries: options.maxRetries ?? 10,
+    baseDelayMs: options.backoffMs ?? 200,
+    maxDelayMs: 5000,
+    factor: 2,
+    jitter: 0,
+  };
   let failures = 0;
   /** Counts one more failure in a row; the wait before the next try, or 0 when the retries are spent. */
   const nextDelay = (): number => retryDelay({ attempt: ++failures, safeToRepeat: true }, policy);
 
-  const fail = (message: string, code: 'VB_HTTP_STATUS' | 'VB_TRANSPORT' | 'VB_BAD_RESPONSE', cause?: unknown, status?: number): VespaBulkError =>
-    new VespaBulkError(code, `cannot read input '${shown}': ${message}`, { cause, status });
+  const fail = (
+    message: string,
+    code: 'VB_HTTP_STATUS' | 'VB_TRANSPORT' | 'VB_BAD_RESPONSE',
+    cause?: unknown,
+    status?: number,
+  ): VespaBulkError => new VespaBulkError(code, `cannot read input '${shown}': ${message}`, { cause, status });
 
   /** One response from `at` on (wire bytes); retries 5xx and transport errors. */
   async function get(at: number): Promise<{ body: Body; skip: number; gzip: boolean; length?: number }> {
     for (;;) {
       try {
-        const res = await exchange(transport, { method: 'GET', path: `${parsed.pathname}${parsed.search}`, headers: at > 0 ? ['range', `bytes=${at}-`] : [] });
+        const res = await exchange(transport, {
+          method: 'GET',
+          path: `${parsed.pathname}${parsed.search}`,
+          headers: at > 0 ? ['range', `bytes=${at}-`] : [],
+        });
         const gzip = isGzip(parsed, res.headers);
         const length = Number(header(res.headers, 'content-length') ?? NaN);
         const body: Body = { chunks: res.chunks(), cancel: () => res.cancel() };
@@ -109,9 +137,15 @@ export async function openUrlInput(url: string, options: UrlInputOptions = {}, o
         if (res.status < 500) throw err;
         throw Object.assign(err, { retriable: true });
       } catch (err) {
-        const retriable = !(err instanceof VespaBulkError) || err instanceof TransportError || (err as { retriable?: boolean }).retriable === true;
+        const retriable =
+          !(err instanceof VespaBulkError) ||
+          err instanceof TransportError ||
+          (err as { retriable?: boolean }).retriable === true;
         const delay = retriable ? nextDelay() : 0;
-        if (delay === 0) throw err instanceof VespaBulkError && !(err instanceof TransportError) ? err : fail((err as Error).message, 'VB_TRANSPORT', err);
+        if (delay === 0)
+          throw err instanceof VespaBulkError && !(err instanceof TransportError)
+            ? err
+            : fail((err as Error).message, 'VB_TRANSPORT', err);
         await sleep(delay);
       }
     }

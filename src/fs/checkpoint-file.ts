@@ -74,7 +74,8 @@ export class CheckpointStore<T> {
 
   private snapshot(): T | Promise<T> {
     const snapshot = this.options.snapshot;
-    if (snapshot === undefined) throw new VespaBulkError('VB_USAGE', `checkpoint ${this.options.path}: no snapshot to save`);
+    if (snapshot === undefined)
+      throw new VespaBulkError('VB_USAGE', `checkpoint ${this.options.path}: no snapshot to save`);
     return snapshot();
   }
 
@@ -171,7 +172,10 @@ export function readCheckpointFileSync(path: string): unknown {
 
 function unreadable(err: unknown, path: string): undefined {
   if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-  throw new VespaBulkError('VB_USAGE', `cannot read checkpoint '${path}': ${(err as Error).message}`, { cause: err, place: { file: path } });
+  throw new VespaBulkError('VB_USAGE', `cannot read checkpoint '${path}': ${(err as Error).message}`, {
+    cause: err,
+    place: { file: path },
+  });
 }
 
 function checkpointValue(text: string, path: string): unknown {
@@ -179,6 +183,9 @@ function checkpointValue(text: string, path: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new VespaBulkError('VB_BAD_JSON', `checkpoint ${path} is not valid JSON`, { cause: err, place: { file: path } });
+    throw new VespaBulkError('VB_BAD_JSON', `checkpoint ${path} is not valid JSON`, {
+      cause: err,
+      place: { file: path },
+    });
   }
 }

@@ -39,7 +39,13 @@ export class AutoTransport implements Transport {
   }
 
   get stats(): TransportStats {
-    return this.chosen?.stats ?? { connections: this.probing === undefined ? 0 : 1, requests: [], waiting: this.waiting.length };
+    return (
+      this.chosen?.stats ?? {
+        connections: this.probing === undefined ? 0 : 1,
+        requests: [],
+        waiting: this.waiting.length,
+      }
+    );
   }
 
   async detect(): Promise<WireProtocol> {
@@ -144,7 +150,8 @@ export class AutoTransport implements Transport {
 
   async destroy(err?: Error): Promise<void> {
     this.closed = true;
-    const failure = err === undefined ? new TransportError('shut', 'the transport is destroyed') : toTransportError(err, this.tls);
+    const failure =
+      err === undefined ? new TransportError('shut', 'the transport is destroyed') : toTransportError(err, this.tls);
     const waiting = this.waiting;
     this.waiting = [];
     for (const w of waiting) w.handler.onError(failure);

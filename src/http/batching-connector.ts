@@ -8,7 +8,10 @@ import type { Socket } from 'node:net';
  * Here the first write of a turn corks the socket and a `setImmediate` uncorks it: undici's own uncork then
  * only lowers the cork count, and the whole batch leaves in one `writev` once the turn ends.
  */
-export function batchingConnector(buildConnector: typeof BuildConnector, options: BuildConnector.BuildOptions = {}): BuildConnector.connector {
+export function batchingConnector(
+  buildConnector: typeof BuildConnector,
+  options: BuildConnector.BuildOptions = {},
+): BuildConnector.connector {
   const connect = buildConnector({ noDelay: true, ...options });
   return (opts, callback) =>
     connect(opts, (err, socket) => {

@@ -61,7 +61,14 @@ export const defaultH2Connections = 16;
  * operation, cluster discovery): HTTP/2 streams spread over the connections, HTTP/1.1 a connection per chain,
  * since the container serves a connection one request at a time. Nothing to pipeline, no writes to batch.
  */
-export function createChainTransport(origin: string, concurrency: number, options: Pick<TransportOptions, 'protocol' | 'tls' | 'timeoutMs' | 'onProtocol' | 'connections' | 'maxConnectionAgeMs'>): Transport {
+export function createChainTransport(
+  origin: string,
+  concurrency: number,
+  options: Pick<
+    TransportOptions,
+    'protocol' | 'tls' | 'timeoutMs' | 'onProtocol' | 'connections' | 'maxConnectionAgeMs'
+  >,
+): Transport {
   return createTransport({ ...options, origin, concurrency, pipelining: 1, batchWrites: false });
 }
 

@@ -6,11 +6,30 @@ import { headersToObject, jsonObjectOf, parseBody, send } from './exchange.js';
 import { splitEndpoint } from './endpoint.js';
 import { TransportError } from './transport-error.js';
 import { Reachability } from './reachability.js';
-import { checkRetryBound, checkRetryPolicy, defaultRetryPolicy, parseRetryAfter, type RetryPolicy } from './retry-delay.js';
+import {
+  checkRetryBound,
+  checkRetryPolicy,
+  defaultRetryPolicy,
+  parseRetryAfter,
+  type RetryPolicy,
+} from './retry-delay.js';
 import { retryLoop, type AttemptFailure } from './retry-loop.js';
-import { DocumentRequestEncoder, defaultMaxRequestBytes, requestSizeError, type DocumentParams, type EncodedBody } from './document-request.js';
+import {
+  DocumentRequestEncoder,
+  defaultMaxRequestBytes,
+  requestSizeError,
+  type DocumentParams,
+  type EncodedBody,
+} from './document-request.js';
 import { VespaBulkError } from '../core/errors.js';
-import { checkDuration, checkExclusive, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../core/options-check.js';
+import {
+  checkDuration,
+  checkExclusive,
+  checkInteger,
+  checkOneOf,
+  checkProtocol,
+  checkUrl,
+} from '../core/options-check.js';
 import { tensorFormats } from '../document/tensor-format.js';
 
 export type { DocumentParams } from './document-request.js';
@@ -134,7 +153,12 @@ export class DocumentClient {
     checkRetryPolicy(options.retryPolicy);
     checkRetryBound(options);
     checkInteger(options, 'maxRequestBytes', 1);
-    this.policy = { ...defaultRetryPolicy, maxRetries: defaultDocumentRetries, ...options.retryPolicy, ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }) };
+    this.policy = {
+      ...defaultRetryPolicy,
+      maxRetries: defaultDocumentRetries,
+      ...options.retryPolicy,
+      ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
+    };
     this.timeoutMs = options.deadlineMs;
     this.maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes;
     // The own transport's TLS settings would be silently ignored with a caller's transport.
@@ -206,10 +230,21 @@ export class DocumentClient {
     try {
       const outcome = await retryLoop(
         async () => {
-          const raw = await send(this.transport, { method, path, headers: encoded.headers, body: encoded.body, idempotent: assignOnly });
+          const raw = await send(this.transport, {
+            method,
+            path,
+            headers: encoded.headers,
+            body: encoded.body,
+            idempotent: assignOnly,
+          });
           this.reach.answer();
           const whole = raw.status >= 200 && raw.status < 300 ? jsonObjectOf(raw.body) : undefined;
-          const res: DocumentResponse = { status: raw.status, body: whole ?? parseBody(raw.body), raw: raw.body, headers: headersToObject(raw.headers) };
+          const res: DocumentResponse = {
+            status: raw.status,
+            body: whole ?? parseBody(raw.body),
+            raw: raw.body,
+            headers: headersToObject(raw.headers),
+          };
           if (res.status === 429 || res.status === 503) throw new RetryableAnswer(res);
           if (res.status >= 200 && res.status < 300 && whole === undefined) throw new UnreadableAnswer(res);
           return res;
@@ -225,7 +260,8 @@ export class DocumentClient {
       if (outcome.kind === 'failed') {
         // The retries are spent: the last 429 or 503 is the answer, a transport error is thrown as it is.
         if (outcome.error instanceof RetryableAnswer) return outcome.error.response;
-        if (outcome.error instanceof UnreadableAnswer) throw new VespaBulkError('VB_BAD_RESPONSE', outcome.error.message, { status: outcome.error.response.status });
+        if (outcome.error instanceof UnreadableAnswer)
+          throw new VespaBulkError('VB_BAD_RESPONSE', outcome.error.message, { status: outcome.error.response.status });
         throw outcome.error;
       }
       throw new VespaBulkError('VB_ABORTED', 'stopped');
@@ -242,10 +278,12 @@ export class DocumentClient {
 
   /** What the retry policy needs of a failed attempt; undefined for a failure not to retry. */
   private failureOf(err: unknown): AttemptFailure | undefined {
-    if (err instanceof RetryableAnswer) return { status: err.response.status, retryAfterMs: parseRetryAfter(err.response.headers['retry-after']) };
+    if (err instanceof RetryableAnswer)
+      return { status: err.response.status, retryAfterMs: parseRetryAfter(err.response.headers['retry-after']) };
     if (err instanceof UnreadableAnswer) return { maybeApplied: true };
     // Nothing has ever answered (a wrong endpoint, a service not up) or HTTP/2 is not spoken: said at once rather than after the backoff.
-    if (!(err instanceof TransportError) || err.code === 'VB_ABORTED' || this.reach.verdict(err) !== undefined) return undefined;
+    if (!(err instanceof TransportError) || err.code === 'VB_ABORTED' || this.reach.verdict(err) !== undefined)
+      return undefined;
     return { maybeApplied: err.maybeApplied };
   }
 }

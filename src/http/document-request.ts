@@ -25,7 +25,10 @@ export interface DocumentParams {
 }
 
 /** The method of each operation, and of a get. */
-export const methodOf = { put: 'POST', update: 'PUT', remove: 'DELETE', get: 'GET' } as const satisfies Record<OperationKind | 'get', string>;
+export const methodOf = { put: 'POST', update: 'PUT', remove: 'DELETE', get: 'GET' } as const satisfies Record<
+  OperationKind | 'get',
+  string
+>;
 
 /** `query` with `k=v` added; `v` must already be encoded. */
 function addParam(query: string, k: string, v: string): string {
@@ -42,9 +45,11 @@ export function documentQuery(params: DocumentParams | undefined): string {
   if (params.create !== undefined) q = addParam(q, 'create', String(params.create));
   if (params.route !== undefined) q = addParam(q, 'route', encodeURIComponent(params.route));
   if (params.serviceTimeout !== undefined) q = addParam(q, 'timeout', encodeURIComponent(params.serviceTimeout));
-  if (params.tracelevel !== undefined && params.tracelevel > 0) q = addParam(q, 'tracelevel', String(params.tracelevel));
+  if (params.tracelevel !== undefined && params.tracelevel > 0)
+    q = addParam(q, 'tracelevel', String(params.tracelevel));
   if (params.dryRun) q = addParam(q, 'dryRun', 'true');
-  if (params.tensorFormat !== undefined) q = addParam(q, tensorFormatParameter, encodeURIComponent(params.tensorFormat));
+  if (params.tensorFormat !== undefined)
+    q = addParam(q, tensorFormatParameter, encodeURIComponent(params.tensorFormat));
   return q;
 }
 
@@ -93,7 +98,11 @@ export function requestBodyBytes(fields: Buffer | undefined): number {
  * VB_REQUEST_TOO_LARGE when the operation's body is over `maxBytes` (the handler would answer 413 after the
  * whole body crossed the wire), else undefined. The message is the handler's 413 message, with what was done.
  */
-export function requestSizeError(fields: Buffer | undefined, maxBytes: number, documentId?: string): VespaBulkError | undefined {
+export function requestSizeError(
+  fields: Buffer | undefined,
+  maxBytes: number,
+  documentId?: string,
+): VespaBulkError | undefined {
   const size = requestBodyBytes(fields);
   if (size <= maxBytes) return undefined;
   return new VespaBulkError(
@@ -126,7 +135,11 @@ export class DocumentRequestEncoder {
   constructor(encoding: DocumentEncoding) {
     this.prefix = encoding.prefix;
     this.compress = encoding.compress ?? false;
-    this.sessionQuery = documentQuery({ route: encoding.route, tracelevel: encoding.tracelevel, dryRun: encoding.dryRun });
+    this.sessionQuery = documentQuery({
+      route: encoding.route,
+      tracelevel: encoding.tracelevel,
+      dryRun: encoding.dryRun,
+    });
     const user: string[] = [];
     const userAboutBody: string[] = [];
     for (const [k, v] of Object.entries(encoding.headers ?? {})) {
@@ -141,7 +154,12 @@ export class DocumentRequestEncoder {
   }
 
   /** Path and query of one attempt at a feed operation; `timeoutMs` is what is left of its deadline, when sent. */
-  operationPath(docPath: string, condition: string | undefined, create: boolean | undefined, timeoutMs: number | undefined): string {
+  operationPath(
+    docPath: string,
+    condition: string | undefined,
+    create: boolean | undefined,
+    timeoutMs: number | undefined,
+  ): string {
     let q = this.sessionQuery;
     if (condition !== undefined) q = addParam(q, 'condition', encodeURIComponent(condition));
     if (create !== undefined) q = addParam(q, 'create', create ? 'true' : 'false');

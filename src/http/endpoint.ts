@@ -8,7 +8,8 @@ export function splitEndpoint(endpoint: string): { origin: string; prefix: strin
   } catch {
     throw new VespaBulkError('VB_USAGE', `invalid endpoint URL '${endpoint}'`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new VespaBulkError('VB_USAGE', `endpoint '${endpoint}' must be http:// or https://`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new VespaBulkError('VB_USAGE', `endpoint '${endpoint}' must be http:// or https://`);
   return { origin: url.origin, prefix: url.pathname.replace(/\/+$/, '') };
 }
 

@@ -55,7 +55,12 @@ class Collector<C> implements ResponseHandler {
 }
 
 /** Sends one request and reports to `receiver`: every status as a response, only transport failures as errors. */
-export function dispatchTo<C>(transport: Transport, req: TransportRequest, receiver: ResponseReceiver<C>, ctx: C): void {
+export function dispatchTo<C>(
+  transport: Transport,
+  req: TransportRequest,
+  receiver: ResponseReceiver<C>,
+  ctx: C,
+): void {
   transport.dispatch(req, new Collector(receiver, ctx));
 }
 
@@ -100,7 +105,8 @@ export function headerList(headers: Record<string, string | undefined> | readonl
     for (let i = 0; i + 1 < headers.length; i += 2) out.push(String(headers[i]).toLowerCase(), String(headers[i + 1]));
     return out;
   }
-  for (const [name, value] of Object.entries(headers as Record<string, string | undefined>)) if (value !== undefined) out.push(name.toLowerCase(), value);
+  for (const [name, value] of Object.entries(headers as Record<string, string | undefined>))
+    if (value !== undefined) out.push(name.toLowerCase(), value);
   return out;
 }
 
@@ -122,7 +128,9 @@ export function parseBody(body: Buffer): unknown {
 export function jsonObjectOf(body: Buffer): Record<string, unknown> | undefined {
   try {
     const parsed: unknown = JSON.parse(body.toString('utf8'));
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

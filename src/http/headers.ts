@@ -3,6 +3,7 @@ const secretHeaders = new Set(['authorization', 'proxy-authorization', 'cookie',
 /** Headers as they may appear in logs and traces: secrets masked. */
 export function maskHeaders(headers: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) out[k] = secretHeaders.has(k.toLowerCase()) || /token|secret|key/i.test(k) ? '***' : v;
+  for (const [k, v] of Object.entries(headers))
+    out[k] = secretHeaders.has(k.toLowerCase()) || /token|secret|key/i.test(k) ? '***' : v;
   return out;
 }

@@ -113,7 +113,7 @@ export class Http1Transport implements Transport {
       bodyTimeout: this.timeoutMs,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 600_000,
-      connect: batch ? batchingConnector(buildConnector, this.options.tls) : (this.options.tls),
+      connect: batch ? batchingConnector(buildConnector, this.options.tls) : this.options.tls,
     });
   }
 
@@ -125,7 +125,12 @@ export class Http1Transport implements Transport {
     for (const c of this.conns) {
       if (!c.connected) connecting++;
       if (c.exclusive || c.running >= this.depth || (single && c.running > 0)) continue;
-      if (best === undefined || c.running < best.running || (c.connected && !best.connected && c.running === best.running)) best = c;
+      if (
+        best === undefined ||
+        c.running < best.running ||
+        (c.connected && !best.connected && c.running === best.running)
+      )
+        best = c;
     }
     if (best === undefined || best.running > 0) {
       if (this.conns.length < this.max && connecting < this.maxConnecting) best = this.openConnection();
@@ -152,7 +157,12 @@ export class Http1Transport implements Transport {
   }
 
   private openConnection(): Connection {
-    const c: Connection = { client: undefined as unknown as UndiciClient, running: 0, connected: false, exclusive: false };
+    const c: Connection = {
+      client: undefined as unknown as UndiciClient,
+      running: 0,
+      connected: false,
+      exclusive: false,
+    };
     const client = new (loadUndici().Client)(this.origin, this.clientOptionsOf());
     client.on('connect', () => {
       c.connected = true;
@@ -187,7 +197,8 @@ export class Http1Transport implements Transport {
   /** Requests already given are still sent and answered; new ones are refused. */
   async close(): Promise<void> {
     this.closing = true;
-    while (!this.destroyed && (this.waiting.length > 0 || this.conns.some((c) => c.running > 0))) await new Promise((r) => setTimeout(r, 5));
+    while (!this.destroyed && (this.waiting.length > 0 || this.conns.some((c) => c.running > 0)))
+      await new Promise((r) => setTimeout(r, 5));
     await Promise.all(this.conns.map((c) => c.client.close().catch(() => undefined)));
   }
 
@@ -195,7 +206,8 @@ export class Http1Transport implements Transport {
     this.closing = true;
     this.destroyed = true;
     const failure = err ?? new TransportError('shut', 'the transport is destroyed');
-    for (let w = this.waiting.shift(); w !== undefined; w = this.waiting.shift()) w.handler.onError(toTransportError(failure, this.https));
+    for (let w = this.waiting.shift(); w !== undefined; w = this.waiting.shift())
+      w.handler.onError(toTransportError(failure, this.https));
     await Promise.all(this.conns.map((c) => c.client.destroy(failure).catch(() => undefined)));
   }
 }
@@ -213,7 +225,11 @@ class Counted implements Dispatcher.DispatchHandler {
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.inner.onStart?.(controller);
   }
-  onResponseStart(_controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     const flat: string[] = [];
     for (const name in headers) {
       const value = headers[name];

@@ -43,11 +43,17 @@ export function describeEndpoint(endpoint: string): string {
 
 /** The VB_UNREACHABLE error for `endpoint`, naming the cause. */
 export function unreachableError(endpoint: string, cause: string, err?: unknown): VespaBulkError {
-  return new VespaBulkError('VB_UNREACHABLE', `nothing answers at ${describeEndpoint(endpoint)}: ${cause}`, { cause: err });
+  return new VespaBulkError('VB_UNREACHABLE', `nothing answers at ${describeEndpoint(endpoint)}: ${cause}`, {
+    cause: err,
+  });
 }
 
 /** The VB_PROTOCOL error for an endpoint that does not speak HTTP/2 although `protocol: 'h2'` asked for it. */
 export function protocolError(endpoint: string, err: TransportError): VespaBulkError {
   const why = (err.cause as { message?: string } | undefined)?.message ?? 'it does not speak HTTP/2';
-  return new VespaBulkError('VB_PROTOCOL', `${describeEndpoint(endpoint)} does not speak HTTP/2 (${why}); use --protocol auto or --protocol http1.1`, { cause: err });
+  return new VespaBulkError(
+    'VB_PROTOCOL',
+    `${describeEndpoint(endpoint)} does not speak HTTP/2 (${why}); use --protocol auto or --protocol http1.1`,
+    { cause: err },
+  );
 }

@@ -115,7 +115,8 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
  */
 export function checkRetryBound(options: { maxRetries?: number; retryPolicy?: Partial<RetryPolicy> }): void {
   const inPolicy = options.retryPolicy?.maxRetries;
-  if (options.maxRetries !== undefined && inPolicy !== undefined) throw new OptionError('retryPolicy.maxRetries', 'left out', inPolicy, 'maxRetries');
+  if (options.maxRetries !== undefined && inPolicy !== undefined)
+    throw new OptionError('retryPolicy.maxRetries', 'left out', inPolicy, 'maxRetries');
 }
 
 /**
@@ -125,7 +126,8 @@ export function checkRetryBound(options: { maxRetries?: number; retryPolicy?: Pa
  */
 export function checkRetryPolicy(policy: Partial<RetryPolicy> | undefined, name = 'retryPolicy'): void {
   if (policy === undefined) return;
-  if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) throw new OptionError(name, 'an object of RetryPolicy fields', policy);
+  if (policy === null || typeof policy !== 'object' || Array.isArray(policy))
+    throw new OptionError(name, 'an object of RetryPolicy fields', policy);
   const fields: [keyof RetryPolicy, string, (v: number) => boolean][] = [
     ['maxRetries', 'an integer >= 0', (v) => Number.isInteger(v) && v >= 0],
     ['baseDelayMs', 'a finite number >= 0', (v) => Number.isFinite(v) && v >= 0],

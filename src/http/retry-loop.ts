@@ -73,7 +73,9 @@ export type RetryOutcome<T> =
 /** Runs `attempt` until it succeeds, fails for good, or `options.signal` aborts. */
 export async function retryLoop<T>(attempt: () => Promise<T>, options: RetryLoopOptions): Promise<RetryOutcome<T>> {
   const { policy, signal } = options;
-  const sleep = options.sleep ?? ((ms: number, s: AbortSignal | undefined) => sleepFor(ms, undefined, s === undefined ? undefined : { signal: s }));
+  const sleep =
+    options.sleep ??
+    ((ms: number, s: AbortSignal | undefined) => sleepFor(ms, undefined, s === undefined ? undefined : { signal: s }));
   let failures = 0;
   let retries = 0;
   for (;;) {
@@ -99,7 +101,10 @@ export async function retryLoop<T>(attempt: () => Promise<T>, options: RetryLoop
               retryAfterMs: failure.retryAfterMs,
               maybeApplied: failure.maybeApplied,
               random: options.random,
-              remainingMs: options.deadline === undefined ? undefined : options.deadline - (options.now ?? (() => performance.now()))(),
+              remainingMs:
+                options.deadline === undefined
+                  ? undefined
+                  : options.deadline - (options.now ?? (() => performance.now()))(),
             },
             policy,
           );

@@ -41,7 +41,12 @@ const flagOf = { ca: '--ca', cert: '--cert', key: '--key', token: '--token' } as
 
 /** True when requests need TLS options of their own (custom trust, a client certificate, no verification). */
 export function needsTlsMaterial(security: SecurityOptions | undefined): boolean {
-  return security?.ca !== undefined || security?.cert !== undefined || security?.key !== undefined || security?.insecure === true;
+  return (
+    security?.ca !== undefined ||
+    security?.cert !== undefined ||
+    security?.key !== undefined ||
+    security?.insecure === true
+  );
 }
 
 /** A value that is PEM text itself rather than a file name. */
@@ -55,7 +60,9 @@ function readMaterial(field: 'ca' | 'cert' | 'key', value: string): Buffer {
     return readFileSync(value);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw new VespaBulkError('VB_USAGE', `${flagOf[field]} names a file that cannot be read: '${value}': ${code}`, { cause: err });
+    throw new VespaBulkError('VB_USAGE', `${flagOf[field]} names a file that cannot be read: '${value}': ${code}`, {
+      cause: err,
+    });
   }
 }
 
@@ -65,7 +72,12 @@ function readMaterial(field: 'ca' | 'cert' | 'key', value: string): Buffer {
  */
 export function readTlsMaterial(security: SecurityOptions): TlsMaterial {
   if ((security.cert === undefined) !== (security.key === undefined)) {
-    throw new VespaBulkError('VB_USAGE', security.cert === undefined ? '--key needs --cert (the client certificate it belongs to)' : '--cert needs --key (its private key)');
+    throw new VespaBulkError(
+      'VB_USAGE',
+      security.cert === undefined
+        ? '--key needs --cert (the client certificate it belongs to)'
+        : '--cert needs --key (its private key)',
+    );
   }
   const material: TlsMaterial = {};
   if (security.ca !== undefined) material.ca = readMaterial('ca', security.ca);
@@ -74,19 +86,30 @@ export function readTlsMaterial(security: SecurityOptions): TlsMaterial {
   for (const field of ['ca', 'cert', 'key'] as const) {
     // node:tls silently ignores a CA file without PEM blocks, which would only show later as an untrusted server.
     if (material[field] !== undefined && !material[field].includes('-----BEGIN')) {
-      throw new VespaBulkError('VB_USAGE', `${flagOf[field]} '${describeSource(security[field]!)}': not a PEM file (no -----BEGIN line)`);
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `${flagOf[field]} '${describeSource(security[field]!)}': not a PEM file (no -----BEGIN line)`,
+      );
     }
   }
   try {
     if (material.ca) createSecureContext({ ca: material.ca });
   } catch (err) {
-    throw new VespaBulkError('VB_USAGE', `--ca '${describeSource(security.ca!)}': not a PEM certificate: ${(err as Error).message}`, { cause: err });
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `--ca '${describeSource(security.ca!)}': not a PEM certificate: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   try {
     if (material.cert) createSecureContext({ cert: material.cert, key: material.key });
   } catch (err) {
     // Node's messages here name no secret, only what failed (e.g. "key values mismatch").
-    throw new VespaBulkError('VB_USAGE', `--cert '${describeSource(security.cert!)}' / --key '${describeSource(security.key!)}': cannot load the client certificate: ${(err as Error).message}`, { cause: err });
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `--cert '${describeSource(security.cert!)}' / --key '${describeSource(security.key!)}': cannot load the client certificate: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   if (material.cert) refuseExpired(material.cert, describeSource(security.cert!, security.origin?.cert));
   return material;
@@ -175,7 +198,9 @@ export function redact(text: string, secrets: readonly string[]): string {
 
 /** The hint a 401/403 deserves: which credential to check. Such answers are never retried. */
 export function authFailureHint(status: number): string {
-  return status === 401 ? 'credentials missing: check --token (or --cert/--key for mutual TLS)' : 'credentials refused: check --token / --cert';
+  return status === 401
+    ? 'credentials missing: check --token (or --cert/--key for mutual TLS)'
+    : 'credentials refused: check --token / --cert';
 }
 
 /** True for the statuses that mean "your credentials": retrying cannot help. */

@@ -75,7 +75,11 @@ export class TransportError extends VespaBulkError {
   /** The lower layer's own code (an errno, an OpenSSL code, an HTTP/2 error name), for messages. */
   readonly detail: string | undefined;
 
-  constructor(failure: TransportFailure, message: string, options: { unreachable?: string; detail?: string; cause?: unknown } = {}) {
+  constructor(
+    failure: TransportFailure,
+    message: string,
+    options: { unreachable?: string; detail?: string; cause?: unknown } = {},
+  ) {
     super(codeOf(failure), message, { cause: options.cause });
     this.name = 'TransportError';
     this.failure = failure;
@@ -178,15 +182,27 @@ export function toTransportError(err: unknown, tls = false): TransportError {
   const message = typeof top.message === 'string' ? top.message : String(err);
   for (const e of chain) {
     const code = typeof e.code === 'string' ? e.code : undefined;
-    if (e.name === 'AbortError' && code === undefined) return new TransportError('aborted', 'request aborted', { cause: err });
+    if (e.name === 'AbortError' && code === undefined)
+      return new TransportError('aborted', 'request aborted', { cause: err });
     if (code === undefined) continue;
     const connect = connectCauses[code];
-    if (connect !== undefined) return new TransportError('connect', `${message} (${code})`, { unreachable: `${connect} (${code})`, detail: code, cause: err });
+    if (connect !== undefined)
+      return new TransportError('connect', `${message} (${code})`, {
+        unreachable: `${connect} (${code})`,
+        detail: code,
+        cause: err,
+      });
     const tlsCause = tlsCauses[code];
     // OpenSSL's own codes: the peer speaks no TLS, refused ours, or sent an alert during the handshake.
     if (tlsCause !== undefined || code.startsWith('ERR_SSL_')) {
-      const words = tlsCause ?? `TLS handshake failed (${code})${code === 'ERR_SSL_WRONG_VERSION_NUMBER' ? ': is the server speaking plain HTTP? try http://' : ''}`;
-      return new TransportError('tls', `${message} (${code})`, { unreachable: tlsCause !== undefined ? `${tlsCause} (${code})` : words, detail: code, cause: err });
+      const words =
+        tlsCause ??
+        `TLS handshake failed (${code})${code === 'ERR_SSL_WRONG_VERSION_NUMBER' ? ': is the server speaking plain HTTP? try http://' : ''}`;
+      return new TransportError('tls', `${message} (${code})`, {
+        unreachable: tlsCause !== undefined ? `${tlsCause} (${code})` : words,
+        detail: code,
+        cause: err,
+      });
     }
     const failure = failureOfCode[code];
     if (failure === undefined) continue;
@@ -199,5 +215,7 @@ export function toTransportError(err: unknown, tls = false): TransportError {
     const words = failure === 'aborted' ? 'request aborted' : `${message}${shown(code)}`;
     return new TransportError(failure, words, { unreachable, detail: code, cause: err });
   }
-  return new TransportError('closed', typeof top.code === 'string' ? `${message} (${top.code})` : message, { cause: err });
+  return new TransportError('closed', typeof top.code === 'string' ? `${message} (${top.code})` : message, {
+    cause: err,
+  });
 }

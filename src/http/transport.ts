@@ -8,7 +8,20 @@ export type WireProtocol = 'h2' | 'http1.1';
 export type Protocol = 'auto' | WireProtocol;
 
 /** TLS material and checks for https endpoints: node:tls options, e.g. from `connectOptions(security)`, exported by the package. */
-export type TlsOptions = Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'passphrase' | 'pfx' | 'rejectUnauthorized' | 'servername' | 'checkServerIdentity' | 'minVersion' | 'maxVersion' | 'ciphers'>;
+export type TlsOptions = Pick<
+  ConnectionOptions,
+  | 'ca'
+  | 'cert'
+  | 'key'
+  | 'passphrase'
+  | 'pfx'
+  | 'rejectUnauthorized'
+  | 'servername'
+  | 'checkServerIdentity'
+  | 'minVersion'
+  | 'maxVersion'
+  | 'ciphers'
+>;
 
 /**
  * The client's HTTP: every request vespa-bulk makes (feed, visit, bulk operations, single documents, cluster

@@ -67,7 +67,14 @@ export async function waitForEndpoint(options: WaitForEndpointOptions): Promise<
   const probeTimeoutMs = options.probeTimeoutMs ?? 10_000;
   // A pool of its own: a refused connection leaves nothing behind in the command's. Pipelining 0 keeps no HTTP/1.1
   // connection between probes, each of which may be seconds apart.
-  const transport = createTransport({ origin: url.origin, protocol: options.protocol, connections: 1, pipelining: 0, tls: options.tls, batchWrites: false });
+  const transport = createTransport({
+    origin: url.origin,
+    protocol: options.protocol,
+    connections: 1,
+    pipelining: 0,
+    tls: options.tls,
+    batchWrites: false,
+  });
   const headers = headerList(options.headers);
   const started = performance.now();
   try {
@@ -78,7 +85,13 @@ export async function waitForEndpoint(options: WaitForEndpointOptions): Promise<
       let cause: string;
       let failure: unknown;
       try {
-        const res = await exchange(transport, { method: 'GET', path, headers, timeoutMs: timeout, ...(options.signal !== undefined && { signal: options.signal }) });
+        const res = await exchange(transport, {
+          method: 'GET',
+          path,
+          headers,
+          timeoutMs: timeout,
+          ...(options.signal !== undefined && { signal: options.signal }),
+        });
         await res.bytes(0).catch(() => undefined);
         if (res.status < 500) return { status: res.status, waitedMs: performance.now() - started };
         cause = `it answered ${res.status}`;

@@ -212,7 +212,9 @@ export class AdaptiveLimit {
    */
   private tryLevel(up: boolean): LimitChange | undefined {
     const step = Math.min(this.streak, 2);
-    const target = up ? Math.max(this.current + 1, Math.round(this.current * upSteps[step])) : Math.min(this.current - 1, Math.round(this.current * downSteps[step]));
+    const target = up
+      ? Math.max(this.current + 1, Math.round(this.current * upSteps[step]))
+      : Math.min(this.current - 1, Math.round(this.current * downSteps[step]));
     const limit = clamp(target, this.min, this.max);
     if (limit === this.current) return undefined;
     return this.change(limit, { kind: 'settle', then: 'probe' }, up ? 'probe-up' : 'probe-down', this.held!.rate);

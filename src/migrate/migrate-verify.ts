@@ -21,13 +21,28 @@ export type MigrateVerifyOptions = Omit<CompareOptions, 'a' | 'b' | 'signal'>;
 export function verifyMigration(options: MigratedOptions, verify: MigrateVerifyOptions): () => Promise<CompareSummary> {
   // A part of the source (a time range, some slices, a resumed run) is compared against the whole destination.
   for (const name of ['fromTimestamp', 'toTimestamp', 'sliceIds', 'resumeFrom'] as const) {
-    if (options[name] !== undefined) throw new OptionError(name, 'left out with verify (the destination would be compared with part of the source)', options[name], undefined);
+    if (options[name] !== undefined)
+      throw new OptionError(
+        name,
+        'left out with verify (the destination would be compared with part of the source)',
+        options[name],
+        undefined,
+      );
   }
   // A transformed copy differs from its source by design: the comparison would fail every migration that changed something.
-  if (options.feed?.transform !== undefined) throw new OptionError('verify', 'left out with a transform (feed.transform, --transform: the destination holds the transformed documents, which differ from the source by design)', true);
+  if (options.feed?.transform !== undefined)
+    throw new OptionError(
+      'verify',
+      'left out with a transform (feed.transform, --transform: the destination holds the transformed documents, which differ from the source by design)',
+      true,
+    );
   const { destination, destinationHeaders, feed, signal, includeRemoves: _removes, ...rest } = options;
   // The migration's own options (onStart, verify) are no visit's.
-  const { onStart: _onStart, verify: _verify, ...source } = rest as VisitOptions & { onStart?: unknown; verify?: unknown };
+  const {
+    onStart: _onStart,
+    verify: _verify,
+    ...source
+  } = rest as VisitOptions & { onStart?: unknown; verify?: unknown };
   const a: CompareClusterSide = source;
   const b: CompareClusterSide = {
     endpoint: destination,

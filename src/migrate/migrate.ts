@@ -66,7 +66,8 @@ export async function migrate(options: MigrateOptions): Promise<MigrateSummary> 
   checkUrl(options, 'destination');
   validateVisitOptions(visitOptions);
   checkFeedOptions(feedOptions ?? {});
-  const verifyRun = verify === undefined || verify === false ? undefined : verifyMigration(options, verify === true ? {} : verify);
+  const verifyRun =
+    verify === undefined || verify === false ? undefined : verifyMigration(options, verify === true ? {} : verify);
   const documents = visit(visitOptions, { onStart });
   let visitError: string | undefined;
   async function* operations(): AsyncIterable<Buffer> {
@@ -78,7 +79,8 @@ export async function migrate(options: MigrateOptions): Promise<MigrateSummary> 
     }
   }
   // A proxy that speaks only HTTP/1.1, or a demand for HTTP/2, usually holds for both ends.
-  const inherited = feedOptions?.protocol === undefined && feedOptions?.transport === undefined && options.protocol !== undefined;
+  const inherited =
+    feedOptions?.protocol === undefined && feedOptions?.transport === undefined && options.protocol !== undefined;
   const outcome = await new Feeder({
     // Migration must not leave a checkpoint of an input that cannot be reread.
     checkpoint: false,
@@ -90,9 +92,15 @@ export async function migrate(options: MigrateOptions): Promise<MigrateSummary> 
     signal: options.signal,
   }).run(operations());
   const summary = outcome.summary;
-  const report = await documents.report.catch((err: unknown) => ({ error: err instanceof Error ? err.message : String(err) }));
+  const report = await documents.report.catch((err: unknown) => ({
+    error: err instanceof Error ? err.message : String(err),
+  }));
   const visitOk = 'ok' in report && report.ok && visitError === undefined;
-  const result: MigrateSummary = { ok: visitOk && summary.errors === 0 && summary.abandoned === 0 && outcome.stopped === undefined, visit: report, feed: summary };
+  const result: MigrateSummary = {
+    ok: visitOk && summary.errors === 0 && summary.abandoned === 0 && outcome.stopped === undefined,
+    visit: report,
+    feed: summary,
+  };
   if (outcome.failuresFile !== undefined) result.failuresFile = outcome.failuresFile;
   if (outcome.stopped !== undefined) result.stopped = outcome.stopped;
   if (verifyRun !== undefined && result.ok) {

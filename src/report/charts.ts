@@ -30,10 +30,23 @@ export interface ChartSpec {
   series: SeriesSpec[];
 }
 
-export const colors = { ok: '#1a7f37', throttled: '#d4a72c', error: '#cf222e', p50: '#0969da', p90: '#8250df', p99: '#cf222e', sent: '#0969da', received: '#1a7f37', inflight: '#0969da', limit: '#bc4c00' };
+export const colors = {
+  ok: '#1a7f37',
+  throttled: '#d4a72c',
+  error: '#cf222e',
+  p50: '#0969da',
+  p90: '#8250df',
+  p99: '#cf222e',
+  sent: '#0969da',
+  received: '#1a7f37',
+  inflight: '#0969da',
+  limit: '#bc4c00',
+};
 
 const rate = (n: number, dt: number) => (dt > 0 ? Number((n / dt).toFixed(3)) : 0);
-const errorResponses = (p: StatsPoint) => Object.entries(p.status).reduce((n, [code, c]) => (code === '429' || code.startsWith('2') ? n : n + c), 0) + p.exceptions;
+const errorResponses = (p: StatsPoint) =>
+  Object.entries(p.status).reduce((n, [code, c]) => (code === '429' || code.startsWith('2') ? n : n + c), 0) +
+  p.exceptions;
 
 /**
  * The points with a gap where seconds are missing (shards of runs at different times, a stalled recorder): a
@@ -70,8 +83,14 @@ export function timeCharts(recorded: StatsPoint[], whole: LatencyHistogram): Cha
   const x = points.map((p) => p.t);
   const dts = points.map((p) => ('gap' in p ? 0 : p.dt));
   const of = (f: (p: StatsPoint) => number | null) => points.map((p) => ('gap' in p ? null : f(p)));
-  const meanPeak = (values: (number | null)[], unit = '') => `mean ${figure(weightedMean(values, dts))}${unit} · max ${figure(peak(values))}${unit}`;
-  const rateSeries = (label: string, color: string, values: (number | null)[]) => ({ label, color, values, legend: meanPeak(values) });
+  const meanPeak = (values: (number | null)[], unit = '') =>
+    `mean ${figure(weightedMean(values, dts))}${unit} · max ${figure(peak(values))}${unit}`;
+  const rateSeries = (label: string, color: string, values: (number | null)[]) => ({
+    label,
+    color,
+    values,
+    legend: meanPeak(values),
+  });
   const inflight = of((p) => p.inflight);
   const limit = of((p) => p.inflightLimit);
   const charts: ChartSpec[] = [
@@ -82,9 +101,21 @@ export function timeCharts(recorded: StatsPoint[], whole: LatencyHistogram): Cha
       kind: 'time',
       x,
       series: [
-        rateSeries('ok/s', colors.ok, of((p) => rate(p.ok, p.dt))),
-        rateSeries('429/s', colors.throttled, of((p) => rate(p.status['429'] ?? 0, p.dt))),
-        rateSeries('errors/s', colors.error, of((p) => rate(errorResponses(p), p.dt))),
+        rateSeries(
+          'ok/s',
+          colors.ok,
+          of((p) => rate(p.ok, p.dt)),
+        ),
+        rateSeries(
+          '429/s',
+          colors.throttled,
+          of((p) => rate(p.status['429'] ?? 0, p.dt)),
+        ),
+        rateSeries(
+          'errors/s',
+          colors.error,
+          of((p) => rate(errorResponses(p), p.dt)),
+        ),
       ],
     },
     {
@@ -97,7 +128,14 @@ export function timeCharts(recorded: StatsPoint[], whole: LatencyHistogram): Cha
       // dashed, so the count shows between its dashes and neither hides the other.
       series: [
         { label: 'in flight', color: colors.inflight, values: inflight, legend: meanPeak(inflight) },
-        { label: 'limit', color: colors.limit, values: limit, width: 2.5, dash: [8, 6], legend: `last ${figure(lastValue(limit))} · max ${figure(peak(limit))}` },
+        {
+          label: 'limit',
+          color: colors.limit,
+          values: limit,
+          width: 2.5,
+          dash: [8, 6],
+          legend: `last ${figure(lastValue(limit))} · max ${figure(peak(limit))}`,
+        },
       ],
     },
   ];
@@ -116,12 +154,44 @@ export function timeCharts(recorded: StatsPoint[], whole: LatencyHistogram): Cha
       unit: 'ms',
       kind: 'time',
       x,
-      series: [latency('p50', colors.p50, 50, ms((p) => p.p50Ms)), latency('p90', colors.p90, 90, ms((p) => p.p90Ms)), latency('p99', colors.p99, 99, ms((p) => p.p99Ms))],
+      series: [
+        latency(
+          'p50',
+          colors.p50,
+          50,
+          ms((p) => p.p50Ms),
+        ),
+        latency(
+          'p90',
+          colors.p90,
+          90,
+          ms((p) => p.p90Ms),
+        ),
+        latency(
+          'p99',
+          colors.p99,
+          99,
+          ms((p) => p.p99Ms),
+        ),
+      ],
     });
   }
   const series: SeriesSpec[] = [];
-  if (recorded.some((p) => p.sentBytes > 0)) series.push(rateSeries('sent MB/s', colors.sent, of((p) => rate(p.sentBytes / 1e6, p.dt))));
-  series.push(rateSeries('received MB/s', colors.received, of((p) => rate(p.receivedBytes / 1e6, p.dt))));
+  if (recorded.some((p) => p.sentBytes > 0))
+    series.push(
+      rateSeries(
+        'sent MB/s',
+        colors.sent,
+        of((p) => rate(p.sentBytes / 1e6, p.dt)),
+      ),
+    );
+  series.push(
+    rateSeries(
+      'received MB/s',
+      colors.received,
+      of((p) => rate(p.receivedBytes / 1e6, p.dt)),
+    ),
+  );
   charts.push({ id: 'bytes', title: 'Megabytes per second', unit: 'MB/s', kind: 'time', x, series });
   return charts;
 }
@@ -137,6 +207,13 @@ export function distributionChart(whole: LatencyHistogram): ChartSpec | undefine
     unit: 'ms',
     kind: 'percentile',
     x: dist.x,
-    series: [{ label: 'latency', color: colors.p99, values: dist.ms, legend: `p50 ${at(50)} · p99 ${at(99)} · p99.9 ${at(99.9)} · max ${figure(whole.maxValue / 1000)} ms` }],
+    series: [
+      {
+        label: 'latency',
+        color: colors.p99,
+        values: dist.ms,
+        legend: `p50 ${at(50)} · p99 ${at(99)} · p99.9 ${at(99.9)} · max ${figure(whole.maxValue / 1000)} ms`,
+      },
+    ],
   };
 }

@@ -23,7 +23,10 @@ function fractionDigits(size: number): number {
 export function valueText(v: unknown): string {
   if (typeof v === 'number') return figure(v);
   if (Array.isArray(v)) return [...new Set(v.map(valueText))].join(', ');
-  if (typeof v === 'object' && v !== null) return Object.entries(v).map(([k, n]) => `${k}: ${valueText(n)}`).join(', ');
+  if (typeof v === 'object' && v !== null)
+    return Object.entries(v)
+      .map(([k, n]) => `${k}: ${valueText(n)}`)
+      .join(', ');
   return String(v);
 }
 

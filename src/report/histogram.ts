@@ -1,7 +1,12 @@
 import type * as hdr from 'hdr-histogram-js';
 import type { LatencyHistogram } from '../feed/latency-histogram.js';
 
-export { decodeHistogram, emptyLatencyHistogram, encodeHistogram, type LatencyHistogram } from '../feed/latency-histogram.js';
+export {
+  decodeHistogram,
+  emptyLatencyHistogram,
+  encodeHistogram,
+  type LatencyHistogram,
+} from '../feed/latency-histogram.js';
 
 /** Percentile `p` (0-100) of `h` in milliseconds; 0 for an empty histogram. */
 export function percentileMs(h: LatencyHistogram, p: number): number {
@@ -17,7 +22,8 @@ export function cumulativeCounts(h: LatencyHistogram, boundsUs: readonly number[
   it.reset();
   while (it.hasNext()) {
     const v = it.next();
-    for (let i = 0; i < boundsUs.length; i++) if (v.valueIteratedTo <= boundsUs[i]) counts[i] += v.countAtValueIteratedTo;
+    for (let i = 0; i < boundsUs.length; i++)
+      if (v.valueIteratedTo <= boundsUs[i]) counts[i] += v.countAtValueIteratedTo;
   }
   return counts;
 }

@@ -11,7 +11,10 @@ import { recordTables, summaryHtml } from './summary-table.js';
 
 function uplotAssets(): { js: string; css: string } {
   const dir = dirname(createRequire(import.meta.url).resolve('uplot/package.json'));
-  return { js: readFileSync(join(dir, 'dist/uPlot.iife.min.js'), 'utf8'), css: readFileSync(join(dir, 'dist/uPlot.min.css'), 'utf8') };
+  return {
+    js: readFileSync(join(dir, 'dist/uPlot.iife.min.js'), 'utf8'),
+    css: readFileSync(join(dir, 'dist/uPlot.min.css'), 'utf8'),
+  };
 }
 
 // Inside <script>, '</script' or '<!--' in a string would end or confuse the element.
@@ -40,7 +43,10 @@ function headline(run: RecordedRun): [string, string][] {
   };
   add('succeeded', pick('feeder.ok.count'));
   add('documents', pick('visit.document.count'));
-  add('per second', ((v) => (typeof v === 'number' ? Math.round(v) : v))(pick('feeder.ok.rate', 'visit.document.rate')));
+  add(
+    'per second',
+    ((v) => (typeof v === 'number' ? Math.round(v) : v))(pick('feeder.ok.rate', 'visit.document.rate')),
+  );
   add('failed', pick('feeder.error.count'));
   add('p99', pick('http.response.latency.millis.p99'), ' ms');
   add('seconds', run.summary?.seconds);
@@ -67,11 +73,24 @@ export function renderReport(run: RecordedRun): string {
   const charts = [...timeCharts(run.points, whole), ...(distribution === undefined ? [] : [distribution])];
   const { js, css } = uplotAssets();
   const title = `vespa-bulk ${run.params[0]?.command ?? ''} report`;
-  const rows = (pairs: [string, string][]) => pairs.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('');
+  const rows = (pairs: [string, string][]) =>
+    pairs.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('');
   const summary = run.summary?.summary ?? {};
   // Several shards: side by side, each under its machine's name, where one after the other they ran together.
   const paramsHtml = run.params
-    .map((p, i) => `<section class="group">${run.params.length > 1 ? `<h3>shard ${i + 1}: ${escapeHtml(p.host)}</h3>` : ''}<table class="kv">${rows([['command', p.command], ['target', p.target], ['flags', flagsText(p.flags)], ['tool', p.tool], ['host', p.host], ['start', p.startTime]])}</table></section>`)
+    .map(
+      (p, i) =>
+        `<section class="group">${run.params.length > 1 ? `<h3>shard ${i + 1}: ${escapeHtml(p.host)}</h3>` : ''}<table class="kv">${rows(
+          [
+            ['command', p.command],
+            ['target', p.target],
+            ['flags', flagsText(p.flags)],
+            ['tool', p.tool],
+            ['host', p.host],
+            ['start', p.startTime],
+          ],
+        )}</table></section>`,
+    )
     .join('');
   const start = run.params.map((p) => p.startTime).sort()[0] ?? '';
   const targets = [...new Set(run.params.map((p) => p.target))].join(', ');
@@ -93,7 +112,9 @@ table{border-collapse:collapse;font-size:13px}.kv th{text-align:left;font-weight
 </style></head><body>
 <h1>${escapeHtml(title)}</h1>
 <p class="sub">${escapeHtml(targets)} · started ${escapeHtml(start)}${run.params.length > 1 ? ` · ${run.params.length} shards merged` : ''}${run.summary === undefined ? ' · <b>unfinished</b> (no summary line)' : ''}</p>
-<div class="headline" id="headline">${headline(run).map(([k, v]) => `<div><b>${escapeHtml(v)}</b><span>${escapeHtml(k)}</span></div>`).join('')}</div>
+<div class="headline" id="headline">${headline(run)
+    .map(([k, v]) => `<div><b>${escapeHtml(v)}</b><span>${escapeHtml(k)}</span></div>`)
+    .join('')}</div>
 <div class="charts">${charts.map((c) => `<div class="chart"><h3>${escapeHtml(c.title)}</h3><div id="chart-${c.id}"></div></div>`).join('')}</div>
 ${stepsTable(run)}
 <h2>Summary</h2>${summaryHtml(summary)}

@@ -26,11 +26,25 @@ export function mergeRuns(runs: readonly RecordedRun[]): RecordedRun {
   for (const run of runs) {
     for (const s of run.steps) {
       const seen = steps.get(s.name);
-      steps.set(s.name, seen === undefined ? { ...s } : { ...seen, start: Math.min(seen.start, s.start), end: Math.max(seen.end, s.end), ...(s.targetRate !== undefined && { targetRate: (seen.targetRate ?? 0) + s.targetRate }) });
+      steps.set(
+        s.name,
+        seen === undefined
+          ? { ...s }
+          : {
+              ...seen,
+              start: Math.min(seen.start, s.start),
+              end: Math.max(seen.end, s.end),
+              ...(s.targetRate !== undefined && { targetRate: (seen.targetRate ?? 0) + s.targetRate }),
+            },
+      );
     }
   }
   const summaries = runs.map((r) => r.summary).filter((s): s is SummaryLine => s !== undefined);
-  const merged: RecordedRun = { params: runs.flatMap((r) => r.params), points, steps: [...steps.values()].sort((a, b) => a.start - b.start) };
+  const merged: RecordedRun = {
+    params: runs.flatMap((r) => r.params),
+    points,
+    steps: [...steps.values()].sort((a, b) => a.start - b.start),
+  };
   if (summaries.length === runs.length) merged.summary = mergeSummaries(runs, summaries);
   return merged;
 }
@@ -75,7 +89,11 @@ function mergeSummaries(runs: readonly RecordedRun[], summaries: SummaryLine[]):
     type: 'summary',
     end,
     seconds: Number(seconds.toFixed(3)),
-    summary: addSummaries(summaries.map((s) => s.summary), seconds, h),
+    summary: addSummaries(
+      summaries.map((s) => s.summary),
+      seconds,
+      h,
+    ),
     histogram: encodeHistogram(h),
   };
 }
@@ -101,7 +119,8 @@ function addFigures(maps: Record<string, unknown>[]): Record<string, Record<stri
     const count = counts.reduce((a, b) => a + b, 0);
     const figures: Record<string, number> = { count };
     if (of('min').length === parts.length) figures.min = Math.min(...of('min'));
-    if (of('avg').length === parts.length && count > 0) figures.avg = Number((parts.reduce((n, p, i) => n + (p.avg as number) * counts[i], 0) / count).toFixed(3));
+    if (of('avg').length === parts.length && count > 0)
+      figures.avg = Number((parts.reduce((n, p, i) => n + (p.avg as number) * counts[i], 0) / count).toFixed(3));
     if (of('max').length === parts.length) figures.max = Math.max(...of('max'));
     out[key] = figures;
   }
@@ -113,7 +132,11 @@ function addFigures(maps: Record<string, unknown>[]): Record<string, Record<stri
  * (`.rate`, `MBps`) recomputed from the summed counts over `seconds`, latency figures taken from the merged
  * histogram, min and max as such, flags true only when true for all.
  */
-export function addSummaries(summaries: readonly Record<string, unknown>[], seconds: number, latencyUs = emptyLatencyHistogram()): Record<string, unknown> {
+export function addSummaries(
+  summaries: readonly Record<string, unknown>[],
+  seconds: number,
+  latencyUs = emptyLatencyHistogram(),
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const round = (n: number) => Number(n.toFixed(3));
   const keys = [...new Set(summaries.flatMap((s) => Object.keys(s)))];
@@ -127,7 +150,8 @@ export function addSummaries(summaries: readonly Record<string, unknown>[], seco
         if (which === 'min') out[key] = round(latencyUs.minNonZeroValue / 1000);
         else if (which === 'max') out[key] = round(latencyUs.maxValue / 1000);
         else if (which === 'avg') out[key] = round(latencyUs.mean / 1000);
-        else if (m?.[2] !== undefined) out[key] = round(percentileMs(latencyUs, Number(`${m[2].slice(0, 2)}.${m[2].slice(2)}`)));
+        else if (m?.[2] !== undefined)
+          out[key] = round(percentileMs(latencyUs, Number(`${m[2].slice(0, 2)}.${m[2].slice(2)}`)));
         else out[key] = Math.max(...nums);
       } else if (/seconds$/.test(key)) out[key] = round(seconds);
       else if (/\.min$/.test(key)) out[key] = Math.min(...nums);
@@ -141,7 +165,8 @@ export function addSummaries(summaries: readonly Record<string, unknown>[], seco
         continue;
       }
       const sum: Record<string, number> = {};
-      for (const v of values) for (const [k, n] of Object.entries(v)) if (typeof n === 'number') sum[k] = (sum[k] ?? 0) + n;
+      for (const v of values)
+        for (const [k, n] of Object.entries(v)) if (typeof n === 'number') sum[k] = (sum[k] ?? 0) + n;
       out[key] = sum;
     } else {
       out[key] = values.length === 1 ? values[0] : values;

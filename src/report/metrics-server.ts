@@ -3,7 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { VespaBulkError } from '../core/errors.js';
 import { cumulativeCounts } from './histogram.js';
 import type { RunSample, RunSampler } from './sample.js';
-import { prometheusContentType, prometheusText, type PrometheusFamily, type PrometheusSample } from './prometheus-text.js';
+import {
+  prometheusContentType,
+  prometheusText,
+  type PrometheusFamily,
+  type PrometheusSample,
+} from './prometheus-text.js';
 
 /** Options of {@link startMetricsServer}. */
 export interface MetricsServerOptions {
@@ -35,8 +40,15 @@ const latencyBucketsSeconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 function latencyFamily(s: RunSample): PrometheusFamily {
   const name = 'vespa_bulk_operation_latency_seconds';
   const h = s.latencyUs;
-  const counts = cumulativeCounts(h, latencyBucketsSeconds.map((b) => b * 1e6));
-  const samples: PrometheusSample[] = latencyBucketsSeconds.map((le, i) => ({ name: `${name}_bucket`, labels: { le: String(le) }, value: counts[i] }));
+  const counts = cumulativeCounts(
+    h,
+    latencyBucketsSeconds.map((b) => b * 1e6),
+  );
+  const samples: PrometheusSample[] = latencyBucketsSeconds.map((le, i) => ({
+    name: `${name}_bucket`,
+    labels: { le: String(le) },
+    value: counts[i],
+  }));
   samples.push({ name: `${name}_bucket`, labels: { le: '+Inf' }, value: h.totalCount });
   samples.push({ name: `${name}_sum`, value: (h.mean * h.totalCount) / 1e6 });
   samples.push({ name: `${name}_count`, value: h.totalCount });
@@ -45,7 +57,12 @@ function latencyFamily(s: RunSample): PrometheusFamily {
 
 /** Every metric of one sample, so that the figures of a scrape agree with each other. */
 function families(s: RunSample): PrometheusFamily[] {
-  const one = (name: string, type: 'counter' | 'gauge', help: string, value: number): PrometheusFamily => ({ name, help, type, samples: [{ value }] });
+  const one = (name: string, type: 'counter' | 'gauge', help: string, value: number): PrometheusFamily => ({
+    name,
+    help,
+    type,
+    samples: [{ value }],
+  });
   return [
     {
       name: 'vespa_bulk_operations_total',
@@ -62,7 +79,12 @@ function families(s: RunSample): PrometheusFamily[] {
       type: 'counter',
       samples: Object.entries(s.status).map(([status, n]) => ({ labels: { status }, value: n })),
     },
-    one('vespa_bulk_retries_total', 'counter', 'Requests sent again after a retryable answer or transport error', s.retries),
+    one(
+      'vespa_bulk_retries_total',
+      'counter',
+      'Requests sent again after a retryable answer or transport error',
+      s.retries,
+    ),
     one('vespa_bulk_transport_errors_total', 'counter', 'Requests that got no HTTP answer', s.exceptions),
     one('vespa_bulk_sent_bytes_total', 'counter', 'Request body bytes sent', s.sentBytes),
     one('vespa_bulk_received_bytes_total', 'counter', 'Response body bytes received', s.receivedBytes),
@@ -104,7 +126,9 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) => reject(new VespaBulkError('VB_USAGE', `--metrics-port ${options.port}: ${err.message}`, { cause: err })));
+    server.once('error', (err) =>
+      reject(new VespaBulkError('VB_USAGE', `--metrics-port ${options.port}: ${err.message}`, { cause: err })),
+    );
     server.listen(options.port, host, () => resolve());
   });
   // A scrape endpoint never keeps a finished run's process alive.
@@ -113,9 +137,10 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   return {
     port,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/metrics`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -35,7 +35,9 @@ export function prometheusText(families: readonly PrometheusFamily[]): string {
 
 function labelText(labels: Readonly<Record<string, string>> | undefined): string {
   if (labels === undefined) return '';
-  const pairs = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  const pairs = Object.entries(labels).map(
+    ([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
+  );
   return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
 }
 

@@ -1,6 +1,14 @@
 import { emptyLatencyHistogram, encodeHistogram, percentileMs, type LatencyHistogram } from './histogram.js';
 import type { RunSample, RunSampler } from './sample.js';
-import type { RecordedRun, RunParams, StatsLine, StatsPoint, StepRecord, StepVerdict, SummaryLine } from './stats-format.js';
+import type {
+  RecordedRun,
+  RunParams,
+  StatsLine,
+  StatsPoint,
+  StepRecord,
+  StepVerdict,
+  SummaryLine,
+} from './stats-format.js';
 
 /** Options of a {@link RunRecorder}. */
 export interface RecorderOptions {
@@ -85,7 +93,13 @@ export class RunRecorder {
       const end = Date.now();
       this.take(this.lastT === 0 ? Math.ceil(end / 1000) : this.lastT + 1);
       this.endStep();
-      this.summaryLine = { type: 'summary', end, seconds: (performance.now() - this.startedAt) / 1000, summary, histogram: encodeHistogram(this.last.latencyUs) };
+      this.summaryLine = {
+        type: 'summary',
+        end,
+        seconds: (performance.now() - this.startedAt) / 1000,
+        summary,
+        histogram: encodeHistogram(this.last.latencyUs),
+      };
       this.options.onLine?.(this.summaryLine);
     }
     return this.recorded();
@@ -93,7 +107,12 @@ export class RunRecorder {
 
   /** What was recorded so far. */
   recorded(): RecordedRun {
-    return { params: [this.params], points: [...this.points], steps: [...this.steps], ...(this.summaryLine !== undefined && { summary: this.summaryLine }) };
+    return {
+      params: [this.params],
+      points: [...this.points],
+      steps: [...this.steps],
+      ...(this.summaryLine !== undefined && { summary: this.summaryLine }),
+    };
   }
 
   private schedule(): void {

@@ -121,7 +121,8 @@ export class SequenceSampler {
   /** The run's totals now; pass as the recorder's sampler. */
   readonly sample: RunSampler = () => {
     const now = this.current?.();
-    if (now === undefined) return this.finished === undefined ? emptySample() : { ...addSamples(undefined, this.finished), inflight: 0 };
+    if (now === undefined)
+      return this.finished === undefined ? emptySample() : { ...addSamples(undefined, this.finished), inflight: 0 };
     const total = addSamples(this.finished, now);
     return { ...total, inflight: now.inflight, inflightLimit: now.inflightLimit };
   };
@@ -129,7 +130,18 @@ export class SequenceSampler {
 
 /** A run's sample before anything happened. */
 export function emptySample(): RunSample {
-  return { ok: 0, failed: 0, retries: 0, status: {}, exceptions: 0, inflight: 0, inflightLimit: 0, sentBytes: 0, receivedBytes: 0, latencyUs: emptyLatencyHistogram() };
+  return {
+    ok: 0,
+    failed: 0,
+    retries: 0,
+    status: {},
+    exceptions: 0,
+    inflight: 0,
+    inflightLimit: 0,
+    sentBytes: 0,
+    receivedBytes: 0,
+    latencyUs: emptyLatencyHistogram(),
+  };
 }
 
 /** `a + b` as a new sample (b's in-flight figures); neither is changed. */

@@ -72,11 +72,14 @@ export function readStatsFile(path: string): RecordedRun {
       line = JSON.parse(raw) as StatsLine;
     } catch (err) {
       if (i === lines.length - 1) return;
-      throw new VespaBulkError('VB_USAGE', `${path}:${i + 1}: not a JSON line: ${(err as Error).message}`, { cause: err });
+      throw new VespaBulkError('VB_USAGE', `${path}:${i + 1}: not a JSON line: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     switch (line?.type) {
       case 'run':
-        if (params !== undefined) throw new VespaBulkError('VB_USAGE', `${path}:${i + 1}: a second 'run' line: one stats file per run`);
+        if (params !== undefined)
+          throw new VespaBulkError('VB_USAGE', `${path}:${i + 1}: a second 'run' line: one stats file per run`);
         params = line;
         break;
       case 'point':
@@ -89,7 +92,10 @@ export function readStatsFile(path: string): RecordedRun {
         run.summary = line;
         break;
       default:
-        throw new VespaBulkError('VB_USAGE', `${path}:${i + 1}: not a stats line (type must be run, point, step or summary)`);
+        throw new VespaBulkError(
+          'VB_USAGE',
+          `${path}:${i + 1}: not a stats line (type must be run, point, step or summary)`,
+        );
     }
   });
   if (params === undefined) throw new VespaBulkError('VB_USAGE', `${path}: no 'run' line: not a vespa-bulk stats file`);

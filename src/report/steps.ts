@@ -26,7 +26,12 @@ function figuresOf(run: RecordedRun, s: StepRecord): Figures {
   const ok = inside.reduce((n, p) => n + p.ok, 0);
   const responses = inside.reduce((n, p) => n + Object.values(p.status).reduce((a, b) => a + b, 0), 0);
   const throttled = inside.reduce((n, p) => n + (p.status['429'] ?? 0), 0);
-  return { seconds, okRate: seconds > 0 ? ok / seconds : 0, p99Ms: percentileMs(h, 99), throttledShare: responses === 0 ? 0 : throttled / responses };
+  return {
+    seconds,
+    okRate: seconds > 0 ? ok / seconds : 0,
+    p99Ms: percentileMs(h, 99),
+    throttledShare: responses === 0 ? 0 : throttled / responses,
+  };
 }
 
 function heldCell(held: boolean | undefined): string | undefined {
@@ -37,10 +42,22 @@ function heldCell(held: boolean | undefined): string | undefined {
 const columns: Column[] = [
   { head: 'step', cell: (s) => s.name },
   // An adaptive step asks for no rate: as fast as the cluster takes.
-  { head: 'asked /s', none: 'no asked rate: as fast as the cluster takes', cell: (s) => (s.targetRate === undefined ? undefined : figure(s.targetRate)) },
+  {
+    head: 'asked /s',
+    none: 'no asked rate: as fast as the cluster takes',
+    cell: (s) => (s.targetRate === undefined ? undefined : figure(s.targetRate)),
+  },
   // The bench's own verdict counts operation latency from when each was due; the answers' p99 beside it does not.
-  { head: 'achieved /s', none: 'not judged', cell: (s) => (s.verdict === undefined ? undefined : figure(s.verdict.achievedRate)) },
-  { head: 'operation p99 ms (from due)', none: 'not judged', cell: (s) => (s.verdict === undefined ? undefined : figure(s.verdict.p99Ms)) },
+  {
+    head: 'achieved /s',
+    none: 'not judged',
+    cell: (s) => (s.verdict === undefined ? undefined : figure(s.verdict.achievedRate)),
+  },
+  {
+    head: 'operation p99 ms (from due)',
+    none: 'not judged',
+    cell: (s) => (s.verdict === undefined ? undefined : figure(s.verdict.p99Ms)),
+  },
   { head: 'held', none: 'not judged: no asked rate', cell: (s) => heldCell(s.verdict?.held) },
   { head: 'seconds', cell: (_, f) => figure(Number(f.seconds.toFixed(1))) },
   { head: 'ok/s', cell: (_, f) => figure(f.okRate) },
@@ -62,7 +79,9 @@ export function stepsTable(run: RecordedRun): string {
   const head = kept.map((i) => `<th>${escapeHtml(columns[i].head)}</th>`).join('');
   // Cells are figures or markup made here, the step's name is the one text from outside.
   const cell = (v: string | undefined, i: number) =>
-    v === undefined ? `<td title="${escapeHtml(columns[i].none ?? '')}">–</td>` : `<td>${i === 0 ? escapeHtml(v) : v}</td>`;
+    v === undefined
+      ? `<td title="${escapeHtml(columns[i].none ?? '')}">–</td>`
+      : `<td>${i === 0 ? escapeHtml(v) : v}</td>`;
   const body = rows.map((r) => `<tr>${kept.map((i) => cell(r[i], i)).join('')}</tr>`).join('');
   return `<h2>Steps</h2><table class="grid" id="steps"><tr>${head}</tr>${body}</table>`;
 }

@@ -7,7 +7,15 @@ import { escapeHtml, figure, valueText } from './format.js';
  */
 
 // The latency grid last: it takes a row of its own, under the groups that sit side by side.
-const groups = ['Run', 'Throughput', 'Outcomes', 'Transport', 'Criteria of a held step', 'Other', 'Latency (ms)'] as const;
+const groups = [
+  'Run',
+  'Throughput',
+  'Outcomes',
+  'Transport',
+  'Criteria of a held step',
+  'Other',
+  'Latency (ms)',
+] as const;
 type Group = (typeof groups)[number];
 type Unit = 'count' | '/s' | 'ms' | 'bytes' | 'MB/s' | 's' | 'share' | 'time' | 'text';
 
@@ -66,7 +74,15 @@ const latencyRows: [prefix: string, label: string][] = [
   ['http.response.latency.millis', 'answers'],
   ['operation.latency.millis', 'operations'],
 ];
-const latencyColumns: [suffix: string, head: string][] = [['min', 'min'], ['avg', 'avg'], ['p50', 'p50'], ['p90', 'p90'], ['p99', 'p99'], ['p999', 'p99.9'], ['max', 'max']];
+const latencyColumns: [suffix: string, head: string][] = [
+  ['min', 'min'],
+  ['avg', 'avg'],
+  ['p50', 'p50'],
+  ['p90', 'p90'],
+  ['p99', 'p99'],
+  ['p999', 'p99.9'],
+  ['max', 'max'],
+];
 const byCodeKey = 'http.response.latency.millis.by.code';
 const latencyKey = /^(http\.response|operation)\.latency\.millis\.(min|avg|p50|p90|p99|p999|max)$/;
 
@@ -76,7 +92,11 @@ export function isNamed(key: string): boolean {
 }
 
 /** The units of a byte count above bytes, largest first: a count is shown in the first whose scale it reaches. */
-const byteUnits: readonly (readonly [number, string])[] = [[1e9, 'GB'], [1e6, 'MB'], [1e3, 'kB']];
+const byteUnits: readonly (readonly [number, string])[] = [
+  [1e9, 'GB'],
+  [1e6, 'MB'],
+  [1e3, 'kB'],
+];
 
 function bytesText(n: number): string {
   const [scale, unit] = byteUnits.find(([s]) => n >= s) ?? [1, 'bytes'];
@@ -88,8 +108,12 @@ function shown(v: unknown, unit: Unit = 'count'): string {
   if (Array.isArray(v)) return [...new Set(v.map((x) => shown(x, unit)))].join(', ');
   if (typeof v === 'boolean') return v ? 'yes' : 'no';
   // A map (answers by status) on one line, its pairs set apart: `200: 5,312 · 429: 21`.
-  if (typeof v === 'object' && v !== null) return Object.entries(v).map(([k, n]) => `${k}: ${valueText(n)}`).join(' · ');
-  if (typeof v !== 'number') return unit === 'time' && typeof v === 'string' ? v.replace('T', ' ').replace(/Z$/, ' UTC') : valueText(v);
+  if (typeof v === 'object' && v !== null)
+    return Object.entries(v)
+      .map(([k, n]) => `${k}: ${valueText(n)}`)
+      .join(' · ');
+  if (typeof v !== 'number')
+    return unit === 'time' && typeof v === 'string' ? v.replace('T', ' ').replace(/Z$/, ' UTC') : valueText(v);
   switch (unit) {
     case 'bytes':
       return bytesText(v);
@@ -105,12 +129,16 @@ function shown(v: unknown, unit: Unit = 'count'): string {
   }
 }
 
-const isEmpty = (v: unknown) => v === undefined || v === '' || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
+const isEmpty = (v: unknown) =>
+  v === undefined || v === '' || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
 
 function latencyGrid(summary: Record<string, unknown>): string {
   const rows: { label: string; title: string; cells: [string, unknown][] }[] = [];
   for (const [prefix, label] of latencyRows) {
-    const cells = latencyColumns.map(([suffix]): [string, unknown] => [`${prefix}.${suffix}`, summary[`${prefix}.${suffix}`]]);
+    const cells = latencyColumns.map(([suffix]): [string, unknown] => [
+      `${prefix}.${suffix}`,
+      summary[`${prefix}.${suffix}`],
+    ]);
     if (cells.some(([, v]) => v !== undefined)) rows.push({ label, title: prefix, cells });
     // The answers of each status just under all answers: how slow the 429s are beside the 200s.
     if (prefix !== 'http.response.latency.millis') continue;
@@ -119,13 +147,20 @@ function latencyGrid(summary: Record<string, unknown>): string {
     for (const [code, figures] of Object.entries(byCode as Record<string, Record<string, unknown>>)) {
       if (isEmpty(figures)) continue;
       const count = typeof figures.count === 'number' ? ` (${figure(figures.count)})` : '';
-      rows.push({ label: `${code} answers${count}`, title: `${byCodeKey}.${code}`, cells: latencyColumns.map(([suffix]): [string, unknown] => [`${byCodeKey}.${code}.${suffix}`, figures[suffix]]) });
+      rows.push({
+        label: `${code} answers${count}`,
+        title: `${byCodeKey}.${code}`,
+        cells: latencyColumns.map(([suffix]): [string, unknown] => [`${byCodeKey}.${code}.${suffix}`, figures[suffix]]),
+      });
     }
   }
   if (rows.length === 0) return '';
   const head = `<tr><th></th>${latencyColumns.map(([, h]) => `<th>${h}</th>`).join('')}</tr>`;
   const body = rows
-    .map((r) => `<tr><th title="${escapeHtml(r.title)}">${escapeHtml(r.label)}</th>${r.cells.map(([key, v]) => (v === undefined ? '<td>–</td>' : `<td title="${escapeHtml(key)}">${escapeHtml(shown(v))}</td>`)).join('')}</tr>`)
+    .map(
+      (r) =>
+        `<tr><th title="${escapeHtml(r.title)}">${escapeHtml(r.label)}</th>${r.cells.map(([key, v]) => (v === undefined ? '<td>–</td>' : `<td title="${escapeHtml(key)}">${escapeHtml(shown(v))}</td>`)).join('')}</tr>`,
+    )
     .join('');
   return `<table class="grid" id="summary-latency">${head}${body}</table><p class="note">answers: each HTTP answer's own time; operations: from the first send (at a fixed rate, from when it was due) to the final answer, retries included.</p>`;
 }
@@ -152,13 +187,20 @@ export function recordTables(summary: Record<string, unknown>): string {
     .map(([key, list]) => {
       const columns = [...new Set(list.flatMap((r) => Object.keys(r)))];
       const head = columns.map((c) => `<th>${escapeHtml(words(c))}</th>`).join('');
-      const body = list.map((r) => `<tr>${columns.map((c) => `<td>${r[c] === undefined ? '' : escapeHtml(valueText(r[c]))}</td>`).join('')}</tr>`).join('');
+      const body = list
+        .map(
+          (r) =>
+            `<tr>${columns.map((c) => `<td>${r[c] === undefined ? '' : escapeHtml(valueText(r[c]))}</td>`).join('')}</tr>`,
+        )
+        .join('');
       const table = `<table class="grid" id="summary-${escapeHtml(key)}"><tr>${head}</tr>${body}</table>`;
       const title = `<h2>${escapeHtml(words(key).replace(/^./, (c) => c.toUpperCase()))}</h2>`;
       if (list.length <= foldAbove) return title + table;
       const byStatus = new Map<string, number>();
       for (const r of list) if (typeof r.status === 'string') byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
-      const counts = [...byStatus].sort(([a], [b]) => a.localeCompare(b)).map(([status, n]) => `${figure(n)} ${status}`);
+      const counts = [...byStatus]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([status, n]) => `${figure(n)} ${status}`);
       const line = `${figure(list.length)} ${escapeHtml(words(key))}${counts.length === 0 ? '' : `: ${escapeHtml(counts.join(', '))}`}`;
       return `${title}<details><summary>${line}</summary>${table}</details>`;
     })
@@ -181,12 +223,16 @@ export function summaryHtml(summary: Record<string, unknown>): string {
     const v = summary[key];
     if (isRecordList(v) || key === byCodeKey || latencyKey.test(key) || isEmpty(v)) continue;
     const [group, label, unit] = named[key] ?? ['Other', key];
-    rows.get(group)!.push(`<tr><th title="${escapeHtml(key)}">${escapeHtml(label)}</th><td>${escapeHtml(shown(v, unit))}</td></tr>`);
+    rows
+      .get(group)!
+      .push(`<tr><th title="${escapeHtml(key)}">${escapeHtml(label)}</th><td>${escapeHtml(shown(v, unit))}</td></tr>`);
   }
   const sections = groups.map((g) => {
     const body = g === 'Latency (ms)' ? latencyGrid(summary) : kvTable(rows.get(g)!);
     // The latency grid is wider than a column: a row of its own.
-    return body === '' ? '' : `<section class="group${g === 'Latency (ms)' ? ' wide' : ''}"><h3>${escapeHtml(g)}</h3>${body}</section>`;
+    return body === ''
+      ? ''
+      : `<section class="group${g === 'Latency (ms)' ? ' wide' : ''}"><h3>${escapeHtml(g)}</h3>${body}</section>`;
   });
   const raw = Object.entries(summary)
     .filter(([, v]) => !isRecordList(v))

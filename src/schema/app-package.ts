@@ -48,10 +48,15 @@ export function readApplicationPackage(body: Uint8Array, format: PackageFormat):
 export function readPackageFiles(files: Map<string, Uint8Array>): ApplicationPackage {
   const servicesBytes = files.get('services.xml');
   if (!servicesBytes) {
-    throw new InvalidPackageError(`Invalid application package: services.xml not found at the package root (found: ${listSome([...files.keys()])})`);
+    throw new InvalidPackageError(
+      `Invalid application package: services.xml not found at the package root (found: ${listSome([...files.keys()])})`,
+    );
   }
   const services = parseXmlFile(servicesBytes, 'services.xml');
-  if (services.name !== 'services') throw new InvalidPackageError(`Invalid application package: services.xml: root element must be <services>, not <${services.name}>`);
+  if (services.name !== 'services')
+    throw new InvalidPackageError(
+      `Invalid application package: services.xml: root element must be <services>, not <${services.name}>`,
+    );
   for (const [path, bytes] of files) {
     if (path.endsWith('.xml') && path !== 'services.xml') parseXmlFile(bytes, path);
   }
@@ -67,11 +72,17 @@ export function readPackageFiles(files: Map<string, Uint8Array>): ApplicationPac
       throw err;
     }
     const fileName = path.slice(path.lastIndexOf('/') + 1, -'.sd'.length);
-    if (schema.name !== fileName) throw new InvalidPackageError(`Invalid application package: ${path}: schema '${schema.name}' must be in a file named '${schema.name}.sd'`);
+    if (schema.name !== fileName)
+      throw new InvalidPackageError(
+        `Invalid application package: ${path}: schema '${schema.name}' must be in a file named '${schema.name}.sd'`,
+      );
     if (schema.documentName !== schema.name) {
-      throw new InvalidPackageError(`Invalid application package: ${path}: schema '${schema.name}' declares document '${schema.documentName}'; they must have the same name`);
+      throw new InvalidPackageError(
+        `Invalid application package: ${path}: schema '${schema.name}' declares document '${schema.documentName}'; they must have the same name`,
+      );
     }
-    if (schemas.has(schema.name)) throw new InvalidPackageError(`Invalid application package: schema '${schema.name}' is defined twice`);
+    if (schemas.has(schema.name))
+      throw new InvalidPackageError(`Invalid application package: schema '${schema.name}' is defined twice`);
     schemas.set(schema.name, schema);
   }
 
@@ -79,7 +90,9 @@ export function readPackageFiles(files: Map<string, Uint8Array>): ApplicationPac
     id: c.attributes.id ?? (i === 0 ? 'default' : `container${i}`),
     documentApi: childrenNamed(c, 'document-api').length > 0,
     // The config model compares the text with "true" exactly.
-    ignoreUndefinedFields: childrenNamed(c, 'document-api').some((d) => childrenNamed(d, 'ignore-undefined-fields').some((e) => e.text.trim() === 'true')),
+    ignoreUndefinedFields: childrenNamed(c, 'document-api').some((d) =>
+      childrenNamed(d, 'ignore-undefined-fields').some((e) => e.text.trim() === 'true'),
+    ),
   }));
   const contents = childrenNamed(services, 'content').map((c, i): ContentCluster => {
     const id = c.attributes.id ?? (i === 0 ? 'content' : `content${i}`);
@@ -88,7 +101,10 @@ export function readPackageFiles(files: Map<string, Uint8Array>): ApplicationPac
       id,
       documents: documents.map((d) => {
         const type = d.attributes.type;
-        if (!type) throw new InvalidPackageError(`Invalid application package: services.xml line ${d.line}: <document> in content cluster '${id}' has no 'type' attribute`);
+        if (!type)
+          throw new InvalidPackageError(
+            `Invalid application package: services.xml line ${d.line}: <document> in content cluster '${id}' has no 'type' attribute`,
+          );
         if (!schemas.has(type)) {
           throw new InvalidPackageError(
             `Invalid application package: services.xml line ${d.line}: content cluster '${id}' refers to document type '${type}', which no schema defines (schemas: ${listSome([...schemas.keys()])})`,
@@ -100,13 +116,17 @@ export function readPackageFiles(files: Map<string, Uint8Array>): ApplicationPac
   });
   const seen = new Set<string>();
   for (const id of [...containers.map((c) => c.id), ...contents.map((c) => c.id)]) {
-    if (seen.has(id)) throw new InvalidPackageError(`Invalid application package: services.xml: cluster id '${id}' is used twice`);
+    if (seen.has(id))
+      throw new InvalidPackageError(`Invalid application package: services.xml: cluster id '${id}' is used twice`);
     seen.add(id);
   }
 
   const overridesBytes = files.get('validation-overrides.xml');
   const validationOverrides = overridesBytes
-    ? childrenNamed(parseXmlFile(overridesBytes, 'validation-overrides.xml'), 'allow').map((a) => ({ id: a.text.trim(), until: a.attributes.until ?? '' }))
+    ? childrenNamed(parseXmlFile(overridesBytes, 'validation-overrides.xml'), 'allow').map((a) => ({
+        id: a.text.trim(),
+        until: a.attributes.until ?? '',
+      }))
     : [];
 
   const hash = createHash('sha1');
@@ -141,8 +161,10 @@ function extract(body: Uint8Array, format: PackageFormat): Map<string, Uint8Arra
       throw new InvalidPackageError(`Invalid application package: not a valid gzip stream (${(err as Error).message})`);
     }
     // nanotar reads whatever it is given; an archive without a single well-formed header is not a tar.
-    if (!isTarHeader(tar)) throw new InvalidPackageError('Invalid application package: gzip content is not a tar archive');
-    for (const item of parseTar(tar)) if (item.type === 'file' || item.type === undefined) add(item.name, item.data ?? new Uint8Array());
+    if (!isTarHeader(tar))
+      throw new InvalidPackageError('Invalid application package: gzip content is not a tar archive');
+    for (const item of parseTar(tar))
+      if (item.type === 'file' || item.type === undefined) add(item.name, item.data ?? new Uint8Array());
   }
   if (files.size === 0) throw new InvalidPackageError('Invalid application package: the archive holds no files');
   return files;
@@ -162,7 +184,8 @@ function parseXmlFile(bytes: Uint8Array, path: string): XmlElement {
   try {
     return parseXml(new TextDecoder().decode(bytes));
   } catch (err) {
-    if (err instanceof XmlSyntaxError) throw new InvalidPackageError(`Invalid application package: ${path} is not well-formed XML: ${err.message}`);
+    if (err instanceof XmlSyntaxError)
+      throw new InvalidPackageError(`Invalid application package: ${path} is not well-formed XML: ${err.message}`);
     throw err;
   }
 }

@@ -5,7 +5,18 @@
  * Pure: no I/O.
  */
 /** The primitive field types of a schema. */
-export type PrimitiveName = 'int' | 'long' | 'byte' | 'float' | 'double' | 'float16' | 'bool' | 'string' | 'raw' | 'uri' | 'predicate';
+export type PrimitiveName =
+  | 'int'
+  | 'long'
+  | 'byte'
+  | 'float'
+  | 'double'
+  | 'float16'
+  | 'bool'
+  | 'string'
+  | 'raw'
+  | 'uri'
+  | 'predicate';
 
 /** A field's type, as the document parser reads values of it. */
 export type DataType =
@@ -34,7 +45,19 @@ export interface TensorType {
   dimensions: TensorDimension[];
 }
 
-const primitives = new Set<string>(['int', 'long', 'byte', 'float', 'double', 'float16', 'bool', 'string', 'raw', 'uri', 'predicate']);
+const primitives = new Set<string>([
+  'int',
+  'long',
+  'byte',
+  'float',
+  'double',
+  'float16',
+  'bool',
+  'string',
+  'raw',
+  'uri',
+  'predicate',
+]);
 
 /** The FieldValue class the service names in "Expected a <class> but got an object". */
 export const fieldValueClass: Record<PrimitiveName | 'reference', string> = {
@@ -102,7 +125,8 @@ export function parseTensorType(text: string): TensorType {
   for (const d of (m?.[2] ?? '').split(',')) {
     if (d === '') continue;
     const indexed = /^(\w+)\[(\d*)\]$/.exec(d);
-    if (indexed) dimensions.push({ name: indexed[1], indexed: true, ...(indexed[2] !== '' ? { size: Number(indexed[2]) } : {}) });
+    if (indexed)
+      dimensions.push({ name: indexed[1], indexed: true, ...(indexed[2] !== '' ? { size: Number(indexed[2]) } : {}) });
     else dimensions.push({ name: d.replace(/\{\}$/, ''), indexed: false });
   }
   // The service prints dimensions sorted by name, and no cell type for double.
@@ -126,7 +150,11 @@ export function isDense(t: TensorType): boolean {
 
 /** Whether the tensor has mapped dimensions and bound indexed ones. */
 export function isMixed(t: TensorType): boolean {
-  return t.dimensions.some((d) => !d.indexed) && t.dimensions.some((d) => d.indexed) && t.dimensions.every((d) => !d.indexed || d.size !== undefined);
+  return (
+    t.dimensions.some((d) => !d.indexed) &&
+    t.dimensions.some((d) => d.indexed) &&
+    t.dimensions.every((d) => !d.indexed || d.size !== undefined)
+  );
 }
 
 export function isNumeric(type: DataType): boolean {

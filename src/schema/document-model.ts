@@ -45,7 +45,8 @@ export function documentTypesOf(schemas: Schema[]): Map<string, DocumentType> {
     building.add(name);
     const parents = schema.inherits.map(build).filter((t): t is DocumentType => t !== undefined);
     const structTexts = new Map<string, Map<string, string>>();
-    for (const parentName of schema.inherits) for (const [n, s] of byDocument.get(parentName)?.structs ?? []) structTexts.set(n, s);
+    for (const parentName of schema.inherits)
+      for (const [n, s] of byDocument.get(parentName)?.structs ?? []) structTexts.set(n, s);
     for (const [n, s] of schema.structs) structTexts.set(n, s);
     const structs = new Map<string, DataType>();
     const lookup = (structName: string): DataType | undefined => {
@@ -61,7 +62,8 @@ export function documentTypesOf(schemas: Schema[]): Map<string, DocumentType> {
     };
     const fields = new Map<string, DataType>();
     for (const parent of parents) for (const [n, t] of parent.fields) fields.set(n, t);
-    for (const field of schema.fields.values()) if (field.inDocument) fields.set(field.name, parseDataType(field.type, lookup));
+    for (const field of schema.fields.values())
+      if (field.inDocument) fields.set(field.name, parseDataType(field.type, lookup));
     const type: DocumentType = { name, fields };
     types.set(name, type);
     building.delete(name);

@@ -157,7 +157,13 @@ class Reader {
           const m = numberPattern.exec(t);
           if (m === null) throw this.unexpected('expected digit (0-9) to follow minus sign, for valid numeric value');
           this.pos = start + m[0].length;
-          return { kind: 'number', text: m[0], integer: m[1] === undefined && m[2] === undefined, start, end: this.pos };
+          return {
+            kind: 'number',
+            text: m[0],
+            integer: m[1] === undefined && m[2] === undefined,
+            start,
+            end: this.pos,
+          };
         }
         if (Number.isNaN(c)) throw new JsonSyntaxError('Unexpected end-of-input: expected a value', start);
         throw this.unrecognized();
@@ -186,7 +192,8 @@ class Reader {
       }
       const key = this.string();
       this.skipWs();
-      if (this.text.charCodeAt(this.pos) !== 58) throw this.unexpected("was expecting a colon to separate field name and value");
+      if (this.text.charCodeAt(this.pos) !== 58)
+        throw this.unexpected('was expecting a colon to separate field name and value');
       this.pos++;
       this.skipWs();
       entries.push([key, this.value()]);
@@ -231,7 +238,10 @@ class Reader {
 
   /** The input ends inside the object or array opened at `start`: Jackson names it and where it began. */
   private endInside(container: 'Object' | 'Array', start: number): JsonSyntaxError {
-    return new JsonSyntaxError(`Unexpected end-of-input: expected close marker for ${container} (start marker at ${jacksonPlace(this.text, start)})`, this.pos);
+    return new JsonSyntaxError(
+      `Unexpected end-of-input: expected close marker for ${container} (start marker at ${jacksonPlace(this.text, start)})`,
+      this.pos,
+    );
   }
 
   /** Reads a string token at `pos` (on its opening quote) and returns its decoded value. */
@@ -245,7 +255,10 @@ class Reader {
       if (c === 34) break;
       if (Number.isNaN(c)) throw new JsonSyntaxError('Unexpected end-of-input in VALUE_STRING', p);
       if (c < 32) {
-        throw new JsonSyntaxError(`Illegal unquoted character ((CTRL-CHAR, code ${c})): has to be escaped using backslash to be included in string value`, p);
+        throw new JsonSyntaxError(
+          `Illegal unquoted character ((CTRL-CHAR, code ${c})): has to be escaped using backslash to be included in string value`,
+          p,
+        );
       }
       if (c === 92) {
         out += t.slice(runStart, p);
@@ -278,7 +291,8 @@ class Reader {
             break;
           case 117: {
             const hex = t.slice(p, p + 4);
-            if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw new JsonSyntaxError('Unexpected character: expected a hex-digit for character escape sequence', p);
+            if (!/^[0-9a-fA-F]{4}$/.test(hex))
+              throw new JsonSyntaxError('Unexpected character: expected a hex-digit for character escape sequence', p);
             out += String.fromCharCode(parseInt(hex, 16));
             p += 4;
             break;
@@ -301,7 +315,12 @@ class Reader {
     if (Number.isNaN(c)) return new JsonSyntaxError(`Unexpected end-of-input: ${expectation}`, this.pos);
     const codePoint = this.text.codePointAt(this.pos)!;
     const extraBytes = Buffer.byteLength(String.fromCodePoint(codePoint)) - 1;
-    return new JsonSyntaxError(`Unexpected character (${describeChar(c, codePoint)}): ${expectation}`, this.pos, undefined, extraBytes);
+    return new JsonSyntaxError(
+      `Unexpected character (${describeChar(c, codePoint)}): ${expectation}`,
+      this.pos,
+      undefined,
+      extraBytes,
+    );
   }
 
   /**
@@ -310,7 +329,8 @@ class Reader {
    */
   private unrecognized(): JsonSyntaxError {
     const valid = "(JSON String, Number, Array, Object or token 'null', 'true' or 'false')";
-    if (!identifierStart.test(String.fromCodePoint(this.text.codePointAt(this.pos)!))) return this.unexpected(`expected a valid value ${valid}`);
+    if (!identifierStart.test(String.fromCodePoint(this.text.codePointAt(this.pos)!)))
+      return this.unexpected(`expected a valid value ${valid}`);
     let end = this.pos;
     let token = '';
     while (end < this.text.length) {
@@ -323,7 +343,12 @@ class Reader {
         break;
       }
     }
-    return new JsonSyntaxError(`Unrecognized token '${token}': was expecting ${valid}`, this.pos, undefined, Buffer.byteLength(this.text.slice(this.pos, end)));
+    return new JsonSyntaxError(
+      `Unrecognized token '${token}': was expecting ${valid}`,
+      this.pos,
+      undefined,
+      Buffer.byteLength(this.text.slice(this.pos, end)),
+    );
   }
 }
 

@@ -1,7 +1,15 @@
 import { isNumeric, type DataType } from './data-type.js';
 import type { DocumentModel, DocumentType } from './document-model.js';
 import type { OperationKind } from '../document/operation.js';
-import { firstTokenText, jacksonLocation, JsonSyntaxError, parseJsonTree, tokenName, tokenText, type JsonNode } from './json-tree.js';
+import {
+  firstTokenText,
+  jacksonLocation,
+  JsonSyntaxError,
+  parseJsonTree,
+  tokenName,
+  tokenText,
+  type JsonNode,
+} from './json-tree.js';
 import { readAtomic, readValue, readWeights, ValueError, type ReadContext } from './value-reader.js';
 
 /**
@@ -39,13 +47,20 @@ export type JudgedKind = Exclude<OperationKind, 'remove'>;
  * Judges a put (POST) or update (PUT) body. `id` is the document id the path names, `docType` its type;
  * `text` the request body (the whole of it: an empty text is an empty body).
  */
-export function judgeDocumentOperation(model: DocumentModel, kind: JudgedKind, id: string, docType: string, text: string): Verdict {
+export function judgeDocumentOperation(
+  model: DocumentModel,
+  kind: JudgedKind,
+  id: string,
+  docType: string,
+  text: string,
+): Verdict {
   const envelope = readOperationEnvelope(model, kind, id, docType, text);
   if (!envelope.ok) return envelope;
   const { body, type } = envelope;
   const context: ReadContext = { ignoreUndefinedFields: model.ignoreUndefinedFields };
   try {
-    const ignoredFields = kind === 'put' ? judgePutFields(body.fields, type!, id, context) : judgeUpdateFields(body.fields, type!, context);
+    const ignoredFields =
+      kind === 'put' ? judgePutFields(body.fields, type!, id, context) : judgeUpdateFields(body.fields, type!, context);
     return { ok: true, ignoredFields, body };
   } catch (err) {
     if (err instanceof ValueError) return refuse(err.status, err.message);
@@ -65,7 +80,13 @@ export interface Envelope {
  * `fields`, `condition` and `create`; every other top-level key is skipped. With `model` null (no package
  * deployed) any document type goes and the fields are not looked into.
  */
-export function readOperationEnvelope(model: DocumentModel | null, kind: JudgedKind, id: string, docType: string, text: string): Envelope | Refused {
+export function readOperationEnvelope(
+  model: DocumentModel | null,
+  kind: JudgedKind,
+  id: string,
+  docType: string,
+  text: string,
+): Envelope | Refused {
   let root: JsonNode | undefined;
   try {
     root = parseJsonTree(text);
@@ -74,15 +95,21 @@ export function readOperationEnvelope(model: DocumentModel | null, kind: JudgedK
     if (err.trailingToken !== undefined) return refuse(400, `expected end of input, got ${err.trailingToken}`);
     return refuse(400, syntaxMessage(text, err, kind, id, model, docType));
   }
-  if (root === undefined || root.kind !== 'object') return refuse(400, `expected start of root object, got ${tokenName(root)}`);
+  if (root === undefined || root.kind !== 'object')
+    return refuse(400, `expected start of root object, got ${tokenName(root)}`);
   const body: DocumentBody = {};
   let type: DocumentType | undefined;
   for (const [key, value] of root.entries) {
     if (key === 'condition') {
-      if (value.kind !== 'string' && value.kind !== 'null') return refuse(400, `expected string value for condition, got ${tokenName(value)}`);
+      if (value.kind !== 'string' && value.kind !== 'null')
+        return refuse(400, `expected string value for condition, got ${tokenName(value)}`);
       if (value.kind === 'string') body.condition = value.value;
     } else if (key === 'create') {
-      if (value.kind !== 'true' && value.kind !== 'false') return refuse(400, `failed parsing document: Current token (${tokenName(value)}) not of boolean type${jacksonLocation(text, value.start)}`);
+      if (value.kind !== 'true' && value.kind !== 'false')
+        return refuse(
+          400,
+          `failed parsing document: Current token (${tokenName(value)}) not of boolean type${jacksonLocation(text, value.start)}`,
+        );
       body.create = value.kind === 'true';
     } else if (key === 'fields') {
       if (model !== null) {
@@ -104,11 +131,19 @@ function refuse(status: 400 | 500, message: string): Refused {
 }
 
 /** Jackson's message, with the wrapping the parser gives it: outside `fields` or inside it. */
-function syntaxMessage(text: string, err: JsonSyntaxError, kind: JudgedKind, id: string, model: DocumentModel | null, docType: string): string {
+function syntaxMessage(
+  text: string,
+  err: JsonSyntaxError,
+  kind: JudgedKind,
+  id: string,
+  model: DocumentModel | null,
+  docType: string,
+): string {
   const jackson = `${err.message}${jacksonLocation(text, err.offset, err.extraBytes)}`;
   const fieldsAt = /"fields"\s*:\s*\{/.exec(text);
   const fieldsStart = fieldsAt === null ? -1 : fieldsAt.index + fieldsAt[0].length;
-  if (fieldsAt === null || err.offset < fieldsStart || err.offset >= objectEnd(text, fieldsStart - 1)) return `failed parsing document: ${jackson}`;
+  if (fieldsAt === null || err.offset < fieldsStart || err.offset >= objectEnd(text, fieldsStart - 1))
+    return `failed parsing document: ${jackson}`;
   // Without a model the field values are not read against types, so there is no field to name.
   if (model === null) return `failed reading document JSON: ${jackson}`;
   const type = model.types.get(docType);
@@ -119,12 +154,18 @@ function syntaxMessage(text: string, err: JsonSyntaxError, kind: JudgedKind, id:
     const names = [...before.matchAll(/"((?:[^"\\]|\\.)*)"\s*:/g)];
     const last = names[names.length - 1]?.[1];
     const fieldType = last === undefined ? undefined : type.fields.get(last);
-    if (last !== undefined && fieldType !== undefined) return `In document '${id}': Could not parse field '${last}' of type ${fieldType.name}: failed reading document JSON: ${jackson}`;
+    if (last !== undefined && fieldType !== undefined)
+      return `In document '${id}': Could not parse field '${last}' of type ${fieldType.name}: failed reading document JSON: ${jackson}`;
   }
   return `failed reading document JSON: ${jackson}`;
 }
 
-function judgePutFields(fields: Extract<JsonNode, { kind: 'object' }>, type: DocumentType, id: string, context: ReadContext): boolean {
+function judgePutFields(
+  fields: Extract<JsonNode, { kind: 'object' }>,
+  type: DocumentType,
+  id: string,
+  context: ReadContext,
+): boolean {
   let ignored = false;
   for (const [name, value] of fields.entries) {
     const fieldType = type.fields.get(name);
@@ -139,17 +180,25 @@ function judgePutFields(fields: Extract<JsonNode, { kind: 'object' }>, type: Doc
     try {
       readValue(value, fieldType, context);
     } catch (err) {
-      if (err instanceof ValueError && err.status === 400) throw new ValueError(`In document '${id}': Could not parse field '${name}' of type ${fieldType.name}: ${err.message}`);
+      if (err instanceof ValueError && err.status === 400)
+        throw new ValueError(
+          `In document '${id}': Could not parse field '${name}' of type ${fieldType.name}: ${err.message}`,
+        );
       throw err;
     }
   }
   return ignored;
 }
 
-function judgeUpdateFields(fields: Extract<JsonNode, { kind: 'object' }>, type: DocumentType, context: ReadContext): boolean {
+function judgeUpdateFields(
+  fields: Extract<JsonNode, { kind: 'object' }>,
+  type: DocumentType,
+  context: ReadContext,
+): boolean {
   let ignored = false;
   for (const [name, operations] of fields.entries) {
-    if (operations.kind !== 'object') throw new ValueError(`Expected start of JSON object, got ${tokenName(operations)}`);
+    if (operations.kind !== 'object')
+      throw new ValueError(`Expected start of JSON object, got ${tokenName(operations)}`);
     if (/[.[{]/.test(name)) {
       judgeFieldPathUpdate(name, operations, type);
       continue;
@@ -175,11 +224,17 @@ function judgeUpdateFields(fields: Extract<JsonNode, { kind: 'object' }>, type: 
 const fieldPathOperations = new Set(['assign', 'add', 'remove', 'increment', 'decrement', 'multiply', 'divide']);
 
 /** `s.sub`, `m{key}`, `a[3]`: the top field must exist (ignore-undefined-fields does not apply); operations are case-insensitive. */
-function judgeFieldPathUpdate(path: string, operations: Extract<JsonNode, { kind: 'object' }>, type: DocumentType): void {
+function judgeFieldPathUpdate(
+  path: string,
+  operations: Extract<JsonNode, { kind: 'object' }>,
+  type: DocumentType,
+): void {
   const top = /^[^.[{]*/.exec(path)![0];
   try {
     if (!type.fields.has(top)) throw new ValueError(`Field '${top}' not found in document type '${type.name}'`);
-    for (const [op] of operations.entries) if (!fieldPathOperations.has(op.toLowerCase())) throw new ValueError(`Field path update type '${op}' not supported.`);
+    for (const [op] of operations.entries)
+      if (!fieldPathOperations.has(op.toLowerCase()))
+        throw new ValueError(`Field path update type '${op}' not supported.`);
   } catch (err) {
     if (err instanceof ValueError) throw new ValueError(`Error in '${path}': ${err.message}`);
     throw err;
@@ -217,7 +272,10 @@ function judgeValueUpdate(field: string, type: DataType, op: string, value: Json
       judgeMatch(type, value, context);
       return;
     case 'modify':
-      if (type.kind !== 'tensor') throw new ValueError(`A modify update can only be applied to tensor fields. Field '${field}' is of type '${type.name}'`);
+      if (type.kind !== 'tensor')
+        throw new ValueError(
+          `A modify update can only be applied to tensor fields. Field '${field}' is of type '${type.name}'`,
+        );
       judgeModify(field, value);
       return;
     default:
@@ -225,7 +283,13 @@ function judgeValueUpdate(field: string, type: DataType, op: string, value: Json
   }
 }
 
-function judgeAddRemove(field: string, type: DataType, op: 'add' | 'remove', value: JsonNode, context: ReadContext): void {
+function judgeAddRemove(
+  field: string,
+  type: DataType,
+  op: 'add' | 'remove',
+  value: JsonNode,
+  context: ReadContext,
+): void {
   if (type.kind === 'array') {
     if (value.kind !== 'array') throw new ValueError(`Expected start of array, got ${tokenName(value)}`);
     for (const item of value.items) {
@@ -242,18 +306,27 @@ function judgeAddRemove(field: string, type: DataType, op: 'add' | 'remove', val
   if (type.kind === 'tensor') {
     const word = op === 'add' ? 'An add' : 'A remove';
     if (type.tensor.dimensions.every((d) => d.indexed)) {
-      throw new ValueError(`${word} update can only be applied to tensors with at least one sparse dimension. Field '${field}' has unsupported tensor type '${type.name}'`);
+      throw new ValueError(
+        `${word} update can only be applied to tensors with at least one sparse dimension. Field '${field}' has unsupported tensor type '${type.name}'`,
+      );
     }
     const key = op === 'add' ? 'cells' : 'addresses';
     const has = value.kind === 'object' && value.entries.some(([k]) => k === key || (op === 'add' && k === 'blocks'));
-    if (!has) throw new ValueError(`${op === 'add' ? 'Add' : 'Remove'} update for field '${field}' does not contain tensor ${op === 'add' ? 'cells' : 'addresses'}`);
+    if (!has)
+      throw new ValueError(
+        `${op === 'add' ? 'Add' : 'Remove'} update for field '${field}' does not contain tensor ${op === 'add' ? 'cells' : 'addresses'}`,
+      );
     if (op === 'add') readValue(value, type, context);
     return;
   }
   if (type.kind === 'unknown') return;
-  if (value.kind !== 'object' && value.kind !== 'array') throw new ValueError(`Expected start of composite, got ${tokenName(value)}`, 500);
+  if (value.kind !== 'object' && value.kind !== 'array')
+    throw new ValueError(`Expected start of composite, got ${tokenName(value)}`, 500);
   const cls = type.kind === 'primitive' ? primitiveClass(type.name) : collectionClass[type.kind];
-  throw new ValueError(`Trying to add or remove from a field of a type the reader does not know how to handle: class ${cls}`, 500);
+  throw new ValueError(
+    `Trying to add or remove from a field of a type the reader does not know how to handle: class ${cls}`,
+    500,
+  );
 }
 
 function primitiveClass(name: string): string {
@@ -278,7 +351,8 @@ function judgeMatch(type: DataType, value: JsonNode, context: ReadContext): void
   if (value.kind !== 'object') throw new ValueError(`Expected start of JSON object, got ${tokenName(value)}`);
   if (type.kind === 'map') throw new ValueError(`Field type ${type.name} not supported.`, 500);
   if (type.kind !== 'array' && type.kind !== 'weightedset') {
-    if (value.entries[0]?.[0] === 'element') throw new ValueError(`Container type ${type.name} not supported for match update.`);
+    if (value.entries[0]?.[0] === 'element')
+      throw new ValueError(`Container type ${type.name} not supported for match update.`);
     throw new ValueError(`Unexpected parent type: ${type.name}`, 500);
   }
   for (const [key, inner] of value.entries) {
@@ -300,10 +374,12 @@ function judgeModify(field: string, value: JsonNode): void {
   for (const [key, inner] of value.entries) {
     if (key === 'operation') {
       const op = tokenText(inner);
-      if (op !== 'replace' && op !== 'add' && op !== 'multiply') throw new ValueError(`Unknown operation '${op}' in modify update for field '${field}'`);
+      if (op !== 'replace' && op !== 'add' && op !== 'multiply')
+        throw new ValueError(`Unknown operation '${op}' in modify update for field '${field}'`);
       operation = true;
     } else if (key === 'cells' || key === 'addresses' || key === 'blocks') cells = true;
-    else if (key !== 'create') throw new ValueError(`Unknown JSON string '${key}' in modify update for field '${field}'`);
+    else if (key !== 'create')
+      throw new ValueError(`Unknown JSON string '${key}' in modify update for field '${field}'`);
   }
   if (!operation) throw new ValueError(`Modify update for field '${field}' does not contain an operation`);
   if (!cells) throw new ValueError(`Modify update for field '${field}' does not contain tensor cells`);

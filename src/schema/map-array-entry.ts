@@ -12,9 +12,14 @@ import { tokenName, type JsonNode } from './json-tree.js';
  * IllegalStateException), then the end. Returns the refusal, or undefined for a good entry; the caller throws it
  * as its own error type (value-reader.ts).
  */
-export function mapArrayEntryFault(entry: JsonNode, readKey: (node: JsonNode) => void, readValue: (node: JsonNode) => void): MapEntryFault | undefined {
+export function mapArrayEntryFault(
+  entry: JsonNode,
+  readKey: (node: JsonNode) => void,
+  readValue: (node: JsonNode) => void,
+): MapEntryFault | undefined {
   // JsonParserHelpers.expectObjectStart (JsonParserHelpers.java:30-37).
-  if (entry.kind !== 'object') return { status: 400, message: `Expected start of JSON object, got ${tokenName(entry)}` };
+  if (entry.kind !== 'object')
+    return { status: 400, message: `Expected start of JSON object, got ${tokenName(entry)}` };
   let key = false;
   let value = false;
   const read = (name: string | undefined, node: JsonNode): void => {
@@ -43,7 +48,8 @@ export function mapArrayEntryFault(entry: JsonNode, readKey: (node: JsonNode) =>
   // MapReader.java:63.
   if (!key || !value) return { status: 500, message: 'Missing key or value for map entry.' };
   // JsonParserHelpers.expectObjectEnd (JsonParserHelpers.java:39-46), on the token after the two positions.
-  if (members.length > 2) return { status: 400, message: `Expected end of JSON object, got ${tokenName(members[2][1])}` };
+  if (members.length > 2)
+    return { status: 400, message: `Expected end of JSON object, got ${tokenName(members[2][1])}` };
   return undefined;
 }
 

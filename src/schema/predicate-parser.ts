@@ -10,7 +10,26 @@
  * (the current token may follow the wanted one) or "mismatched input".
  */
 
-type Kind = 'INTEGER' | 'VALUE' | 'STRING' | 'OR' | 'AND' | 'NOT' | 'IN' | 'TRUE' | 'FALSE' | '(' | ')' | '[' | ']' | ',' | '..' | '=' | '=-' | '+[' | 'EOF';
+type Kind =
+  | 'INTEGER'
+  | 'VALUE'
+  | 'STRING'
+  | 'OR'
+  | 'AND'
+  | 'NOT'
+  | 'IN'
+  | 'TRUE'
+  | 'FALSE'
+  | '('
+  | ')'
+  | '['
+  | ']'
+  | ','
+  | '..'
+  | '='
+  | '=-'
+  | '+['
+  | 'EOF';
 
 interface Token {
   kind: Kind;
@@ -20,7 +39,20 @@ interface Token {
 
 class PredicateSyntaxError extends Error {}
 
-const keywords: Record<string, Kind> = { OR: 'OR', or: 'OR', AND: 'AND', and: 'AND', NOT: 'NOT', not: 'NOT', IN: 'IN', in: 'IN', TRUE: 'TRUE', true: 'TRUE', FALSE: 'FALSE', false: 'FALSE' };
+const keywords: Record<string, Kind> = {
+  OR: 'OR',
+  or: 'OR',
+  AND: 'AND',
+  and: 'AND',
+  NOT: 'NOT',
+  not: 'NOT',
+  IN: 'IN',
+  in: 'IN',
+  TRUE: 'TRUE',
+  true: 'TRUE',
+  FALSE: 'FALSE',
+  false: 'FALSE',
+};
 const valueKinds = new Set<Kind>(['VALUE', 'STRING', 'INTEGER', 'OR', 'AND', 'NOT', 'IN', 'TRUE', 'FALSE']);
 
 /** The service's message for a predicate text it refuses, or undefined when it parses. */
@@ -67,7 +99,8 @@ class Lexer {
     if (word !== undefined) {
       this.pos += word.length;
       // The lexer takes the longest match; on equal length the rule written first (INTEGER, then the keywords) wins.
-      if (integer !== undefined && integer.length === word.length) return { kind: 'INTEGER', text: word, column: start };
+      if (integer !== undefined && integer.length === word.length)
+        return { kind: 'INTEGER', text: word, column: start };
       return { kind: keywords[word] ?? 'VALUE', text: word, column: start };
     }
     if (c === '-' || (c === '+' && s[start + 1] !== '[')) {
@@ -127,7 +160,8 @@ class Parser {
       this.index++;
       return t;
     }
-    if (this.la(2).kind === kind) this.error(t, `extraneous input ${tokenDisplay(t)} expecting ${kind === 'EOF' ? 'EOF' : tokenName(kind)}`);
+    if (this.la(2).kind === kind)
+      this.error(t, `extraneous input ${tokenDisplay(t)} expecting ${kind === 'EOF' ? 'EOF' : tokenName(kind)}`);
     if (follow.includes(t.kind)) this.error(t, `missing ${tokenName(kind)} at ${tokenDisplay(t)}`);
     return this.error(t, `mismatched input ${tokenDisplay(t)} expecting ${kind === 'EOF' ? 'EOF' : tokenName(kind)}`);
   }
@@ -234,7 +268,8 @@ class Parser {
   private partition(): void {
     this.value();
     const op = this.la(1).kind;
-    if (op !== '=' && op !== '=-') this.error(this.la(1), `mismatched input ${tokenDisplay(this.la(1))} expecting set null`);
+    if (op !== '=' && op !== '=-')
+      this.error(this.la(1), `mismatched input ${tokenDisplay(this.la(1))} expecting set null`);
     this.index++;
     this.match('INTEGER', []);
     if (this.la(1).kind === 'INTEGER') {

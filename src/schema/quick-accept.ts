@@ -66,7 +66,9 @@ const envelopeKeys = nameTable(
 );
 
 /** The update operations read here; the others are left to the full path. */
-const updateOperations = nameTable(new Map(['assign', 'increment', 'decrement', 'multiply', 'divide', 'add', 'remove'].map((op) => [op, op])));
+const updateOperations = nameTable(
+  new Map(['assign', 'increment', 'decrement', 'multiply', 'divide', 'add', 'remove'].map((op) => [op, op])),
+);
 
 /** What object() does with each member: `of` is the field table, the field type, the map type or the element type. */
 const enum Member {
@@ -177,7 +179,14 @@ class QuickReader {
    */
   private documentType(model: DocumentModel, start: number, end: number): Fields | undefined {
     const buf = this.buf;
-    const c1 = this.nonAscii || end - start > maxDocumentIdLength || buf[start] !== 0x69 || buf[start + 1] !== 0x64 || buf[start + 2] !== B.Colon ? end : colonAt(buf, start + 3, end);
+    const c1 =
+      this.nonAscii ||
+      end - start > maxDocumentIdLength ||
+      buf[start] !== 0x69 ||
+      buf[start + 1] !== 0x64 ||
+      buf[start + 2] !== B.Colon
+        ? end
+        : colonAt(buf, start + 3, end);
     const c2 = colonAt(buf, c1 + 1, end);
     const c3 = colonAt(buf, c2 + 1, end);
     if (c3 >= end || c1 === start + 3 || c2 === c1 + 1 || c3 + 1 === end || c3 !== c2 + 1) {
@@ -345,7 +354,9 @@ class QuickReader {
   private keyText(): string {
     const buf = this.buf;
     if (this.keyEscaped) return JSON.parse(utf8(buf, this.keyStart, this.keyEnd)) as string;
-    return this.keyNonAscii ? utf8(buf, this.keyStart + 1, this.keyEnd - 1) : latin1(buf, this.keyStart + 1, this.keyEnd - 1);
+    return this.keyNonAscii
+      ? utf8(buf, this.keyStart + 1, this.keyEnd - 1)
+      : latin1(buf, this.keyStart + 1, this.keyEnd - 1);
   }
 
   /** What `table` holds for the key just read; the key must have no escape. */
@@ -548,7 +559,17 @@ class QuickReader {
           continue;
         }
         // " \ / b f n r t
-        if (e !== 0x22 && e !== 0x5c && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) return false;
+        if (
+          e !== 0x22 &&
+          e !== 0x5c &&
+          e !== 0x2f &&
+          e !== 0x62 &&
+          e !== 0x66 &&
+          e !== 0x6e &&
+          e !== 0x72 &&
+          e !== 0x74
+        )
+          return false;
         p += 2;
         continue;
       }
@@ -601,7 +622,6 @@ function utf8(buf: Buffer, start: number, end: number): string {
   return buf.toString('utf8', start, end);
 }
 
-
 /**
  * Names looked up by their UTF-8 bytes without making text: candidates in a slot picked by length, first and
  * last byte, then the bytes compared.
@@ -619,7 +639,9 @@ function slotOf(length: number, first: number, last: number): number {
 }
 
 function nameTable<T>(byName: Map<string, T>): NameTable<T> {
-  const bySlot: ({ bytes: Buffer; value: T }[] | undefined)[] = new Array<{ bytes: Buffer; value: T }[] | undefined>(256).fill(undefined);
+  const bySlot: ({ bytes: Buffer; value: T }[] | undefined)[] = new Array<{ bytes: Buffer; value: T }[] | undefined>(
+    256,
+  ).fill(undefined);
   for (const [name, value] of byName) {
     const bytes = Buffer.from(name, 'utf8');
     if (bytes.length === 0) continue;
@@ -662,7 +684,15 @@ class QType {
 /** The fields of a document type or a struct, by name. */
 type Fields = NameTable<QType>;
 
-const primitiveKinds: Record<string, K> = { int: K.Int, long: K.Long, float: K.Float, double: K.Float, float16: K.Float, bool: K.Bool, string: K.String };
+const primitiveKinds: Record<string, K> = {
+  int: K.Int,
+  long: K.Long,
+  float: K.Float,
+  double: K.Float,
+  float16: K.Float,
+  bool: K.Bool,
+  string: K.String,
+};
 
 // Compiled once per type of a model (a struct that refers to itself is compiled once, then met again).
 const compiled = new WeakMap<DataType, QType>();
@@ -670,8 +700,22 @@ const compiled = new WeakMap<DataType, QType>();
 function compile(type: DataType): QType {
   const done = compiled.get(type);
   if (done !== undefined) return done;
-  const kinds: Record<DataType['kind'], K> = { primitive: K.Atomic, array: K.Array, weightedset: K.WeightedSet, map: K.Map, struct: K.Struct, position: K.Atomic, reference: K.Atomic, tensor: K.Tensor, unknown: K.Unknown };
-  const q = new QType(type.kind === 'primitive' ? (primitiveKinds[type.name] ?? K.Atomic) : kinds[type.kind], type, isNumeric(type));
+  const kinds: Record<DataType['kind'], K> = {
+    primitive: K.Atomic,
+    array: K.Array,
+    weightedset: K.WeightedSet,
+    map: K.Map,
+    struct: K.Struct,
+    position: K.Atomic,
+    reference: K.Atomic,
+    tensor: K.Tensor,
+    unknown: K.Unknown,
+  };
+  const q = new QType(
+    type.kind === 'primitive' ? (primitiveKinds[type.name] ?? K.Atomic) : kinds[type.kind],
+    type,
+    isNumeric(type),
+  );
   compiled.set(type, q);
   if (type.kind === 'array' || type.kind === 'weightedset') q.element = compile(type.element);
   else if (type.kind === 'map') {

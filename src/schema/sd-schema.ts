@@ -44,7 +44,8 @@ export function parseSchema(source: string, file: string): Schema {
   if (!schemaBlock) throw new SchemaError(`${file}: no 'schema <name> { ... }' declaration`);
   const name = schemaBlock.header.split(/\s+/)[1];
   const documentBlocks = blocks.filter((b) => b.parent === schemaBlock && /^document(\s|$)/.test(b.header));
-  if (documentBlocks.length === 0) throw new SchemaError(`${file}: schema '${name}' does not declare a document ('document ${name} { ... }')`);
+  if (documentBlocks.length === 0)
+    throw new SchemaError(`${file}: schema '${name}' does not declare a document ('document ${name} { ... }')`);
   const documentBlock = documentBlocks[0];
   const documentName = documentBlock.header.split(/\s+/)[1] ?? name;
   const inheritsMatch = /\binherits\s+(.+)$/.exec(documentBlock.header);
@@ -66,7 +67,8 @@ export function parseSchema(source: string, file: string): Schema {
     if (block.parent !== documentBlock && block.parent !== schemaBlock) continue;
     const m = /^field\s+(\S+)\s+type\s+(.+)$/.exec(block.header);
     if (!m) {
-      if (/^field(\s|$)/.test(block.header)) throw new SchemaError(`${file}: malformed field declaration '${block.header}'`);
+      if (/^field(\s|$)/.test(block.header))
+        throw new SchemaError(`${file}: malformed field declaration '${block.header}'`);
       continue;
     }
     const indexing = readIndexing(block.body);
@@ -142,7 +144,11 @@ function matchBraces(source: string, file: string): Block[] {
     } else if (parens > 0) {
       continue;
     } else if (ch === '{') {
-      const lines = source.slice(segmentStart, i).split('\n').map((l) => l.trim()).filter((l) => l !== '');
+      const lines = source
+        .slice(segmentStart, i)
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l !== '');
       const header = (lines[lines.length - 1] ?? '').replace(/\s+/g, ' ');
       const block: Block = { header, body: '', depth: open.length, parent: open[open.length - 1]?.block };
       open.push({ header, start: i + 1, block });

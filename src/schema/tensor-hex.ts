@@ -13,7 +13,8 @@ export function hexTensorError(hex: string, t: TensorType, cells: number): strin
   const wrongLength = `Unexpected hex length: Expected ${cells * perCell} hex digits for ${typeName} but got ${hex.length}`;
   if (hex.length % cells !== 0) return wrongLength;
   const given = hex.length / cells;
-  if (![2, 4, 8, 16].includes(given)) return `Unexpected hex digits per cell: Expecting 2, 4, 8 or 16, but was ${given}`;
+  if (![2, 4, 8, 16].includes(given))
+    return `Unexpected hex digits per cell: Expecting 2, 4, 8 or 16, but was ${given}`;
   if (t.cellType === 'int8' && given !== 2) return wrongLength;
   // Digits are decoded one by one after the length checks, so the first bad one is named.
   const bad = /[^0-9a-fA-F]/.exec(hex);

@@ -93,7 +93,8 @@ function sizesOf(t: TensorValue, dims: Dims): number[] {
 /** Every row-major position of a block of `sizes`, as labels. */
 function positions(sizes: number[]): string[][] {
   let out: string[][] = [[]];
-  for (const size of sizes) out = out.flatMap((prefix) => Array.from({ length: size }, (_, i) => [...prefix, String(i)]));
+  for (const size of sizes)
+    out = out.flatMap((prefix) => Array.from({ length: size }, (_, i) => [...prefix, String(i)]));
   return out;
 }
 
@@ -111,7 +112,8 @@ function blocksOf(t: TensorValue): { blocks: Block[]; dense: Dims; sizes: number
   const sparseOf = (labels: string[]): string[] => labels.filter((_, i) => !t.type.dimensions[i].indexed);
   const denseOf = (labels: string[]): string[] => labels.filter((_, i) => t.type.dimensions[i].indexed);
   const size = offsets.length;
-  if (dense.length === t.type.dimensions.length) blocks.set('', { sparse: [], values: new Array<number>(size).fill(0) });
+  if (dense.length === t.type.dimensions.length)
+    blocks.set('', { sparse: [], values: new Array<number>(size).fill(0) });
   for (const cell of t.cells.values()) {
     const sparse = sparseOf(cell.labels);
     const key = addressKey(sparse);
@@ -129,7 +131,8 @@ function nested(values: number[], sizes: number[], cellType: TensorType['cellTyp
   const walk = (offset: number, d: number): string => {
     const stride = sizes.slice(d + 1).reduce((a, b) => a * b, 1);
     const parts: string[] = [];
-    for (let i = 0; i < sizes[d]; i++) parts.push(d === sizes.length - 1 ? cellText(values[offset + i], cellType) : walk(offset + i * stride, d + 1));
+    for (let i = 0; i < sizes[d]; i++)
+      parts.push(d === sizes.length - 1 ? cellText(values[offset + i], cellType) : walk(offset + i * stride, d + 1));
     return `[${parts.join(',')}]`;
   };
   return walk(0, 0);
@@ -143,7 +146,8 @@ function addressJson(dims: Dims, labels: string[]): string {
 function cellsJson(t: TensorValue): string {
   const { cellType, dimensions } = t.type;
   const out: string[] = [];
-  const cell = (labels: string[], value: number): void => void out.push(`{"address":${addressJson(dimensions, labels)},"value":${cellText(value, cellType)}}`);
+  const cell = (labels: string[], value: number): void =>
+    void out.push(`{"address":${addressJson(dimensions, labels)},"value":${cellText(value, cellType)}}`);
   if (dimensions.every((d) => !d.indexed)) {
     for (const c of t.cells.values()) cell(c.labels, c.value);
   } else {
@@ -153,7 +157,10 @@ function cellsJson(t: TensorValue): string {
       offsets.forEach((dense, i) => {
         let s = 0;
         let d = 0;
-        cell(dimensions.map((dim) => (dim.indexed ? dense[d++] : b.sparse[s++])), b.values[i]);
+        cell(
+          dimensions.map((dim) => (dim.indexed ? dense[d++] : b.sparse[s++])),
+          b.values[i],
+        );
       });
     }
   }
@@ -165,18 +172,26 @@ function body(t: TensorValue, e: TensorEncoding): [string, string] {
   const { cellType, dimensions } = t.type;
   if (!e.shortForm) return ['cells', cellsJson(t)];
   const mapped = dimensions.filter((d) => !d.indexed);
-  const denseValues = (b: Block, sizes: number[]): string => (e.hexForDensePart ? JSON.stringify(hexOf(b.values, cellType)) : nested(b.values, sizes, cellType));
+  const denseValues = (b: Block, sizes: number[]): string =>
+    e.hexForDensePart ? JSON.stringify(hexOf(b.values, cellType)) : nested(b.values, sizes, cellType);
   if (mapped.length === 0) {
     const { blocks, sizes } = blocksOf(t);
     return ['values', denseValues(blocks[0], sizes)];
   }
   if (mapped.length === dimensions.length) {
     if (dimensions.length !== 1) return ['cells', cellsJson(t)];
-    return ['cells', `{${[...t.cells.values()].map((c) => `${JSON.stringify(c.labels[0])}:${cellText(c.value, cellType)}`).join(',')}}`];
+    return [
+      'cells',
+      `{${[...t.cells.values()].map((c) => `${JSON.stringify(c.labels[0])}:${cellText(c.value, cellType)}`).join(',')}}`,
+    ];
   }
   const { blocks, sizes } = blocksOf(t);
-  if (mapped.length === 1) return ['blocks', `{${blocks.map((b) => `${JSON.stringify(b.sparse[0])}:${denseValues(b, sizes)}`).join(',')}}`];
-  return ['blocks', `[${blocks.map((b) => `{"address":${addressJson(mapped, b.sparse)},"values":${denseValues(b, sizes)}}`).join(',')}]`];
+  if (mapped.length === 1)
+    return ['blocks', `{${blocks.map((b) => `${JSON.stringify(b.sparse[0])}:${denseValues(b, sizes)}`).join(',')}}`];
+  return [
+    'blocks',
+    `[${blocks.map((b) => `{"address":${addressJson(mapped, b.sparse)},"values":${denseValues(b, sizes)}}`).join(',')}]`,
+  ];
 }
 
 /** The tensor's JSON text in the given encoding. */

@@ -134,7 +134,8 @@ class Builder {
 
   /** `{dim: label}` in any key order, to labels in the type's order. */
   address(address: unknown, dims: TensorType['dimensions']): string[] {
-    if (address === null || typeof address !== 'object' || Array.isArray(address)) throw new Error('Expected an address object');
+    if (address === null || typeof address !== 'object' || Array.isArray(address))
+      throw new Error('Expected an address object');
     const given = address as Record<string, unknown>;
     return dims.map((d) => {
       const label = given[d.name];
@@ -154,7 +155,8 @@ class Builder {
       flat.forEach((v, i) => this.cell([String(i)], v));
       return;
     }
-    if (flat.length !== blockSize(this.type)) throw new Error(`Expected ${blockSize(this.type)} values, but got ${flat.length}`);
+    if (flat.length !== blockSize(this.type))
+      throw new Error(`Expected ${blockSize(this.type)} values, but got ${flat.length}`);
     flat.forEach((v, i) => this.cell(this.merge(sparse, denseLabels(i, dense)), v));
   }
 
@@ -200,7 +202,8 @@ function readBlocks(b: Builder, blocks: unknown): void {
     }
     return;
   }
-  if (blocks === null || typeof blocks !== 'object') throw new Error("Expected 'blocks' to contain an array or an object");
+  if (blocks === null || typeof blocks !== 'object')
+    throw new Error("Expected 'blocks' to contain an array or an object");
   if (mapped.length !== 1) throw new Error('Labeled blocks need a single mapped dimension');
   for (const [label, values] of Object.entries(blocks as Record<string, unknown>)) b.block([label], values);
 }
@@ -223,7 +226,9 @@ export function decodeTensor(value: unknown, type: TensorType): TensorValue {
   else if (Array.isArray(value)) readDirect(b, value);
   else if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>);
-    const known = entries.some(([k, v]) => (k === 'cells' && !primitiveContent(v)) || (k === 'values' && allIndexed) || k === 'blocks');
+    const known = entries.some(
+      ([k, v]) => (k === 'cells' && !primitiveContent(v)) || (k === 'values' && allIndexed) || k === 'blocks',
+    );
     if (!known) {
       const rest = entries.filter(([k, v]) => !(k === 'type' && typeof v === 'string'));
       if (rest.length > 0) readDirect(b, Object.fromEntries(rest));

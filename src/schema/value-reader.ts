@@ -63,7 +63,11 @@ export function readValue(node: JsonNode, type: DataType, context: ReadContext):
       }
       for (const item of node.items) {
         const { key: keyType, value: valueType } = type;
-        const fault = mapArrayEntryFault(item, (key) => readValue(key, keyType, context), (value) => readValue(value, valueType, context));
+        const fault = mapArrayEntryFault(
+          item,
+          (key) => readValue(key, keyType, context),
+          (value) => readValue(value, valueType, context),
+        );
         if (fault !== undefined) throw new ValueError(fault.message, fault.status);
       }
       return;
@@ -89,7 +93,11 @@ export function readWeights(node: Extract<JsonNode, { kind: 'object' }>, element
   }
 }
 
-function readStruct(node: Extract<JsonNode, { kind: 'object' }>, type: Extract<DataType, { kind: 'struct' }>, context: ReadContext): void {
+function readStruct(
+  node: Extract<JsonNode, { kind: 'object' }>,
+  type: Extract<DataType, { kind: 'struct' }>,
+  context: ReadContext,
+): void {
   for (const [name, value] of node.entries) {
     const fieldType = type.fields.get(name);
     if (fieldType === undefined) {
@@ -101,7 +109,10 @@ function readStruct(node: Extract<JsonNode, { kind: 'object' }>, type: Extract<D
       readValue(value, fieldType, context);
     } catch (err) {
       // Nested structs are wrapped again, without the document id (the parser only adds it at the top).
-      if (err instanceof ValueError && err.status === 400) throw new ValueError(`In document 'null': Could not parse field '${name}' of type ${fieldType.name}: ${err.message}`);
+      if (err instanceof ValueError && err.status === 400)
+        throw new ValueError(
+          `In document 'null': Could not parse field '${name}' of type ${fieldType.name}: ${err.message}`,
+        );
       throw err;
     }
   }
@@ -119,7 +130,9 @@ export function readAtomic(text: string, type: DataType): void {
     case 'array':
     case 'weightedset':
     case 'map':
-      throw new ValueError(`Class class java.lang.String not applicable to an class ${compositeClass[type.kind]} instance.`);
+      throw new ValueError(
+        `Class class java.lang.String not applicable to an class ${compositeClass[type.kind]} instance.`,
+      );
     case 'struct':
       throw new ValueError(`Type class java.lang.String cannot specify a class ${compositeClass.struct} instance`);
     case 'tensor':
@@ -128,7 +141,11 @@ export function readAtomic(text: string, type: DataType): void {
   }
 }
 
-const intRanges = { 8: [-128n, 127n], 32: [-2147483648n, 2147483647n], 64: [-9223372036854775808n, 9223372036854775807n] } as const;
+const intRanges = {
+  8: [-128n, 127n],
+  32: [-2147483648n, 2147483647n],
+  64: [-9223372036854775808n, 9223372036854775807n],
+} as const;
 
 /** Java's Integer/Long.parseInt rules: an optional sign, ASCII digits, in range. */
 export function isJavaInteger(text: string, bits: 32 | 64): boolean {
@@ -139,7 +156,8 @@ export function isJavaInteger(text: string, bits: 32 | 64): boolean {
 }
 
 // Java's Double.parseDouble after trimming: decimal with optional exponent and type suffix, NaN, Infinity.
-const javaDouble = /^[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+[fFdD]?)$/;
+const javaDouble =
+  /^[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+[fFdD]?)$/;
 
 /** Java's String.trim: every char up to U+0020 at either end. */
 function javaTrim(text: string): string {
@@ -219,7 +237,8 @@ export function checkText(text: string): void {
 }
 
 // com.yahoo.net.Url's pattern, which UriFieldValue matches the text against; Java's '.' stops at these line ends.
-const javaUrl = /^(([^:/?#]+):)?(\/\/((([^:@/?#]+)(:([^@/?#]+))?@))?(((\[([^\]]+)\]|[^:/?#]+)(:([^/?#]+))?)))?([^?#]+)?(\?([^#]*))?(#([^\n\r\u0085\u2028\u2029]*))?$/;
+const javaUrl =
+  /^(([^:/?#]+):)?(\/\/((([^:@/?#]+)(:([^@/?#]+))?@))?(((\[([^\]]+)\]|[^:/?#]+)(:([^/?#]+))?)))?([^?#]+)?(\?([^#]*))?(#([^\n\r\u0085\u2028\u2029]*))?$/;
 
 /** Url.fromString: the pattern must match the whole text, and a port (group 14) must be an Integer.valueOf. */
 function checkUrl(text: string): void {
@@ -273,7 +292,10 @@ function readReference(text: string, target: string): void {
   if (parts.length < 3) throw new ValueError(`Unparseable id '${text}': Document type missing`);
   if (parts.length < 5) throw new ValueError(`Unparseable id '${text}': Key/value section missing`);
   const type = parts[2];
-  if (type !== target) throw new ValueError(`Can't assign document ID '${text}' (of type '${type}') to reference of document type '${target}'`);
+  if (type !== target)
+    throw new ValueError(
+      `Can't assign document ID '${text}' (of type '${type}') to reference of document type '${target}'`,
+    );
 }
 
 // --- tensors -------------------------------------------------------------------------------------------------
@@ -301,12 +323,19 @@ function readTensor(node: JsonNode, t: TensorType, typeName: string): void {
     for (const [key, value] of node.entries) {
       if (key === 'cells') readCells(value, t, typeName);
       else if (key === 'values') {
-        if (!isDense(t)) throw new ValueError("The 'values' field can only be used with dense tensors. Use 'cells' or 'blocks' instead");
-        if (value.kind === 'string' && value.value === '') throw new ValueError("The 'values' string does not contain any values");
+        if (!isDense(t))
+          throw new ValueError(
+            "The 'values' field can only be used with dense tensors. Use 'cells' or 'blocks' instead",
+          );
+        if (value.kind === 'string' && value.value === '')
+          throw new ValueError("The 'values' string does not contain any values");
         if (value.kind === 'string') checkHex(value.value, t, typeName);
         else readDenseValues(value, t);
       } else if (key === 'blocks') {
-        if (!isMixed(t)) throw new ValueError("The 'blocks' field can only be used with mixed tensors with bound dimensions. Use 'cells' or 'values' instead");
+        if (!isMixed(t))
+          throw new ValueError(
+            "The 'blocks' field can only be used with mixed tensors with bound dimensions. Use 'cells' or 'values' instead",
+          );
         readBlocks(value, t);
       }
     }
@@ -363,7 +392,8 @@ function readCells(node: JsonNode, t: TensorType, typeName: string): void {
 }
 
 function readShortCells(node: Extract<JsonNode, { kind: 'object' }>, t: TensorType, typeName: string): void {
-  if (t.dimensions.length !== 1) throw new ValueError(`Expected a tensor with a single dimension but got '${typeName}'`);
+  if (t.dimensions.length !== 1)
+    throw new ValueError(`Expected a tensor with a single dimension but got '${typeName}'`);
   for (const [label, value] of node.entries) {
     checkLabel(t.dimensions[0], label, t);
     checkCellValue(value);
@@ -379,7 +409,8 @@ function checkAddress(node: JsonNode, t: TensorType): void {
   }
   // TensorAddress.Builder.validate (vespajlib TensorAddress.java:245-250): every dimension needs a label.
   const missing = t.dimensions.find((d) => !node.entries.some(([dim]) => dim === d.name));
-  if (missing !== undefined) throw new ValueError(`Missing a label for dimension '${missing.name}' for ${tensorName(t)}`);
+  if (missing !== undefined)
+    throw new ValueError(`Missing a label for dimension '${missing.name}' for ${tensorName(t)}`);
 }
 
 function checkLabel(d: TensorType['dimensions'][number], label: string, t: TensorType): void {

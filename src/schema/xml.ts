@@ -133,7 +133,8 @@ function decodeEntities(raw: string, at: number, fail: Fail): string {
     if (/^#x[0-9a-fA-F]+$/.test(name)) return String.fromCodePoint(parseInt(name.slice(2), 16));
     if (/^#[0-9]+$/.test(name)) return String.fromCodePoint(parseInt(name.slice(1), 10));
     const value = predefinedEntities[name];
-    if (value === undefined) fail(`unknown entity &${name}; (only &amp; &lt; &gt; &quot; &apos; and character references are read)`, at);
+    if (value === undefined)
+      fail(`unknown entity &${name}; (only &amp; &lt; &gt; &quot; &apos; and character references are read)`, at);
     return value;
   });
 }
@@ -155,7 +156,8 @@ function checkProlog(source: string, fail: Fail): void {
         if (quote !== undefined) {
           if (c === quote) quote = undefined;
         } else if (c === '"' || c === "'") quote = c;
-        else if (c === '[') fail('DOCTYPE with an internal subset is not supported (entity declarations are not read)', pos);
+        else if (c === '[')
+          fail('DOCTYPE with an internal subset is not supported (entity declarations are not read)', pos);
         else if (c === '>') return;
       }
       fail('DOCTYPE is not closed', pos);
@@ -172,12 +174,16 @@ function skipPast(source: string, pos: number, end: string): number {
 /** The validator's findings in this module's words (the package messages and tests rely on them). */
 function describeInvalid(code: string, msg: string, source: string, at: number): string {
   let m: RegExpExecArray | null;
-  if ((m = /^Expected closing tag '([^']+)' \(opened in line (\d+).*instead of closing tag '([^']+)'/.exec(msg)) !== null)
+  if (
+    (m = /^Expected closing tag '([^']+)' \(opened in line (\d+).*instead of closing tag '([^']+)'/.exec(msg)) !== null
+  )
     return `closing tag </${m[3]}> does not match <${m[1]}> opened on line ${m[2]}`;
   if ((m = /^Unclosed tag '([^']+)'/.exec(msg)) !== null) return `element <${m[1]}> is not closed`;
-  if ((m = /^Closing tag '([^']+)' has not been opened/.exec(msg)) !== null) return `closing tag </${m[1]}> without an opening tag`;
+  if ((m = /^Closing tag '([^']+)' has not been opened/.exec(msg)) !== null)
+    return `closing tag </${m[1]}> without an opening tag`;
   if ((m = /^Attribute '([^']+)' is repeated/.exec(msg)) !== null) return `attribute '${m[1]}' appears twice`;
-  if ((m = /^Attribute '([^']+)' is without value/.exec(msg)) !== null) return `value of attribute '${m[1]}' must be quoted`;
+  if ((m = /^Attribute '([^']+)' is without value/.exec(msg)) !== null)
+    return `value of attribute '${m[1]}' must be quoted`;
   if ((m = /^boolean attribute '([^']+)' is not allowed/.exec(msg)) !== null) return `attribute '${m[1]}' has no value`;
   if (code === 'InvalidChar' && msg.startsWith("char '&'")) return `'&' must start an entity reference such as &amp;`;
   if (code === 'InvalidChar' && !source.slice(0, at).includes('<')) return 'text outside the root element';

@@ -247,7 +247,12 @@ function splitIdUncached(id: string): IdParts | undefined {
   const c2 = c1 < 0 ? -1 : id.indexOf(':', c1 + 1);
   const c3 = c2 < 0 ? -1 : id.indexOf(':', c2 + 1);
   if (c3 < 0) return undefined;
-  return { namespace: id.slice(3, c1), type: id.slice(c1 + 1, c2), kv: id.slice(c2 + 1, c3), specific: id.slice(c3 + 1) };
+  return {
+    namespace: id.slice(3, c1),
+    type: id.slice(c1 + 1, c2),
+    kv: id.slice(c2 + 1, c3),
+    specific: id.slice(c3 + 1),
+  };
 }
 
 function compileId(part: Extract<ValueNode, { kind: 'id' }>['part']): ValueFn {

@@ -48,9 +48,13 @@ const compiled = new WeakMap<Selection, BoolFn>();
  */
 export function parseSelection(text: string): Selection {
   if (typeof text !== 'string') {
-    throw new VespaBulkError('VB_SELECTION_SYNTAX', 'selection syntax error at position 0: the selection is not a string', {
-      place: { position: 0 },
-    });
+    throw new VespaBulkError(
+      'VB_SELECTION_SYNTAX',
+      'selection syntax error at position 0: the selection is not a string',
+      {
+        place: { position: 0 },
+      },
+    );
   }
   return Object.freeze({ source: text, root: parse(text) });
 }

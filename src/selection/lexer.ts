@@ -196,7 +196,11 @@ function lexNumber(input: string, start: number, tokens: Token[]): number {
   const n = input.length;
   let i = start;
   // Hex integers: 0x followed by 1-16 hex digits (a 64-bit pattern, so 0xffffffffffffffff is -1).
-  if (input.charCodeAt(i) === 48 && (input[i + 1] === 'x' || input[i + 1] === 'X') && isHexDigit(input.charCodeAt(i + 2))) {
+  if (
+    input.charCodeAt(i) === 48 &&
+    (input[i + 1] === 'x' || input[i + 1] === 'X') &&
+    isHexDigit(input.charCodeAt(i + 2))
+  ) {
     i += 2;
     const digitsStart = i;
     while (i < n && isHexDigit(input.charCodeAt(i))) i++;
@@ -325,15 +329,23 @@ function lexMapLookup(input: string, start: number): [string, number] {
     if (isDigit(input.charCodeAt(i)) && input[keyStart] !== '$') {
       while (isDigit(input.charCodeAt(i))) i++;
     } else {
-      if (!isIdentStart(input.charCodeAt(i))) throw syntaxError(i, 'expected a map key (identifier, number or "string") after \'{\'');
+      if (!isIdentStart(input.charCodeAt(i)))
+        throw syntaxError(i, 'expected a map key (identifier, number or "string") after \'{\'');
       while (isIdentPart(input.charCodeAt(i))) i++;
     }
     key = input.slice(keyStart, i);
   } else {
-    throw syntaxError(i, `expected a map key (identifier, number or "string") after '{', found ${i >= input.length ? 'end of input' : describeChar(input, i)}`);
+    throw syntaxError(
+      i,
+      `expected a map key (identifier, number or "string") after '{', found ${i >= input.length ? 'end of input' : describeChar(input, i)}`,
+    );
   }
   i = skipSpaces(input, i);
-  if (input[i] !== '}') throw syntaxError(i, `expected '}' to close the map lookup at position ${start}, found ${i >= input.length ? 'end of input' : describeChar(input, i)}`);
+  if (input[i] !== '}')
+    throw syntaxError(
+      i,
+      `expected '}' to close the map lookup at position ${start}, found ${i >= input.length ? 'end of input' : describeChar(input, i)}`,
+    );
   return [key, i + 1];
 }
 
@@ -348,10 +360,17 @@ function lexArrayLookup(input: string, start: number): [string, number] {
   } else if (isDigit(input.charCodeAt(i))) {
     while (isDigit(input.charCodeAt(i))) i++;
   } else {
-    throw syntaxError(i, `expected an array index after '[', found ${i >= input.length ? 'end of input' : describeChar(input, i)}`);
+    throw syntaxError(
+      i,
+      `expected an array index after '[', found ${i >= input.length ? 'end of input' : describeChar(input, i)}`,
+    );
   }
   const key = input.slice(keyStart, i);
   i = skipSpaces(input, i);
-  if (input[i] !== ']') throw syntaxError(i, `expected ']' to close the array index at position ${start}, found ${i >= input.length ? 'end of input' : describeChar(input, i)}`);
+  if (input[i] !== ']')
+    throw syntaxError(
+      i,
+      `expected ']' to close the array index at position ${start}, found ${i >= input.length ? 'end of input' : describeChar(input, i)}`,
+    );
   return [key, i + 1];
 }

@@ -1,4 +1,12 @@
-import type { ArithmeticOperator, BoolNode, ComparisonOperator, FunctionName, IdPart, PathStep, ValueNode } from './ast.js';
+import type {
+  ArithmeticOperator,
+  BoolNode,
+  ComparisonOperator,
+  FunctionName,
+  IdPart,
+  PathStep,
+  ValueNode,
+} from './ast.js';
 import { describeToken, syntaxError, tokenize, type Token } from './lexer.js';
 
 /**
@@ -59,7 +67,8 @@ class Parser {
   }
 
   private enter(position: number): void {
-    if (++this.depth > maxNestingDepth) throw syntaxError(position, `expression nested deeper than ${maxNestingDepth} levels`);
+    if (++this.depth > maxNestingDepth)
+      throw syntaxError(position, `expression nested deeper than ${maxNestingDepth} levels`);
   }
 
   parseEntry(): BoolNode {
@@ -79,7 +88,10 @@ class Parser {
     while (this.isKeyword('or')) {
       const op = this.next();
       const right = this.parseAnd();
-      left = { kind: 'bool', node: { kind: 'or', left: this.asBool(left), right: this.asBool(right), position: op.position } };
+      left = {
+        kind: 'bool',
+        node: { kind: 'or', left: this.asBool(left), right: this.asBool(right), position: op.position },
+      };
     }
     return left;
   }
@@ -89,7 +101,10 @@ class Parser {
     while (this.isKeyword('and')) {
       const op = this.next();
       const right = this.parseNot();
-      left = { kind: 'bool', node: { kind: 'and', left: this.asBool(left), right: this.asBool(right), position: op.position } };
+      left = {
+        kind: 'bool',
+        node: { kind: 'and', left: this.asBool(left), right: this.asBool(right), position: op.position },
+      };
     }
     return left;
   }
@@ -111,7 +126,10 @@ class Parser {
     this.expectOperand(op);
     const right = this.parseAdditive();
     if (this.token.kind === 'op') {
-      throw syntaxError(this.token.position, `comparisons cannot be chained: found '${this.token.text}' after a comparison (use 'and')`);
+      throw syntaxError(
+        this.token.position,
+        `comparisons cannot be chained: found '${this.token.text}' after a comparison (use 'and')`,
+      );
     }
     return {
       kind: 'bool',
@@ -172,7 +190,8 @@ class Parser {
     const operand = this.asValue(this.parseUnary(), op);
     this.depth--;
     if (op.text === '+') return { kind: 'value', node: operand };
-    if (operand.kind === 'number') return { kind: 'value', node: { ...operand, value: -operand.value, position: op.position } };
+    if (operand.kind === 'number')
+      return { kind: 'value', node: { ...operand, value: -operand.value, position: op.position } };
     return { kind: 'value', node: { kind: 'negate', operand, position: op.position } };
   }
 
@@ -182,7 +201,10 @@ class Parser {
       const dot = this.next();
       const name = this.token;
       if (name.kind !== 'ident' || this.peek().kind !== 'lparen') {
-        throw syntaxError(name.position, `expected a function call like '.lowercase()' after '.', found ${describeToken(name)}`);
+        throw syntaxError(
+          name.position,
+          `expected a function call like '.lowercase()' after '.', found ${describeToken(name)}`,
+        );
       }
       result = { kind: 'value', node: this.parseCall(result.node, dot.position) };
     }
@@ -194,7 +216,10 @@ class Parser {
     const name = this.next();
     this.next(); // '('
     if (this.token.kind !== 'rparen') {
-      throw syntaxError(this.token.position, `expected ')' after '${name.text}(' (functions take no arguments), found ${describeToken(this.token)}`);
+      throw syntaxError(
+        this.token.position,
+        `expected ')' after '${name.text}(' (functions take no arguments), found ${describeToken(this.token)}`,
+      );
     }
     this.next();
     const fn = name.text;
@@ -211,7 +236,10 @@ class Parser {
       case 'int':
       case 'float':
         this.next();
-        return { kind: 'value', node: { kind: 'number', value: t.value as number, float: t.kind === 'float', position: t.position } };
+        return {
+          kind: 'value',
+          node: { kind: 'number', value: t.value as number, float: t.kind === 'float', position: t.position },
+        };
       case 'string':
         this.next();
         return { kind: 'value', node: { kind: 'string', value: t.value as string, position: t.position } };
@@ -242,14 +270,21 @@ class Parser {
       case 'lparen': {
         this.next();
         this.enter(t.position);
-        if (this.token.kind === 'rparen') throw syntaxError(this.token.position, "expected an expression inside '()', found ')'");
+        if (this.token.kind === 'rparen')
+          throw syntaxError(this.token.position, "expected an expression inside '()', found ')'");
         const inner = this.parseOr();
         const close = this.current();
         if (close.kind !== 'rparen') {
           if (close.kind === 'end') {
-            throw syntaxError(close.position, `unbalanced parenthesis: '(' at position ${t.position} is not closed before end of input`);
+            throw syntaxError(
+              close.position,
+              `unbalanced parenthesis: '(' at position ${t.position} is not closed before end of input`,
+            );
           }
-          throw syntaxError(close.position, `expected ')' to close '(' at position ${t.position}, found ${describeToken(close)}`);
+          throw syntaxError(
+            close.position,
+            `expected ')' to close '(' at position ${t.position}, found ${describeToken(close)}`,
+          );
         }
         this.next();
         this.depth--;
@@ -270,7 +305,8 @@ class Parser {
     if (this.token.kind !== 'dot') return { kind: 'id', part: undefined, position: idToken.position };
     const after = this.peek();
     // `id.lowercase()` is a function on the whole id: leave the dot to parsePostfix.
-    if (after.kind === 'ident' && this.peek(2).kind === 'lparen') return { kind: 'id', part: undefined, position: idToken.position };
+    if (after.kind === 'ident' && this.peek(2).kind === 'lparen')
+      return { kind: 'id', part: undefined, position: idToken.position };
     this.next(); // '.'
     const part = this.token;
     const name = part.text.toLowerCase();
@@ -281,7 +317,10 @@ class Parser {
     if (part.kind === 'ident' && (name === 'bucket' || name === 'gid')) {
       throw syntaxError(part.position, `'id.${name}' is not supported by vespa-bulk`);
     }
-    throw syntaxError(part.position, `expected one of scheme, namespace, type, specific, user, group after 'id.', found ${describeToken(part)}`);
+    throw syntaxError(
+      part.position,
+      `expected one of scheme, namespace, type, specific, user, group after 'id.', found ${describeToken(part)}`,
+    );
   }
 
   /** A bare document type (`music`) or a field specification (`music.a.b{key}[2]`, optionally `.function()`). */
@@ -293,15 +332,22 @@ class Parser {
       const hint = type.toLowerCase() === 'now' ? " (did you mean 'now()'? function names are case-sensitive)" : '';
       throw syntaxError(typeToken.position, `unknown function '${type}()'${hint}`);
     }
-    if (this.token.kind !== 'dot') return { kind: 'bool', node: { kind: 'doctype', type, position: typeToken.position } };
+    if (this.token.kind !== 'dot')
+      return { kind: 'bool', node: { kind: 'doctype', type, position: typeToken.position } };
     this.next(); // '.'
     const fieldToken = this.token;
     if (fieldToken.kind !== 'ident' && !(fieldToken.kind === 'keyword' && nameKeywords.has(fieldToken.text))) {
-      throw syntaxError(fieldToken.position, `expected a field name after '${type}.', found ${describeToken(fieldToken)}`);
+      throw syntaxError(
+        fieldToken.position,
+        `expected a field name after '${type}.', found ${describeToken(fieldToken)}`,
+      );
     }
     const fieldName = fieldToken.kind === 'keyword' ? String(fieldToken.value) : fieldToken.text;
     if (this.peek().kind === 'lparen') {
-      throw syntaxError(fieldToken.position, `document type functions like '${type}.${fieldToken.text}()' are not supported by vespa-bulk`);
+      throw syntaxError(
+        fieldToken.position,
+        `document type functions like '${type}.${fieldToken.text}()' are not supported by vespa-bulk`,
+      );
     }
     this.next();
     const path: PathStep[] = [];
@@ -359,9 +405,18 @@ class Parser {
       case 'value':
         // A bare field means "the field is set", as in Vespa (`music.title` is `music.title != null`).
         if (p.node.kind === 'field') {
-          return { kind: 'compare', op: '!=', left: p.node, right: { kind: 'null', position: p.node.position }, position: p.node.position };
+          return {
+            kind: 'compare',
+            op: '!=',
+            left: p.node,
+            right: { kind: 'null', position: p.node.position },
+            position: p.node.position,
+          };
         }
-        throw syntaxError(p.node.position, 'expected a field, document type, true/false or a comparison, found a value that is not a condition');
+        throw syntaxError(
+          p.node.position,
+          'expected a field, document type, true/false or a comparison, found a value that is not a condition',
+        );
     }
   }
 
@@ -374,7 +429,10 @@ class Parser {
         return { kind: 'number', value: p.value ? 1 : 0, float: false, position: p.position };
       case 'bool':
         if (p.node.kind === 'doctype') {
-          throw syntaxError(p.node.position, `'${p.node.type}' is a document type, not a value; use '${p.node.type}.<field>' as operand of '${op.text}'`);
+          throw syntaxError(
+            p.node.position,
+            `'${p.node.type}' is a document type, not a value; use '${p.node.type}.<field>' as operand of '${op.text}'`,
+          );
         }
         throw syntaxError(p.node.position, `expected a value as operand of '${op.text}', found a condition`);
     }

@@ -75,7 +75,9 @@ export interface QueueCounts {
   maxWaitingBytes: number;
 }
 
-const ageRefusal: Overload = { message: `Rejecting execution due to overload: ${(maxQueueAgeMs / 1000).toFixed(1)} seconds worth of work enqueued` };
+const ageRefusal: Overload = {
+  message: `Rejecting execution due to overload: ${(maxQueueAgeMs / 1000).toFixed(1)} seconds worth of work enqueued`,
+};
 
 export class Admission {
   private readonly queue = new FifoQueue<QueuedOperation>();
@@ -117,7 +119,9 @@ export class Admission {
     if (waiting > 1 && performance.now() - this.queue.peek()!.enqueuedMs > maxQueueAgeMs) return ageRefusal;
     const total = this.queuedBytes + bytes;
     if (this.maxQueuedBytes !== 0 && this.queuedBytes !== 0 && total > this.maxQueuedBytes)
-      return overload(`estimated size of operation is ${prettyBytes(bytes)}, total size of queue ${prettyBytes(total)} would exceed queue limit of ${prettyBytes(this.maxQueuedBytes)}`);
+      return overload(
+        `estimated size of operation is ${prettyBytes(bytes)}, total size of queue ${prettyBytes(total)} would exceed queue limit of ${prettyBytes(this.maxQueuedBytes)}`,
+      );
     return 'queue';
   }
 
@@ -170,7 +174,8 @@ export class Admission {
     if (!document) return;
     this.atContentNodes++;
     const { maxOpsPerSecond } = this.faults.current;
-    if (maxOpsPerSecond > 0) this.nextTurnMs = Math.max(this.nextTurnMs, performance.now() - rateCatchUpMs) + 1000 / maxOpsPerSecond;
+    if (maxOpsPerSecond > 0)
+      this.nextTurnMs = Math.max(this.nextTurnMs, performance.now() - rateCatchUpMs) + 1000 / maxOpsPerSecond;
   }
 
   /** Sends waiting operations on, in order, while the content nodes have room; cancelled ones at the head leave. */

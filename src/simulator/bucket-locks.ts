@@ -52,7 +52,8 @@ export class BucketLocks {
   private readonly shift: number;
 
   constructor(readonly bucketBits = defaultBucketBits) {
-    if (!Number.isInteger(bucketBits) || bucketBits < 1 || bucketBits > 32) throw new Error(`bucketBits must be an integer 1-32, got ${bucketBits}`);
+    if (!Number.isInteger(bucketBits) || bucketBits < 1 || bucketBits > 32)
+      throw new Error(`bucketBits must be an integer 1-32, got ${bucketBits}`);
     this.shift = 32 - bucketBits;
   }
 

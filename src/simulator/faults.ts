@@ -89,7 +89,8 @@ export const defaultFaultSettings: Readonly<FaultSettings> = Object.freeze({
 
 /** Checks a partial settings object (e.g. from `PUT /_sim/faults`); returns an error message or undefined. */
 export function validateFaultPatch(patch: unknown): string | undefined {
-  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return 'fault settings must be a JSON object';
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch))
+    return 'fault settings must be a JSON object';
   for (const [key, value] of Object.entries(patch)) {
     switch (key) {
       case 'errorRate':
@@ -103,14 +104,17 @@ export function validateFaultPatch(patch: unknown): string | undefined {
       case 'maxOpsPerSecond':
       case 'cutStreamAfterDocuments':
       case 'visitCostUs':
-        if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) return `'${key}' must be a non-negative number`;
+        if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value))
+          return `'${key}' must be a non-negative number`;
         break;
       case 'queueLimit':
       case 'contentSlots':
-        if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) return `'${key}' must be a non-negative integer`;
+        if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+          return `'${key}' must be a non-negative integer`;
         break;
       case 'visitParallelism':
-        if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 1024) return `'visitParallelism' must be an integer from 1 to 1024`;
+        if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 1024)
+          return `'visitParallelism' must be an integer from 1 to 1024`;
         break;
       case 'seed':
         if (typeof value !== 'number' || !Number.isFinite(value)) return `'seed' must be a number`;
@@ -119,7 +123,11 @@ export function validateFaultPatch(patch: unknown): string | undefined {
         if (typeof value !== 'boolean') return `'feedBlock' must be true or false`;
         break;
       case 'errorStatuses':
-        if (!Array.isArray(value) || value.length === 0 || value.some((s) => !Number.isInteger(s) || s < 400 || s > 599))
+        if (
+          !Array.isArray(value) ||
+          value.length === 0 ||
+          value.some((s) => !Number.isInteger(s) || s < 400 || s > 599)
+        )
           return `'errorStatuses' must be a non-empty array of HTTP error statuses`;
         break;
       default:
@@ -259,9 +267,12 @@ export function injectedErrorMessage(status: number): string {
 
 /** Bodies a confused front end answers 200 with: a page, and JSON cut in the middle with a matching length. */
 const garbageBodies: readonly { contentType: string; body: string }[] = [
-  { contentType: 'text/html; charset=utf-8', body: '<html><head><title>OK</title></head><body>Request accepted [simulated]</body></html>\n' },
+  {
+    contentType: 'text/html; charset=utf-8',
+    body: '<html><head><title>OK</title></head><body>Request accepted [simulated]</body></html>\n',
+  },
   { contentType: 'application/json;charset=UTF-8', body: '{"pathId":"/document/v1/' },
 ];
 
 export const feedBlockMessage =
-  "ReturnCode(NO_SPACE, External feed is blocked due to resource exhaustion: disk on node 0 [storage.0] is 91.0% full (the configured limit is 90.0%)) [simulated]";
+  'ReturnCode(NO_SPACE, External feed is blocked due to resource exhaustion: disk on node 0 [storage.0] is 91.0% full (the configured limit is 90.0%)) [simulated]';

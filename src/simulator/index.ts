@@ -3,7 +3,12 @@
  * for tests and demos. The root entry (`vespa-bulk`) does not load it.
  */
 export { startSimulator, type Simulator, type SimulatorOptions } from './simulator.js';
-export { startDocumentServer, type DocumentServer, type DocumentServerOptions, type ServerStats } from './document-api/document-server.js';
+export {
+  startDocumentServer,
+  type DocumentServer,
+  type DocumentServerOptions,
+  type ServerStats,
+} from './document-api/document-server.js';
 export type { InProgressCounts } from './http/in-progress.js';
 export { defaultHeapMb, type QueueCounts } from './admission.js';
 export { defaultBucketBits, type BucketLockCounts } from './bucket-locks.js';

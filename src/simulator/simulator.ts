@@ -1,4 +1,8 @@
-import { startDocumentServer, type DocumentServer, type DocumentServerOptions } from './document-api/document-server.js';
+import {
+  startDocumentServer,
+  type DocumentServer,
+  type DocumentServerOptions,
+} from './document-api/document-server.js';
 import { startConfigServer, type ConfigServer, type ConfigServerOptions } from './config-server/config-server.js';
 
 /**

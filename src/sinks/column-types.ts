@@ -84,7 +84,12 @@ export function columnTypeOf(t: DataType): ColumnType {
       const dims = t.tensor.dimensions;
       const dense = dims.length > 0 && dims.every((d) => d.indexed && d.size !== undefined);
       if (!dense) return { kind: 'json' };
-      return { kind: 'vector', cell: t.tensor.cellType === 'double' ? 'double' : 'float', size: dims.reduce((n, d) => n * d.size!, 1), tensor: t.tensor };
+      return {
+        kind: 'vector',
+        cell: t.tensor.cellType === 'double' ? 'double' : 'float',
+        size: dims.reduce((n, d) => n * d.size!, 1),
+        tensor: t.tensor,
+      };
     }
     case 'unknown':
       return { kind: 'json' };

@@ -50,7 +50,10 @@ export function columnValue(v: unknown, type: ColumnType): unknown {
     case 'map':
       // Maps and weighted sets come as objects: key to value (weight).
       if (typeof v !== 'object' || Array.isArray(v)) throw mismatch(v, type);
-      return Object.entries(v as Record<string, unknown>).map(([key, value]) => ({ key: columnValue(key, type.key), value: columnValue(value, type.value) }));
+      return Object.entries(v as Record<string, unknown>).map(([key, value]) => ({
+        key: columnValue(key, type.key),
+        value: columnValue(value, type.value),
+      }));
     case 'struct': {
       if (typeof v !== 'object' || Array.isArray(v)) throw mismatch(v, type);
       const o = v as Record<string, unknown>;
@@ -87,7 +90,7 @@ function integer(v: unknown, kind: 'int32' | 'int8'): number {
 /** A dense tensor's cells in row-major order, from any form the service writes (values, bare, hex, cells). */
 function denseCells(v: unknown, type: Extract<ColumnType, { kind: 'vector' }>): number[] {
   let cells: unknown = v;
-  if (cells !== null && typeof cells === 'object' && !Array.isArray(cells) && 'values' in cells) cells = (cells).values;
+  if (cells !== null && typeof cells === 'object' && !Array.isArray(cells) && 'values' in cells) cells = cells.values;
   let out: number[] | undefined;
   if (typeof cells === 'string') out = decodeHex(cells, type.tensor);
   else if (Array.isArray(cells)) {
@@ -129,5 +132,7 @@ function position(v: unknown): { lat: number; lng: number } {
 
 function mismatch(v: unknown, type: ColumnType): ColumnMismatch {
   const text = typeof v === 'string' ? JSON.stringify(v) : exactJsonText(v);
-  return new ColumnMismatch(`${text.length > 60 ? `${text.slice(0, 60)}...` : text} does not fit a ${type.kind} column`);
+  return new ColumnMismatch(
+    `${text.length > 60 ? `${text.slice(0, 60)}...` : text} does not fit a ${type.kind} column`,
+  );
 }

@@ -16,7 +16,10 @@ export class CsvEncoder {
   private readonly inferRows: number;
 
   /** `header`: the columns of the file being continued (a resumed export), which has its header already. */
-  constructor(private readonly layout: TabularLayout, header?: string[]) {
+  constructor(
+    private readonly layout: TabularLayout,
+    header?: string[],
+  ) {
     this.names = header ?? layout.columns?.map((c) => c.name);
     this.inferRows = layout.rowGroupRows ?? defaultRowGroupRows;
     this.headerDue = header === undefined;
@@ -65,7 +68,14 @@ export class CsvEncoder {
     this.known ??= new Set(names.slice(1));
     for (const field in row.fields) {
       if (this.known.has(field)) continue;
-      throw columnError(row.id, field, this.layout.columns !== undefined ? 'not a field of the schema given' : 'not a column of the CSV (its header is set by the first documents)', this.layout.columns !== undefined);
+      throw columnError(
+        row.id,
+        field,
+        this.layout.columns !== undefined
+          ? 'not a field of the schema given'
+          : 'not a column of the CSV (its header is set by the first documents)',
+        this.layout.columns !== undefined,
+      );
     }
     return `${text}\n`;
   }

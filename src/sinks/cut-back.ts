@@ -13,9 +13,13 @@ export function cutBack(path: string, length: number): void {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     if (length === 0) return;
-    throw new VespaBulkError('VB_USAGE', `output ${path} is missing, but the checkpoint recorded ${length} bytes in it; restore it, or delete the checkpoint to start over`, {
-      place: { file: path },
-    });
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `output ${path} is missing, but the checkpoint recorded ${length} bytes in it; restore it, or delete the checkpoint to start over`,
+      {
+        place: { file: path },
+      },
+    );
   }
   if (size < length) {
     throw new VespaBulkError(

@@ -77,7 +77,11 @@ export class DirectFileSink implements FileSink {
     }
     let directFd: number;
     try {
-      directFd = openSync(path, constants.O_WRONLY | constants.O_CREAT | direct | (append ? 0 : constants.O_TRUNC), 0o666);
+      directFd = openSync(
+        path,
+        constants.O_WRONLY | constants.O_CREAT | direct | (append ? 0 : constants.O_TRUNC),
+        0o666,
+      );
     } catch {
       return undefined;
     }
@@ -100,7 +104,8 @@ export class DirectFileSink implements FileSink {
   }
 
   private constructor(directFd: number, plainFd: number, blockBytes: number) {
-    if (blockBytes % alignBytes !== 0 || blockBytes <= 0) throw new RangeError(`block size ${blockBytes} is not a multiple of ${alignBytes}`);
+    if (blockBytes % alignBytes !== 0 || blockBytes <= 0)
+      throw new RangeError(`block size ${blockBytes} is not a multiple of ${alignBytes}`);
     this.directFd = directFd;
     this.plainFd = plainFd;
     this.capacity = blockBytes;
@@ -220,7 +225,7 @@ export class DirectFileSink implements FileSink {
       const next = (fd: number, offset: number): void => {
         write(fd, buf, offset, buf.length - offset, at + offset - from, (err, written) => {
           if (err) {
-            if (fd === this.directFd && (err).code === 'EINVAL') {
+            if (fd === this.directFd && err.code === 'EINVAL') {
               this.directIo = false;
               next(this.plainFd, offset);
             } else done(err);

@@ -17,10 +17,15 @@ export interface DocumentRow {
  */
 export function rowOf(entry: VisitEntry): DocumentRow {
   if (entry.kind === 'remove') {
-    throw new VespaBulkError('VB_TRANSFORM', `transform: a remove has no row in a table; return null to leave a document out of a --format parquet|csv export (document ${entry.id})`, { place: { documentId: entry.id } });
+    throw new VespaBulkError(
+      'VB_TRANSFORM',
+      `transform: a remove has no row in a table; return null to leave a document out of a --format parquet|csv export (document ${entry.id})`,
+      { place: { documentId: entry.id } },
+    );
   }
   const f = topLevelValue(entry.buf, entry.start, entry.end, 'fields');
-  const fields = f === undefined ? {} : (parseExactJson(entry.buf.toString('utf8', f.start, f.end)) as Record<string, unknown>);
+  const fields =
+    f === undefined ? {} : (parseExactJson(entry.buf.toString('utf8', f.start, f.end)) as Record<string, unknown>);
   return { id: entry.id, fields };
 }
 
@@ -34,7 +39,16 @@ export function columnArrays(rows: readonly DocumentRow[], columns: readonly Col
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r];
     out[0][r] = row.id;
-    for (const name in row.fields) if (!known.has(name)) throw columnError(row.id, name, typed ? 'not a field of the schema given' : 'not among the fields of the first documents, which set the columns', typed);
+    for (const name in row.fields)
+      if (!known.has(name))
+        throw columnError(
+          row.id,
+          name,
+          typed
+            ? 'not a field of the schema given'
+            : 'not among the fields of the first documents, which set the columns',
+          typed,
+        );
     for (let c = 1; c < columns.length; c++) {
       const { name, type } = columns[c];
       try {
@@ -50,6 +64,10 @@ export function columnArrays(rows: readonly DocumentRow[], columns: readonly Col
 
 /** A document's field that cannot be written to the columns. */
 export function columnError(id: string, field: string, reason: string, typed: boolean): VespaBulkError {
-  const hint = typed ? '' : ' (without a schema the columns are inferred from the first documents; give --app or --config-url to type them from the schema)';
-  return new VespaBulkError('VB_COLUMN_TYPE', `${id}: field '${field}': ${reason}${hint}`, { place: { documentId: id } });
+  const hint = typed
+    ? ''
+    : ' (without a schema the columns are inferred from the first documents; give --app or --config-url to type them from the schema)';
+  return new VespaBulkError('VB_COLUMN_TYPE', `${id}: field '${field}': ${reason}${hint}`, {
+    place: { documentId: id },
+  });
 }

@@ -24,5 +24,7 @@ export function fileSink(path: string, options: FileSinkOptions = {}): FileSink 
   mkdirSync(dirname(path), { recursive: true });
   const append = options.append ?? false;
   if (path.endsWith('.gz')) return gzipFileSink(path, append);
-  return ((options.directIo ?? true) ? DirectFileSink.open(path, append) : undefined) ?? new BlockFileSink(path, append);
+  return (
+    ((options.directIo ?? true) ? DirectFileSink.open(path, append) : undefined) ?? new BlockFileSink(path, append)
+  );
 }

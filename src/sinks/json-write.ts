@@ -13,7 +13,11 @@ export function toFeedOperation(entry: VisitEntry): Buffer {
   // The fields' bytes are spliced in, not parsed and serialized again: that would round `long` values beyond 2^53.
   const fields = topLevelValue(entry.buf, entry.start, entry.end, 'fields');
   const head = Buffer.from(`{"put":${JSON.stringify(entry.id)},"fields":`);
-  return Buffer.concat([head, fields === undefined ? emptyObject : entry.buf.subarray(fields.start, fields.end), closeBrace]);
+  return Buffer.concat([
+    head,
+    fields === undefined ? emptyObject : entry.buf.subarray(fields.start, fields.end),
+    closeBrace,
+  ]);
 }
 
 const emptyObject = Buffer.from('{}');

@@ -10,7 +10,12 @@ import type { Column } from './column-types.js';
  * (Dremel) encoder makes a recursive call per cell, which was about half of the time of an export of 384-float
  * embeddings (benchmarks/formats/parquet-writers.ts). The levels are the ones the generic encoder gives.
  */
-export function writeRowGroup(pw: ParquetWriter, columns: readonly Column[], data: readonly unknown[][], rows: number): void {
+export function writeRowGroup(
+  pw: ParquetWriter,
+  columns: readonly Column[],
+  data: readonly unknown[][],
+  rows: number,
+): void {
   const resolve = schemaPathResolver(pw.schema);
   const start = pw.writer.offset;
   const chunks: ReturnType<typeof writeColumn>['chunk'][] = [];
@@ -18,11 +23,15 @@ export function writeRowGroup(pw: ParquetWriter, columns: readonly Column[], dat
     const c = columns[j];
     for (const leafPath of leavesOf(resolve([c.name]))) {
       const schemaPath = leafPath.map((n) => n.element);
-      const pageData = c.type.kind === 'vector' ? vectorLevels(data[j]) : encodeNestedValues(leafPath, data[j] as never);
+      const pageData =
+        c.type.kind === 'vector' ? vectorLevels(data[j]) : encodeNestedValues(leafPath, data[j] as never);
       const result = writeColumn({
         writer: pw.writer,
         column: {
-          columnName: schemaPath.slice(1).map((s) => s.name).join('.'),
+          columnName: schemaPath
+            .slice(1)
+            .map((s) => s.name)
+            .join('.'),
           element: schemaPath[schemaPath.length - 1],
           schemaPath,
           codec: pw.codec,
@@ -43,7 +52,12 @@ export function writeRowGroup(pw: ParquetWriter, columns: readonly Column[], dat
   let totalByteSize = 0n;
   for (const { meta_data } of chunks) totalByteSize += meta_data?.total_uncompressed_size ?? 0n;
   pw.num_rows += BigInt(rows);
-  pw.row_groups.push({ columns: chunks, total_byte_size: totalByteSize, num_rows: BigInt(rows), total_compressed_size: BigInt(pw.writer.offset - start) });
+  pw.row_groups.push({
+    columns: chunks,
+    total_byte_size: totalByteSize,
+    num_rows: BigInt(rows),
+    total_compressed_size: BigInt(pw.writer.offset - start),
+  });
 }
 
 type SchemaTree = ReturnType<ReturnType<typeof schemaPathResolver>>[number];
@@ -59,7 +73,12 @@ function leavesOf(path: SchemaTree[]): SchemaTree[][] {
  * Levels of an OPTIONAL LIST of OPTIONAL cells (max definition level 3): a null list 0, an empty one 1, a null
  * cell 2, a cell 3; repetition 0 at each row's first slot, 1 after.
  */
-function vectorLevels(rows: readonly unknown[]): { values: unknown[]; definitionLevels: number[]; repetitionLevels: number[]; maxDefinitionLevel: number } {
+function vectorLevels(rows: readonly unknown[]): {
+  values: unknown[];
+  definitionLevels: number[];
+  repetitionLevels: number[];
+  maxDefinitionLevel: number;
+} {
   let total = 0;
   for (const r of rows) total += r === null || r === undefined ? 1 : Math.max((r as unknown[]).length, 1);
   const values = new Array<unknown>(total);

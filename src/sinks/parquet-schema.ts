@@ -12,7 +12,8 @@ export function parquetSchemaOf(columns: readonly Column[]): SchemaElement[] {
 }
 
 function add(out: SchemaElement[], name: string, type: ColumnType, repetition: 'OPTIONAL' | 'REQUIRED'): void {
-  const leaf = (e: Omit<SchemaElement, 'name' | 'repetition_type'>): void => void out.push({ name, repetition_type: repetition, ...e });
+  const leaf = (e: Omit<SchemaElement, 'name' | 'repetition_type'>): void =>
+    void out.push({ name, repetition_type: repetition, ...e });
   switch (type.kind) {
     case 'int32':
       return leaf({ type: 'INT32' });

@@ -66,7 +66,12 @@ export class ParquetEncoder {
   private writerFor(rows: readonly DocumentRow[]): ParquetWriter {
     if (this.writer === undefined) {
       this.columns = this.layout.columns ?? (rows.length > 0 ? inferColumns(rows.map((r) => r.fields)) : [idColumn]);
-      this.writer = new ParquetWriter({ writer: this.bytes, schema: parquetSchemaOf(this.columns), codec: 'SNAPPY', createdBy: 'vespa-bulk' });
+      this.writer = new ParquetWriter({
+        writer: this.bytes,
+        schema: parquetSchemaOf(this.columns),
+        codec: 'SNAPPY',
+        createdBy: 'vespa-bulk',
+      });
     }
     return this.writer;
   }

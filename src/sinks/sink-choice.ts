@@ -70,7 +70,12 @@ type OpenFile = (path: string, append: boolean) => FileSink;
 
 /** Standard output (`output` undefined or '-'): never cut back, never truncated. */
 function toStdout(stream: NodeJS.WritableStream | undefined): SinkChoice {
-  return { perSlice: false, workersCompress: false, pathOf: () => undefined, open: () => ({ sink: stdoutSink(stream) }) };
+  return {
+    perSlice: false,
+    workersCompress: false,
+    pathOf: () => undefined,
+    open: () => ({ sink: stdoutSink(stream) }),
+  };
 }
 
 /** One file for every slice (`output`). */
@@ -91,7 +96,13 @@ function toOneFile(output: string, openFile: OpenFile, workersCompress: boolean)
  * A file per slice in a directory (`outputDir`): slice-0000.jsonl, ...; or, for a table without a checkpoint, parts
  * of up to `rowsPerFile` rows: part-0000.csv, ...
  */
-function toSliceFiles(dir: string, extension: string, openFile: OpenFile, workersCompress: boolean, rowsPerFile?: number): SinkChoice {
+function toSliceFiles(
+  dir: string,
+  extension: string,
+  openFile: OpenFile,
+  workersCompress: boolean,
+  rowsPerFile?: number,
+): SinkChoice {
   const pathOf = (n: number): string => (rowsPerFile === undefined ? sliceFileName : partFileName)(dir, n, extension);
   return {
     perSlice: rowsPerFile === undefined,
@@ -117,14 +128,22 @@ function sliceFileExtension(format: OutputFormat): string {
  * `.gz` name), or, where workers compress, as the gzip members they send.
  */
 export function chooseSinks(options: ChoiceOptions, format: OutputFormat, workers: number): SinkChoice {
-  const compressed = options.outputDir !== undefined ? options.gzip === true : options.output !== undefined && options.output.endsWith('.gz');
+  const compressed =
+    options.outputDir !== undefined
+      ? options.gzip === true
+      : options.output !== undefined && options.output.endsWith('.gz');
   // With workers, a .gz output (or each .gz slice file) gets gzip members compressed by the workers, written as they come.
   const workersCompress = workers > 1 && compressed;
   const openFile: OpenFile = workersCompress
     ? compressedFileSink
-    : (path, append) => fileSink(path, { append, ...(options.directIo !== undefined && { directIo: options.directIo }) });
+    : (path, append) =>
+        fileSink(path, { append, ...(options.directIo !== undefined && { directIo: options.directIo }) });
   const rowsPerFile = tableParts(options, format);
-  if (format === 'parquet' && (options.outputDir !== undefined || (options.output !== undefined && options.output !== '-'))) return parquetFiles(options, rowsPerFile);
+  if (
+    format === 'parquet' &&
+    (options.outputDir !== undefined || (options.output !== undefined && options.output !== '-'))
+  )
+    return parquetFiles(options, rowsPerFile);
   if (options.outputDir !== undefined) {
     const extension = `${sliceFileExtension(format)}${options.gzip === true ? '.gz' : ''}`;
     return toSliceFiles(options.outputDir, extension, openFile, workersCompress, rowsPerFile);
@@ -151,7 +170,9 @@ function tableParts(options: ChoiceOptions, format: OutputFormat): number | unde
 function parquetFiles(options: SinkOptions, rowsPerFile: number | undefined): SinkChoice {
   const perSlice = options.outputDir !== undefined && rowsPerFile === undefined;
   const pathOf = (n: number): string =>
-    options.outputDir === undefined ? normalize(options.output!) : (perSlice ? sliceFileName : partFileName)(options.outputDir, n, 'parquet');
+    options.outputDir === undefined
+      ? normalize(options.output!)
+      : (perSlice ? sliceFileName : partFileName)(options.outputDir, n, 'parquet');
   return {
     perSlice,
     ...(rowsPerFile !== undefined && { rowsPerFile }),
@@ -160,7 +181,10 @@ function parquetFiles(options: SinkOptions, rowsPerFile: number | undefined): Si
     open: (slice) => {
       const path = pathOf(slice);
       const partial = `${path}.partial`;
-      const sink = fileSink(partial, { append: false, ...(options.directIo !== undefined && { directIo: options.directIo }) });
+      const sink = fileSink(partial, {
+        append: false,
+        ...(options.directIo !== undefined && { directIo: options.directIo }),
+      });
       return { sink, commit: () => rename(partial, path) };
     },
   };

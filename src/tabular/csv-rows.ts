@@ -23,7 +23,11 @@ export async function csvRows(stream: Readable, name: string, delimiter = ','): 
   const fail = (err: unknown): VespaBulkError => {
     if (err instanceof VespaBulkError) return err;
     const e = err as Error & { lines?: number };
-    return new VespaBulkError('VB_USAGE', `cannot read CSV '${name}'${e.lines !== undefined ? ` at line ${e.lines}` : ''}: ${e.message}`, { cause: err, place: { file: name, ...(e.lines !== undefined && { line: e.lines }) } });
+    return new VespaBulkError(
+      'VB_USAGE',
+      `cannot read CSV '${name}'${e.lines !== undefined ? ` at line ${e.lines}` : ''}: ${e.message}`,
+      { cause: err, place: { file: name, ...(e.lines !== undefined && { line: e.lines }) } },
+    );
   };
   let first: IteratorResult<{ record: string[]; info: Info }>;
   try {

@@ -35,7 +35,8 @@ export function naturalValue(v: unknown, cx: CellContext): unknown {
       if (v === null || v instanceof JsonNumber) return v;
       if (v instanceof EpochMicros || v instanceof Date) return epochIn(v, cx.timestampUnit);
       if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
-      if (Array.isArray(v) || ArrayBuffer.isView(v)) return Array.from(v as ArrayLike<unknown>, (e) => naturalValue(e, cx));
+      if (Array.isArray(v) || ArrayBuffer.isView(v))
+        return Array.from(v as ArrayLike<unknown>, (e) => naturalValue(e, cx));
       if (v instanceof Map) {
         const out: Record<string, unknown> = {};
         for (const [k, e] of v) out[String(k)] = naturalValue(e, cx);
@@ -87,7 +88,8 @@ export function typedValue(v: unknown, type: DataType, cx: CellContext): unknown
       return out;
     }
     case 'struct': {
-      if (typeof v !== 'object' || Array.isArray(v) || v instanceof Uint8Array) throw new CellError(`${type.name} needs a struct, got ${describe(v)}`);
+      if (typeof v !== 'object' || Array.isArray(v) || v instanceof Uint8Array)
+        throw new CellError(`${type.name} needs a struct, got ${describe(v)}`);
       const out: Record<string, unknown> = {};
       for (const [k, e] of entriesOf(v, type.name)) {
         const member = type.fields.get(String(k));
@@ -115,7 +117,13 @@ function required(v: unknown, what: string): unknown {
 }
 
 function isStructured(type: DataType): boolean {
-  return type.kind === 'array' || type.kind === 'weightedset' || type.kind === 'map' || type.kind === 'struct' || type.kind === 'tensor';
+  return (
+    type.kind === 'array' ||
+    type.kind === 'weightedset' ||
+    type.kind === 'map' ||
+    type.kind === 'struct' ||
+    type.kind === 'tensor'
+  );
 }
 
 function parseJsonCell(text: string): unknown {
@@ -203,7 +211,8 @@ function primitiveValue(v: unknown, name: string, cx: CellContext): unknown {
       // string, uri, predicate: text; a number or a bool in a text field is written as text.
       if (typeof v === 'string') return v;
       if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
-      if (v instanceof EpochMicros || v instanceof Date) return (v instanceof Date ? v : new Date(Number(v.micros / 1000n))).toISOString();
+      if (v instanceof EpochMicros || v instanceof Date)
+        return (v instanceof Date ? v : new Date(Number(v.micros / 1000n))).toISOString();
       throw new CellError(`${name} needs text, got ${describe(v)}`);
   }
 }
@@ -247,7 +256,8 @@ function entriesOf(v: unknown, typeName: string): [unknown, unknown][] {
   if (v instanceof Map) return [...(v as Map<unknown, unknown>).entries()];
   if (Array.isArray(v)) {
     return v.map((e) => {
-      if (typeof e === 'object' && e !== null && 'key' in e) return [(e as { key: unknown }).key, (e as { value?: unknown }).value ?? null];
+      if (typeof e === 'object' && e !== null && 'key' in e)
+        return [(e as { key: unknown }).key, (e as { value?: unknown }).value ?? null];
       throw new CellError(`${typeName} needs a map, got a list`);
     });
   }
@@ -275,7 +285,8 @@ function numberOf(e: unknown, cx: CellContext): number {
 
 function finite(v: Float32Array | Float64Array, typeName: string): number[] {
   const out = Array.from(v);
-  for (let i = 0; i < out.length; i++) if (!Number.isFinite(out[i])) throw new CellError(`${typeName}: cell ${i} is ${out[i]}, not a finite number`);
+  for (let i = 0; i < out.length; i++)
+    if (!Number.isFinite(out[i])) throw new CellError(`${typeName}: cell ${i} is ${out[i]}, not a finite number`);
   return out;
 }
 
@@ -285,7 +296,8 @@ function flatten(v: unknown[]): unknown[] {
   const out: unknown[] = [];
   for (const e of v) {
     if (Array.isArray(e)) out.push(...flatten(e));
-    else if (ArrayBuffer.isView(e) && !(e instanceof DataView)) out.push(...Array.from(e as unknown as ArrayLike<unknown>));
+    else if (ArrayBuffer.isView(e) && !(e instanceof DataView))
+      out.push(...Array.from(e as unknown as ArrayLike<unknown>));
     else out.push(e);
   }
   return out;
@@ -305,14 +317,18 @@ function tensorValue(v: unknown, t: TensorType, typeName: string, cx: CellContex
   if (Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView))) {
     if (mapped.length > 0) throw new CellError(`${typeName} has a mapped dimension: a list cannot say its labels`);
     // A float list read from Parquet comes as a typed array: one copy, no per-cell type checks but finiteness.
-    const cells = v instanceof Float32Array || v instanceof Float64Array ? finite(v, typeName) : numbers(flatten(listOf(v, typeName)), cx, typeName);
+    const cells =
+      v instanceof Float32Array || v instanceof Float64Array
+        ? finite(v, typeName)
+        : numbers(flatten(listOf(v, typeName)), cx, typeName);
     if (indexed.every((d) => d.size !== undefined)) {
       const size = indexed.reduce((n, d) => n * d.size!, 1);
       if (cells.length !== size) throw new CellError(`${typeName} has ${size} cells, the list ${cells.length}`);
     }
     return { values: cells };
   }
-  if (typeof v !== 'object' || v === null || v instanceof Uint8Array) throw new CellError(`${typeName} needs a list or a map, got ${describe(v)}`);
+  if (typeof v !== 'object' || v === null || v instanceof Uint8Array)
+    throw new CellError(`${typeName} needs a list or a map, got ${describe(v)}`);
   const keys = v instanceof Map ? [] : Object.keys(v);
   if (keys.some((k) => k === 'values' || k === 'cells' || k === 'blocks' || k === 'type')) return naturalValue(v, cx);
   const entries = entriesOf(v, typeName);
@@ -326,7 +342,8 @@ function tensorValue(v: unknown, t: TensorType, typeName: string, cx: CellContex
     const out: Record<string, number[]> = {};
     for (const [k, e] of entries) {
       const block = numbers(flatten(listOf(e, typeName)), cx, typeName);
-      if (size !== undefined && block.length !== size) throw new CellError(`${typeName} has blocks of ${size} cells, '${keyText(k, cx)}' has ${block.length}`);
+      if (size !== undefined && block.length !== size)
+        throw new CellError(`${typeName} has blocks of ${size} cells, '${keyText(k, cx)}' has ${block.length}`);
       out[keyText(k, cx)] = block;
     }
     return { blocks: out };

@@ -35,5 +35,9 @@ export function tableFormatOf(name: string, given?: InputFormat): TableFormat | 
 
 /** Refuses an input format that is not one of `inputFormats` (VB_USAGE). */
 export function checkInputFormat(format: unknown): void {
-  if (format !== undefined && !inputFormats.includes(format as InputFormat)) throw new VespaBulkError('VB_USAGE', `input format must be one of ${inputFormats.join(', ')}, not ${JSON.stringify(format)}`);
+  if (format !== undefined && !inputFormats.includes(format as InputFormat))
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `input format must be one of ${inputFormats.join(', ')}, not ${JSON.stringify(format)}`,
+    );
 }

@@ -22,7 +22,12 @@ export const parquetBatchRows = 8192;
  * for timestamps and dates. `skipRows`: rows before it are handed on without being decoded (a resumed feed);
  * `onBytes` is told of the bytes read, for progress.
  */
-export async function parquetRows(path: string, name: string, skipRows = 0, onBytes?: (n: number) => void): Promise<TableRows> {
+export async function parquetRows(
+  path: string,
+  name: string,
+  skipRows = 0,
+  onBytes?: (n: number) => void,
+): Promise<TableRows> {
   try {
     return await wasmRows(path, name, skipRows, onBytes);
   } catch (err) {
@@ -33,7 +38,11 @@ export async function parquetRows(path: string, name: string, skipRows = 0, onBy
 function unreadable(err: unknown, name: string, row?: number): VespaBulkError {
   if (err instanceof VespaBulkError) return err;
   const message = err instanceof Error ? err.message : JSON.stringify(err);
-  return new VespaBulkError('VB_USAGE', `cannot read Parquet '${name}'${row !== undefined ? ` at row ${row}` : ''}: ${message}`, { cause: err, place: { file: name, ...(row !== undefined && { line: row }) } });
+  return new VespaBulkError(
+    'VB_USAGE',
+    `cannot read Parquet '${name}'${row !== undefined ? ` at row ${row}` : ''}: ${message}`,
+    { cause: err, place: { file: name, ...(row !== undefined && { line: row }) } },
+  );
 }
 
 /** Placeholder rows for those before the resume point: counted, never decoded. */
@@ -43,7 +52,12 @@ function skipped(from: number, to: number): TableRow[] {
   return out;
 }
 
-async function wasmRows(path: string, name: string, skipRows: number, onBytes?: (n: number) => void): Promise<TableRows> {
+async function wasmRows(
+  path: string,
+  name: string,
+  skipRows: number,
+  onBytes?: (n: number) => void,
+): Promise<TableRows> {
   const needed = ['parquet-wasm', 'apache-arrow'] as const;
   const { ParquetFile } = await importOptional('parquet-wasm', () => import('parquet-wasm'), needed);
   const arrow = await importOptional('apache-arrow', () => import('apache-arrow'), needed);
@@ -102,7 +116,11 @@ type WasmBatch = { intoIPCStream(): Uint8Array };
  * to the file, so a resumed read starts at the row group holding `skip`, with the offset within that group
  * only. Its stream decodes a whole row group before handing out its batches: memory holds one row group.
  */
-async function* wasmBatches(file: import('parquet-wasm').ParquetFile, metadata: import('parquet-wasm').ParquetMetaData, skip: number): AsyncGenerator<WasmBatch> {
+async function* wasmBatches(
+  file: import('parquet-wasm').ParquetFile,
+  metadata: import('parquet-wasm').ParquetMetaData,
+  skip: number,
+): AsyncGenerator<WasmBatch> {
   const groups = metadata.numRowGroups();
   let group = 0;
   let start = 0;
@@ -114,7 +132,11 @@ async function* wasmBatches(file: import('parquet-wasm').ParquetFile, metadata: 
   if (group >= groups) return;
   const rest = Array.from({ length: groups - group }, (_, i) => group + i);
   if (skip > start) {
-    yield* (await file.stream({ batchSize: parquetBatchRows, rowGroups: [group], offset: skip - start })) as unknown as AsyncIterable<WasmBatch>;
+    yield* (await file.stream({
+      batchSize: parquetBatchRows,
+      rowGroups: [group],
+      offset: skip - start,
+    })) as unknown as AsyncIterable<WasmBatch>;
     rest.shift();
     if (rest.length === 0) return;
   }
@@ -128,7 +150,8 @@ type Convert = (v: unknown) => unknown;
  * bigints, booleans, binary). Arrow gives timestamps as (fractional) milliseconds: they become `EpochMicros`.
  */
 function converter(type: unknown, DataType: typeof import('apache-arrow').DataType): Convert | undefined {
-  if (DataType.isTimestamp(type) || DataType.isDate(type)) return (v) => new EpochMicros(BigInt(Math.round(Number(v) * 1000)));
+  if (DataType.isTimestamp(type) || DataType.isDate(type))
+    return (v) => new EpochMicros(BigInt(Math.round(Number(v) * 1000)));
   if (DataType.isList(type) || DataType.isFixedSizeList(type)) {
     const child = (type as { children: { type: unknown }[] }).children[0].type;
     const inner = converter(child, DataType);
@@ -141,7 +164,9 @@ function converter(type: unknown, DataType: typeof import('apache-arrow').DataTy
     };
   }
   if (DataType.isStruct(type)) {
-    const members = (type as { children: { name: string; type: unknown }[] }).children.map((f) => [f.name, converter(f.type, DataType)] as const);
+    const members = (type as { children: { name: string; type: unknown }[] }).children.map(
+      (f) => [f.name, converter(f.type, DataType)] as const,
+    );
     return (v) => {
       const row = v as Record<string, unknown>;
       const out: Record<string, unknown> = {};
@@ -158,7 +183,11 @@ function converter(type: unknown, DataType: typeof import('apache-arrow').DataTy
     const convertValue = converter(entry.children[1].type, DataType);
     return (v) => {
       const out = new Map<unknown, unknown>();
-      for (const [k, e] of v as Iterable<[unknown, unknown]>) out.set(convertKey === undefined ? k : convertKey(k), convertValue === undefined || e === null ? e : convertValue(e));
+      for (const [k, e] of v as Iterable<[unknown, unknown]>)
+        out.set(
+          convertKey === undefined ? k : convertKey(k),
+          convertValue === undefined || e === null ? e : convertValue(e),
+        );
       return out;
     };
   }

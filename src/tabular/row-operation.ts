@@ -56,22 +56,37 @@ export function templateColumns(template: string): string[] {
     if (m[1] === '') throw new VespaBulkError('VB_USAGE', `--id '${template}': empty placeholder {}`);
     out.push(m[1]);
   }
-  if (template.replace(re, '').includes('{') || template.replace(re, '').includes('}')) throw new VespaBulkError('VB_USAGE', `--id '${template}': unbalanced { }`);
+  if (template.replace(re, '').includes('{') || template.replace(re, '').includes('}'))
+    throw new VespaBulkError('VB_USAGE', `--id '${template}': unbalanced { }`);
   return out;
 }
 
 /** Refuses RowOptions that cannot work (VB_USAGE), before any input is read. */
 export function checkRowOptions(o: RowOptions): void {
-  if (o.id !== undefined && o.idField !== undefined) throw new VespaBulkError('VB_USAGE', 'give the document id with one of --id-field or --id, not both');
+  if (o.id !== undefined && o.idField !== undefined)
+    throw new VespaBulkError('VB_USAGE', 'give the document id with one of --id-field or --id, not both');
   if (o.id !== undefined) {
-    if (o.documentType !== undefined || o.namespace !== undefined) throw new VespaBulkError('VB_USAGE', '--id names the namespace and document type itself: leave out --document-type and --namespace');
-    if (templateColumns(o.id).length === 0) throw new VespaBulkError('VB_USAGE', `--id '${o.id}' has no {column} placeholder: every row would get the same id`);
+    if (o.documentType !== undefined || o.namespace !== undefined)
+      throw new VespaBulkError(
+        'VB_USAGE',
+        '--id names the namespace and document type itself: leave out --document-type and --namespace',
+      );
+    if (templateColumns(o.id).length === 0)
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `--id '${o.id}' has no {column} placeholder: every row would get the same id`,
+      );
   }
-  if (o.namespace !== undefined && o.documentType === undefined) throw new VespaBulkError('VB_USAGE', '--namespace needs --document-type');
-  if (o.operation !== undefined && !['put', 'update', 'remove'].includes(o.operation)) throw new VespaBulkError('VB_USAGE', `--operation must be put, update or remove, not '${String(o.operation)}'`);
-  if (o.create === true && o.operation !== 'update') throw new VespaBulkError('VB_USAGE', '--create applies to --operation update only');
-  if (o.timestampUnit !== undefined && !['s', 'ms', 'us'].includes(o.timestampUnit)) throw new VespaBulkError('VB_USAGE', `--timestamp-unit must be s, ms or us, not '${String(o.timestampUnit)}'`);
-  if ([o.app, o.configUrl, o.model].filter((x) => x !== undefined).length > 1) throw new VespaBulkError('VB_USAGE', 'give the schema with one of --app or --config-url');
+  if (o.namespace !== undefined && o.documentType === undefined)
+    throw new VespaBulkError('VB_USAGE', '--namespace needs --document-type');
+  if (o.operation !== undefined && !['put', 'update', 'remove'].includes(o.operation))
+    throw new VespaBulkError('VB_USAGE', `--operation must be put, update or remove, not '${String(o.operation)}'`);
+  if (o.create === true && o.operation !== 'update')
+    throw new VespaBulkError('VB_USAGE', '--create applies to --operation update only');
+  if (o.timestampUnit !== undefined && !['s', 'ms', 'us'].includes(o.timestampUnit))
+    throw new VespaBulkError('VB_USAGE', `--timestamp-unit must be s, ms or us, not '${String(o.timestampUnit)}'`);
+  if ([o.app, o.configUrl, o.model].filter((x) => x !== undefined).length > 1)
+    throw new VespaBulkError('VB_USAGE', 'give the schema with one of --app or --config-url');
 }
 
 /**
@@ -85,18 +100,36 @@ export function checkRowOptions(o: RowOptions): void {
  * `text`: the cells are text (CSV, TSV): typed fields parse it (numbers, booleans, JSON for structured
  * fields); without a schema they stay text. An empty cell is a null.
  */
-export function rowMapping(options: RowOptions, columns: readonly string[], where: string, model?: DocumentModel, text = false): RowMapping {
+export function rowMapping(
+  options: RowOptions,
+  columns: readonly string[],
+  where: string,
+  model?: DocumentModel,
+  text = false,
+): RowMapping {
   checkRowOptions(options);
   let idField = options.idField;
   if (options.id === undefined && idField === undefined) {
-    if (!columns.includes('id')) throw new VespaBulkError('VB_USAGE', `${where}: say where the document id comes from: --id-field COLUMN or --id 'id:ns:type::{COLUMN}' (columns: ${columns.join(', ')})`);
+    if (!columns.includes('id'))
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `${where}: say where the document id comes from: --id-field COLUMN or --id 'id:ns:type::{COLUMN}' (columns: ${columns.join(', ')})`,
+      );
     idField = 'id';
   }
   const idColumns = options.id !== undefined ? templateColumns(options.id) : [idField!];
-  for (const c of idColumns) if (!columns.includes(c)) throw new VespaBulkError('VB_USAGE', `${where}: no column '${c}' for the document id (columns: ${columns.join(', ')})`);
+  for (const c of idColumns)
+    if (!columns.includes(c))
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `${where}: no column '${c}' for the document id (columns: ${columns.join(', ')})`,
+      );
   const kind = options.operation ?? 'put';
   const cx: CellContext = { timestampUnit: options.timestampUnit ?? 's', text };
-  const prefix = options.documentType !== undefined ? `id:${options.namespace ?? options.documentType}:${options.documentType}::` : undefined;
+  const prefix =
+    options.documentType !== undefined
+      ? `id:${options.namespace ?? options.documentType}:${options.documentType}::`
+      : undefined;
   const template = options.id;
 
   const idOf = (row: Row): string => {
@@ -115,7 +148,10 @@ export function rowMapping(options: RowOptions, columns: readonly string[], wher
     let doc: DocumentType | undefined;
     if (model !== undefined) {
       doc = model.types.get(type);
-      if (doc === undefined) throw new CellError(`document type '${type}' is not in the application package (it has ${[...model.types.keys()].join(', ')})`);
+      if (doc === undefined)
+        throw new CellError(
+          `document type '${type}' is not in the application package (it has ${[...model.types.keys()].join(', ')})`,
+        );
     }
     list = [];
     for (const c of columns) {
@@ -140,18 +176,28 @@ export function rowMapping(options: RowOptions, columns: readonly string[], wher
           column = f.name;
           const raw = row[f.name];
           if (raw === null || raw === undefined || (cx.text && raw === '')) continue;
-          if (f.type === undefined && model !== undefined && !model.ignoreUndefinedFields) throw new CellError(`no field '${f.name}' in document type '${docType}'`);
+          if (f.type === undefined && model !== undefined && !model.ignoreUndefinedFields)
+            throw new CellError(`no field '${f.name}' in document type '${docType}'`);
           const value = f.type !== undefined ? typedValue(raw, f.type, cx) : naturalValue(raw, cx);
           if (value === undefined) continue;
           fields[f.name] = kind === 'update' ? { assign: value } : value;
         }
         column = undefined;
-        const head = kind === 'update' ? `{"update":${JSON.stringify(id)}${options.create === true ? ',"create":true' : ''}` : `{"put":${JSON.stringify(id)}`;
+        const head =
+          kind === 'update'
+            ? `{"update":${JSON.stringify(id)}${options.create === true ? ',"create":true' : ''}`
+            : `{"put":${JSON.stringify(id)}`;
         return Buffer.from(`${head},"fields":${jsonText(fields)}}`);
       } catch (err) {
-        const why = err instanceof CellError || err instanceof VespaBulkError ? err.message : String((err as Error)?.message ?? err);
+        const why =
+          err instanceof CellError || err instanceof VespaBulkError
+            ? err.message
+            : String((err as Error)?.message ?? err);
         const at = column !== undefined ? `column '${column}': ` : '';
-        throw new VespaBulkError('VB_BAD_ROW', `${at}${why}`, { cause: err, ...(id !== undefined && { place: { documentId: id } }) });
+        throw new VespaBulkError('VB_BAD_ROW', `${at}${why}`, {
+          cause: err,
+          ...(id !== undefined && { place: { documentId: id } }),
+        });
       }
     },
   };

@@ -96,7 +96,8 @@ export async function* readTable(t: TableInput): AsyncGenerator<TableBatch> {
           item.bytes = mapping.operation(row.cells);
         } catch (err) {
           item.bytes = cellsText(row);
-          item.error = err instanceof VespaBulkError ? err : new VespaBulkError('VB_BAD_ROW', String((err as Error).message));
+          item.error =
+            err instanceof VespaBulkError ? err : new VespaBulkError('VB_BAD_ROW', String((err as Error).message));
         }
       }
       yield { input: t.input, name: t.name, items };

@@ -15,7 +15,12 @@ export interface WireError {
 
 /** What of `err` crosses a thread: its message, and its code, place and status where it has them. */
 export function toWireError(err: unknown): WireError {
-  const e = (typeof err === 'object' && err !== null ? err : {}) as { message?: unknown; code?: unknown; place?: unknown; status?: unknown };
+  const e = (typeof err === 'object' && err !== null ? err : {}) as {
+    message?: unknown;
+    code?: unknown;
+    place?: unknown;
+    status?: unknown;
+  };
   const wire: WireError = { message: messageOf(err, e.message) };
   if (typeof e.code === 'string') wire.code = e.code;
   if (err instanceof VespaBulkError) {

@@ -23,6 +23,10 @@ export function spawnWorker(beside: string, name: string, workerData: unknown): 
  * load ESM hooks in a worker.
  */
 function tsxBootstrap(entry: URL): string {
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const tsx = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href;
   return `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); });`;
 }

@@ -48,14 +48,16 @@ export async function loadTransform(spec: TransformSpec): Promise<TransformFunct
   const name = spec instanceof URL ? spec.href : spec;
   const url = moduleUrl(spec);
   // Said before import() does: its message names the module that imported it, here our own source file.
-  if (url.startsWith('file:') && !existsSync(fileURLToPath(url))) throw new VespaBulkError('VB_USAGE', `cannot load transform '${name}': no such file ${fileURLToPath(url)}`);
+  if (url.startsWith('file:') && !existsSync(fileURLToPath(url)))
+    throw new VespaBulkError('VB_USAGE', `cannot load transform '${name}': no such file ${fileURLToPath(url)}`);
   let mod: { default?: unknown };
   try {
     mod = (await import(url)) as { default?: unknown };
   } catch (err) {
     throw new VespaBulkError('VB_USAGE', `cannot load transform '${name}': ${(err as Error).message}`, { cause: err });
   }
-  if (typeof mod.default !== 'function') throw new VespaBulkError('VB_USAGE', `transform '${name}' has no default export function`);
+  if (typeof mod.default !== 'function')
+    throw new VespaBulkError('VB_USAGE', `transform '${name}' has no default export function`);
   return mod.default as TransformFunction;
 }
 
@@ -79,7 +81,8 @@ export function resultOperations(result: unknown): ReturnedOperation[] {
   const list: readonly unknown[] = Array.isArray(result) ? result : [result];
   const out: ReturnedOperation[] = [];
   for (const op of list) {
-    if (op === null || typeof op !== 'object' || Array.isArray(op)) throw transformError(`returned ${describe(op)}, not an operation object`);
+    if (op === null || typeof op !== 'object' || Array.isArray(op))
+      throw transformError(`returned ${describe(op)}, not an operation object`);
     let text: string;
     try {
       text = exactJsonText(op);

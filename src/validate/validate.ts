@@ -77,8 +77,15 @@ const maxReasons = 100;
  */
 export async function validate(source: FeedSource, options: ValidateOptions): Promise<ValidateOutcome> {
   const given = [options.app, options.configUrl].filter((o) => o !== undefined).length;
-  if (given !== 1) throw new VespaBulkError('VB_USAGE', 'validate needs the schema: give exactly one of an application package (--app) or a config server (--config-url)');
-  const model = options.app !== undefined ? await modelFromPackage(options.app) : await modelFromConfigServer({ ...options.configTarget, configUrl: options.configUrl });
+  if (given !== 1)
+    throw new VespaBulkError(
+      'VB_USAGE',
+      'validate needs the schema: give exactly one of an application package (--app) or a config server (--config-url)',
+    );
+  const model =
+    options.app !== undefined
+      ? await modelFromPackage(options.app)
+      : await modelFromConfigServer({ ...options.configTarget, configUrl: options.configUrl });
   const started = performance.now();
   const failures = options.failures === undefined ? undefined : new FailureWriter(options.failures);
   const summary: ValidateSummary = {
@@ -94,13 +101,28 @@ export async function validate(source: FeedSource, options: ValidateOptions): Pr
   let reasonCount = 0;
   const refuse = (bytes: Buffer, refusal: Refusal, verbatim: boolean): void => {
     summary['validator.error.count']++;
-    if (refusal.status !== undefined) summary['validator.response.code.counts'][refusal.status] = (summary['validator.response.code.counts'][refusal.status] ?? 0) + 1;
+    if (refusal.status !== undefined)
+      summary['validator.response.code.counts'][refusal.status] =
+        (summary['validator.response.code.counts'][refusal.status] ?? 0) + 1;
     else summary['validator.parse.error.count']++;
     let reason = refusal.message.replace(/^In document '[^']*'/, "In document '<id>'");
     if (reasons[reason] === undefined && reasonCount >= maxReasons) reason = '(other)';
     if (reasons[reason] === undefined) reasonCount++;
     reasons[reason] = (reasons[reason] ?? 0) + 1;
-    failures?.write(bytes, { input: refusal.input, inputLine: refusal.line, id: refusal.id, operation: refusal.operation, status: refusal.status, message: refusal.message, attempts: 0, code: refusal.code }, verbatim);
+    failures?.write(
+      bytes,
+      {
+        input: refusal.input,
+        inputLine: refusal.line,
+        id: refusal.id,
+        operation: refusal.operation,
+        status: refusal.status,
+        message: refusal.message,
+        attempts: 0,
+        code: refusal.code,
+      },
+      verbatim,
+    );
     options.onRefused?.(refusal);
   };
 
@@ -109,7 +131,11 @@ export async function validate(source: FeedSource, options: ValidateOptions): Pr
       for (const item of batch.items) {
         summary['validator.operation.count']++;
         if (item.error !== undefined) {
-          refuse(item.bytes, { input: batch.name, line: item.line, message: item.error.message, code: item.error.code }, true);
+          refuse(
+            item.bytes,
+            { input: batch.name, line: item.line, message: item.error.message, code: item.error.code },
+            true,
+          );
           continue;
         }
         // Nearly every operation is accepted: decided from the bytes; the rest take the full path, which words the refusal.
@@ -121,13 +147,28 @@ export async function validate(source: FeedSource, options: ValidateOptions): Pr
         try {
           op = parseOperation(item.bytes);
         } catch (err) {
-          const e = err instanceof VespaBulkError ? err : new VespaBulkError('VB_BAD_OPERATION', String((err as Error)?.message ?? err));
+          const e =
+            err instanceof VespaBulkError
+              ? err
+              : new VespaBulkError('VB_BAD_OPERATION', String((err as Error)?.message ?? err));
           refuse(item.bytes, { input: batch.name, line: item.line, message: e.message, code: e.code }, true);
           continue;
         }
         const message = judge(model, op);
         if (message === undefined) summary['validator.ok.count']++;
-        else refuse(item.bytes, { input: batch.name, line: item.line, id: op.id, operation: op.kind, status: message.status, message: message.message }, false);
+        else
+          refuse(
+            item.bytes,
+            {
+              input: batch.name,
+              line: item.line,
+              id: op.id,
+              operation: op.kind,
+              status: message.status,
+              message: message.message,
+            },
+            false,
+          );
       }
       if (failures !== undefined) await failures.drained();
     }

@@ -1,6 +1,13 @@
 import type { TlsOptions, Transport } from '../http/transport.js';
 import { VespaBulkError, isVespaBulkError } from '../core/errors.js';
-import { OptionError, checkExclusive, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../core/options-check.js';
+import {
+  OptionError,
+  checkExclusive,
+  checkInteger,
+  checkOneOf,
+  checkProtocol,
+  checkUrl,
+} from '../core/options-check.js';
 import { parseRetryAfter } from '../http/retry-delay.js';
 import { retryLoop, type AttemptFailure, type RetryLoopOptions } from '../http/retry-loop.js';
 import { type Protocol, type WireProtocol } from '../http/transport.js';
@@ -23,7 +30,11 @@ import { checkSelectionSyntax } from './selection-check.js';
 export type BulkKind = 'update-where' | 'delete-where' | 'copy';
 
 /** Options of `bulkOperation()`. */
-export interface BulkOptions extends Pick<VisitSelectionOptions, 'namespace' | 'documentType' | 'selection' | 'cluster' | 'bucketSpace' | 'fromTimestamp' | 'toTimestamp'> {
+export interface BulkOptions
+  extends Pick<
+    VisitSelectionOptions,
+    'namespace' | 'documentType' | 'selection' | 'cluster' | 'bucketSpace' | 'fromTimestamp' | 'toTimestamp'
+  > {
   endpoint: string;
   kind: BulkKind;
   headers?: Record<string, string>;
@@ -93,24 +104,37 @@ export function validateBulkOptions(options: BulkOptions): void {
   checkOneOf(options, 'kind', Object.keys(methodOf));
   const selection = options.selection?.trim() ?? '';
   if (options.kind === 'update-where' && selection === '') {
-    throw new VespaBulkError('VB_USAGE', 'update-where needs --selection: the interface refuses to update every document at once (use --selection true if you mean it)');
+    throw new VespaBulkError(
+      'VB_USAGE',
+      'update-where needs --selection: the interface refuses to update every document at once (use --selection true if you mean it)',
+    );
   }
   if (options.kind === 'delete-where' && selection === '') {
-    throw new VespaBulkError('VB_USAGE', 'delete-where needs --selection; to delete every document of the type, say so with --selection true');
+    throw new VespaBulkError(
+      'VB_USAGE',
+      'delete-where needs --selection; to delete every document of the type, say so with --selection true',
+    );
   }
-  if (options.kind === 'copy' && (selection === '' || options.destinationCluster === undefined || options.cluster === undefined)) {
+  if (
+    options.kind === 'copy' &&
+    (selection === '' || options.destinationCluster === undefined || options.cluster === undefined)
+  ) {
     throw new VespaBulkError('VB_USAGE', 'copy needs --selection, --cluster and --destination-cluster');
   }
   checkSelectionSyntax(options.selection);
   if (options.kind === 'update-where') {
     const f = options.fields;
     if (f === undefined || typeof f !== 'object' || Array.isArray(f) || Object.keys(f).length === 0) {
-      throw new VespaBulkError('VB_USAGE', 'update-where needs the update operations, e.g. \'{"fields":{"title":{"assign":"x"}}}\' or --assign title=\'"x"\'');
+      throw new VespaBulkError(
+        'VB_USAGE',
+        'update-where needs the update operations, e.g. \'{"fields":{"title":{"assign":"x"}}}\' or --assign title=\'"x"\'',
+      );
     }
   }
   for (const name of ['timeChunk', 'serviceTimeout'] as const) {
     const value = options[name];
-    if (value !== undefined && !isServerDuration(value)) throw new OptionError(name, 'a number with unit s or ms, e.g. 60s', value);
+    if (value !== undefined && !isServerDuration(value))
+      throw new OptionError(name, 'a number with unit s or ms, e.g. 60s', value);
   }
   checkInteger(options, 'tracelevel', 0, 9);
   checkVisitRetry(options.retry);
@@ -133,7 +157,8 @@ export function bulkQuery(options: BulkOptions, continuation: string | undefined
   const q = new URLSearchParams();
   if (options.selection !== undefined) q.set('selection', options.selection);
   if (options.cluster !== undefined) q.set('cluster', options.cluster);
-  if (options.destinationCluster !== undefined && options.kind === 'copy') q.set('destinationCluster', options.destinationCluster);
+  if (options.destinationCluster !== undefined && options.kind === 'copy')
+    q.set('destinationCluster', options.destinationCluster);
   if (options.bucketSpace !== undefined) q.set('bucketSpace', options.bucketSpace);
   if (options.fromTimestamp !== undefined) q.set('fromTimestamp', String(options.fromTimestamp));
   if (options.toTimestamp !== undefined) q.set('toTimestamp', String(options.toTimestamp));
@@ -165,7 +190,15 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   const started = performance.now();
   const url = new URL(options.endpoint);
   const prefix = url.pathname.replace(/\/+$/, '');
-  const summary: BulkSummary = { kind: options.kind, ok: false, dryRun: false, documentCount: 0, requests: 0, retries: 0, seconds: 0 };
+  const summary: BulkSummary = {
+    kind: options.kind,
+    ok: false,
+    dryRun: false,
+    documentCount: 0,
+    requests: 0,
+    retries: 0,
+    seconds: 0,
+  };
   // One request at a time.
   const transport =
     options.transport ??
@@ -178,7 +211,13 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
       },
     });
   const body =
-    options.kind !== 'update-where' ? undefined : Buffer.from(options.fieldsText !== undefined ? `{"fields":${options.fieldsText}}` : JSON.stringify({ fields: options.fields }));
+    options.kind !== 'update-where'
+      ? undefined
+      : Buffer.from(
+          options.fieldsText !== undefined
+            ? `{"fields":${options.fieldsText}}`
+            : JSON.stringify({ fields: options.fields }),
+        );
   const reach = new Reachability(options.endpoint);
   const chain: Chain = { transport, reach, options, headers: requestHeaders(options, body !== undefined) };
   const loop: RetryLoopOptions = {
@@ -194,7 +233,13 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
   };
   let continuation = options.continuation;
   try {
-    const cluster = options.cluster ?? (await onlyCluster({ ...chain, headers: requestHeaders(options, false) }, `${prefix}${clusterDiscoveryPath}`, loop));
+    const cluster =
+      options.cluster ??
+      (await onlyCluster(
+        { ...chain, headers: requestHeaders(options, false) },
+        `${prefix}${clusterDiscoveryPath}`,
+        loop,
+      ));
     if (typeof cluster !== 'string') summary.error = cluster.error;
     const sent = { ...options, cluster: typeof cluster === 'string' ? cluster : undefined };
     while (summary.error === undefined) {
@@ -210,7 +255,8 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
       const answer = outcome.value;
       summary.documentCount += typeof answer.documentCount === 'number' ? answer.documentCount : 0;
       options.onProgress?.(summary.documentCount);
-      continuation = typeof answer.continuation === 'string' && answer.continuation !== '' ? answer.continuation : undefined;
+      continuation =
+        typeof answer.continuation === 'string' && answer.continuation !== '' ? answer.continuation : undefined;
       if (continuation === undefined) {
         summary.ok = true;
         break;
@@ -268,7 +314,13 @@ async function sendChunk(chain: Chain, path: string, body: Buffer | undefined): 
   if (res.status >= 200 && res.status < 300) {
     // Not the service's JSON: cut where the protocol could not tell, or not the service. What it did is unknown.
     const whole = jsonObjectOf(Buffer.from(res.text));
-    if (whole === undefined) throw new ChunkFailure(`HTTP ${res.status} with an answer that is not the service's JSON: outcome unknown`, undefined, undefined, true);
+    if (whole === undefined)
+      throw new ChunkFailure(
+        `HTTP ${res.status} with an answer that is not the service's JSON: outcome unknown`,
+        undefined,
+        undefined,
+        true,
+      );
     return whole;
   }
   throw failureOf(res, answerOf(res.text));
@@ -292,7 +344,11 @@ async function onlyCluster(chain: Chain, path: string, loop: RetryLoopOptions): 
   );
   if (outcome.kind !== 'succeeded') return { error: outcome.kind === 'aborted' ? 'stopped' : problemOf(outcome.error) };
   const clusters = outcome.value;
-  if (clusters.length > 1) throw new VespaBulkError('VB_USAGE', `the service has several content clusters (${clusters.map((c) => `'${c}'`).join(', ')}): name one with cluster`);
+  if (clusters.length > 1)
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `the service has several content clusters (${clusters.map((c) => `'${c}'`).join(', ')}): name one with cluster`,
+    );
   options.onMessage?.(`content cluster '${clusters[0]}' (the service's only one)`);
   return clusters[0];
 }
@@ -312,15 +368,34 @@ interface Chain {
 }
 
 function requestHeaders(options: BulkOptions, withBody: boolean): string[] {
-  return headerList({ accept: 'application/json', ...(withBody && { 'content-type': 'application/json' }), ...options.headers });
+  return headerList({
+    accept: 'application/json',
+    ...(withBody && { 'content-type': 'application/json' }),
+    ...options.headers,
+  });
 }
 
 /** One request; rejects with the TransportError of a failure to retry, or the VespaBulkError of one that ends the run. */
-async function request(chain: Chain, method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, body: Buffer | undefined): Promise<Answered> {
+async function request(
+  chain: Chain,
+  method: 'GET' | 'PUT' | 'POST' | 'DELETE',
+  path: string,
+  body: Buffer | undefined,
+): Promise<Answered> {
   try {
-    const res = await send(chain.transport, { method, path, headers: chain.headers, body, signal: chain.options.signal });
+    const res = await send(chain.transport, {
+      method,
+      path,
+      headers: chain.headers,
+      body,
+      signal: chain.options.signal,
+    });
     chain.reach.answer();
-    return { status: res.status, text: res.body.toString('utf8'), retryAfterMs: parseRetryAfter(header(res.headers, 'retry-after')) };
+    return {
+      status: res.status,
+      text: res.body.toString('utf8'),
+      retryAfterMs: parseRetryAfter(header(res.headers, 'retry-after')),
+    };
   } catch (err) {
     throw err instanceof TransportError ? (chain.reach.verdict(err) ?? err) : err;
   }
@@ -335,7 +410,11 @@ function answerOf(text: string): BulkAnswer {
 }
 
 function failureOf(res: Answered, answer: BulkAnswer): ChunkFailure {
-  return new ChunkFailure(statusMessage(res.status, typeof answer.message === 'string' ? answer.message : undefined), res.status, res.retryAfterMs);
+  return new ChunkFailure(
+    statusMessage(res.status, typeof answer.message === 'string' ? answer.message : undefined),
+    res.status,
+    res.retryAfterMs,
+  );
 }
 
 async function dryRun(options: BulkOptions): Promise<BulkSummary> {
@@ -360,7 +439,15 @@ async function dryRun(options: BulkOptions): Promise<BulkSummary> {
     signal: options.signal,
   });
   let n = 0;
-  const summary: BulkSummary = { kind: options.kind, ok: true, dryRun: true, documentCount: 0, requests: 0, retries: 0, seconds: 0 };
+  const summary: BulkSummary = {
+    kind: options.kind,
+    ok: true,
+    dryRun: true,
+    documentCount: 0,
+    requests: 0,
+    retries: 0,
+    seconds: 0,
+  };
   try {
     for await (const _ of v) {
       void _;

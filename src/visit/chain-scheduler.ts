@@ -247,7 +247,8 @@ export class ChainScheduler {
     const dt = now - this.lastAt;
     this.lastAt = now;
     this.runningArea += this.running.size * dt;
-    if (this.running.size === this.current && [...this.running.values()].every((r) => !r.parking)) this.window.heldMs += dt;
+    if (this.running.size === this.current && [...this.running.values()].every((r) => !r.parking))
+      this.window.heldMs += dt;
   }
 
   private tick(): void {

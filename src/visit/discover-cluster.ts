@@ -45,9 +45,13 @@ export function clustersFromAnswer(status: number, body: Buffer): string[] {
   const message = typeof parsed?.message === 'string' ? parsed.message : body.toString('utf8').slice(0, 300);
   const clusters = status === 400 ? clustersFromMessage(message) : undefined;
   if (clusters === undefined || clusters.length === 0) {
-    throw new VespaBulkError('VB_VISIT', `could not find the content clusters (asked with cluster=*, the service answered ${status}: ${message}); name one with --cluster`, {
-      status,
-    });
+    throw new VespaBulkError(
+      'VB_VISIT',
+      `could not find the content clusters (asked with cluster=*, the service answered ${status}: ${message}); name one with --cluster`,
+      {
+        status,
+      },
+    );
   }
   return clusters;
 }
@@ -55,7 +59,12 @@ export function clustersFromAnswer(status: number, body: Buffer): string[] {
 /** Asks the service which content clusters it has (one request that visits nothing); see `clustersFromAnswer`. */
 export async function discoverContentClusters(options: DiscoverOptions): Promise<string[]> {
   const { origin, prefix } = splitEndpoint(options.endpoint);
-  const transport = createChainTransport(origin, 1, { protocol: options.protocol, timeoutMs: 60_000, tls: options.tls, onProtocol: options.onProtocol });
+  const transport = createChainTransport(origin, 1, {
+    protocol: options.protocol,
+    timeoutMs: 60_000,
+    tls: options.tls,
+    onProtocol: options.onProtocol,
+  });
   try {
     const res = await send(transport, {
       method: 'GET',

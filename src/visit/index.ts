@@ -3,7 +3,15 @@ export { visit, VisitedDocument, VisitFailedError, type VisitIterable } from './
 export { exportDocuments, type ExportOptions, type ExportResumed, type ExportSummary } from './export/index.js';
 export { defaultSinceMarginMs } from './export/since.js';
 export { bulkOperation, type BulkOptions, type BulkSummary, type BulkKind } from './bulk.js';
-export { startVisit, type VisitConsumer, type VisitReport, type VisitRun, type LocalVisitRun, type SliceView, type InflightReport } from './visitor.js';
+export {
+  startVisit,
+  type VisitConsumer,
+  type VisitReport,
+  type VisitRun,
+  type LocalVisitRun,
+  type SliceView,
+  type InflightReport,
+} from './visitor.js';
 export type { LimitChange } from '../limit/limit-search.js';
 export {
   defaultVisitRetryPolicy,

@@ -6,7 +6,15 @@
  * full parse, so an unexpected but valid line is still understood.
  */
 
-export type LineKind = 'put' | 'remove' | 'continuation' | 'sessionStats' | 'sessionTrace' | 'message' | 'document' | 'other';
+export type LineKind =
+  | 'put'
+  | 'remove'
+  | 'continuation'
+  | 'sessionStats'
+  | 'sessionTrace'
+  | 'message'
+  | 'document'
+  | 'other';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -135,7 +143,12 @@ export class LineSplitter {
   }
 }
 
-function emit(buf: Buffer, start: number, end: number, onLine: (buf: Buffer, start: number, end: number) => void): void {
+function emit(
+  buf: Buffer,
+  start: number,
+  end: number,
+  onLine: (buf: Buffer, start: number, end: number) => void,
+): void {
   let e = end;
   if (e > start && buf[e - 1] === 0x0d) e--;
   // Blank lines carry nothing.

@@ -186,7 +186,12 @@ export const defaultVisitRetryPolicy: VisitRetryPolicy = {
  */
 export function checkVisitRetry(retry: Partial<VisitRetryPolicy> | undefined): void {
   if (retry === undefined) return;
-  if ('maxAttempts' in retry) throw new OptionError('maxAttempts', 'left out (the bound is maxRetries)', (retry as { maxAttempts?: unknown }).maxAttempts);
+  if ('maxAttempts' in retry)
+    throw new OptionError(
+      'maxAttempts',
+      'left out (the bound is maxRetries)',
+      (retry as { maxAttempts?: unknown }).maxAttempts,
+    );
   checkInteger(retry, 'maxRetries', 0);
 }
 

@@ -72,7 +72,8 @@ class ValueWriter {
       }
       case 'stringValue': {
         const value = token.value as string;
-        if (this.needsComma.length === 1 && (this.topKey === 'id' || this.topKey === 'put' || this.topKey === 'remove')) this.ids[this.topKey] = value;
+        if (this.needsComma.length === 1 && (this.topKey === 'id' || this.topKey === 'put' || this.topKey === 'remove'))
+          this.ids[this.topKey] = value;
         this.scalar(JSON.stringify(value));
         return;
       }
@@ -122,7 +123,10 @@ class ValueWriter {
  * Reads the response, handing its documents to `onDocuments` in groups; resolves with what follows them, or with
  * undefined when `onDocuments` returned `'stop'` (the rest is left unread).
  */
-export async function readPlainJson(body: AsyncIterable<Buffer>, onDocuments: (items: PlainDocument[]) => void | 'stop' | Promise<void | 'stop'>): Promise<PlainJsonTail | undefined> {
+export async function readPlainJson(
+  body: AsyncIterable<Buffer>,
+  onDocuments: (items: PlainDocument[]) => void | 'stop' | Promise<void | 'stop'>,
+): Promise<PlainJsonTail | undefined> {
   const jsonParser = parser({ streamValues: false });
   // pipeline, not pipe: a body that fails (a cut connection) must fail the token stream too.
   pipeline(Readable.from(body), jsonParser, () => {});

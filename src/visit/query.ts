@@ -1,9 +1,24 @@
 import { toVisitPath } from '../document/id.js';
 import { tensorFormatParameter, tensorFormats } from '../document/tensor-format.js';
 import { VespaBulkError } from '../core/errors.js';
-import { OptionError, checkDuration, checkExclusive, checkFunction, checkInteger, checkOneOf, checkProtocol, checkUrl } from '../core/options-check.js';
+import {
+  OptionError,
+  checkDuration,
+  checkExclusive,
+  checkFunction,
+  checkInteger,
+  checkOneOf,
+  checkProtocol,
+  checkUrl,
+} from '../core/options-check.js';
 import { isServerDuration, parseDurationMs } from '../time/duration.js';
-import { checkVisitRetry, defaultAdaptiveStart, defaultVisitSlices, type VisitOptions, type VisitSelectionOptions } from './options.js';
+import {
+  checkVisitRetry,
+  defaultAdaptiveStart,
+  defaultVisitSlices,
+  type VisitOptions,
+  type VisitSelectionOptions,
+} from './options.js';
 import { checkSelectionSyntax } from './selection-check.js';
 
 /** Pure mapping from options to the request path and query of one visit request. */
@@ -13,7 +28,10 @@ export const streamAccept = 'application/jsonl, application/json;q=0.9';
 
 export function visitPath(options: Pick<VisitSelectionOptions, 'namespace' | 'documentType'>): string {
   if ((options.namespace === undefined) !== (options.documentType === undefined)) {
-    throw new VespaBulkError('VB_USAGE', 'give both the namespace and the document type (<namespace>/<type>), or neither to visit the whole cluster');
+    throw new VespaBulkError(
+      'VB_USAGE',
+      'give both the namespace and the document type (<namespace>/<type>), or neither to visit the whole cluster',
+    );
   }
   return toVisitPath(options.namespace, options.documentType);
 }
@@ -42,20 +60,32 @@ export function checkVisitOptionValues(options: VisitOptions): void {
   checkUrl(options, 'endpoint');
   checkInteger(options, 'slices', 1);
   const slices = slicesOf(options);
-  if (options.sliceIds !== undefined && !Array.isArray(options.sliceIds)) throw new OptionError('sliceIds', 'an array of slice numbers', options.sliceIds);
+  if (options.sliceIds !== undefined && !Array.isArray(options.sliceIds))
+    throw new OptionError('sliceIds', 'an array of slice numbers', options.sliceIds);
   // A slice id or a token names a share of the corpus only together with the slice count, and the default count
   // is not a promise: it was 4, it is 256 now.
-  if (options.slices === undefined && options.sliceIds !== undefined) throw new OptionError('slices', 'given with the slice ids to visit (a slice id names a share of the corpus only with the slice count)', undefined);
+  if (options.slices === undefined && options.sliceIds !== undefined)
+    throw new OptionError(
+      'slices',
+      'given with the slice ids to visit (a slice id names a share of the corpus only with the slice count)',
+      undefined,
+    );
   if (options.slices === undefined && options.resumeFrom !== undefined && Object.keys(options.resumeFrom).length > 0) {
-    throw new OptionError('slices', 'given with the tokens to resume from (a continuation token belongs to one slice of one slice count)', undefined);
+    throw new OptionError(
+      'slices',
+      'given with the tokens to resume from (a continuation token belongs to one slice of one slice count)',
+      undefined,
+    );
   }
   for (const id of options.sliceIds ?? []) {
-    if (!Number.isInteger(id) || id < 0 || id >= slices) throw new OptionError('sliceIds', `integers from 0 to ${slices - 1}`, id);
+    if (!Number.isInteger(id) || id < 0 || id >= slices)
+      throw new OptionError('sliceIds', `integers from 0 to ${slices - 1}`, id);
   }
   if (options.inflightSlices !== 'adaptive') checkInteger(options, 'inflightSlices', 1);
   const adaptive = options.adaptiveSlices;
   if (adaptive !== undefined) {
-    if (typeof adaptive !== 'object' || adaptive === null) throw new OptionError('adaptiveSlices', 'an object ({ start, max, windowMs })', adaptive);
+    if (typeof adaptive !== 'object' || adaptive === null)
+      throw new OptionError('adaptiveSlices', 'an object ({ start, max, windowMs })', adaptive);
     // Named as a caller wrote them, with the object they are in.
     const named = {
       'adaptiveSlices.start': adaptive.start,
@@ -68,7 +98,8 @@ export function checkVisitOptionValues(options: VisitOptions): void {
     checkDuration(named, 'adaptiveSlices.windowMs', true);
     checkInteger(named, 'adaptiveSlices.windowDocuments', 0);
   }
-  if (options.serviceTimeout !== undefined && !isServerDuration(options.serviceTimeout)) throw new OptionError('serviceTimeout', 'a number with unit s or ms, e.g. 60s', options.serviceTimeout);
+  if (options.serviceTimeout !== undefined && !isServerDuration(options.serviceTimeout))
+    throw new OptionError('serviceTimeout', 'a number with unit s or ms, e.g. 60s', options.serviceTimeout);
   checkInteger(options, 'wantedDocumentCount', 1);
   checkInteger(options, 'concurrency', 1, 1024);
   checkInteger(options, 'tracelevel', 0, 9);
@@ -81,7 +112,11 @@ export function checkVisitOptionValues(options: VisitOptions): void {
   checkProtocol(options);
   checkFunction(options, 'onMessage');
   checkVisitRetry(options.retry);
-  if (options.fromTimestamp !== undefined && options.toTimestamp !== undefined && BigInt(options.fromTimestamp) > BigInt(options.toTimestamp)) {
+  if (
+    options.fromTimestamp !== undefined &&
+    options.toTimestamp !== undefined &&
+    BigInt(options.fromTimestamp) > BigInt(options.toTimestamp)
+  ) {
     throw new VespaBulkError('VB_USAGE', 'the start of the time range is after its end');
   }
   checkSelectionSyntax(options.selection);
@@ -91,7 +126,8 @@ export function checkVisitOptionValues(options: VisitOptions): void {
 function checkClusters(options: VisitOptions): void {
   const clusters = options.clusters;
   if (clusters === undefined) return;
-  if (!Array.isArray(clusters) || clusters.some((c) => typeof c !== 'string' || c === '')) throw new OptionError('clusters', 'an array of content cluster names', clusters);
+  if (!Array.isArray(clusters) || clusters.some((c) => typeof c !== 'string' || c === ''))
+    throw new OptionError('clusters', 'an array of content cluster names', clusters);
   if (options.cluster !== undefined) throw new OptionError('clusters', 'left out', clusters, 'cluster');
 }
 
@@ -99,7 +135,9 @@ function checkClusters(options: VisitOptions): void {
  * The bucket spaces one visit goes through: both for the whole cluster without --bucket-space (the service
  * would visit only `default`), else just the one the request names or implies (undefined: leave it out).
  */
-export function bucketSpacesOf(options: Pick<VisitOptions, 'namespace' | 'documentType' | 'bucketSpace'>): Array<string | undefined> {
+export function bucketSpacesOf(
+  options: Pick<VisitOptions, 'namespace' | 'documentType' | 'bucketSpace'>,
+): Array<string | undefined> {
   if (options.bucketSpace !== undefined || options.documentType !== undefined) return [options.bucketSpace];
   return ['default', 'global'];
 }
@@ -116,7 +154,9 @@ export function chainKey(sliceId: number, splitSpace: string | undefined, splitC
 
 /** The content clusters one visit goes through: `clusters` when several, else the one named (or none). */
 export function clustersOf(options: Pick<VisitOptions, 'cluster' | 'clusters'>): Array<string | undefined> {
-  return options.clusters !== undefined && options.clusters.length > 0 ? [...new Set(options.clusters)] : [options.cluster];
+  return options.clusters !== undefined && options.clusters.length > 0
+    ? [...new Set(options.clusters)]
+    : [options.cluster];
 }
 
 /** The number of slices the corpus is split in: the option, else the default. */
@@ -143,7 +183,12 @@ export interface ChainSpec {
 }
 
 /** Every chain of the visit, in order: each space's slices in turn (a token of one space means nothing in the other). */
-export function chainsOf(options: Pick<VisitOptions, 'slices' | 'sliceIds' | 'namespace' | 'documentType' | 'bucketSpace' | 'cluster' | 'clusters'>): ChainSpec[] {
+export function chainsOf(
+  options: Pick<
+    VisitOptions,
+    'slices' | 'sliceIds' | 'namespace' | 'documentType' | 'bucketSpace' | 'cluster' | 'clusters'
+  >,
+): ChainSpec[] {
   const ids = sliceIdsOf(options);
   const spaces = bucketSpacesOf(options);
   const clusters = clustersOf(options);
@@ -151,7 +196,12 @@ export function chainsOf(options: Pick<VisitOptions, 'slices' | 'sliceIds' | 'na
     const splitCluster = clusters.length > 1 ? cluster : undefined;
     return spaces.flatMap((space) => {
       const split = spaces.length > 1 ? space : undefined;
-      return ids.map((sliceId) => ({ key: chainKey(sliceId, split, splitCluster), sliceId, space: split, ...(splitCluster !== undefined && { cluster: splitCluster }) }));
+      return ids.map((sliceId) => ({
+        key: chainKey(sliceId, split, splitCluster),
+        sliceId,
+        space: split,
+        ...(splitCluster !== undefined && { cluster: splitCluster }),
+      }));
     });
   });
 }
@@ -162,7 +212,10 @@ export function inflightOf(options: Pick<VisitOptions, 'slices' | 'inflightSlice
 }
 
 /** The most chains a visit of `chains` chains ever has in flight (the connections its pool may need). */
-export function maxInflightOf(options: Pick<VisitOptions, 'slices' | 'inflightSlices' | 'adaptiveSlices'>, chains: number): number {
+export function maxInflightOf(
+  options: Pick<VisitOptions, 'slices' | 'inflightSlices' | 'adaptiveSlices'>,
+  chains: number,
+): number {
   const inflight = inflightOf(options);
   const max = inflight === 'adaptive' ? (options.adaptiveSlices?.max ?? chains) : inflight;
   return Math.max(1, Math.min(chains, max));
@@ -196,7 +249,13 @@ export function baseVisitQuery(options: VisitOptions): URLSearchParams {
 }
 
 /** Path and query of one request of one slice. */
-export function visitRequestPath(base: string, query: URLSearchParams, slices: number, sliceId: number, continuation: string | undefined): string {
+export function visitRequestPath(
+  base: string,
+  query: URLSearchParams,
+  slices: number,
+  sliceId: number,
+  continuation: string | undefined,
+): string {
   const q = new URLSearchParams(query);
   if (slices > 1) {
     q.set('slices', String(slices));
@@ -212,7 +271,14 @@ export function visitRequestPath(base: string, query: URLSearchParams, slices: n
  * to a different visit (another selection would make its continuation tokens meaningless).
  */
 export function visitFingerprint(options: VisitOptions): string {
-  const q = baseVisitQuery({ ...options, stream: true, tracelevel: undefined, serviceTimeout: undefined, concurrency: undefined, wantedDocumentCount: undefined });
+  const q = baseVisitQuery({
+    ...options,
+    stream: true,
+    tracelevel: undefined,
+    serviceTimeout: undefined,
+    concurrency: undefined,
+    wantedDocumentCount: undefined,
+  });
   const clusters = clustersOf(options);
   // Each chain names its own cluster: the set of them is part of what is visited.
   if (clusters.length > 1) q.set('clusters', clusters.join(','));

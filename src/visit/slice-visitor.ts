@@ -3,7 +3,15 @@ import { retryLoop, type AttemptFailure, type RetryEvent, type RetryOutcome } fr
 import type { VisitEntry } from '../document/visit-entry.js';
 import type { VisitBatch } from './visit-batch.js';
 import { ExactlyOnce } from './exactly-once.js';
-import { classifyParsedLine, classifyLinePrefix, LineSplitter, putPrefixLength, readStringValue, removePrefixLength, type LineKind } from './jsonl-lines.js';
+import {
+  classifyParsedLine,
+  classifyLinePrefix,
+  LineSplitter,
+  putPrefixLength,
+  readStringValue,
+  removePrefixLength,
+  type LineKind,
+} from './jsonl-lines.js';
 import type { SliceResumeState, VisitMessage } from './options.js';
 import { readPlainJson, type PlainDocument } from './plain-json.js';
 import { chainKey, streamAccept, visitRequestPath } from './query.js';
@@ -100,7 +108,8 @@ export function savedStates(chains: Iterable<SliceVisitor>): Record<string, Chai
  * (a checkpoint read after it covers no document the output has not got). Gives up after 100 turns.
  */
 export async function linesHandedOn(chains: Iterable<SliceVisitor>): Promise<void> {
-  for (let turns = 0; turns < 100 && [...chains].some((s) => s.hasUndelivered()); turns++) await new Promise((r) => setImmediate(r));
+  for (let turns = 0; turns < 100 && [...chains].some((s) => s.hasUndelivered()); turns++)
+    await new Promise((r) => setImmediate(r));
 }
 
 /** What the lines of one JSONL answer said of its end. */
@@ -192,7 +201,10 @@ export class SliceVisitor {
     this.label = options.cluster === undefined ? label : `cluster '${options.cluster}' ${label}`;
     this.continuation = options.resume?.continuation;
     this.exactlyOnce = new ExactlyOnce(options.resume?.deliveredIds ?? []);
-    this.requestHeaders = headerList({ accept: options.stream ? streamAccept : 'application/json', ...options.headers });
+    this.requestHeaders = headerList({
+      accept: options.stream ? streamAccept : 'application/json',
+      ...options.headers,
+    });
     if (options.resume?.finished) {
       this.state = 'finished';
       this.percent = 100;
@@ -260,7 +272,10 @@ export class SliceVisitor {
    */
   resumeState(): SliceResumeState {
     if (this.isFinished()) return { finished: true };
-    return { ...(this.continuation !== undefined && { continuation: this.continuation }), deliveredIds: this.exactlyOnce.pendingIds() };
+    return {
+      ...(this.continuation !== undefined && { continuation: this.continuation }),
+      deliveredIds: this.exactlyOnce.pendingIds(),
+    };
   }
 
   /**
@@ -319,7 +334,14 @@ export class SliceVisitor {
             this.progressed = false;
             return this.request();
           },
-          { policy: o.retry, safeToRepeat: true, signal: o.signal, random: o.random, failureOf: (err) => this.failureOf(err), onRetry: (retry) => this.onRetry(retry) },
+          {
+            policy: o.retry,
+            safeToRepeat: true,
+            signal: o.signal,
+            random: o.random,
+            failureOf: (err) => this.failureOf(err),
+            onRetry: (retry) => this.onRetry(retry),
+          },
         );
       } catch (err) {
         if (isVespaBulkError(err, 'VB_UNREACHABLE') || isVespaBulkError(err, 'VB_PROTOCOL')) {
@@ -401,7 +423,13 @@ export class SliceVisitor {
     this.tally.requests++;
     let answer: Exchange;
     try {
-      answer = await exchange(o.transport, { method: 'GET', path, headers: this.requestHeaders, signal: o.signal, timeoutMs: o.requestTimeoutMs });
+      answer = await exchange(o.transport, {
+        method: 'GET',
+        path,
+        headers: this.requestHeaders,
+        signal: o.signal,
+        timeoutMs: o.requestTimeoutMs,
+      });
     } catch (err) {
       if (err instanceof TransportError && !o.signal?.aborted) {
         const verdict = o.reach?.verdict(err);
@@ -414,7 +442,11 @@ export class SliceVisitor {
     if (status < 200 || status > 299) {
       const text = await answer.text(maxErrorBodyBytes).catch(() => '');
       const kind = classifyStatus(status);
-      throw new RequestFailure(statusMessage(status, kind === 'final' || text !== '' ? messageOf(text) : undefined), status, parseRetryAfter(header(answer.headers, 'retry-after')));
+      throw new RequestFailure(
+        statusMessage(status, kind === 'final' || text !== '' ? messageOf(text) : undefined),
+        status,
+        parseRetryAfter(header(answer.headers, 'retry-after')),
+      );
     }
     const contentType = header(answer.headers, 'content-type') ?? '';
     let outcome: RequestOutcome;
@@ -476,7 +508,11 @@ export class SliceVisitor {
     if (rest !== undefined) {
       // The handler ends every line with a newline: a last line without one was cut, unless it is whole JSON
       // (its kind is told by its first bytes, so a cut one must not get that far).
-      if (!isJsonText(rest)) throw new RequestFailure(`response cut off inside a line: ${rest.toString('utf8', 0, Math.min(rest.length, 200))}`, undefined);
+      if (!isJsonText(rest))
+        throw new RequestFailure(
+          `response cut off inside a line: ${rest.toString('utf8', 0, Math.min(rest.length, 200))}`,
+          undefined,
+        );
       onLine(rest, 0, rest.length);
     }
     if (entries.length > 0) {
@@ -484,9 +520,16 @@ export class SliceVisitor {
       if (failed !== undefined) return failed;
     }
     if (tail.error !== undefined) throw new RequestFailure(`the service reported: ${tail.error}`, undefined);
-    if (tail.statsCount === undefined || !tail.ended) throw new RequestFailure('response cut off: it ended without its closing sessionStats and continuation lines', undefined);
+    if (tail.statsCount === undefined || !tail.ended)
+      throw new RequestFailure(
+        'response cut off: it ended without its closing sessionStats and continuation lines',
+        undefined,
+      );
     if (tail.statsCount >= 0 && tail.statsCount !== tail.documents) {
-      throw new RequestFailure(`response cut off: its sessionStats counts ${tail.statsCount} documents, ${tail.documents} came`, undefined);
+      throw new RequestFailure(
+        `response cut off: its sessionStats counts ${tail.statsCount} documents, ${tail.documents} came`,
+        undefined,
+      );
     }
     return { kind: 'answered', token: tail.token };
   }
@@ -506,7 +549,10 @@ export class SliceVisitor {
       try {
         parsed = JSON.parse(buf.toString('utf8', start, end)) as Record<string, unknown>;
       } catch {
-        throw new RequestFailure(`unparseable line in the response: ${buf.toString('utf8', start, Math.min(end, start + 200))}`, undefined);
+        throw new RequestFailure(
+          `unparseable line in the response: ${buf.toString('utf8', start, Math.min(end, start + 200))}`,
+          undefined,
+        );
       }
       if (kind === 'other') kind = classifyParsedLine(parsed);
     }
@@ -549,16 +595,25 @@ export class SliceVisitor {
         const m = parsed!.message as { text?: unknown; severity?: unknown } | string;
         const given = typeof m === 'string' ? m : m?.text;
         const text = messageText(given);
-        const severity = typeof m === 'object' && (m.severity === 'warning' || m.severity === 'error') ? m.severity : 'info';
+        const severity =
+          typeof m === 'object' && (m.severity === 'warning' || m.severity === 'error') ? m.severity : 'info';
         if (severity === 'error') tail.error = text;
         this.options.onMessage?.({ slice: this.sliceId, severity, text: `${this.label}: ${text}` });
         return;
       }
       case 'sessionTrace':
-        this.options.onMessage?.({ slice: this.sliceId, severity: 'info', text: `${this.label} trace: ${JSON.stringify(parsed!.sessionTrace)}` });
+        this.options.onMessage?.({
+          slice: this.sliceId,
+          severity: 'info',
+          text: `${this.label} trace: ${JSON.stringify(parsed!.sessionTrace)}`,
+        });
         return;
       default:
-        this.options.onMessage?.({ slice: this.sliceId, severity: 'warning', text: `${this.label}: ignored an unknown line: ${buf.toString('utf8', start, Math.min(end, start + 200))}` });
+        this.options.onMessage?.({
+          slice: this.sliceId,
+          severity: 'warning',
+          text: `${this.label}: ignored an unknown line: ${buf.toString('utf8', start, Math.min(end, start + 200))}`,
+        });
     }
   }
 
@@ -607,7 +662,8 @@ export class SliceVisitor {
   }
 
   private finishPlain(token: string | undefined, message: string | undefined): string | undefined {
-    if (message !== undefined) this.options.onMessage?.({ slice: this.sliceId, severity: 'info', text: `${this.label}: ${message}` });
+    if (message !== undefined)
+      this.options.onMessage?.({ slice: this.sliceId, severity: 'info', text: `${this.label}: ${message}` });
     if (token !== undefined) {
       this.exactlyOnce.tokenAdvanced();
       this.progressed = true;
@@ -617,13 +673,19 @@ export class SliceVisitor {
 
   private acceptItem(item: PlainDocument, entries: VisitEntry[]): void {
     const buf = Buffer.from(item.text);
-    if (item.remove !== undefined) this.accept({ kind: 'remove', id: item.remove, shape: 'feed', buf, start: 0, end: buf.length }, entries);
-    else if (item.put !== undefined) this.accept({ kind: 'put', id: item.put, shape: 'feed', buf, start: 0, end: buf.length }, entries);
-    else if (item.id !== undefined) this.accept({ kind: 'put', id: item.id, shape: 'document', buf, start: 0, end: buf.length }, entries);
+    if (item.remove !== undefined)
+      this.accept({ kind: 'remove', id: item.remove, shape: 'feed', buf, start: 0, end: buf.length }, entries);
+    else if (item.put !== undefined)
+      this.accept({ kind: 'put', id: item.put, shape: 'feed', buf, start: 0, end: buf.length }, entries);
+    else if (item.id !== undefined)
+      this.accept({ kind: 'put', id: item.id, shape: 'document', buf, start: 0, end: buf.length }, entries);
   }
 }
 
-async function* countBytes(body: AsyncIterable<Buffer>, onBytes: ((n: number) => void) | undefined): AsyncIterable<Buffer> {
+async function* countBytes(
+  body: AsyncIterable<Buffer>,
+  onBytes: ((n: number) => void) | undefined,
+): AsyncIterable<Buffer> {
   for await (const chunk of body) {
     onBytes?.(chunk.length);
     yield chunk;

@@ -37,7 +37,10 @@ function wholeSeconds(time: string | undefined): string {
 }
 
 /** Both bounds, refusing an empty range locally (the service would answer 400). */
-export function parseTimeRange(from: string | undefined, to: string | undefined): { fromTimestamp?: bigint; toTimestamp?: bigint } {
+export function parseTimeRange(
+  from: string | undefined,
+  to: string | undefined,
+): { fromTimestamp?: bigint; toTimestamp?: bigint } {
   const fromTimestamp = from === undefined ? undefined : parseTimeBound(from, '--from');
   const toTimestamp = to === undefined ? undefined : parseTimeBound(to, '--to');
   if (fromTimestamp !== undefined && toTimestamp !== undefined && fromTimestamp > toTimestamp) {

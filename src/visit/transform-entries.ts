@@ -1,6 +1,11 @@
 import { VespaBulkError } from '../core/errors.js';
 import { parseExactJson } from '../core/exact-json.js';
-import { resultOperations, type OperationObject, type ReturnedOperation, type TransformFunction } from '../transform/transform.js';
+import {
+  resultOperations,
+  type OperationObject,
+  type ReturnedOperation,
+  type TransformFunction,
+} from '../transform/transform.js';
 import type { VisitEntry } from '../document/visit-entry.js';
 import { toFeedOperation } from '../sinks/json-write.js';
 
@@ -10,7 +15,10 @@ import { toFeedOperation } from '../sinks/json-write.js';
  * `{"remove": id}`), and what it returns is what is written: its operations as feed entries, none for null.
  * Synchronous when the transform is; a promise when it returns one.
  */
-export function transformEntries(entries: readonly VisitEntry[], fn: TransformFunction): VisitEntry[] | Promise<VisitEntry[]> {
+export function transformEntries(
+  entries: readonly VisitEntry[],
+  fn: TransformFunction,
+): VisitEntry[] | Promise<VisitEntry[]> {
   const results = entries.map((e) => transformEntry(e, fn));
   if (!results.some((r) => r instanceof Promise)) return (results as VisitEntry[][]).flat();
   return Promise.all(results.map(async (r) => r)).then((r) => r.flat());
@@ -19,7 +27,10 @@ export function transformEntries(entries: readonly VisitEntry[], fn: TransformFu
 function transformEntry(entry: VisitEntry, fn: TransformFunction): VisitEntry[] | Promise<VisitEntry[]> {
   let result: unknown;
   try {
-    const op: OperationObject = entry.kind === 'remove' ? { remove: entry.id } : (parseExactJson(toFeedOperation(entry).toString('utf8')) as OperationObject);
+    const op: OperationObject =
+      entry.kind === 'remove'
+        ? { remove: entry.id }
+        : (parseExactJson(toFeedOperation(entry).toString('utf8')) as OperationObject);
     result = fn(op);
   } catch (err) {
     throw failed(entry, err);
@@ -53,5 +64,9 @@ function entriesOf(entry: VisitEntry, result: unknown): VisitEntry[] {
 /** A transform error stops the export (nothing is left out silently), naming the document. */
 function failed(entry: VisitEntry, err: unknown): VespaBulkError {
   const message = err instanceof Error ? err.message : String(err);
-  return new VespaBulkError('VB_TRANSFORM', `${message.startsWith('transform: ') ? message : `transform: ${message}`} (document ${entry.id})`, { cause: err, place: { documentId: entry.id } });
+  return new VespaBulkError(
+    'VB_TRANSFORM',
+    `${message.startsWith('transform: ') ? message : `transform: ${message}`} (document ${entry.id})`,
+    { cause: err, place: { documentId: entry.id } },
+  );
 }

@@ -64,20 +64,41 @@ export function emptyCheckpoint(fingerprint: string): VisitCheckpoint {
 /** The checkpoint in a checkpoint file's JSON `value`; VB_USAGE when it is not a visit checkpoint. */
 function visitCheckpointOf(value: unknown, file: string): VisitCheckpoint {
   const c = value as Partial<VisitCheckpoint> | null;
-  if (c === null || typeof c !== 'object' || c.format !== checkpointFormat || typeof c.visit !== 'string' || typeof c.slices !== 'object' || c.slices === null) {
-    throw new VespaBulkError('VB_USAGE', `${file} is not a vespa-bulk visit checkpoint (expected format ${checkpointFormat})`, { place: { file } });
+  if (
+    c === null ||
+    typeof c !== 'object' ||
+    c.format !== checkpointFormat ||
+    typeof c.visit !== 'string' ||
+    typeof c.slices !== 'object' ||
+    c.slices === null
+  ) {
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `${file} is not a vespa-bulk visit checkpoint (expected format ${checkpointFormat})`,
+      { place: { file } },
+    );
   }
   for (const [id, s] of Object.entries(c.slices)) {
-    if (!/^(?:[^/]+\/)?\d+(@global)?$/.test(id) || typeof s !== 'object' || s === null || (s.continuation !== undefined && typeof s.continuation !== 'string')) {
+    if (
+      !/^(?:[^/]+\/)?\d+(@global)?$/.test(id) ||
+      typeof s !== 'object' ||
+      s === null ||
+      (s.continuation !== undefined && typeof s.continuation !== 'string')
+    ) {
       throw new VespaBulkError('VB_USAGE', `checkpoint ${file}: bad entry for slice '${id}'`, { place: { file } });
     }
   }
   if (c.outputs !== undefined) {
     if (typeof c.outputs !== 'object' || c.outputs === null || Array.isArray(c.outputs)) {
-      throw new VespaBulkError('VB_USAGE', `checkpoint ${file}: 'outputs' is not an object of file lengths`, { place: { file } });
+      throw new VespaBulkError('VB_USAGE', `checkpoint ${file}: 'outputs' is not an object of file lengths`, {
+        place: { file },
+      });
     }
     for (const [path, length] of Object.entries(c.outputs)) {
-      if (!Number.isSafeInteger(length) || length < 0) throw new VespaBulkError('VB_USAGE', `checkpoint ${file}: bad length for output '${path}'`, { place: { file } });
+      if (!Number.isSafeInteger(length) || length < 0)
+        throw new VespaBulkError('VB_USAGE', `checkpoint ${file}: bad length for output '${path}'`, {
+          place: { file },
+        });
     }
   }
   // A hint only: one that is not a count is left out rather than refused.
@@ -137,7 +158,9 @@ export function resumeStates(checkpoint: VisitCheckpoint | undefined): Record<st
 
 /** Whether a checkpoint records any progress (then outputs are appended to, not replaced). */
 export function hasProgress(checkpoint: VisitCheckpoint | undefined): boolean {
-  return Object.values(checkpoint?.slices ?? {}).some((s) => s.finished || s.continuation !== undefined || s.documents > 0);
+  return Object.values(checkpoint?.slices ?? {}).some(
+    (s) => s.finished || s.continuation !== undefined || s.documents > 0,
+  );
 }
 
 /**
@@ -145,7 +168,11 @@ export function hasProgress(checkpoint: VisitCheckpoint | undefined): boolean {
  * `defaultCheckpointIntervalMs`) and at `flush()`, stamped with the time of saving. `snapshot` is read at save
  * time; the caller makes sure everything it reports is already written out.
  */
-export function visitCheckpointStore(file: string, snapshot: () => Promise<VisitCheckpoint>, intervalMs?: number): CheckpointStore<VisitCheckpoint> {
+export function visitCheckpointStore(
+  file: string,
+  snapshot: () => Promise<VisitCheckpoint>,
+  intervalMs?: number,
+): CheckpointStore<VisitCheckpoint> {
   return new CheckpointStore<VisitCheckpoint>({
     path: file,
     // One space of indent: the file is rewritten every save, and a visit's slices can be many.

@@ -79,7 +79,8 @@ export interface VisitIterable extends AsyncIterable<VisitedDocument> {
  */
 export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) => void } = {}): VisitIterable {
   const controller = new AbortController();
-  const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
+  const signal =
+    options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
   let reportResolve!: (r: VisitReport) => void;
   let reportReject!: (e: unknown) => void;
   const report = new Promise<VisitReport>((resolve, reject) => {
@@ -146,7 +147,12 @@ export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) 
             }
             if (finished) {
               if (failure !== undefined) throw failure.error;
-              if (finalReport !== undefined && !finalReport.ok && !controller.signal.aborted && !options.signal?.aborted) {
+              if (
+                finalReport !== undefined &&
+                !finalReport.ok &&
+                !controller.signal.aborted &&
+                !options.signal?.aborted
+              ) {
                 throw new VisitFailedError(finalReport);
               }
               return { done: true, value: undefined };
@@ -187,9 +193,11 @@ export class VisitFailedError extends VespaBulkError {
     super(
       'VB_VISIT',
       `${failed.length} of ${report.slices.length} slices failed: ${failed
-        .map((s) => `${s.cluster === undefined ? '' : `cluster '${s.cluster}' `}slice ${s.slice}${s.bucketSpace === undefined ? '' : ` of the ${s.bucketSpace} bucket space`} (${s.error ?? 'unknown error'}; continuation ${s.continuation ?? 'none: start over'})`)
+        .map(
+          (s) =>
+            `${s.cluster === undefined ? '' : `cluster '${s.cluster}' `}slice ${s.slice}${s.bucketSpace === undefined ? '' : ` of the ${s.bucketSpace} bucket space`} (${s.error ?? 'unknown error'}; continuation ${s.continuation ?? 'none: start over'})`,
+        )
         .join('; ')}`,
     );
   }
 }
-

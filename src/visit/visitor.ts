@@ -5,7 +5,17 @@ import { Reachability } from '../http/reachability.js';
 import { ChainScheduler, type ChainSchedulerOptions, type InflightReport } from './chain-scheduler.js';
 import type { VisitBatch } from './visit-batch.js';
 import { resolveVisitRetry, type VisitOptions } from './options.js';
-import { adaptiveStartOf, baseVisitQuery, chainsOf, inflightOf, maxInflightOf, slicesOf, timeoutMs, validateVisitOptions, visitPath } from './query.js';
+import {
+  adaptiveStartOf,
+  baseVisitQuery,
+  chainsOf,
+  inflightOf,
+  maxInflightOf,
+  slicesOf,
+  timeoutMs,
+  validateVisitOptions,
+  visitPath,
+} from './query.js';
 import { SliceVisitor, type SliceReport, type SliceStatus } from './slice-visitor.js';
 
 export type { InflightReport } from './chain-scheduler.js';
@@ -111,7 +121,8 @@ export function createChains(options: VisitOptions, consumer: VisitConsumer): Ch
   const specs = chainsOf(options);
   const retry = resolveVisitRetry(options.retry);
   const controller = new AbortController();
-  const signal = options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
+  const signal =
+    options.signal === undefined ? controller.signal : AbortSignal.any([options.signal, controller.signal]);
   // Every request in flight listens on it (the transport, the retry wait): one per chain, and there may be hundreds.
   setMaxListeners(0, signal);
   const unfinished = specs.filter((c) => options.resumeFrom?.[c.key]?.finished !== true).length;
@@ -193,7 +204,13 @@ export function limitOf(options: VisitOptions, maxInflight: number): ChainSchedu
 }
 
 /** Sums chain reports into a visit report. */
-export function visitReportOf(reports: SliceReport[], bytes: number, seconds: number, inflight: InflightReport, protocol: WireProtocol | undefined): VisitReport {
+export function visitReportOf(
+  reports: SliceReport[],
+  bytes: number,
+  seconds: number,
+  inflight: InflightReport,
+  protocol: WireProtocol | undefined,
+): VisitReport {
   return {
     ok: reports.every((r) => r.status === 'finished'),
     documents: reports.reduce((n, r) => n + r.documents, 0),
@@ -246,7 +263,8 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Loca
     slices,
     done,
     bytes: () => chains.bytes(),
-    percentFinished: () => (slices.length === 0 ? 100 : slices.reduce((n, s) => n + s.percentFinished, 0) / slices.length),
+    percentFinished: () =>
+      slices.length === 0 ? 100 : slices.reduce((n, s) => n + s.percentFinished, 0) / slices.length,
     documents,
     inflight: () => scheduler.inflight(),
   };

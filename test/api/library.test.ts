@@ -18,11 +18,14 @@ import { startRecordingServer } from '../http/recording-server.js';
 import { runCli } from '../faults/harness.js';
 import { tempDir } from '../support/temp-dir.js';
 
-
 /** An input with one unreadable line (a failure) and puts that a server demanding a token refuses (a stop). */
 function failingInput(dir: string): string {
   const file = join(dir, 'in.jsonl');
-  const lines = ['{"put":"id:ns:music::a","fields":{"n":1}}', '{not json', ...Array.from({ length: 50 }, (_, i) => JSON.stringify({ put: `id:ns:music::p${i}`, fields: { i } }))];
+  const lines = [
+    '{"put":"id:ns:music::a","fields":{"n":1}}',
+    '{not json',
+    ...Array.from({ length: 50 }, (_, i) => JSON.stringify({ put: `id:ns:music::p${i}`, fields: { i } })),
+  ];
   writeFileSync(file, `${lines.join('\n')}\n`);
   return file;
 }
@@ -95,9 +98,15 @@ describe('options are checked by the library, naming the option', () => {
       [() => feed(ops, { endpoint, connections: 2.5 }), /^connections must be an integer >= 1, not 2.5$/],
       [() => feed(ops, { endpoint, pipelining: Number.NaN }), /^pipelining must be/],
       [() => feed(ops, { endpoint, deadlineMs: 0 }), /^deadlineMs must be a finite number > 0/],
-      [() => feed(ops, { endpoint, maxFailureSeconds: Number.POSITIVE_INFINITY }), /^maxFailureSeconds must be a finite number >= 0/],
+      [
+        () => feed(ops, { endpoint, maxFailureSeconds: Number.POSITIVE_INFINITY }),
+        /^maxFailureSeconds must be a finite number >= 0/,
+      ],
       [() => feed(ops, { endpoint, tracelevel: 10 }), /^tracelevel must be an integer from 0 to 9, not 10$/],
-      [() => feed(ops, { endpoint, compression: 'zstd' as never }), /^compression must be one of 'auto', 'gzip', 'none', not 'zstd'$/],
+      [
+        () => feed(ops, { endpoint, compression: 'zstd' as never }),
+        /^compression must be one of 'auto', 'gzip', 'none', not 'zstd'$/,
+      ],
       [() => feed(ops, { endpoint, inflight: 8, maxInflight: 16 }), /^give inflight or maxInflight, not both$/],
       [() => feed(ops, { endpoint, maxRetries: -1 }), /^maxRetries must be an integer >= 0/],
       [() => feed(ops, { endpoint, shard: { index: 2, count: 2 } }), /^shard must be/],
@@ -106,17 +115,44 @@ describe('options are checked by the library, naming the option', () => {
       [() => new DocumentClient({ endpoint, connections: 0 }), /^connections must be an integer >= 1/],
       [() => new DocumentClient({ endpoint, deadlineMs: -1 }), /^deadlineMs must be a finite number > 0/],
       [() => visit({ endpoint, slices: 0 })[Symbol.asyncIterator]().next(), /^slices must be an integer >= 1, not 0$/],
-      [() => visit({ endpoint, slices: 2, sliceIds: [2] })[Symbol.asyncIterator]().next(), /^sliceIds must be integers from 0 to 1, not 2$/],
-      [() => visit({ endpoint, concurrency: 0 })[Symbol.asyncIterator]().next(), /^concurrency must be an integer from 1 to 1024/],
-      [() => visit({ endpoint, bucketSpace: 'other' })[Symbol.asyncIterator]().next(), /^bucketSpace must be one of 'default', 'global'/],
+      [
+        () =>
+          visit({ endpoint, slices: 2, sliceIds: [2] })
+            [Symbol.asyncIterator]()
+            .next(),
+        /^sliceIds must be integers from 0 to 1, not 2$/,
+      ],
+      [
+        () => visit({ endpoint, concurrency: 0 })[Symbol.asyncIterator]().next(),
+        /^concurrency must be an integer from 1 to 1024/,
+      ],
+      [
+        () => visit({ endpoint, bucketSpace: 'other' })[Symbol.asyncIterator]().next(),
+        /^bucketSpace must be one of 'default', 'global'/,
+      ],
       [() => exportDocuments({ endpoint, format: 'xml' as never }), /^format must be one of 'jsonl', 'feed', 'json'/],
-      [() => exportDocuments({ endpoint, output: 'a.jsonl', outputDir: 'out' }), /^give output or outputDir, not both$/],
-      [() => bulkOperation({ endpoint, kind: 'delete-where', selection: 'true', timeChunk: '5' }), /^timeChunk must be a number with unit s or ms/],
+      [
+        () => exportDocuments({ endpoint, output: 'a.jsonl', outputDir: 'out' }),
+        /^give output or outputDir, not both$/,
+      ],
+      [
+        () => bulkOperation({ endpoint, kind: 'delete-where', selection: 'true', timeChunk: '5' }),
+        /^timeChunk must be a number with unit s or ms/,
+      ],
       [() => bulkOperation({ endpoint, kind: 'purge' as never, selection: 'true' }), /^kind must be one of/],
       [() => migrate({ endpoint, destination: 'nowhere' }), /^destination must be an http:\/\/ or https:\/\/ URL/],
-      [() => migrate({ endpoint, destination: endpoint, feed: { pipelining: 0 } }), /^pipelining must be an integer >= 1/],
-      [() => deploy({ configUrl: endpoint }, '/nonexistent', { waitSeconds: -1 }), /^waitSeconds must be a finite number >= 0/],
-      [() => waitForConvergence({ configUrl: endpoint }, { timeoutMs: 1000, pollIntervalMs: 0 }), /^pollIntervalMs must be a finite number > 0/],
+      [
+        () => migrate({ endpoint, destination: endpoint, feed: { pipelining: 0 } }),
+        /^pipelining must be an integer >= 1/,
+      ],
+      [
+        () => deploy({ configUrl: endpoint }, '/nonexistent', { waitSeconds: -1 }),
+        /^waitSeconds must be a finite number >= 0/,
+      ],
+      [
+        () => waitForConvergence({ configUrl: endpoint }, { timeoutMs: 1000, pollIntervalMs: 0 }),
+        /^pollIntervalMs must be a finite number > 0/,
+      ],
     ];
     for (const [call, expected] of cases) expect(await usageError(call)).toMatch(expected);
     expect(server.requests).toHaveLength(0);
@@ -125,7 +161,15 @@ describe('options are checked by the library, naming the option', () => {
   it('accepts the edge values that mean something, and ignores names it does not know', async () => {
     const server = await startRecordingServer();
     cleanups.push(server.close);
-    const options = { endpoint: server.url, maxRetries: 0, tracelevel: 0, maxFailureSeconds: 0, inflight: 1, failures: false as const, somethingElse: 1 };
+    const options = {
+      endpoint: server.url,
+      maxRetries: 0,
+      tracelevel: 0,
+      maxFailureSeconds: 0,
+      inflight: 1,
+      failures: false as const,
+      somethingElse: 1,
+    };
     const summary = await feed([{ put: 'id:ns:music::a', fields: {} }], options);
     expect(summary.ok).toBe(1);
   });

@@ -27,7 +27,11 @@ interface Example {
   code: string;
 }
 
-const configFile = ts.getParsedCommandLineOfConfigFile(join(repo, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })!;
+const configFile = ts.getParsedCommandLineOfConfigFile(
+  join(repo, 'tsconfig.json'),
+  {},
+  { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+)!;
 const options: ts.CompilerOptions = {
   ...configFile.options,
   noEmit: true,
@@ -51,10 +55,16 @@ host.getSourceFile = (fileName, languageVersion, onError, create) => {
 function examplesOf(declaration: ts.Declaration): { line: number; code: string }[] {
   const file = declaration.getSourceFile();
   const statement = ts.isVariableDeclaration(declaration) ? declaration.parent.parent : declaration;
-  const doc = ts.getLeadingCommentRanges(file.text, statement.pos)?.filter((r) => file.text.startsWith('/**', r.pos)).at(-1);
+  const doc = ts
+    .getLeadingCommentRanges(file.text, statement.pos)
+    ?.filter((r) => file.text.startsWith('/**', r.pos))
+    .at(-1);
   if (doc === undefined) return [];
   const first = file.getLineAndCharacterOfPosition(doc.pos).line;
-  const lines = file.text.slice(doc.pos, doc.end).split('\n').map((l) => l.replace(/^\s*(\/\*\*|\*\/|\*)? ?/, ''));
+  const lines = file.text
+    .slice(doc.pos, doc.end)
+    .split('\n')
+    .map((l) => l.replace(/^\s*(\/\*\*|\*\/|\*)? ?/, ''));
   const found: { line: number; code: string }[] = [];
   let inExample = false;
   for (let i = 0; i < lines.length; i++) {
@@ -77,7 +87,12 @@ function collect(program: ts.Program): { entry: string; name: string; examples: 
       const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
       if (!valueKinds.has(kindOf(checker, symbol))) return [];
       const examples = (target.declarations ?? []).flatMap((d) =>
-        examplesOf(d).map((x) => ({ entry: entry.name, name: symbol.name, source: d.getSourceFile().fileName.slice(repo.length), ...x })),
+        examplesOf(d).map((x) => ({
+          entry: entry.name,
+          name: symbol.name,
+          source: d.getSourceFile().fileName.slice(repo.length),
+          ...x,
+        })),
       );
       return [{ entry: entry.name, name: symbol.name, examples }];
     });
@@ -90,7 +105,11 @@ describe('the public API examples', () => {
   let values: ReturnType<typeof collect>;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'vespa-bulk-examples-'));
-    sources = ts.createProgram(entries.map((e) => join(repo, e.source)), options, host);
+    sources = ts.createProgram(
+      entries.map((e) => join(repo, e.source)),
+      options,
+      host,
+    );
     values = collect(sources);
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -98,7 +117,9 @@ describe('the public API examples', () => {
   it('are there, one at least for each exported value of each entry', () => {
     expect(values.length).toBeGreaterThan(50);
     const without = values.filter((v) => v.examples.length === 0).map((v) => `${v.entry}: ${v.name}`);
-    expect(without, 'exported values without a TSDoc @example (or with allowance left over)').toEqual(allowedWithoutExample);
+    expect(without, 'exported values without a TSDoc @example (or with allowance left over)').toEqual(
+      allowedWithoutExample,
+    );
   });
 
   it('type-check against the sources, as a user of the package would write them', () => {
@@ -112,7 +133,10 @@ describe('the public API examples', () => {
     }
     const program = ts.createProgram([...sources.getRootFileNames(), ...files.keys()], options, host, sources);
     const problems = [...files].flatMap(([file, x]) =>
-      [...program.getSyntacticDiagnostics(program.getSourceFile(file)), ...program.getSemanticDiagnostics(program.getSourceFile(file))].map((d) => {
+      [
+        ...program.getSyntacticDiagnostics(program.getSourceFile(file)),
+        ...program.getSemanticDiagnostics(program.getSourceFile(file)),
+      ].map((d) => {
         const line = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start).line : 0;
         return `${x.entry} ${x.name} (${x.source}:${x.line + line}): ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
       }),

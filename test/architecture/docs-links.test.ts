@@ -33,7 +33,9 @@ function anchorsOf(file: string): Set<string> {
 }
 
 function linksOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8').replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
+  const text = readFileSync(file, 'utf8')
+    .replace(/```[\s\S]*?```/g, '')
+    .replace(/`[^`\n]*`/g, '');
   return [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] ?? '').filter((l) => !/^[a-z]+:/.test(l));
 }
 
@@ -48,7 +50,12 @@ describe('documentation links', () => {
           broken.push(`${link}: no such file`);
           continue;
         }
-        if (fragment !== undefined && statSync(target).isFile() && target.endsWith('.md') && !anchorsOf(target).has(fragment)) {
+        if (
+          fragment !== undefined &&
+          statSync(target).isFile() &&
+          target.endsWith('.md') &&
+          !anchorsOf(target).has(fragment)
+        ) {
           broken.push(`${link}: no such heading`);
         }
       }

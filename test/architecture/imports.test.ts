@@ -17,27 +17,46 @@ const src = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 
 /** The folders of src/ from the bottom up; a folder's rank is its layer's index. Subfolders belong to their top folder. */
 const layers: ReadonlyArray<{ folders: readonly string[]; why: string }> = [
-  { folders: ['core'], why: 'errors, option checks, the JSON byte scanner and the operation splitter: what nearly every folder uses' },
-  { folders: ['structures', 'time', 'archive', 'limit'], why: 'neutral helpers (queues, durations, tar headers, the limit search) that know nothing of Vespa' },
+  {
+    folders: ['core'],
+    why: 'errors, option checks, the JSON byte scanner and the operation splitter: what nearly every folder uses',
+  },
+  {
+    folders: ['structures', 'time', 'archive', 'limit'],
+    why: 'neutral helpers (queues, durations, tar headers, the limit search) that know nothing of Vespa',
+  },
   { folders: ['fs'], why: 'files: the atomic write and the checkpoint file' },
-  { folders: ['document', 'selection'], why: 'pure models: document ids, operations, tensor formats, the selection language' },
-  { folders: ['schema'], why: 'the document model of a package and the judge of a document against it, shared with the simulator' },
+  {
+    folders: ['document', 'selection'],
+    why: 'pure models: document ids, operations, tensor formats, the selection language',
+  },
+  {
+    folders: ['schema'],
+    why: 'the document model of a package and the judge of a document against it, shared with the simulator',
+  },
   { folders: ['http', 'threads'], why: 'the mechanisms: the transport and document requests, worker threads' },
   { folders: ['deploy'], why: 'application packages and the config server (and the document model read from them)' },
-  { folders: ['tabular', 'transform'], why: "what a user hands over turned into operations: table rows, a transform module" },
+  {
+    folders: ['tabular', 'transform'],
+    why: 'what a user hands over turned into operations: table rows, a transform module',
+  },
   { folders: ['sinks'], why: 'every export output: files, streams, the CSV and Parquet writers' },
   { folders: ['feed', 'visit'], why: 'the two directions a document moves in; neither imports the other' },
   { folders: ['validate', 'compare'], why: "commands made of the feed's reading and the visit" },
   { folders: ['migrate'], why: 'a visit fed into a feed, checked by compare' },
-  { folders: ['report', 'bench', 'simulator'], why: 'the other package entries: beside a run (its report, generated load, a simulated cluster), not part of one' },
+  {
+    folders: ['report', 'bench', 'simulator'],
+    why: 'the other package entries: beside a run (its report, generated load, a simulated cluster), not part of one',
+  },
   { folders: ['.'], why: 'the package entry, src/index.ts: the library as its users get it' },
   { folders: ['cli'], why: 'the shell over the package as its users get it (cli/demo.ts runs the root entry)' },
 ];
 const rankOf = new Map(layers.flatMap((layer, rank) => layer.folders.map((folder) => [folder, rank] as const)));
 
-
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesUnder(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** Relative specifiers of `from '...'`, `import '...'` and `import('...')`, comments included (a false alarm is cheap). */
@@ -55,7 +74,12 @@ function resolveImport(file: string, spec: string): string | undefined {
 
 /** Each module of src/ with the src/ modules it imports. */
 function importGraph(): Map<string, string[]> {
-  return new Map(filesUnder(src).map((f) => [f, importSpecifiers(readFileSync(f, 'utf8')).flatMap((spec) => resolveImport(f, spec) ?? [])]));
+  return new Map(
+    filesUnder(src).map((f) => [
+      f,
+      importSpecifiers(readFileSync(f, 'utf8')).flatMap((spec) => resolveImport(f, spec) ?? []),
+    ]),
+  );
 }
 
 /** Each cycle once, as the list of its modules, found by depth-first search over the graph. */
@@ -91,7 +115,8 @@ function upwardImports(graph: Map<string, string[]>): string[] {
     for (const target of targets) {
       const to = folderOf(target);
       if (to === from) continue;
-      if (!((rankOf.get(to) ?? Infinity) < (rankOf.get(from) ?? -Infinity))) found.push(`${relative(src, file)} -> ${relative(src, target)}`);
+      if (!((rankOf.get(to) ?? Infinity) < (rankOf.get(from) ?? -Infinity)))
+        found.push(`${relative(src, file)} -> ${relative(src, target)}`);
     }
   }
   return found;
@@ -101,7 +126,12 @@ describe('src/ has no import cycles', () => {
   const graph = importGraph();
 
   it('finds a cycle where there is one', () => {
-    const probe = new Map([['a', ['b']], ['b', ['c']], ['c', ['a', 'd']], ['d', []]]);
+    const probe = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a', 'd']],
+      ['d', []],
+    ]);
     expect(cyclesOf(probe)).toEqual([['a', 'b', 'c']]);
   });
 
@@ -121,11 +151,17 @@ describe('folders point down', () => {
       [at('feed/workers/w.ts'), [at('visit/v.ts'), at('feed/c.ts'), at('http/t.ts')]],
       [at('index.ts'), [at('feed/c.ts'), at('nowhere/x.ts')]],
     ]);
-    expect(upwardImports(probe)).toEqual(['document/a.ts -> feed/c.ts', 'feed/workers/w.ts -> visit/v.ts', 'index.ts -> nowhere/x.ts']);
+    expect(upwardImports(probe)).toEqual([
+      'document/a.ts -> feed/c.ts',
+      'feed/workers/w.ts -> visit/v.ts',
+      'index.ts -> nowhere/x.ts',
+    ]);
   });
 
   it('gives every folder of src/ a rank', () => {
-    const folders = readdirSync(src, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    const folders = readdirSync(src, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
     expect(folders.length).toBeGreaterThan(20);
     expect(folders.filter((f) => !rankOf.has(f))).toEqual([]);
   });
@@ -142,7 +178,11 @@ describe('simulator imports', () => {
 
   it('finds the simulator and reads its imports', () => {
     expect(files.length).toBeGreaterThan(20);
-    expect(importSpecifiers("import { a } from './a.js';\nexport { b } from \"../b.js\";\nconst c = await import('../../c.js');\nimport './d.js';")).toEqual(['./a.js', '../b.js', '../../c.js', './d.js']);
+    expect(
+      importSpecifiers(
+        "import { a } from './a.js';\nexport { b } from \"../b.js\";\nconst c = await import('../../c.js');\nimport './d.js';",
+      ),
+    ).toEqual(['./a.js', '../b.js', '../../c.js', './d.js']);
   });
 
   it('imports only folders of rank 4 or lower (schema/ and what is below it)', () => {
@@ -151,7 +191,8 @@ describe('simulator imports', () => {
       for (const spec of importSpecifiers(readFileSync(file, 'utf8'))) {
         if (!spec.startsWith('.')) continue;
         const top = folderOf(resolve(dirname(file), spec));
-        if (top !== 'simulator' && !((rankOf.get(top) ?? Infinity) <= simulatorMaxRank)) offending.push(`${relative(src, file)} -> ${spec}`);
+        if (top !== 'simulator' && !((rankOf.get(top) ?? Infinity) <= simulatorMaxRank))
+          offending.push(`${relative(src, file)} -> ${spec}`);
       }
     }
     expect(offending).toEqual([]);
@@ -168,7 +209,9 @@ describe('CLI imports', () => {
   const files = filesUnder(join(src, 'cli'));
   const entries = ['index.ts', 'simulator/index.ts', 'report/index.ts', 'bench/index.ts'].map((f) => join(src, f));
   const throughEntries = (file: string, source: string): string[] =>
-    importSpecifiers(source).filter((spec) => entries.includes(resolveImport(file, spec) ?? '')).map((spec) => `${relative(src, file)} -> ${spec}`);
+    importSpecifiers(source)
+      .filter((spec) => entries.includes(resolveImport(file, spec) ?? ''))
+      .map((spec) => `${relative(src, file)} -> ${spec}`);
 
   it('finds the CLI and tells an import through an entry from one by path', () => {
     expect(files.length).toBeGreaterThan(20);
@@ -180,7 +223,10 @@ describe('CLI imports', () => {
       "const h = await import('../../report/html.js');",
       "import { startSimulator } from '../../simulator/simulator.js';",
     ].join('\n');
-    expect(throughEntries(probe, source)).toEqual(['cli/commands/probe.ts -> ../../index.js', 'cli/commands/probe.ts -> ../../report/index.js']);
+    expect(throughEntries(probe, source)).toEqual([
+      'cli/commands/probe.ts -> ../../index.js',
+      'cli/commands/probe.ts -> ../../report/index.js',
+    ]);
   });
 
   it('imports no published entry', () => {

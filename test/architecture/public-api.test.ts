@@ -42,21 +42,41 @@ describe('the public API', () => {
     for (const { exports } of entries.values()) {
       const names = exports.map((x) => x.name);
       expect(names).toEqual([...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
-      for (const x of exports) expect(['class', 'function', 'enum', 'const', 'interface', 'type'], x.name).toContain(x.kind);
+      for (const x of exports)
+        expect(['class', 'function', 'enum', 'const', 'interface', 'type'], x.name).toContain(x.kind);
     }
   });
 
   it('has as values exactly what each entry exports at run time', () => {
-    const loaded: Record<string, Record<string, unknown>> = { 'vespa-bulk': root, 'vespa-bulk/simulator': simulator, 'vespa-bulk/report': report, 'vespa-bulk/bench': bench };
+    const loaded: Record<string, Record<string, unknown>> = {
+      'vespa-bulk': root,
+      'vespa-bulk/simulator': simulator,
+      'vespa-bulk/report': report,
+      'vespa-bulk/bench': bench,
+    };
     expect([...entries.keys()].sort()).toEqual(Object.keys(loaded).sort());
     for (const [name, { exports }] of entries) {
-      expect(exports.filter((x) => valueKinds.has(x.kind)).map((x) => x.name), name).toEqual(Object.keys(loaded[name]).sort());
+      expect(
+        exports.filter((x) => valueKinds.has(x.kind)).map((x) => x.name),
+        name,
+      ).toEqual(Object.keys(loaded[name]).sort());
     }
   });
 
   it('keeps what only the CLI uses off the root entry', () => {
     const names = new Set(entries.get('vespa-bulk')!.exports.map((x) => x.name));
-    for (const cliOnly of ['splitPositionals', 'fieldsTextOf', 'isInlinePem', 'redact', 'maskHeaders', 'writeFileAtomically', 'rememberSession', 'checkResumable', 'checkFeedOptions', 'startVisit']) {
+    for (const cliOnly of [
+      'splitPositionals',
+      'fieldsTextOf',
+      'isInlinePem',
+      'redact',
+      'maskHeaders',
+      'writeFileAtomically',
+      'rememberSession',
+      'checkResumable',
+      'checkFeedOptions',
+      'startVisit',
+    ]) {
       expect(names.has(cliOnly), cliOnly).toBe(false);
     }
   });
@@ -68,12 +88,23 @@ describe('the public API', () => {
       bin: Record<string, string>;
     };
     const published = Object.entries(manifest.exports).flatMap(([subpath, target]) =>
-      typeof target === 'string' ? [] : [[subpath === '.' ? manifest.name : `${manifest.name}/${subpath.slice(2)}`, target.default.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts')]],
+      typeof target === 'string'
+        ? []
+        : [
+            [
+              subpath === '.' ? manifest.name : `${manifest.name}/${subpath.slice(2)}`,
+              target.default.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts'),
+            ],
+          ],
     );
-    expect(Object.fromEntries(published)).toEqual(Object.fromEntries([...entries].map(([name, e]) => [name, e.source])));
+    expect(Object.fromEntries(published)).toEqual(
+      Object.fromEntries([...entries].map(([name, e]) => [name, e.source])),
+    );
     expect(Object.values(manifest.exports).filter((t) => typeof t === 'string')).toEqual(['./package.json']);
     // The CLI's entry is the bin's, reached by path and not as an export of the package.
-    expect(readFileSync(new URL(`../../${manifest.bin['vespa-bulk']}`, import.meta.url), 'utf8')).toContain('src/cli/main.ts');
+    expect(readFileSync(new URL(`../../${manifest.bin['vespa-bulk']}`, import.meta.url), 'utf8')).toContain(
+      'src/cli/main.ts',
+    );
     expect(JSON.stringify(manifest.exports)).not.toMatch(/cli/);
   });
 });

@@ -115,7 +115,13 @@ describe('bench', () => {
   it('a template bench with a mix: puts, updates and removes, all accepted, the store holds puts minus removes', async () => {
     const s = await simulator();
     const dir = workDir();
-    writeFileSync(`${dir}/t.json`, JSON.stringify({ put: 'id:mynamespace:music::x', fields: { title: 'A Song Title', year: 2001, genres: ['rock'] } }));
+    writeFileSync(
+      `${dir}/t.json`,
+      JSON.stringify({
+        put: 'id:mynamespace:music::x',
+        fields: { title: 'A Song Title', year: 2001, genres: ['rock'] },
+      }),
+    );
     let puts = 0;
     let removes = 0;
     let updates = 0;
@@ -158,8 +164,22 @@ describe('bench', () => {
 
   it('steps stop past the knee and report the highest rate held, below the service rate', async () => {
     const s = await simulator({ maxOpsPerSecond: 2000, queueLimit: 64 });
-    const result = await bench({ endpoint: s.url, app: sampleApp, dryRun: false, rate: [250, 500, 4000, 8000, 16000], stepSeconds: 1.5, sloMs: 300, max429Share: 0.01, seed: 5 });
-    const told = result.steps.map((st) => `step ${st.targetRate}/s: achieved ${st.achievedRate}/s, p99 ${st.p99Ms} ms, 429 ${st.throttledShare}, held ${st.held}`).join('; ');
+    const result = await bench({
+      endpoint: s.url,
+      app: sampleApp,
+      dryRun: false,
+      rate: [250, 500, 4000, 8000, 16000],
+      stepSeconds: 1.5,
+      sloMs: 300,
+      max429Share: 0.01,
+      seed: 5,
+    });
+    const told = result.steps
+      .map(
+        (st) =>
+          `step ${st.targetRate}/s: achieved ${st.achievedRate}/s, p99 ${st.p99Ms} ms, 429 ${st.throttledShare}, held ${st.held}`,
+      )
+      .join('; ');
     expect(result.profile).toBe('steps');
     expect(result.stoppedPastKnee, told).toBe(true);
     expect(result.steps.length, told).toBeLessThan(5);

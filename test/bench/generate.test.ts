@@ -18,7 +18,13 @@ function judgeAll(model: DocumentModel, lines: string[]): string[] {
     if (op.remove !== undefined) continue;
     const id = (op.put ?? op.update)!;
     const type = id.split(':')[2];
-    const verdict = judgeDocumentOperation(model, op.put !== undefined ? 'put' : 'update', id, type, JSON.stringify({ fields: op.fields }));
+    const verdict = judgeDocumentOperation(
+      model,
+      op.put !== undefined ? 'put' : 'update',
+      id,
+      type,
+      JSON.stringify({ fields: op.fields }),
+    );
     if (!verdict.ok) refusals.push(`${line}: ${verdict.message}`);
   }
   return refusals;
@@ -28,7 +34,11 @@ describe('generated documents', () => {
   it('every document generated for samples/app, puts and updates, is accepted by the schema judge', async () => {
     const model = await modelFromPackage(sampleApp);
     const random = new Random(42);
-    const gen = new OperationGenerator(schemaDocuments(model, random, { namespace: 'bench', runTag: 'r' }), random, parseMix('put=70,update=20,remove=10'));
+    const gen = new OperationGenerator(
+      schemaDocuments(model, random, { namespace: 'bench', runTag: 'r' }),
+      random,
+      parseMix('put=70,update=20,remove=10'),
+    );
     const lines = Array.from({ length: 3000 }, () => gen.next());
     const kinds = new Set(lines.map((l) => Object.keys(JSON.parse(l) as object)[0]));
     expect(kinds).toEqual(new Set(['put', 'update', 'remove']));
@@ -48,13 +58,43 @@ describe('generated documents', () => {
         field text type string {} field dbl type double {}
       }
     }`;
-    const model: DocumentModel = { types: documentTypesOf([parseSchema(sd, 'doc.sd')]), ignoreUndefinedFields: false, documentApi: true };
+    const model: DocumentModel = {
+      types: documentTypesOf([parseSchema(sd, 'doc.sd')]),
+      ignoreUndefinedFields: false,
+      documentApi: true,
+    };
     const random = new Random(7);
-    const gen = new OperationGenerator(schemaDocuments(model, random, { namespace: 'ns', runTag: 'r' }), random, parseMix('put=50,update=50'));
+    const gen = new OperationGenerator(
+      schemaDocuments(model, random, { namespace: 'ns', runTag: 'r' }),
+      random,
+      parseMix('put=50,update=50'),
+    );
     const lines = Array.from({ length: 500 }, () => gen.next());
     expect(judgeAll(model, lines)).toEqual([]);
     const put = JSON.parse(lines[0]) as { fields: Record<string, unknown> };
-    expect(Object.keys(put.fields).sort()).toEqual(['a', 'b', 'by', 'd', 'dbl', 'f16', 'gen', 'loc', 'm', 'mi', 'mp', 'mx', 'r', 'ref', 's', 'text', 'u', 'unb', 'ws'].sort());
+    expect(Object.keys(put.fields).sort()).toEqual(
+      [
+        'a',
+        'b',
+        'by',
+        'd',
+        'dbl',
+        'f16',
+        'gen',
+        'loc',
+        'm',
+        'mi',
+        'mp',
+        'mx',
+        'r',
+        'ref',
+        's',
+        'text',
+        'u',
+        'unb',
+        'ws',
+      ].sort(),
+    );
     expect((put.fields.d as { values: number[] }).values).toHaveLength(4);
     // Realistic sizes: a text field is a paragraph, a plain string a few words.
     expect((put.fields.text as string).length).toBeGreaterThan(100);
@@ -62,12 +102,17 @@ describe('generated documents', () => {
 
   it('a template is varied per document, keeping lengths and magnitudes, and stays acceptable', async () => {
     const model = await modelFromPackage(sampleApp);
-    const template = { put: 'id:mynamespace:music::x', fields: { title: 'Hello World 42', year: 1999, popularity: 7.25, genres: ['rock', 'pop'], ratings: { fan: 4 } } };
+    const template = {
+      put: 'id:mynamespace:music::x',
+      fields: { title: 'Hello World 42', year: 1999, popularity: 7.25, genres: ['rock', 'pop'], ratings: { fan: 4 } },
+    };
     const random = new Random(3);
     const gen = new OperationGenerator(templateDocuments(template, random, 'r'), random, parseMix('put=80,update=20'));
     const lines = Array.from({ length: 500 }, () => gen.next());
     expect(judgeAll(model, lines)).toEqual([]);
-    const puts = lines.map((l) => JSON.parse(l) as { put?: string; fields: typeof template.fields }).filter((o) => o.put !== undefined);
+    const puts = lines
+      .map((l) => JSON.parse(l) as { put?: string; fields: typeof template.fields })
+      .filter((o) => o.put !== undefined);
     expect(new Set(puts.map((p) => p.fields.title)).size).toBeGreaterThan(puts.length * 0.9);
     for (const p of puts) {
       expect(p.put).toMatch(/^id:mynamespace:music::r-\d+$/);
@@ -83,7 +128,11 @@ describe('generated documents', () => {
 
   it('updates and removes go only to ids put before, and never to a removed one', () => {
     const random = new Random(5);
-    const gen = new OperationGenerator(templateDocuments({ put: 'id:n:t::a', fields: { f: 'x' } }, random, 'r'), random, parseMix('put=40,update=30,remove=30'));
+    const gen = new OperationGenerator(
+      templateDocuments({ put: 'id:n:t::a', fields: { f: 'x' } }, random, 'r'),
+      random,
+      parseMix('put=40,update=30,remove=30'),
+    );
     const live = new Set<string>();
     for (let i = 0; i < 5000; i++) {
       const op = JSON.parse(gen.next()) as { put?: string; update?: string; remove?: string };
@@ -102,7 +151,14 @@ describe('load profiles', () => {
     expect(parseRates('1000, 2000,4000')).toEqual([1000, 2000, 4000]);
     expect(parseRamp('1000:4000:1000')).toEqual([1000, 2000, 3000, 4000]);
     expect(parseMix('put=80,update=15,remove=5')).toEqual({ put: 80, update: 15, remove: 5 });
-    for (const bad of [() => parseRates('100,x'), () => parseRates('0'), () => parseRamp('5:1:1'), () => parseRamp('1:2'), () => parseMix('update=1'), () => parseMix('put=1,drop=2')]) {
+    for (const bad of [
+      () => parseRates('100,x'),
+      () => parseRates('0'),
+      () => parseRamp('5:1:1'),
+      () => parseRamp('1:2'),
+      () => parseMix('update=1'),
+      () => parseMix('put=1,drop=2'),
+    ]) {
       expect(bad).toThrow(expect.objectContaining({ code: 'VB_USAGE' }) as Error);
     }
   });
@@ -114,7 +170,13 @@ describe('load profiles', () => {
     expect(isHeld({ ...ok, achievedRate: 940 }, criteria)).toBe(false);
     expect(isHeld({ ...ok, p99Ms: 51 }, criteria)).toBe(false);
     expect(isHeld({ ...ok, throttledShare: 0.02 }, criteria)).toBe(false);
-    expect(highestHeldRate([{ targetRate: 1000, held: true }, { targetRate: 2000, held: true }, { targetRate: 4000, held: false }])).toBe(2000);
+    expect(
+      highestHeldRate([
+        { targetRate: 1000, held: true },
+        { targetRate: 2000, held: true },
+        { targetRate: 4000, held: false },
+      ]),
+    ).toBe(2000);
     expect(highestHeldRate([{ targetRate: 1000, held: false }])).toBeUndefined();
   });
 });

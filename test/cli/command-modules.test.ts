@@ -16,10 +16,21 @@ import { commands as compare } from '../../src/cli/commands/compare.js';
 // would be reported as unknown.
 describe('commandList', () => {
   it('is every top-level command of every command module, under the module that defines it, as the module words it', () => {
-    const modules: Record<string, AnyCommand[]> = { serve, feed, visit, document, deploy, validate, bench, report, compare };
+    const modules: Record<string, AnyCommand[]> = {
+      serve,
+      feed,
+      visit,
+      document,
+      deploy,
+      validate,
+      bench,
+      report,
+      compare,
+    };
     const defined: Record<string, { module: string; command: string; describe: unknown }> = {};
     for (const [module, commands] of Object.entries(modules)) {
-      for (const c of commands) defined[String(c.command).split(' ')[0]] = { module, command: String(c.command), describe: c.describe };
+      for (const c of commands)
+        defined[String(c.command).split(' ')[0]] = { module, command: String(c.command), describe: c.describe };
     }
     expect(commandList).toEqual(defined);
   });

@@ -58,7 +58,18 @@ describe('formatProgress', () => {
     expect(narrow).not.toContain('p99');
     expect(narrow).not.toContain('256/512');
     const wide = formatProgress(feedSnapshot, 200);
-    for (const part of ['12,345,678 ops', '42% of 5.4/12.8 GB', '98,765 ops/s', '43 MB/s', 'ok 12,345,000', 'failed 678', 'retried 12,345', 'in flight 256/512', 'p99 123 ms', 'eta 17m03s']) {
+    for (const part of [
+      '12,345,678 ops',
+      '42% of 5.4/12.8 GB',
+      '98,765 ops/s',
+      '43 MB/s',
+      'ok 12,345,000',
+      'failed 678',
+      'retried 12,345',
+      'in flight 256/512',
+      'p99 123 ms',
+      'eta 17m03s',
+    ]) {
       expect(wide).toContain(part);
     }
   });
@@ -102,7 +113,15 @@ describe('formatProgress', () => {
   });
 
   it('no percentage for a run that ended with nothing done; sizes in the unit the total reads in', () => {
-    const nothing = { ...feedSnapshot, state: 'stopped' as const, done: 0, ok: 0, failed: 0, percent: 100, bytes: { read: 645, total: 645 } };
+    const nothing = {
+      ...feedSnapshot,
+      state: 'stopped' as const,
+      done: 0,
+      ok: 0,
+      failed: 0,
+      percent: 100,
+      bytes: { read: 645, total: 645 },
+    };
     expect(formatProgress(nothing, 200)).not.toContain('%');
     expect(formatProgress({ ...nothing, state: 'running' }, 200)).toContain('100.0% of 645/645 B');
     expect(formatBytesPair(300_000, 612_000)).toBe('300/612 kB');

@@ -23,7 +23,9 @@ beforeAll(async () => {
   // A proxy in the service's place that answers every request with its HTML error page.
   proxy = createServer((_req, res) => {
     res.writeHead(502, { 'content-type': 'text/html' });
-    res.end('<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n');
+    res.end(
+      '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n',
+    );
   });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
@@ -50,7 +52,17 @@ function cwd(name: string, files: Record<string, string> = {}): string {
 describe('stdout is data or one summary', () => {
   it('visit -o FILE: one short object without the slices; --verbose lists them', async () => {
     const here = cwd('visit');
-    const run = await runInProcess(['visit', 'ns/music', '-t', sim.url, '--slices', '8', '-o', join(here, 'out.jsonl'), '--quiet']);
+    const run = await runInProcess([
+      'visit',
+      'ns/music',
+      '-t',
+      sim.url,
+      '--slices',
+      '8',
+      '-o',
+      join(here, 'out.jsonl'),
+      '--quiet',
+    ]);
     expect(run.code).toBe(0);
     const summary = JSON.parse(run.stdout) as Record<string, unknown>;
     expect(summary['visit.document.count']).toBe(30);
@@ -59,7 +71,18 @@ describe('stdout is data or one summary', () => {
     expect(summary).not.toHaveProperty('slices');
     expect(run.stdout.split('\n').length).toBeLessThan(30);
     expect(String(summary['visit.seconds'])).toMatch(/^\d+(\.\d{1,3})?$/);
-    const verbose = await runInProcess(['visit', 'ns/music', '-t', sim.url, '--slices', '8', '-o', join(here, 'out2.jsonl'), '--quiet', '--verbose']);
+    const verbose = await runInProcess([
+      'visit',
+      'ns/music',
+      '-t',
+      sim.url,
+      '--slices',
+      '8',
+      '-o',
+      join(here, 'out2.jsonl'),
+      '--quiet',
+      '--verbose',
+    ]);
     expect((JSON.parse(verbose.stdout) as { slices: unknown[] }).slices).toHaveLength(8);
   });
 });
@@ -92,7 +115,7 @@ describe('the small things', () => {
     expect(got.stderr).toMatch(/Run it again with (an http:\/\/ --target|--target http:\/\/)/);
   });
 
-  it('get: no protocol line unless --verbose; a proxy\'s HTML page in one line, whole with --verbose', async () => {
+  it("get: no protocol line unless --verbose; a proxy's HTML page in one line, whole with --verbose", async () => {
     const got = await runInProcess(['get', 'id:ns:music::1', '-t', sim.url, '-c', 'never']);
     expect(got.code).toBe(0);
     expect(got.stderr).not.toContain('speaking');

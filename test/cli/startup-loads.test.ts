@@ -10,10 +10,23 @@ import { repoRoot } from '../../benchmarks/lib/packed-install.js';
  */
 
 /** Packages a `--help` must not load. */
-const heavy = ['parquet-wasm', 'apache-arrow', 'hyparquet', 'hyparquet-writer', 'csv-parse', 'yaml', 'undici', 'fast-xml-parser'];
+const heavy = [
+  'parquet-wasm',
+  'apache-arrow',
+  'hyparquet',
+  'hyparquet-writer',
+  'csv-parse',
+  'yaml',
+  'undici',
+  'fast-xml-parser',
+];
 
 async function loadedBy(args: string[]): Promise<{ own: string[]; packages: Set<string> }> {
-  const { code, files } = await modulesLoadedBy('src/cli/main.ts', args, { cwd: repoRoot, root: repoRoot, nodeArgs: ['--import', 'tsx'] });
+  const { code, files } = await modulesLoadedBy('src/cli/main.ts', args, {
+    cwd: repoRoot,
+    root: repoRoot,
+    nodeArgs: ['--import', 'tsx'],
+  });
   expect(code).toBe(0);
   const packages = new Set(files.flatMap((f) => packageOf(f) ?? []));
   // tsx compiles the sources here; an installed package runs dist/ without it.
@@ -27,7 +40,11 @@ describe('vespa-bulk --help', () => {
     expect(own).toContain('src/cli/main.ts');
     expect(own).toContain('src/cli/top-help.ts');
     expect(own).toContain('src/cli/command-list.ts');
-    expect(own.filter((f) => !/^src\/(?:cli\/[^/]+\.ts|core\/errors\.ts|core\/options-check\.ts|http\/reachability\.ts)$/.test(f))).toEqual([]);
+    expect(
+      own.filter(
+        (f) => !/^src\/(?:cli\/[^/]+\.ts|core\/errors\.ts|core\/options-check\.ts|http\/reachability\.ts)$/.test(f),
+      ),
+    ).toEqual([]);
     expect([...packages]).toEqual([]);
   });
 });
@@ -38,7 +55,13 @@ describe('vespa-bulk feed --help', () => {
     expect(own).toContain('src/cli/commands/feed.ts');
     expect(own).toContain('src/feed/feeder.ts');
     expect(own.filter((f) => /^src\/cli\/commands\//.test(f) && f !== 'src/cli/commands/feed.ts')).toEqual([]);
-    expect(own.filter((f) => /^src\/(?:simulator|report|bench|visit|deploy|compare|validate|schema|sinks)\//.test(f) || /^src\/tabular\/(?:csv|parquet|table-input)/.test(f))).toEqual([]);
+    expect(
+      own.filter(
+        (f) =>
+          /^src\/(?:simulator|report|bench|visit|deploy|compare|validate|schema|sinks)\//.test(f) ||
+          /^src\/tabular\/(?:csv|parquet|table-input)/.test(f),
+      ),
+    ).toEqual([]);
     expect([...packages].filter((p) => heavy.includes(p))).toEqual([]);
   });
 });

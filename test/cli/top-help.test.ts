@@ -33,6 +33,7 @@ describe('vespa-bulk --help', () => {
     const help = await runInProcess(['-h']);
     expect(help.code).toBe(0);
     expect(help.stdout).toBe(`${topHelp()}\n`);
-    for (const { command } of Object.values(commandList)) expect(help.stdout).toContain(`vespa-bulk ${command.split(' ')[0]}`);
+    for (const { command } of Object.values(commandList))
+      expect(help.stdout).toContain(`vespa-bulk ${command.split(' ')[0]}`);
   });
 });

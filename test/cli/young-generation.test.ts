@@ -22,7 +22,12 @@ function semiSpaceAfterWork(hold: boolean): number {
       await new Promise((r) => setImmediate(r));
     }
     console.log(getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 2 / 1048576);`;
-  return Number(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repo, encoding: 'utf8' }));
+  return Number(
+    execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: repo,
+      encoding: 'utf8',
+    }),
+  );
 }
 
 describe('holdYoungGeneration', () => {

@@ -35,8 +35,17 @@ describe('vespa-bulk compare and migrate --verify', () => {
     // Spawned once: the exit code is the process's own.
     const differ = await runCommand(['compare', a.url, b.url, 'ns/music', '--slices', '2', '--diff', diff, '--quiet']);
     expect(differ.code).toBe(1);
-    expect(JSON.parse(differ.stdout)).toMatchObject({ equal: false, onlyInA: 1, onlyInB: 1, differing: 1, types: { music: { a: 30, b: 30 } } });
-    const lines = readFileSync(diff, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string });
+    expect(JSON.parse(differ.stdout)).toMatchObject({
+      equal: false,
+      onlyInA: 1,
+      onlyInB: 1,
+      differing: 1,
+      types: { music: { a: 30, b: 30 } },
+    });
+    const lines = readFileSync(diff, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string });
     expect(lines.sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual(plantedDiff);
 
     const bad = await cli('compare', a.url, dir, '--partitions', '0');
@@ -58,12 +67,39 @@ describe('vespa-bulk compare and migrate --verify', () => {
     const [copy, busy] = await Promise.all([startDocumentServer({ port: 0 }), startDocumentServer({ port: 0 })]);
     try {
       busy.store.put('id:ns:music::stray', { title: 'left from before' });
-      const ok = await cli('visit', 'ns/music', '-t', a.url, '--to-endpoint', copy.url, '--slices', '2', '--verify', '--quiet');
+      const ok = await cli(
+        'visit',
+        'ns/music',
+        '-t',
+        a.url,
+        '--to-endpoint',
+        copy.url,
+        '--slices',
+        '2',
+        '--verify',
+        '--quiet',
+      );
       expect(ok.code).toBe(0);
-      expect(JSON.parse(ok.stdout)).toMatchObject({ ok: true, verify: { equal: true, same: 30, onlyInA: 0, onlyInB: 0 } });
+      expect(JSON.parse(ok.stdout)).toMatchObject({
+        ok: true,
+        verify: { equal: true, same: 30, onlyInA: 0, onlyInB: 0 },
+      });
 
       const diff = join(tmp.dir, 'verify.jsonl');
-      const not = await cli('visit', 'ns/music', '-t', a.url, '--to-endpoint', busy.url, '--slices', '2', '--verify', '--verify-diff', diff, '--quiet');
+      const not = await cli(
+        'visit',
+        'ns/music',
+        '-t',
+        a.url,
+        '--to-endpoint',
+        busy.url,
+        '--slices',
+        '2',
+        '--verify',
+        '--verify-diff',
+        diff,
+        '--quiet',
+      );
       expect(not.code).toBe(1);
       expect(JSON.parse(not.stdout)).toMatchObject({ ok: false, verify: { equal: false, onlyInB: 1, same: 30 } });
       expect(not.stderr).toMatch(/the destination differs from the source: 0 missing, 1 extra, 0 differing/);

@@ -12,7 +12,14 @@ import type { DocumentServer } from '../../src/simulator/document-api/document-s
 const type = 'tensor<float>(x[3])';
 
 function music(i: number): string {
-  return JSON.stringify({ title: `t${i}`, year: 2000 + i, n: 1.5, tags: { a: 1, b: 2 }, emb: { type, values: [i, 0.5, 0.1] }, m: { k: 'v' } });
+  return JSON.stringify({
+    title: `t${i}`,
+    year: 2000 + i,
+    n: 1.5,
+    tags: { a: 1, b: 2 },
+    emb: { type, values: [i, 0.5, 0.1] },
+    m: { k: 'v' },
+  });
 }
 
 /** `[id, fields JSON]` of side A: 30 music documents and 5 books. */
@@ -29,9 +36,18 @@ export function sideB(): Array<[string, string]> {
   out.delete('id:ns:music::0');
   out.set('id:ns:music::extra', music(99));
   out.set('id:ns:music::1', music(1).replace('"t1"', '"changed"'));
-  out.set('id:ns:music::2', `{"title":"t2","year":2002,"n":1.5,"tags":{"a":1,"b":2},"m":{"k":"v"},"emb":{"type":"${type}","cells":[{"address":{"x":"2"},"value":0.1},{"address":{"x":"0"},"value":2},{"address":{"x":"1"},"value":0.5}]}}`);
-  out.set('id:ns:music::3', `{"title":"t3","year":2.003e3,"n":1.50,"tags":{"a":1,"b":2},"m":{"k":"v"},"emb":{"type":"${type}","values":"404000003F0000003DCCCCCD"}}`);
-  out.set('id:ns:music::4', `{"emb":{"type":"${type}","values":[4,0.5,0.1]},"m":[{"key":"k","value":"v"}],"tags":{"b":2,"a":1},"n":15e-1,"year":2004,"title":"t4"}`);
+  out.set(
+    'id:ns:music::2',
+    `{"title":"t2","year":2002,"n":1.5,"tags":{"a":1,"b":2},"m":{"k":"v"},"emb":{"type":"${type}","cells":[{"address":{"x":"2"},"value":0.1},{"address":{"x":"0"},"value":2},{"address":{"x":"1"},"value":0.5}]}}`,
+  );
+  out.set(
+    'id:ns:music::3',
+    `{"title":"t3","year":2.003e3,"n":1.50,"tags":{"a":1,"b":2},"m":{"k":"v"},"emb":{"type":"${type}","values":"404000003F0000003DCCCCCD"}}`,
+  );
+  out.set(
+    'id:ns:music::4',
+    `{"emb":{"type":"${type}","values":[4,0.5,0.1]},"m":[{"key":"k","value":"v"}],"tags":{"b":2,"a":1},"n":15e-1,"year":2004,"title":"t4"}`,
+  );
   return [...out];
 }
 

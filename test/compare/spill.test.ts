@@ -6,7 +6,7 @@ describe('spill files', () => {
   const tmp = tempDir('vb-spill-');
   afterAll(() => tmp.cleanup());
 
-  it('give back each id\'s last put by partition, removes taking ids out, records larger than the buffer whole', async () => {
+  it("give back each id's last put by partition, removes taking ids out, records larger than the buffer whole", async () => {
     const w = new SpillWriter(tmp.dir, 'a', 3);
     const big = Buffer.from(`{"text":"${'x'.repeat(200_000)}"}`);
     const ids = Array.from({ length: 50 }, (_, i) => `id:ns:t::${i}é`);

@@ -27,7 +27,15 @@ describe('compare of CSV and Parquet exports', () => {
     server.store.seed(
       Array.from({ length: 12 }, (_, i) => ({
         id: `id:ns:kinds::${i}`,
-        fields: { year: 2000 + i, big: 9007199254740993 + i, title: `t,"${i}"`, tags: ['a', `b${i}`], ratings: { r: i }, nested: { sub: i }, emb: { values: [i, 0.5, -1] } },
+        fields: {
+          year: 2000 + i,
+          big: 9007199254740993 + i,
+          title: `t,"${i}"`,
+          tags: ['a', `b${i}`],
+          ratings: { r: i },
+          nested: { sub: i },
+          emb: { values: [i, 0.5, -1] },
+        },
       })),
     );
     await exportDocuments({ ...cluster(), format: 'csv', outputDir: file('csv'), app });
@@ -49,16 +57,22 @@ describe('compare of CSV and Parquet exports', () => {
 
   it('a row that cannot become a document fails the comparison, naming its file and row; the CLI takes --app', async () => {
     writeFileSync(file('bad.csv'), 'id,year\nid:ns:kinds::0,2000\nid:ns:kinds::1,not-a-year\n');
-    await expect(compare({ a: { files: file('bad.csv'), rows: { app } }, b: cluster(), partitions: 2 })).rejects.toMatchObject({
+    await expect(
+      compare({ a: { files: file('bad.csv'), rows: { app } }, b: cluster(), partitions: 2 }),
+    ).rejects.toMatchObject({
       code: 'VB_BAD_ROW',
       place: { file: file('bad.csv'), line: 3 },
     });
-    await expect(compare({ a: { files: file('csv'), rows: { operation: 'nope' as 'put' } }, b: cluster() })).rejects.toMatchObject({ code: 'VB_USAGE' });
+    await expect(
+      compare({ a: { files: file('csv'), rows: { operation: 'nope' as 'put' } }, b: cluster() }),
+    ).rejects.toMatchObject({ code: 'VB_USAGE' });
     const write = process.stdout.write;
     const out: string[] = [];
-    process.stdout.write = ((chunk: string) => out.push(chunk) > 0);
+    process.stdout.write = (chunk: string) => out.push(chunk) > 0;
     try {
-      expect(await main(['compare', file('csv'), server.url, 'ns/kinds', '--app', app, '--quiet', '--partitions', '2'])).toBe(0);
+      expect(
+        await main(['compare', file('csv'), server.url, 'ns/kinds', '--app', app, '--quiet', '--partitions', '2']),
+      ).toBe(0);
     } finally {
       process.stdout.write = write;
       process.exitCode = undefined;

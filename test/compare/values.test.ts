@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { differingFields } from '../../src/compare/values.js';
 import { canonicalNumber, sameNumber } from '../../src/compare/numbers.js';
 
-const fieldsDiffer = (a: unknown, b: unknown): string[] => differingFields(typeof a === 'string' ? a : JSON.stringify(a), typeof b === 'string' ? b : JSON.stringify(b)).map((d) => d.field);
+const fieldsDiffer = (a: unknown, b: unknown): string[] =>
+  differingFields(typeof a === 'string' ? a : JSON.stringify(a), typeof b === 'string' ? b : JSON.stringify(b)).map(
+    (d) => d.field,
+  );
 
 describe('values compared by meaning', () => {
   it('numbers by value whatever their text; longs beyond 2^53 exactly', () => {
@@ -20,7 +23,16 @@ describe('values compared by meaning', () => {
   it('tensors across short, long and hex forms, cells in any order', () => {
     const type = 'tensor<float>(x[3])';
     const short = { t: { type, values: [1, 0.5, 0.1] } };
-    const long = { t: { type, cells: [{ address: { x: '2' }, value: 0.1 }, { address: { x: '0' }, value: 1 }, { address: { x: '1' }, value: 0.5 }] } };
+    const long = {
+      t: {
+        type,
+        cells: [
+          { address: { x: '2' }, value: 0.1 },
+          { address: { x: '0' }, value: 1 },
+          { address: { x: '1' }, value: 0.5 },
+        ],
+      },
+    };
     const hex = { t: { type, values: '3F8000003F0000003DCCCCCD' } };
     expect(fieldsDiffer(short, long)).toEqual([]);
     expect(fieldsDiffer(short, hex)).toEqual([]);
@@ -28,7 +40,17 @@ describe('values compared by meaning', () => {
     expect(fieldsDiffer(hex, { t: { values: [1, 0.5, 0.1] } })).toEqual([]);
     expect(fieldsDiffer(short, { t: { type, values: [1, 0.5, 0.2] } })).toEqual(['t']);
     const mapped = { m: { type: 'tensor(k{})', cells: { a: 1, b: 2 } } };
-    expect(fieldsDiffer(mapped, { m: { type: 'tensor(k{})', cells: [{ address: { k: 'b' }, value: 2 }, { address: { k: 'a' }, value: 1 }] } })).toEqual([]);
+    expect(
+      fieldsDiffer(mapped, {
+        m: {
+          type: 'tensor(k{})',
+          cells: [
+            { address: { k: 'b' }, value: 2 },
+            { address: { k: 'a' }, value: 1 },
+          ],
+        },
+      }),
+    ).toEqual([]);
     expect(fieldsDiffer(mapped, { m: { type: 'tensor(k{})', cells: { a: 1 } } })).toEqual(['m']);
     expect(fieldsDiffer(mapped, { m: { type: 'tensor(j{})', cells: { a: 1, b: 2 } } })).toEqual(['m']);
     // Neither side names its type: hex against the bare values.
@@ -38,8 +60,33 @@ describe('values compared by meaning', () => {
   it('weighted sets and maps in any order, map entries against objects, arrays in order, nulls as absent', () => {
     expect(fieldsDiffer({ w: { a: 1, b: 2 } }, { w: { b: 2, a: 1 } })).toEqual([]);
     expect(fieldsDiffer({ w: { a: 1, b: 2 } }, { w: { b: 3, a: 1 } })).toEqual(['w']);
-    expect(fieldsDiffer({ m: { x: 's', y: 't' } }, { m: [{ key: 'y', value: 't' }, { key: 'x', value: 's' }] })).toEqual([]);
-    expect(fieldsDiffer({ m: [{ key: 1, value: 'a' }, { key: 2, value: 'b' }] }, { m: [{ key: 2, value: 'b' }, { key: 1, value: 'a' }] })).toEqual([]);
+    expect(
+      fieldsDiffer(
+        { m: { x: 's', y: 't' } },
+        {
+          m: [
+            { key: 'y', value: 't' },
+            { key: 'x', value: 's' },
+          ],
+        },
+      ),
+    ).toEqual([]);
+    expect(
+      fieldsDiffer(
+        {
+          m: [
+            { key: 1, value: 'a' },
+            { key: 2, value: 'b' },
+          ],
+        },
+        {
+          m: [
+            { key: 2, value: 'b' },
+            { key: 1, value: 'a' },
+          ],
+        },
+      ),
+    ).toEqual([]);
     expect(fieldsDiffer({ l: [1, 2] }, { l: [2, 1] })).toEqual(['l']);
     expect(fieldsDiffer({ s: 'x', gone: null }, { s: 'x' })).toEqual([]);
     expect(fieldsDiffer({ s: '1' }, { s: 1 })).toEqual(['s']);
@@ -48,6 +95,9 @@ describe('values compared by meaning', () => {
 
   it('reports each differing field with its text on both sides, absent as undefined', () => {
     const d = differingFields('{"n": 12345678901234567890, "s":"x"}', '{"s":"y"}');
-    expect(d).toEqual([{ field: 'n', a: '12345678901234567890' }, { field: 's', a: '"x"', b: '"y"' }]);
+    expect(d).toEqual([
+      { field: 'n', a: '12345678901234567890' },
+      { field: 's', a: '"x"', b: '"y"' },
+    ]);
   });
 });

@@ -14,7 +14,9 @@ describe('exact JSON numbers', () => {
     const text = '{"s":"\\ue000x","\uE001":"\uE0010","n":12345678901234567890}';
     const v = parseExactJson(text) as Record<string, unknown>;
     expect(v).toEqual({ s: '\uE000x', '\uE001': '\uE0010', n: 12345678901234567890n });
-    expect(exactJsonText({ '\uE0000': '\uE0000', n: 12345678901234567890n })).toBe('{"\uE0000":"\uE0000","n":12345678901234567890}');
+    expect(exactJsonText({ '\uE0000': '\uE0000', n: 12345678901234567890n })).toBe(
+      '{"\uE0000":"\uE0000","n":12345678901234567890}',
+    );
   });
 
   it('writes other values as JSON.stringify does (toJSON included)', () => {

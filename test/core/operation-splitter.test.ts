@@ -12,11 +12,13 @@ function split(text: string, chunkSize = 1 << 20): RawItem[] {
   return out;
 }
 
-const view = (items: RawItem[]) => items.map((it) => ({ text: it.bytes.toString(), line: it.line, error: it.error?.message }));
+const view = (items: RawItem[]) =>
+  items.map((it) => ({ text: it.bytes.toString(), line: it.line, error: it.error?.message }));
 
 describe('OperationSplitter', () => {
   it('reads JSONL line by line, skipping blank lines, keeping line numbers and offsets', () => {
-    const text = '{"put":"id:a:b::1","fields":{}}\n\n  {"remove":"id:a:b::2"}\r\n{"put":"id:a:b::3","fields":{"s":"}{"}}';
+    const text =
+      '{"put":"id:a:b::1","fields":{}}\n\n  {"remove":"id:a:b::2"}\r\n{"put":"id:a:b::3","fields":{"s":"}{"}}';
     const items = split(text);
     expect(view(items)).toEqual([
       { text: '{"put":"id:a:b::1","fields":{}}', line: 1, error: undefined },
@@ -27,7 +29,9 @@ describe('OperationSplitter', () => {
   });
 
   it('keeps a broken JSONL line to itself and reads on', () => {
-    const items = split('{"put":"id:a:b::1","fields":{}}\n{"put":"id:a:b::2","fields":{\nnot json\n{"remove":"id:a:b::4"}\n');
+    const items = split(
+      '{"put":"id:a:b::1","fields":{}}\n{"put":"id:a:b::2","fields":{\nnot json\n{"remove":"id:a:b::4"}\n',
+    );
     expect(view(items).map((i) => [i.line, i.error !== undefined])).toEqual([
       [1, false],
       [2, false], // cut by line; parseOperation finds it unterminated
@@ -38,7 +42,8 @@ describe('OperationSplitter', () => {
   });
 
   it('reads a JSON array, pretty-printed, with strings holding brackets and escaped quotes', () => {
-    const text = '[\n  {\n    "put": "id:a:b::1",\n    "fields": {"t": "a \\"}] b\\\\"}\n  },\n  {"remove": "id:a:b::2"}\n]\n';
+    const text =
+      '[\n  {\n    "put": "id:a:b::1",\n    "fields": {"t": "a \\"}] b\\\\"}\n  },\n  {"remove": "id:a:b::2"}\n]\n';
     expect(view(split(text))).toEqual([
       { text: '{\n    "put": "id:a:b::1",\n    "fields": {"t": "a \\"}] b\\\\"}\n  }', line: 2, error: undefined },
       { text: '{"remove": "id:a:b::2"}', line: 6, error: undefined },
@@ -65,7 +70,7 @@ describe('OperationSplitter', () => {
 
   // The Go client's decoder reads ']' only where an operation may end (client/go/internal/vespa/document/document.go:324-330):
   // after a ',' it fails, having fed what came before.
-  it('reports a trailing comma in an array at the comma\'s line, after the operations before it, in any chunking', () => {
+  it("reports a trailing comma in an array at the comma's line, after the operations before it, in any chunking", () => {
     const text = '[\n{"remove":"id:a:b::1"},\n{"remove":"id:a:b::2"},\n]\n';
     for (const chunk of [1, 2, 5, 1 << 20]) {
       const items = split(text, chunk);
@@ -82,7 +87,10 @@ describe('OperationSplitter', () => {
   it('reads an empty array and an array without a trailing comma as before', () => {
     expect(split('[]')).toEqual([]);
     expect(split(' [ \n ] ')).toEqual([]);
-    expect(view(split('[{"remove":"id:a:b::1"} ,{"remove":"id:a:b::2"} ]')).map((i) => i.error)).toEqual([undefined, undefined]);
+    expect(view(split('[{"remove":"id:a:b::1"} ,{"remove":"id:a:b::2"} ]')).map((i) => i.error)).toEqual([
+      undefined,
+      undefined,
+    ]);
   });
 
   it('reports an unterminated last object', () => {
@@ -93,7 +101,10 @@ describe('OperationSplitter', () => {
   });
 
   it("reports an array cut between operations (no closing ']') at its end, after the operations before it", () => {
-    for (const text of ['[{"remove":"id:a:b::1"},\n{"remove":"id:a:b::2"}\n', '[{"remove":"id:a:b::1"},\n{"remove":"id:a:b::2"},\n']) {
+    for (const text of [
+      '[{"remove":"id:a:b::1"},\n{"remove":"id:a:b::2"}\n',
+      '[{"remove":"id:a:b::1"},\n{"remove":"id:a:b::2"},\n',
+    ]) {
       expect(view(split(text))).toEqual([
         { text: '{"remove":"id:a:b::1"}', line: 1, error: undefined },
         { text: '{"remove":"id:a:b::2"}', line: 2, error: undefined },
@@ -140,19 +151,24 @@ describe('OperationSplitter', () => {
       { minLength: 1, maxLength: 8 },
     );
     fc.assert(
-      fc.property(docs, fc.integer({ min: 1, max: 17 }), fc.constantFrom('jsonl', 'array', 'pretty'), (ds, chunk, format) => {
-        const ops = ds.map((d) => ({ put: `id:a:b::${d.id}x`, fields: { text: d.text, n: d.n } }));
-        const text =
-          format === 'jsonl'
-            ? ops.map((o) => JSON.stringify(o)).join('\n')
-            : format === 'array'
-              ? JSON.stringify(ops, null, 1)
-              : ops.map((o) => JSON.stringify(o, null, 2)).join('\n');
-        const whole = split(text);
-        const chunked = split(text, chunk);
-        expect(view(chunked)).toEqual(view(whole));
-        expect(whole.map((i) => JSON.parse(i.bytes.toString()))).toEqual(ops);
-      }),
+      fc.property(
+        docs,
+        fc.integer({ min: 1, max: 17 }),
+        fc.constantFrom('jsonl', 'array', 'pretty'),
+        (ds, chunk, format) => {
+          const ops = ds.map((d) => ({ put: `id:a:b::${d.id}x`, fields: { text: d.text, n: d.n } }));
+          const text =
+            format === 'jsonl'
+              ? ops.map((o) => JSON.stringify(o)).join('\n')
+              : format === 'array'
+                ? JSON.stringify(ops, null, 1)
+                : ops.map((o) => JSON.stringify(o, null, 2)).join('\n');
+          const whole = split(text);
+          const chunked = split(text, chunk);
+          expect(view(chunked)).toEqual(view(whole));
+          expect(whole.map((i) => JSON.parse(i.bytes.toString()))).toEqual(ops);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -15,7 +15,10 @@ let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'vespa-bulk-optional-'));
   const source = pathToFileURL(join(import.meta.dirname, '../../src/core/optional-package.ts')).href;
-  await writeFile(join(dir, 'broken.mjs'), "throw Object.assign(new Error('parquet-wasm failed to start'), { code: 'ERR_OTHER' });\n");
+  await writeFile(
+    join(dir, 'broken.mjs'),
+    "throw Object.assign(new Error('parquet-wasm failed to start'), { code: 'ERR_OTHER' });\n",
+  );
   await writeFile(
     join(dir, 'probe.mjs'),
     `import { importOptional } from '${source}';
@@ -28,10 +31,15 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 function probe(which: 'missing' | 'broken'): Promise<{ code: string; name: string; message: string }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', join(dir, 'probe.mjs'), which], { cwd: join(import.meta.dirname, '../..') }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${err.message}\n${stderr}`));
-      else resolve(JSON.parse(stdout) as { code: string; name: string; message: string });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(dir, 'probe.mjs'), which],
+      { cwd: join(import.meta.dirname, '../..') },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`${err.message}\n${stderr}`));
+        else resolve(JSON.parse(stdout) as { code: string; name: string; message: string });
+      },
+    );
   });
 }
 

@@ -42,11 +42,15 @@ describe('vespa-bulk deploy', () => {
 
     const refused = await cli('deploy', changed);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/vespa-bulk: prepare failed: 400 INVALID_APPLICATION_PACKAGE: Invalid application: field-type-change/);
+    expect(refused.stderr).toMatch(
+      /vespa-bulk: prepare failed: 400 INVALID_APPLICATION_PACKAGE: Invalid application: field-type-change/,
+    );
 
     const r = await cli('deploy', changed, '--ignore-validation-errors');
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/refeed\s+music in 'content' \(field-type-change\): Field 'year' changed: data type: 'int' -> 'long'/);
+    expect(r.stdout).toMatch(
+      /refeed\s+music in 'content' \(field-type-change\): Field 'year' changed: data type: 'int' -> 'long'/,
+    );
     expect(r.stdout).toMatch(/reindex\s+music in 'content' \(indexing-change\)/);
     expect(r.stdout).toMatch(/restart\s+content 'content' searchnode/);
     expect(r.stdout).toContain('To reindex: vespa-bulk deploy reindex --cluster content --document-type music');
@@ -133,13 +137,17 @@ describe('vespa-bulk deploy', () => {
     const converge = await cli('deploy', 'converge');
     expect(converge.stdout).toMatch(/^Converged: all services run generation \d+/);
     expect(converge.stdout).toMatch(/ok\s+localhost:8080\s+container\s+default/);
-    expect((await cli('deploy', 'converge', 'localhost:19107')).stdout).toMatch(/localhost:19107: generation (\d+) of \1, converged/);
+    expect((await cli('deploy', 'converge', 'localhost:19107')).stdout).toMatch(
+      /localhost:19107: generation (\d+) of \1, converged/,
+    );
     const gone = await cli('deploy', 'converge', 'nowhere:1');
     expect(gone.code).toBe(1);
     expect(gone.stderr).toMatch(/converge failed: 410 NOT_FOUND/);
 
     expect((await cli('deploy', 'content', 'ls')).stdout).toBe('schemas/\nservices.xml\n');
-    expect((await cli('deploy', 'content', 'ls', '--recursive')).stdout).toBe('schemas/\nschemas/music.sd\nschemas/product.sd\nschemas/user.sd\nservices.xml\n');
+    expect((await cli('deploy', 'content', 'ls', '--recursive')).stdout).toBe(
+      'schemas/\nschemas/music.sd\nschemas/product.sd\nschemas/user.sd\nservices.xml\n',
+    );
     expect((await cli('deploy', 'content', 'cat', 'schemas/user.sd')).stdout).toBe(sampleFiles()['schemas/user.sd']);
     const lsFile = await cli('deploy', 'content', 'ls', 'services.xml');
     expect(lsFile.code).toBe(1);
@@ -156,7 +164,16 @@ describe('vespa-bulk deploy', () => {
     expect(badRestart.code).toBe(1);
     expect(badRestart.stderr).toMatch(/restart failed: 400 BAD_REQUEST: Unknown clusterType 'storage'/);
 
-    const reindex = await cli('deploy', 'reindex', '--cluster', 'content', '--document-type', 'music', '--cause', 'test');
+    const reindex = await cli(
+      'deploy',
+      'reindex',
+      '--cluster',
+      'content',
+      '--document-type',
+      'music',
+      '--cause',
+      'test',
+    );
     expect(reindex.code, reindex.stderr).toBe(0);
     expect(reindex.stdout).toMatch(/Reindexing document types \[music\] in 'content'/);
     const done = await eventually(async () => {
@@ -177,8 +194,12 @@ describe('vespa-bulk deploy as a process', () => {
   const bin = fileURLToPath(new URL('../../bin/vespa-bulk.js', import.meta.url));
   const run = (...args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [bin, ...args, '--config-url', server.url], { timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
+      execFile(
+        process.execPath,
+        [bin, ...args, '--config-url', server.url],
+        { timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
       );
     });
 
@@ -196,13 +217,17 @@ describe('vespa-bulk deploy as a process', () => {
   });
 
   it('--version before any command prints our own version, also run from another project', async () => {
-    const own = JSON.parse(await readFile(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string };
+    const own = JSON.parse(await readFile(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as {
+      version: string;
+    };
     // yargs' default reads the package.json above the node_modules folder holding yargs: a project's, once we are
     // installed into one (test/package/packed-install.test.ts covers that case).
     const elsewhere = await writeTree({ 'package.json': JSON.stringify({ name: 'some-project', version: '9.9.9' }) });
     const bin = fileURLToPath(new URL('../../bin/vespa-bulk.js', import.meta.url));
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, [bin, '--version'], { cwd: elsewhere, timeout: 30_000 }, (e, out) => (e ? reject(e) : resolve(out))),
+      execFile(process.execPath, [bin, '--version'], { cwd: elsewhere, timeout: 30_000 }, (e, out) =>
+        e ? reject(e) : resolve(out),
+      ),
     );
     expect(stdout.trim()).toBe(own.version);
   });

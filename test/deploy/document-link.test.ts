@@ -15,7 +15,12 @@ afterEach(async () => {
   await Promise.all(closers.splice(0).map((c) => c()));
 });
 
-async function put(baseUrl: string, type: string, local: string, fields: object): Promise<{ status: number; body: any }> {
+async function put(
+  baseUrl: string,
+  type: string,
+  local: string,
+  fields: object,
+): Promise<{ status: number; body: any }> {
   const res = await request(`${baseUrl}/document/v1/mynamespace/${type}/docid/${local}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -42,10 +47,25 @@ describe('deploy → document interface', () => {
     expect(before.status).toBe(200);
 
     await deploy(target, sampleAppDir, { waitSeconds: 10 });
-    const song = await put(documents.url, 'music', 'song-1', { title: 'Blue', artist: 'Hollow Pines', year: 2001, duration: 200, genres: ['pop'], popularity: 1.5, ratings: { fan: 4 } });
+    const song = await put(documents.url, 'music', 'song-1', {
+      title: 'Blue',
+      artist: 'Hollow Pines',
+      year: 2001,
+      duration: 200,
+      genres: ['pop'],
+      popularity: 1.5,
+      ratings: { fan: 4 },
+    });
     expect(song.status).toBe(200);
     expect(song.body.id).toBe('id:mynamespace:music::song-1');
-    const user = await put(documents.url, 'user', 'u1', { name: 'Ada', age: 30, email: 'ada@example.com', tags: ['x'], scores: { rock: 1 }, location: 'Oslo' });
+    const user = await put(documents.url, 'user', 'u1', {
+      name: 'Ada',
+      age: 30,
+      email: 'ada@example.com',
+      tags: ['x'],
+      scores: { rock: 1 },
+      location: 'Oslo',
+    });
     expect(user.status).toBe(200);
     const book = await put(documents.url, 'book', 'b2', { title: 'not in the package' });
     expect(book.status).toBe(400);
@@ -68,7 +88,11 @@ describe('deploy → feed through one simulator', () => {
   it('feeding after a deployment: declared types are written, an undeclared one fails with 400 into the results; reindex reaches successful', async () => {
     const { startSimulator } = await import('../../src/simulator/simulator.js');
     const { feed } = await import('../../src/feed/index.js');
-    const sim = await startSimulator({ port: 0, configPort: 0, config: { convergeDelayMs: 50, reindexDurationMs: 80 } });
+    const sim = await startSimulator({
+      port: 0,
+      configPort: 0,
+      config: { convergeDelayMs: 50, reindexDurationMs: 80 },
+    });
     closers.push(() => sim.close());
     const target = { configUrl: sim.configUrl! };
     const deployed = await deploy(target, sampleAppDir, { waitSeconds: 10 });
@@ -88,7 +112,11 @@ describe('deploy → feed through one simulator', () => {
     const byId = new Map(results.map((r) => [r.id, r]));
     expect(byId.get('id:mynamespace:music::a')).toMatchObject({ ok: true, status: 200 });
     expect(byId.get('id:mynamespace:user::u')).toMatchObject({ ok: true, status: 200 });
-    expect(byId.get('id:mynamespace:book::b')).toMatchObject({ ok: false, status: 400, message: expect.stringMatching(/book/) });
+    expect(byId.get('id:mynamespace:book::b')).toMatchObject({
+      ok: false,
+      status: 400,
+      message: expect.stringMatching(/book/),
+    });
 
     await triggerReindex(target, { clusterId: ['content'], documentType: ['music'], cause: 'after feed' });
     const done = await eventually(async () => {

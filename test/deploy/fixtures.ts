@@ -52,21 +52,30 @@ export function rawRequest(
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; json: any }> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers: { ...headers, ...(body ? { 'content-length': String(body.length) } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-      });
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path,
+        headers: { ...headers, ...(body ? { 'content-length': String(body.length) } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+        res.on('error', reject);
+      },
+    );
     req.setTimeout(10_000, () => req.destroy(new Error('request timed out')));
     req.on('error', reject);
     req.end(body);
@@ -75,13 +84,23 @@ export function rawRequest(
 
 /** Deploys a package in one step (prepareandactivate), expecting 200; the config server's answer. */
 export async function deployPackage(configUrl: string, files: Record<string, string>): Promise<any> {
-  const res = await rawRequest(configUrl, 'POST', '/application/v2/tenant/default/prepareandactivate', zipFiles(files), { 'content-type': 'application/zip' });
+  const res = await rawRequest(
+    configUrl,
+    'POST',
+    '/application/v2/tenant/default/prepareandactivate',
+    zipFiles(files),
+    { 'content-type': 'application/zip' },
+  );
   expect(res.status, res.text).toBe(200);
   return res.json;
 }
 
 /** Polls `check` until it returns a value (not undefined), within a bound. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, intervalMs = 25): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 10_000,
+  intervalMs = 25,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -91,10 +110,15 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
   }
 }
 
-export const appPath = '/application/v2/tenant/default/application/default/environment/prod/region/default/instance/default';
+export const appPath =
+  '/application/v2/tenant/default/application/default/environment/prod/region/default/instance/default';
 
 /** music.sd with one field's block replaced (fields are in the sample schema). */
-export function withMusicField(files: Record<string, string>, field: string, replacement: string): Record<string, string> {
+export function withMusicField(
+  files: Record<string, string>,
+  field: string,
+  replacement: string,
+): Record<string, string> {
   const sd = files['schemas/music.sd'];
   const re = new RegExp(`field ${field} type [^{]+\\{[^}]*\\}`);
   if (!re.test(sd)) throw new Error(`no field ${field} in music.sd`);

@@ -20,7 +20,7 @@ const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8'
 /** Blocks not run, by the heading they are under, and why. */
 const notRun: Record<string, string> = {
   Install: 'installs from the registry; test/package installs the packed package and runs its bin',
-  'Set-up (a clone)': "npm ci and npm test are this suite; test/package runs the demo",
+  'Set-up (a clone)': 'npm ci and npm test are this suite; test/package runs the demo',
 };
 
 interface Block {
@@ -63,8 +63,16 @@ function words(line: string): string[] {
 function expand(word: string): string[] {
   if (!word.includes('*')) return [word];
   const dir = dirname(word);
-  const pattern = new RegExp(`^${basename(word).split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-  const found = readdirSync(dir).filter((f) => pattern.test(f)).sort().map((f) => join(dir, f));
+  const pattern = new RegExp(
+    `^${basename(word)
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
+  const found = readdirSync(dir)
+    .filter((f) => pattern.test(f))
+    .sort()
+    .map((f) => join(dir, f));
   if (found.length === 0) throw new Error(`${word} matches nothing`);
   return found;
 }
@@ -83,7 +91,9 @@ describe('the README', () => {
   const runs: Array<{ command: string; run: CliRun }> = [];
 
   beforeAll(async () => {
-    [local, other, restored] = await Promise.all([0, 1, 2].map((i) => startSimulator({ port: 0, configPort: i === 0 ? 0 : false })));
+    [local, other, restored] = await Promise.all(
+      [0, 1, 2].map((i) => startSimulator({ port: 0, configPort: i === 0 ? 0 : false })),
+    );
     hosts = new Map([
       ['other-cluster:8080', other],
       ['cluster-a:8080', local],
@@ -122,7 +132,8 @@ describe('the README', () => {
       const url = /^http:\/\/([^/]+)$/.exec(a);
       if (url === null) return a;
       const sim = hosts.get(url[1]);
-      if (sim === undefined) throw new Error(`the README names ${a}, which this test has no simulator for: add it to hosts`);
+      if (sim === undefined)
+        throw new Error(`the README names ${a}, which this test has no simulator for: add it to hosts`);
       return sim.url;
     });
     const command = args[0];
@@ -146,8 +157,12 @@ describe('the README', () => {
     // The table feeds: every row but the discontinued, of both files, with the transform's price band.
     const products = local.documents.store.all().filter((d) => d.id.startsWith('id:shop:product::'));
     expect(products.length).toBeGreaterThan(40);
-    expect(products.map((d) => d.id)).toEqual(expect.arrayContaining(['id:shop:product::P-0001', 'id:shop:product::P-0060']));
-    expect(products.every((d) => typeof d.fields.price_band === 'string' && d.fields.status !== 'discontinued')).toBe(true);
+    expect(products.map((d) => d.id)).toEqual(
+      expect.arrayContaining(['id:shop:product::P-0001', 'id:shop:product::P-0060']),
+    );
+    expect(products.every((d) => typeof d.fields.price_band === 'string' && d.fields.status !== 'discontinued')).toBe(
+      true,
+    );
     // The export: every song after 2000, once.
     const songs = local.documents.store.all().filter((d) => d.id.startsWith('id:mynamespace:music::'));
     const recent = songs.filter((d) => Number(d.fields.year) > 2000).length;
@@ -158,13 +173,20 @@ describe('the README', () => {
     // Some 3,000 songs as Parquet: one file, not one per slice.
     expect(readdirSync('music-parquet')).toEqual(['part-0000.parquet']);
     // The migration copied the songs; update-where and the dry-run delete-where left them there.
-    expect(other.documents.store.all().filter((d) => d.id.startsWith('id:mynamespace:music::'))).toHaveLength(songs.length);
+    expect(other.documents.store.all().filter((d) => d.id.startsWith('id:mynamespace:music::'))).toHaveLength(
+      songs.length,
+    );
     expect(existsSync('bench.html')).toBe(true);
   });
 
   it('runs the Backups block: full export, two increments, a restore that compares equal', async () => {
     for (const line of shellBlocks(readme).find((b) => b.heading === 'Backups')!.lines) await run(line);
-    const songs = (s: Simulator): string[] => s.documents.store.all().filter((d) => d.id.startsWith('id:mynamespace:music::')).map((d) => d.id).sort();
+    const songs = (s: Simulator): string[] =>
+      s.documents.store
+        .all()
+        .filter((d) => d.id.startsWith('id:mynamespace:music::'))
+        .map((d) => d.id)
+        .sort();
     expect(songs(restored).length).toBeGreaterThan(0);
     expect(songs(restored)).toEqual(songs(local));
     expect(runs.at(-1)?.command).toMatch(/^vespa-bulk compare/);

@@ -5,9 +5,26 @@ import { VespaBulkError } from '../../src/core/errors.js';
 
 describe('parseDocumentId', () => {
   it('parses the three forms, keeping colons and slashes in the local part', () => {
-    expect(parseDocumentId('id:ns:music::a:b/c')).toEqual({ namespace: 'ns', type: 'music', kind: 'plain', local: 'a:b/c' });
-    expect(parseDocumentId('id:ns:music:n=-42:x')).toEqual({ namespace: 'ns', type: 'music', kind: 'number', number: '-42', local: 'x' });
-    expect(parseDocumentId('id:ns:music:g=eu:x')).toEqual({ namespace: 'ns', type: 'music', kind: 'group', group: 'eu', local: 'x' });
+    expect(parseDocumentId('id:ns:music::a:b/c')).toEqual({
+      namespace: 'ns',
+      type: 'music',
+      kind: 'plain',
+      local: 'a:b/c',
+    });
+    expect(parseDocumentId('id:ns:music:n=-42:x')).toEqual({
+      namespace: 'ns',
+      type: 'music',
+      kind: 'number',
+      number: '-42',
+      local: 'x',
+    });
+    expect(parseDocumentId('id:ns:music:g=eu:x')).toEqual({
+      namespace: 'ns',
+      type: 'music',
+      kind: 'group',
+      group: 'eu',
+      local: 'x',
+    });
   });
 
   it.each([
@@ -72,12 +89,15 @@ describe('toDocumentPath', () => {
 
   it('decodes back to the same parts for any local part', () => {
     fc.assert(
-      fc.property(fc.string({ minLength: 1 }).filter((s) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/.test(s)), (local) => {
-        const path = toDocumentPath({ namespace: 'ns', type: 't', kind: 'plain', local });
-        const segments = path.split('/');
-        expect(segments).toHaveLength(7);
-        expect(decodeURIComponent(segments[6])).toBe(local);
-      }),
+      fc.property(
+        fc.string({ minLength: 1 }).filter((s) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/.test(s)),
+        (local) => {
+          const path = toDocumentPath({ namespace: 'ns', type: 't', kind: 'plain', local });
+          const segments = path.split('/');
+          expect(segments).toHaveLength(7);
+          expect(decodeURIComponent(segments[6])).toBe(local);
+        },
+      ),
     );
   });
 
@@ -91,15 +111,26 @@ describe('toDocumentPath', () => {
 // and writes the path's number as uint64 (http.go:126-129); the handler reads /number/ as unsigned.
 describe("the number of an 'n=' id, as the Go client reads it", () => {
   it("reads 'n=+5' and 'n=007' and sends them as /number/5/ and /number/7/", () => {
-    expect(parseDocumentId('id:ns:music:n=+5:x')).toEqual({ namespace: 'ns', type: 'music', kind: 'number', number: '+5', local: 'x' });
+    expect(parseDocumentId('id:ns:music:n=+5:x')).toEqual({
+      namespace: 'ns',
+      type: 'music',
+      kind: 'number',
+      number: '+5',
+      local: 'x',
+    });
     expect(formatDocumentId(parseDocumentId('id:ns:music:n=+5:x'))).toBe('id:ns:music:n=+5:x');
     expect(toDocumentPath('id:ns:music:n=+5:x')).toBe('/document/v1/ns/music/number/5/x');
     expect(toDocumentPath('id:ns:music:n=007:x')).toBe('/document/v1/ns/music/number/7/x');
-    expect(toDocumentPath('id:ns:music:n=+9223372036854775807:x')).toBe('/document/v1/ns/music/number/9223372036854775807/x');
+    expect(toDocumentPath('id:ns:music:n=+9223372036854775807:x')).toBe(
+      '/document/v1/ns/music/number/9223372036854775807/x',
+    );
   });
 
   it.each([
-    ['id:ns:music:n=-1:x', "invalid document id 'id:ns:music:n=-1:x': 'n=-1' is negative: /document/v1 reads the path's number as unsigned, so no client can write a document with a negative 'n'"],
+    [
+      'id:ns:music:n=-1:x',
+      "invalid document id 'id:ns:music:n=-1:x': 'n=-1' is negative: /document/v1 reads the path's number as unsigned, so no client can write a document with a negative 'n'",
+    ],
     ['id:ns:music:n=-0:x', undefined],
   ])('refuses a negative n for the path of %j, naming the id', (id, message) => {
     if (message === undefined) {
@@ -119,10 +150,19 @@ describe("the number of an 'n=' id, as the Go client reads it", () => {
   });
 
   it.each([
-    ['id:ns:music:n=9223372036854775808:x', "invalid document id 'id:ns:music:n=9223372036854775808:x': 'n=9223372036854775808' is outside the signed 64-bit range [-9223372036854775808, 9223372036854775807]"],
-    ['id:ns:music:n=18446744073709551615:x', "invalid document id 'id:ns:music:n=18446744073709551615:x': 'n=18446744073709551615' is outside the signed 64-bit range [-9223372036854775808, 9223372036854775807]"],
+    [
+      'id:ns:music:n=9223372036854775808:x',
+      "invalid document id 'id:ns:music:n=9223372036854775808:x': 'n=9223372036854775808' is outside the signed 64-bit range [-9223372036854775808, 9223372036854775807]",
+    ],
+    [
+      'id:ns:music:n=18446744073709551615:x',
+      "invalid document id 'id:ns:music:n=18446744073709551615:x': 'n=18446744073709551615' is outside the signed 64-bit range [-9223372036854775808, 9223372036854775807]",
+    ],
     ['id:ns:music:n=+:x', "invalid document id 'id:ns:music:n=+:x': 'n=' needs a signed 64-bit integer, got '+'"],
-    ['id:ns:music:n=1_000:x', "invalid document id 'id:ns:music:n=1_000:x': 'n=' needs a signed 64-bit integer, got '1_000'"],
+    [
+      'id:ns:music:n=1_000:x',
+      "invalid document id 'id:ns:music:n=1_000:x': 'n=' needs a signed 64-bit integer, got '1_000'",
+    ],
     ['id:ns:music:n= 5:x', "invalid document id 'id:ns:music:n= 5:x': 'n=' needs a signed 64-bit integer, got ' 5'"],
   ])('refuses %j as ParseInt does', (id, message) => {
     expect(() => parseDocumentId(id)).toThrow(message);

@@ -8,7 +8,10 @@ describe('parseOperation', () => {
     const put = parse('{"put":"id:ns:music::a/b","fields":{ "title" : "x\\"y",  "n":[1,2] }}');
     expect(put).toMatchObject({ kind: 'put', id: 'id:ns:music::a/b', path: '/document/v1/ns/music/docid/a%2Fb' });
     expect(put.fields!.toString()).toBe('{ "title" : "x\\"y",  "n":[1,2] }');
-    expect(parse('{"id":"id:ns:music:n=5:k","fields":{}}')).toMatchObject({ kind: 'put', path: '/document/v1/ns/music/number/5/k' });
+    expect(parse('{"id":"id:ns:music:n=5:k","fields":{}}')).toMatchObject({
+      kind: 'put',
+      path: '/document/v1/ns/music/number/5/k',
+    });
     const up = parse('{"update":"id:ns:music:g=x y:k","create":true,"fields":{"a":{"increment":1}}}');
     expect(up).toMatchObject({ kind: 'update', create: true, path: '/document/v1/ns/music/group/x%20y/k' });
     const rm = parse('{ "condition": "music.year > 2000", "remove": "id:ns:music::r" }');
@@ -63,7 +66,9 @@ describe('parseOperation', () => {
     expect(isSafeToRepeat(parse('{"update":"id:a:b::1","fields":{"x":{"add":[1]}}}'))).toBe(false);
     // A test-and-set that applied would fail its own condition when sent again.
     expect(isSafeToRepeat(parse('{"put":"id:a:b::1","condition":"b.v == 1","fields":{"v":2}}'))).toBe(false);
-    expect(isSafeToRepeat(parse('{"update":"id:a:b::1","condition":"b.v == 1","fields":{"v":{"assign":2}}}'))).toBe(false);
+    expect(isSafeToRepeat(parse('{"update":"id:a:b::1","condition":"b.v == 1","fields":{"v":{"assign":2}}}'))).toBe(
+      false,
+    );
     expect(isSafeToRepeat(parse('{"remove":"id:a:b::1","condition":"b.v == 1"}'))).toBe(false);
   });
 });

@@ -4,7 +4,17 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { alternateProtocols, expectSpoke, protocolFlag } from '../support/protocols.js';
-import { expectNothingLost, failureLines, failureReasons, mixedOperations, runCli, seededInt, tempDir, writeJsonl, type Op } from './harness.js';
+import {
+  expectNothingLost,
+  failureLines,
+  failureReasons,
+  mixedOperations,
+  runCli,
+  seededInt,
+  tempDir,
+  writeJsonl,
+  type Op,
+} from './harness.js';
 
 /**
  * A feed killed outright (SIGKILL: no handler runs, nothing is flushed on the way out) at a random point,
@@ -30,96 +40,135 @@ function requestKey(o: Op): string {
   return `${method} /document/v1/ns/music/docid/${String(id).split('::')[1]}`;
 }
 
-describe.each(runs)('feed --workers $workers killed with SIGKILL, then the same command again', ({ workers, seeds, afterSave }) => {
-  const cleanups: (() => unknown)[] = [];
-  afterEach(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-
-  for (const { seed, protocol } of seeds) {
-    it(`seed ${seed} over ${protocol}: nothing lost, and only the last interval's operations are sent twice`, async () => {
-      // Operations that reached the simulator, per run: method and document path (each operation in the
-      // corpus is the only one of its kind on its id).
-      let run = 0;
-      const sent = [new Set<string>(), new Set<string>()];
-      const log = new Writable({
-        write(chunk: Buffer, _enc, done) {
-          for (const line of chunk.toString().split('\n')) {
-            const [, method, url] = line.split(' ');
-            if (url?.startsWith('/document/v1/')) sent[run].add(`${method} ${url.split('?')[0]}`);
-          }
-          done();
-        },
-      });
-      const server = await startDocumentServer({
-        port: 0,
-        requestLog: log,
-        faults: { maxOpsPerSecond: 2500, errorRate: 0.03, errorStatuses: [503, 429], closeRate: 0.005 },
-      });
-      cleanups.push(() => server.close());
-      const { dir, cleanup } = tempDir();
-      cleanups.push(cleanup);
-      // Every 97th operation has a key no operation may have: it fails at once, into the failure output. (A
-      // status that fails an operation for good cannot be used beside cut connections: an attempt cut after
-      // the service applied it would then be reported failed.)
-      const ops = mixedOperations(8000, `k${seed}`).map((o, i) => (i % 97 === 50 ? { put: `id:ns:music::bad${i}`, fields: { n: i }, bogus: true } : o));
-      writeJsonl(join(dir, 'in.jsonl'), ops);
-      const stopAt = Math.floor((8000 * (25 + (Math.abs(seededInt(seed, 0, 1000)) % 60))) / 100);
-      const why = `workers ${workers}, seed ${seed} over ${protocol}: SIGKILL once ${stopAt} documents were stored${afterSave ? ' and a checkpoint saved' : ''}`;
-      const args = ['feed', '-t', server.url, ...protocolFlag(protocol), '--quiet', '--workers', String(workers), '--checkpoint', 'cp.json', '--failures', 'failed.jsonl', '--max-retries', '20', 'in.jsonl'];
-
-      const first = await runCli(args, { cwd: dir, stopWith: 'SIGKILL', stopWhen: () => server.store.size() >= stopAt && (!afterSave || existsSync(join(dir, 'cp.json'))) });
-      expect(first.signalled, why).toBe(true);
-      expect(first.signal, why).toBe('SIGKILL');
-      const saved = existsSync(join(dir, 'cp.json'));
-      const checkpoint = saved
-        ? (JSON.parse(readFileSync(join(dir, 'cp.json'), 'utf8')) as { ok: number; unfinished?: [input: number, offset: number, line: number][]; readTo?: { offset: number; line: number } })
-        : undefined;
-
-      run = 1;
-      const second = await runCli(args, { cwd: dir });
-      expect([0, 1], `${why}: ${second.stderr}`).toContain(second.code);
-      const s2 = JSON.parse(second.stdout) as Record<string, number>;
-      expectSpoke(s2, protocol);
-      const f2 = `${why}: ${JSON.stringify(s2)}`;
-
-      // Every operation succeeded or is in the failure output (once), with its reason; the store is exactly
-      // what the succeeded ones make.
-      const failed = failureLines(join(dir, 'failed.jsonl'));
-      const reasons = failureReasons(join(dir, 'failed.jsonl'));
-      expect(reasons.length, why).toBe(failed.length);
-      expect(failed.length, why).toBe(ops.filter((o) => 'bogus' in o).length);
-      for (const r of reasons) expect(r.message, why).toMatch(/bogus/);
-      expectNothingLost(server, ops, ops.length - failed.length, join(dir, 'failed.jsonl'));
-      expect(s2['feeder.operation.count'] + s2['feeder.skipped.count'], f2).toBe(ops.length);
-
-      if (saved) expect(s2['feeder.skipped.count'], `${why}: checkpoint counted ${checkpoint!.ok} ok, ${checkpoint!.unfinished?.length ?? 0} unfinished`).toBeGreaterThan(0);
-      // The rerun sends what the checkpoint left open and nothing more: every line read before `readTo` that
-      // it does not list unfinished is skipped (one operation per line here).
-      if (checkpoint?.readTo !== undefined) expect(s2['feeder.skipped.count'], f2).toBe(checkpoint.readTo.line - checkpoint.unfinished!.length);
-      // And these are the operations it sent: those the checkpoint left open (listed unfinished, or read from
-      // `readTo` on; all of them when the kill came before a save), less the bogus ones, which fail unsent. So
-      // an operation went out in both runs only if the checkpoint had not recorded it finished. (A request of the
-      // killed run answered late is one of these too: it was in flight, so not finished at the last save.)
-      if (!saved || checkpoint?.readTo !== undefined) {
-        const unfinished = new Set(checkpoint?.unfinished?.map(([, offset]) => offset));
-        let offset = 0;
-        const open = new Set<string>();
-        for (const o of ops) {
-          if (!('bogus' in o) && (checkpoint === undefined || offset >= checkpoint.readTo!.offset || unfinished.has(offset))) open.add(requestKey(o));
-          offset += JSON.stringify(o).length + 1;
-        }
-        const twice = [...sent[1]].filter((k) => sent[0].has(k)).length;
-        expect([...sent[1]].sort(), `${why}: ${twice} of ${ops.length} operations sent by both runs`).toEqual([...open].sort());
-      }
-
-      // The finished checkpoint: the same command once more sends nothing.
-      run = 0;
-      sent[0].clear();
-      const third = await runCli(args, { cwd: dir });
-      expect(third.code, third.stderr).toBe(0);
-      expect(JSON.parse(third.stdout)['feeder.operation.count'], why).toBe(0);
-      expect(sent[0].size, why).toBe(0);
+describe.each(runs)(
+  'feed --workers $workers killed with SIGKILL, then the same command again',
+  ({ workers, seeds, afterSave }) => {
+    const cleanups: (() => unknown)[] = [];
+    afterEach(async () => {
+      for (const c of cleanups.splice(0).reverse()) await c();
     });
-  }
-});
+
+    for (const { seed, protocol } of seeds) {
+      it(`seed ${seed} over ${protocol}: nothing lost, and only the last interval's operations are sent twice`, async () => {
+        // Operations that reached the simulator, per run: method and document path (each operation in the
+        // corpus is the only one of its kind on its id).
+        let run = 0;
+        const sent = [new Set<string>(), new Set<string>()];
+        const log = new Writable({
+          write(chunk: Buffer, _enc, done) {
+            for (const line of chunk.toString().split('\n')) {
+              const [, method, url] = line.split(' ');
+              if (url?.startsWith('/document/v1/')) sent[run].add(`${method} ${url.split('?')[0]}`);
+            }
+            done();
+          },
+        });
+        const server = await startDocumentServer({
+          port: 0,
+          requestLog: log,
+          faults: { maxOpsPerSecond: 2500, errorRate: 0.03, errorStatuses: [503, 429], closeRate: 0.005 },
+        });
+        cleanups.push(() => server.close());
+        const { dir, cleanup } = tempDir();
+        cleanups.push(cleanup);
+        // Every 97th operation has a key no operation may have: it fails at once, into the failure output. (A
+        // status that fails an operation for good cannot be used beside cut connections: an attempt cut after
+        // the service applied it would then be reported failed.)
+        const ops = mixedOperations(8000, `k${seed}`).map((o, i) =>
+          i % 97 === 50 ? { put: `id:ns:music::bad${i}`, fields: { n: i }, bogus: true } : o,
+        );
+        writeJsonl(join(dir, 'in.jsonl'), ops);
+        const stopAt = Math.floor((8000 * (25 + (Math.abs(seededInt(seed, 0, 1000)) % 60))) / 100);
+        const why = `workers ${workers}, seed ${seed} over ${protocol}: SIGKILL once ${stopAt} documents were stored${afterSave ? ' and a checkpoint saved' : ''}`;
+        const args = [
+          'feed',
+          '-t',
+          server.url,
+          ...protocolFlag(protocol),
+          '--quiet',
+          '--workers',
+          String(workers),
+          '--checkpoint',
+          'cp.json',
+          '--failures',
+          'failed.jsonl',
+          '--max-retries',
+          '20',
+          'in.jsonl',
+        ];
+
+        const first = await runCli(args, {
+          cwd: dir,
+          stopWith: 'SIGKILL',
+          stopWhen: () => server.store.size() >= stopAt && (!afterSave || existsSync(join(dir, 'cp.json'))),
+        });
+        expect(first.signalled, why).toBe(true);
+        expect(first.signal, why).toBe('SIGKILL');
+        const saved = existsSync(join(dir, 'cp.json'));
+        const checkpoint = saved
+          ? (JSON.parse(readFileSync(join(dir, 'cp.json'), 'utf8')) as {
+              ok: number;
+              unfinished?: [input: number, offset: number, line: number][];
+              readTo?: { offset: number; line: number };
+            })
+          : undefined;
+
+        run = 1;
+        const second = await runCli(args, { cwd: dir });
+        expect([0, 1], `${why}: ${second.stderr}`).toContain(second.code);
+        const s2 = JSON.parse(second.stdout) as Record<string, number>;
+        expectSpoke(s2, protocol);
+        const f2 = `${why}: ${JSON.stringify(s2)}`;
+
+        // Every operation succeeded or is in the failure output (once), with its reason; the store is exactly
+        // what the succeeded ones make.
+        const failed = failureLines(join(dir, 'failed.jsonl'));
+        const reasons = failureReasons(join(dir, 'failed.jsonl'));
+        expect(reasons.length, why).toBe(failed.length);
+        expect(failed.length, why).toBe(ops.filter((o) => 'bogus' in o).length);
+        for (const r of reasons) expect(r.message, why).toMatch(/bogus/);
+        expectNothingLost(server, ops, ops.length - failed.length, join(dir, 'failed.jsonl'));
+        expect(s2['feeder.operation.count'] + s2['feeder.skipped.count'], f2).toBe(ops.length);
+
+        if (saved)
+          expect(
+            s2['feeder.skipped.count'],
+            `${why}: checkpoint counted ${checkpoint!.ok} ok, ${checkpoint!.unfinished?.length ?? 0} unfinished`,
+          ).toBeGreaterThan(0);
+        // The rerun sends what the checkpoint left open and nothing more: every line read before `readTo` that
+        // it does not list unfinished is skipped (one operation per line here).
+        if (checkpoint?.readTo !== undefined)
+          expect(s2['feeder.skipped.count'], f2).toBe(checkpoint.readTo.line - checkpoint.unfinished!.length);
+        // And these are the operations it sent: those the checkpoint left open (listed unfinished, or read from
+        // `readTo` on; all of them when the kill came before a save), less the bogus ones, which fail unsent. So
+        // an operation went out in both runs only if the checkpoint had not recorded it finished. (A request of the
+        // killed run answered late is one of these too: it was in flight, so not finished at the last save.)
+        if (!saved || checkpoint?.readTo !== undefined) {
+          const unfinished = new Set(checkpoint?.unfinished?.map(([, offset]) => offset));
+          let offset = 0;
+          const open = new Set<string>();
+          for (const o of ops) {
+            if (
+              !('bogus' in o) &&
+              (checkpoint === undefined || offset >= checkpoint.readTo!.offset || unfinished.has(offset))
+            )
+              open.add(requestKey(o));
+            offset += JSON.stringify(o).length + 1;
+          }
+          const twice = [...sent[1]].filter((k) => sent[0].has(k)).length;
+          expect([...sent[1]].sort(), `${why}: ${twice} of ${ops.length} operations sent by both runs`).toEqual(
+            [...open].sort(),
+          );
+        }
+
+        // The finished checkpoint: the same command once more sends nothing.
+        run = 0;
+        sent[0].clear();
+        const third = await runCli(args, { cwd: dir });
+        expect(third.code, third.stderr).toBe(0);
+        expect(JSON.parse(third.stdout)['feeder.operation.count'], why).toBe(0);
+        expect(sent[0].size, why).toBe(0);
+      });
+    }
+  },
+);

@@ -5,7 +5,16 @@ import { startDocumentServer } from '../../src/simulator/document-api/document-s
 import { startFaultFront, type Exchange } from '../support/fault-front.js';
 import { cutOf, faultsOf, seededPicker, type Fault } from '../support/cut-points.js';
 import { expectSpoke, overProtocols } from '../support/protocols.js';
-import { expectedStore, failureLines, failureReasons, quickRetries, storeMap, tempDir, writeJsonl, type Op } from './harness.js';
+import {
+  expectedStore,
+  failureLines,
+  failureReasons,
+  quickRetries,
+  storeMap,
+  tempDir,
+  writeJsonl,
+  type Op,
+} from './harness.js';
 
 /**
  * A feed through the fault front, which applies each operation at the simulator and then breaks a third of the
@@ -35,13 +44,18 @@ function corpus(): { ops: Op[]; seeded: Array<{ id: string; fields: Record<strin
     // Not safe to repeat: an increment, and a test-and-set whose own update makes its condition false.
     ops.push({ update: `id:ns:music::c${k}`, fields: { n: { increment: 1 } } });
     ops.push({ update: `id:ns:music::t${k}`, condition: 'music.n == 0', fields: { n: { assign: 1 } } });
-    seeded.push({ id: `id:ns:music::r${k}`, fields: { n: 0 } }, { id: `id:ns:music::c${k}`, fields: { n: 0 } }, { id: `id:ns:music::t${k}`, fields: { n: 0 } });
+    seeded.push(
+      { id: `id:ns:music::r${k}`, fields: { n: 0 } },
+      { id: `id:ns:music::c${k}`, fields: { n: 0 } },
+      { id: `id:ns:music::t${k}`, fields: { n: 0 } },
+    );
   }
   return { ops, seeded };
 }
 
 const idOf = (op: Op): string => (op.put ?? op.update ?? op.remove) as string;
-const keyOfOp = (op: Op): string => `${op.put !== undefined ? 'POST' : op.update !== undefined ? 'PUT' : 'DELETE'} /document/v1/ns/music/docid/${idOf(op).split('::')[1]}`;
+const keyOfOp = (op: Op): string =>
+  `${op.put !== undefined ? 'POST' : op.update !== undefined ? 'PUT' : 'DELETE'} /document/v1/ns/music/docid/${idOf(op).split('::')[1]}`;
 const unsafe = (op: Op): boolean => op.condition !== undefined || JSON.stringify(op.fields ?? {}).includes('increment');
 
 describe.each(overProtocols)('a feed over $protocol whose answers are broken after their headers', ({ protocol }) => {
@@ -119,7 +133,10 @@ describe.each(overProtocols)('a feed over $protocol whose answers are broken aft
         const denied = front.deniedAfterForwarding.get(key);
         const lied = denied !== undefined && !denied.headersSent;
         if (!lied) expect(front.forwarded.get(key) ?? 0, why).toBeLessThanOrEqual(1);
-        if (!r.ok && !lied) expect(String(reasonOf.get(idOf(op))?.code), `${why}: ${JSON.stringify(reasonOf.get(idOf(op)))}`).toMatch(/^VB_(TRANSPORT|BAD_RESPONSE|TIMEOUT)$/);
+        if (!r.ok && !lied)
+          expect(String(reasonOf.get(idOf(op))?.code), `${why}: ${JSON.stringify(reasonOf.get(idOf(op)))}`).toMatch(
+            /^VB_(TRANSPORT|BAD_RESPONSE|TIMEOUT)$/,
+          );
         const value = server.store.get(idOf(op))!.fields.n;
         // Applied as often as it reached the simulator (a test-and-set once at most: its condition no longer holds).
         const forwarded = front.forwarded.get(key) ?? 0;
@@ -128,7 +145,10 @@ describe.each(overProtocols)('a feed over $protocol whose answers are broken aft
       }
       // The safe operations all applied, in order; the unsafe ones as checked above.
       const safe = ops.filter((o) => !unsafe(o));
-      const expected = expectedStore([...seeded.filter((d) => d.id.includes('::r')).map((d) => ({ put: d.id, fields: d.fields })), ...safe]);
+      const expected = expectedStore([
+        ...seeded.filter((d) => d.id.includes('::r')).map((d) => ({ put: d.id, fields: d.fields })),
+        ...safe,
+      ]);
       const actual = storeMap(server);
       for (const id of actual.keys()) if (/::[ct]\d/.test(id)) actual.delete(id);
       expect(actual).toEqual(expected);

@@ -34,7 +34,11 @@ interface Frame {
 async function rawH2(url: string): Promise<{ frames: Frame[]; ended: 'fin' | 'reset' }> {
   const { port } = new URL(url);
   const socket = connect(Number(port), '127.0.0.1');
-  const block = Buffer.concat([Buffer.from([0x82, 0x86]), literalField(':path', path), literalField(':authority', 'front')]);
+  const block = Buffer.concat([
+    Buffer.from([0x82, 0x86]),
+    literalField(':path', path),
+    literalField(':authority', 'front'),
+  ]);
   const header = (length: number, type: number, flags: number, stream: number): Buffer => {
     const h = Buffer.alloc(9);
     h.writeUIntBE(length, 0, 3);
@@ -43,14 +47,26 @@ async function rawH2(url: string): Promise<{ frames: Frame[]; ended: 'fin' | 're
     h.writeUInt32BE(stream, 5);
     return h;
   };
-  socket.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), header(0, 4, 0, 0), header(block.length, 1, 0x5, 1), block]));
+  socket.write(
+    Buffer.concat([
+      Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
+      header(0, 4, 0, 0),
+      header(block.length, 1, 0x5, 1),
+      block,
+    ]),
+  );
   let buf = Buffer.alloc(0);
   const frames: Frame[] = [];
   socket.on('data', (chunk: Buffer) => {
     buf = Buffer.concat([buf, chunk]);
     while (buf.length >= 9 && buf.length >= 9 + buf.readUIntBE(0, 3)) {
       const length = buf.readUIntBE(0, 3);
-      frames.push({ type: buf[3], flags: buf[4], stream: buf.readUInt32BE(5) & 0x7fffffff, payload: buf.subarray(9, 9 + length) });
+      frames.push({
+        type: buf[3],
+        flags: buf[4],
+        stream: buf.readUInt32BE(5) & 0x7fffffff,
+        payload: buf.subarray(9, 9 + length),
+      });
       buf = buf.subarray(9 + length);
       // The answer's end, or its fault on the stream: enough read.
       const last = frames[frames.length - 1];
@@ -112,8 +128,14 @@ describe('the fault front', () => {
   });
 
   const h2Cases: Array<{ cut: Cut; after: (frames: Frame[], ended: string) => void }> = [
-    { cut: { at: 20_000, how: 'rst', code: h2Codes.NO_ERROR }, after: (f) => expect(f.at(-1)).toMatchObject({ type: 3, stream: 1, payload: Buffer.from([0, 0, 0, 0]) }) },
-    { cut: { at: 20_000, how: 'rst', code: h2Codes.CANCEL, timing: 'apart' }, after: (f) => expect(f.at(-1)).toMatchObject({ type: 3, stream: 1, payload: Buffer.from([0, 0, 0, 8]) }) },
+    {
+      cut: { at: 20_000, how: 'rst', code: h2Codes.NO_ERROR },
+      after: (f) => expect(f.at(-1)).toMatchObject({ type: 3, stream: 1, payload: Buffer.from([0, 0, 0, 0]) }),
+    },
+    {
+      cut: { at: 20_000, how: 'rst', code: h2Codes.CANCEL, timing: 'apart' },
+      after: (f) => expect(f.at(-1)).toMatchObject({ type: 3, stream: 1, payload: Buffer.from([0, 0, 0, 8]) }),
+    },
     { cut: { at: 20_000, how: 'end' }, after: (f) => expect(f.at(-1)).toMatchObject({ type: 0, stream: 1, flags: 1 }) },
     {
       cut: { at: 7, how: 'goaway', code: h2Codes.PROTOCOL_ERROR, last: 'below' },
@@ -122,33 +144,39 @@ describe('the fault front', () => {
         expect(ended).toBe('fin');
       },
     },
-    { cut: { at: 7, how: 'goaway', code: h2Codes.NO_ERROR, last: 'at' }, after: (f) => expect(f.at(-1)).toMatchObject({ type: 7, payload: Buffer.from([0, 0, 0, 1, 0, 0, 0, 0]) }) },
+    {
+      cut: { at: 7, how: 'goaway', code: h2Codes.NO_ERROR, last: 'at' },
+      after: (f) => expect(f.at(-1)).toMatchObject({ type: 7, payload: Buffer.from([0, 0, 0, 1, 0, 0, 0, 0]) }),
+    },
     { cut: { at: 0, how: 'fin' }, after: (f, ended) => expect([f.at(-1)?.type, ended]).toEqual([1, 'fin']) },
     // The front closes with SO_LINGER 0 (an RST on the wire); whether a reader that already had data sees a reset or an
     // end is the kernel's (on this Linux, an end), so only the end is checked, and no END_STREAM.
     { cut: { at: 30_000, how: 'tcp-reset' }, after: (_, ended) => expect(['reset', 'fin']).toContain(ended) },
   ];
 
-  it.each(h2Cases)('HTTP/2 $cut.how (code $cut.code, last $cut.last) after $cut.at bytes: the headers, that many bytes of DATA without END_STREAM, then the fault', async ({ cut, after }) => {
-    const front = await frontWith(cut);
-    try {
-      const { frames, ended } = await rawH2(front.url);
-      const onStream = frames.filter((f) => f.stream === 1);
-      expect(onStream[0]).toMatchObject({ type: 1 });
-      expect(onStream[0].flags & 1).toBe(0);
-      const data = onStream.filter((f) => f.type === 0);
-      // A reset may take bytes still unread with it; every other fault leaves exactly `at` bytes.
-      const received = data.reduce((n, f) => n + f.payload.length, 0);
-      if (cut.how === 'tcp-reset') expect(received).toBeLessThanOrEqual(cut.at);
-      else expect(received).toBe(cut.at);
-      expect(Buffer.concat(data.map((f) => f.payload))).toEqual(whole.subarray(0, received));
-      if (cut.how !== 'end') expect(data.every((f) => (f.flags & 1) === 0)).toBe(true);
-      after(frames, ended);
-      expect(front.cuts).toMatchObject([{ protocol: 'h2', key: `GET ${path}`, cut, length: whole.length }]);
-    } finally {
-      await front.close();
-    }
-  });
+  it.each(h2Cases)(
+    'HTTP/2 $cut.how (code $cut.code, last $cut.last) after $cut.at bytes: the headers, that many bytes of DATA without END_STREAM, then the fault',
+    async ({ cut, after }) => {
+      const front = await frontWith(cut);
+      try {
+        const { frames, ended } = await rawH2(front.url);
+        const onStream = frames.filter((f) => f.stream === 1);
+        expect(onStream[0]).toMatchObject({ type: 1 });
+        expect(onStream[0].flags & 1).toBe(0);
+        const data = onStream.filter((f) => f.type === 0);
+        // A reset may take bytes still unread with it; every other fault leaves exactly `at` bytes.
+        const received = data.reduce((n, f) => n + f.payload.length, 0);
+        if (cut.how === 'tcp-reset') expect(received).toBeLessThanOrEqual(cut.at);
+        else expect(received).toBe(cut.at);
+        expect(Buffer.concat(data.map((f) => f.payload))).toEqual(whole.subarray(0, received));
+        if (cut.how !== 'end') expect(data.every((f) => (f.flags & 1) === 0)).toBe(true);
+        after(frames, ended);
+        expect(front.cuts).toMatchObject([{ protocol: 'h2', key: `GET ${path}`, cut, length: whole.length }]);
+      } finally {
+        await front.close();
+      }
+    },
+  );
 
   const h1Cases: Array<{ name: string; cut: () => Cut; framing: () => RegExp; body: (b: Buffer) => void }> = [
     {
@@ -173,7 +201,12 @@ describe('the fault front', () => {
       framing: () => /transfer-encoding: chunked/,
       body: (b) => expect(dechunk(b)).toEqual(whole.subarray(0, 5000)),
     },
-    { name: 'Connection: close, FIN after 1000 bytes', cut: () => ({ at: 1000, how: 'fin', framing: 'close' }), framing: () => /connection: close/, body: (b) => expect(b).toEqual(whole.subarray(0, 1000)) },
+    {
+      name: 'Connection: close, FIN after 1000 bytes',
+      cut: () => ({ at: 1000, how: 'fin', framing: 'close' }),
+      framing: () => /connection: close/,
+      body: (b) => expect(b).toEqual(whole.subarray(0, 1000)),
+    },
   ];
 
   it.each(h1Cases)('HTTP/1.1 $name', async ({ cut, framing, body }) => {

@@ -11,31 +11,35 @@ import { expectNothingLost, mixedOperations, okOf, tempDir, writeJsonl } from '.
  * tests take `expect` and `onTestFinished` from their own context: the global ones belong to whichever test ran last.
  */
 describe.concurrent('feed survives a feed block', () => {
-  it.for(overProtocols)('over $protocol: 507 for a minute, then clear: the feed waits and completes', { timeout: 120_000 }, async ({ protocol }, { expect, onTestFinished }) => {
-    const server = await startDocumentServer({ port: 0, faults: { feedBlock: true } });
-    onTestFinished(() => server.close());
-    const tmp = tempDir();
-    onTestFinished(tmp.cleanup);
-    const ops = mixedOperations(1500, 'block');
-    const failures = join(tmp.dir, 'failures.jsonl');
-    let storedWhenCleared = -1;
-    const clear = setTimeout(() => {
-      storedWhenCleared = server.store.size();
-      server.faults.set({ feedBlock: false });
-    }, 60_000);
-    onTestFinished(() => clearTimeout(clear));
-    // The default backoff for 507 grows to 60 s between tries; capped lower here so the test ends soon after.
-    const summary = await feed(writeJsonl(join(tmp.dir, 'in.jsonl'), ops), {
-      endpoint: server.url,
-      protocol,
-      failures,
-      retryPolicy: { feedBlockMaxDelayMs: 5_000 },
-    });
-    expectSpoke(summary, protocol);
-    expect(storedWhenCleared).toBe(0);
-    expect(server.faults.injected()['feed-block']).toBeGreaterThan(ops.length);
-    expect(summary.responseCodes['507']).toBeGreaterThan(0);
-    expect(summary.retries).toBeGreaterThan(0);
-    expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(0);
-  });
+  it.for(overProtocols)(
+    'over $protocol: 507 for a minute, then clear: the feed waits and completes',
+    { timeout: 120_000 },
+    async ({ protocol }, { expect, onTestFinished }) => {
+      const server = await startDocumentServer({ port: 0, faults: { feedBlock: true } });
+      onTestFinished(() => server.close());
+      const tmp = tempDir();
+      onTestFinished(tmp.cleanup);
+      const ops = mixedOperations(1500, 'block');
+      const failures = join(tmp.dir, 'failures.jsonl');
+      let storedWhenCleared = -1;
+      const clear = setTimeout(() => {
+        storedWhenCleared = server.store.size();
+        server.faults.set({ feedBlock: false });
+      }, 60_000);
+      onTestFinished(() => clearTimeout(clear));
+      // The default backoff for 507 grows to 60 s between tries; capped lower here so the test ends soon after.
+      const summary = await feed(writeJsonl(join(tmp.dir, 'in.jsonl'), ops), {
+        endpoint: server.url,
+        protocol,
+        failures,
+        retryPolicy: { feedBlockMaxDelayMs: 5_000 },
+      });
+      expectSpoke(summary, protocol);
+      expect(storedWhenCleared).toBe(0);
+      expect(server.faults.injected()['feed-block']).toBeGreaterThan(ops.length);
+      expect(summary.responseCodes['507']).toBeGreaterThan(0);
+      expect(summary.retries).toBeGreaterThan(0);
+      expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(0);
+    },
+  );
 });

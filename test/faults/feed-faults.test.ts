@@ -2,9 +2,24 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { feed } from '../../src/feed/index.js';
 import { Feeder } from '../../src/feed/feeder.js';
-import { startDocumentServer, type DocumentServer, type DocumentServerOptions } from '../../src/simulator/document-api/document-server.js';
+import {
+  startDocumentServer,
+  type DocumentServer,
+  type DocumentServerOptions,
+} from '../../src/simulator/document-api/document-server.js';
 import { expectSpoke, overProtocols } from '../support/protocols.js';
-import { expectNothingLost, failureLines, failureReasons, mixedOperations, okOf, quickRetries, storeMap, tempDir, writeJsonl, type Op } from './harness.js';
+import {
+  expectNothingLost,
+  failureLines,
+  failureReasons,
+  mixedOperations,
+  okOf,
+  quickRetries,
+  storeMap,
+  tempDir,
+  writeJsonl,
+  type Op,
+} from './harness.js';
 
 /** The feeder against a simulator that misbehaves on purpose, over each protocol; every test ends with the invariant. */
 describe.each(overProtocols)('feed over $protocol survives', ({ protocol }) => {
@@ -75,7 +90,12 @@ describe.each(overProtocols)('feed over $protocol survives', ({ protocol }) => {
     const { server, dir } = await setup({ faults: { closeRate: 0.1, seed: 7 } });
     const ops = mixedOperations(2000, 'reset');
     const failures = join(dir, 'failures.jsonl');
-    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, protocol, failures, retryPolicy: quickRetries });
+    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), {
+      endpoint: server.url,
+      protocol,
+      failures,
+      retryPolicy: quickRetries,
+    });
     expect(server.faults.injected().close).toBeGreaterThan(50);
     expect(summary.retries).toBeGreaterThan(0);
     expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(0);
@@ -85,7 +105,13 @@ describe.each(overProtocols)('feed over $protocol survives', ({ protocol }) => {
     const { server, dir } = await setup({ faults: { stallRate: 0.02, seed: 3 } });
     const ops = mixedOperations(600, 'stall');
     const failures = join(dir, 'failures.jsonl');
-    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, protocol, failures, requestTimeoutMs: 300, retryPolicy: quickRetries });
+    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), {
+      endpoint: server.url,
+      protocol,
+      failures,
+      requestTimeoutMs: 300,
+      retryPolicy: quickRetries,
+    });
     expect(server.faults.injected().stall).toBeGreaterThan(5);
     expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(0);
   });
@@ -120,7 +146,12 @@ describe.each(overProtocols)('feed over $protocol survives', ({ protocol }) => {
     const { server, dir } = await setup({ faults: { garbageRate: 0.1, seed: 5 } });
     const ops = mixedOperations(2000, 'garbage');
     const failures = join(dir, 'failures.jsonl');
-    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, protocol, failures, retryPolicy: quickRetries });
+    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), {
+      endpoint: server.url,
+      protocol,
+      failures,
+      retryPolicy: quickRetries,
+    });
     expect(server.faults.injected().garbage).toBeGreaterThan(100);
     expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(0);
 
@@ -128,13 +159,23 @@ describe.each(overProtocols)('feed over $protocol survives', ({ protocol }) => {
     // did not apply it, and neither is it counted as done).
     server.faults.set({ garbageRate: 1 });
     const unsafeFailures = join(dir, 'unsafe.jsonl');
-    const unsafe = await feed(writeJsonl(join(dir, 'unsafe-in.jsonl'), [{ update: 'id:ns:music::garbage0', fields: { n: { increment: 1 } } }]), {
-      endpoint: server.url,
-      protocol,
-      failures: unsafeFailures,
-    });
+    const unsafe = await feed(
+      writeJsonl(join(dir, 'unsafe-in.jsonl'), [{ update: 'id:ns:music::garbage0', fields: { n: { increment: 1 } } }]),
+      {
+        endpoint: server.url,
+        protocol,
+        failures: unsafeFailures,
+      },
+    );
     expect(okOf(unsafe)).toBe(0);
-    expect(failureReasons(unsafeFailures)).toEqual([expect.objectContaining({ status: 200, code: 'VB_BAD_RESPONSE', attempts: 1, message: expect.stringMatching(/not JSON: outcome unknown/) })]);
+    expect(failureReasons(unsafeFailures)).toEqual([
+      expect.objectContaining({
+        status: 200,
+        code: 'VB_BAD_RESPONSE',
+        attempts: 1,
+        message: expect.stringMatching(/not JSON: outcome unknown/),
+      }),
+    ]);
     expect(server.store.get('id:ns:music::garbage0')!.fields.n).toBe(-1);
   });
 
@@ -142,7 +183,12 @@ describe.each(overProtocols)('feed over $protocol survives', ({ protocol }) => {
     const { server, dir } = await setup({ faults: { truncateRate: 0.1, seed: 9 } });
     const ops = mixedOperations(2000, 'trunc');
     const failures = join(dir, 'failures.jsonl');
-    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, protocol, failures, retryPolicy: quickRetries });
+    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), {
+      endpoint: server.url,
+      protocol,
+      failures,
+      retryPolicy: quickRetries,
+    });
     expect(server.faults.injected().truncate).toBeGreaterThan(50);
     expect(summary.exceptions).toBeGreaterThan(0);
     expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(0);
@@ -154,27 +200,53 @@ describe.each(overProtocols)('feed over $protocol survives', ({ protocol }) => {
     const big: Op = { put: 'id:ns:music::oversized', fields: { text: 'x'.repeat(10_000) } };
     ops.splice(250, 0, big);
     const failures = join(dir, 'failures.jsonl');
-    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, protocol, failures, compression: 'none' });
+    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), {
+      endpoint: server.url,
+      protocol,
+      failures,
+      compression: 'none',
+    });
     expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(1);
     expect(failureLines(failures)).toEqual([JSON.stringify(big)]);
     expect(failureReasons(failures)).toEqual([
-      expect.objectContaining({ id: 'id:ns:music::oversized', status: 413, attempts: 1, inputLine: 251, message: expect.stringMatching(/exceeds maximum size of 4096 bytes/) }),
+      expect.objectContaining({
+        id: 'id:ns:music::oversized',
+        status: 413,
+        attempts: 1,
+        inputLine: 251,
+        message: expect.stringMatching(/exceeds maximum size of 4096 bytes/),
+      }),
     ]);
   });
 
   it('20% mixed faults for a whole feed', async () => {
     const { server, dir } = await setup({
       // Few stalls: each holds its request (and over HTTP/1.1 its connection) until the request timeout.
-      faults: { errorRate: 0.09, errorStatuses: [429, 502, 503, 504, 507], closeRate: 0.03, stallRate: 0.004, garbageRate: 0.04, truncateRate: 0.04, seed: 2024 },
+      faults: {
+        errorRate: 0.09,
+        errorStatuses: [429, 502, 503, 504, 507],
+        closeRate: 0.03,
+        stallRate: 0.004,
+        garbageRate: 0.04,
+        truncateRate: 0.04,
+        seed: 2024,
+      },
     });
     const ops = mixedOperations(4000, 'mixed');
     const failures = join(dir, 'failures.jsonl');
-    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), { endpoint: server.url, protocol, failures, requestTimeoutMs: 300, retryPolicy: quickRetries });
+    const summary = await feed(writeJsonl(join(dir, 'in.jsonl'), ops), {
+      endpoint: server.url,
+      protocol,
+      failures,
+      requestTimeoutMs: 300,
+      retryPolicy: quickRetries,
+    });
     const injected = server.faults.injected();
     const total = Object.values(injected).reduce((a, b) => a + b, 0);
     // About a fifth of all requests (retries included) met a fault, of every kind.
     expect(total / summary.requests).toBeGreaterThan(0.12);
-    for (const kind of ['error-429', 'error-503', 'error-504', 'error-507', 'close', 'stall', 'garbage', 'truncate']) expect(injected[kind], kind).toBeGreaterThan(0);
+    for (const kind of ['error-429', 'error-503', 'error-504', 'error-507', 'close', 'stall', 'garbage', 'truncate'])
+      expect(injected[kind], kind).toBeGreaterThan(0);
     expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(0);
   });
 });

@@ -6,7 +6,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { feed, type OperationResult } from '../../src/feed/index.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { expectSpoke } from '../support/protocols.js';
-import { expectedStore, failureLines, failureReasons, quickRetries, storeMap, tempDir, writeJsonl, type Op } from './harness.js';
+import {
+  expectedStore,
+  failureLines,
+  failureReasons,
+  quickRetries,
+  storeMap,
+  tempDir,
+  writeJsonl,
+  type Op,
+} from './harness.js';
 
 /**
  * HTTP/2 resets and GOAWAY end to end through `feed()`: a node:http2 server in front of a simulator passes each
@@ -76,7 +85,12 @@ async function startFront(backend: DocumentServer, script: (a: Arrival) => Actio
   const forwarded = new Map<Key, number>();
   const sessions = new Set<ServerHttp2Session>();
   const server = http2.createServer();
-  const forward = async (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, body: Buffer, answer: boolean): Promise<void> => {
+  const forward = async (
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    body: Buffer,
+    answer: boolean,
+  ): Promise<void> => {
     const key = keyOf(headers);
     forwarded.set(key, (forwarded.get(key) ?? 0) + 1);
     const encoding = headers['content-encoding'];
@@ -153,7 +167,9 @@ async function feedThrough(front: Front, ops: Op[], extra: Parameters<typeof fee
   const failed = failureLines(failures);
   expect(results.size).toBe(ops.length);
   expect(summary.ok + failed.length).toBe(ops.length);
-  expect(new Set(failed)).toEqual(new Set(ops.filter((o) => !results.get(keyOfOp(o))!.ok).map((o) => JSON.stringify(o))));
+  expect(new Set(failed)).toEqual(
+    new Set(ops.filter((o) => !results.get(keyOfOp(o))!.ok).map((o) => JSON.stringify(o))),
+  );
   const reasons = new Map(failureReasons(failures).map((r) => [`${r.operation as string} ${r.id as string}`, r]));
   expect(reasons.size).toBe(failed.length);
   return { summary, results, reasons };
@@ -165,7 +181,8 @@ describe('feed over h2 against a server that resets streams (RST_STREAM)', () =>
     // fate; later arrivals are answered.
     const fates: Action[] = ['refuse', 'reset-before', 'reset-after', 'answer'];
     const kinds = ['POST', 'PUT', 'DELETE'];
-    const fateOf = (key: Key): Action => fates[(Number(/(\d+)$/.exec(key)![1]) + kinds.indexOf(key.split(' ')[0])) % fates.length];
+    const fateOf = (key: Key): Action =>
+      fates[(Number(/(\d+)$/.exec(key)![1]) + kinds.indexOf(key.split(' ')[0])) % fates.length];
     const ops: Op[] = [];
     const seeded: Array<{ id: string; fields: Record<string, unknown> }> = [];
     for (let k = 0; k < 40; k++) {
@@ -176,13 +193,18 @@ describe('feed over h2 against a server that resets streams (RST_STREAM)', () =>
       // Not safe to repeat: an increment, and a test-and-set whose condition its own update makes false.
       ops.push({ update: `id:ns:music::c${k}`, fields: { n: { increment: 1 } } });
       ops.push({ update: `id:ns:music::t${k}`, condition: 'music.n == 0', fields: { n: { assign: 1 } } });
-      seeded.push({ id: `id:ns:music::r${k}`, fields: { n: 0 } }, { id: `id:ns:music::c${k}`, fields: { n: 0 } }, { id: `id:ns:music::t${k}`, fields: { n: 0 } });
+      seeded.push(
+        { id: `id:ns:music::r${k}`, fields: { n: 0 } },
+        { id: `id:ns:music::c${k}`, fields: { n: 0 } },
+        { id: `id:ns:music::t${k}`, fields: { n: 0 } },
+      );
     }
     const backend = await backendWith(seeded);
     const front = await startFront(backend, ({ key, arrival }) => (arrival === 1 ? fateOf(key) : 'answer'));
     const { summary, results, reasons } = await feedThrough(front, ops);
 
-    const unsafe = (op: Op): boolean => op.condition !== undefined || JSON.stringify(op.fields ?? {}).includes('increment');
+    const unsafe = (op: Op): boolean =>
+      op.condition !== undefined || JSON.stringify(op.fields ?? {}).includes('increment');
     for (const op of ops) {
       const key = keyOfOp(op);
       const fate = fateOf(key);
@@ -202,8 +224,12 @@ describe('feed over h2 against a server that resets streams (RST_STREAM)', () =>
         // Maybe applied and not safe to repeat: sent once, failed with the transport reason (not a 412 of its own making).
         expect(r.ok, why).toBe(false);
         expect(front.seen.get(key), why).toBe(1);
-        const reason = reasons.get(`update ${(op.update as string)}`);
-        expect(reason, why).toMatchObject({ code: 'VB_TRANSPORT', attempts: 1, message: 'HTTP/2 stream reset by the server: INTERNAL_ERROR' });
+        const reason = reasons.get(`update ${op.update as string}`);
+        expect(reason, why).toMatchObject({
+          code: 'VB_TRANSPORT',
+          attempts: 1,
+          message: 'HTTP/2 stream reset by the server: INTERNAL_ERROR',
+        });
         expect(reason, why).not.toHaveProperty('status');
       }
     }
@@ -212,12 +238,17 @@ describe('feed over h2 against a server that resets streams (RST_STREAM)', () =>
     for (let k = 0; k < 40; k++) {
       for (const prefix of ['c', 't']) {
         const key = keyOfOp({ update: `id:ns:music::${prefix}${k}` });
-        expect(backend.store.get(`id:ns:music::${prefix}${k}`)!.fields.n, key).toBe(fateOf(key) === 'reset-before' ? 0 : 1);
+        expect(backend.store.get(`id:ns:music::${prefix}${k}`)!.fields.n, key).toBe(
+          fateOf(key) === 'reset-before' ? 0 : 1,
+        );
       }
     }
     // The safe ones all applied, in order: the store is what they make.
     const safe = ops.filter((o) => !unsafe(o));
-    const expected = expectedStore([...seeded.filter((d) => d.id.includes('::r')).map((d) => ({ put: d.id, fields: d.fields })), ...safe]);
+    const expected = expectedStore([
+      ...seeded.filter((d) => d.id.includes('::r')).map((d) => ({ put: d.id, fields: d.fields })),
+      ...safe,
+    ]);
     const actual = storeMap(backend);
     for (const id of actual.keys()) if (/::[ct]\d/.test(id)) actual.delete(id);
     expect(actual).toEqual(expected);
@@ -283,7 +314,13 @@ describe('feed over h2 against a server that sends GOAWAY below open streams and
         // server resets the open streams with NO_ERROR as it closes).
         expect(r.ok, why).toBe(false);
         expect(front.seen.get(key), why).toBe(1);
-        expect(reasons.get(`update ${op.update as string}`), why).toMatchObject({ code: 'VB_TRANSPORT', attempts: 1, message: expect.stringMatching(/^(HTTP\/2 stream reset by the server: (INTERNAL_ERROR|NO_ERROR)|other side closed)$/) });
+        expect(reasons.get(`update ${op.update as string}`), why).toMatchObject({
+          code: 'VB_TRANSPORT',
+          attempts: 1,
+          message: expect.stringMatching(
+            /^(HTTP\/2 stream reset by the server: (INTERNAL_ERROR|NO_ERROR)|other side closed)$/,
+          ),
+        });
       } else {
         expect(r.ok, why).toBe(true);
         // Above the last stream id: sent again by the pool, unseen by the feed; applied, unanswered and safe:

@@ -26,7 +26,11 @@ export function mixedOperations(puts: number, prefix = 'f'): Op[] {
   for (let i = 0; i < puts; i++) {
     ops.push({ put: id(i), fields: { title: `title ${i}`, n: i, tags: ['a', String(i % 7)] } });
     const updated = i - 3;
-    if (updated >= 0 && updated % 4 === 0 && updated % 9 !== 1) ops.push({ update: id(updated), fields: { title: { assign: `updated ${updated}` }, n: { assign: -1 - updated } } });
+    if (updated >= 0 && updated % 4 === 0 && updated % 9 !== 1)
+      ops.push({
+        update: id(updated),
+        fields: { title: { assign: `updated ${updated}` }, n: { assign: -1 - updated } },
+      });
     const removed = i - 5;
     if (removed >= 0 && removed % 9 === 1) ops.push({ remove: id(removed) });
   }
@@ -45,7 +49,9 @@ export function storeMap(server: Pick<DocumentServer, 'store'>): Map<string, Rec
 /** The lines of a failure output file (none when it was never created). */
 export function failureLines(path: string): string[] {
   if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8').split('\n').filter((l) => l !== '');
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
 }
 
 export function failureReasons(path: string): Array<Record<string, unknown>> {
@@ -57,7 +63,12 @@ export function failureReasons(path: string): Array<Record<string, unknown>> {
  * and the store holds exactly what the operations that succeeded make. Operations in the failure output are
  * taken as not applied, which holds for every fault that fails an operation before the service applies it.
  */
-export function expectNothingLost(server: Pick<DocumentServer, 'store'>, ops: Op[], okCount: number, failuresPath: string): { failed: number } {
+export function expectNothingLost(
+  server: Pick<DocumentServer, 'store'>,
+  ops: Op[],
+  okCount: number,
+  failuresPath: string,
+): { failed: number } {
   const failed = failureLines(failuresPath);
   expect(okCount + failed.length).toBe(ops.length);
   const failedSet = new Set(failed);
@@ -110,10 +121,21 @@ export interface CliRun {
  */
 export function runCli(
   args: string[],
-  opts: { cwd: string; env?: NodeJS.ProcessEnv; stopWith?: NodeJS.Signals; stopWhen?: (stderr: string) => boolean; pollMs?: number; killAfterMs?: number },
+  opts: {
+    cwd: string;
+    env?: NodeJS.ProcessEnv;
+    stopWith?: NodeJS.Signals;
+    stopWhen?: (stderr: string) => boolean;
+    pollMs?: number;
+    killAfterMs?: number;
+  },
 ): Promise<CliRun> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: opts.cwd,
+      env: { ...process.env, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let signalled = false;

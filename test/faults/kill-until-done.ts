@@ -37,7 +37,8 @@ export async function killTwiceThenFinish(o: KillUntilDoneOptions): Promise<{ no
     const delayMs = 200 + (Math.abs(seededInt(o.seed * 10 + attempt, 0, 1 << 30)) % o.spreadMs);
     let outputSeen: number | undefined;
     const stopWhen = (): boolean => {
-      if (outputSeen === undefined && o.files().some((f) => existsSync(f) && statSync(f).size > 0)) outputSeen = Date.now();
+      if (outputSeen === undefined && o.files().some((f) => existsSync(f) && statSync(f).size > 0))
+        outputSeen = Date.now();
       return outputSeen !== undefined && Date.now() >= outputSeen + delayMs;
     };
     const note = attempt > 0 ? o.before?.() : undefined;

@@ -30,11 +30,25 @@ describe('stopped by a signal, then resumed', () => {
       const stopAt = Math.floor(6000 * (0.1 + 0.5 * Math.random()));
       const why = `${signal} once ${stopAt} documents were stored`;
 
-      const first = await runCli(['feed', '-t', server.url, ...protocolFlag(protocol), '--quiet', '--checkpoint', 'cp.json', '--failures', 'f1.jsonl', 'in.jsonl'], {
-        cwd: dir,
-        stopWith: signal,
-        stopWhen: () => server.store.size() >= stopAt,
-      });
+      const first = await runCli(
+        [
+          'feed',
+          '-t',
+          server.url,
+          ...protocolFlag(protocol),
+          '--quiet',
+          '--checkpoint',
+          'cp.json',
+          '--failures',
+          'f1.jsonl',
+          'in.jsonl',
+        ],
+        {
+          cwd: dir,
+          stopWith: signal,
+          stopWhen: () => server.store.size() >= stopAt,
+        },
+      );
       expect(first.signalled, why).toBe(true);
       expect(first.stderr, why).toMatch(/stopping/);
       // As shells report a process stopped by the signal: 130 after SIGINT, 143 after SIGTERM.
@@ -44,7 +58,20 @@ describe('stopped by a signal, then resumed', () => {
       expect(s1['feeder.ok.count'], why).toBeLessThan(ops.length);
       expect(existsSync(join(dir, 'cp.json')), why).toBe(true);
 
-      const second = await runCli(['feed', '-t', server.url, ...protocolFlag(protocol), '--quiet', '--resume', 'cp.json', '--failures', 'f2.jsonl'], { cwd: dir });
+      const second = await runCli(
+        [
+          'feed',
+          '-t',
+          server.url,
+          ...protocolFlag(protocol),
+          '--quiet',
+          '--resume',
+          'cp.json',
+          '--failures',
+          'f2.jsonl',
+        ],
+        { cwd: dir },
+      );
       expect(second.code, `${why}: ${second.stderr}`).toBe(0);
       const s2 = JSON.parse(second.stdout);
       expectSpoke(s2, protocol);
@@ -62,7 +89,10 @@ describe('stopped by a signal, then resumed', () => {
       // Some 2.5 s of visit (125 pages of 10 in a row per slice, 20 ms each) and a stop in its first 60 %: the rest
       // outlasts a signal's way to the process on a loaded machine (at 8 ms and 80 %, a fast visit had sometimes
       // written everything before SIGINT arrived).
-      const server = await startDocumentServer({ port: 0, faults: { latencyMs: 20, errorRate: 0.03, errorStatuses: [503] } });
+      const server = await startDocumentServer({
+        port: 0,
+        faults: { latencyMs: 20, errorRate: 0.03, errorStatuses: [503] },
+      });
       cleanups.push(() => server.close());
       server.store.seed(Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::s${i}`, fields: { n: i } })));
       const { dir, cleanup } = tempDir();
@@ -71,13 +101,35 @@ describe('stopped by a signal, then resumed', () => {
       const lineBytes = JSON.stringify({ put: 'id:ns:music::s1000', fields: { n: 1000 } }).length + 1;
       const stopAtBytes = Math.floor(documents * (0.1 + 0.5 * Math.random())) * lineBytes;
       const why = `${signal} once ${stopAtBytes} bytes were written`;
-      const args = ['visit', 'ns/music', '-t', server.url, ...protocolFlag(protocol), '--slices', '4', '--no-stream', '--wanted-document-count', '10', '--checkpoint', 'cp.json', '-o', 'out.jsonl', '--quiet'];
+      const args = [
+        'visit',
+        'ns/music',
+        '-t',
+        server.url,
+        ...protocolFlag(protocol),
+        '--slices',
+        '4',
+        '--no-stream',
+        '--wanted-document-count',
+        '10',
+        '--checkpoint',
+        'cp.json',
+        '-o',
+        'out.jsonl',
+        '--quiet',
+      ];
 
-      const first = await runCli(args, { cwd: dir, stopWith: signal, stopWhen: () => existsSync(out) && statSync(out).size >= stopAtBytes });
+      const first = await runCli(args, {
+        cwd: dir,
+        stopWith: signal,
+        stopWhen: () => existsSync(out) && statSync(out).size >= stopAtBytes,
+      });
       expect(first.signalled, why).toBe(true);
       expect(first.stderr, why).toMatch(/stopping/);
       expect(first.code, why).toBe(signal === 'SIGINT' ? 130 : 143);
-      const partial = readFileSync(out, 'utf8').split('\n').filter((l) => l !== '').length;
+      const partial = readFileSync(out, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '').length;
       expect(partial, why).toBeLessThan(documents);
 
       const second = await runCli(args, { cwd: dir });
@@ -85,7 +137,10 @@ describe('stopped by a signal, then resumed', () => {
       const ids = readFileSync(out, 'utf8')
         .split('\n')
         .filter((l) => l !== '')
-        .map((l) => { const d = JSON.parse(l) as { put?: string; id?: string }; return d.put ?? d.id; });
+        .map((l) => {
+          const d = JSON.parse(l) as { put?: string; id?: string };
+          return d.put ?? d.id;
+        });
       // The union of both runs' output: every document, none twice.
       expect(new Set(ids).size, why).toBe(documents);
       expect(ids.length, why).toBe(documents);

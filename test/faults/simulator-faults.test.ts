@@ -25,7 +25,10 @@ describe('simulator faults', () => {
     expect(validateFaultPatch({ stallRate: 1.5 })).toMatch(/'stallRate' must be a number in \[0, 1\]/);
     expect(validateFaultPatch({ garbageRate: 'x' })).toMatch(/'garbageRate'/);
     const server = await start();
-    const res = await request(`${server.url}/_sim/faults`, { method: 'PUT', body: JSON.stringify({ stallRate: 0.25, garbageRate: 0.5, truncateRate: 0.125 }) });
+    const res = await request(`${server.url}/_sim/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ stallRate: 0.25, garbageRate: 0.5, truncateRate: 0.125 }),
+    });
     expect(res.statusCode).toBe(200);
     expect(await res.body.json()).toMatchObject({ stallRate: 0.25, garbageRate: 0.5, truncateRate: 0.125 });
     expect(server.faults.get()).toMatchObject({ stallRate: 0.25, garbageRate: 0.5, truncateRate: 0.125 });
@@ -34,12 +37,25 @@ describe('simulator faults', () => {
 
 describe.each(overProtocols)('simulator faults over $protocol', ({ protocol }) => {
   /** One request to document `id` through a pool of the protocol under test (its own, so a cut connection is its alone). */
-  function call(server: DocumentServer, id: string, req: Omit<TransportRequest, 'path'> = { method: 'GET' }, timeoutMs?: number): Promise<RawResponse> {
-    const pool = createTransport({ origin: server.url, protocol, connections: 1, ...(timeoutMs !== undefined && { timeoutMs }) });
+  function call(
+    server: DocumentServer,
+    id: string,
+    req: Omit<TransportRequest, 'path'> = { method: 'GET' },
+    timeoutMs?: number,
+  ): Promise<RawResponse> {
+    const pool = createTransport({
+      origin: server.url,
+      protocol,
+      connections: 1,
+      ...(timeoutMs !== undefined && { timeoutMs }),
+    });
     cleanups.push(() => pool.destroy());
     return send(pool, { ...req, path: `/document/v1/ns/music/docid/${id}` });
   }
-  const post = (fields: string): Omit<TransportRequest, 'path'> => ({ method: 'POST', body: Buffer.from(`{"fields":${fields}}`) });
+  const post = (fields: string): Omit<TransportRequest, 'path'> => ({
+    method: 'POST',
+    body: Buffer.from(`{"fields":${fields}}`),
+  });
 
   it('garbage: 200 with a body that is not JSON, and the operation not applied', async () => {
     const server = await start({ faults: { garbageRate: 1 } });
@@ -63,7 +79,10 @@ describe.each(overProtocols)('simulator faults over $protocol', ({ protocol }) =
 
   it('stall: no answer and nothing applied; the admission is given back when the client gives up', async () => {
     const server = await start({ faults: { stallRate: 1, queueLimit: 1 } });
-    await expect(call(server, 's1', post('{}'), 200)).rejects.toMatchObject({ code: 'VB_TIMEOUT', failure: 'headers-timeout' });
+    await expect(call(server, 's1', post('{}'), 200)).rejects.toMatchObject({
+      code: 'VB_TIMEOUT',
+      failure: 'headers-timeout',
+    });
     expect(server.store.size()).toBe(0);
     server.faults.set({ stallRate: 0 });
     // With a queue limit of 1, a leaked admission would make this a 429.

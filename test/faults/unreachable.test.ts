@@ -9,7 +9,11 @@ import type { VisitMessage } from '../../src/visit/options.js';
 import type { VisitRun } from '../../src/visit/visitor.js';
 import { connectOptions } from '../../src/http/tls.js';
 import { isVespaBulkError } from '../../src/core/errors.js';
-import { startDocumentServer, DocumentStore, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
+import {
+  startDocumentServer,
+  DocumentStore,
+  type DocumentServer,
+} from '../../src/simulator/document-api/document-server.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 import { expectSpoke, overProtocols } from '../support/protocols.js';
 import { mixedOperations, runCli, tempDir, writeJsonl } from './harness.js';
@@ -34,16 +38,24 @@ const endpoints: Record<string, { url: string; options?: () => Parameters<typeof
 
 beforeAll(async () => {
   pki = makeTestPki();
-  tlsServer = await startDocumentServer({ port: 0, tls: { cert: pki.pem.serverCert, key: pki.pem.serverKey, ca: pki.pem.ca, requireClientCert: true } });
+  tlsServer = await startDocumentServer({
+    port: 0,
+    tls: { cert: pki.pem.serverCert, key: pki.pem.serverKey, ca: pki.pem.ca, requireClientCert: true },
+  });
   endpoints['closed port'] = { url: `http://127.0.0.1:${await closedPort()}` };
   // .invalid never resolves (RFC 6761).
   endpoints['unknown host'] = { url: 'http://vespa-bulk-test.invalid:8080' };
   // The server's certificate is from a CA the client was not given.
   endpoints['untrusted server certificate'] = { url: tlsServer.url };
   // Trusted server, but the client has no certificate where the server demands one.
-  endpoints['client certificate refused'] = { url: tlsServer.url, options: () => ({ ca: pki.files.ca, cert: pki.files.otherClientCert, key: pki.files.otherClientKey }) };
+  endpoints['client certificate refused'] = {
+    url: tlsServer.url,
+    options: () => ({ ca: pki.files.ca, cert: pki.files.otherClientCert, key: pki.files.otherClientKey }),
+  };
   // Plain HTTP spoken to by TLS.
-  endpoints['https to a plain port'] = { url: `https://127.0.0.1:${new URL(tlsServer.url).port === '' ? 1 : (await plainServer()).port}` };
+  endpoints['https to a plain port'] = {
+    url: `https://127.0.0.1:${new URL(tlsServer.url).port === '' ? 1 : (await plainServer()).port}`,
+  };
 });
 
 let plain: DocumentServer | undefined;
@@ -58,7 +70,13 @@ afterAll(async () => {
   pki?.cleanup();
 });
 
-const cases = ['closed port', 'unknown host', 'untrusted server certificate', 'client certificate refused', 'https to a plain port'];
+const cases = [
+  'closed port',
+  'unknown host',
+  'untrusted server certificate',
+  'client certificate refused',
+  'https to a plain port',
+];
 
 describe.each(overProtocols)('fail fast over $protocol: nothing answers at the start', ({ protocol }) => {
   for (const name of cases) {
@@ -100,7 +118,14 @@ describe.each(overProtocols)('fail fast over $protocol: nothing answers at the s
       const retries: VisitMessage[] = [];
       try {
         const visiting = visit(
-          { endpoint: url, protocol, slices: 4, cluster: 'content', onMessage: (m) => retries.push(m), ...(options !== undefined && { tls: connectOptions(options()) }) },
+          {
+            endpoint: url,
+            protocol,
+            slices: 4,
+            cluster: 'content',
+            onMessage: (m) => retries.push(m),
+            ...(options !== undefined && { tls: connectOptions(options()) }),
+          },
           { onStart: (r) => (run = r) },
         );
         for await (const _ of visiting) {
@@ -120,7 +145,9 @@ describe.each(overProtocols)('fail fast over $protocol: nothing answers at the s
 
   it('feed() as a library rejects with VB_UNREACHABLE', async () => {
     const url = endpoints['closed port'].url;
-    await expect(feed([{ put: 'id:ns:music::x', fields: {} }], { endpoint: url, protocol, failures: false, checkpoint: false })).rejects.toMatchObject({ code: 'VB_UNREACHABLE' });
+    await expect(
+      feed([{ put: 'id:ns:music::x', fields: {} }], { endpoint: url, protocol, failures: false, checkpoint: false }),
+    ).rejects.toMatchObject({ code: 'VB_UNREACHABLE' });
   });
 });
 
@@ -139,7 +166,10 @@ describe('fail fast in the CLI', () => {
       expect(fed.stderr).toMatch(/--resume cp\.json/);
       expect(JSON.parse(fed.stdout)['feeder.abandoned.count']).toBe(JSON.parse(fed.stdout)['feeder.operation.count']);
 
-      const visited = await runCli(['visit', 'ns/music', '-t', 'http://vespa-bulk-test.invalid:8080', '--slices', '2'], { cwd: dir });
+      const visited = await runCli(
+        ['visit', 'ns/music', '-t', 'http://vespa-bulk-test.invalid:8080', '--slices', '2'],
+        { cwd: dir },
+      );
       expect(visited.code).toBe(1);
       expect(visited.stdout).toBe('');
       expect(visited.stderr).toContain('nothing answers at http://vespa-bulk-test.invalid:8080');

@@ -24,30 +24,63 @@ describe('visit killed with SIGKILL, then the same command again until done', ()
   const documents = 3000;
   // About 2 KB a document that gzip cannot shrink much, so 1 MiB blocks and gzip members reach the files
   // between checkpoints too (what a kill then leaves past the checkpoint is what the rerun must cut back).
-  const noise = (i: number): string => Array.from({ length: 32 }, (_, k) => createHash('sha256').update(`${i}/${k}`).digest('hex')).join('');
+  const noise = (i: number): string =>
+    Array.from({ length: 32 }, (_, k) => createHash('sha256').update(`${i}/${k}`).digest('hex')).join('');
   const cases = [
     { name: '-o out.jsonl', output: ['-o', 'out.jsonl'], files: (dir: string) => outputFile(dir, 'out.jsonl') },
-    { name: '-o out.jsonl.gz --workers 2', output: ['-o', 'out.jsonl.gz', '--workers', '2'], files: (dir: string) => outputFile(dir, 'out.jsonl.gz') },
-    { name: '--output-dir out --gzip', output: ['--output-dir', 'out', '--gzip'], files: (dir: string) => outputFolder(dir, 'out') },
+    {
+      name: '-o out.jsonl.gz --workers 2',
+      output: ['-o', 'out.jsonl.gz', '--workers', '2'],
+      files: (dir: string) => outputFile(dir, 'out.jsonl.gz'),
+    },
+    {
+      name: '--output-dir out --gzip',
+      output: ['--output-dir', 'out', '--gzip'],
+      files: (dir: string) => outputFolder(dir, 'out'),
+    },
   ];
 
   for (const c of cases) {
     // Two seeds per output form (each case is 12 s of a suite kept near ten minutes): two kill points each.
     for (const { seed, protocol } of alternateProtocols([1, 2].map((seed) => ({ seed })))) {
       it(`${c.name}, seed ${seed} over ${protocol}: every document once, files valid`, async () => {
-        const server = await startDocumentServer({ port: 0, faults: { latencyMs: 20, errorRate: 0.03, errorStatuses: [503] } });
+        const server = await startDocumentServer({
+          port: 0,
+          faults: { latencyMs: 20, errorRate: 0.03, errorStatuses: [503] },
+        });
         cleanups.push(() => server.close());
-        server.store.seed(Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::c${i}`, fields: { n: i, text: noise(i) } })));
+        server.store.seed(
+          Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::c${i}`, fields: { n: i, text: noise(i) } })),
+        );
         const { dir, cleanup } = tempDir();
         cleanups.push(cleanup);
         const files = c.files(dir);
         // What a rerun has to cut back: the bytes written after the last checkpoint (and a cut line or member).
         const before = (): string => {
-          const recorded = existsSync(join(dir, 'cp.json')) ? (JSON.parse(readFileSync(join(dir, 'cp.json'), 'utf8')) as { outputs?: Record<string, number> }).outputs : undefined;
+          const recorded = existsSync(join(dir, 'cp.json'))
+            ? (JSON.parse(readFileSync(join(dir, 'cp.json'), 'utf8')) as { outputs?: Record<string, number> }).outputs
+            : undefined;
           const written = files().reduce((n, f) => n + statSync(f).size, 0);
-          return recorded === undefined ? `no checkpoint yet, starts over from ${written} bytes` : `cuts back ${written - Object.values(recorded).reduce((n, s) => n + s, 0)} bytes`;
+          return recorded === undefined
+            ? `no checkpoint yet, starts over from ${written} bytes`
+            : `cuts back ${written - Object.values(recorded).reduce((n, s) => n + s, 0)} bytes`;
         };
-        const args = ['visit', 'ns/music', '-t', server.url, ...protocolFlag(protocol), '--slices', '4', '--no-stream', '--wanted-document-count', '5', '--checkpoint', 'cp.json', ...c.output, '--quiet'];
+        const args = [
+          'visit',
+          'ns/music',
+          '-t',
+          server.url,
+          ...protocolFlag(protocol),
+          '--slices',
+          '4',
+          '--no-stream',
+          '--wanted-document-count',
+          '5',
+          '--checkpoint',
+          'cp.json',
+          ...c.output,
+          '--quiet',
+        ];
         const { notes, finished } = await killTwiceThenFinish({ args, dir, files, seed, spreadMs: 2000, before });
         expect(finished?.code, `seed ${seed}: ${finished?.stderr ?? 'never finished'}`).toBe(0);
         const summary = JSON.parse(finished!.stdout) as Record<string, unknown>;

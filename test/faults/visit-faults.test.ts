@@ -10,10 +10,15 @@ describe.each(overProtocols)('visit over $protocol survives', ({ protocol }) => 
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  async function seeded(documents: number, faults: Parameters<DocumentServer['faults']['set']>[0]): Promise<DocumentServer> {
+  async function seeded(
+    documents: number,
+    faults: Parameters<DocumentServer['faults']['set']>[0],
+  ): Promise<DocumentServer> {
     const server = await startDocumentServer({ port: 0, visitChunkDocuments: 40 });
     cleanups.push(() => server.close());
-    server.store.seed(Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::v${i}`, fields: { title: `t${i}`, n: i } })));
+    server.store.seed(
+      Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::v${i}`, fields: { title: `t${i}`, n: i } })),
+    );
     server.faults.set(faults);
     return server;
   }

@@ -12,7 +12,11 @@ import { failureLines, failureReasons, runCli, storeMap } from '../faults/harnes
 import { ensureZstd } from '../support/zstd-tool.js';
 import { useFeedFixtures } from './helpers.js';
 
-const lines = (n: number, prefix = 'b'): string => Array.from({ length: n }, (_, i) => `${JSON.stringify({ put: `id:ns:music::${prefix}${i}`, fields: { i, pad: 'x'.repeat(i % 50) } })}\n`).join('');
+const lines = (n: number, prefix = 'b'): string =>
+  Array.from(
+    { length: n },
+    (_, i) => `${JSON.stringify({ put: `id:ns:music::${prefix}${i}`, fields: { i, pad: 'x'.repeat(i % 50) } })}\n`,
+  ).join('');
 
 /** A gzip file of `text` cut to `share` of its length, and what gunzip can still read of it: whole lines and the cut one. */
 function truncatedGzip(path: string, text: string, share: number): { whole: number; cut: string } {
@@ -43,7 +47,10 @@ describe('a compressed input that breaks off', () => {
       expect(read).toHaveLength(whole + 1);
       expect(read.slice(0, -1).every((i) => i.error === undefined)).toBe(true);
       const last = read.at(-1)!;
-      expect(last.error).toMatchObject({ code: 'VB_BROKEN_INPUT', message: 'unexpected end of gzip data (the input is cut short or corrupt)' });
+      expect(last.error).toMatchObject({
+        code: 'VB_BROKEN_INPUT',
+        message: 'unexpected end of gzip data (the input is cut short or corrupt)',
+      });
       expect(last.line).toBe(whole + 1);
       expect(last.bytes.toString()).toBe(cut);
     }
@@ -70,7 +77,10 @@ describe('a compressed input that breaks off', () => {
     // zlib gives nothing of the step that found the mismatch (up to a chunk of output): the lines before it, as written.
     expect(before.length).toBeGreaterThan(10_000);
     expect(before.map((i) => `${i.bytes.toString()}\n`).join('')).toBe(text.slice(0, c.at(-1)!.offset));
-    expect(c.at(-1)).toMatchObject({ line: before.length + 1, error: { code: 'VB_BROKEN_INPUT', message: 'corrupt gzip data: incorrect data check' } });
+    expect(c.at(-1)).toMatchObject({
+      line: before.length + 1,
+      error: { code: 'VB_BROKEN_INPUT', message: 'corrupt gzip data: incorrect data check' },
+    });
   });
 
   for (const workers of [1, 2]) {
@@ -88,9 +98,24 @@ describe('a compressed input that breaks off', () => {
       expect(outcome.summary).toMatchObject({ ok: whole + 10, errors: 1, operations: whole + 11 });
       expect(storeMap(s).size).toBe(whole + 10);
       expect(failureLines(failures)).toEqual([cut]);
-      expect(failureReasons(failures)).toEqual([{ line: 1, input: broken, inputLine: whole + 1, message: 'unexpected end of gzip data (the input is cut short or corrupt)', attempts: 0, code: 'VB_BROKEN_INPUT' }]);
+      expect(failureReasons(failures)).toEqual([
+        {
+          line: 1,
+          input: broken,
+          inputLine: whole + 1,
+          message: 'unexpected end of gzip data (the input is cut short or corrupt)',
+          attempts: 0,
+          code: 'VB_BROKEN_INPUT',
+        },
+      ]);
       const saved = await readFeedCheckpoint(checkpoint);
-      expect(saved).toMatchObject({ position: null, reason: 'finished', ok: whole + 10, errors: 1, failureMark: { lines: 1 } });
+      expect(saved).toMatchObject({
+        position: null,
+        reason: 'finished',
+        ok: whole + 10,
+        errors: 1,
+        failureMark: { lines: 1 },
+      });
     });
   }
 
@@ -106,7 +131,10 @@ describe('a compressed input that breaks off', () => {
     try {
       const url = `http://127.0.0.1:${(web.address() as AddressInfo).port}/cut.jsonl.gz`;
       const failures = join(d, 'failures.jsonl');
-      const outcome = await new Feeder({ endpoint: s.url, failures, rows: { id: 'id:shop:product::{sku}' } }).run([url, join(d, 'cut.csv.gz')]);
+      const outcome = await new Feeder({ endpoint: s.url, failures, rows: { id: 'id:shop:product::{sku}' } }).run([
+        url,
+        join(d, 'cut.csv.gz'),
+      ]);
       expect(outcome.summary.errors).toBe(2);
       const reasons = failureReasons(failures);
       expect(reasons.map((r) => [r.input, r.code])).toEqual([

@@ -16,8 +16,16 @@ describe('FailureWriter', () => {
     cleanups.push(cleanup);
     const w = new FailureWriter(join(dir, 'f.jsonl'));
     const pretty = Buffer.from('{\n  "put": "id:a:b::1",\n  "fields": {"t": "x"}\n}');
-    w.write(pretty, { input: 'in.json', inputLine: 2, id: 'id:a:b::1', operation: 'put', status: 400, message: 'bad', attempts: 1 }, false);
-    w.write(Buffer.from('not json\nat all'), { input: 'in.json', inputLine: 9, message: 'not a JSON object', attempts: 0, code: 'VB_BAD_JSON' }, true);
+    w.write(
+      pretty,
+      { input: 'in.json', inputLine: 2, id: 'id:a:b::1', operation: 'put', status: 400, message: 'bad', attempts: 1 },
+      false,
+    );
+    w.write(
+      Buffer.from('not json\nat all'),
+      { input: 'in.json', inputLine: 9, message: 'not a JSON object', attempts: 0, code: 'VB_BAD_JSON' },
+      true,
+    );
     await w.close();
     const text = readFileSync(join(dir, 'f.jsonl'), 'utf8');
     const items: RawItem[] = [];
@@ -26,9 +34,21 @@ describe('FailureWriter', () => {
     s.end(items);
     expect(JSON.parse(items[0].bytes.toString())).toEqual(JSON.parse(pretty.toString()));
     expect(text).toContain('not json\nat all\n');
-    const reasons = readFileSync(join(dir, 'f.jsonl.reasons.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const reasons = readFileSync(join(dir, 'f.jsonl.reasons.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(reasons).toEqual([
-      { line: 1, input: 'in.json', inputLine: 2, id: 'id:a:b::1', operation: 'put', status: 400, message: 'bad', attempts: 1 },
+      {
+        line: 1,
+        input: 'in.json',
+        inputLine: 2,
+        id: 'id:a:b::1',
+        operation: 'put',
+        status: 400,
+        message: 'bad',
+        attempts: 1,
+      },
       { line: 2, input: 'in.json', inputLine: 9, message: 'not a JSON object', attempts: 0, code: 'VB_BAD_JSON' },
     ]);
   });
@@ -39,6 +59,8 @@ describe('FailureWriter', () => {
     const w = new FailureWriter(join(dir, 'f.jsonl'));
     await w.close();
     expect(existsSync(join(dir, 'f.jsonl'))).toBe(false);
-    expect(defaultFailuresPath(new Date('2026-01-02T03:04:05.678Z'))).toBe('vespa-bulk-failures-20260102T030405Z.jsonl');
+    expect(defaultFailuresPath(new Date('2026-01-02T03:04:05.678Z'))).toBe(
+      'vespa-bulk-failures-20260102T030405Z.jsonl',
+    );
   });
 });

@@ -44,7 +44,10 @@ describe('vespa-bulk feed --resume: the target of the checkpoint', () => {
     expect(b.store.size()).toBe(0);
     expect(a.store.size()).toBe(onA);
 
-    const moved = await runCli(['feed', '-q', '--resume', 'elsewhere.json', '--resume-to-other-target'], { cwd: d, env });
+    const moved = await runCli(['feed', '-q', '--resume', 'elsewhere.json', '--resume-to-other-target'], {
+      cwd: d,
+      env,
+    });
     expect(moved.code).toBe(0);
     expect(b.store.size()).toBeGreaterThan(0);
     expect(b.store.size()).toBeLessThanOrEqual(n);
@@ -68,18 +71,25 @@ describe('vespa-bulk feed --resume: the target of the checkpoint', () => {
     const n = 6_000;
     writeFileSync(join(d, 'in.csv'), `sku,i\n${Array.from({ length: n }, (_, i) => `p${i},${i}`).join('\n')}\n`);
     const table = ['--id', 'id:shop:product::{sku}', '--operation', 'update', '--create'];
-    const first = await runCli(['feed', '-t', a.url, '--progress', '0.2', '--checkpoint', 'cp.json', ...table, 'in.csv'], {
-      cwd: d,
-      env,
-      stopWith: 'SIGINT',
-      stopWhen: (stderr) => /ok [1-9],\d{3}/.test(stderr),
-    });
+    const first = await runCli(
+      ['feed', '-t', a.url, '--progress', '0.2', '--checkpoint', 'cp.json', ...table, 'in.csv'],
+      {
+        cwd: d,
+        env,
+        stopWith: 'SIGINT',
+        stopWhen: (stderr) => /ok [1-9],\d{3}/.test(stderr),
+      },
+    );
     expect(first.code).toBe(130);
-    expect(JSON.parse(readFileSync(join(d, 'cp.json'), 'utf8')).options).toEqual({ rows: { id: 'id:shop:product::{sku}', operation: 'update', create: true } });
+    expect(JSON.parse(readFileSync(join(d, 'cp.json'), 'utf8')).options).toEqual({
+      rows: { id: 'id:shop:product::{sku}', operation: 'update', create: true },
+    });
 
     const other = await runCli(['feed', '--resume', 'cp.json', '--operation', 'put'], { cwd: d, env });
     expect(other.code).toBe(2);
-    expect(other.stderr).toContain("checkpoint 'cp.json' was written with --operation update, not with --operation put");
+    expect(other.stderr).toContain(
+      "checkpoint 'cp.json' was written with --operation update, not with --operation put",
+    );
     const dry = await runCli(['feed', '--resume', 'cp.json', '--dry-run'], { cwd: d, env });
     expect(dry.code).toBe(2);
     expect(dry.stderr).toContain('written without --dry-run, not with --dry-run');
@@ -98,13 +108,17 @@ describe('vespa-bulk feed --resume: the target of the checkpoint', () => {
 describe('vespa-bulk feed without --checkpoint', () => {
   const { server, dir } = useFeedFixtures();
 
-  it("removes what a killed run left beside its default checkpoint, and nothing else", async () => {
+  it('removes what a killed run left beside its default checkpoint, and nothing else', async () => {
     const s = await server();
     const d = dir();
     writeJsonl(join(d, 'in.jsonl'), [{ put: 'id:ns:music::x', fields: {} }]);
     // Above the largest pid_max Linux allows: no process has it.
     const left = 'vespa-bulk-checkpoint-20200101T000000Z.json.4194305.1.tmp';
-    const kept = ['vespa-bulk-checkpoint-20200101T000000Z.json', 'mine.json.4194305.1.tmp', 'vespa-bulk-checkpoint-20200101T000000Z.json.1.1.tmp'];
+    const kept = [
+      'vespa-bulk-checkpoint-20200101T000000Z.json',
+      'mine.json.4194305.1.tmp',
+      'vespa-bulk-checkpoint-20200101T000000Z.json.1.1.tmp',
+    ];
     for (const name of [left, ...kept]) writeFileSync(join(d, name), 'x');
     const run = await runCli(['feed', '-q', '-t', s.url, 'in.jsonl'], { cwd: d });
     expect(run.code).toBe(0);

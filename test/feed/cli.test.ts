@@ -14,7 +14,10 @@ interface Run {
   stderr: string;
 }
 
-function runCli(args: string[], opts: { cwd: string; stdin?: string; interruptWhen?: (stderr: string) => boolean }): Promise<Run> {
+function runCli(
+  args: string[],
+  opts: { cwd: string; stdin?: string; interruptWhen?: (stderr: string) => boolean },
+): Promise<Run> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [bin, ...args], { cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -50,7 +53,10 @@ describe('vespa-bulk feed (CLI)', () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     const n = 12_000;
-    writeFileSync(join(dir, 'in.jsonl'), Array.from({ length: n }, (_, i) => JSON.stringify({ put: `id:ns:music::c${i}`, fields: { i } })).join('\n'));
+    writeFileSync(
+      join(dir, 'in.jsonl'),
+      Array.from({ length: n }, (_, i) => JSON.stringify({ put: `id:ns:music::c${i}`, fields: { i } })).join('\n'),
+    );
     const first = await runCli(['feed', '-t', server.url, '--progress', '0.2', '--checkpoint', 'cp.json', 'in.jsonl'], {
       cwd: dir,
       // The progress line writes thousands with separators: 'ok 1,044'.
@@ -60,7 +66,11 @@ describe('vespa-bulk feed (CLI)', () => {
     // Stopped by Ctrl-C: 130, as shells expect.
     expect(first.code).toBe(130);
     // The last progress line says so, with no ETA left over from before the stop.
-    const last = first.stderr.split('\n').filter((l) => l.startsWith('feed ')).at(-1) ?? '';
+    const last =
+      first.stderr
+        .split('\n')
+        .filter((l) => l.startsWith('feed '))
+        .at(-1) ?? '';
     expect(last).toMatch(/^feed stopped /);
     expect(last).not.toContain('eta');
     const s1 = JSON.parse(first.stdout);
@@ -96,7 +106,12 @@ describe('vespa-bulk feed (CLI)', () => {
     expect(files).toHaveLength(1);
     expect(r.stderr).toContain(files[0]);
     expect(readFileSync(join(dir, files[0]), 'utf8')).toBe('{"put":"id:ns:music::s2","fields":{},"oops":1}\n');
-    expect(JSON.parse(readFileSync(join(dir, `${files[0]}.reasons.jsonl`), 'utf8'))).toMatchObject({ line: 1, input: '-', inputLine: 2, code: 'VB_BAD_OPERATION' });
+    expect(JSON.parse(readFileSync(join(dir, `${files[0]}.reasons.jsonl`), 'utf8'))).toMatchObject({
+      line: 1,
+      input: '-',
+      inputLine: 2,
+      code: 'VB_BAD_OPERATION',
+    });
     expect(server.store.get('id:ns:music::s1')).toBeDefined();
   });
 
@@ -124,7 +139,10 @@ describe('vespa-bulk feed (CLI)', () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     writeFileSync(join(dir, 'in.jsonl'), '{"remove":"id:ns:music::t"}\n');
-    const r = await runCli(['feed', '-t', server.url, '-q', '--token', 'tok123', '--header', 'X-Extra: yes', 'in.jsonl'], { cwd: dir });
+    const r = await runCli(
+      ['feed', '-t', server.url, '-q', '--token', 'tok123', '--header', 'X-Extra: yes', 'in.jsonl'],
+      { cwd: dir },
+    );
     expect(r.code).toBe(0);
     expect(server.requests[0].headers.authorization).toBe('Bearer tok123');
     expect(server.requests[0].headers['x-extra']).toBe('yes');
@@ -137,11 +155,16 @@ describe('vespa-bulk feed (CLI)', () => {
     cleanups.push(() => h1.close());
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
-    writeFileSync(join(dir, 'in.jsonl'), '{"put":"id:ns:music::p1","fields":{}}\n{"put":"id:ns:music::p2","fields":{}}\n');
+    writeFileSync(
+      join(dir, 'in.jsonl'),
+      '{"put":"id:ns:music::p1","fields":{}}\n{"put":"id:ns:music::p2","fields":{}}\n',
+    );
 
     const auto = await runCli(['feed', '-t', h2.url, 'in.jsonl'], { cwd: dir });
     expect(auto.code).toBe(0);
-    expect(auto.stderr.match(/vespa-bulk: speaking HTTP\/2 to http:\/\/127\.0\.0\.1:\d+ \(--protocol auto\)/g)).toHaveLength(1);
+    expect(
+      auto.stderr.match(/vespa-bulk: speaking HTTP\/2 to http:\/\/127\.0\.0\.1:\d+ \(--protocol auto\)/g),
+    ).toHaveLength(1);
     expect(JSON.parse(auto.stdout)['http.protocol']).toBe('h2');
 
     const fallback = await runCli(['feed', '-t', h1.url, 'in.jsonl'], { cwd: dir });
@@ -151,7 +174,9 @@ describe('vespa-bulk feed (CLI)', () => {
 
     const refused = await runCli(['feed', '-t', h1.url, '--http2', 'in.jsonl'], { cwd: dir });
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/does not speak HTTP\/2 \(.*answered the HTTP\/2 preface with 'HTTP\/1\.1 400 Bad Request'\); use --protocol auto or --protocol http1\.1/);
+    expect(refused.stderr).toMatch(
+      /does not speak HTTP\/2 \(.*answered the HTTP\/2 preface with 'HTTP\/1\.1 400 Bad Request'\); use --protocol auto or --protocol http1\.1/,
+    );
     expect(h1.requests).toHaveLength(2);
 
     const conflict = await runCli(['feed', '-t', h1.url, '--http2', '--protocol', 'http1.1', 'in.jsonl'], { cwd: dir });

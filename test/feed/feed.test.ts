@@ -33,7 +33,9 @@ describe('feed against the simulator', () => {
   it('stores a corpus of every operation type and id form exactly (JSONL and JSON array)', async () => {
     const { server, dir } = await setup();
     const ops: Op[] = [];
-    awkwardIds.forEach((id, i) => ops.push({ put: id, fields: { title: `t${i}`, n: i, tags: ['a', 'b'], nested: { s: 'x"}{' } } }));
+    awkwardIds.forEach((id, i) =>
+      ops.push({ put: id, fields: { title: `t${i}`, n: i, tags: ['a', 'b'], nested: { s: 'x"}{' } } }),
+    );
     ops.push({ id: 'id:ns:music::alias', fields: { title: 'by id key' } });
     ops.push({ update: awkwardIds[0], fields: { title: { assign: 'updated' }, n: { assign: null } } });
     ops.push({ update: 'id:ns:music::created', create: true, fields: { title: { assign: 'created by update' } } });
@@ -47,7 +49,11 @@ describe('feed against the simulator', () => {
     writeFileSync(join(dir, 'b.json'), JSON.stringify(ops.slice(half), null, 2));
 
     const results: OperationResult[] = [];
-    const summary = await feed([join(dir, 'a.jsonl'), join(dir, 'b.json')], { endpoint: server.url, failures: join(dir, 'f.jsonl'), onResult: (r) => results.push(r) });
+    const summary = await feed([join(dir, 'a.jsonl'), join(dir, 'b.json')], {
+      endpoint: server.url,
+      failures: join(dir, 'f.jsonl'),
+      onResult: (r) => results.push(r),
+    });
 
     expect(summary.errors).toBe(0);
     expect(summary.ok).toBe(ops.length);
@@ -64,7 +70,9 @@ describe('feed against the simulator', () => {
     for (let round = 0; round < 30; round++) {
       for (let d = 0; d < 20; d++) {
         const id = `id:ns:music::doc-${d}`;
-        ops.push(round % 3 === 2 ? { update: id, fields: { round: { assign: round } } } : { put: id, fields: { round, d } });
+        ops.push(
+          round % 3 === 2 ? { update: id, fields: { round: { assign: round } } } : { put: id, fields: { round, d } },
+        );
       }
     }
     writeFileSync(join(dir, 'ops.jsonl'), jsonl(ops));
@@ -146,9 +154,17 @@ describe('feed against the simulator', () => {
     ]);
     const failedText = readFileSync(failures, 'utf8');
     expect(failedText.split('\n')).toContain('this is not json');
-    const reasons = readFileSync(`${failures}.reasons.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const reasons = readFileSync(`${failures}.reasons.jsonl`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(reasons).toHaveLength(8);
-    expect(reasons.find((r) => r.id === 'id:ns:music::6')).toMatchObject({ status: 507, operation: 'put', inputLine: 8, input: join(dir, 'in.jsonl') });
+    expect(reasons.find((r) => r.id === 'id:ns:music::6')).toMatchObject({
+      status: 507,
+      operation: 'put',
+      inputLine: 8,
+      input: join(dir, 'in.jsonl'),
+    });
     expect(reasons.find((r) => r.id === 'id:ns:music::6').attempts).toBeGreaterThan(1);
 
     server.faults.set({ feedBlock: false });
@@ -173,7 +189,11 @@ describe('feed against the simulator', () => {
       server.faults.set({ feedBlock: false });
     }, 300);
     cleanups.push(() => clearTimeout(clear));
-    const summary = await feed(join(dir, 'in.jsonl'), { endpoint: server.url, failures: join(dir, 'f.jsonl'), retryPolicy: fastRetries });
+    const summary = await feed(join(dir, 'in.jsonl'), {
+      endpoint: server.url,
+      failures: join(dir, 'f.jsonl'),
+      retryPolicy: fastRetries,
+    });
     expect(blocked).toBe(true);
     expect(summary.ok).toBe(200);
     expect(summary.responseCodes['507']).toBeGreaterThan(0);
@@ -182,7 +202,8 @@ describe('feed against the simulator', () => {
 
   it('reads stdin, gzip files, Readable streams and async iterables of strings and objects', async () => {
     const { server, dir } = await setup();
-    const make = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ put: `id:ns:music::${prefix}${i}`, fields: { i } }));
+    const make = (prefix: string, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ put: `id:ns:music::${prefix}${i}`, fields: { i } }));
     writeFileSync(join(dir, 'z.jsonl.gz'), gzipSync(jsonl(make('gz', 300))));
     const stdin = Readable.from([Buffer.from(jsonl(make('stdin', 100)))]);
     const s1 = await feed(['-', join(dir, 'z.jsonl.gz')], { endpoint: server.url, stdin, failures: false });
@@ -206,7 +227,12 @@ describe('feed against the simulator', () => {
     const seen: string[] = [];
     let total = 0;
     for (let i = 0; i < 3; i++) {
-      const s = await feed(join(dir, 'in.jsonl'), { endpoint: server.url, shard: { index: i, count: 3 }, failures: false, onResult: (r) => seen.push(r.id!) });
+      const s = await feed(join(dir, 'in.jsonl'), {
+        endpoint: server.url,
+        shard: { index: i, count: 3 },
+        failures: false,
+        onResult: (r) => seen.push(r.id!),
+      });
       expect(s.skipped).toBe(500 - s.ok);
       expect(s.ok).toBeGreaterThan(100);
       total += s.ok;
@@ -245,9 +271,21 @@ describe('feed against the simulator', () => {
   it('reports each result to the callback with the response body', async () => {
     const { server } = await setup();
     const results: OperationResult[] = [];
-    await feed([{ put: 'id:ns:music::cb', fields: {} }], { endpoint: server.url, failures: false, onResult: (r) => results.push(r) });
+    await feed([{ put: 'id:ns:music::cb', fields: {} }], {
+      endpoint: server.url,
+      failures: false,
+      onResult: (r) => results.push(r),
+    });
     expect(results).toEqual([
-      expect.objectContaining({ ok: true, id: 'id:ns:music::cb', kind: 'put', status: 200, attempts: 1, line: 1, body: expect.objectContaining({ id: 'id:ns:music::cb' }) }),
+      expect.objectContaining({
+        ok: true,
+        id: 'id:ns:music::cb',
+        kind: 'put',
+        status: 200,
+        attempts: 1,
+        line: 1,
+        body: expect.objectContaining({ id: 'id:ns:music::cb' }),
+      }),
     ]);
   });
 });

@@ -22,7 +22,7 @@ function reasonsOf(failures: string): Array<Record<string, unknown>> {
 describe('ids with n= as the Go client reads them', () => {
   const { server, dir } = useFeedFixtures();
 
-  it("feeds n=+5 to /number/5/; a negative n fails alone with its reason, the feed goes on and counts it failed", async () => {
+  it('feeds n=+5 to /number/5/; a negative n fails alone with its reason, the feed goes on and counts it failed', async () => {
     const s = await server();
     const d = dir();
     const input = join(d, 'in.jsonl');
@@ -43,13 +43,16 @@ describe('ids with n= as the Go client reads them', () => {
     // The service makes the id from the path's number: n=5.
     expect(s.store.get('id:ns:music:n=5:plus')).toBeDefined();
     expect(s.store.get('id:ns:music:n=7:after')).toBeDefined();
-    expect(readFileSync(failures, 'utf8')).toBe('{"put":"id:ns:music:n=-1:minus","fields":{"a":2}}\n{"put":"id:ns:music:n=9223372036854775808:over","fields":{"a":3}}\n');
+    expect(readFileSync(failures, 'utf8')).toBe(
+      '{"put":"id:ns:music:n=-1:minus","fields":{"a":2}}\n{"put":"id:ns:music:n=9223372036854775808:over","fields":{"a":3}}\n',
+    );
     expect(reasonsOf(failures)).toEqual([
       {
         line: 1,
         input,
         inputLine: 2,
-        message: "invalid document id 'id:ns:music:n=-1:minus': 'n=-1' is negative: /document/v1 reads the path's number as unsigned, so no client can write a document with a negative 'n'",
+        message:
+          "invalid document id 'id:ns:music:n=-1:minus': 'n=-1' is negative: /document/v1 reads the path's number as unsigned, so no client can write a document with a negative 'n'",
         attempts: 0,
         code: 'VB_BAD_DOCUMENT_ID',
       },
@@ -57,7 +60,8 @@ describe('ids with n= as the Go client reads them', () => {
         line: 2,
         input,
         inputLine: 3,
-        message: "invalid document id 'id:ns:music:n=9223372036854775808:over': 'n=9223372036854775808' is outside the signed 64-bit range [-9223372036854775808, 9223372036854775807]",
+        message:
+          "invalid document id 'id:ns:music:n=9223372036854775808:over': 'n=9223372036854775808' is outside the signed 64-bit range [-9223372036854775808, 9223372036854775807]",
         attempts: 0,
         code: 'VB_BAD_DOCUMENT_ID',
       },
@@ -68,12 +72,15 @@ describe('ids with n= as the Go client reads them', () => {
 describe('a JSON array with a trailing comma', () => {
   const { server, dir } = useFeedFixtures();
 
-  it('feeds the operations before it, then fails at the comma\'s file and line, exit 1', async () => {
+  it("feeds the operations before it, then fails at the comma's file and line, exit 1", async () => {
     const s = await server();
     const d = dir();
     const input = join(d, 'in.json');
     const failures = join(d, 'failed.jsonl');
-    writeFileSync(input, '[\n  {"put":"id:ns:music::one","fields":{}},\n  {"put":"id:ns:music::two","fields":{}},\n]\n');
+    writeFileSync(
+      input,
+      '[\n  {"put":"id:ns:music::one","fields":{}},\n  {"put":"id:ns:music::two","fields":{}},\n]\n',
+    );
     const run = await runCommand(['feed', '-t', s.url, '-q', '--failures', failures, input]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`${input}:3: invalid JSON: trailing comma before the array's closing ']'`);
@@ -82,7 +89,16 @@ describe('a JSON array with a trailing comma', () => {
     const summary = JSON.parse(run.stdout) as Record<string, number>;
     expect(summary['feeder.ok.count']).toBe(2);
     expect(summary['feeder.error.count']).toBe(1);
-    expect(reasonsOf(failures)).toEqual([{ line: 1, input, inputLine: 3, message: "invalid JSON: trailing comma before the array's closing ']'", attempts: 0, code: 'VB_BAD_JSON' }]);
+    expect(reasonsOf(failures)).toEqual([
+      {
+        line: 1,
+        input,
+        inputLine: 3,
+        message: "invalid JSON: trailing comma before the array's closing ']'",
+        attempts: 0,
+        code: 'VB_BAD_JSON',
+      },
+    ]);
   });
 });
 
@@ -130,12 +146,27 @@ describe('the request size limit', () => {
     const input = join(d, 'in.jsonl');
     const failures = join(d, 'failed.jsonl');
     writeFileSync(input, `${big}\n`);
-    const run = await runCommand(['feed', '-t', s.url, '-q', '--max-request-bytes', '100', '--failures', failures, input]);
+    const run = await runCommand([
+      'feed',
+      '-t',
+      s.url,
+      '-q',
+      '--max-request-bytes',
+      '100',
+      '--failures',
+      failures,
+      input,
+    ]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`${input}:1: put id:ns:music::big: Document operation request size ${bigBody} bytes exceeds maximum size of 100 bytes`);
+    expect(run.stderr).toContain(
+      `${input}:1: put id:ns:music::big: Document operation request size ${bigBody} bytes exceeds maximum size of 100 bytes`,
+    );
     expect(reasonsOf(failures)[0]).toMatchObject({ code: 'VB_REQUEST_TOO_LARGE', inputLine: 1 });
 
-    await expect(feed(input, { endpoint: s.url, maxRequestBytes: 0 })).rejects.toMatchObject({ code: 'VB_USAGE', message: 'maxRequestBytes must be an integer >= 1, not 0' });
+    await expect(feed(input, { endpoint: s.url, maxRequestBytes: 0 })).rejects.toMatchObject({
+      code: 'VB_USAGE',
+      message: 'maxRequestBytes must be an integer >= 1, not 0',
+    });
 
     const client = new DocumentClient({ endpoint: s.url, maxRequestBytes: 100 });
     try {

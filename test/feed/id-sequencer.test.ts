@@ -40,42 +40,45 @@ describe('IdSequencer', () => {
     ['8 ids', 8, 5000],
     // More ids under way than the table's first size: it grows, probes collide and deletions shift entries back.
     ['3,000 ids', 3000, 40000],
-  ])('lets through every operation exactly once, one at a time per id, in input order (property, %s)', (_name, ids, steps) => {
-    const s = new IdSequencer<{ id: string; n: number }>();
-    let seed = 12345;
-    const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
-    const underWay: { id: string; n: number }[] = [];
-    const sent: { id: string; n: number }[] = [];
-    const busy = new Set<string>();
-    const start = (op: { id: string; n: number }) => {
-      expect(busy.has(op.id)).toBe(false);
-      busy.add(op.id);
-      underWay.push(op);
-      sent.push(op);
-    };
-    let n = 0;
-    for (let step = 0; step < steps; step++) {
-      if (rand() < 0.55) {
-        const op = { id: `id:ns:music::doc-${Math.floor(rand() * ids)}`, n: n++ };
-        if (s.admit(op.id, op)) start(op);
-      } else if (underWay.length > 0) {
-        const [done] = underWay.splice(Math.floor(rand() * underWay.length), 1);
+  ])(
+    'lets through every operation exactly once, one at a time per id, in input order (property, %s)',
+    (_name, ids, steps) => {
+      const s = new IdSequencer<{ id: string; n: number }>();
+      let seed = 12345;
+      const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+      const underWay: { id: string; n: number }[] = [];
+      const sent: { id: string; n: number }[] = [];
+      const busy = new Set<string>();
+      const start = (op: { id: string; n: number }) => {
+        expect(busy.has(op.id)).toBe(false);
+        busy.add(op.id);
+        underWay.push(op);
+        sent.push(op);
+      };
+      let n = 0;
+      for (let step = 0; step < steps; step++) {
+        if (rand() < 0.55) {
+          const op = { id: `id:ns:music::doc-${Math.floor(rand() * ids)}`, n: n++ };
+          if (s.admit(op.id, op)) start(op);
+        } else if (underWay.length > 0) {
+          const [done] = underWay.splice(Math.floor(rand() * underWay.length), 1);
+          busy.delete(done.id);
+          const next = s.release(done.id);
+          if (next !== undefined) start(next);
+        }
+      }
+      while (underWay.length > 0) {
+        const done = underWay.shift()!;
         busy.delete(done.id);
         const next = s.release(done.id);
         if (next !== undefined) start(next);
       }
-    }
-    while (underWay.length > 0) {
-      const done = underWay.shift()!;
-      busy.delete(done.id);
-      const next = s.release(done.id);
-      if (next !== undefined) start(next);
-    }
-    expect(sent.length).toBe(n);
-    expect(s.size).toBe(0);
-    expect(busy.size).toBe(0);
-    const byId = new Map<string, number[]>();
-    for (const op of sent) byId.set(op.id, [...(byId.get(op.id) ?? []), op.n]);
-    for (const ns of byId.values()) expect(ns).toEqual([...ns].sort((a, b) => a - b));
-  });
+      expect(sent.length).toBe(n);
+      expect(s.size).toBe(0);
+      expect(busy.size).toBe(0);
+      const byId = new Map<string, number[]>();
+      for (const op of sent) byId.set(op.id, [...(byId.get(op.id) ?? []), op.n]);
+      for (const ns of byId.values()) expect(ns).toEqual([...ns].sort((a, b) => a - b));
+    },
+  );
 });

@@ -48,7 +48,12 @@ describe('a feed checkpoint knows where it goes', () => {
     const checkpoint = join(d, 'cp.json');
     const failures = join(d, 'failures.jsonl');
     const withCredentials = a.url.replace('http://', 'http://user:secret@') + '/?token=secret';
-    const saved = await stoppedFeed(input, { endpoint: withCredentials, checkpoint, failures, headers: { authorization: 'Bearer secret' } });
+    const saved = await stoppedFeed(input, {
+      endpoint: withCredentials,
+      checkpoint,
+      failures,
+      headers: { authorization: 'Bearer secret' },
+    });
     expect(saved.version).toBe(2);
     expect(saved.endpoint).toBe(a.url);
     expect(readFileSync(checkpoint, 'utf8')).not.toContain('secret');
@@ -58,9 +63,15 @@ describe('a feed checkpoint knows where it goes', () => {
     // Another endpoint: refused before anything is sent, naming both.
     const refused = thrown(() => new Feeder({ resume: checkpoint, failures, endpoint: b.url }));
     expect(refused).toBeInstanceOf(ResumeConflictError);
-    expect(refused).toMatchObject({ code: 'VB_USAGE', option: 'endpoint', message: expect.stringMatching(new RegExp(`${a.url}, not ${b.url}.*resumeToOtherTarget`)) });
+    expect(refused).toMatchObject({
+      code: 'VB_USAGE',
+      option: 'endpoint',
+      message: expect.stringMatching(new RegExp(`${a.url}, not ${b.url}.*resumeToOtherTarget`)),
+    });
     // The same endpoint written otherwise (a trailing slash, credentials) is the same target.
-    expect(resumedOptions({ endpoint: `${a.url.replace('//', '//u:p@')}/` }, saved).endpoint).toBe(`${a.url.replace('//', '//u:p@')}/`);
+    expect(resumedOptions({ endpoint: `${a.url.replace('//', '//u:p@')}/` }, saved).endpoint).toBe(
+      `${a.url.replace('//', '//u:p@')}/`,
+    );
 
     // None given: the recorded one, not the default.
     const outcome = await new Feeder({ resume: checkpoint, failures }).run(input);
@@ -77,7 +88,12 @@ describe('a feed checkpoint knows where it goes', () => {
     const checkpoint = join(d, 'cp.json');
     await stoppedFeed(input, { endpoint: a.url, checkpoint });
     const onA = a.store.size();
-    const outcome = await new Feeder({ resume: checkpoint, checkpoint, endpoint: b.url, resumeToOtherTarget: true }).run(input);
+    const outcome = await new Feeder({
+      resume: checkpoint,
+      checkpoint,
+      endpoint: b.url,
+      resumeToOtherTarget: true,
+    }).run(input);
     expect(outcome.summary.errors).toBe(0);
     expect(a.store.size()).toBe(onA);
     // Everything not finished on a went to b: together they hold every document.
@@ -86,7 +102,7 @@ describe('a feed checkpoint knows where it goes', () => {
     expect((await readFeedCheckpoint(checkpoint)).endpoint).toBe(b.url);
   });
 
-  it('binds no endpoint where nothing answered: the same feed with the target put right goes on, and keeps an earlier run\'s', async () => {
+  it("binds no endpoint where nothing answered: the same feed with the target put right goes on, and keeps an earlier run's", async () => {
     const live = await server({ maxOpsPerSecond: 2000 });
     const gone = await server();
     await gone.close();
@@ -103,7 +119,12 @@ describe('a feed checkpoint knows where it goes', () => {
     const bound = await stoppedFeed(input, { resume: checkpoint, checkpoint, endpoint: live.url });
     expect(bound).toMatchObject({ endpoint: live.url, options: { dryRun: true } });
     // A resume that finds nothing answering keeps the endpoint that has the first part.
-    const again = await new Feeder({ resume: checkpoint, checkpoint, endpoint: gone.url, resumeToOtherTarget: true }).run(input);
+    const again = await new Feeder({
+      resume: checkpoint,
+      checkpoint,
+      endpoint: gone.url,
+      resumeToOtherTarget: true,
+    }).run(input);
     expect(again.stopped).toBe('unreachable');
     expect((await readFeedCheckpoint(checkpoint)).endpoint).toBe(live.url);
   });
@@ -123,13 +144,24 @@ describe('a feed checkpoint knows where it goes', () => {
       const module = join(d, 't.mjs');
       writeFileSync(module, 'export default (op) => ({ ...op, fields: { ...op.fields, t: 1 } });\n');
       const checkpoint = join(d, 'cp.json');
-      const options: FeedOptions = { endpoint: s.url, checkpoint, route: 'indexing', dryRun: true, transform: module, stopGraceMs: 50 };
+      const options: FeedOptions = {
+        endpoint: s.url,
+        checkpoint,
+        route: 'indexing',
+        dryRun: true,
+        transform: module,
+        stopGraceMs: 50,
+      };
       const saved = await stoppedFeed(input, options, 50);
       expect(saved.options).toEqual({ route: 'indexing', dryRun: true, transform: module });
       answering = true;
       const before = s.requests.length;
       // The module named otherwise (relative to the working directory) is the same module.
-      const outcome = await new Feeder({ resume: checkpoint, endpoint: s.url, transform: relative(process.cwd(), module) }).run(input);
+      const outcome = await new Feeder({
+        resume: checkpoint,
+        endpoint: s.url,
+        transform: relative(process.cwd(), module),
+      }).run(input);
       expect(outcome.summary).toMatchObject({ ok: 150, skipped: 50, errors: 0 });
       const resumed = s.requests.slice(before);
       expect(resumed).toHaveLength(150);
@@ -148,7 +180,9 @@ describe('a feed checkpoint knows where it goes', () => {
       }
       // A route, like the endpoint, may be changed on purpose; what the requests carry may not.
       expect(resumedOptions({ route: 'other', resumeToOtherTarget: true }, saved).route).toBe('other');
-      expect(() => new Feeder({ resume: checkpoint, dryRun: false, resumeToOtherTarget: true })).toThrow(ResumeConflictError);
+      expect(() => new Feeder({ resume: checkpoint, dryRun: false, resumeToOtherTarget: true })).toThrow(
+        ResumeConflictError,
+      );
     } finally {
       await s.close();
     }
@@ -156,28 +190,66 @@ describe('a feed checkpoint knows where it goes', () => {
 });
 
 describe('resumedOptions', () => {
-  const recorded = { shard: '1/3', ...recordFeed({ endpoint: 'http://a.example:8080/', rows: { idField: 'sku', operation: 'update', create: true, timestampUnit: 'ms', configUrl: 'http://cfg.example:19071/?x=1' } }) };
+  const recorded = {
+    shard: '1/3',
+    ...recordFeed({
+      endpoint: 'http://a.example:8080/',
+      rows: {
+        idField: 'sku',
+        operation: 'update',
+        create: true,
+        timestampUnit: 'ms',
+        configUrl: 'http://cfg.example:19071/?x=1',
+      },
+    }),
+  };
 
   it('records table settings as given, defaults and schemas in code left out', () => {
-    expect(recordFeed({ rows: { operation: 'put', timestampUnit: 's', create: false, model: { types: new Map() } as never } })).toEqual({ endpoint: 'http://127.0.0.1:8080' });
-    expect(recorded.options).toEqual({ rows: { idField: 'sku', operation: 'update', create: true, timestampUnit: 'ms', configUrl: 'http://cfg.example:19071' } });
+    expect(
+      recordFeed({
+        rows: { operation: 'put', timestampUnit: 's', create: false, model: { types: new Map() } as never },
+      }),
+    ).toEqual({ endpoint: 'http://127.0.0.1:8080' });
+    expect(recorded.options).toEqual({
+      rows: {
+        idField: 'sku',
+        operation: 'update',
+        create: true,
+        timestampUnit: 'ms',
+        configUrl: 'http://cfg.example:19071',
+      },
+    });
     // Not checked until a table needs it: a save must not fail on it.
     expect(recordFeed({ rows: { configUrl: 'cfg:19071' } }).options).toEqual({ rows: { configUrl: 'cfg:19071' } });
   });
 
   it('takes what is left out, keeps what agrees, refuses what differs by its option name', () => {
-    expect(resumedOptions({}, recorded)).toEqual({ endpoint: 'http://a.example:8080', shard: { index: 1, count: 3 }, rows: recorded.options!.rows });
+    expect(resumedOptions({}, recorded)).toEqual({
+      endpoint: 'http://a.example:8080',
+      shard: { index: 1, count: 3 },
+      rows: recorded.options!.rows,
+    });
     const agreeing = resumedOptions({ rows: { idField: 'sku', create: true } }, recorded);
     expect(agreeing.rows).toMatchObject({ idField: 'sku', operation: 'update', create: true });
-    const refused = thrown(() => resumedOptions({ rows: { idField: 'id' } }, recorded, "checkpoint 'cp.json'")) as ResumeConflictError;
+    const refused = thrown(() =>
+      resumedOptions({ rows: { idField: 'id' } }, recorded, "checkpoint 'cp.json'"),
+    ) as ResumeConflictError;
     expect(refused).toMatchObject({ code: 'VB_USAGE', option: 'rows.idField' });
-    expect(refused.message).toBe("checkpoint 'cp.json' was written with rows.idField sku, not with rows.idField id: a resume sends the rest of the feed as it began; give the same, or leave it out to take it from the checkpoint");
+    expect(refused.message).toBe(
+      "checkpoint 'cp.json' was written with rows.idField sku, not with rows.idField id: a resume sends the rest of the feed as it began; give the same, or leave it out to take it from the checkpoint",
+    );
     // The CLI names its flags: a row option is a flag of its own.
-    expect(refused.messageWith((o) => `--${o.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`)).toContain('with --id-field sku, not with --id-field id');
+    expect(refused.messageWith((o) => `--${o.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`)).toContain(
+      'with --id-field sku, not with --id-field id',
+    );
   });
 
   it('takes nothing from and checks nothing against a version 1 checkpoint, but its shard', () => {
-    expect(resumedOptions({ endpoint: 'http://b.example', dryRun: true }, { version: 1, shard: '0/2' })).toEqual({ endpoint: 'http://b.example', dryRun: true, shard: { index: 0, count: 2 } });
+    expect(resumedOptions({ endpoint: 'http://b.example', dryRun: true }, { version: 1, shard: '0/2' })).toEqual({
+      endpoint: 'http://b.example',
+      dryRun: true,
+      shard: { index: 0, count: 2 },
+    });
   });
 
   it('cannot give back a transform function: it must be given again', () => {

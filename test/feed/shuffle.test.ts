@@ -58,14 +58,21 @@ describe('feed --shuffle', () => {
     const path = writeJsonl(join(dir(), 'in.jsonl'), ops);
     const sent: number[] = [];
     // One in flight: the results come in the order the operations were sent.
-    const outcome = await new Feeder({ endpoint: s.url, inflight: 1, shuffle: true, shuffleBuffer: 30, onResult: (r: OperationResult) => sent.push(r.line) }).run(path);
+    const outcome = await new Feeder({
+      endpoint: s.url,
+      inflight: 1,
+      shuffle: true,
+      shuffleBuffer: 30,
+      onResult: (r: OperationResult) => sent.push(r.line),
+    }).run(path);
     expect(outcome.summary.ok).toBe(ops.length);
     expect(storeMap(s)).toEqual(expectedStore(ops));
     expect([...sent].sort((a, b) => a - b)).toEqual(ops.map((_, i) => i + 1));
     expect(sent).not.toEqual([...sent].sort((a, b) => a - b));
     // The lines of one id (5 consecutive lines) were sent in their order.
     const byId = new Map<number, number[]>();
-    for (const line of sent) byId.set(Math.floor((line - 1) / 5), [...(byId.get(Math.floor((line - 1) / 5)) ?? []), line]);
+    for (const line of sent)
+      byId.set(Math.floor((line - 1) / 5), [...(byId.get(Math.floor((line - 1) / 5)) ?? []), line]);
     for (const lines of byId.values()) expect(lines).toEqual([...lines].sort((a, b) => a - b));
   });
 

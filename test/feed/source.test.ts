@@ -8,7 +8,9 @@ import { tempDir } from './helpers.js';
 
 async function collect(gen: AsyncGenerator<SourceBatch>) {
   const out: { input: number; name: string; text: string; line: number; skip: boolean }[] = [];
-  for await (const b of gen) for (const it of b.items) out.push({ input: b.input, name: b.name, text: it.bytes.toString(), line: it.line, skip: it.skip === true });
+  for await (const b of gen)
+    for (const it of b.items)
+      out.push({ input: b.input, name: b.name, text: it.bytes.toString(), line: it.line, skip: it.skip === true });
   return out;
 }
 
@@ -44,6 +46,9 @@ describe('readSources', () => {
   });
 
   it('fails with VB_USAGE naming a file that cannot be read', async () => {
-    await expect(collect(readSources(['/nonexistent/x.jsonl']))).rejects.toMatchObject({ code: 'VB_USAGE', message: expect.stringContaining('/nonexistent/x.jsonl') });
+    await expect(collect(readSources(['/nonexistent/x.jsonl']))).rejects.toMatchObject({
+      code: 'VB_USAGE',
+      message: expect.stringContaining('/nonexistent/x.jsonl'),
+    });
   });
 });

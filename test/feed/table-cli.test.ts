@@ -8,7 +8,11 @@ import { tempDir } from './helpers.js';
 
 const bin = resolve('bin/vespa-bulk.js');
 
-function runCli(args: string[], cwd: string, stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runCli(
+  args: string[],
+  cwd: string,
+  stdin = '',
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -37,14 +41,37 @@ describe('feed of tables from the CLI and over workers', () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     const input = 'sku,price\nA1,10\n,11\nB2,12\n';
-    const r = await runCli(['feed', '-t', server.url, '-q', '--input-format', 'csv', '--id', 'id:shop:product::{sku}', '--operation', 'update', '--create', '--failures', 'f.jsonl', '-'], dir, input);
+    const r = await runCli(
+      [
+        'feed',
+        '-t',
+        server.url,
+        '-q',
+        '--input-format',
+        'csv',
+        '--id',
+        'id:shop:product::{sku}',
+        '--operation',
+        'update',
+        '--create',
+        '--failures',
+        'f.jsonl',
+        '-',
+      ],
+      dir,
+      input,
+    );
     expect(r.code).toBe(1);
     const summary = JSON.parse(r.stdout);
     expect(summary['feeder.ok.count']).toBe(2);
     expect(summary['feeder.error.count']).toBe(1);
     expect(r.stderr).toMatch(/-:3: column 'sku' of the id is empty/);
     expect(server.store.get('id:shop:product::B2')!.fields).toEqual({ price: '12' });
-    expect(JSON.parse(readFileSync(join(dir, 'f.jsonl.reasons.jsonl'), 'utf8'))).toMatchObject({ input: '-', inputLine: 3, code: 'VB_BAD_ROW' });
+    expect(JSON.parse(readFileSync(join(dir, 'f.jsonl.reasons.jsonl'), 'utf8'))).toMatchObject({
+      input: '-',
+      inputLine: 3,
+      code: 'VB_BAD_ROW',
+    });
   });
 
   it('feeds a table over worker threads, each row once', async () => {
@@ -53,7 +80,12 @@ describe('feed of tables from the CLI and over workers', () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     writeFileSync(join(dir, 'w.tsv'), `k\tv\n${Array.from({ length: 200 }, (_, i) => `k${i}\tv${i}`).join('\n')}\n`);
-    const summary = await feed(join(dir, 'w.tsv'), { endpoint: server.url, workers: 2, failures: false, rows: { idField: 'k', documentType: 'doc' } });
+    const summary = await feed(join(dir, 'w.tsv'), {
+      endpoint: server.url,
+      workers: 2,
+      failures: false,
+      rows: { idField: 'k', documentType: 'doc' },
+    });
     expect(summary.ok).toBe(200);
     expect(server.store.all()).toHaveLength(200);
     expect(server.store.get('id:doc:doc::k199')!.fields).toEqual({ v: 'v199' });

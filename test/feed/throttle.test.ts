@@ -100,9 +100,11 @@ describe('AdaptiveThrottle', () => {
   });
 
   it('follows a cluster that slows down and speeds up again, without collapsing', () => {
-    const phases = (s: number): Cluster => (s < 20 || s >= 40 ? { slots: 64, serviceMs: 10 } : { slots: 64, serviceMs: 20 });
+    const phases = (s: number): Cluster =>
+      s < 20 || s >= 40 ? { slots: 64, serviceMs: 10 } : { slots: 64, serviceMs: 20 };
     const r = simulate(phases, 60, new AdaptiveThrottle());
-    const window = (from: number, to: number) => r.rates.slice(from * 10, to * 10).reduce((a, b) => a + b, 0) / ((to - from) * 10);
+    const window = (from: number, to: number) =>
+      r.rates.slice(from * 10, to * 10).reduce((a, b) => a + b, 0) / ((to - from) * 10);
     expect(window(10, 20)).toBeGreaterThan(0.9 * 6400);
     expect(window(30, 40)).toBeGreaterThan(0.9 * 3200);
     expect(window(50, 60)).toBeGreaterThan(0.9 * 6400);

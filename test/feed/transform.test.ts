@@ -51,7 +51,14 @@ describe('feed --transform', () => {
       s.store.put('id:ns:music::old', { x: 1 });
       const { input, module, failures } = setup(dir());
       // With 2 workers shuffled too: the update on 'a' still lands after its put.
-      const outcome = await new Feeder({ endpoint: s.url, workers, transform: module, failures, shuffle: workers === 2, shuffleBuffer: 4 }).run(input);
+      const outcome = await new Feeder({
+        endpoint: s.url,
+        workers,
+        transform: module,
+        failures,
+        shuffle: workers === 2,
+        shuffleBuffer: 4,
+      }).run(input);
       expect(storeMap(s)).toEqual(
         new Map<string, unknown>([
           ['id:ns:music::a', { title: 'A', embedding: { values: [1, 2] }, year: 2000 }],
@@ -63,11 +70,22 @@ describe('feed --transform', () => {
       // a, its update, the remove and two from split succeeded; throw, bad and invalid failed; drop is dropped.
       expect([sum.ok, sum.errors, sum.dropped, sum.operations]).toEqual([5, 3, 1, 8]);
       const lines = failureLines(failures).map((l) => JSON.parse(l) as Op);
-      expect(lines.map((l) => l.put).sort()).toEqual(['id:ns:music::bad', 'id:ns:music::invalid', 'id:ns:music::throw']);
+      expect(lines.map((l) => l.put).sort()).toEqual([
+        'id:ns:music::bad',
+        'id:ns:music::invalid',
+        'id:ns:music::throw',
+      ]);
       const reasons = failureReasons(failures);
       const byLine = new Map(reasons.map((r) => [r.inputLine, r]));
-      expect(byLine.get(3)).toMatchObject({ code: 'VB_TRANSFORM', message: 'transform: cannot take id:ns:music::throw', input: input });
-      expect(byLine.get(4)).toMatchObject({ code: 'VB_TRANSFORM', message: 'transform: returned a string, not an operation object' });
+      expect(byLine.get(3)).toMatchObject({
+        code: 'VB_TRANSFORM',
+        message: 'transform: cannot take id:ns:music::throw',
+        input: input,
+      });
+      expect(byLine.get(4)).toMatchObject({
+        code: 'VB_TRANSFORM',
+        message: 'transform: returned a string, not an operation object',
+      });
       expect(byLine.get(5)).toMatchObject({ code: 'VB_TRANSFORM' });
       expect(String(byLine.get(5)?.message)).toMatch(/^transform: returned an invalid operation: a put needs 'fields'/);
     });
@@ -82,7 +100,9 @@ describe('feed --transform', () => {
     const failures = join(d, 'f.jsonl');
     const outcome = await new Feeder({ endpoint: s.url, transform: module, failures, maxRetries: 0 }).run(input);
     expect(outcome.summary.errors).toBe(1);
-    expect(failureLines(failures).map((l) => JSON.parse(l) as Op)).toEqual([{ put: 'id:ns:music::x', fields: { name: 'X' } }]);
+    expect(failureLines(failures).map((l) => JSON.parse(l) as Op)).toEqual([
+      { put: 'id:ns:music::x', fields: { name: 'X' } },
+    ]);
   });
 
   it('a module that cannot be loaded is a usage error before anything is fed', async () => {
@@ -90,7 +110,10 @@ describe('feed --transform', () => {
     const input = writeJsonl(join(dir(), 'in.jsonl'), ops);
     const missing = join(dir(), 'missing.mjs');
     // The message names the file looked for, not the module of ours that imports it.
-    await expect(new Feeder({ endpoint: s.url, transform: missing }).run(input)).rejects.toMatchObject({ code: 'VB_USAGE', message: `cannot load transform '${missing}': no such file ${missing}` });
+    await expect(new Feeder({ endpoint: s.url, transform: missing }).run(input)).rejects.toMatchObject({
+      code: 'VB_USAGE',
+      message: `cannot load transform '${missing}': no such file ${missing}`,
+    });
     expect(storeMap(s).size).toBe(0);
   });
 
@@ -113,7 +136,9 @@ describe('transformItem', () => {
 
   it('marks the item dropped for null and undefined, passes unreadable JSON on untouched', () => {
     expect((transformItem(() => null, item('{"put":"id:a:b::1","fields":{}}')) as RawItem[])[0].dropped).toBe(true);
-    expect((transformItem(() => undefined, item('{"put":"id:a:b::1","fields":{}}')) as RawItem[])[0].dropped).toBe(true);
+    expect((transformItem(() => undefined, item('{"put":"id:a:b::1","fields":{}}')) as RawItem[])[0].dropped).toBe(
+      true,
+    );
     const broken = item('{"put": oops');
     expect(transformItem(() => ({}), broken)).toEqual([broken]);
   });
@@ -125,6 +150,8 @@ describe('transformItem', () => {
       return { ...op, fields: { ...op.fields, next: (op.fields?.big as bigint) + 1n } };
     }, item('{"put":"id:a:b::1","fields":{"big":9007199254740993,"small":1.5}}')) as RawItem[];
     expect(seen).toBe(9007199254740993n);
-    expect(out[0].bytes.toString()).toBe('{"put":"id:a:b::1","fields":{"big":9007199254740993,"small":1.5,"next":9007199254740994}}');
+    expect(out[0].bytes.toString()).toBe(
+      '{"put":"id:a:b::1","fields":{"big":9007199254740993,"small":1.5,"next":9007199254740994}}',
+    );
   });
 });

@@ -16,22 +16,29 @@ import { tempDir } from './helpers.js';
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** A file server on 127.0.0.1 (https when given a cert) that records the Range header of each request. */
-async function startFileServer(handler: Handler, pki?: TestPki): Promise<{ url: string; ranges: (string | undefined)[]; close: () => Promise<void> }> {
+async function startFileServer(
+  handler: Handler,
+  pki?: TestPki,
+): Promise<{ url: string; ranges: (string | undefined)[]; close: () => Promise<void> }> {
   const ranges: (string | undefined)[] = [];
   const wrapped: Handler = (req, res) => {
     ranges.push(req.headers.range);
     handler(req, res);
   };
-  const server = pki === undefined ? createHttpServer(wrapped) : createHttpsServer({ cert: pki.pem.serverCert, key: pki.pem.serverKey }, wrapped);
+  const server =
+    pki === undefined
+      ? createHttpServer(wrapped)
+      : createHttpsServer({ cert: pki.pem.serverCert, key: pki.pem.serverKey }, wrapped);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   return {
     url: `${pki === undefined ? 'http' : 'https'}://127.0.0.1:${port}`,
     ranges,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -45,13 +52,20 @@ function rangeHandler(body: Buffer, extraHeaders: Record<string, string> = {}): 
       return;
     }
     const from = Number(m[1]);
-    res.writeHead(206, { 'content-length': body.length - from, 'content-range': `bytes ${from}-${body.length - 1}/${body.length}`, ...extraHeaders });
+    res.writeHead(206, {
+      'content-length': body.length - from,
+      'content-range': `bytes ${from}-${body.length - 1}/${body.length}`,
+      ...extraHeaders,
+    });
     res.end(body.subarray(from));
   };
 }
 
 function corpus(n: number): { ops: object[]; text: Buffer } {
-  const ops = Array.from({ length: n }, (_, i) => ({ put: `id:ns:music::doc-${i}`, fields: { n: i, pad: 'x'.repeat(40) } }));
+  const ops = Array.from({ length: n }, (_, i) => ({
+    put: `id:ns:music::doc-${i}`,
+    fields: { n: i, pad: 'x'.repeat(40) },
+  }));
   return { ops, text: Buffer.from(ops.map((o) => JSON.stringify(o)).join('\n') + '\n') };
 }
 
@@ -80,7 +94,10 @@ describe('feed from a URL', () => {
     const sim = await simulator();
     const { text } = corpus(300);
     const gz = gzipSync(text);
-    const s = await files((req, res) => (req.url!.startsWith('/data.jsonl.gz') ? rangeHandler(gz)(req, res) : rangeHandler(text)(req, res)), true);
+    const s = await files(
+      (req, res) => (req.url!.startsWith('/data.jsonl.gz') ? rangeHandler(gz)(req, res) : rangeHandler(text)(req, res)),
+      true,
+    );
     const plain = await feed(`${s.url}/data.jsonl?X-Amz-Signature=abc`, { endpoint: sim.url, tls: { ca: pki.pem.ca } });
     expect(plain.ok).toBe(300);
     const zipped = await feed(`${s.url}/data.jsonl.gz`, { endpoint: sim.url, tls: { ca: pki.pem.ca } });
@@ -165,13 +182,22 @@ describe('feed from a URL', () => {
     const abort = new AbortController();
     const results: OperationResult[] = [];
     const url = `${s.url}/data.jsonl?sig=first`;
-    const first = new Feeder({ endpoint: sim.url, signal: abort.signal, checkpoint, stopGraceMs: 1000, onResult: (r) => void results.push(r) });
+    const first = new Feeder({
+      endpoint: sim.url,
+      signal: abort.signal,
+      checkpoint,
+      stopGraceMs: 1000,
+      onResult: (r) => void results.push(r),
+    });
     const running = first.run(url);
     while (results.length < 60) await new Promise((r) => setTimeout(r, 5));
     abort.abort();
     const outcome = await running;
     expect(outcome.stopped).toBe('interrupted');
-    const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as { inputs: string[]; position: { offset: number; line: number } };
+    const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as {
+      inputs: string[];
+      position: { offset: number; line: number };
+    };
     expect(saved.inputs).toEqual([`${s.url}/data.jsonl?…`]);
     expect(saved.position.offset).toBeGreaterThan(0);
     trickle = false;
@@ -204,8 +230,18 @@ describe('feed from a URL', () => {
   });
 
   it('matches a checkpoint to a URL by origin and path, not by its query', () => {
-    const c: FeedCheckpoint = { version: 1, inputs: ['https://h.example/b/data.jsonl?…'], position: { input: 0, offset: 10, line: 2 }, written: 'now', reason: 'interrupted', ok: 1, errors: 0 };
+    const c: FeedCheckpoint = {
+      version: 1,
+      inputs: ['https://h.example/b/data.jsonl?…'],
+      position: { input: 0, offset: 10, line: 2 },
+      written: 'now',
+      reason: 'interrupted',
+      ok: 1,
+      errors: 0,
+    };
     expect(() => checkResumable(c, ['https://h.example/b/data.jsonl?sig=new'], undefined)).not.toThrow();
-    expect(() => checkResumable(c, ['https://h.example/b/other.jsonl?sig=new'], undefined)).toThrow(expect.objectContaining({ code: 'VB_USAGE' }));
+    expect(() => checkResumable(c, ['https://h.example/b/other.jsonl?sig=new'], undefined)).toThrow(
+      expect.objectContaining({ code: 'VB_USAGE' }),
+    );
   });
 });

@@ -13,7 +13,9 @@ describe('workers and the periodic checkpoint', () => {
 
   /** Mixed operations, every 50th with a key no operation may have: it fails at once, into the failure output. */
   function operations(n: number, prefix: string): Op[] {
-    return mixedOperations(n, prefix).map((o, i) => (i % 50 === 7 ? { put: `id:ns:music::bad${prefix}${i}`, fields: { n: i }, bogus: true } : o));
+    return mixedOperations(n, prefix).map((o, i) =>
+      i % 50 === 7 ? { put: `id:ns:music::bad${prefix}${i}`, fields: { n: i }, bogus: true } : o,
+    );
   }
 
   /** Runs `first` until the checkpoint file has been saved mid-feed at least twice, then stops it (as a crash would leave it). */
@@ -83,7 +85,10 @@ describe('workers and the periodic checkpoint', () => {
       // lists unfinished and those after `readTo`.
       const s2 = second.summary;
       expect(s2.operations + s2.skipped).toBe(ops.length);
-      expect(s2.operations, `${from} -> ${to} workers: checkpoint counted ${saved.ok} ok, ${saved.unfinished!.length} unfinished of ${saved.readTo!.line} read`).toBeLessThanOrEqual(saved.unfinished!.length + ops.length - saved.readTo!.line);
+      expect(
+        s2.operations,
+        `${from} -> ${to} workers: checkpoint counted ${saved.ok} ok, ${saved.unfinished!.length} unfinished of ${saved.readTo!.line} read`,
+      ).toBeLessThanOrEqual(saved.unfinished!.length + ops.length - saved.readTo!.line);
       const finished = JSON.parse(readFileSync(checkpoint, 'utf8')) as FeedCheckpoint;
       expect(finished.position).toBeNull();
     });

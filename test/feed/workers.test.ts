@@ -8,7 +8,16 @@ import { routeId, workerOf } from '../../src/feed/workers/route.js';
 import { packBatch, unpackBatch } from '../../src/feed/workers/batch.js';
 import { FeedStats } from '../../src/feed/stats.js';
 import type { OperationResult } from '../../src/feed/options.js';
-import { expectNothingLost, failureLines, failureReasons, mixedOperations, quickRetries, storeMap, writeJsonl, type Op } from '../faults/harness.js';
+import {
+  expectNothingLost,
+  failureLines,
+  failureReasons,
+  mixedOperations,
+  quickRetries,
+  storeMap,
+  writeJsonl,
+  type Op,
+} from '../faults/harness.js';
 import { expectedStore, useFeedFixtures } from './helpers.js';
 
 /** `feed --workers N` over loopback against the simulator: one feed, whatever N. */
@@ -19,7 +28,8 @@ describe('feed with worker threads', () => {
   function sequencedOperations(ids: number, k: number): Op[] {
     const ops: Op[] = [];
     for (let i = 0; i < ids; i++) ops.push({ put: `id:ns:music::s${i}`, fields: { n: 0 } });
-    for (let step = 1; step <= k; step++) for (let i = 0; i < ids; i++) ops.push({ update: `id:ns:music::s${i}`, fields: { n: { assign: step } } });
+    for (let step = 1; step <= k; step++)
+      for (let i = 0; i < ids; i++) ops.push({ update: `id:ns:music::s${i}`, fields: { n: { assign: step } } });
     return ops;
   }
 
@@ -42,7 +52,10 @@ describe('feed with worker threads', () => {
       summaries.push(sum);
     }
     for (const key of ['operations', 'ok', 'errors', 'requests', 'responses', 'skipped'] as const) {
-      expect(summaries.map((s) => s[key]), key).toEqual(Array(3).fill(summaries[0][key]));
+      expect(
+        summaries.map((s) => s[key]),
+        key,
+      ).toEqual(Array(3).fill(summaries[0][key]));
     }
   });
 
@@ -63,7 +76,15 @@ describe('feed with worker threads', () => {
     const path = writeJsonl(join(d, 'in.jsonl'), ops);
     const failures = join(d, 'failed.jsonl');
     const results: OperationResult[] = [];
-    const feeder = new Feeder({ endpoint: s.url, workers: 3, maxRetries: 0, retryPolicy: quickRetries, failures, onResult: (r) => results.push(r), onResultOnlyFailed: true });
+    const feeder = new Feeder({
+      endpoint: s.url,
+      workers: 3,
+      maxRetries: 0,
+      retryPolicy: quickRetries,
+      failures,
+      onResult: (r) => results.push(r),
+      onResultOnlyFailed: true,
+    });
     const outcome = await feeder.run(path);
     const failed = outcome.summary.errors;
     expect(failed).toBeGreaterThan(0);
@@ -90,7 +111,11 @@ describe('feed with worker threads', () => {
     let seen = 0;
     const checkpoint = join(d, 'cp.json');
     const first = await new Feeder({
-      endpoint: s.url, workers: 2, signal: controller.signal, checkpoint, failures: join(d, 'f1.jsonl'),
+      endpoint: s.url,
+      workers: 2,
+      signal: controller.signal,
+      checkpoint,
+      failures: join(d, 'f1.jsonl'),
       onResult: () => {
         if (++seen >= stopAt) controller.abort();
       },
@@ -101,7 +126,13 @@ describe('feed with worker threads', () => {
     const s1 = first.summary;
     // Every operation read is accounted for: succeeded, failed, or abandoned behind the checkpoint.
     expect(s1.ok + s1.errors, why).toBeLessThan(ops.length);
-    const second = await new Feeder({ endpoint: s.url, workers: 2, resume: checkpoint, checkpoint, failures: join(d, 'f2.jsonl') }).run(path);
+    const second = await new Feeder({
+      endpoint: s.url,
+      workers: 2,
+      resume: checkpoint,
+      checkpoint,
+      failures: join(d, 'f2.jsonl'),
+    }).run(path);
     expect(second.stopped).toBeUndefined();
     const s2 = second.summary;
     expect(s2.skipped + s2.ok, why).toBe(ops.length);
@@ -114,7 +145,12 @@ describe('feed with worker threads', () => {
     later(() => s.close());
     const d = dir();
     const path = writeJsonl(join(d, 'in.jsonl'), mixedOperations(3000, 'a'));
-    const outcome = await new Feeder({ endpoint: s.url, workers: 2, headers: { authorization: 'Bearer wrong' }, checkpoint: join(d, 'cp.json') }).run(path);
+    const outcome = await new Feeder({
+      endpoint: s.url,
+      workers: 2,
+      headers: { authorization: 'Bearer wrong' },
+      checkpoint: join(d, 'cp.json'),
+    }).run(path);
     expect(outcome.stopped).toBe('unauthorized');
     expect([401, 403]).toContain(outcome.authStatus);
     expect(outcome.checkpointFile).toBe(join(d, 'cp.json'));
@@ -124,7 +160,9 @@ describe('feed with worker threads', () => {
   it('fails fast when nothing answers (VB_UNREACHABLE), as one thread does', async () => {
     const d = dir();
     const path = writeJsonl(join(d, 'in.jsonl'), mixedOperations(500, 'u'));
-    await expect(feed(path, { endpoint: 'http://127.0.0.1:1', workers: 2 })).rejects.toMatchObject({ code: 'VB_UNREACHABLE' });
+    await expect(feed(path, { endpoint: 'http://127.0.0.1:1', workers: 2 })).rejects.toMatchObject({
+      code: 'VB_UNREACHABLE',
+    });
   });
 });
 
@@ -156,7 +194,10 @@ describe('worker routing and batches (pure)', () => {
     ];
     const batch = packBatch(1, 0, 'in', items);
     const back = unpackBatch(batch);
-    expect(back.map((i) => [i.bytes.toString(), i.line, i.offset])).toEqual([['{"put":"a"}', 3, 10], ['{"put":"bb"}', 9, 2 ** 33]]);
+    expect(back.map((i) => [i.bytes.toString(), i.line, i.offset])).toEqual([
+      ['{"put":"a"}', 3, 10],
+      ['{"put":"bb"}', 9, 2 ** 33],
+    ]);
     expect(back[0].bytes.buffer).toBe(batch.bytes);
   });
 

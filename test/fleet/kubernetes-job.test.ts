@@ -4,7 +4,11 @@ import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { DocumentStore, startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
+import {
+  DocumentStore,
+  startDocumentServer,
+  type DocumentServer,
+} from '../../src/simulator/document-api/document-server.js';
 import { readStatsFile } from '../../src/report/stats-file.js';
 import { mergeRuns } from '../../src/report/merge.js';
 import { shardOf } from '../../src/feed/shard.js';
@@ -18,7 +22,12 @@ interface Container {
 }
 
 interface IndexedJob {
-  spec: { completionMode: string; completions: number; parallelism: number; template: { spec: { containers: Container[] } } };
+  spec: {
+    completionMode: string;
+    completions: number;
+    parallelism: number;
+    template: { spec: { containers: Container[] } };
+  };
 }
 
 /**
@@ -59,12 +68,19 @@ describe('examples/kubernetes/feed-job.yaml', () => {
             const url = line.split(' ')[2];
             // /document/v1/<namespace>/<type>/docid/<user part>: back to the document id the shard was hashed from.
             const m = /^\/document\/v1\/([^/]+)\/([^/]+)\/docid\/([^?]+)/.exec(url ?? '');
-            if (m !== null) ids.add(`id:${decodeURIComponent(m[1])}:${decodeURIComponent(m[2])}::${decodeURIComponent(m[3])}`);
+            if (m !== null)
+              ids.add(`id:${decodeURIComponent(m[1])}:${decodeURIComponent(m[2])}::${decodeURIComponent(m[3])}`);
           }
           done();
         },
       });
-      const server = await startDocumentServer({ port: 0, store, token, requestLog: log, faults: { maxOpsPerSecond: 1500 / n, errorRate: 0.03, errorStatuses: [503, 429], closeRate: 0.005 } });
+      const server = await startDocumentServer({
+        port: 0,
+        store,
+        token,
+        requestLog: log,
+        faults: { maxOpsPerSecond: 1500 / n, errorRate: 0.03, errorStatuses: [503, 429], closeRate: 0.005 },
+      });
       cleanups.push(() => server.close());
       servers.push(server);
     }
@@ -76,7 +92,9 @@ describe('examples/kubernetes/feed-job.yaml', () => {
     const podArgs = (index: number): string[] => {
       const env: Record<string, string> = { JOB_COMPLETION_INDEX: String(index) };
       // As the kubelet expands $(VAR) in command and args: from the container's environment.
-      const expanded = [...container.command.slice(2), ...container.args].map((a) => a.replace(/\$\(([A-Z_][A-Z0-9_]*)\)/g, (m, name: string) => env[name] ?? m));
+      const expanded = [...container.command.slice(2), ...container.args].map((a) =>
+        a.replace(/\$\(([A-Z_][A-Z0-9_]*)\)/g, (m, name: string) => env[name] ?? m),
+      );
       const args = expanded.slice(1); // 'vespa-bulk' (run by npx in the image); runCli runs bin/vespa-bulk.js
       const out: string[] = [];
       for (let k = 0; k < args.length; k++) {
@@ -100,7 +118,12 @@ describe('examples/kubernetes/feed-job.yaml', () => {
       expect(args).toContain(`${i}/${n}`);
       runs.push(
         i === killed
-          ? runCli(args, { cwd: dir, env: podEnv, stopWith: 'SIGKILL', stopWhen: () => sent[killed].size >= 500 && store.size() > 1200 })
+          ? runCli(args, {
+              cwd: dir,
+              env: podEnv,
+              stopWith: 'SIGKILL',
+              stopWhen: () => sent[killed].size >= 500 && store.size() > 1200,
+            })
           : runCli(args, { cwd: dir, env: podEnv }),
       );
     }
@@ -128,7 +151,10 @@ describe('examples/kubernetes/feed-job.yaml', () => {
     const doneBefore = summaries[killed]['feeder.skipped.count'] - (ops.length - shardOps);
     const mergedOk = merged.summary!.summary['feeder.ok.count'] as number;
     expect(mergedOk).toBe(summaries.reduce((s, x) => s + x['feeder.ok.count'], 0));
-    expect(mergedOk + doneBefore, `fleet of ${n}: pod ${killed} killed and restarted; ${doneBefore} of its ${shardOps} operations done before its checkpoint`).toBe(ops.length);
+    expect(
+      mergedOk + doneBefore,
+      `fleet of ${n}: pod ${killed} killed and restarted; ${doneBefore} of its ${shardOps} operations done before its checkpoint`,
+    ).toBe(ops.length);
     const report = await runCli(['report', ...statsFiles, '-o', join(dir, 'report.html')], { cwd: dir });
     expect(report.code, report.stderr).toBe(0);
   }, 120_000);

@@ -2,7 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { directorySyncUnsupported, removeLeftoverTemporaryFiles, writeFileAtomically } from '../../src/fs/atomic-write.js';
+import {
+  directorySyncUnsupported,
+  removeLeftoverTemporaryFiles,
+  writeFileAtomically,
+} from '../../src/fs/atomic-write.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const { dir, cleanup } = tempDir('vb-atomic-');
@@ -26,7 +30,9 @@ describe('writeFileAtomically', () => {
     // A non-empty directory where the file should be: the write succeeds, the rename over it cannot.
     mkdirSync(join(sub, 'cp.json'), { recursive: true });
     writeFileSync(join(sub, 'cp.json', 'keep'), 'old');
-    await expect(writeFileAtomically(join(sub, 'cp.json'), 'new')).rejects.toMatchObject({ code: expect.stringMatching(/^(EISDIR|ENOTEMPTY|EEXIST)$/) });
+    await expect(writeFileAtomically(join(sub, 'cp.json'), 'new')).rejects.toMatchObject({
+      code: expect.stringMatching(/^(EISDIR|ENOTEMPTY|EEXIST)$/),
+    });
     expect(readdirSync(sub)).toEqual(['cp.json']);
     expect(readFileSync(join(sub, 'cp.json', 'keep'), 'utf8')).toBe('old');
   });
@@ -42,7 +48,7 @@ describe('writeFileAtomically', () => {
   });
 });
 
-describe('writeFileAtomically, durable (temp file fsync\'d, renamed, directory fsync\'d)', () => {
+describe("writeFileAtomically, durable (temp file fsync'd, renamed, directory fsync'd)", () => {
   it('writes text and bytes whole, replaces longer contents with shorter, and leaves no temporary file', async () => {
     const sub = join(dir, 'durable');
     mkdirSync(sub);
@@ -57,13 +63,17 @@ describe('writeFileAtomically, durable (temp file fsync\'d, renamed, directory f
   });
 
   it('rejects when the directory does not exist, creating nothing', async () => {
-    await expect(writeFileAtomically(join(dir, 'missing-dir', 'cp.json'), 'x')).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(writeFileAtomically(join(dir, 'missing-dir', 'cp.json'), 'x')).rejects.toMatchObject({
+      code: 'ENOENT',
+    });
     expect(readdirSync(dir)).not.toContain('missing-dir');
   });
 
   it('skips the directory fsync only where the platform cannot do one', () => {
-    for (const code of ['EISDIR', 'EPERM', 'EINVAL']) expect(directorySyncUnsupported(Object.assign(new Error(code), { code }))).toBe(true);
-    for (const code of ['EIO', 'ENOSPC', undefined]) expect(directorySyncUnsupported(Object.assign(new Error('x'), { code }))).toBe(false);
+    for (const code of ['EISDIR', 'EPERM', 'EINVAL'])
+      expect(directorySyncUnsupported(Object.assign(new Error(code), { code }))).toBe(true);
+    for (const code of ['EIO', 'ENOSPC', undefined])
+      expect(directorySyncUnsupported(Object.assign(new Error('x'), { code }))).toBe(false);
   });
 });
 
@@ -85,7 +95,13 @@ describe('writeFileAtomically leaves no temporary file behind', () => {
   it('finds the pid of a leftover whatever digits the name of its file has', async () => {
     const sub = join(dir, 'stale-names');
     mkdirSync(sub);
-    for (const name of [`v.2.json.${deadPid}.1.tmp`, `v.2.json.${deadPid}.tmp`, 'v.2.json.1.tmp', `v.json.${deadPid}.1.tmp`]) writeFileSync(join(sub, name), 'x');
+    for (const name of [
+      `v.2.json.${deadPid}.1.tmp`,
+      `v.2.json.${deadPid}.tmp`,
+      'v.2.json.1.tmp',
+      `v.json.${deadPid}.1.tmp`,
+    ])
+      writeFileSync(join(sub, name), 'x');
     await removeLeftoverTemporaryFiles(sub, (name) => name === 'v.2.json');
     expect(readdirSync(sub).sort()).toEqual(['v.2.json.1.tmp', `v.json.${deadPid}.1.tmp`]);
   });
@@ -107,7 +123,10 @@ describe('writeFileAtomically leaves no temporary file behind', () => {
       };
       setImmediate(look);
     `;
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(child.stderr).toBe('');
     expect(child.status).toBe(130);
     expect(readdirSync(sub)).toEqual([]);

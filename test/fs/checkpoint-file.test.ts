@@ -2,7 +2,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CheckpointStore, readCheckpointFile } from '../../src/fs/checkpoint-file.js';
-import { feedCheckpointText, readFeedCheckpoint, readFeedCheckpointSync, type FeedCheckpoint } from '../../src/feed/feed-checkpoint.js';
+import {
+  feedCheckpointText,
+  readFeedCheckpoint,
+  readFeedCheckpointSync,
+  type FeedCheckpoint,
+} from '../../src/feed/feed-checkpoint.js';
 import { emptyCheckpoint, readVisitCheckpoint, visitCheckpointStore } from '../../src/visit/visit-checkpoint.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -19,18 +24,38 @@ describe('feed checkpoint files', () => {
   // Moved here from test/feed/checkpoint-failures.test.ts with the synchronous writer only that test used.
   it('round-trips and refuses files that are not checkpoints', async () => {
     const dir = freshDir();
-    const c: FeedCheckpoint = { version: 1, inputs: ['a.jsonl', '-'], position: { input: 1, offset: 77, line: 3 }, written: 'now', reason: 'interrupted', ok: 5, errors: 1 };
+    const c: FeedCheckpoint = {
+      version: 1,
+      inputs: ['a.jsonl', '-'],
+      position: { input: 1, offset: 77, line: 3 },
+      written: 'now',
+      reason: 'interrupted',
+      ok: 5,
+      errors: 1,
+    };
     await new CheckpointStore<FeedCheckpoint>({ path: join(dir, 'cp.json'), text: feedCheckpointText }).save(c);
     expect(await readFeedCheckpoint(join(dir, 'cp.json'))).toEqual(c);
     expect(existsSync(join(dir, 'cp.json.tmp'))).toBe(false);
     writeFileSync(join(dir, 'other.json'), '{"version":2}');
     await expect(readFeedCheckpoint(join(dir, 'other.json'))).rejects.toThrow(/not a vespa-bulk feed checkpoint/);
-    await expect(readFeedCheckpoint(join(dir, 'missing.json'))).rejects.toThrow(expect.objectContaining({ code: 'VB_USAGE' }));
+    await expect(readFeedCheckpoint(join(dir, 'missing.json'))).rejects.toThrow(
+      expect.objectContaining({ code: 'VB_USAGE' }),
+    );
   });
 
   it('reads version 1 (no endpoint) and version 2 (an endpoint, or none), also synchronously; refuses a malformed endpoint and later versions', async () => {
     const dir = freshDir();
-    const v2: FeedCheckpoint = { version: 2, inputs: ['a.jsonl'], endpoint: 'http://h:8080', options: { route: 'r' }, position: null, written: 'now', reason: 'finished', ok: 5, errors: 0 };
+    const v2: FeedCheckpoint = {
+      version: 2,
+      inputs: ['a.jsonl'],
+      endpoint: 'http://h:8080',
+      options: { route: 'r' },
+      position: null,
+      written: 'now',
+      reason: 'finished',
+      ok: 5,
+      errors: 0,
+    };
     writeFileSync(join(dir, 'v2.json'), feedCheckpointText(v2));
     expect(await readFeedCheckpoint(join(dir, 'v2.json'))).toEqual(v2);
     expect(readFeedCheckpointSync(join(dir, 'v2.json'))).toEqual(v2);
@@ -42,11 +67,26 @@ describe('feed checkpoint files', () => {
     expect(() => readFeedCheckpointSync(join(dir, 'bad.json'))).toThrow(/not a vespa-bulk feed checkpoint/);
     writeFileSync(join(dir, 'v3.json'), feedCheckpointText({ ...v2, version: 3 as 2 }));
     await expect(readFeedCheckpoint(join(dir, 'v3.json'))).rejects.toThrow(/not a vespa-bulk feed checkpoint/);
-    expect(() => readFeedCheckpointSync(join(dir, 'missing.json'))).toThrow(expect.objectContaining({ code: 'VB_USAGE' }));
+    expect(() => readFeedCheckpointSync(join(dir, 'missing.json'))).toThrow(
+      expect.objectContaining({ code: 'VB_USAGE' }),
+    );
   });
 
   it('keeps the file format: indented, the unfinished list one entry per line', () => {
-    const c: FeedCheckpoint = { version: 1, inputs: ['a'], position: { input: 0, offset: 1, line: 1 }, written: 'w', reason: 'running', readTo: { input: 0, offset: 9, line: 4 }, unfinished: [[0, 1, 1], [0, 5, 3]], ok: 1, errors: 0 };
+    const c: FeedCheckpoint = {
+      version: 1,
+      inputs: ['a'],
+      position: { input: 0, offset: 1, line: 1 },
+      written: 'w',
+      reason: 'running',
+      readTo: { input: 0, offset: 9, line: 4 },
+      unfinished: [
+        [0, 1, 1],
+        [0, 5, 3],
+      ],
+      ok: 1,
+      errors: 0,
+    };
     const text = feedCheckpointText(c);
     expect(text).toContain('\n  "unfinished": [\n    [0,1,1],\n    [0,5,3]\n  ]\n}\n');
     expect(JSON.parse(text)).toEqual(c);
@@ -58,10 +98,15 @@ describe('visit checkpoint files', () => {
     const dir = freshDir();
     const path = join(dir, 'cp.json');
     expect(await readVisitCheckpoint(path)).toBeUndefined();
-    const store = visitCheckpointStore(path, async () => ({ ...emptyCheckpoint('v1'), slices: { '0': { finished: true, documents: 3 } } }));
+    const store = visitCheckpointStore(path, async () => ({
+      ...emptyCheckpoint('v1'),
+      slices: { '0': { finished: true, documents: 3 } },
+    }));
     await store.flush();
     const text = readFileSync(path, 'utf8');
-    expect(text.startsWith('{\n "format": "vespa-bulk-visit-checkpoint/1",\n "visit": "v1",\n "updated": "')).toBe(true);
+    expect(text.startsWith('{\n "format": "vespa-bulk-visit-checkpoint/1",\n "visit": "v1",\n "updated": "')).toBe(
+      true,
+    );
     const read = await readVisitCheckpoint(path, 'v1');
     expect(read?.slices).toEqual({ '0': { finished: true, documents: 3 } });
     expect(read?.updated).not.toBe(new Date(0).toISOString());

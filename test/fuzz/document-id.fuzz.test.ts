@@ -27,8 +27,14 @@ describe('document id parser (property)', () => {
     fc.assert(fc.property(fc.string({ maxLength: 80, unit: 'grapheme' }), parsesOrNamesTheReason), { numRuns: 2000 });
     fc.assert(fc.property(fc.string({ maxLength: 40, unit: 'binary' }), parsesOrNamesTheReason), { numRuns: 1000 });
     // Near-misses: the right prefix and colons with nasty parts in between.
-    const nearMiss = fc.tuple(fc.constantFrom('id:', 'id::', 'id:ns:', 'ID:', 'id:ns:t:', 'id:ns:t:n=', 'id:ns:t:g=', 'id:ns:t:x=', ''), nastyText({ maxPieces: 6 }));
-    fc.assert(fc.property(nearMiss, ([a, b]) => parsesOrNamesTheReason(a + b)), { numRuns: 2000 });
+    const nearMiss = fc.tuple(
+      fc.constantFrom('id:', 'id::', 'id:ns:', 'ID:', 'id:ns:t:', 'id:ns:t:n=', 'id:ns:t:g=', 'id:ns:t:x=', ''),
+      nastyText({ maxPieces: 6 }),
+    );
+    fc.assert(
+      fc.property(nearMiss, ([a, b]) => parsesOrNamesTheReason(a + b)),
+      { numRuns: 2000 },
+    );
   });
 
   it('round-trips valid ids through format, and those /document/v1 can carry through the path encoder and the server path parser', () => {

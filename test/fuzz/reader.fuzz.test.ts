@@ -33,9 +33,38 @@ function outcome(item: RawItem): { line: number; ok: boolean; reason?: string } 
 }
 
 const fragments = fc.constantFrom(
-  '{', '}', '[', ']', '"', '\\', ',', ':', '\n', ' ', '\r\n', '\t', 'null', 'true', '1e9', '-0', '"put"', '"update"',
-  '"remove"', '"id"', '"fields"', '"condition"', '"create"', '"id:ns:t::a"', '"id:ns:t:n=x:a"', '{}', '"\\u00e9"', 'é', '😀',
-  '{"put":"id:ns:music::1","fields":{"a":1}}', '{"remove":"id:ns:music::2"}', '{"update":"id:ns:music::3","fields":{"a":{"assign":2}}}',
+  '{',
+  '}',
+  '[',
+  ']',
+  '"',
+  '\\',
+  ',',
+  ':',
+  '\n',
+  ' ',
+  '\r\n',
+  '\t',
+  'null',
+  'true',
+  '1e9',
+  '-0',
+  '"put"',
+  '"update"',
+  '"remove"',
+  '"id"',
+  '"fields"',
+  '"condition"',
+  '"create"',
+  '"id:ns:t::a"',
+  '"id:ns:t:n=x:a"',
+  '{}',
+  '"\\u00e9"',
+  'é',
+  '😀',
+  '{"put":"id:ns:music::1","fields":{"a":1}}',
+  '{"remove":"id:ns:music::2"}',
+  '{"update":"id:ns:music::3","fields":{"a":{"assign":2}}}',
 );
 const malformed = fc.oneof(
   fc.string({ maxLength: 200 }),
@@ -57,19 +86,38 @@ describe('the feed reader on random and malformed input', () => {
   });
 
   it('in JSONL, keeps every good line and rejects exactly the bad ones, on the right line numbers', () => {
-    const good = fc.constantFrom('{"put":"id:ns:music::a","fields":{"t":"x"}}', '{"remove":"id:ns:music::b"}', '{"update":"id:ns:music::c","fields":{}}');
+    const good = fc.constantFrom(
+      '{"put":"id:ns:music::a","fields":{"t":"x"}}',
+      '{"remove":"id:ns:music::b"}',
+      '{"update":"id:ns:music::c","fields":{}}',
+    );
     const bad = fc.oneof(
-      fc.string({ maxLength: 40 }).filter((s) => !/[\n\r]/.test(s) && s.trim() !== '' && !s.trim().startsWith('{') && !s.trim().startsWith('[')),
-      fc.constantFrom('{"put":', '{"put":"id:ns:music::a"}', '{"bogus":"id:ns:music::a"}', '{"remove":"nope"}', '{"put":"id:ns:music::a","fields":{}', '}{', '{"id":"id:x:y::z","fields":[1,}'),
+      fc
+        .string({ maxLength: 40 })
+        .filter((s) => !/[\n\r]/.test(s) && s.trim() !== '' && !s.trim().startsWith('{') && !s.trim().startsWith('[')),
+      fc.constantFrom(
+        '{"put":',
+        '{"put":"id:ns:music::a"}',
+        '{"bogus":"id:ns:music::a"}',
+        '{"remove":"nope"}',
+        '{"put":"id:ns:music::a","fields":{}',
+        '}{',
+        '{"id":"id:x:y::z","fields":[1,}',
+      ),
     );
     fc.assert(
-      fc.property(good, fc.array(fc.record({ ok: fc.boolean(), g: good, b: bad }), { maxLength: 30 }), fc.integer({ min: 1, max: 50 }), (first, rest, chunk) => {
-        const lines = [first, ...rest.map((r) => (r.ok ? r.g : r.b))];
-        const items = split(Buffer.from(lines.join('\n')), chunk).map(outcome);
-        expect(items.map((i) => i.line)).toEqual(lines.map((_, n) => n + 1));
-        expect(items.map((i) => i.ok)).toEqual([true, ...rest.map((r) => r.ok)]);
-        for (const i of items) if (!i.ok) expect(i.reason).toBeTruthy();
-      }),
+      fc.property(
+        good,
+        fc.array(fc.record({ ok: fc.boolean(), g: good, b: bad }), { maxLength: 30 }),
+        fc.integer({ min: 1, max: 50 }),
+        (first, rest, chunk) => {
+          const lines = [first, ...rest.map((r) => (r.ok ? r.g : r.b))];
+          const items = split(Buffer.from(lines.join('\n')), chunk).map(outcome);
+          expect(items.map((i) => i.line)).toEqual(lines.map((_, n) => n + 1));
+          expect(items.map((i) => i.ok)).toEqual([true, ...rest.map((r) => r.ok)]);
+          for (const i of items) if (!i.ok) expect(i.reason).toBeTruthy();
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -17,7 +17,11 @@ afterAll(async () => {
   await server.close();
 });
 
-async function send(methodName: string, path: string, body?: string): Promise<{ status: number; text: string; json: any }> {
+async function send(
+  methodName: string,
+  path: string,
+  body?: string,
+): Promise<{ status: number; text: string; json: any }> {
   const res = await pool.request({
     method: methodName,
     path,
@@ -80,7 +84,10 @@ describe('simulator path parser (property, loopback)', () => {
           // Errors carry a message; a get of a missing document is 404 with the id instead, as in the service.
           if (m !== 'HEAD') {
             expect(r.json, `${m} ${path}: ${r.text}`).toMatchObject({ pathId: expect.any(String) });
-            expect(typeof r.json.message === 'string' || (r.status === 404 && typeof r.json.id === 'string'), `${m} ${path}: ${r.text}`).toBe(true);
+            expect(
+              typeof r.json.message === 'string' || (r.status === 404 && typeof r.json.id === 'string'),
+              `${m} ${path}: ${r.text}`,
+            ).toBe(true);
           }
         }
       }),
@@ -91,10 +98,17 @@ describe('simulator path parser (property, loopback)', () => {
 
 describe('visit selections (property, loopback)', () => {
   it('answer 200, or 400 naming the position of a syntax error, never 500', async () => {
-    await send('POST', '/document/v1/ns/music/docid/s1', JSON.stringify({ fields: { title: 'x', year: 2001, tags: { k: 1 } } }));
+    await send(
+      'POST',
+      '/document/v1/ns/music/docid/s1',
+      JSON.stringify({ fields: { title: 'x', year: 2001, tags: { k: 1 } } }),
+    );
     await fc.assert(
       fc.asyncProperty(selectionText, async (selection) => {
-        const r = await send('GET', `/document/v1/ns/music/docid/?selection=${encodeURIComponent(selection)}&wantedDocumentCount=10`);
+        const r = await send(
+          'GET',
+          `/document/v1/ns/music/docid/?selection=${encodeURIComponent(selection)}&wantedDocumentCount=10`,
+        );
         expect([200, 400], `${JSON.stringify(selection)}: ${r.text}`).toContain(r.status);
         if (r.status === 400) {
           // A syntax error names its position; the other refusal is an empty parameter.

@@ -29,7 +29,10 @@ describe('DocumentClient retries (loopback, the simulator with faults)', () => {
   });
 
   it('sends 429 and 503 again until the operation goes through', async () => {
-    const server = await startDocumentServer({ port: 0, faults: { errorRate: 0.5, errorStatuses: [429, 503], seed: 42 } });
+    const server = await startDocumentServer({
+      port: 0,
+      faults: { errorRate: 0.5, errorStatuses: [429, 503], seed: 42 },
+    });
     cleanups.push(() => server.close());
     const client = new DocumentClient({ endpoint: server.url, maxRetries: 20, retryPolicy: fast });
     cleanups.push(() => client.close());
@@ -78,7 +81,9 @@ describe('DocumentClient retries (loopback, the simulator with faults)', () => {
     const client = new DocumentClient({ endpoint: server.url, retryPolicy: fast });
     cleanups.push(() => client.close());
     expect((await client.get('id:ns:music::missing')).status).toBe(404);
-    expect((await client.put('id:ns:music::missing', { title: 'x' }, { condition: 'music.title=="y"' })).status).toBe(412);
+    expect((await client.put('id:ns:music::missing', { title: 'x' }, { condition: 'music.title=="y"' })).status).toBe(
+      412,
+    );
   });
 
   it('follows Retry-After within the deadline (deadlineMs): a wait past it is not made', async () => {
@@ -139,7 +144,9 @@ describe('DocumentClient retries after transport errors (as the feeder: only whe
     const server = await cutting(10);
     const client = new DocumentClient({ endpoint: server.url, retryPolicy: fast });
     cleanups.push(() => client.close());
-    const conditional = await client.put('id:ns:music::x', { title: 'x' }, { condition: 'true' }).catch((e: unknown) => e);
+    const conditional = await client
+      .put('id:ns:music::x', { title: 'x' }, { condition: 'true' })
+      .catch((e: unknown) => e);
     expect(isVespaBulkError(conditional, 'VB_TRANSPORT')).toBe(true);
     expect(server.requests).toHaveLength(1);
     const increment = await client.update('id:ns:music::x', { n: { increment: 1 } }).catch((e: unknown) => e);
@@ -189,6 +196,8 @@ describe('DocumentClient retry options are checked', () => {
 describe('the one retry policy is checked alike for the feed', () => {
   it('refuses a retryPolicy field out of range, naming it', async () => {
     const ops = [{ put: 'id:ns:music::a', fields: {} }];
-    await expect(feed(ops, { endpoint: 'http://127.0.0.1:9', retryPolicy: { factor: 0.5 } })).rejects.toThrow(/^retryPolicy\.factor must be a finite number >= 1, not 0\.5$/);
+    await expect(feed(ops, { endpoint: 'http://127.0.0.1:9', retryPolicy: { factor: 0.5 } })).rejects.toThrow(
+      /^retryPolicy\.factor must be a finite number >= 1, not 0\.5$/,
+    );
   });
 });

@@ -15,7 +15,10 @@ describe('DocumentClient', () => {
     const client = new DocumentClient({ endpoint: server.url, headers: { authorization: 'Bearer t' } });
     cleanups.push(() => client.close());
 
-    const put = await client.put('id:ns:music:n=42:a/b+c', '{"title":"x"}', { condition: 'music.year>1', route: 'default' });
+    const put = await client.put('id:ns:music:n=42:a/b+c', '{"title":"x"}', {
+      condition: 'music.year>1',
+      route: 'default',
+    });
     expect(put.status).toBe(200);
     expect(put.body.id).toBe('id:x:y::z');
     await client.update('id:ns:music:g=g1:k', { title: { assign: 'y' } }, { create: true });
@@ -68,7 +71,9 @@ describe('DocumentClient', () => {
     cleanups.push(() => client.close());
     const err = await client.get('id:a:b::c').catch((e: unknown) => e);
     expect(isVespaBulkError(err, 'VB_UNREACHABLE')).toBe(true);
-    expect((err as Error).message).toMatch(/^nothing answers at http:\/\/127\.0\.0\.1:\d+: connection refused \(ECONNREFUSED\)$/);
+    expect((err as Error).message).toMatch(
+      /^nothing answers at http:\/\/127\.0\.0\.1:\d+: connection refused \(ECONNREFUSED\)$/,
+    );
   });
 
   it('rejects a malformed id before sending', async () => {

@@ -25,7 +25,14 @@ describe('DocumentRequestEncoder', () => {
     const big: EncodedBody = {};
     e.encodeBody(Buffer.from(text), big);
     expect(gunzipSync(big.body!).toString()).toBe(`{"fields":${text}}`);
-    expect(big.headers).toEqual(['content-type', 'application/json', 'content-encoding', 'gzip', 'authorization', 'Bearer t']);
+    expect(big.headers).toEqual([
+      'content-type',
+      'application/json',
+      'content-encoding',
+      'gzip',
+      'authorization',
+      'Bearer t',
+    ]);
 
     const none: EncodedBody = {};
     e.encodeBody(undefined, none);

@@ -37,7 +37,9 @@ describe('feeder requests', () => {
     );
     const byPath = (id: string) => server.requests.find((r) => r.url.includes(`/docid/${id}?`))!;
     const small = byPath('small');
-    expect(small.url).toMatch(/^\/base\/document\/v1\/ns\/t\/docid\/small\?route=default&tracelevel=3&dryRun=true&timeout=\d+ms$/);
+    expect(small.url).toMatch(
+      /^\/base\/document\/v1\/ns\/t\/docid\/small\?route=default&tracelevel=3&dryRun=true&timeout=\d+ms$/,
+    );
     expect(small.headers['content-encoding']).toBeUndefined();
     expect(small.body.toString()).toBe('{"fields":{"a":1}}');
     expect(small.headers.authorization).toBe('Bearer secret');
@@ -156,7 +158,14 @@ describe('feeder requests', () => {
         { update: 'id:ns:t::inc', fields: { n: { increment: 1 } } },
         { put: 'id:ns:t::after', fields: {} },
       ],
-      { endpoint: server.url, failures: false, connections: 1, pipelining: 8, retryPolicy: fast, onResult: (r) => results.push(r) },
+      {
+        endpoint: server.url,
+        failures: false,
+        connections: 1,
+        pipelining: 8,
+        retryPolicy: fast,
+        onResult: (r) => results.push(r),
+      },
     );
     expect(arrivals.get('/document/v1/ns/t/docid/inc')).toBe(1);
     expect(results.every((r) => r.ok)).toBe(true);
@@ -184,7 +193,9 @@ describe('feeder requests', () => {
     await feed(ops, { endpoint: server.url, failures: false, connections: 4, pipelining: 4 });
     expect(overlap).toBe(false);
     for (let d = 0; d < 5; d++) {
-      const vs = order.filter((o) => o.startsWith(`/document/v1/ns/t/docid/d${d} `)).map((o) => JSON.parse(o.split(' ')[1]).fields.v);
+      const vs = order
+        .filter((o) => o.startsWith(`/document/v1/ns/t/docid/d${d} `))
+        .map((o) => JSON.parse(o.split(' ')[1]).fields.v);
       expect(vs).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     }
     inFlight = new Map();

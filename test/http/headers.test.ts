@@ -4,13 +4,20 @@ import { parseHeaderFlags } from '../../src/cli/header-flags.js';
 
 describe('header flags', () => {
   it('parses Name: value and keeps colons in the value', () => {
-    expect(parseHeaderFlags(['Authorization: Bearer a:b', 'X-Trace:1'])).toEqual({ authorization: 'Bearer a:b', 'x-trace': '1' });
+    expect(parseHeaderFlags(['Authorization: Bearer a:b', 'X-Trace:1'])).toEqual({
+      authorization: 'Bearer a:b',
+      'x-trace': '1',
+    });
   });
   it('refuses a flag without a name', () => {
     expect(() => parseHeaderFlags(['no colon'])).toThrow(/expected 'Name: value'/);
     expect(() => parseHeaderFlags([': v'])).toThrow(/--header/);
   });
   it('masks secrets', () => {
-    expect(maskHeaders({ authorization: 'Bearer x', 'x-api-key': 'k', accept: 'a' })).toEqual({ authorization: '***', 'x-api-key': '***', accept: 'a' });
+    expect(maskHeaders({ authorization: 'Bearer x', 'x-api-key': 'k', accept: 'a' })).toEqual({
+      authorization: '***',
+      'x-api-key': '***',
+      accept: 'a',
+    });
   });
 });

@@ -12,7 +12,10 @@ afterEach(async () => {
   for (const c of closers.splice(0)) await c();
 });
 
-async function server(delayMs: number, port = 0): Promise<{ url: string; connections: Set<Socket>; busiest: () => number }> {
+async function server(
+  delayMs: number,
+  port = 0,
+): Promise<{ url: string; connections: Set<Socket>; busiest: () => number }> {
   const connections = new Set<Socket>();
   const active = new Map<Socket, number>();
   let busiest = 0;
@@ -40,7 +43,9 @@ describe('Http1Transport', () => {
     const { url, connections } = await server(20);
     const pool = new Http1Transport(url, { connections: 64, pipelining: 1, maxConnecting: 8 });
     closers.push(() => pool.close());
-    const all = Array.from({ length: 40 }, (_, i) => send(pool, { method: 'POST', path: `/${i}`, body: Buffer.from('{}') }));
+    const all = Array.from({ length: 40 }, (_, i) =>
+      send(pool, { method: 'POST', path: `/${i}`, body: Buffer.from('{}') }),
+    );
     // In the turn the 40 were asked for: 8 connections on their way, the other 32 requests waiting for them.
     expect(pool.stats.connections).toBe(8);
     expect(pool.stats.waiting).toBe(32);
@@ -55,7 +60,8 @@ describe('Http1Transport', () => {
     const { url, connections, busiest } = await server(2);
     const pool = new Http1Transport(url, { connections: 4, pipelining: 1 });
     closers.push(() => pool.close());
-    for (let round = 0; round < 3; round++) await Promise.all(Array.from({ length: 12 }, () => send(pool, { method: 'GET', path: '/' })));
+    for (let round = 0; round < 3; round++)
+      await Promise.all(Array.from({ length: 12 }, () => send(pool, { method: 'GET', path: '/' })));
     expect(busiest()).toBe(1);
     expect(connections.size).toBe(4);
   });
@@ -101,7 +107,9 @@ describe('Http1Transport', () => {
     process.on('uncaughtException', (err) => uncaught.push(err));
     let statuses: number[];
     try {
-      statuses = await Promise.all(Array.from({ length: 4 }, () => new Promise<number>((done) => dispatchTo(pool, request, receiver, done))));
+      statuses = await Promise.all(
+        Array.from({ length: 4 }, () => new Promise<number>((done) => dispatchTo(pool, request, receiver, done))),
+      );
       await listening;
     } finally {
       process.removeAllListeners('uncaughtException');
@@ -110,6 +118,7 @@ describe('Http1Transport', () => {
     expect(uncaught).toEqual([]);
     expect(statuses).toEqual([200, 200, 200, 200]);
     expect(failures.length).toBeGreaterThanOrEqual(6);
-    for (const err of failures) expect([err.detail, err.failure, err.maybeApplied]).toEqual(['ECONNREFUSED', 'connect', false]);
+    for (const err of failures)
+      expect([err.detail, err.failure, err.maybeApplied]).toEqual(['ECONNREFUSED', 'connect', false]);
   });
 });

@@ -13,7 +13,9 @@ describe('retryDelay', () => {
 
   it('backs off exponentially on 429, with jitter, capped, and never immediately', () => {
     // 100 ms doubling per attempt, capped at 10 s (maxDelayMs).
-    const delays = [1, 2, 3, 4, 20].map((attempt) => retryDelay({ attempt, status: 429, safeToRepeat: false, random: fixed }));
+    const delays = [1, 2, 3, 4, 20].map((attempt) =>
+      retryDelay({ attempt, status: 429, safeToRepeat: false, random: fixed }),
+    );
     expect(delays).toEqual([75, 150, 300, 600, 7500]);
     // 429 is not bounded by maxRetries, only by the deadline.
     expect(retryDelay({ attempt: 50, status: 429, safeToRepeat: false, random: fixed })).toBe(7500);
@@ -45,7 +47,9 @@ describe('retryDelay', () => {
   it('honours Retry-After and the deadline', () => {
     expect(retryDelay({ attempt: 1, status: 429, safeToRepeat: true, retryAfterMs: 3000, random: fixed })).toBe(3000);
     // Longer than the 429 cap: still honoured, up to the feed-block cap.
-    expect(retryDelay({ attempt: 1, status: 429, safeToRepeat: true, retryAfterMs: 30_000, random: fixed })).toBe(30_000);
+    expect(retryDelay({ attempt: 1, status: 429, safeToRepeat: true, retryAfterMs: 30_000, random: fixed })).toBe(
+      30_000,
+    );
     expect(retryDelay({ attempt: 1, status: 429, safeToRepeat: true, retryAfterMs: 3_600_000, random: fixed })).toBe(
       defaultRetryPolicy.feedBlockMaxDelayMs,
     );

@@ -4,14 +4,19 @@ import { retryLoop, type AttemptFailure, type RetryEvent, type RetryLoopOptions 
 
 /** A failure the fake attempts throw: its status (undefined: transport error) and whether it made progress. */
 class Fail extends Error {
-  constructor(
-    readonly failure: AttemptFailure,
-  ) {
+  constructor(readonly failure: AttemptFailure) {
     super(`fail ${failure.status ?? 'transport'}`);
   }
 }
 
-const policy: RetryPolicy = { ...defaultRetryPolicy, maxRetries: 3, baseDelayMs: 100, maxDelayMs: 1_000, factor: 2, jitter: 0 };
+const policy: RetryPolicy = {
+  ...defaultRetryPolicy,
+  maxRetries: 3,
+  baseDelayMs: 100,
+  maxDelayMs: 1_000,
+  factor: 2,
+  jitter: 0,
+};
 
 /** Options with a recording sleep and retries, so no test waits. */
 function setup(overrides: Partial<RetryLoopOptions> = {}) {
@@ -146,7 +151,11 @@ describe('retryLoop', () => {
 
   it('stops during the wait when the signal aborts, with the default sleep', async () => {
     const controller = new AbortController();
-    const { options } = setup({ signal: controller.signal, sleep: undefined, policy: { ...policy, baseDelayMs: 60_000, maxDelayMs: 60_000 } });
+    const { options } = setup({
+      signal: controller.signal,
+      sleep: undefined,
+      policy: { ...policy, baseDelayMs: 60_000, maxDelayMs: 60_000 },
+    });
     const { attempt, calls } = script([{ status: 503 }]);
     const running = retryLoop(attempt, options);
     setTimeout(() => controller.abort(), 10);
@@ -162,7 +171,11 @@ describe('retryLoop', () => {
 
   it('makes no wait that would end past the deadline: the last failure is the outcome', async () => {
     let now = 0;
-    const { options, slept } = setup({ deadline: 250, now: () => now, sleep: async (ms) => void (slept.push(ms), (now += ms)) });
+    const { options, slept } = setup({
+      deadline: 250,
+      now: () => now,
+      sleep: async (ms) => void (slept.push(ms), (now += ms)),
+    });
     const { attempt, calls } = script([{ status: 503 }, { status: 503 }, { status: 503 }]);
     const outcome = await retryLoop(attempt, options);
     // 100 ms fits before 250, 200 more would end at 300: not made.

@@ -35,8 +35,15 @@ describe('waitForEndpoint', () => {
   it('a simulator that comes up during the wait: resolves once it answers /ApplicationStatus', async () => {
     const port = await freePort();
     const retries: string[] = [];
-    const starting = new Promise<Awaited<ReturnType<typeof startDocumentServer>>>((resolve) => setTimeout(() => resolve(startDocumentServer({ port })), 700));
-    const answer = await waitForEndpoint({ endpoint: `http://127.0.0.1:${port}`, waitMs: 20_000, intervalMs: 100, onRetry: (cause) => retries.push(cause) });
+    const starting = new Promise<Awaited<ReturnType<typeof startDocumentServer>>>((resolve) =>
+      setTimeout(() => resolve(startDocumentServer({ port })), 700),
+    );
+    const answer = await waitForEndpoint({
+      endpoint: `http://127.0.0.1:${port}`,
+      waitMs: 20_000,
+      intervalMs: 100,
+      onRetry: (cause) => retries.push(cause),
+    });
     const server = await starting;
     await server.close();
     expect(answer.status).toBe(200);
@@ -53,7 +60,9 @@ describe('waitForEndpoint', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;
     try {
-      await expect(waitForEndpoint({ endpoint: `http://127.0.0.1:${port}/prefix/`, waitMs: 2_000, intervalMs: 100 })).rejects.toMatchObject({
+      await expect(
+        waitForEndpoint({ endpoint: `http://127.0.0.1:${port}/prefix/`, waitMs: 2_000, intervalMs: 100 }),
+      ).rejects.toMatchObject({
         code: 'VB_UNREACHABLE',
         message: expect.stringContaining('it answered 503'),
       });
@@ -70,8 +79,12 @@ describe('waitForEndpoint', () => {
     try {
       const ops = mixedOperations(200, 'w');
       writeJsonl(join(dir, 'in.jsonl'), ops);
-      const starting = new Promise<Awaited<ReturnType<typeof startDocumentServer>>>((resolve) => setTimeout(() => resolve(startDocumentServer({ port })), 2_500));
-      const run = await runCli(['feed', '-t', `http://127.0.0.1:${port}`, '--wait', '30', '--quiet', 'in.jsonl'], { cwd: dir });
+      const starting = new Promise<Awaited<ReturnType<typeof startDocumentServer>>>((resolve) =>
+        setTimeout(() => resolve(startDocumentServer({ port })), 2_500),
+      );
+      const run = await runCli(['feed', '-t', `http://127.0.0.1:${port}`, '--wait', '30', '--quiet', 'in.jsonl'], {
+        cwd: dir,
+      });
       const server = await starting;
       await server.close();
       expect(run.code, run.stderr).toBe(0);

@@ -5,7 +5,11 @@ import { AdaptiveLimit, type LimitChange } from '../../src/limit/limit-search.js
  * The adaptive search alone, fed the documents/s a cluster of `lanes` visitor threads gives: each chain in flight
  * adds `perChain` documents/s until the lanes are all busy, then nothing (as the simulator's visit cost does).
  */
-function drive(search: AdaptiveLimit, rate: (limit: number, window: number) => number, windows: number): { limits: number[]; changes: LimitChange[] } {
+function drive(
+  search: AdaptiveLimit,
+  rate: (limit: number, window: number) => number,
+  windows: number,
+): { limits: number[]; changes: LimitChange[] } {
   const limits: number[] = [];
   const changes: LimitChange[] = [];
   for (let w = 0; w < windows; w++) {
@@ -16,7 +20,10 @@ function drive(search: AdaptiveLimit, rate: (limit: number, window: number) => n
   return { limits, changes };
 }
 
-const cluster = (lanes: number, perChain = 1000) => (limit: number): number => Math.min(limit, lanes) * perChain;
+const cluster =
+  (lanes: number, perChain = 1000) =>
+  (limit: number): number =>
+    Math.min(limit, lanes) * perChain;
 
 describe('the adaptive in-flight search', () => {
   it('doubles from the start while documents/s grows, undoes the first step that does not pay, and ends near the lanes there are', () => {
@@ -33,7 +40,13 @@ describe('the adaptive in-flight search', () => {
   it('climbs by doubling: 4, 8, 16, 32, 64 against 64 lanes, one settle and one measured window a step', () => {
     const search = new AdaptiveLimit({ start: 4, max: 256 });
     const { limits, changes } = drive(search, cluster(64), 12);
-    expect(changes.slice(0, 5).map((c) => `${c.reason} ${c.limit}`)).toEqual(['grow 8', 'grow 16', 'grow 32', 'grow 64', 'grow 128']);
+    expect(changes.slice(0, 5).map((c) => `${c.reason} ${c.limit}`)).toEqual([
+      'grow 8',
+      'grow 16',
+      'grow 32',
+      'grow 64',
+      'grow 128',
+    ]);
     // 128 is no better than 64: undone.
     expect(limits).toEqual([4, 8, 8, 16, 16, 32, 32, 64, 64, 128, 128, 64]);
     expect(changes.at(-1)).toMatchObject({ reason: 'undo', limit: 64 });
@@ -51,7 +64,8 @@ describe('the adaptive in-flight search', () => {
   it('counts no window that did not hold the limit or delivered nothing', () => {
     const search = new AdaptiveLimit({ start: 4, max: 256 });
     // The settle window, then nothing measurable: no decision.
-    for (let i = 0; i < 20; i++) expect(search.observe({ documentsPerSecond: i === 0 ? 100 : 0, held: true })).toBeUndefined();
+    for (let i = 0; i < 20; i++)
+      expect(search.observe({ documentsPerSecond: i === 0 ? 100 : 0, held: true })).toBeUndefined();
     for (let i = 0; i < 20; i++) expect(search.observe({ documentsPerSecond: 4000, held: false })).toBeUndefined();
     expect(search.limit).toBe(4);
     expect(search.observe({ documentsPerSecond: 4000, held: true })).toMatchObject({ reason: 'grow', limit: 8 });

@@ -42,7 +42,9 @@ interface LockEntry {
  * filled the cache with exactly these tarballs, but not with the registry metadata a lockless install asks for.
  */
 function consumerLock(tarballSpec: string): object {
-  const ours = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const ours = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, LockEntry>;
+  };
   const { version, dependencies, bin, engines, license } = ours.packages[''];
   const packages: Record<string, unknown> = {
     '': { name: consumerManifest.name, version: consumerManifest.version, dependencies: { [own.name]: tarballSpec } },
@@ -51,7 +53,13 @@ function consumerLock(tarballSpec: string): object {
   for (const [path, entry] of Object.entries(ours.packages)) {
     if (path !== '' && !entry.dev && path.startsWith('node_modules/')) packages[path] = entry;
   }
-  return { name: consumerManifest.name, version: consumerManifest.version, lockfileVersion: 3, requires: true, packages };
+  return {
+    name: consumerManifest.name,
+    version: consumerManifest.version,
+    lockfileVersion: 3,
+    requires: true,
+    packages,
+  };
 }
 
 let work: string;
@@ -68,7 +76,10 @@ beforeAll(async () => {
   project = join(work, 'consumer');
   await mkdir(project);
   // A version of its own: `vespa-bulk --version` must not print it.
-  await writeFile(join(project, 'package.json'), JSON.stringify({ ...consumerManifest, dependencies: { [own.name]: `file:../${tarball!}` } }));
+  await writeFile(
+    join(project, 'package.json'),
+    JSON.stringify({ ...consumerManifest, dependencies: { [own.name]: `file:../${tarball!}` } }),
+  );
   await writeFile(join(project, 'package-lock.json'), JSON.stringify(consumerLock(`file:../${tarball!}`)));
   // With a lockfile npm needs only the tarballs (in the cache by integrity), not the registry's metadata.
   const installed = await run('npm', ['ci', '--offline', '--no-audit', '--no-fund'], project, 240_000);
@@ -84,7 +95,22 @@ afterAll(async () => {
 describe('the packed and installed package', () => {
   it('holds dist/ with types, bin/, README and LICENSE; no sources, demo, source maps, or tsx', async () => {
     const pkg = join(project, 'node_modules', own.name);
-    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/simulator/index.js', 'dist/simulator/index.d.ts', 'dist/report/index.js', 'dist/report/index.d.ts', 'dist/bench/index.js', 'dist/bench/index.d.ts', 'dist/cli/main.js', 'dist/api/README.md', 'bin/vespa-bulk.js', 'README.md', 'LICENSE', 'package.json']) {
+    for (const file of [
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/simulator/index.js',
+      'dist/simulator/index.d.ts',
+      'dist/report/index.js',
+      'dist/report/index.d.ts',
+      'dist/bench/index.js',
+      'dist/bench/index.d.ts',
+      'dist/cli/main.js',
+      'dist/api/README.md',
+      'bin/vespa-bulk.js',
+      'README.md',
+      'LICENSE',
+      'package.json',
+    ]) {
       expect(existsSync(join(pkg, file)), file).toBe(true);
     }
     expect(await readFile(join(pkg, 'LICENSE'), 'utf8')).toMatch(/Apache License\s+Version 2\.0/);
@@ -97,8 +123,11 @@ describe('the packed and installed package', () => {
     expect(existsSync(join(project, 'node_modules/esbuild'))).toBe(false);
     expect(existsSync(join(project, 'node_modules/p-limit'))).toBe(false);
     // No install-time script: `npm i -g` would warn of one (prepack builds on pack, publish and git installs).
-    const manifest = JSON.parse(await readFile(join(pkg, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
-    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(manifest.scripts?.[hook], hook).toBeUndefined();
+    const manifest = JSON.parse(await readFile(join(pkg, 'package.json'), 'utf8')) as {
+      scripts?: Record<string, string>;
+    };
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare'])
+      expect(manifest.scripts?.[hook], hook).toBeUndefined();
   });
 
   it('the bin prints its own version (not the project’s) and its help', async () => {
@@ -111,7 +140,10 @@ describe('the packed and installed package', () => {
   });
 
   it('serve listens on free ports for both interfaces and reports them', async () => {
-    const child = spawn(bin, ['serve', '--port', '0', '--config-port', '0'], { cwd: project, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(bin, ['serve', '--port', '0', '--config-port', '0'], {
+      cwd: project,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {

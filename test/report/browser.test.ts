@@ -19,9 +19,16 @@ let browser: Browser;
 beforeAll(async () => {
   // Installing chromium the first time takes minutes; that is set-up, not the test.
   const chromium = ensureChromium();
-  sim = await startSimulator({ port: 0, configPort: false, faults: { maxOpsPerSecond: 2500, queueLimit: 24, latencyMs: 2 } });
+  sim = await startSimulator({
+    port: 0,
+    configPort: false,
+    faults: { maxOpsPerSecond: 2500, queueLimit: 24, latencyMs: 2 },
+  });
   tmp = tempDir('vb-browser-');
-  browser = await puppeteer.launch({ executablePath: chromium, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  browser = await puppeteer.launch({
+    executablePath: chromium,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
 }, 900_000);
 afterAll(async () => {
   await browser?.close();
@@ -56,19 +63,31 @@ async function open(run: RecordedRun, name: string): Promise<{ page: Page; probl
 /** Each chart's legend as `label: value` per series, the x series first. Run in the page (a string: this project compiles without the DOM library). */
 const legends = (page: Page) =>
   page.evaluate(`Object.fromEntries(window.vespaBulkReport.charts.map((c) => [c.id,
-    [...c.chart.root.querySelectorAll('.u-legend .u-series')].map((row) => row.querySelector('.u-label').textContent + ': ' + row.querySelector('.u-value').textContent)]))`) as Promise<Record<string, string[]>>;
+    [...c.chart.root.querySelectorAll('.u-legend .u-series')].map((row) => row.querySelector('.u-label').textContent + ': ' + row.querySelector('.u-value').textContent)]))`) as Promise<
+    Record<string, string[]>
+  >;
 
 /** The heads and the cells of a table, as text. */
 const tableText = (page: Page, selector: string) =>
-  page.$eval(selector, (t) => [...t.querySelectorAll('tr')].map((r) => [...r.querySelectorAll('th,td')].map((c) => c.textContent ?? '')));
+  page.$eval(selector, (t) =>
+    [...t.querySelectorAll('tr')].map((r) => [...r.querySelectorAll('th,td')].map((c) => c.textContent ?? '')),
+  );
 
 describe('the HTML report of a stepped feed on two machines, in a real browser', () => {
   let page: Page;
   let problems: string[];
   beforeAll(async () => {
     const runs = await Promise.all([
-      recordFeed(sim.url, writeDocs(tmp.dir, 'a.jsonl', 3000, 'a'), join(tmp.dir, 'a.stats.jsonl'), { host: 'machine-a', steps: ['1000/s', '2000/s'], stepMs: 1200 }),
-      recordFeed(sim.url, writeDocs(tmp.dir, 'b.jsonl', 3000, 'b'), join(tmp.dir, 'b.stats.jsonl'), { host: 'machine-b', steps: ['1000/s', '2000/s'], stepMs: 1200 }),
+      recordFeed(sim.url, writeDocs(tmp.dir, 'a.jsonl', 3000, 'a'), join(tmp.dir, 'a.stats.jsonl'), {
+        host: 'machine-a',
+        steps: ['1000/s', '2000/s'],
+        stepMs: 1200,
+      }),
+      recordFeed(sim.url, writeDocs(tmp.dir, 'b.jsonl', 3000, 'b'), join(tmp.dir, 'b.stats.jsonl'), {
+        host: 'machine-b',
+        steps: ['1000/s', '2000/s'],
+        stepMs: 1200,
+      }),
     ]);
     ({ page, problems } = await open(mergeRuns(runs), 'report.html'));
   }, 60_000);
@@ -95,7 +114,10 @@ describe('the HTML report of a stepped feed on two machines, in a real browser',
     const text = (await page.evaluate('document.body.innerText')) as string;
     expect(text).toContain('6,000');
     expect(text).toContain('2 shards merged');
-    expect(await page.$$eval('#params h3', (hs) => hs.map((h) => h.textContent))).toEqual(['shard 1: machine-a', 'shard 2: machine-b']);
+    expect(await page.$$eval('#params h3', (hs) => hs.map((h) => h.textContent))).toEqual([
+      'shard 1: machine-a',
+      'shard 2: machine-b',
+    ]);
   });
 
   it('says in every legend what the series did over the run while nothing is hovered, and the second under the pointer when hovered', async () => {
@@ -118,7 +140,9 @@ describe('the HTML report of a stepped feed on two machines, in a real browser',
   it('shows the summary in named groups, each figure under a name in words, the printed keys on hover and in a folded list', async () => {
     const groups = await page.$$eval('#summary h3', (hs) => hs.map((h) => h.textContent));
     expect(groups).toEqual(['Run', 'Throughput', 'Outcomes', 'Transport', 'Latency (ms)']);
-    const labels = await page.$$eval('#summary .kv th', (ths) => ths.map((th) => [th.getAttribute('title'), th.textContent]));
+    const labels = await page.$$eval('#summary .kv th', (ths) =>
+      ths.map((th) => [th.getAttribute('title'), th.textContent]),
+    );
     expect(labels).toContainEqual(['feeder.ok.count', 'succeeded']);
     expect(labels).toContainEqual(['http.request.bytes', 'sent']);
     // Every label is words: no printed key stands in for a name.
@@ -132,7 +156,10 @@ describe('the HTML report of a stepped feed on two machines, in a real browser',
     expect(rows.slice(0, 3)).toEqual(['', 'answers', expect.stringMatching(/^200 answers \([\d,]+\)$/)]);
     for (const row of rows.slice(3, -1)) expect(row).toMatch(/^\d{3} answers \([\d,]+\)$/);
     expect(rows.at(-1)).toBe('operations');
-    const raw = await page.$eval('#summary-raw', (d) => ({ open: (d as unknown as { open: boolean }).open, text: d.textContent ?? '' }));
+    const raw = await page.$eval('#summary-raw', (d) => ({
+      open: (d as unknown as { open: boolean }).open,
+      text: d.textContent ?? '',
+    }));
     expect(raw.open).toBe(false);
     expect(raw.text).toContain('feeder.ok.count6000');
     expect(raw.text).toContain('http.response.latency.millis.p99');
@@ -141,7 +168,10 @@ describe('the HTML report of a stepped feed on two machines, in a real browser',
   it('lists the steps with their asked rates, without the columns of a verdict no step has', async () => {
     const steps = await tableText(page, '#steps');
     expect(steps[0]).toEqual(['step', 'asked /s', 'seconds', 'ok/s', 'answer p99 ms', '429 share']);
-    expect(steps.slice(1).map((r) => r.slice(0, 2))).toEqual([['1000/s', '2,000'], ['2000/s', '4,000']]);
+    expect(steps.slice(1).map((r) => r.slice(0, 2))).toEqual([
+      ['1000/s', '2,000'],
+      ['2000/s', '4,000'],
+    ]);
     for (const row of steps) for (const cell of row) expect(cell).not.toBe('');
   });
 });
@@ -176,7 +206,15 @@ describe('the HTML report of an adaptive bench, in a real browser', () => {
 
   it("leaves out the steps table's columns an adaptive run has nothing for, and fills the rest", async () => {
     const steps = await tableText(page, '#steps');
-    expect(steps[0]).toEqual(['step', 'achieved /s', 'operation p99 ms (from due)', 'seconds', 'ok/s', 'answer p99 ms', '429 share']);
+    expect(steps[0]).toEqual([
+      'step',
+      'achieved /s',
+      'operation p99 ms (from due)',
+      'seconds',
+      'ok/s',
+      'answer p99 ms',
+      '429 share',
+    ]);
     expect(steps).toHaveLength(2);
     for (const cell of steps[1]) expect(cell).not.toMatch(/^(|–)$/);
   });

@@ -10,10 +10,15 @@ const candidates = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
 export function ensureChromium(): string {
   const found = candidates.find((p) => existsSync(p));
   if (found !== undefined) return found;
-  if (process.getuid?.() !== 0) throw new Error('chromium is missing and the tests are not root: install it with `apt-get install -y chromium`');
+  if (process.getuid?.() !== 0)
+    throw new Error('chromium is missing and the tests are not root: install it with `apt-get install -y chromium`');
   try {
     execFileSync('apt-get', ['update'], { stdio: 'ignore', timeout: 300_000 });
-    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { stdio: 'ignore', timeout: 600_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], {
+      stdio: 'ignore',
+      timeout: 600_000,
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
   } catch (err) {
     throw new Error(`chromium is missing and apt-get could not install it: ${(err as Error).message}`);
   }

@@ -15,7 +15,11 @@ import { recordFeed, writeDocs } from './helpers.js';
 let sim: Simulator;
 let tmp: TempDir;
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0, configPort: false, faults: { maxOpsPerSecond: 2000, queueLimit: 24, latencyMs: 2 } });
+  sim = await startSimulator({
+    port: 0,
+    configPort: false,
+    faults: { maxOpsPerSecond: 2000, queueLimit: 24, latencyMs: 2 },
+  });
   tmp = tempDir('vb-merge-');
 });
 afterAll(async () => {
@@ -41,13 +45,22 @@ describe('report of several shards', () => {
     expect((s['http.response.code.counts'] as Record<string, number>)['200']).toBe(4000);
     expect(s['feeder.ok.rate']).toBeCloseTo(4000 / merged.summary!.seconds, 0);
     // The answers' latency per status: counts added, min and max kept, no percentile made up without its histogram.
-    const byCode = (r: { summary?: { summary: Record<string, unknown> } }) => (r.summary!.summary['http.response.latency.millis.by.code'] as Record<string, Record<string, number>>)['200'];
-    expect(byCode(merged)).toEqual({ count: 4000, min: Math.min(...shards.map((r) => byCode(r).min)), avg: expect.any(Number), max: Math.max(...shards.map((r) => byCode(r).max)) });
+    const byCode = (r: { summary?: { summary: Record<string, unknown> } }) =>
+      (r.summary!.summary['http.response.latency.millis.by.code'] as Record<string, Record<string, number>>)['200'];
+    expect(byCode(merged)).toEqual({
+      count: 4000,
+      min: Math.min(...shards.map((r) => byCode(r).min)),
+      avg: expect.any(Number),
+      max: Math.max(...shards.map((r) => byCode(r).max)),
+    });
     // Points: every shard's second appears once, and the counts of the merged points are the shards' counts.
     const seconds = new Set(shards.flatMap((r) => r.points.map((p) => p.t)));
     expect(merged.points.map((p) => p.t)).toEqual([...seconds].sort((x, y) => x - y));
     expect(merged.points.reduce((n, p) => n + p.ok, 0)).toBe(4000);
-    const histogramTotal = merged.points.reduce((n, p) => n + (p.histogram === '' ? 0 : decodeHistogram(p.histogram).totalCount), 0);
+    const histogramTotal = merged.points.reduce(
+      (n, p) => n + (p.histogram === '' ? 0 : decodeHistogram(p.histogram).totalCount),
+      0,
+    );
     expect(histogramTotal).toBe(s['http.response.count']);
     expect(decodeHistogram(merged.summary!.histogram).totalCount).toBe(s['http.response.count']);
     expect(merged.params.map((p) => p.host)).toEqual(['machine-a', 'machine-b']);
@@ -85,7 +98,8 @@ describe('metrics endpoint', () => {
         await new Promise((r) => setTimeout(r, 50));
         text = await (await fetch(metrics.url)).text();
       }
-      const value = (line: string) => Number(new RegExp(`^${line.replace(/[{}"+.]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1]);
+      const value = (line: string) =>
+        Number(new RegExp(`^${line.replace(/[{}"+.]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1]);
       expect(value('vespa_bulk_operations_total{result="ok"}')).toBeGreaterThan(0);
       expect(value('vespa_bulk_inflight_limit')).toBeGreaterThan(0);
       expect(text).toMatch(/^# TYPE vespa_bulk_operation_latency_seconds histogram$/m);

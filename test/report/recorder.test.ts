@@ -5,7 +5,18 @@ import type { RunSample } from '../../src/report/sample.js';
 import type { StatsPoint } from '../../src/report/stats-format.js';
 
 function sample(ok: number): RunSample {
-  return { ok, failed: 0, retries: 0, status: {}, exceptions: 0, inflight: 0, inflightLimit: 1, sentBytes: 0, receivedBytes: 0, latencyUs: emptyLatencyHistogram() };
+  return {
+    ok,
+    failed: 0,
+    retries: 0,
+    status: {},
+    exceptions: 0,
+    inflight: 0,
+    inflightLimit: 1,
+    sentBytes: 0,
+    receivedBytes: 0,
+    latencyUs: emptyLatencyHistogram(),
+  };
 }
 
 /** Blocks the event loop, as a long GC or a starved machine does. */
@@ -20,7 +31,14 @@ describe('RunRecorder', () => {
     const points: StatsPoint[] = [];
     let seen: (() => void) | undefined;
     const recorder = new RunRecorder({
-      params: { command: 'feed', target: 'http://127.0.0.1:1', flags: {}, tool: 'test', host: 'test', startTime: new Date().toISOString() },
+      params: {
+        command: 'feed',
+        target: 'http://127.0.0.1:1',
+        flags: {},
+        tool: 'test',
+        host: 'test',
+        startTime: new Date().toISOString(),
+      },
       sample: () => sample(ok),
       onLine: (line) => {
         if (line.type !== 'point') return;
@@ -28,11 +46,12 @@ describe('RunRecorder', () => {
         seen?.();
       },
     });
-    const pointsSeen = (n: number) => new Promise<void>((resolve) => {
-      seen = () => {
-        if (points.length >= n) resolve();
-      };
-    });
+    const pointsSeen = (n: number) =>
+      new Promise<void>((resolve) => {
+        seen = () => {
+          if (points.length >= n) resolve();
+        };
+      });
     await pointsSeen(1);
     ok += 10;
     stall(2300);

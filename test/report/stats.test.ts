@@ -12,7 +12,11 @@ import { writeDocs } from './helpers.js';
 let sim: Simulator;
 let tmp: TempDir;
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0, configPort: false, faults: { maxOpsPerSecond: 2500, queueLimit: 24, latencyMs: 2 } });
+  sim = await startSimulator({
+    port: 0,
+    configPort: false,
+    faults: { maxOpsPerSecond: 2500, queueLimit: 24, latencyMs: 2 },
+  });
   tmp = tempDir('vb-stats-');
 });
 afterAll(async () => {
@@ -25,20 +29,38 @@ describe('feed --stats and --report', () => {
     const docs = writeDocs(tmp.dir, 'docs.jsonl', 6000);
     const stats = join(tmp.dir, 'run.jsonl');
     const report = join(tmp.dir, 'run.html');
-    const r = await runCommand(['feed', docs, '-t', sim.url, '--stats', stats, '--report', report, '--token', 'sekrit-token-123', '--header', 'X-Api-Key: other-secret-456', '-q']);
+    const r = await runCommand([
+      'feed',
+      docs,
+      '-t',
+      sim.url,
+      '--stats',
+      stats,
+      '--report',
+      report,
+      '--token',
+      'sekrit-token-123',
+      '--header',
+      'X-Api-Key: other-secret-456',
+      '-q',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const text = readFileSync(stats, 'utf8');
     // No secret reaches the file, in any line.
     expect(text).not.toContain('sekrit-token-123');
     expect(text).not.toContain('other-secret-456');
-    const lines = text.trimEnd().split('\n').map((l) => JSON.parse(l) as StatsLine);
+    const lines = text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as StatsLine);
     const params = lines[0] as RunParams;
     expect(params).toMatchObject({ type: 'run', format: 1, command: 'feed', target: sim.url });
     expect(params.flags.token).toBe('***');
     expect(params.flags.header).toEqual(['X-Api-Key: ***']);
     // What was given, not every default.
     expect(params.flags).toMatchObject({ stats, report, quiet: true });
-    for (const defaulted of ['speedtest-duration', 'protocol', 'metrics-host', 'color']) expect(params.flags, defaulted).not.toHaveProperty(defaulted);
+    for (const defaulted of ['speedtest-duration', 'protocol', 'metrics-host', 'color'])
+      expect(params.flags, defaulted).not.toHaveProperty(defaulted);
     expect(params.tool).toMatch(/^vespa-bulk \d+\.\d+\.\d+/);
     const summary = lines.at(-1) as SummaryLine;
     expect(summary.type).toBe('summary');
@@ -84,9 +106,22 @@ describe('feed --stats and --report', () => {
 
   it('visit --stats records documents per second and the visit summary', async () => {
     const stats = join(tmp.dir, 'visit.jsonl');
-    const r = await runCommand(['visit', 'music/music', '-t', sim.url, '--stats', stats, '-o', join(tmp.dir, 'out.jsonl'), '-q']);
+    const r = await runCommand([
+      'visit',
+      'music/music',
+      '-t',
+      sim.url,
+      '--stats',
+      stats,
+      '-o',
+      join(tmp.dir, 'out.jsonl'),
+      '-q',
+    ]);
     expect(r.code, r.stderr).toBe(0);
-    const lines = readFileSync(stats, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as StatsLine);
+    const lines = readFileSync(stats, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as StatsLine);
     expect(lines[0]).toMatchObject({ type: 'run', command: 'visit' });
     const summary = lines.at(-1) as SummaryLine;
     const visited = summary.summary['visit.document.count'];

@@ -41,20 +41,151 @@ function check(model: DocumentModel, lines: (string | Buffer)[]): number {
 }
 
 const values = [
-  '0', '-0', '1', '-1', '127', '128', '-128', '-129', '255', '2147483647', '2147483648', '-2147483648', '-2147483649',
-  '999999999', '1000000000', '-999999999', '9223372036854775807', '9223372036854775808', '123456789012345678', '1.5', '-1.5e3', '1E+2', '1e400', '01', '-', '1.', '.5',
-  '"1"', '" 2 "', '"+3"', '"-4"', '"1.5"', '"abc"', '""', '"NaN"', '"Infinity"', '"0x1p3"', '"2001"', '"true"',
-  '"caf\u00e9"', '"\\u00e9"', '"\\u0001"', '"\\n\\t"', '"\\ud800"', '"\\ud83d\\ude00"', '"\ud83d\ude00"', '"\\uFDD0"', '"\\uFFFE"', '"a\\"b"', '"\\x"', '"\u0001"',
-  '"QUJD"', '"QUJDR"', '"http://a:8/"', '"http://a:b/"', '"http://a/#x\\ny"', '"id:ns:music::1"', '"id:ns:all::1"', '"id:x"', '"1;2"', '"N1;E2"', '"x"',
-  'true', 'false', 'null', 'tru', 'nul', 'True',
-  '[]', '[1,2]', '[1,null]', '["a","b"]', '["a",1]', '[[1]]', '[["a"],["b"]]', '[{"sub":1}]', '[{"sub":"x"}]', '[1,]', '[,1]',
-  '{}', '{"a":1}', '{"a":"1"}', '{"a":-5}', '{"a":1.5}', '{"a":null}', '{"a":[1]}', '{"1":"x"}', '{"x":"y"}', '{"a":1,}', '{"a" 1}',
-  '{"sub":1}', '{"sub":"x"}', '{"sub":null}', '{"name":"n","deep":{"sub":2}}', '{"name":"n","deep":{"sub":"q"}}', '{"name":"n","nope":1}',
-  '{"lat":1,"lng":2}', '{"key":"a","value":1}', '[{"key":"a","value":1}]', '{"cells":[]}', '{"values":[1,2,3]}', '"abcdef"',
-  '{"a":1, "a":2}', '{"\\u0061":1}', '{"caf\u00e9":1}',
+  '0',
+  '-0',
+  '1',
+  '-1',
+  '127',
+  '128',
+  '-128',
+  '-129',
+  '255',
+  '2147483647',
+  '2147483648',
+  '-2147483648',
+  '-2147483649',
+  '999999999',
+  '1000000000',
+  '-999999999',
+  '9223372036854775807',
+  '9223372036854775808',
+  '123456789012345678',
+  '1.5',
+  '-1.5e3',
+  '1E+2',
+  '1e400',
+  '01',
+  '-',
+  '1.',
+  '.5',
+  '"1"',
+  '" 2 "',
+  '"+3"',
+  '"-4"',
+  '"1.5"',
+  '"abc"',
+  '""',
+  '"NaN"',
+  '"Infinity"',
+  '"0x1p3"',
+  '"2001"',
+  '"true"',
+  '"caf\u00e9"',
+  '"\\u00e9"',
+  '"\\u0001"',
+  '"\\n\\t"',
+  '"\\ud800"',
+  '"\\ud83d\\ude00"',
+  '"\ud83d\ude00"',
+  '"\\uFDD0"',
+  '"\\uFFFE"',
+  '"a\\"b"',
+  '"\\x"',
+  '"\u0001"',
+  '"QUJD"',
+  '"QUJDR"',
+  '"http://a:8/"',
+  '"http://a:b/"',
+  '"http://a/#x\\ny"',
+  '"id:ns:music::1"',
+  '"id:ns:all::1"',
+  '"id:x"',
+  '"1;2"',
+  '"N1;E2"',
+  '"x"',
+  'true',
+  'false',
+  'null',
+  'tru',
+  'nul',
+  'True',
+  '[]',
+  '[1,2]',
+  '[1,null]',
+  '["a","b"]',
+  '["a",1]',
+  '[[1]]',
+  '[["a"],["b"]]',
+  '[{"sub":1}]',
+  '[{"sub":"x"}]',
+  '[1,]',
+  '[,1]',
+  '{}',
+  '{"a":1}',
+  '{"a":"1"}',
+  '{"a":-5}',
+  '{"a":1.5}',
+  '{"a":null}',
+  '{"a":[1]}',
+  '{"1":"x"}',
+  '{"x":"y"}',
+  '{"a":1,}',
+  '{"a" 1}',
+  '{"sub":1}',
+  '{"sub":"x"}',
+  '{"sub":null}',
+  '{"name":"n","deep":{"sub":2}}',
+  '{"name":"n","deep":{"sub":"q"}}',
+  '{"name":"n","nope":1}',
+  '{"lat":1,"lng":2}',
+  '{"key":"a","value":1}',
+  '[{"key":"a","value":1}]',
+  '{"cells":[]}',
+  '{"values":[1,2,3]}',
+  '"abcdef"',
+  '{"a":1, "a":2}',
+  '{"\\u0061":1}',
+  '{"caf\u00e9":1}',
 ];
-const fieldNames = ['i', 'l', 'b', 'f', 'd', 'h', 'flag', 's', 'r', 'u', 'p', 'pos', 'ref', 'arr', 'tags', 'ws', 'wsi', 'm', 'mi', 'st', 'sts', 'nested', 'dense', 'sparse', 'nope'];
-const updateOps = ['assign', 'add', 'remove', 'increment', 'decrement', 'multiply', 'divide', 'match', 'modify', 'bogus'];
+const fieldNames = [
+  'i',
+  'l',
+  'b',
+  'f',
+  'd',
+  'h',
+  'flag',
+  's',
+  'r',
+  'u',
+  'p',
+  'pos',
+  'ref',
+  'arr',
+  'tags',
+  'ws',
+  'wsi',
+  'm',
+  'mi',
+  'st',
+  'sts',
+  'nested',
+  'dense',
+  'sparse',
+  'nope',
+];
+const updateOps = [
+  'assign',
+  'add',
+  'remove',
+  'increment',
+  'decrement',
+  'multiply',
+  'divide',
+  'match',
+  'modify',
+  'bogus',
+];
 
 describe('the quick reader', () => {
   it('accepts only what the full path accepts: every field kind with many values, in puts', () => {
@@ -63,8 +194,14 @@ describe('the quick reader', () => {
   });
 
   it('accepts only what the full path accepts: every field kind, update operation and value', () => {
-    const lines = fieldNames.flatMap((f) => updateOps.flatMap((op) => values.map((v) => `{"update":"id:ns:all::1","fields":{"${f}":{"${op}":${v}}}}`)));
-    lines.push('{"update":"id:ns:all::1","fields":{"st.name":{"assign":"x"}}}', '{"update":"id:ns:all::1","fields":{"i":1}}', '{"update":"id:ns:all::1","fields":{"i":{}}}');
+    const lines = fieldNames.flatMap((f) =>
+      updateOps.flatMap((op) => values.map((v) => `{"update":"id:ns:all::1","fields":{"${f}":{"${op}":${v}}}}`)),
+    );
+    lines.push(
+      '{"update":"id:ns:all::1","fields":{"st.name":{"assign":"x"}}}',
+      '{"update":"id:ns:all::1","fields":{"i":1}}',
+      '{"update":"id:ns:all::1","fields":{"i":{}}}',
+    );
     for (const model of [strict, lenient]) expect(check(model, lines)).toBeGreaterThan(300);
   });
 
@@ -115,7 +252,20 @@ describe('the quick reader', () => {
     const accepted = lines.filter((l) => isCertainlyAccepted(strict, Buffer.from(l)));
     check(strict, lines);
     // The plain forms are decided here, not left to the full path (which would be slow, not wrong).
-    expect(accepted).toEqual(expect.arrayContaining([lines[0], lines[1], lines[2], lines[3], lines[6], lines[14], lines[21], lines[29], lines[33], lines[34]]));
+    expect(accepted).toEqual(
+      expect.arrayContaining([
+        lines[0],
+        lines[1],
+        lines[2],
+        lines[3],
+        lines[6],
+        lines[14],
+        lines[21],
+        lines[29],
+        lines[33],
+        lines[34],
+      ]),
+    );
   });
 
   it('accepts only what the full path accepts: every one-byte corruption of valid operations', () => {
@@ -124,7 +274,27 @@ describe('the quick reader', () => {
       '{"update":"id:ns:all::1","fields":{"i":{"increment":2},"tags":{"add":["z"]},"ws":{"remove":{"a":0}},"s":{"assign":"q"},"m":{"assign":{"k":1}}},"create":true}',
       '{"put":"id:ns:all:g=eu:1","condition":"all.i>0","fields":{"sts":[{"sub":1},{"sub":2}],"nested":[["a"],[]],"mi":{"1":"x"}}}',
     ];
-    const replacements = ['"', '\\', '{', '}', '[', ']', ',', ':', ' ', '0', '9', '-', '.', 'e', 'x', 'n', '\u00e9', '\u0001', '\u007f'];
+    const replacements = [
+      '"',
+      '\\',
+      '{',
+      '}',
+      '[',
+      ']',
+      ',',
+      ':',
+      ' ',
+      '0',
+      '9',
+      '-',
+      '.',
+      'e',
+      'x',
+      'n',
+      '\u00e9',
+      '\u0001',
+      '\u007f',
+    ];
     for (const model of [strict, lenient]) {
       expect(check(model, valid)).toBe(valid.length);
       const lines: string[] = [];
@@ -140,7 +310,17 @@ describe('the quick reader', () => {
   });
 
   it('accepts only what the full path accepts: raw bytes that are not valid UTF-8 or not text characters', () => {
-    const raw = [[0x80], [0xc3, 0x28], [0xc3], [0xed, 0xa0, 0x80], [0xef, 0xb7, 0x90], [0xef, 0xbf, 0xbe], [0xf0, 0x9f, 0xbf, 0xbe], [0xf0, 0x9f, 0x98, 0x80], [0xc3, 0xa9]];
+    const raw = [
+      [0x80],
+      [0xc3, 0x28],
+      [0xc3],
+      [0xed, 0xa0, 0x80],
+      [0xef, 0xb7, 0x90],
+      [0xef, 0xbf, 0xbe],
+      [0xf0, 0x9f, 0xbf, 0xbe],
+      [0xf0, 0x9f, 0x98, 0x80],
+      [0xc3, 0xa9],
+    ];
     const lines = raw.flatMap((bytes) => {
       const b = Buffer.from(bytes);
       const line = (head: string, tail: string): Buffer => Buffer.concat([Buffer.from(head), b, Buffer.from(tail)]);

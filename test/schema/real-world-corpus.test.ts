@@ -47,13 +47,32 @@ function readLines(file: string): Line[] {
     .map((text, i) => ({ text, where: `${relative(corpusDir, file)}:${i + 1}` }))
     .filter(({ text }) => text.trim() !== '')
     .map(({ text, where }) => {
-      const o = JSON.parse(text) as { put?: string; update?: string; fields: Record<string, unknown>; message?: string; status?: 400 | 500 };
-      return { kind: o.put !== undefined ? 'put' : 'update', id: (o.put ?? o.update)!, fields: o.fields, message: o.message, status: o.status, where };
+      const o = JSON.parse(text) as {
+        put?: string;
+        update?: string;
+        fields: Record<string, unknown>;
+        message?: string;
+        status?: 400 | 500;
+      };
+      return {
+        kind: o.put !== undefined ? 'put' : 'update',
+        id: (o.put ?? o.update)!,
+        fields: o.fields,
+        message: o.message,
+        status: o.status,
+        where,
+      };
     });
 }
 
 function judge(model: DocumentModel, line: Line) {
-  return judgeDocumentOperation(model, line.kind, line.id, line.id.split(':')[2], JSON.stringify({ fields: line.fields }));
+  return judgeDocumentOperation(
+    model,
+    line.kind,
+    line.id,
+    line.id.split(':')[2],
+    JSON.stringify({ fields: line.fields }),
+  );
 }
 
 describe.each(packages)('corpus package %s', (name) => {
@@ -65,7 +84,9 @@ describe.each(packages)('corpus package %s', (name) => {
 
   it('deploys: schemas (with inheritance across files and .profile files beside them) read', () => {
     // A document type per schema file (a schema is named as its file), and every type the feed writes among them.
-    const schemaFiles = [...packageFiles(dir).keys()].filter((f) => f.endsWith('.sd')).map((f) => f.slice(f.lastIndexOf('/') + 1, -3));
+    const schemaFiles = [...packageFiles(dir).keys()]
+      .filter((f) => f.endsWith('.sd'))
+      .map((f) => f.slice(f.lastIndexOf('/') + 1, -3));
     expect([...model.types.keys()].sort()).toEqual(schemaFiles.sort());
     expect(feed.map((l) => l.id.split(':')[2]).filter((type) => !model.types.has(type))).toEqual([]);
   });
@@ -81,7 +102,9 @@ describe.each(packages)('corpus package %s', (name) => {
 
   it('has a mutant for every field of every feed document', () => {
     const covered = new Set(mutants.flatMap((m) => Object.keys(m.fields).map((f) => `${m.kind} ${m.id} ${f}`)));
-    const missing = feed.flatMap((l) => Object.keys(l.fields).map((f) => `${l.kind} ${l.id} ${f}`)).filter((k) => !covered.has(k));
+    const missing = feed
+      .flatMap((l) => Object.keys(l.fields).map((f) => `${l.kind} ${l.id} ${f}`))
+      .filter((k) => !covered.has(k));
     expect(missing).toEqual([]);
   });
 });
@@ -90,7 +113,9 @@ describe('the music package: inheritance, references and imported fields', () =>
   const model = documentModelOf(readPackageFiles(packageFiles(join(corpusDir, 'music'))));
   const id = 'id:mynamespace:music::a-head-full-of-dreams';
   it('gives music the fields of base, declared in another .sd file', () => {
-    expect(judgeDocumentOperation(model, 'put', id, 'music', '{"fields":{"title":"t","tags":["a"]}}')).toMatchObject({ ok: true });
+    expect(judgeDocumentOperation(model, 'put', id, 'music', '{"fields":{"title":"t","tags":["a"]}}')).toMatchObject({
+      ok: true,
+    });
   });
   it('refuses an imported field in a put: it lives in the parent document', () => {
     expect(judgeDocumentOperation(model, 'put', id, 'music', '{"fields":{"artist_name":"Coldplay"}}')).toEqual({
@@ -103,7 +128,18 @@ describe('the music package: inheritance, references and imported fields', () =>
 
 describe('predicate texts (Predicate.g; the messages of PredicateParserTest and JsonReaderTestCase)', () => {
   it('parses the grammar: sets, ranges, partitions, negation, groups, quoted values, keywords as values', () => {
-    for (const text of ['true', 'FALSE', 'a in [b]', 'a not in [b, c]', "'my key' in [\"v 1\", x]", 'in in [not, or]', 'age in [..]', 'age in [-5..+5]', 'not (a in [b] or c in [d]) and e in [f]', 'a in [1..9 (a=0+[1..2], a=-1 3)]']) {
+    for (const text of [
+      'true',
+      'FALSE',
+      'a in [b]',
+      'a not in [b, c]',
+      '\'my key\' in ["v 1", x]',
+      'in in [not, or]',
+      'age in [..]',
+      'age in [-5..+5]',
+      'not (a in [b] or c in [d]) and e in [f]',
+      'a in [1..9 (a=0+[1..2], a=-1 3)]',
+    ]) {
       expect(predicateError(text), text).toBeUndefined();
     }
   });
@@ -127,24 +163,37 @@ describe('the same judgement end to end: deploy through the config server, then 
     await sim.close();
   });
 
-  it.each(packages)('%s: every feed operation is applied (200), its mutants refused with the same answer', async (name) => {
-    const dir = join(corpusDir, name);
-    const files = Object.fromEntries([...packageFiles(dir)].map(([p, b]) => [p, Buffer.from(b).toString('utf8')]));
-    await deployPackage(sim.configUrl!, files);
-    const path = (id: string): string => {
-      const [, ns, type, group, ...rest] = id.split(':');
-      const local = encodeURIComponent(rest.join(':'));
-      const where = group.startsWith('g=') ? `group/${encodeURIComponent(group.slice(2))}` : group.startsWith('n=') ? `number/${group.slice(2)}` : 'docid';
-      return `/document/v1/${ns}/${type}/${where}/${local}`;
-    };
-    // Every line, puts and updates in file order: what the judge accepts, the store must apply.
-    for (const line of readLines(join(dir, 'feed.jsonl'))) {
-      const applied = await call(pool, line.kind === 'put' ? 'POST' : 'PUT', path(line.id), { fields: line.fields });
-      expect({ status: applied.status, json: applied.json }, line.where).toEqual({ status: 200, json: { pathId: path(line.id), id: line.id } });
-    }
-    for (const m of readLines(join(dir, 'mutants.jsonl')).slice(0, 4)) {
-      const answer = await call(pool, m.kind === 'put' ? 'POST' : 'PUT', path(m.id), { fields: m.fields });
-      expect({ status: answer.status, json: answer.json }, m.where).toEqual({ status: m.status ?? 400, json: { pathId: path(m.id), message: m.message } });
-    }
-  });
+  it.each(packages)(
+    '%s: every feed operation is applied (200), its mutants refused with the same answer',
+    async (name) => {
+      const dir = join(corpusDir, name);
+      const files = Object.fromEntries([...packageFiles(dir)].map(([p, b]) => [p, Buffer.from(b).toString('utf8')]));
+      await deployPackage(sim.configUrl!, files);
+      const path = (id: string): string => {
+        const [, ns, type, group, ...rest] = id.split(':');
+        const local = encodeURIComponent(rest.join(':'));
+        const where = group.startsWith('g=')
+          ? `group/${encodeURIComponent(group.slice(2))}`
+          : group.startsWith('n=')
+            ? `number/${group.slice(2)}`
+            : 'docid';
+        return `/document/v1/${ns}/${type}/${where}/${local}`;
+      };
+      // Every line, puts and updates in file order: what the judge accepts, the store must apply.
+      for (const line of readLines(join(dir, 'feed.jsonl'))) {
+        const applied = await call(pool, line.kind === 'put' ? 'POST' : 'PUT', path(line.id), { fields: line.fields });
+        expect({ status: applied.status, json: applied.json }, line.where).toEqual({
+          status: 200,
+          json: { pathId: path(line.id), id: line.id },
+        });
+      }
+      for (const m of readLines(join(dir, 'mutants.jsonl')).slice(0, 4)) {
+        const answer = await call(pool, m.kind === 'put' ? 'POST' : 'PUT', path(m.id), { fields: m.fields });
+        expect({ status: answer.status, json: answer.json }, m.where).toEqual({
+          status: m.status ?? 400,
+          json: { pathId: path(m.id), message: m.message },
+        });
+      }
+    },
+  );
 });

@@ -34,7 +34,11 @@ let dir: string;
 
 beforeAll(async () => {
   sim = await startSimulator({ port: 0, configPort: 0 });
-  dir = await writeTree({ 'app/services.xml': kindsPackage()['services.xml'], 'app/schemas/kinds.sd': kindsPackage()['schemas/kinds.sd'], 'corpus.jsonl': `${corpus}\n` });
+  dir = await writeTree({
+    'app/services.xml': kindsPackage()['services.xml'],
+    'app/schemas/kinds.sd': kindsPackage()['schemas/kinds.sd'],
+    'corpus.jsonl': `${corpus}\n`,
+  });
   await deployPackage(sim.configUrl!, kindsPackage());
 });
 afterAll(async () => {
@@ -53,19 +57,45 @@ function reasons(file: string): { inputLine: number; status: number; message: st
 
 describe('validate', () => {
   it('refuses the same lines with the same messages as the simulator fed with vespa-bulk feed', async () => {
-    const fed = await runCommand(['feed', join(dir, 'corpus.jsonl'), '--target', sim.url, '--failures', join(dir, 'fed.jsonl'), '--quiet']);
+    const fed = await runCommand([
+      'feed',
+      join(dir, 'corpus.jsonl'),
+      '--target',
+      sim.url,
+      '--failures',
+      join(dir, 'fed.jsonl'),
+      '--quiet',
+    ]);
     expect(fed.code, fed.stderr).toBe(1);
-    const checked = await runCommand(['validate', join(dir, 'corpus.jsonl'), '--app', join(dir, 'app'), '--failures', join(dir, 'validated.jsonl')]);
+    const checked = await runCommand([
+      'validate',
+      join(dir, 'corpus.jsonl'),
+      '--app',
+      join(dir, 'app'),
+      '--failures',
+      join(dir, 'validated.jsonl'),
+    ]);
     expect(checked.code, checked.stderr).toBe(1);
     const fromSimulator = reasons(join(dir, 'fed.jsonl'));
     const fromValidate = reasons(join(dir, 'validated.jsonl'));
     expect(fromSimulator.map((r) => r.inputLine)).toEqual(refusedLines);
     expect(fromValidate).toEqual(fromSimulator);
     // The failure file is feedable input: the refused operations, unchanged.
-    expect(readFileSync(join(dir, 'validated.jsonl'), 'utf8').trim().split('\n')).toEqual(refusedLines.map((n) => corpus.split('\n')[n - 1]));
+    expect(readFileSync(join(dir, 'validated.jsonl'), 'utf8').trim().split('\n')).toEqual(
+      refusedLines.map((n) => corpus.split('\n')[n - 1]),
+    );
     const summary = JSON.parse(checked.stdout);
-    expect(summary).toMatchObject({ 'validator.operation.count': 12, 'validator.ok.count': 3, 'validator.error.count': 9, 'validator.response.code.counts': { 400: 7, 500: 2 } });
-    expect(summary['validator.error.reason.counts']["In document '<id>': Could not parse field 'year' of type int: For input string: \"notanumber\""]).toBe(1);
+    expect(summary).toMatchObject({
+      'validator.operation.count': 12,
+      'validator.ok.count': 3,
+      'validator.error.count': 9,
+      'validator.response.code.counts': { 400: 7, 500: 2 },
+    });
+    expect(
+      summary['validator.error.reason.counts'][
+        "In document '<id>': Could not parse field 'year' of type int: For input string: \"notanumber\""
+      ],
+    ).toBe(1);
   });
 
   it('reads input as feed does: a JSON array, .gz, several files; against the package the config server holds', async () => {

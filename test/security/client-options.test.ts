@@ -4,7 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yargs from 'yargs';
 import { securityFromArgs, withSecurityOptions } from '../../src/cli/security-options.js';
 import { isVespaBulkError } from '../../src/core/errors.js';
-import { authHeaders, connectOptions, readTlsMaterial, redact, secretsOf, securityHeaders } from '../../src/http/tls.js';
+import {
+  authHeaders,
+  connectOptions,
+  readTlsMaterial,
+  redact,
+  secretsOf,
+  securityHeaders,
+} from '../../src/http/tls.js';
 import { securityFromEnv } from '../../src/cli/security-options.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 
@@ -60,13 +67,20 @@ describe('securityFromArgs', () => {
 
   it('refuses a token with spaces and a token together with an Authorization header, without echoing them', () => {
     expect(usageError(() => securityFromArgs({ token: 'Bearer s3cret-value' }, {}, {}))).not.toContain('s3cret-value');
-    expect(usageError(() => securityFromArgs({ token: 'abcd1234' }, { authorization: 'Bearer other' }, {}))).toMatch(/--token.*Authorization/);
+    expect(usageError(() => securityFromArgs({ token: 'abcd1234' }, { authorization: 'Bearer other' }, {}))).toMatch(
+      /--token.*Authorization/,
+    );
   });
 });
 
 describe('TLS material', () => {
   it('reads files into connect options for undici', () => {
-    const options = connectOptions({ ca: pki.files.ca, cert: pki.files.clientCert, key: pki.files.clientKey }) as { ca: Buffer; cert: Buffer; key: Buffer; servername?: string };
+    const options = connectOptions({ ca: pki.files.ca, cert: pki.files.clientCert, key: pki.files.clientKey }) as {
+      ca: Buffer;
+      cert: Buffer;
+      key: Buffer;
+      servername?: string;
+    };
     expect(options.ca.equals(pki.pem.ca)).toBe(true);
     expect(options.cert.equals(pki.pem.clientCert)).toBe(true);
     expect(options.key.equals(pki.pem.clientKey)).toBe(true);
@@ -77,21 +91,29 @@ describe('TLS material', () => {
   it('takes inline PEM as the official CLI variables carry it, and never echoes it in errors', () => {
     const pem = pki.pem.clientKey.toString();
     expect(readTlsMaterial({ cert: pki.pem.clientCert.toString(), key: pem }).key!.toString()).toBe(pem);
-    const message = usageError(() => readTlsMaterial({ cert: pki.pem.clientCert.toString(), key: pki.pem.otherClientKey.toString() }));
+    const message = usageError(() =>
+      readTlsMaterial({ cert: pki.pem.clientCert.toString(), key: pki.pem.otherClientKey.toString() }),
+    );
     expect(message).toContain('(inline PEM)');
     expect(message).not.toContain('PRIVATE KEY');
   });
 
   it('names the flag and the file it cannot read, or that does not load', () => {
     const missing = join(pki.dir, 'nope.pem');
-    expect(usageError(() => readTlsMaterial({ ca: missing }))).toMatch(new RegExp(`^--ca .*'${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}': ENOENT`));
-    expect(usageError(() => readTlsMaterial({ cert: missing, key: pki.files.clientKey }))).toMatch(/^--cert .*nope\.pem/);
+    expect(usageError(() => readTlsMaterial({ ca: missing }))).toMatch(
+      new RegExp(`^--ca .*'${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}': ENOENT`),
+    );
+    expect(usageError(() => readTlsMaterial({ cert: missing, key: pki.files.clientKey }))).toMatch(
+      /^--cert .*nope\.pem/,
+    );
     expect(usageError(() => readTlsMaterial({ cert: pki.files.clientCert }))).toMatch(/--cert needs --key/);
     expect(usageError(() => readTlsMaterial({ key: pki.files.clientKey }))).toMatch(/--key needs --cert/);
     const garbage = join(pki.dir, 'garbage.pem');
     writeFileSync(garbage, 'not a certificate');
     expect(usageError(() => readTlsMaterial({ ca: garbage }))).toMatch(/--ca .*garbage\.pem.*not a PEM/);
-    expect(usageError(() => readTlsMaterial({ cert: pki.files.clientCert, key: pki.files.otherClientKey }))).toMatch(/--cert .*client\.pem.* \/ --key .*other-client\.key/);
+    expect(usageError(() => readTlsMaterial({ cert: pki.files.clientCert, key: pki.files.otherClientKey }))).toMatch(
+      /--cert .*client\.pem.* \/ --key .*other-client\.key/,
+    );
   });
 });
 
@@ -99,15 +121,22 @@ describe('headers and masking', () => {
   it('sends the token as a bearer header that wins over an extra one', () => {
     expect(authHeaders({ token: 'abc123' })).toEqual({ authorization: 'Bearer abc123' });
     expect(authHeaders({})).toEqual({});
-    expect(securityHeaders({ token: 'abc123', headers: { authorization: 'Basic x', 'x-tenant': 't' } })).toEqual({ authorization: 'Bearer abc123', 'x-tenant': 't' });
+    expect(securityHeaders({ token: 'abc123', headers: { authorization: 'Basic x', 'x-tenant': 't' } })).toEqual({
+      authorization: 'Bearer abc123',
+      'x-tenant': 't',
+    });
   });
 
   it('redacts the token, secret header values and URL passwords', () => {
-    const security = { token: 'tok-123456', headers: { 'x-api-key': 'key-987654', authorization: 'Basic dXNlcjpwYXNz', 'x-trace': 'visible' } };
+    const security = {
+      token: 'tok-123456',
+      headers: { 'x-api-key': 'key-987654', authorization: 'Basic dXNlcjpwYXNz', 'x-trace': 'visible' },
+    };
     const secrets = secretsOf(security);
     expect(secrets).toEqual(expect.arrayContaining(['tok-123456', 'key-987654', 'Basic dXNlcjpwYXNz', 'dXNlcjpwYXNz']));
     expect(secrets).not.toContain('visible');
-    const text = 'sent Bearer tok-123456 with key-987654 and dXNlcjpwYXNz to https://user:hunter22@host:1/x; trace visible';
+    const text =
+      'sent Bearer tok-123456 with key-987654 and dXNlcjpwYXNz to https://user:hunter22@host:1/x; trace visible';
     expect(redact(text, secrets)).toBe('sent Bearer *** with *** and *** to https://user:***@host:1/x; trace visible');
     // Short values are not secrets worth garbling text for.
     expect(redact('a b c', ['a'])).toBe('a b c');

@@ -20,22 +20,39 @@ describe('drop-in for vespa CLI users', () => {
   let cleanup: () => void;
 
   /** A $VESPA_CLI_HOME with config.yaml and a key pair in the directory the official CLI uses. */
-  function cliHome(name: string, config: string, pair?: { cert: string | Buffer; key: string | Buffer }, app = 'default.application.default'): string {
+  function cliHome(
+    name: string,
+    config: string,
+    pair?: { cert: string | Buffer; key: string | Buffer },
+    app = 'default.application.default',
+  ): string {
     const home = join(dir, name);
     mkdirSync(join(home, app), { recursive: true });
     writeFileSync(join(home, 'config.yaml'), config);
     if (pair) {
-      writeFileSync(join(home, app, 'data-plane-public-cert.pem'), typeof pair.cert === 'string' ? readFileSync(pair.cert) : pair.cert);
-      writeFileSync(join(home, app, 'data-plane-private-key.pem'), typeof pair.key === 'string' ? readFileSync(pair.key) : pair.key);
+      writeFileSync(
+        join(home, app, 'data-plane-public-cert.pem'),
+        typeof pair.cert === 'string' ? readFileSync(pair.cert) : pair.cert,
+      );
+      writeFileSync(
+        join(home, app, 'data-plane-private-key.pem'),
+        typeof pair.key === 'string' ? readFileSync(pair.key) : pair.key,
+      );
     }
     return home;
   }
 
   beforeAll(async () => {
     pki = makeTestPki();
-    server = await startDocumentServer({ port: 0, tls: { cert: pki.pem.serverCert, key: pki.pem.serverKey, ca: pki.pem.ca, requireClientCert: true } });
+    server = await startDocumentServer({
+      port: 0,
+      tls: { cert: pki.pem.serverCert, key: pki.pem.serverKey, ca: pki.pem.ca, requireClientCert: true },
+    });
     ({ dir, cleanup } = tempDir('vb-dropin-'));
-    writeJsonl(join(dir, 'in.jsonl'), [{ put: 'id:ns:music::d1', fields: { title: 'one' } }, { put: 'id:ns:music::d2', fields: { title: 'two' } }]);
+    writeJsonl(join(dir, 'in.jsonl'), [
+      { put: 'id:ns:music::d1', fields: { title: 'one' } },
+      { put: 'id:ns:music::d2', fields: { title: 'two' } },
+    ]);
   });
   afterAll(async () => {
     await server?.close();
@@ -45,7 +62,11 @@ describe('drop-in for vespa CLI users', () => {
 
   const good = () => ({ cert: pki.files.clientCert, key: pki.files.clientKey });
   const wrong = () => ({ cert: pki.files.otherClientCert, key: pki.files.otherClientKey });
-  const env = (home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ VESPA_CLI_HOME: home, VESPA_CLI_DATA_PLANE_CA_CERT_FILE: pki.files.ca, ...extra });
+  const env = (home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+    VESPA_CLI_HOME: home,
+    VESPA_CLI_DATA_PLANE_CA_CERT_FILE: pki.files.ca,
+    ...extra,
+  });
 
   it('feed: target from $VESPA_CLI_HOME/config.yaml, key pair from default.application.default/, no flags', async () => {
     const home = cliHome('home-plain', `target: ${server.url}\n`, good());
@@ -89,10 +110,16 @@ describe('drop-in for vespa CLI users', () => {
 
   it('our flags win over theirs: -t over config.yaml, --cert/--key over the variables and the home pair', async () => {
     const home = cliHome('home-bogus', 'target: http://127.0.0.1:1\n', wrong());
-    const r = await runCli(['get', 'id:ns:music::d2', '-t', server.url, '--cert', pki.files.clientCert, '--key', pki.files.clientKey], {
-      cwd: dir,
-      env: env(home, { VESPA_CLI_DATA_PLANE_CERT_FILE: pki.files.otherClientCert, VESPA_CLI_DATA_PLANE_KEY_FILE: pki.files.otherClientKey }),
-    });
+    const r = await runCli(
+      ['get', 'id:ns:music::d2', '-t', server.url, '--cert', pki.files.clientCert, '--key', pki.files.clientKey],
+      {
+        cwd: dir,
+        env: env(home, {
+          VESPA_CLI_DATA_PLANE_CERT_FILE: pki.files.otherClientCert,
+          VESPA_CLI_DATA_PLANE_KEY_FILE: pki.files.otherClientKey,
+        }),
+      },
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ fields: { title: 'two' } });
   });
@@ -108,7 +135,11 @@ describe('drop-in for vespa CLI users', () => {
       const expired = makeExpiredClientCert(pki.dir);
       const url = `https://127.0.0.1:${(listener.address() as AddressInfo).port}`;
       const home = cliHome('home-expired', `target: ${url}\n`, expired);
-      for (const args of [['feed', 'in.jsonl', '--quiet'], ['get', 'id:ns:music::d1'], ['visit', 'ns/music', '--quiet']]) {
+      for (const args of [
+        ['feed', 'in.jsonl', '--quiet'],
+        ['get', 'id:ns:music::d1'],
+        ['visit', 'ns/music', '--quiet'],
+      ]) {
         const r = await runCli(args, { cwd: dir, env: env(home) });
         expect(r.code, `${args[0]}: ${r.stderr}`).toBe(1);
         expect(r.stderr).toContain(join(home, 'default.application.default', 'data-plane-public-cert.pem'));
@@ -121,15 +152,31 @@ describe('drop-in for vespa CLI users', () => {
   });
 
   it('cloud: refused without VESPA_CLI_ENDPOINTS (pass the URL with -t); with it, the endpoint and the application key pair are used', async () => {
-    const home = cliHome('home-cloud', 'target: cloud\napplication: mytenant.myapp\n', good(), 'mytenant.myapp.default');
+    const home = cliHome(
+      'home-cloud',
+      'target: cloud\napplication: mytenant.myapp\n',
+      good(),
+      'mytenant.myapp.default',
+    );
     const refused = await runCli(['feed', 'in.jsonl', '--quiet'], { cwd: dir, env: env(home) });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/pass the endpoint URL with -t/);
-    const endpoints = JSON.stringify({ endpoints: [{ cluster: 'other', url: 'https://127.0.0.1:1' }, { cluster: 'default', url: server.url }] });
-    const picked = await runCli(['get', 'id:ns:music::d1', '-C', 'default'], { cwd: dir, env: env(home, { VESPA_CLI_ENDPOINTS: endpoints }) });
+    const endpoints = JSON.stringify({
+      endpoints: [
+        { cluster: 'other', url: 'https://127.0.0.1:1' },
+        { cluster: 'default', url: server.url },
+      ],
+    });
+    const picked = await runCli(['get', 'id:ns:music::d1', '-C', 'default'], {
+      cwd: dir,
+      env: env(home, { VESPA_CLI_ENDPOINTS: endpoints }),
+    });
     expect(picked.code, picked.stderr).toBe(0);
     expect(picked.stderr).toContain('VESPA_CLI_ENDPOINTS');
-    const ambiguous = await runCli(['get', 'id:ns:music::d1'], { cwd: dir, env: env(home, { VESPA_CLI_ENDPOINTS: endpoints }) });
+    const ambiguous = await runCli(['get', 'id:ns:music::d1'], {
+      cwd: dir,
+      env: env(home, { VESPA_CLI_ENDPOINTS: endpoints }),
+    });
     expect(ambiguous.code).toBe(2);
     expect(ambiguous.stderr).toMatch(/'other', 'default'.*-C/);
   });
@@ -153,12 +200,18 @@ describe('deploy takes the drop-in target', () => {
     mkdirSync(home, { recursive: true });
     writeFileSync(join(home, 'config.yaml'), `target: ${sim.configUrl}\napplication: default.music\n`);
     const app = join(import.meta.dirname, '../../samples/app');
-    const r = await runCli(['deploy', app, '--json'], { cwd: dir, env: { VESPA_CLI_HOME: home, VESPA_BULK_STATE_DIR: dir } });
+    const r = await runCli(['deploy', app, '--json'], {
+      cwd: dir,
+      env: { VESPA_CLI_HOME: home, VESPA_BULK_STATE_DIR: dir },
+    });
     expect(r.code, r.stderr).toBe(0);
     const status = await runCli(['deploy', 'status'], { cwd: dir, env: { VESPA_CLI_HOME: home } });
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain('default.music.default');
-    const elsewhere = await runCli(['deploy', 'status', '--config-url', 'http://127.0.0.1:1'], { cwd: dir, env: { VESPA_CLI_HOME: home } });
+    const elsewhere = await runCli(['deploy', 'status', '--config-url', 'http://127.0.0.1:1'], {
+      cwd: dir,
+      env: { VESPA_CLI_HOME: home },
+    });
     expect(elsewhere.code).toBe(1);
     expect(elsewhere.stderr).toContain('127.0.0.1:1');
   });

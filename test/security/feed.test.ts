@@ -20,7 +20,11 @@ describe('feed over TLS with a token', () => {
 
   beforeAll(async () => {
     pki = makeTestPki();
-    server = await startDocumentServer({ port: 0, tls: { cert: pki.pem.serverCert, key: pki.pem.serverKey, ca: pki.pem.ca, requireClientCert: true }, token });
+    server = await startDocumentServer({
+      port: 0,
+      tls: { cert: pki.pem.serverCert, key: pki.pem.serverKey, ca: pki.pem.ca, requireClientCert: true },
+      token,
+    });
     ({ dir, cleanup } = tempDir('vb-feed-tls-'));
     writeJsonl(join(dir, 'in.jsonl'), ops);
   });
@@ -41,7 +45,12 @@ describe('feed over TLS with a token', () => {
     expect(server.url).toMatch(/^https:/);
     const r = await runCli(['feed', 'in.jsonl', '-t', server.url, '--quiet'], {
       cwd: dir,
-      env: { VESPA_BULK_CA: pki.files.ca, VESPA_BULK_CERT: pki.files.clientCert, VESPA_BULK_KEY: pki.files.clientKey, VESPA_BULK_TOKEN: token },
+      env: {
+        VESPA_BULK_CA: pki.files.ca,
+        VESPA_BULK_CERT: pki.files.clientCert,
+        VESPA_BULK_KEY: pki.files.clientKey,
+        VESPA_BULK_TOKEN: token,
+      },
     });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ 'feeder.ok.count': ops.length, 'feeder.error.count': 0 });
@@ -55,7 +64,23 @@ describe('feed over TLS with a token', () => {
     const checkpoint = join(dir, 'vespa-bulk-checkpoint-wrong.json');
     const tls = ['--ca', pki.files.ca, '--cert', pki.files.clientCert, '--key', pki.files.clientKey];
     server.store.clear();
-    const r = await runCli(['feed', 'in.jsonl', '-t', server.url, ...tls, '--token', wrong, '--verbose', '--failures', failures, '--checkpoint', checkpoint], { cwd: dir });
+    const r = await runCli(
+      [
+        'feed',
+        'in.jsonl',
+        '-t',
+        server.url,
+        ...tls,
+        '--token',
+        wrong,
+        '--verbose',
+        '--failures',
+        failures,
+        '--checkpoint',
+        checkpoint,
+      ],
+      { cwd: dir },
+    );
     expect(r.code).toBe(1);
     const summary = JSON.parse(r.stdout);
     expect(summary['feeder.ok.count']).toBe(0);
@@ -74,8 +99,14 @@ describe('feed over TLS with a token', () => {
       expect(text).not.toContain(token);
     }
 
-    const resumed = await runCli(['feed', 'in.jsonl', '-t', server.url, ...tls, '--resume', checkpoint, '--quiet'], { cwd: dir, env: { VESPA_BULK_TOKEN: token } });
-    const refed = await runCli(['feed', 'wrong.jsonl', '-t', server.url, ...tls, '--quiet'], { cwd: dir, env: { VESPA_BULK_TOKEN: token } });
+    const resumed = await runCli(['feed', 'in.jsonl', '-t', server.url, ...tls, '--resume', checkpoint, '--quiet'], {
+      cwd: dir,
+      env: { VESPA_BULK_TOKEN: token },
+    });
+    const refed = await runCli(['feed', 'wrong.jsonl', '-t', server.url, ...tls, '--quiet'], {
+      cwd: dir,
+      env: { VESPA_BULK_TOKEN: token },
+    });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(refed.code, refed.stderr).toBe(0);
     expect(server.store.size()).toBe(ops.length);
@@ -83,17 +114,50 @@ describe('feed over TLS with a token', () => {
   });
 
   it('no token: 401 stops the feed and says to check --token; no client certificate: a TLS failure, nothing written', async () => {
-    const none = await runCli(['feed', 'in.jsonl', '-t', server.url, '--ca', pki.files.ca, '--cert', pki.files.clientCert, '--key', pki.files.clientKey, '--failures', join(dir, 'none.jsonl'), '--quiet'], { cwd: dir });
+    const none = await runCli(
+      [
+        'feed',
+        'in.jsonl',
+        '-t',
+        server.url,
+        '--ca',
+        pki.files.ca,
+        '--cert',
+        pki.files.clientCert,
+        '--key',
+        pki.files.clientKey,
+        '--failures',
+        join(dir, 'none.jsonl'),
+        '--quiet',
+      ],
+      { cwd: dir },
+    );
     expect(none.code).toBe(1);
     const summary = JSON.parse(none.stdout);
     expect(summary['feeder.ok.count']).toBe(0);
     expect(Object.keys(summary['http.response.code.counts'])).toEqual(['401']);
     expect(summary['feeder.error.count'] + summary['feeder.abandoned.count']).toBe(ops.length);
     expect(none.stderr).toMatch(/the service answered 401: credentials missing: check --token/);
-    for (const reason of failureReasons(join(dir, 'none.jsonl'))) expect(reason).toMatchObject({ status: 401, attempts: 1 });
+    for (const reason of failureReasons(join(dir, 'none.jsonl')))
+      expect(reason).toMatchObject({ status: 401, attempts: 1 });
 
     const before = server.store.all().length;
-    const anonymous = await runCli(['feed', 'in.jsonl', '-t', server.url, '--ca', pki.files.ca, '--token', token, '--max-failure-seconds', '2', '--quiet'], { cwd: dir, killAfterMs: 40_000 });
+    const anonymous = await runCli(
+      [
+        'feed',
+        'in.jsonl',
+        '-t',
+        server.url,
+        '--ca',
+        pki.files.ca,
+        '--token',
+        token,
+        '--max-failure-seconds',
+        '2',
+        '--quiet',
+      ],
+      { cwd: dir, killAfterMs: 40_000 },
+    );
     expect(anonymous.code).toBe(1);
     expect(JSON.parse(anonymous.stdout)['feeder.ok.count']).toBe(0);
     expect(anonymous.stdout + anonymous.stderr + leftovers()).not.toContain(token);

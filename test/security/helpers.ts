@@ -22,7 +22,15 @@ function parse(text: string): unknown {
 /** One request over HTTP/1.1 (ALPN offering only http/1.1), through node:https. */
 export function h1Request(
   url: string,
-  options: { method?: string; path: string; body?: string; headers?: Record<string, string>; ca?: Buffer; cert?: Buffer; key?: Buffer },
+  options: {
+    method?: string;
+    path: string;
+    body?: string;
+    headers?: Record<string, string>;
+    ca?: Buffer;
+    cert?: Buffer;
+    key?: Buffer;
+  },
 ): Promise<Answer> {
   const u = new URL(url);
   // ALPNProtocols reaches tls.connect; the https typings do not list it.
@@ -46,7 +54,12 @@ export function h1Request(
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, text, json: parse(text), protocol: (res.socket as { alpnProtocol?: string | false }).alpnProtocol || undefined });
+          resolve({
+            status: res.statusCode ?? 0,
+            text,
+            json: parse(text),
+            protocol: (res.socket as { alpnProtocol?: string | false }).alpnProtocol || undefined,
+          });
         });
         res.on('error', reject);
       },
@@ -60,7 +73,15 @@ export function h1Request(
 /** One request over HTTP/2 (ALPN offering h2), through node:http2. */
 export async function h2Request(
   url: string,
-  options: { method?: string; path: string; body?: string; headers?: Record<string, string>; ca?: Buffer; cert?: Buffer; key?: Buffer },
+  options: {
+    method?: string;
+    path: string;
+    body?: string;
+    headers?: Record<string, string>;
+    ca?: Buffer;
+    cert?: Buffer;
+    key?: Buffer;
+  },
 ): Promise<Answer> {
   const session = http2.connect(url, { ca: options.ca, cert: options.cert, key: options.key });
   session.on('error', () => {});
@@ -87,9 +108,22 @@ export async function h2Request(
 /** One request through undici with the given TLS material (a fresh Agent, closed afterwards). */
 export async function undiciRequest(
   url: string,
-  options: { method?: 'GET' | 'POST' | 'PUT' | 'DELETE'; body?: string; headers?: Record<string, string>; ca?: Buffer; cert?: Buffer; key?: Buffer; allowH2?: boolean },
+  options: {
+    method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+    body?: string;
+    headers?: Record<string, string>;
+    ca?: Buffer;
+    cert?: Buffer;
+    key?: Buffer;
+    allowH2?: boolean;
+  },
 ): Promise<{ status: number; json: any }> {
-  const agent = new Agent({ connect: { ca: options.ca, cert: options.cert, key: options.key }, allowH2: options.allowH2 ?? false, headersTimeout: 10_000, bodyTimeout: 10_000 });
+  const agent = new Agent({
+    connect: { ca: options.ca, cert: options.cert, key: options.key },
+    allowH2: options.allowH2 ?? false,
+    headersTimeout: 10_000,
+    bodyTimeout: 10_000,
+  });
   try {
     const res = await request(url, {
       method: options.method ?? 'GET',

@@ -28,18 +28,47 @@ describe('serve --tls-* flags', () => {
       throw new Error('expected VB_USAGE');
     };
     expect(serveTlsOf({ 'require-client-cert': false })).toBeUndefined();
-    expect(usage({ 'tls-cert': pki.files.serverCert, 'require-client-cert': false })).toMatch(/--tls-cert and --tls-key/);
+    expect(usage({ 'tls-cert': pki.files.serverCert, 'require-client-cert': false })).toMatch(
+      /--tls-cert and --tls-key/,
+    );
     expect(usage({ 'tls-ca': pki.files.ca, 'require-client-cert': false })).toMatch(/need --tls-cert/);
-    expect(usage({ 'tls-cert': pki.files.serverCert, 'tls-key': pki.files.serverKey, 'require-client-cert': true })).toMatch(/--require-client-cert needs --tls-ca/);
-    expect(usage({ 'tls-cert': '/nonexistent/cert.pem', 'tls-key': pki.files.serverKey, 'require-client-cert': false })).toMatch(/^--tls-cert: cannot read '\/nonexistent\/cert\.pem': ENOENT/);
-    expect(serveTlsOf({ 'tls-cert': pki.files.serverCert, 'tls-key': pki.files.serverKey, 'tls-ca': pki.files.ca, 'require-client-cert': true })).toMatchObject({ requireClientCert: true });
+    expect(
+      usage({ 'tls-cert': pki.files.serverCert, 'tls-key': pki.files.serverKey, 'require-client-cert': true }),
+    ).toMatch(/--require-client-cert needs --tls-ca/);
+    expect(
+      usage({ 'tls-cert': '/nonexistent/cert.pem', 'tls-key': pki.files.serverKey, 'require-client-cert': false }),
+    ).toMatch(/^--tls-cert: cannot read '\/nonexistent\/cert\.pem': ENOENT/);
+    expect(
+      serveTlsOf({
+        'tls-cert': pki.files.serverCert,
+        'tls-key': pki.files.serverKey,
+        'tls-ca': pki.files.ca,
+        'require-client-cert': true,
+      }),
+    ).toMatchObject({ requireClientCert: true });
   });
 
   it('serves both halves over mutual TLS with the token from VESPA_BULK_SIM_TOKEN', async () => {
     const token = 'serve-cli-token-42';
     const child = spawn(
       process.execPath,
-      ['--import', tsx, mainScript, 'serve', '--port', '0', '--config-port', '0', '--tls-cert', pki.files.serverCert, '--tls-key', pki.files.serverKey, '--tls-ca', pki.files.ca, '--require-client-cert'],
+      [
+        '--import',
+        tsx,
+        mainScript,
+        'serve',
+        '--port',
+        '0',
+        '--config-port',
+        '0',
+        '--tls-cert',
+        pki.files.serverCert,
+        '--tls-key',
+        pki.files.serverKey,
+        '--tls-ca',
+        pki.files.ca,
+        '--require-client-cert',
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, VESPA_BULK_SIM_TOKEN: token } },
     );
     try {
@@ -56,8 +85,22 @@ describe('serve --tls-* flags', () => {
       expect(stderr).not.toContain(token);
       const tls = { ca: pki.pem.ca, cert: pki.pem.clientCert, key: pki.pem.clientKey };
       expect((await undiciRequest(`${urls.documents}/document/v1/ns/music/docid/a`, tls)).status).toBe(401);
-      expect((await undiciRequest(`${urls.documents}/document/v1/ns/music/docid/a`, { ...tls, headers: { authorization: `Bearer ${token}` } })).status).toBe(404);
-      expect((await undiciRequest(`${urls.config}/application/v2/tenant/default/application/`, { ...tls, headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      expect(
+        (
+          await undiciRequest(`${urls.documents}/document/v1/ns/music/docid/a`, {
+            ...tls,
+            headers: { authorization: `Bearer ${token}` },
+          })
+        ).status,
+      ).toBe(404);
+      expect(
+        (
+          await undiciRequest(`${urls.config}/application/v2/tenant/default/application/`, {
+            ...tls,
+            headers: { authorization: `Bearer ${token}` },
+          })
+        ).status,
+      ).toBe(200);
       await expect(undiciRequest(`${urls.documents}/state/v1/health`, { ca: pki.pem.ca })).rejects.toThrow();
       // A service manager's stop: the simulator closes and exits 143, as every command does after SIGTERM.
       const exited = once(child, 'exit');

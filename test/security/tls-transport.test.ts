@@ -18,7 +18,10 @@ let tls: TlsOptions;
 
 beforeAll(async () => {
   pki = makeTestPki();
-  server = await startDocumentServer({ port: 0, tls: { cert: pki.pem.serverCert, key: pki.pem.serverKey, ca: pki.pem.ca, requireClientCert: true } });
+  server = await startDocumentServer({
+    port: 0,
+    tls: { cert: pki.pem.serverCert, key: pki.pem.serverKey, ca: pki.pem.ca, requireClientCert: true },
+  });
   tls = { ca: pki.pem.ca, cert: pki.pem.clientCert, key: pki.pem.clientKey };
 });
 afterAll(async () => {
@@ -32,7 +35,14 @@ describe.each(['h2', 'http1.1'] as const)('over https with mutual TLS, %s', (pro
 
   it('feeds, visits every document once, reads one, and updates them all by selection', async () => {
     const told: WireProtocol[] = [];
-    const fed = await feed(ops, { endpoint: server.url, tls, protocol, onProtocol: (p) => told.push(p), failures: false, checkpoint: false });
+    const fed = await feed(ops, {
+      endpoint: server.url,
+      tls,
+      protocol,
+      onProtocol: (p) => told.push(p),
+      failures: false,
+      checkpoint: false,
+    });
     expect(fed.ok).toBe(ops.length);
     expect(fed.protocol).toBe(protocol);
 
@@ -51,7 +61,17 @@ describe.each(['h2', 'http1.1'] as const)('over https with mutual TLS, %s', (pro
       await client.close();
     }
 
-    const updated = await bulkOperation({ endpoint: server.url, tls, protocol, kind: 'update-where', namespace: ns, documentType: 'music', selection: 'true', cluster: 'content', fields: { n: { assign: -1 } } });
+    const updated = await bulkOperation({
+      endpoint: server.url,
+      tls,
+      protocol,
+      kind: 'update-where',
+      namespace: ns,
+      documentType: 'music',
+      selection: 'true',
+      cluster: 'content',
+      fields: { n: { assign: -1 } },
+    });
     expect(updated).toMatchObject({ ok: true, documentCount: ops.length, protocol });
     expect(server.store.get(`id:${ns}:music::d299`)?.fields).toEqual({ n: -1 });
     expect(told).toEqual([protocol]);
@@ -59,10 +79,15 @@ describe.each(['h2', 'http1.1'] as const)('over https with mutual TLS, %s', (pro
 
   it('without a client certificate: nothing answers (VB_UNREACHABLE, the handshake refused), nothing sent', async () => {
     const withoutCert = { ca: pki.pem.ca };
-    await expect(feed(ops.slice(0, 3), { endpoint: server.url, tls: withoutCert, protocol, failures: false, checkpoint: false })).rejects.toMatchObject({ code: 'VB_UNREACHABLE' });
+    await expect(
+      feed(ops.slice(0, 3), { endpoint: server.url, tls: withoutCert, protocol, failures: false, checkpoint: false }),
+    ).rejects.toMatchObject({ code: 'VB_UNREACHABLE' });
     const client = new DocumentClient({ endpoint: server.url, tls: withoutCert, protocol });
     try {
-      await expect(client.get(`id:${ns}:music::d1`)).rejects.toMatchObject({ code: 'VB_UNREACHABLE', message: expect.stringMatching(/TLS handshake|client certificate/) });
+      await expect(client.get(`id:${ns}:music::d1`)).rejects.toMatchObject({
+        code: 'VB_UNREACHABLE',
+        message: expect.stringMatching(/TLS handshake|client certificate/),
+      });
     } finally {
       await client.close();
     }

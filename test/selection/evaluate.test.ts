@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { compileSelection, evaluateSelection, parseSelection, type SelectionDocument } from '../../src/selection/index.js';
+import {
+  compileSelection,
+  evaluateSelection,
+  parseSelection,
+  type SelectionDocument,
+} from '../../src/selection/index.js';
 
 const music: SelectionDocument = {
   id: 'id:mynamespace:music:n=1234:song/one:a',
@@ -16,17 +21,26 @@ const music: SelectionDocument = {
     nothing: null,
     info: { label: 'Polydor', address: { city: 'Stockholm' } },
     counts: { plays: 1000, skips: 12 },
-    tracks: [{ name: 'Dancing Queen', length: 231 }, { name: 'SOS', length: 203 }],
+    tracks: [
+      { name: 'Dancing Queen', length: 231 },
+      { name: 'SOS', length: 203 },
+    ],
     constructorField: 'x',
   },
 };
-const book: SelectionDocument = { id: 'id:books:book:g=shelf-7:moby', type: 'book', fields: { title: 'Moby Dick', year: 1851 } };
+const book: SelectionDocument = {
+  id: 'id:books:book:g=shelf-7:moby',
+  type: 'book',
+  fields: { title: 'Moby Dick', year: 1851 },
+};
 const plain: SelectionDocument = { id: 'id:ns:music::plain-id', type: 'music', fields: { title: 'Plain' } };
 
 const matches = (selection: string, doc: SelectionDocument = music, nowSeconds?: number): boolean => {
   const compiled = compileSelection(selection)(doc, nowSeconds === undefined ? undefined : { nowSeconds });
   // evaluateSelection and compileSelection share one compiler; they must agree.
-  expect(evaluateSelection(parseSelection(selection), doc, nowSeconds === undefined ? undefined : { nowSeconds })).toBe(compiled);
+  expect(evaluateSelection(parseSelection(selection), doc, nowSeconds === undefined ? undefined : { nowSeconds })).toBe(
+    compiled,
+  );
   return compiled;
 };
 
@@ -339,10 +353,23 @@ describe('compileSelection', () => {
     expect(selected).toEqual(docs.map((_, i) => i).filter((i) => i % 10 !== 0 && 1850 + i > 1900 && i % 2 === 0));
   });
 
-  it('reads each document\'s own id when evaluating many', () => {
+  it("reads each document's own id when evaluating many", () => {
     const select = compileSelection('id.user >= 10 and id.user < 13 or id.group == "g5"');
-    const ids = ['id:a:t:n=9:x', 'id:a:t:n=10:x', 'id:a:t:n=12:x', 'id:a:t:n=13:x', 'id:a:t:g=g5:x', 'id:a:t::x', 'id:a:t:n=11:x'];
-    expect(ids.filter((id) => select({ id, type: 't', fields: {} }))).toEqual(['id:a:t:n=10:x', 'id:a:t:n=12:x', 'id:a:t:g=g5:x', 'id:a:t:n=11:x']);
+    const ids = [
+      'id:a:t:n=9:x',
+      'id:a:t:n=10:x',
+      'id:a:t:n=12:x',
+      'id:a:t:n=13:x',
+      'id:a:t:g=g5:x',
+      'id:a:t::x',
+      'id:a:t:n=11:x',
+    ];
+    expect(ids.filter((id) => select({ id, type: 't', fields: {} }))).toEqual([
+      'id:a:t:n=10:x',
+      'id:a:t:n=12:x',
+      'id:a:t:g=g5:x',
+      'id:a:t:n=11:x',
+    ]);
   });
 
   it('keeps glob and regex patterns taken from fields apart', () => {

@@ -120,7 +120,9 @@ describe('parseSelection: literals and paths', () => {
     expect(parsed('music.m{key} == 1')).toBe('(== music.m{key} 1)');
     expect(parsed('music.m{"a key"}.x == 1')).toBe('(== music.m{a key}.x 1)');
     expect(parsed('music.arr[2] == 1')).toBe('(== music.arr[2] 1)');
-    expect(parsed('id == "x" and id.scheme == "id" and id.namespace == "n" and id.type == "t" and id.specific == "s"')).toBe(
+    expect(
+      parsed('id == "x" and id.scheme == "id" and id.namespace == "n" and id.type == "t" and id.specific == "s"'),
+    ).toBe(
       '(and (and (and (and (== id "x") (== id.scheme "id")) (== id.namespace "n")) (== id.type "t")) (== id.specific "s"))',
     );
     expect(parsed('music.t > now() - 7200')).toBe('(> music.t (- now() 7200))');
@@ -195,9 +197,53 @@ describe('parseSelection: syntax errors name the position', () => {
 
 describe('parseSelection: never crashes on arbitrary input', () => {
   const fragments = [
-    'music', '.', 'year', ' ', '(', ')', '==', '=', '=~', '!=', '<', '>=', 'and', 'or', 'not', 'AND', 'NoT', '"', "'", '\\',
-    '"a*"', '1', '-', '+', '*', '/', '%', '2.5', 'e5', 'id', 'id.user', 'null', 'true', 'now()', 'now', '{', '}', '[', ']',
-    '$', '0x', 'x', '\n', '#', '\u00e9', '\u{1F600}', ',',
+    'music',
+    '.',
+    'year',
+    ' ',
+    '(',
+    ')',
+    '==',
+    '=',
+    '=~',
+    '!=',
+    '<',
+    '>=',
+    'and',
+    'or',
+    'not',
+    'AND',
+    'NoT',
+    '"',
+    "'",
+    '\\',
+    '"a*"',
+    '1',
+    '-',
+    '+',
+    '*',
+    '/',
+    '%',
+    '2.5',
+    'e5',
+    'id',
+    'id.user',
+    'null',
+    'true',
+    'now()',
+    'now',
+    '{',
+    '}',
+    '[',
+    ']',
+    '$',
+    '0x',
+    'x',
+    '\n',
+    '#',
+    '\u00e9',
+    '\u{1F600}',
+    ',',
   ];
   const check = (text: string): void => {
     try {

@@ -10,7 +10,11 @@ function admission(settings: Partial<FaultSettings>, heapMb?: number): { admissi
 }
 
 /** A queued operation that records when it leaves. */
-function op(name: string, left: string[], fields: { bytes?: number; document?: boolean; enqueuedMs?: number } = {}): QueuedOperation & { cancel(): void } {
+function op(
+  name: string,
+  left: string[],
+  fields: { bytes?: number; document?: boolean; enqueuedMs?: number } = {},
+): QueuedOperation & { cancel(): void } {
   let cancelled = false;
   return {
     enqueuedMs: fields.enqueuedMs ?? performance.now(),
@@ -37,10 +41,14 @@ describe('the handler queue', () => {
       expect(a.verdict(10, true)).toBe('queue');
       a.enqueue(op(name, left, { bytes: 10 }));
     }
-    expect(a.verdict(10, true)).toEqual({ message: 'Rejecting execution due to overload: 2 requests already enqueued' });
+    expect(a.verdict(10, true)).toEqual({
+      message: 'Rejecting execution due to overload: 2 requests already enqueued',
+    });
     expect(a.counts()).toMatchObject({ waiting: 2, waitingBytes: 20, atContentNodes: 2 });
     // Visits take no room at the content nodes, but wait behind what waits.
-    expect(a.verdict(0, false)).toEqual({ message: 'Rejecting execution due to overload: 2 requests already enqueued' });
+    expect(a.verdict(0, false)).toEqual({
+      message: 'Rejecting execution due to overload: 2 requests already enqueued',
+    });
     a.release(true);
     expect(left).toEqual(['w1']);
     a.release(true);
@@ -66,7 +74,9 @@ describe('the handler queue', () => {
     const left: string[] = [];
     expect(a.verdict(0, true)).toBe('dispatch');
     a.enqueue(op('old', left, { enqueuedMs: performance.now() - maxQueueAgeMs - 1 }));
-    expect(a.verdict(0, true)).toEqual({ message: 'Rejecting execution due to overload: 3.0 seconds worth of work enqueued' });
+    expect(a.verdict(0, true)).toEqual({
+      message: 'Rejecting execution due to overload: 3.0 seconds worth of work enqueued',
+    });
     // Once the old one has left, the queue takes operations again.
     a.release(true);
     expect(left).toEqual(['old']);
@@ -81,11 +91,13 @@ describe('the handler queue', () => {
     expect(a.verdict(300_000, true)).toBe('queue');
     a.enqueue(op('big', left, { bytes: 300_000 }));
     expect(a.verdict(2048, true)).toEqual({
-      message: 'Rejecting execution due to overload: estimated size of operation is 2 kB, total size of queue 302048 bytes would exceed queue limit of 256 kB',
+      message:
+        'Rejecting execution due to overload: estimated size of operation is 2 kB, total size of queue 302048 bytes would exceed queue limit of 256 kB',
     });
     // As in the handler: once the waiting bytes are over the bound, even an operation without a body is refused.
     expect(a.verdict(0, true)).toEqual({
-      message: 'Rejecting execution due to overload: estimated size of operation is 0 bytes, total size of queue 300000 bytes would exceed queue limit of 256 kB',
+      message:
+        'Rejecting execution due to overload: estimated size of operation is 0 bytes, total size of queue 300000 bytes would exceed queue limit of 256 kB',
     });
   });
 

@@ -48,7 +48,13 @@ describe('the simulator serialises writes to one bucket', () => {
     const session = http2.connect(server.url);
     sessions.push(session);
     const put = (id: string) => h2Request(session, 'POST', `/document/v1/ns/t/number/${id}`, '{"fields":{"f":1}}');
-    const answers = [put('0/a'), put('1/b'), put('2/c'), put('2147483648/d'), h2Request(session, 'GET', '/document/v1/ns/t/number/0/a')];
+    const answers = [
+      put('0/a'),
+      put('1/b'),
+      put('2/c'),
+      put('2147483648/d'),
+      h2Request(session, 'GET', '/document/v1/ns/t/number/0/a'),
+    ];
     // Two writes to bucket 0 wait behind the first; bucket 1's write and the read go on.
     await until(() => server.stats().bucketLocks.waiting === 2);
     expect(server.stats().bucketLocks).toMatchObject({ held: 2, waiting: 2, waits: 2 });
@@ -70,6 +76,11 @@ describe('the simulator serialises writes to one bucket', () => {
     const third = h2Request(session, 'POST', '/document/v1/ns/t/number/2/c', '{"fields":{"f":1}}');
     expect((await late).status).toBe(504);
     expect([(await first).status, (await third).status]).toEqual([200, 200]);
-    expect(server.store.all().map((d) => d.id).sort()).toEqual(['id:ns:t:n=0:a', 'id:ns:t:n=2:c']);
+    expect(
+      server.store
+        .all()
+        .map((d) => d.id)
+        .sort(),
+    ).toEqual(['id:ns:t:n=0:a', 'id:ns:t:n=2:c']);
   });
 });

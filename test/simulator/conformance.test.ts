@@ -23,19 +23,24 @@ async function stillServes(): Promise<void> {
 }
 
 function seed(count: number): void {
-  sim.server.store.seed(Array.from({ length: count }, (_, i) => ({ id: `id:ns:music::doc${i}`, fields: { i, title: `t${i}` } })));
+  sim.server.store.seed(
+    Array.from({ length: count }, (_, i) => ({ id: `id:ns:music::doc${i}`, fields: { i, title: `t${i}` } })),
+  );
 }
 
 describe('partial updates over HTTP', () => {
   it('counts from 0 on a field without a value: create=true with increment makes a counter', async () => {
     const path = '/document/v1/ns/music/docid/counter';
-    for (let i = 0; i < 3; i++) expect((await call('PUT', `${path}?create=true`, { fields: { hits: { increment: 1 } } })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await call('PUT', `${path}?create=true`, { fields: { hits: { increment: 1 } } })).status).toBe(200);
     expect(sim.server.store.get('content', 'id:ns:music::counter')?.fields).toEqual({ hits: 3 });
     sim.server.store.put('id:ns:music::other', { title: 'x' });
     await call('PUT', '/document/v1/ns/music/docid/other', { fields: { d: { decrement: 2 }, m: { multiply: 7 } } });
     expect(sim.server.store.get('content', 'id:ns:music::other')?.fields).toEqual({ title: 'x', d: -2, m: 0 });
     // Without create, a missing document stays missing.
-    expect((await call('PUT', '/document/v1/ns/music/docid/none', { fields: { hits: { increment: 1 } } })).status).toBe(200);
+    expect((await call('PUT', '/document/v1/ns/music/docid/none', { fields: { hits: { increment: 1 } } })).status).toBe(
+      200,
+    );
     expect(sim.server.store.get('content', 'id:ns:music::none')).toBeUndefined();
   });
 
@@ -50,7 +55,11 @@ describe('partial updates over HTTP', () => {
       },
     });
     expect(r.status).toBe(200);
-    expect(sim.server.store.get('content', 'id:ns:music::coll')?.fields).toEqual({ arr: [1, 3], m: { b: 'y' }, ws: { red: 1, blue: 5 } });
+    expect(sim.server.store.get('content', 'id:ns:music::coll')?.fields).toEqual({
+      arr: [1, 3],
+      m: { b: 'y' },
+      ws: { red: 1, blue: 5 },
+    });
     const bad = await call('PUT', path, { fields: { arr: { append: [4] } } });
     expect(bad.status).toBe(400);
     expect(bad.json).toEqual({ pathId: path, message: "Unknown update operation 'append' on field 'arr'" });
@@ -65,7 +74,10 @@ describe('paths', () => {
   it('names the illegal code point of a group, as the service does', async () => {
     const r = await call('GET', '/document/v1/ns/music/group/a%07b/x');
     expect(r.status).toBe(400);
-    expect(r.json).toEqual({ pathId: '/document/v1/ns/music/group/a%07b/x', message: 'Illegal code point U0007 in group' });
+    expect(r.json).toEqual({
+      pathId: '/document/v1/ns/music/group/a%07b/x',
+      message: 'Illegal code point U0007 in group',
+    });
     await stillServes();
   });
 });
@@ -113,7 +125,12 @@ describe('request bodies', () => {
     try {
       const fields = { text: 'g'.repeat(4000) };
       const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const stream = session.request({ ':method': 'POST', ':path': '/document/v1/ns/music/docid/h2gz', 'content-encoding': 'gzip', 'content-type': 'application/json' });
+        const stream = session.request({
+          ':method': 'POST',
+          ':path': '/document/v1/ns/music/docid/h2gz',
+          'content-encoding': 'gzip',
+          'content-type': 'application/json',
+        });
         let s = 0;
         let t = '';
         stream.on('response', (h) => (s = Number(h[':status'])));
@@ -142,7 +159,10 @@ describe('visit parameters', () => {
     expect(Object.keys(plain.json)).toEqual(['pathId', 'documents', 'documentCount', 'trace', 'continuation']);
     expect(plain.json.trace[0]).toEqual({ message: expect.any(String) });
     const stream = await call('GET', `${base}&stream=true&tracelevel=2`, undefined, { accept: 'application/jsonl' });
-    const lines = stream.text.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = stream.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.at(-3)).toEqual({ sessionStats: { documentCount: 12 } });
     expect(lines.at(-2)).toEqual({ sessionTrace: { trace: expect.any(Array) } });
     expect(lines.at(-1)).toEqual({ continuation: { percentFinished: 100 } });
@@ -153,7 +173,10 @@ describe('visit parameters', () => {
     seed(6);
     await call('DELETE', '/document/v1/ns/music/docid/doc2');
     const r = await call('GET', `${base}&stream=true&includeRemoves=true`, undefined, { accept: 'application/jsonl' });
-    const lines = r.text.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = r.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.filter((o) => 'remove' in o)).toEqual([{ remove: 'id:ns:music::doc2' }]);
     expect(lines.filter((o) => 'put' in o)).toHaveLength(5);
     expect(lines).toContainEqual({ sessionStats: { documentCount: 6 } });
@@ -164,8 +187,15 @@ describe('visit parameters', () => {
   it('gives each slice the same documents in the same order on every visit while the corpus stands still', async () => {
     seed(40);
     const visitSlice = async (slice: number): Promise<string[]> => {
-      const r = await call('GET', `${base}&stream=true&slices=4&sliceId=${slice}`, undefined, { accept: 'application/jsonl' });
-      return r.text.trimEnd().split('\n').map((l) => JSON.parse(l)).filter((o) => o.put).map((o) => o.put);
+      const r = await call('GET', `${base}&stream=true&slices=4&sliceId=${slice}`, undefined, {
+        accept: 'application/jsonl',
+      });
+      return r.text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .filter((o) => o.put)
+        .map((o) => o.put);
     };
     const first = await Promise.all([0, 1, 2, 3].map(visitSlice));
     const again = await Promise.all([0, 1, 2, 3].map(visitSlice));
@@ -214,10 +244,30 @@ describe('bulk parameters', () => {
     const sel = `&selection=${q('music.i >= 0')}`;
     const cases: Array<[string, string, unknown, string | RegExp]> = [
       ['DELETE', `${base}${sel}&dryRun=true`, undefined, "May not specify 'dryRun' at '/document/v1/ns/music/docid/'"],
-      ['DELETE', `/document/v1/ns/music/docid/?cluster=nope${sel}`, undefined, "Your Vespa deployment has no content cluster 'nope', only 'content', 'backup'"],
-      ['POST', `${base}${sel}&destinationCluster=nope`, undefined, "Your Vespa deployment has no content cluster 'nope', only 'content', 'backup'"],
-      ['PUT', `${base}${sel}`, '{"fields": {', /^failed reading document JSON: Unexpected end-of-input: expected close marker for Object \(start marker at \[Source: REDACTED .*; line: 1, column: 12\]\)/],
-      ['PUT', `${base}${sel}`, { fields: { title: { explode: 1 } } }, "Unknown update operation 'explode' on field 'title'"],
+      [
+        'DELETE',
+        `/document/v1/ns/music/docid/?cluster=nope${sel}`,
+        undefined,
+        "Your Vespa deployment has no content cluster 'nope', only 'content', 'backup'",
+      ],
+      [
+        'POST',
+        `${base}${sel}&destinationCluster=nope`,
+        undefined,
+        "Your Vespa deployment has no content cluster 'nope', only 'content', 'backup'",
+      ],
+      [
+        'PUT',
+        `${base}${sel}`,
+        '{"fields": {',
+        /^failed reading document JSON: Unexpected end-of-input: expected close marker for Object \(start marker at \[Source: REDACTED .*; line: 1, column: 12\]\)/,
+      ],
+      [
+        'PUT',
+        `${base}${sel}`,
+        { fields: { title: { explode: 1 } } },
+        "Unknown update operation 'explode' on field 'title'",
+      ],
     ];
     for (const [method, path, body, message] of cases) {
       const r = await call(method, path, body);
@@ -226,7 +276,12 @@ describe('bulk parameters', () => {
       if (typeof message === 'string') expect(r.json.message).toBe(message);
       else expect(r.json.message).toMatch(message);
     }
-    expect(sim.server.store.all('content').map((d) => d.fields.title).sort()).toEqual(['t0', 't1', 't2']);
+    expect(
+      sim.server.store
+        .all('content')
+        .map((d) => d.fields.title)
+        .sort(),
+    ).toEqual(['t0', 't1', 't2']);
     expect(sim.server.store.size('backup')).toBe(0);
     await stillServes();
   });
@@ -238,7 +293,10 @@ describe('bulk parameters', () => {
     let requests = 0;
     let total = 0;
     do {
-      const r = await call('DELETE', `/document/v1/?cluster=content&selection=true${continuation === undefined ? '' : `&continuation=${q(continuation)}`}`);
+      const r = await call(
+        'DELETE',
+        `/document/v1/?cluster=content&selection=true${continuation === undefined ? '' : `&continuation=${q(continuation)}`}`,
+      );
       expect(r.status).toBe(200);
       total += r.json.documentCount;
       continuation = r.json.continuation;
@@ -268,7 +326,8 @@ describe('timeouts and the handler queue', () => {
     // (The 429 for a queue whose oldest operation waited over 3 s is in handler-queue.test.ts.)
     sim.server.faults.set({ maxOpsPerSecond: 1 });
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await call('POST', `/document/v1/ns/music/docid/q${i}?timeout=10ms`, { fields: {} })).status);
+    for (let i = 0; i < 4; i++)
+      statuses.push((await call('POST', `/document/v1/ns/music/docid/q${i}?timeout=10ms`, { fields: {} })).status);
     expect(statuses).toEqual([200, 504, 504, 504]);
     expect(sim.server.store.size()).toBe(1);
     // Timed out at the head, they left the queue: nothing waits.

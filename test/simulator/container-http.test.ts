@@ -2,7 +2,11 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import tls from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startDocumentServer, type DocumentServer, type DocumentServerOptions } from '../../src/simulator/document-api/document-server.js';
+import {
+  startDocumentServer,
+  type DocumentServer,
+  type DocumentServerOptions,
+} from '../../src/simulator/document-api/document-server.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 import { until } from '../support/until.js';
 import { h2Request } from './h2-call.js';
@@ -33,7 +37,8 @@ interface RawResponse {
 function pipelinedPuts(count: number, prefix: string): string {
   const body = '{"fields":{"n":1}}';
   let batch = '';
-  for (let i = 0; i < count; i++) batch += `POST /document/v1/ns/t/docid/${prefix}${i} HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  for (let i = 0; i < count; i++)
+    batch += `POST /document/v1/ns/t/docid/${prefix}${i} HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
   return batch;
 }
 
@@ -50,7 +55,10 @@ function readResponses(socket: net.Socket, count: number): Promise<RawResponse[]
         const head = buffered.subarray(0, headEnd).toString('latin1');
         const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
         if (buffered.length < headEnd + 4 + length) break;
-        responses.push({ status: Number(head.split(' ')[1]), body: buffered.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8') });
+        responses.push({
+          status: Number(head.split(' ')[1]),
+          body: buffered.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8'),
+        });
         buffered = buffered.subarray(headEnd + 4 + length);
       }
       if (responses.length >= count) resolve(responses);
@@ -79,7 +87,9 @@ describe('HTTP/1.1: one request at a time per connection', () => {
     const elapsedMs = performance.now() - started;
     socket.destroy();
     expect(responses.map((r) => r.status)).toEqual(Array(count).fill(200));
-    expect(responses.map((r) => JSON.parse(r.body).pathId)).toEqual(Array.from({ length: count }, (_, i) => `/document/v1/ns/t/docid/p${i}`));
+    expect(responses.map((r) => JSON.parse(r.body).pathId)).toEqual(
+      Array.from({ length: count }, (_, i) => `/document/v1/ns/t/docid/p${i}`),
+    );
     // Each starts only once the one before it is answered, and each spends latencyMs at the content nodes.
     expect(elapsedMs).toBeGreaterThanOrEqual(count * latencyMs);
     expect(server.stats()).toMatchObject({ inProgress: 0, maxInProgress: 1, maxInProgressOnOneConnection: 1 });
@@ -91,7 +101,9 @@ describe('HTTP/1.1: one request at a time per connection', () => {
     const socket = await connect(server.port);
     const answered = readResponses(socket, 4);
     socket.end(pipelinedPuts(4, 'h'));
-    expect((await answered).map((r) => JSON.parse(r.body).pathId)).toEqual([0, 1, 2, 3].map((i) => `/document/v1/ns/t/docid/h${i}`));
+    expect((await answered).map((r) => JSON.parse(r.body).pathId)).toEqual(
+      [0, 1, 2, 3].map((i) => `/document/v1/ns/t/docid/h${i}`),
+    );
     await new Promise((resolve) => socket.once('close', resolve));
   });
 
@@ -142,7 +154,9 @@ describe('HTTP/2: streams run concurrently', () => {
     const server = await start({ faults: { stallRate: 1 } });
     const session = http2.connect(server.url);
     const streams = 64;
-    const pending = Array.from({ length: streams }, (_, i) => h2Request(session, 'POST', `/document/v1/ns/t/docid/h${i}`, '{"fields":{}}').catch(() => undefined));
+    const pending = Array.from({ length: streams }, (_, i) =>
+      h2Request(session, 'POST', `/document/v1/ns/t/docid/h${i}`, '{"fields":{}}').catch(() => undefined),
+    );
     await until(() => server.stats().inProgress === streams);
     expect(server.stats()).toMatchObject({ maxInProgress: streams, maxInProgressOnOneConnection: streams });
     session.destroy();
@@ -177,7 +191,13 @@ describe('over TLS', () => {
     expect(settings.maxConcurrentStreams).toBe(512);
     session.close();
 
-    const socket = tls.connect({ host: '127.0.0.1', port: server.port, ca: pki.pem.ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] });
+    const socket = tls.connect({
+      host: '127.0.0.1',
+      port: server.port,
+      ca: pki.pem.ca,
+      servername: 'localhost',
+      ALPNProtocols: ['http/1.1'],
+    });
     await new Promise((resolve, reject) => socket.once('secureConnect', resolve).once('error', reject));
     expect(socket.alpnProtocol).toBe('http/1.1');
     server.stats({ reset: true });

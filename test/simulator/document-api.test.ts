@@ -51,7 +51,9 @@ describe('single-document operations', () => {
       expect((await call('POST', '/document/v1/ns/music/docid/layout', body)).status).toBe(200);
       const got = await call('GET', '/document/v1/ns/music/docid/layout');
       expect(got.json.fields).toEqual(JSON.parse(body).fields);
-      const visit = await call('GET', '/document/v1/ns/music/docid/?cluster=content&stream=true', undefined, { accept: 'application/jsonl' });
+      const visit = await call('GET', '/document/v1/ns/music/docid/?cluster=content&stream=true', undefined, {
+        accept: 'application/jsonl',
+      });
       expect(JSON.parse(visit.text.split('\n')[0]).fields).toEqual(JSON.parse(body).fields);
     }
   });
@@ -99,7 +101,10 @@ describe('single-document operations', () => {
 
   it('accepts gzip request bodies', async () => {
     const body = gzipSync(Buffer.from(JSON.stringify({ fields: { text: 'z'.repeat(2000) } })));
-    const put = await call('POST', '/document/v1/ns/music/docid/gz', body, { 'content-encoding': 'gzip', 'content-type': 'application/json' });
+    const put = await call('POST', '/document/v1/ns/music/docid/gz', body, {
+      'content-encoding': 'gzip',
+      'content-type': 'application/json',
+    });
     expect(put.status).toBe(200);
     expect(sim.server.store.get('id:ns:music::gz')?.fields).toEqual({ text: 'z'.repeat(2000) });
     const broken = await call('POST', '/document/v1/ns/music/docid/gz', 'not gzip', { 'content-encoding': 'gzip' });
@@ -114,12 +119,18 @@ describe('single-document operations', () => {
     expect(put.json).toEqual({ pathId: '/document/v1/ns/music/docid/dry', id: 'id:ns:music::dry' });
     expect(sim.server.store.size()).toBe(0);
     sim.server.store.put('id:ns:music::dry', { a: 1 });
-    expect((await call('PUT', '/document/v1/ns/music/docid/dry?dryRun=true', { fields: { a: { assign: 2 } } })).status).toBe(200);
+    expect(
+      (await call('PUT', '/document/v1/ns/music/docid/dry?dryRun=true', { fields: { a: { assign: 2 } } })).status,
+    ).toBe(200);
     expect((await call('DELETE', '/document/v1/ns/music/docid/dry?dryRun=true')).status).toBe(200);
     expect(sim.server.store.get('id:ns:music::dry')?.fields).toEqual({ a: 1 });
     // As in the service, a dry run is answered before the body is read: it is never parsed.
-    expect((await call('POST', '/document/v1/ns/music/docid/dry?dryRun=true', 'NOT JSON, NOT PARSED')).status).toBe(200);
-    expect((await call('POST', '/document/v1/ns/music/docid/dry?dryRun=', { fields: {} })).json.message).toBe("Expected non-empty value for request property 'dryRun'");
+    expect((await call('POST', '/document/v1/ns/music/docid/dry?dryRun=true', 'NOT JSON, NOT PARSED')).status).toBe(
+      200,
+    );
+    expect((await call('POST', '/document/v1/ns/music/docid/dry?dryRun=', { fields: {} })).json.message).toBe(
+      "Expected non-empty value for request property 'dryRun'",
+    );
   });
 
   it('sends single-document operations to the named cluster, else the first', async () => {
@@ -135,7 +146,9 @@ describe('single-document operations', () => {
   });
 
   it('accepts timeout and route parameters', async () => {
-    expect((await call('POST', '/document/v1/ns/music/docid/r?timeout=5s&route=default', { fields: {} })).status).toBe(200);
+    expect((await call('POST', '/document/v1/ns/music/docid/r?timeout=5s&route=default', { fields: {} })).status).toBe(
+      200,
+    );
     expect((await call('POST', '/document/v1/ns/music/docid/r?timeout=1000ms', { fields: {} })).status).toBe(200);
     const bad = await call('POST', '/document/v1/ns/music/docid/r?timeout=soon', { fields: {} });
     expect(bad.status).toBe(400);
@@ -148,9 +161,13 @@ describe('conditions', () => {
 
   it('writes when the condition holds and answers 412 with the id when it does not', async () => {
     sim.server.store.put('id:ns:music::c1', { year: 2001 });
-    const ok = await call('PUT', `${path}?condition=${encodeURIComponent('music.year==2001')}`, { fields: { year: { assign: 2002 } } });
+    const ok = await call('PUT', `${path}?condition=${encodeURIComponent('music.year==2001')}`, {
+      fields: { year: { assign: 2002 } },
+    });
     expect(ok.status).toBe(200);
-    const failed = await call('PUT', `${path}?condition=${encodeURIComponent('music.year==2001')}`, { fields: { year: { assign: 2003 } } });
+    const failed = await call('PUT', `${path}?condition=${encodeURIComponent('music.year==2001')}`, {
+      fields: { year: { assign: 2003 } },
+    });
     expect(failed.status).toBe(412);
     expect(Object.keys(failed.json)).toEqual(['pathId', 'id', 'message']);
     expect(failed.json.id).toBe('id:ns:music::c1');
@@ -168,11 +185,19 @@ describe('conditions', () => {
     expect((await call('PUT', `${path}?${cond}`, { fields: { year: { assign: 1 } } })).status).toBe(412);
     expect((await call('DELETE', `${path}?${cond}`)).status).toBe(412);
     // put+create+condition: a missing document is written without checking the condition.
-    const created = await call('POST', `${path}?create=true&condition=${encodeURIComponent('music.year == 99')}`, { fields: { year: 1 } });
+    const created = await call('POST', `${path}?create=true&condition=${encodeURIComponent('music.year == 99')}`, {
+      fields: { year: 1 },
+    });
     expect(created.status).toBe(200);
     expect(sim.server.store.get('id:ns:music::c1')?.fields).toEqual({ year: 1 });
     // ...but an existing one is checked.
-    expect((await call('POST', `${path}?create=true&condition=${encodeURIComponent('music.year == 99')}`, { fields: { year: 2 } })).status).toBe(412);
+    expect(
+      (
+        await call('POST', `${path}?create=true&condition=${encodeURIComponent('music.year == 99')}`, {
+          fields: { year: 2 },
+        })
+      ).status,
+    ).toBe(412);
   });
 
   it('lets query parameters override the body condition and create', async () => {
@@ -182,14 +207,19 @@ describe('conditions', () => {
       condition: 'music.year==999',
     });
     expect(r.status).toBe(200);
-    const noCreate = await call('PUT', '/document/v1/ns/music/docid/new?create=false', { fields: { a: { assign: 1 } }, create: true });
+    const noCreate = await call('PUT', '/document/v1/ns/music/docid/new?create=false', {
+      fields: { a: { assign: 1 } },
+      create: true,
+    });
     expect(noCreate.status).toBe(200);
     expect(sim.server.store.get('id:ns:music::new')).toBeUndefined();
   });
 
   it('answers a bad condition with 400 naming the position', async () => {
     sim.server.store.put('id:ns:music::c1', { year: 1 });
-    const r = await call('PUT', `${path}?condition=${encodeURIComponent('music.year >')}`, { fields: { year: { assign: 2 } } });
+    const r = await call('PUT', `${path}?condition=${encodeURIComponent('music.year >')}`, {
+      fields: { year: { assign: 2 } },
+    });
     expect(r.status).toBe(400);
     expect(Object.keys(r.json)).toEqual(['pathId', 'message']);
     expect(r.json.message).toMatch(/position \d+/);
@@ -274,7 +304,9 @@ describe('bad input', () => {
     const r = await call('PATCH', '/document/v1/ns/music/docid/a', '{}');
     expect(r.status).toBe(405);
     expect(r.headers.allow).toBe('GET,POST,PUT,DELETE');
-    expect(r.json.message).toBe("'PATCH' not allowed at '/document/v1/ns/music/docid/a'. Allowed methods are: GET, POST, PUT, DELETE");
+    expect(r.json.message).toBe(
+      "'PATCH' not allowed at '/document/v1/ns/music/docid/a'. Allowed methods are: GET, POST, PUT, DELETE",
+    );
     const root = await call('PUT', '/document/v1/', '{}');
     expect(root.status).toBe(405);
     expect(root.headers.allow).toBe('GET,POST,DELETE');
@@ -316,7 +348,9 @@ describe('container pages', () => {
   it('lists the document handler at / as the official CLI expects', async () => {
     const r = await call('GET', '/');
     expect(r.status).toBe(200);
-    const handler = r.json.handlers.find((h: any) => h.class === 'com.yahoo.document.restapi.resource.DocumentV1ApiHandler');
+    const handler = r.json.handlers.find(
+      (h: any) => h.class === 'com.yahoo.document.restapi.resource.DocumentV1ApiHandler',
+    );
     expect(handler.serverBindings).toContain('http://*/document/v1/*');
   });
 

@@ -1,6 +1,10 @@
 import { Pool } from 'undici';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { startDocumentServer, type DocumentServer, type DocumentServerOptions } from '../../src/simulator/document-api/document-server.js';
+import {
+  startDocumentServer,
+  type DocumentServer,
+  type DocumentServerOptions,
+} from '../../src/simulator/document-api/document-server.js';
 import { defaultFaultSettings } from '../../src/simulator/faults.js';
 import { call, type Answer } from './call.js';
 

@@ -8,7 +8,13 @@ export interface H2Answer {
   json: any;
 }
 
-export function h2Request(session: http2.ClientHttp2Session, method: string, path: string, body?: string | Buffer, headers: http2.OutgoingHttpHeaders = {}): Promise<H2Answer> {
+export function h2Request(
+  session: http2.ClientHttp2Session,
+  method: string,
+  path: string,
+  body?: string | Buffer,
+  headers: http2.OutgoingHttpHeaders = {},
+): Promise<H2Answer> {
   return new Promise((resolve, reject) => {
     const stream = session.request({ ':method': method, ':path': path, ...headers });
     let status = 0;

@@ -3,7 +3,11 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startDocumentServer, type DocumentServer, type DocumentServerOptions } from '../../src/simulator/document-api/document-server.js';
+import {
+  startDocumentServer,
+  type DocumentServer,
+  type DocumentServerOptions,
+} from '../../src/simulator/document-api/document-server.js';
 import { until } from '../support/until.js';
 import { h2Request, type H2Answer } from './h2-call.js';
 
@@ -20,7 +24,9 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-async function start(options: DocumentServerOptions): Promise<{ server: DocumentServer; session: http2.ClientHttp2Session }> {
+async function start(
+  options: DocumentServerOptions,
+): Promise<{ server: DocumentServer; session: http2.ClientHttp2Session }> {
   const server = await startDocumentServer({ port: 0, ...options });
   servers.push(server);
   const session = http2.connect(server.url);
@@ -53,7 +59,13 @@ describe('the handler queue over HTTP', () => {
     for (let i = 0; i < 256; i++) void put(session, `w${i}`);
     await until(() => server.stats().queue.waiting === 256);
     const refused = await put(session, 'one-too-many');
-    expect(refused).toMatchObject({ status: 429, json: { pathId: '/document/v1/ns/t/docid/one-too-many', message: 'Rejecting execution due to overload: 256 requests already enqueued' } });
+    expect(refused).toMatchObject({
+      status: 429,
+      json: {
+        pathId: '/document/v1/ns/t/docid/one-too-many',
+        message: 'Rejecting execution due to overload: 256 requests already enqueued',
+      },
+    });
     expect(Object.keys(refused!.json)).toEqual(['pathId', 'message']);
   });
 
@@ -67,7 +79,10 @@ describe('the handler queue over HTTP', () => {
     await until(() => server.stats().queue.oldestWaitingMs > 3000);
     expect(await put(session, 'late')).toMatchObject({
       status: 429,
-      json: { pathId: '/document/v1/ns/t/docid/late', message: 'Rejecting execution due to overload: 3.0 seconds worth of work enqueued' },
+      json: {
+        pathId: '/document/v1/ns/t/docid/late',
+        message: 'Rejecting execution due to overload: 3.0 seconds worth of work enqueued',
+      },
     });
     expect(server.stats().queue.waiting).toBe(2);
   });
@@ -83,7 +98,8 @@ describe('the handler queue over HTTP', () => {
       status: 429,
       json: {
         pathId: '/document/v1/ns/t/docid/small',
-        message: 'Rejecting execution due to overload: estimated size of operation is 1 kB, total size of queue 301 kB would exceed queue limit of 256 kB',
+        message:
+          'Rejecting execution due to overload: estimated size of operation is 1 kB, total size of queue 301 kB would exceed queue limit of 256 kB',
       },
     });
   });
@@ -92,7 +108,10 @@ describe('the handler queue over HTTP', () => {
     const { server, session } = await start({ faults: { contentSlots: 1, stallRate: 1 } });
     await holdTheSlot(server, session);
     const answer = await h2Request(session, 'POST', '/document/v1/ns/t/docid/late?timeout=50ms', '{"fields":{}}');
-    expect(answer).toMatchObject({ status: 504, json: { pathId: '/document/v1/ns/t/docid/late', message: 'Timeout after 50ms' } });
+    expect(answer).toMatchObject({
+      status: 504,
+      json: { pathId: '/document/v1/ns/t/docid/late', message: 'Timeout after 50ms' },
+    });
     expect(server.stats().queue.waiting).toBe(0);
     expect(server.store.size()).toBe(0);
   });
@@ -105,12 +124,25 @@ describe('the request size limit', () => {
   it('refuses a put or update over the limit with 413, counting the bytes read (chunked ones too, gzipped ones inflated)', async () => {
     const { server, session } = await start({ maxBodyBytes: 1000 });
     const post = await h2Request(session, 'POST', '/document/v1/ns/t/docid/big', putBody(1500));
-    expect(post).toMatchObject({ status: 413, json: { pathId: '/document/v1/ns/t/docid/big', message: tooLarge(1500, 1000) } });
+    expect(post).toMatchObject({
+      status: 413,
+      json: { pathId: '/document/v1/ns/t/docid/big', message: tooLarge(1500, 1000) },
+    });
     expect(Object.keys(post.json)).toEqual(['pathId', 'message']);
-    const update = await h2Request(session, 'PUT', '/document/v1/ns/t/docid/big', `{"fields":{"b":{"assign":"${'y'.repeat(2000)}"}}}`);
-    expect(update).toMatchObject({ status: 413, json: { message: tooLarge(2000 + '{"fields":{"b":{"assign":""}}}'.length, 1000) } });
+    const update = await h2Request(
+      session,
+      'PUT',
+      '/document/v1/ns/t/docid/big',
+      `{"fields":{"b":{"assign":"${'y'.repeat(2000)}"}}}`,
+    );
+    expect(update).toMatchObject({
+      status: 413,
+      json: { message: tooLarge(2000 + '{"fields":{"b":{"assign":""}}}'.length, 1000) },
+    });
     const inflated = putBody(5000);
-    const gzipped = await h2Request(session, 'POST', '/document/v1/ns/t/docid/zipped', gzipSync(inflated), { 'content-encoding': 'gzip' });
+    const gzipped = await h2Request(session, 'POST', '/document/v1/ns/t/docid/zipped', gzipSync(inflated), {
+      'content-encoding': 'gzip',
+    });
     expect(gzipSync(inflated).length).toBeLessThan(1000);
     expect(gzipped).toMatchObject({ status: 413, json: { message: tooLarge(5000, 1000) } });
     // HTTP/1.1 without a Content-Length: the chunks are counted as they come.

@@ -11,7 +11,10 @@ describe('per-instance simulator state', () => {
   });
 
   async function put(server: DocumentServer, n: number): Promise<{ status: number; contentType: string }> {
-    const res = await request(`${server.url}/document/v1/ns/music/docid/d${n}`, { method: 'POST', body: '{"fields":{}}' });
+    const res = await request(`${server.url}/document/v1/ns/music/docid/d${n}`, {
+      method: 'POST',
+      body: '{"fields":{}}',
+    });
     await res.body.text();
     return { status: res.statusCode, contentType: String(res.headers['content-type']) };
   }
@@ -34,7 +37,11 @@ describe('per-instance simulator state', () => {
     servers.push(a, b);
     const controller = new AbortController();
     const held = [0, 1].map((n) =>
-      request(`${a.url}/document/v1/ns/music/docid/s${n}`, { method: 'POST', body: '{"fields":{}}', signal: controller.signal }).catch(() => undefined),
+      request(`${a.url}/document/v1/ns/music/docid/s${n}`, {
+        method: 'POST',
+        body: '{"fields":{}}',
+        signal: controller.signal,
+      }).catch(() => undefined),
     );
     await until(() => a.stats().queue.waiting === 1);
     // a's queue is full, so a third operation there is refused; b still takes them.

@@ -14,10 +14,17 @@ const q = encodeURIComponent;
 const jacksonSource = '[Source: REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` disabled)';
 
 function seed(count: number): void {
-  sim.server.store.seed(Array.from({ length: count }, (_, i) => ({ id: `id:ns:music:g=troupe:doc${i}`, fields: { i, title: `t${i}` } })));
+  sim.server.store.seed(
+    Array.from({ length: count }, (_, i) => ({ id: `id:ns:music:g=troupe:doc${i}`, fields: { i, title: `t${i}` } })),
+  );
 }
 
-async function refused(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<string> {
+async function refused(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+): Promise<string> {
   const r = await call(method, path, body, headers);
   expect(r.status, `${method} ${path}: ${r.text}`).toBe(400);
   expect(Object.keys(r.json)).toEqual(['pathId', 'message']);
@@ -30,8 +37,12 @@ describe('bulk operations ask for their parameters in the handler order', () => 
     seed(2);
     const path = '/document/v1/ns/music/docid';
     expect(await refused('POST', path)).toBe("Must specify 'destinationCluster' at '/document/v1/ns/music/docid'");
-    expect(await refused('POST', `${path}?destinationCluster=content`)).toBe("Must specify 'selection' at '/document/v1/ns/music/docid'");
-    expect(await refused('POST', `${path}?destinationCluster=content&selection=true`)).toBe("Must specify 'cluster' at '/document/v1/ns/music/docid'");
+    expect(await refused('POST', `${path}?destinationCluster=content`)).toBe(
+      "Must specify 'selection' at '/document/v1/ns/music/docid'",
+    );
+    expect(await refused('POST', `${path}?destinationCluster=content&selection=true`)).toBe(
+      "Must specify 'cluster' at '/document/v1/ns/music/docid'",
+    );
     const done = await call('POST', `${path}?destinationCluster=content&selection=true&cluster=content`);
     expect(done.status).toBe(200);
     expect(done.json.documentCount).toBe(2);
@@ -40,8 +51,12 @@ describe('bulk operations ask for their parameters in the handler order', () => 
   it('update-where asks for cluster before it looks at the body or the selection, then for the selection', async () => {
     seed(2);
     const path = '/document/v1/ns/music/group/troupe';
-    expect(await refused('PUT', `${path}?selection=false`, 'not JSON at all')).toBe("Must specify 'cluster' at '/document/v1/ns/music/group/troupe'");
-    expect(await refused('PUT', `${path}?cluster=content`, 'not JSON at all')).toBe("Must specify 'selection' at '/document/v1/ns/music/group/troupe'");
+    expect(await refused('PUT', `${path}?selection=false`, 'not JSON at all')).toBe(
+      "Must specify 'cluster' at '/document/v1/ns/music/group/troupe'",
+    );
+    expect(await refused('PUT', `${path}?cluster=content`, 'not JSON at all')).toBe(
+      "Must specify 'selection' at '/document/v1/ns/music/group/troupe'",
+    );
     expect(sim.server.store.all('content').map((d) => d.fields.title)).toEqual(['t0', 't1']);
   });
 
@@ -54,24 +69,49 @@ describe('bulk operations ask for their parameters in the handler order', () => 
 
   it('refuses dryRun on a bulk operation before anything else', async () => {
     seed(1);
-    expect(await refused('DELETE', '/document/v1/ns/music/docid/?dryRun=true')).toBe("May not specify 'dryRun' at '/document/v1/ns/music/docid/'");
+    expect(await refused('DELETE', '/document/v1/ns/music/docid/?dryRun=true')).toBe(
+      "May not specify 'dryRun' at '/document/v1/ns/music/docid/'",
+    );
     expect(sim.server.store.size('content')).toBe(1);
   });
 });
 
 describe('request bodies', () => {
   it('skips top-level keys other than fields, condition and create in put, update and update-where', async () => {
-    const stray = { 'extra-ignored-field': { foo: [{}], bar: null }, remove: 'id:ns:type::ignored', put: 'id:ns:type::ignored' };
-    expect((await call('POST', '/document/v1/ns/music/group/troupe/one', { ...stray, fields: { title: 'put' }, post: 'x' })).status).toBe(200);
-    expect((await call('PUT', '/document/v1/ns/music/group/troupe/two?create=true', { fields: { title: { assign: 'updated' } }, ...stray })).status).toBe(200);
-    const where = await call('PUT', `/document/v1/ns/music/docid?selection=true&cluster=content`, { ...stray, fields: { year: { assign: 2001 } }, create: true });
+    const stray = {
+      'extra-ignored-field': { foo: [{}], bar: null },
+      remove: 'id:ns:type::ignored',
+      put: 'id:ns:type::ignored',
+    };
+    expect(
+      (await call('POST', '/document/v1/ns/music/group/troupe/one', { ...stray, fields: { title: 'put' }, post: 'x' }))
+        .status,
+    ).toBe(200);
+    expect(
+      (
+        await call('PUT', '/document/v1/ns/music/group/troupe/two?create=true', {
+          fields: { title: { assign: 'updated' } },
+          ...stray,
+        })
+      ).status,
+    ).toBe(200);
+    const where = await call('PUT', `/document/v1/ns/music/docid?selection=true&cluster=content`, {
+      ...stray,
+      fields: { year: { assign: 2001 } },
+      create: true,
+    });
     expect(where.status).toBe(200);
     expect(sim.server.store.get('content', 'id:ns:music:g=troupe:one')?.fields).toEqual({ title: 'put', year: 2001 });
-    expect(sim.server.store.get('content', 'id:ns:music:g=troupe:two')?.fields).toEqual({ title: 'updated', year: 2001 });
+    expect(sim.server.store.get('content', 'id:ns:music:g=troupe:two')?.fields).toEqual({
+      title: 'updated',
+      year: 2001,
+    });
   });
 
   it('answers a POST without a body: expected start of root object, got null', async () => {
-    expect(await refused('POST', `/document/v1/ns/music/number/1/two?condition=${q('test it')}`, '')).toBe('expected start of root object, got null');
+    expect(await refused('POST', `/document/v1/ns/music/number/1/two?condition=${q('test it')}`, '')).toBe(
+      'expected start of root object, got null',
+    );
   });
 
   it("answers a body that is not JSON with Jackson's message and where it stopped, in bytes", async () => {
@@ -96,42 +136,63 @@ describe('request bodies', () => {
     const path = '/document/v1/ns/music/number/1/two';
     expect(await refused('POST', path, { condition: 'true' })).toBe('document is missing the required "fields" field');
     expect(await refused('PUT', path, {})).toBe('document is missing the required "fields" field');
-    expect(await refused('PUT', '/document/v1/ns/music/docid?selection=true&cluster=content', { create: true })).toBe('document is missing the required "fields" field');
+    expect(await refused('PUT', '/document/v1/ns/music/docid?selection=true&cluster=content', { create: true })).toBe(
+      'document is missing the required "fields" field',
+    );
   });
 });
 
 describe('query parameters and headers', () => {
   it("refuses dryRun on a get and on a visit: May not specify 'dryRun'", async () => {
-    expect(await refused('GET', '/document/v1/ns/music/number/1/two?dryRun=true')).toBe("May not specify 'dryRun' at '/document/v1/ns/music/number/1/two'");
+    expect(await refused('GET', '/document/v1/ns/music/number/1/two?dryRun=true')).toBe(
+      "May not specify 'dryRun' at '/document/v1/ns/music/number/1/two'",
+    );
     expect(await refused('GET', '/document/v1/?dryRun=false')).toBe("May not specify 'dryRun' at '/document/v1/'");
   });
 
   it('answers an Accept header that does not parse with the pointer to the documentation', async () => {
-    expect(await refused('GET', '/document/v1?cluster=content&stream=true', undefined, { accept: 'Vazelina Bilopphoggers' })).toBe(
+    expect(
+      await refused('GET', '/document/v1?cluster=content&stream=true', undefined, { accept: 'Vazelina Bilopphoggers' }),
+    ).toBe(
       'The request contained an unparseable HTTP Accept header. See: https://docs.vespa.ai/en/reference/api/document-v1.html#accept',
     );
   });
 
   it("refuses a continuation it cannot read: Failed parsing '<token>': ", async () => {
-    expect(await refused('GET', '/document/v1/ns/music/docid?continuation=garbage')).toMatch(/^Failed parsing 'garbage': /);
+    expect(await refused('GET', '/document/v1/ns/music/docid?continuation=garbage')).toMatch(
+      /^Failed parsing 'garbage': /,
+    );
   });
 
   it('refuses a sliceId outside the slices', async () => {
-    expect(await refused('GET', '/document/v1/ns/music/docid?slices=4&sliceId=4')).toContain('sliceId must be in [0, 4), but was 4');
+    expect(await refused('GET', '/document/v1/ns/music/docid?slices=4&sliceId=4')).toContain(
+      'sliceId must be in [0, 4), but was 4',
+    );
   });
 
   it('reads timeout as the search container does: the leading number, an unknown unit as seconds, no number a 400', async () => {
-    const put = (timeout: string) => call('PUT', `/document/v1/ns/music/group/a/three?create=true&timeout=${q(timeout)}`, { fields: { artist: { assign: 'Lisa Ekdahl' } } });
+    const put = (timeout: string) =>
+      call('PUT', `/document/v1/ns/music/group/a/three?create=true&timeout=${q(timeout)}`, {
+        fields: { artist: { assign: 'Lisa Ekdahl' } },
+      });
     for (const timeout of ['1e1s', '5 s', '2m', '.5', '1ks']) expect((await put(timeout)).status, timeout).toBe(200);
-    expect(await refused('GET', '/document/v1/ns/music/docid/x?timeout=abc')).toBe("Failed parsing 'abc': Error parsing 'abc': Invalid number 'abc'");
-    expect(await refused('GET', '/document/v1/ns/music/docid/x?timeout=1.2.3s')).toBe("Failed parsing '1.2.3s': Error parsing '1.2.3s': multiple points");
+    expect(await refused('GET', '/document/v1/ns/music/docid/x?timeout=abc')).toBe(
+      "Failed parsing 'abc': Error parsing 'abc': Invalid number 'abc'",
+    );
+    expect(await refused('GET', '/document/v1/ns/music/docid/x?timeout=1.2.3s')).toBe(
+      "Failed parsing '1.2.3s': Error parsing '1.2.3s': multiple points",
+    );
   });
 });
 
 describe('paths', () => {
   it('reads /number/<n>/ as an unsigned 64-bit number', async () => {
-    expect(await refused('GET', '/document/v1/ns/music/number/-1/x')).toBe("Failed parsing '-1': Illegal leading minus sign on unsigned string -1.");
-    expect(await refused('GET', '/document/v1/ns/music/number/-1/')).toBe("Failed parsing '-1': Illegal leading minus sign on unsigned string -1.");
+    expect(await refused('GET', '/document/v1/ns/music/number/-1/x')).toBe(
+      "Failed parsing '-1': Illegal leading minus sign on unsigned string -1.",
+    );
+    expect(await refused('GET', '/document/v1/ns/music/number/-1/')).toBe(
+      "Failed parsing '-1': Illegal leading minus sign on unsigned string -1.",
+    );
     expect(await refused('GET', '/document/v1/ns/music/number/18446744073709551616/x')).toBe(
       "Failed parsing '18446744073709551616': String value 18446744073709551616 exceeds range of unsigned long.",
     );
@@ -139,16 +200,28 @@ describe('paths', () => {
 
   it('refuses a number above 2^63-1, which the id reads back as a signed long', async () => {
     // What the Go client sends for n=-1: no client can write a negative n through /document/v1.
-    expect(await refused('POST', '/document/v1/ns/music/number/18446744073709551615/x', { fields: {} })).toBe('For input string: "18446744073709551615"');
-    expect(await refused('GET', '/document/v1/ns/music/number/9223372036854775808/x')).toBe('For input string: "9223372036854775808"');
+    expect(await refused('POST', '/document/v1/ns/music/number/18446744073709551615/x', { fields: {} })).toBe(
+      'For input string: "18446744073709551615"',
+    );
+    expect(await refused('GET', '/document/v1/ns/music/number/9223372036854775808/x')).toBe(
+      'For input string: "9223372036854775808"',
+    );
     expect((await call('POST', '/document/v1/ns/music/number/9223372036854775807/x', { fields: {} })).status).toBe(200);
-    expect((await call('POST', '/document/v1/ns/music/number/%2B5/y', { fields: {} })).json.id).toBe('id:ns:music:n=5:y');
+    expect((await call('POST', '/document/v1/ns/music/number/%2B5/y', { fields: {} })).json.id).toBe(
+      'id:ns:music:n=5:y',
+    );
   });
 
   it('checks segments after URL-decoding: %2E and %2E%2E are refused like . and ..', async () => {
-    expect(await refused('GET', '/document/v1/ns/music/docid/%2E%2E')).toBe(`path segments cannot be "", ".", or "..", but got: '..'`);
-    expect(await refused('POST', '/document/v1/ns/music/docid/%2e', { fields: {} })).toBe(`path segments cannot be "", ".", or "..", but got: '.'`);
-    expect(await refused('GET', '/document/v1/ns/music/docid/a//b')).toBe(`path segments cannot be "", ".", or "..", but got: ''`);
+    expect(await refused('GET', '/document/v1/ns/music/docid/%2E%2E')).toBe(
+      `path segments cannot be "", ".", or "..", but got: '..'`,
+    );
+    expect(await refused('POST', '/document/v1/ns/music/docid/%2e', { fields: {} })).toBe(
+      `path segments cannot be "", ".", or "..", but got: '.'`,
+    );
+    expect(await refused('GET', '/document/v1/ns/music/docid/a//b')).toBe(
+      `path segments cannot be "", ".", or "..", but got: ''`,
+    );
     expect(sim.server.store.size('content')).toBe(0);
   });
 });

@@ -30,10 +30,22 @@ beforeEach(async () => {
 
 describe('puts after a deploy', () => {
   const valid: [string, unknown][] = [
-    ['year', '2001'], ['year', 2001], ['big', 9007199254740993], ['score', '1e3'], ['flag', 'yes'], ['title', 1.5],
-    ['tags', ['a', 'b']], ['weights', { a: 1 }], ['ratings', { fan: 4 }], ['ratings', [{ key: 'fan', value: 4 }]],
-    ['nested', { sub: '3' }], ['where', { lat: 1.5, lng: 2 }], ['where', 'N37.4;W122.0'], ['emb', [1, 2, 3]],
-    ['emb', { values: [1, 2, 3] }], ['sparse', { cells: [{ address: { key: 'a' }, value: 1 }] }],
+    ['year', '2001'],
+    ['year', 2001],
+    ['big', 9007199254740993],
+    ['score', '1e3'],
+    ['flag', 'yes'],
+    ['title', 1.5],
+    ['tags', ['a', 'b']],
+    ['weights', { a: 1 }],
+    ['ratings', { fan: 4 }],
+    ['ratings', [{ key: 'fan', value: 4 }]],
+    ['nested', { sub: '3' }],
+    ['where', { lat: 1.5, lng: 2 }],
+    ['where', 'N37.4;W122.0'],
+    ['emb', [1, 2, 3]],
+    ['emb', { values: [1, 2, 3] }],
+    ['sparse', { cells: [{ address: { key: 'a' }, value: 1 }] }],
   ];
   it.each(valid)('stores %s = %j', async (field, value) => {
     const r = await call('POST', doc, { fields: { [field]: value } });
@@ -42,16 +54,56 @@ describe('puts after a deploy', () => {
   });
 
   const invalid: [string, unknown, string][] = [
-    ['year', 'notanumber', `In document '${id}': Could not parse field 'year' of type int: For input string: "notanumber"`],
-    ['year', {}, `In document '${id}': Could not parse field 'year' of type int: Expected a com.yahoo.document.datatypes.IntegerFieldValue but got an object`],
-    ['title', 'a\u0001', `In document '${id}': Could not parse field 'title' of type string: The string field value contains illegal code point 0x1`],
-    ['tags', 'x', `In document '${id}': Could not parse field 'tags' of type Array<string>: Class class java.lang.String not applicable to an class com.yahoo.document.datatypes.Array instance.`],
-    ['tags', {}, `In document '${id}': Could not parse field 'tags' of type Array<string>: Expected start of array, got START_OBJECT`],
-    ['weights', [], `In document '${id}': Could not parse field 'weights' of type WeightedSet<string>: Expected start of JSON object, got START_ARRAY`],
-    ['ratings', { fan: 'x' }, `In document '${id}': Could not parse field 'ratings' of type Map<string,int>: For input string: "x"`],
-    ['nested', { nope: 1 }, `In document '${id}': Could not parse field 'nested' of type inner: Field 'nope' is not defined in struct type 'inner'`],
-    ['where', { lat: 1 }, `In document '${id}': Could not parse field 'where' of type position: Missing 'lng' attribute in geo position field`],
-    ['emb', [1, 2], `In document '${id}': Could not parse field 'emb' of type tensor<float>(x[3]): Expected 3 values, but got 2`],
+    [
+      'year',
+      'notanumber',
+      `In document '${id}': Could not parse field 'year' of type int: For input string: "notanumber"`,
+    ],
+    [
+      'year',
+      {},
+      `In document '${id}': Could not parse field 'year' of type int: Expected a com.yahoo.document.datatypes.IntegerFieldValue but got an object`,
+    ],
+    [
+      'title',
+      'a\u0001',
+      `In document '${id}': Could not parse field 'title' of type string: The string field value contains illegal code point 0x1`,
+    ],
+    [
+      'tags',
+      'x',
+      `In document '${id}': Could not parse field 'tags' of type Array<string>: Class class java.lang.String not applicable to an class com.yahoo.document.datatypes.Array instance.`,
+    ],
+    [
+      'tags',
+      {},
+      `In document '${id}': Could not parse field 'tags' of type Array<string>: Expected start of array, got START_OBJECT`,
+    ],
+    [
+      'weights',
+      [],
+      `In document '${id}': Could not parse field 'weights' of type WeightedSet<string>: Expected start of JSON object, got START_ARRAY`,
+    ],
+    [
+      'ratings',
+      { fan: 'x' },
+      `In document '${id}': Could not parse field 'ratings' of type Map<string,int>: For input string: "x"`,
+    ],
+    [
+      'nested',
+      { nope: 1 },
+      `In document '${id}': Could not parse field 'nested' of type inner: Field 'nope' is not defined in struct type 'inner'`,
+    ],
+    [
+      'where',
+      { lat: 1 },
+      `In document '${id}': Could not parse field 'where' of type position: Missing 'lng' attribute in geo position field`,
+    ],
+    [
+      'emb',
+      [1, 2],
+      `In document '${id}': Could not parse field 'emb' of type tensor<float>(x[3]): Expected 3 values, but got 2`,
+    ],
     ['nosuchfield', 1, "Field 'nosuchfield' is not defined in document type 'kinds'"],
   ];
   it.each(invalid)('refuses %s = %j with 400 and the service message', async (field, value, message) => {
@@ -62,10 +114,19 @@ describe('puts after a deploy', () => {
   });
 
   it('answers the body-level errors and the unknown type', async () => {
-    expect((await call('POST', doc, '')).json).toEqual({ pathId: doc, message: 'expected start of root object, got null' });
-    expect((await call('POST', doc, {})).json).toEqual({ pathId: doc, message: 'document is missing the required "fields" field' });
+    expect((await call('POST', doc, '')).json).toEqual({
+      pathId: doc,
+      message: 'expected start of root object, got null',
+    });
+    expect((await call('POST', doc, {})).json).toEqual({
+      pathId: doc,
+      message: 'document is missing the required "fields" field',
+    });
     const house = '/document/v1/space/house/group/a/three';
-    expect((await call('POST', house, { fields: {} })).json).toEqual({ pathId: house, message: 'Document type house does not exist' });
+    expect((await call('POST', house, { fields: {} })).json).toEqual({
+      pathId: house,
+      message: 'Document type house does not exist',
+    });
     // Unknown top-level keys are skipped.
     expect((await call('POST', doc, { put: 'id:x:y::z', feilds: 1, fields: { year: 1 } })).status).toBe(200);
   });
@@ -74,7 +135,11 @@ describe('puts after a deploy', () => {
 describe('updates after a deploy', () => {
   it('answers 400 and 500 where the service does', async () => {
     const cases: [unknown, number, string][] = [
-      [{ nosuchfield: { assign: 1 } }, 400, "Error in 'nosuchfield': No field named 'nosuchfield' in document type 'kinds'"],
+      [
+        { nosuchfield: { assign: 1 } },
+        400,
+        "Error in 'nosuchfield': No field named 'nosuchfield' in document type 'kinds'",
+      ],
       [{ year: { assign: 'notanumber' } }, 400, `Error in 'year': For input string: "notanumber"`],
       [{ year: { foo: 1 } }, 400, "Error in 'year': Operation 'foo' not implemented."],
       [{ title: { increment: 1 } }, 500, 'Expected numeric type, got string.'],
@@ -85,7 +150,13 @@ describe('updates after a deploy', () => {
       const r = await call('PUT', doc, { fields });
       expect([r.status, r.json]).toEqual([status, { pathId: doc, message }]);
     }
-    for (const fields of [{ year: { assign: '2001' } }, { year: { increment: 1 } }, { tags: { add: ['x'] } }, { weights: { add: { a: 2 } } }, { 'ratings{fan}': { assign: 5 } }]) {
+    for (const fields of [
+      { year: { assign: '2001' } },
+      { year: { increment: 1 } },
+      { tags: { add: ['x'] } },
+      { weights: { add: { a: 2 } } },
+      { 'ratings{fan}': { assign: 5 } },
+    ]) {
       const r = await call('PUT', `${doc}?create=true`, { fields });
       expect(r.status, `${JSON.stringify(fields)}: ${r.text}`).toBe(200);
     }
@@ -116,7 +187,10 @@ describe('dryRun', () => {
   });
   it('still checks the path and the parameters it reads', async () => {
     expect((await call('POST', '/document/v1/ns/kinds/number/x/a?dryRun=true', '{}')).status).toBe(400);
-    expect((await call('POST', `${doc}?dryRun=`, '{}')).json).toEqual({ pathId: doc, message: "Expected non-empty value for request property 'dryRun'" });
+    expect((await call('POST', `${doc}?dryRun=`, '{}')).json).toEqual({
+      pathId: doc,
+      message: "Expected non-empty value for request property 'dryRun'",
+    });
     expect((await call('GET', `${doc}?dryRun=true`)).status).toBe(400);
     // dryRun=false is an ordinary operation.
     expect((await call('POST', `${doc}?dryRun=false`, { fields: { year: 'x' } })).status).toBe(400);
@@ -139,7 +213,11 @@ describe('document-api settings', () => {
     await deploy(kindsPackage(''));
     const r = await call('POST', doc, { fields: { year: 1 } });
     expect(r.status).toBe(404);
-    expect(r.json).toEqual({ pathId: doc, message: 'Document API is not configured in this cluster. See https://docs.vespa.ai/en/reference/services/container.html#document-api' });
+    expect(r.json).toEqual({
+      pathId: doc,
+      message:
+        'Document API is not configured in this cluster. See https://docs.vespa.ai/en/reference/services/container.html#document-api',
+    });
   });
   it('is schema-less again once the application is deleted', async () => {
     const del = await rawRequest(sim.configUrl!, 'DELETE', appPath);

@@ -7,7 +7,12 @@ import { QueryParameters } from '../../src/simulator/document-api/query-paramete
 import { parseJavaMilliseconds, parseUnsignedLong } from '../../src/simulator/document-api/java-parsers.js';
 import { parseDurationMs } from '../../src/time/duration.js';
 import { HandlerError } from '../../src/simulator/document-api/responses.js';
-import { ClusterStore, decodeContinuation, encodeContinuation, idParts } from '../../src/simulator/document-api/document-store.js';
+import {
+  ClusterStore,
+  decodeContinuation,
+  encodeContinuation,
+  idParts,
+} from '../../src/simulator/document-api/document-store.js';
 import { applyUpdate, parseFieldPath } from '../../src/simulator/document-api/update-ops.js';
 import { bucketStretch, indexAfter, sliceOf } from '../../src/simulator/document-api/visit-index.js';
 
@@ -42,8 +47,14 @@ describe('document paths', () => {
     expect(parseDocumentPath('/document/v1')).toEqual({ kind: 'root' });
     expect(parseDocumentPath('/document/v1/ns/music/docid')).toMatchObject({ kind: 'collection', type: 'music' });
     expect(parseDocumentPath('/document/v1/ns/music/docid/')).toMatchObject({ kind: 'collection', type: 'music' });
-    expect(parseDocumentPath('/document/v1/ns/music/group/g/')).toMatchObject({ kind: 'collection', location: { kind: 'group', value: 'g' } });
-    expect(parseDocumentPath('/document/v1/ns/music/number/7/')).toMatchObject({ kind: 'collection', location: { kind: 'number', value: '7' } });
+    expect(parseDocumentPath('/document/v1/ns/music/group/g/')).toMatchObject({
+      kind: 'collection',
+      location: { kind: 'group', value: 'g' },
+    });
+    expect(parseDocumentPath('/document/v1/ns/music/number/7/')).toMatchObject({
+      kind: 'collection',
+      location: { kind: 'number', value: '7' },
+    });
   });
 
   it('does not match other paths', () => {
@@ -59,14 +70,21 @@ describe('document paths', () => {
     expect(status400(() => parseDocumentPath('/document/v1/ns/music/docid/..'))).toBe(badSegment('..'));
     expect(status400(() => parseDocumentPath('/document/v1/ns/music/docid/%2E%2E'))).toBe(badSegment('..'));
     expect(status400(() => parseDocumentPath('/document/v1/ns/./docid/a'))).toBe(badSegment('.'));
-    expect(status400(() => parseDocumentPath('/document/v1/ns/music/number/abc/a'))).toBe(`Failed parsing 'abc': For input string: "abc"`);
-    expect(status400(() => parseDocumentPath('/document/v1/ns/music/number/-12/a'))).toBe("Failed parsing '-12': Illegal leading minus sign on unsigned string -12.");
-    expect(status400(() => parseDocumentPath('/document/v1/ns/music/number/9223372036854775808/a'))).toBe('For input string: "9223372036854775808"');
+    expect(status400(() => parseDocumentPath('/document/v1/ns/music/number/abc/a'))).toBe(
+      `Failed parsing 'abc': For input string: "abc"`,
+    );
+    expect(status400(() => parseDocumentPath('/document/v1/ns/music/number/-12/a'))).toBe(
+      "Failed parsing '-12': Illegal leading minus sign on unsigned string -12.",
+    );
+    expect(status400(() => parseDocumentPath('/document/v1/ns/music/number/9223372036854775808/a'))).toBe(
+      'For input string: "9223372036854775808"',
+    );
     expect(status400(() => parseDocumentPath('/document/v1/ns/music/docid/%zz'))).toContain('percent-encoding');
     expect(status400(() => parseDocumentPath('/document/v1/ns/music/docid/a%01b'))).toContain('control character');
-    expect(status400(() => parseDocumentPath('/document/v1/ns/music/group/a%01b/x'))).toBe('Illegal code point U0001 in group');
+    expect(status400(() => parseDocumentPath('/document/v1/ns/music/group/a%01b/x'))).toBe(
+      'Illegal code point U0001 in group',
+    );
   });
-
 });
 
 describe('query parameters', () => {
@@ -94,17 +112,35 @@ describe('query parameters', () => {
   it("reads unsigned longs and durations with the Java parsers' messages", () => {
     const message = (fn: () => unknown) => status400(fn);
     expect(parseUnsignedLong('+18446744073709551615')).toBe(18446744073709551615n);
-    expect(message(() => parseUnsignedLong('18446744073709551616'))).toBe("Failed parsing '18446744073709551616': String value 18446744073709551616 exceeds range of unsigned long.");
-    expect(message(() => parseUnsignedLong('12345678901234567x9'))).toBe(`Failed parsing '12345678901234567x9': Error at index 17 in: "12345678901234567x"`);
-    expect(message(() => parseUnsignedLong('1234567890123456789x'))).toBe('Failed parsing \'1234567890123456789x\': Bad digit at end of 1234567890123456789x');
+    expect(message(() => parseUnsignedLong('18446744073709551616'))).toBe(
+      "Failed parsing '18446744073709551616': String value 18446744073709551616 exceeds range of unsigned long.",
+    );
+    expect(message(() => parseUnsignedLong('12345678901234567x9'))).toBe(
+      `Failed parsing '12345678901234567x9': Error at index 17 in: "12345678901234567x"`,
+    );
+    expect(message(() => parseUnsignedLong('1234567890123456789x'))).toBe(
+      "Failed parsing '1234567890123456789x': Bad digit at end of 1234567890123456789x",
+    );
     expect(message(() => parseUnsignedLong(''))).toBe(`Failed parsing '': For input string: ""`);
-    expect([parseJavaMilliseconds('1e1s'), parseJavaMilliseconds('2m'), parseJavaMilliseconds('1.5ms'), parseJavaMilliseconds(' 3 s '), parseJavaMilliseconds('1ks')]).toEqual([1000, 2000, 1, 3000, 1_000_000]);
-    expect(message(() => parseJavaMilliseconds('-1s'))).toBe("Failed parsing '-1s': Error parsing '-1s': Invalid number '-1s'");
-    expect(message(() => parseJavaMilliseconds('.s'))).toBe(`Failed parsing '.s': Error parsing '.s': For input string: "."`);
+    expect([
+      parseJavaMilliseconds('1e1s'),
+      parseJavaMilliseconds('2m'),
+      parseJavaMilliseconds('1.5ms'),
+      parseJavaMilliseconds(' 3 s '),
+      parseJavaMilliseconds('1ks'),
+    ]).toEqual([1000, 2000, 1, 3000, 1_000_000]);
+    expect(message(() => parseJavaMilliseconds('-1s'))).toBe(
+      "Failed parsing '-1s': Error parsing '-1s': Invalid number '-1s'",
+    );
+    expect(message(() => parseJavaMilliseconds('.s'))).toBe(
+      `Failed parsing '.s': Error parsing '.s': For input string: "."`,
+    );
   });
 
   it('names a disallowed parameter with the path', () => {
-    expect(status400(() => new QueryParameters('route=x').disallow('/p/', 'concurrency', 'route'))).toBe("May not specify 'route' at '/p/'");
+    expect(status400(() => new QueryParameters('route=x').disallow('/p/', 'concurrency', 'route'))).toBe(
+      "May not specify 'route' at '/p/'",
+    );
   });
 });
 
@@ -120,7 +156,8 @@ describe('Accept negotiation for streamed visits', () => {
   });
 
   it('refuses an Accept header that does not parse', () => {
-    const unparseable = 'The request contained an unparseable HTTP Accept header. See: https://docs.vespa.ai/en/reference/api/document-v1.html#accept';
+    const unparseable =
+      'The request contained an unparseable HTTP Accept header. See: https://docs.vespa.ai/en/reference/api/document-v1.html#accept';
     expect(status400(() => prefersJsonl('application/jsonl;q=high'))).toBe(unparseable);
     expect(status400(() => prefersJsonl('not a media type'))).toBe(unparseable);
   });
@@ -141,36 +178,73 @@ describe('field sets', () => {
 
 describe('update operations', () => {
   it('parses field paths', () => {
-    expect(parseFieldPath('m{k}')).toEqual([{ kind: 'field', name: 'm' }, { kind: 'key', key: 'k' }]);
-    expect(parseFieldPath('a[3]')).toEqual([{ kind: 'field', name: 'a' }, { kind: 'index', index: 3 }]);
-    expect(parseFieldPath('s.sub')).toEqual([{ kind: 'field', name: 's' }, { kind: 'field', name: 'sub' }]);
+    expect(parseFieldPath('m{k}')).toEqual([
+      { kind: 'field', name: 'm' },
+      { kind: 'key', key: 'k' },
+    ]);
+    expect(parseFieldPath('a[3]')).toEqual([
+      { kind: 'field', name: 'a' },
+      { kind: 'index', index: 3 },
+    ]);
+    expect(parseFieldPath('s.sub')).toEqual([
+      { kind: 'field', name: 's' },
+      { kind: 'field', name: 'sub' },
+    ]);
   });
 
   it('assigns, and clears with null', () => {
-    expect(applyUpdate({ a: 1, b: 2 }, { a: { assign: 5 }, b: { assign: null }, c: { assign: 'x' } })).toEqual({ a: 5, c: 'x' });
+    expect(applyUpdate({ a: 1, b: 2 }, { a: { assign: 5 }, b: { assign: null }, c: { assign: 'x' } })).toEqual({
+      a: 5,
+      c: 'x',
+    });
   });
 
   it('modify takes the forms TensorModifyUpdateReader takes, with its messages', () => {
-    const stored = { t: { cells: [{ address: { x: '0' }, value: 1 }, { address: { x: '1' }, value: 2 }] } };
-    expect(applyUpdate(stored, { t: { modify: { operation: 'add', cells: [{ address: { x: '1' }, value: 0.5 }] } } })).toEqual({
-      t: { cells: [{ address: { x: '0' }, value: 1 }, { address: { x: '1' }, value: 2.5 }] },
+    const stored = {
+      t: {
+        cells: [
+          { address: { x: '0' }, value: 1 },
+          { address: { x: '1' }, value: 2 },
+        ],
+      },
+    };
+    expect(
+      applyUpdate(stored, { t: { modify: { operation: 'add', cells: [{ address: { x: '1' }, value: 0.5 }] } } }),
+    ).toEqual({
+      t: {
+        cells: [
+          { address: { x: '0' }, value: 1 },
+          { address: { x: '1' }, value: 2.5 },
+        ],
+      },
     });
     // Short cells and blocks are accepted (a 200), the stored value kept where the type is needed to apply them.
     expect(applyUpdate(stored, { t: { modify: { operation: 'add', cells: { '1': 0.5 } } } })).toEqual(stored);
     expect(applyUpdate(stored, { t: { modify: { operation: 'multiply', blocks: { a: [2, 2] } } } })).toEqual(stored);
-    expect(status400(() => applyUpdate(stored, { t: { modify: { cells: [] } } }))).toBe("Modify update for field 't' does not contain an operation");
-    expect(status400(() => applyUpdate(stored, { t: { modify: { operation: 'divide', cells: [] } } }))).toBe("Unknown operation 'divide' in modify update for field 't'");
-    expect(status400(() => applyUpdate(stored, { t: { modify: { operation: 'add' } } }))).toBe("Modify update for field 't' does not contain tensor cells");
+    expect(status400(() => applyUpdate(stored, { t: { modify: { cells: [] } } }))).toBe(
+      "Modify update for field 't' does not contain an operation",
+    );
+    expect(status400(() => applyUpdate(stored, { t: { modify: { operation: 'divide', cells: [] } } }))).toBe(
+      "Unknown operation 'divide' in modify update for field 't'",
+    );
+    expect(status400(() => applyUpdate(stored, { t: { modify: { operation: 'add' } } }))).toBe(
+      "Modify update for field 't' does not contain tensor cells",
+    );
   });
 
   it('does arithmetic', () => {
-    const out = applyUpdate({ i: 10, d: 10, m: 3, q: 9 }, { i: { increment: 2 }, d: { decrement: 4 }, m: { multiply: 2 }, q: { divide: 2 } });
+    const out = applyUpdate(
+      { i: 10, d: 10, m: 3, q: 9 },
+      { i: { increment: 2 }, d: { decrement: 4 }, m: { multiply: 2 }, q: { divide: 2 } },
+    );
     expect(out).toEqual({ i: 12, d: 6, m: 6, q: 4 });
     expect(status400(() => applyUpdate({ q: 1 }, { q: { divide: 0 } }))).toContain('zero');
   });
 
   it('starts arithmetic on a field without a value from 0, but not on a missing map entry or element', () => {
-    expect(applyUpdate({ t: 'x' }, { i: { increment: 3 }, d: { decrement: 2 }, m: { multiply: 5 }, q: { divide: 4 } })).toEqual({ t: 'x', i: 3, d: -2, m: 0, q: 0 });
+    expect(
+      applyUpdate({ t: 'x' }, { i: { increment: 3 }, d: { decrement: 2 }, m: { multiply: 5 }, q: { divide: 4 } }),
+    ).toEqual({ t: 'x', i: 3, d: -2, m: 0, q: 0 });
     expect(applyUpdate({ w: { a: 1 } }, { 'w{b}': { increment: 1 } })).toEqual({ w: { a: 1 } });
     expect(applyUpdate({ arr: [1] }, { arr: { match: { element: 5, increment: 1 } } })).toEqual({ arr: [1] });
     expect(status400(() => applyUpdate({}, { q: { divide: 0 } }))).toContain('zero');
@@ -213,7 +287,9 @@ describe('update operations', () => {
   });
 
   it('names an unsupported operation', () => {
-    expect(status400(() => applyUpdate({}, { f: { frobnicate: 1 } }))).toBe("Unknown update operation 'frobnicate' on field 'f'");
+    expect(status400(() => applyUpdate({}, { f: { frobnicate: 1 } }))).toBe(
+      "Unknown update operation 'frobnicate' on field 'f'",
+    );
     expect(status400(() => applyUpdate({}, { f: 3 }))).toContain("field 'f'");
   });
 });
@@ -253,7 +329,9 @@ describe('store', () => {
     const after = s.orderedEntries();
     expect(before).toHaveLength(100);
     expect(after).toHaveLength(131);
-    expect(after.map((e) => e.id)).toEqual([...after].sort((x, y) => (x.bucket - y.bucket) || (x.id < y.id ? -1 : 1)).map((e) => e.id));
+    expect(after.map((e) => e.id)).toEqual(
+      [...after].sort((x, y) => x.bucket - y.bucket || (x.id < y.id ? -1 : 1)).map((e) => e.id),
+    );
   });
 
   it('finds the resume point in the visit order', () => {
@@ -277,17 +355,28 @@ describe('store', () => {
         expect(share).toEqual(ordered.filter((e) => share.includes(e)));
         seen.push(...share.map((e) => e.id));
       }
-      expect(seen.sort()).toEqual(ordered.filter((e) => (e.type === 'g') === global).map((e) => e.id).sort());
-      expect(sliceOf(ordered, { globalTypes, global, slices: undefined, sliceId: undefined })).toHaveLength(global ? 100 : 200);
+      expect(seen.sort()).toEqual(
+        ordered
+          .filter((e) => (e.type === 'g') === global)
+          .map((e) => e.id)
+          .sort(),
+      );
+      expect(sliceOf(ordered, { globalTypes, global, slices: undefined, sliceId: undefined })).toHaveLength(
+        global ? 100 : 200,
+      );
     }
-    expect(sliceOf(ordered, { globalTypes: new Set(), global: true, slices: undefined, sliceId: undefined })).toEqual([]);
+    expect(sliceOf(ordered, { globalTypes: new Set(), global: true, slices: undefined, sliceId: undefined })).toEqual(
+      [],
+    );
   });
 
   it('narrows a visit of one location to its bucket', () => {
     const s = new ClusterStore('c');
     for (let i = 0; i < 40; i++) s.put(`id:ns:t:n=${i % 4}:${i}`, { i });
     const stretch = bucketStretch(s.orderedEntries(), 2);
-    expect(stretch.map((e) => e.id).sort()).toEqual(Array.from({ length: 10 }, (_, k) => `id:ns:t:n=2:${4 * k + 2}`).sort());
+    expect(stretch.map((e) => e.id).sort()).toEqual(
+      Array.from({ length: 10 }, (_, k) => `id:ns:t:n=2:${4 * k + 2}`).sort(),
+    );
     expect(bucketStretch(s.orderedEntries(), 9)).toEqual([]);
   });
 });

@@ -15,4 +15,8 @@ export const tensorSchema = `schema vec {
   }
 }`;
 
-export const tensorModel: DocumentModel = { types: documentTypesOf([parseSchema(tensorSchema, 'vec.sd')]), ignoreUndefinedFields: false, documentApi: true };
+export const tensorModel: DocumentModel = {
+  types: documentTypesOf([parseSchema(tensorSchema, 'vec.sd')]),
+  ignoreUndefinedFields: false,
+  documentApi: true,
+};

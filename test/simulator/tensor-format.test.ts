@@ -17,9 +17,25 @@ const fields = {
   d: [1.5, -2],
   f: { values: [0.1, 1] },
   b: [1.5, 3.14159],
-  i: { cells: [{ address: { x: '2' }, value: 127 }, { address: { x: '0' }, value: 1 }, { address: { x: '1' }, value: -1 }] },
-  s: { cells: [{ address: { key: 'a' }, value: 1 }, { address: { key: 'b' }, value: 2.5 }] },
-  mx: { blocks: [{ address: { cat: 'p' }, values: [1, 2] }, { address: { cat: 'q' }, values: [3, 4] }] },
+  i: {
+    cells: [
+      { address: { x: '2' }, value: 127 },
+      { address: { x: '0' }, value: 1 },
+      { address: { x: '1' }, value: -1 },
+    ],
+  },
+  s: {
+    cells: [
+      { address: { key: 'a' }, value: 1 },
+      { address: { key: 'b' }, value: 2.5 },
+    ],
+  },
+  mx: {
+    blocks: [
+      { address: { cat: 'p' }, values: [1, 2] },
+      { address: { cat: 'q' }, values: [3, 4] },
+    ],
+  },
 };
 
 const short =
@@ -45,8 +61,10 @@ const longValue =
 
 let server: DocumentServer;
 let pool: Pool;
-const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => callVia(pool, method, path, body, headers);
-const got = (fieldsJson: string): string => `{"pathId":${JSON.stringify(doc)},"id":${JSON.stringify(id)},"fields":${fieldsJson}}`;
+const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
+  callVia(pool, method, path, body, headers);
+const got = (fieldsJson: string): string =>
+  `{"pathId":${JSON.stringify(doc)},"id":${JSON.stringify(id)},"fields":${fieldsJson}}`;
 
 beforeAll(async () => {
   server = await startDocumentServer({ port: 0 });
@@ -84,12 +102,19 @@ describe('format.tensors on get', () => {
   it('long: every cell with its address, wrapped with the type', async () => {
     const r = await call('GET', `${doc}?format.tensors=long&fieldSet=vec:d,s`);
     expect(r.text).toBe(
-      got('{"d":{"type":"tensor(x[2])","cells":[{"address":{"x":"0"},"value":1.5},{"address":{"x":"1"},"value":-2.0}]},"s":{"type":"tensor(key{})","cells":[{"address":{"key":"a"},"value":1.0},{"address":{"key":"b"},"value":2.5}]}}'),
+      got(
+        '{"d":{"type":"tensor(x[2])","cells":[{"address":{"x":"0"},"value":1.5},{"address":{"x":"1"},"value":-2.0}]},"s":{"type":"tensor(key{})","cells":[{"address":{"key":"a"},"value":1.0},{"address":{"key":"b"},"value":2.5}]}}',
+      ),
     );
   });
 
   it('takes an unknown, empty or repeated format.tensors as short, never a 400', async () => {
-    for (const q of ['format.tensors=bogus', 'format.tensors=', 'format.tensors=hex&format.tensors=hex', 'format.tensors=HEX']) {
+    for (const q of [
+      'format.tensors=bogus',
+      'format.tensors=',
+      'format.tensors=hex&format.tensors=hex',
+      'format.tensors=HEX',
+    ]) {
       const r = await call('GET', `${doc}?${q}`);
       expect(r.status, q).toBe(200);
       expect(r.text, q).toBe(got(short));
@@ -99,16 +124,27 @@ describe('format.tensors on get', () => {
 
 describe('format.tensors on visit', () => {
   it('applies to JSONL streams and to the plain JSON object alike', async () => {
-    const jsonl = await call('GET', '/document/v1/ns/vec/docid?stream=true&format.tensors=hex-value', undefined, { accept: 'application/jsonl' });
+    const jsonl = await call('GET', '/document/v1/ns/vec/docid?stream=true&format.tensors=hex-value', undefined, {
+      accept: 'application/jsonl',
+    });
     expect(jsonl.text.split('\n')[0]).toBe(`{"put":${JSON.stringify(id)},"fields":${hexValue}}`);
     const plain = await call('GET', '/document/v1/ns/vec/docid?format.tensors=hex');
-    expect(plain.text).toBe(`{"pathId":"/document/v1/ns/vec/docid","documents":[{"id":${JSON.stringify(id)},"fields":${hex}}],"documentCount":1}`);
+    expect(plain.text).toBe(
+      `{"pathId":"/document/v1/ns/vec/docid","documents":[{"id":${JSON.stringify(id)},"fields":${hex}}],"documentCount":1}`,
+    );
     const streamedObject = await call('GET', '/document/v1/ns/vec/docid?stream=true&format.tensors=short-value');
-    expect(streamedObject.text).toBe(`{"pathId":"/document/v1/ns/vec/docid","documents":[{"id":${JSON.stringify(id)},"fields":${shortValue}}],"documentCount":1}`);
+    expect(streamedObject.text).toBe(
+      `{"pathId":"/document/v1/ns/vec/docid","documents":[{"id":${JSON.stringify(id)},"fields":${shortValue}}],"documentCount":1}`,
+    );
   });
 
   it('stores what it renders: each form fed back reads as the same document', async () => {
-    for (const [format, rendered] of [['hex', hex], ['hex-value', hexValue], ['short-value', shortValue], ['long-value', longValue]]) {
+    for (const [format, rendered] of [
+      ['hex', hex],
+      ['hex-value', hexValue],
+      ['short-value', shortValue],
+      ['long-value', longValue],
+    ]) {
       const again = await call('POST', '/document/v1/ns/vec/docid/b', `{"fields":${rendered}}`);
       expect(again.status, `${format}: ${again.text}`).toBe(200);
       const back = await call('GET', '/document/v1/ns/vec/docid/b');
@@ -120,17 +156,26 @@ describe('format.tensors on visit', () => {
 describe('a mixed tensor with several mapped dimensions', () => {
   const mm = '/document/v1/ns/vec/docid/mm';
   it('writes addressed blocks, which only the wrapped forms read back: a bare array of objects is cells (TensorReader.java:217-218)', async () => {
-    expect((await call('POST', mm, { fields: { mm: { blocks: [{ address: { a: 'u', b: 'v' }, values: [1, 2] }] } } })).status).toBe(200);
-    const hexForm = '{"type":"tensor(a{},b{},x[2])","blocks":[{"address":{"a":"u","b":"v"},"values":"3FF00000000000004000000000000000"}]}';
-    expect((await call('GET', `${mm}?format.tensors=hex&fieldSet=vec:mm`)).text).toBe(`{"pathId":"${mm}","id":"id:ns:vec::mm","fields":{"mm":${hexForm}}}`);
+    expect(
+      (await call('POST', mm, { fields: { mm: { blocks: [{ address: { a: 'u', b: 'v' }, values: [1, 2] }] } } }))
+        .status,
+    ).toBe(200);
+    const hexForm =
+      '{"type":"tensor(a{},b{},x[2])","blocks":[{"address":{"a":"u","b":"v"},"values":"3FF00000000000004000000000000000"}]}';
+    expect((await call('GET', `${mm}?format.tensors=hex&fieldSet=vec:mm`)).text).toBe(
+      `{"pathId":"${mm}","id":"id:ns:vec::mm","fields":{"mm":${hexForm}}}`,
+    );
     const valueForm = '[{"address":{"a":"u","b":"v"},"values":"3FF00000000000004000000000000000"}]';
-    expect((await call('GET', `${mm}?format.tensors=hex-value&fieldSet=vec:mm`)).text).toBe(`{"pathId":"${mm}","id":"id:ns:vec::mm","fields":{"mm":${valueForm}}}`);
+    expect((await call('GET', `${mm}?format.tensors=hex-value&fieldSet=vec:mm`)).text).toBe(
+      `{"pathId":"${mm}","id":"id:ns:vec::mm","fields":{"mm":${valueForm}}}`,
+    );
     expect((await call('POST', mm, `{"fields":{"mm":${hexForm}}}`)).status).toBe(200);
     const refused = await call('POST', mm, `{"fields":{"mm":${valueForm}}}`);
     expect(refused.status).toBe(400);
     expect(refused.json).toEqual({
       pathId: mm,
-      message: "In document 'id:ns:vec::mm': Could not parse field 'mm' of type tensor(a{},b{},x[2]): Missing a label for dimension 'x' for tensor(a{},b{},x[2])",
+      message:
+        "In document 'id:ns:vec::mm': Could not parse field 'mm' of type tensor(a{},b{},x[2]): Missing a label for dimension 'x' for tensor(a{},b{},x[2])",
     });
   });
 });

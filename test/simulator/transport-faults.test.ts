@@ -16,7 +16,8 @@ describe('HTTP/1.1', () => {
     await new Promise((resolve) => socket.once('connect', resolve));
     const body = '{"fields":{"n":1}}';
     let batch = '';
-    for (let i = 0; i < 5; i++) batch += `POST /document/v1/ns/t/docid/p${i} HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    for (let i = 0; i < 5; i++)
+      batch += `POST /document/v1/ns/t/docid/p${i} HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
     batch += 'GET /document/v1/ns/t/docid/p3 HTTP/1.1\r\nHost: x\r\n\r\n';
     batch += 'GET /document/v1/ns/t/docid/missing HTTP/1.1\r\nHost: x\r\n\r\n';
     socket.write(batch);
@@ -32,7 +33,11 @@ describe('HTTP/1.1', () => {
     const statuses = [...received.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => Number(m[1]));
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 404]);
     const pathIds = [...received.matchAll(/"pathId":"([^"]+)"/g)].map((m) => m[1]);
-    expect(pathIds).toEqual([0, 1, 2, 3, 4].map((i) => `/document/v1/ns/t/docid/p${i}`).concat(['/document/v1/ns/t/docid/p3', '/document/v1/ns/t/docid/missing']));
+    expect(pathIds).toEqual(
+      [0, 1, 2, 3, 4]
+        .map((i) => `/document/v1/ns/t/docid/p${i}`)
+        .concat(['/document/v1/ns/t/docid/p3', '/document/v1/ns/t/docid/missing']),
+    );
     expect(received).toContain('"fields":{"n":1}');
   });
 
@@ -42,7 +47,11 @@ describe('HTTP/1.1', () => {
     client.on('connect', (origin) => connections.add(origin));
     const results = await Promise.all(
       Array.from({ length: 20 }, async (_, i) => {
-        const r = await client.request({ method: 'POST', path: `/document/v1/ns/t/docid/k${i}`, body: '{"fields":{}}' });
+        const r = await client.request({
+          method: 'POST',
+          path: `/document/v1/ns/t/docid/k${i}`,
+          body: '{"fields":{}}',
+        });
         await r.body.text();
         return r.statusCode;
       }),
@@ -74,7 +83,10 @@ describe('HTTP/2 cleartext with prior knowledge', () => {
       });
     const puts = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        exchange({ ':method': 'POST', ':path': `/document/v1/ns/t/docid/h${i}`, 'content-type': 'application/json' }, `{"fields":{"i":${i}}}`),
+        exchange(
+          { ':method': 'POST', ':path': `/document/v1/ns/t/docid/h${i}`, 'content-type': 'application/json' },
+          `{"fields":{"i":${i}}}`,
+        ),
       ),
     );
     expect(puts.map((p) => p.status)).toEqual(Array(10).fill(200));
@@ -83,7 +95,11 @@ describe('HTTP/2 cleartext with prior knowledge', () => {
     expect(got.status).toBe(200);
     expect(got.contentType).toBe('application/json; charset=UTF-8');
     expect(JSON.parse(got.text).fields).toEqual({ i: 3 });
-    const visit = await exchange({ ':method': 'GET', ':path': '/document/v1/ns/t/docid/?stream=true', accept: 'application/jsonl' });
+    const visit = await exchange({
+      ':method': 'GET',
+      ':path': '/document/v1/ns/t/docid/?stream=true',
+      accept: 'application/jsonl',
+    });
     expect(visit.text.split('\n').filter((l) => l.startsWith('{"put"'))).toHaveLength(10);
     session.close();
     // HTTP/1.1 still works afterwards.
@@ -114,7 +130,8 @@ describe('faults', () => {
     sim.server.faults.set({ errorRate: 0.5, errorStatuses: [429], seed: 99 });
     const run = async () => {
       const statuses: number[] = [];
-      for (let i = 0; i < 40; i++) statuses.push((await call('POST', `/document/v1/ns/t/docid/r${i}`, { fields: {} })).status);
+      for (let i = 0; i < 40; i++)
+        statuses.push((await call('POST', `/document/v1/ns/t/docid/r${i}`, { fields: {} })).status);
       return statuses;
     };
     const first = await run();
@@ -155,7 +172,9 @@ describe('faults', () => {
 
   it('queues at the service rate and answers 429 beyond the queue limit', async () => {
     sim.server.faults.set({ maxOpsPerSecond: 50, queueLimit: 3 });
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => call('POST', `/document/v1/ns/t/docid/q${i}`, { fields: {} })));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => call('POST', `/document/v1/ns/t/docid/q${i}`, { fields: {} })),
+    );
     const rejected = results.filter((r) => r.status === 429);
     const accepted = results.filter((r) => r.status === 200);
     expect(rejected.length).toBeGreaterThan(0);
@@ -173,7 +192,11 @@ describe('faults', () => {
     const client = new Client(sim.server.url);
     await expect(
       (async () => {
-        const r = await client.request({ method: 'POST', path: '/document/v1/ns/t/docid/cut', body: '{"fields":{"a":1}}' });
+        const r = await client.request({
+          method: 'POST',
+          path: '/document/v1/ns/t/docid/cut',
+          body: '{"fields":{"a":1}}',
+        });
         await r.body.text();
       })(),
     ).rejects.toThrow();
@@ -190,7 +213,11 @@ describe('faults', () => {
     let text = '';
     await expect(
       (async () => {
-        const r = await client.request({ method: 'GET', path: '/document/v1/ns/t/docid/?stream=true', headers: { accept: 'application/jsonl' } });
+        const r = await client.request({
+          method: 'GET',
+          path: '/document/v1/ns/t/docid/?stream=true',
+          headers: { accept: 'application/jsonl' },
+        });
         for await (const chunk of r.body) text += chunk.toString();
       })(),
     ).rejects.toThrow();
@@ -204,10 +231,20 @@ describe('faults', () => {
     const token = firstPart[tokenIndex].continuation.token;
 
     sim.server.faults.set({ cutStreamAfterDocuments: 0 });
-    const rest = await call('GET', `/document/v1/ns/t/docid/?stream=true&continuation=${encodeURIComponent(token)}`, undefined, {
-      accept: 'application/jsonl',
-    });
-    const after = rest.text.trimEnd().split('\n').map((l) => JSON.parse(l)).filter((o) => o.put).map((o) => o.put);
+    const rest = await call(
+      'GET',
+      `/document/v1/ns/t/docid/?stream=true&continuation=${encodeURIComponent(token)}`,
+      undefined,
+      {
+        accept: 'application/jsonl',
+      },
+    );
+    const after = rest.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((o) => o.put)
+      .map((o) => o.put);
     const before = firstPart.slice(0, tokenIndex).map((o) => o.put);
     expect(after).toHaveLength(18);
     expect(new Set([...before, ...after]).size).toBe(25);
@@ -224,7 +261,11 @@ describe('request log', () => {
     const logged = await startDocumentServer({ port: 0, requestLog: log });
     try {
       const client = new Client(logged.url);
-      const r = await client.request({ method: 'POST', path: '/document/v1/ns/t/docid/l?timeout=5s', body: '{"fields":{}}' });
+      const r = await client.request({
+        method: 'POST',
+        path: '/document/v1/ns/t/docid/l?timeout=5s',
+        body: '{"fields":{}}',
+      });
       await r.body.text();
       const g = await client.request({ method: 'GET', path: '/document/v1/ns/t/docid/none' });
       await g.body.text();

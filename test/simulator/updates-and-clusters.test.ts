@@ -27,8 +27,10 @@ const songSchema = `schema song {
     }
 }
 `;
-const artistSchema = 'schema artist {\n    document artist {\n        field name type string {\n            indexing: summary\n        }\n    }\n}\n';
-const bookSchema = 'schema book {\n    document book {\n        field title type string {\n            indexing: summary\n        }\n    }\n}\n';
+const artistSchema =
+  'schema artist {\n    document artist {\n        field name type string {\n            indexing: summary\n        }\n    }\n}\n';
+const bookSchema =
+  'schema book {\n    document book {\n        field title type string {\n            indexing: summary\n        }\n    }\n}\n';
 
 /** Two content clusters, neither called `content`: `music` holds songs and (global) artists, `books` books. */
 function twoClusterPackage(): Record<string, string> {
@@ -120,33 +122,54 @@ describe('the array form of a map', () => {
   const refusedPuts: [string, unknown, number, string][] = [
     ['a string entry', ['x'], 400, `${prefix}Expected start of JSON object, got VALUE_STRING`],
     ['an array entry', [[1]], 400, `${prefix}Expected start of JSON object, got START_ARRAY`],
-    ['a third member', [{ key: 'a', value: 1, extra: 'b' }], 400, `${prefix}Expected end of JSON object, got VALUE_STRING`],
-    ['a third member holding an object', [{ value: 1, key: 'a', extra: {} }], 400, `${prefix}Expected end of JSON object, got START_OBJECT`],
+    [
+      'a third member',
+      [{ key: 'a', value: 1, extra: 'b' }],
+      400,
+      `${prefix}Expected end of JSON object, got VALUE_STRING`,
+    ],
+    [
+      'a third member holding an object',
+      [{ value: 1, key: 'a', extra: {} }],
+      400,
+      `${prefix}Expected end of JSON object, got START_OBJECT`,
+    ],
     ['no value', [{ key: 'a' }], 500, 'Missing key or value for map entry.'],
     ['no key', [{ value: 1 }], 500, 'Missing key or value for map entry.'],
     ['another member first', [{ extra: 1, key: 'a', value: 1 }], 500, 'Missing key or value for map entry.'],
     ['a second member that is neither', [{ key: 'a', other: 1 }], 500, 'Missing key or value for map entry.'],
     ['a bad value', [{ key: 'a', value: 'x' }], 400, `${prefix}For input string: "x"`],
   ];
-  it.each(refusedPuts)('a put with %s is refused with the reader message and status', async (_what, ratings, status, message) => {
-    const r = await call('POST', song, { fields: { ratings } });
-    expect(r.status, r.text).toBe(status);
-    expect(r.json).toEqual({ pathId: song, message });
-    expect(sim.documents.store.size()).toBe(0);
-  });
+  it.each(refusedPuts)(
+    'a put with %s is refused with the reader message and status',
+    async (_what, ratings, status, message) => {
+      const r = await call('POST', song, { fields: { ratings } });
+      expect(r.status, r.text).toBe(status);
+      expect(r.json).toEqual({ pathId: song, message });
+      expect(sim.documents.store.size()).toBe(0);
+    },
+  );
 
   const refusedAssigns: [string, unknown, number, string][] = [
     ['a number entry', [1], 400, "Error in 'ratings': Expected start of JSON object, got VALUE_NUMBER_INT"],
-    ['a third member', [{ key: 'a', value: 1, extra: true }], 400, "Error in 'ratings': Expected end of JSON object, got VALUE_TRUE"],
+    [
+      'a third member',
+      [{ key: 'a', value: 1, extra: true }],
+      400,
+      "Error in 'ratings': Expected end of JSON object, got VALUE_TRUE",
+    ],
     ['no value', [{ key: 'a' }], 500, 'Missing key or value for map entry.'],
   ];
-  it.each(refusedAssigns)('an assign with %s is refused with the reader message and status', async (_what, ratings, status, message) => {
-    expect((await call('POST', song, { fields: { title: 't' } })).status).toBe(200);
-    const r = await call('PUT', song, { fields: { ratings: { assign: ratings } } });
-    expect(r.status, r.text).toBe(status);
-    expect(r.json).toEqual({ pathId: song, message });
-    expect((await call('GET', song)).json.fields).toEqual({ title: 't' });
-  });
+  it.each(refusedAssigns)(
+    'an assign with %s is refused with the reader message and status',
+    async (_what, ratings, status, message) => {
+      expect((await call('POST', song, { fields: { title: 't' } })).status).toBe(200);
+      const r = await call('PUT', song, { fields: { ratings: { assign: ratings } } });
+      expect(r.status, r.text).toBe(status);
+      expect(r.json).toEqual({ pathId: song, message });
+      expect((await call('GET', song)).json.fields).toEqual({ title: 't' });
+    },
+  );
 
   it('takes key and value in either order, in a put and an assign', async () => {
     expect((await call('POST', song, { fields: { ratings: [{ key: 'a', value: 1 }] } })).status).toBe(200);
@@ -160,7 +183,10 @@ describe('content clusters from services.xml', () => {
     await undeployIfAny();
     const r = await call('GET', '/document/v1/ns/song/docid?cluster=music');
     expect(r.status).toBe(400);
-    expect(r.json).toEqual({ pathId: '/document/v1/ns/song/docid', message: "Your Vespa deployment has no content cluster 'music', only 'content'" });
+    expect(r.json).toEqual({
+      pathId: '/document/v1/ns/song/docid',
+      message: "Your Vespa deployment has no content cluster 'music', only 'content'",
+    });
     expect((await call('POST', `${song}?cluster=content`, { fields: { title: 't' } })).status).toBe(200);
   });
 
@@ -177,10 +203,16 @@ describe('content clusters from services.xml', () => {
 
     const content = await call('GET', '/document/v1/ns/song/docid?cluster=content');
     expect(content.status).toBe(400);
-    expect(content.json).toEqual({ pathId: '/document/v1/ns/song/docid', message: "Your Vespa deployment has no content cluster 'content', only 'music', 'books'" });
+    expect(content.json).toEqual({
+      pathId: '/document/v1/ns/song/docid',
+      message: "Your Vespa deployment has no content cluster 'content', only 'music', 'books'",
+    });
     const putContent = await call('POST', `${song}?cluster=content`, { fields: { title: 't' } });
     expect(putContent.status).toBe(400);
-    expect(putContent.json).toEqual({ pathId: song, message: "Your Vespa deployment has no content cluster 'content', only 'music', 'books'" });
+    expect(putContent.json).toEqual({
+      pathId: song,
+      message: "Your Vespa deployment has no content cluster 'content', only 'music', 'books'",
+    });
   });
 
   it('a document type is served only by the clusters that list it', async () => {
@@ -188,10 +220,15 @@ describe('content clusters from services.xml', () => {
     sim.documents.store.clear();
     const r = await call('GET', '/document/v1/ns/song/docid?cluster=books');
     expect(r.status).toBe(400);
-    expect(r.json).toEqual({ pathId: '/document/v1/ns/song/docid', message: "There is no document type 'song' in cluster 'books', only 'book'" });
+    expect(r.json).toEqual({
+      pathId: '/document/v1/ns/song/docid',
+      message: "There is no document type 'song' in cluster 'books', only 'book'",
+    });
     const unnamed = await call('GET', '/document/v1/ns/song/docid');
     expect(unnamed.status).toBe(400);
-    expect(unnamed.json.message).toBe("Please specify one of the content clusters in your Vespa deployment: 'music', 'books'");
+    expect(unnamed.json.message).toBe(
+      "Please specify one of the content clusters in your Vespa deployment: 'music', 'books'",
+    );
 
     // Without 'cluster' a document goes to the cluster that holds its type.
     expect((await call('POST', song, { fields: { title: 't' } })).status).toBe(200);

@@ -27,7 +27,10 @@ async function visitAll(path: string): Promise<{ ids: string[]; requests: number
 
 function seed(count: number, cluster?: string): void {
   sim.server.store.seed(
-    Array.from({ length: count }, (_, i) => ({ id: `id:ns:music::doc${i}`, fields: { i, even: i % 2 === 0, title: `t${i}` } })),
+    Array.from({ length: count }, (_, i) => ({
+      id: `id:ns:music::doc${i}`,
+      fields: { i, even: i % 2 === 0, title: `t${i}` },
+    })),
     { cluster },
   );
 }
@@ -40,7 +43,10 @@ describe('plain visits', () => {
     expect(Object.keys(first.json)).toEqual(['pathId', 'documents', 'documentCount', 'continuation']);
     expect(first.json.pathId).toBe('/document/v1/ns/music/docid');
     expect(first.json.documents).toHaveLength(7);
-    expect(first.json.documents[0]).toEqual({ id: expect.stringMatching(/^id:ns:music::doc\d+$/), fields: expect.any(Object) });
+    expect(first.json.documents[0]).toEqual({
+      id: expect.stringMatching(/^id:ns:music::doc\d+$/),
+      fields: expect.any(Object),
+    });
 
     const { ids, requests } = await visitAll('/document/v1/ns/music/docid/?cluster=content');
     expect(requests).toBe(8);
@@ -79,9 +85,15 @@ describe('plain visits', () => {
 
   it('applies field sets', async () => {
     seed(2);
-    const ids = await call('GET', `/document/v1/ns/music/docid/?cluster=content&fieldSet=${q('[id]')}&wantedDocumentCount=10`);
+    const ids = await call(
+      'GET',
+      `/document/v1/ns/music/docid/?cluster=content&fieldSet=${q('[id]')}&wantedDocumentCount=10`,
+    );
     expect(ids.json.documents.every((d: any) => Object.keys(d.fields).length === 0)).toBe(true);
-    const some = await call('GET', `/document/v1/ns/music/docid/?cluster=content&fieldSet=${q('music:i,title')}&wantedDocumentCount=10`);
+    const some = await call(
+      'GET',
+      `/document/v1/ns/music/docid/?cluster=content&fieldSet=${q('music:i,title')}&wantedDocumentCount=10`,
+    );
     expect(Object.keys(some.json.documents[0].fields).sort()).toEqual(['i', 'title']);
     expect((await call('GET', `/document/v1/ns/music/docid/?cluster=content&fieldSet=${q('[wat]')}`)).status).toBe(400);
   });
@@ -115,10 +127,18 @@ describe('plain visits', () => {
     const inSlice = all.filter((d) => idParts(d.id).bucket % 3 === 1).length;
     expect(inSlice).toBeGreaterThan(0);
     expect(inSlice).toBeLessThan(all.length);
-    expect(await walked('/document/v1/ns/music/docid/?cluster=content&slices=3&sliceId=1')).toEqual({ iterated: inSlice, documents: inSlice });
+    expect(await walked('/document/v1/ns/music/docid/?cluster=content&slices=3&sliceId=1')).toEqual({
+      iterated: inSlice,
+      documents: inSlice,
+    });
     // What does not match is walked through all the same.
-    expect(await walked(`/document/v1/ns/music/docid/?cluster=content&slices=3&sliceId=1&selection=${q('music.i > 9999')}`)).toEqual({ iterated: inSlice, documents: 0 });
-    expect(await walked('/document/v1/ns/music/docid/?cluster=content')).toEqual({ iterated: all.length, documents: all.length });
+    expect(
+      await walked(`/document/v1/ns/music/docid/?cluster=content&slices=3&sliceId=1&selection=${q('music.i > 9999')}`),
+    ).toEqual({ iterated: inSlice, documents: 0 });
+    expect(await walked('/document/v1/ns/music/docid/?cluster=content')).toEqual({
+      iterated: all.length,
+      documents: all.length,
+    });
     expect(await walked('/document/v1/?cluster=content&bucketSpace=global')).toEqual({ iterated: 0, documents: 0 });
     expect(await walked('/document/v1/ns/music/group/g1/?cluster=content')).toEqual({ iterated: 5, documents: 5 });
   });
@@ -127,19 +147,33 @@ describe('plain visits', () => {
     seed(4);
     const before = sim.server.store.get('id:ns:music::doc3')!.timestampMicros;
     await call('DELETE', '/document/v1/ns/music/docid/doc0');
-    const r = await call('GET', '/document/v1/ns/music/docid/?cluster=content&includeRemoves=true&wantedDocumentCount=100');
+    const r = await call(
+      'GET',
+      '/document/v1/ns/music/docid/?cluster=content&includeRemoves=true&wantedDocumentCount=100',
+    );
     expect(r.json.documents).toContainEqual({ remove: 'id:ns:music::doc0' });
     expect(r.json.documentCount).toBe(4);
-    const recent = await call('GET', `/document/v1/ns/music/docid/?cluster=content&includeRemoves=true&wantedDocumentCount=100&fromTimestamp=${before + 1}`);
+    const recent = await call(
+      'GET',
+      `/document/v1/ns/music/docid/?cluster=content&includeRemoves=true&wantedDocumentCount=100&fromTimestamp=${before + 1}`,
+    );
     expect(recent.json.documents).toEqual([{ remove: 'id:ns:music::doc0' }]);
-    const old = await call('GET', `/document/v1/ns/music/docid/?cluster=content&wantedDocumentCount=100&toTimestamp=${before}`);
+    const old = await call(
+      'GET',
+      `/document/v1/ns/music/docid/?cluster=content&wantedDocumentCount=100&toTimestamp=${before}`,
+    );
     expect(old.json.documentCount).toBe(3);
   });
 
   it('separates the default and global bucket spaces at the root', async () => {
     seed(2);
-    expect((await call('GET', '/document/v1/?cluster=content&bucketSpace=default&wantedDocumentCount=10')).json.documentCount).toBe(2);
-    expect((await call('GET', '/document/v1/?cluster=content&bucketSpace=global&wantedDocumentCount=10')).json.documentCount).toBe(0);
+    expect(
+      (await call('GET', '/document/v1/?cluster=content&bucketSpace=default&wantedDocumentCount=10')).json
+        .documentCount,
+    ).toBe(2);
+    expect(
+      (await call('GET', '/document/v1/?cluster=content&bucketSpace=global&wantedDocumentCount=10')).json.documentCount,
+    ).toBe(0);
     const bad = await call('GET', '/document/v1/?cluster=content&bucketSpace=other');
     expect(bad.status).toBe(400);
     expect(bad.json.message).toContain("Bucket space 'other'");
@@ -157,9 +191,15 @@ describe('visit parameter errors', () => {
     [`${base}&selection=${q('music.i ==')}`, /position \d+/],
     [`${base}&continuation=bogus`, /^Failed parsing 'bogus': /],
     [`${base}&concurrency=0`, 'concurrency must be positive'],
-    ['/document/v1/', "Must set 'cluster' parameter to a valid content cluster id when visiting at a root /document/v1/ level"],
+    [
+      '/document/v1/',
+      "Must set 'cluster' parameter to a valid content cluster id when visiting at a root /document/v1/ level",
+    ],
     ['/document/v1/?cluster=*', "Your Vespa deployment has no content cluster '*', only 'content', 'backup'"],
-    ['/document/v1/ns/music/docid/', "Please specify one of the content clusters in your Vespa deployment: 'content', 'backup'"],
+    [
+      '/document/v1/ns/music/docid/',
+      "Please specify one of the content clusters in your Vespa deployment: 'content', 'backup'",
+    ],
   ];
   for (const [path, message] of cases) {
     it(`400 for ${path}`, async () => {
@@ -182,7 +222,9 @@ describe('visit parameter errors', () => {
 describe('streamed visits', () => {
   it('streams JSONL with progress lines and the trailer', async () => {
     seed(20);
-    const r = await call('GET', '/document/v1/ns/music/docid/?cluster=content&stream=true', undefined, { accept: 'application/jsonl' });
+    const r = await call('GET', '/document/v1/ns/music/docid/?cluster=content&stream=true', undefined, {
+      accept: 'application/jsonl',
+    });
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/jsonl; charset=UTF-8');
     const lines = r.text.trimEnd().split('\n');
@@ -201,28 +243,51 @@ describe('streamed visits', () => {
     seed(30);
     const path = '/document/v1/ns/music/docid/?cluster=content&stream=true';
     const full = await call('GET', path, undefined, { accept: 'application/jsonl' });
-    const objects = full.text.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const objects = full.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const firstToken = objects.find((o) => o.continuation?.token)!.continuation.token;
-    const seenBefore = objects.slice(0, objects.findIndex((o) => o.continuation?.token)).map((o) => o.put);
+    const seenBefore = objects
+      .slice(
+        0,
+        objects.findIndex((o) => o.continuation?.token),
+      )
+      .map((o) => o.put);
     const rest = await call('GET', `${path}&continuation=${q(firstToken)}`, undefined, { accept: 'application/jsonl' });
-    const after = rest.text.trimEnd().split('\n').map((l) => JSON.parse(l)).filter((o) => o.put).map((o) => o.put);
+    const after = rest.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((o) => o.put)
+      .map((o) => o.put);
     expect(new Set([...seenBefore, ...after]).size).toBe(30);
     expect(seenBefore.length + after.length).toBe(30);
   });
 
   it('stops at wantedDocumentCount with a token in the final continuation', async () => {
     seed(20);
-    const r = await call('GET', '/document/v1/ns/music/docid/?cluster=content&stream=true&wantedDocumentCount=10', undefined, {
-      accept: 'application/jsonl',
-    });
-    const lines = r.text.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const r = await call(
+      'GET',
+      '/document/v1/ns/music/docid/?cluster=content&stream=true&wantedDocumentCount=10',
+      undefined,
+      {
+        accept: 'application/jsonl',
+      },
+    );
+    const lines = r.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.filter((o) => o.put)).toHaveLength(10);
     expect(lines.at(-1).continuation.token).toEqual(expect.any(String));
   });
 
   it('streams the plain JSON object without a JSONL Accept', async () => {
     seed(12);
-    const r = await call('GET', '/document/v1/ns/music/docid/?cluster=content&stream=true', undefined, { accept: 'application/json' });
+    const r = await call('GET', '/document/v1/ns/music/docid/?cluster=content&stream=true', undefined, {
+      accept: 'application/json',
+    });
     expect(r.headers['content-type']).toBe('application/json; charset=UTF-8');
     expect(r.json.documentCount).toBe(12);
     expect(r.json.documents).toHaveLength(12);
@@ -230,8 +295,14 @@ describe('streamed visits', () => {
   });
 
   it('keeps memory bounded for a slow reader (backpressure) and still delivers everything', async () => {
-    sim.server.store.seed(Array.from({ length: 3000 }, (_, i) => ({ id: `id:ns:music::big${i}`, fields: { blob: 'b'.repeat(1000), i } })));
-    const res = await sim.pool.request({ method: 'GET', path: '/document/v1/ns/music/docid/?cluster=content&stream=true', headers: { accept: 'application/jsonl' } });
+    sim.server.store.seed(
+      Array.from({ length: 3000 }, (_, i) => ({ id: `id:ns:music::big${i}`, fields: { blob: 'b'.repeat(1000), i } })),
+    );
+    const res = await sim.pool.request({
+      method: 'GET',
+      path: '/document/v1/ns/music/docid/?cluster=content&stream=true',
+      headers: { accept: 'application/jsonl' },
+    });
     let puts = 0;
     let text = '';
     for await (const chunk of res.body) {
@@ -273,14 +344,18 @@ describe('bulk operations', () => {
     } while (continuation !== undefined);
     expect(total).toBe(10);
     expect(requests).toBeGreaterThan(1);
-    for (const d of sim.server.store.all('content')) expect(d.fields.title).toBe((d.fields.i as number) % 2 === 0 ? 'even' : `t${d.fields.i as number}`);
+    for (const d of sim.server.store.all('content'))
+      expect(d.fields.title).toBe((d.fields.i as number) % 2 === 0 ? 'even' : `t${d.fields.i as number}`);
   });
 
   it('deletes where the selection matches', async () => {
     seed(20);
     let continuation: string | undefined;
     do {
-      const r = await call('DELETE', `/document/v1/ns/music/docid/?cluster=content&selection=${q('music.i < 5')}${continuation ? `&continuation=${q(continuation)}` : ''}`);
+      const r = await call(
+        'DELETE',
+        `/document/v1/ns/music/docid/?cluster=content&selection=${q('music.i < 5')}${continuation ? `&continuation=${q(continuation)}` : ''}`,
+      );
       expect(r.status).toBe(200);
       continuation = r.json.continuation;
     } while (continuation !== undefined);
@@ -292,7 +367,10 @@ describe('bulk operations', () => {
     let continuation: string | undefined;
     let copied = 0;
     do {
-      const r = await call('POST', `/document/v1/ns/music/docid/?cluster=content&destinationCluster=backup&selection=true${continuation ? `&continuation=${q(continuation)}` : ''}`);
+      const r = await call(
+        'POST',
+        `/document/v1/ns/music/docid/?cluster=content&destinationCluster=backup&selection=true${continuation ? `&continuation=${q(continuation)}` : ''}`,
+      );
       expect(r.status).toBe(200);
       copied += r.json.documentCount;
       continuation = r.json.continuation;

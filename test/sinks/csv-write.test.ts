@@ -14,7 +14,15 @@ const entry = (id: string, fields: string): VisitEntry => {
 
 describe('csv encoding', () => {
   it('quotes what RFC 4180 needs quoted, and nothing else', () => {
-    expect(['plain', 'a,b', 'say "hi"', 'two\nlines', ' lead', 'cr\r', ''].map(quoted)).toEqual(['plain', '"a,b"', '"say ""hi"""', '"two\nlines"', '" lead"', '"cr\r"', '']);
+    expect(['plain', 'a,b', 'say "hi"', 'two\nlines', ' lead', 'cr\r', ''].map(quoted)).toEqual([
+      'plain',
+      '"a,b"',
+      '"say ""hi"""',
+      '"two\nlines"',
+      '" lead"',
+      '"cr\r"',
+      '',
+    ]);
   });
 
   it('infers the header from the first rows, then refuses a field that has no column', () => {
@@ -22,7 +30,9 @@ describe('csv encoding', () => {
     expect(e.encode([entry('id:a:t::1', '{"x":1}')])).toEqual([]);
     const out = e.encode([entry('id:a:t::2', '{"y":{"n":12345678901234567890},"x":null}')]);
     expect(Buffer.concat(out).toString()).toBe('id,x,y\nid:a:t::1,1,\nid:a:t::2,,"{""n"":12345678901234567890}"\n');
-    expect(() => e.encode([entry('id:a:t::3', '{"z":1}')])).toThrow(expect.objectContaining({ code: 'VB_COLUMN_TYPE', place: { documentId: 'id:a:t::3' } }));
+    expect(() => e.encode([entry('id:a:t::3', '{"z":1}')])).toThrow(
+      expect.objectContaining({ code: 'VB_COLUMN_TYPE', place: { documentId: 'id:a:t::3' } }),
+    );
   });
 
   it("a field called id moves the document id to 'documentid'", () => {
@@ -43,7 +53,12 @@ describe('csv encoding', () => {
       writeFileSync(join(dir, 'a.csv'), 'id,x,y\nid:a:t::1,1,2\n');
       writeFileSync(join(dir, 'b.csv.gz'), gzipSync('id,z\n1,2\n'));
       writeFileSync(join(dir, 'c.csv'), '');
-      expect([csvHeaderOf(join(dir, 'a.csv')), csvHeaderOf(join(dir, 'b.csv.gz')), csvHeaderOf(join(dir, 'c.csv')), csvHeaderOf(join(dir, 'none.csv'))]).toEqual([['id', 'x', 'y'], ['id', 'z'], undefined, undefined]);
+      expect([
+        csvHeaderOf(join(dir, 'a.csv')),
+        csvHeaderOf(join(dir, 'b.csv.gz')),
+        csvHeaderOf(join(dir, 'c.csv')),
+        csvHeaderOf(join(dir, 'none.csv')),
+      ]).toEqual([['id', 'x', 'y'], ['id', 'z'], undefined, undefined]);
     } finally {
       cleanup();
     }

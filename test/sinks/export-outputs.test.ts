@@ -15,7 +15,12 @@ describe('export outputs and the directIo option', () => {
   const { dir, cleanup } = tempDir('vb-outputs-');
   beforeAll(async () => {
     s = await startDocumentServer({ port: 0, visitChunkDocuments: 40 });
-    s.store.seed(Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::${i}`, fields: { title: `t${i}`, pad: 'x'.repeat(i * 7) } })));
+    s.store.seed(
+      Array.from({ length: documents }, (_, i) => ({
+        id: `id:ns:music::${i}`,
+        fields: { title: `t${i}`, pad: 'x'.repeat(i * 7) },
+      })),
+    );
   });
   afterAll(async () => {
     await s.close();
@@ -40,19 +45,40 @@ describe('export outputs and the directIo option', () => {
     expect(readdirSync(dir)).not.toContain('never.jsonl');
   });
 
-  it.each([true, false])('writes the same documents with directIo: %s, to one file and to a file per slice', async (directIo) => {
-    const output = join(dir, `all-${directIo}.jsonl`);
-    const one = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 3, output, directIo });
-    expect(one.ok).toBe(true);
-    expect(idsIn(readFileSync(output, 'utf8')).sort()).toEqual(Array.from({ length: documents }, (_, i) => `id:ns:music::${i}`).sort());
-    expect(one.outputBytes).toBe(readFileSync(output).length);
+  it.each([true, false])(
+    'writes the same documents with directIo: %s, to one file and to a file per slice',
+    async (directIo) => {
+      const output = join(dir, `all-${directIo}.jsonl`);
+      const one = await exportDocuments({
+        endpoint: s.url,
+        namespace: 'ns',
+        documentType: 'music',
+        slices: 3,
+        output,
+        directIo,
+      });
+      expect(one.ok).toBe(true);
+      expect(idsIn(readFileSync(output, 'utf8')).sort()).toEqual(
+        Array.from({ length: documents }, (_, i) => `id:ns:music::${i}`).sort(),
+      );
+      expect(one.outputBytes).toBe(readFileSync(output).length);
 
-    const outputDir = join(dir, `slices-${directIo}`, 'nested');
-    await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 3, outputDir, directIo });
-    expect(readdirSync(outputDir).sort()).toEqual(['slice-0000.jsonl', 'slice-0001.jsonl', 'slice-0002.jsonl']);
-    const perSlice = [0, 1, 2].flatMap((slice) => idsIn(readFileSync(sliceFileName(outputDir, slice, 'jsonl'), 'utf8')));
-    expect(perSlice.sort()).toEqual(idsIn(readFileSync(output, 'utf8')).sort());
-  });
+      const outputDir = join(dir, `slices-${directIo}`, 'nested');
+      await exportDocuments({
+        endpoint: s.url,
+        namespace: 'ns',
+        documentType: 'music',
+        slices: 3,
+        outputDir,
+        directIo,
+      });
+      expect(readdirSync(outputDir).sort()).toEqual(['slice-0000.jsonl', 'slice-0001.jsonl', 'slice-0002.jsonl']);
+      const perSlice = [0, 1, 2].flatMap((slice) =>
+        idsIn(readFileSync(sliceFileName(outputDir, slice, 'jsonl'), 'utf8')),
+      );
+      expect(perSlice.sort()).toEqual(idsIn(readFileSync(output, 'utf8')).sort());
+    },
+  );
 
   it('takes --no-direct-io and --direct-io on the command line', async () => {
     for (const flag of ['--no-direct-io', '--direct-io']) {

@@ -62,7 +62,9 @@ const edges = [0, 1, 511, 512, 4095, 4096, 4097, 8191, 12289, 65536, (1 << 20) -
 const patterns: Record<string, Pattern> = {
   'tiny chunks, many per write': batches(2.5 * 2 ** 20, 2000, (next) => 1 + Math.floor(next() * 7)),
   'sizes at block edges': batches(6 * 2 ** 20, 3, (next) => edges[Math.floor(next() * edges.length)]),
-  'chunks over 1 MiB': batches(8 * 2 ** 20, 2, (next) => (next() < 0.5 ? 1 + Math.floor(next() * 100) : (1 << 20) + Math.floor(next() * 2 * 2 ** 20))),
+  'chunks over 1 MiB': batches(8 * 2 ** 20, 2, (next) =>
+    next() < 0.5 ? 1 + Math.floor(next() * 100) : (1 << 20) + Math.floor(next() * 2 * 2 ** 20),
+  ),
   'random sizes': batches(5 * 2 ** 20, 4, (next) => 1 + Math.floor(next() * 200_000)),
 };
 
@@ -71,7 +73,14 @@ const patterns: Record<string, Pattern> = {
  * `flushes` random writes and checks that the file then holds exactly what was written; checks it again after
  * close. `prior` is what the file held before (append).
  */
-async function exercise(sink: FileSink, path: string, pattern: Pattern, seed: number, prior: Buffer, flushes = 12): Promise<Buffer> {
+async function exercise(
+  sink: FileSink,
+  path: string,
+  pattern: Pattern,
+  seed: number,
+  prior: Buffer,
+  flushes = 12,
+): Promise<Buffer> {
   const next = random(seed);
   const plan = pattern(next);
   const total = plan.reduce((n, b) => n + b.reduce((m, x) => m + x, 0), 0);
@@ -110,25 +119,40 @@ const directHere = directOpens(dir);
 describe.each(modes)('fileSink, $name', ({ directIo }) => {
   let seed = directIo ? 1000 : 2000;
 
-  it.each(Object.keys(patterns))('writes exactly what it is given, flushed at random points: %s', { timeout: 60_000 }, async (name) => {
-    const path = join(dir, `${directIo}-${name.replace(/\W+/g, '-')}.jsonl`);
-    writeFileSync(path, 'old content, truncated');
-    const sink = fileSink(path, { directIo });
-    await exercise(sink, path, patterns[name], seed++, Buffer.alloc(0));
-    expect(sink.directIo).toBe(directIo && directHere);
-  });
+  it.each(Object.keys(patterns))(
+    'writes exactly what it is given, flushed at random points: %s',
+    { timeout: 60_000 },
+    async (name) => {
+      const path = join(dir, `${directIo}-${name.replace(/\W+/g, '-')}.jsonl`);
+      writeFileSync(path, 'old content, truncated');
+      const sink = fileSink(path, { directIo });
+      await exercise(sink, path, patterns[name], seed++, Buffer.alloc(0));
+      expect(sink.directIo).toBe(directIo && directHere);
+    },
+  );
 
-  it.each([0, 1, 100, 4095, 4096, 4097, 8192 + 17, (1 << 20) + 123, 1 << 21])('appends to an existing file of %i bytes', { timeout: 60_000 }, async (size) => {
-    const path = join(dir, `${directIo}-append-${size}.jsonl`);
-    const prior = bytes(size, size);
-    writeFileSync(path, prior);
-    const sink = fileSink(path, { append: true, directIo });
-    await exercise(sink, path, patterns['random sizes'], seed++, prior, 6);
-    // A second resume on top of the first.
-    const afterFirst = readFileSync(path);
-    const again = fileSink(path, { append: true, directIo });
-    await exercise(again, path, batches(70_000, 3, (next) => 1 + Math.floor(next() * 9000)), seed++, afterFirst, 4);
-  });
+  it.each([0, 1, 100, 4095, 4096, 4097, 8192 + 17, (1 << 20) + 123, 1 << 21])(
+    'appends to an existing file of %i bytes',
+    { timeout: 60_000 },
+    async (size) => {
+      const path = join(dir, `${directIo}-append-${size}.jsonl`);
+      const prior = bytes(size, size);
+      writeFileSync(path, prior);
+      const sink = fileSink(path, { append: true, directIo });
+      await exercise(sink, path, patterns['random sizes'], seed++, prior, 6);
+      // A second resume on top of the first.
+      const afterFirst = readFileSync(path);
+      const again = fileSink(path, { append: true, directIo });
+      await exercise(
+        again,
+        path,
+        batches(70_000, 3, (next) => 1 + Math.floor(next() * 9000)),
+        seed++,
+        afterFirst,
+        4,
+      );
+    },
+  );
 
   it('covers, in flushed(), every byte written before the call while writes go on', { timeout: 60_000 }, async () => {
     const path = join(dir, `${directIo}-concurrent.jsonl`);
@@ -227,12 +251,16 @@ describe('fileSink, choice of writer', () => {
     await sink.close();
   });
 
-  it.skipIf(shmDir === undefined)('falls back or goes direct on tmpfs (/dev/shm), and writes exactly either way', { timeout: 60_000 }, async () => {
-    const path = join(shmDir!, 'out.jsonl');
-    const sink = fileSink(path, { directIo: true });
-    await exercise(sink, path, patterns['sizes at block edges'], 3000, Buffer.alloc(0));
-    const prior = readFileSync(path);
-    const again = fileSink(path, { append: true, directIo: true });
-    await exercise(again, path, patterns['random sizes'], 3001, prior, 5);
-  });
+  it.skipIf(shmDir === undefined)(
+    'falls back or goes direct on tmpfs (/dev/shm), and writes exactly either way',
+    { timeout: 60_000 },
+    async () => {
+      const path = join(shmDir!, 'out.jsonl');
+      const sink = fileSink(path, { directIo: true });
+      await exercise(sink, path, patterns['sizes at block edges'], 3000, Buffer.alloc(0));
+      const prior = readFileSync(path);
+      const again = fileSink(path, { append: true, directIo: true });
+      await exercise(again, path, patterns['random sizes'], 3001, prior, 5);
+    },
+  );
 });

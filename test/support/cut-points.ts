@@ -1,4 +1,12 @@
-import { h2Codes, startFaultFront, type Cut, type Exchange, type FaultFront, type FrontProtocol, type Http1Framing } from './fault-front.js';
+import {
+  h2Codes,
+  startFaultFront,
+  type Cut,
+  type Exchange,
+  type FaultFront,
+  type FrontProtocol,
+  type Http1Framing,
+} from './fault-front.js';
 
 /**
  * Where and how the fault front (`fault-front.ts`) breaks answers: the faults of each protocol, and the places in
@@ -22,10 +30,34 @@ export const faultsOf: Record<FrontProtocol, Fault[]> = {
     { name: 'RST_STREAM(INTERNAL_ERROR)', how: 'rst', code: h2Codes.INTERNAL_ERROR, clean: false },
     { name: 'RST_STREAM(CANCEL)', how: 'rst', code: h2Codes.CANCEL, clean: false },
     { name: 'RST_STREAM(NO_ERROR) before END_STREAM', how: 'rst', code: h2Codes.NO_ERROR, clean: false },
-    { name: 'GOAWAY(NO_ERROR) naming the stream, then FIN', how: 'goaway', code: h2Codes.NO_ERROR, last: 'at', clean: false },
-    { name: 'GOAWAY(INTERNAL_ERROR) naming the stream, then FIN', how: 'goaway', code: h2Codes.INTERNAL_ERROR, last: 'at', clean: false },
-    { name: 'GOAWAY(PROTOCOL_ERROR) below the stream, then FIN', how: 'goaway', code: h2Codes.PROTOCOL_ERROR, last: 'below', clean: false },
-    { name: 'GOAWAY(NO_ERROR) below the stream, then FIN', how: 'goaway', code: h2Codes.NO_ERROR, last: 'below', clean: false },
+    {
+      name: 'GOAWAY(NO_ERROR) naming the stream, then FIN',
+      how: 'goaway',
+      code: h2Codes.NO_ERROR,
+      last: 'at',
+      clean: false,
+    },
+    {
+      name: 'GOAWAY(INTERNAL_ERROR) naming the stream, then FIN',
+      how: 'goaway',
+      code: h2Codes.INTERNAL_ERROR,
+      last: 'at',
+      clean: false,
+    },
+    {
+      name: 'GOAWAY(PROTOCOL_ERROR) below the stream, then FIN',
+      how: 'goaway',
+      code: h2Codes.PROTOCOL_ERROR,
+      last: 'below',
+      clean: false,
+    },
+    {
+      name: 'GOAWAY(NO_ERROR) below the stream, then FIN',
+      how: 'goaway',
+      code: h2Codes.NO_ERROR,
+      last: 'below',
+      clean: false,
+    },
     { name: 'TCP FIN', how: 'fin', clean: false },
     { name: 'TCP RST', how: 'tcp-reset', clean: false },
     { name: 'END_STREAM early (ends cleanly, short)', how: 'end', clean: true },
@@ -59,7 +91,14 @@ function linesOf(body: Buffer): Line[] {
     const nl = body.indexOf(0x0a, start);
     const end = nl < 0 ? body.length : nl + 1;
     const head = body.toString('utf8', start, Math.min(end, start + 20));
-    const kind = head.startsWith('{"put"') || head.startsWith('{"remove"') ? 'document' : head.startsWith('{"continuation"') ? 'continuation' : head.startsWith('{"sessionStats"') ? 'sessionStats' : 'other';
+    const kind =
+      head.startsWith('{"put"') || head.startsWith('{"remove"')
+        ? 'document'
+        : head.startsWith('{"continuation"')
+          ? 'continuation'
+          : head.startsWith('{"sessionStats"')
+            ? 'sessionStats'
+            : 'other';
     lines.push({ start, end, kind });
     start = end;
   }
@@ -81,13 +120,15 @@ export function jsonlCutPoints(body: Buffer, pick: (n: number) => number, whole:
   }
   const stats = lines.findIndex((l) => l.kind === 'sessionStats');
   const progress = lines.filter((l, i) => l.kind === 'continuation' && (stats < 0 || i < stats));
-  if (progress.length > 0) points.push({ name: 'right after a continuation line', at: progress[pick(progress.length)].end });
+  if (progress.length > 0)
+    points.push({ name: 'right after a continuation line', at: progress[pick(progress.length)].end });
   if (stats >= 0) {
     points.push({ name: 'right before the sessionStats line', at: lines[stats].start });
     points.push({ name: 'right after the sessionStats line', at: lines[stats].end });
   }
   const last = lines[lines.length - 1];
-  if (last !== undefined && last.kind === 'continuation' && stats >= 0) points.push({ name: 'inside the final continuation line', at: last.start + 1 + pick(last.end - last.start - 2) });
+  if (last !== undefined && last.kind === 'continuation' && stats >= 0)
+    points.push({ name: 'inside the final continuation line', at: last.start + 1 + pick(last.end - last.start - 2) });
   if (whole) points.push({ name: 'after the last byte, without the end', at: body.length });
   return points;
 }
@@ -102,7 +143,8 @@ export function plainCutPoints(body: Buffer, pick: (n: number) => number, whole:
   const points: CutPoint[] = [{ name: 'right after the headers', at: 0 }];
   const open = text.indexOf('"documents":[');
   const close = text.lastIndexOf('],"documentCount"');
-  if (open >= 0 && close > open + 14) points.push({ name: 'inside the documents', at: open + 13 + pick(close - open - 13) });
+  if (open >= 0 && close > open + 14)
+    points.push({ name: 'inside the documents', at: open + 13 + pick(close - open - 13) });
   if (close >= 0) points.push({ name: 'right after the documents array', at: close + 1 });
   if (open < 0 && body.length > 2) points.push({ name: 'inside the object', at: 1 + pick(body.length - 2) });
   const continuation = text.lastIndexOf(',"continuation"');
@@ -128,11 +170,19 @@ export function seededPicker(seed: number): (n: number) => number {
 
 /** The cut a fault makes at a point. */
 export function cutOf(fault: Fault, at: number, timing: Cut['timing'] = 'together'): Cut {
-  return { at, how: fault.how, timing, ...(fault.code !== undefined && { code: fault.code }), ...(fault.last !== undefined && { last: fault.last }), ...(fault.framing !== undefined && { framing: fault.framing }) };
+  return {
+    at,
+    how: fault.how,
+    timing,
+    ...(fault.code !== undefined && { code: fault.code }),
+    ...(fault.last !== undefined && { last: fault.last }),
+    ...(fault.framing !== undefined && { framing: fault.framing }),
+  };
 }
 
 /** A visit request (of a sliced visit: bulk operations and single documents carry no `sliceId`). */
-export const isVisit = (x: Pick<Exchange, 'method' | 'path'>): boolean => x.method === 'GET' && /[?&]sliceId=/.test(x.path);
+export const isVisit = (x: Pick<Exchange, 'method' | 'path'>): boolean =>
+  x.method === 'GET' && /[?&]sliceId=/.test(x.path);
 
 /** A fault front that also counts where it cut, by the name of the place. */
 export type CuttingFront = FaultFront & { where: Map<string, number> };
@@ -158,7 +208,9 @@ export async function cuttingFront(
       if (!(options.which ?? isVisit)(x) || x.status !== 200 || pick(100) >= (options.rate ?? 70)) return undefined;
       const f = faults[n % faults.length];
       const whole = !f.clean && f.framing !== 'content-length';
-      const points = x.contentType.includes('jsonl') ? jsonlCutPoints(x.body, pick, whole) : plainCutPoints(x.body, pick, whole);
+      const points = x.contentType.includes('jsonl')
+        ? jsonlCutPoints(x.body, pick, whole)
+        : plainCutPoints(x.body, pick, whole);
       // The places in turn (the place within its kind drawn), so that each fault meets each of them.
       const point = points[n % points.length];
       where.set(point.name, (where.get(point.name) ?? 0) + 1);

@@ -27,7 +27,14 @@ import { HpackDecoder, literalField } from './hpack-decoder.js';
 export type FrontProtocol = 'h2' | 'http1.1';
 
 /** HTTP/2 error codes (RFC 9113, 7). */
-export const h2Codes = { NO_ERROR: 0, PROTOCOL_ERROR: 1, INTERNAL_ERROR: 2, REFUSED_STREAM: 7, CANCEL: 8, ENHANCE_YOUR_CALM: 11 } as const;
+export const h2Codes = {
+  NO_ERROR: 0,
+  PROTOCOL_ERROR: 1,
+  INTERNAL_ERROR: 2,
+  REFUSED_STREAM: 7,
+  CANCEL: 8,
+  ENHANCE_YOUR_CALM: 11,
+} as const;
 
 export type CutHow =
   /** HTTP/2: RST_STREAM(code). */
@@ -134,7 +141,13 @@ export async function startFaultFront(backendUrl: string, options: FrontOptions 
   const onSettled: Array<() => void> = [];
 
   /** Passes the request on; resolves with the simulator's answer and the exchange the script sees. */
-  const forward = async (protocol: FrontProtocol, method: string, path: string, headers: Map<string, string>, body: Buffer): Promise<Exchange> => {
+  const forward = async (
+    protocol: FrontProtocol,
+    method: string,
+    path: string,
+    headers: Map<string, string>,
+    body: Buffer,
+  ): Promise<Exchange> => {
     const key = `${method} ${path.split('?')[0]}`;
     front.forwarded.set(key, (front.forwarded.get(key) ?? 0) + 1);
     const pass: Record<string, string> = {};
@@ -153,7 +166,17 @@ export async function startFaultFront(backendUrl: string, options: FrontOptions 
       if (--inFlight === 0) for (const wake of onSettled.splice(0)) wake();
     }
     const contentType = String(res.headers['content-type'] ?? 'application/json');
-    return { protocol, method, path, key, arrival: front.seen.get(key) ?? 1, index: index++, status: res.statusCode, contentType, body: answer };
+    return {
+      protocol,
+      method,
+      path,
+      key,
+      arrival: front.seen.get(key) ?? 1,
+      index: index++,
+      status: res.statusCode,
+      contentType,
+      body: answer,
+    };
   };
   const arrived = (method: string, path: string): void => {
     const key = `${method} ${path.split('?')[0]}`;
@@ -162,7 +185,8 @@ export async function startFaultFront(backendUrl: string, options: FrontOptions 
   const planOf = (x: Exchange): Cut | undefined => {
     const cut = options.script?.(x);
     if (cut !== undefined) {
-      if (!(cut.at >= 0 && cut.at <= x.body.length)) throw new Error(`cut at ${cut.at} of a body of ${x.body.length} bytes`);
+      if (!(cut.at >= 0 && cut.at <= x.body.length))
+        throw new Error(`cut at ${cut.at} of a body of ${x.body.length} bytes`);
       front.cuts.push({ protocol: x.protocol, key: x.key, path: x.path, index: x.index, cut, length: x.body.length });
     }
     return cut;
@@ -204,7 +228,13 @@ export async function startFaultFront(backendUrl: string, options: FrontOptions 
 }
 
 interface Hooks {
-  forward: (protocol: FrontProtocol, method: string, path: string, headers: Map<string, string>, body: Buffer) => Promise<Exchange>;
+  forward: (
+    protocol: FrontProtocol,
+    method: string,
+    path: string,
+    headers: Map<string, string>,
+    body: Buffer,
+  ) => Promise<Exchange>;
   arrived: (method: string, path: string) => void;
   planOf: (x: Exchange) => Cut | undefined;
 }
@@ -294,7 +324,10 @@ class H2Connection {
   ) {
     this.buf = Buffer.from(rest);
     // Our settings: as the container, 512 streams at once; a large window for request bodies, returned as read.
-    this.write([frame(Type.Settings, 0, 0, Buffer.concat([Buffer.from([0, 3]), u32(512), Buffer.from([0, 4]), u32(1 << 24)])), frame(Type.WindowUpdate, 0, 0, u32(1 << 30))]);
+    this.write([
+      frame(Type.Settings, 0, 0, Buffer.concat([Buffer.from([0, 3]), u32(512), Buffer.from([0, 4]), u32(1 << 24)])),
+      frame(Type.WindowUpdate, 0, 0, u32(1 << 30)),
+    ]);
     socket.on('data', (chunk: Buffer) => {
       this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
       this.read();
@@ -305,7 +338,9 @@ class H2Connection {
 
   private write(frames: Buffer[]): void {
     if (this.dead || frames.length === 0) return;
-    this.written = new Promise((resolve) => this.socket.write(frames.length === 1 ? frames[0] : Buffer.concat(frames), () => resolve()));
+    this.written = new Promise((resolve) =>
+      this.socket.write(frames.length === 1 ? frames[0] : Buffer.concat(frames), () => resolve()),
+    );
   }
 
   private read(): void {
@@ -388,7 +423,11 @@ class H2Connection {
         if (flags & Padded) data = payload.subarray(1, payload.length - payload[0]);
         const s = this.streams.get(id);
         // What the client sends is read at once: its windows are given back as it comes.
-        if (payload.length > 0) this.write([frame(Type.WindowUpdate, 0, 0, u32(payload.length)), ...(s !== undefined && !(flags & EndStream) ? [frame(Type.WindowUpdate, 0, id, u32(payload.length))] : [])]);
+        if (payload.length > 0)
+          this.write([
+            frame(Type.WindowUpdate, 0, 0, u32(payload.length)),
+            ...(s !== undefined && !(flags & EndStream) ? [frame(Type.WindowUpdate, 0, id, u32(payload.length))] : []),
+          ]);
         if (s === undefined || s.closed) return;
         s.body.push(Buffer.from(data));
         if (flags & EndStream) this.onRequest(s);
@@ -413,7 +452,15 @@ class H2Connection {
     if (this.goneAway !== undefined && id > this.goneAway) return;
     const headers = new Map<string, string>();
     for (const [name, value] of fields) headers.set(name, value);
-    const s: H2Stream = { id, headers, body: [], forwarded: false, headersSent: false, sendWindow: this.peerInitialWindow, closed: false };
+    const s: H2Stream = {
+      id,
+      headers,
+      body: [],
+      forwarded: false,
+      headersSent: false,
+      sendWindow: this.peerInitialWindow,
+      closed: false,
+    };
     this.streams.set(id, s);
     this.hooks.arrived(headers.get(':method') ?? 'GET', headers.get(':path') ?? '/');
     if (flags & EndStream) this.onRequest(s);
@@ -437,7 +484,10 @@ class H2Connection {
   private answer(s: H2Stream, x: Exchange): void {
     if (this.dead || s.closed) return;
     const cut = this.hooks.planOf(x);
-    const block = Buffer.concat([literalField(':status', String(x.status)), literalField('content-type', x.contentType)]);
+    const block = Buffer.concat([
+      literalField(':status', String(x.status)),
+      literalField('content-type', x.contentType),
+    ]);
     const empty = x.body.length === 0 && cut === undefined;
     s.headersSent = true;
     this.write([frame(Type.Headers, EndHeaders | (empty ? EndStream : 0), s.id, block)]);
@@ -464,7 +514,14 @@ class H2Connection {
         const n = Math.min(out.data.length - out.sent, this.peerMaxFrame, s.sendWindow, this.sendWindow);
         if (n <= 0) break;
         const last = out.sent + n === out.data.length;
-        frames.push(frame(Type.Data, last && out.end === 'end-stream' ? EndStream : 0, s.id, out.data.subarray(out.sent, out.sent + n)));
+        frames.push(
+          frame(
+            Type.Data,
+            last && out.end === 'end-stream' ? EndStream : 0,
+            s.id,
+            out.data.subarray(out.sent, out.sent + n),
+          ),
+        );
         out.sent += n;
         s.sendWindow -= n;
         this.sendWindow -= n;
@@ -503,7 +560,8 @@ class H2Connection {
         const last = cut.last === 'below' ? Math.max(0, s.id - 2) : Math.max(s.id, this.maxForwarded);
         this.goneAway = last;
         for (const other of this.streams.values()) {
-          if (other.id > last && other.forwarded && other.key !== undefined) this.hooks.front.deniedAfterForwarding.set(other.key, { headersSent: other.headersSent });
+          if (other.id > last && other.forwarded && other.key !== undefined)
+            this.hooks.front.deniedAfterForwarding.set(other.key, { headersSent: other.headersSent });
         }
         this.write([...before, frame(Type.Goaway, 0, 0, u32(last, code))]);
         this.dead = true;
@@ -526,7 +584,16 @@ class H2Connection {
 
 // ------------------------------------------------------------ HTTP/1.1 ------------------------------------------------------------
 
-const reasons: Record<number, string> = { 200: 'OK', 400: 'Bad Request', 404: 'Not Found', 412: 'Precondition Failed', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
+const reasons: Record<number, string> = {
+  200: 'OK',
+  400: 'Bad Request',
+  404: 'Not Found',
+  412: 'Precondition Failed',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
 
 /** An HTTP/1.1 connection served one request at a time, as the container does: the next is read once an answer is out. */
 class Http1Connection {

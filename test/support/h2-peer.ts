@@ -39,7 +39,14 @@ export const ErrorCode = {
   EnhanceYourCalm: 0xb,
 } as const;
 
-export const Setting = { HeaderTableSize: 0x1, EnablePush: 0x2, MaxConcurrentStreams: 0x3, InitialWindowSize: 0x4, MaxFrameSize: 0x5, MaxHeaderListSize: 0x6 } as const;
+export const Setting = {
+  HeaderTableSize: 0x1,
+  EnablePush: 0x2,
+  MaxConcurrentStreams: 0x3,
+  InitialWindowSize: 0x4,
+  MaxFrameSize: 0x5,
+  MaxHeaderListSize: 0x6,
+} as const;
 
 const clientPreface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
@@ -210,7 +217,10 @@ export class PeerConnection {
   /** The next request the client opened a stream with (its HEADERS, after any CONTINUATION). */
   async request(): Promise<PeerRequest> {
     const f = await this.take((x) => x.type === FrameType.Headers);
-    if (!this.blocks.has(f)) await this.take((x) => x.type === FrameType.Continuation && x.streamId === f.streamId && (x.flags & Flag.EndHeaders) !== 0);
+    if (!this.blocks.has(f))
+      await this.take(
+        (x) => x.type === FrameType.Continuation && x.streamId === f.streamId && (x.flags & Flag.EndHeaders) !== 0,
+      );
     const list = this.blocks.get(f)!;
     const headers: Record<string, string> = {};
     for (let i = 0; i < list.length; i += 2) headers[list[i]] = list[i + 1];
@@ -266,7 +276,11 @@ export class PeerConnection {
    * A HEADERS frame: `fields` as literals, or a block given as bytes. `endHeaders` false leaves the block open
    * for CONTINUATION frames; `pad` adds that many bytes of padding.
    */
-  headers(streamId: number, fields: readonly (readonly [string, string])[] | Buffer, options: { endStream?: boolean; endHeaders?: boolean; pad?: number } = {}): this {
+  headers(
+    streamId: number,
+    fields: readonly (readonly [string, string])[] | Buffer,
+    options: { endStream?: boolean; endHeaders?: boolean; pad?: number } = {},
+  ): this {
     const block = Buffer.isBuffer(fields) ? fields : literalBlock(fields);
     let flags = (options.endStream ? Flag.EndStream : 0) | (options.endHeaders === false ? 0 : Flag.EndHeaders);
     let payload = block;
@@ -292,7 +306,12 @@ export class PeerConnection {
   }
 
   /** A whole answer: `:status` (and `fields`) in one HEADERS frame, then the body in one DATA frame. */
-  respond(streamId: number, status: number | string, body?: string, fields: readonly (readonly [string, string])[] = []): this {
+  respond(
+    streamId: number,
+    status: number | string,
+    body?: string,
+    fields: readonly (readonly [string, string])[] = [],
+  ): this {
     this.headers(streamId, [[':status', String(status)], ...fields], { endStream: body === undefined });
     if (body !== undefined) this.data(streamId, body, { endStream: true });
     return this;
@@ -317,7 +336,9 @@ export class PeerConnection {
   /** The GOAWAY the client sent, if any: its last stream id and error code. */
   goawaySent(): { lastStreamId: number; code: number } | undefined {
     const f = this.frames.find((x) => x.type === FrameType.Goaway);
-    return f === undefined ? undefined : { lastStreamId: f.payload.readUInt32BE(0) & 0x7fffffff, code: f.payload.readUInt32BE(4) };
+    return f === undefined
+      ? undefined
+      : { lastStreamId: f.payload.readUInt32BE(0) & 0x7fffffff, code: f.payload.readUInt32BE(4) };
   }
 
   /** Waits for the client's GOAWAY. */

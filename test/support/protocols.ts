@@ -23,7 +23,10 @@ export function protocolFlag(protocol: WireProtocol): string[] {
 
 /** The feed spoke the protocol it was asked to (a summary from the library or the CLI's stdout). */
 /** `summary`: the library's (`protocol`) or the one the CLI printed (`http.protocol`). */
-export function expectSpoke(summary: { protocol?: string } | { 'http.protocol'?: string }, protocol: WireProtocol): void {
+export function expectSpoke(
+  summary: { protocol?: string } | { 'http.protocol'?: string },
+  protocol: WireProtocol,
+): void {
   const spoke = 'protocol' in summary ? summary.protocol : (summary as { 'http.protocol'?: string })['http.protocol'];
   expect(spoke, 'the protocol the feed spoke').toBe(protocol);
 }

@@ -12,9 +12,14 @@ export interface CommandRun {
 /** Runs `vespa-bulk <args>` from the sources, `input` on its stdin; resolves with the exit code and both outputs. */
 export function runCommand(args: string[], input?: string): Promise<CommandRun> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, ['--import', 'tsx', cli, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      ['--import', 'tsx', cli, ...args],
+      { timeout: 30_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
     if (input !== undefined) child.stdin!.end(input);
     else child.stdin!.end();
   });

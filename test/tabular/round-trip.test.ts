@@ -51,7 +51,9 @@ const rows = 30;
  * timestamp is compared as the long it became (seconds since the epoch, the feed's default `timestampUnit`): Vespa
  * has no timestamp type, so the schema's `long` is what is stored and exported. Longs as text, exact past 2^53.
  */
-const originalQuery = (file: string): string => `SELECT 'id:ns:rt::' || doc_id AS id, title, big::VARCHAR AS big, epoch(ts)::BIGINT::VARCHAR AS ts,
+const originalQuery = (
+  file: string,
+): string => `SELECT 'id:ns:rt::' || doc_id AS id, title, big::VARCHAR AS big, epoch(ts)::BIGINT::VARCHAR AS ts,
   score, flag, emb, st, tags, list_transform(nums, x -> x::VARCHAR) AS nums, pairs, m, ws
   FROM read_parquet('${file}') ORDER BY id`;
 const exportQuery = (file: string): string => `SELECT id, title, big::VARCHAR AS big, ts::VARCHAR AS ts,
@@ -106,10 +108,23 @@ describe('Parquet round trip: DuckDB → feed → export → DuckDB', () => {
   });
 
   it('reads back equal to the original, and a copy fed from the export compares equal to the source', async () => {
-    const fed = await feed(file('original.parquet'), { endpoint: source.url, rows: { id: 'id:ns:rt::{doc_id}', app }, failures: file('failures.jsonl') });
+    const fed = await feed(file('original.parquet'), {
+      endpoint: source.url,
+      rows: { id: 'id:ns:rt::{doc_id}', app },
+      failures: file('failures.jsonl'),
+    });
     expect([fed.ok, fed.errors]).toEqual([rows, 0]);
 
-    const exported = await exportDocuments({ endpoint: source.url, namespace: 'ns', documentType: 'rt', slices: 3, format: 'parquet', output: file('export.parquet'), app, rowGroupRows: 7 });
+    const exported = await exportDocuments({
+      endpoint: source.url,
+      namespace: 'ns',
+      documentType: 'rt',
+      slices: 3,
+      format: 'parquet',
+      output: file('export.parquet'),
+      app,
+      rowGroupRows: 7,
+    });
     expect(exported.documents).toBe(rows);
     const original = await duck(originalQuery(file('original.parquet')));
     const back = await duck(exportQuery(file('export.parquet')));
@@ -121,10 +136,26 @@ describe('Parquet round trip: DuckDB → feed → export → DuckDB', () => {
     for (const [k, row] of original.entries()) expect(back[k]).toEqual(row);
 
     // Our export fed back (its `id` column holds the full ids) into a second simulator: the two compare equal.
-    const refed = await feed(file('export.parquet'), { endpoint: copy.url, rows: { app }, failures: file('refed-failures.jsonl') });
+    const refed = await feed(file('export.parquet'), {
+      endpoint: copy.url,
+      rows: { app },
+      failures: file('refed-failures.jsonl'),
+    });
     expect([refed.ok, refed.errors]).toEqual([rows, 0]);
     const side = { namespace: 'ns', documentType: 'rt', slices: 2 };
-    const same = await compare({ a: { endpoint: source.url, ...side }, b: { endpoint: copy.url, ...side }, partitions: 4 });
-    expect(same).toMatchObject({ equal: true, onlyInA: 0, onlyInB: 0, differing: 0, same: rows, a: { documents: rows }, b: { documents: rows } });
+    const same = await compare({
+      a: { endpoint: source.url, ...side },
+      b: { endpoint: copy.url, ...side },
+      partitions: 4,
+    });
+    expect(same).toMatchObject({
+      equal: true,
+      onlyInA: 0,
+      onlyInB: 0,
+      differing: 0,
+      same: rows,
+      a: { documents: rows },
+      b: { documents: rows },
+    });
   });
 });

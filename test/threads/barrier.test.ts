@@ -7,7 +7,10 @@ describe('SnapshotBarrier', () => {
     const asked: Array<[string, number]> = [];
     const delivered: string[] = [];
     const result = barrier.gather(['a', 'b'], (w, round) => asked.push([w, round]));
-    expect(asked).toEqual([['a', 1], ['b', 1]]);
+    expect(asked).toEqual([
+      ['a', 1],
+      ['b', 1],
+    ]);
     expect(barrier.open).toBe(true);
     barrier.answer('a', 10);
     // a answered: its later messages wait; b has not: its messages go through (the cut is after them).
@@ -17,7 +20,10 @@ describe('SnapshotBarrier', () => {
     expect(delivered).toEqual(['b1']);
     expect(barrier.awaits('b')).toBe(true);
     barrier.answer('b', 20, 1);
-    expect([...(await result)!.entries()]).toEqual([['a', 10], ['b', 20]]);
+    expect([...(await result)!.entries()]).toEqual([
+      ['a', 10],
+      ['b', 20],
+    ]);
     barrier.admit('b', () => delivered.push('b2'));
     expect(delivered).toEqual(['b1']);
     barrier.release();

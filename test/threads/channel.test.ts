@@ -38,16 +38,31 @@ describe('WorkerChannel', () => {
 
 describe('error transport', () => {
   it('keeps a VespaBulkError code, message, place and status', () => {
-    const wire = toWireError(new VespaBulkError('VB_HTTP_STATUS', 'status 500', { status: 500, place: { documentId: 'id:a:b::c' } }));
-    expect(structuredClone(wire)).toEqual({ message: 'status 500', code: 'VB_HTTP_STATUS', status: 500, place: { documentId: 'id:a:b::c' } });
+    const wire = toWireError(
+      new VespaBulkError('VB_HTTP_STATUS', 'status 500', { status: 500, place: { documentId: 'id:a:b::c' } }),
+    );
+    expect(structuredClone(wire)).toEqual({
+      message: 'status 500',
+      code: 'VB_HTTP_STATUS',
+      status: 500,
+      place: { documentId: 'id:a:b::c' },
+    });
     const back = fromWireError(structuredClone(wire), 'VB_VISIT');
     expect(back).toBeInstanceOf(VespaBulkError);
-    expect(back).toMatchObject({ code: 'VB_HTTP_STATUS', message: 'status 500', status: 500, place: { documentId: 'id:a:b::c' } });
+    expect(back).toMatchObject({
+      code: 'VB_HTTP_STATUS',
+      message: 'status 500',
+      status: 500,
+      place: { documentId: 'id:a:b::c' },
+    });
   });
 
   it('a code that is not a VespaBulkError code, or none, becomes the fallback', () => {
     const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
-    expect(fromWireError(toWireError(reset), 'VB_TRANSPORT')).toMatchObject({ code: 'VB_TRANSPORT', message: 'socket hang up' });
+    expect(fromWireError(toWireError(reset), 'VB_TRANSPORT')).toMatchObject({
+      code: 'VB_TRANSPORT',
+      message: 'socket hang up',
+    });
     expect(fromWireError(toWireError('plain'), 'VB_VISIT')).toMatchObject({ code: 'VB_VISIT', message: 'plain' });
     expect(fromWireError({ message: 'x', code: 'toString' }, 'VB_VISIT').code).toBe('VB_VISIT');
   });

@@ -11,7 +11,10 @@ port.onMessage((m) => {
       port.post({ type: 'pong', label: port.start.label, n: m.n });
       return;
     case 'fail':
-      port.post({ type: 'error', error: toWireError(new VespaBulkError('VB_TIMEOUT', 'too slow', { place: { file: 'in.jsonl', line: 3 } })) });
+      port.post({
+        type: 'error',
+        error: toWireError(new VespaBulkError('VB_TIMEOUT', 'too slow', { place: { file: 'in.jsonl', line: 3 } })),
+      });
       return;
     case 'end':
       port.close();

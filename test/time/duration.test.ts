@@ -15,13 +15,15 @@ describe('parseDurationMs', () => {
   });
 
   it('refuses what is not a duration', () => {
-    for (const text of ['soon', '', 's', '5 days', '-1s', '1e3ms', '5sec']) expect(parseDurationMs(text), text).toBeUndefined();
+    for (const text of ['soon', '', 's', '5 days', '-1s', '1e3ms', '5sec'])
+      expect(parseDurationMs(text), text).toBeUndefined();
   });
 });
 
 describe('isServerDuration', () => {
   it('accepts only the documented form: a number with unit s or ms', () => {
     for (const text of ['60s', '500ms', '0.5s', '1.25ms']) expect(isServerDuration(text), text).toBe(true);
-    for (const text of ['60', '1m', '2h', '.5s', ' 5s', '5S', '5 s', '']) expect(isServerDuration(text), text).toBe(false);
+    for (const text of ['60', '1m', '2h', '.5s', ' 5s', '5S', '5 s', ''])
+      expect(isServerDuration(text), text).toBe(false);
   });
 });

@@ -21,20 +21,39 @@ describe('the adaptive visit killed with SIGKILL, then the same command again un
   });
 
   const documents = 3000;
-  const noise = (i: number): string => Array.from({ length: 16 }, (_, k) => createHash('sha256').update(`${i}/${k}`).digest('hex')).join('');
+  const noise = (i: number): string =>
+    Array.from({ length: 16 }, (_, k) => createHash('sha256').update(`${i}/${k}`).digest('hex')).join('');
   const cases = [
-    { name: '-o out.jsonl, pages of 5', output: ['-o', 'out.jsonl', '--no-stream', '--wanted-document-count', '5'], files: (dir: string) => outputFile(dir, 'out.jsonl') },
-    { name: '-o out.jsonl.gz --workers 2, streamed', output: ['-o', 'out.jsonl.gz', '--workers', '2'], files: (dir: string) => outputFile(dir, 'out.jsonl.gz') },
-    { name: '--output-dir out --gzip, streamed', output: ['--output-dir', 'out', '--gzip'], files: (dir: string) => outputFolder(dir, 'out') },
+    {
+      name: '-o out.jsonl, pages of 5',
+      output: ['-o', 'out.jsonl', '--no-stream', '--wanted-document-count', '5'],
+      files: (dir: string) => outputFile(dir, 'out.jsonl'),
+    },
+    {
+      name: '-o out.jsonl.gz --workers 2, streamed',
+      output: ['-o', 'out.jsonl.gz', '--workers', '2'],
+      files: (dir: string) => outputFile(dir, 'out.jsonl.gz'),
+    },
+    {
+      name: '--output-dir out --gzip, streamed',
+      output: ['--output-dir', 'out', '--gzip'],
+      files: (dir: string) => outputFolder(dir, 'out'),
+    },
   ];
 
   for (const c of cases) {
     const seed = cases.indexOf(c) + 11;
     it(`${c.name}, seed ${seed}: every document once, files valid`, async () => {
       // A visit cost over 4 lanes keeps a streamed run going for seconds; the latency does for pages.
-      const server = await startDocumentServer({ port: 0, visitChunkDocuments: 10, faults: { latencyMs: 20, errorRate: 0.03, errorStatuses: [503], visitCostUs: 1000, visitParallelism: 4 } });
+      const server = await startDocumentServer({
+        port: 0,
+        visitChunkDocuments: 10,
+        faults: { latencyMs: 20, errorRate: 0.03, errorStatuses: [503], visitCostUs: 1000, visitParallelism: 4 },
+      });
       cleanups.push(() => server.close());
-      server.store.seed(Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::k${i}`, fields: { n: i, text: noise(i) } })));
+      server.store.seed(
+        Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::k${i}`, fields: { n: i, text: noise(i) } })),
+      );
       const { dir, cleanup } = tempDir();
       cleanups.push(cleanup);
       const before = (): string | undefined => {

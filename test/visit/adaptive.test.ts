@@ -22,14 +22,22 @@ describe('the adaptive visit (no --slices)', () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  async function seeded(documents: number, options: { costUs?: number; lanes?: number; chunk?: number; prefix?: string } = {}): Promise<DocumentServer> {
+  async function seeded(
+    documents: number,
+    options: { costUs?: number; lanes?: number; chunk?: number; prefix?: string } = {},
+  ): Promise<DocumentServer> {
     const server = await startDocumentServer({
       port: 0,
       visitChunkDocuments: options.chunk ?? 20,
       faults: { visitCostUs: options.costUs ?? 0, visitParallelism: options.lanes ?? 16 },
     });
     cleanups.push(() => server.close());
-    server.store.seed(Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::${options.prefix ?? 'a'}${i}`, fields: { n: i, title: `t${i}` } })));
+    server.store.seed(
+      Array.from({ length: documents }, (_, i) => ({
+        id: `id:ns:music::${options.prefix ?? 'a'}${i}`,
+        fields: { n: i, title: `t${i}` },
+      })),
+    );
     return server;
   }
   function tempDir(): string {
@@ -49,7 +57,12 @@ describe('the adaptive visit (no --slices)', () => {
   };
   const parks = (report: VisitReport): number => report.slices.reduce((n, s) => n + s.parks, 0);
   // Short windows, and few documents each (the default waits for 4096), so that the search moves within a test.
-  const base = (server: DocumentServer) => ({ endpoint: server.url, namespace: 'ns', documentType: 'music', adaptiveSlices: { windowMs: 100, windowDocuments: 200 } });
+  const base = (server: DocumentServer) => ({
+    endpoint: server.url,
+    namespace: 'ns',
+    documentType: 'music',
+    adaptiveSlices: { windowMs: 100, windowDocuments: 200 },
+  });
 
   it('visits every document exactly once over 256 slices', async () => {
     const documents = 20_000;
@@ -74,11 +87,19 @@ describe('the adaptive visit (no --slices)', () => {
     // next token (the simulator sends one every 20 documents), which resume later from it.
     const server = await seeded(documents, { costUs: 100, lanes: 2 });
     const got: string[] = [];
-    const v = visit({ ...base(server), slices: 32, inflightSlices: 'adaptive', adaptiveSlices: { start: 16, max: 16, windowMs: 100, windowDocuments: 200 } });
+    const v = visit({
+      ...base(server),
+      slices: 32,
+      inflightSlices: 'adaptive',
+      adaptiveSlices: { start: 16, max: 16, windowMs: 100, windowDocuments: 200 },
+    });
     for await (const d of v) got.push(d.id);
     const report = await v.report;
     expectEachOnce(got, documents);
-    expect(report.inflight.changes[0], JSON.stringify(report.inflight.changes)).toMatchObject({ reason: 'probe-down', limit: 13 });
+    expect(report.inflight.changes[0], JSON.stringify(report.inflight.changes)).toMatchObject({
+      reason: 'probe-down',
+      limit: 13,
+    });
     expect(parks(report)).toBeGreaterThan(0);
     expect(report.documents).toBe(documents);
     expect(report.slices.reduce((n, s) => n + s.repeatsSkipped, 0)).toBe(0);
@@ -90,7 +111,12 @@ describe('the adaptive visit (no --slices)', () => {
     const chosen = async (lanes: number, documents: number): Promise<VisitReport['inflight']> => {
       const server = await seeded(documents, { costUs: 400, lanes });
       let n = 0;
-      const v = visit({ ...base(server), slices: 32, inflightSlices: 'adaptive', adaptiveSlices: { windowMs: 800, windowDocuments: 2000 } });
+      const v = visit({
+        ...base(server),
+        slices: 32,
+        inflightSlices: 'adaptive',
+        adaptiveSlices: { windowMs: 800, windowDocuments: 2000 },
+      });
       for await (const _ of v) n++;
       expect(n).toBe(documents);
       const report = await v.report;
@@ -101,12 +127,16 @@ describe('the adaptive visit (no --slices)', () => {
     const small = await chosen(2, 40_000);
     const large = await chosen(32, 64_000);
     // 2 lanes: 4 chains keep them busy; the first doubling (to 8) brings nothing and is undone.
-    const told = (chosen: VisitReport['inflight']): string => JSON.stringify({ ...chosen, changes: chosen.changes.map((c) => `${c.reason} ${c.limit}`) });
+    const told = (chosen: VisitReport['inflight']): string =>
+      JSON.stringify({ ...chosen, changes: chosen.changes.map((c) => `${c.reason} ${c.limit}`) });
     expect(small.changes[0], told(small)).toMatchObject({ reason: 'grow', limit: 8 });
     expect(small.changes[1], told(small)).toMatchObject({ reason: 'undo', limit: 4 });
     expect(small.maxLimit, told(small)).toBe(8);
     // 32 lanes: 8 chains double the documents/s of 4, so 16 are tried at least.
-    expect(large.changes.slice(0, 2).map((c) => `${c.reason} ${c.limit}`), told(large)).toEqual(['grow 8', 'grow 16']);
+    expect(
+      large.changes.slice(0, 2).map((c) => `${c.reason} ${c.limit}`),
+      told(large),
+    ).toEqual(['grow 8', 'grow 16']);
     expect(large.maxLimit, told(large)).toBeGreaterThanOrEqual(16);
     expect(large.meanRunning, `${told(small)} ${told(large)}`).toBeGreaterThan(small.meanRunning);
   });
@@ -126,7 +156,9 @@ describe('the adaptive visit (no --slices)', () => {
     expect(new Set(got).size).toBe(600);
     expect((await three.report).inflight).toMatchObject({ mode: 'fixed', limit: 3 });
     // A slice id or a token names a share of the corpus only with the slice count.
-    expect(() => visit({ endpoint: server.url, sliceIds: [1] })[Symbol.asyncIterator]()).toThrow(/slices must be given with the slice ids/);
+    expect(() => visit({ endpoint: server.url, sliceIds: [1] })[Symbol.asyncIterator]()).toThrow(
+      /slices must be given with the slice ids/,
+    );
   });
 
   it('a checkpointed adaptive export stopped half way records finished, begun and unstarted slices, and the rerun writes every document once', async () => {
@@ -175,10 +207,23 @@ describe('the adaptive visit (no --slices)', () => {
     const checkpoint = join(dir, 'cp.json');
     // What the earlier default wrote (4 slices, all at once): two slices finished, one begun, one not started, and
     // (older still) no output lengths, so the file is appended to as it stands.
-    const four = await exportDocuments({ endpoint: server.url, namespace: 'ns', documentType: 'music', slices: 4, sliceIds: [0, 1], output: join(dir, 'half.jsonl') });
-    const page = (await (await fetch(`${server.url}/document/v1/ns/music/docid/?slices=4&sliceId=2&wantedDocumentCount=50`)).json()) as { documents: Array<{ id: string }>; continuation: string };
+    const four = await exportDocuments({
+      endpoint: server.url,
+      namespace: 'ns',
+      documentType: 'music',
+      slices: 4,
+      sliceIds: [0, 1],
+      output: join(dir, 'half.jsonl'),
+    });
+    const page = (await (
+      await fetch(`${server.url}/document/v1/ns/music/docid/?slices=4&sliceId=2&wantedDocumentCount=50`)
+    ).json()) as { documents: Array<{ id: string }>; continuation: string };
     expect(page.documents).toHaveLength(50);
-    writeFileSync(out, readFileSync(join(dir, 'half.jsonl'), 'utf8') + page.documents.map((d) => `${JSON.stringify({ put: d.id, fields: {} })}\n`).join(''));
+    writeFileSync(
+      out,
+      readFileSync(join(dir, 'half.jsonl'), 'utf8') +
+        page.documents.map((d) => `${JSON.stringify({ put: d.id, fields: {} })}\n`).join(''),
+    );
     const old = {
       format: 'vespa-bulk-visit-checkpoint/1',
       visit: visitFingerprint({ endpoint: server.url, namespace: 'ns', documentType: 'music', slices: 4 }),
@@ -191,7 +236,13 @@ describe('the adaptive visit (no --slices)', () => {
     };
     expect(old.visit).toMatch(/&slices=4$/);
     writeFileSync(checkpoint, JSON.stringify(old));
-    const resumed = await exportDocuments({ endpoint: server.url, namespace: 'ns', documentType: 'music', output: out, checkpoint });
+    const resumed = await exportDocuments({
+      endpoint: server.url,
+      namespace: 'ns',
+      documentType: 'music',
+      output: out,
+      checkpoint,
+    });
     expect(resumed.resumed).toBe(true);
     expect(resumed.ok).toBe(true);
     expect(resumed.slices.map((s) => s.slice)).toEqual([0, 1, 2, 3]);
@@ -205,7 +256,12 @@ describe('the adaptive visit (no --slices)', () => {
     const documents = 24_000;
     const server = await seeded(documents, { costUs: 200, lanes: 4 });
     const dir = tempDir();
-    const two = await exportDocuments({ ...base(server), workers: 2, output: join(dir, 'two.jsonl.gz'), format: 'feed' });
+    const two = await exportDocuments({
+      ...base(server),
+      workers: 2,
+      output: join(dir, 'two.jsonl.gz'),
+      format: 'feed',
+    });
     expect(two.ok).toBe(true);
     expect(two.documents).toBe(documents);
     expect(two.slices).toHaveLength(defaultVisitSlices);
@@ -222,7 +278,14 @@ describe('the adaptive visit (no --slices)', () => {
     const dir = tempDir();
     const outDir = join(dir, 'out');
     const checkpoint = join(dir, 'cp.json');
-    const options: ExportOptions = { ...base(server), workers: 2, outputDir: outDir, gzip: true, checkpoint, checkpointIntervalMs: 20 };
+    const options: ExportOptions = {
+      ...base(server),
+      workers: 2,
+      outputDir: outDir,
+      gzip: true,
+      checkpoint,
+      checkpointIntervalMs: 20,
+    };
     const controller = new AbortController();
     const first = await exportDocuments({
       ...options,
@@ -243,13 +306,21 @@ describe('the adaptive visit (no --slices)', () => {
     expectEachOnce(got, documents);
     // Every slice file's length is recorded (its slice finished, its file closed before the end).
     const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as VisitCheckpoint;
-    for (const f of readdirSync(outDir)) expect(saved.outputs?.[join(outDir, f)]).toBe(readFileSync(join(outDir, f)).length);
+    for (const f of readdirSync(outDir))
+      expect(saved.outputs?.[join(outDir, f)]).toBe(readFileSync(join(outDir, f)).length);
   });
 
   it('20% mixed faults and cut streams: every document exactly once, the search going on through the retries', async () => {
     const documents = 6000;
     const server = await seeded(documents, { costUs: 100, lanes: 8, prefix: 'v', chunk: 40 });
-    server.faults.set({ errorRate: 0.1, errorStatuses: [429, 502, 503, 504], stallRate: 0.03, garbageRate: 0.07, seed: 79, cutStreamAfterDocuments: 50 });
+    server.faults.set({
+      errorRate: 0.1,
+      errorStatuses: [429, 502, 503, 504],
+      stallRate: 0.03,
+      garbageRate: 0.07,
+      seed: 79,
+      cutStreamAfterDocuments: 50,
+    });
     for (const stream of [true, false]) {
       const v = visit({
         ...base(server),

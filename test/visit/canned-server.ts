@@ -67,7 +67,10 @@ export async function startCannedServer(options: CannedOptions) {
       }
     }
     out += `{"sessionStats":{"documentCount":${end - start}}}\n`;
-    out += end < ids.length ? `{"continuation":{"token":"${end}","percentFinished":50}}\n` : '{"continuation":{"percentFinished":100.0}}\n';
+    out +=
+      end < ids.length
+        ? `{"continuation":{"token":"${end}","percentFinished":50}}\n`
+        : '{"continuation":{"percentFinished":100.0}}\n';
     res.end(out);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

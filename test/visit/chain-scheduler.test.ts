@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { ChainScheduler, type ChainRunner } from '../../src/visit/chain-scheduler.js';
 
 /** The scheduler with a runner that is not a visit: chains that end when told, to see what runs when. */
-function fakeRunner(): ChainRunner & { running: Set<string>; started: string[]; maxRunning: number; end(key: string, how?: 'done' | 'parked' | Error): void } {
+function fakeRunner(): ChainRunner & {
+  running: Set<string>;
+  started: string[];
+  maxRunning: number;
+  end(key: string, how?: 'done' | 'parked' | Error): void;
+} {
   const ends = new Map<string, (how: 'done' | 'parked' | Error) => void>();
   const r = {
     running: new Set<string>(),
@@ -32,10 +37,16 @@ function fakeRunner(): ChainRunner & { running: Set<string>; started: string[]; 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('the chain scheduler', () => {
-  it('runs at most the fixed limit at once, each chain once, the next waiting one taking an ended one\'s place', async () => {
+  it("runs at most the fixed limit at once, each chain once, the next waiting one taking an ended one's place", async () => {
     const runner = fakeRunner();
     const keys = Array.from({ length: 10 }, (_, i) => String(i));
-    const scheduler = new ChainScheduler({ keys, limit: 3, runner, documents: () => 0, signal: new AbortController().signal });
+    const scheduler = new ChainScheduler({
+      keys,
+      limit: 3,
+      runner,
+      documents: () => 0,
+      signal: new AbortController().signal,
+    });
     expect([...runner.running]).toEqual(['0', '1', '2']);
     for (let i = 0; i < 10; i++) {
       runner.end(String(i));
@@ -49,7 +60,13 @@ describe('the chain scheduler', () => {
 
   it('puts a parked chain first in the queue', async () => {
     const runner = fakeRunner();
-    const scheduler = new ChainScheduler({ keys: ['a', 'b', 'c'], limit: 1, runner, documents: () => 0, signal: new AbortController().signal });
+    const scheduler = new ChainScheduler({
+      keys: ['a', 'b', 'c'],
+      limit: 1,
+      runner,
+      documents: () => 0,
+      signal: new AbortController().signal,
+    });
     runner.end('a', 'parked');
     await tick();
     expect(runner.started).toEqual(['a', 'a']);
@@ -65,7 +82,13 @@ describe('the chain scheduler', () => {
   it('starts nothing more once the signal stops the visit, and is done when the running chains end', async () => {
     const runner = fakeRunner();
     const controller = new AbortController();
-    const scheduler = new ChainScheduler({ keys: ['a', 'b', 'c'], limit: 2, runner, documents: () => 0, signal: controller.signal });
+    const scheduler = new ChainScheduler({
+      keys: ['a', 'b', 'c'],
+      limit: 2,
+      runner,
+      documents: () => 0,
+      signal: controller.signal,
+    });
     controller.abort();
     runner.end('a');
     runner.end('b');
@@ -76,7 +99,14 @@ describe('the chain scheduler', () => {
   it('a chain that fails the visit rejects at once and calls onFailure (which stops the others)', async () => {
     const runner = fakeRunner();
     const failures: unknown[] = [];
-    const scheduler = new ChainScheduler({ keys: ['a', 'b', 'c'], limit: 2, runner, documents: () => 0, signal: new AbortController().signal, onFailure: (e) => failures.push(e) });
+    const scheduler = new ChainScheduler({
+      keys: ['a', 'b', 'c'],
+      limit: 2,
+      runner,
+      documents: () => 0,
+      signal: new AbortController().signal,
+      onFailure: (e) => failures.push(e),
+    });
     runner.end('a', new Error('unreachable'));
     await expect(scheduler.done).rejects.toThrow('unreachable');
     expect(failures).toHaveLength(1);
@@ -86,7 +116,13 @@ describe('the chain scheduler', () => {
   });
 
   it('with nothing to run, is done at once', async () => {
-    const scheduler = new ChainScheduler({ keys: [], limit: { adaptive: { start: 4, max: 4 }, windowMs: 1000 }, runner: fakeRunner(), documents: () => 0, signal: new AbortController().signal });
+    const scheduler = new ChainScheduler({
+      keys: [],
+      limit: { adaptive: { start: 4, max: 4 }, windowMs: 1000 },
+      runner: fakeRunner(),
+      documents: () => 0,
+      signal: new AbortController().signal,
+    });
     await scheduler.done;
     expect(scheduler.report().mode).toBe('adaptive');
   });

@@ -18,7 +18,14 @@ describe('visit checkpoint: output lengths', () => {
     server.store.seed(Array.from({ length: 300 }, (_, i) => ({ id: `id:ns:music::o${i}`, fields: { n: i } })));
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
-    const options = { endpoint: server.url, namespace: 'ns', documentType: 'music', slices: 2, output: join(dir, output), checkpoint: join(dir, 'cp.json') };
+    const options = {
+      endpoint: server.url,
+      namespace: 'ns',
+      documentType: 'music',
+      slices: 2,
+      output: join(dir, output),
+      checkpoint: join(dir, 'cp.json'),
+    };
     await exportDocuments(options);
     return { options, file: options.output, checkpoint: options.checkpoint, original: readFileSync(options.output) };
   }
@@ -37,7 +44,11 @@ describe('visit checkpoint: output lengths', () => {
   it('a shorter file is refused, naming it', async () => {
     const { options, file, original } = await exported('out.jsonl');
     truncateSync(file, original.length - 10);
-    await expect(exportDocuments(options)).rejects.toMatchObject({ code: 'VB_USAGE', place: { file }, message: expect.stringContaining('fewer than') as unknown });
+    await expect(exportDocuments(options)).rejects.toMatchObject({
+      code: 'VB_USAGE',
+      place: { file },
+      message: expect.stringContaining('fewer than') as unknown,
+    });
   });
 
   it('a checkpoint without output lengths (an older one) leaves the file as it is', async () => {
@@ -48,6 +59,8 @@ describe('visit checkpoint: output lengths', () => {
     appendFileSync(file, 'extra\n');
     await exportDocuments(options);
     expect(readFileSync(file, 'utf8')).toBe(`${original.toString('utf8')}extra\n`);
-    expect((JSON.parse(readFileSync(checkpoint, 'utf8')) as { outputs: Record<string, number> }).outputs).toEqual({ [file]: original.length + 6 });
+    expect((JSON.parse(readFileSync(checkpoint, 'utf8')) as { outputs: Record<string, number> }).outputs).toEqual({
+      [file]: original.length + 6,
+    });
   });
 });

@@ -5,14 +5,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { runCommand } from '../support/run-command.js';
 
-
-
 describe('vespa-bulk visit and document commands', () => {
   let s: DocumentServer;
   let dir: string;
   beforeAll(async () => {
     s = await startDocumentServer({ port: 0, visitChunkDocuments: 30 });
-    s.store.seed(Array.from({ length: 120 }, (_, i) => ({ id: `id:ns:music::${i}`, fields: { title: `t${i}`, year: 2000 + (i % 10) } })));
+    s.store.seed(
+      Array.from({ length: 120 }, (_, i) => ({
+        id: `id:ns:music::${i}`,
+        fields: { title: `t${i}`, year: 2000 + (i % 10) },
+      })),
+    );
     dir = mkdtempSync(join(tmpdir(), 'vb-cli-'));
   });
   afterAll(async () => {
@@ -21,23 +24,74 @@ describe('vespa-bulk visit and document commands', () => {
   });
 
   it('exports to stdout with the summary on stderr, and to a directory with the summary on stdout', async () => {
-    const out = await runCommand(['visit', 'ns/music', '-t', s.url, '--slices', '3', '--selection', 'music.year == 2003', '--quiet']);
+    const out = await runCommand([
+      'visit',
+      'ns/music',
+      '-t',
+      s.url,
+      '--slices',
+      '3',
+      '--selection',
+      'music.year == 2003',
+      '--quiet',
+    ]);
     expect(out.code).toBe(0);
-    const lines = out.stdout.trim().split('\n').map((l) => JSON.parse(l) as { put: string });
-    expect(lines.map((l) => l.put).sort()).toEqual(Array.from({ length: 12 }, (_, k) => `id:ns:music::${3 + 10 * k}`).sort());
+    const lines = out.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { put: string });
+    expect(lines.map((l) => l.put).sort()).toEqual(
+      Array.from({ length: 12 }, (_, k) => `id:ns:music::${3 + 10 * k}`).sort(),
+    );
     expect(JSON.parse(out.stderr.slice(out.stderr.indexOf('{')))['visit.document.count']).toBe(12);
 
-    const d = await runCommand(['visit', 'ns/music', '-t', s.url, '--slices', '2', '--output-dir', join(dir, 'slices'), '--make-feed', '--quiet']);
+    const d = await runCommand([
+      'visit',
+      'ns/music',
+      '-t',
+      s.url,
+      '--slices',
+      '2',
+      '--output-dir',
+      join(dir, 'slices'),
+      '--make-feed',
+      '--quiet',
+    ]);
     expect(d.code).toBe(0);
     expect(JSON.parse(d.stdout)['visit.document.count']).toBe(120);
-    const per = [0, 1].map((i) => readFileSync(join(dir, 'slices', `slice-000${i}.jsonl`), 'utf8').trim().split('\n').length);
+    const per = [0, 1].map(
+      (i) =>
+        readFileSync(join(dir, 'slices', `slice-000${i}.jsonl`), 'utf8')
+          .trim()
+          .split('\n').length,
+    );
     expect(per[0] + per[1]).toBe(120);
   });
 
   it('takes repeated --header and --slice-id flags without swallowing the positional after them; --verbose lists the slices', async () => {
-    const out = await runCommand(['visit', '--header', 'X-A: 1', '--header', 'X-B: 2', '--slices', '4', '--slice-id', '1', '--slice-id', '3', 'ns/music', '-t', s.url, '--quiet', '--verbose']);
+    const out = await runCommand([
+      'visit',
+      '--header',
+      'X-A: 1',
+      '--header',
+      'X-B: 2',
+      '--slices',
+      '4',
+      '--slice-id',
+      '1',
+      '--slice-id',
+      '3',
+      'ns/music',
+      '-t',
+      s.url,
+      '--quiet',
+      '--verbose',
+    ]);
     expect(out.code).toBe(0);
-    const ids = out.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { put: string }).put);
+    const ids = out.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { put: string }).put);
     const summary = JSON.parse(out.stderr.slice(out.stderr.indexOf('{'))) as { slices: { slice: number }[] };
     expect(summary.slices.map((x) => x.slice).sort()).toEqual([1, 3]);
     expect(ids.length).toBeGreaterThan(0);
@@ -57,21 +111,67 @@ describe('vespa-bulk visit and document commands', () => {
   });
 
   it('update-where with --assign changes the selected documents, --dry-run only counts; --to-endpoint migrates', async () => {
-    const dry = await runCommand(['update-where', 'ns/music', '--selection', 'music.year == 2009', '--assign', 'title="nine"', '--dry-run', '-t', s.url, '--quiet']);
+    const dry = await runCommand([
+      'update-where',
+      'ns/music',
+      '--selection',
+      'music.year == 2009',
+      '--assign',
+      'title="nine"',
+      '--dry-run',
+      '-t',
+      s.url,
+      '--quiet',
+    ]);
     expect(dry.code).toBe(0);
     expect(JSON.parse(dry.stdout)).toMatchObject({ ok: true, dryRun: true, documentCount: 12 });
     expect(s.store.get('id:ns:music::9')!.fields.title).toBe('t9');
-    const upd = await runCommand(['update-where', 'ns/music', '--selection', 'music.year == 2009', '--assign', 'title="nine"', '-t', s.url, '--quiet']);
+    const upd = await runCommand([
+      'update-where',
+      'ns/music',
+      '--selection',
+      'music.year == 2009',
+      '--assign',
+      'title="nine"',
+      '-t',
+      s.url,
+      '--quiet',
+    ]);
     expect(upd.code).toBe(0);
     expect(JSON.parse(upd.stdout)).toMatchObject({ ok: true, documentCount: 12 });
-    expect(s.store.all().filter((d) => d.fields.title === 'nine').map((d) => d.fields.year)).toEqual(Array(12).fill(2009));
+    expect(
+      s.store
+        .all()
+        .filter((d) => d.fields.title === 'nine')
+        .map((d) => d.fields.year),
+    ).toEqual(Array(12).fill(2009));
 
     const other = await startDocumentServer({ port: 0 });
     try {
-      const m = await runCommand(['visit', 'ns/music', '-t', s.url, '--slices', '2', '--to-endpoint', other.url, '--quiet']);
+      const m = await runCommand([
+        'visit',
+        'ns/music',
+        '-t',
+        s.url,
+        '--slices',
+        '2',
+        '--to-endpoint',
+        other.url,
+        '--quiet',
+      ]);
       expect(m.code).toBe(0);
       expect(JSON.parse(m.stdout)).toMatchObject({ ok: true, feed: { 'feeder.ok.count': 120 } });
-      expect(other.store.all().map((d) => d.id).sort()).toEqual(s.store.all().map((d) => d.id).sort());
+      expect(
+        other.store
+          .all()
+          .map((d) => d.id)
+          .sort(),
+      ).toEqual(
+        s.store
+          .all()
+          .map((d) => d.id)
+          .sort(),
+      );
     } finally {
       await other.close();
     }
@@ -81,20 +181,53 @@ describe('vespa-bulk visit and document commands', () => {
     const guarded = await startDocumentServer({ port: 0, token: 'destination-secret' });
     try {
       const failures = join(dir, 'refused.jsonl');
-      const refused = await runCommand(['visit', 'ns/music', '-t', s.url, '--to-endpoint', guarded.url, '--failures', failures, '--quiet']);
+      const refused = await runCommand([
+        'visit',
+        'ns/music',
+        '-t',
+        s.url,
+        '--to-endpoint',
+        guarded.url,
+        '--failures',
+        failures,
+        '--quiet',
+      ]);
       expect(refused.code).toBe(1);
       expect(guarded.store.size()).toBe(0);
       // The first refusal stops the migration: the rest would be refused alike.
       expect(refused.stderr).toMatch(/migration stopped: the destination refused the credentials: check --to-token/);
       expect(refused.stderr).toContain(`written to ${failures}`);
       expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, stopped: 'unauthorized', failuresFile: failures });
-      const reasons = readFileSync(`${failures}.reasons.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const reasons = readFileSync(`${failures}.reasons.jsonl`, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(reasons.length).toBeGreaterThanOrEqual(1);
       for (const r of reasons) expect(r).toMatchObject({ status: 401, attempts: 1 });
-      const m = await runCommand(['visit', 'ns/music', '-t', s.url, '--to-endpoint', guarded.url, '--to-token', 'destination-secret', '--quiet']);
+      const m = await runCommand([
+        'visit',
+        'ns/music',
+        '-t',
+        s.url,
+        '--to-endpoint',
+        guarded.url,
+        '--to-token',
+        'destination-secret',
+        '--quiet',
+      ]);
       expect(m.code).toBe(0);
       expect(JSON.parse(m.stdout)).toMatchObject({ ok: true, feed: { 'feeder.ok.count': s.store.size() } });
-      expect(guarded.store.all().map((d) => d.id).sort()).toEqual(s.store.all().map((d) => d.id).sort());
+      expect(
+        guarded.store
+          .all()
+          .map((d) => d.id)
+          .sort(),
+      ).toEqual(
+        s.store
+          .all()
+          .map((d) => d.id)
+          .sort(),
+      );
       expect(m.stderr).not.toContain('destination-secret');
     } finally {
       await guarded.close();
@@ -109,7 +242,10 @@ describe('vespa-bulk visit and document commands', () => {
     expect(upd.code).toBe(0);
     const got = await runCommand(['get', 'id:ns:music::new', '-t', s.url]);
     expect(JSON.parse(got.stdout).fields).toEqual({ title: 'bye', year: 1999 });
-    const failed = await runCommand(['update', 'id:ns:music::new', '-', '--condition', 'music.year == 1', '-t', s.url], '{"title":{"assign":"z"}}');
+    const failed = await runCommand(
+      ['update', 'id:ns:music::new', '-', '--condition', 'music.year == 1', '-t', s.url],
+      '{"title":{"assign":"z"}}',
+    );
     expect(failed.code).toBe(1);
     expect(failed.stderr).toMatch(/condition did not hold.*412/);
     expect(s.store.get('id:ns:music::new')!.fields.title).toBe('bye');

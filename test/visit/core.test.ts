@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { ExactlyOnce } from '../../src/visit/exactly-once.js';
 import { classifyLinePrefix, LineSplitter, readStringValue } from '../../src/visit/jsonl-lines.js';
 import { parseTimeBound, parseTimeRange } from '../../src/visit/time-range.js';
-import { baseVisitQuery, parseDocumentSpec, validateVisitOptions, visitFingerprint, visitRequestPath } from '../../src/visit/query.js';
+import {
+  baseVisitQuery,
+  parseDocumentSpec,
+  validateVisitOptions,
+  visitFingerprint,
+  visitRequestPath,
+} from '../../src/visit/query.js';
 import { linesOf, toFeedOperation } from '../../src/sinks/json-write.js';
 import { createEncoder } from '../../src/sinks/output-format.js';
 import type { VisitEntry } from '../../src/document/visit-entry.js';
@@ -152,16 +158,40 @@ describe('visit query', () => {
     expect(visitRequestPath('/document/v1/', new URLSearchParams(), 1, 0, undefined)).toBe('/document/v1/');
   });
   it('validates slices, ids, timeouts and the document spec', () => {
-    expect(() => validateVisitOptions({ endpoint: 'http://x', slices: 2, sliceIds: [2] })).toThrow(/sliceIds must be integers from 0 to 1, not 2/);
-    expect(() => validateVisitOptions({ endpoint: 'http://x', serviceTimeout: '5' })).toThrow(/serviceTimeout must be a number with unit s or ms/);
+    expect(() => validateVisitOptions({ endpoint: 'http://x', slices: 2, sliceIds: [2] })).toThrow(
+      /sliceIds must be integers from 0 to 1, not 2/,
+    );
+    expect(() => validateVisitOptions({ endpoint: 'http://x', serviceTimeout: '5' })).toThrow(
+      /serviceTimeout must be a number with unit s or ms/,
+    );
     expect(() => parseDocumentSpec('music')).toThrow(/namespace/);
     expect(parseDocumentSpec('ns/music')).toEqual({ namespace: 'ns', documentType: 'music' });
   });
   it('fingerprints what is visited, not how', () => {
-    const a = visitFingerprint({ endpoint: 'http://x', namespace: 'n', documentType: 't', selection: 's', slices: 4, concurrency: 2 });
-    expect(visitFingerprint({ endpoint: 'http://y', namespace: 'n', documentType: 't', selection: 's', slices: 4, serviceTimeout: '9s' })).toBe(a);
-    expect(visitFingerprint({ endpoint: 'http://x', namespace: 'n', documentType: 't', selection: 'other', slices: 4 })).not.toBe(a);
-    expect(visitFingerprint({ endpoint: 'http://x', namespace: 'n', documentType: 't', selection: 's', slices: 2 })).not.toBe(a);
+    const a = visitFingerprint({
+      endpoint: 'http://x',
+      namespace: 'n',
+      documentType: 't',
+      selection: 's',
+      slices: 4,
+      concurrency: 2,
+    });
+    expect(
+      visitFingerprint({
+        endpoint: 'http://y',
+        namespace: 'n',
+        documentType: 't',
+        selection: 's',
+        slices: 4,
+        serviceTimeout: '9s',
+      }),
+    ).toBe(a);
+    expect(
+      visitFingerprint({ endpoint: 'http://x', namespace: 'n', documentType: 't', selection: 'other', slices: 4 }),
+    ).not.toBe(a);
+    expect(
+      visitFingerprint({ endpoint: 'http://x', namespace: 'n', documentType: 't', selection: 's', slices: 2 }),
+    ).not.toBe(a);
   });
 });
 
@@ -171,7 +201,14 @@ function entriesOf(text: string): VisitEntry[] {
   new LineSplitter().push(buf, (b, s, e) => {
     const t = b.toString('utf8', s, e);
     const o = JSON.parse(t) as Record<string, string>;
-    out.push({ kind: o.remove ? 'remove' : 'put', id: o.put ?? o.remove ?? o.id, shape: o.id ? 'document' : 'feed', buf: b, start: s, end: e });
+    out.push({
+      kind: o.remove ? 'remove' : 'put',
+      id: o.put ?? o.remove ?? o.id,
+      shape: o.id ? 'document' : 'feed',
+      buf: b,
+      start: s,
+      end: e,
+    });
   });
   return out;
 }
@@ -189,8 +226,16 @@ describe('formats', () => {
     const es = entriesOf(text);
     expect(toFeedOperation(es[2]).toString()).toBe('{"put":"id:a:b::3","fields":{"n":3}}');
     expect(Buffer.concat(linesOf(es, 'jsonl')).toString()).toBe(text);
-    const feed = Buffer.concat(linesOf(es, 'feed')).toString().trim().split('\n').map((l) => JSON.parse(l));
-    expect(feed).toEqual([{ put: 'id:a:b::1', fields: { n: 1 } }, { remove: 'id:a:b::2' }, { put: 'id:a:b::3', fields: { n: 3 } }]);
+    const feed = Buffer.concat(linesOf(es, 'feed'))
+      .toString()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(feed).toEqual([
+      { put: 'id:a:b::1', fields: { n: 1 } },
+      { remove: 'id:a:b::2' },
+      { put: 'id:a:b::3', fields: { n: 3 } },
+    ]);
     const json = createEncoder('json');
     const body = Buffer.concat([...json.encode(es.slice(0, 1)), ...json.encode(es.slice(1)), json.end()!]).toString();
     expect(JSON.parse(body)).toEqual(feed);

@@ -25,11 +25,15 @@ describe('single-document commands as vespa document takes them', () => {
   });
 
   it('put file takes the id from the file; an id before the file wins; update/remove by file; get of several ids', async () => {
-    expect((await cli(['put', file('a.json', { put: 'id:ns:music::a', fields: { title: 'A', year: 1999 } })])).code).toBe(0);
+    expect(
+      (await cli(['put', file('a.json', { put: 'id:ns:music::a', fields: { title: 'A', year: 1999 } })])).code,
+    ).toBe(0);
     expect(s.store.get('id:ns:music::a')?.fields).toEqual({ title: 'A', year: 1999 });
     expect((await cli(['put', 'id:ns:music::b', 'a.json'])).code).toBe(0);
     expect(s.store.get('id:ns:music::b')?.fields).toEqual({ title: 'A', year: 1999 });
-    expect((await cli(['update', file('u.json', { update: 'id:ns:music::a', fields: { year: { assign: 2000 } } })])).code).toBe(0);
+    expect(
+      (await cli(['update', file('u.json', { update: 'id:ns:music::a', fields: { year: { assign: 2000 } } })])).code,
+    ).toBe(0);
     expect(s.store.get('id:ns:music::a')?.fields).toMatchObject({ year: 2000 });
     const got = await cli(['get', 'id:ns:music::a', 'id:ns:music::b']);
     expect(got.code, got.stderr).toBe(0);
@@ -56,7 +60,10 @@ describe('single-document commands as vespa document takes them', () => {
   it('put honours "condition" in the JSON (a false one writes nothing), and --condition wins over it', async () => {
     s.store.clear();
     await cli(['put', file('c0.json', { put: 'id:ns:music::c', fields: { title: 'old', year: 1990 } })]);
-    const refused = await cli(['put', file('c1.json', { put: 'id:ns:music::c', fields: { title: 'new', year: 1990 }, condition: 'music.year == 2020' })]);
+    const refused = await cli([
+      'put',
+      file('c1.json', { put: 'id:ns:music::c', fields: { title: 'new', year: 1990 }, condition: 'music.year == 2020' }),
+    ]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/412/);
     expect(s.store.get('id:ns:music::c')?.fields).toMatchObject({ title: 'old' });
@@ -66,7 +73,11 @@ describe('single-document commands as vespa document takes them', () => {
   });
 
   it('update honours "create": true in the JSON (the document is created), and --no-create wins over it', async () => {
-    const update = file('cr.json', { update: 'id:ns:music::created', fields: { title: { assign: 'made' } }, create: true });
+    const update = file('cr.json', {
+      update: 'id:ns:music::created',
+      fields: { title: { assign: 'made' } },
+      create: true,
+    });
     const notCreated = await cli(['update', update, '--no-create']);
     expect(notCreated.code, notCreated.stderr).toBe(0);
     expect(s.store.get('id:ns:music::created')).toBeUndefined();
@@ -101,7 +112,10 @@ describe('a whole-cluster visit finds its content cluster', () => {
     const several = await runCli(['visit', '-t', two.url], { cwd: dir, env: { VESPA_CLI_HOME: dir } });
     expect(several.code, several.stderr).toBe(0);
     expect(several.stderr).toContain("content clusters 'content', 'archive': visiting each");
-    const named = await runCli(['visit', '-t', two.url, '--cluster', 'archive', '--quiet'], { cwd: dir, env: { VESPA_CLI_HOME: dir } });
+    const named = await runCli(['visit', '-t', two.url, '--cluster', 'archive', '--quiet'], {
+      cwd: dir,
+      env: { VESPA_CLI_HOME: dir },
+    });
     expect(named.code, named.stderr).toBe(0);
   });
 });

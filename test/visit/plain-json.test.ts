@@ -13,7 +13,9 @@ const big = '9007199254740993';
 const negative = '-9223372036854775807';
 
 function lines(file: string): string[] {
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
 }
 
 describe('the plain JSON response keeps numbers exact', () => {
@@ -52,7 +54,15 @@ describe('the plain JSON response keeps numbers exact', () => {
     for (const v of variants) {
       for (const format of ['jsonl', 'feed'] as const) {
         const out = join(dir, `${v.name}-${format}.jsonl`);
-        const summary = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 2, format, output: out, ...v });
+        const summary = await exportDocuments({
+          endpoint: s.url,
+          namespace: 'ns',
+          documentType: 'music',
+          slices: 2,
+          format,
+          output: out,
+          ...v,
+        });
         expect(summary.ok).toBe(true);
         const got = lines(out);
         expect(got, `${v.name} ${format}`).toHaveLength(20);
@@ -70,7 +80,15 @@ describe('the plain JSON response keeps numbers exact', () => {
     const s = await seeded();
     const other = await startDocumentServer({ port: 0 });
     cleanups.push(() => other.close());
-    const summary = await migrate({ endpoint: s.url, namespace: 'ns', documentType: 'music', stream: false, wantedDocumentCount: 5, destination: other.url, feed: { failures: false } });
+    const summary = await migrate({
+      endpoint: s.url,
+      namespace: 'ns',
+      documentType: 'music',
+      stream: false,
+      wantedDocumentCount: 5,
+      destination: other.url,
+      feed: { failures: false },
+    });
     expect(summary.ok).toBe(true);
     const res = await fetch(`${other.url}/document/v1/ns/music/docid/3`);
     const text = await res.text();
@@ -81,7 +99,13 @@ describe('the plain JSON response keeps numbers exact', () => {
   it('gives library users each document with its id and fields', async () => {
     const s = await seeded();
     const seen: string[] = [];
-    for await (const d of visit({ endpoint: s.url, namespace: 'ns', documentType: 'music', stream: false, wantedDocumentCount: 4 })) {
+    for await (const d of visit({
+      endpoint: s.url,
+      namespace: 'ns',
+      documentType: 'music',
+      stream: false,
+      wantedDocumentCount: 4,
+    })) {
       seen.push(d.id);
       expect(d.fields!.title).toBe(`t${d.id.slice('id:ns:music::'.length)}`);
     }
@@ -96,7 +120,9 @@ describe('topLevelValue', () => {
     return r === undefined ? undefined : buf.toString('utf8', r.start, r.end);
   };
   it('finds a member after strings, escapes and nested containers that look like it', () => {
-    expect(span('{"id":"id:a:b::x\\"fields\\":1","fields":{"f":"}","g":[{"fields":2}]}}', 'fields')).toBe('{"f":"}","g":[{"fields":2}]}');
+    expect(span('{"id":"id:a:b::x\\"fields\\":1","fields":{"f":"}","g":[{"fields":2}]}}', 'fields')).toBe(
+      '{"f":"}","g":[{"fields":2}]}',
+    );
     expect(span('{ "a" : [1,{"b":"]"}] , "fields" : 12345678901234567890 }', 'fields')).toBe('12345678901234567890');
     expect(span('{"a":true,"fields":null}', 'fields')).toBe('null');
     expect(span('{"id":"x"}', 'fields')).toBeUndefined();

@@ -30,7 +30,9 @@ afterEach(async () => {
 async function simulator(documents = 0): Promise<DocumentServer> {
   const s = await startDocumentServer({ port: 0, visitChunkDocuments: 20 });
   cleanups.push(() => s.close());
-  s.store.seed(Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::${i}`, fields: { title: `song ${i}`, n: i } })));
+  s.store.seed(
+    Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::${i}`, fields: { title: `song ${i}`, n: i } })),
+  );
   return s;
 }
 
@@ -67,7 +69,14 @@ describe.each(protocols)('over %s', (protocol) => {
     const s = await simulator(120);
     const t = await tap(s);
     const told: WireProtocol[] = [];
-    const v = visit({ endpoint: t.url, namespace: 'ns', documentType: 'music', slices: 4, protocol, onProtocol: (p) => told.push(p) });
+    const v = visit({
+      endpoint: t.url,
+      namespace: 'ns',
+      documentType: 'music',
+      slices: 4,
+      protocol,
+      onProtocol: (p) => told.push(p),
+    });
     const ids = new Set<string>();
     for await (const d of v) ids.add(d.id);
     const report = await v.report;
@@ -81,7 +90,15 @@ describe.each(protocols)('over %s', (protocol) => {
   it('update-where works through the chunks on connections of that protocol, and reports it', async () => {
     const s = await simulator(50);
     const t = await tap(s);
-    const summary = await bulkOperation({ kind: 'update-where', endpoint: t.url, namespace: 'ns', documentType: 'music', selection: 'music.n < 30', fields: { title: { assign: 'x' } }, protocol });
+    const summary = await bulkOperation({
+      kind: 'update-where',
+      endpoint: t.url,
+      namespace: 'ns',
+      documentType: 'music',
+      selection: 'music.n < 30',
+      fields: { title: { assign: 'x' } },
+      protocol,
+    });
     expect(summary).toMatchObject({ ok: true, documentCount: 30, protocol });
     expect(new Set(t.connections)).toEqual(new Set([protocol]));
     const client = new DocumentClient({ endpoint: s.url });
@@ -148,9 +165,21 @@ describe('the visit pool', () => {
     });
     expect(summary).toMatchObject({ ok: true, documents: 60, protocol: 'http1.1' });
     expect(told).toEqual(['http1.1']);
-    expect(readFileSync(join(dir.dir, 'out.jsonl'), 'utf8').split('\n').filter((l) => l !== '')).toHaveLength(60);
+    expect(
+      readFileSync(join(dir.dir, 'out.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l !== ''),
+    ).toHaveLength(60);
 
-    const moved = await migrate({ endpoint: from.url, namespace: 'ns', documentType: 'music', slices: 2, protocol: 'http1.1', destination: to.url, feed: { failures: false } });
+    const moved = await migrate({
+      endpoint: from.url,
+      namespace: 'ns',
+      documentType: 'music',
+      slices: 2,
+      protocol: 'http1.1',
+      destination: to.url,
+      feed: { failures: false },
+    });
     expect(moved.ok).toBe(true);
     expect(moved.feed.protocol).toBe('http1.1');
     expect(destination.store.size()).toBe(60);
@@ -178,14 +207,21 @@ describe('large documents over HTTP/2', () => {
     }
     const got = await client.get('id:ns:music::big-20');
     expect(got.status).toBe(200);
-    expect(got.raw.equals(Buffer.from(`{"pathId":"/document/v1/ns/music/docid/big-20","id":"id:ns:music::big-20","fields":${sent.get('id:ns:music::big-20')}}`))).toBe(true);
+    expect(
+      got.raw.equals(
+        Buffer.from(
+          `{"pathId":"/document/v1/ns/music/docid/big-20","id":"id:ns:music::big-20","fields":${sent.get('id:ns:music::big-20')}}`,
+        ),
+      ),
+    ).toBe(true);
 
     const v = visit({ endpoint: t.url, namespace: 'ns', documentType: 'music', slices: 2, protocol: 'h2' });
     const seen = new Map<string, Buffer>();
     for await (const d of v) seen.set(d.id, Buffer.from(d.raw));
     expect((await v.report).protocol).toBe('h2');
     expect([...seen.keys()].sort()).toEqual([...sent.keys()].sort());
-    for (const [id, fields] of sent) expect(seen.get(id)!.equals(Buffer.from(`{"put":"${id}","fields":${fields}}`)), id).toBe(true);
+    for (const [id, fields] of sent)
+      expect(seen.get(id)!.equals(Buffer.from(`{"put":"${id}","fields":${fields}}`)), id).toBe(true);
     expect(new Set(t.connections)).toEqual(new Set(['h2']));
   });
 });
@@ -214,7 +250,9 @@ describe('the CLI', () => {
     const s = await simulator(10);
     const auto = await runCommand(['visit', '-t', s.url, '--slices', '2']);
     expect(auto.code, auto.stderr).toBe(0);
-    expect(auto.stderr.match(/vespa-bulk: speaking HTTP\/2 to http:\/\/127\.0\.0\.1:\d+ \(--protocol auto\)/g)).toHaveLength(1);
+    expect(
+      auto.stderr.match(/vespa-bulk: speaking HTTP\/2 to http:\/\/127\.0\.0\.1:\d+ \(--protocol auto\)/g),
+    ).toHaveLength(1);
     expect(auto.stderr).toMatch(/content cluster 'content'/);
     expect(auto.stdout.trim().split('\n')).toHaveLength(10);
     expect(auto.stderr).toMatch(/"http\.protocol": "h2"/);
@@ -232,7 +270,8 @@ describe('the CLI', () => {
 
   it('--protocol h2 against a server without HTTP/2 is bad usage (exit 2), naming what it answered, for visit, delete-where and get', async () => {
     const h1 = await http1Only();
-    const refusal = /does not speak HTTP\/2 \(.*answered the HTTP\/2 preface with 'HTTP\/1\.1 400 Bad Request'\); use --protocol auto or --protocol http1\.1/;
+    const refusal =
+      /does not speak HTTP\/2 \(.*answered the HTTP\/2 preface with 'HTTP\/1\.1 400 Bad Request'\); use --protocol auto or --protocol http1\.1/;
     for (const args of [
       ['visit', 'ns/music', '-t', h1.url, '--protocol', 'h2'],
       ['delete-where', 'ns/music', '-s', 'true', '-t', h1.url, '--http2'],

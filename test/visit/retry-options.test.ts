@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { checkVisitRetry, defaultVisitRetryPolicy, resolveVisitRetry, type VisitRetryPolicy } from '../../src/visit/options.js';
+import {
+  checkVisitRetry,
+  defaultVisitRetryPolicy,
+  resolveVisitRetry,
+  type VisitRetryPolicy,
+} from '../../src/visit/options.js';
 import { validateVisitOptions } from '../../src/visit/query.js';
 import { validateBulkOptions } from '../../src/visit/bulk.js';
 
@@ -20,6 +25,13 @@ describe('the visit retry bound', () => {
     expect(() => validateVisitOptions({ endpoint: 'http://127.0.0.1:1', retry: old })).toThrow(
       expect.objectContaining({ code: 'VB_USAGE' }),
     );
-    expect(() => validateBulkOptions({ endpoint: 'http://127.0.0.1:1', kind: 'delete-where', selection: 'true', retry: { maxRetries: -1 } })).toThrow(/maxRetries must be an integer >= 0/);
+    expect(() =>
+      validateBulkOptions({
+        endpoint: 'http://127.0.0.1:1',
+        kind: 'delete-where',
+        selection: 'true',
+        retry: { maxRetries: -1 },
+      }),
+    ).toThrow(/maxRetries must be an integer >= 0/);
   });
 });

@@ -25,8 +25,14 @@ describe('visiting several content clusters', () => {
   async function server(): Promise<DocumentServer> {
     const s = await startDocumentServer({ port: 0, clusters: ['a', 'b'], visitChunkDocuments: 10 });
     cleanups.push(() => s.close());
-    s.store.seed(aIds.map((id, n) => ({ id, fields: { n } })), { cluster: 'a' });
-    s.store.seed(bIds.map((id, n) => ({ id, fields: { n } })), { cluster: 'b' });
+    s.store.seed(
+      aIds.map((id, n) => ({ id, fields: { n } })),
+      { cluster: 'a' },
+    );
+    s.store.seed(
+      bIds.map((id, n) => ({ id, fields: { n } })),
+      { cluster: 'b' },
+    );
     return s;
   }
   function folder(): string {
@@ -41,10 +47,27 @@ describe('visiting several content clusters', () => {
       .map((l) => (JSON.parse(l) as { put: string }).put);
 
   it('keys each chain after its cluster; one cluster in `clusters` is no split', () => {
-    expect(chainsOf({ slices: 2, clusters: ['a', 'b'], namespace: 'ns', documentType: 'music' }).map((c) => c.key)).toEqual(['a/0', 'a/1', 'b/0', 'b/1']);
-    expect(chainsOf({ slices: 1, clusters: ['a', 'b'] }).map((c) => c.key)).toEqual(['a/0', 'a/0@global', 'b/0', 'b/0@global']);
-    expect(chainsOf({ slices: 1, clusters: ['a'] }).map((c) => `${c.key}:${c.cluster ?? '-'}`)).toEqual(['0:-', '0@global:-']);
-    expect(countsByCluster([{ cluster: 'a', documents: 2, removes: 1 }, { cluster: 'a', documents: 3, removes: 0 }, { cluster: 'b', documents: 1, removes: 0 }, { documents: 9, removes: 0 }])).toEqual({
+    expect(
+      chainsOf({ slices: 2, clusters: ['a', 'b'], namespace: 'ns', documentType: 'music' }).map((c) => c.key),
+    ).toEqual(['a/0', 'a/1', 'b/0', 'b/1']);
+    expect(chainsOf({ slices: 1, clusters: ['a', 'b'] }).map((c) => c.key)).toEqual([
+      'a/0',
+      'a/0@global',
+      'b/0',
+      'b/0@global',
+    ]);
+    expect(chainsOf({ slices: 1, clusters: ['a'] }).map((c) => `${c.key}:${c.cluster ?? '-'}`)).toEqual([
+      '0:-',
+      '0@global:-',
+    ]);
+    expect(
+      countsByCluster([
+        { cluster: 'a', documents: 2, removes: 1 },
+        { cluster: 'a', documents: 3, removes: 0 },
+        { cluster: 'b', documents: 1, removes: 0 },
+        { documents: 9, removes: 0 },
+      ]),
+    ).toEqual({
       a: { documents: 5, removes: 1 },
       b: { documents: 1, removes: 0 },
     });
@@ -56,12 +79,17 @@ describe('visiting several content clusters', () => {
     const summary = await exportDocuments({ endpoint: s.url, clusters: ['a', 'b'], slices: 2, output: out });
     expect(summary.ok).toBe(true);
     expect(idsIn(out).sort()).toEqual([...aIds, ...bIds].sort());
-    expect(countsByCluster(summary.slices)).toEqual({ a: { documents: aIds.length, removes: 0 }, b: { documents: bIds.length, removes: 0 } });
+    expect(countsByCluster(summary.slices)).toEqual({
+      a: { documents: aIds.length, removes: 0 },
+      b: { documents: bIds.length, removes: 0 },
+    });
     expect(new Set(summary.slices.map((r) => r.cluster))).toEqual(new Set(['a', 'b']));
   });
 
   it('refuses cluster and clusters together', async () => {
-    await expect(exportDocuments({ endpoint: 'http://127.0.0.1:1', cluster: 'a', clusters: ['a', 'b'] })).rejects.toMatchObject({
+    await expect(
+      exportDocuments({ endpoint: 'http://127.0.0.1:1', cluster: 'a', clusters: ['a', 'b'] }),
+    ).rejects.toMatchObject({
       code: 'VB_USAGE',
       message: 'give clusters or cluster, not both',
     });
@@ -97,9 +125,16 @@ describe('visiting several content clusters', () => {
     expect(run.stderr).toContain("vespa-bulk: content clusters 'a', 'b': visiting each");
     expect(idsIn(out).sort()).toEqual([...aIds, ...bIds].sort());
     const summary = JSON.parse(run.stdout) as Record<string, unknown>;
-    expect(summary['visit.clusters']).toEqual({ a: { documents: aIds.length, removes: 0 }, b: { documents: bIds.length, removes: 0 } });
+    expect(summary['visit.clusters']).toEqual({
+      a: { documents: aIds.length, removes: 0 },
+      b: { documents: bIds.length, removes: 0 },
+    });
     // The last progress line counts the slices finished (2 per cluster, in 2 bucket spaces) of all, none in flight.
-    const last = run.stderr.trimEnd().split('\n').filter((l) => l.startsWith('visit ')).at(-1);
+    const last = run.stderr
+      .trimEnd()
+      .split('\n')
+      .filter((l) => l.startsWith('visit '))
+      .at(-1);
     expect(last).toMatch(/^visit done .* slices 8\/8 {2}failed 0 {2}retried 0$/);
   });
 });

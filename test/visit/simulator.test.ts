@@ -68,11 +68,25 @@ describe('visiting the simulator', () => {
   it('honours selection, field sets, time ranges and tombstones', async () => {
     const s = await server();
     s.store.seed(music(200));
-    const selected = await collect({ endpoint: s.url, namespace: 'ns', documentType: 'music', selection: 'music.year >= 2015', slices: 2 });
-    const expected = music(200).filter((d) => d.fields.year >= 2015).map((d) => d.id);
+    const selected = await collect({
+      endpoint: s.url,
+      namespace: 'ns',
+      documentType: 'music',
+      selection: 'music.year >= 2015',
+      slices: 2,
+    });
+    const expected = music(200)
+      .filter((d) => d.fields.year >= 2015)
+      .map((d) => d.id);
     expect(selected.docs.map((d) => d.id).sort()).toEqual(expected.sort());
 
-    const titles = await collect({ endpoint: s.url, namespace: 'ns', documentType: 'music', fieldSet: 'music:title', selection: 'music.n < 5' });
+    const titles = await collect({
+      endpoint: s.url,
+      namespace: 'ns',
+      documentType: 'music',
+      fieldSet: 'music:title',
+      selection: 'music.n < 5',
+    });
     expect(titles.docs).toHaveLength(5);
     for (const d of titles.docs) expect(Object.keys(d.fields!)).toEqual(['title']);
 
@@ -81,16 +95,37 @@ describe('visiting the simulator', () => {
     store.put('id:ns:music::old', { title: 'old' }, 1_000_000_000_000_000);
     store.put('id:ns:music::mid', { title: 'mid' }, 1_500_000_000_000_000);
     store.put('id:ns:music::new', { title: 'new' }, 1_800_000_000_000_000);
-    const ranged = await collect({ endpoint: s.url, namespace: 'ns', documentType: 'music', fromTimestamp: 1_200_000_000_000_000n, toTimestamp: 1_600_000_000_000_000n });
+    const ranged = await collect({
+      endpoint: s.url,
+      namespace: 'ns',
+      documentType: 'music',
+      fromTimestamp: 1_200_000_000_000_000n,
+      toTimestamp: 1_600_000_000_000_000n,
+    });
     expect(ranged.docs.map((d) => d.id)).toEqual(['id:ns:music::mid']);
 
     s.store.remove('id:ns:music::3');
     s.store.remove('id:ns:music::4');
-    const withRemoves = await collect({ endpoint: s.url, namespace: 'ns', documentType: 'music', includeRemoves: true, selection: 'music.n < 5 or id = "id:ns:music::3" or id = "id:ns:music::4"', slices: 3 });
-    const removes = withRemoves.docs.filter((d) => d.kind === 'remove').map((d) => d.id).sort();
+    const withRemoves = await collect({
+      endpoint: s.url,
+      namespace: 'ns',
+      documentType: 'music',
+      includeRemoves: true,
+      selection: 'music.n < 5 or id = "id:ns:music::3" or id = "id:ns:music::4"',
+      slices: 3,
+    });
+    const removes = withRemoves.docs
+      .filter((d) => d.kind === 'remove')
+      .map((d) => d.id)
+      .sort();
     expect(removes).toEqual(['id:ns:music::3', 'id:ns:music::4']);
     expect(withRemoves.report.removes).toBe(2);
-    const without = await collect({ endpoint: s.url, namespace: 'ns', documentType: 'music', selection: 'music.n < 5' });
+    const without = await collect({
+      endpoint: s.url,
+      namespace: 'ns',
+      documentType: 'music',
+      selection: 'music.n < 5',
+    });
     expect(without.docs.map((d) => d.id).sort()).toEqual(['id:ns:music::0', 'id:ns:music::1', 'id:ns:music::2']);
   });
 
@@ -100,7 +135,14 @@ describe('visiting the simulator', () => {
     s.store.seed(music(600));
     const dir = tempDir();
     const out = join(dir, 'out.jsonl');
-    const summary = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 3, output: out, retry: { ...fastRetry, maxRetries: 5 } });
+    const summary = await exportDocuments({
+      endpoint: s.url,
+      namespace: 'ns',
+      documentType: 'music',
+      slices: 3,
+      output: out,
+      retry: { ...fastRetry, maxRetries: 5 },
+    });
     expect(summary.ok).toBe(true);
     const ids = jsonLines(out).map((d) => d.put as string);
     expect(ids).toHaveLength(600);
@@ -109,13 +151,22 @@ describe('visiting the simulator', () => {
     // A response that is always cut before its next token makes no progress: the slice gives up and says where.
     s.faults.set({ cutStreamAfterDocuments: 5 });
     // Four slices of 150: each response is cut (there are more than 5 documents in every slice).
-    const stuck = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 4, output: join(dir, 'stuck.jsonl'), retry: { ...fastRetry, maxRetries: 3 } });
+    const stuck = await exportDocuments({
+      endpoint: s.url,
+      namespace: 'ns',
+      documentType: 'music',
+      slices: 4,
+      output: join(dir, 'stuck.jsonl'),
+      retry: { ...fastRetry, maxRetries: 3 },
+    });
     expect(stuck.ok).toBe(false);
     expect(stuck.slices[0].status).toBe('failed');
     // Cut before the first token: there is no token yet, so the report says to start over.
     expect(stuck.slices[0].continuation).toBeUndefined();
     expect(stuck.slices[0].error).toMatch(/cut off/);
-    expect(jsonLines(join(dir, 'stuck.jsonl')).map((d) => d.put)).toHaveLength(new Set(jsonLines(join(dir, 'stuck.jsonl')).map((d) => d.put)).size);
+    expect(jsonLines(join(dir, 'stuck.jsonl')).map((d) => d.put)).toHaveLength(
+      new Set(jsonLines(join(dir, 'stuck.jsonl')).map((d) => d.put)).size,
+    );
     expect(summary.slices.reduce((n, r) => n + r.retries, 0)).toBeGreaterThan(0);
     expect(summary.slices.reduce((n, r) => n + r.repeatsSkipped, 0)).toBeGreaterThan(0);
   });
@@ -147,18 +198,35 @@ describe('visiting the simulator', () => {
     const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as { slices: Record<string, { continuation?: string }> };
     expect(Object.keys(saved.slices).sort()).toEqual(['0', '1']);
 
-    const second = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 2, output: out, checkpoint, wantedDocumentCount: 30 });
+    const second = await exportDocuments({
+      endpoint: s.url,
+      namespace: 'ns',
+      documentType: 'music',
+      slices: 2,
+      output: out,
+      checkpoint,
+      wantedDocumentCount: 30,
+    });
     expect(second.ok).toBe(true);
     expect(second.resumed).toBe(true);
     const ids = jsonLines(out).map((d) => d.put as string);
     expect(ids).toHaveLength(1000);
     expect(new Set(ids).size).toBe(1000);
     // A third run finds every slice finished and requests nothing.
-    const third = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 2, output: out, checkpoint });
+    const third = await exportDocuments({
+      endpoint: s.url,
+      namespace: 'ns',
+      documentType: 'music',
+      slices: 2,
+      output: out,
+      checkpoint,
+    });
     expect(third.slices.every((r) => r.requests === 0)).toBe(true);
     expect(jsonLines(out)).toHaveLength(1000);
     // A checkpoint is never applied to another visit.
-    await expect(exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 3, output: out, checkpoint })).rejects.toMatchObject({ code: 'VB_USAGE' });
+    await expect(
+      exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 3, output: out, checkpoint }),
+    ).rejects.toMatchObject({ code: 'VB_USAGE' });
   });
 
   it('--format feed output fed into a second simulator reproduces the first; json and plain paging agree', async () => {
@@ -167,18 +235,36 @@ describe('visiting the simulator', () => {
     a.store.seed(music(300));
     const dir = tempDir();
     const file = join(dir, 'feed.jsonl');
-    const summary = await exportDocuments({ endpoint: a.url, namespace: 'ns', documentType: 'music', slices: 2, format: 'feed', output: file });
+    const summary = await exportDocuments({
+      endpoint: a.url,
+      namespace: 'ns',
+      documentType: 'music',
+      slices: 2,
+      format: 'feed',
+      output: file,
+    });
     expect(summary.documents).toBe(300);
     const fed = await feed(file, { endpoint: b.url, failures: false, checkpoint: false });
     expect(fed.ok).toBe(300);
-    const strip = (docs: Array<{ id: string; fields: Record<string, unknown> }>) => docs.map((d) => ({ id: d.id, fields: d.fields })).sort((x, y) => x.id.localeCompare(y.id));
+    const strip = (docs: Array<{ id: string; fields: Record<string, unknown> }>) =>
+      docs.map((d) => ({ id: d.id, fields: d.fields })).sort((x, y) => x.id.localeCompare(y.id));
     expect(strip(b.store.all())).toEqual(strip(a.store.all()));
 
     const json = join(dir, 'all.json');
-    await exportDocuments({ endpoint: a.url, namespace: 'ns', documentType: 'music', format: 'json', output: json, stream: false, wantedDocumentCount: 40 });
+    await exportDocuments({
+      endpoint: a.url,
+      namespace: 'ns',
+      documentType: 'music',
+      format: 'json',
+      output: json,
+      stream: false,
+      wantedDocumentCount: 40,
+    });
     const array = JSON.parse(readFileSync(json, 'utf8')) as Array<{ put: string; fields: unknown }>;
     expect(array).toHaveLength(300);
-    expect(strip(array.map((o) => ({ id: o.put, fields: o.fields as Record<string, unknown> })))).toEqual(strip(a.store.all()));
+    expect(strip(array.map((o) => ({ id: o.put, fields: o.fields as Record<string, unknown> })))).toEqual(
+      strip(a.store.all()),
+    );
   });
 
   it('visits the whole cluster without a type, and compresses .gz output', async () => {
@@ -202,7 +288,10 @@ describe('visiting the simulator', () => {
     const filler = 'x'.repeat(4000);
     s.store.seed(Array.from({ length: 20_000 }, (_, i) => ({ id: `id:ns:music::${i}`, fields: { filler, n: i } })));
     let run: VisitRun | undefined;
-    const v = visit({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 1 }, { onStart: (r) => (run = r) });
+    const v = visit(
+      { endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 1 },
+      { onStart: (r) => (run = r) },
+    );
     const it = v[Symbol.asyncIterator]();
     expect((await it.next()).done).toBe(false);
     // 80 MB would cross loopback in far less than this if nothing held the reads back.
@@ -217,43 +306,84 @@ describe('visiting the simulator', () => {
     const s = await server({ clusters: ['content', 'backup'], visitChunkDocuments: 25 });
     s.store.seed(music(200));
     const base = { endpoint: s.url, namespace: 'ns', documentType: 'music', cluster: 'content', retry: fastRetry };
-    const selected = music(200).filter((d) => d.fields.year < 1995).map((d) => d.id);
+    const selected = music(200)
+      .filter((d) => d.fields.year < 1995)
+      .map((d) => d.id);
 
-    const dry = await bulkOperation({ ...base, kind: 'update-where', selection: 'music.year < 1995', fields: { title: { assign: 'x' } }, dryRun: true });
+    const dry = await bulkOperation({
+      ...base,
+      kind: 'update-where',
+      selection: 'music.year < 1995',
+      fields: { title: { assign: 'x' } },
+      dryRun: true,
+    });
     expect(dry).toMatchObject({ ok: true, dryRun: true, documentCount: selected.length });
     expect(s.store.get('id:ns:music::0')!.fields.title).toBe('song 0');
 
     let progress = 0;
-    const updated = await bulkOperation({ ...base, kind: 'update-where', selection: 'music.year < 1995', fields: { title: { assign: 'old' } }, onProgress: (n) => (progress = n) });
+    const updated = await bulkOperation({
+      ...base,
+      kind: 'update-where',
+      selection: 'music.year < 1995',
+      fields: { title: { assign: 'old' } },
+      onProgress: (n) => (progress = n),
+    });
     expect(updated).toMatchObject({ ok: true, documentCount: selected.length });
     expect(updated.requests).toBeGreaterThan(1);
     expect(progress).toBe(selected.length);
     for (const d of s.store.all('content')) expect(d.fields.title === 'old').toBe(selected.includes(d.id));
 
-    const copied = await bulkOperation({ ...base, kind: 'copy', selection: 'music.year < 1995', destinationCluster: 'backup' });
+    const copied = await bulkOperation({
+      ...base,
+      kind: 'copy',
+      selection: 'music.year < 1995',
+      destinationCluster: 'backup',
+    });
     expect(copied).toMatchObject({ ok: true, documentCount: selected.length });
-    expect(s.store.all('backup').map((d) => d.id).sort()).toEqual([...selected].sort());
+    expect(
+      s.store
+        .all('backup')
+        .map((d) => d.id)
+        .sort(),
+    ).toEqual([...selected].sort());
 
     const deleted = await bulkOperation({ ...base, kind: 'delete-where', selection: 'music.year < 1995' });
     expect(deleted).toMatchObject({ ok: true, documentCount: selected.length });
     expect(s.store.size('content')).toBe(200 - selected.length);
     expect(s.store.all('content').some((d) => selected.includes(d.id))).toBe(false);
 
-    await expect(bulkOperation({ ...base, kind: 'update-where', fields: { title: { assign: 'y' } } })).rejects.toMatchObject({ code: 'VB_USAGE' });
+    await expect(
+      bulkOperation({ ...base, kind: 'update-where', fields: { title: { assign: 'y' } } }),
+    ).rejects.toMatchObject({ code: 'VB_USAGE' });
   });
 
-  it('bulk operations without a cluster send the service\'s only one (it requires one); of several, the caller picks', async () => {
+  it("bulk operations without a cluster send the service's only one (it requires one); of several, the caller picks", async () => {
     const one = await server();
     one.store.seed(music(10));
     const messages: string[] = [];
-    const deleted = await bulkOperation({ endpoint: one.url, namespace: 'ns', documentType: 'music', kind: 'delete-where', selection: 'music.n < 4', onMessage: (m) => messages.push(m) });
+    const deleted = await bulkOperation({
+      endpoint: one.url,
+      namespace: 'ns',
+      documentType: 'music',
+      kind: 'delete-where',
+      selection: 'music.n < 4',
+      onMessage: (m) => messages.push(m),
+    });
     expect(deleted).toMatchObject({ ok: true, documentCount: 4 });
     expect(messages).toEqual(["content cluster 'content' (the service's only one)"]);
     expect(one.store.size()).toBe(6);
 
     const two = await server({ clusters: ['content', 'backup'] });
     two.store.seed(music(10));
-    await expect(bulkOperation({ endpoint: two.url, namespace: 'ns', documentType: 'music', kind: 'delete-where', selection: 'true' })).rejects.toMatchObject({
+    await expect(
+      bulkOperation({
+        endpoint: two.url,
+        namespace: 'ns',
+        documentType: 'music',
+        kind: 'delete-where',
+        selection: 'true',
+      }),
+    ).rejects.toMatchObject({
       code: 'VB_USAGE',
       message: "the service has several content clusters ('content', 'backup'): name one with cluster",
     });

@@ -37,7 +37,9 @@ describe('slices by default, and the simulated visit cost', () => {
 
   it('slices: 1 stays one chain, without the slices parameter', async () => {
     const seen: string[] = [];
-    const log = new Writable({ write: (chunk: Buffer, _encoding, done) => (seen.push(...chunk.toString().split('\n')), done()) });
+    const log = new Writable({
+      write: (chunk: Buffer, _encoding, done) => (seen.push(...chunk.toString().split('\n')), done()),
+    });
     const s = await server({ requestLog: log });
     s.store.seed(music(100));
     let n = 0;
@@ -48,7 +50,7 @@ describe('slices by default, and the simulated visit cost', () => {
     expect(visits.some((l) => l.includes('slices='))).toBe(false);
   });
 
-  it('charges the content nodes\' time per document, in parallel over slices', async () => {
+  it("charges the content nodes' time per document, in parallel over slices", async () => {
     const documents = 2000;
     const costUs = 200;
     const s = await server({ faults: { visitCostUs: costUs, visitParallelism: 4 } });
@@ -65,7 +67,9 @@ describe('slices by default, and the simulated visit cost', () => {
     // A floor, not a speed: one lane cannot iterate the corpus in less than its cost.
     expect(one).toBeGreaterThanOrEqual((documents * costUs) / 1000 - 5);
     expect(four).toBeGreaterThanOrEqual((documents * costUs) / 1000 / 4 - 5);
-    process.stderr.write(`visit cost ${costUs} µs x ${documents}: 1 slice ${one.toFixed(0)} ms, 4 slices ${four.toFixed(0)} ms\n`);
+    process.stderr.write(
+      `visit cost ${costUs} µs x ${documents}: 1 slice ${one.toFixed(0)} ms, 4 slices ${four.toFixed(0)} ms\n`,
+    );
     expect(s.faults.get().visitCostUs).toBe(costUs);
   });
 

@@ -33,7 +33,12 @@ const everyKind = `schema all {
 function documentOf(n: number, addressedBlocks: boolean): string {
   const fields: Record<string, unknown> = {
     d: [n + 0.1, -n, 1e-7 * n],
-    f: { values: [[n / 3, 1], [2, -0.5]] },
+    f: {
+      values: [
+        [n / 3, 1],
+        [2, -0.5],
+      ],
+    },
     b: [n / 7, 1.5, -3.25, 1e5],
     i: [n, -n, 127, -128],
     s: { cells: { [`k${n}`]: n / 9, other: 2 } },
@@ -44,7 +49,11 @@ function documentOf(n: number, addressedBlocks: boolean): string {
   return JSON.stringify({ put: `id:ns:all::doc${n}`, fields });
 }
 
-const model = { types: documentTypesOf([parseSchema(everyKind, 'all.sd')]), ignoreUndefinedFields: false, documentApi: true };
+const model = {
+  types: documentTypesOf([parseSchema(everyKind, 'all.sd')]),
+  ignoreUndefinedFields: false,
+  documentApi: true,
+};
 
 let tmp: TempDir;
 beforeAll(() => {
@@ -68,7 +77,18 @@ async function roundTrip(format: 'hex' | 'hex-value', addressedBlocks: boolean):
     expect(source.store.size()).toBe(20);
 
     const exported = join(tmp.dir, `out-${format}.jsonl`);
-    const visited = await runCommand(['visit', 'ns/all', '-t', source.url, '--tensor-format', format, '--make-feed', '-o', exported, '--quiet']);
+    const visited = await runCommand([
+      'visit',
+      'ns/all',
+      '-t',
+      source.url,
+      '--tensor-format',
+      format,
+      '--make-feed',
+      '-o',
+      exported,
+      '--quiet',
+    ]);
     expect(visited.code, visited.stderr).toBe(0);
     const again = await runCommand(['feed', exported, '-t', target.url, '--quiet']);
     expect(again.code, again.stderr).toBe(0);
@@ -100,7 +120,10 @@ describe('visit --tensor-format hex --make-feed feeds back into a fresh cluster 
 
   it('hex: also mixed tensors with several mapped dimensions (their blocks keep the "blocks" key)', async () => {
     const first = await roundTrip('hex', true);
-    expect(first.m2).toMatchObject({ type: 'tensor<int8>(a{},b{},x[2])', blocks: [{ address: { a: 'u' }, values: expect.stringMatching(/^[0-9A-F]{4}$/) as unknown }] });
+    expect(first.m2).toMatchObject({
+      type: 'tensor<int8>(a{},b{},x[2])',
+      blocks: [{ address: { a: 'u' }, values: expect.stringMatching(/^[0-9A-F]{4}$/) as unknown }],
+    });
   });
 });
 
@@ -119,18 +142,39 @@ describe('tensorFormat and --tensor-format', () => {
     expect(JSON.parse(r.stdout)).toEqual({
       pathId: '/document/v1/ns/vec/docid/a',
       id: 'id:ns:vec::a',
-      fields: { d: { type: 'tensor(x[2])', values: '3FF8000000000000C000000000000000' }, i: { type: 'tensor<int8>(x[3])', values: '01FF7F' } },
+      fields: {
+        d: { type: 'tensor(x[2])', values: '3FF8000000000000C000000000000000' },
+        i: { type: 'tensor<int8>(x[3])', values: '01FF7F' },
+      },
     });
   });
 
   it('visit sends it on every request, streamed or not', async () => {
     for (const stream of [true, false]) {
       const docs: unknown[] = [];
-      for await (const d of visit({ endpoint: s.url, namespace: 'ns', documentType: 'vec', slices: 1, stream, tensorFormat: 'long-value' })) docs.push(d);
-      expect(docs.map((d) => (d as { fields: unknown }).fields), String(stream)).toEqual([
+      for await (const d of visit({
+        endpoint: s.url,
+        namespace: 'ns',
+        documentType: 'vec',
+        slices: 1,
+        stream,
+        tensorFormat: 'long-value',
+      }))
+        docs.push(d);
+      expect(
+        docs.map((d) => (d as { fields: unknown }).fields),
+        String(stream),
+      ).toEqual([
         {
-          d: [{ address: { x: '0' }, value: 1.5 }, { address: { x: '1' }, value: -2 }],
-          i: [{ address: { x: '0' }, value: 1 }, { address: { x: '1' }, value: -1 }, { address: { x: '2' }, value: 127 }],
+          d: [
+            { address: { x: '0' }, value: 1.5 },
+            { address: { x: '1' }, value: -2 },
+          ],
+          i: [
+            { address: { x: '0' }, value: 1 },
+            { address: { x: '1' }, value: -1 },
+            { address: { x: '2' }, value: 127 },
+          ],
         },
       ]);
     }
@@ -141,7 +185,11 @@ describe('tensorFormat and --tensor-format', () => {
     try {
       const err = await client.get('id:ns:vec::a', { tensorFormat: 'binary' as never }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(VespaBulkError);
-      expect(err).toMatchObject({ code: 'VB_USAGE', message: "tensorFormat must be one of 'short', 'long', 'short-value', 'long-value', 'hex', 'hex-value', not 'binary'" });
+      expect(err).toMatchObject({
+        code: 'VB_USAGE',
+        message:
+          "tensorFormat must be one of 'short', 'long', 'short-value', 'long-value', 'hex', 'hex-value', not 'binary'",
+      });
     } finally {
       await client.close();
     }
@@ -151,6 +199,8 @@ describe('tensorFormat and --tensor-format', () => {
     const cli = await runCommand(['visit', 'ns/vec', '-t', s.url, '--tensor-format', 'binary']);
     expect(cli.code).toBe(2);
     expect(cli.stderr).toContain('Invalid values:');
-    expect(cli.stderr).toContain('Argument: tensor-format, Given: "binary", Choices: "short", "long", "short-value", "long-value", "hex", "hex-value"');
+    expect(cli.stderr).toContain(
+      'Argument: tensor-format, Given: "binary", Choices: "short", "long", "short-value", "long-value", "hex", "hex-value"',
+    );
   });
 });

@@ -56,9 +56,19 @@ describe('--transform on visit output', () => {
     const module = join(d, 't.mjs');
     writeFileSync(module, transformModule);
     const out = join(d, 'out.jsonl');
-    const summary = await exportDocuments({ endpoint: s.url, namespace: 'ns', documentType: 'music', slices: 2, output: out, transform: module });
+    const summary = await exportDocuments({
+      endpoint: s.url,
+      namespace: 'ns',
+      documentType: 'music',
+      slices: 2,
+      output: out,
+      transform: module,
+    });
     expect(summary.ok).toBe(true);
-    const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { put: string; fields: Record<string, unknown> });
+    const lines = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { put: string; fields: Record<string, unknown> });
     expect(new Map(lines.map((l) => [l.put, l.fields]))).toEqual(expected(100));
     expect(lines.length).toBe(expected(100).size);
   });
@@ -91,8 +101,16 @@ describe('--transform on visit output', () => {
     await exportDocuments({ ...base, output: join(d, 'out.csv'), transform: module });
     const lines = readFileSync(join(d, 'out.csv'), 'utf8').trim().split('\n');
     expect(lines[0]).toBe('id,n,name');
-    expect(lines.slice(1).sort()).toEqual([...expected(10)].map(([id, f]) => `${id},${String(f.n)},${(f.name as string | undefined) ?? ''}`).sort());
-    await expect(exportDocuments({ ...base, output: join(d, 'rm.csv'), transform: (op) => (op.put === 'id:ns:music::3' ? { remove: op.put } : op) })).rejects.toMatchObject({
+    expect(lines.slice(1).sort()).toEqual(
+      [...expected(10)].map(([id, f]) => `${id},${String(f.n)},${(f.name as string | undefined) ?? ''}`).sort(),
+    );
+    await expect(
+      exportDocuments({
+        ...base,
+        output: join(d, 'rm.csv'),
+        transform: (op) => (op.put === 'id:ns:music::3' ? { remove: op.put } : op),
+      }),
+    ).rejects.toMatchObject({
       code: 'VB_TRANSFORM',
       message: expect.stringMatching(/return null .*\(document id:ns:music::3\)/) as unknown,
     });
@@ -107,7 +125,15 @@ describe('--transform on visit output', () => {
     const d = dir();
     const module = join(d, 't.mjs');
     writeFileSync(module, transformModule);
-    const summary = await migrate({ endpoint: a.url, namespace: 'ns', documentType: 'music', includeRemoves: true, slices: 2, destination: b.url, feed: { transform: module } });
+    const summary = await migrate({
+      endpoint: a.url,
+      namespace: 'ns',
+      documentType: 'music',
+      includeRemoves: true,
+      slices: 2,
+      destination: b.url,
+      feed: { transform: module },
+    });
     expect(summary.ok).toBe(true);
     expect(summary.feed.dropped).toBe(30);
     expect(new Map(b.store.all().map((doc) => [doc.id, doc.fields]))).toEqual(expected(60));

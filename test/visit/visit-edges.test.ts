@@ -14,7 +14,11 @@ describe('visit() against a scripted peer', () => {
   it('resumes a cut JSONL stream from the last token and delivers each document once', async () => {
     // First response cut after 25 documents (last token at 20): 20..24 come again from token 20, the second
     // response is cut after 3 of them, the third sends all 5 again: 3 + 5 repeats, none delivered twice.
-    const server = await startCannedServer({ documents: 100, tokenEvery: 10, cutAfter: (n) => (n === 0 ? 25 : n === 1 ? 3 : undefined) });
+    const server = await startCannedServer({
+      documents: 100,
+      tokenEvery: 10,
+      cutAfter: (n) => (n === 0 ? 25 : n === 1 ? 3 : undefined),
+    });
     cleanups.push(server.close);
     const ids: string[] = [];
     const v = visit({ endpoint: server.url, namespace: 'ns', documentType: 'doc', slices: 1, retry: fastRetry });
@@ -27,10 +31,22 @@ describe('visit() against a scripted peer', () => {
   });
 
   it('parses the plain JSON object when the server offers no JSONL, and resumes it too', async () => {
-    const server = await startCannedServer({ documents: 30, tokenEvery: 10, plain: true, perResponse: 12, cutAfter: (n) => (n === 1 ? 5 : undefined) });
+    const server = await startCannedServer({
+      documents: 30,
+      tokenEvery: 10,
+      plain: true,
+      perResponse: 12,
+      cutAfter: (n) => (n === 1 ? 5 : undefined),
+    });
     cleanups.push(server.close);
     const seen: Array<{ id: string; n: unknown }> = [];
-    for await (const d of visit({ endpoint: server.url, namespace: 'ns', documentType: 'doc', slices: 1, retry: fastRetry })) {
+    for await (const d of visit({
+      endpoint: server.url,
+      namespace: 'ns',
+      documentType: 'doc',
+      slices: 1,
+      retry: fastRetry,
+    })) {
       seen.push({ id: d.id, n: d.fields!.n });
       expect(d.toFeedLine().toString()).toBe(`{"put":"${d.id}","fields":{"n":${String(d.fields!.n)}}}`);
     }

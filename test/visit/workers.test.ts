@@ -18,19 +18,30 @@ describe('visit with workers', () => {
   async function seeded(faults?: NonNullable<Parameters<typeof startDocumentServer>[0]>['faults']) {
     const server = await startDocumentServer({ port: 0, ...(faults !== undefined && { faults }) });
     cleanups.push(() => server.close());
-    server.store.seed(Array.from({ length: documents }, (_, i) => ({ id: `id:ns:music::w${i}`, fields: { n: i, text: `document ${i}` } })));
+    server.store.seed(
+      Array.from({ length: documents }, (_, i) => ({
+        id: `id:ns:music::w${i}`,
+        fields: { n: i, text: `document ${i}` },
+      })),
+    );
     const dir = mkdtempSync(join(tmpdir(), 'vb-workers-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     return { server, dir };
   }
-  const sortedLines = (text: string): string[] => text.split('\n').filter((l) => l !== '').sort();
+  const sortedLines = (text: string): string[] =>
+    text
+      .split('\n')
+      .filter((l) => l !== '')
+      .sort();
   /** The gzip members of a file (node writes headers without optional fields): one per batch a worker compressed. */
   const gzipMembers = (buf: Buffer): number => {
     let n = 0;
     for (let at = 0; at < buf.length; n++) {
       expect([buf[at], buf[at + 1], buf[at + 3]]).toEqual([0x1f, 0x8b, 0]);
       // With `info`, node returns the engine too (its typings do not say so): bytesWritten is the input it consumed.
-      const { engine } = inflateRawSync(buf.subarray(at + 10), { info: true }) as unknown as { engine: { bytesWritten: number } };
+      const { engine } = inflateRawSync(buf.subarray(at + 10), { info: true }) as unknown as {
+        engine: { bytesWritten: number };
+      };
       at += 10 + engine.bytesWritten + 8;
     }
     return n;
@@ -64,13 +75,23 @@ describe('visit with workers', () => {
     const files = readdirSync(join(dir, 'one')).sort();
     expect(files).toEqual(['slice-0000.jsonl', 'slice-0001.jsonl', 'slice-0002.jsonl']);
     expect(readdirSync(join(dir, 'two')).sort()).toEqual(files);
-    for (const f of files) expect(sortedLines(readFileSync(join(dir, 'two', f), 'utf8'))).toEqual(sortedLines(readFileSync(join(dir, 'one', f), 'utf8')));
+    for (const f of files)
+      expect(sortedLines(readFileSync(join(dir, 'two', f), 'utf8'))).toEqual(
+        sortedLines(readFileSync(join(dir, 'one', f), 'utf8')),
+      );
   });
 
   it('--output-dir with gzip: each slice file valid gzip (members from the workers), all together the documents of 1 worker', async () => {
     const { server, dir } = await seeded();
     // Pages of 200 documents: each token sends the batch before it, so a slice file gets several members.
-    const base = { endpoint: server.url, namespace: 'ns', documentType: 'music', slices: 3, stream: false, wantedDocumentCount: 200 };
+    const base = {
+      endpoint: server.url,
+      namespace: 'ns',
+      documentType: 'music',
+      slices: 3,
+      stream: false,
+      wantedDocumentCount: 200,
+    };
     const one = await exportDocuments({ ...base, output: join(dir, 'one.jsonl') });
     const two = await exportDocuments({ ...base, workers: 2, outputDir: join(dir, 'two'), gzip: true });
     expect(two.ok).toBe(true);
@@ -92,13 +113,30 @@ describe('visit with workers', () => {
 
   it('gzip without an output directory is refused before anything is written', async () => {
     const { server, dir } = await seeded();
-    await expect(exportDocuments({ endpoint: server.url, namespace: 'ns', documentType: 'music', gzip: true, output: join(dir, 'x.jsonl') })).rejects.toMatchObject({ code: 'VB_USAGE', option: 'gzip' });
+    await expect(
+      exportDocuments({
+        endpoint: server.url,
+        namespace: 'ns',
+        documentType: 'music',
+        gzip: true,
+        output: join(dir, 'x.jsonl'),
+      }),
+    ).rejects.toMatchObject({ code: 'VB_USAGE', option: 'gzip' });
     expect(existsSync(join(dir, 'x.jsonl'))).toBe(false);
   });
 
   it('refuses --format json with workers (one array has one writer)', async () => {
     const { server, dir } = await seeded();
-    await expect(exportDocuments({ endpoint: server.url, namespace: 'ns', documentType: 'music', workers: 2, format: 'json', output: join(dir, 'x.json') })).rejects.toMatchObject({ code: 'VB_USAGE' });
+    await expect(
+      exportDocuments({
+        endpoint: server.url,
+        namespace: 'ns',
+        documentType: 'music',
+        workers: 2,
+        format: 'json',
+        output: join(dir, 'x.json'),
+      }),
+    ).rejects.toMatchObject({ code: 'VB_USAGE' });
   });
 
   it('a checkpointed visit with 2 workers stopped by SIGINT and run again: every document once, .gz output', async () => {
@@ -109,7 +147,24 @@ describe('visit with workers', () => {
     // The output is written in 1 MiB blocks, so its size says little: stop a random moment after the first checkpoint.
     const delayMs = Math.floor(300 * Math.random());
     const why = `SIGINT ${delayMs} ms after the first checkpoint`;
-    const args = ['visit', 'ns/music', '-t', server.url, '--slices', '4', '--workers', '2', '--no-stream', '--wanted-document-count', '10', '--checkpoint', 'cp.json', '-o', 'out.jsonl.gz', '--quiet'];
+    const args = [
+      'visit',
+      'ns/music',
+      '-t',
+      server.url,
+      '--slices',
+      '4',
+      '--workers',
+      '2',
+      '--no-stream',
+      '--wanted-document-count',
+      '10',
+      '--checkpoint',
+      'cp.json',
+      '-o',
+      'out.jsonl.gz',
+      '--quiet',
+    ];
     let checkpointSeen: number | undefined;
     const stopWhen = (): boolean => {
       if (checkpointSeen === undefined && existsSync(join(dir, 'cp.json'))) checkpointSeen = Date.now();
@@ -122,7 +177,9 @@ describe('visit with workers', () => {
     expect(partial, why).toBeLessThan(documents);
     const second = await runCli(args, { cwd: dir });
     expect(second.code, `${why}: ${second.stderr}`).toBe(0);
-    const ids = sortedLines(gunzipSync(readFileSync(out)).toString('utf8')).map((l) => (JSON.parse(l) as { put?: string; id?: string }).put ?? (JSON.parse(l) as { id?: string }).id);
+    const ids = sortedLines(gunzipSync(readFileSync(out)).toString('utf8')).map(
+      (l) => (JSON.parse(l) as { put?: string; id?: string }).put ?? (JSON.parse(l) as { id?: string }).id,
+    );
     expect(new Set(ids).size, `${why}: ${partial} documents before the stop`).toBe(documents);
     expect(ids.length, `${why}: ${partial} documents before the stop`).toBe(documents);
     expect(JSON.parse(second.stdout)['checkpoint.resumed']).toBe(true);
@@ -134,13 +191,34 @@ describe('visit with workers', () => {
     cleanups.push(cleanup);
     const delayMs = Math.floor(300 * Math.random());
     const why = `SIGINT ${delayMs} ms after the first checkpoint`;
-    const args = ['visit', 'ns/music', '-t', server.url, '--slices', '4', '--workers', '2', '--no-stream', '--wanted-document-count', '10', '--checkpoint', 'cp.json', '--output-dir', 'out', '--gzip', '--quiet'];
+    const args = [
+      'visit',
+      'ns/music',
+      '-t',
+      server.url,
+      '--slices',
+      '4',
+      '--workers',
+      '2',
+      '--no-stream',
+      '--wanted-document-count',
+      '10',
+      '--checkpoint',
+      'cp.json',
+      '--output-dir',
+      'out',
+      '--gzip',
+      '--quiet',
+    ];
     let checkpointSeen: number | undefined;
     const stopWhen = (): boolean => {
       if (checkpointSeen === undefined && existsSync(join(dir, 'cp.json'))) checkpointSeen = Date.now();
       return checkpointSeen !== undefined && Date.now() >= checkpointSeen + delayMs;
     };
-    const linesIn = (): string[] => readdirSync(join(dir, 'out')).flatMap((f) => sortedLines(gunzipSync(readFileSync(join(dir, 'out', f))).toString('utf8')));
+    const linesIn = (): string[] =>
+      readdirSync(join(dir, 'out')).flatMap((f) =>
+        sortedLines(gunzipSync(readFileSync(join(dir, 'out', f))).toString('utf8')),
+      );
     const first = await runCli(args, { cwd: dir, stopWith: 'SIGINT', stopWhen });
     expect(first.signalled, why).toBe(true);
     expect(first.code, `${why}: ${first.stderr}`).toBe(130);
@@ -148,7 +226,12 @@ describe('visit with workers', () => {
     expect(partial, why).toBeLessThan(documents);
     const second = await runCli(args, { cwd: dir });
     expect(second.code, `${why}: ${second.stderr}`).toBe(0);
-    expect(readdirSync(join(dir, 'out')).sort()).toEqual(['slice-0000.jsonl.gz', 'slice-0001.jsonl.gz', 'slice-0002.jsonl.gz', 'slice-0003.jsonl.gz']);
+    expect(readdirSync(join(dir, 'out')).sort()).toEqual([
+      'slice-0000.jsonl.gz',
+      'slice-0001.jsonl.gz',
+      'slice-0002.jsonl.gz',
+      'slice-0003.jsonl.gz',
+    ]);
     const ids = linesIn().map((l) => (JSON.parse(l) as { id: string }).id);
     expect(new Set(ids).size, `${why}: ${partial} documents before the stop`).toBe(documents);
     expect(ids.length, `${why}: ${partial} documents before the stop`).toBe(documents);

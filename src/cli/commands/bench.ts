@@ -55,26 +55,68 @@ Output: JSON on stdout: each step's asked and achieved rate, start and end time,
 
 function builder(y: Argv): Argv<BenchArgs> {
   return withTransportOptions(withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(y)))))
-    .option('app', { type: 'string', describe: 'Application package (directory, .zip or gzipped tar): generate documents to its schemas' })
-    .option('config-url', { type: 'string', describe: 'Config server URL: generate documents to the schemas of its active application' })
-    .option('template', { type: 'string', describe: 'A template put operation (JSON file): documents like it, values varied' })
-    .option('document-type', { type: 'string', array: true, describe: 'With a schema: only these document types (default: all, in turn)' })
+    .option('app', {
+      type: 'string',
+      describe: 'Application package (directory, .zip or gzipped tar): generate documents to its schemas',
+    })
+    .option('config-url', {
+      type: 'string',
+      describe: 'Config server URL: generate documents to the schemas of its active application',
+    })
+    .option('template', {
+      type: 'string',
+      describe: 'A template put operation (JSON file): documents like it, values varied',
+    })
+    .option('document-type', {
+      type: 'string',
+      array: true,
+      describe: 'With a schema: only these document types (default: all, in turn)',
+    })
     .option('namespace', { type: 'string', default: 'bench', describe: 'Namespace of generated ids (with a schema)' })
-    .option('duration', { type: 'number', describe: 'Seconds to run (default 60 unless --count; with steps, see --step-duration)' })
+    .option('duration', {
+      type: 'number',
+      describe: 'Seconds to run (default 60 unless --count; with steps, see --step-duration)',
+    })
     .option('count', { type: 'number', describe: 'Operations to send (per step with steps)' })
-    .option('dry-run', { type: 'boolean', default: false, describe: 'Send dryRun=true: the container only, nothing stored' })
-    .option('mix', { type: 'string', describe: "Operation mix by weight, e.g. 'put=80,update=15,remove=5' (default puts only)" })
-    .option('rate', { type: 'string', describe: 'Fixed arrival rate in operations per second; several, comma-separated, are steps' })
+    .option('dry-run', {
+      type: 'boolean',
+      default: false,
+      describe: 'Send dryRun=true: the container only, nothing stored',
+    })
+    .option('mix', {
+      type: 'string',
+      describe: "Operation mix by weight, e.g. 'put=80,update=15,remove=5' (default puts only)",
+    })
+    .option('rate', {
+      type: 'string',
+      describe: 'Fixed arrival rate in operations per second; several, comma-separated, are steps',
+    })
     .option('ramp', { type: 'string', describe: 'Steps FROM:TO:STEP operations per second, e.g. 1000:8000:1000' })
     .option('step-duration', { type: 'number', default: 30, describe: 'Seconds per step' })
-    .option('slo-ms', { type: 'number', default: 100, describe: 'p99 operation latency (ms) a step must stay under to be held' })
-    .option('max-429-share', { type: 'number', default: 0.01, describe: 'Share of answers (0..1) that may be 429 in a held step' })
+    .option('slo-ms', {
+      type: 'number',
+      default: 100,
+      describe: 'p99 operation latency (ms) a step must stay under to be held',
+    })
+    .option('max-429-share', {
+      type: 'number',
+      default: 0.01,
+      describe: 'Share of answers (0..1) that may be 429 in a held step',
+    })
     .option('seed', { type: 'number', describe: 'Seed of the generated values (same seed, same documents)' })
     .option('inflight', { type: 'number', describe: 'Fixed in-flight limit (default: adaptive)' })
     .option('timeout', { type: 'number', describe: 'Per-operation deadline in seconds, across retries' })
     .option('header', repeatable("Extra header 'Name: value' (repeatable)"))
-    .option('compression', { choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip bodies over 512 bytes: auto = unless the target is loopback' })
-    .option('progress', { type: 'number', default: 5, describe: 'Seconds between progress lines when stderr is not a terminal' })
+    .option('compression', {
+      choices: ['auto', 'gzip', 'none'] as const,
+      default: 'auto' as Compression,
+      describe: 'gzip bodies over 512 bytes: auto = unless the target is loopback',
+    })
+    .option('progress', {
+      type: 'number',
+      default: 5,
+      describe: 'Seconds between progress lines when stderr is not a terminal',
+    })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress line and no step lines' })
     .conflicts('rate', 'ramp')
     .epilog(epilog) as unknown as Argv<BenchArgs>;
@@ -83,7 +125,11 @@ function builder(y: Argv): Argv<BenchArgs> {
 /** The options of a bench from its flags (exported for tests). */
 export function toBenchOptions(argv: BenchArgs): { options: BenchOptions; targetNote?: string } {
   const given = [argv.app, argv['config-url'], argv.template].filter((s) => s !== undefined).length;
-  if (given !== 1) throw new VespaBulkError('VB_USAGE', 'bench needs exactly one of --app DIR|ZIP, --config-url URL or --template doc.json');
+  if (given !== 1)
+    throw new VespaBulkError(
+      'VB_USAGE',
+      'bench needs exactly one of --app DIR|ZIP, --config-url URL or --template doc.json',
+    );
   const connection = connectionFromArgs(argv, parseHeaderFlags(argv.header));
   const options: BenchOptions = {
     endpoint: connection.url,
@@ -132,10 +178,16 @@ async function handler(argv: BenchArgs): Promise<void> {
   if (targetNote !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: ${targetNote}\n`);
   const controller = new AbortController();
   options.signal = controller.signal;
-  const stop = stopOnSignal(controller, { message: 'vespa-bulk: stopping: finishing in-flight operations (Ctrl-C again to quit at once)' });
+  const stop = stopOnSignal(controller, {
+    message: 'vespa-bulk: stopping: finishing in-flight operations (Ctrl-C again to quit at once)',
+  });
   let progress: ProgressLine | undefined;
   // --stats, --report and --metrics-port see the whole bench as one run, its steps marked.
-  const outputs = await RunOutputs.open(argv, { command: 'bench', target: options.endpoint!, argv: argv as unknown as Record<string, unknown> });
+  const outputs = await RunOutputs.open(argv, {
+    command: 'bench',
+    target: options.endpoint!,
+    argv: argv as unknown as Record<string, unknown>,
+  });
   let told = false;
   options.onProtocol = (protocol) => {
     if (told || argv.quiet) return;
@@ -173,11 +225,19 @@ async function handler(argv: BenchArgs): Promise<void> {
     );
   };
   options.onStepEnd = (step) => {
-    outputs.recorder?.endStep({ achievedRate: step.achievedRate, p99Ms: step.p99Ms, ...(step.held !== undefined && { held: step.held }) });
+    outputs.recorder?.endStep({
+      achievedRate: step.achievedRate,
+      p99Ms: step.p99Ms,
+      ...(step.held !== undefined && { held: step.held }),
+    });
     progress?.stop(false);
     if (!argv.quiet) process.stderr.write(describeStep(step));
   };
-  await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }), ...(options.protocol !== undefined && { protocol: options.protocol }) });
+  await waitIfAsked(argv, options.endpoint!, {
+    headers: options.headers ?? {},
+    ...(options.tls !== undefined && { tls: options.tls }),
+    ...(options.protocol !== undefined && { protocol: options.protocol }),
+  });
   let printed: Record<string, unknown> | undefined;
   try {
     const result = await bench(options);
@@ -187,12 +247,18 @@ async function handler(argv: BenchArgs): Promise<void> {
     printed = {
       ...overall,
       ...feedSummaryJson(summary),
-      ...(criteria !== undefined && { 'criteria.slo.ms': criteria.sloMs, 'criteria.max.429.share': criteria.max429Share, 'criteria.min.achieved.share': criteria.minAchievedShare }),
+      ...(criteria !== undefined && {
+        'criteria.slo.ms': criteria.sloMs,
+        'criteria.max.429.share': criteria.max429Share,
+        'criteria.min.achieved.share': criteria.minAchievedShare,
+      }),
     };
     writeSummary(benchResultJson(result));
     if (!argv.quiet && result.profile === 'steps') {
       const best = result.highestHeldRate;
-      process.stderr.write(`vespa-bulk: highest rate held: ${best === undefined ? 'none' : `${best}/s`}${result.stoppedPastKnee ? ' (stopped at the first step not held)' : ''}\n`);
+      process.stderr.write(
+        `vespa-bulk: highest rate held: ${best === undefined ? 'none' : `${best}/s`}${result.stoppedPastKnee ? ' (stopped at the first step not held)' : ''}\n`,
+      );
     }
     if (result.steps.some((s) => s.failed > 0)) process.exitCode = 1;
   } finally {

@@ -4,10 +4,23 @@ import { existsSync } from 'node:fs';
 import type { Argv, CommandModule, PositionalOptions } from 'yargs';
 import { VespaBulkError } from '../../core/errors.js';
 import { activateSession, prepareSession, uploadPackage } from '../../deploy/session.js';
-import { deleteApplication, getApplication, getReindexing, listContent, readContent, restartServices, triggerReindex } from '../../deploy/application.js';
+import {
+  deleteApplication,
+  getApplication,
+  getReindexing,
+  listContent,
+  readContent,
+  restartServices,
+  triggerReindex,
+} from '../../deploy/application.js';
 import { deploy } from '../../deploy/deploy.js';
 import { DeployError } from '../../deploy/config-request.js';
-import { getConvergence, getServiceConvergence, waitForConvergence, waitForServiceConvergence } from '../../deploy/converge.js';
+import {
+  getConvergence,
+  getServiceConvergence,
+  waitForConvergence,
+  waitForServiceConvergence,
+} from '../../deploy/converge.js';
 import { readPackage } from '../../deploy/package.js';
 import { recallSession, rememberSession, sessionStateFile } from '../../deploy/session-state.js';
 import { resolveTarget, type DeployTarget } from '../../deploy/target.js';
@@ -15,7 +28,14 @@ import type { PrepareResult } from '../../deploy/types.js';
 import { repeatable } from '../repeatable.js';
 import { withSecurityOptions, type SecurityArgs } from '../security-options.js';
 import { connectionFromArgs, withTargetOptions, type TargetArgs as DropInTargetArgs } from '../target-options.js';
-import { contentUrlToPath, formatApplicationStatus, formatChangeActions, formatConvergence, formatLog, formatReindexing } from '../deploy-format.js';
+import {
+  contentUrlToPath,
+  formatApplicationStatus,
+  formatChangeActions,
+  formatConvergence,
+  formatLog,
+  formatReindexing,
+} from '../deploy-format.js';
 import { parseHeaderFlags } from '../header-flags.js';
 
 /**
@@ -38,14 +58,25 @@ interface TargetArgs extends SecurityArgs, Pick<DropInTargetArgs, 'target' | 'zo
 function withTarget<T>(y: Argv<T>): Argv<T & TargetArgs> {
   // No yargs defaults for the application and zone: unset, they come from the official CLI's config files.
   return withTargetOptions(withSecurityOptions(y), { applicationFlags: false })
-    .option('config-url', { type: 'string', describe: 'Config server URL; wins over --target (default: the target, local = http://127.0.0.1:19071)', group: 'Target:' })
+    .option('config-url', {
+      type: 'string',
+      describe: 'Config server URL; wins over --target (default: the target, local = http://127.0.0.1:19071)',
+      group: 'Target:',
+    })
     .option('tenant', { type: 'string', describe: '(default: default)', group: 'Target:' })
-    .option('application', { alias: 'a', type: 'string', describe: 'Application name, or <tenant>.<app>[.<instance>] as the official CLI (default: default)', group: 'Target:' })
-    .option('environment', { type: 'string', describe: '(default: the zone\'s, else prod)', group: 'Target:' })
-    .option('region', { type: 'string', describe: '(default: the zone\'s, else default)', group: 'Target:' })
+    .option('application', {
+      alias: 'a',
+      type: 'string',
+      describe: 'Application name, or <tenant>.<app>[.<instance>] as the official CLI (default: default)',
+      group: 'Target:',
+    })
+    .option('environment', { type: 'string', describe: "(default: the zone's, else prod)", group: 'Target:' })
+    .option('region', { type: 'string', describe: "(default: the zone's, else default)", group: 'Target:' })
     .option('instance', { alias: 'i', type: 'string', describe: '(default: default)', group: 'Target:' })
     .option('header', repeatable("Extra request header 'Name: value' (repeatable)", { group: 'Target:' }))
-    .option('json', { type: 'boolean', default: false, describe: 'Print the raw JSON response on stdout' }) as Argv<T & TargetArgs>;
+    .option('json', { type: 'boolean', default: false, describe: 'Print the raw JSON response on stdout' }) as Argv<
+    T & TargetArgs
+  >;
 }
 
 type FullTarget = DeployTarget & { tenant: string; application: string; instance: string };
@@ -125,14 +156,23 @@ function withVespaVersion<T>(y: Argv<T>, describe: string, global: boolean): Arg
     .option('vespa-version', { type: 'string', alias: ['version', 'V'], describe, global })
     .check((a) => {
       const v = a['vespa-version'];
-      if (v !== undefined && !/^\d+(\.\d+){0,2}(\.[\w-]+)?$/.test(String(v))) throw new VespaBulkError('VB_USAGE', `--vespa-version (--version, -V) must be a Vespa version such as 8.1.2, not '${v}'`);
+      if (v !== undefined && !/^\d+(\.\d+){0,2}(\.[\w-]+)?$/.test(String(v)))
+        throw new VespaBulkError(
+          'VB_USAGE',
+          `--vespa-version (--version, -V) must be a Vespa version such as 8.1.2, not '${v}'`,
+        );
       return true;
     }, global);
 }
 
 function withPrepareFlags<T>(y: Argv<T>, global = true): Argv<T & PrepareFlags> {
   return withVespaVersion(y, 'Target Vespa version (default: the config server’s current one)', global)
-    .option('ignore-validation-errors', { type: 'boolean', default: false, describe: 'Turn validation errors an override could allow into warnings', global })
+    .option('ignore-validation-errors', {
+      type: 'boolean',
+      default: false,
+      describe: 'Turn validation errors an override could allow into warnings',
+      global,
+    })
     .option('timeout', { type: 'number', describe: 'Seconds the config server may spend preparing', global })
     .option('dry-run', { type: 'boolean', default: false, describe: 'Validate and report; change nothing', global })
     .option('verbose', { type: 'boolean', default: false, describe: 'Include the detailed prepare log', global });
@@ -147,7 +187,8 @@ const prepareOptionsOf = (a: PrepareFlags) => ({
 });
 
 function checkWait(wait: number | undefined): void {
-  if (wait !== undefined && !(Number.isFinite(wait) && wait >= 0)) throw new VespaBulkError('VB_USAGE', `--wait must be a number of seconds, not '${wait}'`);
+  if (wait !== undefined && !(Number.isFinite(wait) && wait >= 0))
+    throw new VespaBulkError('VB_USAGE', `--wait must be a number of seconds, not '${wait}'`);
 }
 
 type DeployArgs = TargetArgs & PrepareFlags & { path: string; wait?: number };
@@ -161,15 +202,26 @@ const deployRun = handler<DeployArgs>(async (argv) => {
     onStep: argv.json
       ? undefined
       : (step, r) => {
-          if (step === 'upload') err(`Uploaded ${argv.path} to ${resolveTarget(target).configUrl}: session ${r['session-id']}`);
+          if (step === 'upload')
+            err(`Uploaded ${argv.path} to ${resolveTarget(target).configUrl}: session ${r['session-id']}`);
           if (step === 'prepare') printPrepared(r as PrepareResult);
         },
-    onConvergencePoll: argv.json ? undefined : (c) => err(`Waiting for services: generation ${c.currentGeneration} of ${c.wantedGeneration}${c.converged ? ', converged' : ''}`),
+    onConvergencePoll: argv.json
+      ? undefined
+      : (c) =>
+          err(
+            `Waiting for services: generation ${c.currentGeneration} of ${c.wantedGeneration}${c.converged ? ', converged' : ''}`,
+          ),
   });
   if (argv.json) return printJson(result);
   const generation = result.activate.application?.generation;
-  out(`Activated session ${result.activate['session-id']}: application ${appName(target)}${generation !== undefined ? ` generation ${generation}` : ''}`);
-  if (result.convergence) out(`Converged: all ${result.convergence.services.length} services run generation ${result.convergence.wantedGeneration}`);
+  out(
+    `Activated session ${result.activate['session-id']}: application ${appName(target)}${generation !== undefined ? ` generation ${generation}` : ''}`,
+  );
+  if (result.convergence)
+    out(
+      `Converged: all ${result.convergence.services.length} services run generation ${result.convergence.wantedGeneration}`,
+    );
 });
 
 type PrepareArgs = TargetArgs & PrepareFlags & { package: string };
@@ -186,10 +238,15 @@ const prepareRun = handler<PrepareArgs>(async (argv) => {
     if (!argv.json) err(`Uploaded ${argv.package}: session ${sessionId}`);
   }
   const prepared = await prepareSession(target, sessionId, prepareOptionsOf(argv));
-  if (!argv['dry-run']) await rememberSession({ configUrl: resolveTarget(target).configUrl, tenant: target.tenant, sessionId });
+  if (!argv['dry-run'])
+    await rememberSession({ configUrl: resolveTarget(target).configUrl, tenant: target.tenant, sessionId });
   if (argv.json) return printJson(prepared);
   printPrepared(prepared);
-  out(argv['dry-run'] ? `Dry run of session ${sessionId}: nothing was changed` : `Prepared session ${sessionId}; activate it with: vespa-bulk deploy activate ${sessionId}`);
+  out(
+    argv['dry-run']
+      ? `Dry run of session ${sessionId}: nothing was changed`
+      : `Prepared session ${sessionId}; activate it with: vespa-bulk deploy activate ${sessionId}`,
+  );
 });
 
 type ActivateArgs = TargetArgs & { 'session-id'?: string; 'ignore-session-stale-failure': boolean; wait?: number };
@@ -201,26 +258,42 @@ const activateRun = handler<ActivateArgs>(async (argv) => {
   if (sessionId === undefined) {
     const remembered = await recallSession();
     const url = resolveTarget(target).configUrl;
-    if (!remembered) throw new VespaBulkError('VB_USAGE', `no session id given and none remembered in ${sessionStateFile()}; run 'vespa-bulk deploy prepare <dir>' first`);
+    if (!remembered)
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `no session id given and none remembered in ${sessionStateFile()}; run 'vespa-bulk deploy prepare <dir>' first`,
+      );
     if (remembered.configUrl !== url || remembered.tenant !== target.tenant) {
-      throw new VespaBulkError('VB_USAGE', `the remembered session ${remembered.sessionId} belongs to ${remembered.configUrl} tenant '${remembered.tenant}', not ${url} tenant '${target.tenant}'; name the session id`);
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `the remembered session ${remembered.sessionId} belongs to ${remembered.configUrl} tenant '${remembered.tenant}', not ${url} tenant '${target.tenant}'; name the session id`,
+      );
     }
     sessionId = remembered.sessionId;
   }
-  const activated = await activateSession(target, sessionId, { ignoreSessionStaleFailure: argv['ignore-session-stale-failure'] });
+  const activated = await activateSession(target, sessionId, {
+    ignoreSessionStaleFailure: argv['ignore-session-stale-failure'],
+  });
   const convergence =
     argv.wait !== undefined && argv.wait > 0
       ? await waitForConvergence(target, { timeoutMs: argv.wait * 1000, generation: activated.application?.generation })
       : undefined;
   if (argv.json) return printJson(convergence ? { ...activated, convergence } : activated);
-  out(`${activated.message} Application ${appName(target)}${activated.application?.generation !== undefined ? ` generation ${activated.application.generation}` : ''}`);
-  if (convergence) out(`Converged: all ${convergence.services.length} services run generation ${convergence.wantedGeneration}`);
+  out(
+    `${activated.message} Application ${appName(target)}${activated.application?.generation !== undefined ? ` generation ${activated.application.generation}` : ''}`,
+  );
+  if (convergence)
+    out(`Converged: all ${convergence.services.length} services run generation ${convergence.wantedGeneration}`);
 });
 
 const prepareCommand = (name: string): CommandModule<any, PrepareArgs> => ({
   command: `${name} <package>`,
   describe: listedCommand('prepare').describe,
-  builder: (y) => withPrepareFlags(withTarget(y)).positional('package', { type: 'string', describe: 'Package directory, .zip, or session id' }) as Argv<PrepareArgs>,
+  builder: (y) =>
+    withPrepareFlags(withTarget(y)).positional('package', {
+      type: 'string',
+      describe: 'Package directory, .zip, or session id',
+    }) as Argv<PrepareArgs>,
   handler: prepareRun,
 });
 
@@ -230,7 +303,11 @@ const activateCommand = (name: string): CommandModule<any, ActivateArgs> => ({
   builder: (y) =>
     withTarget(y)
       .positional('session-id', { type: 'string' })
-      .option('ignore-session-stale-failure', { type: 'boolean', default: false, describe: 'Activate even if another session was activated since this one was prepared' })
+      .option('ignore-session-stale-failure', {
+        type: 'boolean',
+        default: false,
+        describe: 'Activate even if another session was activated since this one was prepared',
+      })
       .option('wait', { type: 'number', describe: 'Seconds to wait for services to converge' }) as Argv<ActivateArgs>,
   handler: activateRun,
 });
@@ -268,11 +345,15 @@ const subcommands: AnyCommand[] = [
           argv.wait !== undefined && argv.wait > 0
             ? await waitForServiceConvergence(target, argv.service, {
                 timeoutMs: argv.wait * 1000,
-                onPoll: argv.json ? undefined : (c) => err(`Waiting for ${c.host}: generation ${c.currentGeneration} of ${c.wantedGeneration}`),
+                onPoll: argv.json
+                  ? undefined
+                  : (c) => err(`Waiting for ${c.host}: generation ${c.currentGeneration} of ${c.wantedGeneration}`),
               })
             : await getServiceConvergence(target, argv.service);
         if (argv.json) return printJson(one);
-        out(`${one.host}: generation ${one.currentGeneration} of ${one.wantedGeneration}, ${one.converged ? 'converged' : 'not converged'}`);
+        out(
+          `${one.host}: generation ${one.currentGeneration} of ${one.wantedGeneration}, ${one.converged ? 'converged' : 'not converged'}`,
+        );
         return;
       }
       const result =
@@ -280,7 +361,9 @@ const subcommands: AnyCommand[] = [
           ? await waitForConvergence(target, {
               timeoutMs: argv.wait * 1000,
               vespaVersion: argv['vespa-version'],
-              onPoll: argv.json ? undefined : (c) => err(`Waiting for services: generation ${c.currentGeneration} of ${c.wantedGeneration}`),
+              onPoll: argv.json
+                ? undefined
+                : (c) => err(`Waiting for services: generation ${c.currentGeneration} of ${c.wantedGeneration}`),
             })
           : await getConvergence(target, { vespaVersion: argv['vespa-version'] });
       if (argv.json) return printJson(result);
@@ -295,7 +378,10 @@ const subcommands: AnyCommand[] = [
         .command(<AnyCommand>{
           command: 'ls [path]',
           describe: 'List a package directory',
-          builder: (yy) => withTarget(yy).positional('path', { type: 'string', default: '' }).option('recursive', { alias: 'r', type: 'boolean', default: false }),
+          builder: (yy) =>
+            withTarget(yy)
+              .positional('path', { type: 'string', default: '' })
+              .option('recursive', { alias: 'r', type: 'boolean', default: false }),
           handler: handler<TargetArgs & { path: string; recursive: boolean }>(async (argv) => {
             const urls = await listContent(targetOf(argv), argv.path, { recursive: argv.recursive });
             if (argv.json) return printJson(urls);
@@ -322,11 +408,17 @@ const subcommands: AnyCommand[] = [
         .option('hostname', repeatable('Only services on these hosts'))
         .option('cluster-type', repeatable('Only clusters of this type: admin, container, content'))
         .option('cluster-id', repeatable('Only these clusters (ids from services.xml)')),
-    handler: handler<TargetArgs & { hostname?: string[]; 'cluster-type'?: string[]; 'cluster-id'?: string[] }>(async (argv) => {
-      const result = await restartServices(targetOf(argv), { hostname: argv.hostname, clusterType: argv['cluster-type'], clusterId: argv['cluster-id'] });
-      if (argv.json) return printJson(result);
-      out(`Restart: ${result.message}`);
-    }),
+    handler: handler<TargetArgs & { hostname?: string[]; 'cluster-type'?: string[]; 'cluster-id'?: string[] }>(
+      async (argv) => {
+        const result = await restartServices(targetOf(argv), {
+          hostname: argv.hostname,
+          clusterType: argv['cluster-type'],
+          clusterId: argv['cluster-id'],
+        });
+        if (argv.json) return printJson(result);
+        out(`Restart: ${result.message}`);
+      },
+    ),
   },
   {
     command: 'reindex',
@@ -338,8 +430,17 @@ const subcommands: AnyCommand[] = [
         .option('indexed-only', { type: 'boolean', default: false, describe: 'Only document types in indexed mode' })
         .option('speed', { type: 'number', describe: 'Speed multiplier, 0.0 to 100.0' })
         .option('cause', { type: 'string', describe: 'Why, for the logs' }),
-    handler: handler<TargetArgs & { cluster?: string[]; 'document-type'?: string[]; 'indexed-only': boolean; speed?: number; cause?: string }>(async (argv) => {
-      if (argv.speed !== undefined && Number.isNaN(argv.speed)) throw new VespaBulkError('VB_USAGE', '--speed must be a number from 0.0 to 100.0');
+    handler: handler<
+      TargetArgs & {
+        cluster?: string[];
+        'document-type'?: string[];
+        'indexed-only': boolean;
+        speed?: number;
+        cause?: string;
+      }
+    >(async (argv) => {
+      if (argv.speed !== undefined && Number.isNaN(argv.speed))
+        throw new VespaBulkError('VB_USAGE', '--speed must be a number from 0.0 to 100.0');
       const result = await triggerReindex(targetOf(argv), {
         clusterId: argv.cluster,
         documentType: argv['document-type'],
@@ -380,8 +481,17 @@ export const commands: AnyCommand[] = [
     // global: false keeps deploy's own flags out of its subcommands (yargs inherits options by default).
     builder: (y) =>
       withPrepareFlags(withTarget(y), false)
-        .positional('path', { type: 'string', default: '.', describe: 'Application package directory or .zip', global: false } as PositionalOptions)
-        .option('wait', { type: 'number', describe: 'Seconds to wait for services to converge on the new generation', global: false })
+        .positional('path', {
+          type: 'string',
+          default: '.',
+          describe: 'Application package directory or .zip',
+          global: false,
+        } as PositionalOptions)
+        .option('wait', {
+          type: 'number',
+          describe: 'Seconds to wait for services to converge on the new generation',
+          global: false,
+        })
         .command(subcommands),
     handler: deployRun,
   },

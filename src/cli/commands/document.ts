@@ -3,7 +3,13 @@ import { listedCommand } from '../command-list.js';
 import { readFileSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
 import { VespaBulkError } from '../../core/errors.js';
-import { checkGivenId, conditionAndCreate, singleOperationOf, splitPositionals, type SingleOperation } from '../../document/single-operation.js';
+import {
+  checkGivenId,
+  conditionAndCreate,
+  singleOperationOf,
+  splitPositionals,
+  type SingleOperation,
+} from '../../document/single-operation.js';
 import { DocumentClient, type DocumentResponse } from '../../http/document-client.js';
 import type { DocumentParams } from '../../http/document-request.js';
 import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
@@ -19,7 +25,8 @@ import { protocolFromArgs, tellProtocolOnce, withProtocolOption, type ProtocolAr
 import { parseHeaderFlags } from '../header-flags.js';
 
 /** The help of `--tensor-format`, the same on get and visit. */
-export const tensorFormatHelp = 'How tensor fields are written (format.tensors; the service default is short). hex, hex-value: dense cells as one hex string, far less JSON for embeddings, and fed back unchanged';
+export const tensorFormatHelp =
+  'How tensor fields are written (format.tensors; the service default is short). hex, hex-value: dense cells as one hex string, far less JSON for embeddings, and fed back unchanged';
 
 /**
  * get, put, update, remove of one document, in the forms of the official `vespa document`: `put [id] file`
@@ -57,30 +64,57 @@ function options<T>(y: Argv<T>, kind: Kind) {
     .option('timeout', { type: 'string', describe: 'Server-side timeout, e.g. 5s' })
     .option('tracelevel', { type: 'number', describe: 'Trace level 1-9 (the trace is in the printed response)' })
     .option('header', repeatable("Extra request header 'Name: value' (repeatable)"))
-    .option('verbose', { alias: 'v', type: 'boolean', default: false, describe: 'Say which HTTP is spoken, and print a failed answer that is not the service\'s JSON (a proxy\'s page) whole' });
+    .option('verbose', {
+      alias: 'v',
+      type: 'boolean',
+      default: false,
+      describe:
+        "Say which HTTP is spoken, and print a failed answer that is not the service's JSON (a proxy's page) whole",
+    });
   if (kind === 'get') {
     b = b
-      .positional('ids', { type: 'string', array: true, demandOption: true, describe: 'Document ids, id:<namespace>:<type>::<local>' })
+      .positional('ids', {
+        type: 'string',
+        array: true,
+        demandOption: true,
+        describe: 'Document ids, id:<namespace>:<type>::<local>',
+      })
       .option('field-set', { type: 'string', describe: 'Fields to return: [all], [document], [id], <type>:f1,f2' })
       .option('tensor-format', { type: 'string', choices: tensorFormats, describe: tensorFormatHelp })
-      .option('ignore-missing', { type: 'boolean', default: false, describe: 'A document that does not exist (404) is not an error' });
+      .option('ignore-missing', {
+        type: 'boolean',
+        default: false,
+        describe: 'A document that does not exist (404) is not an error',
+      });
   } else {
     b = b
       .positional('first', {
         type: 'string',
-        describe: kind === 'remove' ? 'Document id, or a file (- for stdin) holding {"remove":id}' : `Document id, or (alone) the file, whose "${kind}" key gives the id`,
+        describe:
+          kind === 'remove'
+            ? 'Document id, or a file (- for stdin) holding {"remove":id}'
+            : `Document id, or (alone) the file, whose "${kind}" key gives the id`,
       })
-      .option('condition', { type: 'string', describe: 'Test-and-set condition (a document selection); a false one gives 412. Default: "condition" in the JSON given' })
+      .option('condition', {
+        type: 'string',
+        describe:
+          'Test-and-set condition (a document selection); a false one gives 412. Default: "condition" in the JSON given',
+      })
       .option('route', { type: 'string', describe: 'Route of the operation' })
       .option('dry-run', { type: 'boolean', describe: 'Validate only: the service answers but changes nothing' });
   }
   if (kind === 'put' || kind === 'update') {
     b = b
-      .positional('file', { type: 'string', describe: 'JSON text, a file, or - for stdin: {"fields":{...}} as in a feed file (or the fields object alone)' })
+      .positional('file', {
+        type: 'string',
+        describe: 'JSON text, a file, or - for stdin: {"fields":{...}} as in a feed file (or the fields object alone)',
+      })
       .option('create', {
         type: 'boolean',
         describe:
-          (kind === 'update' ? 'Create the document (empty) when missing, then update it' : 'With --condition: write a missing document without checking the condition') +
+          (kind === 'update'
+            ? 'Create the document (empty) when missing, then update it'
+            : 'With --condition: write a missing document without checking the condition') +
           '. Default: "create" in the JSON given',
       });
   }
@@ -104,10 +138,19 @@ export function readSource(source: string | undefined): string | undefined {
  * The operation of `put [id] file`, `update [id] file` and `remove id|file`: which positional is the id and
  * which the document, the document read (a file, stdin or JSON text), then read as the library reads it.
  */
-export function documentOperationOf(kind: Exclude<Kind, 'get'>, first: string | undefined, file: string | undefined, assign: string[] | undefined): SingleOperation {
+export function documentOperationOf(
+  kind: Exclude<Kind, 'get'>,
+  first: string | undefined,
+  file: string | undefined,
+  assign: string[] | undefined,
+): SingleOperation {
   const { id, source } = splitPositionals(first, file);
   const text = readSource(source);
-  return singleOperationOf(kind, { ...(id !== undefined && { id }), ...(text !== undefined && { text }), ...(assign !== undefined && { assign }) });
+  return singleOperationOf(kind, {
+    ...(id !== undefined && { id }),
+    ...(text !== undefined && { text }),
+    ...(assign !== undefined && { assign }),
+  });
 }
 
 function command(kind: Kind): CommandModule<object, DocumentArgs> {
@@ -139,13 +182,19 @@ function command(kind: Kind): CommandModule<object, DocumentArgs> {
       if (note !== undefined) process.stderr.write(`vespa-bulk: ${note}\n`);
       const security = connection.security;
       const { protocol } = protocolFromArgs(args);
-      const access = { headers: securityHeaders(security), ...(needsTlsMaterial(security) && { tls: connectOptions(security) }), ...(protocol !== undefined && { protocol }) };
+      const access = {
+        headers: securityHeaders(security),
+        ...(needsTlsMaterial(security) && { tls: connectOptions(security) }),
+        ...(protocol !== undefined && { protocol }),
+      };
       await waitIfAsked(args, connection.url, access);
       const client = new DocumentClient({
         endpoint: connection.url,
         ...access,
         // One request: which HTTP it went over informs only when asked for.
-        ...(args.verbose && { onProtocol: tellProtocolOnce(connection.url, protocol, (line) => process.stderr.write(`${line}\n`)) }),
+        ...(args.verbose && {
+          onProtocol: tellProtocolOnce(connection.url, protocol, (line) => process.stderr.write(`${line}\n`)),
+        }),
       });
       try {
         if (operation === undefined) {
@@ -171,7 +220,12 @@ function command(kind: Kind): CommandModule<object, DocumentArgs> {
 }
 
 /** Sends the one write of a put, update or remove command. */
-function write(client: DocumentClient, kind: Kind, { id, fields }: SingleOperation, params: DocumentParams): Promise<DocumentResponse> {
+function write(
+  client: DocumentClient,
+  kind: Kind,
+  { id, fields }: SingleOperation,
+  params: DocumentParams,
+): Promise<DocumentResponse> {
   if (kind === 'put') return client.put(id, fields!, params);
   if (kind === 'update') return client.update(id, fields!, params);
   return client.remove(id, params);
@@ -192,19 +246,16 @@ function report(id: string, res: DocumentResponse, verbose: boolean): boolean {
   if (verbose && body !== '' && body !== message) process.stderr.write(`${body}\n`);
   if (res.status === 404) process.stderr.write(`vespa-bulk: ${id}: not found (404)\n`);
   else if (res.status === 412) {
-    process.stderr.write(`vespa-bulk: ${id}: the condition did not hold, or the document does not exist (412)${message ? `: ${message}` : ''}\n`);
+    process.stderr.write(
+      `vespa-bulk: ${id}: the condition did not hold, or the document does not exist (412)${message ? `: ${message}` : ''}\n`,
+    );
   } else if (isAuthFailure(res.status)) {
     process.stderr.write(`vespa-bulk: ${id}: ${statusMessage(res.status, message)} (${authFailureHint(res.status)})\n`);
   } else process.stderr.write(`vespa-bulk: ${id}: ${statusMessage(res.status, message)}\n`);
   return false;
 }
 
-export const commands: AnyCommand[] = [
-  command('get'),
-  command('put'),
-  command('update'),
-  command('remove'),
-];
+export const commands: AnyCommand[] = [command('get'), command('put'), command('update'), command('remove')];
 
 /** The answer as the service wrote it, indented: printed from the parsed value, a large `long` would be rounded. */
 function printable(res: DocumentResponse): string {

@@ -94,48 +94,175 @@ Nothing answering at the start (connection refused, unknown host, TLS handshake 
 Exit code: 0 all succeeded, 1 some failed or the feed was stopped, 2 bad usage, 130 after Ctrl-C (SIGINT), 143 after SIGTERM.`;
 
 function builder(y: Argv): Argv<FeedArgs> {
-  return withTransportOptions(withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(y)))))
-    .positional('files', { type: 'string', array: true, describe: "Feed files ('-' for stdin, http(s):// URLs streamed, .gz and .zst decompressed; .csv, .tsv, .parquet read as tables)" })
-    .option('inflight', { type: 'number', describe: 'Fixed in-flight limit (default: adaptive, from 64 up to 1024, following throughput and latency)' })
-    .option('timeout', { type: 'number', describe: 'Per-operation deadline in seconds, across retries; also sent as ?timeout= (default 600, not sent)' })
-    .option('route', { type: 'string', describe: 'Route for every operation' })
-    .option('trace', { type: 'number', describe: 'Trace level 1-9, sent as ?tracelevel=' })
-    // Not an array option: that would swallow the file names after it. Repeated flags still collect.
-    .option('header', repeatable("Extra header 'Name: value' (repeatable)"))
-    .option('compression', { choices: ['auto', 'gzip', 'none'] as const, default: 'auto' as Compression, describe: 'gzip bodies over 512 bytes: auto = unless the target is loopback' })
-    .option('verbose', { alias: 'v', type: 'boolean', default: false, describe: 'Print every failed operation and its reason on stderr, and an answer that is not the service\'s JSON (a proxy\'s page) whole' })
-    .option('max-retries', { type: 'number', default: 10, describe: 'Retries for 503, 502, 504 and transport errors' })
-    .option('max-request-bytes', { type: 'number', describe: "An operation whose body is over this many bytes is not sent and fails at once (default 104857600, the container's 100 MiB; set it to the cluster's maxDocumentOperationRequestSizeMib)" })
-    .option('max-failure-seconds', { alias: 'deadline', type: 'number', default: 60, describe: 'Stop (with a checkpoint) after this long with only failures; 0 never (--deadline, as the official CLI names it)' })
-    .option('failures', { type: 'string', describe: 'Failure output file (default: vespa-bulk-failures-<time>.jsonl when something fails)' })
-    .option('resume', { type: 'string', describe: 'Continue a stopped feed from this checkpoint file (and save progress there, unless --checkpoint names another): to the target it records, with the settings it records' })
-    .option('resume-to-other-target', { type: 'boolean', describe: 'With --resume (or an existing --checkpoint): feed the rest to the target (and --route) given, although the checkpoint records another' })
-    .option('checkpoint', { type: 'string', describe: 'Save progress here every second and at every stop, and continue from it when it exists, so the same command run again goes on (default: vespa-bulk-checkpoint-<time>.json, written only when the feed is stopped)' })
-    .option('shard', { type: 'string', describe: 'Feed only shard i of N (i/N) by a hash of the document id' })
-    .option('dry-run', { type: 'boolean', default: false, describe: 'Send dryRun=true: the service validates, stores nothing' })
-    .option('progress', { type: 'number', default: 5, describe: 'Seconds between progress lines when stderr is not a terminal' })
-    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress line' })
-    .option('workers', { type: 'number', describe: 'Worker threads, each with its own connections and its share of the in-flight limit; operations on one id stay on one (default 1: one thread fed as fast as two against the container on 2 cores)' })
-    .option('speedtest', { type: 'number', describe: "Network speed test, as 'vespa feed --speedtest': generated dry-run puts (id:test:test::<8 letters>, one field 'test' of this many random letters) instead of files" })
-    .option('speedtest-duration', { type: 'number', default: 60, describe: 'Duration of the speed test, in seconds' })
-    .option('transform', { type: 'string', describe: 'ES module (FILE.mjs) whose default export maps each operation object to an operation, an array of them, or null to drop it (docs/transform.md); its errors go to the failure output' })
-    .option('shuffle', { type: 'boolean', describe: 'Interleave operations through a bounded buffer so consecutive ones go to different buckets (for input in an export\'s bucket order); operations on one id keep their order' })
-    .option('shuffle-buffer', { type: 'number', describe: 'Operations --shuffle holds at most (default 10000)' })
-    .option('input-format', { choices: ['jsonl', 'json', 'csv', 'tsv', 'parquet'] as const, group: tables, describe: 'What the inputs hold (default: by extension .csv, .tsv, .parquet after .gz/.zst; else JSON/JSONL detected)' })
-    .option('id-field', { type: 'string', group: tables, describe: "Column holding full document ids (with --document-type: the id's local part) (default: a column named 'id')" })
-    .option('id', { type: 'string', group: tables, describe: "Document id template with {column} placeholders, e.g. 'id:shop:product::{doc_id}'" })
-    .option('document-type', { type: 'string', group: tables, describe: 'Document type, with --id-field holding local parts: id:<namespace>:<type>::<value>' })
-    .option('namespace', { type: 'string', group: tables, describe: 'Namespace of the ids made with --document-type (default: the document type)' })
-    .option('operation', { choices: ['put', 'update', 'remove'] as const, group: tables, describe: 'What each row becomes (default put; update assigns each field; remove uses only the id)' })
-    .option('create', { type: 'boolean', group: tables, describe: 'Updates create missing documents ("create": true)' })
-    .option('timestamp-unit', { choices: ['s', 'ms', 'us'] as const, group: tables, describe: 'Timestamps become a long of seconds (default), milliseconds or microseconds since the epoch' })
-    .option('app', { type: 'string', group: tables, describe: 'Application package (directory, .zip, gzipped tar) whose schemas type the row values' })
-    .option('config-url', { type: 'string', group: tables, describe: "Config server URL: its active application's schemas type the row values" })
-    .epilog(epilog) as unknown as Argv<FeedArgs>;
+  return (
+    withTransportOptions(withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(y)))))
+      .positional('files', {
+        type: 'string',
+        array: true,
+        describe:
+          "Feed files ('-' for stdin, http(s):// URLs streamed, .gz and .zst decompressed; .csv, .tsv, .parquet read as tables)",
+      })
+      .option('inflight', {
+        type: 'number',
+        describe: 'Fixed in-flight limit (default: adaptive, from 64 up to 1024, following throughput and latency)',
+      })
+      .option('timeout', {
+        type: 'number',
+        describe: 'Per-operation deadline in seconds, across retries; also sent as ?timeout= (default 600, not sent)',
+      })
+      .option('route', { type: 'string', describe: 'Route for every operation' })
+      .option('trace', { type: 'number', describe: 'Trace level 1-9, sent as ?tracelevel=' })
+      // Not an array option: that would swallow the file names after it. Repeated flags still collect.
+      .option('header', repeatable("Extra header 'Name: value' (repeatable)"))
+      .option('compression', {
+        choices: ['auto', 'gzip', 'none'] as const,
+        default: 'auto' as Compression,
+        describe: 'gzip bodies over 512 bytes: auto = unless the target is loopback',
+      })
+      .option('verbose', {
+        alias: 'v',
+        type: 'boolean',
+        default: false,
+        describe:
+          "Print every failed operation and its reason on stderr, and an answer that is not the service's JSON (a proxy's page) whole",
+      })
+      .option('max-retries', {
+        type: 'number',
+        default: 10,
+        describe: 'Retries for 503, 502, 504 and transport errors',
+      })
+      .option('max-request-bytes', {
+        type: 'number',
+        describe:
+          "An operation whose body is over this many bytes is not sent and fails at once (default 104857600, the container's 100 MiB; set it to the cluster's maxDocumentOperationRequestSizeMib)",
+      })
+      .option('max-failure-seconds', {
+        alias: 'deadline',
+        type: 'number',
+        default: 60,
+        describe:
+          'Stop (with a checkpoint) after this long with only failures; 0 never (--deadline, as the official CLI names it)',
+      })
+      .option('failures', {
+        type: 'string',
+        describe: 'Failure output file (default: vespa-bulk-failures-<time>.jsonl when something fails)',
+      })
+      .option('resume', {
+        type: 'string',
+        describe:
+          'Continue a stopped feed from this checkpoint file (and save progress there, unless --checkpoint names another): to the target it records, with the settings it records',
+      })
+      .option('resume-to-other-target', {
+        type: 'boolean',
+        describe:
+          'With --resume (or an existing --checkpoint): feed the rest to the target (and --route) given, although the checkpoint records another',
+      })
+      .option('checkpoint', {
+        type: 'string',
+        describe:
+          'Save progress here every second and at every stop, and continue from it when it exists, so the same command run again goes on (default: vespa-bulk-checkpoint-<time>.json, written only when the feed is stopped)',
+      })
+      .option('shard', { type: 'string', describe: 'Feed only shard i of N (i/N) by a hash of the document id' })
+      .option('dry-run', {
+        type: 'boolean',
+        default: false,
+        describe: 'Send dryRun=true: the service validates, stores nothing',
+      })
+      .option('progress', {
+        type: 'number',
+        default: 5,
+        describe: 'Seconds between progress lines when stderr is not a terminal',
+      })
+      .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress line' })
+      .option('workers', {
+        type: 'number',
+        describe:
+          'Worker threads, each with its own connections and its share of the in-flight limit; operations on one id stay on one (default 1: one thread fed as fast as two against the container on 2 cores)',
+      })
+      .option('speedtest', {
+        type: 'number',
+        describe:
+          "Network speed test, as 'vespa feed --speedtest': generated dry-run puts (id:test:test::<8 letters>, one field 'test' of this many random letters) instead of files",
+      })
+      .option('speedtest-duration', { type: 'number', default: 60, describe: 'Duration of the speed test, in seconds' })
+      .option('transform', {
+        type: 'string',
+        describe:
+          'ES module (FILE.mjs) whose default export maps each operation object to an operation, an array of them, or null to drop it (docs/transform.md); its errors go to the failure output',
+      })
+      .option('shuffle', {
+        type: 'boolean',
+        describe:
+          "Interleave operations through a bounded buffer so consecutive ones go to different buckets (for input in an export's bucket order); operations on one id keep their order",
+      })
+      .option('shuffle-buffer', { type: 'number', describe: 'Operations --shuffle holds at most (default 10000)' })
+      .option('input-format', {
+        choices: ['jsonl', 'json', 'csv', 'tsv', 'parquet'] as const,
+        group: tables,
+        describe:
+          'What the inputs hold (default: by extension .csv, .tsv, .parquet after .gz/.zst; else JSON/JSONL detected)',
+      })
+      .option('id-field', {
+        type: 'string',
+        group: tables,
+        describe:
+          "Column holding full document ids (with --document-type: the id's local part) (default: a column named 'id')",
+      })
+      .option('id', {
+        type: 'string',
+        group: tables,
+        describe: "Document id template with {column} placeholders, e.g. 'id:shop:product::{doc_id}'",
+      })
+      .option('document-type', {
+        type: 'string',
+        group: tables,
+        describe: 'Document type, with --id-field holding local parts: id:<namespace>:<type>::<value>',
+      })
+      .option('namespace', {
+        type: 'string',
+        group: tables,
+        describe: 'Namespace of the ids made with --document-type (default: the document type)',
+      })
+      .option('operation', {
+        choices: ['put', 'update', 'remove'] as const,
+        group: tables,
+        describe: 'What each row becomes (default put; update assigns each field; remove uses only the id)',
+      })
+      .option('create', {
+        type: 'boolean',
+        group: tables,
+        describe: 'Updates create missing documents ("create": true)',
+      })
+      .option('timestamp-unit', {
+        choices: ['s', 'ms', 'us'] as const,
+        group: tables,
+        describe: 'Timestamps become a long of seconds (default), milliseconds or microseconds since the epoch',
+      })
+      .option('app', {
+        type: 'string',
+        group: tables,
+        describe: 'Application package (directory, .zip, gzipped tar) whose schemas type the row values',
+      })
+      .option('config-url', {
+        type: 'string',
+        group: tables,
+        describe: "Config server URL: its active application's schemas type the row values",
+      })
+      .epilog(epilog) as unknown as Argv<FeedArgs>
+  );
 }
 
 /** `argv` parsed; `raw`: the command line's arguments as given (after the program), read for a bare '-'. */
-export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Promise<{ files: string[]; options: FeedOptions; targetNote?: string; resumedFrom?: string; speedtest?: { bytes: number; seconds: number } }> {
+export async function toFeedOptions(
+  argv: FeedArgs,
+  raw: readonly string[],
+): Promise<{
+  files: string[];
+  options: FeedOptions;
+  targetNote?: string;
+  resumedFrom?: string;
+  speedtest?: { bytes: number; seconds: number };
+}> {
   // yargs drops a bare '-' from the positionals: put it back in its place from the raw arguments.
   let files = argv.files ?? [];
   if (raw.includes('-') && !files.includes('-')) {
@@ -148,7 +275,8 @@ export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Pro
     }
     files.push(...rest);
   }
-  const resumeFrom = argv.resume ?? (argv.checkpoint !== undefined && existsSync(argv.checkpoint) ? argv.checkpoint : undefined);
+  const resumeFrom =
+    argv.resume ?? (argv.checkpoint !== undefined && existsSync(argv.checkpoint) ? argv.checkpoint : undefined);
   const checkpoint = resumeFrom !== undefined ? await readFeedCheckpoint(resumeFrom) : undefined;
   const headers = parseHeaderFlags(argv.header);
   let connection = connectionFromArgs(argv, headers);
@@ -166,7 +294,8 @@ export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Pro
   if (argv.route !== undefined) options.route = argv.route;
   if (argv.trace !== undefined) options.tracelevel = argv.trace;
   // Given either way, --dry-run is compared with a checkpoint's; left out, the checkpoint's is taken.
-  if (argv['dry-run'] || !tookDefault(argv as unknown as Record<string, unknown>, 'dry-run')) options.dryRun = argv['dry-run'];
+  if (argv['dry-run'] || !tookDefault(argv as unknown as Record<string, unknown>, 'dry-run'))
+    options.dryRun = argv['dry-run'];
   if (argv.workers !== undefined) options.workers = argv.workers;
   if (argv['max-request-bytes'] !== undefined) options.maxRequestBytes = argv['max-request-bytes'];
   if (argv.transform !== undefined) options.transform = argv.transform;
@@ -199,14 +328,21 @@ export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Pro
     if (files.length === 0) files = checkpoint.inputs;
     // A checkpoint keeps a URL's origin and path only (its query may be a signature): the user gives it again.
     const masked = files.find((f) => f.endsWith('?…'));
-    if (masked !== undefined) throw new VespaBulkError('VB_USAGE', `input ${masked} of ${name} lost its query when saved: give the URL again`);
+    if (masked !== undefined)
+      throw new VespaBulkError('VB_USAGE', `input ${masked} of ${name} lost its query when saved: give the URL again`);
     const given = options;
     try {
       options = resumedOptions(given, checkpoint, name);
     } catch (err) {
       // A target from a config file or VESPA_CLI_ENDPOINTS: say where it came from, since no flag named it.
-      const from = err instanceof ResumeConflictError && err.option === 'endpoint' && !connection.target.from.startsWith('--') ? ` (${connection.url} is from ${connection.target.from})` : '';
-      if (err instanceof ResumeConflictError) throw new VespaBulkError('VB_USAGE', `${err.messageWith((o) => flagName(o, feedFlags))}${from}`, { cause: err });
+      const from =
+        err instanceof ResumeConflictError && err.option === 'endpoint' && !connection.target.from.startsWith('--')
+          ? ` (${connection.url} is from ${connection.target.from})`
+          : '';
+      if (err instanceof ResumeConflictError)
+        throw new VespaBulkError('VB_USAGE', `${err.messageWith((o) => flagName(o, feedFlags))}${from}`, {
+          cause: err,
+        });
       throw err;
     }
     checkResumable(checkpoint, files, options.shard, name);
@@ -214,7 +350,10 @@ export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Pro
     if (argv.failures === undefined && checkpoint.failures !== undefined) options.failures = checkpoint.failures;
     options.resume = checkpoint;
     const before = `${formatCount(checkpoint.ok + checkpoint.errors)} ${checkpoint.ok + checkpoint.errors === 1 ? 'operation' : 'operations'} done before`;
-    resumedFrom = checkpoint.position === null ? `${resumeFrom}: finished, nothing left to feed` : `${resumeFrom} at ${checkpoint.inputs[checkpoint.position.input] ?? '?'} line ${checkpoint.position.line}: ${before}`;
+    resumedFrom =
+      checkpoint.position === null
+        ? `${resumeFrom}: finished, nothing left to feed`
+        : `${resumeFrom} at ${checkpoint.inputs[checkpoint.position.input] ?? '?'} line ${checkpoint.position.line}: ${before}`;
     if (!targetGiven && options.endpoint !== undefined) {
       // The key pair of the official CLI's home is picked for the target fed: resolve the checkpoint's as if given.
       connection = connectionFromArgs({ ...argv, target: options.endpoint }, headers);
@@ -234,16 +373,25 @@ export async function toFeedOptions(argv: FeedArgs, raw: readonly string[]): Pro
   if (argv.speedtest !== undefined) {
     const bytes = argv.speedtest;
     const seconds = argv['speedtest-duration'];
-    if (!(Number.isInteger(bytes) && bytes >= 1)) throw new VespaBulkError('VB_USAGE', `--speedtest must be a number of bytes >= 1, not ${bytes}`);
-    if (!(Number.isFinite(seconds) && seconds > 0)) throw new VespaBulkError('VB_USAGE', `--speedtest-duration must be a number of seconds > 0, not ${seconds}`);
-    if (files.length > 0 || argv.resume !== undefined) throw new VespaBulkError('VB_USAGE', 'option --speedtest cannot be combined with feed files or --resume');
+    if (!(Number.isInteger(bytes) && bytes >= 1))
+      throw new VespaBulkError('VB_USAGE', `--speedtest must be a number of bytes >= 1, not ${bytes}`);
+    if (!(Number.isFinite(seconds) && seconds > 0))
+      throw new VespaBulkError('VB_USAGE', `--speedtest-duration must be a number of seconds > 0, not ${seconds}`);
+    if (files.length > 0 || argv.resume !== undefined)
+      throw new VespaBulkError('VB_USAGE', 'option --speedtest cannot be combined with feed files or --resume');
     // What the official CLI sends: the service answers a dry run before it looks at the document type.
     options.dryRun = true;
     return { files, options, ...(targetNote !== undefined && { targetNote }), speedtest: { bytes, seconds } };
   }
   if (files.length === 0) throw new VespaBulkError('VB_USAGE', "name at least one feed file ('-' for stdin)");
-  if (files.filter((f) => f === '-').length > 1) throw new VespaBulkError('VB_USAGE', "'-' (stdin) can be given only once");
-  return { files, options, ...(targetNote !== undefined && { targetNote }), ...(resumedFrom !== undefined && { resumedFrom }) };
+  if (files.filter((f) => f === '-').length > 1)
+    throw new VespaBulkError('VB_USAGE', "'-' (stdin) can be given only once");
+  return {
+    files,
+    options,
+    ...(targetNote !== undefined && { targetNote }),
+    ...(resumedFrom !== undefined && { resumedFrom }),
+  };
 }
 
 function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () => ProgressSnapshot {
@@ -280,7 +428,8 @@ function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () 
 async function handler(argv: FeedArgs): Promise<void> {
   const { files, options, targetNote, resumedFrom, speedtest } = await toFeedOptions(argv, process.argv.slice(2));
   // Each run names its default checkpoint anew, so no later save to it finds what a killed run left beside its own.
-  if (argv.checkpoint === undefined && argv.resume === undefined) await removeLeftoverTemporaryFiles('.', isDefaultCheckpointName);
+  if (argv.checkpoint === undefined && argv.resume === undefined)
+    await removeLeftoverTemporaryFiles('.', isDefaultCheckpointName);
   if (targetNote !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: ${targetNote}\n`);
   if (resumedFrom !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: resumed from ${resumedFrom}\n`);
   const controller = new AbortController();
@@ -303,24 +452,41 @@ async function handler(argv: FeedArgs): Promise<void> {
       const status = r.status !== undefined && !message.startsWith(String(r.status)) ? `${r.status} ` : '';
       log(`${r.input}:${r.line}: ${what}${status}${message}${r.attempts > 1 ? ` (after ${r.attempts} attempts)` : ''}`);
       // --verbose: an answer that was not the service's JSON (its one line above is a page's title) in full.
-      const body = argv.verbose && r.body !== null && typeof r.body === 'object' ? (r.body as { message?: unknown }).message : undefined;
+      const body =
+        argv.verbose && r.body !== null && typeof r.body === 'object'
+          ? (r.body as { message?: unknown }).message
+          : undefined;
       if (typeof body === 'string' && body.trim() !== message) log(body.trim());
     } else if (shownFailures === maxShown + 1) {
       log('(more failures: see the failure output; --verbose prints all)');
     }
   };
-  await waitIfAsked(argv, options.endpoint!, { headers: options.headers ?? {}, ...(options.tls !== undefined && { tls: options.tls }), ...(options.protocol !== undefined && { protocol: options.protocol }) });
-  const outputs = await RunOutputs.open(argv, { command: 'feed', target: options.endpoint!, argv: argv as unknown as Record<string, unknown> });
+  await waitIfAsked(argv, options.endpoint!, {
+    headers: options.headers ?? {},
+    ...(options.tls !== undefined && { tls: options.tls }),
+    ...(options.protocol !== undefined && { protocol: options.protocol }),
+  });
+  const outputs = await RunOutputs.open(argv, {
+    command: 'feed',
+    target: options.endpoint!,
+    argv: argv as unknown as Record<string, unknown>,
+  });
   let source: FeedSource = files.length === 1 ? files[0]! : files;
-  if (speedtest !== undefined) source = (await import('../../bench/speedtest.js')).speedtestSource(speedtest.bytes, speedtest.seconds);
+  if (speedtest !== undefined)
+    source = (await import('../../bench/speedtest.js')).speedtestSource(speedtest.bytes, speedtest.seconds);
   const feeder = new Feeder(options);
   // On this thread only: the growth factor is the process's, and held while workers are small it would keep
   // their young generations small too (2 workers, 200k documents: 2 of 3 runs took 12-22 % more CPU).
   if (feeder.workers === 1) holdYoungGeneration();
   if (outputs.recording) outputs.attach((await import('../../report/sample.js')).feedSampler(feeder));
-  const stop = stopOnSignal(controller, { message: 'vespa-bulk: stopping: finishing in-flight operations (Ctrl-C again to quit at once)' });
+  const stop = stopOnSignal(controller, {
+    message: 'vespa-bulk: stopping: finishing in-flight operations (Ctrl-C again to quit at once)',
+  });
   let state: ProgressSnapshot['state'] = 'running';
-  const progress = new ProgressLine(progressOf(feeder, () => (stop.signalled !== undefined && state === 'running' ? 'stopping' : state)), { enabled: !argv.quiet, plainIntervalMs: Math.max(0.1, argv.progress) * 1000 });
+  const progress = new ProgressLine(
+    progressOf(feeder, () => (stop.signalled !== undefined && state === 'running' ? 'stopping' : state)),
+    { enabled: !argv.quiet, plainIntervalMs: Math.max(0.1, argv.progress) * 1000 },
+  );
   log = (text) => progress.log(text);
   let outcome: FeedOutcome;
   try {
@@ -336,20 +502,32 @@ async function handler(argv: FeedArgs): Promise<void> {
   state = outcome.stopped !== undefined ? 'stopped' : 'done';
   progress.stop(!argv.quiet);
   const s = outcome.summary;
-  const printed = { ...feedSummaryJson(s), ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}) };
+  const printed = {
+    ...feedSummaryJson(s),
+    ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}),
+  };
   await outputs.finish(printed, argv.quiet);
   writeSummary(printed);
   if (outcome.failuresFile !== undefined && s.errors > 0) {
     reportFailuresFile(s.errors, outcome.failuresFile);
   }
   // As `vespa feed`, an empty input is no failure (exit 0); but a summary of zeros alone reads like one.
-  if (s.operations === 0 && outcome.stopped === undefined && resumedFrom === undefined && speedtest === undefined && !argv.quiet) {
-    process.stderr.write(`vespa-bulk: nothing to feed: no operations in ${files.map((f) => (f === '-' ? 'standard input' : f)).join(', ')}\n`);
+  if (
+    s.operations === 0 &&
+    outcome.stopped === undefined &&
+    resumedFrom === undefined &&
+    speedtest === undefined &&
+    !argv.quiet
+  ) {
+    process.stderr.write(
+      `vespa-bulk: nothing to feed: no operations in ${files.map((f) => (f === '-' ? 'standard input' : f)).join(', ')}\n`,
+    );
   }
   if (outcome.stopped !== undefined) {
     let text = `vespa-bulk: feed stopped: ${stopReasonText(outcome, argv['max-failure-seconds'], options.endpoint!)}`;
     if (!text.endsWith('.')) text += '.';
-    if (outcome.checkpointFile !== undefined) text += ` Checkpoint: ${outcome.checkpointFile}; continue with: ${resumeHint(outcome.checkpointFile, { flags: flagsNotKept(argv), inputs: files })}`;
+    if (outcome.checkpointFile !== undefined)
+      text += ` Checkpoint: ${outcome.checkpointFile}; continue with: ${resumeHint(outcome.checkpointFile, { flags: flagsNotKept(argv), inputs: files })}`;
     else if (s.ok + s.errors === 0) text += ' Nothing was fed: run the same command again.';
     process.stderr.write(`${red(text)}\n`);
   }
@@ -376,7 +554,9 @@ function flagsNotKept(argv: FeedArgs): string[] {
 
 /** Where the failed operations went: the one line a user needs to find and feed them again. */
 export function reportFailuresFile(count: number, file: string): void {
-  process.stderr.write(`${red(`vespa-bulk: ${count} ${count === 1 ? 'operation' : 'operations'} failed: written to ${file} (reasons in ${file}.reasons.jsonl)`)}\n`);
+  process.stderr.write(
+    `${red(`vespa-bulk: ${count} ${count === 1 ? 'operation' : 'operations'} failed: written to ${file} (reasons in ${file}.reasons.jsonl)`)}\n`,
+  );
 }
 
 /** Why a feed stopped early, as the line after "feed stopped:" says it. */

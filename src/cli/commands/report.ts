@@ -18,20 +18,24 @@ const epilog = `Each FILE is a --stats file of feed or visit. Several files are 
 ${exitCodesEpilog}`;
 
 const reportCommand: CommandModule<object, ReportArgs> = {
-    ...listedCommand('report'),
+  ...listedCommand('report'),
   builder: (y: Argv) =>
-      y
-        .positional('files', { type: 'string', array: true, describe: 'Stats files (JSONL) written with --stats' })
-        .option('output', { alias: 'o', type: 'string', demandOption: true, describe: 'The HTML report to write' })
-        .example('$0 report a.jsonl b.jsonl -o run.html', 'One report from two machines\' shards')
-        .epilog(epilog) as unknown as Argv<ReportArgs>,
+    y
+      .positional('files', { type: 'string', array: true, describe: 'Stats files (JSONL) written with --stats' })
+      .option('output', { alias: 'o', type: 'string', demandOption: true, describe: 'The HTML report to write' })
+      .example('$0 report a.jsonl b.jsonl -o run.html', "One report from two machines' shards")
+      .epilog(epilog) as unknown as Argv<ReportArgs>,
   handler: async (argv) => {
-      if (argv.files.includes(argv.output)) throw new VespaBulkError('VB_USAGE', `-o ${argv.output} is one of the stats files`);
-      const run = mergeRuns(argv.files.map((f) => readStatsFile(f)));
-      if (run.points.length === 0) throw new VespaBulkError('VB_USAGE', `${argv.files.join(', ')}: no per-second points to draw`);
-      await writeFileAtomically(argv.output, renderReport(run));
-      process.stderr.write(`vespa-bulk: report of ${run.params.length} run${run.params.length > 1 ? 's' : ''} (${run.points.length} s) written to ${argv.output}\n`);
-    },
+    if (argv.files.includes(argv.output))
+      throw new VespaBulkError('VB_USAGE', `-o ${argv.output} is one of the stats files`);
+    const run = mergeRuns(argv.files.map((f) => readStatsFile(f)));
+    if (run.points.length === 0)
+      throw new VespaBulkError('VB_USAGE', `${argv.files.join(', ')}: no per-second points to draw`);
+    await writeFileAtomically(argv.output, renderReport(run));
+    process.stderr.write(
+      `vespa-bulk: report of ${run.params.length} run${run.params.length > 1 ? 's' : ''} (${run.points.length} s) written to ${argv.output}\n`,
+    );
+  },
 };
 
 /** The `report` command, for main.ts' list. */

@@ -49,20 +49,32 @@ function readPem(flag: string, file: string): Buffer {
   try {
     return readFileSync(file);
   } catch (err) {
-    throw new VespaBulkError('VB_USAGE', `${flag}: cannot read '${file}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `${flag}: cannot read '${file}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { cause: err },
+    );
   }
 }
 
 /** The TLS options of the flags, or undefined for cleartext; half a pair is a usage error. */
-export function serveTlsOf(args: Pick<ServeArgs, 'tls-cert' | 'tls-key' | 'tls-ca' | 'require-client-cert'>): ServerTlsOptions | undefined {
+export function serveTlsOf(
+  args: Pick<ServeArgs, 'tls-cert' | 'tls-key' | 'tls-ca' | 'require-client-cert'>,
+): ServerTlsOptions | undefined {
   const cert = args['tls-cert'];
   const key = args['tls-key'];
   if (cert === undefined && key === undefined) {
-    if (args['tls-ca'] !== undefined || args['require-client-cert']) throw new VespaBulkError('VB_USAGE', '--tls-ca and --require-client-cert need --tls-cert and --tls-key');
+    if (args['tls-ca'] !== undefined || args['require-client-cert'])
+      throw new VespaBulkError('VB_USAGE', '--tls-ca and --require-client-cert need --tls-cert and --tls-key');
     return undefined;
   }
-  if (cert === undefined || key === undefined) throw new VespaBulkError('VB_USAGE', '--tls-cert and --tls-key go together');
-  if (args['require-client-cert'] && args['tls-ca'] === undefined) throw new VespaBulkError('VB_USAGE', '--require-client-cert needs --tls-ca, the CA client certificates must be signed by');
+  if (cert === undefined || key === undefined)
+    throw new VespaBulkError('VB_USAGE', '--tls-cert and --tls-key go together');
+  if (args['require-client-cert'] && args['tls-ca'] === undefined)
+    throw new VespaBulkError(
+      'VB_USAGE',
+      '--require-client-cert needs --tls-ca, the CA client certificates must be signed by',
+    );
   return {
     cert: readPem('--tls-cert', cert),
     key: readPem('--tls-key', key),
@@ -79,38 +91,133 @@ const serve: CommandModule<object, ServeArgs> = {
       .option('port', { type: 'number', default: 8080, describe: 'Document interface port (0: any free port)' })
       .option('config-port', { type: 'number', default: 19071, describe: 'Config server port (0: any free port)' })
       .option('config', { type: 'boolean', default: true, describe: 'Start the config server (--no-config to skip)' })
-      .option('clusters', { type: 'string', default: 'content', describe: 'Comma-separated content cluster names (until a package is deployed: then its <content> ids)' })
-      .option('max-body-bytes', { type: 'number', default: 100 * 1024 * 1024, describe: 'Put and update bodies above this (inflated) get 413, as the handler does' })
-      .option('bucket-bits', { type: 'number', default: 16, describe: "Bits of a document's location that make its bucket: writes to one bucket are processed one at a time, --latency-ms each (fewer bits: more documents per bucket)" })
-      .option('heap-mb', { type: 'number', default: defaultHeapMb, describe: "The container's heap in MiB: a quarter of it bounds the bytes waiting in the handler's queue" })
-      .option('error-rate', { type: 'number', default: 0, describe: 'Share (0-1) of document operations answered with an error status' })
-      .option('error-statuses', { type: 'string', default: '429,503,504,507', describe: 'Statuses drawn for --error-rate' })
+      .option('clusters', {
+        type: 'string',
+        default: 'content',
+        describe: 'Comma-separated content cluster names (until a package is deployed: then its <content> ids)',
+      })
+      .option('max-body-bytes', {
+        type: 'number',
+        default: 100 * 1024 * 1024,
+        describe: 'Put and update bodies above this (inflated) get 413, as the handler does',
+      })
+      .option('bucket-bits', {
+        type: 'number',
+        default: 16,
+        describe:
+          "Bits of a document's location that make its bucket: writes to one bucket are processed one at a time, --latency-ms each (fewer bits: more documents per bucket)",
+      })
+      .option('heap-mb', {
+        type: 'number',
+        default: defaultHeapMb,
+        describe: "The container's heap in MiB: a quarter of it bounds the bytes waiting in the handler's queue",
+      })
+      .option('error-rate', {
+        type: 'number',
+        default: 0,
+        describe: 'Share (0-1) of document operations answered with an error status',
+      })
+      .option('error-statuses', {
+        type: 'string',
+        default: '429,503,504,507',
+        describe: 'Statuses drawn for --error-rate',
+      })
       .option('latency-ms', { type: 'number', default: 0, describe: "The content nodes' time for each operation" })
-      .option('max-ops-per-second', { type: 'number', default: 0, describe: 'Document operations started at the content nodes per second; the rest wait in the queue (0: no bound)' })
-      .option('content-slots', { type: 'number', default: 0, describe: 'Document operations at the content nodes at once, each --latency-ms; the rest wait in the queue (0: no bound)' })
-      .option('queue-limit', { type: 'number', default: 256, describe: "Operations waiting in the handler's queue (maxThrottled) beyond which requests get 429 (0: no queue)" })
-      .option('close-rate', { type: 'number', default: 0, describe: 'Share of operations whose answer is cut mid-response after the operation is applied (HTTP/1.1: its connection closed; HTTP/2: its stream reset)' })
+      .option('max-ops-per-second', {
+        type: 'number',
+        default: 0,
+        describe:
+          'Document operations started at the content nodes per second; the rest wait in the queue (0: no bound)',
+      })
+      .option('content-slots', {
+        type: 'number',
+        default: 0,
+        describe:
+          'Document operations at the content nodes at once, each --latency-ms; the rest wait in the queue (0: no bound)',
+      })
+      .option('queue-limit', {
+        type: 'number',
+        default: 256,
+        describe:
+          "Operations waiting in the handler's queue (maxThrottled) beyond which requests get 429 (0: no queue)",
+      })
+      .option('close-rate', {
+        type: 'number',
+        default: 0,
+        describe:
+          'Share of operations whose answer is cut mid-response after the operation is applied (HTTP/1.1: its connection closed; HTTP/2: its stream reset)',
+      })
       .option('feed-block', { type: 'boolean', default: false, describe: 'Answer 507 to every write until cleared' })
-      .option('cut-stream-after', { type: 'number', default: 0, describe: 'Cut every streamed visit response after this many documents (0: off)' })
-      .option('visit-cost-us', { type: 'number', default: 0, describe: "A content node's time to iterate one visited document, in microseconds (0: off); slices run in parallel up to --visit-parallelism" })
-      .option('visit-parallelism', { type: 'number', default: 16, describe: 'Visit requests iterated at once with --visit-cost-us (content nodes x visitor threads)' })
-      .option('stall-rate', { type: 'number', default: 0, describe: 'Share of document operations accepted and never answered (nor applied): clients meet their timeout' })
-      .option('garbage-rate', { type: 'number', default: 0, describe: 'Share of document operations answered 200 with a body that is not JSON, not applied' })
-      .option('truncate-rate', { type: 'number', default: 0, describe: 'Share of document operations applied, then answered with a body shorter than its Content-Length and cut' })
-      .option('converge-delay-ms', { type: 'number', default: 1000, describe: 'Time after activation until services converge' })
+      .option('cut-stream-after', {
+        type: 'number',
+        default: 0,
+        describe: 'Cut every streamed visit response after this many documents (0: off)',
+      })
+      .option('visit-cost-us', {
+        type: 'number',
+        default: 0,
+        describe:
+          "A content node's time to iterate one visited document, in microseconds (0: off); slices run in parallel up to --visit-parallelism",
+      })
+      .option('visit-parallelism', {
+        type: 'number',
+        default: 16,
+        describe: 'Visit requests iterated at once with --visit-cost-us (content nodes x visitor threads)',
+      })
+      .option('stall-rate', {
+        type: 'number',
+        default: 0,
+        describe: 'Share of document operations accepted and never answered (nor applied): clients meet their timeout',
+      })
+      .option('garbage-rate', {
+        type: 'number',
+        default: 0,
+        describe: 'Share of document operations answered 200 with a body that is not JSON, not applied',
+      })
+      .option('truncate-rate', {
+        type: 'number',
+        default: 0,
+        describe:
+          'Share of document operations applied, then answered with a body shorter than its Content-Length and cut',
+      })
+      .option('converge-delay-ms', {
+        type: 'number',
+        default: 1000,
+        describe: 'Time after activation until services converge',
+      })
       .option('reindex-duration-ms', { type: 'number', default: 2000, describe: 'Time a reindexing takes at speed 1' })
       .option('seed', { type: 'number', default: 1, describe: 'Seed of the fault randomness' })
       .option('request-log', { type: 'boolean', default: false, describe: 'Log each request to stderr' })
-      .option('tls-cert', { type: 'string', describe: 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate', group: 'Security:' })
+      .option('tls-cert', {
+        type: 'string',
+        describe: 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate',
+        group: 'Security:',
+      })
       .option('tls-key', { type: 'string', describe: 'Private key (PEM) of --tls-cert', group: 'Security:' })
-      .option('tls-ca', { type: 'string', describe: 'Ask clients for a certificate signed by this CA (PEM); a foreign one gets 403', group: 'Security:' })
-      .option('require-client-cert', { type: 'boolean', default: false, describe: 'Refuse clients without a certificate signed by --tls-ca at the handshake', group: 'Security:' })
+      .option('tls-ca', {
+        type: 'string',
+        describe: 'Ask clients for a certificate signed by this CA (PEM); a foreign one gets 403',
+        group: 'Security:',
+      })
+      .option('require-client-cert', {
+        type: 'boolean',
+        default: false,
+        describe: 'Refuse clients without a certificate signed by --tls-ca at the handshake',
+        group: 'Security:',
+      })
       // No yargs default: --help would print the secret.
-      .option('token', { type: 'string', describe: `Require 'Authorization: Bearer <token>' (default: $${simTokenEnv}); /_sim/ paths stay open`, group: 'Security:' }),
+      .option('token', {
+        type: 'string',
+        describe: `Require 'Authorization: Bearer <token>' (default: $${simTokenEnv}); /_sim/ paths stay open`,
+        group: 'Security:',
+      }),
   handler: async (args) => {
     const errorStatuses = args['error-statuses'].split(',').map((s) => Number(s.trim()));
     if (errorStatuses.some((s) => !Number.isInteger(s) || s < 100 || s > 599)) {
-      throw new VespaBulkError('VB_USAGE', `--error-statuses '${args['error-statuses']}': expected comma-separated HTTP statuses`);
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `--error-statuses '${args['error-statuses']}': expected comma-separated HTTP statuses`,
+      );
     }
     const tls = serveTlsOf(args);
     const envToken = process.env[simTokenEnv];
@@ -122,7 +229,10 @@ const serve: CommandModule<object, ServeArgs> = {
       token,
       port: args.port,
       configPort: args.config ? args['config-port'] : false,
-      clusters: args.clusters.split(',').map((s) => s.trim()).filter(Boolean),
+      clusters: args.clusters
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
       maxBodyBytes: args['max-body-bytes'],
       heapMb: args['heap-mb'],
       bucketBits: args['bucket-bits'],

@@ -20,11 +20,26 @@ interface ValidateArgs {
 
 function builder(y: Argv): Argv<ValidateArgs> {
   return y
-    .positional('files', { type: 'string', array: true, describe: "Feed files ('-' for stdin, .gz decompressed), read as feed reads them" })
+    .positional('files', {
+      type: 'string',
+      array: true,
+      describe: "Feed files ('-' for stdin, .gz decompressed), read as feed reads them",
+    })
     .option('app', { type: 'string', describe: 'Application package: a directory, a .zip or a gzipped tar' })
-    .option('config-url', { type: 'string', describe: 'Config server URL: validate against the package of its active application' })
-    .option('failures', { type: 'string', describe: 'Write refused operations here (as feedable input) and their reasons to <file>.reasons.jsonl' })
-    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Do not print the first refusals on stderr' });
+    .option('config-url', {
+      type: 'string',
+      describe: 'Config server URL: validate against the package of its active application',
+    })
+    .option('failures', {
+      type: 'string',
+      describe: 'Write refused operations here (as feedable input) and their reasons to <file>.reasons.jsonl',
+    })
+    .option('quiet', {
+      alias: 'q',
+      type: 'boolean',
+      default: false,
+      describe: 'Do not print the first refusals on stderr',
+    });
 }
 
 const shownRefusals = 5;
@@ -34,7 +49,8 @@ async function handler(argv: ValidateArgs): Promise<void> {
   // yargs drops a bare '-' from the positionals.
   if (process.argv.slice(2).includes('-') && !files.includes('-')) files = [...files, '-'];
   if (files.length === 0) throw new VespaBulkError('VB_USAGE', "validate needs input files ('-' for stdin)");
-  if ((argv.app === undefined) === (argv['config-url'] === undefined)) throw new VespaBulkError('VB_USAGE', 'give the schema with exactly one of --app DIR|ZIP or --config-url URL');
+  if ((argv.app === undefined) === (argv['config-url'] === undefined))
+    throw new VespaBulkError('VB_USAGE', 'give the schema with exactly one of --app DIR|ZIP or --config-url URL');
   let shown = 0;
   const outcome = await validate(files.length === 1 ? files[0] : files, {
     app: argv.app,
@@ -49,8 +65,13 @@ async function handler(argv: ValidateArgs): Promise<void> {
   writeSummary({ ...s, ...(outcome.failuresFile ? { 'validator.failures.file': outcome.failuresFile } : {}) });
   const refused = s['validator.error.count'];
   if (refused > 0) {
-    const where = outcome.failuresFile !== undefined ? ` (written to ${outcome.failuresFile}, reasons in ${outcome.failuresFile}.reasons.jsonl)` : ' (give --failures FILE to keep them)';
-    process.stderr.write(`vespa-bulk: ${refused} of ${s['validator.operation.count']} operations would be refused${where}\n`);
+    const where =
+      outcome.failuresFile !== undefined
+        ? ` (written to ${outcome.failuresFile}, reasons in ${outcome.failuresFile}.reasons.jsonl)`
+        : ' (give --failures FILE to keep them)';
+    process.stderr.write(
+      `vespa-bulk: ${refused} of ${s['validator.operation.count']} operations would be refused${where}\n`,
+    );
     process.exitCode = 1;
   }
 }

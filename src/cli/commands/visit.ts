@@ -98,20 +98,35 @@ interface BulkArgs extends CommonArgs {
 
 function commonOptions<T>(y: Argv<T>) {
   return withProtocolOption(withWaitOption(withTargetOptions(withSecurityOptions(y))))
-    .positional('document', { type: 'string', describe: '<namespace>/<document-type>; omit to visit the whole cluster' })
-    .option('selection', { alias: 's', type: 'string', describe: 'Document selection, e.g. \'music.year > 2000\'' })
-    .option('cluster', { alias: 'content-cluster', type: 'string', describe: 'Content cluster (needed when there are several)' })
+    .positional('document', {
+      type: 'string',
+      describe: '<namespace>/<document-type>; omit to visit the whole cluster',
+    })
+    .option('selection', { alias: 's', type: 'string', describe: "Document selection, e.g. 'music.year > 2000'" })
+    .option('cluster', {
+      alias: 'content-cluster',
+      type: 'string',
+      describe: 'Content cluster (needed when there are several)',
+    })
     .option('bucket-space', {
       type: 'string',
       choices: ['default', 'global'],
       describe: 'Bucket space (a visit without a document type goes through both unless this names one)',
     })
-    .option('from', { type: 'string', describe: 'Only documents changed at or after this time: epoch seconds, <n>ms or an ISO date (UTC unless a zone is given)' })
+    .option('from', {
+      type: 'string',
+      describe:
+        'Only documents changed at or after this time: epoch seconds, <n>ms or an ISO date (UTC unless a zone is given)',
+    })
     .option('to', { type: 'string', describe: 'Only documents changed at or before this time (same forms as --from)' })
     .option('timeout', { type: 'string', describe: 'Server-side timeout of each request, e.g. 60s' })
     .option('tracelevel', { type: 'number', describe: 'Trace level 1-9; traces go to stderr' })
     .option('header', repeatable("Extra request header 'Name: value' (repeatable)"))
-    .option('max-retries', { type: 'number', default: 10, describe: 'Failed requests in a row (429, 502, 503, 504, cut responses) before giving up' })
+    .option('max-retries', {
+      type: 'number',
+      default: 10,
+      describe: 'Failed requests in a row (429, 502, 503, 504, cut responses) before giving up',
+    })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress on stderr' });
 }
 
@@ -138,7 +153,12 @@ function connectionOf(args: CommonArgs, log: (line: string) => void): Connection
   };
 }
 
-function selectionOf(args: CommonArgs): Pick<VisitOptions, 'namespace' | 'documentType' | 'selection' | 'cluster' | 'bucketSpace' | 'fromTimestamp' | 'toTimestamp'> {
+function selectionOf(
+  args: CommonArgs,
+): Pick<
+  VisitOptions,
+  'namespace' | 'documentType' | 'selection' | 'cluster' | 'bucketSpace' | 'fromTimestamp' | 'toTimestamp'
+> {
   return {
     ...parseDocumentSpec(args.document),
     ...(args.selection !== undefined && { selection: args.selection }),
@@ -154,25 +174,43 @@ function selectionOf(args: CommonArgs): Pick<VisitOptions, 'namespace' | 'docume
  * naming its clusters. One cluster is taken; several are each visited, as `vespa visit` does (client/go/internal/cli/cmd/visit.go
  * visitClusters); the bulk operations (`always`) work on one, which the user picks.
  */
-async function discoverCluster(options: Connection & Pick<VisitOptions, 'documentType' | 'cluster' | 'clusters'>, quiet: boolean, always = false): Promise<void> {
+async function discoverCluster(
+  options: Connection & Pick<VisitOptions, 'documentType' | 'cluster' | 'clusters'>,
+  quiet: boolean,
+  always = false,
+): Promise<void> {
   if (options.cluster !== undefined || (options.documentType !== undefined && !always)) return;
   let clusters: string[];
   try {
     const { endpoint, headers, tls, protocol, onProtocol } = options;
-    clusters = await discoverContentClusters({ endpoint, ...(headers && { headers }), ...(tls && { tls }), ...(protocol && { protocol }), ...(onProtocol && { onProtocol }) });
+    clusters = await discoverContentClusters({
+      endpoint,
+      ...(headers && { headers }),
+      ...(tls && { tls }),
+      ...(protocol && { protocol }),
+      ...(onProtocol && { onProtocol }),
+    });
   } catch (err) {
     if (isVespaBulkError(err, 'VB_TRANSPORT') || isVespaBulkError(err, 'VB_TIMEOUT')) {
-      throw new VespaBulkError(err.code, `cannot reach ${options.endpoint} to find its content cluster: ${err.message} (check --target, or name the cluster with --cluster)`, { cause: err });
+      throw new VespaBulkError(
+        err.code,
+        `cannot reach ${options.endpoint} to find its content cluster: ${err.message} (check --target, or name the cluster with --cluster)`,
+        { cause: err },
+      );
     }
     throw err;
   }
   if (clusters.length > 1 && !always) {
     options.clusters = clusters;
-    if (!quiet) process.stderr.write(`vespa-bulk: content clusters ${clusters.map((c) => `'${c}'`).join(', ')}: visiting each\n`);
+    if (!quiet)
+      process.stderr.write(`vespa-bulk: content clusters ${clusters.map((c) => `'${c}'`).join(', ')}: visiting each\n`);
     return;
   }
   if (clusters.length > 1) {
-    throw new VespaBulkError('VB_USAGE', `the service has several content clusters (${clusters.map((c) => `'${c}'`).join(', ')}): name one with --cluster`);
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `the service has several content clusters (${clusters.map((c) => `'${c}'`).join(', ')}): name one with --cluster`,
+    );
   }
   options.cluster = clusters[0]!;
   if (!quiet) process.stderr.write(`vespa-bulk: content cluster '${options.cluster}' (the service's only one)\n`);
@@ -180,7 +218,10 @@ async function discoverCluster(options: Connection & Pick<VisitOptions, 'documen
 
 function parseSliceIds(values: string[] | undefined): number[] | undefined {
   if (values === undefined || values.length === 0) return undefined;
-  const ids = values.flatMap((v) => v.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  const ids = values
+    .flatMap((v) => v.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   return ids.map((s) => {
     if (!/^\d+$/.test(s)) throw new VespaBulkError('VB_USAGE', `--slice-id '${s}': expected slice numbers, e.g. 0,2`);
     return Number(s);
@@ -188,7 +229,7 @@ function parseSliceIds(values: string[] | undefined): number[] | undefined {
 }
 
 const checkpointHelp =
-  'Save each slice\'s continuation in FILE as the export advances (after the documents it covers are written); running the same command again continues from it and appends to the output. ' +
+  "Save each slice's continuation in FILE as the export advances (after the documents it covers are written); running the same command again continues from it and appends to the output. " +
   'What may be repeated: nothing after a clean stop (end, failed slice, Ctrl-C): the file also lists the documents written after each saved token, and the rerun skips them. ' +
   'After a crash (kill -9), the documents of the last second or so before it (written after the last save) are written again.';
 
@@ -203,10 +244,19 @@ function sinceOptions(args: VisitArgs): { since?: string; sinceMarginMs?: number
     if (args['since-margin'] !== undefined) throw new VespaBulkError('VB_USAGE', '--since-margin applies to --since');
     return {};
   }
-  if (args['to-endpoint'] !== undefined) throw new VespaBulkError('VB_USAGE', '--since is not supported with --to-endpoint: export the increment and feed it');
-  if (args.from !== undefined || args.to !== undefined) throw new VespaBulkError('VB_USAGE', '--since starts the visit where the earlier export started: give --since or --from/--to, not both');
+  if (args['to-endpoint'] !== undefined)
+    throw new VespaBulkError(
+      'VB_USAGE',
+      '--since is not supported with --to-endpoint: export the increment and feed it',
+    );
+  if (args.from !== undefined || args.to !== undefined)
+    throw new VespaBulkError(
+      'VB_USAGE',
+      '--since starts the visit where the earlier export started: give --since or --from/--to, not both',
+    );
   const margin = args['since-margin'];
-  if (margin !== undefined && !(Number.isFinite(margin) && margin >= 0)) throw new VespaBulkError('VB_USAGE', `--since-margin must be seconds >= 0, not ${margin}`);
+  if (margin !== undefined && !(Number.isFinite(margin) && margin >= 0))
+    throw new VespaBulkError('VB_USAGE', `--since-margin must be seconds >= 0, not ${margin}`);
   return { since: args.since, ...(margin !== undefined && { sinceMarginMs: margin * 1000 }) };
 }
 
@@ -214,13 +264,20 @@ function sinceOptions(args: VisitArgs): { since?: string; sinceMarginMs?: number
  * `directIo` of the export: `--direct-io` as given, else off where the environment has `VESPA_BULK_DIRECT_IO=0`
  * (`1`, or nothing, leaves the library's default: on).
  */
-export function directIoOption(flag: boolean | undefined, env: NodeJS.ProcessEnv = process.env): { directIo?: boolean } {
+export function directIoOption(
+  flag: boolean | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): { directIo?: boolean } {
   if (flag !== undefined) return { directIo: flag };
   return env.VESPA_BULK_DIRECT_IO === '0' ? { directIo: false } : {};
 }
 
 /** How a message of the visit is shown on stderr, by its severity. */
-const severityColor: Record<VisitMessage['severity'], (line: string) => string> = { error: red, warning: yellow, info: (line) => line };
+const severityColor: Record<VisitMessage['severity'], (line: string) => string> = {
+  error: red,
+  warning: yellow,
+  info: (line) => line,
+};
 
 const visitCommand: CommandModule<object, VisitArgs> = {
   ...listedCommand('visit'),
@@ -228,50 +285,143 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     withRunOutputOptions(commonOptions(y))
       .option('field-set', { type: 'string', describe: 'Fields to return: [all], [document], [id], <type>:f1,f2' })
       .option('tensor-format', { type: 'string', choices: tensorFormats, describe: tensorFormatHelp })
-      .option('include-removes', { type: 'boolean', default: false, describe: 'Include tombstones of removed documents ({"remove":id})' })
-      .option('wanted-document-count', { alias: 'chunk-count', type: 'number', describe: 'Documents per response (default: unbounded when streaming, 1000 with --no-stream)' })
+      .option('include-removes', {
+        type: 'boolean',
+        default: false,
+        describe: 'Include tombstones of removed documents ({"remove":id})',
+      })
+      .option('wanted-document-count', {
+        alias: 'chunk-count',
+        type: 'number',
+        describe: 'Documents per response (default: unbounded when streaming, 1000 with --no-stream)',
+      })
       .option('concurrency', { type: 'number', describe: 'Server-side visitor concurrency per request' })
-      .option('slices', { type: 'number', describe: `Split the corpus in N slices, all visited at once (default ${defaultVisitSlices}; 1: one chain of requests)` })
-      .option('slice-id', repeatable('Visit only these slices (e.g. 0,2; repeatable): several machines split one export'))
-      .option('stream', { type: 'boolean', default: true, describe: 'Streamed responses (JSONL); --no-stream pages with continuations' })
+      .option('slices', {
+        type: 'number',
+        describe: `Split the corpus in N slices, all visited at once (default ${defaultVisitSlices}; 1: one chain of requests)`,
+      })
+      .option(
+        'slice-id',
+        repeatable('Visit only these slices (e.g. 0,2; repeatable): several machines split one export'),
+      )
+      .option('stream', {
+        type: 'boolean',
+        default: true,
+        describe: 'Streamed responses (JSONL); --no-stream pages with continuations',
+      })
       .option('output', { alias: 'o', type: 'string', describe: 'Write to FILE instead of stdout (.gz compresses)' })
-      .option('output-dir', { type: 'string', describe: 'Files in DIR: one per slice (slice-0000.jsonl, ...); a Parquet or CSV table without --checkpoint in files of up to 1,000,000 rows (part-0000.parquet, ...)' })
-      .option('gzip', { type: 'boolean', describe: 'Compress the --output-dir files (slice-0000.jsonl.gz, ...); -o compresses by its .gz name' })
-      .option('direct-io', { type: 'boolean', describe: 'Write plain output files with O_DIRECT, sparing the page cache (default on unless VESPA_BULK_DIRECT_IO=0; --no-direct-io turns it off)' })
-      .option('format', { type: 'string', choices: outputFormats, default: 'jsonl' as OutputFormat, describe: 'jsonl: as received; feed: {"put"/"remove"} lines for vespa-bulk feed; json: one array; parquet, csv: a row per document (docs/export-formats.md)' })
-      .option('app', { type: 'string', describe: 'With --format parquet|csv: type the columns from the schema of this application package (DIR or ZIP)' })
-      .option('config-url', { type: 'string', describe: 'With --format parquet|csv: type the columns from the schema of the application active on this config server' })
-      .option('row-group-rows', { type: 'number', describe: 'With --format parquet|csv: rows per Parquet row group, and rows the columns are inferred from without a schema (default 10000)' })
+      .option('output-dir', {
+        type: 'string',
+        describe:
+          'Files in DIR: one per slice (slice-0000.jsonl, ...); a Parquet or CSV table without --checkpoint in files of up to 1,000,000 rows (part-0000.parquet, ...)',
+      })
+      .option('gzip', {
+        type: 'boolean',
+        describe: 'Compress the --output-dir files (slice-0000.jsonl.gz, ...); -o compresses by its .gz name',
+      })
+      .option('direct-io', {
+        type: 'boolean',
+        describe:
+          'Write plain output files with O_DIRECT, sparing the page cache (default on unless VESPA_BULK_DIRECT_IO=0; --no-direct-io turns it off)',
+      })
+      .option('format', {
+        type: 'string',
+        choices: outputFormats,
+        default: 'jsonl' as OutputFormat,
+        describe:
+          'jsonl: as received; feed: {"put"/"remove"} lines for vespa-bulk feed; json: one array; parquet, csv: a row per document (docs/export-formats.md)',
+      })
+      .option('app', {
+        type: 'string',
+        describe:
+          'With --format parquet|csv: type the columns from the schema of this application package (DIR or ZIP)',
+      })
+      .option('config-url', {
+        type: 'string',
+        describe:
+          'With --format parquet|csv: type the columns from the schema of the application active on this config server',
+      })
+      .option('row-group-rows', {
+        type: 'number',
+        describe:
+          'With --format parquet|csv: rows per Parquet row group, and rows the columns are inferred from without a schema (default 10000)',
+      })
       .option('make-feed', { type: 'boolean', default: false, describe: 'Same as --format feed' })
       .option('checkpoint', { type: 'string', describe: checkpointHelp })
       .option('since', { type: 'string', describe: sinceHelp })
-      .option('since-margin', { type: 'number', describe: 'Seconds taken off the --since time for clock skew between this machine and the content nodes (default 60)' })
-      .option('workers', { type: 'number', describe: 'Worker threads that visit the slices and encode (and for a .gz output or --gzip compress) the documents (default 1: all in one thread; not with --format json)' })
-      .option('continuation', { type: 'string', describe: 'Start from this token (reported for a failed slice); needs a single slice' })
-      .option('to-endpoint', { alias: 'destination', type: 'string', describe: 'Feed the documents into this endpoint instead of writing them (migration), with all the feeder\'s guarantees' })
-      .option('failures', { type: 'string', describe: 'With --to-endpoint: failure output of the feed (default: vespa-bulk-failures-<time>.jsonl when something fails)' })
+      .option('since-margin', {
+        type: 'number',
+        describe:
+          'Seconds taken off the --since time for clock skew between this machine and the content nodes (default 60)',
+      })
+      .option('workers', {
+        type: 'number',
+        describe:
+          'Worker threads that visit the slices and encode (and for a .gz output or --gzip compress) the documents (default 1: all in one thread; not with --format json)',
+      })
+      .option('continuation', {
+        type: 'string',
+        describe: 'Start from this token (reported for a failed slice); needs a single slice',
+      })
+      .option('to-endpoint', {
+        alias: 'destination',
+        type: 'string',
+        describe:
+          "Feed the documents into this endpoint instead of writing them (migration), with all the feeder's guarantees",
+      })
+      .option('failures', {
+        type: 'string',
+        describe:
+          'With --to-endpoint: failure output of the feed (default: vespa-bulk-failures-<time>.jsonl when something fails)',
+      })
       .option('to-header', repeatable("Header for --to-endpoint requests 'Name: value' (repeatable)"))
       .option('to-ca', { type: 'string', describe: 'CA certificate file (PEM) to trust for an https --to-endpoint' })
       .option('to-cert', { type: 'string', describe: 'Client certificate file (PEM) for --to-endpoint (mutual TLS)' })
       .option('to-key', { type: 'string', describe: 'Private key file (PEM) of --to-cert' })
-      .option('transform', { type: 'string', describe: 'ES module (FILE.mjs) whose default export maps each document, as {"put": id, "fields": {...}}, to what is written or fed: an operation, an array, or null to leave it out (docs/transform.md); not with --workers' })
-      .option('shuffle', { type: 'boolean', describe: 'With --to-endpoint: interleave the documents through a bounded buffer so the feed does not contend for one bucket at a time (default on; --no-shuffle)' })
-      .option('to-token', { type: 'string', describe: 'Bearer token for --to-endpoint (the source credentials are never sent there)' })
-      .option('verify', { type: 'boolean', describe: 'With --to-endpoint: after the migration, compare the source with the destination (as vespa-bulk compare does) and exit 1 when they differ' })
-      .option('verify-diff', { type: 'string', describe: 'With --verify: write the differences to FILE (JSONL, as compare --diff)' })
-      .option('verbose', { alias: 'v', type: 'boolean', default: false, describe: 'List every slice in the summary (documents, requests, retries, the token of an unfinished one) and every failed slice on stderr' })
+      .option('transform', {
+        type: 'string',
+        describe:
+          'ES module (FILE.mjs) whose default export maps each document, as {"put": id, "fields": {...}}, to what is written or fed: an operation, an array, or null to leave it out (docs/transform.md); not with --workers',
+      })
+      .option('shuffle', {
+        type: 'boolean',
+        describe:
+          'With --to-endpoint: interleave the documents through a bounded buffer so the feed does not contend for one bucket at a time (default on; --no-shuffle)',
+      })
+      .option('to-token', {
+        type: 'string',
+        describe: 'Bearer token for --to-endpoint (the source credentials are never sent there)',
+      })
+      .option('verify', {
+        type: 'boolean',
+        describe:
+          'With --to-endpoint: after the migration, compare the source with the destination (as vespa-bulk compare does) and exit 1 when they differ',
+      })
+      .option('verify-diff', {
+        type: 'string',
+        describe: 'With --verify: write the differences to FILE (JSONL, as compare --diff)',
+      })
+      .option('verbose', {
+        alias: 'v',
+        type: 'boolean',
+        default: false,
+        describe:
+          'List every slice in the summary (documents, requests, retries, the token of an unfinished one) and every failed slice on stderr',
+      })
       .example('$0 visit music/song --slices 4 -o songs.jsonl.gz', 'Export one type with four slices at once')
-      .example('$0 visit music/song --slices 8 --slice-id 0,1,2,3', 'This machine\'s half of an export split in two')
+      .example('$0 visit music/song --slices 8 --slice-id 0,1,2,3', "This machine's half of an export split in two")
       .example('$0 visit music/song --make-feed --to-endpoint http://other:8080', 'Copy a type to another cluster')
       .epilog(exitCodesEpilog) as unknown as Argv<VisitArgs>,
   handler: async (args) => {
     const format: OutputFormat = args['make-feed'] ? 'feed' : args.format;
-    if ((args.verify !== undefined || args['verify-diff'] !== undefined) && args['to-endpoint'] === undefined) throw new VespaBulkError('VB_USAGE', '--verify needs --to-endpoint (it checks a migration)');
+    if ((args.verify !== undefined || args['verify-diff'] !== undefined) && args['to-endpoint'] === undefined)
+      throw new VespaBulkError('VB_USAGE', '--verify needs --to-endpoint (it checks a migration)');
     const sliceIds = parseSliceIds(args['slice-id']);
     const since = sinceOptions(args);
     let progress: ProgressLine | undefined;
     // Once the progress line runs, lines go through it so they never land in the middle of it.
-    const log = (line: string): void => (progress !== undefined ? progress.log(line) : void process.stderr.write(`${line}\n`));
+    const log = (line: string): void =>
+      progress !== undefined ? progress.log(line) : void process.stderr.write(`${line}\n`);
     const options: VisitOptions = {
       ...connectionOf(args, log),
       ...selectionOf(args),
@@ -292,16 +442,27 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       // A token alone continues a visit of one chain (as `vespa visit --continuation` does): no slicing.
       if (args.slices === undefined && sliceIds === undefined) options.slices = 1;
       const ids = sliceIds ?? (options.slices === 1 ? [0] : []);
-      if (ids.length !== 1) throw new VespaBulkError('VB_USAGE', '--continuation applies to one slice: give --slice-id with one id (or no --slices)');
+      if (ids.length !== 1)
+        throw new VespaBulkError(
+          'VB_USAGE',
+          '--continuation applies to one slice: give --slice-id with one id (or no --slices)',
+        );
       // A token belongs to one bucket space; the whole cluster is otherwise visited in both.
-      if (bucketSpacesOf(options).length !== 1) throw new VespaBulkError('VB_USAGE', '--continuation of a whole-cluster visit needs --bucket-space (the failed slice\'s report says which)');
+      if (bucketSpacesOf(options).length !== 1)
+        throw new VespaBulkError(
+          'VB_USAGE',
+          "--continuation of a whole-cluster visit needs --bucket-space (the failed slice's report says which)",
+        );
       options.resumeFrom = { [ids[0]!]: { continuation: args.continuation } };
     }
     withFlagNames(visitFlags, () => checkVisitOptionValues(options));
     const controller = new AbortController();
     options.signal = controller.signal;
     const stop = stopOnSignal(controller, { message: 'vespa-bulk: stopping (again to quit at once)' });
-    const toStdout = args['to-endpoint'] === undefined && args['output-dir'] === undefined && (args.output === undefined || args.output === '-');
+    const toStdout =
+      args['to-endpoint'] === undefined &&
+      args['output-dir'] === undefined &&
+      (args.output === undefined || args.output === '-');
     const messages = new Set<string>();
     options.onMessage = (m) => {
       if (args.quiet && m.severity === 'info') return;
@@ -310,76 +471,112 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       else if (!messages.has(m.text)) messages.add(m.text);
     };
     let state: ProgressSnapshot['state'] = 'running';
-    const outputs = await RunOutputs.open(args, { command: 'visit', target: options.endpoint, argv: args as unknown as Record<string, unknown> });
+    const outputs = await RunOutputs.open(args, {
+      command: 'visit',
+      target: options.endpoint,
+      argv: args as unknown as Record<string, unknown>,
+    });
     let recorded: Record<string, unknown> | undefined;
     // A resumed export counts the documents of the runs before it too.
     let before = 0;
     const onResume = (resumed: ExportResumed): void => {
       before = resumed.documents;
-      if (!args.quiet) log(`vespa-bulk: resumed from ${args.checkpoint}: ${formatCount(resumed.documents)} ${resumed.documents === 1 ? 'document' : 'documents'} done before, ${formatCount(resumed.finishedChains)} of ${formatCount(resumed.chains)} slices finished`);
+      if (!args.quiet)
+        log(
+          `vespa-bulk: resumed from ${args.checkpoint}: ${formatCount(resumed.documents)} ${resumed.documents === 1 ? 'document' : 'documents'} done before, ${formatCount(resumed.finishedChains)} of ${formatCount(resumed.chains)} slices finished`,
+        );
     };
     const startProgress = (run: VisitRun): void => {
       outputs.attach(visitSampler(run));
-      progress = new ProgressLine(visitProgressOf(run, performance.now(), () => (stop.signalled !== undefined && state === 'running' ? 'stopping' : state), before), { enabled: !args.quiet });
+      progress = new ProgressLine(
+        visitProgressOf(
+          run,
+          performance.now(),
+          () => (stop.signalled !== undefined && state === 'running' ? 'stopping' : state),
+          before,
+        ),
+        { enabled: !args.quiet },
+      );
     };
     const detail = { slices: args.verbose };
     try {
       await waitIfAsked(args, options.endpoint, options, controller.signal);
       await discoverCluster(options, args.quiet);
       if (args['to-endpoint'] !== undefined) {
-        if (args.checkpoint !== undefined) throw new VespaBulkError('VB_USAGE', '--checkpoint is not supported with --to-endpoint (the feeder keeps its own)');
-        if (args['verify-diff'] !== undefined && args.verify !== true) throw new VespaBulkError('VB_USAGE', '--verify-diff needs --verify');
-        if (args.output !== undefined || args['output-dir'] !== undefined) throw new VespaBulkError('VB_USAGE', 'give --to-endpoint or --output/--output-dir, not both');
+        if (args.checkpoint !== undefined)
+          throw new VespaBulkError(
+            'VB_USAGE',
+            '--checkpoint is not supported with --to-endpoint (the feeder keeps its own)',
+          );
+        if (args['verify-diff'] !== undefined && args.verify !== true)
+          throw new VespaBulkError('VB_USAGE', '--verify-diff needs --verify');
+        if (args.output !== undefined || args['output-dir'] !== undefined)
+          throw new VespaBulkError('VB_USAGE', 'give --to-endpoint or --output/--output-dir, not both');
         // The destination's own credentials only: an empty environment keeps the source's variables out.
         const destination = securityFromArgs(
           { ca: args['to-ca'], cert: args['to-cert'], key: args['to-key'], token: args['to-token'] },
           parseHeaderFlags(args['to-header']),
           {},
         );
-        const summary = await withFlagNames(visitFlags, () => migrate({
-          ...options,
-          destination: args['to-endpoint']!,
-          destinationHeaders: securityHeaders(destination),
-          feed: {
-            ...(needsTlsMaterial(destination) && { tls: connectOptions(destination) }),
-            ...(!args.quiet && { onProtocol: tellProtocolOnce(args['to-endpoint']!, options.protocol, log) }),
-            // The library writes no file it was not asked for; this default is the CLI's.
-            failures: args.failures ?? defaultFailuresPath(),
-            ...(args.transform !== undefined && { transform: args.transform }),
-            ...(args.shuffle !== undefined && { shuffle: args.shuffle }),
-          },
-          onStart: startProgress,
-          ...(args.verify === true && { verify: args['verify-diff'] !== undefined ? { diff: args['verify-diff'] } : true }),
-        }));
+        const summary = await withFlagNames(visitFlags, () =>
+          migrate({
+            ...options,
+            destination: args['to-endpoint']!,
+            destinationHeaders: securityHeaders(destination),
+            feed: {
+              ...(needsTlsMaterial(destination) && { tls: connectOptions(destination) }),
+              ...(!args.quiet && { onProtocol: tellProtocolOnce(args['to-endpoint']!, options.protocol, log) }),
+              // The library writes no file it was not asked for; this default is the CLI's.
+              failures: args.failures ?? defaultFailuresPath(),
+              ...(args.transform !== undefined && { transform: args.transform }),
+              ...(args.shuffle !== undefined && { shuffle: args.shuffle }),
+            },
+            onStart: startProgress,
+            ...(args.verify === true && {
+              verify: args['verify-diff'] !== undefined ? { diff: args['verify-diff'] } : true,
+            }),
+          }),
+        );
         state = stop.signalled !== undefined ? 'stopped' : 'done';
         progress?.stop();
         recorded = migrateSummaryJson(summary, { slices: true });
-        if (summary.verify?.equal === false) process.stderr.write(`${red(`vespa-bulk: the destination differs from the source: ${summary.verify.onlyInA} missing, ${summary.verify.onlyInB} extra, ${summary.verify.differing} differing`)}\n`);
+        if (summary.verify?.equal === false)
+          process.stderr.write(
+            `${red(`vespa-bulk: the destination differs from the source: ${summary.verify.onlyInA} missing, ${summary.verify.onlyInB} extra, ${summary.verify.differing} differing`)}\n`,
+          );
         writeSummary(migrateSummaryJson(summary, detail));
         if (!('error' in summary.visit)) reportFailures(summary.visit, undefined, slicesOf(options), args.verbose);
         if (summary.failuresFile !== undefined) reportFailuresFile(summary.feed.errors, summary.failuresFile);
-        if (summary.stopped === 'unauthorized') process.stderr.write('vespa-bulk: migration stopped: the destination refused the credentials: check --to-token (or --to-cert/--to-key)\n');
-        if (summary.stopped === 'unreachable') process.stderr.write(`${red(`vespa-bulk: migration stopped: nothing answers at the destination ${args['to-endpoint']}: check --to-endpoint`)}\n`);
+        if (summary.stopped === 'unauthorized')
+          process.stderr.write(
+            'vespa-bulk: migration stopped: the destination refused the credentials: check --to-token (or --to-cert/--to-key)\n',
+          );
+        if (summary.stopped === 'unreachable')
+          process.stderr.write(
+            `${red(`vespa-bulk: migration stopped: nothing answers at the destination ${args['to-endpoint']}: check --to-endpoint`)}\n`,
+          );
         if (!summary.ok) process.exitCode = stop.signalled !== undefined ? exitCodeOfSignal(stop.signalled) : 1;
         return;
       }
-      const summary = await withFlagNames(visitFlags, () => exportDocuments({
-        ...options,
-        format,
-        ...(args.output !== undefined && { output: args.output }),
-        ...(args['output-dir'] !== undefined && { outputDir: args['output-dir'] }),
-        ...(args.gzip !== undefined && { gzip: args.gzip }),
-        ...directIoOption(args['direct-io']),
-        ...(args.checkpoint !== undefined && { checkpoint: args.checkpoint }),
-        ...since,
-        ...(args.workers !== undefined && { workers: args.workers }),
-        ...(args.app !== undefined && { app: args.app }),
-        ...(args['config-url'] !== undefined && { configUrl: args['config-url'] }),
-        ...(args['row-group-rows'] !== undefined && { rowGroupRows: args['row-group-rows'] }),
-        ...(args.transform !== undefined && { transform: args.transform }),
-        onStart: startProgress,
-        onResume,
-      }));
+      const summary = await withFlagNames(visitFlags, () =>
+        exportDocuments({
+          ...options,
+          format,
+          ...(args.output !== undefined && { output: args.output }),
+          ...(args['output-dir'] !== undefined && { outputDir: args['output-dir'] }),
+          ...(args.gzip !== undefined && { gzip: args.gzip }),
+          ...directIoOption(args['direct-io']),
+          ...(args.checkpoint !== undefined && { checkpoint: args.checkpoint }),
+          ...since,
+          ...(args.workers !== undefined && { workers: args.workers }),
+          ...(args.app !== undefined && { app: args.app }),
+          ...(args['config-url'] !== undefined && { configUrl: args['config-url'] }),
+          ...(args['row-group-rows'] !== undefined && { rowGroupRows: args['row-group-rows'] }),
+          ...(args.transform !== undefined && { transform: args.transform }),
+          onStart: startProgress,
+          onResume,
+        }),
+      );
       state = stop.signalled !== undefined ? 'stopped' : 'done';
       progress?.stop();
       // The recording (--stats, --report) keeps every slice: the report is where the detail is read.
@@ -396,7 +593,12 @@ const visitCommand: CommandModule<object, VisitArgs> = {
   },
 };
 
-function visitProgressOf(run: VisitRun, started: number, state: () => ProgressSnapshot['state'], before: number): () => ProgressSnapshot {
+function visitProgressOf(
+  run: VisitRun,
+  started: number,
+  state: () => ProgressSnapshot['state'],
+  before: number,
+): () => ProgressSnapshot {
   const docsRate = rateMeter();
   const bytesRate = rateMeter();
   return () => {
@@ -440,7 +642,8 @@ function reportFailures(summary: VisitReport, checkpoint: string | undefined, sl
     if (s.status !== 'failed') continue;
     const line = failedSliceLine(s, checkpoint, slices);
     if (all || line.perSlice) {
-      if (all || own++ < shownFailedSlices) process.stderr.write(`${red(`vespa-bulk: ${line.which} failed: ${line.why}; ${line.how}`)}\n`);
+      if (all || own++ < shownFailedSlices)
+        process.stderr.write(`${red(`vespa-bulk: ${line.which} failed: ${line.why}; ${line.how}`)}\n`);
       continue;
     }
     const key = `${line.why}\u0000${line.how}`;
@@ -452,35 +655,57 @@ function reportFailures(summary: VisitReport, checkpoint: string | undefined, sl
     const which = alike.length === 1 ? line.which : `${alike.length} slices${whereFailed(alike)}`;
     process.stderr.write(`${red(`vespa-bulk: ${which} failed: ${line.why}; ${line.how}`)}\n`);
   }
-  if (own > shownFailedSlices) process.stderr.write(`${red(`vespa-bulk: ${own - shownFailedSlices} more slices failed, each with its token: --verbose lists them all`)}\n`);
+  if (own > shownFailedSlices)
+    process.stderr.write(
+      `${red(`vespa-bulk: ${own - shownFailedSlices} more slices failed, each with its token: --verbose lists them all`)}\n`,
+    );
 }
 
 /** Where slices that failed alike were: their clusters and bucket spaces, e.g. ` (default and global bucket spaces)`. */
 function whereFailed(slices: VisitReport['slices']): string {
-  const names = (values: Array<string | undefined>): string[] => [...new Set(values.filter((v) => v !== undefined))].sort();
+  const names = (values: Array<string | undefined>): string[] =>
+    [...new Set(values.filter((v) => v !== undefined))].sort();
   const clusters = names(slices.map((s) => s.cluster));
   const spaces = names(slices.map((s) => s.bucketSpace));
   const parts = [
-    ...(clusters.length > 0 ? [`cluster${clusters.length > 1 ? 's' : ''} ${clusters.map((c) => `'${c}'`).join(' and ')}`] : []),
+    ...(clusters.length > 0
+      ? [`cluster${clusters.length > 1 ? 's' : ''} ${clusters.map((c) => `'${c}'`).join(' and ')}`]
+      : []),
     ...(spaces.length > 0 ? [`${spaces.join(' and ')} bucket space${spaces.length > 1 ? 's' : ''}`] : []),
   ];
   return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
 }
 
 /** One failed slice: which, why, and what to do; `perSlice` when the remedy names the slice (its token). */
-function failedSliceLine(s: VisitReport['slices'][number], checkpoint: string | undefined, slices: number): { which: string; why: string; how: string; perSlice: boolean } {
+function failedSliceLine(
+  s: VisitReport['slices'][number],
+  checkpoint: string | undefined,
+  slices: number,
+): { which: string; why: string; how: string; perSlice: boolean } {
   const space = s.bucketSpace === undefined ? '' : ` --bucket-space ${s.bucketSpace}`;
   // A refused request (400, 404...) fails the same way again until the request is changed.
-  const refused = s.status_code !== undefined && s.status_code >= 400 && s.status_code < 500 && s.status_code !== 429 && !isAuthFailure(s.status_code);
+  const refused =
+    s.status_code !== undefined &&
+    s.status_code >= 400 &&
+    s.status_code < 500 &&
+    s.status_code !== 429 &&
+    !isAuthFailure(s.status_code);
   const perSlice = !refused && checkpoint === undefined && s.continuation !== undefined;
   const how = remedyOf(s, refused, checkpoint, slices, space);
-  const hint = s.status_code !== undefined && isAuthFailure(s.status_code) ? ` (${authFailureHint(s.status_code)})` : '';
+  const hint =
+    s.status_code !== undefined && isAuthFailure(s.status_code) ? ` (${authFailureHint(s.status_code)})` : '';
   const which = `${s.cluster === undefined ? '' : `cluster '${s.cluster}' `}slice ${s.slice}${s.bucketSpace === undefined ? '' : ` (${s.bucketSpace} bucket space)`}`;
   return { which, why: `${s.error ?? 'unknown error'}${hint}`, how, perSlice };
 }
 
 /** What to do about a failed slice: change a refused request; else run again, from where it got to if that is known. */
-function remedyOf(s: VisitReport['slices'][number], refused: boolean, checkpoint: string | undefined, slices: number, space: string): string {
+function remedyOf(
+  s: VisitReport['slices'][number],
+  refused: boolean,
+  checkpoint: string | undefined,
+  slices: number,
+  space: string,
+): string {
   if (refused) return 'the service refused the request: fix it and run again';
   if (checkpoint !== undefined) return 'rerun the same command to continue';
   if (s.continuation === undefined) return 'start it again';
@@ -495,9 +720,13 @@ function updateFieldsOf(args: BulkArgs): { fields: Record<string, unknown>; fiel
     try {
       value = JSON.parse(text);
     } catch {
-      throw new VespaBulkError('VB_USAGE', 'the update is not valid JSON: expected {"fields":{"<field>":{"assign":<value>}}}');
+      throw new VespaBulkError(
+        'VB_USAGE',
+        'the update is not valid JSON: expected {"fields":{"<field>":{"assign":<value>}}}',
+      );
     }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new VespaBulkError('VB_USAGE', 'the update must be a JSON object');
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      throw new VespaBulkError('VB_USAGE', 'the update must be a JSON object');
   }
   // {"fields":{...}} as in a feed file, or the field operations alone.
   const given = fieldsTextOf(text, args.assign);
@@ -520,19 +749,25 @@ function bulkCommand(kind: BulkKind): CommandModule<object, BulkArgs> {
         .option('dry-run', {
           type: 'boolean',
           default: false,
-          describe: 'Change nothing; count the selected documents (the service has no dry run for bulk operations, so they are visited, ids only)',
+          describe:
+            'Change nothing; count the selected documents (the service has no dry run for bulk operations, so they are visited, ids only)',
         });
       if (kind === 'update-where') {
         b = b
-          .positional('update', { type: 'string', describe: 'The update: JSON {"fields":{"f":{"assign":v}}}, a file, or - for stdin' })
+          .positional('update', {
+            type: 'string',
+            describe: 'The update: JSON {"fields":{"f":{"assign":v}}}, a file, or - for stdin',
+          })
           .option('assign', repeatable('Shorthand: field=<JSON value> (repeatable)'));
       }
-      if (kind === 'copy') b = b.option('destination-cluster', { type: 'string', describe: 'Cluster to copy the documents to' });
+      if (kind === 'copy')
+        b = b.option('destination-cluster', { type: 'string', describe: 'Cluster to copy the documents to' });
       return b.epilog(exitCodesEpilog) as unknown as Argv<BulkArgs>;
     },
     handler: async (args) => {
       let progress: ProgressLine | undefined;
-      const log = (line: string): void => (progress !== undefined ? progress.log(line) : void process.stderr.write(`${line}\n`));
+      const log = (line: string): void =>
+        progress !== undefined ? progress.log(line) : void process.stderr.write(`${line}\n`);
       const where = { ...connectionOf(args, log), ...selectionOf(args) };
       const controller = new AbortController();
       // As this command always did: no message, and a second signal does not quit at once (visit's does).
@@ -546,34 +781,39 @@ function bulkCommand(kind: BulkKind): CommandModule<object, BulkArgs> {
         if (args.selection !== undefined) await discoverCluster(where, args.quiet, true);
         const started = performance.now();
         const docsRate = rateMeter();
-        progress = new ProgressLine(() => {
-          const seconds = (performance.now() - started) / 1000;
-          return {
-            label: `${kind}${args['dry-run'] ? ' (dry run)' : ''}`,
-            state: bulkState(over, stop.signalled !== undefined),
-            seconds,
-            done: documents,
-            unit: 'docs',
-            rate: docsRate(documents, seconds),
-          };
-        }, { enabled: !args.quiet });
-        summary = await withFlagNames(visitFlags, () => bulkOperation({
-          kind,
-          ...where,
-          ...(kind === 'update-where' && updateFieldsOf(args)),
-          ...(args['destination-cluster'] !== undefined && { destinationCluster: args['destination-cluster'] }),
-          ...(args['time-chunk'] !== undefined && { timeChunk: args['time-chunk'] }),
-          ...(args.timeout !== undefined && { serviceTimeout: args.timeout }),
-          ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
-          ...(args.continuation !== undefined && { continuation: args.continuation }),
-          dryRun: args['dry-run'],
-          retry: { maxRetries: args['max-retries'] },
-          signal: controller.signal,
-          onProgress: (n) => (documents = n),
-          onMessage: (text) => {
-            if (!args.quiet) process.stderr.write(`vespa-bulk: ${text}\n`);
+        progress = new ProgressLine(
+          () => {
+            const seconds = (performance.now() - started) / 1000;
+            return {
+              label: `${kind}${args['dry-run'] ? ' (dry run)' : ''}`,
+              state: bulkState(over, stop.signalled !== undefined),
+              seconds,
+              done: documents,
+              unit: 'docs',
+              rate: docsRate(documents, seconds),
+            };
           },
-        }));
+          { enabled: !args.quiet },
+        );
+        summary = await withFlagNames(visitFlags, () =>
+          bulkOperation({
+            kind,
+            ...where,
+            ...(kind === 'update-where' && updateFieldsOf(args)),
+            ...(args['destination-cluster'] !== undefined && { destinationCluster: args['destination-cluster'] }),
+            ...(args['time-chunk'] !== undefined && { timeChunk: args['time-chunk'] }),
+            ...(args.timeout !== undefined && { serviceTimeout: args.timeout }),
+            ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
+            ...(args.continuation !== undefined && { continuation: args.continuation }),
+            dryRun: args['dry-run'],
+            retry: { maxRetries: args['max-retries'] },
+            signal: controller.signal,
+            onProgress: (n) => (documents = n),
+            onMessage: (text) => {
+              if (!args.quiet) process.stderr.write(`vespa-bulk: ${text}\n`);
+            },
+          }),
+        );
       } finally {
         over = true;
         progress?.stop();

@@ -51,7 +51,11 @@ function readLayer(file: string): ConfigLayer | undefined {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new VespaBulkError('VB_USAGE', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { cause: err },
+    );
   }
   return parseConfigYaml(text, file);
 }

@@ -77,7 +77,8 @@ export function parseConfigYaml(text: string, file: string): ConfigLayer {
     throw new VespaBulkError('VB_USAGE', `${file}: not valid YAML: ${(err as Error).message}`, { cause: err });
   }
   if (doc === null || doc === undefined) return { file, values: {} };
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new VespaBulkError('VB_USAGE', `${file}: expected keys such as 'target: <url>', one per line`);
+  if (typeof doc !== 'object' || Array.isArray(doc))
+    throw new VespaBulkError('VB_USAGE', `${file}: expected keys such as 'target: <url>', one per line`);
   const values: Record<string, string> = {};
   for (const [k, v] of Object.entries(doc as Record<string, unknown>)) {
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') values[k] = String(v);
@@ -86,7 +87,11 @@ export function parseConfigYaml(text: string, file: string): ConfigLayer {
 }
 
 /** The first non-empty value of `key`: the flag, then each layer in order. */
-function pick(flag: string | undefined, key: string, layers: readonly ConfigLayer[]): { value: string; from: string } | undefined {
+function pick(
+  flag: string | undefined,
+  key: string,
+  layers: readonly ConfigLayer[],
+): { value: string; from: string } | undefined {
   if (flag !== undefined && flag !== '') return { value: flag, from: `--${key}` };
   for (const layer of layers) {
     const v = layer.values[key];
@@ -99,7 +104,10 @@ function pick(flag: string | undefined, key: string, layers: readonly ConfigLaye
 export function parseApplicationId(text: string, from: string): ApplicationId {
   const parts = text.split('.');
   if (parts.length < 2 || parts.length > 3 || parts.some((p) => p === '')) {
-    throw new VespaBulkError('VB_USAGE', `application '${text}' (from ${from}): expected <tenant>.<application>[.<instance>]`);
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `application '${text}' (from ${from}): expected <tenant>.<application>[.<instance>]`,
+    );
   }
   return { tenant: parts[0], application: parts[1], instance: parts[2] ?? 'default' };
 }
@@ -113,10 +121,18 @@ export function parseEndpoints(text: string): Map<string, string> {
     throw new VespaBulkError('VB_USAGE', `VESPA_CLI_ENDPOINTS is not valid JSON: ${(err as Error).message}`);
   }
   const list = (doc as { endpoints?: unknown } | null)?.endpoints;
-  if (!Array.isArray(list) || list.length === 0) throw new VespaBulkError('VB_USAGE', 'VESPA_CLI_ENDPOINTS: expected {"endpoints":[{"cluster":"<name>","url":"<url>"}, ...]} with at least one endpoint');
+  if (!Array.isArray(list) || list.length === 0)
+    throw new VespaBulkError(
+      'VB_USAGE',
+      'VESPA_CLI_ENDPOINTS: expected {"endpoints":[{"cluster":"<name>","url":"<url>"}, ...]} with at least one endpoint',
+    );
   const out = new Map<string, string>();
   for (const e of list as Array<{ cluster?: unknown; url?: unknown }>) {
-    if (typeof e?.url !== 'string' || !/^https?:\/\//.test(e.url)) throw new VespaBulkError('VB_USAGE', `VESPA_CLI_ENDPOINTS: every endpoint needs an http(s) "url" (got ${JSON.stringify(e)})`);
+    if (typeof e?.url !== 'string' || !/^https?:\/\//.test(e.url))
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `VESPA_CLI_ENDPOINTS: every endpoint needs an http(s) "url" (got ${JSON.stringify(e)})`,
+      );
     out.set(typeof e.cluster === 'string' ? e.cluster : '', e.url);
   }
   return out;
@@ -125,11 +141,18 @@ export function parseEndpoints(text: string): Map<string, string> {
 function endpointOf(endpoints: Map<string, string>, cluster: string | undefined): string {
   if (cluster !== undefined) {
     const url = endpoints.get(cluster);
-    if (url === undefined) throw new VespaBulkError('VB_USAGE', `VESPA_CLI_ENDPOINTS has no endpoint for container cluster '${cluster}', only ${[...endpoints.keys()].map((c) => `'${c}'`).join(', ')}`);
+    if (url === undefined)
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `VESPA_CLI_ENDPOINTS has no endpoint for container cluster '${cluster}', only ${[...endpoints.keys()].map((c) => `'${c}'`).join(', ')}`,
+      );
     return url;
   }
   if (endpoints.size > 1) {
-    throw new VespaBulkError('VB_USAGE', `VESPA_CLI_ENDPOINTS lists several container clusters (${[...endpoints.keys()].map((c) => `'${c}'`).join(', ')}): pick one with -C/--container-cluster`);
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `VESPA_CLI_ENDPOINTS lists several container clusters (${[...endpoints.keys()].map((c) => `'${c}'`).join(', ')}): pick one with -C/--container-cluster`,
+    );
   }
   return [...endpoints.values()][0];
 }
@@ -150,7 +173,11 @@ export function resolveTarget(input: TargetInput): ResolvedTarget {
   let zone: ResolvedTarget['zone'];
   if (zonePick) {
     const parts = zonePick.value.split('.');
-    if (parts.length !== 2 || parts.some((p) => p === '')) throw new VespaBulkError('VB_USAGE', `zone '${zonePick.value}' (from ${zonePick.from}): expected <environment>.<region>, e.g. prod.default`);
+    if (parts.length !== 2 || parts.some((p) => p === ''))
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `zone '${zonePick.value}' (from ${zonePick.from}): expected <environment>.<region>, e.g. prod.default`,
+      );
     zone = { environment: parts[0], region: parts[1] };
   }
   const cluster = pick(flags.containerCluster, 'cluster', layers)?.value;
@@ -160,7 +187,13 @@ export function resolveTarget(input: TargetInput): ResolvedTarget {
   const defaultPair = keyPairIn(join(input.vespaCliHome, 'default.application.default'));
   const value = target.value;
   if (value === 'local') {
-    return { kind: 'local', url: input.service === 'config' ? localConfigUrl : localDocumentUrl, from: target.from, ...base, keyPairFiles: defaultPair };
+    return {
+      kind: 'local',
+      url: input.service === 'config' ? localConfigUrl : localDocumentUrl,
+      from: target.from,
+      ...base,
+      keyPairFiles: defaultPair,
+    };
   }
   if (/^https?:\/\//i.test(value)) {
     try {
@@ -174,19 +207,36 @@ export function resolveTarget(input: TargetInput): ResolvedTarget {
     const keyPairFiles =
       value === 'hosted'
         ? { cert: join(input.userHome, '.athenz', 'cert'), key: join(input.userHome, '.athenz', 'key') }
-        : keyPairIn(join(input.vespaCliHome, `${application.tenant}.${application.application}.${application.instance}`));
+        : keyPairIn(
+            join(input.vespaCliHome, `${application.tenant}.${application.application}.${application.instance}`),
+          );
     const refuse = (why: string): never => {
       throw new VespaBulkError('VB_USAGE', `target '${value}' (from ${target.from}): ${why}`);
     };
-    if (input.service === 'config') refuse('vespa-bulk does not deploy through the Vespa Cloud control plane; give the config server with --config-url (or -t <url>)');
+    if (input.service === 'config')
+      refuse(
+        'vespa-bulk does not deploy through the Vespa Cloud control plane; give the config server with --config-url (or -t <url>)',
+      );
     const endpoints = env.VESPA_CLI_ENDPOINTS;
     if (endpoints === undefined || endpoints === '') {
-      refuse("its endpoints are found through the Vespa Cloud control plane, which vespa-bulk does not use: pass the endpoint URL with -t (e.g. -t https://<name>.<tenant>.aws-us-east-1c.z.vespa-app.cloud), or set VESPA_CLI_ENDPOINTS");
+      refuse(
+        'its endpoints are found through the Vespa Cloud control plane, which vespa-bulk does not use: pass the endpoint URL with -t (e.g. -t https://<name>.<tenant>.aws-us-east-1c.z.vespa-app.cloud), or set VESPA_CLI_ENDPOINTS',
+      );
     }
-    if (value === 'cloud' && !base.applicationGiven) refuse('needs the application (-a <tenant>.<application>[.<instance>]): its key pair is kept per application');
-    return { kind: value, url: endpointOf(parseEndpoints(endpoints!), cluster).replace(/\/+$/, ''), from: 'VESPA_CLI_ENDPOINTS', ...base, keyPairFiles };
+    if (value === 'cloud' && !base.applicationGiven)
+      refuse('needs the application (-a <tenant>.<application>[.<instance>]): its key pair is kept per application');
+    return {
+      kind: value,
+      url: endpointOf(parseEndpoints(endpoints!), cluster).replace(/\/+$/, ''),
+      from: 'VESPA_CLI_ENDPOINTS',
+      ...base,
+      keyPairFiles,
+    };
   }
-  throw new VespaBulkError('VB_USAGE', `target '${value}' (from ${target.from}): expected local, cloud, hosted or an http(s) URL`);
+  throw new VespaBulkError(
+    'VB_USAGE',
+    `target '${value}' (from ${target.from}): expected local, cloud, hosted or an http(s) URL`,
+  );
 }
 
 function keyPairIn(dir: string): { cert: string; key: string } {

@@ -2,7 +2,15 @@ import { WorkerChannel } from '../../threads/channel.js';
 import { SnapshotBarrier } from '../../threads/barrier.js';
 import { fromWireError, type WireError } from '../../threads/errors.js';
 import { resumeSkip } from '../feed-checkpoint.js';
-import type { DriverCut, DriverEnd, DriverFigures, DriverRun, FailureOutput, FeedDriver, StopReason } from '../driver.js';
+import type {
+  DriverCut,
+  DriverEnd,
+  DriverFigures,
+  DriverRun,
+  FailureOutput,
+  FeedDriver,
+  StopReason,
+} from '../driver.js';
 import { checkFeedOptions, type FeedOptions } from '../options.js';
 import { type WireProtocol } from '../../http/transport.js';
 import { createTransport } from '../../http/create-transport.js';
@@ -12,7 +20,15 @@ import { defaultMaxInflight } from '../throttle.js';
 import { readSources, type FeedSource, type InputInfo, type InputPosition, type OpenPosition } from '../source.js';
 import type { RawItem } from '../../core/operation-splitter.js';
 import { itemPosition, packBatch } from './batch.js';
-import type { FeedProtocol, FromWorker, RelayedFailure, ToWorker, WorkerSnapshot, WorkerStart, WorkerState } from './messages.js';
+import type {
+  FeedProtocol,
+  FromWorker,
+  RelayedFailure,
+  ToWorker,
+  WorkerSnapshot,
+  WorkerStart,
+  WorkerState,
+} from './messages.js';
 import { routeId, workerOf } from './route.js';
 import { Sleeper } from '../../structures/sleeper.js';
 import { positionAfter, settleUnsent } from '../unsent.js';
@@ -104,7 +120,12 @@ export class WorkerCoordinator implements FeedDriver {
 
   /** The workers' figures added up, their latency histograms merged, as the engine's. */
   figures(): DriverFigures {
-    return { stats: this.stats, inflight: this.sum((st) => st.inflight), limit: this.sum((st) => st.limit), read: this.read };
+    return {
+      stats: this.stats,
+      inflight: this.sum((st) => st.inflight),
+      limit: this.sum((st) => st.limit),
+      read: this.read,
+    };
   }
 
   /** Stops the feed as Ctrl-C does (the first reason given stands): stop reading, every worker stops. */
@@ -130,7 +151,12 @@ export class WorkerCoordinator implements FeedDriver {
       o.onProtocol?.(asked);
       return;
     }
-    const transport = createTransport({ origin: splitEndpoint(o.endpoint ?? 'http://127.0.0.1:8080').origin, protocol: 'auto', tls: o.tls, connections: 1 });
+    const transport = createTransport({
+      origin: splitEndpoint(o.endpoint ?? 'http://127.0.0.1:8080').origin,
+      protocol: 'auto',
+      tls: o.tls,
+      connections: 1,
+    });
     try {
       this.protocol = await transport.detect();
       this.options = { ...o, protocol: this.protocol };
@@ -156,11 +182,27 @@ export class WorkerCoordinator implements FeedDriver {
       if (resume?.position !== null && this.stopping === undefined) {
         const from = resume?.position ?? undefined;
         const skip = resume !== undefined ? resumeSkip(resume) : undefined;
-        for await (const batch of readSources(source, { stdin: options.stdin, tls: options.tls, urlRetries: options.maxRetries, format: options.inputFormat, rows: options.rows, from, skip }, run.readProgress)) {
+        for await (const batch of readSources(
+          source,
+          {
+            stdin: options.stdin,
+            tls: options.tls,
+            urlRetries: options.maxRetries,
+            format: options.inputFormat,
+            rows: options.rows,
+            from,
+            skip,
+          },
+          run.readProgress,
+        )) {
           // Nothing is routed while a checkpoint is gathered: its read position must be the one the answers cover.
           while (this.barrier.open) await this.sleeper.sleep();
           this.route(batch.items, batch.input, batch.name);
-          while (this.stopping === undefined && this.lanes.some((l) => l.sent - l.taken >= maxAhead && !l.channel.exited)) await this.sleeper.sleep();
+          while (
+            this.stopping === undefined &&
+            this.lanes.some((l) => l.sent - l.taken >= maxAhead && !l.channel.exited)
+          )
+            await this.sleeper.sleep();
           if (failures !== undefined) await failures.drained();
           if (this.stopping !== undefined) break;
         }
@@ -214,7 +256,8 @@ export class WorkerCoordinator implements FeedDriver {
 
   private writeFailures(failures: RelayedFailure[]): void {
     const output = this.failures;
-    for (const f of failures) output?.write(Buffer.from(f.bytes.buffer, f.bytes.byteOffset, f.bytes.byteLength), f.reason, f.verbatim);
+    for (const f of failures)
+      output?.write(Buffer.from(f.bytes.buffer, f.bytes.byteOffset, f.bytes.byteLength), f.reason, f.verbatim);
   }
 
   /** How the feed ended, once every worker has: the merged summary, and what the workers said of a stop. */
@@ -233,7 +276,11 @@ export class WorkerCoordinator implements FeedDriver {
     }
     const inflight = this.sum((st) => st.inflight);
     stats.protocol ??= this.protocol;
-    const summary = stats.summary(performance.now(), inflight, this.sum((st) => st.limit));
+    const summary = stats.summary(
+      performance.now(),
+      inflight,
+      this.sum((st) => st.limit),
+    );
     summary.abandoned = abandoned;
     return {
       summary,
@@ -257,7 +304,12 @@ export class WorkerCoordinator implements FeedDriver {
       if (share.length === 0) continue;
       const lane = this.lanes[w];
       const batch = packBatch(++lane.sent, input, name, share);
-      lane.pending.push({ n: batch.n, input, count: share.length, ...(this.keepsCheckpoint && { meta: batch.meta.slice() }) });
+      lane.pending.push({
+        n: batch.n,
+        input,
+        count: share.length,
+        ...(this.keepsCheckpoint && { meta: batch.meta.slice() }),
+      });
       this.send(lane, { type: 'batch', ...batch }, [batch.bytes, batch.meta.buffer as ArrayBuffer]);
     }
   }
@@ -267,7 +319,15 @@ export class WorkerCoordinator implements FeedDriver {
     if (this.options.onResult !== undefined) results = this.options.onResultOnlyFailed === true ? 'failed' : 'all';
     const data: WorkerStart = { options: workerOptions(this.options, this.count, index), inputs: this.inputs, results };
     if (typeof this.options.failures === 'string') data.failuresPath = this.options.failures;
-    const lane: Lane = { channel: WorkerChannel.spawn<FeedProtocol>(import.meta.url, 'worker', data), sent: 0, taken: 0, pending: [], state: undefined, open: [], done: undefined };
+    const lane: Lane = {
+      channel: WorkerChannel.spawn<FeedProtocol>(import.meta.url, 'worker', data),
+      sent: 0,
+      taken: 0,
+      pending: [],
+      state: undefined,
+      open: [],
+      done: undefined,
+    };
     lane.channel
       .onMessage((m) => this.onMessage(lane, m))
       .onError((err) => {
@@ -324,12 +384,23 @@ export class WorkerCoordinator implements FeedDriver {
     for (const lane of this.lanes) if (lane.state !== undefined) n += of(lane.state);
     return n;
   }
-
 }
 
 /** Worker `index`'s options: what can cross a thread, with its share of connections and in-flight limits. */
 function workerOptions(o: FeedOptions, count: number, index: number): FeedOptions {
-  const { signal: _s, onResult: _r, onResultOnlyFailed: _f, onProtocol: _p, stdin: _i, transport: _d, failures: _o, checkpoint: _c, resume: _u, workers: _w, ...rest } = o;
+  const {
+    signal: _s,
+    onResult: _r,
+    onResultOnlyFailed: _f,
+    onProtocol: _p,
+    stdin: _i,
+    transport: _d,
+    failures: _o,
+    checkpoint: _c,
+    resume: _u,
+    workers: _w,
+    ...rest
+  } = o;
   const share = (total: number) => Math.max(1, Math.floor(total / count) + (index < total % count ? 1 : 0));
   const w: FeedOptions = { ...rest, failures: false, checkpoint: false };
   // Without a number given, each worker takes the protocol's default: the in-flight limit, shared, bounds them.

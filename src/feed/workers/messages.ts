@@ -19,7 +19,11 @@ export interface WorkerStart {
 }
 
 /** Coordinator to worker; `snapshot` asks for a `WorkerSnapshot` (for a checkpoint), answered at once. */
-export type ToWorker = ({ type: 'batch' } & ItemBatch) | { type: 'end' } | { type: 'stop'; reason: StopReason } | { type: 'snapshot' };
+export type ToWorker =
+  | ({ type: 'batch' } & ItemBatch)
+  | { type: 'end' }
+  | { type: 'stop'; reason: StopReason }
+  | { type: 'snapshot' };
 
 /** One failed operation for the coordinator's failure output. */
 export interface RelayedFailure {
@@ -53,7 +57,14 @@ export type FromWorker =
   | ({ type: 'state' } & WorkerState)
   | ({ type: 'snapshot' } & WorkerSnapshot)
   | { type: 'stopping'; reason: StopReason }
-  | ({ type: 'done'; abandoned: number; stopped?: StopReason; authStatus?: number; unreachable?: WireError; error?: WireError } & WorkerSnapshot);
+  | ({
+      type: 'done';
+      abandoned: number;
+      stopped?: StopReason;
+      authStatus?: number;
+      unreachable?: WireError;
+      error?: WireError;
+    } & WorkerSnapshot);
 
 /** The feed worker's messages both ways and what it starts with, for `WorkerChannel` and `ParentChannel`. */
 export interface FeedProtocol {

@@ -1,4 +1,13 @@
-import { COLON, COMMA, LBRACE, QUOTE, decodeString, skipString, skipValue, skipWhitespace } from '../../core/json-scan.js';
+import {
+  COLON,
+  COMMA,
+  LBRACE,
+  QUOTE,
+  decodeString,
+  skipString,
+  skipValue,
+  skipWhitespace,
+} from '../../core/json-scan.js';
 import { fnv1a } from '../shard.js';
 
 const idKeys = new Set(['put', 'id', 'update', 'remove']);

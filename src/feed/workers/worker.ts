@@ -53,10 +53,19 @@ const engine = new FeedEngine({
   ...(start.results !== 'none' && {
     onResultOnlyFailed: start.results === 'failed',
     onResult: (r: OperationResult) => {
-      results.push({ ok: r.ok, ...(r.id !== undefined && { id: r.id }), ...(r.kind !== undefined && { kind: r.kind }), ...(r.status !== undefined && { status: r.status }), ...(r.message !== undefined && { message: r.message }), attempts: r.attempts, input: r.input, line: r.line });
-        if (results.length >= 1024) flushResults();
-      },
-    }),
+      results.push({
+        ok: r.ok,
+        ...(r.id !== undefined && { id: r.id }),
+        ...(r.kind !== undefined && { kind: r.kind }),
+        ...(r.status !== undefined && { status: r.status }),
+        ...(r.message !== undefined && { message: r.message }),
+        attempts: r.attempts,
+        input: r.input,
+        line: r.line,
+      });
+      if (results.length >= 1024) flushResults();
+    },
+  }),
 });
 
 /** The batches routed here, handed to the engine as it pulls; ends at 'end', or at a stop (the rest stays unfinished). */

@@ -69,7 +69,11 @@ export function loadOf(c: Choosable, now: number): number {
  * least loaded of all when both drawn are full), or undefined when none has room. `random` is `Math.random` but
  * for tests. No allocation, and O(1) unless the two drawn are full.
  */
-export function chooseConnection<T extends Choosable>(ready: readonly T[], now: number, random: () => number): T | undefined {
+export function chooseConnection<T extends Choosable>(
+  ready: readonly T[],
+  now: number,
+  random: () => number,
+): T | undefined {
   const n = ready.length;
   if (n === 0) return undefined;
   if (n === 1) return ready[0].room > 0 ? ready[0] : undefined;

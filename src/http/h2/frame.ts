@@ -84,7 +84,14 @@ export const defaultWindow = 65_535;
 export const maxWindow = 2 ** 31 - 1;
 
 /** Writes a frame header at `at`. */
-export function writeFrameHeader(out: Buffer, at: number, length: number, type: FrameType, flags: number, streamId: number): void {
+export function writeFrameHeader(
+  out: Buffer,
+  at: number,
+  length: number,
+  type: FrameType,
+  flags: number,
+  streamId: number,
+): void {
   out[at] = length >>> 16;
   out[at + 1] = (length >>> 8) & 0xff;
   out[at + 2] = length & 0xff;
@@ -161,7 +168,8 @@ export class FrameReader {
     const end = buf.length;
     while (end - at >= frameHeaderLength) {
       const length = (buf[at] << 16) | (buf[at + 1] << 8) | buf[at + 2];
-      if (length > this.maxFrameSize) throw new FrameSizeError(`a frame of ${length} bytes, above ${this.maxFrameSize}`);
+      if (length > this.maxFrameSize)
+        throw new FrameSizeError(`a frame of ${length} bytes, above ${this.maxFrameSize}`);
       const total = frameHeaderLength + length;
       if (end - at < total) break;
       const type = buf[at + 3];

@@ -13,18 +13,66 @@ import { huffmanDecode } from './huffman.js';
 /** The static table (RFC 7541 Appendix A), index 1 first. */
 // prettier-ignore
 export const staticTable: readonly (readonly [string, string])[] = [
-  [':authority', ''], [':method', 'GET'], [':method', 'POST'], [':path', '/'], [':path', '/index.html'],
-  [':scheme', 'http'], [':scheme', 'https'], [':status', '200'], [':status', '204'], [':status', '206'],
-  [':status', '304'], [':status', '400'], [':status', '404'], [':status', '500'], ['accept-charset', ''],
-  ['accept-encoding', 'gzip, deflate'], ['accept-language', ''], ['accept-ranges', ''], ['accept', ''],
-  ['access-control-allow-origin', ''], ['age', ''], ['allow', ''], ['authorization', ''], ['cache-control', ''],
-  ['content-disposition', ''], ['content-encoding', ''], ['content-language', ''], ['content-length', ''],
-  ['content-location', ''], ['content-range', ''], ['content-type', ''], ['cookie', ''], ['date', ''], ['etag', ''],
-  ['expect', ''], ['expires', ''], ['from', ''], ['host', ''], ['if-match', ''], ['if-modified-since', ''],
-  ['if-none-match', ''], ['if-range', ''], ['if-unmodified-since', ''], ['last-modified', ''], ['link', ''],
-  ['location', ''], ['max-forwards', ''], ['proxy-authenticate', ''], ['proxy-authorization', ''], ['range', ''],
-  ['referer', ''], ['refresh', ''], ['retry-after', ''], ['server', ''], ['set-cookie', ''],
-  ['strict-transport-security', ''], ['transfer-encoding', ''], ['user-agent', ''], ['vary', ''], ['via', ''],
+  [':authority', ''],
+  [':method', 'GET'],
+  [':method', 'POST'],
+  [':path', '/'],
+  [':path', '/index.html'],
+  [':scheme', 'http'],
+  [':scheme', 'https'],
+  [':status', '200'],
+  [':status', '204'],
+  [':status', '206'],
+  [':status', '304'],
+  [':status', '400'],
+  [':status', '404'],
+  [':status', '500'],
+  ['accept-charset', ''],
+  ['accept-encoding', 'gzip, deflate'],
+  ['accept-language', ''],
+  ['accept-ranges', ''],
+  ['accept', ''],
+  ['access-control-allow-origin', ''],
+  ['age', ''],
+  ['allow', ''],
+  ['authorization', ''],
+  ['cache-control', ''],
+  ['content-disposition', ''],
+  ['content-encoding', ''],
+  ['content-language', ''],
+  ['content-length', ''],
+  ['content-location', ''],
+  ['content-range', ''],
+  ['content-type', ''],
+  ['cookie', ''],
+  ['date', ''],
+  ['etag', ''],
+  ['expect', ''],
+  ['expires', ''],
+  ['from', ''],
+  ['host', ''],
+  ['if-match', ''],
+  ['if-modified-since', ''],
+  ['if-none-match', ''],
+  ['if-range', ''],
+  ['if-unmodified-since', ''],
+  ['last-modified', ''],
+  ['link', ''],
+  ['location', ''],
+  ['max-forwards', ''],
+  ['proxy-authenticate', ''],
+  ['proxy-authorization', ''],
+  ['range', ''],
+  ['referer', ''],
+  ['refresh', ''],
+  ['retry-after', ''],
+  ['server', ''],
+  ['set-cookie', ''],
+  ['strict-transport-security', ''],
+  ['transfer-encoding', ''],
+  ['user-agent', ''],
+  ['vary', ''],
+  ['via', ''],
   ['www-authenticate', ''],
 ];
 
@@ -155,7 +203,12 @@ export class HpackDecoder {
     return entry;
   }
 
-  private literal(buf: Uint8Array, r: { at: number }, end: number, prefix: number): { name: string; value: string; fault: string | undefined } {
+  private literal(
+    buf: Uint8Array,
+    r: { at: number },
+    end: number,
+    prefix: number,
+  ): { name: string; value: string; fault: string | undefined } {
     const index = readInt(buf, r, end, prefix);
     let name: string;
     let fault: string | undefined;
@@ -182,7 +235,8 @@ export function nameFault(name: string): string | undefined {
   if (name.length === 0) return 'an empty field name';
   for (let i = 0; i < name.length; i++) {
     const c = name.charCodeAt(i);
-    if (c <= 0x20 || (c >= 0x41 && c <= 0x5a) || c >= 0x7f || (c === 0x3a && i > 0)) return `the field name ${JSON.stringify(name)} (a character HTTP/2 forbids in names)`;
+    if (c <= 0x20 || (c >= 0x41 && c <= 0x5a) || c >= 0x7f || (c === 0x3a && i > 0))
+      return `the field name ${JSON.stringify(name)} (a character HTTP/2 forbids in names)`;
   }
   return undefined;
 }
@@ -193,7 +247,8 @@ export function valueFault(name: string, value: string): string | undefined {
   if (n === 0) return undefined;
   let c = value.charCodeAt(0);
   const last = value.charCodeAt(n - 1);
-  if (c === 0x20 || c === 0x09 || last === 0x20 || last === 0x09) return `the value of ${JSON.stringify(name)} (whitespace first or last)`;
+  if (c === 0x20 || c === 0x09 || last === 0x20 || last === 0x09)
+    return `the value of ${JSON.stringify(name)} (whitespace first or last)`;
   for (let i = 0; i < n; i++) {
     c = value.charCodeAt(i);
     if (c === 0x00 || c === 0x0a || c === 0x0d) return `the value of ${JSON.stringify(name)} (NUL, CR or LF in it)`;

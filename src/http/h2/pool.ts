@@ -1,10 +1,24 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { FifoQueue } from '../../structures/fifo-queue.js';
-import type { RequestControl, ResponseHandler, TlsOptions, Transport, TransportRequest, TransportStats } from '../transport.js';
+import type {
+  RequestControl,
+  ResponseHandler,
+  TlsOptions,
+  Transport,
+  TransportRequest,
+  TransportStats,
+} from '../transport.js';
 import { toTransportError, TransportError } from '../transport-error.js';
 import { withSignal } from '../request-signal.js';
-import { chooseConnection, latencySample, nextTypical, observeLatency, retireAfterMs, type Choosable } from './connection-choice.js';
+import {
+  chooseConnection,
+  latencySample,
+  nextTypical,
+  observeLatency,
+  retireAfterMs,
+  type Choosable,
+} from './connection-choice.js';
 import { H2Error } from './errors.js';
 import { H2Session, type H2Request } from './session.js';
 
@@ -85,7 +99,15 @@ const maxOpenBackoffMs = 5_000;
 const renewRetryMs = 1_000;
 
 /** Headers HTTP/2 forbids (RFC 9113, 8.2.2) and what HTTP/1.1 framing needs; `host` becomes `:authority`. */
-const connectionHeaders = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host', 'content-length']);
+const connectionHeaders = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+]);
 
 const noHeaders: readonly string[] = [];
 
@@ -250,7 +272,11 @@ export class Http2Transport implements Transport {
 
   /** Open connections and the streams on each: for tests and the progress line. */
   get stats(): TransportStats {
-    return { connections: this.conns.length, requests: this.conns.map((c) => c.session.active), waiting: this.pending.length };
+    return {
+      connections: this.conns.length,
+      requests: this.conns.map((c) => c.session.active),
+      waiting: this.pending.length,
+    };
   }
 
   detect(): Promise<'h2'> {
@@ -259,7 +285,9 @@ export class Http2Transport implements Transport {
 
   dispatch(opts: TransportRequest, handler: ResponseHandler): void {
     if (this.destroyed || this.closing !== undefined) {
-      const err = this.destroyed ? new H2Error('H2_DESTROYED', 'The client is destroyed') : new H2Error('H2_CLOSED', 'The client is closed');
+      const err = this.destroyed
+        ? new H2Error('H2_DESTROYED', 'The client is destroyed')
+        : new H2Error('H2_CLOSED', 'The client is closed');
       queueMicrotask(() => tell(handler, toTransportError(err)));
       return;
     }
@@ -331,7 +359,13 @@ export class Http2Transport implements Transport {
     if (next < Infinity) this.armWait(next);
     for (const r of expired) {
       const waited = Math.round(now - r.queuedAt);
-      tell(r.handler, new TransportError('refused', `no HTTP/2 connection to ${this.authority} took the request within ${waited} ms (the server allows no more streams at once, or they do not end)`));
+      tell(
+        r.handler,
+        new TransportError(
+          'refused',
+          `no HTTP/2 connection to ${this.authority} took the request within ${waited} ms (the server allows no more streams at once, or they do not end)`,
+        ),
+      );
     }
     if (this.closing !== undefined) this.checkClosed();
   };
@@ -422,7 +456,10 @@ export class Http2Transport implements Transport {
         ALPNProtocols: this.options.alpn ?? ['h2'],
       });
     } else socket = net.connect({ host, port });
-    const timeout = setTimeout(() => socket.destroy(new H2Error('H2_CONNECT_TIMEOUT', `Connect Timeout Error (${host}:${port})`)), this.options.connectTimeoutMs ?? 10_000);
+    const timeout = setTimeout(
+      () => socket.destroy(new H2Error('H2_CONNECT_TIMEOUT', `Connect Timeout Error (${host}:${port})`)),
+      this.options.connectTimeoutMs ?? 10_000,
+    );
     socket.once(this.https ? 'secureConnect' : 'connect', () => clearTimeout(timeout));
     socket.once('close', () => clearTimeout(timeout));
     const conn = new Connection();
@@ -529,7 +566,12 @@ export class Http2Transport implements Transport {
         seen = conn.progress;
         return;
       }
-      conn.session.destroy(new H2Error('H2_CONNECTION_CLOSED', `HTTP/2 connection closed: it was being replaced and its streams made no progress for ${Math.round(everyMs / 1000)} s`));
+      conn.session.destroy(
+        new H2Error(
+          'H2_CONNECTION_CLOSED',
+          `HTTP/2 connection closed: it was being replaced and its streams made no progress for ${Math.round(everyMs / 1000)} s`,
+        ),
+      );
     }, everyMs).unref();
   }
 
@@ -598,7 +640,8 @@ export class Http2Transport implements Transport {
     if (!everReady && this.connectWaiters.length > 0 && this.ready.length === 0 && this.opening === 0) {
       const waiters = this.connectWaiters;
       this.connectWaiters = [];
-      for (const w of waiters) w.reject(err ?? new H2Error('H2_CONNECTION_CLOSED', 'other side closed', { bytesRead: 0 }));
+      for (const w of waiters)
+        w.reject(err ?? new H2Error('H2_CONNECTION_CLOSED', 'other side closed', { bytesRead: 0 }));
     }
     if (this.pending.length > 0 && !this.destroyed) {
       if (!everReady && err !== undefined && this.ready.length === 0 && this.opening === 0) {
@@ -635,7 +678,8 @@ export class Http2Transport implements Transport {
       for (let i = 0; i + 1 < headers.length; i += 2) {
         const name = headers[i].toLowerCase();
         if (name === 'host') fields.host = headers[i + 1];
-        else if (!connectionHeaders.has(name) && !(name === 'te' && headers[i + 1] !== 'trailers')) fields.push(name, headers[i + 1]);
+        else if (!connectionHeaders.has(name) && !(name === 'te' && headers[i + 1] !== 'trailers'))
+          fields.push(name, headers[i + 1]);
       }
       this.headerCache.set(headers, fields);
     }

@@ -19,7 +19,17 @@ import {
   windowUpdateFrame,
   writeFrameHeader,
 } from './frame.js';
-import { HeaderListTooLarge, HpackDecoder, HpackEncoder, HpackError, literalFieldSize, nameFault, valueFault, writeInt, writeLiteralField } from './hpack.js';
+import {
+  HeaderListTooLarge,
+  HpackDecoder,
+  HpackEncoder,
+  HpackError,
+  literalFieldSize,
+  nameFault,
+  valueFault,
+  writeInt,
+  writeLiteralField,
+} from './hpack.js';
 import { H2Error, refusedError, resetError } from './errors.js';
 import { OutBuffer } from './out-buffer.js';
 import type { RequestControl, ResponseHandler } from '../transport.js';
@@ -221,13 +231,22 @@ export class H2Session {
   ) {
     this.maxHeaderList = options.maxHeaderListSize ?? defaultMaxHeaderListSize;
     this.connRecvWindow = Math.max(options.connectionWindow, defaultWindow);
-    this.reader = new FrameReader((type, flags, id, buf, start, end) => this.onFrame(type, flags, id, buf, start, end), defaultMaxFrameSize);
+    this.reader = new FrameReader(
+      (type, flags, id, buf, start, end) => this.onFrame(type, flags, id, buf, start, end),
+      defaultMaxFrameSize,
+    );
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.onDrain());
     socket.on('error', (err: NodeJS.ErrnoException) => {
       // A TLS server that speaks no HTTP/2 answers an offer of h2 alone with this alert (RFC 7301).
-      if (err.code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL') this.destroy(new H2Error('H2_NOT_SUPPORTED', 'the server agreed on no protocol when offered h2 (ALPN)', { bytesRead: 0, cause: err }));
+      if (err.code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL')
+        this.destroy(
+          new H2Error('H2_NOT_SUPPORTED', 'the server agreed on no protocol when offered h2 (ALPN)', {
+            bytesRead: 0,
+            cause: err,
+          }),
+        );
       else this.destroy(err);
     });
     socket.on('close', () => {
@@ -237,7 +256,14 @@ export class H2Session {
     if (tls) {
       (socket as TLSSocket).once('secureConnect', () => {
         const alpn = (socket as TLSSocket).alpnProtocol;
-        if (alpn !== 'h2') this.destroy(new H2Error('H2_NOT_SUPPORTED', `the server chose ${alpn === false || alpn === undefined ? 'no protocol' : alpn} instead of h2 (ALPN)`, { bytesRead: 0 }));
+        if (alpn !== 'h2')
+          this.destroy(
+            new H2Error(
+              'H2_NOT_SUPPORTED',
+              `the server chose ${alpn === false || alpn === undefined ? 'no protocol' : alpn} instead of h2 (ALPN)`,
+              { bytesRead: 0 },
+            ),
+          );
         else {
           this.start();
           this.awaitSettings();
@@ -258,9 +284,19 @@ export class H2Session {
     this.settingsTimer = setTimeout(() => {
       const seconds = Math.round(this.options.settingsTimeoutMs / 100) / 10;
       if (this.state === State.Opening) {
-        this.destroy(new H2Error('H2_NOT_SUPPORTED', `the server does not speak HTTP/2: no SETTINGS within ${seconds} s of the HTTP/2 preface`, { bytesRead: this.bytesRead }));
+        this.destroy(
+          new H2Error(
+            'H2_NOT_SUPPORTED',
+            `the server does not speak HTTP/2: no SETTINGS within ${seconds} s of the HTTP/2 preface`,
+            { bytesRead: this.bytesRead },
+          ),
+        );
       } else if (!this.settingsAcked) {
-        this.connectionError(ErrorCode.SettingsTimeout, `the server did not acknowledge the client's SETTINGS within ${seconds} s`, 'H2_SETTINGS_TIMEOUT');
+        this.connectionError(
+          ErrorCode.SettingsTimeout,
+          `the server did not acknowledge the client's SETTINGS within ${seconds} s`,
+          'H2_SETTINGS_TIMEOUT',
+        );
       }
     }, this.options.settingsTimeoutMs);
   }
@@ -309,7 +345,9 @@ export class H2Session {
       [Setting.MaxHeaderListSize, this.maxHeaderList],
     ]);
     const grow = this.options.connectionWindow - defaultWindow;
-    this.socket.write(grow > 0 ? Buffer.concat([preface, settings, windowUpdateFrame(0, grow)]) : Buffer.concat([preface, settings]));
+    this.socket.write(
+      grow > 0 ? Buffer.concat([preface, settings, windowUpdateFrame(0, grow)]) : Buffer.concat([preface, settings]),
+    );
   }
 
   /** Sends `req` on a new stream. The pool calls it only while `room > 0`. */
@@ -341,7 +379,8 @@ export class H2Session {
     let headers = pseudo === undefined ? undefined : this.encoder.kept(req.headers);
     if (pseudo === undefined || headers === undefined) {
       // Fields this connection has not sent as they are now: checked before any of them enters the table.
-      const fault = pathFault(req.path) ?? requestFieldsFault(req.pseudo, true) ?? requestFieldsFault(req.headers, false);
+      const fault =
+        pathFault(req.path) ?? requestFieldsFault(req.pseudo, true) ?? requestFieldsFault(req.headers, false);
       if (fault !== undefined) {
         this.refuse(s, fault);
         return false;
@@ -461,7 +500,8 @@ export class H2Session {
       if (s.answered) s.activeAt = performance.now();
       if (!this.sendBody(s)) {
         // Still blocked: it and everything after it wait, in order.
-        for (let j = i + 1; j < waiting.length; j++) if (!this.blocked.includes(waiting[j])) this.blocked.push(waiting[j]);
+        for (let j = i + 1; j < waiting.length; j++)
+          if (!this.blocked.includes(waiting[j])) this.blocked.push(waiting[j]);
         return;
       }
     }
@@ -476,7 +516,12 @@ export class H2Session {
 
   /** Queues an acknowledgement the server asked for (PING, SETTINGS); too many unread ones are a flood. */
   private queueAck(frame: Buffer): void {
-    if (++this.acks > maxQueuedAcks) throw new ConnectionError(ErrorCode.EnhanceYourCalm, `the server sent more than ${maxQueuedAcks} PING and SETTINGS frames without reading the answers`, 'H2_FLOOD');
+    if (++this.acks > maxQueuedAcks)
+      throw new ConnectionError(
+        ErrorCode.EnhanceYourCalm,
+        `the server sent more than ${maxQueuedAcks} PING and SETTINGS frames without reading the answers`,
+        'H2_FLOOD',
+      );
     this.queue(frame);
   }
 
@@ -520,7 +565,13 @@ export class H2Session {
     if (this.state === State.Closed) return;
     if (this.firstFrame && this.bytesRead === 0 && chunk.length >= 5 && chunk.toString('latin1', 0, 5) === 'HTTP/') {
       this.bytesRead += chunk.length;
-      this.destroy(new H2Error('H2_NOT_SUPPORTED', `the server does not speak HTTP/2: it answered the HTTP/2 preface with '${chunk.toString('latin1', 0, Math.min(chunk.length, 40)).split('\r')[0]}'`, { bytesRead: this.bytesRead }));
+      this.destroy(
+        new H2Error(
+          'H2_NOT_SUPPORTED',
+          `the server does not speak HTTP/2: it answered the HTTP/2 preface with '${chunk.toString('latin1', 0, Math.min(chunk.length, 40)).split('\r')[0]}'`,
+          { bytesRead: this.bytesRead },
+        ),
+      );
       return;
     }
     this.bytesRead += chunk.length;
@@ -534,12 +585,27 @@ export class H2Session {
   /** What reading threw: the server broke the protocol (or this client did, INTERNAL_ERROR). Never rethrown into the socket's listener. */
   private onReadError(err: unknown): void {
     if (this.state === State.Closed) return;
-    if (this.firstFrame) this.destroy(new H2Error('H2_NOT_SUPPORTED', 'the server does not speak HTTP/2: its answer to the HTTP/2 preface is not an HTTP/2 frame', { bytesRead: this.bytesRead }));
+    if (this.firstFrame)
+      this.destroy(
+        new H2Error(
+          'H2_NOT_SUPPORTED',
+          'the server does not speak HTTP/2: its answer to the HTTP/2 preface is not an HTTP/2 frame',
+          { bytesRead: this.bytesRead },
+        ),
+      );
     else if (err instanceof ConnectionError) this.connectionError(err.h2Code, err.message, err.kind);
     else if (err instanceof FrameSizeError) this.connectionError(ErrorCode.FrameSizeError, err.message);
-    else if (err instanceof HeaderListTooLarge) this.connectionError(ErrorCode.EnhanceYourCalm, `the server sent ${err.message}`, 'H2_HEADERS_TOO_LARGE');
-    else if (err instanceof HpackError) this.connectionError(ErrorCode.CompressionError, `header compression: ${err.message}`);
-    else this.connectionError(ErrorCode.InternalError, `internal error: ${err instanceof Error ? err.message : String(err)}`, 'H2_CONNECTION_CLOSED', err);
+    else if (err instanceof HeaderListTooLarge)
+      this.connectionError(ErrorCode.EnhanceYourCalm, `the server sent ${err.message}`, 'H2_HEADERS_TOO_LARGE');
+    else if (err instanceof HpackError)
+      this.connectionError(ErrorCode.CompressionError, `header compression: ${err.message}`);
+    else
+      this.connectionError(
+        ErrorCode.InternalError,
+        `internal error: ${err instanceof Error ? err.message : String(err)}`,
+        'H2_CONNECTION_CLOSED',
+        err,
+      );
   }
 
   private onFrame(type: number, flags: number, id: number, buf: Buffer, start: number, end: number): void {
@@ -547,11 +613,18 @@ export class H2Session {
     if (this.firstFrame) {
       this.firstFrame = false;
       if (type !== FrameType.Settings || (flags & Flag.Ack) !== 0) {
-        this.destroy(new H2Error('H2_NOT_SUPPORTED', 'the server does not speak HTTP/2: its answer to the HTTP/2 preface is not SETTINGS', { bytesRead: this.bytesRead }));
+        this.destroy(
+          new H2Error(
+            'H2_NOT_SUPPORTED',
+            'the server does not speak HTTP/2: its answer to the HTTP/2 preface is not SETTINGS',
+            { bytesRead: this.bytesRead },
+          ),
+        );
         return;
       }
     }
-    if (this.headerBlock !== undefined && type !== FrameType.Continuation) throw protocolError('a header block interrupted by another frame');
+    if (this.headerBlock !== undefined && type !== FrameType.Continuation)
+      throw protocolError('a header block interrupted by another frame');
     switch (type) {
       case FrameType.Data:
         this.onDataFrame(flags, id, buf, start, end);
@@ -615,7 +688,8 @@ export class H2Session {
     }
     if (this.isIdle(id)) throw protocolError(`DATA on stream ${id}, which the client did not open`);
     this.connRecvWindow -= length;
-    if (this.connRecvWindow < 0) throw new ConnectionError(ErrorCode.FlowControlError, "DATA beyond the connection's flow-control window");
+    if (this.connRecvWindow < 0)
+      throw new ConnectionError(ErrorCode.FlowControlError, "DATA beyond the connection's flow-control window");
     const s = this.streams.get(id);
     if (s === undefined) {
       // A stream we reset or gave up: its data is only counted.
@@ -625,9 +699,24 @@ export class H2Session {
     s.recvWindow -= length;
     if (s.recvWindow < 0 || s.answered || s.status === 0) {
       this.returnToConnection(length);
-      if (s.recvWindow < 0) this.streamError(s, ErrorCode.FlowControlError, streamFailure(ErrorCode.FlowControlError, "DATA beyond the stream's flow-control window"));
-      else if (s.answered) this.streamError(s, ErrorCode.StreamClosed, streamFailure(ErrorCode.StreamClosed, 'DATA after the end of the answer'));
-      else this.streamError(s, ErrorCode.ProtocolError, streamFailure(ErrorCode.ProtocolError, 'DATA before the response headers'));
+      if (s.recvWindow < 0)
+        this.streamError(
+          s,
+          ErrorCode.FlowControlError,
+          streamFailure(ErrorCode.FlowControlError, "DATA beyond the stream's flow-control window"),
+        );
+      else if (s.answered)
+        this.streamError(
+          s,
+          ErrorCode.StreamClosed,
+          streamFailure(ErrorCode.StreamClosed, 'DATA after the end of the answer'),
+        );
+      else
+        this.streamError(
+          s,
+          ErrorCode.ProtocolError,
+          streamFailure(ErrorCode.ProtocolError, 'DATA before the response headers'),
+        );
       return;
     }
     s.activeAt = performance.now();
@@ -715,7 +804,11 @@ export class H2Session {
     const s = this.streams.get(id);
     if (s === undefined) return;
     if (s.answered) {
-      this.streamError(s, ErrorCode.StreamClosed, streamFailure(ErrorCode.StreamClosed, 'HEADERS after the end of the answer'));
+      this.streamError(
+        s,
+        ErrorCode.StreamClosed,
+        streamFailure(ErrorCode.StreamClosed, 'HEADERS after the end of the answer'),
+      );
       return;
     }
     s.activeAt = performance.now();
@@ -751,10 +844,12 @@ export class H2Session {
         if (status < 100) return this.malformed(s, `:status ${JSON.stringify(value)} (three digits from 100)`);
       } else {
         regular = true;
-        if (isConnectionSpecific(name)) return this.malformed(s, `the connection-specific field ${JSON.stringify(name)}`);
+        if (isConnectionSpecific(name))
+          return this.malformed(s, `the connection-specific field ${JSON.stringify(name)}`);
         if (name === 'content-length') {
           const n = /^[0-9]{1,15}$/.test(value) ? Number(value) : -1;
-          if (n < 0 || (contentLength !== -1 && contentLength !== n)) return this.malformed(s, `content-length ${JSON.stringify(value)}`);
+          if (n < 0 || (contentLength !== -1 && contentLength !== n))
+            return this.malformed(s, `content-length ${JSON.stringify(value)}`);
           contentLength = n;
         }
         raw.push(name, value);
@@ -837,18 +932,24 @@ export class H2Session {
           this.peerMaxStreams = value;
           break;
         case Setting.InitialWindowSize: {
-          if (value > maxWindow) throw new ConnectionError(ErrorCode.FlowControlError, 'SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1');
+          if (value > maxWindow)
+            throw new ConnectionError(ErrorCode.FlowControlError, 'SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1');
           const delta = value - this.peerInitialWindow;
           this.peerInitialWindow = value;
           for (const s of this.streams.values()) {
             s.sendWindow += delta;
-            if (s.sendWindow > maxWindow) throw new ConnectionError(ErrorCode.FlowControlError, `SETTINGS_INITIAL_WINDOW_SIZE ${value} takes stream ${s.id}'s window above 2^31-1`);
+            if (s.sendWindow > maxWindow)
+              throw new ConnectionError(
+                ErrorCode.FlowControlError,
+                `SETTINGS_INITIAL_WINDOW_SIZE ${value} takes stream ${s.id}'s window above 2^31-1`,
+              );
           }
           grew ||= delta > 0;
           break;
         }
         case Setting.MaxFrameSize:
-          if (value < defaultMaxFrameSize || value > 16_777_215) throw protocolError('SETTINGS_MAX_FRAME_SIZE out of range');
+          if (value < defaultMaxFrameSize || value > 16_777_215)
+            throw protocolError('SETTINGS_MAX_FRAME_SIZE out of range');
           this.peerMaxFrame = value;
           break;
         default:
@@ -885,7 +986,12 @@ export class H2Session {
     if (end - start < 8) throw frameSizeError(`GOAWAY of ${end - start} bytes`);
     const last = buf.readUInt32BE(start) & 0x7fffffff;
     const code = buf.readUInt32BE(start + 4);
-    if (code !== ErrorCode.NoError) this.closeError = new H2Error('H2_CONNECTION_CLOSED', `HTTP/2 connection closed by the server: GOAWAY ${errorName(code)}`, { h2Code: code, bytesRead: this.bytesRead });
+    if (code !== ErrorCode.NoError)
+      this.closeError = new H2Error(
+        'H2_CONNECTION_CLOSED',
+        `HTTP/2 connection closed by the server: GOAWAY ${errorName(code)}`,
+        { h2Code: code, bytesRead: this.bytesRead },
+      );
     if (this.state === State.Opening || this.state === State.Ready) this.state = State.Draining;
     // Streams above the last one the server processed were never seen by it: they go again elsewhere. One whose
     // answer has begun was seen, whatever the GOAWAY says: sent again it could apply twice, so it fails, maybe applied.
@@ -893,7 +999,15 @@ export class H2Session {
       if (s.id > last) {
         this.forget(s);
         if (s.answered) continue;
-        if (s.status !== 0) this.fail(s.req, new H2Error('H2_PROTOCOL_ERROR', `HTTP/2 GOAWAY ${errorName(code)} names a stream the server had begun to answer as unprocessed`, { h2Code: code }));
+        if (s.status !== 0)
+          this.fail(
+            s.req,
+            new H2Error(
+              'H2_PROTOCOL_ERROR',
+              `HTTP/2 GOAWAY ${errorName(code)} names a stream the server had begun to answer as unprocessed`,
+              { h2Code: code },
+            ),
+          );
         else this.events.refused(s.req, refusedError(`GOAWAY ${errorName(code)}`, code));
       }
     }
@@ -906,7 +1020,11 @@ export class H2Session {
     if (id === 0) {
       if (increment === 0) throw protocolError('WINDOW_UPDATE of 0 on the connection');
       this.sendWindow += increment;
-      if (this.sendWindow > maxWindow) throw new ConnectionError(ErrorCode.FlowControlError, "WINDOW_UPDATE takes the connection's window above 2^31-1");
+      if (this.sendWindow > maxWindow)
+        throw new ConnectionError(
+          ErrorCode.FlowControlError,
+          "WINDOW_UPDATE takes the connection's window above 2^31-1",
+        );
     } else {
       if (this.isIdle(id)) throw protocolError(`WINDOW_UPDATE on stream ${id}, which the client did not open`);
       const s = this.streams.get(id);
@@ -917,7 +1035,11 @@ export class H2Session {
       }
       s.sendWindow += increment;
       if (s.sendWindow > maxWindow) {
-        this.streamError(s, ErrorCode.FlowControlError, streamFailure(ErrorCode.FlowControlError, "WINDOW_UPDATE takes the stream's window above 2^31-1"));
+        this.streamError(
+          s,
+          ErrorCode.FlowControlError,
+          streamFailure(ErrorCode.FlowControlError, "WINDOW_UPDATE takes the stream's window above 2^31-1"),
+        );
         return;
       }
     }
@@ -929,7 +1051,12 @@ export class H2Session {
     if (id === 0) throw protocolError('PRIORITY on stream 0');
     if (end - start === 5) return;
     const s = this.streams.get(id);
-    if (s !== undefined) this.streamError(s, ErrorCode.FrameSizeError, streamFailure(ErrorCode.FrameSizeError, `PRIORITY of ${end - start} bytes`));
+    if (s !== undefined)
+      this.streamError(
+        s,
+        ErrorCode.FrameSizeError,
+        streamFailure(ErrorCode.FrameSizeError, `PRIORITY of ${end - start} bytes`),
+      );
   }
 
   /** The answer is whole (END_STREAM seen). */
@@ -1003,8 +1130,13 @@ export class H2Session {
     // What was queued is moot.
     this.out.take();
     this.endSocket(goawayFrame(0, code));
-    const what = kind === 'H2_PROTOCOL_ERROR' ? `HTTP/2 protocol error by the server: ${message}` : `HTTP/2 connection closed: ${message}`;
-    this.close(new H2Error(kind, `${what} (GOAWAY ${errorName(code)})`, { h2Code: code, bytesRead: this.bytesRead, cause }));
+    const what =
+      kind === 'H2_PROTOCOL_ERROR'
+        ? `HTTP/2 protocol error by the server: ${message}`
+        : `HTTP/2 connection closed: ${message}`;
+    this.close(
+      new H2Error(kind, `${what} (GOAWAY ${errorName(code)})`, { h2Code: code, bytesRead: this.bytesRead, cause }),
+    );
   }
 
   private watch(timeoutMs: number): void {
@@ -1026,11 +1158,17 @@ export class H2Session {
         this.streamError(
           s,
           ErrorCode.Cancel,
-          waiting ? new H2Error('H2_HEADERS_TIMEOUT', 'Headers Timeout Error') : new H2Error('H2_BODY_TIMEOUT', 'Body Timeout Error'),
+          waiting
+            ? new H2Error('H2_HEADERS_TIMEOUT', 'Headers Timeout Error')
+            : new H2Error('H2_BODY_TIMEOUT', 'Body Timeout Error'),
         );
         if (this.headerBlock?.streamId === s.id) {
           // Nothing else can come on this connection until the server ends that block, and it does not.
-          this.connectionError(ErrorCode.NoError, 'a header block the server did not finish within the headers timeout', 'H2_CONNECTION_CLOSED');
+          this.connectionError(
+            ErrorCode.NoError,
+            'a header block the server did not finish within the headers timeout',
+            'H2_CONNECTION_CLOSED',
+          );
           return;
         }
       }
@@ -1127,12 +1265,20 @@ function frameSizeError(message: string): ConnectionError {
 }
 
 function headersTooLarge(limit: number): ConnectionError {
-  return new ConnectionError(ErrorCode.EnhanceYourCalm, `the server sent a header block of more than ${limit} bytes (SETTINGS_MAX_HEADER_LIST_SIZE)`, 'H2_HEADERS_TOO_LARGE');
+  return new ConnectionError(
+    ErrorCode.EnhanceYourCalm,
+    `the server sent a header block of more than ${limit} bytes (SETTINGS_MAX_HEADER_LIST_SIZE)`,
+    'H2_HEADERS_TOO_LARGE',
+  );
 }
 
 /** What a stream error tells its request: the server broke the protocol on this stream; the connection goes on. */
 function streamFailure(code: ErrorCode, message: string): H2Error {
-  return new H2Error('H2_PROTOCOL_ERROR', `HTTP/2 protocol error by the server: ${message} (RST_STREAM ${errorName(code)})`, { h2Code: code });
+  return new H2Error(
+    'H2_PROTOCOL_ERROR',
+    `HTTP/2 protocol error by the server: ${message} (RST_STREAM ${errorName(code)})`,
+    { h2Code: code },
+  );
 }
 
 /** `:status` as a number, or -1 unless exactly three ASCII digits (RFC 9110, 15). */
@@ -1165,7 +1311,8 @@ function isConnectionSpecific(name: string): boolean {
 function trailersFault(fields: readonly string[]): string | undefined {
   for (let i = 0; i < fields.length; i += 2) {
     if (fields[i].charCodeAt(0) === 0x3a) return `the pseudo-header ${JSON.stringify(fields[i])} in trailers`;
-    if (isConnectionSpecific(fields[i])) return `the connection-specific field ${JSON.stringify(fields[i])} in trailers`;
+    if (isConnectionSpecific(fields[i]))
+      return `the connection-specific field ${JSON.stringify(fields[i])} in trailers`;
   }
   return undefined;
 }
@@ -1177,7 +1324,9 @@ function noBodyExpected(s: Stream): boolean {
 
 /** Why a request's `:path` may not be sent: empty, or not visible latin1 (a space, a control, a character beyond latin1 would go out as another byte). */
 function pathFault(path: string): string | undefined {
-  return path.length === 0 || invalidPath.test(path) ? `the path ${JSON.stringify(path)} (HTTP/2 sends visible latin1 only)` : undefined;
+  return path.length === 0 || invalidPath.test(path)
+    ? `the path ${JSON.stringify(path)} (HTTP/2 sends visible latin1 only)`
+    : undefined;
 }
 
 /** Bytes `writePath` needs at most. */
@@ -1213,11 +1362,14 @@ function requestFieldsFault(fields: readonly string[], pseudo: boolean): string 
     const name = fields[i];
     const value = fields[i + 1];
     if (typeof name !== 'string' || typeof value !== 'string') return `a field that is not a string (${String(name)})`;
-    if ((name.charCodeAt(0) === 0x3a) !== pseudo) return `the field name ${JSON.stringify(name)}${pseudo ? ' (not a pseudo-header)' : ' (a pseudo-header among the headers)'}`;
+    if ((name.charCodeAt(0) === 0x3a) !== pseudo)
+      return `the field name ${JSON.stringify(name)}${pseudo ? ' (not a pseudo-header)' : ' (a pseudo-header among the headers)'}`;
     const fault = nameFault(name) ?? valueFault(name, value);
     if (fault !== undefined) return fault;
-    for (let j = 0; j < value.length; j++) if (value.charCodeAt(j) > 0xff) return `the value of ${JSON.stringify(name)} (a character beyond latin1)`;
-    if (!pseudo && (isConnectionSpecific(name) || (name === 'te' && value !== 'trailers'))) return `the connection-specific field ${JSON.stringify(name)}`;
+    for (let j = 0; j < value.length; j++)
+      if (value.charCodeAt(j) > 0xff) return `the value of ${JSON.stringify(name)} (a character beyond latin1)`;
+    if (!pseudo && (isConnectionSpecific(name) || (name === 'te' && value !== 'trailers')))
+      return `the connection-specific field ${JSON.stringify(name)}`;
   }
   return undefined;
 }

@@ -1,7 +1,14 @@
 import { ConfigServerError } from './deployments.js';
 import { contentTypeOf, listDirectory, parseContentPath } from './package-content.js';
 import { announceDocumentTypes, sessionOf } from './sessions.js';
-import { applicationOf, applicationUrl, ok, tenantOf, type ConfigServerRequest, type ConfigServerResponse } from './request.js';
+import {
+  applicationOf,
+  applicationUrl,
+  ok,
+  tenantOf,
+  type ConfigServerRequest,
+  type ConfigServerResponse,
+} from './request.js';
 
 /** Applications: the server's health, a tenant's applications, one application (GET, DELETE), and package content. */
 
@@ -41,7 +48,11 @@ export function deleteApplication(request: ConfigServerRequest): ConfigServerRes
 export function sessionContent(request: ConfigServerRequest): ConfigServerResponse {
   const tenant = tenantOf(request);
   const session = sessionOf(request, tenant);
-  return serveContent(request, session.pkg.files, `${request.base}/application/v2/tenant/${tenant}/session/${session.id}/content/`);
+  return serveContent(
+    request,
+    session.pkg.files,
+    `${request.base}/application/v2/tenant/${tenant}/session/${session.id}/content/`,
+  );
 }
 
 /** A file of an active application's package, or a directory listing. */
@@ -50,13 +61,19 @@ export function applicationContent(request: ConfigServerRequest): ConfigServerRe
   return serveContent(request, app.pkg.files, `${applicationUrl(request.base, app)}/content/`);
 }
 
-function serveContent(request: ConfigServerRequest, files: Map<string, Uint8Array>, contentBase: string): ConfigServerResponse {
+function serveContent(
+  request: ConfigServerRequest,
+  files: Map<string, Uint8Array>,
+  contentBase: string,
+): ConfigServerResponse {
   const target = parseContentPath(request.rest);
   const file = target.path === '' ? undefined : files.get(target.path);
   if (file && !target.directory) return { status: 200, contentType: contentTypeOf(target.path), body: file };
   const listing = listDirectory(files, target.path, request.query.get('recursive') === 'true');
   if (!listing) {
-    const what = file ? `'${target.path}' is a file, not a directory: fetch it without the trailing '/'` : `No file or directory '${target.path}' in the application package`;
+    const what = file
+      ? `'${target.path}' is a file, not a directory: fetch it without the trailing '/'`
+      : `No file or directory '${target.path}' in the application package`;
     throw new ConfigServerError(404, 'NOT_FOUND', what);
   }
   return ok(listing.map((p) => contentBase + p.split('/').map(encodeURIComponent).join('/')));

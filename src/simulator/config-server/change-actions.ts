@@ -51,7 +51,11 @@ export interface ChangeReport {
 }
 
 /** Compares the `next` package against the `active` one (none on a first deployment). `today` is YYYY-MM-DD. */
-export function compareDeployments(active: ApplicationPackage | undefined, next: ApplicationPackage, today: string): ChangeReport {
+export function compareDeployments(
+  active: ApplicationPackage | undefined,
+  next: ApplicationPackage,
+  today: string,
+): ChangeReport {
   const actions: ComputedChangeActions = { restart: [], refeed: [], reindex: [] };
   const needsOverride: ValidationFailure[] = [];
   if (!active) return { actions, failures: [] };
@@ -59,12 +63,18 @@ export function compareDeployments(active: ApplicationPackage | undefined, next:
   for (const old of active.contents) {
     const cluster = next.contents.find((c) => c.id === old.id);
     if (!cluster) {
-      needsOverride.push({ id: 'content-cluster-removal', message: `Content cluster '${old.id}' is removed. This will cause loss of all data in this cluster` });
+      needsOverride.push({
+        id: 'content-cluster-removal',
+        message: `Content cluster '${old.id}' is removed. This will cause loss of all data in this cluster`,
+      });
       continue;
     }
     for (const doc of old.documents) {
       if (!cluster.documents.some((d) => d.type === doc.type)) {
-        needsOverride.push({ id: 'content-type-removal', message: `Schema '${doc.type}' is removed in content cluster '${old.id}'. This will cause loss of all data in this schema` });
+        needsOverride.push({
+          id: 'content-type-removal',
+          message: `Schema '${doc.type}' is removed in content cluster '${old.id}'. This will cause loss of all data in this schema`,
+        });
       }
     }
   }
@@ -80,27 +90,53 @@ export function compareDeployments(active: ApplicationPackage | undefined, next:
       if (!before || !oldSchema || !newSchema) continue;
       const services = searchnodeRefs(cluster);
       if (before.mode !== doc.mode) {
-        needsOverride.push({ id: 'indexing-mode-change', message: `Document type '${doc.type}' in cluster '${cluster.id}' changes indexing mode from '${before.mode}' to '${doc.mode}'` });
+        needsOverride.push({
+          id: 'indexing-mode-change',
+          message: `Document type '${doc.type}' in cluster '${cluster.id}' changes indexing mode from '${before.mode}' to '${doc.mode}'`,
+        });
       }
       const refeed: string[] = [];
       const reindex: string[] = [];
       for (const field of newSchema.fields.values()) {
         const old = oldSchema.fields.get(field.name);
         if (!old) continue;
-        if (old.type !== field.type && field.inDocument) refeed.push(`Field '${field.name}' changed: data type: '${old.type}' -> '${field.type}'`);
-        else if (indexChanged(old, field)) reindex.push(`Field '${field.name}' changed: indexing script: '${old.indexing}' -> '${field.indexing}'`);
+        if (old.type !== field.type && field.inDocument)
+          refeed.push(`Field '${field.name}' changed: data type: '${old.type}' -> '${field.type}'`);
+        else if (indexChanged(old, field))
+          reindex.push(`Field '${field.name}' changed: indexing script: '${old.indexing}' -> '${field.indexing}'`);
         else if (old.aspects.includes('attribute') !== field.aspects.includes('attribute')) {
-          restartMessages.push(`Document type '${doc.type}': Field '${field.name}' changed: ${field.aspects.includes('attribute') ? 'add' : 'remove'} attribute aspect`);
+          restartMessages.push(
+            `Document type '${doc.type}': Field '${field.name}' changed: ${field.aspects.includes('attribute') ? 'add' : 'remove'} attribute aspect`,
+          );
         }
       }
       if (refeed.length > 0) {
-        actions.refeed.push({ name: 'field-type-change', documentType: doc.type, clusterName: cluster.id, messages: refeed, services });
+        actions.refeed.push({
+          name: 'field-type-change',
+          documentType: doc.type,
+          clusterName: cluster.id,
+          messages: refeed,
+          services,
+        });
         needsOverride.push({ id: 'field-type-change', message: `Document type '${doc.type}': ${refeed.join(', ')}` });
       }
-      if (reindex.length > 0) actions.reindex.push({ name: 'indexing-change', documentType: doc.type, clusterName: cluster.id, messages: reindex, services });
+      if (reindex.length > 0)
+        actions.reindex.push({
+          name: 'indexing-change',
+          documentType: doc.type,
+          clusterName: cluster.id,
+          messages: reindex,
+          services,
+        });
     }
     if (restartMessages.length > 0) {
-      actions.restart.push({ clusterName: cluster.id, clusterType: 'content', serviceType: 'searchnode', messages: restartMessages, services: searchnodeRefs(cluster) });
+      actions.restart.push({
+        clusterName: cluster.id,
+        clusterType: 'content',
+        serviceType: 'searchnode',
+        messages: restartMessages,
+        services: searchnodeRefs(cluster),
+      });
     }
   }
 
@@ -115,14 +151,25 @@ function indexChanged(old: SchemaField, next: SchemaField): boolean {
   return hasIndex && stripAspects(old.indexing) !== stripAspects(next.indexing);
 }
 
-const stripAspects = (indexing: string): string => indexing.replace(/\b(summary|attribute)\b/g, '').replace(/[\s|]+/g, ' ').trim();
+const stripAspects = (indexing: string): string =>
+  indexing
+    .replace(/\b(summary|attribute)\b/g, '')
+    .replace(/[\s|]+/g, ' ')
+    .trim();
 
 function isAllowed(pkg: ApplicationPackage, id: string, today: string): boolean {
   return pkg.validationOverrides.some((o) => o.id === id && o.until >= today);
 }
 
 function searchnodeRefs(cluster: ContentCluster): ServiceRef[] {
-  return [{ serviceName: 'searchnode', serviceType: 'searchnode', configId: `${cluster.id}/search/cluster.${cluster.id}/0`, hostName: 'localhost' }];
+  return [
+    {
+      serviceName: 'searchnode',
+      serviceType: 'searchnode',
+      configId: `${cluster.id}/search/cluster.${cluster.id}/0`,
+      hostName: 'localhost',
+    },
+  ];
 }
 
 /** How a validation failure reads in the prepare error, with the way out, as Vespa words it. */

@@ -28,7 +28,12 @@ export interface ConfigServerOptions {
    * the content clusters of every live application serve, and those clusters (one document interface serves
    * them all; a cluster id used by two applications is the first one's).
    */
-  onActivate?: (activated: { documentTypes: string[]; generation: number; model: DocumentModel; contentClusters: { id: string; documents: { type: string; global: boolean }[] }[] }) => void;
+  onActivate?: (activated: {
+    documentTypes: string[];
+    generation: number;
+    model: DocumentModel;
+    contentClusters: { id: string; documents: { type: string; global: boolean }[] }[];
+  }) => void;
   /** Called after the last live application is deleted. */
   onDelete?: () => void;
   /** Serve HTTPS with this certificate; optionally demand client certificates signed by `ca`. */
@@ -156,8 +161,18 @@ function readPackageBody(req: AnyRequest, limit: number): Promise<Buffer> {
   });
 }
 
-function refuseBody(context: { reject: (err: Error) => void; limit: number }, status: 413 | 400, message: string): void {
-  context.reject(new ConfigServerError(status, 'BAD_REQUEST', status === 413 ? `Application package is larger than ${context.limit} bytes` : message));
+function refuseBody(
+  context: { reject: (err: Error) => void; limit: number },
+  status: 413 | 400,
+  message: string,
+): void {
+  context.reject(
+    new ConfigServerError(
+      status,
+      'BAD_REQUEST',
+      status === 413 ? `Application package is larger than ${context.limit} bytes` : message,
+    ),
+  );
 }
 
 function send(res: AnyResponse, response: ConfigServerResponse): void {
@@ -167,7 +182,16 @@ function send(res: AnyResponse, response: ConfigServerResponse): void {
 
 /** Errors answer `{error-code, message}`; anything but a ConfigServerError is a 500. */
 function sendError(res: AnyResponse, err: unknown): void {
-  const error = err instanceof ConfigServerError ? err : new ConfigServerError(500, 'INTERNAL_SERVER_ERROR', err instanceof Error ? err.message : String(err));
+  const error =
+    err instanceof ConfigServerError
+      ? err
+      : new ConfigServerError(500, 'INTERNAL_SERVER_ERROR', err instanceof Error ? err.message : String(err));
   const headers = error.status === 401 ? { 'www-authenticate': 'Bearer realm="vespa"' } : undefined;
-  sendBody(res, error.status, jsonType, JSON.stringify({ 'error-code': error.errorCode, message: error.message }), headers);
+  sendBody(
+    res,
+    error.status,
+    jsonType,
+    JSON.stringify({ 'error-code': error.errorCode, message: error.message }),
+    headers,
+  );
 }

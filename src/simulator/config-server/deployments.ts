@@ -1,4 +1,9 @@
-import { readApplicationPackage, InvalidPackageError, type ApplicationPackage, type PackageFormat } from '../../schema/app-package.js';
+import {
+  readApplicationPackage,
+  InvalidPackageError,
+  type ApplicationPackage,
+  type PackageFormat,
+} from '../../schema/app-package.js';
 import { compareDeployments, describeValidationFailure, type ComputedChangeActions } from './change-actions.js';
 import { servicesOf, simulatedHost, type SimulatedService } from './services.js';
 
@@ -90,7 +95,8 @@ export interface PrepareOutcome {
   actions: ComputedChangeActions;
 }
 
-export const applicationKey = (tenant: string, name: string, instance: string): string => `${tenant}.${name}.${instance}`;
+export const applicationKey = (tenant: string, name: string, instance: string): string =>
+  `${tenant}.${name}.${instance}`;
 
 export class Deployments {
   private nextSessionId = 2;
@@ -107,7 +113,8 @@ export class Deployments {
     try {
       pkg = readApplicationPackage(body, format);
     } catch (err) {
-      if (err instanceof InvalidPackageError) throw new ConfigServerError(400, 'INVALID_APPLICATION_PACKAGE', err.message);
+      if (err instanceof InvalidPackageError)
+        throw new ConfigServerError(400, 'INVALID_APPLICATION_PACKAGE', err.message);
       throw err;
     }
     const session: Session = { id: this.nextSessionId++, tenant, pkg, status: 'new' };
@@ -118,16 +125,31 @@ export class Deployments {
   session(tenant: string, id: string): Session {
     this.requireTenant(tenant);
     const session = /^\d+$/.test(id) ? this.sessions.get(Number(id)) : undefined;
-    if (!session || session.tenant !== tenant) throw new ConfigServerError(404, 'NOT_FOUND', `Session ${id} for tenant '${tenant}' was not found`);
+    if (!session || session.tenant !== tenant)
+      throw new ConfigServerError(404, 'NOT_FOUND', `Session ${id} for tenant '${tenant}' was not found`);
     return session;
   }
 
   prepare(session: Session, params: PrepareParams): PrepareOutcome {
-    if (session.status === 'active') throw new ConfigServerError(400, 'BAD_REQUEST', `Session ${session.id} is active; a new package needs a new session`);
-    if (session.status === 'deactivated') throw new ConfigServerError(400, 'BAD_REQUEST', `Session ${session.id} was deactivated; upload the package again`);
+    if (session.status === 'active')
+      throw new ConfigServerError(
+        400,
+        'BAD_REQUEST',
+        `Session ${session.id} is active; a new package needs a new session`,
+      );
+    if (session.status === 'deactivated')
+      throw new ConfigServerError(
+        400,
+        'BAD_REQUEST',
+        `Session ${session.id} was deactivated; upload the package again`,
+      );
     const version = params.vespaVersion ?? this.rules.vespaVersions[0];
     if (!this.rules.vespaVersions.includes(version)) {
-      throw new ConfigServerError(400, 'UNKNOWN_VESPA_VERSION', `Vespa version '${version}' is not known; known versions: ${this.rules.vespaVersions.join(', ')}`);
+      throw new ConfigServerError(
+        400,
+        'UNKNOWN_VESPA_VERSION',
+        `Vespa version '${version}' is not known; known versions: ${this.rules.vespaVersions.join(', ')}`,
+      );
     }
     const key = applicationKey(session.tenant, params.applicationName, params.instance);
     const active = this.applications.get(key);
@@ -140,8 +162,10 @@ export class Deployments {
     say('FINE', `Preparing session ${session.id} for application ${key} on Vespa ${version}`);
     say('FINE', `Package files: ${[...pkg.files.keys()].sort().join(', ')}`);
     for (const schema of pkg.schemas.values()) say('FINE', `Schema '${schema.name}': ${schema.fields.size} fields`);
-    if (pkg.contents.length === 0) say('WARNING', 'services.xml declares no content cluster: there is nowhere to store documents');
-    if (!pkg.containers.some((c) => c.documentApi)) say('WARNING', 'No container cluster has <document-api/>: /document/v1/ will not be served');
+    if (pkg.contents.length === 0)
+      say('WARNING', 'services.xml declares no content cluster: there is nowhere to store documents');
+    if (!pkg.containers.some((c) => c.documentApi))
+      say('WARNING', 'No container cluster has <document-api/>: /document/v1/ will not be served');
     for (const schema of pkg.schemas.values()) {
       if (!pkg.contents.some((c) => c.documents.some((d) => d.type === schema.name))) {
         say('WARNING', `Schema '${schema.name}' is not used by any content cluster; its documents cannot be fed`);
@@ -151,13 +175,26 @@ export class Deployments {
     const report = compareDeployments(active?.pkg, pkg, new Date(now).toISOString().slice(0, 10));
     if (report.failures.length > 0) {
       const text = report.failures.map(describeValidationFailure);
-      if (!params.ignoreValidationErrors) throw new ConfigServerError(400, 'INVALID_APPLICATION_PACKAGE', `Invalid application: ${text.join('\n')}`);
+      if (!params.ignoreValidationErrors)
+        throw new ConfigServerError(400, 'INVALID_APPLICATION_PACKAGE', `Invalid application: ${text.join('\n')}`);
       for (const t of text) say('WARNING', `Ignoring validation error (ignoreValidationErrors=true): ${t}`);
     }
     const { actions } = report;
-    if (actions.restart.length > 0) say('WARNING', `Change(s) between active and new application that require restart:\n${actions.restart.map((a) => `In cluster '${a.clusterName}' of type '${a.clusterType}': ${a.messages.join('; ')}`).join('\n')}`);
-    if (actions.refeed.length > 0) say('WARNING', `Change(s) between active and new application that may require re-feed:\n${actions.refeed.map((a) => `${a.name}: Document type '${a.documentType}': ${a.messages.join('; ')}`).join('\n')}`);
-    if (actions.reindex.length > 0) say('WARNING', `Change(s) between active and new application that may require re-index:\n${actions.reindex.map((a) => `${a.name}: Document type '${a.documentType}' in cluster '${a.clusterName}': ${a.messages.join('; ')}`).join('\n')}`);
+    if (actions.restart.length > 0)
+      say(
+        'WARNING',
+        `Change(s) between active and new application that require restart:\n${actions.restart.map((a) => `In cluster '${a.clusterName}' of type '${a.clusterType}': ${a.messages.join('; ')}`).join('\n')}`,
+      );
+    if (actions.refeed.length > 0)
+      say(
+        'WARNING',
+        `Change(s) between active and new application that may require re-feed:\n${actions.refeed.map((a) => `${a.name}: Document type '${a.documentType}': ${a.messages.join('; ')}`).join('\n')}`,
+      );
+    if (actions.reindex.length > 0)
+      say(
+        'WARNING',
+        `Change(s) between active and new application that may require re-index:\n${actions.reindex.map((a) => `${a.name}: Document type '${a.documentType}' in cluster '${a.clusterName}': ${a.messages.join('; ')}`).join('\n')}`,
+      );
 
     if (!params.dryRun) {
       session.status = 'prepared';
@@ -172,9 +209,14 @@ export class Deployments {
   }
 
   activate(session: Session, ignoreSessionStaleFailure: boolean): Application {
-    if (session.status === 'active') throw new ConfigServerError(409, 'ACTIVATION_CONFLICT', `Session ${session.id} is already active`);
+    if (session.status === 'active')
+      throw new ConfigServerError(409, 'ACTIVATION_CONFLICT', `Session ${session.id} is already active`);
     if (session.status !== 'prepared') {
-      throw new ConfigServerError(400, 'BAD_REQUEST', `Session ${session.id} is not prepared (status ${session.status}); prepare it before activating`);
+      throw new ConfigServerError(
+        400,
+        'BAD_REQUEST',
+        `Session ${session.id} is not prepared (status ${session.status}); prepare it before activating`,
+      );
     }
     const key = session.applicationKey!;
     const current = this.applications.get(key);
@@ -216,7 +258,12 @@ export class Deployments {
   application(tenant: string, name: string, instance: string): Application {
     this.requireTenant(tenant);
     const app = this.applications.get(applicationKey(tenant, name, instance));
-    if (!app) throw new ConfigServerError(404, 'NOT_FOUND', `Application '${applicationKey(tenant, name, instance)}' was not found`);
+    if (!app)
+      throw new ConfigServerError(
+        404,
+        'NOT_FOUND',
+        `Application '${applicationKey(tenant, name, instance)}' was not found`,
+      );
     return app;
   }
 
@@ -245,16 +292,30 @@ export class Deployments {
     return app.activatedAt + this.rules.convergeDelayMs;
   }
 
-  restart(app: Application, filter: { hostname?: string[]; clusterType?: string[]; clusterId?: string[] }): SimulatedService[] {
+  restart(
+    app: Application,
+    filter: { hostname?: string[]; clusterType?: string[]; clusterId?: string[] },
+  ): SimulatedService[] {
     for (const t of filter.clusterType ?? []) {
-      if (!['admin', 'container', 'content'].includes(t)) throw new ConfigServerError(400, 'BAD_REQUEST', `Unknown clusterType '${t}'; use admin, container or content`);
+      if (!['admin', 'container', 'content'].includes(t))
+        throw new ConfigServerError(400, 'BAD_REQUEST', `Unknown clusterType '${t}'; use admin, container or content`);
     }
     for (const h of filter.hostname ?? []) {
-      if (h !== simulatedHost) throw new ConfigServerError(400, 'BAD_REQUEST', `Host '${h}' is not part of application ${applicationKey(app.tenant, app.name, app.instance)}`);
+      if (h !== simulatedHost)
+        throw new ConfigServerError(
+          400,
+          'BAD_REQUEST',
+          `Host '${h}' is not part of application ${applicationKey(app.tenant, app.name, app.instance)}`,
+        );
     }
     const ids = new Set(app.services.map((s) => s.clusterName));
     for (const id of filter.clusterId ?? []) {
-      if (!ids.has(id)) throw new ConfigServerError(400, 'BAD_REQUEST', `No cluster '${id}' in application; clusters: ${[...ids].join(', ')}`);
+      if (!ids.has(id))
+        throw new ConfigServerError(
+          400,
+          'BAD_REQUEST',
+          `No cluster '${id}' in application; clusters: ${[...ids].join(', ')}`,
+        );
     }
     return app.services.filter(
       (s) =>
@@ -265,15 +326,31 @@ export class Deployments {
   }
 
   /** Marks document types for reindexing; returns the message the API answers. */
-  reindex(app: Application, request: { clusterId?: string[]; documentType?: string[]; indexedOnly: boolean; speed: number; cause: string | undefined }): string {
-    if (request.documentType && !request.clusterId) throw new ConfigServerError(400, 'BAD_REQUEST', 'clusterId is required when documentType is given');
+  reindex(
+    app: Application,
+    request: {
+      clusterId?: string[];
+      documentType?: string[];
+      indexedOnly: boolean;
+      speed: number;
+      cause: string | undefined;
+    },
+  ): string {
+    if (request.documentType && !request.clusterId)
+      throw new ConfigServerError(400, 'BAD_REQUEST', 'clusterId is required when documentType is given');
     const clusters = request.clusterId ?? app.pkg.contents.map((c) => c.id);
     const marked: string[] = [];
     for (const id of clusters) {
       const cluster = app.pkg.contents.find((c) => c.id === id);
-      if (!cluster) throw new ConfigServerError(400, 'BAD_REQUEST', `No content cluster '${id}' in application; content clusters: ${app.pkg.contents.map((c) => c.id).join(', ') || 'none'}`);
+      if (!cluster)
+        throw new ConfigServerError(
+          400,
+          'BAD_REQUEST',
+          `No content cluster '${id}' in application; content clusters: ${app.pkg.contents.map((c) => c.id).join(', ') || 'none'}`,
+        );
       for (const type of request.documentType ?? []) {
-        if (!cluster.documents.some((d) => d.type === type)) throw new ConfigServerError(400, 'BAD_REQUEST', `Document type '${type}' is not in content cluster '${id}'`);
+        if (!cluster.documents.some((d) => d.type === type))
+          throw new ConfigServerError(400, 'BAD_REQUEST', `Document type '${type}' is not in content cluster '${id}'`);
       }
       const types = cluster.documents
         .filter((d) => request.documentType === undefined || request.documentType.includes(d.type))
@@ -281,12 +358,15 @@ export class Deployments {
         .map((d) => d.type);
       if (types.length === 0) continue;
       const entries = app.reindexing.get(id) ?? new Map<string, ReindexEntry>();
-      for (const type of types) entries.set(type, { readyMillis: this.rules.now(), speed: request.speed, cause: request.cause });
+      for (const type of types)
+        entries.set(type, { readyMillis: this.rules.now(), speed: request.speed, cause: request.cause });
       app.reindexing.set(id, entries);
       marked.push(`[${types.join(', ')}] in '${id}'`);
     }
     const appName = `${app.name}.${app.instance}`;
-    return marked.length === 0 ? `No document types to reindex in application ${appName}` : `Reindexing document types ${marked.join(', ')} of application ${appName}`;
+    return marked.length === 0
+      ? `No document types to reindex in application ${appName}`
+      : `Reindexing document types ${marked.join(', ')} of application ${appName}`;
   }
 
   /** Reindexing starts once the config is converged and then takes reindexDurationMs / speed. */
@@ -299,7 +379,11 @@ export class Deployments {
       const ready: Record<string, object> = {};
       for (const [type, entry] of app.reindexing.get(cluster.id) ?? []) {
         const startedMillis = Math.max(entry.readyMillis, convergedAt);
-        const base = { readyMillis: entry.readyMillis, speed: entry.speed, ...(entry.cause !== undefined ? { cause: entry.cause } : {}) };
+        const base = {
+          readyMillis: entry.readyMillis,
+          speed: entry.speed,
+          ...(entry.cause !== undefined ? { cause: entry.cause } : {}),
+        };
         if (now < convergedAt) pending.push({ documentType: type, requiredGeneration: app.generation });
         if (now < startedMillis || entry.speed <= 0) {
           ready[type] = { ...base, state: 'pending', progress: 0 };
@@ -310,7 +394,12 @@ export class Deployments {
         ready[type] =
           now >= endedMillis
             ? { ...base, startedMillis, endedMillis: Math.round(endedMillis), state: 'successful', progress: 1.0 }
-            : { ...base, startedMillis, state: 'running', progress: Math.min(0.999, (now - startedMillis) / durationMs) };
+            : {
+                ...base,
+                startedMillis,
+                state: 'running',
+                progress: Math.min(0.999, (now - startedMillis) / durationMs),
+              };
       }
       clusters[cluster.id] = { pending, ready };
     }
@@ -318,6 +407,7 @@ export class Deployments {
   }
 
   private requireTenant(tenant: string): void {
-    if (!this.rules.tenants.includes(tenant)) throw new ConfigServerError(404, 'NOT_FOUND', `Tenant '${tenant}' was not found`);
+    if (!this.rules.tenants.includes(tenant))
+      throw new ConfigServerError(404, 'NOT_FOUND', `Tenant '${tenant}' was not found`);
   }
 }

@@ -22,7 +22,11 @@ export function parseContentPath(rawSegments: string[]): ContentTarget {
       throw new ConfigServerError(400, 'BAD_REQUEST', `Malformed percent-encoding in '${raw}'`);
     }
     if (segment === '' || segment === '.' || segment === '..' || /[/\\\0]/.test(segment)) {
-      throw new ConfigServerError(400, 'BAD_REQUEST', `Path '${segments.join('/')}' is not a path inside the application package`);
+      throw new ConfigServerError(
+        400,
+        'BAD_REQUEST',
+        `Path '${segments.join('/')}' is not a path inside the application package`,
+      );
     }
     return segment;
   });

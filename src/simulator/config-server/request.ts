@@ -9,7 +9,12 @@ export interface ConfigServerState {
   maxPackageBytes: number;
   /** Told of each activation, and of a deletion that leaves applications live (config-server.ts). */
   onActivate:
-    | ((activated: { documentTypes: string[]; generation: number; model: DocumentModel; contentClusters: { id: string; documents: { type: string; global: boolean }[] }[] }) => void)
+    | ((activated: {
+        documentTypes: string[];
+        generation: number;
+        model: DocumentModel;
+        contentClusters: { id: string; documents: { type: string; global: boolean }[] }[];
+      }) => void)
     | undefined;
   /** Told when the last live application is deleted. */
   onDelete: (() => void) | undefined;
@@ -34,7 +39,9 @@ export interface ConfigServerRequest {
 }
 
 /** A handler's answer: JSON, or a body of its own content type. */
-export type ConfigServerResponse = { status: number; json: unknown } | { status: number; contentType: string; body: string | Uint8Array };
+export type ConfigServerResponse =
+  | { status: number; json: unknown }
+  | { status: number; contentType: string; body: string | Uint8Array };
 
 export type ConfigHandler = (request: ConfigServerRequest) => ConfigServerResponse | Promise<ConfigServerResponse>;
 
@@ -53,7 +60,11 @@ export function booleanParam(q: URLSearchParams, name: string): boolean {
   if (value === null) return false;
   if (value === 'true' || value === '') return true;
   if (value === 'false') return false;
-  throw new ConfigServerError(400, 'BAD_REQUEST', `Invalid value '${value}' for boolean parameter '${name}': use true or false`);
+  throw new ConfigServerError(
+    400,
+    'BAD_REQUEST',
+    `Invalid value '${value}' for boolean parameter '${name}': use true or false`,
+  );
 }
 
 export function listParam(q: URLSearchParams, name: string): string[] | undefined {
@@ -80,5 +91,9 @@ export function tenantOf(request: ConfigServerRequest): string {
 
 /** The application the path names. Environment and region are accepted as given: a self-hosted config server has a single zone. */
 export function applicationOf(request: ConfigServerRequest): Application {
-  return request.server.deployments.application(tenantOf(request), decodeSegment(request.params.application), decodeSegment(request.params.instance));
+  return request.server.deployments.application(
+    tenantOf(request),
+    decodeSegment(request.params.application),
+    decodeSegment(request.params.instance),
+  );
 }

@@ -1,4 +1,12 @@
-import { applicationContent, deleteApplication, getApplication, health, listApplications, sessionContent, statusPage } from './applications.js';
+import {
+  applicationContent,
+  deleteApplication,
+  getApplication,
+  health,
+  listApplications,
+  sessionContent,
+  statusPage,
+} from './applications.js';
 import { ConfigServerError } from './deployments.js';
 import { reindex, reindexing, restart, serviceConverge } from './operations.js';
 import { decodeSegment, type ConfigHandler } from './request.js';
@@ -63,7 +71,12 @@ const compiled: CompiledRoute[] = routes.map((route) => {
  */
 export function matchRoute(method: string, path: string): Match {
   const segments = path.split('/').slice(1);
-  const underTenant = segments[0] === 'application' && segments[1] === 'v2' && segments[2] === 'tenant' && segments[3] !== undefined && segments[3] !== '';
+  const underTenant =
+    segments[0] === 'application' &&
+    segments[1] === 'v2' &&
+    segments[2] === 'tenant' &&
+    segments[3] !== undefined &&
+    segments[3] !== '';
   if (underTenant) decodeSegment(segments[3]);
   for (const { segments: pattern, open, route } of compiled) {
     const params = matchSegments(pattern, open, segments);
@@ -71,7 +84,11 @@ export function matchRoute(method: string, path: string): Match {
     const handler = route.methods[method];
     if (handler === undefined) {
       const allowed = Object.keys(route.methods);
-      throw new ConfigServerError(405, 'METHOD_NOT_ALLOWED', `Method '${method}' is not supported for '${path}'; use ${allowed.join(' or ')}`);
+      throw new ConfigServerError(
+        405,
+        'METHOD_NOT_ALLOWED',
+        `Method '${method}' is not supported for '${path}'; use ${allowed.join(' or ')}`,
+      );
     }
     return { handler, params, rest: open ? segments.slice(pattern.length) : [] };
   }

@@ -19,9 +19,23 @@ export function servicesOf(pkg: ApplicationPackage): SimulatedService[] {
     { host: simulatedHost, port: 19099, type: 'slobrok', clusterName: 'admin', clusterType: 'admin' },
   ];
   if (pkg.contents.length > 0) {
-    services.push({ host: simulatedHost, port: 19050, type: 'container-clustercontroller', clusterName: 'cluster-controllers', clusterType: 'admin' });
+    services.push({
+      host: simulatedHost,
+      port: 19050,
+      type: 'container-clustercontroller',
+      clusterName: 'cluster-controllers',
+      clusterType: 'admin',
+    });
   }
-  pkg.containers.forEach((c, i) => services.push({ host: simulatedHost, port: 8080 + i, type: 'container', clusterName: c.id, clusterType: 'container' }));
+  pkg.containers.forEach((c, i) =>
+    services.push({
+      host: simulatedHost,
+      port: 8080 + i,
+      type: 'container',
+      clusterName: c.id,
+      clusterType: 'container',
+    }),
+  );
   pkg.contents.forEach((c, i) => {
     const base = 19100 + 20 * i;
     services.push(

@@ -1,7 +1,17 @@
 import { servedDocumentTypes, type ContentCluster, type PackageFormat } from '../../schema/app-package.js';
 import { documentModelOf, type DocumentModel } from '../../schema/document-model.js';
 import { ConfigServerError, type Application, type PrepareOutcome, type Session } from './deployments.js';
-import { applicationUrl, booleanParam, decodeSegment, ok, tenantOf, vespaVersionPattern, type ConfigServerRequest, type ConfigServerResponse, type ConfigServerState } from './request.js';
+import {
+  applicationUrl,
+  booleanParam,
+  decodeSegment,
+  ok,
+  tenantOf,
+  vespaVersionPattern,
+  type ConfigServerRequest,
+  type ConfigServerResponse,
+  type ConfigServerState,
+} from './request.js';
 
 /** Sessions: upload a package (POST session), prepare it (PUT prepared), activate it (PUT active), or all at once (POST prepareandactivate). */
 
@@ -43,7 +53,12 @@ export function activate(request: ConfigServerRequest): ConfigServerResponse {
     'session-id': String(session.id),
     message: `Session ${session.id} for tenant '${tenant}' activated.`,
     url: applicationUrl(request.base, app),
-    application: { id: `${app.tenant}:${app.name}:${app.instance}`, checksum: app.pkg.fileReference, generation: app.generation, previousActiveGeneration: app.previousGeneration },
+    application: {
+      id: `${app.tenant}:${app.name}:${app.instance}`,
+      checksum: app.pkg.fileReference,
+      generation: app.generation,
+      previousActiveGeneration: app.previousGeneration,
+    },
   });
 }
 
@@ -52,13 +67,17 @@ export async function prepareAndActivate(request: ConfigServerRequest): Promise<
   const session = await uploadSession(request, tenant);
   const { log, actions } = prepareSession(request, session);
   const dry = booleanParam(request.query, 'dryRun');
-  const app = dry ? undefined : activateSession(request.server, session, booleanParam(request.query, 'ignoreSessionStaleFailure'));
+  const app = dry
+    ? undefined
+    : activateSession(request.server, session, booleanParam(request.query, 'ignoreSessionStaleFailure'));
   const name = request.query.get('applicationName') || 'default';
   const instance = request.query.get('instance') || 'default';
   return ok({
     log,
     tenant,
-    url: app ? applicationUrl(request.base, app) : `${request.base}/application/v2/tenant/${tenant}/application/${name}/environment/prod/region/default/instance/${instance}`,
+    url: app
+      ? applicationUrl(request.base, app)
+      : `${request.base}/application/v2/tenant/${tenant}/application/${name}/environment/prod/region/default/instance/${instance}`,
     'session-id': String(session.id),
     message: `Session ${session.id} for tenant '${tenant}' prepared${app ? ' and activated' : ' (dry run: not activated)'}.`,
     activated: app !== undefined,
@@ -104,10 +123,19 @@ function prepareSession(request: ConfigServerRequest, session: Session): Prepare
   const q = request.query;
   const version = q.get('vespaVersion') ?? undefined;
   if (version !== undefined && !vespaVersionPattern.test(version)) {
-    throw new ConfigServerError(400, 'BAD_REQUEST', `Invalid vespaVersion '${version}': expected <major>.<minor>.<micro>, e.g. 8.600.35`);
+    throw new ConfigServerError(
+      400,
+      'BAD_REQUEST',
+      `Invalid vespaVersion '${version}': expected <major>.<minor>.<micro>, e.g. 8.600.35`,
+    );
   }
   const timeout = q.get('timeout');
-  if (timeout !== null && !(Number(timeout) > 0)) throw new ConfigServerError(400, 'BAD_REQUEST', `Invalid timeout '${timeout}': expected a positive number of seconds`);
+  if (timeout !== null && !(Number(timeout) > 0))
+    throw new ConfigServerError(
+      400,
+      'BAD_REQUEST',
+      `Invalid timeout '${timeout}': expected a positive number of seconds`,
+    );
   return request.server.deployments.prepare(session, {
     applicationName: q.get('applicationName') || 'default',
     instance: q.get('instance') || 'default',
@@ -128,5 +156,9 @@ function packageFormat(contentType: string | undefined): PackageFormat {
   const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
   if (type === 'application/zip') return 'zip';
   if (type === 'application/x-gzip' || type === 'application/gzip') return 'gzip';
-  throw new ConfigServerError(400, 'BAD_REQUEST', `Unsupported Content-Type '${contentType ?? ''}': send the package as application/zip or application/x-gzip`);
+  throw new ConfigServerError(
+    400,
+    'BAD_REQUEST',
+    `Unsupported Content-Type '${contentType ?? ''}': send the package as application/zip or application/x-gzip`,
+  );
 }

@@ -1,7 +1,8 @@
 import { badRequest } from './responses.js';
 
 // The service hides its parser's own error behind one message pointing at the documentation.
-const unparseable = 'The request contained an unparseable HTTP Accept header. See: https://docs.vespa.ai/en/reference/api/document-v1.html#accept';
+const unparseable =
+  'The request contained an unparseable HTTP Accept header. See: https://docs.vespa.ai/en/reference/api/document-v1.html#accept';
 
 /**
  * Whether a streamed visit answers JSONL: `application/jsonl` must have the highest q-value in `Accept`

@@ -20,7 +20,12 @@ export interface ServerStats extends InProgressCounts {
 }
 
 export function serverStats(state: HandlerState): ServerStats {
-  return { ...state.inProgress.counts(), queue: state.admission.counts(), bucketLocks: state.bucketLocks.counts(), visits: { iterated: state.visitCost.iterated } };
+  return {
+    ...state.inProgress.counts(),
+    queue: state.admission.counts(),
+    bucketLocks: state.bucketLocks.counts(),
+    visits: { iterated: state.visitCost.iterated },
+  };
 }
 
 /**

@@ -30,7 +30,12 @@ export function checkBulkParameters(query: QueryParameters, pathId: string): str
  * first. Update-where applies the update to each matching document (a document that no longer exists is
  * skipped, as the service's races allow); delete-where leaves tombstones; copy writes to the destination.
  */
-export function runBulkChunk(scope: VisitScope, operation: BulkOperation, chunkDocuments: number, timeChunkMs: number): string {
+export function runBulkChunk(
+  scope: VisitScope,
+  operation: BulkOperation,
+  chunkDocuments: number,
+  timeChunkMs: number,
+): string {
   const deadline = performance.now() + timeChunkMs;
   const { ordered, accepts, cluster } = scope;
   let count = 0;

@@ -19,13 +19,16 @@ export type Location = { kind: 'number'; value: string } | { kind: 'group'; valu
 const prefix = '/document/v1';
 
 // Control characters other than tab, LF and CR are refused in document ids.
- 
+
 const forbiddenControl = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/;
 
 /** Parses the raw (still percent-encoded) path; throws a 400 HandlerError for bad segments. */
 export function parseDocumentPath(rawPath: string): DocumentRoute {
   if (!rawPath.startsWith(prefix)) return { kind: 'none' };
-  if (rawPath.length === prefix.length || (rawPath.length === prefix.length + 1 && rawPath.charCodeAt(prefix.length) === 47))
+  if (
+    rawPath.length === prefix.length ||
+    (rawPath.length === prefix.length + 1 && rawPath.charCodeAt(prefix.length) === 47)
+  )
     return { kind: 'root' };
   if (rawPath.charCodeAt(prefix.length) !== 47) return { kind: 'none' };
 
@@ -51,7 +54,10 @@ export function parseDocumentPath(rawPath: string): DocumentRoute {
       location = { kind: 'number', value: String(n) };
     } else {
       const illegal = forbiddenControl.exec(value);
-      if (illegal !== null) throw badRequest(`Illegal code point U${illegal[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} in group`);
+      if (illegal !== null)
+        throw badRequest(
+          `Illegal code point U${illegal[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} in group`,
+        );
       location = { kind: 'group', value };
     }
     localStart = 4;
@@ -84,7 +90,8 @@ function pathSegments(rest: string): string[] {
   while (raw.length > 0 && raw[raw.length - 1] === '') raw.pop();
   const segments = raw.map(decodeSegment);
   for (const segment of segments)
-    if (segment === '' || segment === '.' || segment === '..') throw badRequest(`path segments cannot be "", ".", or "..", but got: '${segment}'`);
+    if (segment === '' || segment === '.' || segment === '..')
+      throw badRequest(`path segments cannot be "", ".", or "..", but got: '${segment}'`);
   return segments;
 }
 

@@ -12,7 +12,15 @@ import { QueryParameters } from './query-parameters.js';
 import { methodNotAllowed, notFound, refuseBody, reply, replyError } from './replies.js';
 import { badRequest, HandlerError, handlerErrorBody, idBody } from './responses.js';
 import { applyUpdate } from './update-ops.js';
-import { buildScope, checkDocumentType, defaultClusterName, parseTimeoutMs, parseTraceLevel, resolveCluster, type ScopeContext } from './visit-plan.js';
+import {
+  buildScope,
+  checkDocumentType,
+  defaultClusterName,
+  parseTimeoutMs,
+  parseTraceLevel,
+  resolveCluster,
+  type ScopeContext,
+} from './visit-plan.js';
 import { parseVisitParameters, visitPlain, visitStreamed } from './visit-handler.js';
 import { fieldsRenderer, requestedTensorEncoding } from './tensor-rendering.js';
 
@@ -23,7 +31,8 @@ const rootMethods = ['GET', 'POST', 'DELETE'];
 
 const defaultBulkTimeChunkMs = 60_000;
 
-const documentApiMissing = 'Document API is not configured in this cluster. See https://docs.vespa.ai/en/reference/services/container.html#document-api';
+const documentApiMissing =
+  'Document API is not configured in this cluster. See https://docs.vespa.ai/en/reference/services/container.html#document-api';
 
 export function documentApi(request: DocumentRequest, queryString: string): void {
   const { state, req, res, pathId } = request;
@@ -69,7 +78,8 @@ export function documentApi(request: DocumentRequest, queryString: string): void
     }
   };
   // Copy (POST on a collection) has no body; everything else that writes reads one.
-  if (withBody && !(method === 'POST' && route.kind !== 'document')) readRequestBody(req, state.maxBodyBytes, dispatch, refuseBody, request);
+  if (withBody && !(method === 'POST' && route.kind !== 'document'))
+    readRequestBody(req, state.maxBodyBytes, dispatch, refuseBody, request);
   else {
     if (!req.readableEnded) req.resume();
     dispatch(undefined);
@@ -88,7 +98,12 @@ function dryRunAnswered(request: DocumentRequest, id: string, query: QueryParame
   return true;
 }
 
-function documentOperation(request: DocumentRequest, route: Extract<DocumentRoute, { kind: 'document' }>, query: QueryParameters, body: Buffer | undefined): void {
+function documentOperation(
+  request: DocumentRequest,
+  route: Extract<DocumentRoute, { kind: 'document' }>,
+  query: QueryParameters,
+  body: Buffer | undefined,
+): void {
   const { state, req, pathId } = request;
   // A get refuses dryRun before it looks at anything else.
   if (req.method === 'GET') query.disallow(pathId, 'dryRun');
@@ -105,7 +120,16 @@ function documentOperation(request: DocumentRequest, route: Extract<DocumentRout
   let op: PreparedOperation;
   switch (req.method) {
     case 'GET':
-      op = { kind: 'get', pathId, id, cluster, traceLevel, timeoutMs, fieldSet: parseFieldSet(query.string('fieldSet')), render: fieldsRenderer(state.model, requestedTensorEncoding(query.queryString)) };
+      op = {
+        kind: 'get',
+        pathId,
+        id,
+        cluster,
+        traceLevel,
+        timeoutMs,
+        fieldSet: parseFieldSet(query.string('fieldSet')),
+        render: fieldsRenderer(state.model, requestedTensorEncoding(query.queryString)),
+      };
       break;
     case 'POST': {
       if (judged) {
@@ -116,7 +140,20 @@ function documentOperation(request: DocumentRequest, route: Extract<DocumentRout
       const { fields } = parsed;
       const { condition, create } = conditionAndCreate(query, parsed.condition, parsed.create);
       const matcher = condition === undefined ? undefined : compileCondition(state.selections, condition);
-      op = { kind: 'put', pathId, id, cluster, traceLevel, timeoutMs, fields, fieldsJson: parsed.fieldsJson, condition, matcher, create, dryRun };
+      op = {
+        kind: 'put',
+        pathId,
+        id,
+        cluster,
+        traceLevel,
+        timeoutMs,
+        fields,
+        fieldsJson: parsed.fieldsJson,
+        condition,
+        matcher,
+        create,
+        dryRun,
+      };
       break;
     }
     case 'PUT': {
@@ -128,12 +165,34 @@ function documentOperation(request: DocumentRequest, route: Extract<DocumentRout
       const { fields } = parsed;
       applyUpdate({}, fields); // Validates the operations (unknown ones are a 400) before admission.
       const { condition, create } = conditionAndCreate(query, parsed.condition, parsed.create);
-      op = { kind: 'update', pathId, id, cluster, traceLevel, timeoutMs, fields, condition, matcher: compileCondition(state.selections, condition), create, dryRun };
+      op = {
+        kind: 'update',
+        pathId,
+        id,
+        cluster,
+        traceLevel,
+        timeoutMs,
+        fields,
+        condition,
+        matcher: compileCondition(state.selections, condition),
+        create,
+        dryRun,
+      };
       break;
     }
     default: {
       const condition = query.string('condition');
-      op = { kind: 'remove', pathId, id, cluster, traceLevel, timeoutMs, condition, matcher: compileCondition(state.selections, condition), dryRun };
+      op = {
+        kind: 'remove',
+        pathId,
+        id,
+        cluster,
+        traceLevel,
+        timeoutMs,
+        condition,
+        matcher: compileCondition(state.selections, condition),
+        dryRun,
+      };
     }
   }
   // The handler estimates an operation's size as the bytes of its body.
@@ -148,12 +207,26 @@ interface OperationSettings {
 }
 
 /** The query's condition and create override the body's, as in the service (after the body is parsed). */
-function conditionAndCreate(query: QueryParameters, bodyCondition: string | undefined, bodyCreate: boolean | undefined): { condition: string | undefined; create: boolean } {
-  return { condition: query.string('condition') ?? bodyCondition, create: query.boolean('create') ?? bodyCreate ?? false };
+function conditionAndCreate(
+  query: QueryParameters,
+  bodyCondition: string | undefined,
+  bodyCreate: boolean | undefined,
+): { condition: string | undefined; create: boolean } {
+  return {
+    condition: query.string('condition') ?? bodyCondition,
+    create: query.boolean('create') ?? bodyCreate ?? false,
+  };
 }
 
 /** A put or update judged against the deployed schema; what is stored is the text it was given. */
-function judgedOperation(request: DocumentRequest, kind: 'put' | 'update', route: Extract<DocumentRoute, { kind: 'document' }>, query: QueryParameters, body: Buffer, settings: OperationSettings): PreparedOperation {
+function judgedOperation(
+  request: DocumentRequest,
+  kind: 'put' | 'update',
+  route: Extract<DocumentRoute, { kind: 'document' }>,
+  query: QueryParameters,
+  body: Buffer,
+  settings: OperationSettings,
+): PreparedOperation {
   const { state, pathId } = request;
   const text = body.toString('utf8');
   const verdict = judgeDocumentOperation(state.model!, kind, route.id, route.type, text);
@@ -161,7 +234,15 @@ function judgedOperation(request: DocumentRequest, kind: 'put' | 'update', route
   const fields = verdict.body.fields!;
   const { condition, create } = conditionAndCreate(query, verdict.body.condition, verdict.body.create);
   const matcher = compileCondition(state.selections, condition);
-  const common = { pathId, id: route.id, ...settings, condition, matcher, create, ignoredFields: verdict.ignoredFields };
+  const common = {
+    pathId,
+    id: route.id,
+    ...settings,
+    condition,
+    matcher,
+    create,
+    ignoredFields: verdict.ignoredFields,
+  };
   const type = state.model!.types.get(route.type)!;
   // Skipped undefined fields (ignore-undefined-fields) are not stored; the rest is kept as the text it was.
   const fieldsText = verdict.ignoredFields
@@ -176,18 +257,38 @@ function judgedOperation(request: DocumentRequest, kind: 'put' | 'update', route
   return { kind: 'update', ...common, fields: updates };
 }
 
-function collectionOperation(request: DocumentRequest, route: Extract<DocumentRoute, { kind: 'root' | 'collection' }>, query: QueryParameters, body: Buffer | undefined): void {
+function collectionOperation(
+  request: DocumentRequest,
+  route: Extract<DocumentRoute, { kind: 'root' | 'collection' }>,
+  query: QueryParameters,
+  body: Buffer | undefined,
+): void {
   const { state, req, res, pathId } = request;
-  const scopeContext: ScopeContext = { store: state.store, globalTypes: state.globalTypes, documentTypes: state.documentTypes, selections: state.selections };
+  const scopeContext: ScopeContext = {
+    store: state.store,
+    globalTypes: state.globalTypes,
+    documentTypes: state.documentTypes,
+    selections: state.selections,
+  };
   // Visits and the bulk operations refuse dryRun before anything else.
   query.disallow(pathId, 'dryRun');
   if (req.method === 'GET') {
     const wantedCluster = query.string('cluster');
     if (route.kind === 'root' && wantedCluster === undefined)
-      throw badRequest("Must set 'cluster' parameter to a valid content cluster id when visiting at a root /document/v1/ level");
-    const params = parseVisitParameters(query, req.headers.accept, fieldsRenderer(state.model, requestedTensorEncoding(query.queryString)));
+      throw badRequest(
+        "Must set 'cluster' parameter to a valid content cluster id when visiting at a root /document/v1/ level",
+      );
+    const params = parseVisitParameters(
+      query,
+      req.headers.accept,
+      fieldsRenderer(state.model, requestedTensorEncoding(query.queryString)),
+    );
     const scope = buildScope(scopeContext, route, query, pathId, resolveCluster(state.store, wantedCluster));
-    const settings = { chunkDocuments: state.visitChunkDocuments, cutStreamAfterDocuments: state.faults.current.cutStreamAfterDocuments, cost: state.visitCost };
+    const settings = {
+      chunkDocuments: state.visitChunkDocuments,
+      cutStreamAfterDocuments: state.faults.current.cutStreamAfterDocuments,
+      cost: state.visitCost,
+    };
     const visit = (): Promise<void> => {
       if (!params.stream) {
         return visitPlain(res, scope, params, settings).then(() => {
@@ -222,7 +323,11 @@ function collectionOperation(request: DocumentRequest, route: Extract<DocumentRo
   if (operation.kind === 'update') {
     if (route.kind !== 'collection') throw badRequest('Document type must be specified for mass updates');
     // The update is read as one for a document of the path's type with an empty id.
-    const parsed = parseUpdateBody(body!.toString('utf8'), { kind: 'update', id: `id:dummy:${route.type}::`, docType: route.type });
+    const parsed = parseUpdateBody(body!.toString('utf8'), {
+      kind: 'update',
+      id: `id:dummy:${route.type}::`,
+      docType: route.type,
+    });
     applyUpdate({}, parsed.fields);
     operation.fields = parsed.fields;
   }

@@ -124,7 +124,8 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
   const store = options.store ?? new DocumentStore(options.clusters ?? ['content']);
   const faults = new Faults(options.faults);
   const heapMb = options.heapMb ?? defaultHeapMb;
-  if (!(heapMb > 0) || !Number.isFinite(heapMb)) throw new Error(`heapMb must be a positive number of MiB, got ${heapMb}`);
+  if (!(heapMb > 0) || !Number.isFinite(heapMb))
+    throw new Error(`heapMb must be a positive number of MiB, got ${heapMb}`);
   const state: HandlerState = {
     store,
     faults,
@@ -140,7 +141,10 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
     visitCost: new VisitCost(faults),
     log: requestLogger(options.requestLog),
   };
-  const listener = createListener(guarded(createRequestHandler(state), options, state.log), { tls: options.tls, inProgress: state.inProgress });
+  const listener = createListener(guarded(createRequestHandler(state), options, state.log), {
+    tls: options.tls,
+    inProgress: state.inProgress,
+  });
   const port = await listen(listener, options.port ?? 8080, host);
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
@@ -160,8 +164,13 @@ export async function startDocumentServer(options: DocumentServerOptions = {}): 
       state.model = model;
     },
     setContentClusters(clusters) {
-      store.serve(clusters === null ? null : clusters.map((c) => ({ name: c.id, documentTypes: c.documents.map((d) => d.type) })));
-      const globalTypes = clusters === null ? (options.globalDocumentTypes ?? []) : clusters.flatMap((c) => c.documents.filter((d) => d.global).map((d) => d.type));
+      store.serve(
+        clusters === null ? null : clusters.map((c) => ({ name: c.id, documentTypes: c.documents.map((d) => d.type) })),
+      );
+      const globalTypes =
+        clusters === null
+          ? (options.globalDocumentTypes ?? [])
+          : clusters.flatMap((c) => c.documents.filter((d) => d.global).map((d) => d.type));
       state.globalTypes = new Set(globalTypes);
     },
     close: () => {
@@ -183,7 +192,11 @@ function requestLogger(option: boolean | NodeJS.WritableStream | undefined): ((l
  * The handler behind the access checks. Without a token and without optional client certificates this is the
  * handler itself, so the cleartext path costs nothing extra.
  */
-function guarded(handler: RequestListener, options: DocumentServerOptions, log: ((line: string) => void) | undefined): RequestListener {
+function guarded(
+  handler: RequestListener,
+  options: DocumentServerOptions,
+  log: ((line: string) => void) | undefined,
+): RequestListener {
   const checkToken = options.token === undefined ? undefined : bearerChecker(options.token);
   const checkCert = options.tls?.ca !== undefined && options.tls.requireClientCert !== true;
   if (checkToken === undefined && !checkCert) return handler;
@@ -192,7 +205,8 @@ function guarded(handler: RequestListener, options: DocumentServerOptions, log: 
     const q = url.indexOf('?');
     const pathId = q < 0 ? url : url.slice(0, q);
     let verdict: AccessVerdict = checkCert ? checkClientCertificate(req.socket) : { ok: true };
-    if (verdict.ok && checkToken !== undefined && !pathId.startsWith('/_sim/')) verdict = checkToken(req.headers.authorization);
+    if (verdict.ok && checkToken !== undefined && !pathId.startsWith('/_sim/'))
+      verdict = checkToken(req.headers.authorization);
     if (verdict.ok) {
       handler(req, res);
       return;

@@ -79,7 +79,11 @@ export function idParts(id: string): IdParts {
   const c2 = id.indexOf(':', c1 + 1);
   const c3 = id.indexOf(':', c2 + 1);
   if (!id.startsWith('id:') || c1 < 0 || c2 < 0 || c3 < 0) throw new Error(`not a document id: '${id}'`);
-  return { namespace: id.slice(3, c1), type: id.slice(c1 + 1, c2), bucket: locationOf(id.slice(c2 + 1, c3)) ?? hash32(id) };
+  return {
+    namespace: id.slice(3, c1),
+    type: id.slice(c1 + 1, c2),
+    bucket: locationOf(id.slice(c2 + 1, c3)) ?? hash32(id),
+  };
 }
 
 /** The 32-bit location an id's key/value part names (`n=` its number, `g=` a hash of the group); undefined for none. */
@@ -112,7 +116,8 @@ export function decodeContinuation(token: string): VisitPosition {
   const sep = text.indexOf(':', tokenPrefix.length);
   const bucket = sep < 0 ? NaN : parseInt(text.slice(tokenPrefix.length, sep), 16);
   // A token the service cannot read runs out of bytes while its fields are read: what it answers for most garbage.
-  if (!text.startsWith(tokenPrefix) || !Number.isFinite(bucket)) throw badRequest(`Failed parsing '${token}': BufferUnderflowException`);
+  if (!text.startsWith(tokenPrefix) || !Number.isFinite(bucket))
+    throw badRequest(`Failed parsing '${token}': BufferUnderflowException`);
   return { bucket, id: text.slice(sep + 1) };
 }
 
@@ -146,7 +151,12 @@ export class ClusterStore {
   }
 
   /** Writes a document; given its JSON text, the parsed `fields` are not kept (see StoredEntry.fields). */
-  put(id: string, fields: Record<string, unknown> | undefined, timestampMicros = this.clock.now(), fieldsJson?: string): StoredEntry {
+  put(
+    id: string,
+    fields: Record<string, unknown> | undefined,
+    timestampMicros = this.clock.now(),
+    fieldsJson?: string,
+  ): StoredEntry {
     if (fieldsJson !== undefined) fields = undefined;
     else if (fields === undefined) fields = {};
     return this.write(id, false, fields, fieldsJson, timestampMicros);
@@ -160,7 +170,13 @@ export class ClusterStore {
   }
 
   /** Sets the entry of `id` (a new one for an id never seen), keeping the count of live documents. */
-  private write(id: string, removed: boolean, fields: Record<string, unknown> | undefined, fieldsJson: string | undefined, timestampMicros: number): StoredEntry {
+  private write(
+    id: string,
+    removed: boolean,
+    fields: Record<string, unknown> | undefined,
+    fieldsJson: string | undefined,
+    timestampMicros: number,
+  ): StoredEntry {
     const existing = this.entries.get(id);
     if (existing === undefined) {
       const entry = newEntry(id, removed, fields, fieldsJson, timestampMicros);
@@ -234,13 +250,18 @@ export function exactFieldsOf(entry: StoredEntry): Record<string, unknown> {
 
 /** The parsed fields of a live entry (made from the JSON text on first need, then kept). */
 export function fieldsOf(entry: StoredEntry): Record<string, unknown> {
-  if (entry.fields === undefined) entry.fields = entry.fieldsJson === undefined ? {} : (JSON.parse(entry.fieldsJson) as Record<string, unknown>);
+  if (entry.fields === undefined)
+    entry.fields = entry.fieldsJson === undefined ? {} : (JSON.parse(entry.fieldsJson) as Record<string, unknown>);
   return entry.fields;
 }
 
 function toStoredDocument(e: StoredEntry): StoredDocument {
   // A copy, so tests cannot change the store behind its back.
-  return { id: e.id, fields: JSON.parse(fieldsJsonOf(e)) as Record<string, unknown>, timestampMicros: e.timestampMicros };
+  return {
+    id: e.id,
+    fields: JSON.parse(fieldsJsonOf(e)) as Record<string, unknown>,
+    timestampMicros: e.timestampMicros,
+  };
 }
 
 /** A content cluster of a deployed package: its id and the document types it holds. */
@@ -306,7 +327,12 @@ export class DocumentStore {
   }
 
   put(id: string, fields: Record<string, unknown>, options: { cluster?: string; timestampMicros?: number } = {}): void {
-    this.cluster(options.cluster).put(id, undefined, options.timestampMicros ?? this.clock.now(), JSON.stringify(fields));
+    this.cluster(options.cluster).put(
+      id,
+      undefined,
+      options.timestampMicros ?? this.clock.now(),
+      JSON.stringify(fields),
+    );
   }
 
   /** Puts many documents at once; returns how many. */
@@ -353,5 +379,15 @@ function newEntry(
   timestampMicros: number,
 ): StoredEntry {
   const parts = idParts(id);
-  return { id, idJson: JSON.stringify(id), namespace: parts.namespace, type: parts.type, bucket: parts.bucket, removed, fields, fieldsJson, timestampMicros };
+  return {
+    id,
+    idJson: JSON.stringify(id),
+    namespace: parts.namespace,
+    type: parts.type,
+    bucket: parts.bucket,
+    removed,
+    fields,
+    fieldsJson,
+    timestampMicros,
+  };
 }

@@ -18,7 +18,8 @@ export function parseFieldSet(text: string | undefined): FieldSet {
   if (list === '[document]' || list === '[all]') return allFields;
   if (list === '[id]' || list === '[none]') return { kind: 'none' };
   const fields = list.split(',').map((f) => f.trim());
-  if (fields.some((f) => f === '' || f.includes('[') || f.includes(']'))) throw badRequest(`Unknown field set '${text}'`);
+  if (fields.some((f) => f === '' || f.includes('[') || f.includes(']')))
+    throw badRequest(`Unknown field set '${text}'`);
   return { kind: 'some', fields };
 }
 

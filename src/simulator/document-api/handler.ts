@@ -32,7 +32,8 @@ export function createRequestHandler(state: HandlerState): (req: AnyRequest, res
       if (pathId.startsWith('/document/v1')) documentApi(request, q < 0 ? '' : url.slice(q + 1));
       else if (pathId.startsWith('/_sim/')) adminPath(request);
       else if (pathId === '/' && (req.method === 'GET' || req.method === 'HEAD')) reply(request, 200, handlerListing);
-      else if (pathId === '/state/v1/health' || pathId === '/status.html' || pathId === '/ApplicationStatus') reply(request, 200, '{"status":{"code":"up"}}');
+      else if (pathId === '/state/v1/health' || pathId === '/status.html' || pathId === '/ApplicationStatus')
+        reply(request, 200, '{"status":{"code":"up"}}');
       else notFound(request);
     } catch (err) {
       replyError(request, err);

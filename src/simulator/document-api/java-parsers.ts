@@ -19,7 +19,8 @@ const forInputString = (text: string): string => `For input string: "${text}"`;
 
 /** Integer.parseInt: an optional sign and decimal digits, within 32 bits. */
 export function parseJavaInt(text: string): number {
-  if (!/^[+-]?\d+$/.test(text) || BigInt(text) < intMin || BigInt(text) > intMax) throw failedParsing(text, forInputString(text));
+  if (!/^[+-]?\d+$/.test(text) || BigInt(text) < intMin || BigInt(text) > intMax)
+    throw failedParsing(text, forInputString(text));
   return Number(text);
 }
 

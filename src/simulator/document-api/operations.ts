@@ -19,8 +19,25 @@ export type PreparedOperation = {
   timeoutMs: number;
 } & (
   | { kind: 'get'; fieldSet: FieldSet; render?: FieldsRenderer }
-  | { kind: 'put'; fields: Record<string, unknown>; fieldsJson: string | undefined; condition?: string; matcher?: Matcher; create: boolean; dryRun: boolean; ignoredFields?: boolean }
-  | { kind: 'update'; fields: unknown; condition?: string; matcher?: Matcher; create: boolean; dryRun: boolean; ignoredFields?: boolean }
+  | {
+      kind: 'put';
+      fields: Record<string, unknown>;
+      fieldsJson: string | undefined;
+      condition?: string;
+      matcher?: Matcher;
+      create: boolean;
+      dryRun: boolean;
+      ignoredFields?: boolean;
+    }
+  | {
+      kind: 'update';
+      fields: unknown;
+      condition?: string;
+      matcher?: Matcher;
+      create: boolean;
+      dryRun: boolean;
+      ignoredFields?: boolean;
+    }
   | { kind: 'remove'; condition?: string; matcher?: Matcher; dryRun: boolean }
 );
 
@@ -79,7 +96,11 @@ export function parseUpdateBody(text: string, context: BodyContext): ParsedBody 
  * the parser's own reading (judge.ts), which says what the service says, or (for what it accepts) gives the body.
  * `onlyFields`: the body held nothing but `fields`.
  */
-function wellFormed(text: string, parse: (text: string) => unknown, context: BodyContext): { body: ParsedBody; onlyFields: boolean } {
+function wellFormed(
+  text: string,
+  parse: (text: string) => unknown,
+  context: BodyContext,
+): { body: ParsedBody; onlyFields: boolean } {
   let parsed: unknown;
   try {
     parsed = parse(text);
@@ -88,7 +109,10 @@ function wellFormed(text: string, parse: (text: string) => unknown, context: Bod
   }
   if (isObject(parsed) && isObject(parsed.fields)) {
     const { fields, condition, create } = parsed;
-    if ((condition === undefined || condition === null || typeof condition === 'string') && (create === undefined || typeof create === 'boolean')) {
+    if (
+      (condition === undefined || condition === null || typeof condition === 'string') &&
+      (create === undefined || typeof create === 'boolean')
+    ) {
       let onlyFields = true;
       for (const key in parsed) if (key !== 'fields') onlyFields = false;
       const body: ParsedBody = { fields };
@@ -124,9 +148,12 @@ export function executeOperation(op: PreparedOperation): StoredOperationResult {
   switch (op.kind) {
     case 'get': {
       const entry = cluster.document(id);
-      const trace = traceJson(op.traceLevel, [`get ${id} from cluster '${cluster.name}': ${entry ? 'found' : 'not found'}`]);
+      const trace = traceJson(op.traceLevel, [
+        `get ${id} from cluster '${cluster.name}': ${entry ? 'found' : 'not found'}`,
+      ]);
       if (entry === undefined) return { status: 404, body: idBody(pathId, id, trace) };
-      const projected = op.fieldSet.kind === 'all' ? fieldsJsonOf(entry) : JSON.stringify(projectFields(fieldsOf(entry), op.fieldSet));
+      const projected =
+        op.fieldSet.kind === 'all' ? fieldsJsonOf(entry) : JSON.stringify(projectFields(fieldsOf(entry), op.fieldSet));
       const fields = op.render === undefined ? projected : op.render(entry.type, projected);
       return { status: 200, body: documentBody(pathId, id, fields, trace) };
     }
@@ -149,7 +176,10 @@ export function executeOperation(op: PreparedOperation): StoredOperationResult {
       if (existing === undefined) {
         if (!op.create) {
           if (op.matcher !== undefined) return { status: 412, body: storageErrorBody(pathId, id, conditionMissing) };
-          return { status: 200, body: idBody(pathId, id, traceJson(op.traceLevel, [`update ${id}: document not found`])) };
+          return {
+            status: 200,
+            body: idBody(pathId, id, traceJson(op.traceLevel, [`update ${id}: document not found`])),
+          };
         }
       } else if (op.matcher !== undefined && !matches(op.matcher, existing)) {
         return { status: 412, body: storageErrorBody(pathId, id, conditionFailed) };
@@ -168,7 +198,10 @@ export function executeOperation(op: PreparedOperation): StoredOperationResult {
         if (!matches(op.matcher, existing)) return { status: 412, body: storageErrorBody(pathId, id, conditionFailed) };
       }
       if (!op.dryRun) cluster.remove(id);
-      return { status: 200, body: idBody(pathId, id, traceJson(op.traceLevel, [`remove ${id} from cluster '${cluster.name}'`])) };
+      return {
+        status: 200,
+        body: idBody(pathId, id, traceJson(op.traceLevel, [`remove ${id} from cluster '${cluster.name}'`])),
+      };
     }
   }
 }

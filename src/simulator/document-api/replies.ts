@@ -19,7 +19,8 @@ export function replyError(request: DocumentRequest, err: unknown): void {
     return;
   }
   if (err instanceof HandlerError) reply(request, err.status, handlerErrorBody(pathId, err.message));
-  else reply(request, 500, handlerErrorBody(pathId, err instanceof Error ? `${err.name}: ${err.message}` : String(err)));
+  else
+    reply(request, 500, handlerErrorBody(pathId, err instanceof Error ? `${err.name}: ${err.message}` : String(err)));
 }
 
 /** The body refusal for `readRequestBody`: 413 or 400 with the handler's error body. */
@@ -30,7 +31,15 @@ export function refuseBody(request: DocumentRequest, status: 413 | 400, message:
 /** 405 with the handler's message and an `Allow` header. */
 export function methodNotAllowed(request: DocumentRequest, allowed: string[]): void {
   const { pathId } = request;
-  reply(request, 405, handlerErrorBody(pathId, `'${request.req.method}' not allowed at '${pathId}'. Allowed methods are: ${allowed.join(', ')}`), { allow: allowed.join(',') });
+  reply(
+    request,
+    405,
+    handlerErrorBody(
+      pathId,
+      `'${request.req.method}' not allowed at '${pathId}'. Allowed methods are: ${allowed.join(', ')}`,
+    ),
+    { allow: allowed.join(',') },
+  );
 }
 
 const handlerPaths = [
@@ -45,5 +54,9 @@ const handlerPaths = [
 
 export function notFound(request: DocumentRequest): void {
   const { pathId } = request;
-  reply(request, 404, handlerErrorBody(pathId, `Nothing at '${pathId}'. Available paths are:\n${handlerPaths.join('\n')}`));
+  reply(
+    request,
+    404,
+    handlerErrorBody(pathId, `Nothing at '${pathId}'. Available paths are:\n${handlerPaths.join('\n')}`),
+  );
 }

@@ -24,7 +24,8 @@ export function requestedTensorEncoding(queryString: string): TensorEncoding {
   for (const pair of queryString.split('&')) {
     const eq = pair.indexOf('=');
     const name = eq < 0 ? pair : pair.slice(0, eq);
-    if (name !== '' && decodeComponent(name) === tensorFormatParameter) values.push(eq < 0 ? '' : decodeComponent(pair.slice(eq + 1)));
+    if (name !== '' && decodeComponent(name) === tensorFormatParameter)
+      values.push(eq < 0 ? '' : decodeComponent(pair.slice(eq + 1)));
   }
   return tensorEncodingOf(values.length === 1 ? values[0] : undefined);
 }
@@ -57,7 +58,9 @@ function renderFields(fieldsJson: string, tensors: Map<string, TensorType>, enco
   const parts: string[] = [];
   for (const [name, value] of Object.entries(parsed)) {
     const type = tensors.get(name);
-    parts.push(`${JSON.stringify(name)}:${type === undefined ? stringifyExact(value) : renderTensor(value, type, encoding)}`);
+    parts.push(
+      `${JSON.stringify(name)}:${type === undefined ? stringifyExact(value) : renderTensor(value, type, encoding)}`,
+    );
   }
   return `{${parts.join(',')}}`;
 }

@@ -61,7 +61,8 @@ export function applyUpdate(current: FieldValues, updates: unknown): FieldValues
     const top = (steps[0] as { name: string }).name;
     // Copy-on-write: only the touched field is cloned, so the stored value is never mutated in place.
     if (Object.prototype.hasOwnProperty.call(result, top)) result[top] = cloneJson(result[top]);
-    for (const [op, value] of Object.entries(operations as Record<string, unknown>)) applyOperation(result, steps, path, op, value);
+    for (const [op, value] of Object.entries(operations as Record<string, unknown>))
+      applyOperation(result, steps, path, op, value);
   }
   return result;
 }
@@ -96,7 +97,8 @@ function applyOperation(root: FieldValues, steps: Step[], path: string, op: stri
       return;
     }
     case 'match': {
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badRequest(`'match' on field '${path}' needs an object`);
+      if (value === null || typeof value !== 'object' || Array.isArray(value))
+        throw badRequest(`'match' on field '${path}' needs an object`);
       const { element, ...rest } = value as Record<string, unknown>;
       if (element === undefined) throw badRequest(`'match' on field '${path}' needs 'element'`);
       const container = slot.get();
@@ -183,7 +185,8 @@ function removeChild(container: unknown, step: Step): void {
     if (Array.isArray(container) && step.index < container.length) container.splice(step.index, 1);
     return;
   }
-  if (!Array.isArray(container)) delete (container as Record<string, unknown>)[step.kind === 'field' ? step.name : step.key];
+  if (!Array.isArray(container))
+    delete (container as Record<string, unknown>)[step.kind === 'field' ? step.name : step.key];
 }
 
 function addTo(current: unknown, value: unknown, path: string): unknown {
@@ -225,9 +228,17 @@ function removeFrom(slot: Slot, value: unknown, path: string): void {
   }
   if (current !== null && typeof current === 'object') {
     const obj = current as Record<string, unknown>;
-    if (isTensor(obj) && value !== null && typeof value === 'object' && Array.isArray((value as { addresses?: unknown }).addresses)) {
+    if (
+      isTensor(obj) &&
+      value !== null &&
+      typeof value === 'object' &&
+      Array.isArray((value as { addresses?: unknown }).addresses)
+    ) {
       const gone = new Set((value as { addresses: unknown[] }).addresses.map((a) => JSON.stringify(a)));
-      slot.set({ ...obj, cells: (obj.cells as unknown[]).filter((c) => !gone.has(JSON.stringify((c as { address?: unknown }).address))) });
+      slot.set({
+        ...obj,
+        cells: (obj.cells as unknown[]).filter((c) => !gone.has(JSON.stringify((c as { address?: unknown }).address))),
+      });
       return;
     }
     if (Array.isArray(value)) {
@@ -250,7 +261,8 @@ function removeFrom(slot: Slot, value: unknown, path: string): void {
 function arith(op: string, current: unknown, value: unknown, path: string): number | ExactNumber {
   if (value instanceof ExactNumber) value = Number(value.text);
   if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) value = Number(value); // The service reads the operand as text.
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw badRequest(`'${op}' on field '${path}' needs a number, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw badRequest(`'${op}' on field '${path}' needs a number, got ${JSON.stringify(value)}`);
   if (current instanceof ExactNumber) {
     // An integer beyond 2^53 stays exact when the operand is an integer too.
     if (/^-?\d+$/.test(current.text) && Number.isInteger(value) && op !== 'divide') {
@@ -262,7 +274,8 @@ function arith(op: string, current: unknown, value: unknown, path: string): numb
     current = Number(current.text);
   }
   // A numeric field may hold the text it was given ("2001" is a valid int).
-  if (typeof current === 'string' && current.trim() !== '' && Number.isFinite(Number(current))) current = Number(current);
+  if (typeof current === 'string' && current.trim() !== '' && Number.isFinite(Number(current)))
+    current = Number(current);
   if (typeof current !== 'number') throw badRequest(`'${op}' on field '${path}', which does not hold a number`);
   switch (op) {
     case 'increment':
@@ -295,8 +308,11 @@ function modifyTensor(current: unknown, value: unknown, path: string): unknown {
   // The reader's own checks (TensorModifyUpdateReader.java:65-75, 98-117); the schema path (judge.ts) has the rest.
   if (v.operation === undefined) throw badRequest(`Modify update for field '${path}' does not contain an operation`);
   if (v.operation !== 'replace' && v.operation !== 'add' && v.operation !== 'multiply')
-    throw badRequest(`Unknown operation '${typeof v.operation === 'string' ? v.operation : JSON.stringify(v.operation)}' in modify update for field '${path}'`);
-  if (v.cells === undefined && v.addresses === undefined && v.blocks === undefined) throw badRequest(`Modify update for field '${path}' does not contain tensor cells`);
+    throw badRequest(
+      `Unknown operation '${typeof v.operation === 'string' ? v.operation : JSON.stringify(v.operation)}' in modify update for field '${path}'`,
+    );
+  if (v.cells === undefined && v.addresses === undefined && v.blocks === undefined)
+    throw badRequest(`Modify update for field '${path}' does not contain tensor cells`);
   // Cells are matched by address only where the stored tensor and the update both list them; other forms (short
   // cells, blocks) need the field's type to line up, and without it the stored value is kept as it is.
   if (!isTensor(current) || !Array.isArray(v.cells)) return current;
@@ -319,7 +335,12 @@ function modifiedCell(operation: unknown, old: number, delta: number): number {
 }
 
 function isTensor(value: unknown): boolean {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) && Array.isArray((value as { cells?: unknown }).cells);
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    Array.isArray((value as { cells?: unknown }).cells)
+  );
 }
 
 function cloneJson<T>(value: T): T {

@@ -29,7 +29,8 @@ export class VisitCost {
     this.iteratedEntries += documents;
     const { visitCostUs, visitParallelism } = this.faults.current;
     if (visitCostUs <= 0 || documents <= 0) return;
-    if (this.lanes.length !== visitParallelism) this.lanes = Array.from({ length: visitParallelism }, (_, i) => this.lanes[i] ?? 0);
+    if (this.lanes.length !== visitParallelism)
+      this.lanes = Array.from({ length: visitParallelism }, (_, i) => this.lanes[i] ?? 0);
     let lane = 0;
     for (let i = 1; i < this.lanes.length; i++) if (this.lanes[i] < this.lanes[lane]) lane = i;
     const now = performance.now();

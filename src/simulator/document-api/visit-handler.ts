@@ -1,7 +1,14 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { prefersJsonl } from './accept.js';
 import { parseFieldSet, projectFields, type FieldSet } from './field-set.js';
-import { destroyConnection, isGone, sendJson, waitForDrain, writeChunk, type AnyResponse } from '../http/http-response.js';
+import {
+  destroyConnection,
+  isGone,
+  sendJson,
+  waitForDrain,
+  writeChunk,
+  type AnyResponse,
+} from '../http/http-response.js';
 import type { QueryParameters } from './query-parameters.js';
 import { badRequest, jsonContentType, jsonlContentType, traceJson } from './responses.js';
 import { encodeContinuation, fieldsJsonOf, fieldsOf, type StoredEntry } from './document-store.js';
@@ -41,7 +48,11 @@ interface VisitParameters {
   render: FieldsRenderer | undefined;
 }
 
-export function parseVisitParameters(query: QueryParameters, accept: string | undefined, render?: FieldsRenderer): VisitParameters {
+export function parseVisitParameters(
+  query: QueryParameters,
+  accept: string | undefined,
+  render?: FieldsRenderer,
+): VisitParameters {
   const wanted = query.integer('wantedDocumentCount');
   if (wanted !== undefined && wanted <= 0) throw badRequest('wantedDocumentCount must be positive');
   const concurrency = query.integer('concurrency');
@@ -55,7 +66,8 @@ export function parseVisitParameters(query: QueryParameters, accept: string | un
 function documentJson(entry: StoredEntry, params: VisitParameters, key: 'id' | 'put'): string {
   if (entry.removed) return `{"remove":${entry.idJson}}`;
   const { fieldSet, render } = params;
-  const projected = fieldSet.kind === 'all' ? fieldsJsonOf(entry) : JSON.stringify(projectFields(fieldsOf(entry), fieldSet));
+  const projected =
+    fieldSet.kind === 'all' ? fieldsJsonOf(entry) : JSON.stringify(projectFields(fieldsOf(entry), fieldSet));
   const fields = render === undefined ? projected : render(entry.type, projected);
   return `{"${key}":${entry.idJson},"fields":${fields}}`;
 }
@@ -66,7 +78,12 @@ function tokenAt(scope: VisitScope, index: number): string {
 }
 
 /** A plain visit: one chunk, answered once the content nodes' time for it has passed. Returns the status sent. */
-export async function visitPlain(res: AnyResponse, scope: VisitScope, params: VisitParameters, settings: VisitSettings): Promise<number> {
+export async function visitPlain(
+  res: AnyResponse,
+  scope: VisitScope,
+  params: VisitParameters,
+  settings: VisitSettings,
+): Promise<number> {
   const limit = Math.min(maxPlainDocuments, params.wanted ?? settings.chunkDocuments);
   const deadline = performance.now() + scope.timeoutMs;
   const { ordered, accepts } = scope;
@@ -88,7 +105,8 @@ export async function visitPlain(res: AnyResponse, scope: VisitScope, params: Vi
   let body = `{"pathId":${JSON.stringify(scope.pathId)},"documents":[${docs.join(',')}],"documentCount":${docs.length}`;
   const trace = traceJson(scope.traceLevel, [`visited ${i - scope.start} entries in cluster '${scope.cluster.name}'`]);
   if (trace !== undefined) body += `,"trace":${trace}`;
-  if (i < ordered.length) body += `,"continuation":${JSON.stringify(tokenAt(scope, i - 1 < scope.start ? scope.start : i - 1))}`;
+  if (i < ordered.length)
+    body += `,"continuation":${JSON.stringify(tokenAt(scope, i - 1 < scope.start ? scope.start : i - 1))}`;
   body += '}';
   sendJson(res, 200, body);
   return 200;
@@ -98,7 +116,12 @@ export async function visitPlain(res: AnyResponse, scope: VisitScope, params: Vi
  * A streamed visit: runs until done, the timeout, or wantedDocumentCount. Continuation lines (JSONL) are
  * written every `chunkDocuments` documents; a client cut off mid-stream resumes from the last one.
  */
-export async function visitStreamed(res: AnyResponse, scope: VisitScope, params: VisitParameters, settings: VisitSettings): Promise<number> {
+export async function visitStreamed(
+  res: AnyResponse,
+  scope: VisitScope,
+  params: VisitParameters,
+  settings: VisitSettings,
+): Promise<number> {
   const { ordered, accepts } = scope;
   const { jsonl } = params;
   const deadline = performance.now() + scope.timeoutMs;

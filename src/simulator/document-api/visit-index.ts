@@ -38,13 +38,23 @@ export function sliceOf(ordered: StoredEntry[], want: SpaceAndSlice): StoredEntr
   if (kept === undefined) sharesByOrder.set(ordered, (kept = []));
   let shares = kept.find((s) => s.slices === slices && s.global === want.global && s.globalTypes === want.globalTypes);
   if (shares === undefined) {
-    shares = { globalTypes: want.globalTypes, global: want.global, slices, parts: cut(ordered, want.globalTypes, want.global, slices) };
+    shares = {
+      globalTypes: want.globalTypes,
+      global: want.global,
+      slices,
+      parts: cut(ordered, want.globalTypes, want.global, slices),
+    };
     if (kept.unshift(shares) > keptCounts) kept.pop();
   }
   return shares.parts[sliceId];
 }
 
-function cut(ordered: readonly StoredEntry[], globalTypes: ReadonlySet<string>, global: boolean, slices: number): StoredEntry[][] {
+function cut(
+  ordered: readonly StoredEntry[],
+  globalTypes: ReadonlySet<string>,
+  global: boolean,
+  slices: number,
+): StoredEntry[][] {
   const parts = Array.from({ length: slices }, (): StoredEntry[] => []);
   for (const e of ordered) if (globalTypes.has(e.type) === global) parts[e.bucket % slices].push(e);
   return parts;

@@ -2,7 +2,14 @@ import type { DocumentRoute } from './document-path.js';
 import type { QueryParameters } from './query-parameters.js';
 import { badRequest } from './responses.js';
 import { matches, type Matcher, type SelectionCache } from './selection-cache.js';
-import { decodeContinuation, locationOf, type ClusterStore, type DocumentStore, type StoredEntry, type VisitPosition } from './document-store.js';
+import {
+  decodeContinuation,
+  locationOf,
+  type ClusterStore,
+  type DocumentStore,
+  type StoredEntry,
+  type VisitPosition,
+} from './document-store.js';
 import { bucketStretch, indexAfter, sliceOf } from './visit-index.js';
 
 /**
@@ -42,12 +49,15 @@ export function clusterList(names: readonly string[]): string {
 /** The service's cluster rules, with its exact messages (DocumentV1ApiHandler.java:1589-1606). */
 export function resolveCluster(store: DocumentStore, wanted: string | undefined): ClusterStore {
   const names = store.clusterNames;
-  if (names.length === 0) throw badRequest('Your Vespa deployment has no content clusters, so the document API is not enabled');
+  if (names.length === 0)
+    throw badRequest('Your Vespa deployment has no content clusters, so the document API is not enabled');
   if (wanted !== undefined) {
-    if (!names.includes(wanted)) throw badRequest(`Your Vespa deployment has no content cluster '${wanted}', only ${clusterList(names)}`);
+    if (!names.includes(wanted))
+      throw badRequest(`Your Vespa deployment has no content cluster '${wanted}', only ${clusterList(names)}`);
     return store.cluster(wanted);
   }
-  if (names.length > 1) throw badRequest(`Please specify one of the content clusters in your Vespa deployment: ${clusterList(names)}`);
+  if (names.length > 1)
+    throw badRequest(`Please specify one of the content clusters in your Vespa deployment: ${clusterList(names)}`);
   return store.cluster(names[0]);
 }
 
@@ -62,7 +72,9 @@ export function defaultClusterName(store: DocumentStore, type: string): string |
 
 export function checkDocumentType(types: ReadonlySet<string> | null, type: string): void {
   if (types !== null && !types.has(type))
-    throw badRequest(`unknown document type '${type}': this deployment has ${types.size === 0 ? 'no document types' : `only ${clusterList([...types])}`}`);
+    throw badRequest(
+      `unknown document type '${type}': this deployment has ${types.size === 0 ? 'no document types' : `only ${clusterList([...types])}`}`,
+    );
 }
 
 export function parseTraceLevel(query: QueryParameters): number {
@@ -88,7 +100,10 @@ export function buildScope(
     const held = cluster.documentTypes;
     if (held === null) checkDocumentType(context.documentTypes, route.type);
     // After a deployment a cluster serves only the types its <documents> list (DocumentV1ApiHandler.java:1608-1612).
-    else if (!held.includes(route.type)) throw badRequest(`There is no document type '${route.type}' in cluster '${cluster.name}', only ${clusterList(held)}`);
+    else if (!held.includes(route.type))
+      throw badRequest(
+        `There is no document type '${route.type}' in cluster '${cluster.name}', only ${clusterList(held)}`,
+      );
   }
   const timeoutMs = parseTimeoutMs(query);
   const traceLevel = parseTraceLevel(query);
@@ -99,7 +114,8 @@ export function buildScope(
 
   const slices = query.integer('slices');
   const sliceId = query.integer('sliceId');
-  if ((slices === undefined) !== (sliceId === undefined)) throw badRequest("None or both of 'slices' and 'sliceId' must be set");
+  if ((slices === undefined) !== (sliceId === undefined))
+    throw badRequest("None or both of 'slices' and 'sliceId' must be set");
   // The visitor iterator's checks, reached only when both are given.
   if (slices !== undefined && slices < 1) throw badRequest(`slices must be positive, but was ${slices}`);
   if (slices !== undefined && sliceId !== undefined && (sliceId < 0 || sliceId >= slices))
@@ -115,14 +131,21 @@ export function buildScope(
   const includeRemoves = query.boolean('includeRemoves') ?? false;
 
   const selectionText = query.string('selection');
-  const matcher: Matcher | undefined = selectionText === undefined ? undefined : context.selections.compile(selectionText, 'selection');
+  const matcher: Matcher | undefined =
+    selectionText === undefined ? undefined : context.selections.compile(selectionText, 'selection');
 
   const continuation = query.string('continuation');
   const position: VisitPosition | undefined = continuation === undefined ? undefined : decodeContinuation(continuation);
 
   // The path's type, namespace and number/group are ANDed with the selection; checked natively for speed.
-  const location = route.kind === 'collection' && route.location !== undefined ? `${route.location.kind === 'number' ? 'n' : 'g'}=${route.location.value}` : undefined;
-  const idPrefix = route.kind === 'collection' ? `id:${route.namespace}:${route.type}:${location === undefined ? '' : `${location}:`}` : undefined;
+  const location =
+    route.kind === 'collection' && route.location !== undefined
+      ? `${route.location.kind === 'number' ? 'n' : 'g'}=${route.location.value}`
+      : undefined;
+  const idPrefix =
+    route.kind === 'collection'
+      ? `id:${route.namespace}:${route.type}:${location === undefined ? '' : `${location}:`}`
+      : undefined;
   const { globalTypes } = context;
   // A typed path visits the type's own bucket space; at the root the parameter decides.
   const global = route.kind === 'collection' ? globalTypes.has(route.type) : bucketSpace === 'global';

@@ -17,13 +17,22 @@ export interface ServerTlsOptions {
   requireClientCert?: boolean;
 }
 
-export type AccessVerdict = { ok: true } | { ok: false; status: 401 | 403; reason: 'missing' | 'wrong' | 'certificate'; message: string };
+export type AccessVerdict =
+  | { ok: true }
+  | { ok: false; status: 401 | 403; reason: 'missing' | 'wrong' | 'certificate'; message: string };
 
 const allowed: AccessVerdict = { ok: true };
 
 /** node:tls server options for `tls`: the client certificate is requested only when a CA is given. */
-export function serverTlsOptions(tls: ServerTlsOptions): { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer; requestCert: boolean; rejectUnauthorized: boolean } {
-  if (tls.requireClientCert && tls.ca === undefined) throw new Error('tls.requireClientCert needs tls.ca, the CA client certificates must be signed by');
+export function serverTlsOptions(tls: ServerTlsOptions): {
+  cert: string | Buffer;
+  key: string | Buffer;
+  ca?: string | Buffer;
+  requestCert: boolean;
+  rejectUnauthorized: boolean;
+} {
+  if (tls.requireClientCert && tls.ca === undefined)
+    throw new Error('tls.requireClientCert needs tls.ca, the CA client certificates must be signed by');
   return {
     cert: tls.cert,
     key: tls.key,
@@ -47,10 +56,21 @@ export function bearerChecker(token: string): (authorization: string | undefined
   const expected = Buffer.from(token);
   return (authorization) => {
     if (authorization === undefined || authorization === '') {
-      return { ok: false, status: 401, reason: 'missing', message: 'Missing credentials: send Authorization: Bearer <token>' };
+      return {
+        ok: false,
+        status: 401,
+        reason: 'missing',
+        message: 'Missing credentials: send Authorization: Bearer <token>',
+      };
     }
     const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization);
-    if (match === null) return { ok: false, status: 401, reason: 'missing', message: 'Unsupported authorization scheme: send Authorization: Bearer <token>' };
+    if (match === null)
+      return {
+        ok: false,
+        status: 401,
+        reason: 'missing',
+        message: 'Unsupported authorization scheme: send Authorization: Bearer <token>',
+      };
     if (!sameToken(match[1], expected)) return { ok: false, status: 403, reason: 'wrong', message: 'Invalid token' };
     return allowed;
   };
@@ -65,5 +85,10 @@ export function checkClientCertificate(socket: unknown): AccessVerdict {
   if (tls === undefined || typeof tls.getPeerCertificate !== 'function' || tls.authorized === true) return allowed;
   const peer = tls.getPeerCertificate();
   if (peer === undefined || peer === null || Object.keys(peer).length === 0) return allowed;
-  return { ok: false, status: 403, reason: 'certificate', message: `Client certificate not accepted: ${String(tls.authorizationError ?? 'not signed by a trusted CA')}` };
+  return {
+    ok: false,
+    status: 403,
+    reason: 'certificate',
+    message: `Client certificate not accepted: ${String(tls.authorizationError ?? 'not signed by a trusted CA')}`,
+  };
 }

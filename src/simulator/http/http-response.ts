@@ -9,14 +9,23 @@ export type AnyRequest = IncomingMessage | http2.Http2ServerRequest;
 export type AnyResponse = ServerResponse | http2.Http2ServerResponse;
 
 /** Sends a whole body of any type, unless the headers already went out. */
-export function sendBody(res: AnyResponse, status: number, contentType: string, body: string | Uint8Array, extraHeaders?: Record<string, string>): void {
+export function sendBody(
+  res: AnyResponse,
+  status: number,
+  contentType: string,
+  body: string | Uint8Array,
+  extraHeaders?: Record<string, string>,
+): void {
   if (res.headersSent) return;
   res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), ...extraHeaders });
   res.end(body);
 }
 
 export function sendJson(res: AnyResponse, status: number, body: string, extraHeaders?: Record<string, string>): void {
-  const headers: Record<string, string | number> = { 'content-type': jsonContentType, 'content-length': Buffer.byteLength(body) };
+  const headers: Record<string, string | number> = {
+    'content-type': jsonContentType,
+    'content-length': Buffer.byteLength(body),
+  };
   if (extraHeaders !== undefined) Object.assign(headers, extraHeaders);
   res.writeHead(status, headers);
   res.end(body);

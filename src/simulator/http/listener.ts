@@ -10,7 +10,10 @@ import { InProgress } from './in-progress.js';
  * connection decide. A connection that opens with the HTTP/2 preface goes to an HTTP/2 server, anything else to
  * an HTTP/1.1 server; the sniffed bytes are put back first.
  */
-export type RequestListener = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
+export type RequestListener = (
+  req: http.IncomingMessage | http2.Http2ServerRequest,
+  res: http.ServerResponse | http2.Http2ServerResponse,
+) => void;
 
 const idleTimeoutMs = 65_000;
 

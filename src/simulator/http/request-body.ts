@@ -36,11 +36,25 @@ export function requestTooLargeMessage(size: number, max: number): string {
  * Reads the whole body, gunzips it when so encoded, and hands it to `onBody`; a body over `max` bytes (inflated)
  * is refused 413 once it has been read in full, as the container reads it all before its handler looks at the size.
  */
-export function readRequestBody<C>(req: AnyRequest, max: number, onBody: (body: Buffer) => void, refuse: BodyRefusal<C>, context: C): void {
+export function readRequestBody<C>(
+  req: AnyRequest,
+  max: number,
+  onBody: (body: Buffer) => void,
+  refuse: BodyRefusal<C>,
+  context: C,
+): void {
   const encoding = req.headers['content-encoding'];
   const gzipped = encoding !== undefined && encoding.toLowerCase() === 'gzip';
   // Per-request state lives on the request; the listeners are shared functions.
-  (req as BodyCarrier)[kBody] = { chunks: [], size: 0, gzipped, max, onBody, refuse: refuse as BodyRefusal<unknown>, context };
+  (req as BodyCarrier)[kBody] = {
+    chunks: [],
+    size: 0,
+    gzipped,
+    max,
+    onBody,
+    refuse: refuse as BodyRefusal<unknown>,
+    context,
+  };
   req.on('data', onBodyData);
   req.on('end', onBodyEnd);
   req.on('error', onBodyError);

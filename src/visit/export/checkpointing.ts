@@ -1,5 +1,14 @@
 import type { CheckpointStore } from '../../fs/checkpoint-file.js';
-import { checkFingerprint, emptyCheckpoint, hasProgress, readVisitCheckpoint, resumeStates, slicesOfFingerprint, visitCheckpointStore, type VisitCheckpoint } from '../visit-checkpoint.js';
+import {
+  checkFingerprint,
+  emptyCheckpoint,
+  hasProgress,
+  readVisitCheckpoint,
+  resumeStates,
+  slicesOfFingerprint,
+  visitCheckpointStore,
+  type VisitCheckpoint,
+} from '../visit-checkpoint.js';
 import type { SliceResumeState } from '../options.js';
 import type { Snapshot } from './snapshots.js';
 
@@ -30,7 +39,10 @@ export class Checkpointing {
 
   /** The slice count and the adaptive level the previous run saved, where it did. */
   saved(): { slices: number | undefined; inflight: number | undefined } {
-    return { slices: this.previous === undefined ? undefined : slicesOfFingerprint(this.previous.visit), inflight: this.previous?.inflight };
+    return {
+      slices: this.previous === undefined ? undefined : slicesOfFingerprint(this.previous.visit),
+      inflight: this.previous?.inflight,
+    };
   }
 
   /** Binds the checkpoint to the visit: a saved one of another visit is refused. */
@@ -56,7 +68,9 @@ export class Checkpointing {
 
   /** The chains the previous run finished. */
   finishedChains(): Set<string> {
-    return new Set(Object.entries(this.previous?.slices ?? {}).flatMap(([key, c]) => (c.finished === true ? [key] : [])));
+    return new Set(
+      Object.entries(this.previous?.slices ?? {}).flatMap(([key, c]) => (c.finished === true ? [key] : [])),
+    );
   }
 
   /**
@@ -94,7 +108,8 @@ export class Checkpointing {
   private stateOf(snapshot: Snapshot): VisitCheckpoint {
     const state = emptyCheckpoint(this.fingerprint);
     state.slices = { ...(this.previous?.slices ?? {}) };
-    for (const [key, s] of Object.entries(snapshot.chains)) state.slices[key] = { ...s, documents: (this.previous?.slices[key]?.documents ?? 0) + s.documents };
+    for (const [key, s] of Object.entries(snapshot.chains))
+      state.slices[key] = { ...s, documents: (this.previous?.slices[key]?.documents ?? 0) + s.documents };
     if (snapshot.inflight !== undefined) state.inflight = snapshot.inflight;
     state.outputs = snapshot.outputs;
     if (this.started !== undefined) state.started = this.started;

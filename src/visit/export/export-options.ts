@@ -104,22 +104,31 @@ export interface ExportSummary extends VisitReport {
 /** Checks an export's own options and the visit's, before any output is opened (and a file truncated). */
 export function checkExportOptions(options: ExportOptions): { format: OutputFormat; workers: number } {
   const format = options.format ?? 'jsonl';
-  if (options.output !== undefined && options.output !== '-' && options.outputDir !== undefined) throw new OptionError('output', 'left out', options.output, 'outputDir');
+  if (options.output !== undefined && options.output !== '-' && options.outputDir !== undefined)
+    throw new OptionError('output', 'left out', options.output, 'outputDir');
   checkOneOf(options, 'format', outputFormats);
   checkOneOf(options, 'directIo', [true, false]);
   checkOneOf(options, 'gzip', [true, false]);
-  if (options.gzip === true && options.outputDir === undefined) throw new OptionError('gzip', 'used with an output directory (a single output file compresses by its .gz name)', true);
+  if (options.gzip === true && options.outputDir === undefined)
+    throw new OptionError(
+      'gzip',
+      'used with an output directory (a single output file compresses by its .gz name)',
+      true,
+    );
   checkDuration(options, 'checkpointIntervalMs');
   checkInteger(options, 'workers', 1, 256);
   checkSince(options);
   const workers = options.workers ?? 1;
-  if (workers > 1 && format === 'json') throw new OptionError('format', 'jsonl or feed with workers', format, 'workers');
+  if (workers > 1 && format === 'json')
+    throw new OptionError('format', 'jsonl or feed with workers', format, 'workers');
   // The workers send encoded JSONL bytes; a table's columns and row groups are built by one encoder.
-  if (workers > 1 && (format === 'parquet' || format === 'csv')) throw new OptionError('workers', `1 with format ${format} (a table is encoded in one thread)`, workers);
+  if (workers > 1 && (format === 'parquet' || format === 'csv'))
+    throw new OptionError('workers', `1 with format ${format} (a table is encoded in one thread)`, workers);
   checkInteger(options, 'rowGroupRows', 1, 1_000_000);
   checkInteger(options, 'rowsPerFile', 1);
   // The workers encode (and compress) what they visit; the transform runs before the encoding, in this thread.
-  if (workers > 1 && options.transform !== undefined) throw new OptionError('transform', 'left out with workers', 'a transform', 'workers');
+  if (workers > 1 && options.transform !== undefined)
+    throw new OptionError('transform', 'left out with workers', 'a transform', 'workers');
   validateVisitOptions(options);
   return { format, workers };
 }
@@ -129,7 +138,10 @@ export function checkExportOptions(options: ExportOptions): { format: OutputForm
  * `slices` a checkpoint's own count is taken, so that one saved under an earlier default (4, all at once) is continued;
  * then too the visit is adaptive, and it starts at the level the checkpoint saved.
  */
-export function resolvedVisit(options: ExportOptions, saved: { slices: number | undefined; inflight: number | undefined }): ExportOptions {
+export function resolvedVisit(
+  options: ExportOptions,
+  saved: { slices: number | undefined; inflight: number | undefined },
+): ExportOptions {
   if (options.slices !== undefined) return options;
   const slices = saved.slices ?? defaultVisitSlices;
   const inflight = options.inflightSlices ?? 'adaptive';
@@ -146,18 +158,28 @@ export function resolvedVisit(options: ExportOptions, saved: { slices: number | 
 function checkSince(options: ExportOptions): void {
   checkDuration(options, 'sinceMarginMs');
   if (options.since === undefined) {
-    if (options.sinceMarginMs !== undefined) throw new OptionError('sinceMarginMs', 'used with since', options.sinceMarginMs);
+    if (options.sinceMarginMs !== undefined)
+      throw new OptionError('sinceMarginMs', 'used with since', options.sinceMarginMs);
     return;
   }
-  if (typeof options.since !== 'string' || options.since.trim() === '') throw new OptionError('since', 'a time or the file of an earlier export\'s record', options.since);
+  if (typeof options.since !== 'string' || options.since.trim() === '')
+    throw new OptionError('since', "a time or the file of an earlier export's record", options.since);
   if (options.fromTimestamp !== undefined) throw new OptionError('since', 'left out', options.since, 'fromTimestamp');
   if (options.toTimestamp !== undefined) throw new OptionError('since', 'left out', options.since, 'toTimestamp');
-  if (options.includeRemoves === false) throw new OptionError('includeRemoves', 'left out or true with since (an increment carries the removes)', false);
+  if (options.includeRemoves === false)
+    throw new OptionError('includeRemoves', 'left out or true with since (an increment carries the removes)', false);
   // Said here, before the record is read: otherwise the refusal would name --include-removes, which was not given.
   if (options.format === 'parquet' || options.format === 'csv') {
-    throw new VespaBulkError('VB_USAGE', `--format ${options.format} has no place for the removes an increment (--since) carries: export the increment as jsonl or feed`);
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `--format ${options.format} has no place for the removes an increment (--since) carries: export the increment as jsonl or feed`,
+    );
   }
   if (options.checkpoint !== undefined && normalize(options.checkpoint) === normalize(options.since)) {
-    throw new OptionError('checkpoint', 'another file than since (the earlier export\'s record is read, this export\'s own is written)', options.checkpoint);
+    throw new OptionError(
+      'checkpoint',
+      "another file than since (the earlier export's record is read, this export's own is written)",
+      options.checkpoint,
+    );
   }
 }

@@ -44,15 +44,29 @@ export class Export {
     checkpoint.belongsTo(visitFingerprint(visiting));
     const resumed = checkpoint.resumed();
     if (resumed && format === 'json') {
-      throw new VespaBulkError('VB_USAGE', '--format json cannot be continued from a checkpoint (one array cannot be appended to); use jsonl or feed');
+      throw new VespaBulkError(
+        'VB_USAGE',
+        '--format json cannot be continued from a checkpoint (one array cannot be appended to); use jsonl or feed',
+      );
     }
     checkTabularExport(options, format, resumed);
     const layout = isTabular(format) ? await tabularLayout(options) : {};
     const choice = chooseSinks(options, format, workers);
     const chains = chainsOf(visiting);
-    const restored = resumed ? restoredOutputs(checkpoint.previous!, format, chains, choice, visiting) : nothingRestored();
+    const restored = resumed
+      ? restoredOutputs(checkpoint.previous!, format, chains, choice, visiting)
+      : nothingRestored();
     const transform = options.transform === undefined ? undefined : await loadTransform(options.transform);
-    const outputs = new ExportOutputs(choice, format, restored, resumed, chains, checkpoint.finishedChains(), layout, transform);
+    const outputs = new ExportOutputs(
+      choice,
+      format,
+      restored,
+      resumed,
+      chains,
+      checkpoint.finishedChains(),
+      layout,
+      transform,
+    );
     return new Export(options, visiting, format, workers, checkpoint, choice, outputs);
   }
 
@@ -64,7 +78,12 @@ export class Export {
     const startedAt = this.checkpoint.begin(Date.now());
     this.checkpoint.saveFrom(() => (this.snapshots ?? new LocalSnapshots(undefined, this.outputs)).take());
     const resumed = this.checkpoint.resumed();
-    if (resumed) this.options.onResume?.({ documents: this.checkpoint.documentsBefore(), finishedChains: this.checkpoint.finishedChains().size, chains: chainsOf(this.visiting).length });
+    if (resumed)
+      this.options.onResume?.({
+        documents: this.checkpoint.documentsBefore(),
+        finishedChains: this.checkpoint.finishedChains().size,
+        chains: chainsOf(this.visiting).length,
+      });
     const run = this.workers > 1 ? this.startOnWorkers() : this.startHere();
     this.options.onStart?.(run);
     const report = await this.reportOf(run);
@@ -127,7 +146,9 @@ export class Export {
     } catch (err) {
       await this.outputs.abandon();
       if ((err as NodeJS.ErrnoException).code === 'EPIPE') {
-        throw new VespaBulkError('VB_ABORTED', 'the output was closed by its reader (e.g. | head); visit stopped', { cause: err });
+        throw new VespaBulkError('VB_ABORTED', 'the output was closed by its reader (e.g. | head); visit stopped', {
+          cause: err,
+        });
       }
       throw err;
     }
@@ -135,9 +156,21 @@ export class Export {
 }
 
 /** What a resumed export keeps of its outputs: Parquet's slices that finished, any other's files cut back to what the checkpoint saved. */
-function restoredOutputs(previous: VisitCheckpoint, format: OutputFormat, chains: ChainSpec[], choice: SinkChoice, visiting: Pick<VisitOptions, 'slices' | 'sliceIds'>): RestoredOutputs {
+function restoredOutputs(
+  previous: VisitCheckpoint,
+  format: OutputFormat,
+  chains: ChainSpec[],
+  choice: SinkChoice,
+  visiting: Pick<VisitOptions, 'slices' | 'sliceIds'>,
+): RestoredOutputs {
   if (format === 'parquet') return forgetUnfinishedSlices(previous, chains, (slice) => choice.pathOf(slice));
-  return restoreOutputs(previous, chains, choice.perSlice ? sliceIdsOf(visiting) : [0], (slice) => choice.pathOf(slice), choice.perSlice);
+  return restoreOutputs(
+    previous,
+    chains,
+    choice.perSlice ? sliceIdsOf(visiting) : [0],
+    (slice) => choice.pathOf(slice),
+    choice.perSlice,
+  );
 }
 
 /** An increment's options: `since` read (a time, or an earlier export's record) into `fromTimestamp` with the removes. */

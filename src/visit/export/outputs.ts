@@ -131,8 +131,12 @@ export class ExportOutputs {
    * A closed file's slice is finished in any state read after the close began, so its final length is the one.
    */
   lengths(): Promise<Record<string, number>> {
-    const final = [...this.closed.values()].flatMap((c) => (c.path === undefined ? [] : [c.length.then((length) => [c.path!, length] as const)]));
-    const cuts = [...this.open.values()].flatMap((s) => (s.file === undefined ? [] : [s.file.sink.lengthAtCut().then((length) => [s.file!.path, length] as const)]));
+    const final = [...this.closed.values()].flatMap((c) =>
+      c.path === undefined ? [] : [c.length.then((length) => [c.path!, length] as const)],
+    );
+    const cuts = [...this.open.values()].flatMap((s) =>
+      s.file === undefined ? [] : [s.file.sink.lengthAtCut().then((length) => [s.file!.path, length] as const)],
+    );
     return Promise.all([Promise.all(final), Promise.all(cuts)]).then(([ends, lengths]) => ({
       ...this.restored.lengths,
       ...Object.fromEntries(ends.filter((e): e is readonly [string, number] => e[1] !== undefined)),
@@ -152,10 +156,12 @@ export class ExportOutputs {
 
   /** Settles once the writes queued so far have reached the operating system. */
   async queuedAndFlushed(): Promise<void> {
-    await Promise.all([...this.open.values()].map(async (s) => {
-      await s.queue;
-      await s.sink.flushed();
-    }));
+    await Promise.all(
+      [...this.open.values()].map(async (s) => {
+        await s.queue;
+        await s.sink.flushed();
+      }),
+    );
   }
 
   /** Ends each output's encoding (a JSON array's `]`), closes them, and waits for those closed before. */
@@ -164,10 +170,12 @@ export class ExportOutputs {
       const tail = encoder.end();
       if (tail !== undefined) await sink.write([tail]);
     }
-    await Promise.all([...this.open.values()].map(async (s) => {
-      await s.sink.close();
-      await s.commit?.();
-    }));
+    await Promise.all(
+      [...this.open.values()].map(async (s) => {
+        await s.sink.close();
+        await s.commit?.();
+      }),
+    );
     await Promise.all([...this.closed.values()].map((c) => c.length));
   }
 
@@ -178,7 +186,10 @@ export class ExportOutputs {
 
   /** Bytes the sinks took, before compression. */
   bytes(): number {
-    return [...this.open.values(), ...this.closed.values()].reduce((n, s) => n + ('sink' in s ? s.sink.bytes : s.bytes), 0);
+    return [...this.open.values(), ...this.closed.values()].reduce(
+      (n, s) => n + ('sink' in s ? s.sink.bytes : s.bytes),
+      0,
+    );
   }
 
   private closeSlice(slice: number): void {

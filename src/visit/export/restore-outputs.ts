@@ -44,9 +44,13 @@ export function restoreOutputs(
       if (size !== undefined) lengths[path] = size;
     } else if (recorded !== undefined) cutBack(path, recorded);
     else if (wrote(slice)) {
-      throw new VespaBulkError('VB_USAGE', `the checkpoint records documents written to ${path} but not the file's length: it was written by another export; use the output of the run that saved the checkpoint, or delete the checkpoint to start over`, {
-        place: { file: path },
-      });
+      throw new VespaBulkError(
+        'VB_USAGE',
+        `the checkpoint records documents written to ${path} but not the file's length: it was written by another export; use the output of the run that saved the checkpoint, or delete the checkpoint to start over`,
+        {
+          place: { file: path },
+        },
+      );
     } else fresh.add(path);
   }
   return { lengths, fresh };

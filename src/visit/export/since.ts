@@ -38,17 +38,29 @@ export interface SinceStart {
 export function recordedStart(value: unknown, file: string): SinceStart {
   const place = { place: { file } };
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new VespaBulkError('VB_USAGE', `--since ${file}: not an export's checkpoint or summary (a JSON object)`, place);
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `--since ${file}: not an export's checkpoint or summary (a JSON object)`,
+      place,
+    );
   }
   const o = value as Record<string, unknown>;
   const checkpoint = o.format === checkpointFormat;
   const started = checkpoint ? o.started : (o['visit.started'] ?? o.startedAt);
   const what = checkpoint ? 'checkpoint' : 'summary';
   if (!checkpoint && !('visit.ok' in o) && !('ok' in o)) {
-    throw new VespaBulkError('VB_USAGE', `--since ${file}: not an export's checkpoint (format ${checkpointFormat}) or summary (visit.ok, visit.started)`, place);
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `--since ${file}: not an export's checkpoint (format ${checkpointFormat}) or summary (visit.ok, visit.started)`,
+      place,
+    );
   }
   if (typeof started !== 'string') {
-    throw new VespaBulkError('VB_USAGE', `--since ${file}: the export's ${what} records no start time (written by an earlier version, or resumed from one): give --since a time instead`, place);
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `--since ${file}: the export's ${what} records no start time (written by an earlier version, or resumed from one): give --since a time instead`,
+      place,
+    );
   }
   const finished = checkpoint ? typeof o.completed === 'string' : (o['visit.ok'] ?? o.ok) === true;
   if (!finished) {
@@ -81,7 +93,10 @@ export function recordValue(text: string, file: string): unknown {
         // The whole text's error is the one to tell.
       }
     }
-    throw new VespaBulkError('VB_BAD_JSON', `--since ${file}: not JSON (${(err as Error).message})`, { place: { file }, cause: err });
+    throw new VespaBulkError('VB_BAD_JSON', `--since ${file}: not JSON (${(err as Error).message})`, {
+      place: { file },
+      cause: err,
+    });
   }
 }
 

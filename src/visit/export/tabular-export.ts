@@ -19,14 +19,20 @@ import type { RestoredOutputs } from './restore-outputs.js';
 /** Refuses what a tabular export cannot do, before anything is opened; `resumed`: a checkpoint with progress. */
 export function checkTabularExport(options: ExportOptions, format: OutputFormat, resumed: boolean): void {
   if (!isTabular(format)) return;
-  if (options.includeRemoves === true) throw usage(`--format ${format} has no place for removed documents, which --include-removes and --since export: use --format jsonl or feed`);
+  if (options.includeRemoves === true)
+    throw usage(
+      `--format ${format} has no place for removed documents, which --include-removes and --since export: use --format jsonl or feed`,
+    );
   if (format !== 'parquet') return;
   const single = options.outputDir === undefined;
-  if (single && options.output?.endsWith('.gz') === true) throw usage('--format parquet compresses inside the file (snappy): name the output .parquet, not .gz');
+  if (single && options.output?.endsWith('.gz') === true)
+    throw usage('--format parquet compresses inside the file (snappy): name the output .parquet, not .gz');
   if (options.gzip === true) throw usage('--format parquet compresses inside the file (snappy): leave out --gzip');
   // A Parquet file ends with its footer and cannot be continued: only one file per slice, redone when unfinished.
   if (single && options.checkpoint !== undefined) {
-    throw usage('--checkpoint with --format parquet needs --output-dir (one file per slice, each redone when a resumed export finds it unfinished): a single Parquet file cannot be continued after a stop');
+    throw usage(
+      '--checkpoint with --format parquet needs --output-dir (one file per slice, each redone when a resumed export finds it unfinished): a single Parquet file cannot be continued after a stop',
+    );
   }
   if (resumed && single) throw usage('a single Parquet output cannot be continued from a checkpoint');
 }
@@ -37,11 +43,19 @@ export async function tabularLayout(options: ExportOptions): Promise<TabularLayo
   const given = [options.app, options.configUrl, options.model].filter((o) => o !== undefined).length;
   if (given === 0) return layout;
   if (given > 1) throw usage('give the schema with one of --app DIR|ZIP or --config-url URL');
-  const model: DocumentModel = options.model ?? (options.app !== undefined ? await modelFromPackage(options.app) : await modelFromConfigServer({ ...options.configTarget, configUrl: options.configUrl! }));
+  const model: DocumentModel =
+    options.model ??
+    (options.app !== undefined
+      ? await modelFromPackage(options.app)
+      : await modelFromConfigServer({ ...options.configTarget, configUrl: options.configUrl! }));
   const name = options.documentType ?? (model.types.size === 1 ? [...model.types.keys()][0] : undefined);
-  if (name === undefined) throw usage(`the schema has ${model.types.size} document types (${[...model.types.keys()].join(', ')}): visit one (namespace/type) to write its columns`);
+  if (name === undefined)
+    throw usage(
+      `the schema has ${model.types.size} document types (${[...model.types.keys()].join(', ')}): visit one (namespace/type) to write its columns`,
+    );
   const type = model.types.get(name);
-  if (type === undefined) throw usage(`the schema has no document type '${name}' (it has ${[...model.types.keys()].join(', ')})`);
+  if (type === undefined)
+    throw usage(`the schema has no document type '${name}' (it has ${[...model.types.keys()].join(', ')})`);
   return { ...layout, columns: columnsOfDocumentType(type) };
 }
 
@@ -50,7 +64,11 @@ export async function tabularLayout(options: ExportOptions): Promise<TabularLayo
  * there; any other slice is forgotten in the checkpoint read (its chains start again, its file is written anew).
  * Its unfinished file (`.partial`) is simply overwritten.
  */
-export function forgetUnfinishedSlices(previous: VisitCheckpoint, chains: readonly ChainSpec[], pathOf: (slice: number) => string | undefined): RestoredOutputs {
+export function forgetUnfinishedSlices(
+  previous: VisitCheckpoint,
+  chains: readonly ChainSpec[],
+  pathOf: (slice: number) => string | undefined,
+): RestoredOutputs {
   const bySlice = new Map<number, string[]>();
   for (const c of chains) bySlice.set(c.sliceId, [...(bySlice.get(c.sliceId) ?? []), c.key]);
   for (const [slice, keys] of bySlice) {

@@ -47,7 +47,13 @@ type WriteBatch = (slice: number, data: Buffer, rawBytes: number) => void | Prom
  * worker that sent it pauses once it has a few batches not yet written, so a slow output slows the HTTP reads as it
  * does without workers.
  */
-export function startWorkerVisit(options: VisitOptions, workers: number, encoding: WorkerEncoding, write: WriteBatch, hooks: WorkerVisitHooks = {}): WorkerVisitRun {
+export function startWorkerVisit(
+  options: VisitOptions,
+  workers: number,
+  encoding: WorkerEncoding,
+  write: WriteBatch,
+  hooks: WorkerVisitHooks = {},
+): WorkerVisitRun {
   return new WorkerVisit(options, workers, encoding, write, hooks);
 }
 
@@ -59,7 +65,14 @@ class ChainProgress {
   constructor(specs: ChainSpec[], options: VisitOptions) {
     for (const { key } of specs) {
       const finished = options.resumeFrom?.[key]?.finished === true;
-      this.latest.set(key, { key, status: finished ? 'finished' : 'waiting', documents: 0, removes: 0, retries: 0, percentFinished: finished ? 100 : 0 });
+      this.latest.set(key, {
+        key,
+        status: finished ? 'finished' : 'waiting',
+        documents: 0,
+        removes: 0,
+        retries: 0,
+        percentFinished: finished ? 100 : 0,
+      });
     }
     const of = (key: string): SliceProgress => this.latest.get(key)!;
     this.views = specs.map(({ key, sliceId }) => ({
@@ -89,7 +102,14 @@ class ChainProgress {
 
   /** A chain's progress from its final report. */
   reported(key: string, r: SliceReport): void {
-    this.latest.set(key, { key, status: r.status, documents: r.documents, removes: r.removes, retries: r.retries, percentFinished: r.percentFinished });
+    this.latest.set(key, {
+      key,
+      status: r.status,
+      documents: r.documents,
+      removes: r.removes,
+      retries: r.retries,
+      percentFinished: r.percentFinished,
+    });
   }
 
   /** Documents and removes delivered by one chain. */
@@ -109,7 +129,10 @@ class ChainProgress {
 
 /** The scheduler's wait for each chain it started: settled when the chain's worker says it stopped, or fails. */
 class ChainWaiters {
-  private readonly waiting = new Map<string, { resolve: (outcome: 'done' | 'parked') => void; reject: (err: unknown) => void }>();
+  private readonly waiting = new Map<
+    string,
+    { resolve: (outcome: 'done' | 'parked') => void; reject: (err: unknown) => void }
+  >();
 
   /** Resolves with how `key` stopped; `start` starts it. */
   wait(key: string, start: () => void): Promise<'done' | 'parked'> {
@@ -284,14 +307,19 @@ class VisitWorker {
     this.shared.barrier.leave(this);
     const error = this.endError();
     // Chains it was running will not report any more.
-    for (const key of this.running) this.shared.waiters.reject(key, error ?? new VespaBulkError('VB_VISIT', `visit worker ${this.index} ended while running ${key}`));
+    for (const key of this.running)
+      this.shared.waiters.reject(
+        key,
+        error ?? new VespaBulkError('VB_VISIT', `visit worker ${this.index} ended while running ${key}`),
+      );
     this.running.clear();
     return error === undefined ? undefined : { error };
   }
 
   /** What the worker failed of: its reported error, nothing after a success, or that it never reported. */
   private endError(): unknown {
-    if (this.outcome === undefined) return new VespaBulkError('VB_VISIT', `visit worker ${this.index} ended without a report`);
+    if (this.outcome === undefined)
+      return new VespaBulkError('VB_VISIT', `visit worker ${this.index} ended without a report`);
     return 'error' in this.outcome ? this.outcome.error : undefined;
   }
 }
@@ -327,17 +355,25 @@ class WorkerVisit implements WorkerVisitRun, VisitShared {
     this.sliceOf = new Map(specs.map((c) => [c.key, c.sliceId]));
     this.progress = new ChainProgress(specs, options);
     const { signal, transport, onMessage: _m, onProtocol: _p, ...plain } = options;
-    if (transport !== undefined) throw new VespaBulkError('VB_USAGE', 'workers cannot share a transport across threads: leave out transport or workers');
+    if (transport !== undefined)
+      throw new VespaBulkError(
+        'VB_USAGE',
+        'workers cannot share a transport across threads: leave out transport or workers',
+      );
     const unfinished = specs.filter((c) => options.resumeFrom?.[c.key]?.finished !== true);
     const maxInflight = maxInflightOf(options, Math.max(1, unfinished.length));
     const n = Math.max(1, Math.min(workers, maxInflight));
     const input: WorkerInput = { options: plain, ...encoding };
     this.workers = Array.from({ length: n }, (_, i) => new VisitWorker(i, input, this));
     signal?.addEventListener('abort', this.stopAll, { once: true });
-    const resumes = (key: string): boolean => options.resumeFrom?.[key]?.continuation !== undefined || (options.resumeFrom?.[key]?.deliveredIds?.length ?? 0) > 0;
+    const resumes = (key: string): boolean =>
+      options.resumeFrom?.[key]?.continuation !== undefined ||
+      (options.resumeFrom?.[key]?.deliveredIds?.length ?? 0) > 0;
     this.scheduler = new ChainScheduler({
       // Chains with a token to go on from first.
-      keys: [...unfinished.filter((c) => resumes(c.key)), ...unfinished.filter((c) => !resumes(c.key))].map((c) => c.key),
+      keys: [...unfinished.filter((c) => resumes(c.key)), ...unfinished.filter((c) => !resumes(c.key))].map(
+        (c) => c.key,
+      ),
       limit: limitOf(options, maxInflight),
       runner: {
         run: (key) => this.run(key),
@@ -413,7 +449,9 @@ class WorkerVisit implements WorkerVisitRun, VisitShared {
       worker = alive.reduce((a, b) => (b.running.size < a.running.size ? b : a));
       this.home.set(key, worker);
     } else if (worker.exited) {
-      return Promise.reject(new VespaBulkError('VB_VISIT', `visit worker ${worker.index}, which ran ${key}, has ended`));
+      return Promise.reject(
+        new VespaBulkError('VB_VISIT', `visit worker ${worker.index}, which ran ${key}, has ended`),
+      );
     }
     const on = worker;
     return this.waiters.wait(key, () => on.start(key));
@@ -435,7 +473,13 @@ class WorkerVisit implements WorkerVisitRun, VisitShared {
     const failed = results.find((r) => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     const all = this.specs.map((spec) => this.reports.get(spec.key) ?? this.notRun(spec));
-    return visitReportOf(all, this.bytes(), (performance.now() - this.startedAt) / 1000, this.scheduler.report(), this.protocol);
+    return visitReportOf(
+      all,
+      this.bytes(),
+      (performance.now() - this.startedAt) / 1000,
+      this.scheduler.report(),
+      this.protocol,
+    );
   }
 
   /** The report of a chain that never ran: as it was resumed (finished, or waiting with its token). */

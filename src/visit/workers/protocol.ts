@@ -33,7 +33,14 @@ export type { ChainState } from '../slice-visitor.js';
 /** Worker to main thread. */
 export type FromWorker =
   /** Encoded (and maybe compressed) lines of one slice, in order; `rawBytes` before compression. */
-  | { type: 'batch'; slice: number; data: Uint8Array; rawBytes: number; bytesReceived: number; progress: SliceProgress[] }
+  | {
+      type: 'batch';
+      slice: number;
+      data: Uint8Array;
+      rawBytes: number;
+      bytesReceived: number;
+      progress: SliceProgress[];
+    }
   /** Answer to `snapshot`: the state of every chain it ran, as of the batches sent before it. */
   | { type: 'state'; id: number; states: Record<string, ChainState>; progress: SliceProgress[] }
   | { type: 'message'; message: VisitMessage }

@@ -14,7 +14,14 @@ const batchBytes = 256 * 1024;
 const maxUnacked = 4;
 
 function progressOf(s: SliceVisitor): SliceProgress {
-  return { key: s.key, status: s.status, documents: s.documents, removes: s.removes, retries: s.retries, percentFinished: s.percentFinished };
+  return {
+    key: s.key,
+    status: s.status,
+    documents: s.documents,
+    removes: s.removes,
+    retries: s.retries,
+    percentFinished: s.percentFinished,
+  };
 }
 
 /**
@@ -105,7 +112,8 @@ class ChainsHere {
   start(key: string): void {
     const s = this.chains.byKey.get(key);
     if (s === undefined || this.failed) {
-      if (s !== undefined) this.port.post({ type: 'chain', key, outcome: 'done', progress: progressOf(s), report: s.report() });
+      if (s !== undefined)
+        this.port.post({ type: 'chain', key, outcome: 'done', progress: progressOf(s), report: s.report() });
       return;
     }
     this.ran.add(s);
@@ -115,7 +123,13 @@ class ChainsHere {
         this.running.delete(key);
         // The chain's bytes go before the word that it stopped: the main thread has written them when it reads it.
         this.batches.flush(s.sliceId);
-        this.port.post({ type: 'chain', key, outcome: s.isWaiting() ? 'parked' : 'done', progress: progressOf(s), report: s.report() });
+        this.port.post({
+          type: 'chain',
+          key,
+          outcome: s.isWaiting() ? 'parked' : 'done',
+          progress: progressOf(s),
+          report: s.report(),
+        });
         this.finishIfOver();
       },
       (err: unknown) => {
@@ -151,7 +165,12 @@ class ChainsHere {
     this.over = true;
     this.onOver();
     this.batches.flushAll();
-    this.port.post({ type: 'done', reports: [...this.ran].map((s) => s.report()), states: savedStates(this.ran), bytes: this.chains.bytes() });
+    this.port.post({
+      type: 'done',
+      reports: [...this.ran].map((s) => s.report()),
+      states: savedStates(this.ran),
+      bytes: this.chains.bytes(),
+    });
     void this.chains.close().finally(() => this.port.close());
   }
 }
@@ -160,16 +179,21 @@ const port = ParentChannel.open<VisitProtocol>();
 const input = port.start;
 const encoder = createEncoder(input.format);
 const batches = new Batches(input.gzip, (slice, data, rawBytes) =>
-  port.post({ type: 'batch', slice, data, rawBytes, bytesReceived: chains.bytes(), progress: here.progressOf(slice) }, [data.buffer as ArrayBuffer]),
+  port.post({ type: 'batch', slice, data, rawBytes, bytesReceived: chains.bytes(), progress: here.progressOf(slice) }, [
+    data.buffer as ArrayBuffer,
+  ]),
 );
 // The main thread tells the caller once, whichever worker learns it first.
-const chains = createChains({ ...input.options, onProtocol: (protocol) => port.post({ type: 'protocol', protocol }) }, {
-  deliver: (batch) => batches.add(batch.slice, encoder.encode(batch.entries)),
-  onSliceState(s) {
-    // A token, a park or an end: what came before goes out now, so the main thread's progress is current.
-    batches.flush(s.sliceId);
+const chains = createChains(
+  { ...input.options, onProtocol: (protocol) => port.post({ type: 'protocol', protocol }) },
+  {
+    deliver: (batch) => batches.add(batch.slice, encoder.encode(batch.entries)),
+    onSliceState(s) {
+      // A token, a park or an end: what came before goes out now, so the main thread's progress is current.
+      batches.flush(s.sliceId);
+    },
   },
-});
+);
 const timer = setInterval(() => batches.flushAll(), 100);
 const here = new ChainsHere(port, chains, batches, () => clearInterval(timer));
 

@@ -32,7 +32,13 @@ interface Fake extends Choosable {
   name: string;
 }
 
-const conn = (name: string, cost: number, active = 0, room = 100, sampledAt = 0): Fake => ({ name, cost, active, room, sampledAt });
+const conn = (name: string, cost: number, active = 0, room = 100, sampledAt = 0): Fake => ({
+  name,
+  cost,
+  active,
+  room,
+  sampledAt,
+});
 
 describe('peak-EWMA latency', () => {
   it('takes a slower sample at once and a faster one by its time weight', () => {
@@ -123,7 +129,8 @@ describe('renewal schedule', () => {
     expect(Math.min(...ages)).toBeGreaterThan(30_000);
     expect(Math.max(...ages)).toBeLessThanOrEqual(60_000);
     // Spread over the range, not bunched: each sixth of it has some.
-    for (let k = 0; k < 6; k++) expect(ages.filter((a) => a > 30_000 + k * 5000 && a <= 35_000 + k * 5000).length).toBeGreaterThan(100);
+    for (let k = 0; k < 6; k++)
+      expect(ages.filter((a) => a > 30_000 + k * 5000 && a <= 35_000 + k * 5000).length).toBeGreaterThan(100);
     expect(retireAfterMs(0, Infinity, random)).toBe(Infinity);
   });
 

@@ -20,9 +20,18 @@ afterEach(async () => {
 function runClient(url: string, bodyBytes: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     // The bound is the test's, not the client's: a client that hangs is killed here and the test fails.
-    execFile(process.execPath, ['--import', 'tsx', fixture, url, String(bodyBytes)], { timeout: 45_000 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : err.killed ? null : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', fixture, url, String(bodyBytes)],
+      { timeout: 45_000 },
+      (err, stdout, stderr) => {
+        resolve({
+          code: err === null ? 0 : err.killed ? null : typeof err.code === 'number' ? err.code : 1,
+          stdout,
+          stderr,
+        });
+      },
+    );
   });
 }
 

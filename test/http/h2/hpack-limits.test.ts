@@ -67,19 +67,21 @@ describe('HpackDecoder: field characters (RFC 9113, 8.2.1)', () => {
 
   it('takes what the rules allow: empty values, inner spaces and tabs, bytes above 0x7f in values, pseudo-header names', () => {
     const d = new HpackDecoder();
-    d.decode(literalBlock([
-      [':status', '200'],
-      ['x-a', ''],
-      ['x-b', 'a b\tc'],
-      ['x-c', 'caf\u00e9'],
-      ["x-!#$%&'*+-.^_`|~09", 'v'],
-    ]));
+    d.decode(
+      literalBlock([
+        [':status', '200'],
+        ['x-a', ''],
+        ['x-b', 'a b\tc'],
+        ['x-c', 'caf\u00e9'],
+        ["x-!#$%&'*+-.^_`|~09", 'v'],
+      ]),
+    );
     expect(d.malformed).toBeUndefined();
   });
 });
 
 describe('HpackEncoder: kept blocks', () => {
-  it("encodes an array again when its caller changed it in place, and keeps the block while it does not", () => {
+  it('encodes an array again when its caller changed it in place, and keeps the block while it does not', () => {
     const e = new HpackEncoder();
     const d = new HpackDecoder();
     const headers = ['authorization', 'Bearer one'];

@@ -71,19 +71,48 @@ function encode(bytes: Uint8Array): Buffer {
 describe('HpackDecoder', () => {
   it('decodes the RFC request examples (C.3, plain; C.4, Huffman) with the dynamic table across blocks', () => {
     for (const blocks of [
-      ['8286 8441 0f77 7777 2e65 7861 6d70 6c65 2e63 6f6d', '8286 84be 5808 6e6f 2d63 6163 6865', '8287 85bf 400a 6375 7374 6f6d 2d6b 6579 0c63 7573 746f 6d2d 7661 6c75 65'],
-      ['8286 8441 8cf1 e3c2 e5f2 3a6b a0ab 90f4 ff', '8286 84be 5886 a8eb 1064 9cbf', '8287 85bf 4088 25a8 49e9 5ba9 7d7f 8925 a849 e95b b8e8 b4bf'],
+      [
+        '8286 8441 0f77 7777 2e65 7861 6d70 6c65 2e63 6f6d',
+        '8286 84be 5808 6e6f 2d63 6163 6865',
+        '8287 85bf 400a 6375 7374 6f6d 2d6b 6579 0c63 7573 746f 6d2d 7661 6c75 65',
+      ],
+      [
+        '8286 8441 8cf1 e3c2 e5f2 3a6b a0ab 90f4 ff',
+        '8286 84be 5886 a8eb 1064 9cbf',
+        '8287 85bf 4088 25a8 49e9 5ba9 7d7f 8925 a849 e95b b8e8 b4bf',
+      ],
     ]) {
       const d = new HpackDecoder();
-      expect(pairs(d.decode(hex(blocks[0])))).toEqual([[':method', 'GET'], [':scheme', 'http'], [':path', '/'], [':authority', 'www.example.com']]);
-      expect(pairs(d.decode(hex(blocks[1])))).toEqual([[':method', 'GET'], [':scheme', 'http'], [':path', '/'], [':authority', 'www.example.com'], ['cache-control', 'no-cache']]);
-      expect(pairs(d.decode(hex(blocks[2])))).toEqual([[':method', 'GET'], [':scheme', 'https'], [':path', '/index.html'], [':authority', 'www.example.com'], ['custom-key', 'custom-value']]);
+      expect(pairs(d.decode(hex(blocks[0])))).toEqual([
+        [':method', 'GET'],
+        [':scheme', 'http'],
+        [':path', '/'],
+        [':authority', 'www.example.com'],
+      ]);
+      expect(pairs(d.decode(hex(blocks[1])))).toEqual([
+        [':method', 'GET'],
+        [':scheme', 'http'],
+        [':path', '/'],
+        [':authority', 'www.example.com'],
+        ['cache-control', 'no-cache'],
+      ]);
+      expect(pairs(d.decode(hex(blocks[2])))).toEqual([
+        [':method', 'GET'],
+        [':scheme', 'https'],
+        [':path', '/index.html'],
+        [':authority', 'www.example.com'],
+        ['custom-key', 'custom-value'],
+      ]);
     }
   });
 
   it('evicts by size (RFC C.5: a 256-byte table)', () => {
     const d = new HpackDecoder(256);
-    d.decode(hex('4803 3330 3258 0770 7269 7661 7465 611d 4d6f 6e2c 2032 3120 4f63 7420 3230 3133 2032 303a 3133 3a32 3120 474d 546e 1768 7474 7073 3a2f 2f77 7777 2e65 7861 6d70 6c65 2e63 6f6d'));
+    d.decode(
+      hex(
+        '4803 3330 3258 0770 7269 7661 7465 611d 4d6f 6e2c 2032 3120 4f63 7420 3230 3133 2032 303a 3133 3a32 3120 474d 546e 1768 7474 7073 3a2f 2f77 7777 2e65 7861 6d70 6c65 2e63 6f6d',
+      ),
+    );
     // The second response refers to 307 inserted now and to entries that survived.
     expect(pairs(d.decode(hex('4803 3330 37c1 c0bf')))).toEqual([
       [':status', '307'],
@@ -113,8 +142,14 @@ describe('HpackEncoder', () => {
     const second = e.fixed(fixed);
     expect(second.length).toBe(2);
     expect(e.fixed(fixed)).toBe(second); // kept, not encoded again
-    expect(pairs(d.decode(first))).toEqual([['content-type', 'application/json'], ['authorization', 'Bearer abc']]);
-    expect(pairs(d.decode(second))).toEqual([['content-type', 'application/json'], ['authorization', 'Bearer abc']]);
+    expect(pairs(d.decode(first))).toEqual([
+      ['content-type', 'application/json'],
+      ['authorization', 'Bearer abc'],
+    ]);
+    expect(pairs(d.decode(second))).toEqual([
+      ['content-type', 'application/json'],
+      ['authorization', 'Bearer abc'],
+    ]);
     const path = Buffer.alloc(64);
     const end = writeLiteralField(path, 0, ':path', '/document/v1/ns/t/docid/1');
     expect(path[0] & 0xf0).toBe(0x10); // never indexed
@@ -124,7 +159,16 @@ describe('HpackEncoder', () => {
   it('stays in step with a decoder whatever the field lists and table sizes (evictions included)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.array(fc.tuple(fc.constantFrom('x-a', 'x-b', 'content-type', 'authorization', 'x-long'), fc.string({ maxLength: 300 })), { maxLength: 4 }), { maxLength: 30 }),
+        fc.array(
+          fc.array(
+            fc.tuple(
+              fc.constantFrom('x-a', 'x-b', 'content-type', 'authorization', 'x-long'),
+              fc.string({ maxLength: 300 }),
+            ),
+            { maxLength: 4 },
+          ),
+          { maxLength: 30 },
+        ),
         fc.constantFrom(4096, 256, 100),
         fc.array(fc.nat(), { minLength: 1, maxLength: 60 }),
         (lists, size, uses) => {

@@ -101,7 +101,12 @@ interface LoadResult {
  * A request that fails in transport is sent again, as the feeder's retry rules do; any other failure fails the
  * run. Each request has its own path, so the backends can tell a repeat.
  */
-async function closedLoop(transport: Transport, inflight: number, total: number, done: () => boolean = () => false): Promise<LoadResult> {
+async function closedLoop(
+  transport: Transport,
+  inflight: number,
+  total: number,
+  done: () => boolean = () => false,
+): Promise<LoadResult> {
   const result: LoadResult = { answered: new Map(), retried: new Map() };
   let started = 0;
   const worker = async () => {
@@ -183,7 +188,9 @@ describe('HTTP/2 behind a layer-4 balancer', () => {
 
   it('after a node is killed and started again, renewal brings requests back to it; none lost or answered twice', async () => {
     const { backends, lb } = await cluster(3);
-    const transport = track(createTransport({ origin: lb.url, protocol: 'h2', connections: 6, maxConnectionAgeMs: 400 }));
+    const transport = track(
+      createTransport({ origin: lb.url, protocol: 'h2', connections: 6, maxConnectionAgeMs: 400 }),
+    );
     let stop = false;
     const running = closedLoop(transport, 16, 1_000_000, () => stop);
     await until(() => backends[1].served > 50);
@@ -223,7 +230,9 @@ describe('HTTP/2 behind a layer-4 balancer', () => {
     };
     const lb = await startL4Balancer([b.port]);
     cleanups.push(() => lb.close());
-    const transport = track(createTransport({ origin: lb.url, protocol: 'h2', connections: 1, maxConnectionAgeMs: 50 }));
+    const transport = track(
+      createTransport({ origin: lb.url, protocol: 'h2', connections: 1, maxConnectionAgeMs: 50 }),
+    );
     const res = await exchange(transport, { method: 'GET', path: '/document/v1/?stream=true' });
     let lines = '';
     for await (const c of res.chunks()) {
@@ -241,9 +250,13 @@ describe('HTTP/2 behind a layer-4 balancer', () => {
     b.onStream = () => undefined; // Never answers.
     const lb = await startL4Balancer([b.port]);
     cleanups.push(() => lb.close());
-    const transport = track(createTransport({ origin: lb.url, protocol: 'h2', connections: 1, maxConnectionAgeMs: 50, timeoutMs: 300 }));
+    const transport = track(
+      createTransport({ origin: lb.url, protocol: 'h2', connections: 1, maxConnectionAgeMs: 50, timeoutMs: 300 }),
+    );
     // No bound of its own: only the drain's watch can end it.
-    const err = toTransportError(await send(transport, { method: 'GET', path: '/silent', timeoutMs: 0 }).catch((e: unknown) => e));
+    const err = toTransportError(
+      await send(transport, { method: 'GET', path: '/silent', timeoutMs: 0 }).catch((e: unknown) => e),
+    );
     expect(err.failure).toBe('closed');
     expect(err.maybeApplied).toBe(true);
     expect(err.message).toMatch(/being replaced/);

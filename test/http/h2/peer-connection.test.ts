@@ -3,7 +3,15 @@ import { closeAfterEach, fails, h2Cause, peerPool, send } from '../../support/h2
 import { type TransportError } from '../../../src/http/transport-error.js';
 import type { RequestControl } from '../../../src/http/transport.js';
 import type { H2Error } from '../../../src/http/h2/errors.js';
-import { ErrorCode, Flag, FrameType, Setting, hpackInt, literalBlock, type PeerConnection } from '../../support/h2-peer.js';
+import {
+  ErrorCode,
+  Flag,
+  FrameType,
+  Setting,
+  hpackInt,
+  literalBlock,
+  type PeerConnection,
+} from '../../support/h2-peer.js';
 import { until } from '../../support/until.js';
 
 /**
@@ -16,8 +24,6 @@ import { until } from '../../support/until.js';
 
 closeAfterEach();
 
-
-
 const u32 = (...v: number[]): Buffer => {
   const b = Buffer.alloc(4 * v.length);
   v.forEach((x, i) => b.writeUInt32BE(x >>> 0, 4 * i));
@@ -26,50 +32,109 @@ const u32 = (...v: number[]): Buffer => {
 
 describe('frame sizes (RFC 9113, 4.2 and 6)', () => {
   const cases: [string, (c: PeerConnection, id: number) => void, number][] = [
-    ['RST_STREAM of 3 bytes', (c, id) => c.frame(FrameType.RstStream, 0, id, Buffer.alloc(3)), ErrorCode.FrameSizeError],
-    ['RST_STREAM of 5 bytes', (c, id) => c.frame(FrameType.RstStream, 0, id, Buffer.alloc(5)), ErrorCode.FrameSizeError],
-    ['WINDOW_UPDATE of 3 bytes on the connection', (c) => c.frame(FrameType.WindowUpdate, 0, 0, Buffer.alloc(3)), ErrorCode.FrameSizeError],
-    ['WINDOW_UPDATE of 5 bytes on a stream', (c, id) => c.frame(FrameType.WindowUpdate, 0, id, Buffer.from([0, 0, 0, 1, 0])), ErrorCode.FrameSizeError],
+    [
+      'RST_STREAM of 3 bytes',
+      (c, id) => c.frame(FrameType.RstStream, 0, id, Buffer.alloc(3)),
+      ErrorCode.FrameSizeError,
+    ],
+    [
+      'RST_STREAM of 5 bytes',
+      (c, id) => c.frame(FrameType.RstStream, 0, id, Buffer.alloc(5)),
+      ErrorCode.FrameSizeError,
+    ],
+    [
+      'WINDOW_UPDATE of 3 bytes on the connection',
+      (c) => c.frame(FrameType.WindowUpdate, 0, 0, Buffer.alloc(3)),
+      ErrorCode.FrameSizeError,
+    ],
+    [
+      'WINDOW_UPDATE of 5 bytes on a stream',
+      (c, id) => c.frame(FrameType.WindowUpdate, 0, id, Buffer.from([0, 0, 0, 1, 0])),
+      ErrorCode.FrameSizeError,
+    ],
     ['PING of 7 bytes', (c) => c.frame(FrameType.Ping, 0, 0, Buffer.alloc(7)), ErrorCode.FrameSizeError],
     ['PING of 9 bytes', (c) => c.frame(FrameType.Ping, 0, 0, Buffer.alloc(9)), ErrorCode.FrameSizeError],
     ['SETTINGS of 5 bytes', (c) => c.frame(FrameType.Settings, 0, 0, Buffer.alloc(5)), ErrorCode.FrameSizeError],
-    ['a SETTINGS ACK with a payload', (c) => c.frame(FrameType.Settings, Flag.Ack, 0, Buffer.alloc(6)), ErrorCode.FrameSizeError],
+    [
+      'a SETTINGS ACK with a payload',
+      (c) => c.frame(FrameType.Settings, Flag.Ack, 0, Buffer.alloc(6)),
+      ErrorCode.FrameSizeError,
+    ],
     ['GOAWAY of 7 bytes', (c) => c.frame(FrameType.Goaway, 0, 0, Buffer.alloc(7)), ErrorCode.FrameSizeError],
-    ['a padded DATA frame with no room for its pad length', (c, id) => c.frame(FrameType.Data, Flag.Padded, id, Buffer.alloc(0)), ErrorCode.FrameSizeError],
-    ['a padded HEADERS frame with no room for its pad length', (c, id) => c.frame(FrameType.Headers, Flag.Padded | Flag.EndHeaders, id, Buffer.alloc(0)), ErrorCode.FrameSizeError],
-    ['HEADERS with PRIORITY and no room for it', (c, id) => c.frame(FrameType.Headers, Flag.Priority | Flag.EndHeaders, id, Buffer.alloc(4)), ErrorCode.FrameSizeError],
+    [
+      'a padded DATA frame with no room for its pad length',
+      (c, id) => c.frame(FrameType.Data, Flag.Padded, id, Buffer.alloc(0)),
+      ErrorCode.FrameSizeError,
+    ],
+    [
+      'a padded HEADERS frame with no room for its pad length',
+      (c, id) => c.frame(FrameType.Headers, Flag.Padded | Flag.EndHeaders, id, Buffer.alloc(0)),
+      ErrorCode.FrameSizeError,
+    ],
+    [
+      'HEADERS with PRIORITY and no room for it',
+      (c, id) => c.frame(FrameType.Headers, Flag.Priority | Flag.EndHeaders, id, Buffer.alloc(4)),
+      ErrorCode.FrameSizeError,
+    ],
     ['a frame above SETTINGS_MAX_FRAME_SIZE', (c, id) => c.data(id, Buffer.alloc(16_385)), ErrorCode.FrameSizeError],
-    ['DATA padding as long as the frame', (c, id) => c.frame(FrameType.Data, Flag.Padded, id, Buffer.from([3, 0, 0])), ErrorCode.ProtocolError],
-    ['HEADERS padding longer than what is left', (c, id) => c.frame(FrameType.Headers, Flag.Padded | Flag.EndHeaders, id, Buffer.from([5, 0x88, 0, 0])), ErrorCode.ProtocolError],
+    [
+      'DATA padding as long as the frame',
+      (c, id) => c.frame(FrameType.Data, Flag.Padded, id, Buffer.from([3, 0, 0])),
+      ErrorCode.ProtocolError,
+    ],
+    [
+      'HEADERS padding longer than what is left',
+      (c, id) => c.frame(FrameType.Headers, Flag.Padded | Flag.EndHeaders, id, Buffer.from([5, 0x88, 0, 0])),
+      ErrorCode.ProtocolError,
+    ],
     ['RST_STREAM on stream 0', (c) => c.rst(0, ErrorCode.Cancel), ErrorCode.ProtocolError],
     ['PING on a stream', (c, id) => c.frame(FrameType.Ping, 0, id, Buffer.alloc(8)), ErrorCode.ProtocolError],
     ['SETTINGS on a stream', (c, id) => c.frame(FrameType.Settings, 0, id, Buffer.alloc(0)), ErrorCode.ProtocolError],
     ['GOAWAY on a stream', (c, id) => c.frame(FrameType.Goaway, 0, id, Buffer.alloc(8)), ErrorCode.ProtocolError],
     ['PRIORITY on stream 0', (c) => c.frame(FrameType.Priority, 0, 0, Buffer.alloc(5)), ErrorCode.ProtocolError],
-    ['CONTINUATION with no HEADERS before it', (c, id) => c.continuation(id, Buffer.from([0x88]), true), ErrorCode.ProtocolError],
-    ['another frame inside a header block', (c, id) => (c.headers(id, [[':status', '200']], { endHeaders: false }), c.ping()), ErrorCode.ProtocolError],
+    [
+      'CONTINUATION with no HEADERS before it',
+      (c, id) => c.continuation(id, Buffer.from([0x88]), true),
+      ErrorCode.ProtocolError,
+    ],
+    [
+      'another frame inside a header block',
+      (c, id) => (c.headers(id, [[':status', '200']], { endHeaders: false }), c.ping()),
+      ErrorCode.ProtocolError,
+    ],
     ['SETTINGS_ENABLE_PUSH 1 from a server', (c) => c.settings([[Setting.EnablePush, 1]]), ErrorCode.ProtocolError],
-    ['SETTINGS_MAX_FRAME_SIZE below 16384', (c) => c.settings([[Setting.MaxFrameSize, 16_383]]), ErrorCode.ProtocolError],
-    ['SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1', (c) => c.settings([[Setting.InitialWindowSize, 2 ** 31]]), ErrorCode.FlowControlError],
+    [
+      'SETTINGS_MAX_FRAME_SIZE below 16384',
+      (c) => c.settings([[Setting.MaxFrameSize, 16_383]]),
+      ErrorCode.ProtocolError,
+    ],
+    [
+      'SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1',
+      (c) => c.settings([[Setting.InitialWindowSize, 2 ** 31]]),
+      ErrorCode.FlowControlError,
+    ],
   ];
 
-  it.each(cases)('%s: a connection error with the right code, GOAWAY naming stream 0, the open request failed', async (_what, write, code) => {
-    const { peer, pool } = await peerPool();
-    const pending = send(pool, { method: 'GET', path: '/open' });
-    const c = await peer.accept();
-    const r = await c.request();
-    write(c, r.id);
-    const err = await fails(pending);
-    expect(err.detail).toBe('H2_PROTOCOL_ERROR');
-    expect(h2Cause(err).h2Code).toBe(code);
-    expect(await c.whenGoaway()).toEqual({ lastStreamId: 0, code });
-    await c.whenClosed;
-    // The next request goes on a new connection.
-    const next = send(pool, { method: 'GET', path: '/next' });
-    const c2 = await peer.accept();
-    c2.respond((await c2.request()).id, 200, 'ok');
-    expect((await next).status).toBe(200);
-  });
+  it.each(cases)(
+    '%s: a connection error with the right code, GOAWAY naming stream 0, the open request failed',
+    async (_what, write, code) => {
+      const { peer, pool } = await peerPool();
+      const pending = send(pool, { method: 'GET', path: '/open' });
+      const c = await peer.accept();
+      const r = await c.request();
+      write(c, r.id);
+      const err = await fails(pending);
+      expect(err.detail).toBe('H2_PROTOCOL_ERROR');
+      expect(h2Cause(err).h2Code).toBe(code);
+      expect(await c.whenGoaway()).toEqual({ lastStreamId: 0, code });
+      await c.whenClosed;
+      // The next request goes on a new connection.
+      const next = send(pool, { method: 'GET', path: '/next' });
+      const c2 = await peer.accept();
+      c2.respond((await c2.request()).id, 200, 'ok');
+      expect((await next).status).toBe(200);
+    },
+  );
 
   it('resets a stream whose PRIORITY frame is not 5 bytes (FRAME_SIZE_ERROR), and the connection goes on', async () => {
     const { peer, pool } = await peerPool();
@@ -106,16 +171,19 @@ describe('receive windows (RFC 9113, 6.9)', () => {
     let received = 0;
     const failed = new Promise<Error>((resolve) => {
       let control: RequestControl;
-      pool.dispatch({ method: 'GET', path: '/paused' }, {
-        onStart: (c) => (control = c),
-        // The reader takes nothing: it holds all that comes until it resumes, which it never does.
-        onHeaders: () => control.pause(),
-        onData: (chunk: Buffer) => {
-          received += chunk.length;
+      pool.dispatch(
+        { method: 'GET', path: '/paused' },
+        {
+          onStart: (c) => (control = c),
+          // The reader takes nothing: it holds all that comes until it resumes, which it never does.
+          onHeaders: () => control.pause(),
+          onData: (chunk: Buffer) => {
+            received += chunk.length;
+          },
+          onComplete: () => {},
+          onError: resolve,
         },
-        onComplete: () => {},
-        onError: resolve,
-      });
+      );
     });
     const c = await peer.accept();
     const r = await c.request();
@@ -200,7 +268,8 @@ describe('header lists (RFC 9113, 6.5.2 and 10.5.1)', () => {
     const c = await peer.next();
     const settings = await c.handshake();
     const pairs = new Map<number, number>();
-    for (let at = 0; at < settings.payload.length; at += 6) pairs.set(settings.payload.readUInt16BE(at), settings.payload.readUInt32BE(at + 2));
+    for (let at = 0; at < settings.payload.length; at += 6)
+      pairs.set(settings.payload.readUInt16BE(at), settings.payload.readUInt32BE(at + 2));
     expect(pairs.get(Setting.MaxHeaderListSize)).toBe(65_536);
     expect(pairs.get(Setting.EnablePush)).toBe(0);
   });
@@ -238,7 +307,13 @@ describe('header lists (RFC 9113, 6.5.2 and 10.5.1)', () => {
     // One literal entered into the table (4 KiB with its overhead), then 20 one-byte references to it: 80 KiB.
     const name = Buffer.from('x-big');
     const value = Buffer.alloc(4000, 0x7a);
-    const insert = Buffer.concat([Buffer.from([0x40]), hpackInt(name.length, 7), name, hpackInt(value.length, 7), value]);
+    const insert = Buffer.concat([
+      Buffer.from([0x40]),
+      hpackInt(name.length, 7),
+      name,
+      hpackInt(value.length, 7),
+      value,
+    ]);
     const refs = Buffer.alloc(20, 0x80 | 62);
     c.headers(r.id, Buffer.concat([Buffer.from([0x88]), insert, refs]), { endStream: true });
     expect((await fails(pending)).detail).toBe('H2_HEADERS_TOO_LARGE');
@@ -256,7 +331,8 @@ describe('header lists (RFC 9113, 6.5.2 and 10.5.1)', () => {
       ['x-long', long],
     ]);
     c.headers(r.id, block.subarray(0, 16_000), { endHeaders: false });
-    for (let at = 16_000; at < block.length; at += 16_000) c.continuation(r.id, block.subarray(at, at + 16_000), at + 16_000 >= block.length);
+    for (let at = 16_000; at < block.length; at += 16_000)
+      c.continuation(r.id, block.subarray(at, at + 16_000), at + 16_000 >= block.length);
     c.data(r.id, 'ok', { endStream: true });
     const res = await pending;
     expect(res.headers).toEqual(['x-long', long]);
@@ -309,7 +385,9 @@ describe('floods and silence', () => {
     const c = await peer.accept();
     await c.request();
     c.stopReading();
-    const pings = Buffer.concat(Array.from({ length: 1000 }, () => Buffer.from([0, 0, 8, FrameType.Ping, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8])));
+    const pings = Buffer.concat(
+      Array.from({ length: 1000 }, () => Buffer.from([0, 0, 8, FrameType.Ping, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8])),
+    );
     // 17 KB of PINGs a turn until the client closes: without a bound, its answers would pile up for good.
     for (let i = 0; i < 20_000 && !c.closed; i++) {
       if (!c.write(pings)) await new Promise((resolve) => c.socket.once('drain', resolve).once('close', resolve));

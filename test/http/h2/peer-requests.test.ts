@@ -58,12 +58,17 @@ describe('what may not be sent is refused before sending', () => {
     ['a header name with a space', { path: '/ok', headers: ['x a', 'b'] }],
     ['a path with CR LF', { path: '/a\r\nb', headers: [] }],
     ['a path with a space', { path: '/a b', headers: [] }],
-    ['a path beyond latin1 (ő would go out as Q, another document)', { path: '/document/v1/ns/t/docid/\u0151', headers: [] }],
+    [
+      'a path beyond latin1 (ő would go out as Q, another document)',
+      { path: '/document/v1/ns/t/docid/\u0151', headers: [] },
+    ],
     ['an empty path', { path: '', headers: [] }],
   ] as const)('%s: that request fails, nothing of it is sent, the connection goes on', async (_what, req) => {
     const { pool, c } = await setup();
     await roundTrip(pool, c, ['x-warm', '1']);
-    const err = await fails(send(pool, { method: 'POST', path: req.path, headers: req.headers, body: Buffer.from('{}') }));
+    const err = await fails(
+      send(pool, { method: 'POST', path: req.path, headers: req.headers, body: Buffer.from('{}') }),
+    );
     expect(err.detail).toBe('H2_INVALID_REQUEST');
     const after = await roundTrip(pool, c, ['x-after', '1']);
     expect(after['x-after']).toBe('1');

@@ -12,8 +12,6 @@ import { ErrorCode, Flag, FrameType, Setting, type PeerConnection } from '../../
 
 closeAfterEach();
 
-
-
 /** The connection still carries requests: one more, answered. */
 async function stillWorks(pool: Http2Pool, c: PeerConnection): Promise<void> {
   const next = send(pool, { method: 'GET', path: '/after' });
@@ -126,17 +124,20 @@ describe('interim answers (1xx)', () => {
   it.each([
     ['a 1xx that ends the stream', [':status', '103'], true],
     ['101, which HTTP/2 does not have', [':status', '101'], false],
-  ] as const)('fails the request on %s, at once, with RST_STREAM(PROTOCOL_ERROR) (RFC 9113, 8.1 and 8.6)', async (_what, status, endStream) => {
-    const { peer, pool } = await peerPool();
-    const pending = send(pool, { method: 'GET', path: '/interim' });
-    const c = await peer.accept();
-    const r = await c.request();
-    c.headers(r.id, [status], { endStream });
-    const err = await fails(pending);
-    expect(err.detail).toBe('H2_PROTOCOL_ERROR');
-    expect(await c.reset(r.id)).toBe(ErrorCode.ProtocolError);
-    await stillWorks(pool, c);
-  });
+  ] as const)(
+    'fails the request on %s, at once, with RST_STREAM(PROTOCOL_ERROR) (RFC 9113, 8.1 and 8.6)',
+    async (_what, status, endStream) => {
+      const { peer, pool } = await peerPool();
+      const pending = send(pool, { method: 'GET', path: '/interim' });
+      const c = await peer.accept();
+      const r = await c.request();
+      c.headers(r.id, [status], { endStream });
+      const err = await fails(pending);
+      expect(err.detail).toBe('H2_PROTOCOL_ERROR');
+      expect(await c.reset(r.id)).toBe(ErrorCode.ProtocolError);
+      await stillWorks(pool, c);
+    },
+  );
 });
 
 describe('malformed answers are stream errors (RFC 9113, 8.1.1, 8.2, 8.3)', () => {
@@ -147,101 +148,167 @@ describe('malformed answers are stream errors (RFC 9113, 8.1.1, 8.2, 8.3)', () =
     [':status 20', [[':status', '20']]],
     [':status 0200', [[':status', '0200']]],
     ['no :status', [['content-type', 'text/plain']]],
-    ['two :status', [
-      [':status', '200'],
-      [':status', '200'],
-    ]],
-    ['a request pseudo-header in an answer', [
-      [':status', '200'],
-      [':path', '/'],
-    ]],
-    ['an unknown pseudo-header', [
-      [':status', '200'],
-      [':x', 'y'],
-    ]],
-    ['a pseudo-header after a regular field', [
-      ['content-type', 'text/plain'],
-      [':status', '200'],
-    ]],
-    ['an upper-case name', [
-      [':status', '200'],
-      ['Content-Type', 'text/plain'],
-    ]],
-    ['a name with a space', [
-      [':status', '200'],
-      ['x y', '1'],
-    ]],
-    ['an empty name', [
-      [':status', '200'],
-      ['', '1'],
-    ]],
-    ['connection', [
-      [':status', '200'],
-      ['connection', 'close'],
-    ]],
-    ['transfer-encoding', [
-      [':status', '200'],
-      ['transfer-encoding', 'chunked'],
-    ]],
-    ['keep-alive', [
-      [':status', '200'],
-      ['keep-alive', 'timeout=5'],
-    ]],
-    ['upgrade', [
-      [':status', '200'],
-      ['upgrade', 'h2c'],
-    ]],
-    ['proxy-connection', [
-      [':status', '200'],
-      ['proxy-connection', 'close'],
-    ]],
-    ['a value with CR', [
-      [':status', '200'],
-      ['x-a', 'a\rb'],
-    ]],
-    ['a value with LF', [
-      [':status', '200'],
-      ['x-a', 'a\nb'],
-    ]],
-    ['a value with NUL', [
-      [':status', '200'],
-      ['x-a', 'a\0b'],
-    ]],
-    ['a value with a leading space', [
-      [':status', '200'],
-      ['x-a', ' a'],
-    ]],
-    ['a value with a trailing tab', [
-      [':status', '200'],
-      ['x-a', 'a\t'],
-    ]],
-    ['a content-length that is no number', [
-      [':status', '200'],
-      ['content-length', '1x'],
-    ], '1x'],
-    ['a content-length above the body', [
-      [':status', '200'],
-      ['content-length', '10'],
-    ], 'short'],
-    ['a content-length below the body', [
-      [':status', '200'],
-      ['content-length', '2'],
-    ], 'longer'],
+    [
+      'two :status',
+      [
+        [':status', '200'],
+        [':status', '200'],
+      ],
+    ],
+    [
+      'a request pseudo-header in an answer',
+      [
+        [':status', '200'],
+        [':path', '/'],
+      ],
+    ],
+    [
+      'an unknown pseudo-header',
+      [
+        [':status', '200'],
+        [':x', 'y'],
+      ],
+    ],
+    [
+      'a pseudo-header after a regular field',
+      [
+        ['content-type', 'text/plain'],
+        [':status', '200'],
+      ],
+    ],
+    [
+      'an upper-case name',
+      [
+        [':status', '200'],
+        ['Content-Type', 'text/plain'],
+      ],
+    ],
+    [
+      'a name with a space',
+      [
+        [':status', '200'],
+        ['x y', '1'],
+      ],
+    ],
+    [
+      'an empty name',
+      [
+        [':status', '200'],
+        ['', '1'],
+      ],
+    ],
+    [
+      'connection',
+      [
+        [':status', '200'],
+        ['connection', 'close'],
+      ],
+    ],
+    [
+      'transfer-encoding',
+      [
+        [':status', '200'],
+        ['transfer-encoding', 'chunked'],
+      ],
+    ],
+    [
+      'keep-alive',
+      [
+        [':status', '200'],
+        ['keep-alive', 'timeout=5'],
+      ],
+    ],
+    [
+      'upgrade',
+      [
+        [':status', '200'],
+        ['upgrade', 'h2c'],
+      ],
+    ],
+    [
+      'proxy-connection',
+      [
+        [':status', '200'],
+        ['proxy-connection', 'close'],
+      ],
+    ],
+    [
+      'a value with CR',
+      [
+        [':status', '200'],
+        ['x-a', 'a\rb'],
+      ],
+    ],
+    [
+      'a value with LF',
+      [
+        [':status', '200'],
+        ['x-a', 'a\nb'],
+      ],
+    ],
+    [
+      'a value with NUL',
+      [
+        [':status', '200'],
+        ['x-a', 'a\0b'],
+      ],
+    ],
+    [
+      'a value with a leading space',
+      [
+        [':status', '200'],
+        ['x-a', ' a'],
+      ],
+    ],
+    [
+      'a value with a trailing tab',
+      [
+        [':status', '200'],
+        ['x-a', 'a\t'],
+      ],
+    ],
+    [
+      'a content-length that is no number',
+      [
+        [':status', '200'],
+        ['content-length', '1x'],
+      ],
+      '1x',
+    ],
+    [
+      'a content-length above the body',
+      [
+        [':status', '200'],
+        ['content-length', '10'],
+      ],
+      'short',
+    ],
+    [
+      'a content-length below the body',
+      [
+        [':status', '200'],
+        ['content-length', '2'],
+      ],
+      'longer',
+    ],
   ];
 
-  it.each(cases)('fails the request on %s, with RST_STREAM(PROTOCOL_ERROR); the connection goes on', async (_what, fields, body) => {
-    const { peer, pool } = await peerPool();
-    const pending = send(pool, { method: 'GET', path: '/malformed' });
-    const c = await peer.accept();
-    const r = await c.request();
-    c.headers(r.id, fields, { endStream: body === undefined });
-    if (body !== undefined) c.data(r.id, body, { endStream: true });
-    const err = await fails(pending);
-    expect(err.detail).toBe('H2_PROTOCOL_ERROR');
-    expect(h2Cause(err).h2Code).toBe(ErrorCode.ProtocolError);
-    expect(await c.reset(r.id)).toBe(ErrorCode.ProtocolError);
-    await stillWorks(pool, c);
-  });
+  it.each(cases)(
+    'fails the request on %s, with RST_STREAM(PROTOCOL_ERROR); the connection goes on',
+    async (_what, fields, body) => {
+      const { peer, pool } = await peerPool();
+      const pending = send(pool, { method: 'GET', path: '/malformed' });
+      const c = await peer.accept();
+      const r = await c.request();
+      c.headers(r.id, fields, { endStream: body === undefined });
+      if (body !== undefined) c.data(r.id, body, { endStream: true });
+      const err = await fails(pending);
+      expect(err.detail).toBe('H2_PROTOCOL_ERROR');
+      expect(h2Cause(err).h2Code).toBe(ErrorCode.ProtocolError);
+      expect(await c.reset(r.id)).toBe(ErrorCode.ProtocolError);
+      await stillWorks(pool, c);
+    },
+  );
 
   it('fails the request on trailers with a pseudo-header, or without END_STREAM', async () => {
     const { peer, pool } = await peerPool();
@@ -287,13 +354,19 @@ describe('malformed answers are stream errors (RFC 9113, 8.1.1, 8.2, 8.3)', () =
 
 describe('frames on streams the client did not open or has closed (RFC 9113, 5.1, 5.1.1)', () => {
   it.each([
-    ['HEADERS on an even stream (the server cannot open one: push is off)', (c: PeerConnection) => c.headers(2, [[':status', '200']], { endStream: true })],
+    [
+      'HEADERS on an even stream (the server cannot open one: push is off)',
+      (c: PeerConnection) => c.headers(2, [[':status', '200']], { endStream: true }),
+    ],
     ['DATA on an even stream', (c: PeerConnection) => c.data(2, 'x', { endStream: true })],
     ['HEADERS on an idle odd stream', (c: PeerConnection) => c.headers(99, [[':status', '200']], { endStream: true })],
     ['DATA on an idle stream', (c: PeerConnection) => c.data(99, 'x')],
     ['RST_STREAM on an idle stream', (c: PeerConnection) => c.rst(99, ErrorCode.Cancel)],
     ['WINDOW_UPDATE on an idle stream', (c: PeerConnection) => c.windowUpdate(99, 10)],
-    ['PUSH_PROMISE', (c: PeerConnection) => c.frame(FrameType.PushPromise, Flag.EndHeaders, 1, Buffer.from([0, 0, 0, 2, 0x88]))],
+    [
+      'PUSH_PROMISE',
+      (c: PeerConnection) => c.frame(FrameType.PushPromise, Flag.EndHeaders, 1, Buffer.from([0, 0, 0, 2, 0x88])),
+    ],
   ])('treats %s as a connection error PROTOCOL_ERROR: GOAWAY, the open request fails', async (_what, write) => {
     const { peer, pool } = await peerPool();
     const pending = send(pool, { method: 'GET', path: '/open' });
@@ -309,13 +382,16 @@ describe('frames on streams the client did not open or has closed (RFC 9113, 5.1
     const { peer, pool } = await peerPool();
     let abort: (err: Error) => void = () => undefined;
     const aborted = new Promise<Error>((resolve) => {
-      pool.dispatch({ method: 'GET', path: '/abort' }, {
-        onStart: (control) => (abort = (err) => control.abort(err)),
-        onHeaders: () => undefined,
-        onData: () => undefined,
-        onComplete: () => undefined,
-        onError: resolve,
-      });
+      pool.dispatch(
+        { method: 'GET', path: '/abort' },
+        {
+          onStart: (control) => (abort = (err) => control.abort(err)),
+          onHeaders: () => undefined,
+          onData: () => undefined,
+          onComplete: () => undefined,
+          onError: resolve,
+        },
+      );
     });
     const c = await peer.accept();
     const r = await c.request();
@@ -353,17 +429,20 @@ describe("a handler's exception", () => {
     });
   }
 
-  it.each(['onHeaders', 'onData'] as const)('in %s fails that request with it and resets the stream (CANCEL); the connection goes on', async (step) => {
-    const { peer, pool } = await peerPool();
-    const failed = throwingRequest(pool, step);
-    const c = await peer.accept();
-    const r = await c.request();
-    c.headers(r.id, [[':status', '200']]);
-    c.data(r.id, 'x', { endStream: true });
-    expect(((await failed) as Error).message).toBe(`thrown in ${step}`);
-    expect(await c.reset(r.id)).toBe(ErrorCode.Cancel);
-    await stillWorks(pool, c);
-  });
+  it.each(['onHeaders', 'onData'] as const)(
+    'in %s fails that request with it and resets the stream (CANCEL); the connection goes on',
+    async (step) => {
+      const { peer, pool } = await peerPool();
+      const failed = throwingRequest(pool, step);
+      const c = await peer.accept();
+      const r = await c.request();
+      c.headers(r.id, [[':status', '200']]);
+      c.data(r.id, 'x', { endStream: true });
+      expect(((await failed) as Error).message).toBe(`thrown in ${step}`);
+      expect(await c.reset(r.id)).toBe(ErrorCode.Cancel);
+      await stillWorks(pool, c);
+    },
+  );
 
   it('in onComplete reaches its onError (as undici does), and the connection goes on', async () => {
     const { peer, pool } = await peerPool();
@@ -379,17 +458,20 @@ describe("a handler's exception", () => {
     const { peer, pool } = await peerPool();
     const c0 = peer.accept();
     let told = 0;
-    pool.dispatch({ method: 'GET', path: '/twice' }, {
-      onHeaders: () => {
-        throw new Error('first');
+    pool.dispatch(
+      { method: 'GET', path: '/twice' },
+      {
+        onHeaders: () => {
+          throw new Error('first');
+        },
+        onData: () => undefined,
+        onComplete: () => undefined,
+        onError: () => {
+          told++;
+          throw new Error('second');
+        },
       },
-      onData: () => undefined,
-      onComplete: () => undefined,
-      onError: () => {
-        told++;
-        throw new Error('second');
-      },
-    });
+    );
     const c = await c0;
     const r = await c.request();
     c.respond(r.id, 200, 'x');

@@ -20,7 +20,11 @@ afterEach(async () => {
   for (const o of open.splice(0)) await o.close();
 });
 
-async function h2Server(onStream: OnStream, settings: http2.Settings = {}, options: http2.ServerOptions = {}): Promise<{ url: string; server: Http2Server; sessions: Set<http2.ServerHttp2Session> }> {
+async function h2Server(
+  onStream: OnStream,
+  settings: http2.Settings = {},
+  options: http2.ServerOptions = {},
+): Promise<{ url: string; server: Http2Server; sessions: Set<http2.ServerHttp2Session> }> {
   const server = http2.createServer({ ...options, settings });
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on('session', (s) => {
@@ -74,7 +78,12 @@ describe('HTTP/2 pool against node:http2', () => {
     const headers = ['content-type', 'application/json', 'Authorization', 'Bearer secret', 'connection', 'keep-alive'];
     for (const method of ['POST', 'PUT', 'DELETE', 'GET', 'POST'] as const) {
       const body = method === 'POST' || method === 'PUT' ? Buffer.from(`{"fields":{"m":"${method}"}}`) : null;
-      const res = await send(pool, { method, path: `/document/v1/ns/t/docid/a%2Fb?timeout=5s&m=${method}`, headers, body });
+      const res = await send(pool, {
+        method,
+        path: `/document/v1/ns/t/docid/a%2Fb?timeout=5s&m=${method}`,
+        headers,
+        body,
+      });
       expect(res.status).toBe(200);
       const got = JSON.parse(res.body.toString()) as { headers: Record<string, string>; length: number; sha: string };
       expect(got.headers[':method']).toBe(method);
@@ -113,7 +122,9 @@ describe('HTTP/2 pool against node:http2', () => {
       { maxConcurrentStreams: 7 },
     );
     const pool = track(new Http2Transport(url, { connections: 2, maxStreams: 256 }));
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => send(pool, { method: 'POST', path: `/x/${i}`, body: Buffer.from('{}') })));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => send(pool, { method: 'POST', path: `/x/${i}`, body: Buffer.from('{}') })),
+    );
     expect(results.every((r) => r.status === 200)).toBe(true);
     // Two connections of 7 streams each at most; more than one at once, so the streams were concurrent.
     expect(most).toBeLessThanOrEqual(14);
@@ -259,7 +270,9 @@ describe('HTTP/2 pool against node:http2', () => {
       });
     });
     const pool = track(new Http2Transport(url, { connections: 1 }));
-    const results = await Promise.all(Array.from({ length: 5 }, (_, i) => send(pool, { method: 'POST', path: `/p${i}`, body: Buffer.from('{}') })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => send(pool, { method: 'POST', path: `/p${i}`, body: Buffer.from('{}') })),
+    );
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     // Each path once more than its answers: the four refused ones were sent twice.
     expect(seen.length).toBe(9);
@@ -302,7 +315,9 @@ describe('HTTP/2 pool against node:http2', () => {
       echo(stream, headers, session);
     });
     const pool = track(new Http2Transport(url));
-    const err = toTransportError(await send(pool, { method: 'POST', path: '/a', body: Buffer.from('{}') }).catch((e: unknown) => e));
+    const err = toTransportError(
+      await send(pool, { method: 'POST', path: '/a', body: Buffer.from('{}') }).catch((e: unknown) => e),
+    );
     expect(err.failure).toBe('closed');
     expect(err.maybeApplied).toBe(true);
     expect((await send(pool, { method: 'POST', path: '/b', body: Buffer.from('{}') })).status).toBe(200);
@@ -331,7 +346,6 @@ describe('HTTP/2 pool against node:http2', () => {
     // The connection goes on.
     expect(pool.stats.requests).toEqual([0]);
   });
-
 });
 
 describe('protocol: auto', () => {
@@ -351,7 +365,9 @@ describe('protocol: auto', () => {
     const { url } = await h2Server(echo);
     const told: string[] = [];
     const pool = track(createTransport({ origin: url, onProtocol: (p) => told.push(p) }));
-    await Promise.all(Array.from({ length: 20 }, (_, i) => send(pool, { method: 'POST', path: `/${i}`, body: Buffer.from('{}') })));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => send(pool, { method: 'POST', path: `/${i}`, body: Buffer.from('{}') })),
+    );
     expect(told).toEqual(['h2']);
     expect(pool.protocol).toBe('h2');
   });
@@ -360,7 +376,9 @@ describe('protocol: auto', () => {
     const { url, versions } = await http1Server();
     const told: string[] = [];
     const pool = track(createTransport({ origin: url, onProtocol: (p) => told.push(p) }));
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => send(pool, { method: 'GET', path: `/${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => send(pool, { method: 'GET', path: `/${i}` })),
+    );
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(told).toEqual(['http1.1']);
     expect(new Set(versions)).toEqual(new Set(['1.1']));
@@ -389,7 +407,9 @@ describe('protocol: auto', () => {
   it('with protocol h2, a server that does not speak it fails the request as not-h2, never sent', async () => {
     const { url, versions } = await http1Server();
     const pool = track(createTransport({ origin: url, protocol: 'h2' }));
-    const err = toTransportError(await send(pool, { method: 'POST', path: '/', body: Buffer.from('{}') }).catch((e: unknown) => e));
+    const err = toTransportError(
+      await send(pool, { method: 'POST', path: '/', body: Buffer.from('{}') }).catch((e: unknown) => e),
+    );
     expect(err.failure).toBe('not-h2');
     expect(err.maybeApplied).toBe(false);
     expect(err.message).toMatch(/answered the HTTP\/2 preface with 'HTTP\/1.1 400/);
@@ -402,7 +422,9 @@ describe('protocol: auto', () => {
     const port = (probe.address() as AddressInfo).port;
     await new Promise<void>((r) => probe.close(() => r()));
     const pool = track(createTransport({ origin: `http://127.0.0.1:${port}` }));
-    const errors = await Promise.all([1, 2, 3].map(() => send(pool, { method: 'GET', path: '/' }).catch((e: unknown) => toTransportError(e))));
+    const errors = await Promise.all(
+      [1, 2, 3].map(() => send(pool, { method: 'GET', path: '/' }).catch((e: unknown) => toTransportError(e))),
+    );
     for (const e of errors) {
       expect((e as ReturnType<typeof toTransportError>).maybeApplied).toBe(false);
       expect((e as ReturnType<typeof toTransportError>).unreachable).toMatch(/connection refused/);

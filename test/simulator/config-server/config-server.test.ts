@@ -1,7 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTar } from 'nanotar';
 import { gzipSync, strToU8 } from 'fflate';
-import { startConfigServer, type ConfigServer, type ConfigServerOptions } from '../../../src/simulator/config-server/config-server.js';
+import {
+  startConfigServer,
+  type ConfigServer,
+  type ConfigServerOptions,
+} from '../../../src/simulator/config-server/config-server.js';
 import { appPath, eventually, rawRequest, sampleFiles, withMusicField, zipFiles } from '../../deploy/fixtures.js';
 
 const zip = { 'content-type': 'application/zip' };
@@ -24,7 +28,8 @@ async function start(options: ConfigServerOptions = {}): Promise<void> {
   });
 }
 
-const req = (method: string, path: string, body?: Uint8Array, headers?: Record<string, string>) => rawRequest(server.url, method, path, body, headers);
+const req = (method: string, path: string, body?: Uint8Array, headers?: Record<string, string>) =>
+  rawRequest(server.url, method, path, body, headers);
 
 async function upload(files: Record<string, string> = sampleFiles()): Promise<string> {
   const res = await req('POST', `${tenant}/session`, zipFiles(files), zip);
@@ -57,10 +62,17 @@ describe('config server: sessions', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json');
     const id = res.json['session-id'];
-    expect(res.json).toMatchObject({ tenant: 'default', prepared: `${server.url}${tenant}/session/${id}/prepared`, content: `${server.url}${tenant}/session/${id}/content/` });
+    expect(res.json).toMatchObject({
+      tenant: 'default',
+      prepared: `${server.url}${tenant}/session/${id}/prepared`,
+      content: `${server.url}${tenant}/session/${id}/content/`,
+    });
     expect(res.json.message).toContain(`Session ${id}`);
     const listing = await req('GET', `${tenant}/session/${id}/content/`);
-    expect(listing.json).toEqual([`${server.url}${tenant}/session/${id}/content/schemas/`, `${server.url}${tenant}/session/${id}/content/services.xml`]);
+    expect(listing.json).toEqual([
+      `${server.url}${tenant}/session/${id}/content/schemas/`,
+      `${server.url}${tenant}/session/${id}/content/services.xml`,
+    ]);
   });
 
   it('accepts a gzipped tar package', async () => {
@@ -71,24 +83,54 @@ describe('config server: sessions', () => {
 
   it.each([
     ['a body that is not an archive', strToU8('this is not a zip'), /not a valid zip/],
-    ['a package without services.xml', zipFiles({ 'schemas/music.sd': 'schema music { document music {} }' }), /services.xml not found/],
-    ['a services.xml that is not well-formed', zipFiles({ ...sampleFiles(), 'services.xml': '<services version="1.0"><container id="x"></services>' }), /services.xml is not well-formed XML/],
-    ['a schema without a document', zipFiles({ ...sampleFiles(), 'schemas/user.sd': 'schema user {\n  fieldset default { fields: name }\n}\n' }), /schemas\/user.sd: schema 'user' does not declare a document/],
+    [
+      'a package without services.xml',
+      zipFiles({ 'schemas/music.sd': 'schema music { document music {} }' }),
+      /services.xml not found/,
+    ],
+    [
+      'a services.xml that is not well-formed',
+      zipFiles({ ...sampleFiles(), 'services.xml': '<services version="1.0"><container id="x"></services>' }),
+      /services.xml is not well-formed XML/,
+    ],
+    [
+      'a schema without a document',
+      zipFiles({ ...sampleFiles(), 'schemas/user.sd': 'schema user {\n  fieldset default { fields: name }\n}\n' }),
+      /schemas\/user.sd: schema 'user' does not declare a document/,
+    ],
   ])('refuses %s with 400 INVALID_APPLICATION_PACKAGE', async (_what, body, message) => {
     expectError(await req('POST', `${tenant}/session`, body, zip), 400, 'INVALID_APPLICATION_PACKAGE', message);
   });
 
   it('refuses an unknown content type, an unknown tenant and an unknown session', async () => {
-    expectError(await req('POST', `${tenant}/session`, zipFiles(sampleFiles()), { 'content-type': 'application/json' }), 400, 'BAD_REQUEST', /application\/zip/);
-    expectError(await req('POST', '/application/v2/tenant/nobody/session', zipFiles(sampleFiles()), zip), 404, 'NOT_FOUND', /Tenant 'nobody'/);
+    expectError(
+      await req('POST', `${tenant}/session`, zipFiles(sampleFiles()), { 'content-type': 'application/json' }),
+      400,
+      'BAD_REQUEST',
+      /application\/zip/,
+    );
+    expectError(
+      await req('POST', '/application/v2/tenant/nobody/session', zipFiles(sampleFiles()), zip),
+      404,
+      'NOT_FOUND',
+      /Tenant 'nobody'/,
+    );
     expectError(await req('PUT', `${tenant}/session/999/prepared`), 404, 'NOT_FOUND', /Session 999/);
   });
 
   it('prepare answers log, configChangeActions and the activate URL; activate makes the application live', async () => {
     const id = await upload();
-    const p = await req('PUT', `${tenant}/session/${id}/prepared?applicationName=default&instance=default&verbose=true&timeout=30`);
+    const p = await req(
+      'PUT',
+      `${tenant}/session/${id}/prepared?applicationName=default&instance=default&verbose=true&timeout=30`,
+    );
     expect(p.status).toBe(200);
-    expect(p.json).toMatchObject({ tenant: 'default', 'session-id': id, activate: `${server.url}${tenant}/session/${id}/active`, configChangeActions: { restart: [], refeed: [], reindex: [] } });
+    expect(p.json).toMatchObject({
+      tenant: 'default',
+      'session-id': id,
+      activate: `${server.url}${tenant}/session/${id}/active`,
+      configChangeActions: { restart: [], refeed: [], reindex: [] },
+    });
     expect(p.json.log.length).toBeGreaterThan(0);
     for (const entry of p.json.log) {
       expect(typeof entry.time).toBe('number');
@@ -98,10 +140,21 @@ describe('config server: sessions', () => {
     expect(activations).toEqual([]);
     const a = await req('PUT', `${tenant}/session/${id}/active`);
     expect(a.status).toBe(200);
-    expect(a.json).toMatchObject({ tenant: 'default', 'session-id': id, url: `${server.url}${appPath}`, application: { id: 'default:default:default', generation: Number(id) } });
-    expect(activations.map(({ documentTypes, generation }) => ({ documentTypes, generation }))).toEqual([{ documentTypes: ['music', 'user', 'product'], generation: Number(id) }]);
+    expect(a.json).toMatchObject({
+      tenant: 'default',
+      'session-id': id,
+      url: `${server.url}${appPath}`,
+      application: { id: 'default:default:default', generation: Number(id) },
+    });
+    expect(activations.map(({ documentTypes, generation }) => ({ documentTypes, generation }))).toEqual([
+      { documentTypes: ['music', 'user', 'product'], generation: Number(id) },
+    ]);
     const app = await req('GET', appPath);
-    expect(app.json).toMatchObject({ generation: Number(id), modelVersions: ['8.600.35'], versions: [{ generation: Number(id), engineVersion: '8.600.35' }] });
+    expect(app.json).toMatchObject({
+      generation: Number(id),
+      modelVersions: ['8.600.35'],
+      versions: [{ generation: Number(id), engineVersion: '8.600.35' }],
+    });
     expect(app.json.applicationPackageFileReference).toMatch(/^[0-9a-f]+$/);
   });
 
@@ -115,8 +168,18 @@ describe('config server: sessions', () => {
 
   it('vespaVersion: a bad format is 400 BAD_REQUEST, an unknown version 400 UNKNOWN_VESPA_VERSION, a known one is deployed', async () => {
     const id = await upload();
-    expectError(await req('PUT', `${tenant}/session/${id}/prepared?vespaVersion=eight`), 400, 'BAD_REQUEST', /vespaVersion/);
-    expectError(await req('PUT', `${tenant}/session/${id}/prepared?vespaVersion=9.1.2`), 400, 'UNKNOWN_VESPA_VERSION', /9.1.2/);
+    expectError(
+      await req('PUT', `${tenant}/session/${id}/prepared?vespaVersion=eight`),
+      400,
+      'BAD_REQUEST',
+      /vespaVersion/,
+    );
+    expectError(
+      await req('PUT', `${tenant}/session/${id}/prepared?vespaVersion=9.1.2`),
+      400,
+      'UNKNOWN_VESPA_VERSION',
+      /9.1.2/,
+    );
     expectError(await req('PUT', `${tenant}/session/${id}/prepared?timeout=soon`), 400, 'BAD_REQUEST', /timeout/);
     expectError(await req('PUT', `${tenant}/session/${id}/prepared?dryRun=maybe`), 400, 'BAD_REQUEST', /dryRun/);
     expect((await req('PUT', `${tenant}/session/${id}/prepared?vespaVersion=8.599.6`)).status).toBe(200);
@@ -139,7 +202,12 @@ describe('config server: sessions', () => {
     const older = await upload();
     expect((await req('PUT', `${tenant}/session/${older}/prepared`)).status).toBe(200);
     const newer = await deployFiles();
-    expectError(await req('PUT', `${tenant}/session/${older}/active`), 409, 'ACTIVATION_CONFLICT', new RegExp(`currently active session \\(${newer}\\)`));
+    expectError(
+      await req('PUT', `${tenant}/session/${older}/active`),
+      409,
+      'ACTIVATION_CONFLICT',
+      new RegExp(`currently active session \\(${newer}\\)`),
+    );
     const forced = await req('PUT', `${tenant}/session/${older}/active?ignoreSessionStaleFailure=true`);
     expect(forced.status).toBe(200);
     // The older session is live, yet the generation moves forward: clients wait for the one activated.
@@ -164,39 +232,68 @@ describe('config server: sessions', () => {
     expect((await req('DELETE', appPath)).status).toBe(200);
     await deployFiles();
     seen.push((await req('GET', appPath)).json.generation);
-    for (let i = 1; i < seen.length; i++) expect(seen[i], `generations ${seen.join(', ')}`).toBeGreaterThan(seen[i - 1]);
+    for (let i = 1; i < seen.length; i++)
+      expect(seen[i], `generations ${seen.join(', ')}`).toBeGreaterThan(seen[i - 1]);
     expect(activations.map((a) => a.generation)).toEqual(seen);
   });
 
   it('prepareandactivate uploads, prepares and activates in one request', async () => {
     const res = await req('POST', `${tenant}/prepareandactivate?applicationName=default`, zipFiles(sampleFiles()), zip);
     expect(res.status, res.text).toBe(200);
-    expect(res.json).toMatchObject({ tenant: 'default', activated: true, url: `${server.url}${appPath}`, configChangeActions: { restart: [], refeed: [], reindex: [] } });
+    expect(res.json).toMatchObject({
+      tenant: 'default',
+      activated: true,
+      url: `${server.url}${appPath}`,
+      configChangeActions: { restart: [], refeed: [], reindex: [] },
+    });
     expect(Array.isArray(res.json.log)).toBe(true);
     expect(res.json.message).toContain('activated');
     expect((await req('GET', appPath)).json.generation).toBe(Number(res.json['session-id']));
     const dry = await req('POST', `${tenant}/prepareandactivate?dryRun=true`, zipFiles(sampleFiles()), zip);
     expect(dry.json.activated).toBe(false);
-    expectError(await req('POST', `${tenant}/prepareandactivate`, strToU8('junk'), zip), 400, 'INVALID_APPLICATION_PACKAGE');
+    expectError(
+      await req('POST', `${tenant}/prepareandactivate`, strToU8('junk'), zip),
+      400,
+      'INVALID_APPLICATION_PACKAGE',
+    );
   });
 
   it('a changed field type fails prepare with INVALID_APPLICATION_PACKAGE; ignoreValidationErrors turns it into a refeed action', async () => {
     await deployFiles();
-    const id = await upload(withMusicField(sampleFiles(), 'year', 'field year type string { indexing: summary | attribute }'));
-    expectError(await req('PUT', `${tenant}/session/${id}/prepared`), 400, 'INVALID_APPLICATION_PACKAGE', /field-type-change.*'int' -> 'string'.*validation-overrides.xml/s);
+    const id = await upload(
+      withMusicField(sampleFiles(), 'year', 'field year type string { indexing: summary | attribute }'),
+    );
+    expectError(
+      await req('PUT', `${tenant}/session/${id}/prepared`),
+      400,
+      'INVALID_APPLICATION_PACKAGE',
+      /field-type-change.*'int' -> 'string'.*validation-overrides.xml/s,
+    );
     const p = await req('PUT', `${tenant}/session/${id}/prepared?ignoreValidationErrors=true`);
     expect(p.status).toBe(200);
-    expect(p.json.configChangeActions.refeed).toEqual([expect.objectContaining({ name: 'field-type-change', documentType: 'music', clusterName: 'content' })]);
+    expect(p.json.configChangeActions.refeed).toEqual([
+      expect.objectContaining({ name: 'field-type-change', documentType: 'music', clusterName: 'content' }),
+    ]);
     expect(p.json.log.some((l: any) => l.level === 'WARNING' && /re-feed/.test(l.message))).toBe(true);
   });
 
   it('an indexing change gives a reindex action, an attribute change a restart action', async () => {
     await deployFiles();
-    const id = await upload(withMusicField(withMusicField(sampleFiles(), 'duration', 'field duration type int { indexing: summary | attribute | index }'), 'popularity', 'field popularity type float { indexing: summary }'));
+    const id = await upload(
+      withMusicField(
+        withMusicField(sampleFiles(), 'duration', 'field duration type int { indexing: summary | attribute | index }'),
+        'popularity',
+        'field popularity type float { indexing: summary }',
+      ),
+    );
     const p = await req('PUT', `${tenant}/session/${id}/prepared`);
     expect(p.status, p.text).toBe(200);
-    expect(p.json.configChangeActions.reindex).toEqual([expect.objectContaining({ documentType: 'music', clusterName: 'content' })]);
-    expect(p.json.configChangeActions.restart).toEqual([expect.objectContaining({ clusterName: 'content', serviceType: 'searchnode' })]);
+    expect(p.json.configChangeActions.reindex).toEqual([
+      expect.objectContaining({ documentType: 'music', clusterName: 'content' }),
+    ]);
+    expect(p.json.configChangeActions.restart).toEqual([
+      expect.objectContaining({ clusterName: 'content', serviceType: 'searchnode' }),
+    ]);
     expect(p.json.configChangeActions.refeed).toEqual([]);
   });
 
@@ -225,7 +322,10 @@ describe('config server: the deployed application', () => {
   });
 
   it('with several applications live, the document interface serves all their types until the last is deleted', async () => {
-    const userOnly = { ...sampleFiles(), 'services.xml': sampleFiles()['services.xml'].replace(/\s*<document type="music" mode="index"\/>/, '') };
+    const userOnly = {
+      ...sampleFiles(),
+      'services.xml': sampleFiles()['services.xml'].replace(/\s*<document type="music" mode="index"\/>/, ''),
+    };
     const musicApp = `${tenant}/application/music/environment/prod/region/default/instance/default`;
     const id = await upload(userOnly);
     expect((await req('PUT', `${tenant}/session/${id}/prepared?applicationName=music`)).status).toBe(200);
@@ -244,7 +344,9 @@ describe('config server: the deployed application', () => {
     const id = await upload();
     expect((await req('PUT', `${tenant}/session/${id}/prepared?applicationName=music&instance=beta`)).status).toBe(200);
     expect((await req('PUT', `${tenant}/session/${id}/active`)).status).toBe(200);
-    expect((await req('GET', `${tenant}/application/music/environment/prod/region/default/instance/beta`)).json.generation).toBe(Number(id));
+    expect(
+      (await req('GET', `${tenant}/application/music/environment/prod/region/default/instance/beta`)).json.generation,
+    ).toBe(Number(id));
     expectError(await req('GET', appPath), 404, 'NOT_FOUND');
   });
 
@@ -253,9 +355,19 @@ describe('config server: the deployed application', () => {
     await eventually(async () => ((await req('GET', `${appPath}/serviceconverge`)).json.converged ? true : undefined));
     const second = await deployFiles();
     const right = await req('GET', `${appPath}/serviceconverge?timeout=5s`);
-    expect(right.json).toMatchObject({ url: `${server.url}${appPath}/serviceconverge`, wantedGeneration: Number(second) });
+    expect(right.json).toMatchObject({
+      url: `${server.url}${appPath}/serviceconverge`,
+      wantedGeneration: Number(second),
+    });
     for (const s of right.json.services) {
-      expect(s).toEqual({ host: 'localhost', port: expect.any(Number), type: expect.any(String), clusterName: expect.any(String), url: `${server.url}${appPath}/serviceconverge/localhost:${s.port}`, currentGeneration: expect.any(Number) });
+      expect(s).toEqual({
+        host: 'localhost',
+        port: expect.any(Number),
+        type: expect.any(String),
+        clusterName: expect.any(String),
+        url: `${server.url}${appPath}/serviceconverge/localhost:${s.port}`,
+        currentGeneration: expect.any(Number),
+      });
       expect([Number(first), Number(second)]).toContain(s.currentGeneration);
     }
     const done = await eventually(async () => {
@@ -263,20 +375,41 @@ describe('config server: the deployed application', () => {
       return r.json.converged ? r.json : undefined;
     });
     expect(done.currentGeneration).toBe(Number(second));
-    expect(done.services.map((s: any) => s.type)).toEqual(expect.arrayContaining(['container', 'searchnode', 'distributor', 'storagenode']));
+    expect(done.services.map((s: any) => s.type)).toEqual(
+      expect.arrayContaining(['container', 'searchnode', 'distributor', 'storagenode']),
+    );
 
     const one = await req('GET', `${appPath}/serviceconverge/localhost:8080`);
-    expect(one.json).toEqual({ url: `${server.url}${appPath}/serviceconverge/localhost:8080`, host: 'localhost:8080', wantedGeneration: Number(second), converged: true, currentGeneration: Number(second) });
+    expect(one.json).toEqual({
+      url: `${server.url}${appPath}/serviceconverge/localhost:8080`,
+      host: 'localhost:8080',
+      wantedGeneration: Number(second),
+      converged: true,
+      currentGeneration: Number(second),
+    });
     expect((await req('GET', `${appPath}/serviceconverge/otherhost:8080`)).status).toBe(410);
     expect((await req('GET', `${appPath}/serviceconverge?vespaVersion=8.599.6`)).json.converged).toBe(false);
     expectError(await req('GET', `${appPath}/serviceconverge?timeout=later`), 400, 'BAD_REQUEST');
   });
 
   it('content: listing (plain and recursive), raw files typed by extension, 404 for a missing file', async () => {
-    await deployFiles({ ...sampleFiles(), 'search/query-profiles/default.xml': '<query-profile id="default"/>', 'models/m.json': '{"a":1}' });
+    await deployFiles({
+      ...sampleFiles(),
+      'search/query-profiles/default.xml': '<query-profile id="default"/>',
+      'models/m.json': '{"a":1}',
+    });
     const base = `${server.url}${appPath}/content/`;
-    expect((await req('GET', `${appPath}/content/`)).json).toEqual([`${base}models/`, `${base}schemas/`, `${base}search/`, `${base}services.xml`]);
-    expect((await req('GET', `${appPath}/content/schemas/`)).json).toEqual([`${base}schemas/music.sd`, `${base}schemas/product.sd`, `${base}schemas/user.sd`]);
+    expect((await req('GET', `${appPath}/content/`)).json).toEqual([
+      `${base}models/`,
+      `${base}schemas/`,
+      `${base}search/`,
+      `${base}services.xml`,
+    ]);
+    expect((await req('GET', `${appPath}/content/schemas/`)).json).toEqual([
+      `${base}schemas/music.sd`,
+      `${base}schemas/product.sd`,
+      `${base}schemas/user.sd`,
+    ]);
     const recursive = (await req('GET', `${appPath}/content/?recursive=true`)).json;
     expect(recursive).toContain(`${base}search/query-profiles/default.xml`);
     expect(recursive).toContain(`${base}search/query-profiles/`);
@@ -292,7 +425,13 @@ describe('config server: the deployed application', () => {
 
   it('content: paths climbing out of the package are refused', async () => {
     await deployFiles();
-    for (const path of ['../../../../../etc/passwd', '%2e%2e/%2e%2e/session', 'schemas/..%2F..%2Fservices.xml', 'schemas/%2E%2E/services.xml', './services.xml']) {
+    for (const path of [
+      '../../../../../etc/passwd',
+      '%2e%2e/%2e%2e/session',
+      'schemas/..%2F..%2Fservices.xml',
+      'schemas/%2E%2E/services.xml',
+      './services.xml',
+    ]) {
       const res = await req('GET', `${appPath}/content/${path}`);
       expectError(res, 400, 'BAD_REQUEST', /not a path inside the application package/);
     }
@@ -301,7 +440,10 @@ describe('config server: the deployed application', () => {
   it('restart: Success, with filters; a bad clusterType, host or cluster is 400', async () => {
     await deployFiles();
     expect((await req('POST', `${appPath}/restart`)).json).toEqual({ message: 'Success' });
-    const filtered = await req('POST', `${appPath}/restart?hostname=localhost&clusterType=content,container&clusterId=content`);
+    const filtered = await req(
+      'POST',
+      `${appPath}/restart?hostname=localhost&clusterType=content,container&clusterId=content`,
+    );
     expect(filtered.status).toBe(200);
     expect(filtered.json).toEqual({ message: 'Success' });
     expectError(await req('POST', `${appPath}/restart?clusterType=search`), 400, 'BAD_REQUEST', /clusterType 'search'/);
@@ -311,7 +453,10 @@ describe('config server: the deployed application', () => {
 
   it('reindex marks document types; reindexing moves them from pending/running to successful', async () => {
     await deployFiles();
-    const marked = await req('POST', `${appPath}/reindex?clusterId=content&documentType=music&speed=2&cause=schema%20change`);
+    const marked = await req(
+      'POST',
+      `${appPath}/reindex?clusterId=content&documentType=music&speed=2&cause=schema%20change`,
+    );
     expect(marked.status).toBe(200);
     expect(marked.json.message).toMatch(/music.*content/);
     const first = (await req('GET', `${appPath}/reindexing`)).json;
@@ -338,7 +483,12 @@ describe('config server: the deployed application', () => {
     expect((await req('POST', `${appPath}/reindex?speed=0.0&indexedOnly=true`)).status).toBe(200);
     expectError(await req('POST', `${appPath}/reindex?documentType=music`), 400, 'BAD_REQUEST', /clusterId/);
     expectError(await req('POST', `${appPath}/reindex?clusterId=elsewhere`), 400, 'BAD_REQUEST', /elsewhere/);
-    expectError(await req('POST', `${appPath}/reindex?clusterId=content&documentType=book`), 400, 'BAD_REQUEST', /book/);
+    expectError(
+      await req('POST', `${appPath}/reindex?clusterId=content&documentType=book`),
+      400,
+      'BAD_REQUEST',
+      /book/,
+    );
   });
 });
 
@@ -348,13 +498,23 @@ describe('config server: options', () => {
   it('prepares a package whose content cluster has any id without a warning, and announces its clusters on activation', async () => {
     await start();
     const files = sampleFiles();
-    const id = await upload({ ...files, 'services.xml': files['services.xml'].replace('<content id="content"', '<content id="music-cluster"') });
+    const id = await upload({
+      ...files,
+      'services.xml': files['services.xml'].replace('<content id="content"', '<content id="music-cluster"'),
+    });
     const p = await req('PUT', `${tenant}/session/${id}/prepared`);
     expect(p.status, p.text).toBe(200);
     expect(p.json.log.filter((l: any) => l.level === 'WARNING')).toEqual([]);
     expect((await req('PUT', `${tenant}/session/${id}/active`)).status).toBe(200);
     expect((activations.at(-1) as any).contentClusters).toEqual([
-      { id: 'music-cluster', documents: [{ type: 'music', mode: 'index', global: false }, { type: 'user', mode: 'index', global: false }, { type: 'product', mode: 'index', global: false }] },
+      {
+        id: 'music-cluster',
+        documents: [
+          { type: 'music', mode: 'index', global: false },
+          { type: 'user', mode: 'index', global: false },
+          { type: 'product', mode: 'index', global: false },
+        ],
+      },
     ]);
   });
 

@@ -29,11 +29,27 @@ describe('config server routes', () => {
   });
 
   it('405 names the methods the path takes, 404 for a path none takes, 400 for a malformed tenant', () => {
-    expect(refusal('POST', app)).toEqual({ status: 405, errorCode: 'METHOD_NOT_ALLOWED', message: `Method 'POST' is not supported for '${app}'; use GET or DELETE` });
-    expect(refusal('GET', '/application/v2/tenant/default/session')).toMatchObject({ status: 405, message: /use POST$/ });
-    expect(refusal('GET', '/application/v2/tenant//application')).toMatchObject({ status: 404, errorCode: 'NOT_FOUND' });
-    expect(refusal('GET', '/application/v2/tenant/default/session/7')).toMatchObject({ status: 404, message: "Nothing at '/application/v2/tenant/default/session/7'" });
-    expect(refusal('GET', '/application/v2/tenant/%zz/nothing')).toMatchObject({ status: 400, errorCode: 'BAD_REQUEST' });
+    expect(refusal('POST', app)).toEqual({
+      status: 405,
+      errorCode: 'METHOD_NOT_ALLOWED',
+      message: `Method 'POST' is not supported for '${app}'; use GET or DELETE`,
+    });
+    expect(refusal('GET', '/application/v2/tenant/default/session')).toMatchObject({
+      status: 405,
+      message: /use POST$/,
+    });
+    expect(refusal('GET', '/application/v2/tenant//application')).toMatchObject({
+      status: 404,
+      errorCode: 'NOT_FOUND',
+    });
+    expect(refusal('GET', '/application/v2/tenant/default/session/7')).toMatchObject({
+      status: 404,
+      message: "Nothing at '/application/v2/tenant/default/session/7'",
+    });
+    expect(refusal('GET', '/application/v2/tenant/%zz/nothing')).toMatchObject({
+      status: 400,
+      errorCode: 'BAD_REQUEST',
+    });
   });
 });
 
@@ -48,9 +64,18 @@ describe('config server on the shared listener', () => {
     server = await startConfigServer({ port: 0 });
     const session = http2.connect(server.url);
     try {
-      expect(await h2Request(session, 'GET', '/state/v1/health')).toMatchObject({ status: 200, json: { status: { code: 'up' } } });
-      expect(await h2Request(session, 'GET', '/application/v2/tenant/default/application/')).toMatchObject({ status: 200, json: [] });
-      expect(await h2Request(session, 'GET', '/nothing')).toMatchObject({ status: 404, json: { 'error-code': 'NOT_FOUND' } });
+      expect(await h2Request(session, 'GET', '/state/v1/health')).toMatchObject({
+        status: 200,
+        json: { status: { code: 'up' } },
+      });
+      expect(await h2Request(session, 'GET', '/application/v2/tenant/default/application/')).toMatchObject({
+        status: 200,
+        json: [],
+      });
+      expect(await h2Request(session, 'GET', '/nothing')).toMatchObject({
+        status: 404,
+        json: { 'error-code': 'NOT_FOUND' },
+      });
     } finally {
       session.close();
     }
@@ -58,8 +83,15 @@ describe('config server on the shared listener', () => {
 
   it('refuses a package over maxPackageBytes with 413, read in full as the document port reads a body', async () => {
     server = await startConfigServer({ port: 0, maxPackageBytes: 1000 });
-    const res = await fetch(`${server.url}/application/v2/tenant/default/session`, { method: 'POST', headers: { 'content-type': 'application/zip' }, body: Buffer.alloc(5000) });
+    const res = await fetch(`${server.url}/application/v2/tenant/default/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/zip' },
+      body: Buffer.alloc(5000),
+    });
     expect(res.status).toBe(413);
-    expect(await res.json()).toEqual({ 'error-code': 'BAD_REQUEST', message: 'Application package is larger than 1000 bytes' });
+    expect(await res.json()).toEqual({
+      'error-code': 'BAD_REQUEST',
+      message: 'Application package is larger than 1000 bytes',
+    });
   });
 });

@@ -34,7 +34,13 @@ afterAll(async () => {
 });
 
 async function upload(servicesXml: string): Promise<{ status: number; text: string; json: any }> {
-  return rawRequest(server.url, 'POST', '/application/v2/tenant/default/session', zipFiles({ ...sampleFiles(), 'services.xml': servicesXml }), { 'content-type': 'application/zip' });
+  return rawRequest(
+    server.url,
+    'POST',
+    '/application/v2/tenant/default/session',
+    zipFiles({ ...sampleFiles(), 'services.xml': servicesXml }),
+    { 'content-type': 'application/zip' },
+  );
 }
 
 describe('entities and DTDs in application packages', () => {
@@ -42,7 +48,9 @@ describe('entities and DTDs in application packages', () => {
     const res = await upload(billionLaughs);
     expect(res.status).toBe(400);
     expect(res.json['error-code']).toBe('INVALID_APPLICATION_PACKAGE');
-    expect(res.json.message).toMatch(/services.xml is not well-formed XML: line 2, column 1: DOCTYPE with an internal subset is not supported/);
+    expect(res.json.message).toMatch(
+      /services.xml is not well-formed XML: line 2, column 1: DOCTYPE with an internal subset is not supported/,
+    );
     expect(res.text).not.toContain('lollollol');
     expect(res.text.length).toBeLessThan(1000);
   });
@@ -56,11 +64,16 @@ describe('entities and DTDs in application packages', () => {
   });
 
   it('ignores an external DTD and refuses the entities it would declare', async () => {
-    const withDtd = (body: string): string => `<?xml version="1.0"?>\n<!DOCTYPE services SYSTEM "${secretUrl}">\n${body}`;
+    const withDtd = (body: string): string =>
+      `<?xml version="1.0"?>\n<!DOCTYPE services SYSTEM "${secretUrl}">\n${body}`;
     const plain = sampleFiles()['services.xml'].replace(/^<\?xml[^>]*\?>\n/, '');
     // Today's behaviour for a valid package with a bare DOCTYPE: accepted, the DTD never fetched.
     expect((await upload(withDtd(plain))).status).toBe(200);
-    const res = await upload(withDtd('<services version="1.0"><container id="default" version="1.0"><search>&xxe;</search></container></services>'));
+    const res = await upload(
+      withDtd(
+        '<services version="1.0"><container id="default" version="1.0"><search>&xxe;</search></container></services>',
+      ),
+    );
     expect(res.status).toBe(400);
     expect(res.json.message).toMatch(/unknown entity &xxe;/);
     expect(res.text).not.toContain(secret);
@@ -69,12 +82,20 @@ describe('entities and DTDs in application packages', () => {
   it('parseXml refuses the same payloads with an XmlSyntaxError', () => {
     expect(() => parseXml(billionLaughs)).toThrow(XmlSyntaxError);
     expect(() => parseXml('<!DOCTYPE a [<!ENTITY e "x">]><a>&e;</a>')).toThrow(/internal subset/);
-    expect(() => parseXml('<!-- a comment --><!DOCTYPE a PUBLIC "-//x//y" "http://127.0.0.1:9/a.dtd"><a>&e;</a>')).toThrow(/unknown entity &e;/);
-    expect(parseXml('<!DOCTYPE a SYSTEM "a.dtd"><a x="&#65;&amp;">&lt;b&gt;<![CDATA[&amp;]]></a>')).toMatchObject({ name: 'a', attributes: { x: 'A&' }, text: '<b>&amp;' });
+    expect(() =>
+      parseXml('<!-- a comment --><!DOCTYPE a PUBLIC "-//x//y" "http://127.0.0.1:9/a.dtd"><a>&e;</a>'),
+    ).toThrow(/unknown entity &e;/);
+    expect(parseXml('<!DOCTYPE a SYSTEM "a.dtd"><a x="&#65;&amp;">&lt;b&gt;<![CDATA[&amp;]]></a>')).toMatchObject({
+      name: 'a',
+      attributes: { x: 'A&' },
+      text: '<b>&amp;',
+    });
   });
 
   it('gives each element its line', () => {
-    const root = parseXml('<?xml version="1.0"?>\n<services>\n  <content id="c">\n    <documents/>\n  </content>\n</services>\n');
+    const root = parseXml(
+      '<?xml version="1.0"?>\n<services>\n  <content id="c">\n    <documents/>\n  </content>\n</services>\n',
+    );
     expect(root.line).toBe(2);
     expect(root.children[0].line).toBe(3);
     expect(root.children[0].children[0].line).toBe(4);
