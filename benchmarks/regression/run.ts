@@ -12,7 +12,7 @@
  * Prints each figure's median over rounds for both, and this tree's over the base's (the median of the per-round
  * ratios). Everything goes to 127.0.0.1 and runs in bounded time.
  *
- *   npx tsx benchmarks/regression/run.ts [--base main] [--documents 50000] [--rounds 3] [--help-runs 5]
+ *   npx tsx benchmarks/regression/run.ts [--base main] [--documents 50000] [--rounds 3] [--help-runs 5] [--only feed,visit]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -31,6 +31,7 @@ const { values } = parseArgs({
     documents: { type: 'string', default: '50000' },
     rounds: { type: 'string', default: '3' },
     'help-runs': { type: 'string', default: '5' },
+    only: { type: 'string' },
   },
 });
 const documents = Number(values.documents);
@@ -151,7 +152,8 @@ try {
   ];
   try {
     const rows: Array<Record<string, string>> = [];
-    for (const [label, run] of commands) {
+    const only = values.only?.split(',');
+    for (const [label, run] of commands.filter(([label]) => only === undefined || only.includes(label))) {
       const runs = clis.map((): Figures[] => []);
       for (let r = 0; r < rounds; r++) {
         for (const j of r % 2 === 0 ? [0, 1] : [1, 0]) runs[j].push(await run(clis[j].cli));
@@ -165,6 +167,7 @@ try {
           'this tree': fmt(median(ours), figure.includes('MB') || figure.includes('ms') ? 1 : 0),
           before: fmt(median(base), figure.includes('MB') || figure.includes('ms') ? 1 : 0),
           'this / before': fmt(median(ours.map((x, i) => x / base[i])), 2),
+          'each round': ours.map((x, i) => fmt(x / base[i], 2)).join(' '),
         });
       }
     }
