@@ -10,15 +10,17 @@
  *   feed --help `vespa-bulk feed --help`: CPU and wall seconds
  *
  * Prints each figure's median over rounds for both, and this tree's over the base's (the median of the per-round
- * ratios). Everything goes to 127.0.0.1 and runs in bounded time.
+ * ratios). With --sink the feed goes to a minimal HTTP/1.1 sink (benchmarks/feed/sink-server.ts) instead, so that the
+ * client's own cost is most of what is measured. Everything goes to 127.0.0.1 and runs in bounded time.
  *
- *   npx tsx benchmarks/regression/run.ts [--base main] [--documents 50000] [--rounds 3] [--help-runs 5] [--only feed,visit]
+ *   npx tsx benchmarks/regression/run.ts [--base main] [--documents 50000] [--rounds 3] [--help-runs 5] [--only feed,visit] [--sink]
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildCommit } from '../lib/baseline-build.js';
 import { median, printTable } from '../lib/child.js';
@@ -32,6 +34,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     'help-runs': { type: 'string', default: '5' },
     only: { type: 'string' },
+    sink: { type: 'boolean', default: false },
   },
 });
 const documents = Number(values.documents);
@@ -59,6 +62,21 @@ async function serve(cli: string): Promise<{ url: string; stop(): Promise<void> 
       untrack();
       child.kill('SIGTERM');
       if (child.exitCode === null) await once(child, 'exit');
+    },
+  };
+}
+
+/** The minimal sink of benchmarks/feed/sink-server.ts: it prints its URL and exits when its stdin closes. */
+async function sink(): Promise<{ url: string; stop(): void }> {
+  const script = fileURLToPath(new URL('../feed/sink-server.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const untrack = onTeardown(() => child.kill('SIGKILL'));
+  const [first] = (await once(child.stdout, 'data')) as [Buffer];
+  return {
+    url: first.toString().trim(),
+    stop() {
+      untrack();
+      child.stdin.end();
     },
   };
 }
@@ -133,6 +151,7 @@ try {
   const input = join(work, 'puts.jsonl');
   await generatePuts(input, documents);
   const server = await serve(cliOf());
+  const feedTarget = values.sink ? await sink() : undefined;
   const clis = [
     { name: 'this tree', cli: cliOf() },
     { name: `before (${values.base} = ${before.hash.slice(0, 10)})`, cli: before.cli },
@@ -141,7 +160,13 @@ try {
     [
       'feed',
       async (cli) => {
-        const run = await runCliFeed({ target: server.url, input, count: documents, cwd: work, cli });
+        const run = await runCliFeed({
+          target: feedTarget?.url ?? server.url,
+          input,
+          count: documents,
+          cwd: work,
+          cli,
+        });
         if (run.ok !== documents) throw new Error(`feed by ${cli}: ${run.ok} of ${documents} ok`);
         return { 'docs/s': run.rate, 'CPU µs/doc': run.cpuUsPerOp, 'peak RSS MB': run.maxRssMB };
       },
@@ -177,6 +202,7 @@ try {
     );
   } finally {
     await server.stop();
+    feedTarget?.stop();
   }
 } finally {
   before.remove();
