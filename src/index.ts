@@ -17,27 +17,16 @@ export { OptionError } from './core/options-check.js';
 export { TransportError, type TransportFailure } from './http/transport-error.js';
 
 // Feeding.
-export {
-  feed,
-  Feeder,
-  readFeedCheckpoint,
-  parseShard,
-  type FeedOptions,
-  type FeedSummary,
-  type FeedCounters,
-  type FeedOutcome,
-  type StopReason,
-  type InputPosition,
-  type OpenPosition,
-  type FeedProgress,
-  type OperationResult,
-  type FeedSource,
-  type Compression,
-  type FeedCheckpoint,
-  type FailureMark,
-  type Shard,
-  type OperationKind,
-} from './feed/index.js';
+export { feed, Feeder, type FeedOutcome, type FeedProgress } from './feed/feeder.js';
+export type { StopReason } from './feed/driver.js';
+export type { FeedOptions, Compression } from './feed/options.js';
+export type { FeedSummary, FeedCounters } from './feed/stats.js';
+export type { FeedSource, InputPosition, OpenPosition } from './feed/source.js';
+export type { OperationResult } from './feed/operation-result.js';
+export { readFeedCheckpoint, type FeedCheckpoint } from './feed/feed-checkpoint.js';
+export type { FailureMark } from './feed/failures.js';
+export { parseShard, type Shard } from './feed/shard.js';
+export type { OperationKind } from './document/operation.js';
 export type { LatencyFigures } from './feed/stats.js';
 export type { RecordedOptions } from './feed/recorded-options.js';
 export type { TransformFunction, TransformResult, TransformSpec, OperationObject } from './transform/transform.js';

@@ -14,14 +14,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { feed, type FeedSummary } from '../../src/feed/index.js';
+import { feed } from '../../src/feed/feeder.js';
+import { type FeedSummary } from '../../src/feed/stats.js';
 import {
   DocumentStore,
   startDocumentServer,
   type DocumentServer,
   type FaultSettings,
 } from '../../src/simulator/document-api/document-server.js';
-import { visit } from '../../src/visit/index.js';
+import { visit } from '../../src/visit/visit.js';
 import { expectedDocuments, roundOperations, sameDocuments, type Op } from './corpus.js';
 
 const { values } = parseArgs({

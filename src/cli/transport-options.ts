@@ -1,6 +1,7 @@
 import type { Argv } from 'yargs';
 import { VespaBulkError } from '../core/errors.js';
 import type { Protocol, WireProtocol } from '../http/transport.js';
+import type { Compression } from '../feed/options.js';
 
 /** `--protocol` and its alias `--http2`: which HTTP a command speaks. Every command that talks to the document API takes them. */
 export interface ProtocolArgs {
@@ -89,3 +90,10 @@ export function tellProtocolOnce(
     write(protocolNote(protocol, endpoint, asked));
   };
 }
+
+/** `--compression`, as feed and bench both take it (the rule itself: `FeedOptions.compression`). */
+export const compressionFlag = {
+  choices: ['auto', 'gzip', 'none'] as const,
+  default: 'auto' as Compression,
+  describe: 'gzip bodies over 512 bytes: auto = unless the target is loopback',
+};

@@ -1,4 +1,6 @@
-import { Feeder, type FeedOptions, type FeedSummary, type StopReason } from '../feed/index.js';
+import { Feeder, type StopReason } from '../feed/feeder.js';
+import { type FeedOptions } from '../feed/options.js';
+import { type FeedSummary } from '../feed/stats.js';
 import type { VisitOptions } from '../visit/options.js';
 import { visit } from '../visit/visit.js';
 import { validateVisitOptions } from '../visit/query.js';

@@ -10,7 +10,7 @@ import {
   tokenText,
   type JsonNode,
 } from './json-tree.js';
-import { readAtomic, readValue, readWeights, ValueError, type ReadContext } from './value-reader.js';
+import { readAtomic, readFields, readValue, readWeights, ValueError, type ReadContext } from './value-reader.js';
 
 /**
  * The judgement of one put or update body against a deployed package's document model, as the service's
@@ -166,28 +166,7 @@ function judgePutFields(
   id: string,
   context: ReadContext,
 ): boolean {
-  let ignored = false;
-  for (const [name, value] of fields.entries) {
-    const fieldType = type.fields.get(name);
-    if (fieldType === undefined) {
-      if (context.ignoreUndefinedFields) {
-        ignored = true;
-        continue;
-      }
-      throw new ValueError(`Field '${name}' is not defined in document type '${type.name}'`);
-    }
-    if (value.kind === 'null') continue;
-    try {
-      readValue(value, fieldType, context);
-    } catch (err) {
-      if (err instanceof ValueError && err.status === 400)
-        throw new ValueError(
-          `In document '${id}': Could not parse field '${name}' of type ${fieldType.name}: ${err.message}`,
-        );
-      throw err;
-    }
-  }
-  return ignored;
+  return readFields(fields, type.fields, `document type '${type.name}'`, id, context);
 }
 
 function judgeUpdateFields(

@@ -98,24 +98,44 @@ function readStruct(
   type: Extract<DataType, { kind: 'struct' }>,
   context: ReadContext,
 ): void {
+  // Nested structs are wrapped again, without the document id (the parser only adds it at the top).
+  readFields(node, type.fields, `struct type '${type.name}'`, 'null', context);
+}
+
+/**
+ * Reads each field of `node` as its type in `fields` (a document's or a struct's), a null field left out, as the
+ * parser does; an error in a field is wrapped with the document id and the field, as the service words it. True when
+ * a field not in `fields` was ignored (`context.ignoreUndefinedFields`).
+ */
+export function readFields(
+  node: Extract<JsonNode, { kind: 'object' }>,
+  fields: ReadonlyMap<string, DataType>,
+  owner: string,
+  documentId: string,
+  context: ReadContext,
+): boolean {
+  let ignored = false;
   for (const [name, value] of node.entries) {
-    const fieldType = type.fields.get(name);
+    const fieldType = fields.get(name);
     if (fieldType === undefined) {
-      if (context.ignoreUndefinedFields) continue;
-      throw new ValueError(`Field '${name}' is not defined in struct type '${type.name}'`);
+      if (context.ignoreUndefinedFields) {
+        ignored = true;
+        continue;
+      }
+      throw new ValueError(`Field '${name}' is not defined in ${owner}`);
     }
     if (value.kind === 'null') continue;
     try {
       readValue(value, fieldType, context);
     } catch (err) {
-      // Nested structs are wrapped again, without the document id (the parser only adds it at the top).
       if (err instanceof ValueError && err.status === 400)
         throw new ValueError(
-          `In document 'null': Could not parse field '${name}' of type ${fieldType.name}: ${err.message}`,
+          `In document '${documentId}': Could not parse field '${name}' of type ${fieldType.name}: ${err.message}`,
         );
       throw err;
     }
   }
+  return ignored;
 }
 
 /** A scalar's token text as the value of a type (`readAtomic` in the parser). */

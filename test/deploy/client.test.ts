@@ -6,27 +6,21 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTar } from 'nanotar';
 import { gzipSync } from 'fflate';
 import { startConfigServer, type ConfigServer } from '../../src/simulator/config-server/config-server.js';
+import { activateSession, prepareAndActivate, prepareSession, uploadPackage } from '../../src/deploy/session.js';
 import {
-  activateSession,
   deleteApplication,
-  deploy,
-  DeployError,
   getApplication,
-  getConvergence,
   getReindexing,
-  getServiceConvergence,
   listContent,
-  prepareAndActivate,
-  prepareSession,
   readContent,
-  readPackage,
-  recallSession,
-  rememberSession,
   restartServices,
   triggerReindex,
-  uploadPackage,
-  waitForConvergence,
-} from '../../src/deploy/index.js';
+} from '../../src/deploy/application.js';
+import { deploy } from '../../src/deploy/deploy.js';
+import { DeployError } from '../../src/deploy/config-request.js';
+import { getConvergence, getServiceConvergence, waitForConvergence } from '../../src/deploy/converge.js';
+import { readPackage } from '../../src/deploy/package.js';
+import { recallSession, rememberSession } from '../../src/deploy/session-state.js';
 import { formatChangeActions } from '../../src/cli/deploy-format.js';
 import { isVespaBulkError } from '../../src/core/errors.js';
 import {

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startConfigServer, type ConfigServer } from '../../src/simulator/config-server/config-server.js';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { deleteApplication, deploy, getReindexing, triggerReindex } from '../../src/deploy/index.js';
+import { deleteApplication, getReindexing, triggerReindex } from '../../src/deploy/application.js';
+import { deploy } from '../../src/deploy/deploy.js';
 import { eventually, sampleAppDir } from './fixtures.js';
 
 /**
@@ -87,7 +88,7 @@ describe('deploy → document interface', () => {
 describe('deploy → feed through one simulator', () => {
   it('feeding after a deployment: declared types are written, an undeclared one fails with 400 into the results; reindex reaches successful', async () => {
     const { startSimulator } = await import('../../src/simulator/simulator.js');
-    const { feed } = await import('../../src/feed/index.js');
+    const { feed } = await import('../../src/feed/feeder.js');
     const sim = await startSimulator({
       port: 0,
       configPort: 0,

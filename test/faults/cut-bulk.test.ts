@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { bulkOperation, type BulkOptions, type BulkSummary } from '../../src/visit/index.js';
+import { bulkOperation, type BulkOptions, type BulkSummary } from '../../src/visit/bulk.js';
 import { cuttingFront, faultsOf, type CuttingFront } from '../support/cut-points.js';
 import { overProtocols } from '../support/protocols.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { visit, type VisitedDocument } from '../../src/visit/index.js';
+import { visit, type VisitedDocument } from '../../src/visit/visit.js';
 import { cuttingFront, faultsOf } from '../support/cut-points.js';
 import { overProtocols } from '../support/protocols.js';
 

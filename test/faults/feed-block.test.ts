@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
-import { feed } from '../../src/feed/index.js';
+import { feed } from '../../src/feed/feeder.js';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { expectSpoke, overProtocols } from '../support/protocols.js';
 import { expectNothingLost, mixedOperations, okOf, tempDir, writeJsonl } from './harness.js';

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { feed, type OperationResult } from '../../src/feed/index.js';
+import { feed } from '../../src/feed/feeder.js';
+import { type OperationResult } from '../../src/feed/operation-result.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { expectSpoke } from '../support/protocols.js';
 import {

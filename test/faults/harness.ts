@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expect } from 'vitest';
-import type { FeedSummary } from '../../src/feed/index.js';
+import type { FeedSummary } from '../../src/feed/stats.js';
 import type { DocumentServer, FaultSettings } from '../../src/simulator/document-api/document-server.js';
 import { expectedStore, type Op } from '../feed/helpers.js';
 

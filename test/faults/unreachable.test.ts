@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Feeder } from '../../src/feed/feeder.js';
-import { feed } from '../../src/feed/index.js';
+import { feed } from '../../src/feed/feeder.js';
 import { visit } from '../../src/visit/visit.js';
 import type { VisitMessage } from '../../src/visit/options.js';
 import type { VisitRun } from '../../src/visit/visitor.js';

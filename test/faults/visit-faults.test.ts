@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { visit } from '../../src/visit/index.js';
+import { visit } from '../../src/visit/visit.js';
 import { overProtocols } from '../support/protocols.js';
 
 /** Sliced visits against a simulator that misbehaves, over each protocol: every document arrives exactly once. */

@@ -4,7 +4,8 @@ import { gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { join } from 'node:path';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { Feeder, feed, type OperationResult } from '../../src/feed/index.js';
+import { Feeder, feed } from '../../src/feed/feeder.js';
+import { type OperationResult } from '../../src/feed/operation-result.js';
 import { awkwardIds, expectedStore, tempDir, type Op } from './helpers.js';
 
 const fastRetries = { baseDelayMs: 2, maxDelayMs: 20, feedBlockBaseDelayMs: 5, feedBlockMaxDelayMs: 40 };

@@ -1,7 +1,9 @@
 import { join, relative } from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Feeder, readFeedCheckpoint, type FeedCheckpoint, type FeedOptions } from '../../src/feed/index.js';
+import { Feeder } from '../../src/feed/feeder.js';
+import { readFeedCheckpoint, type FeedCheckpoint } from '../../src/feed/feed-checkpoint.js';
+import { type FeedOptions } from '../../src/feed/options.js';
 import { recordFeed, resumedOptions, ResumeConflictError } from '../../src/feed/recorded-options.js';
 import { storeMap, writeJsonl, type Op } from '../faults/harness.js';
 import { startRecordingServer } from '../http/recording-server.js';

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { Feeder, type OperationResult } from '../../src/feed/index.js';
+import { Feeder } from '../../src/feed/feeder.js';
+import { type OperationResult } from '../../src/feed/operation-result.js';
 import { startRecordingServer } from '../http/recording-server.js';
 import { tempDir } from './helpers.js';
 

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { feed } from '../../src/feed/index.js';
+import { feed } from '../../src/feed/feeder.js';
 import { tempDir } from './helpers.js';
 
 const bin = resolve('bin/vespa-bulk.js');

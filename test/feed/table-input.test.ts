@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { Feeder, feed } from '../../src/feed/index.js';
+import { Feeder, feed } from '../../src/feed/feeder.js';
 import { readSources } from '../../src/feed/source.js';
 import { modelFromPackage } from '../../src/deploy/load-model.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';

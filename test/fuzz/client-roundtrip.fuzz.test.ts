@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { feed, type OperationResult } from '../../src/feed/index.js';
+import { feed } from '../../src/feed/feeder.js';
+import { type OperationResult } from '../../src/feed/operation-result.js';
 import { DocumentClient } from '../../src/http/document-client.js';
-import { visit } from '../../src/visit/index.js';
+import { visit } from '../../src/visit/visit.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { writableDocumentId } from './arbitraries.js';
 

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { gunzipSync } from 'node:zlib';
-import { feed, type OperationResult } from '../../src/feed/index.js';
+import { feed } from '../../src/feed/feeder.js';
+import { type OperationResult } from '../../src/feed/operation-result.js';
 import { startRecordingServer, type RecordedRequest } from './recording-server.js';
 
 // Retry-After is capped by maxDelayMs, so the cap stays above the 0.2 s the server asks for.

@@ -1,7 +1,8 @@
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { feed, type FeedOptions } from '../../src/feed/index.js';
+import { feed } from '../../src/feed/feeder.js';
+import { type FeedOptions } from '../../src/feed/options.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
 
 /**

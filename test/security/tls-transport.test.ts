@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { feed } from '../../src/feed/index.js';
+import { feed } from '../../src/feed/feeder.js';
 import { visit } from '../../src/visit/visit.js';
 import { bulkOperation } from '../../src/visit/bulk.js';
 import { DocumentClient } from '../../src/http/document-client.js';

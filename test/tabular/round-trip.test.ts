@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { compare } from '../../src/compare/index.js';
-import { feed } from '../../src/feed/index.js';
+import { feed } from '../../src/feed/feeder.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { modelFromPackage } from '../../src/deploy/load-model.js';
 import { exportDocuments } from '../../src/visit/export/index.js';

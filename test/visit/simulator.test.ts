@@ -7,7 +7,7 @@ import { visit } from '../../src/visit/visit.js';
 import type { VisitRun } from '../../src/visit/visitor.js';
 import { exportDocuments } from '../../src/visit/export/index.js';
 import { bulkOperation } from '../../src/visit/bulk.js';
-import { feed } from '../../src/feed/index.js';
+import { feed } from '../../src/feed/feeder.js';
 import { tempDir as makeTempDir } from '../support/temp-dir.js';
 import { abortAfter } from './abort-after.js';
 

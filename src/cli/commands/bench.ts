@@ -1,4 +1,10 @@
-import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
+import {
+  compressionFlag,
+  protocolNote,
+  transportFromArgs,
+  withTransportOptions,
+  type TransportArgs,
+} from '../transport-options.js';
 import { listedCommand } from '../command-list.js';
 import type { Argv, CommandModule } from 'yargs';
 import { VespaBulkError } from '../../core/errors.js';
@@ -107,11 +113,7 @@ function builder(y: Argv): Argv<BenchArgs> {
     .option('inflight', { type: 'number', describe: 'Fixed in-flight limit (default: adaptive)' })
     .option('timeout', { type: 'number', describe: 'Per-operation deadline in seconds, across retries' })
     .option('header', repeatable("Extra header 'Name: value' (repeatable)"))
-    .option('compression', {
-      choices: ['auto', 'gzip', 'none'] as const,
-      default: 'auto' as Compression,
-      describe: 'gzip bodies over 512 bytes: auto = unless the target is loopback',
-    })
+    .option('compression', compressionFlag)
     .option('progress', {
       type: 'number',
       default: 5,

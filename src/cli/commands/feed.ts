@@ -27,7 +27,13 @@ import { holdYoungGeneration } from '../young-generation.js';
 import { existsSync } from 'node:fs';
 import { feedFlags, flagName, withFlagNames } from '../option-flags.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
-import { protocolNote, transportFromArgs, withTransportOptions, type TransportArgs } from '../transport-options.js';
+import {
+  compressionFlag,
+  protocolNote,
+  transportFromArgs,
+  withTransportOptions,
+  type TransportArgs,
+} from '../transport-options.js';
 import { feedSummaryJson, writeSummary } from '../summary-names.js';
 import { formatCount } from '../progress-format.js';
 import { defaultCheckpointPath, defaultFailuresPath, isDefaultCheckpointName } from '../default-paths.js';
@@ -114,11 +120,7 @@ function builder(y: Argv): Argv<FeedArgs> {
       .option('trace', { type: 'number', describe: 'Trace level 1-9, sent as ?tracelevel=' })
       // Not an array option: that would swallow the file names after it. Repeated flags still collect.
       .option('header', repeatable("Extra header 'Name: value' (repeatable)"))
-      .option('compression', {
-        choices: ['auto', 'gzip', 'none'] as const,
-        default: 'auto' as Compression,
-        describe: 'gzip bodies over 512 bytes: auto = unless the target is loopback',
-      })
+      .option('compression', compressionFlag)
       .option('verbose', {
         alias: 'v',
         type: 'boolean',

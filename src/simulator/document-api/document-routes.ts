@@ -118,15 +118,12 @@ function documentOperation(
   query.string('route');
   const dryRun = query.boolean('dryRun') ?? false;
   let op: PreparedOperation;
+  const common = { pathId, id, cluster, traceLevel, timeoutMs };
   switch (req.method) {
     case 'GET':
       op = {
         kind: 'get',
-        pathId,
-        id,
-        cluster,
-        traceLevel,
-        timeoutMs,
+        ...common,
         fieldSet: parseFieldSet(query.string('fieldSet')),
         render: fieldsRenderer(state.model, requestedTensorEncoding(query.queryString)),
       };
@@ -142,11 +139,7 @@ function documentOperation(
       const matcher = condition === undefined ? undefined : compileCondition(state.selections, condition);
       op = {
         kind: 'put',
-        pathId,
-        id,
-        cluster,
-        traceLevel,
-        timeoutMs,
+        ...common,
         fields,
         fieldsJson: parsed.fieldsJson,
         condition,
@@ -167,11 +160,7 @@ function documentOperation(
       const { condition, create } = conditionAndCreate(query, parsed.condition, parsed.create);
       op = {
         kind: 'update',
-        pathId,
-        id,
-        cluster,
-        traceLevel,
-        timeoutMs,
+        ...common,
         fields,
         condition,
         matcher: compileCondition(state.selections, condition),
@@ -184,11 +173,7 @@ function documentOperation(
       const condition = query.string('condition');
       op = {
         kind: 'remove',
-        pathId,
-        id,
-        cluster,
-        traceLevel,
-        timeoutMs,
+        ...common,
         condition,
         matcher: compileCondition(state.selections, condition),
         dryRun,

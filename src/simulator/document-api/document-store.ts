@@ -159,38 +159,28 @@ export class ClusterStore {
   ): StoredEntry {
     if (fieldsJson !== undefined) fields = undefined;
     else if (fields === undefined) fields = {};
-    return this.write(id, false, fields, fieldsJson, timestampMicros);
+    return this.write(id, { removed: false, fields, fieldsJson, timestampMicros });
   }
 
   /** Marks the document removed (a tombstone is kept even for an id never seen, as the service does); whether it was live. */
   remove(id: string, timestampMicros = this.clock.now()): boolean {
     const live = this.live;
-    this.write(id, true, undefined, undefined, timestampMicros);
+    this.write(id, { removed: true, fields: undefined, fieldsJson: undefined, timestampMicros });
     return this.live < live;
   }
 
   /** Sets the entry of `id` (a new one for an id never seen), keeping the count of live documents. */
-  private write(
-    id: string,
-    removed: boolean,
-    fields: Record<string, unknown> | undefined,
-    fieldsJson: string | undefined,
-    timestampMicros: number,
-  ): StoredEntry {
+  private write(id: string, state: EntryState): StoredEntry {
     const existing = this.entries.get(id);
     if (existing === undefined) {
-      const entry = newEntry(id, removed, fields, fieldsJson, timestampMicros);
+      const entry = newEntry(id, state);
       this.entries.set(id, entry);
-      if (!removed) this.live++;
+      if (!state.removed) this.live++;
       this.noteAdded(entry);
       return entry;
     }
-    if (existing.removed !== removed) this.live += removed ? -1 : 1;
-    existing.removed = removed;
-    existing.fields = fields;
-    existing.fieldsJson = fieldsJson;
-    existing.timestampMicros = timestampMicros;
-    return existing;
+    if (existing.removed !== state.removed) this.live += state.removed ? -1 : 1;
+    return Object.assign(existing, state);
   }
 
   /**
@@ -371,13 +361,10 @@ export class DocumentStore {
   }
 }
 
-function newEntry(
-  id: string,
-  removed: boolean,
-  fields: Record<string, unknown> | undefined,
-  fieldsJson: string | undefined,
-  timestampMicros: number,
-): StoredEntry {
+/** What a put or a remove sets on a stored entry. */
+type EntryState = Pick<StoredEntry, 'removed' | 'fields' | 'fieldsJson' | 'timestampMicros'>;
+
+function newEntry(id: string, state: EntryState): StoredEntry {
   const parts = idParts(id);
   return {
     id,
@@ -385,9 +372,6 @@ function newEntry(
     namespace: parts.namespace,
     type: parts.type,
     bucket: parts.bucket,
-    removed,
-    fields,
-    fieldsJson,
-    timestampMicros,
+    ...state,
   };
 }
