@@ -159,28 +159,38 @@ export class ClusterStore {
   ): StoredEntry {
     if (fieldsJson !== undefined) fields = undefined;
     else if (fields === undefined) fields = {};
-    return this.write(id, { removed: false, fields, fieldsJson, timestampMicros });
+    return this.write(id, false, fields, fieldsJson, timestampMicros);
   }
 
   /** Marks the document removed (a tombstone is kept even for an id never seen, as the service does); whether it was live. */
   remove(id: string, timestampMicros = this.clock.now()): boolean {
     const live = this.live;
-    this.write(id, { removed: true, fields: undefined, fieldsJson: undefined, timestampMicros });
+    this.write(id, true, undefined, undefined, timestampMicros);
     return this.live < live;
   }
 
   /** Sets the entry of `id` (a new one for an id never seen), keeping the count of live documents. */
-  private write(id: string, state: EntryState): StoredEntry {
+  private write(
+    id: string,
+    removed: boolean,
+    fields: Record<string, unknown> | undefined,
+    fieldsJson: string | undefined,
+    timestampMicros: number,
+  ): StoredEntry {
     const existing = this.entries.get(id);
     if (existing === undefined) {
-      const entry = newEntry(id, state);
+      const entry = newEntry(id, removed, fields, fieldsJson, timestampMicros);
       this.entries.set(id, entry);
-      if (!state.removed) this.live++;
+      if (!removed) this.live++;
       this.noteAdded(entry);
       return entry;
     }
-    if (existing.removed !== state.removed) this.live += state.removed ? -1 : 1;
-    return Object.assign(existing, state);
+    if (existing.removed !== removed) this.live += removed ? -1 : 1;
+    existing.removed = removed;
+    existing.fields = fields;
+    existing.fieldsJson = fieldsJson;
+    existing.timestampMicros = timestampMicros;
+    return existing;
   }
 
   /**
@@ -361,10 +371,13 @@ export class DocumentStore {
   }
 }
 
-/** What a put or a remove sets on a stored entry. */
-type EntryState = Pick<StoredEntry, 'removed' | 'fields' | 'fieldsJson' | 'timestampMicros'>;
-
-function newEntry(id: string, state: EntryState): StoredEntry {
+function newEntry(
+  id: string,
+  removed: boolean,
+  fields: Record<string, unknown> | undefined,
+  fieldsJson: string | undefined,
+  timestampMicros: number,
+): StoredEntry {
   const parts = idParts(id);
   return {
     id,
@@ -372,6 +385,9 @@ function newEntry(id: string, state: EntryState): StoredEntry {
     namespace: parts.namespace,
     type: parts.type,
     bucket: parts.bucket,
-    ...state,
+    removed,
+    fields,
+    fieldsJson,
+    timestampMicros,
   };
 }
