@@ -81,6 +81,19 @@ export interface CliFeedRun {
   limit: number;
 }
 
+/**
+ * What GNU time (`-f '%U %S %M' -o report`) wrote of a finished command: user+system CPU and peak RSS. The report is
+ * removed once read.
+ */
+export function takeGnuTime(report: string): { cpuSeconds: number; maxRssMB: number } {
+  try {
+    const [user, sys, kb] = readFileSync(report, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
+    return { cpuSeconds: user + sys, maxRssMB: kb / 1024 };
+  } finally {
+    rmSync(report, { force: true });
+  }
+}
+
 /** One `feed -q` of `input` by the built CLI under GNU time, with `flags`. */
 export async function runCliFeed(o: CliFeedOptions): Promise<CliFeedRun> {
   const report = join(o.cwd ?? repoRoot, `.time-${process.pid}-${Date.now()}.txt`);
@@ -138,12 +151,7 @@ export async function runCliFeed(o: CliFeedOptions): Promise<CliFeedRun> {
   clearTimeout(cap);
   untrack();
   const wallSeconds = (performance.now() - started) / 1000;
-  let timeLine: string;
-  try {
-    timeLine = readFileSync(report, 'utf8').trim().split('\n').pop()!;
-  } finally {
-    rmSync(report, { force: true });
-  }
+  const used = takeGnuTime(report);
   const code = exitCode ?? -1;
   // What it said on stderr, unless it is only the stop the cap asked for.
   if (err !== '' && !(capped && code === 130)) process.stderr.write(err);
@@ -155,7 +163,6 @@ export async function runCliFeed(o: CliFeedOptions): Promise<CliFeedRun> {
       `feed ${(o.flags ?? []).join(' ')} to ${o.target} exited ${code} without a summary: ${out.slice(0, 300)}`,
     );
   }
-  const [user, sys, kb] = timeLine.split(' ').map(Number);
   const responses = (summary['http.response.count'] as number) ?? 0;
   const ok = (summary['feeder.ok.count'] as number) ?? 0;
   return {
@@ -167,8 +174,8 @@ export async function runCliFeed(o: CliFeedOptions): Promise<CliFeedRun> {
     failed: summary['feeder.error.count'] ?? 0,
     share429: responses > 0 ? (summary['http.response.code.counts']?.['429'] ?? 0) / responses : 0,
     p99: summary['http.response.latency.millis.p99'],
-    cpuUsPerOp: ((user + sys) * 1e6) / Math.max(1, capped ? ok : (o.count ?? ok)),
-    maxRssMB: kb / 1024,
+    cpuUsPerOp: (used.cpuSeconds * 1e6) / Math.max(1, capped ? ok : (o.count ?? ok)),
+    maxRssMB: used.maxRssMB,
     wallSeconds,
     protocol: summary['http.protocol'] ?? '?',
     limit: summary['feeder.inflight.limit'],

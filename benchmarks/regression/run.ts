@@ -15,17 +15,19 @@
  *
  *   npx tsx benchmarks/regression/run.ts [--base main] [--documents 50000] [--rounds 3] [--help-runs 5] [--only feed,visit] [--sink]
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildCommit } from '../lib/baseline-build.js';
 import { median, printTable } from '../lib/child.js';
-import { buildDist, cliOf, fmt, generatePuts, runCliFeed } from '../lib/cli-feed.js';
+import { buildDist, cliOf, fmt, generatePuts, runCliFeed, takeGnuTime } from '../lib/cli-feed.js';
+import { serve } from '../lib/serve-cli.js';
 import { onTeardown } from '../lib/teardown.js';
+import { timed } from '../lib/timed-command.js';
 
 const { values } = parseArgs({
   options: {
@@ -40,31 +42,6 @@ const { values } = parseArgs({
 const documents = Number(values.documents);
 const rounds = Number(values.rounds);
 const helpRuns = Number(values['help-runs']);
-
-/** `serve` of a built CLI on a free port, without the config server; its URL read from what it prints. */
-async function serve(cli: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--no-config'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const untrack = onTeardown(() => child.kill('SIGKILL'));
-  let err = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /document interface: (\S+)\/document\/v1\//.exec(err);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
-  return {
-    url,
-    async stop() {
-      untrack();
-      child.kill('SIGTERM');
-      if (child.exitCode === null) await once(child, 'exit');
-    },
-  };
-}
 
 /** The minimal sink of benchmarks/feed/sink-server.ts: it prints its URL and exits when its stdin closes. */
 async function sink(): Promise<{ url: string; stop(): void }> {
@@ -112,34 +89,21 @@ async function visit(cli: string, url: string, cwd: string): Promise<Figures> {
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const [code] = (await once(child, 'exit')) as [number | null];
-  const [user, sys, kb] = readFileSync(report, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
-  rmSync(report, { force: true });
+  const used = takeGnuTime(report);
   const summary = JSON.parse(out) as Record<string, number>;
   if (code !== 0 || summary['visit.document.count'] !== documents)
     throw new Error(`visit by ${cli} exited ${code} with ${summary['visit.document.count']} of ${documents} documents`);
   return {
     'docs/s': summary['visit.document.rate'],
-    'CPU µs/doc': ((user + sys) * 1e6) / documents,
-    'peak RSS MB': kb / 1024,
+    'CPU µs/doc': (used.cpuSeconds * 1e6) / documents,
+    'peak RSS MB': used.maxRssMB,
   };
 }
 
 /** `args` of `cli` run `helpRuns` times under bash's `time`: median CPU (user+sys) and wall, in ms. */
-function helpFigures(cli: string, args: string[]): Figures {
-  const cpu: number[] = [];
-  const wall: number[] = [];
-  for (let i = 0; i < helpRuns; i++) {
-    const r = spawnSync(
-      'bash',
-      ['-c', 'TIMEFORMAT="%3R %3U %3S"; time "$@" >/dev/null 2>/dev/null', 'bash', process.execPath, cli, ...args],
-      { encoding: 'utf8' },
-    );
-    const m = /(\d+\.\d+) (\d+\.\d+) (\d+\.\d+)\s*$/.exec(r.stderr.trim());
-    if (r.status !== 0 || m === null) throw new Error(`${cli} ${args.join(' ')} failed: ${r.stderr}`);
-    wall.push(Number(m[1]) * 1000);
-    cpu.push((Number(m[2]) + Number(m[3])) * 1000);
-  }
-  return { 'CPU ms': median(cpu), 'wall ms': median(wall) };
+function helpFigures(cli: string, args: string[], cwd: string): Figures {
+  const runs = Array.from({ length: helpRuns }, () => timed([process.execPath, cli, ...args], cwd));
+  return { 'CPU ms': median(runs.map((r) => r.cpu * 1000)), 'wall ms': median(runs.map((r) => r.wall * 1000)) };
 }
 
 const load = (): string => loadavg()[0].toFixed(1);
@@ -152,6 +116,9 @@ try {
   await generatePuts(input, documents);
   const server = await serve(cliOf());
   const feedTarget = values.sink ? await sink() : undefined;
+  // The visits read what this loads, whichever commands run (--only) and wherever the feeds go (--sink).
+  const loaded = await runCliFeed({ target: server.url, input, count: documents, cwd: work });
+  if (loaded.ok !== documents) throw new Error(`loading the simulator: ${loaded.ok} of ${documents} ok`);
   const clis = [
     { name: 'this tree', cli: cliOf() },
     { name: `before (${values.base} = ${before.hash.slice(0, 10)})`, cli: before.cli },
@@ -172,8 +139,8 @@ try {
       },
     ],
     ['visit', (cli) => visit(cli, server.url, work)],
-    ['--help', (cli) => Promise.resolve(helpFigures(cli, ['--help']))],
-    ['feed --help', (cli) => Promise.resolve(helpFigures(cli, ['feed', '--help']))],
+    ['--help', (cli) => Promise.resolve(helpFigures(cli, ['--help'], work))],
+    ['feed --help', (cli) => Promise.resolve(helpFigures(cli, ['feed', '--help'], work))],
   ];
   try {
     const rows: Array<Record<string, string>> = [];

@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { startChildServer, median } from '../lib/child.js';
 import { modulesLoadedBy, packageOf } from '../lib/loaded-modules.js';
 import { installConsumer, pack } from '../lib/packed-install.js';
+import { timed, type Timing } from '../lib/timed-command.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -28,33 +29,6 @@ const { values: flags } = parseArgs({
 });
 const runs = Number(flags.runs);
 const extra = flags.extra === '' ? [] : flags.extra.split(',');
-
-interface Timing {
-  cpu: number;
-  wall: number;
-}
-
-/** One run of `argv` under bash's `time`: CPU (user + sys, the command and its children) and wall, seconds. */
-function timed(argv: string[], cwd: string): Timing {
-  const r = spawnSync(
-    'bash',
-    [
-      '-c',
-      'TIMEFORMAT="%3R %3U %3S"; time "$@" >/dev/null 2>"$VESPA_BULK_STARTUP_ERR"; s=$?; [ $s -eq 0 ] || echo "exit $s" >&2',
-      'bash',
-      ...argv,
-    ],
-    {
-      cwd,
-      encoding: 'utf8',
-      env: { ...process.env, VESPA_BULK_STARTUP_ERR: join(cwd, 'last-stderr.txt') },
-    },
-  );
-  const m = /(\d+\.\d+) (\d+\.\d+) (\d+\.\d+)\s*$/.exec(r.stderr.replace(/exit \d+\s*$/, '').trim());
-  if (r.status !== 0 || m === null || /exit \d+/.test(r.stderr))
-    throw new Error(`${argv.join(' ')} failed in ${cwd}: ${r.stderr}`);
-  return { wall: Number(m[1]), cpu: Number(m[2]) + Number(m[3]) };
-}
 
 /** Bytes of the files under `dir`, and the packages in it (folders with a package.json at the top or in a scope). */
 async function sizeOf(dir: string): Promise<number> {

@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { buildCommit } from '../lib/baseline-build.js';
 import { median, medianBy, printTable } from '../lib/child.js';
 import { buildDist, cliOf, fmt, generatePuts, runCliFeed } from '../lib/cli-feed.js';
-import { onTeardown } from '../lib/teardown.js';
+import { serve } from '../lib/serve-cli.js';
 
 const { values } = parseArgs({
   options: {
@@ -29,31 +29,6 @@ const { values } = parseArgs({
 });
 const documents = Number(values.documents);
 const rounds = Number(values.rounds);
-
-/** `serve` of a built CLI on a free port, without the config server; its URL read from what it prints. */
-async function serve(cli: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--no-config'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const untrack = onTeardown(() => child.kill('SIGKILL'));
-  let err = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /document interface: (\S+)\/document\/v1\//.exec(err);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
-  return {
-    url,
-    async stop() {
-      untrack();
-      child.kill('SIGTERM');
-      if (child.exitCode === null) await once(child, 'exit');
-    },
-  };
-}
 
 interface VisitRun {
   seconds: number;
