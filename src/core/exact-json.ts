@@ -17,10 +17,11 @@ export type NumberWriter = (value: unknown) => string | undefined;
  * text (raw or escaped): no document string can be taken for one.
  */
 export function parseJsonWith(text: string, read: NumberReader): unknown {
-  const mark = unusedMark(text);
   const values: unknown[] = [];
-  const marked = markNumbers(text, read, mark, values);
-  if (values.length === 0) return JSON.parse(text);
+  // Chosen once a token is kept: most texts keep none, and the search reads the whole text twice.
+  let mark: string | undefined;
+  const marked = markNumbers(text, read, () => (mark ??= unusedMark(text)), values);
+  if (mark === undefined) return JSON.parse(text);
   const code = mark.charCodeAt(0);
   return JSON.parse(marked, (_key, value: unknown) =>
     typeof value === 'string' && value.charCodeAt(0) === code ? values[Number(value.slice(1))] : value,
@@ -55,7 +56,7 @@ function unusedMark(text: string): string {
 }
 
 /** The text with each number token (outside strings) that `read` keeps replaced by `"<mark><index in values>"`. */
-function markNumbers(text: string, read: NumberReader, mark: string, values: unknown[]): string {
+function markNumbers(text: string, read: NumberReader, markOf: () => string, values: unknown[]): string {
   let out = '';
   let copied = 0;
   let i = 0;
@@ -84,7 +85,7 @@ function markNumbers(text: string, read: NumberReader, mark: string, values: unk
       }
       const value = read(text.slice(start, i));
       if (value !== undefined) {
-        out += `${text.slice(copied, start)}"${mark}${values.push(value) - 1}"`;
+        out += `${text.slice(copied, start)}"${markOf()}${values.push(value) - 1}"`;
         copied = i;
       }
       continue;
