@@ -57,9 +57,9 @@ export async function startNullEndpoint(o: { tls?: boolean } = {}): Promise<Null
   const child = spawn(nullEndpointBinary(), o.tls ? ['-tls'] : [], { stdio: ['ignore', 'pipe', 'inherit'] });
   const untrack = onTeardown(() => child.kill('SIGKILL'));
   let out = '';
-  child.stdout!.setEncoding('utf8');
+  child.stdout.setEncoding('utf8');
   const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.on('data', (d: string) => {
+    child.stdout.on('data', (d: string) => {
       out += d;
       const m = /listening (\d+)/.exec(out);
       if (m) resolve(Number(m[1]));

@@ -13,7 +13,7 @@ import type {
 } from '../driver.js';
 import { checkFeedOptions, type FeedOptions } from '../options.js';
 import { type WireProtocol } from '../../http/transport.js';
-import { createTransport } from '../../http/create-transport.js';
+import { createTransport, defaultH2Connections } from '../../http/create-transport.js';
 import { splitEndpoint } from '../../http/endpoint.js';
 import { FeedStats } from '../stats.js';
 import { defaultMaxInflight } from '../throttle.js';
@@ -36,12 +36,23 @@ import { positionAfter, settleUnsent } from '../unsent.js';
 /** Batches a worker may have been sent and not yet pulled: enough to keep it busy, few enough to bound memory. */
 const maxAhead = 4;
 
+/**
+ * Bytes of operations gathered for one worker before they go as one batch, while the worker has batches queued.
+ * A read chunk (64 KiB) cut N ways would give each of 16 workers batches of 4 operations: a message, a wake-up
+ * and a pull per 4 operations, and too few ahead to fill its in-flight share (benchmarks/device/worker-curve.sh).
+ */
+const batchBytes = 64 * 1024;
+
 /** One worker thread and what the coordinator knows of it. */
 interface Lane {
   channel: WorkerChannel<FeedProtocol>;
   /** Last batch number sent, and the last the worker's engine pulled. */
   sent: number;
   taken: number;
+  /** Items routed here and not yet sent (all of one input), and their bytes. */
+  gathered: RawItem[];
+  gatheredBytes: number;
+  gatheredInput: { input: number; name: string } | undefined;
   /**
    * Batches sent and not yet in the worker's latest state (`accepted`): its input, how many operations,
    * and (when a checkpoint is kept) each item's line and offset, as in the batch's `meta`.
@@ -211,7 +222,10 @@ export class WorkerCoordinator implements FeedDriver {
       readError = { error: err };
       this.stop('interrupted');
     }
-    for (const lane of this.lanes) this.send(lane, { type: 'end' });
+    for (const lane of this.lanes) {
+      this.flush(lane);
+      this.send(lane, { type: 'end' });
+    }
     while (this.lanes.some((l) => !l.channel.exited)) await this.sleeper.sleep();
     if (readError !== undefined) throw readError.error;
     if (this.workerError !== undefined) throw this.workerError;
@@ -233,6 +247,8 @@ export class WorkerCoordinator implements FeedDriver {
    */
   async atConsistentCut(save: () => Promise<void>): Promise<void> {
     if (this.barrier.open || this.stopping !== undefined) return;
+    // What is gathered and not yet sent is read: it must be in a lane's pending batches, which the cut covers.
+    for (const lane of this.lanes) this.flush(lane);
     const waiting = this.lanes.filter((l) => l.done === undefined && !l.channel.exited);
     if (waiting.length === 0) return;
     const answers = await this.barrier.gather(waiting, (lane) => this.send(lane, { type: 'snapshot' }));
@@ -289,29 +305,43 @@ export class WorkerCoordinator implements FeedDriver {
     };
   }
 
-  /** Routes one read batch: items this thread settles itself (skipped, uncut), the rest packed per worker. */
+  /**
+   * Routes one read batch: items this thread settles itself (skipped, uncut), the rest gathered per worker and
+   * sent once a worker's share reaches `batchBytes`, or at once to a worker with nothing queued (a slow input
+   * never waits for a batch to fill).
+   */
   private route(items: RawItem[], input: number, name: string): void {
-    const perWorker: RawItem[][] = this.lanes.map(() => []);
     for (const item of items) {
       this.read++;
       this.readPosition = positionAfter(input, item);
       if (settleUnsent(this.own, item, name, this.failures, this.options.onResult)) continue;
-      perWorker[workerOf(routeId(item.bytes), this.count)].push(item);
+      const lane = this.lanes[workerOf(routeId(item.bytes), this.count)];
+      if (lane.gatheredInput !== undefined && lane.gatheredInput.input !== input) this.flush(lane);
+      lane.gatheredInput ??= { input, name };
+      lane.gathered.push(item);
+      lane.gatheredBytes += item.bytes.length;
+      if (lane.gatheredBytes >= batchBytes) this.flush(lane);
     }
     this.merged = undefined;
-    for (let w = 0; w < this.lanes.length; w++) {
-      const share = perWorker[w];
-      if (share.length === 0) continue;
-      const lane = this.lanes[w];
-      const batch = packBatch(++lane.sent, input, name, share);
-      lane.pending.push({
-        n: batch.n,
-        input,
-        count: share.length,
-        ...(this.keepsCheckpoint && { meta: batch.meta.slice() }),
-      });
-      this.send(lane, { type: 'batch', ...batch }, [batch.bytes, batch.meta.buffer as ArrayBuffer]);
-    }
+    for (const lane of this.lanes) if (lane.sent === lane.taken) this.flush(lane);
+  }
+
+  /** Sends what is gathered for `lane` as one batch. */
+  private flush(lane: Lane): void {
+    const from = lane.gatheredInput;
+    if (from === undefined) return;
+    const share = lane.gathered;
+    lane.gathered = [];
+    lane.gatheredBytes = 0;
+    lane.gatheredInput = undefined;
+    const batch = packBatch(++lane.sent, from.input, from.name, share);
+    lane.pending.push({
+      n: batch.n,
+      input: from.input,
+      count: share.length,
+      ...(this.keepsCheckpoint && { meta: batch.meta.slice() }),
+    });
+    this.send(lane, { type: 'batch', ...batch }, [batch.bytes, batch.meta.buffer as ArrayBuffer]);
   }
 
   private startLane(index: number): Lane {
@@ -323,6 +353,9 @@ export class WorkerCoordinator implements FeedDriver {
       channel: WorkerChannel.spawn<FeedProtocol>(import.meta.url, 'worker', data),
       sent: 0,
       taken: 0,
+      gathered: [],
+      gatheredBytes: 0,
+      gatheredInput: undefined,
       pending: [],
       state: undefined,
       open: [],
@@ -346,6 +379,8 @@ export class WorkerCoordinator implements FeedDriver {
     switch (m.type) {
       case 'taken':
         lane.taken = m.n;
+        // A worker that has taken all it was sent gets what is gathered for it now, not when it fills.
+        if (lane.sent === lane.taken && this.stopping === undefined && !this.barrier.open) this.flush(lane);
         this.sleeper.wakeUp();
         return;
       case 'failures':
@@ -403,8 +438,11 @@ function workerOptions(o: FeedOptions, count: number, index: number): FeedOption
   } = o;
   const share = (total: number) => Math.max(1, Math.floor(total / count) + (index < total % count ? 1 : 0));
   const w: FeedOptions = { ...rest, failures: false, checkpoint: false };
-  // Without a number given, each worker takes the protocol's default: the in-flight limit, shared, bounds them.
+  // Without a number given, HTTP/2's default number of connections is shared as a given one is (the workers
+  // together keep as many open as one thread would: sixteen workers with sixteen each were 256 connections, each
+  // with a few streams, so a write and a wake-up per operation or two); HTTP/1.1's follows the in-flight share.
   if (o.connections !== undefined) w.connections = share(o.connections);
+  else if (o.protocol === 'h2') w.connections = share(defaultH2Connections);
   if (o.inflight !== undefined) w.inflight = share(o.inflight);
   else w.maxInflight = share(o.maxInflight ?? defaultMaxInflight);
   if (o.arrivalRate !== undefined) w.arrivalRate = o.arrivalRate / count;
