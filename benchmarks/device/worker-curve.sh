@@ -27,14 +27,15 @@ null-endpoint > "$work/endpoint.out" & endpoint=$!
 for _ in $(seq 50); do grep -q listening "$work/endpoint.out" 2>/dev/null && break; sleep 0.1; done
 url="http://127.0.0.1:$(sed 's/listening //' "$work/endpoint.out")"
 
-# One run: prints "what N ops/s cpu_s".
-timed() { local what=$1 n=$2; shift 2; local t0 t1 out
+# One run: prints "what N ops/s cpu_s limit" (the in-flight limit at the end; - for h2load).
+timed() { local what=$1 n=$2; shift 2; local out real user sys
   TIMEFORMAT='%3R %3U %3S'; { out=$( { time "$@" >"$work/out" 2>"$work/err"; } 2>&1 ); } || { echo "FAILED $what $n" >&2; tail -5 "$work/err" >&2; return 0; }
   read -r real user sys <<<"$out"
-  local ops
+  local ops limit=-
   if [ "$what" = h2load ]; then ops=$(grep -o 'finished in [^,]*, [0-9.]* req/s' "$work/out" | awk '{print $(NF-1)}')
-  else ops=$(grep -o '"feeder.ok.rate": [0-9.]*' "$work/out" | awk '{print $2}'); fi
-  echo "$what $n ${ops:-0} $(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')"; }
+  else ops=$(grep -o '"feeder.ok.rate": [0-9.]*' "$work/out" | awk '{print $2}')
+    limit=$(grep -o '"feeder.inflight.limit": [0-9]*' "$work/out" | awk '{print $2}'); fi
+  echo "$what $n ${ops:-0} $(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }') $limit"; }
 
 results="$work/results"
 for round in $(seq "$rounds"); do

@@ -6,6 +6,8 @@
  *
  *   feed        `feed -q` of N generated ~1 KB puts: documents/s, CPU (user+sys) per document, peak RSS
  *   visit       `visit ns/music -o /dev/null` of the same N documents: documents/s, CPU per document, peak RSS
+ *   speedtest   `feed --speedtest 1000 --speedtest-duration S` (dry-run puts, nothing stored): operations/s, CPU per
+ *               operation (the issue's row: `vespa feed --speedtest` against `serve`)
  *   --help      `vespa-bulk --help`: CPU and wall seconds
  *   feed --help `vespa-bulk feed --help`: CPU and wall seconds
  *
@@ -13,7 +15,8 @@
  * ratios). With --sink the feed goes to a minimal HTTP/1.1 sink (benchmarks/feed/sink-server.ts) instead, so that the
  * client's own cost is most of what is measured. Everything goes to 127.0.0.1 and runs in bounded time.
  *
- *   npx tsx benchmarks/regression/run.ts [--base main] [--documents 50000] [--rounds 3] [--help-runs 5] [--only feed,visit] [--sink]
+ *   npx tsx benchmarks/regression/run.ts [--base main] [--documents 50000] [--rounds 3] [--help-runs 5] [--only feed,visit]
+ *                                        [--sink] [--speedtest-seconds 10]
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -37,6 +40,7 @@ const { values } = parseArgs({
     'help-runs': { type: 'string', default: '5' },
     only: { type: 'string' },
     sink: { type: 'boolean', default: false },
+    'speedtest-seconds': { type: 'string', default: '10' },
   },
 });
 const documents = Number(values.documents);
@@ -100,6 +104,37 @@ async function visit(cli: string, url: string, cwd: string): Promise<Figures> {
   };
 }
 
+/** `feed --speedtest 1000` by `cli` against `url` under GNU time: operations/s from its summary, CPU per operation. */
+async function speedtest(cli: string, url: string, cwd: string): Promise<Figures> {
+  const report = join(cwd, `.time-speedtest-${Date.now()}.txt`);
+  const args = [
+    'feed',
+    '--speedtest',
+    '1000',
+    '--speedtest-duration',
+    values['speedtest-seconds'],
+    '-t',
+    url,
+    '--quiet',
+  ];
+  const child = spawn('/usr/bin/time', ['-f', '%U %S %M', '-o', report, process.execPath, cli, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    cwd,
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  const used = takeGnuTime(report);
+  const summary = JSON.parse(out) as Record<string, number>;
+  const ok = summary['feeder.ok.count'];
+  if (code !== 0 || ok === 0) throw new Error(`speedtest by ${cli} exited ${code} with ${ok} ok`);
+  return {
+    'ops/s': summary['feeder.ok.rate'],
+    'CPU µs/op': (used.cpuSeconds * 1e6) / ok,
+    'peak RSS MB': used.maxRssMB,
+  };
+}
+
 /** `args` of `cli` run `helpRuns` times under bash's `time`: median CPU (user+sys) and wall, in ms. */
 function helpFigures(cli: string, args: string[], cwd: string): Figures {
   const runs = Array.from({ length: helpRuns }, () => timed([process.execPath, cli, ...args], cwd));
@@ -139,6 +174,7 @@ try {
       },
     ],
     ['visit', (cli) => visit(cli, server.url, work)],
+    ['speedtest', (cli) => speedtest(cli, server.url, work)],
     ['--help', (cli) => Promise.resolve(helpFigures(cli, ['--help'], work))],
     ['feed --help', (cli) => Promise.resolve(helpFigures(cli, ['feed', '--help'], work))],
   ];

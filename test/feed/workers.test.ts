@@ -19,7 +19,6 @@ import {
   type Op,
 } from '../faults/harness.js';
 import { expectedStore, useFeedFixtures } from './helpers.js';
-import { startL4Balancer } from '../support/l4-balancer.js';
 
 /** `feed --workers N` over loopback against the simulator: one feed, whatever N. */
 describe('feed with worker threads', () => {
@@ -156,18 +155,6 @@ describe('feed with worker threads', () => {
     expect([401, 403]).toContain(outcome.authStatus);
     expect(outcome.checkpointFile).toBe(join(d, 'cp.json'));
     expect(outcome.summary.ok).toBe(0);
-  });
-
-  it('over HTTP/2 the workers share the default connections: together as many as one thread keeps (16), not 16 each', async () => {
-    const s = await server();
-    const balancer = await startL4Balancer([Number(new URL(s.url).port)]);
-    later(() => balancer.close());
-    const ops = mixedOperations(4000, 'c');
-    const path = writeJsonl(join(dir(), 'in.jsonl'), ops);
-    const outcome = await new Feeder({ endpoint: balancer.url, workers: 4, protocol: 'h2' }).run(path);
-    expect(outcome.summary.ok).toBe(ops.length);
-    expect(storeMap(s)).toEqual(expectedStore(ops));
-    expect(balancer.placed[0]).toBeLessThanOrEqual(16);
   });
 
   it('fails fast when nothing answers (VB_UNREACHABLE), as one thread does', async () => {

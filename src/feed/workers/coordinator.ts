@@ -13,7 +13,7 @@ import type {
 } from '../driver.js';
 import { checkFeedOptions, type FeedOptions } from '../options.js';
 import { type WireProtocol } from '../../http/transport.js';
-import { createTransport, defaultH2Connections } from '../../http/create-transport.js';
+import { createTransport } from '../../http/create-transport.js';
 import { splitEndpoint } from '../../http/endpoint.js';
 import { FeedStats } from '../stats.js';
 import { defaultMaxInflight } from '../throttle.js';
@@ -438,11 +438,9 @@ function workerOptions(o: FeedOptions, count: number, index: number): FeedOption
   } = o;
   const share = (total: number) => Math.max(1, Math.floor(total / count) + (index < total % count ? 1 : 0));
   const w: FeedOptions = { ...rest, failures: false, checkpoint: false };
-  // Without a number given, HTTP/2's default number of connections is shared as a given one is (the workers
-  // together keep as many open as one thread would: sixteen workers with sixteen each were 256 connections, each
-  // with a few streams, so a write and a wake-up per operation or two); HTTP/1.1's follows the in-flight share.
+  // Without a number given, each worker takes the protocol's default: sharing HTTP/2's 16 among the workers cost
+  // up to a tenth of the rate at 2 workers on 16 cores (benchmarks/device/worker-curve.sh, measurements.md#workers).
   if (o.connections !== undefined) w.connections = share(o.connections);
-  else if (o.protocol === 'h2') w.connections = share(defaultH2Connections);
   if (o.inflight !== undefined) w.inflight = share(o.inflight);
   else w.maxInflight = share(o.maxInflight ?? defaultMaxInflight);
   if (o.arrivalRate !== undefined) w.arrivalRate = o.arrivalRate / count;
