@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { IdSequencer } from '../../src/feed/id-sequencer.js';
+import { IdSequencer, sequencerHash } from '../../src/feed/id-sequencer.js';
+import { workerOf } from '../../src/feed/workers/route.js';
+import { fnv1a } from '../../src/feed/shard.js';
 
 describe('IdSequencer', () => {
   it('lets the first operation on an id go and holds later ones until it is released, in input order', () => {
@@ -81,4 +83,11 @@ describe('IdSequencer', () => {
       for (const ns of byId.values()) expect(ns).toEqual([...ns].sort((a, b) => a - b));
     },
   );
+
+  it('spreads the ids of one worker of 16, and of one shard of 16, over the whole table (not into a sixteenth of it)', () => {
+    const ids = Array.from({ length: 20_000 }, (_, i) => `id:ns:music::doc-${i}`);
+    const regions = (picked: string[]) => new Set(picked.map((id) => sequencerHash(id) >>> 28)).size;
+    expect(regions(ids.filter((id) => workerOf(id, 16) === 3))).toBe(16);
+    expect(regions(ids.filter((id) => fnv1a(id) % 16 === 5))).toBe(16);
+  });
 });
