@@ -541,12 +541,14 @@ export class H2Session {
     if (this.state === State.Closed || this.socketFull) return;
     const parts = this.out.take();
     if (parts.length === 0) return;
+    const written = this.out.writing();
     let more: boolean;
-    if (parts.length === 1) more = this.socket.write(parts[0]);
+    if (parts.length === 1) more = this.socket.write(parts[0], written);
     else {
       more = true;
       this.socket.cork();
-      for (const part of parts) more = this.socket.write(part);
+      for (let i = 0; i < parts.length; i++)
+        more = this.socket.write(parts[i], i === parts.length - 1 ? written : undefined);
       this.socket.uncork();
     }
     if (more) this.acks = 0;
