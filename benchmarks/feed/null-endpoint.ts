@@ -111,11 +111,11 @@ try {
     const h = medians(runs.h2load);
     const ours = medians(runs.this);
     const b = base !== undefined ? medians(runs.base) : undefined;
-    const row = (who: string, f: Figures | undefined): string =>
+    const row = (who: string, f: Figures | undefined, toBase = false): string =>
       f === undefined
         ? ''
-        : `| ${protocol} | ${who} | ${fmt(f.rate)} | ${ratio(f.rate, h.rate)} | ${fmt(f.cpuUs, 1)} | ${ratio(f.cpuUs, h.cpuUs)} | ${fmt(f.rssMB)} | ${ratio(f.rssMB, h.rssMB)} | ${b !== undefined && f !== b ? `${ratio(f.rate, b.rate)} / ${ratio(f.cpuUs, b.cpuUs)} / ${ratio(f.rssMB, b.rssMB)}` : ''} |`;
-    lines.push(row('h2load -c 4 -m 256', h), row('vespa-bulk feed (this)', ours));
+        : `| ${protocol} | ${who} | ${fmt(f.rate)} | ${ratio(f.rate, h.rate)} | ${fmt(f.cpuUs, 1)} | ${ratio(f.cpuUs, h.cpuUs)} | ${fmt(f.rssMB)} | ${ratio(f.rssMB, h.rssMB)} | ${toBase && b !== undefined ? `${ratio(f.rate, b.rate)} / ${ratio(f.cpuUs, b.cpuUs)} / ${ratio(f.rssMB, b.rssMB)}` : ''} |`;
+    lines.push(row('h2load -c 4 -m 256', h), row('vespa-bulk feed (this)', ours, true));
     if (b !== undefined) lines.push(row(`vespa-bulk feed (${base!.hash.slice(0, 7)})`, b));
   }
   process.stdout.write(
