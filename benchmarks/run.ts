@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- server|feed|visit|validate|loadgen ...]`: every benchmark, one after the other (they would distort each
+ * `npm run bench [-- server|feed|client|visit|validate|loadgen ...]`: every benchmark, one after the other (they would distort each
  * other if run together on a small machine). Each prints its figures as ratios to a baseline measured in
  * the same run. The soak run (benchmarks/soak/run.ts) is separate: it takes minutes.
  */
@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 const suites: Record<string, string[]> = {
   server: ['benchmarks/server/put-throughput.ts'],
   feed: ['benchmarks/feed/run.ts'],
+  client: ['benchmarks/feed/null-endpoint.ts'],
   visit: ['benchmarks/visit/run.ts'],
   validate: ['benchmarks/validate/run.ts'],
   loadgen: ['benchmarks/loadgen/run.ts'],

@@ -36,6 +36,8 @@ export interface H2loadRun {
   seconds: number;
   /** Client CPU (user+system) per request, µs. */
   cpuUsPerOp: number;
+  /** Client peak RSS (GNU time), MB. */
+  maxRssMB: number;
 }
 
 /** One h2load run; throws where it did not finish. */
@@ -64,7 +66,9 @@ export async function runH2load(o: H2loadOptions): Promise<H2loadRun> {
     '-i',
     uris,
   ];
-  const child = spawn('/usr/bin/time', ['-f', 'CPU %U %S', h2loadPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('/usr/bin/time', ['-f', 'CPU %U %S %M', h2loadPath, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const untrack = onTeardown(() => child.kill('SIGKILL'));
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -74,7 +78,7 @@ export async function runH2load(o: H2loadOptions): Promise<H2loadRun> {
   const finished = /finished in ([\d.]+)(m?s), ([\d.]+) req\/s/.exec(out);
   const status = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
   const requests = /requests: .* (\d+) succeeded, (\d+) failed/.exec(out);
-  const cpu = /CPU ([\d.]+) ([\d.]+)/.exec(out);
+  const cpu = /CPU ([\d.]+) ([\d.]+) (\d+)/.exec(out);
   if (code !== 0 || !finished || !status || !requests)
     throw new Error(`h2load ${args.join(' ')} exited ${code}: ${out.slice(-400)}`);
   const seconds = Number(finished[1]) / (finished[2] === 'ms' ? 1000 : 1);
@@ -85,5 +89,6 @@ export async function runH2load(o: H2loadOptions): Promise<H2loadRun> {
     failed: Number(requests[2]),
     seconds,
     cpuUsPerOp: cpu ? ((Number(cpu[1]) + Number(cpu[2])) * 1e6) / o.requests : Number.NaN,
+    maxRssMB: cpu ? Number(cpu[3]) / 1024 : Number.NaN,
   };
 }

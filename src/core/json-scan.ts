@@ -46,14 +46,56 @@ export function skipString(buf: Buffer, i: number, end: number): number {
 
 /** Decodes the JSON string between `start` (opening quote) and `end` (after the closing quote). */
 export function decodeString(buf: Buffer, start: number, end: number): string {
-  const slash = buf.indexOf(BACKSLASH, start);
-  if (slash < 0 || slash >= end) return buf.toString('utf8', start + 1, end - 1);
+  if (!hasBackslash(buf, start, end)) return buf.toString('utf8', start + 1, end - 1);
   try {
     return JSON.parse(buf.toString('utf8', start, end)) as string;
   } catch {
     throw syntaxError('bad escape in string', start);
   }
 }
+
+/**
+ * Whether `buf[start, end)` holds a backslash. A short string (a key, a document id) is looked through here:
+ * `buf.indexOf` takes no end, and searched the rest of the buffer (the whole document after a key) every time.
+ */
+function hasBackslash(buf: Buffer, start: number, end: number): boolean {
+  if (end - start > 256) {
+    const at = buf.indexOf(BACKSLASH, start);
+    return at >= 0 && at < end;
+  }
+  for (let i = start; i < end; i++) if (buf[i] === BACKSLASH) return true;
+  return false;
+}
+
+/**
+ * The string at `buf[start, end)` (quotes included) when it is one of `known` (as written, no escapes), without
+ * decoding it: the same string each time, and no new one to hash. Else undefined.
+ */
+export function knownString(
+  buf: Buffer,
+  start: number,
+  end: number,
+  known: readonly KnownString[],
+): string | undefined {
+  const n = end - start - 2;
+  for (let k = 0; k < known.length; k++) {
+    const bytes = known[k].bytes;
+    if (bytes.length !== n) continue;
+    let j = 0;
+    while (j < n && buf[start + 1 + j] === bytes[j]) j++;
+    if (j === n) return known[k].text;
+  }
+  return undefined;
+}
+
+/** A string `knownString` looks for: its text, and its bytes (ASCII). */
+export interface KnownString {
+  text: string;
+  bytes: Buffer;
+}
+
+export const knownStrings = (...texts: string[]): KnownString[] =>
+  texts.map((text) => ({ text, bytes: Buffer.from(text, 'latin1') }));
 
 /**
  * `i` at the first byte of a value; returns the index after it. Objects and arrays are checked for balanced,

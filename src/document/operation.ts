@@ -7,6 +7,8 @@ import {
   QUOTE,
   RBRACE,
   decodeString,
+  knownString,
+  knownStrings,
   skipString,
   skipValue,
   skipWhitespace,
@@ -32,6 +34,8 @@ export interface FeedOperation {
 }
 
 const operationKeys: Record<string, OperationKind> = { put: 'put', id: 'put', update: 'update', remove: 'remove' };
+/** The keys an operation has, recognised in its bytes without decoding them (`put` and `fields` on every line). */
+const operationKeyStrings = knownStrings('put', 'fields', 'id', 'update', 'remove', 'condition', 'create');
 
 function badOperation(message: string): VespaBulkError {
   return new VespaBulkError('VB_BAD_OPERATION', message);
@@ -55,7 +59,7 @@ export function parseOperation(buf: Buffer): FeedOperation {
   for (;;) {
     if (buf[i] !== QUOTE) throw syntaxError('expected a key', i);
     const keyEnd = skipString(buf, i, end);
-    const key = decodeString(buf, i, keyEnd);
+    const key = knownString(buf, i, keyEnd, operationKeyStrings) ?? decodeString(buf, i, keyEnd);
     i = skipWhitespace(buf, keyEnd, end);
     if (buf[i] !== COLON) throw syntaxError("expected ':'", i);
     const valueStart = skipWhitespace(buf, i + 1, end);

@@ -27,11 +27,14 @@ export interface ResponseReceiver<C> {
 }
 
 const noHeaders: readonly string[] = [];
+const emptyBody = Buffer.alloc(0);
 
 class Collector<C> implements ResponseHandler {
   private status = 0;
   private headers: readonly string[] = noHeaders;
-  private chunks: Buffer[] = [];
+  /** The body's first piece; the later ones in `more` (most answers come in one DATA frame: no array for them). */
+  private first: Buffer | undefined = undefined;
+  private more: Buffer[] | undefined = undefined;
   private length = 0;
   constructor(
     private readonly receiver: ResponseReceiver<C>,
@@ -42,11 +45,14 @@ class Collector<C> implements ResponseHandler {
     this.headers = headers;
   }
   onData(chunk: Buffer): void {
-    this.chunks.push(chunk);
+    if (this.first === undefined) this.first = chunk;
+    else (this.more ??= []).push(chunk);
     this.length += chunk.length;
   }
   onComplete(): void {
-    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.length);
+    const first = this.first;
+    let body: Buffer = emptyBody;
+    if (first !== undefined) body = this.more === undefined ? first : Buffer.concat([first, ...this.more], this.length);
     this.receiver.onRawResponse(this.ctx, { status: this.status, headers: this.headers, body });
   }
   onError(err: TransportError): void {

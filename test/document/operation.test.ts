@@ -23,6 +23,13 @@ describe('parseOperation', () => {
     expect(parse('{"remove":"id:ns:music::\\u00e9\\/x"}').id).toBe('id:ns:music::é/x');
   });
 
+  it('reads escaped keys as their text, and a backslash in the document after an id does not make the id escaped', () => {
+    const op = parse('{"p\\u0075t":"id:ns:music::a","f\\u0069elds":{"t":"a\\\\b"}}');
+    expect(op).toMatchObject({ kind: 'put', id: 'id:ns:music::a' });
+    expect(op.fields!.toString()).toBe('{"t":"a\\\\b"}');
+    expect(() => parse('{"putt":"id:ns:music::a","fields":{}}')).toThrow(/unknown key 'putt'/);
+  });
+
   it.each([
     ['{"put":"id:a:b::1","fields":{},"extra":1}', 'VB_BAD_OPERATION', /unknown key 'extra'/],
     ['{"remove":"id:a:b::1","fields":{}}', 'VB_BAD_OPERATION', /must not have 'fields'/],

@@ -143,6 +143,12 @@ export class HpackDecoder {
    */
   malformed: string | undefined;
 
+  /** Where `decode` reads, and the literal `literal` read last: kept here, so a block allocates only its list and strings. */
+  private readonly r = { at: 0 };
+  private name = '';
+  private value = '';
+  private fault: string | undefined = undefined;
+
   constructor(maxTableSize = 4096) {
     this.table = new DynamicTable(maxTableSize);
     this.limit = maxTableSize;
@@ -154,7 +160,8 @@ export class HpackDecoder {
    */
   decode(buf: Uint8Array, start = 0, end = buf.length, maxListSize = Infinity): HeaderList {
     const out: HeaderList = [];
-    const r = { at: start };
+    const r = this.r;
+    r.at = start;
     let fieldSeen = false;
     let listSize = 0;
     this.malformed = undefined;
@@ -170,10 +177,10 @@ export class HpackDecoder {
         if (entry[2] !== undefined) this.malformed ??= entry[2];
       } else if (b & 0x40) {
         // Literal with incremental indexing.
-        const field = this.literal(buf, r, end, 6);
-        name = field.name;
-        value = field.value;
-        this.table.add(name, value, field.fault);
+        this.literal(buf, r, end, 6);
+        name = this.name;
+        value = this.value;
+        this.table.add(name, value, this.fault);
       } else if (b & 0x20) {
         // Dynamic table size update: only at the start of a block.
         if (fieldSeen) throw new HpackError('table size update after a field');
@@ -183,9 +190,9 @@ export class HpackDecoder {
         continue;
       } else {
         // Literal without indexing (0000) or never indexed (0001): same shape.
-        const field = this.literal(buf, r, end, 4);
-        name = field.name;
-        value = field.value;
+        this.literal(buf, r, end, 4);
+        name = this.name;
+        value = this.value;
       }
       fieldSeen = true;
       listSize += name.length + value.length + entryOverhead;
@@ -203,12 +210,8 @@ export class HpackDecoder {
     return entry;
   }
 
-  private literal(
-    buf: Uint8Array,
-    r: { at: number },
-    end: number,
-    prefix: number,
-  ): { name: string; value: string; fault: string | undefined } {
+  /** Reads a literal field into `name`, `value` and `fault`. */
+  private literal(buf: Uint8Array, r: { at: number }, end: number, prefix: number): void {
     const index = readInt(buf, r, end, prefix);
     let name: string;
     let fault: string | undefined;
@@ -223,7 +226,9 @@ export class HpackDecoder {
     const value = readString(buf, r, end);
     fault ??= valueFault(name, value);
     if (fault !== undefined) this.malformed ??= fault;
-    return { name, value, fault };
+    this.name = name;
+    this.value = value;
+    this.fault = fault;
   }
 }
 

@@ -541,12 +541,14 @@ export class H2Session {
     if (this.state === State.Closed || this.socketFull) return;
     const parts = this.out.take();
     if (parts.length === 0) return;
+    const written = this.out.writing();
     let more: boolean;
-    if (parts.length === 1) more = this.socket.write(parts[0]);
+    if (parts.length === 1) more = this.socket.write(parts[0], written);
     else {
       more = true;
       this.socket.cork();
-      for (const part of parts) more = this.socket.write(part);
+      for (let i = 0; i < parts.length; i++)
+        more = this.socket.write(parts[i], i === parts.length - 1 ? written : undefined);
       this.socket.uncork();
     }
     if (more) this.acks = 0;
@@ -832,7 +834,9 @@ export class H2Session {
     let status = -1;
     let regular = false;
     let contentLength = -1;
-    const raw: string[] = [];
+    // The regular fields are moved to the front of the decoded list, which is then the answer's headers: written
+    // at `kept` <= i, behind what is read.
+    let kept = 0;
     for (let i = 0; i < fields.length; i += 2) {
       const name = fields[i];
       const value = fields[i + 1];
@@ -852,9 +856,11 @@ export class H2Session {
             return this.malformed(s, `content-length ${JSON.stringify(value)}`);
           contentLength = n;
         }
-        raw.push(name, value);
+        fields[kept++] = name;
+        fields[kept++] = value;
       }
     }
+    fields.length = kept;
     if (status === -1) return this.malformed(s, 'no :status');
     if (status === 101) return this.malformed(s, 'status 101, which HTTP/2 does not have');
     if (status < 200) {
@@ -865,7 +871,7 @@ export class H2Session {
     s.status = status;
     s.contentLength = contentLength;
     try {
-      s.req.handler.onHeaders(status, raw);
+      s.req.handler.onHeaders(status, fields);
     } catch (err) {
       this.abortStream(s, err);
     }
