@@ -239,15 +239,21 @@ export class AdaptiveLimit {
       this.phase = { kind: 'probe', from, first: tried.rate };
       return undefined;
     }
-    this.climb.push(from, tried);
-    const best = this.climb.reduce((a, b) => (objective(b) > objective(a) ? b : a));
+    this.climb.push(from);
+    return this.endClimb();
+  }
+
+  /** Ends the climb at its best level by the objective: the held one, or back to an earlier one. */
+  private endClimb(): LimitChange | undefined {
+    const last = this.held!;
+    const best = this.climb.reduce((a, b) => (objective(b) > objective(a) ? b : a), last);
     this.climb = [];
     this.growing = false;
-    if (best === tried) return this.startHold();
+    if (best === last) return this.startHold();
     // Back to the best level, measured afresh once the extra ones have stopped; with momentum, then a probe down.
     this.held = best;
     this.downAfterBase = this.momentum;
-    return this.change(best.limit, { kind: 'settle', then: 'base' }, 'undo', tried.rate);
+    return this.change(best.limit, { kind: 'settle', then: 'base' }, 'undo', last.rate);
   }
 
   private startHold(): undefined {
@@ -256,13 +262,11 @@ export class AdaptiveLimit {
     return undefined;
   }
 
-  /** Doubles while growing; at the upper bound growth ends, and the level is held. */
+  /** Doubles while growing; at the upper bound the climb ends. */
   private grow(): LimitChange | undefined {
     const limit = clamp(this.current * 2, this.min, this.max);
     if (limit !== this.current) return this.change(limit, { kind: 'settle', then: 'probe' }, 'grow', this.held!.rate);
-    this.growing = false;
-    this.climb = [];
-    return this.startHold();
+    return this.endClimb();
   }
 
   /**
