@@ -1,4 +1,4 @@
-import { AdaptiveLimit, type LimitChange } from '../limit/limit-search.js';
+import { AdaptiveLimit, type LimitChange, objectiveExponent } from '../limit/limit-search.js';
 
 /**
  * The in-flight limit: how many operations may be on the wire at once. Pure (the caller passes the clock and
@@ -9,9 +9,11 @@ import { AdaptiveLimit, type LimitChange } from '../limit/limit-search.js';
  * in a connection's buffers, or for the client's own CPU) it comes back down. The service's 429 halves it at once,
  * below what was actually in flight, at most once a round trip.
  *
- * A window of the search is at least two round trips long, so a slow cluster is not misread; once the first climb
- * is over, also at least `measureMs`, so a pause of the process (a garbage collection) is a small part of it. The
- * climb itself decides between levels twice apart, which a short window tells well enough.
+ * A measured window of the search is at least two round trips long, so a slow cluster is not misread; once the
+ * first climb is over, also at least `measureMs`, so a pause of the process (a garbage collection) is a small part
+ * of it. The climb itself decides between levels twice apart, which a short window tells well enough, and measures
+ * a step that did not pay once more: its windows are as short as the ticks (`windowMs`), and the unmeasured one
+ * after a change only one round trip (what was sent at the old level has answered by then).
  */
 /** The adaptive limit's highest value unless `maxInflight` says otherwise; the transport's defaults follow it. */
 export const defaultMaxInflight = 1024;
@@ -55,11 +57,12 @@ export class FixedThrottle implements Throttle {
 }
 
 /**
- * The climb goes on while a doubling raises throughput by a tenth: at the start of a feed the process itself is
- * warming up (connections opening, code compiled), and a window it made slow must not end the climb far below
- * the level (the objective's 23 % did, now and then, and left a 50k feed seconds at 64).
+ * A doubling must pay what the objective asks (2^0.3: 23 % more throughput), but one that did not is measured once
+ * more before the climb ends on it: at the start of a feed the process itself is warming up (connections opening,
+ * code compiled), and a window it made slow ended the climb at 64 now and then, for seconds. (A climb on while
+ * throughput rose by a tenth reached the level as soon, but went on past a bounded cluster's queue: 429s.)
  */
-const climbGain = 0.1;
+const climbGain = 2 ** objectiveExponent - 1;
 /**
  * A probe down is kept only when it costs at most 3 % of the throughput: against a bounded cluster, whose
  * throughput falls off gently below its capacity, the objective alone steps down to about 0.85 of it.

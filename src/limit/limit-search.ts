@@ -12,10 +12,10 @@
  *
  * - Growth: from `start`, double after each window whose level beat the one before; the first level that does not
  *   ends growth, and the search goes back to the best level of the climb (the one before it). With `climbGain`
- *   the climb goes on while each doubling raises throughput by that much (less than the objective asks: a
- *   climb that ended early, on a window that the start-up of the process or a pause made slow, leaves the search
- *   seconds below its level, while one that went a step too far is undone in a window), and ends at the best
- *   level of the climb by the objective.
+ *   the climb goes on while each doubling raises throughput by that much, and a step that did not is measured
+ *   once more before the climb ends on it (a climb that ended early, on a window that the start-up of the
+ *   process or a pause made slow, leaves the search seconds below its level; one that went a step too far is
+ *   undone in a window); it ends at the best level of the climb by the objective.
  * - Hold: stay, averaging the windows; then probe one level a quarter higher or a fifth lower (alternately), kept if
  *   it beats the held level, undone if not. A probe from a hold that is undone doubles the time to the next one
  *   (up to 32 windows), so a search that found its level spends little time off it; one that is kept resets it to
@@ -43,8 +43,9 @@ export interface AdaptiveLimitSettings {
   /** After a kept probe, probe again the same way at once. Default false. */
   momentum?: boolean;
   /**
-   * The least rise of throughput (a share: 0.1 is 10 %) for which a doubling goes on climbing; default the
-   * objective's (2^0.3 - 1, 23 %). The climb ends at its best level by the objective either way.
+   * The least rise of throughput (a share: 0.1 is 10 %) for which a doubling goes on climbing; a doubling that
+   * rose less is measured in a second window before the climb ends. Default: the objective decides after one
+   * window. The climb ends at its best level by the objective either way.
    */
   climbGain?: number;
   /**
@@ -86,8 +87,8 @@ type Phase =
   | { kind: 'settle'; then: 'base' | 'probe' }
   /** Measure the held level once (at the start, after an undo). */
   | { kind: 'base' }
-  /** Measure the level being tried (`first`: its rate in the window before, when a climb's step is measured again). */
-  | { kind: 'probe'; from: Level; first?: number }
+  /** Measure the level being tried (`again`: a climb's step that did not pay, measured once more). */
+  | { kind: 'probe'; from: Level; again?: boolean }
   | { kind: 'hold'; left: number; sum: number; windows: number };
 
 interface Level {
@@ -162,7 +163,7 @@ export class AdaptiveLimit {
         return this.startHold();
       case 'probe': {
         const tried: Level = { limit: this.current, rate };
-        if (this.growing) return this.climbed(tried, phase.from, phase.first);
+        if (this.growing) return this.climbed(tried, phase.from, phase.again === true);
         if (this.better(tried, phase.from)) {
           this.held = tried;
           this.holdWindows = firstHoldWindows;
@@ -224,9 +225,8 @@ export class AdaptiveLimit {
    * A doubling measured: climb on while it paid (by the objective, or by `climbGain`), else end the climb at its
    * best level (the one tried, or back to an earlier one).
    */
-  private climbed(measured: Level, from: Level, first: number | undefined): LimitChange | undefined {
-    // Of two windows at one level, the faster: a pause only ever slows one.
-    const tried = first === undefined ? measured : { limit: measured.limit, rate: Math.max(first, measured.rate) };
+  private climbed(tried: Level, from: Level, again: boolean): LimitChange | undefined {
+    // Measured again, the later window counts (the start-up or a pause slowed the first).
     const paid =
       this.climbGain === undefined ? this.better(tried, from) : tried.rate >= from.rate * (1 + this.climbGain);
     this.held = tried;
@@ -235,8 +235,8 @@ export class AdaptiveLimit {
       return this.grow();
     }
     // With climbGain, a step that did not pay is measured once more before the climb ends on it.
-    if (this.climbGain !== undefined && first === undefined) {
-      this.phase = { kind: 'probe', from, first: tried.rate };
+    if (this.climbGain !== undefined && !again) {
+      this.phase = { kind: 'probe', from, again: true };
       return undefined;
     }
     this.climb.push(from);
