@@ -25,6 +25,9 @@ const cluster =
   (limit: number): number =>
     Math.min(limit, lanes) * perChain;
 
+/** The climb against 64 lanes from 4: doubling up to 128, which is no better than 64. */
+const climbFrom4To128 = ['grow 8', 'grow 16', 'grow 32', 'grow 64', 'grow 128'];
+
 describe('the adaptive in-flight search', () => {
   it('doubles from the start while documents/s grows, undoes the first step that does not pay, and ends near the lanes there are', () => {
     for (const lanes of [1, 2, 4, 16, 64, 200]) {
@@ -40,13 +43,7 @@ describe('the adaptive in-flight search', () => {
   it('climbs by doubling: 4, 8, 16, 32, 64 against 64 lanes, one settle and one measured window a step', () => {
     const search = new AdaptiveLimit({ start: 4, max: 256 });
     const { limits, changes } = drive(search, cluster(64), 12);
-    expect(changes.slice(0, 5).map((c) => `${c.reason} ${c.limit}`)).toEqual([
-      'grow 8',
-      'grow 16',
-      'grow 32',
-      'grow 64',
-      'grow 128',
-    ]);
+    expect(changes.slice(0, 5).map((c) => `${c.reason} ${c.limit}`)).toEqual(climbFrom4To128);
     // 128 is no better than 64: undone.
     expect(limits).toEqual([4, 8, 8, 16, 16, 32, 32, 64, 64, 128, 128, 64]);
     expect(changes.at(-1)).toMatchObject({ reason: 'undo', limit: 64 });
@@ -119,13 +116,7 @@ describe('the adaptive in-flight search', () => {
       },
       14,
     );
-    expect(changes.slice(0, 5).map((c) => `${c.reason} ${c.limit}`)).toEqual([
-      'grow 8',
-      'grow 16',
-      'grow 32',
-      'grow 64',
-      'grow 128',
-    ]);
+    expect(changes.slice(0, 5).map((c) => `${c.reason} ${c.limit}`)).toEqual(climbFrom4To128);
   });
 
   it('with climbGain, climbs on while a doubling raises throughput by that much and ends at its best level by the objective', () => {
