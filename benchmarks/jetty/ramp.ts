@@ -77,7 +77,7 @@ function steadyRate(run: Run, count: number, from = 0.25, to = 0.9): number {
   return ((n1 - n0) * 1000) / (t1 - t0);
 }
 
-/** Seconds from the first request until the server's rate over 200 ms first reaches `rate`; NaN if never. */
+/** Seconds from the first request until the server's rate over 200 ms first reaches `rate`; Infinity if never. */
 function settledSeconds(run: Run, rate: number): number {
   const tl = run.timeline;
   const first = tl.findIndex(([, n]) => n > 0);
@@ -90,13 +90,16 @@ function settledSeconds(run: Run, rate: number): number {
     const [t1, n1] = tl[i];
     if (t1 - t0 >= 200 && ((n1 - n0) * 1000) / (t1 - t0) >= rate) return (t1 - start) / 1000;
   }
-  return Number.NaN;
+  return Number.POSITIVE_INFINITY;
 }
 
 const median = (xs: number[]): number => {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  // A feed that never settled counts as the slowest, not as missing.
+  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
   return s.length === 0 ? Number.NaN : s[Math.floor(s.length / 2)];
 };
+
+const seconds = (s: number): string => (s === Number.POSITIVE_INFINITY ? 'never' : fmt(s, 2));
 
 interface Cli {
   label: string;
@@ -139,8 +142,8 @@ async function ramp(script: string, clis: Cli[]): Promise<void> {
           [`${longDocs / 1000}k ops/s`]: fmt(longRate),
           'short / long': fmt(median(rs.map((r) => r.short.rate / r.long.rate)), 2),
           'short vs base': fmt(shortRate / baseShort, 2),
-          'settled s (short feeds)': rs.map((r) => fmt(settledSeconds(r.short, 0.9 * steady), 2)).join(' '),
-          'settled s, median': fmt(median(rs.map((r) => settledSeconds(r.short, 0.9 * steady))), 2),
+          'settled s (short feeds)': rs.map((r) => seconds(settledSeconds(r.short, 0.9 * steady))).join(' '),
+          'settled s, median': seconds(median(rs.map((r) => settledSeconds(r.short, 0.9 * steady)))),
           'limit at end': rs.map((r) => r.short.limit).join(' '),
           'p99 ms': fmt(median(rs.map((r) => r.short.p99)), 1),
         };
