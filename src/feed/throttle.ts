@@ -1,4 +1,4 @@
-import { AdaptiveLimit, type LimitChange } from '../limit/limit-search.js';
+import { AdaptiveLimit, type LimitChange, objectiveExponent } from '../limit/limit-search.js';
 
 /**
  * The in-flight limit: how many operations may be on the wire at once. Pure (the caller passes the clock and
@@ -9,9 +9,11 @@ import { AdaptiveLimit, type LimitChange } from '../limit/limit-search.js';
  * in a connection's buffers, or for the client's own CPU) it comes back down. The service's 429 halves it at once,
  * below what was actually in flight, at most once a round trip.
  *
- * A window of the search is at least two round trips long, so a slow cluster is not misread; once the first climb
- * is over, also at least `measureMs`, so a pause of the process (a garbage collection) is a small part of it. The
- * climb itself decides between levels twice apart, which a short window tells well enough.
+ * A measured window of the search is at least two round trips long, so a slow cluster is not misread; once the
+ * first climb is over, also at least `measureMs`, so a pause of the process (a garbage collection) is a small part
+ * of it. The climb itself decides between levels twice apart, which a short window tells well enough, and measures
+ * a step that did not pay once more: its windows are as short as the ticks (`windowMs`), and the unmeasured one
+ * after a change only one round trip (what was sent at the old level has answered by then).
  */
 /** The adaptive limit's highest value unless `maxInflight` says otherwise; the transport's defaults follow it. */
 export const defaultMaxInflight = 1024;
@@ -23,7 +25,7 @@ export interface ThrottleOptions {
   max?: number;
   /** First limit. Default 64 (bounded by min and max). */
   initial?: number;
-  /** How often the caller samples. Default 100 ms. */
+  /** How often the caller samples: the shortest window while the search climbs. Default 50 ms. */
   windowMs?: number;
   /** Shortest window of the search. Default 250 ms. */
   measureMs?: number;
@@ -54,6 +56,19 @@ export class FixedThrottle implements Throttle {
   sample(): void {}
 }
 
+/**
+ * A doubling must pay what the objective asks (2^0.3: 23 % more throughput), but one that did not is measured once
+ * more before the climb ends on it: at the start of a feed the process itself is warming up (connections opening,
+ * code compiled), and a window it made slow ended the climb at 64 now and then, for seconds. (A climb on while
+ * throughput rose by a tenth reached the level as soon, but went on past a bounded cluster's queue: 429s.)
+ */
+const climbGain = 2 ** objectiveExponent - 1;
+/**
+ * A probe down is kept only when it costs at most 3 % of the throughput: against a bounded cluster, whose
+ * throughput falls off gently below its capacity, the objective alone steps down to about 0.85 of it.
+ */
+const maxDownLoss = 0.03;
+
 /** Windows a limit stays in the changes kept for the report. */
 const keptChanges = 100;
 
@@ -74,8 +89,15 @@ export class AdaptiveThrottle implements Throttle {
   constructor(options: ThrottleOptions = {}) {
     this.min = Math.max(1, options.min ?? 16);
     const max = Math.max(this.min, options.max ?? defaultMaxInflight);
-    this.search = new AdaptiveLimit({ start: options.initial ?? 64, min: this.min, max, momentum: true });
-    this.windowMs = options.windowMs ?? 100;
+    this.search = new AdaptiveLimit({
+      start: options.initial ?? 64,
+      min: this.min,
+      max,
+      momentum: true,
+      maxDownLoss,
+      climbGain,
+    });
+    this.windowMs = options.windowMs ?? 50;
     this.measureMs = options.measureMs ?? 250;
     this.decrease = options.decrease ?? 0.5;
   }
@@ -114,13 +136,21 @@ export class AdaptiveThrottle implements Throttle {
     }
     const elapsed = now - this.lastTime;
     const latency = this.acc.latencyCount > 0 ? this.acc.latencySum / this.acc.latencyCount : 0;
-    const shortest = this.search.isGrowing ? this.windowMs : this.measureMs;
-    if (elapsed < Math.max(shortest, 2 * latency) - 1e-9) return;
+    if (elapsed < this.windowLength(latency) - 1e-9) return;
     // When fewer than the limit were in flight, the limit was not what held throughput back: the window says
     // nothing about it.
     const held = this.acc.peak >= this.limit * 0.9;
     this.record(now, this.search.observe({ documentsPerSecond: (this.acc.ok * 1000) / elapsed, held }));
     this.restart(now);
+  }
+
+  /**
+   * How long the search's next window lasts. While it climbs, the window after a change is one round trip (what
+   * was sent at the old level has answered by then) and a measured one two; later at least `measureMs` too.
+   */
+  private windowLength(latency: number): number {
+    if (!this.search.isGrowing) return Math.max(this.measureMs, 2 * latency);
+    return Math.max(this.windowMs, (this.search.measuring ? 2 : 1) * latency);
   }
 
   private restart(now: number): void {

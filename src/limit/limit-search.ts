@@ -11,14 +11,20 @@
  * not, and it steps back to the fewest that give the same throughput.
  *
  * - Growth: from `start`, double after each window whose level beat the one before; the first level that does not
- *   is undone (back to the level before it), and growth ends.
+ *   ends growth, and the search goes back to the best level of the climb (the one before it). With `climbGain`
+ *   the climb goes on while each doubling raises throughput by that much, and a step that did not is measured
+ *   once more before the climb ends on it (a climb that ended early, on a window that the start-up of the
+ *   process or a pause made slow, leaves the search seconds below its level; one that went a step too far is
+ *   undone in a window); it ends at the best level of the climb by the objective.
  * - Hold: stay, averaging the windows; then probe one level a quarter higher or a fifth lower (alternately), kept if
- *   it beats the held level, undone if not. A probe that is undone doubles the time to the next one (up to 32
- *   windows), so a search that found its level spends little time off it; one that is kept resets it to 4.
+ *   it beats the held level, undone if not. A probe from a hold that is undone doubles the time to the next one
+ *   (up to 32 windows), so a search that found its level spends little time off it; one that is kept resets it to
+ *   4. The end of the climb, and the probe down that momentum makes after it, count as no failed probe.
  * - Momentum (`momentum: true`): a kept probe is followed at once by another the same way, each a larger step (a
  *   quarter, a half, then double up; a fifth, a third, then half down), and the growth's undo by a probe down,
  *   so a level far from the best (a start above it, or a service that changed) is left in a few windows rather
  *   than a few holds.
+ * - A probe down is kept when the objective says so and, with `maxDownLoss`, it cost no more throughput than that.
  * - Cut: the caller may set the limit from outside (a feed halves it on 429); growth ends and the new level is
  *   measured and held like any other.
  *
@@ -36,6 +42,19 @@ export interface AdaptiveLimitSettings {
   min?: number;
   /** After a kept probe, probe again the same way at once. Default false. */
   momentum?: boolean;
+  /**
+   * The least rise of throughput (a share: 0.1 is 10 %) for which a doubling goes on climbing; a doubling that
+   * rose less is measured in a second window before the climb ends. Default: the objective decides after one
+   * window. The climb ends at its best level by the objective either way.
+   */
+  climbGain?: number;
+  /**
+   * The most throughput a step down may cost and be kept, as a share (0.03: 3 %); default: what the objective
+   * allows (6.5 % for a fifth fewer, 19 % for half). Against a cluster whose throughput falls off gently below its
+   * capacity (queues that smooth the service's jitter), the objective alone keeps stepping down to where each step
+   * costs its full allowance: some 0.85 of the capacity; this keeps the level where throughput is still flat.
+   */
+  maxDownLoss?: number;
 }
 
 /** One window as the caller saw it. */
@@ -68,8 +87,8 @@ type Phase =
   | { kind: 'settle'; then: 'base' | 'probe' }
   /** Measure the held level once (at the start, after an undo). */
   | { kind: 'base' }
-  /** Measure the level being tried. */
-  | { kind: 'probe'; from: Level }
+  /** Measure the level being tried (`again`: a climb's step that did not pay, measured once more). */
+  | { kind: 'probe'; from: Level; again?: boolean }
   | { kind: 'hold'; left: number; sum: number; windows: number };
 
 interface Level {
@@ -87,6 +106,12 @@ export class AdaptiveLimit {
   private holdWindows = firstHoldWindows;
   private nextProbeUp = true;
   private readonly momentum: boolean;
+  private readonly maxDownLoss: number;
+  private readonly climbGain: number | undefined;
+  /** The levels measured in the climb, while it lasts. */
+  private climb: Level[] = [];
+  /** Whether the probe being measured was made from a hold (its undo lengthens the next hold). */
+  private probeFromHold = false;
   /** Momentum: probes kept in a row the same way, which sets the next one's step. */
   private streak = 0;
   /** Momentum: after the growth's undo, probe down once the level is measured again. */
@@ -97,6 +122,8 @@ export class AdaptiveLimit {
     this.max = Math.max(this.min, settings.max);
     this.current = clamp(settings.start, this.min, this.max);
     this.momentum = settings.momentum ?? false;
+    this.maxDownLoss = settings.maxDownLoss ?? 1;
+    this.climbGain = settings.climbGain;
   }
 
   /** The limit to hold now. */
@@ -136,9 +163,9 @@ export class AdaptiveLimit {
         return this.startHold();
       case 'probe': {
         const tried: Level = { limit: this.current, rate };
-        if (better(tried, phase.from)) {
+        if (this.growing) return this.climbed(tried, phase.from, phase.again === true);
+        if (this.better(tried, phase.from)) {
           this.held = tried;
-          if (this.growing) return this.grow();
           this.holdWindows = firstHoldWindows;
           if (this.momentum) {
             const up = tried.limit > phase.from.limit;
@@ -152,10 +179,8 @@ export class AdaptiveLimit {
           return this.startHold();
         }
         // Undo: back to the level it came from, measured afresh once the extra chains have stopped.
-        if (this.growing && this.momentum) this.downAfterBase = true;
-        this.growing = false;
         this.streak = 0;
-        this.holdWindows = Math.min(maxHoldWindows, this.holdWindows * 2);
+        if (this.probeFromHold) this.holdWindows = Math.min(maxHoldWindows, this.holdWindows * 2);
         return this.change(phase.from.limit, { kind: 'settle', then: 'base' }, 'undo', rate);
       }
       case 'hold': {
@@ -169,6 +194,7 @@ export class AdaptiveLimit {
         // Alternately up and down; at a bound, the other way.
         const up = this.nextProbeUp;
         this.nextProbeUp = !up;
+        this.probeFromHold = true;
         return this.tryLevel(up) ?? this.tryLevel(!up) ?? this.startHold();
       }
     }
@@ -186,6 +212,8 @@ export class AdaptiveLimit {
     this.holdWindows = firstHoldWindows;
     this.streak = 0;
     this.downAfterBase = false;
+    this.climb = [];
+    this.probeFromHold = false;
     if (next === this.current) {
       this.phase = { kind: 'settle', then: 'base' };
       return undefined;
@@ -193,17 +221,52 @@ export class AdaptiveLimit {
     return this.change(next, { kind: 'settle', then: 'base' }, 'cut', documentsPerSecond);
   }
 
+  /**
+   * A doubling measured: climb on while it paid (by the objective, or by `climbGain`), else end the climb at its
+   * best level (the one tried, or back to an earlier one).
+   */
+  private climbed(tried: Level, from: Level, again: boolean): LimitChange | undefined {
+    // Measured again, the later window counts (the start-up or a pause slowed the first).
+    const paid =
+      this.climbGain === undefined ? this.better(tried, from) : tried.rate >= from.rate * (1 + this.climbGain);
+    this.held = tried;
+    if (paid) {
+      this.climb.push(from);
+      return this.grow();
+    }
+    // With climbGain, a step that did not pay is measured once more before the climb ends on it.
+    if (this.climbGain !== undefined && !again) {
+      this.phase = { kind: 'probe', from, again: true };
+      return undefined;
+    }
+    this.climb.push(from);
+    return this.endClimb();
+  }
+
+  /** Ends the climb at its best level by the objective: the held one, or back to an earlier one. */
+  private endClimb(): LimitChange | undefined {
+    const last = this.held!;
+    const best = this.climb.reduce((a, b) => (objective(b) > objective(a) ? b : a), last);
+    this.climb = [];
+    this.growing = false;
+    if (best === last) return this.startHold();
+    // Back to the best level, measured afresh once the extra ones have stopped; with momentum, then a probe down.
+    this.held = best;
+    this.downAfterBase = this.momentum;
+    return this.change(best.limit, { kind: 'settle', then: 'base' }, 'undo', last.rate);
+  }
+
   private startHold(): undefined {
+    this.probeFromHold = false;
     this.phase = { kind: 'hold', left: this.holdWindows, sum: 0, windows: 0 };
     return undefined;
   }
 
-  /** Doubles while growing; at the upper bound growth ends, and the level is held. */
+  /** Doubles while growing; at the upper bound the climb ends. */
   private grow(): LimitChange | undefined {
     const limit = clamp(this.current * 2, this.min, this.max);
     if (limit !== this.current) return this.change(limit, { kind: 'settle', then: 'probe' }, 'grow', this.held!.rate);
-    this.growing = false;
-    return this.startHold();
+    return this.endClimb();
   }
 
   /**
@@ -220,6 +283,12 @@ export class AdaptiveLimit {
     return this.change(limit, { kind: 'settle', then: 'probe' }, up ? 'probe-up' : 'probe-down', this.held!.rate);
   }
 
+  /** Whether level `a` beats level `b`: documents/s per in-flight^0.3 at least as high, and a step down within the loss. */
+  private better(a: Level, b: Level): boolean {
+    if (a.limit < b.limit && a.rate < b.rate * (1 - this.maxDownLoss)) return false;
+    return objective(a) >= objective(b);
+  }
+
   private change(limit: number, phase: Phase, reason: LimitChange['reason'], documentsPerSecond: number): LimitChange {
     this.current = limit;
     this.phase = phase;
@@ -227,9 +296,9 @@ export class AdaptiveLimit {
   }
 }
 
-/** Whether level `a` beats level `b`: documents/s per in-flight^0.3 at least as high. */
-function better(a: Level, b: Level): boolean {
-  return a.rate / a.limit ** objectiveExponent >= b.rate / b.limit ** objectiveExponent;
+/** Documents/s per in-flight^0.3: what the search maximises. */
+function objective(l: Level): number {
+  return l.rate / l.limit ** objectiveExponent;
 }
 
 function clamp(n: number, lo: number, hi: number): number {

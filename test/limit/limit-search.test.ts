@@ -25,6 +25,9 @@ const cluster =
   (limit: number): number =>
     Math.min(limit, lanes) * perChain;
 
+/** The climb against 64 lanes from 4: doubling up to 128, which is no better than 64. */
+const climbFrom4To128 = ['grow 8', 'grow 16', 'grow 32', 'grow 64', 'grow 128'];
+
 describe('the adaptive in-flight search', () => {
   it('doubles from the start while documents/s grows, undoes the first step that does not pay, and ends near the lanes there are', () => {
     for (const lanes of [1, 2, 4, 16, 64, 200]) {
@@ -40,13 +43,7 @@ describe('the adaptive in-flight search', () => {
   it('climbs by doubling: 4, 8, 16, 32, 64 against 64 lanes, one settle and one measured window a step', () => {
     const search = new AdaptiveLimit({ start: 4, max: 256 });
     const { limits, changes } = drive(search, cluster(64), 12);
-    expect(changes.slice(0, 5).map((c) => `${c.reason} ${c.limit}`)).toEqual([
-      'grow 8',
-      'grow 16',
-      'grow 32',
-      'grow 64',
-      'grow 128',
-    ]);
+    expect(changes.slice(0, 5).map((c) => `${c.reason} ${c.limit}`)).toEqual(climbFrom4To128);
     // 128 is no better than 64: undone.
     expect(limits).toEqual([4, 8, 8, 16, 16, 32, 32, 64, 64, 128, 128, 64]);
     expect(changes.at(-1)).toMatchObject({ reason: 'undo', limit: 64 });
@@ -102,5 +99,72 @@ describe('the adaptive in-flight search', () => {
     const late = limits.slice(100);
     expect(Math.min(...late)).toBeGreaterThanOrEqual(12);
     expect(Math.max(...late)).toBeLessThanOrEqual(48);
+  });
+
+  it('with climbGain, measures a step that did not pay once more, and climbs on when the second window pays', () => {
+    const search = new AdaptiveLimit({ start: 4, max: 256, climbGain: 0.1 });
+    // 8 is slow in its first window (the process warming up), as fast as its lanes in the second.
+    let slowOnce = true;
+    const { changes } = drive(
+      search,
+      (limit) => {
+        if (limit === 8 && slowOnce) {
+          slowOnce = false;
+          return 4000;
+        }
+        return cluster(64)(limit);
+      },
+      14,
+    );
+    expect(changes.slice(0, 5).map((c) => `${c.reason} ${c.limit}`)).toEqual(climbFrom4To128);
+  });
+
+  it('with climbGain, climbs on while a doubling raises throughput by that much and ends at its best level by the objective', () => {
+    // Each doubling from 16 on brings 15 %: less than the objective's 23 %, more than the 10 % asked.
+    const rate = (limit: number): number => (limit <= 16 ? limit * 1000 : 16_000 * 1.15 ** Math.log2(limit / 16));
+    const search = new AdaptiveLimit({ start: 4, max: 256, climbGain: 0.1 });
+    const { changes } = drive(search, rate, 30);
+    expect(changes.filter((c) => c.reason === 'grow').map((c) => c.limit)).toEqual([8, 16, 32, 64, 128, 256]);
+    // At the maximum the climb ends; the best level by the objective is 16, where doubling stopped paying 23 %.
+    const end = changes.find((c) => c.reason !== 'grow');
+    expect(end).toMatchObject({ reason: 'undo', limit: 16 });
+    expect(search.isGrowing).toBe(false);
+  });
+
+  it('with climbGain, ends the climb when a step fails twice, back at the level before it', () => {
+    const search = new AdaptiveLimit({ start: 4, max: 256, climbGain: 0.1 });
+    const { limits, changes } = drive(search, cluster(16), 12);
+    expect(changes.map((c) => `${c.reason} ${c.limit}`).slice(0, 4)).toEqual([
+      'grow 8',
+      'grow 16',
+      'grow 32',
+      'undo 16',
+    ]);
+    // 32 is measured in two windows after its settle window before the undo.
+    expect(limits.slice(0, 9)).toEqual([4, 8, 8, 16, 16, 32, 32, 32, 16]);
+  });
+
+  it('with maxDownLoss, keeps no probe down that costs more throughput than that, whatever the objective allows', () => {
+    // Throughput falls off gently below 64: a fifth fewer costs 5 %, which the objective (6.5 %) would keep.
+    const gentle = (limit: number): number => 64_000 * Math.min(1, (limit / 64) ** 0.23);
+    const loose = drive(new AdaptiveLimit({ start: 64, max: 64, momentum: true }), gentle, 300).limits;
+    const strict = drive(
+      new AdaptiveLimit({ start: 64, max: 64, momentum: true, maxDownLoss: 0.03 }),
+      gentle,
+      300,
+    ).limits;
+    expect(Math.min(...loose.slice(100))).toBeLessThan(52);
+    expect(Math.min(...strict.slice(100))).toBeGreaterThanOrEqual(51);
+    expect(strict.at(-1)).toBe(64);
+  });
+
+  it("counts the climb's end as no failed probe: the first probe after it comes after the first hold of 4 windows", () => {
+    const search = new AdaptiveLimit({ start: 4, max: 256 });
+    const { changes, limits } = drive(search, cluster(16), 40);
+    // grow 8, 16, 32; 32 undone (window 6); settle, base, 4 windows held; then the first probe.
+    expect(changes.slice(0, 4).map((c) => c.reason)).toEqual(['grow', 'grow', 'grow', 'undo']);
+    const undoneAt = limits.indexOf(16, 6);
+    const probeAt = limits.findIndex((l, i) => i > undoneAt && l !== 16);
+    expect(probeAt - undoneAt).toBe(6);
   });
 });
