@@ -26,9 +26,7 @@
  *   than a few holds.
  * - A probe down is kept when the objective says so and, with `maxDownLoss`, it cost no more throughput than that.
  * - Cut: the caller may set the limit from outside (a feed halves it on 429); growth ends and the new level is
- *   measured and held like any other. For the next `cutCeilingHolds` holds no probe goes above it: the first probe
- *   after a cut went a quarter up, which against a bounded cluster (32 slots and a queue of 256, after a climb to
- *   512) was past the queue again, and a second burst of 429s.
+ *   measured and held like any other.
  *
  * After every change one window passes unmeasured: requests just started have not answered yet, and parked ones
  * stop at their next continuation token. A window in which the caller could not hold the limit (too little work
@@ -83,8 +81,6 @@ const firstHoldWindows = 4;
 const upSteps = [1.25, 1.5, 2];
 const downSteps = [0.8, 2 / 3, 0.5];
 const maxHoldWindows = 32;
-/** Holds after a cut during which no probe goes above the cut's level. */
-export const cutCeilingHolds = 4;
 
 type Phase =
   /** The window after a change: not measured. */
@@ -120,9 +116,6 @@ export class AdaptiveLimit {
   private streak = 0;
   /** Momentum: after the growth's undo, probe down once the level is measured again. */
   private downAfterBase = false;
-  /** After a cut: no probe above this level while `ceilingHolds` holds are left. */
-  private ceiling = Number.POSITIVE_INFINITY;
-  private ceilingHolds = 0;
 
   constructor(settings: AdaptiveLimitSettings) {
     this.min = Math.max(1, settings.min ?? 1);
@@ -221,8 +214,6 @@ export class AdaptiveLimit {
     this.downAfterBase = false;
     this.climb = [];
     this.probeFromHold = false;
-    this.ceilingHolds = cutCeilingHolds;
-    this.ceiling = cutCeilingHolds > 0 ? next : Number.POSITIVE_INFINITY;
     if (next === this.current) {
       this.phase = { kind: 'settle', then: 'base' };
       return undefined;
@@ -267,7 +258,6 @@ export class AdaptiveLimit {
 
   private startHold(): undefined {
     this.probeFromHold = false;
-    if (this.ceilingHolds > 0 && --this.ceilingHolds === 0) this.ceiling = Number.POSITIVE_INFINITY;
     this.phase = { kind: 'hold', left: this.holdWindows, sum: 0, windows: 0 };
     return undefined;
   }
@@ -288,8 +278,8 @@ export class AdaptiveLimit {
     const target = up
       ? Math.max(this.current + 1, Math.round(this.current * upSteps[step]))
       : Math.min(this.current - 1, Math.round(this.current * downSteps[step]));
-    const limit = clamp(target, this.min, up ? Math.min(this.max, this.ceiling) : this.max);
-    if (up ? limit <= this.current : limit === this.current) return undefined;
+    const limit = clamp(target, this.min, this.max);
+    if (limit === this.current) return undefined;
     return this.change(limit, { kind: 'settle', then: 'probe' }, up ? 'probe-up' : 'probe-down', this.held!.rate);
   }
 
