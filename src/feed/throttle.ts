@@ -96,6 +96,7 @@ export class AdaptiveThrottle implements Throttle {
       momentum: true,
       maxDownLoss,
       climbGain,
+      confirmDown: true,
     });
     this.windowMs = options.windowMs ?? 50;
     this.measureMs = options.measureMs ?? 250;

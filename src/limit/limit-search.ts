@@ -55,6 +55,13 @@ export interface AdaptiveLimitSettings {
    * costs its full allowance: some 0.85 of the capacity; this keeps the level where throughput is still flat.
    */
   maxDownLoss?: number;
+  /**
+   * A probe down that looks better is measured in a second window, and kept only if the two together say so.
+   * Default false. Against a level where throughput hardly depends on the limit, one window's noise keeps a step
+   * down half the time, and momentum makes the next step larger: a feed against a server sharing its cores ended at
+   * 27 in flight in one run and at 206 in the next (benchmarks/feed/null-endpoint.ts).
+   */
+  confirmDown?: boolean;
 }
 
 /** One window as the caller saw it. */
@@ -87,8 +94,11 @@ type Phase =
   | { kind: 'settle'; then: 'base' | 'probe' }
   /** Measure the held level once (at the start, after an undo). */
   | { kind: 'base' }
-  /** Measure the level being tried (`again`: a climb's step that did not pay, measured once more). */
-  | { kind: 'probe'; from: Level; again?: boolean }
+  /**
+   * Measure the level being tried (`again`: a climb's step that did not pay, measured once more; `first`: a probe
+   * down's first window, with `confirmDown`).
+   */
+  | { kind: 'probe'; from: Level; again?: boolean; first?: number }
   | { kind: 'hold'; left: number; sum: number; windows: number };
 
 interface Level {
@@ -108,6 +118,7 @@ export class AdaptiveLimit {
   private readonly momentum: boolean;
   private readonly maxDownLoss: number;
   private readonly climbGain: number | undefined;
+  private readonly confirmDown: boolean;
   /** The levels measured in the climb, while it lasts. */
   private climb: Level[] = [];
   /** Whether the probe being measured was made from a hold (its undo lengthens the next hold). */
@@ -124,6 +135,7 @@ export class AdaptiveLimit {
     this.momentum = settings.momentum ?? false;
     this.maxDownLoss = settings.maxDownLoss ?? 1;
     this.climbGain = settings.climbGain;
+    this.confirmDown = settings.confirmDown ?? false;
   }
 
   /** The limit to hold now. */
@@ -162,9 +174,14 @@ export class AdaptiveLimit {
         }
         return this.startHold();
       case 'probe': {
-        const tried: Level = { limit: this.current, rate };
+        const tried: Level = { limit: this.current, rate: phase.first === undefined ? rate : (phase.first + rate) / 2 };
         if (this.growing) return this.climbed(tried, phase.from, phase.again === true);
-        if (this.better(tried, phase.from)) {
+        const better = this.better(tried, phase.from);
+        if (better && this.confirmDown && tried.limit < phase.from.limit && phase.first === undefined) {
+          this.phase = { kind: 'probe', from: phase.from, first: rate };
+          return undefined;
+        }
+        if (better) {
           this.held = tried;
           this.holdWindows = firstHoldWindows;
           if (this.momentum) {

@@ -167,4 +167,18 @@ describe('the adaptive in-flight search', () => {
     const probeAt = limits.findIndex((l, i) => i > undoneAt && l !== 16);
     expect(probeAt - undoneAt).toBe(6);
   });
+
+  it('with confirmDown, probes down that one lucky window made look better are mostly undone: less drift down', () => {
+    // Throughput that falls by a tenth for a fifth fewer in flight (more than maxDownLoss allows), each window 15 %
+    // lucky or unlucky at random (seeded): one lucky window at a fifth fewer looks like no loss.
+    const windowsBelow = (confirmDown: boolean, seed: number) => {
+      let x = seed;
+      const lucky = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) < 2 ** 31;
+      const search = new AdaptiveLimit({ start: 100, max: 100, maxDownLoss: 0.03, confirmDown });
+      const rate = (limit: number) => 10_000 * Math.sqrt(limit / 100) * (lucky() ? 1.15 : 0.85);
+      return drive(search, rate, 300).limits.filter((l) => l < 100).length;
+    };
+    for (const seed of [1, 3])
+      expect(windowsBelow(true, seed) * 2, `seed ${seed}`).toBeLessThan(windowsBelow(false, seed));
+  });
 });
