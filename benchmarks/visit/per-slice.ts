@@ -10,11 +10,12 @@
  * (`defaults (REV)`): before and after a change, against the same fixed counts. Prints, per run, the median round's
  * seconds (the summary's clock, from the first request) and documents/s, the median over rounds of its documents/s
  * as a ratio to the best fixed count's in the same round, and the CPU (user + system) per 1,000 documents of the
- * exporter, as a ratio to `--slices 1`'s where it ran.
+ * exporter, less that of the CLI's start and exit (`--version`, each round), and as a ratio to `--slices 1`'s where it
+ * ran: what a slice costs beyond its documents.
  *   npx tsx benchmarks/visit/per-slice.ts [--documents 100000] [--cost-us 100] [--slices 1,2,4,8,16,32,64]
  *                                    [--rounds 3] [--base REV] [--filler 400]
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -64,6 +65,13 @@ async function visit(cli: string, url: string, args: string[], work: string): Pr
   return { seconds: summary['visit.seconds'], rate: summary['visit.document.rate'], cpuSeconds };
 }
 
+/** The CPU of the CLI's start and exit alone (`--version`): taken off each visit's, which it would otherwise blur. */
+function startupCpu(cli: string, work: string): number {
+  const report = join(work, `.time-${Date.now()}.txt`);
+  spawnSync('/usr/bin/time', ['-f', '%U %S %M', '-o', report, process.execPath, cli, '--version'], { stdio: 'ignore' });
+  return takeGnuTime(report).cpuSeconds;
+}
+
 interface Run {
   label: string;
   cli: string;
@@ -93,18 +101,21 @@ try {
     ...fixed.map((n) => ({ label: `--slices ${n}`, cli: cliOf(), args: [...common, '--slices', String(n)], fixed: n })),
   ];
   const results = runs.map((): Visit[] => []);
+  const startups: number[] = [];
   for (let r = 0; r < rounds; r++) {
+    startups.push(startupCpu(cliOf(), work));
     for (let k = 0; k < runs.length; k++) {
       const j = (k + r) % runs.length;
       results[j].push(await visit(runs[j].cli, sim.url, runs[j].args, work));
     }
   }
+  const startup = median(startups);
   const fixedRuns = runs.map((run, j) => ({ run, j })).filter(({ run }) => run.fixed !== undefined);
   const best = fixedRuns.reduce((a, b) =>
     median(results[b.j].map((v) => v.rate)) > median(results[a.j].map((v) => v.rate)) ? b : a,
   );
   const one = fixedRuns.find(({ run }) => run.fixed === 1);
-  const cpuPerK = (v: Visit): number => (v.cpuSeconds * 1e6) / documents;
+  const cpuPerK = (v: Visit): number => ((v.cpuSeconds - startup) * 1e6) / documents;
   const rows = runs.map((run, j) => {
     const typical = medianBy(results[j], (v) => v.rate);
     return {
@@ -121,7 +132,7 @@ try {
   });
   printTable(
     `visit of ${documents} documents (~${Number(values.filler) + 130} bytes), ${values['cost-us']} µs per document per slice; ` +
-      `${rounds} rotated rounds; load ${loadBefore} -> ${load()}`,
+      `${rounds} rotated rounds; CPU less the CLI's start (${fmt(startup, 2)} s); load ${loadBefore} -> ${load()}`,
     rows,
   );
 } finally {
