@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { printTable, startChildServer } from '../lib/child.js';
+import { defaultAdaptiveStart } from '../../src/visit/options.js';
 import { rateAfter, runExportChild, setFaults, type ExportChildOutcome } from './timed-export.js';
 
 const { values } = parseArgs({
@@ -94,7 +95,7 @@ try {
             : `--slices ${run}`;
       const inflight =
         run === 'adaptive'
-          ? `mean ${o.inflight.meanRunning.toFixed(1)}, end ${o.inflight.limit}, path ${[4, ...o.inflight.changes.map((c) => c.limit)].join('>')}`
+          ? `mean ${o.inflight.meanRunning.toFixed(1)}, end ${o.inflight.limit}, path ${[defaultAdaptiveStart, ...o.inflight.changes.map((c) => c.limit)].join('>')}`
           : `${o.inflight.limit}`;
       rows.push({
         run: label,

@@ -49,7 +49,13 @@ const keptChanges = 100;
 const maxFirstDeliveryWindows = 30;
 /** A window that did not see its documents is extended up to this many times its length. */
 const maxWindowStretch = 30;
-const ticksPerWindow = 4;
+const ticksPerWindow = 5;
+/**
+ * While the search climbs, its windows are this share of `windowMs` (two ticks): a climb decides between levels twice
+ * apart, which a short window tells well enough (the feed's climb does the same), and a short export is over before a
+ * slow climb pays. The windows after it (probes, holds) are whole.
+ */
+const growthWindowShare = 0.4;
 /** Gaps between a chain's deliveries kept for their 90th percentile. */
 const maxGaps = 256;
 
@@ -110,7 +116,7 @@ export class ChainScheduler {
       this.search = new AdaptiveLimit(limit.adaptive);
       this.current = this.search.limit;
       this.window.documents = options.documents();
-      // A quarter of a window between looks: often enough to see how far apart a chain's documents come.
+      // A fifth of a window between looks: often enough to see how far apart a chain's documents come.
       this.timer = setInterval(() => this.tick(), Math.max(1, limit.windowMs / ticksPerWindow));
       this.timer.unref();
     }
@@ -195,7 +201,7 @@ export class ChainScheduler {
   private rebalance(): void {
     const excess = Math.max(0, this.running.size - this.current);
     const entries = [...this.running.entries()];
-    let parking = entries.filter(([, r]) => r.parking).length;
+    let parking = this.parking();
     for (let i = entries.length - 1; i >= 0 && parking < excess; i--) {
       const [key, r] = entries[i];
       if (r.parking) continue;
@@ -210,6 +216,13 @@ export class ChainScheduler {
       parking--;
       this.options.runner.park(key, false);
     }
+  }
+
+  /** Running chains asked to park that have not stopped yet. */
+  private parking(): number {
+    let n = 0;
+    for (const r of this.running.values()) if (r.parking) n++;
+    return n;
   }
 
   /** Records, for each running chain that delivered since the last tick, the time since its delivery before. */
@@ -264,9 +277,15 @@ export class ChainScheduler {
     }
     const documents = this.options.documents();
     const ms = now - this.window.at;
-    // Too short, or too few documents yet for a rate: a measured window goes on (up to its stretch). The one after a
-    // change is not measured, and lasts a window.
-    if (ms < this.windowMs) return;
+    // The window after a change is not measured: it lasts until the chains the change started sent their first
+    // documents and the ones it parked stopped, and two of the longer pauses between a chain's documents have passed
+    // (the others' documents held back while the new ones got their first turn come then), at most a window; so that
+    // a step of a fast visit costs little more than its measured window. Too short, or too few documents yet for a
+    // rate: a measured window goes on (up to its stretch).
+    if (!this.search.measuring) {
+      const settling = this.fresh.size > 0 || this.parking() > 0 || ms < 2 * this.typicalGapMs();
+      if (ms < this.windowMs && settling) return;
+    } else if (ms < (this.search.isGrowing ? this.windowMs * growthWindowShare : this.windowMs)) return;
     if (this.search.measuring && ms < this.windowMs * maxWindowStretch) {
       if (ms < Math.max(this.firstDeliveryMs, 2 * this.typicalGapMs())) return;
       if (documents - this.window.documents < this.windowDocuments) return;

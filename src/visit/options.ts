@@ -130,28 +130,45 @@ export interface AdaptiveSliceOptions {
   /** Never more than this many in flight. Default: all the slices (and bucket spaces) of the visit. */
   max?: number;
   /**
-   * One measurement of documents/s, in ms: after each change one such window is let pass (new requests get going,
-   * parked ones stop) and the next one measured. Default 1000.
+   * One measurement of documents/s, in ms: the shortest window (a slow visit's last longer, see `windowDocuments`).
+   * After each change the window is not measured until the slices it started sent their first documents and the
+   * ones it parked stopped (at most this long), and the next one is. Default {@link defaultAdaptiveWindowMs}.
    */
   windowMs?: number;
   /**
    * The fewest documents a measured window holds: a slow visit's windows last until this many came (at most 30
    * windows), since documents come in steps (a bucket at a time) and a rate read off a few steps is mostly noise.
-   * Default 2048.
+   * Default {@link defaultAdaptiveWindowDocuments}.
    */
   windowDocuments?: number;
 }
 
 /**
- * Slices in flight at the start of an adaptive visit: what was the fixed default before the search existed.
+ * The adaptive visit's shortest window, in ms. A quarter of a second holds thousands of documents of a visit that
+ * is fast enough for the level to matter, and some ten steps of each slice (a streamed slice sends what its visitor
+ * iterated every few tens of ms); a slower one's windows stretch to span its slices' pauses and
+ * {@link defaultAdaptiveWindowDocuments}. Longer windows made a short export end before the climb paid
+ * ([measurements](../../docs/measurements.md#visit-slices)).
+ */
+export const defaultAdaptiveWindowMs = 250;
+
+/** The fewest documents in a measured window of the adaptive visit (`adaptiveSlices.windowDocuments`). */
+export const defaultAdaptiveWindowDocuments = 2048;
+
+/**
+ * Slices in flight at the start of an adaptive visit. High enough that a short export is not over before the climb
+ * pays (a visit whose every slice streams at its own pace is fastest with as many as the CPU serves, 64 or more here),
+ * and low enough for a small cluster: where fewer do as well, the search steps down within a few windows, and slices
+ * beyond a content node's visitor threads only wait in its queue. It was 4 (the fixed default before the search
+ * existed) until the figures of [measurements](../../docs/measurements.md#visit-slices).
  * @example
  * ```ts
  * import { defaultAdaptiveStart, exportDocuments } from 'vespa-bulk';
  *
- * await exportDocuments({ endpoint: 'http://127.0.0.1:8080', cluster: 'content', output: 'all.jsonl', adaptiveSlices: { start: 2 * defaultAdaptiveStart } });
+ * await exportDocuments({ endpoint: 'http://127.0.0.1:8080', cluster: 'content', output: 'all.jsonl', adaptiveSlices: { start: defaultAdaptiveStart / 4 } });
  * ```
  */
-export const defaultAdaptiveStart = 4;
+export const defaultAdaptiveStart = 32;
 
 /**
  * The retry policy of a visit or bulk operation. `maxRetries` bounds failed requests in a row of every kind

@@ -4,7 +4,12 @@ import { createChainTransport } from '../http/create-transport.js';
 import { Reachability } from '../http/reachability.js';
 import { ChainScheduler, type ChainSchedulerOptions, type InflightReport } from './chain-scheduler.js';
 import type { VisitBatch } from './visit-batch.js';
-import { resolveVisitRetry, type VisitOptions } from './options.js';
+import {
+  defaultAdaptiveWindowDocuments,
+  defaultAdaptiveWindowMs,
+  resolveVisitRetry,
+  type VisitOptions,
+} from './options.js';
 import {
   adaptiveStartOf,
   baseVisitQuery,
@@ -197,9 +202,10 @@ export function limitOf(options: VisitOptions, maxInflight: number): ChainSchedu
   const inflight = inflightOf(options);
   if (inflight !== 'adaptive') return maxInflight;
   return {
-    adaptive: { start: adaptiveStartOf(options, maxInflight), max: maxInflight },
-    windowMs: options.adaptiveSlices?.windowMs ?? 1000,
-    windowDocuments: options.adaptiveSlices?.windowDocuments ?? 2048,
+    // Momentum, as the feed's: a level far from the best (a start above it) is left in a few windows.
+    adaptive: { start: adaptiveStartOf(options, maxInflight), max: maxInflight, momentum: true },
+    windowMs: options.adaptiveSlices?.windowMs ?? defaultAdaptiveWindowMs,
+    windowDocuments: options.adaptiveSlices?.windowDocuments ?? defaultAdaptiveWindowDocuments,
   };
 }
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ChainScheduler, type ChainRunner } from '../../src/visit/chain-scheduler.js';
 
 /** The scheduler with a runner that is not a visit: chains that end when told, to see what runs when. */
@@ -125,5 +125,64 @@ describe('the chain scheduler', () => {
     });
     await scheduler.done;
     expect(scheduler.report().mode).toBe('adaptive');
+  });
+
+  describe('the adaptive climb, on a fake clock', () => {
+    /**
+     * Chains that never end, each delivering `perStep` documents every 50 ms once `delay` steps after it started (the
+     * service scales with the chains, so each doubling pays); advances the clock until `until` (ms) and returns
+     * when each level began.
+     */
+    async function climb(o: { until: number; delay: number; windowMs: number }): Promise<Array<[number, number]>> {
+      vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'performance'] });
+      try {
+        const started = new Map<string, number>();
+        const delivered = new Map<string, number>();
+        const keys = Array.from({ length: 256 }, (_, i) => String(i));
+        const scheduler = new ChainScheduler({
+          keys,
+          limit: { adaptive: { start: 2, max: 256, momentum: true }, windowMs: o.windowMs, windowDocuments: 0 },
+          runner: {
+            run: (key) => {
+              started.set(key, 0);
+              return new Promise(() => {});
+            },
+            park: () => {},
+            delivered: (key) => delivered.get(key) ?? 0,
+          },
+          documents: () => [...delivered.values()].reduce((a, b) => a + b, 0),
+          signal: new AbortController().signal,
+        });
+        const levels: Array<[number, number]> = [[0, scheduler.inflight().limit]];
+        for (let now = 50; now <= o.until; now += 50) {
+          for (const [key, steps] of started) {
+            if (steps >= o.delay) delivered.set(key, (delivered.get(key) ?? 0) + 100);
+            started.set(key, steps + 1);
+          }
+          vi.advanceTimersByTime(50);
+          const limit = scheduler.inflight().limit;
+          if (limit !== levels.at(-1)![1]) levels.push([now, limit]);
+        }
+        return levels;
+      } finally {
+        vi.useRealTimers();
+      }
+    }
+
+    it('measures a level once the slices it started sent their first documents, not a whole window later', async () => {
+      // Each doubling: the new chains' first documents and two of a chain's pauses (a tick each: 50 ms), then a
+      // growth window (0.4 of 250 ms). An unmeasured window of 250 ms after each change and a measured one as long,
+      // as before, took 500 ms a step: 2 -> 4 -> 8 -> 16 at 1.5 s at the soonest.
+      const levels = await climb({ until: 1200, delay: 1, windowMs: 250 });
+      expect(levels.map(([, limit]) => limit).slice(0, 4)).toEqual([2, 4, 8, 16]);
+    });
+
+    it('does not measure a level before the slices it started sent anything (up to a window)', async () => {
+      // Chains silent for 800 ms after they start: the first level is measured once they sent something, over a
+      // window at least as long as they took (1.6 s in all), and the next one not before its new chains sent theirs.
+      const levels = await climb({ until: 2400, delay: 16, windowMs: 1000 });
+      expect(levels.map(([, limit]) => limit)).toEqual([2, 4]);
+      expect(levels[1][0]).toBeGreaterThanOrEqual(1600);
+    });
   });
 });
