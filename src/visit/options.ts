@@ -132,23 +132,24 @@ export interface AdaptiveSliceOptions {
   /**
    * One measurement of documents/s, in ms: the shortest window (a slow visit's last longer, see `windowDocuments`).
    * After each change the window is not measured until the slices it started sent their first documents and the
-   * ones it parked stopped (at most this long), and the next one is. Default {@link defaultAdaptiveWindowMs}.
+   * ones it parked stopped (at most this long), and the next one is; while the search doubles, its windows are 0.4
+   * of this. Default 250.
    */
   windowMs?: number;
   /**
    * The fewest documents a measured window holds: a slow visit's windows last until this many came (at most 30
    * windows), since documents come in steps (a bucket at a time) and a rate read off a few steps is mostly noise.
-   * Default {@link defaultAdaptiveWindowDocuments}.
+   * Default 2048.
    */
   windowDocuments?: number;
 }
 
 /**
- * The adaptive visit's shortest window, in ms. A quarter of a second holds thousands of documents of a visit that
- * is fast enough for the level to matter, and some ten steps of each slice (a streamed slice sends what its visitor
- * iterated every few tens of ms); a slower one's windows stretch to span its slices' pauses and
- * {@link defaultAdaptiveWindowDocuments}. Longer windows made a short export end before the climb paid
- * ([measurements](../../docs/measurements.md#visit-slices)).
+ * The adaptive visit's shortest window, in ms (`adaptiveSlices.windowMs`). A quarter of a second holds thousands of
+ * documents of a visit fast enough for the level to matter, and some ten steps of each slice (a streamed slice sends
+ * what its visitor iterated every few tens of ms); a slower one's windows stretch to span its slices' pauses and
+ * `windowDocuments`. Longer windows made a short export end before the climb paid (docs/measurements.md, "Visit
+ * slices").
  */
 export const defaultAdaptiveWindowMs = 250;
 
@@ -157,10 +158,10 @@ export const defaultAdaptiveWindowDocuments = 2048;
 
 /**
  * Slices in flight at the start of an adaptive visit. High enough that a short export is not over before the climb
- * pays (a visit whose every slice streams at its own pace is fastest with as many as the CPU serves, 64 or more here),
- * and low enough for a small cluster: where fewer do as well, the search steps down within a few windows, and slices
- * beyond a content node's visitor threads only wait in its queue. It was 4 (the fixed default before the search
- * existed) until the figures of [measurements](../../docs/measurements.md#visit-slices).
+ * pays (a visit whose every slice streams at its own pace is fastest with as many as the CPU serves: 32 to 128 on the
+ * 2-core development VM), and low enough for a small cluster: where fewer do as well, the search steps down within a
+ * few windows, and slices beyond a content node's visitor threads only wait in its queue. It was 4 (the fixed
+ * default before the search existed) until the figures in docs/measurements.md, "Visit slices".
  * @example
  * ```ts
  * import { defaultAdaptiveStart, exportDocuments } from 'vespa-bulk';
