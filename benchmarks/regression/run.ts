@@ -65,36 +65,30 @@ async function sink(): Promise<{ url: string; stop(): void }> {
 /** What one command cost: the figures a row shows, by name. */
 type Figures = Record<string, number>;
 
-/** One `visit` by `cli` into /dev/null under GNU time; documents/s from its summary's own clock. */
-async function visit(cli: string, url: string, cwd: string): Promise<Figures> {
-  const report = join(cwd, `.time-visit-${Date.now()}.txt`);
-  const child = spawn(
-    '/usr/bin/time',
-    [
-      '-f',
-      '%U %S %M',
-      '-o',
-      report,
-      process.execPath,
-      cli,
-      'visit',
-      'ns/music',
-      '-t',
-      url,
-      '-o',
-      '/dev/null',
-      '--quiet',
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      cwd,
-    },
-  );
+/** `cli args` under GNU time: its exit code, its JSON summary (stdout), and the CPU and peak RSS it used. */
+async function summaryRun(
+  cli: string,
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; summary: Record<string, number>; used: ReturnType<typeof takeGnuTime> }> {
+  const report = join(cwd, `.time-${args[0]}-${Date.now()}.txt`);
+  const child = spawn('/usr/bin/time', ['-f', '%U %S %M', '-o', report, process.execPath, cli, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    cwd,
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const [code] = (await once(child, 'exit')) as [number | null];
-  const used = takeGnuTime(report);
-  const summary = JSON.parse(out) as Record<string, number>;
+  return { code, summary: JSON.parse(out) as Record<string, number>, used: takeGnuTime(report) };
+}
+
+/** One `visit` by `cli` into /dev/null; documents/s from its summary's own clock. */
+async function visit(cli: string, url: string, cwd: string): Promise<Figures> {
+  const { code, summary, used } = await summaryRun(
+    cli,
+    ['visit', 'ns/music', '-t', url, '-o', '/dev/null', '--quiet'],
+    cwd,
+  );
   if (code !== 0 || summary['visit.document.count'] !== documents)
     throw new Error(`visit by ${cli} exited ${code} with ${summary['visit.document.count']} of ${documents} documents`);
   return {
@@ -104,28 +98,11 @@ async function visit(cli: string, url: string, cwd: string): Promise<Figures> {
   };
 }
 
-/** `feed --speedtest 1000` by `cli` against `url` under GNU time: operations/s from its summary, CPU per operation. */
+/** `feed --speedtest 1000` by `cli` against `url`: operations/s from its summary, CPU per operation. */
 async function speedtest(cli: string, url: string, cwd: string): Promise<Figures> {
-  const report = join(cwd, `.time-speedtest-${Date.now()}.txt`);
-  const args = [
-    'feed',
-    '--speedtest',
-    '1000',
-    '--speedtest-duration',
-    values['speedtest-seconds'],
-    '-t',
-    url,
-    '--quiet',
-  ];
-  const child = spawn('/usr/bin/time', ['-f', '%U %S %M', '-o', report, process.execPath, cli, ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    cwd,
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  const used = takeGnuTime(report);
-  const summary = JSON.parse(out) as Record<string, number>;
+  const seconds = values['speedtest-seconds'];
+  const args = ['feed', '--speedtest', '1000', '--speedtest-duration', seconds, '-t', url, '--quiet'];
+  const { code, summary, used } = await summaryRun(cli, args, cwd);
   const ok = summary['feeder.ok.count'];
   if (code !== 0 || ok === 0) throw new Error(`speedtest by ${cli} exited ${code} with ${ok} ok`);
   return {
