@@ -141,12 +141,6 @@ if (invokedDirectly) {
   // peak RSS (about 35 MB of 135). The baseline compiler's code parses responses at no measurable CPU cost per
   // document. Set here rather than in the library: V8 flags are the process's, which the CLI owns.
   setFlagsFromString('--liftoff-only');
-  // V8 doubles the young generation's semi-spaces (up to 16 MiB each here) whenever a scavenge finds much alive,
-  // and a feed keeps much alive for a moment (the operations in flight, their bodies, the read-ahead): the young
-  // generation grew to take 15-20 MB of a 200k feed's peak RSS (114-121 MB with it, 100-102 without, at the same
-  // CPU per document: benchmarks/feed/null-endpoint.ts). The growth factor, unlike the semi-spaces' maximum, is read
-  // as the heap grows, so it can be set here.
-  setFlagsFromString('--semi-space-growth-factor=1');
   const code = await main(process.argv.slice(2));
   process.exitCode = code;
 }
