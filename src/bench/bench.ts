@@ -39,6 +39,8 @@ export type BenchFeedOptions = Pick<
   | 'maxFailureSeconds'
   | 'dryRun'
   | 'tls'
+  | 'proxy'
+  | 'proxyTls'
   | 'signal'
   | 'failures'
   | 'onResult'

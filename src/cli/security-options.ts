@@ -1,3 +1,4 @@
+import { parseProxyUrl, type ProxySetting } from '../http/proxy/proxy-route.js';
 import type { Argv } from 'yargs';
 import { VespaBulkError } from '../core/errors.js';
 import { isInlinePem, type SecurityOptions } from '../http/tls.js';
@@ -12,6 +13,9 @@ export interface SecurityArgs {
   cert?: string;
   key?: string;
   token?: string;
+  /** A URL, or false from `--no-proxy`. */
+  proxy?: string | false;
+  'proxy-ca'?: string;
 }
 
 /**
@@ -72,6 +76,17 @@ export function withSecurityOptions<T>(y: Argv<T>, group = 'Security:'): Argv<T 
       group,
     })
     .option('key', { type: 'string', describe: `Private key file (PEM) of --cert (${env(securityEnv.key)})`, group })
+    .option('proxy', {
+      type: 'string',
+      describe:
+        'Forward proxy http://[user:password@]host:port (or https://): https:// endpoints and HTTP/2 go through CONNECT tunnels (default: $HTTPS_PROXY, $HTTP_PROXY or $ALL_PROXY unless $NO_PROXY matches, as curl reads them; --no-proxy: none)',
+      group: 'Proxy:',
+    })
+    .option('proxy-ca', {
+      type: 'string',
+      describe: "CA certificate file (PEM) to trust for an https:// proxy (default: the system's)",
+      group: 'Proxy:',
+    })
     .option('token', {
       type: 'string',
       describe: `Bearer token sent as 'Authorization: Bearer <token>' (${env(securityEnv.token)}; prefer the variable: flags land in shell history)`,
@@ -115,6 +130,8 @@ export function securityFromArgs(
       );
     security.token = token.trim();
   }
+  if (args.proxy !== undefined) security.proxy = checkedProxy(args.proxy);
+  if (args['proxy-ca'] !== undefined && args['proxy-ca'] !== '') security.proxyCa = args['proxy-ca'];
   if (Object.keys(headers).length > 0) {
     if (security.token !== undefined && Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')) {
       throw new VespaBulkError(
@@ -125,4 +142,13 @@ export function securityFromArgs(
     security.headers = headers;
   }
   return security;
+}
+
+/** `--proxy`, checked now so that a malformed URL is a usage error before anything starts. */
+function checkedProxy(value: string | false): ProxySetting {
+  if (value === false) return false;
+  if (value.trim() === '')
+    throw new VespaBulkError('VB_USAGE', '--proxy needs a URL (http://host:port); --no-proxy for none');
+  parseProxyUrl(value, '--proxy');
+  return value;
 }

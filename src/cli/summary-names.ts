@@ -59,6 +59,7 @@ const feedNames = {
   dropped: 'feeder.transform.dropped.count',
   inflightLimit: 'feeder.inflight.limit',
   protocol: 'http.protocol',
+  proxy: 'http.proxy',
   abandoned: 'feeder.abandoned.count',
   responseLatencyByCode: 'http.response.latency.millis.by.code',
   operationLatencyMinMs: 'operation.latency.millis.min',
@@ -138,6 +139,7 @@ export function exportSummaryJson(
     'http.response.bytes': summary.bytes,
     'http.response.MBps': Number((summary.bytes / 1e6 / seconds).toFixed(2)),
     ...(summary.protocol !== undefined && { 'http.protocol': summary.protocol }),
+    ...(summary.proxy !== undefined && { 'http.proxy': summary.proxy }),
     ...(summary.slices.some((s) => s.cluster !== undefined) && { 'visit.clusters': countsByCluster(summary.slices) }),
     ...('outputBytes' in summary && { 'output.bytes': summary.outputBytes, 'checkpoint.resumed': summary.resumed }),
     ...('documentsBefore' in summary &&

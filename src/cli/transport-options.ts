@@ -69,9 +69,14 @@ export function transportFromArgs(argv: TransportArgs): {
   };
 }
 
-/** What `--protocol auto` chose, said once on stderr. */
-export function protocolNote(protocol: WireProtocol, endpoint: string, asked: Protocol | undefined): string {
-  return `vespa-bulk: speaking ${protocol === 'h2' ? 'HTTP/2' : 'HTTP/1.1'} to ${endpoint}${asked === undefined || asked === 'auto' ? ' (--protocol auto)' : ''}`;
+/** What `--protocol auto` chose, said once on stderr; `why`, where the choice was not the server's (a proxy's refusal). */
+export function protocolNote(
+  protocol: WireProtocol,
+  endpoint: string,
+  asked: Protocol | undefined,
+  why?: string,
+): string {
+  return `vespa-bulk: speaking ${protocol === 'h2' ? 'HTTP/2' : 'HTTP/1.1'} to ${endpoint}${asked === undefined || asked === 'auto' ? ' (--protocol auto)' : ''}${why === undefined ? '' : `: ${why}`}`;
 }
 
 /**
@@ -82,12 +87,12 @@ export function tellProtocolOnce(
   endpoint: string,
   asked: Protocol | undefined,
   write: (line: string) => void,
-): (protocol: WireProtocol) => void {
+): (protocol: WireProtocol, why?: string) => void {
   let told = false;
-  return (protocol) => {
+  return (protocol, why) => {
     if (told) return;
     told = true;
-    write(protocolNote(protocol, endpoint, asked));
+    write(protocolNote(protocol, endpoint, asked, why));
   };
 }
 

@@ -1,5 +1,5 @@
+import type { WaitForEndpointOptions } from '../http/wait-for-endpoint.js';
 import type { Argv } from 'yargs';
-import type { Protocol, TlsOptions } from '../http/transport.js';
 import { VespaBulkError } from '../core/errors.js';
 import { describeEndpoint } from '../http/reachability.js';
 
@@ -23,7 +23,9 @@ export function withWaitOption<T>(y: Argv<T>): Argv<T & WaitArgs> {
  * message. A server that answered a TLS handshake in plain HTTP is up: waiting would not help, its http:// URL would.
  */
 export function unreachableHint(err: unknown, endpoint?: string): string {
-  if (!answeredInPlainHttp(err))
+  if (lowerDetail(err)?.startsWith('PROXY_'))
+    return 'Check the proxy (--proxy, or HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and NO_PROXY); --no-proxy goes without one.';
+  if (lowerDetail(err) !== 'ERR_SSL_WRONG_VERSION_NUMBER')
     return 'Check the endpoint (--target), or give --wait <seconds> to wait for it to come up.';
   const plain =
     endpoint !== undefined && /^https:\/\//i.test(endpoint)
@@ -32,17 +34,21 @@ export function unreachableHint(err: unknown, endpoint?: string): string {
   return plain !== undefined ? `Run it again with --target ${plain}.` : 'Run it again with an http:// --target.';
 }
 
-/** Whether a lower layer of `err` says that the peer answered the TLS handshake with something else (OpenSSL's code). */
-function answeredInPlainHttp(err: unknown): boolean {
+/**
+ * The lower layer's code under `err` (`TransportError.detail`, or an OpenSSL code): `ERR_SSL_WRONG_VERSION_NUMBER`
+ * when the peer answered the TLS handshake with something else, `PROXY_*` when the proxy failed (proxy/tunnel.ts).
+ */
+function lowerDetail(err: unknown): string | undefined {
   for (
     let e = err, depth = 0;
     typeof e === 'object' && e !== null && depth < 6;
     depth++, e = (e as { cause?: unknown }).cause
   ) {
     const { code, detail } = e as { code?: unknown; detail?: unknown };
-    if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || detail === 'ERR_SSL_WRONG_VERSION_NUMBER') return true;
+    if (typeof detail === 'string') return detail;
+    if (code === 'ERR_SSL_WRONG_VERSION_NUMBER') return code;
   }
-  return false;
+  return undefined;
 }
 
 /** The hint for `command`: compare takes its endpoints as arguments, not --target, and has no --wait. */
@@ -56,7 +62,7 @@ export function unreachableHintOf(command: string | undefined, err: unknown): st
 export async function waitIfAsked(
   args: WaitArgs,
   endpoint: string,
-  connection: { headers?: Record<string, string>; tls?: TlsOptions; protocol?: Protocol },
+  connection: Pick<WaitForEndpointOptions, 'headers' | 'tls' | 'protocol' | 'proxy' | 'proxyTls'>,
   signal?: AbortSignal,
 ): Promise<void> {
   const seconds = args.wait;
@@ -71,6 +77,8 @@ export async function waitIfAsked(
     waitMs: seconds * 1000,
     ...(connection.headers !== undefined && { headers: connection.headers }),
     ...(connection.tls !== undefined && { tls: connection.tls }),
+    ...(connection.proxy !== undefined && { proxy: connection.proxy }),
+    ...(connection.proxyTls !== undefined && { proxyTls: connection.proxyTls }),
     ...(connection.protocol !== undefined && { protocol: connection.protocol }),
     ...(signal !== undefined && { signal }),
   });

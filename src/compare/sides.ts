@@ -41,12 +41,14 @@ async function readCluster(side: CompareClusterSide, add: RecordSink, signal: Ab
     (options.clusters === undefined || options.clusters.length === 0)
   ) {
     // The whole cluster: each content cluster, as `vespa-bulk visit` visits them.
-    const { endpoint, headers, tls, protocol } = options;
+    const { endpoint, headers, tls, protocol, proxy, proxyTls } = options;
     options.clusters = await discoverContentClusters({
       endpoint,
       signal,
       ...(headers && { headers }),
       ...(tls && { tls }),
+      ...(proxy !== undefined && { proxy }),
+      ...(proxyTls && { proxyTls }),
       ...(protocol && { protocol }),
     });
   }

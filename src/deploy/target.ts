@@ -1,4 +1,4 @@
-import { connectOptions, needsTlsMaterial, secretsOf, securityHeaders, type SecurityOptions } from '../http/tls.js';
+import { secretsOf, securityHeaders, transportSecurity, type SecurityOptions } from '../http/tls.js';
 import { type Transport } from '../http/transport.js';
 import { createTransport } from '../http/create-transport.js';
 
@@ -63,7 +63,7 @@ export function configTransport(target: ResolvedTarget): Transport {
       origin,
       protocol: 'http1.1',
       connections: 4,
-      ...(security !== undefined && needsTlsMaterial(security) && { tls: connectOptions(security) }),
+      ...(security !== undefined && transportSecurity(security)),
     });
     byOrigin.set(origin, transport);
   }

@@ -1,7 +1,7 @@
 import { VespaBulkError } from '../core/errors.js';
 import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
 import { type Transport, type WireProtocol } from '../http/transport.js';
-import { createTransport } from '../http/create-transport.js';
+import { createTransport, proxyShown } from '../http/create-transport.js';
 import { dispatchTo, header, type RawResponse } from '../http/exchange.js';
 import { answerMessage } from '../document/answer-message.js';
 import type { TransportError } from '../http/transport-error.js';
@@ -167,11 +167,14 @@ export class FeedEngine implements FeedDriver {
         timeoutMs: options.requestTimeoutMs ?? Math.min(this.deadlineMs + 5_000, 600_000),
         batchWrites: options.batchWrites,
         tls: options.tls,
-        onProtocol: (protocol: WireProtocol) => {
+        proxy: options.proxy,
+        proxyTls: options.proxyTls,
+        onProtocol: (protocol: WireProtocol, why?: string) => {
           this.stats.protocol = protocol;
-          options.onProtocol?.(protocol);
+          options.onProtocol?.(protocol, why);
         },
       });
+    if (this.ownsTransport) this.stats.proxy = proxyShown(options.proxy, origin);
     const compression = options.compression ?? 'auto';
     this.encoder = new DocumentRequestEncoder({
       prefix,
@@ -256,6 +259,8 @@ export class FeedEngine implements FeedDriver {
             {
               stdin: options.stdin,
               tls: options.tls,
+              proxy: options.proxy,
+              proxyTls: options.proxyTls,
               urlRetries: options.maxRetries,
               format: options.inputFormat,
               rows: options.rows,

@@ -1,3 +1,4 @@
+import type { ProxySetting } from '../http/proxy/proxy-route.js';
 import type { TlsOptions, Transport } from '../http/transport.js';
 import type { Readable } from 'node:stream';
 import type { RetryPolicy } from '../http/retry-delay.js';
@@ -58,7 +59,7 @@ export interface FeedOptions {
    */
   protocol?: Protocol;
   /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
-  onProtocol?: (protocol: WireProtocol) => void;
+  onProtocol?: (protocol: WireProtocol, why?: string) => void;
   /**
    * Connections, opened as the operations in flight need them. HTTP/2: this many (default 16, or the in-flight limit
    * where smaller), the operations spread over them and each renewed every minute or so, so that a layer-4 load
@@ -75,6 +76,10 @@ export interface FeedOptions {
   batchWrites?: boolean;
   /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)`, exported by the package. */
   tls?: TlsOptions;
+  /** The forward proxy: see `TransportOptions.proxy`. */
+  proxy?: ProxySetting;
+  /** See `TransportOptions.proxyTls`. */
+  proxyTls?: TlsOptions;
   /** Send through this transport (`createTransport`) instead of one of the feed's own; it is not closed at the end. */
   transport?: Transport;
 

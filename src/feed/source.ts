@@ -1,3 +1,4 @@
+import type { ProxySetting } from '../http/proxy/proxy-route.js';
 import { createReadStream, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { VespaBulkError } from '../core/errors.js';
@@ -54,6 +55,10 @@ export interface ReadOptions {
   chunkBytes?: number;
   /** TLS options for URL inputs (the feed's `tls`, so its `ca` is trusted). */
   tls?: TlsOptions;
+  /** The feed's proxy, for URL inputs: see `TransportOptions.proxy`. */
+  proxy?: ProxySetting;
+  /** See `TransportOptions.proxyTls`. */
+  proxyTls?: TlsOptions;
   /** Reconnects of a URL input after a cut connection or 5xx, in a row without progress. Default 10. */
   urlRetries?: number;
   /** What the inputs hold. Default: by extension (`.csv`, `.tsv`, `.parquet`, after `.gz`/`.zst`), else JSON or JSONL. */
@@ -161,7 +166,7 @@ export async function* readSources(
             (
               await openUrlInput(
                 paths[input],
-                { tls: options.tls, maxRetries: options.urlRetries },
+                { tls: options.tls, proxy: options.proxy, proxyTls: options.proxyTls, maxRetries: options.urlRetries },
                 (n) => (progress.bytes += n),
               )
             ).stream
@@ -232,6 +237,8 @@ async function* readUrl(
     {
       from: from?.offset,
       tls: options.tls,
+      proxy: options.proxy,
+      proxyTls: options.proxyTls,
       maxRetries: options.urlRetries,
       chunkBytes: options.chunkBytes ?? defaultChunkBytes,
     },

@@ -54,6 +54,8 @@ export interface FeedSummary {
   inflightLimit: number;
   /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's dispatcher, whose protocol is its own). */
   protocol?: WireProtocol;
+  /** The forward proxy gone through, without credentials (absent for a direct connection, or with a caller's transport). */
+  proxy?: string;
   /** Operations not finished because the feed was stopped (SIGINT, breaker); the checkpoint covers them. */
   abandoned: number;
   /**
@@ -230,6 +232,8 @@ export class FeedStats {
   throttled = 0;
   /** The protocol the feed spoke, once known. */
   protocol: WireProtocol | undefined;
+  /** The forward proxy gone through, as `proxyShown` gives it. */
+  proxy: string | undefined;
   private readonly latency = new LatencyRecorder();
   /** Per status: its count is the status's count in `responseCodes`. */
   private readonly byCode = new Map<number, LatencyRecorder>();
@@ -355,6 +359,7 @@ export class FeedStats {
       ...(this.dropped > 0 && { dropped: this.dropped }),
       inflightLimit: inflightLimit,
       ...(this.protocol !== undefined && { protocol: this.protocol }),
+      ...(this.proxy !== undefined && { proxy: this.proxy }),
       abandoned: this.abandoned,
       responseLatencyByCode: byCode,
       operationLatencyMinMs: round(ops.minMs()),

@@ -1,3 +1,4 @@
+import type { ProxySetting } from '../http/proxy/proxy-route.js';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decompress } from './decompress.js';
@@ -32,6 +33,10 @@ export interface UrlInputOptions {
   from?: number;
   /** TLS options of the request (the feed's `tls`: its `ca` is trusted here too). */
   tls?: TlsOptions;
+  /** The feed's proxy: see `TransportOptions.proxy` (NO_PROXY and the environment apply to the URL's own host). */
+  proxy?: ProxySetting;
+  /** See `TransportOptions.proxyTls`. */
+  proxyTls?: TlsOptions;
   /** Reconnects after a cut connection or a 5xx, in a row without progress. Default 10. */
   maxRetries?: number;
   /** First backoff delay in ms, doubled per retry up to 5 s (`retryDelay`, without jitter). Default 200. */
@@ -85,6 +90,8 @@ export async function openUrlInput(
     protocol: 'http1.1',
     connections: 1,
     ...(options.tls !== undefined && { tls: options.tls }),
+    proxy: options.proxy,
+    proxyTls: options.proxyTls,
   });
   // The one retry policy, without jitter: a GET is safe to repeat, and one reader has no one to spread out from.
   const policy: RetryPolicy = {

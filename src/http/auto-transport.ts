@@ -2,6 +2,7 @@ import type { Http2Transport } from './h2/pool.js';
 import type { Http1Transport } from './http1-transport.js';
 import type { ResponseHandler, Transport, TransportRequest, TransportStats, WireProtocol } from './transport.js';
 import { TransportError, toTransportError } from './transport-error.js';
+import { noTunnelDetail } from './proxy/tunnel.js';
 
 /**
  * `protocol: 'auto'`: HTTP/2 where the server speaks it, else HTTP/1.1. The first request opens an HTTP/2
@@ -13,6 +14,7 @@ import { TransportError, toTransportError } from './transport-error.js';
  *   preface is tried once more on a new connection, since a server restarting or a balancer with no node ready
  *   closes connections alike; after a second such close, HTTP/1.1 is tried, and kept once it is answered: if its
  *   connection too closes before any answer, nothing is chosen, the requests fail, and the next one asks again;
+ * - a forward proxy will not tunnel to an http:// origin: HTTP/1.1, which goes through it as a forwarding proxy;
  * - the connection fails (refused, unknown host, TLS refused): the waiting requests fail with that error, as
  *   they would on either protocol, and the next request tries again.
  */
@@ -30,7 +32,7 @@ export class AutoTransport implements Transport {
     private readonly makeH2: () => Http2Transport,
     private readonly makeH1: () => Http1Transport,
     private readonly tls: boolean,
-    private readonly onProtocol?: (protocol: WireProtocol) => void,
+    private readonly onProtocol?: (protocol: WireProtocol, why?: string) => void,
   ) {}
 
   /** The protocol chosen, once the first connection has told. */
@@ -91,6 +93,11 @@ export class AutoTransport implements Transport {
         this.choose(this.makeH1(), false);
         return;
       }
+      if (err instanceof TransportError && err.detail === noTunnelDetail) {
+        // HTTP/2 to an http:// origin needs a tunnel; HTTP/1.1 goes through a forwarding proxy as it is.
+        this.choose(this.makeH1(), false, `${err.message}; HTTP/2 to an http:// endpoint needs a CONNECT tunnel`);
+        return;
+      }
       if (silent && this.silentCloses >= 2) {
         this.silentCloses = 0;
         this.choose(this.makeH1(), true);
@@ -107,10 +114,10 @@ export class AutoTransport implements Transport {
     this.choose(h2, false);
   }
 
-  private choose(transport: Http2Transport | Http1Transport, unconfirmed: boolean): void {
+  private choose(transport: Http2Transport | Http1Transport, unconfirmed: boolean, why?: string): void {
     this.chosen = transport;
     this.unconfirmed = unconfirmed;
-    if (!unconfirmed) this.onProtocol?.(transport.protocol);
+    if (!unconfirmed) this.onProtocol?.(transport.protocol, why);
     const waiting = this.waiting;
     this.waiting = [];
     for (const w of waiting) this.dispatch(w.req, w.handler);

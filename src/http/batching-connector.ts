@@ -8,11 +8,7 @@ import type { Socket } from 'node:net';
  * Here the first write of a turn corks the socket and a `setImmediate` uncorks it: undici's own uncork then
  * only lowers the cork count, and the whole batch leaves in one `writev` once the turn ends.
  */
-export function batchingConnector(
-  buildConnector: typeof BuildConnector,
-  options: BuildConnector.BuildOptions = {},
-): BuildConnector.connector {
-  const connect = buildConnector({ noDelay: true, ...options });
+export function batchingConnector(connect: BuildConnector.connector): BuildConnector.connector {
   return (opts, callback) =>
     connect(opts, (err, socket) => {
       if (err || !socket) {

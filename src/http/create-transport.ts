@@ -2,6 +2,7 @@ import { Http2Transport } from './h2/pool.js';
 import { Http1Transport } from './http1-transport.js';
 import { AutoTransport } from './auto-transport.js';
 import type { Transport, TransportOptions } from './transport.js';
+import { proxyFor, type ProxySetting } from './proxy/proxy-route.js';
 
 /**
  * A transport to one origin: HTTP/2, HTTP/1.1, or the one the server speaks (see `TransportOptions`).
@@ -24,6 +25,8 @@ import type { Transport, TransportOptions } from './transport.js';
 export function createTransport(options: TransportOptions): Transport {
   const protocol = options.protocol ?? 'auto';
   const tls = options.origin.startsWith('https:');
+  const route = proxyFor(options.proxy, options.origin);
+  const proxy = route === undefined ? undefined : { route, tls: options.proxyTls };
   const c = options.concurrency;
   const h2 = (alpn?: string[]): Http2Transport =>
     new Http2Transport(options.origin, {
@@ -33,6 +36,7 @@ export function createTransport(options: TransportOptions): Transport {
       tls: options.tls,
       alpn,
       maxConnectionAgeMs: options.maxConnectionAgeMs ?? defaultMaxConnectionAgeMs,
+      proxy,
     });
   const h1 = (): Http1Transport =>
     new Http1Transport(options.origin, {
@@ -41,6 +45,7 @@ export function createTransport(options: TransportOptions): Transport {
       timeoutMs: options.timeoutMs,
       batchWrites: options.batchWrites,
       tls: options.tls,
+      proxy,
     });
   if (protocol === 'h2' || protocol === 'http1.1') {
     const transport = protocol === 'h2' ? h2() : h1();
@@ -66,10 +71,18 @@ export function createChainTransport(
   concurrency: number,
   options: Pick<
     TransportOptions,
-    'protocol' | 'tls' | 'timeoutMs' | 'onProtocol' | 'connections' | 'maxConnectionAgeMs'
+    'protocol' | 'tls' | 'timeoutMs' | 'onProtocol' | 'connections' | 'maxConnectionAgeMs' | 'proxy' | 'proxyTls'
   >,
 ): Transport {
   return createTransport({ ...options, origin, concurrency, pipelining: 1, batchWrites: false });
+}
+
+/**
+ * The proxy that a transport made by `createTransport` for `endpoint` goes through, as summaries and reports name
+ * it (without credentials), or undefined for a direct connection.
+ */
+export function proxyShown(proxy: ProxySetting | undefined, endpoint: string): string | undefined {
+  return proxyFor(proxy, endpoint)?.shown;
 }
 
 /** How long an HTTP/2 connection carries new requests before it is renewed, by default (see `TransportOptions.maxConnectionAgeMs`). */

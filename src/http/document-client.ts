@@ -1,3 +1,4 @@
+import type { ProxySetting } from './proxy/proxy-route.js';
 import { toDocumentPath } from '../document/id.js';
 import { isAssignOnly } from '../document/operation.js';
 import { type Protocol, type TlsOptions, type Transport, type WireProtocol } from './transport.js';
@@ -78,6 +79,10 @@ export interface DocumentClientOptions {
   transport?: Transport;
   /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)`, exported by the package. */
   tls?: TlsOptions;
+  /** The forward proxy: see `TransportOptions.proxy`. */
+  proxy?: ProxySetting;
+  /** See `TransportOptions.proxyTls`. */
+  proxyTls?: TlsOptions;
   /**
    * The cluster's request size limit in bytes: a put or update whose body is over it rejects with
    * VB_REQUEST_TOO_LARGE without sending. Default 100 MiB, the container's default.
@@ -177,6 +182,8 @@ export class DocumentClient {
         pipelining: options.pipelining ?? 1,
         timeoutMs: options.requestTimeoutMs,
         tls: options.tls,
+        proxy: options.proxy,
+        proxyTls: options.proxyTls,
         onProtocol: options.onProtocol,
       });
   }

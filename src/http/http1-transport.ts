@@ -1,10 +1,12 @@
 import { createRequire } from 'node:module';
-import type { Client as UndiciClient, Dispatcher } from 'undici';
+import type { buildConnector as BuildConnector, Client as UndiciClient, Dispatcher } from 'undici';
 import { FifoQueue } from '../structures/fifo-queue.js';
 import { batchingConnector } from './batching-connector.js';
 import type { ResponseHandler, TlsOptions, Transport, TransportRequest, TransportStats } from './transport.js';
 import { TransportError, toTransportError } from './transport-error.js';
 import { withSignal } from './request-signal.js';
+import { Forwarded, proxyOrigin, tunnelConnector } from './proxy/http1-proxy.js';
+import type { ProxyHop } from './proxy/tunnel.js';
 
 /**
  * HTTP/1.1 connections to one origin, a `Transport`, for servers (and proxies) that speak nothing else: undici's
@@ -31,6 +33,12 @@ export interface Http1TransportOptions {
   batchWrites?: boolean;
   /** TLS options for https (ca, cert, key...). */
   tls?: TlsOptions;
+  /**
+   * A forward proxy to go through: to an https:// origin each connection is a CONNECT tunnel of its own (see
+   * `openTunnel`); to an http:// one the requests go to the proxy itself, their targets absolute URIs, as curl and
+   * every browser send them (RFC 9112 §3.2.2), so that any HTTP proxy carries them.
+   */
+  proxy?: ProxyHop;
 }
 
 interface Connection {
@@ -59,6 +67,9 @@ export class Http1Transport implements Transport {
   readonly protocol = 'http1.1';
   private readonly origin: string;
   private readonly https: boolean;
+  private readonly url: URL;
+  /** Requests go to the proxy as absolute URIs (an http:// origin through a proxy), with these headers added. */
+  private readonly forward: string[] | undefined;
   private readonly max: number;
   private readonly depth: number;
   private readonly pipelining: number;
@@ -74,8 +85,14 @@ export class Http1Transport implements Transport {
 
   constructor(origin: string | URL, options: Http1TransportOptions = {}) {
     const url = new URL(origin);
+    this.url = url;
     this.origin = url.origin;
     this.https = url.protocol === 'https:';
+    const auth = options.proxy?.route.authorization;
+    this.forward =
+      options.proxy !== undefined && !this.https
+        ? ['host', url.host, ...(auth !== undefined ? ['proxy-authorization', auth] : [])]
+        : undefined;
     this.max = Math.max(1, options.connections ?? 128);
     this.pipelining = options.pipelining ?? 1;
     this.depth = Math.max(1, this.pipelining);
@@ -107,13 +124,21 @@ export class Http1Transport implements Transport {
     if (this.clientOptions !== undefined) return this.clientOptions;
     const { buildConnector } = loadUndici();
     const batch = this.options.batchWrites ?? this.pipelining > 1;
+    const hop = this.options.proxy;
+    let connect: BuildConnector.connector | BuildConnector.BuildOptions | undefined = this.options.tls;
+    if (hop !== undefined)
+      connect = this.forward !== undefined ? hop.tls : tunnelConnector(hop, this.url, this.options.tls);
+    if (batch)
+      connect = batchingConnector(
+        typeof connect === 'function' ? connect : buildConnector({ noDelay: true, ...connect }),
+      );
     return (this.clientOptions = {
       pipelining: this.pipelining,
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 600_000,
-      connect: batch ? batchingConnector(buildConnector, this.options.tls) : this.options.tls,
+      connect,
     });
   }
 
@@ -139,19 +164,22 @@ export class Http1Transport implements Transport {
     best.running++;
     if (single) best.exclusive = true;
     const timeout = req.timeoutMs ?? this.timeoutMs;
+    const forward = this.forward;
+    let inner = req.signal === undefined ? handler : withSignal(req.signal, handler);
+    if (forward !== undefined) inner = new Forwarded(this.options.proxy!.route, inner);
     best.client.dispatch(
       {
         origin: this.origin,
         method: req.method,
-        path: req.path,
-        headers: req.headers as string[] | undefined,
+        path: forward === undefined ? req.path : `${this.origin}${req.path}`,
+        headers: forward === undefined ? (req.headers as string[] | undefined) : [...(req.headers ?? []), ...forward],
         body: req.body ?? null,
         idempotent: !single,
         blocking: single,
         headersTimeout: timeout,
         bodyTimeout: timeout,
       },
-      new Counted(this, best, req.signal === undefined ? handler : withSignal(req.signal, handler), single, this.https),
+      new Counted(this, best, inner, single, this.https),
     );
     return true;
   }
@@ -163,7 +191,8 @@ export class Http1Transport implements Transport {
       connected: false,
       exclusive: false,
     };
-    const client = new (loadUndici().Client)(this.origin, this.clientOptionsOf());
+    const target = this.forward !== undefined ? proxyOrigin(this.options.proxy!.route) : this.origin;
+    const client = new (loadUndici().Client)(target, this.clientOptionsOf());
     client.on('connect', () => {
       c.connected = true;
       this.drain();

@@ -1,7 +1,8 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
-import type { TlsOptions } from './transport.js';
+import type { TlsOptions, TransportOptions } from './transport.js';
+import { proxySecrets, type ProxySetting } from './proxy/proxy-route.js';
 import { VespaBulkError } from '../core/errors.js';
 import { maskHeaders } from './headers.js';
 
@@ -27,6 +28,10 @@ export interface SecurityOptions {
   insecure?: boolean;
   /** The variable that held inline PEM for `ca`, `cert` or `key`, named in messages instead of the PEM. */
   origin?: { ca?: string; cert?: string; key?: string };
+  /** The forward proxy: see `TransportOptions.proxy`; its user info is its credentials. */
+  proxy?: ProxySetting;
+  /** CA certificate(s) to trust for an https:// proxy instead of the system's (PEM file or text). */
+  proxyCa?: string;
 }
 
 /** TLS material read from the files of SecurityOptions, ready for node:tls. */
@@ -37,7 +42,7 @@ export interface TlsMaterial {
 }
 
 /** The flag each field comes from, for messages. */
-const flagOf = { ca: '--ca', cert: '--cert', key: '--key', token: '--token' } as const;
+const flagOf = { ca: '--ca', cert: '--cert', key: '--key', token: '--token', proxyCa: '--proxy-ca' } as const;
 
 /** True when requests need TLS options of their own (custom trust, a client certificate, no verification). */
 export function needsTlsMaterial(security: SecurityOptions | undefined): boolean {
@@ -54,7 +59,7 @@ export function isInlinePem(value: string): boolean {
   return value.trimStart().startsWith('-----BEGIN');
 }
 
-function readMaterial(field: 'ca' | 'cert' | 'key', value: string): Buffer {
+function readMaterial(field: 'ca' | 'cert' | 'key' | 'proxyCa', value: string): Buffer {
   if (isInlinePem(value)) return Buffer.from(value);
   try {
     return readFileSync(value);
@@ -156,6 +161,25 @@ export function connectOptions(security: SecurityOptions, servername?: string): 
   };
 }
 
+/**
+ * The transport options of `security`: TLS material for the endpoint, and the proxy with the trust of an https:// one,
+ * each only when set; what every command spreads into the options of the library call it makes.
+ */
+export function transportSecurity(security: SecurityOptions): Pick<TransportOptions, 'tls' | 'proxy' | 'proxyTls'> {
+  return {
+    ...(needsTlsMaterial(security) && { tls: connectOptions(security) }),
+    ...(security.proxy !== undefined && { proxy: security.proxy }),
+    ...(security.proxyCa !== undefined && { proxyTls: { ca: readProxyCa(security.proxyCa) } }),
+  };
+}
+
+function readProxyCa(value: string): Buffer {
+  const pem = readMaterial('proxyCa', value);
+  if (!pem.includes('-----BEGIN'))
+    throw new VespaBulkError('VB_USAGE', `--proxy-ca '${describeSource(value)}': not a PEM file (no -----BEGIN line)`);
+  return pem;
+}
+
 /** `{ authorization: 'Bearer <token>' }`, or nothing without a token. */
 export function authHeaders(security: SecurityOptions | undefined): Record<string, string> {
   return security?.token ? { authorization: `Bearer ${security.token}` } : {};
@@ -168,7 +192,7 @@ export function securityHeaders(security: SecurityOptions | undefined): Record<s
 
 /** The secret strings of `security` (token, secret header values), to hand to `redact`. */
 export function secretsOf(security: SecurityOptions | undefined): string[] {
-  const secrets: string[] = [];
+  const secrets: string[] = proxySecrets(security?.proxy);
   if (security?.token) secrets.push(security.token);
   const headers = security?.headers ?? {};
   const masked = maskHeaders(headers);

@@ -1,5 +1,6 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { TransportError } from './transport-error.js';
+import type { ProxySetting } from './proxy/proxy-route.js';
 
 /** The protocol a transport speaks, once known. */
 export type WireProtocol = 'h2' | 'http1.1';
@@ -143,6 +144,18 @@ export interface TransportOptions {
    * places only new connections, so this is how a restarted or added container node gets traffic again. Default 60 s.
    */
   maxConnectionAgeMs?: number;
-  /** Called once with the protocol `auto` chose (at once for `h2` and `http1.1`). */
-  onProtocol?: (protocol: WireProtocol) => void;
+  /**
+   * A forward proxy to reach the origin through (see `ProxySetting`: a URL, `false` for none, undefined for the
+   * environment's HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and NO_PROXY, as curl reads them). An https:// origin, and an
+   * http:// one over HTTP/2, go through CONNECT tunnels, one per connection; HTTP/1.1 to an http:// origin is sent to
+   * the proxy with absolute URIs. A proxy that will not tunnel to an http:// origin leaves `auto` on HTTP/1.1.
+   */
+  proxy?: ProxySetting;
+  /** TLS options of an https:// proxy (its CA, e.g. `{ ca: readFileSync('proxy-ca.pem') }`); the system's CAs by default. */
+  proxyTls?: TlsOptions;
+  /**
+   * Called once with the protocol `auto` chose (at once for `h2` and `http1.1`); `why`, when the choice was not the
+   * server's own (a proxy that will not tunnel), says so in words.
+   */
+  onProtocol?: (protocol: WireProtocol, why?: string) => void;
 }

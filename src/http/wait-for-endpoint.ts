@@ -1,3 +1,4 @@
+import type { ProxySetting } from './proxy/proxy-route.js';
 import { VespaBulkError } from '../core/errors.js';
 import { Reachability, unreachableError } from './reachability.js';
 import { type Protocol, type TlsOptions } from './transport.js';
@@ -20,6 +21,10 @@ export interface WaitForEndpointOptions {
   headers?: Record<string, string>;
   /** TLS options for an https endpoint (ca, cert, key). */
   tls?: TlsOptions;
+  /** The forward proxy: see `TransportOptions.proxy`. */
+  proxy?: ProxySetting;
+  /** See `TransportOptions.proxyTls`. */
+  proxyTls?: TlsOptions;
   /**
    * The HTTP of the probes, as the command that follows speaks (default `auto`). With `h2`, a server that answers
    * without HTTP/2 ends the wait at once with VB_PROTOCOL: it is up, and waiting will not change what it speaks.
@@ -73,6 +78,8 @@ export async function waitForEndpoint(options: WaitForEndpointOptions): Promise<
     connections: 1,
     pipelining: 0,
     tls: options.tls,
+    proxy: options.proxy,
+    proxyTls: options.proxyTls,
     batchWrites: false,
   });
   const headers = headerList(options.headers);

@@ -1,3 +1,4 @@
+import type { ProxySetting } from '../http/proxy/proxy-route.js';
 import { compare, type CompareSummary } from '../compare/compare.js';
 import { checkCompareOptions, type CompareClusterSide, type CompareOptions } from '../compare/options.js';
 import { OptionError } from '../core/options-check.js';
@@ -8,7 +9,7 @@ import type { TlsOptions } from '../http/transport.js';
 export interface MigratedOptions extends VisitOptions {
   destination: string;
   destinationHeaders?: Record<string, string>;
-  feed?: { tls?: TlsOptions; transform?: unknown };
+  feed?: { tls?: TlsOptions; proxy?: ProxySetting; proxyTls?: TlsOptions; transform?: unknown };
 }
 
 /** The comparison's own options for `migrate({ verify })`: where its diff goes, how it partitions. */
@@ -48,6 +49,8 @@ export function verifyMigration(options: MigratedOptions, verify: MigrateVerifyO
     endpoint: destination,
     ...(destinationHeaders !== undefined && { headers: destinationHeaders }),
     ...(feed?.tls !== undefined && { tls: feed.tls }),
+    ...(feed?.proxy !== undefined && { proxy: feed.proxy }),
+    ...(feed?.proxyTls !== undefined && { proxyTls: feed.proxyTls }),
     ...(source.protocol !== undefined && { protocol: source.protocol }),
     ...(source.namespace !== undefined && { namespace: source.namespace }),
     ...(source.documentType !== undefined && { documentType: source.documentType }),

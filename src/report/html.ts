@@ -51,6 +51,7 @@ function headline(run: RecordedRun): [string, string][] {
   add('p99', pick('http.response.latency.millis.p99'), ' ms');
   add('seconds', run.summary?.seconds);
   add('protocol', pick('http.protocol', 'visit.protocol'));
+  add('proxy', pick('http.proxy'));
   return out;
 }
 

@@ -55,6 +55,7 @@ const named: Record<string, [Group, string, Unit?]> = {
   'feeder.inflight.count': ['Outcomes', 'in flight at the end'],
   'feeder.failures.file': ['Outcomes', 'failure output', 'text'],
   'http.protocol': ['Transport', 'protocol', 'text'],
+  'http.proxy': ['Transport', 'through the proxy', 'text'],
   'http.request.count': ['Transport', 'requests'],
   'http.request.bytes': ['Transport', 'sent', 'bytes'],
   'http.request.MBps': ['Transport', 'sent per second', 'MB/s'],

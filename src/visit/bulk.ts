@@ -1,3 +1,4 @@
+import type { ProxySetting } from '../http/proxy/proxy-route.js';
 import type { TlsOptions, Transport } from '../http/transport.js';
 import { VespaBulkError, isVespaBulkError } from '../core/errors.js';
 import {
@@ -11,7 +12,7 @@ import {
 import { parseRetryAfter } from '../http/retry-delay.js';
 import { retryLoop, type AttemptFailure, type RetryLoopOptions } from '../http/retry-loop.js';
 import { type Protocol, type WireProtocol } from '../http/transport.js';
-import { createChainTransport } from '../http/create-transport.js';
+import { createChainTransport, proxyShown } from '../http/create-transport.js';
 import { header, headerList, jsonObjectOf, send } from '../http/exchange.js';
 import { Reachability } from '../http/reachability.js';
 import { TransportError } from '../http/transport-error.js';
@@ -42,6 +43,10 @@ export interface BulkOptions
   transport?: Transport;
   /** TLS options for https endpoints (ca, cert, key) of the own connection, e.g. `connectOptions(security)`, exported by the package. */
   tls?: TlsOptions;
+  /** The forward proxy: see `TransportOptions.proxy`. */
+  proxy?: ProxySetting;
+  /** See `TransportOptions.proxyTls`. */
+  proxyTls?: TlsOptions;
   /**
    * Which HTTP the own connection speaks: `auto` (default) HTTP/2 where the server speaks it, else HTTP/1.1; `h2`:
    * HTTP/2, or the operation fails with VB_PROTOCOL before anything is changed; `http1.1`. The protocol spoken is in
@@ -94,6 +99,8 @@ export interface BulkSummary {
   error?: string;
   /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's transport, or when nothing answered). */
   protocol?: WireProtocol;
+  /** The forward proxy gone through, without credentials (absent for a direct connection, or with a caller's transport). */
+  proxy?: string;
 }
 
 const methodOf = { 'update-where': 'PUT', 'delete-where': 'DELETE', copy: 'POST' } as const;
@@ -199,12 +206,16 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
     retries: 0,
     seconds: 0,
   };
+  const proxy = options.transport === undefined ? proxyShown(options.proxy, options.endpoint) : undefined;
+  if (proxy !== undefined) summary.proxy = proxy;
   // One request at a time.
   const transport =
     options.transport ??
     createChainTransport(url.origin, 1, {
       protocol: options.protocol,
       tls: options.tls,
+      proxy: options.proxy,
+      proxyTls: options.proxyTls,
       onProtocol: (protocol) => {
         summary.protocol = protocol;
         options.onProtocol?.(protocol);
@@ -424,6 +435,8 @@ async function dryRun(options: BulkOptions): Promise<BulkSummary> {
     headers: options.headers,
     transport: options.transport,
     tls: options.tls,
+    proxy: options.proxy,
+    proxyTls: options.proxyTls,
     protocol: options.protocol,
     onProtocol: options.onProtocol,
     namespace: options.namespace,

@@ -1,3 +1,4 @@
+import type { ProxySetting } from '../http/proxy/proxy-route.js';
 import { VespaBulkError } from '../core/errors.js';
 import { type Protocol, type TlsOptions, type WireProtocol } from '../http/transport.js';
 import { createChainTransport } from '../http/create-transport.js';
@@ -25,6 +26,10 @@ export interface DiscoverOptions {
   headers?: Record<string, string>;
   /** TLS options for an https endpoint. */
   tls?: TlsOptions;
+  /** The forward proxy: see `TransportOptions.proxy`. */
+  proxy?: ProxySetting;
+  /** See `TransportOptions.proxyTls`. */
+  proxyTls?: TlsOptions;
   /** `auto` (default), `h2` (a server without HTTP/2 is a VB_PROTOCOL error) or `http1.1`, as the visit that follows speaks. */
   protocol?: Protocol;
   /** Called once the protocol is known. */
@@ -63,6 +68,8 @@ export async function discoverContentClusters(options: DiscoverOptions): Promise
     protocol: options.protocol,
     timeoutMs: 60_000,
     tls: options.tls,
+    proxy: options.proxy,
+    proxyTls: options.proxyTls,
     onProtocol: options.onProtocol,
   });
   try {

@@ -1,3 +1,4 @@
+import type { ProxySetting } from '../http/proxy/proxy-route.js';
 import type { TlsOptions, Transport } from '../http/transport.js';
 import type { RetryPolicy } from '../http/retry-delay.js';
 import type { Protocol, WireProtocol } from '../http/transport.js';
@@ -54,6 +55,10 @@ export interface VisitOptions extends VisitSelectionOptions {
   transport?: Transport;
   /** TLS options for https endpoints (ca, cert, key) of the own pool, e.g. `connectOptions(security)`, exported by the package. */
   tls?: TlsOptions;
+  /** The forward proxy: see `TransportOptions.proxy`. */
+  proxy?: ProxySetting;
+  /** See `TransportOptions.proxyTls`. */
+  proxyTls?: TlsOptions;
   /**
    * Which HTTP the own pool speaks. `auto` (default): HTTP/2 where the server speaks it (cleartext with prior
    * knowledge on http://, ALPN on https://), else HTTP/1.1. `h2`: HTTP/2, or the visit fails with VB_PROTOCOL before
@@ -63,7 +68,7 @@ export interface VisitOptions extends VisitSelectionOptions {
    */
   protocol?: Protocol;
   /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
-  onProtocol?: (protocol: WireProtocol) => void;
+  onProtocol?: (protocol: WireProtocol, why?: string) => void;
   /**
    * Number of slices the corpus is split in, each visited by its own chain of continuations. Not given: the corpus
    * is split in {@link defaultVisitSlices} and visited adaptively (see `inflightSlices`). Given: all of `sliceIds`

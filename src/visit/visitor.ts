@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { type Transport, type WireProtocol } from '../http/transport.js';
-import { createChainTransport } from '../http/create-transport.js';
+import { createChainTransport, proxyShown } from '../http/create-transport.js';
 import { Reachability } from '../http/reachability.js';
 import { ChainScheduler, type ChainSchedulerOptions, type InflightReport } from './chain-scheduler.js';
 import type { VisitBatch } from './visit-batch.js';
@@ -50,6 +50,8 @@ export interface VisitReport {
   inflight: InflightReport;
   /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's transport, whose protocol is its own, or when nothing answered). */
   protocol?: WireProtocol;
+  /** The forward proxy gone through, without credentials (absent for a direct connection, or with a caller's transport). */
+  proxy?: string;
 }
 
 /** What a running visit shows of one chain (a slice, or a slice of one bucket space). */
@@ -139,9 +141,11 @@ export function createChains(options: VisitOptions, consumer: VisitConsumer): Ch
     createChainTransport(url.origin, maxInflight, {
       protocol: options.protocol,
       tls: options.tls,
-      onProtocol: (p) => {
+      proxy: options.proxy,
+      proxyTls: options.proxyTls,
+      onProtocol: (p, why) => {
         protocol = p;
-        options.onProtocol?.(p);
+        options.onProtocol?.(p, why);
       },
     });
   const query = baseVisitQuery(options);
@@ -216,6 +220,7 @@ export function visitReportOf(
   seconds: number,
   inflight: InflightReport,
   protocol: WireProtocol | undefined,
+  proxy: string | undefined,
 ): VisitReport {
   return {
     ok: reports.every((r) => r.status === 'finished'),
@@ -226,6 +231,7 @@ export function visitReportOf(
     slices: reports,
     inflight,
     ...(protocol !== undefined && { protocol }),
+    ...(proxy !== undefined && { proxy }),
   };
 }
 
@@ -260,6 +266,7 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Loca
         (performance.now() - startedAt) / 1000,
         scheduler.report(),
         chains.protocol(),
+        options.transport === undefined ? proxyShown(options.proxy, options.endpoint) : undefined,
       );
     } finally {
       await chains.close();

@@ -8,7 +8,7 @@ import {
 import { listedCommand } from '../command-list.js';
 import type { Argv, CommandModule } from 'yargs';
 import { VespaBulkError } from '../../core/errors.js';
-import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { securityHeaders, transportSecurity } from '../../http/tls.js';
 import type { Feeder } from '../../feed/feeder.js';
 import type { Compression } from '../../feed/options.js';
 import { repeatable } from '../repeatable.js';
@@ -143,7 +143,7 @@ export function toBenchOptions(argv: BenchArgs): { options: BenchOptions; target
     max429Share: argv['max-429-share'],
     namespace: argv.namespace,
   };
-  if (needsTlsMaterial(connection.security)) options.tls = connectOptions(connection.security);
+  Object.assign(options, transportSecurity(connection.security));
   if (argv.app !== undefined) options.app = argv.app;
   if (argv['config-url'] !== undefined) options.configUrl = argv['config-url'];
   if (argv.template !== undefined) options.template = argv.template;
@@ -238,6 +238,8 @@ async function handler(argv: BenchArgs): Promise<void> {
   await waitIfAsked(argv, options.endpoint!, {
     headers: options.headers ?? {},
     ...(options.tls !== undefined && { tls: options.tls }),
+    ...(options.proxy !== undefined && { proxy: options.proxy }),
+    ...(options.proxyTls !== undefined && { proxyTls: options.proxyTls }),
     ...(options.protocol !== undefined && { protocol: options.protocol }),
   });
   let printed: Record<string, unknown> | undefined;

@@ -2,7 +2,7 @@ import type { AnyCommand } from '../command.js';
 import { listedCommand } from '../command-list.js';
 import type { Argv, CommandModule } from 'yargs';
 import { compare } from '../../compare/compare.js';
-import { connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { securityHeaders, transportSecurity } from '../../http/tls.js';
 import { parseDocumentSpec } from '../../visit/query.js';
 import { VespaBulkError } from '../../core/errors.js';
 import type { CompareClusterSide, CompareProgress, CompareSide } from '../../compare/options.js';
@@ -60,7 +60,7 @@ function sideOf(args: CompareArgs, name: 'a' | 'b'): CompareSide {
   const side: CompareClusterSide = {
     endpoint: given,
     headers: securityHeaders(security),
-    ...(needsTlsMaterial(security) && { tls: connectOptions(security) }),
+    ...transportSecurity(security),
     ...parseDocumentSpec(args.document),
     ...(args.selection !== undefined && { selection: args.selection }),
     ...(args.cluster !== undefined && { cluster: args.cluster }),

@@ -12,7 +12,7 @@ import {
 } from '../../document/single-operation.js';
 import { DocumentClient, type DocumentResponse } from '../../http/document-client.js';
 import type { DocumentParams } from '../../http/document-request.js';
-import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { authFailureHint, isAuthFailure, securityHeaders, transportSecurity } from '../../http/tls.js';
 import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';
 import { answerMessage, statusMessage } from '../../document/answer-message.js';
 import { repeatable } from '../repeatable.js';
@@ -184,7 +184,7 @@ function command(kind: Kind): CommandModule<object, DocumentArgs> {
       const { protocol } = protocolFromArgs(args);
       const access = {
         headers: securityHeaders(security),
-        ...(needsTlsMaterial(security) && { tls: connectOptions(security) }),
+        ...transportSecurity(security),
         ...(protocol !== undefined && { protocol }),
       };
       await waitIfAsked(args, connection.url, access);

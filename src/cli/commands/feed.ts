@@ -2,7 +2,7 @@ import type { AnyCommand } from '../command.js';
 import { listedCommand } from '../command-list.js';
 import type { Argv } from 'yargs';
 import { VespaBulkError, isVespaBulkError } from '../../core/errors.js';
-import { authFailureHint, connectOptions, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { authFailureHint, securityHeaders, transportSecurity } from '../../http/tls.js';
 import { Feeder } from '../../feed/feeder.js';
 import type { FeedOutcome } from '../../feed/feeder.js';
 import { checkResumable, readFeedCheckpoint } from '../../feed/feed-checkpoint.js';
@@ -368,7 +368,7 @@ export async function toFeedOptions(
   options.endpoint ??= connection.url;
   const security = connection.security;
   options.headers = securityHeaders(security);
-  if (needsTlsMaterial(security)) options.tls = connectOptions(security);
+  Object.assign(options, transportSecurity(security));
   // Loaded here once too, so a module that cannot be loaded is a usage error before anything is opened.
   if (typeof options.transform === 'string') await loadTransform(options.transform);
   withFlagNames(feedFlags, () => checkFeedOptions(options));
@@ -466,6 +466,8 @@ async function handler(argv: FeedArgs): Promise<void> {
   await waitIfAsked(argv, options.endpoint!, {
     headers: options.headers ?? {},
     ...(options.tls !== undefined && { tls: options.tls }),
+    ...(options.proxy !== undefined && { proxy: options.proxy }),
+    ...(options.proxyTls !== undefined && { proxyTls: options.proxyTls }),
     ...(options.protocol !== undefined && { protocol: options.protocol }),
   });
   const outputs = await RunOutputs.open(argv, {

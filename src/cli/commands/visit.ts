@@ -2,7 +2,7 @@ import type { AnyCommand } from '../command.js';
 import { listedCommand } from '../command-list.js';
 import type { Argv, CommandModule } from 'yargs';
 import { isVespaBulkError, VespaBulkError } from '../../core/errors.js';
-import { authFailureHint, connectOptions, isAuthFailure, needsTlsMaterial, securityHeaders } from '../../http/tls.js';
+import { authFailureHint, isAuthFailure, securityHeaders, transportSecurity } from '../../http/tls.js';
 import { fieldsTextOf } from '../../document/single-operation.js';
 import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';
 import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
@@ -147,7 +147,7 @@ function connectionOf(args: CommonArgs, log: (line: string) => void): Connection
   return {
     endpoint: connection.url,
     headers: securityHeaders(security),
-    ...(needsTlsMaterial(security) && { tls: connectOptions(security) }),
+    ...transportSecurity(security),
     ...(protocol !== undefined && { protocol }),
     ...(!args.quiet && { onProtocol: tellProtocolOnce(connection.url, protocol, log) }),
   };
@@ -514,7 +514,14 @@ const visitCommand: CommandModule<object, VisitArgs> = {
           throw new VespaBulkError('VB_USAGE', 'give --to-endpoint or --output/--output-dir, not both');
         // The destination's own credentials only: an empty environment keeps the source's variables out.
         const destination = securityFromArgs(
-          { ca: args['to-ca'], cert: args['to-cert'], key: args['to-key'], token: args['to-token'] },
+          {
+            ca: args['to-ca'],
+            cert: args['to-cert'],
+            key: args['to-key'],
+            token: args['to-token'],
+            proxy: args.proxy,
+            'proxy-ca': args['proxy-ca'],
+          },
           parseHeaderFlags(args['to-header']),
           {},
         );
@@ -524,7 +531,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
             destination: args['to-endpoint']!,
             destinationHeaders: securityHeaders(destination),
             feed: {
-              ...(needsTlsMaterial(destination) && { tls: connectOptions(destination) }),
+              ...transportSecurity(destination),
               ...(!args.quiet && { onProtocol: tellProtocolOnce(args['to-endpoint']!, options.protocol, log) }),
               // The library writes no file it was not asked for; this default is the CLI's.
               failures: args.failures ?? defaultFailuresPath(),

@@ -13,7 +13,7 @@ import type {
 } from '../driver.js';
 import { checkFeedOptions, type FeedOptions } from '../options.js';
 import { type WireProtocol } from '../../http/transport.js';
-import { createTransport } from '../../http/create-transport.js';
+import { createTransport, proxyShown } from '../../http/create-transport.js';
 import { splitEndpoint } from '../../http/endpoint.js';
 import { FeedStats } from '../stats.js';
 import { defaultMaxInflight } from '../throttle.js';
@@ -162,16 +162,22 @@ export class WorkerCoordinator implements FeedDriver {
       o.onProtocol?.(asked);
       return;
     }
+    let why: string | undefined;
     const transport = createTransport({
       origin: splitEndpoint(o.endpoint ?? 'http://127.0.0.1:8080').origin,
       protocol: 'auto',
       tls: o.tls,
+      proxy: o.proxy,
+      proxyTls: o.proxyTls,
+      onProtocol: (_protocol, said) => {
+        why = said;
+      },
       connections: 1,
     });
     try {
       this.protocol = await transport.detect();
       this.options = { ...o, protocol: this.protocol };
-      o.onProtocol?.(this.protocol);
+      o.onProtocol?.(this.protocol, why);
     } catch {
       // Unreachable: left to the workers.
     } finally {
@@ -198,6 +204,8 @@ export class WorkerCoordinator implements FeedDriver {
           {
             stdin: options.stdin,
             tls: options.tls,
+            proxy: options.proxy,
+            proxyTls: options.proxyTls,
             urlRetries: options.maxRetries,
             format: options.inputFormat,
             rows: options.rows,
@@ -292,6 +300,7 @@ export class WorkerCoordinator implements FeedDriver {
     }
     const inflight = this.sum((st) => st.inflight);
     stats.protocol ??= this.protocol;
+    stats.proxy ??= proxyShown(this.options.proxy, this.options.endpoint ?? 'http://127.0.0.1:8080');
     const summary = stats.summary(
       performance.now(),
       inflight,

@@ -21,6 +21,8 @@ import {
 } from './connection-choice.js';
 import { H2Error } from './errors.js';
 import { H2Session, type H2Request } from './session.js';
+import type { PendingSocket } from '../proxy/pending-socket.js';
+import { openTunnel, type ProxyHop } from '../proxy/tunnel.js';
 
 /**
  * HTTP/2 connections to one origin, a `Transport`: cleartext with prior knowledge (h2c) for http://, ALPN h2 for
@@ -71,6 +73,8 @@ export interface H2PoolOptions {
   alpn?: string[];
   /** See `TransportOptions.maxConnectionAgeMs`. Default 0: never (`createTransport` sets the transport's default). */
   maxConnectionAgeMs?: number;
+  /** A forward proxy to reach the origin through: each connection its own CONNECT tunnel (see `openTunnel`). */
+  proxy?: ProxyHop;
 }
 
 /**
@@ -445,23 +449,29 @@ export class Http2Transport implements Transport {
   private open(replaces?: Connection): Connection {
     const host = this.url.hostname.replace(/^\[|\]$/g, '');
     const port = Number(this.url.port) || (this.https ? 443 : 80);
-    let socket: net.Socket;
-    if (this.https) {
-      const tlsOptions = this.options.tls ?? {};
-      socket = tls.connect({
-        host,
-        port,
-        ...(net.isIP(host) === 0 && { servername: host }),
-        ...tlsOptions,
-        ALPNProtocols: this.options.alpn ?? ['h2'],
-      });
-    } else socket = net.connect({ host, port });
-    const timeout = setTimeout(
-      () => socket.destroy(new H2Error('H2_CONNECT_TIMEOUT', `Connect Timeout Error (${host}:${port})`)),
-      this.options.connectTimeoutMs ?? 10_000,
-    );
-    socket.once(this.https ? 'secureConnect' : 'connect', () => clearTimeout(timeout));
-    socket.once('close', () => clearTimeout(timeout));
+    const connectTimeoutMs = this.options.connectTimeoutMs ?? 10_000;
+    const tlsOptions = this.https
+      ? {
+          ...(net.isIP(host) === 0 && { servername: host }),
+          ...this.options.tls,
+          ALPNProtocols: this.options.alpn ?? ['h2'],
+        }
+      : undefined;
+    const proxy = this.options.proxy;
+    let socket: net.Socket | PendingSocket;
+    if (proxy !== undefined) {
+      socket = openTunnel(proxy, host, port, { tls: tlsOptions, timeoutMs: connectTimeoutMs });
+    } else {
+      const direct =
+        tlsOptions !== undefined ? tls.connect({ host, port, ...tlsOptions }) : net.connect({ host, port });
+      const timeout = setTimeout(
+        () => direct.destroy(new H2Error('H2_CONNECT_TIMEOUT', `Connect Timeout Error (${host}:${port})`)),
+        connectTimeoutMs,
+      );
+      direct.once(this.https ? 'secureConnect' : 'connect', () => clearTimeout(timeout));
+      direct.once('close', () => clearTimeout(timeout));
+      socket = direct;
+    }
     const conn = new Connection();
     conn.replaces = replaces;
     conn.session = new H2Session(

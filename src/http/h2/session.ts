@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import { isPending, type PendingSocket } from '../proxy/pending-socket.js';
 import type { TLSSocket } from 'node:tls';
 import {
   ErrorCode,
@@ -222,8 +223,12 @@ export class H2Session {
   private settingsTimer: NodeJS.Timeout | undefined;
   private closeTimer: NodeJS.Timeout | undefined;
 
+  private socket!: Socket;
+  /** The socket while it is still being made (a tunnel through a proxy): the session starts once it is there. */
+  private pending: PendingSocket | undefined;
+
   constructor(
-    private readonly socket: Socket,
+    socket: Socket | PendingSocket,
     private readonly options: SessionOptions,
     private readonly events: SessionEvents,
     /** For TLS: the protocol ALPN must agree on before anything is sent. */
@@ -235,6 +240,33 @@ export class H2Session {
       (type, flags, id, buf, start, end) => this.onFrame(type, flags, id, buf, start, end),
       defaultMaxFrameSize,
     );
+    if (!isPending(socket)) {
+      this.attach(socket, false);
+      return;
+    }
+    this.pending = socket;
+    socket.promise.then(
+      (made) => {
+        if (this.pending !== socket) {
+          made.destroy();
+          return;
+        }
+        this.pending = undefined;
+        this.attach(made, true);
+        // Handed over paused, with what came after the proxy's answer put back: it flows once our listeners are on.
+        made.resume();
+      },
+      (err: unknown) => {
+        if (this.pending !== socket) return;
+        this.pending = undefined;
+        this.close(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  }
+
+  /** Listens to `socket`; `made`: it is connected already (and its TLS handshake done), so the session starts now. */
+  private attach(socket: Socket, made: boolean): void {
+    this.socket = socket;
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.onDrain());
@@ -253,25 +285,30 @@ export class H2Session {
       clearTimeout(this.closeTimer);
       this.destroy(this.closeError ?? this.socketClosedError());
     });
-    if (tls) {
-      (socket as TLSSocket).once('secureConnect', () => {
-        const alpn = (socket as TLSSocket).alpnProtocol;
-        if (alpn !== 'h2')
-          this.destroy(
-            new H2Error(
-              'H2_NOT_SUPPORTED',
-              `the server chose ${alpn === false || alpn === undefined ? 'no protocol' : alpn} instead of h2 (ALPN)`,
-              { bytesRead: 0 },
-            ),
-          );
-        else {
-          this.start();
-          this.awaitSettings();
-        }
-      });
+    if (this.tls) {
+      if (made) this.onSecure();
+      else (socket as TLSSocket).once('secureConnect', () => this.onSecure());
     } else {
       this.start();
-      socket.once('connect', () => this.awaitSettings());
+      if (made) this.awaitSettings();
+      else socket.once('connect', () => this.awaitSettings());
+    }
+  }
+
+  /** The TLS handshake is done: HTTP/2 starts if ALPN agreed on it. */
+  private onSecure(): void {
+    const alpn = (this.socket as TLSSocket).alpnProtocol;
+    if (alpn !== 'h2')
+      this.destroy(
+        new H2Error(
+          'H2_NOT_SUPPORTED',
+          `the server chose ${alpn === false || alpn === undefined ? 'no protocol' : alpn} instead of h2 (ALPN)`,
+          { bytesRead: 0 },
+        ),
+      );
+    else {
+      this.start();
+      this.awaitSettings();
     }
   }
 
@@ -1189,6 +1226,10 @@ export class H2Session {
 
   private closeIfDone(): void {
     if (this.state !== State.Draining || this.streams.size > 0) return;
+    if (this.pending !== undefined) {
+      this.destroy(undefined);
+      return;
+    }
     // What is queued goes before the GOAWAY, room in the socket or not: it is the last of it.
     for (const part of this.out.take()) this.socket.write(part);
     this.endSocket(goawayFrame(0, ErrorCode.NoError));
@@ -1198,7 +1239,10 @@ export class H2Session {
   /** Closes the connection now; open streams fail with `err` (or as destroyed). */
   destroy(err: Error | undefined): void {
     if (this.state === State.Closed) return;
-    if (err !== undefined) this.socket.destroy();
+    if (this.pending !== undefined) {
+      this.pending.cancel();
+      this.pending = undefined;
+    } else if (err !== undefined) this.socket.destroy();
     else this.endSocket(undefined);
     this.close(err);
   }

@@ -1,3 +1,4 @@
+import { proxyShown } from '../../http/create-transport.js';
 import type { WireProtocol } from '../../http/transport.js';
 import { VespaBulkError } from '../../core/errors.js';
 import { SnapshotBarrier } from '../../threads/barrier.js';
@@ -479,6 +480,7 @@ class WorkerVisit implements WorkerVisitRun, VisitShared {
       (performance.now() - this.startedAt) / 1000,
       this.scheduler.report(),
       this.protocol,
+      this.options.transport === undefined ? proxyShown(this.options.proxy, this.options.endpoint) : undefined,
     );
   }
 
