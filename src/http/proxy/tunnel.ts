@@ -146,7 +146,9 @@ export function openTunnel(hop: ProxyHop, host: string, port: number, options: T
 /** The failure of the connection to the proxy itself: refused, unknown host, its TLS. */
 function proxyConnectionError(route: ProxyRoute, err: Error, proxyTls: boolean): TransportError {
   const lower = toTransportError(err, proxyTls);
-  const words = `the proxy ${route.shown} cannot be reached: ${lower.unreachable ?? lower.message}`;
+  // Its certificate is trusted with --proxy-ca, not the endpoint's --ca.
+  const cause = (lower.unreachable ?? lower.message).replace('(--ca)', '(--proxy-ca)');
+  const words = `the proxy ${route.shown} cannot be reached: ${cause}`;
   return new TransportError('connect', words, { unreachable: words, detail: 'PROXY_UNREACHABLE', cause: err });
 }
 
