@@ -47,7 +47,7 @@ export interface DocumentClientOptions {
    */
   protocol?: Protocol;
   /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
-  onProtocol?: (protocol: WireProtocol) => void;
+  onProtocol?: (protocol: WireProtocol, why?: string) => void;
   /** Connections at most, one per request in flight (default 4); HTTP/2 spreads the requests over them and renews them as the feed does. */
   connections?: number;
   /** HTTP/1.1 pipelining depth per connection. Default 1. */

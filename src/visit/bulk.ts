@@ -54,7 +54,7 @@ export interface BulkOptions
    */
   protocol?: Protocol;
   /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
-  onProtocol?: (protocol: WireProtocol) => void;
+  onProtocol?: (protocol: WireProtocol, why?: string) => void;
   /** update-where: the update operations, `{"<field>":{"assign":...}}` (sent as `{"fields":...}`). */
   fields?: Record<string, unknown>;
   /**
@@ -216,9 +216,9 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
       tls: options.tls,
       proxy: options.proxy,
       proxyTls: options.proxyTls,
-      onProtocol: (protocol) => {
+      onProtocol: (protocol, why) => {
         summary.protocol = protocol;
-        options.onProtocol?.(protocol);
+        options.onProtocol?.(protocol, why);
       },
     });
   const body =

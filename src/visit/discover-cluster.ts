@@ -33,7 +33,7 @@ export interface DiscoverOptions {
   /** `auto` (default), `h2` (a server without HTTP/2 is a VB_PROTOCOL error) or `http1.1`, as the visit that follows speaks. */
   protocol?: Protocol;
   /** Called once the protocol is known. */
-  onProtocol?: (protocol: WireProtocol) => void;
+  onProtocol?: (protocol: WireProtocol, why?: string) => void;
   /** Aborts the request. */
   signal?: AbortSignal;
 }

@@ -191,10 +191,10 @@ async function handler(argv: BenchArgs): Promise<void> {
     argv: argv as unknown as Record<string, unknown>,
   });
   let told = false;
-  options.onProtocol = (protocol) => {
+  options.onProtocol = (protocol, why) => {
     if (told || argv.quiet) return;
     told = true;
-    process.stderr.write(`${protocolNote(protocol, options.endpoint!, options.protocol)}\n`);
+    process.stderr.write(`${protocolNote(protocol, options.endpoint!, options.protocol, why)}\n`);
   };
   const sampler = new SequenceSampler();
   let attached = false;

@@ -440,8 +440,8 @@ async function handler(argv: FeedArgs): Promise<void> {
   // Failures are printed through the progress line once it runs, so they never land in the middle of it.
   let log = (text: string): void => void process.stderr.write(`${text}\n`);
   const maxShown = argv.verbose ? Number.POSITIVE_INFINITY : 20;
-  options.onProtocol = (protocol) => {
-    if (!argv.quiet) log(protocolNote(protocol, options.endpoint!, options.protocol));
+  options.onProtocol = (protocol, why) => {
+    if (!argv.quiet) log(protocolNote(protocol, options.endpoint!, options.protocol, why));
   };
   // Successes are not printed: with workers they then never cross between threads.
   options.onResultOnlyFailed = true;

@@ -131,7 +131,7 @@ function commonOptions<T>(y: Argv<T>) {
 }
 
 /** How the commands here reach the service: the connection settings of VisitOptions and BulkOptions alike. */
-type Connection = Pick<VisitOptions, 'endpoint' | 'headers' | 'tls' | 'protocol' | 'onProtocol'>;
+type Connection = Pick<VisitOptions, 'endpoint' | 'headers' | 'tls' | 'proxy' | 'proxyTls' | 'protocol' | 'onProtocol'>;
 
 /**
  * Endpoint (the target), request headers (--header, then the token), TLS options (--ca, --cert, --key) and the HTTP
@@ -182,11 +182,13 @@ async function discoverCluster(
   if (options.cluster !== undefined || (options.documentType !== undefined && !always)) return;
   let clusters: string[];
   try {
-    const { endpoint, headers, tls, protocol, onProtocol } = options;
+    const { endpoint, headers, tls, proxy, proxyTls, protocol, onProtocol } = options;
     clusters = await discoverContentClusters({
       endpoint,
       ...(headers && { headers }),
       ...(tls && { tls }),
+      ...(proxy !== undefined && { proxy }),
+      ...(proxyTls && { proxyTls }),
       ...(protocol && { protocol }),
       ...(onProtocol && { onProtocol }),
     });
