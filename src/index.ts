@@ -146,4 +146,5 @@ export type {
   TlsOptions,
 } from './http/transport.js';
 export type { SecurityOptions } from './http/tls.js';
+export { proxyFor, type ProxySetting, type ProxyRoute } from './http/proxy/proxy-route.js';
 export type { RetryPolicy } from './http/retry-delay.js';

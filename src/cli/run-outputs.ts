@@ -5,6 +5,7 @@ import { VespaBulkError } from '../core/errors.js';
 import { writeFileAtomically } from '../fs/atomic-write.js';
 import { maskHeaders } from '../http/headers.js';
 import { redact } from '../http/tls.js';
+import { proxySecrets } from '../http/proxy/proxy-route.js';
 // The report modules (chart assets, the Prometheus encoder, the recorder) are imported only when a flag asks
 // for them: eagerly they cost a plain feed about 20 MB of resident memory.
 import type { MetricsServer } from '../report/metrics-server.js';
@@ -60,6 +61,8 @@ export function recordedFlags(argv: Record<string, unknown>): Record<string, unk
       continue;
     if (key === '_') continue;
     if (/token|secret|password/i.test(key)) out[key] = '***';
+    // A proxy's URL may carry its credentials.
+    else if (key === 'proxy' && typeof value === 'string') out[key] = redact(value, proxySecrets(value, {}));
     else if (/header$/.test(key) && Array.isArray(value)) out[key] = value.map((h) => maskHeaderFlag(String(h)));
     else out[key] = value;
   }

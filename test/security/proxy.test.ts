@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type AddressInfo, type Socket } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer as tlsServer } from 'node:tls';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
@@ -260,6 +261,17 @@ describe('proxy settings from the flags and the environment', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ 'feeder.ok.count': ops.length, 'http.proxy': squid.url });
     expect(r.stdout + r.stderr).not.toContain(password);
     expect(await squid.waitForLog(/^CONNECT vespa\.test:\d+ 200 alice$/)).toBeDefined();
+  });
+
+  it('--proxy with credentials: the stats file and the report name the proxy, never the password', async () => {
+    server.store.clear();
+    const r = await feedCli(['--proxy', withCredentials, '--stats', 'proxy.stats.jsonl', '--report', 'proxy.html']);
+    expect(r.code, r.stderr).toBe(0);
+    const stats = readFileSync(join(dir, 'proxy.stats.jsonl'), 'utf8');
+    const report = readFileSync(join(dir, 'proxy.html'), 'utf8');
+    for (const text of [stats, report, r.stdout, r.stderr]) expect(text).not.toContain(password);
+    expect(stats).toContain(`"http.proxy":"${squid.url}"`);
+    expect(report).toContain(squid.url);
   });
 
   it('without credentials: the 407 ends the feed at once, naming the proxy and what to give (exit 1)', async () => {
