@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 /**
  * Throwaway PKI for tests, made at run time with the openssl binary (EC P-256 keys: fast): a CA, a server
- * certificate for 127.0.0.1, localhost and vespa.test (a name only a test proxy resolves), a client certificate signed by the CA, and a client certificate
+ * certificate for 127.0.0.1, localhost, vespa.test and *.vespa.test (names only a test proxy resolves), a client certificate signed by the CA, and a client certificate
  * from another CA. Files live in a temp dir until `cleanup()`.
  */
 export interface TestPki {
@@ -92,7 +92,7 @@ export function makeTestPki(): TestPki {
       dir,
       'server',
       'ca',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:vespa.test\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:vespa.test,DNS:*.vespa.test\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n',
     );
     makeLeaf(dir, 'client', 'ca', 'extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n');
     makeLeaf(dir, 'other-client', 'other-ca', 'extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE\n');

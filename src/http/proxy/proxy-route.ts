@@ -178,6 +178,14 @@ function targetUrl(target: string | URL): URL & { protocol: 'http:' | 'https:' }
  * (`https_proxy`/`HTTPS_PROXY` for an https: target, `http_proxy`/`HTTP_PROXY` for http:, then
  * `all_proxy`/`ALL_PROXY`), except for a loopback target. NO_PROXY (`no_proxy`, then `NO_PROXY`) applies to
  * both, as curl applies it to `-x`. Empty variables count as unset.
+ * @example
+ * ```ts
+ * import { proxyFor } from 'vespa-bulk';
+ *
+ * // Which proxy a feed to this endpoint would go through, as the summary's `http.proxy` names it.
+ * const route = proxyFor(undefined, 'https://vespa.example.com', { HTTPS_PROXY: 'http://proxy.corp:3128', NO_PROXY: '.internal' });
+ * console.log(route?.shown); // 'http://proxy.corp:3128'
+ * ```
  */
 export function proxyFor(
   setting: ProxySetting | undefined,
