@@ -1,4 +1,5 @@
 import type { Argv } from 'yargs';
+import { proxyFor, type ProxySetting } from '../http/proxy/proxy-route.js';
 import { VespaBulkError } from '../core/errors.js';
 import type { Protocol, WireProtocol } from '../http/transport.js';
 import type { Compression } from '../feed/options.js';
@@ -67,6 +68,20 @@ export function transportFromArgs(argv: TransportArgs): {
     ...(argv.pipelining !== undefined && { pipelining: argv.pipelining }),
     ...(argv['max-streams'] !== undefined && { maxStreams: argv['max-streams'] }),
   };
+}
+
+/**
+ * The endpoint as the protocol note names it: with the proxy its requests go through, if any (`proxy`: the command's
+ * setting, the environment's when undefined), so that a proxy set in the shell and forgotten shows.
+ */
+export function endpointVia(endpoint: string, proxy: ProxySetting | undefined): string {
+  let shown: string | undefined;
+  try {
+    shown = proxyFor(proxy, endpoint)?.shown;
+  } catch {
+    // A malformed proxy variable: the request itself says so.
+  }
+  return shown === undefined ? endpoint : `${endpoint} through the proxy ${shown}`;
 }
 
 /** What `--protocol auto` chose, said once on stderr; `why`, where the choice was not the server's (a proxy's refusal). */

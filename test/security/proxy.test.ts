@@ -200,6 +200,7 @@ describe('through squid to http://vespa.test', () => {
       'http.protocol': 'h2',
       'http.proxy': open.url,
     });
+    expect(r.stderr).toContain(`speaking HTTP/2 to ${endpoint} through the proxy ${open.url} (--protocol auto)`);
     expect(server.store.size()).toBe(ops.length);
   });
 
@@ -209,7 +210,7 @@ describe('through squid to http://vespa.test', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ 'feeder.ok.count': ops.length, 'http.protocol': 'http1.1' });
     expect(r.stderr).toMatch(
-      /speaking HTTP\/1\.1 to http:\/\/vespa\.test:\d+ \(--protocol auto\): the proxy http:\/\/127\.0\.0\.1:\d+ refuses to tunnel to vespa\.test:\d+ \(403/,
+      /speaking HTTP\/1\.1 to http:\/\/vespa\.test:\d+ through the proxy http:\/\/127\.0\.0\.1:\d+ \(--protocol auto\): the proxy http:\/\/127\.0\.0\.1:\d+ refuses to tunnel to vespa\.test:\d+ \(403/,
     );
     expect(server.store.size()).toBe(ops.length);
     expect(await strict.waitForLog(/^POST http:\/\/vespa\.test:\d+\/document\/v1\//)).toBeDefined();

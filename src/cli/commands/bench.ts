@@ -1,5 +1,6 @@
 import {
   compressionFlag,
+  endpointVia,
   protocolNote,
   transportFromArgs,
   withTransportOptions,
@@ -194,7 +195,9 @@ async function handler(argv: BenchArgs): Promise<void> {
   options.onProtocol = (protocol, why) => {
     if (told || argv.quiet) return;
     told = true;
-    process.stderr.write(`${protocolNote(protocol, options.endpoint!, options.protocol, why)}\n`);
+    process.stderr.write(
+      `${protocolNote(protocol, endpointVia(options.endpoint!, options.proxy), options.protocol, why)}\n`,
+    );
   };
   const sampler = new SequenceSampler();
   let attached = false;

@@ -21,7 +21,13 @@ import { connectionFromArgs, describeTargetOrigin, withTargetOptions, type Targe
 import { indentJson } from '../json-indent.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodesEpilog } from '../exit-codes.js';
-import { protocolFromArgs, tellProtocolOnce, withProtocolOption, type ProtocolArgs } from '../transport-options.js';
+import {
+  endpointVia,
+  protocolFromArgs,
+  tellProtocolOnce,
+  withProtocolOption,
+  type ProtocolArgs,
+} from '../transport-options.js';
 import { parseHeaderFlags } from '../header-flags.js';
 
 /** The help of `--tensor-format`, the same on get and visit. */
@@ -193,7 +199,9 @@ function command(kind: Kind): CommandModule<object, DocumentArgs> {
         ...access,
         // One request: which HTTP it went over informs only when asked for.
         ...(args.verbose && {
-          onProtocol: tellProtocolOnce(connection.url, protocol, (line) => process.stderr.write(`${line}\n`)),
+          onProtocol: tellProtocolOnce(endpointVia(connection.url, security.proxy), protocol, (line) =>
+            process.stderr.write(`${line}\n`),
+          ),
         }),
       });
       try {

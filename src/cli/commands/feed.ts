@@ -29,6 +29,7 @@ import { feedFlags, flagName, withFlagNames } from '../option-flags.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import {
   compressionFlag,
+  endpointVia,
   protocolNote,
   transportFromArgs,
   withTransportOptions,
@@ -441,7 +442,7 @@ async function handler(argv: FeedArgs): Promise<void> {
   let log = (text: string): void => void process.stderr.write(`${text}\n`);
   const maxShown = argv.verbose ? Number.POSITIVE_INFINITY : 20;
   options.onProtocol = (protocol, why) => {
-    if (!argv.quiet) log(protocolNote(protocol, options.endpoint!, options.protocol, why));
+    if (!argv.quiet) log(protocolNote(protocol, endpointVia(options.endpoint!, options.proxy), options.protocol, why));
   };
   // Successes are not printed: with workers they then never cross between threads.
   options.onResultOnlyFailed = true;

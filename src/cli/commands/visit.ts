@@ -29,7 +29,13 @@ import { exitCodeOfSignal, exitCodesEpilog } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
 import { visitSampler } from '../../report/sample.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
-import { protocolFromArgs, tellProtocolOnce, withProtocolOption, type ProtocolArgs } from '../transport-options.js';
+import {
+  endpointVia,
+  protocolFromArgs,
+  tellProtocolOnce,
+  withProtocolOption,
+  type ProtocolArgs,
+} from '../transport-options.js';
 import { bulkSummaryJson, exportSummaryJson, migrateSummaryJson, writeSummary } from '../summary-names.js';
 import { defaultFailuresPath } from '../default-paths.js';
 import { parseHeaderFlags } from '../header-flags.js';
@@ -149,7 +155,7 @@ function connectionOf(args: CommonArgs, log: (line: string) => void): Connection
     headers: securityHeaders(security),
     ...transportSecurity(security),
     ...(protocol !== undefined && { protocol }),
-    ...(!args.quiet && { onProtocol: tellProtocolOnce(connection.url, protocol, log) }),
+    ...(!args.quiet && { onProtocol: tellProtocolOnce(endpointVia(connection.url, security.proxy), protocol, log) }),
   };
 }
 
@@ -534,7 +540,13 @@ const visitCommand: CommandModule<object, VisitArgs> = {
             destinationHeaders: securityHeaders(destination),
             feed: {
               ...transportSecurity(destination),
-              ...(!args.quiet && { onProtocol: tellProtocolOnce(args['to-endpoint']!, options.protocol, log) }),
+              ...(!args.quiet && {
+                onProtocol: tellProtocolOnce(
+                  endpointVia(args['to-endpoint']!, destination.proxy),
+                  options.protocol,
+                  log,
+                ),
+              }),
               // The library writes no file it was not asked for; this default is the CLI's.
               failures: args.failures ?? defaultFailuresPath(),
               ...(args.transform !== undefined && { transform: args.transform }),
