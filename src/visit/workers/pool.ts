@@ -173,7 +173,7 @@ interface VisitShared {
   readonly finalStates: Record<string, ChainState>;
   readonly write: WriteBatch;
   onMessage(message: VisitMessage): void;
-  onProtocol(protocol: WireProtocol): void;
+  onProtocol(protocol: WireProtocol, why?: string): void;
   onChainStopped(key: string, status: SliceProgress['status']): void;
 }
 
@@ -266,7 +266,7 @@ class VisitWorker {
         shared.onMessage(m.message);
         return;
       case 'protocol':
-        shared.onProtocol(m.protocol);
+        shared.onProtocol(m.protocol, m.why);
         return;
       case 'chain':
         shared.progress.update([m.progress]);
@@ -419,10 +419,10 @@ class WorkerVisit implements WorkerVisitRun, VisitShared {
   }
 
   /** The caller hears of the protocol once, whichever worker learns it first. */
-  onProtocol(protocol: WireProtocol): void {
+  onProtocol(protocol: WireProtocol, why?: string): void {
     if (this.protocol !== undefined) return;
     this.protocol = protocol;
-    this.options.onProtocol?.(protocol);
+    this.options.onProtocol?.(protocol, why);
   }
 
   onChainStopped(key: string, status: SliceProgress['status']): void {

@@ -45,7 +45,7 @@ export type FromWorker =
   | { type: 'state'; id: number; states: Record<string, ChainState>; progress: SliceProgress[] }
   | { type: 'message'; message: VisitMessage }
   /** The HTTP its pool speaks, once known. */
-  | { type: 'protocol'; protocol: WireProtocol }
+  | { type: 'protocol'; protocol: WireProtocol; why?: string }
   /** A chain stopped, after the batches of its documents: ended for good (`done`), or `parked` at a token. */
   | { type: 'chain'; key: string; outcome: 'done' | 'parked'; progress: SliceProgress; report: SliceReport }
   /** After `end`, once its chains stopped: the reports and states of the chains it ran, and the bytes it received. */

@@ -185,7 +185,10 @@ const batches = new Batches(input.gzip, (slice, data, rawBytes) =>
 );
 // The main thread tells the caller once, whichever worker learns it first.
 const chains = createChains(
-  { ...input.options, onProtocol: (protocol) => port.post({ type: 'protocol', protocol }) },
+  {
+    ...input.options,
+    onProtocol: (protocol, why) => port.post({ type: 'protocol', protocol, ...(why !== undefined && { why }) }),
+  },
   {
     deliver: (batch) => batches.add(batch.slice, encoder.encode(batch.entries)),
     onSliceState(s) {
