@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import { proxyFor, type ProxySetting } from '../http/proxy/proxy-route.js';
+import { proxyShown, type ProxySetting } from '../http/proxy/proxy-route.js';
 import { VespaBulkError } from '../core/errors.js';
 import type { Protocol, WireProtocol } from '../http/transport.js';
 import type { Compression } from '../feed/options.js';
@@ -77,7 +77,7 @@ export function transportFromArgs(argv: TransportArgs): {
 export function endpointVia(endpoint: string, proxy: ProxySetting | undefined): string {
   let shown: string | undefined;
   try {
-    shown = proxyFor(proxy, endpoint)?.shown;
+    shown = proxyShown(proxy, endpoint);
   } catch {
     // A malformed proxy variable: the request itself says so.
   }

@@ -1,7 +1,8 @@
 import { VespaBulkError } from '../core/errors.js';
 import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
 import { type Transport, type WireProtocol } from '../http/transport.js';
-import { createTransport, proxyShown } from '../http/create-transport.js';
+import { createTransport } from '../http/create-transport.js';
+import { proxyShown } from '../http/proxy/proxy-route.js';
 import { dispatchTo, header, type RawResponse } from '../http/exchange.js';
 import { answerMessage } from '../document/answer-message.js';
 import type { TransportError } from '../http/transport-error.js';

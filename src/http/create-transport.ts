@@ -2,7 +2,7 @@ import { Http2Transport } from './h2/pool.js';
 import { Http1Transport } from './http1-transport.js';
 import { AutoTransport } from './auto-transport.js';
 import type { Transport, TransportOptions } from './transport.js';
-import { proxyFor, type ProxySetting } from './proxy/proxy-route.js';
+import { proxyFor } from './proxy/proxy-route.js';
 
 /**
  * A transport to one origin: HTTP/2, HTTP/1.1, or the one the server speaks (see `TransportOptions`).
@@ -75,14 +75,6 @@ export function createChainTransport(
   >,
 ): Transport {
   return createTransport({ ...options, origin, concurrency, pipelining: 1, batchWrites: false });
-}
-
-/**
- * The proxy that a transport made by `createTransport` for `endpoint` goes through, as summaries and reports name
- * it (without credentials), or undefined for a direct connection.
- */
-export function proxyShown(proxy: ProxySetting | undefined, endpoint: string): string | undefined {
-  return proxyFor(proxy, endpoint)?.shown;
 }
 
 /** How long an HTTP/2 connection carries new requests before it is renewed, by default (see `TransportOptions.maxConnectionAgeMs`). */

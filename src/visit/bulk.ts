@@ -1,4 +1,4 @@
-import type { ProxySetting } from '../http/proxy/proxy-route.js';
+import { proxyShown, type ProxySetting } from '../http/proxy/proxy-route.js';
 import type { TlsOptions, Transport } from '../http/transport.js';
 import { VespaBulkError, isVespaBulkError } from '../core/errors.js';
 import {
@@ -12,7 +12,7 @@ import {
 import { parseRetryAfter } from '../http/retry-delay.js';
 import { retryLoop, type AttemptFailure, type RetryLoopOptions } from '../http/retry-loop.js';
 import { type Protocol, type WireProtocol } from '../http/transport.js';
-import { createChainTransport, proxyShown } from '../http/create-transport.js';
+import { createChainTransport } from '../http/create-transport.js';
 import { header, headerList, jsonObjectOf, send } from '../http/exchange.js';
 import { Reachability } from '../http/reachability.js';
 import { TransportError } from '../http/transport-error.js';

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { type Transport, type WireProtocol } from '../http/transport.js';
-import { createChainTransport, proxyShown } from '../http/create-transport.js';
+import { createChainTransport } from '../http/create-transport.js';
+import { proxyShown } from '../http/proxy/proxy-route.js';
 import { Reachability } from '../http/reachability.js';
 import { ChainScheduler, type ChainSchedulerOptions, type InflightReport } from './chain-scheduler.js';
 import type { VisitBatch } from './visit-batch.js';

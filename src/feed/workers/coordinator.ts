@@ -13,7 +13,8 @@ import type {
 } from '../driver.js';
 import { checkFeedOptions, type FeedOptions } from '../options.js';
 import { type WireProtocol } from '../../http/transport.js';
-import { createTransport, proxyShown } from '../../http/create-transport.js';
+import { createTransport } from '../../http/create-transport.js';
+import { proxyShown } from '../../http/proxy/proxy-route.js';
 import { splitEndpoint } from '../../http/endpoint.js';
 import { FeedStats } from '../stats.js';
 import { defaultMaxInflight } from '../throttle.js';

@@ -204,6 +204,14 @@ export function proxyFor(
 }
 
 /**
+ * The proxy a connection to `endpoint` goes through with `setting`, as summaries, reports and the protocol note name
+ * it (without credentials), or undefined for a direct connection.
+ */
+export function proxyShown(setting: ProxySetting | undefined, endpoint: string): string | undefined {
+  return proxyFor(setting, endpoint)?.shown;
+}
+
+/**
  * Every password in the proxy setting and the proxy variables of `env`, for `redact` in src/http/tls.ts
  * (which already masks URL passwords; this also gives the decoded forms and the Basic token). Never throws:
  * a value that does not parse still has its password taken from the text.

@@ -1,4 +1,4 @@
-import { proxyShown } from '../../http/create-transport.js';
+import { proxyShown } from '../../http/proxy/proxy-route.js';
 import type { WireProtocol } from '../../http/transport.js';
 import { VespaBulkError } from '../../core/errors.js';
 import { SnapshotBarrier } from '../../threads/barrier.js';
