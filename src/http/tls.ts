@@ -59,16 +59,24 @@ export function isInlinePem(value: string): boolean {
   return value.trimStart().startsWith('-----BEGIN');
 }
 
+/**
+ * The PEM of a flag's value (a file, or the text itself). node:tls silently ignores a CA file without PEM blocks,
+ * which would only show later as an untrusted server: one is refused here.
+ */
 function readMaterial(field: 'ca' | 'cert' | 'key' | 'proxyCa', value: string): Buffer {
   if (isInlinePem(value)) return Buffer.from(value);
+  let pem: Buffer;
   try {
-    return readFileSync(value);
+    pem = readFileSync(value);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     throw new VespaBulkError('VB_USAGE', `${flagOf[field]} names a file that cannot be read: '${value}': ${code}`, {
       cause: err,
     });
   }
+  if (!pem.includes('-----BEGIN'))
+    throw new VespaBulkError('VB_USAGE', `${flagOf[field]} '${value}': not a PEM file (no -----BEGIN line)`);
+  return pem;
 }
 
 /**
@@ -88,15 +96,6 @@ export function readTlsMaterial(security: SecurityOptions): TlsMaterial {
   if (security.ca !== undefined) material.ca = readMaterial('ca', security.ca);
   if (security.cert !== undefined) material.cert = readMaterial('cert', security.cert);
   if (security.key !== undefined) material.key = readMaterial('key', security.key);
-  for (const field of ['ca', 'cert', 'key'] as const) {
-    // node:tls silently ignores a CA file without PEM blocks, which would only show later as an untrusted server.
-    if (material[field] !== undefined && !material[field].includes('-----BEGIN')) {
-      throw new VespaBulkError(
-        'VB_USAGE',
-        `${flagOf[field]} '${describeSource(security[field]!)}': not a PEM file (no -----BEGIN line)`,
-      );
-    }
-  }
   try {
     if (material.ca) createSecureContext({ ca: material.ca });
   } catch (err) {
@@ -169,15 +168,8 @@ export function transportSecurity(security: SecurityOptions): Pick<TransportOpti
   return {
     ...(needsTlsMaterial(security) && { tls: connectOptions(security) }),
     ...(security.proxy !== undefined && { proxy: security.proxy }),
-    ...(security.proxyCa !== undefined && { proxyTls: { ca: readProxyCa(security.proxyCa) } }),
+    ...(security.proxyCa !== undefined && { proxyTls: { ca: readMaterial('proxyCa', security.proxyCa) } }),
   };
-}
-
-function readProxyCa(value: string): Buffer {
-  const pem = readMaterial('proxyCa', value);
-  if (!pem.includes('-----BEGIN'))
-    throw new VespaBulkError('VB_USAGE', `--proxy-ca '${describeSource(value)}': not a PEM file (no -----BEGIN line)`);
-  return pem;
 }
 
 /** `{ authorization: 'Bearer <token>' }`, or nothing without a token. */
