@@ -23,6 +23,7 @@ import { H2Error } from './errors.js';
 import { H2Session, type H2Request } from './session.js';
 import type { PendingSocket } from '../proxy/pending-socket.js';
 import { openTunnel, type ProxyHop } from '../proxy/tunnel.js';
+import { originConnection } from '../endpoint.js';
 
 /**
  * HTTP/2 connections to one origin, a `Transport`: cleartext with prior knowledge (h2c) for http://, ALPN h2 for
@@ -447,16 +448,8 @@ export class Http2Transport implements Transport {
   }
 
   private open(replaces?: Connection): Connection {
-    const host = this.url.hostname.replace(/^\[|\]$/g, '');
-    const port = Number(this.url.port) || (this.https ? 443 : 80);
+    const { host, port, tls: tlsOptions } = originConnection(this.url, this.options.tls, this.options.alpn ?? ['h2']);
     const connectTimeoutMs = this.options.connectTimeoutMs ?? 10_000;
-    const tlsOptions = this.https
-      ? {
-          ...(net.isIP(host) === 0 && { servername: host }),
-          ...this.options.tls,
-          ALPNProtocols: this.options.alpn ?? ['h2'],
-        }
-      : undefined;
     const proxy = this.options.proxy;
     let socket: net.Socket | PendingSocket;
     if (proxy !== undefined) {

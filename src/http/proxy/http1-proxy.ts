@@ -1,5 +1,5 @@
-import net from 'node:net';
 import type { buildConnector as BuildConnector } from 'undici';
+import { originConnection } from '../endpoint.js';
 import { header } from '../exchange.js';
 import type { RequestControl, ResponseHandler, TlsOptions } from '../transport.js';
 import { TransportError } from '../transport-error.js';
@@ -11,12 +11,7 @@ const tunnelTimeoutMs = 10_000;
 
 /** An undici connector whose every connection is a tunnel through the proxy to `origin` (TLS to it inside for https). */
 export function tunnelConnector(hop: ProxyHop, origin: URL, tls: TlsOptions | undefined): BuildConnector.connector {
-  const host = origin.hostname.replace(/^\[|\]$/g, '');
-  const https = origin.protocol === 'https:';
-  const port = Number(origin.port) || (https ? 443 : 80);
-  const tlsOptions = https
-    ? { ...(net.isIP(host) === 0 && { servername: host }), ...tls, ALPNProtocols: ['http/1.1'] }
-    : undefined;
+  const { host, port, tls: tlsOptions } = originConnection(origin, tls, ['http/1.1']);
   return (_opts, callback) => {
     openTunnel(hop, host, port, { tls: tlsOptions, timeoutMs: tunnelTimeoutMs }).promise.then(
       (socket) => {
