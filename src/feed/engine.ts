@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { VespaBulkError } from '../core/errors.js';
 import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
 import { type Transport, type WireProtocol } from '../http/transport.js';
@@ -110,6 +111,11 @@ export class FeedEngine implements FeedDriver {
   private readonly options: FeedOptions;
   private readonly transport: Transport;
   private readonly ownsTransport: boolean;
+  /**
+   * On every request when the transport is the caller's: a stop that gives up on the requests still on the wire
+   * aborts them, as the transport, lent to others too (a `DocumentClient`, another feed), is not this feed's to destroy.
+   */
+  private readonly abandon: AbortController | undefined;
   private readonly encoder: DocumentRequestEncoder;
   private readonly throttle: FeedThrottle;
   private readonly breaker: CircuitBreaker;
@@ -176,6 +182,11 @@ export class FeedEngine implements FeedDriver {
         },
       });
     if (this.ownsTransport) this.stats.proxy = proxyShown(options.proxy, origin);
+    else {
+      this.abandon = new AbortController();
+      // Each request in flight listens on it, up to the in-flight limit.
+      setMaxListeners(0, this.abandon.signal);
+    }
     const compression = options.compression ?? 'auto';
     this.encoder = new DocumentRequestEncoder({
       prefix,
@@ -437,6 +448,7 @@ export class FeedEngine implements FeedDriver {
         headers: p.headers,
         body,
         idempotent: safe,
+        signal: this.abandon?.signal,
       },
       this,
       p,
@@ -653,10 +665,15 @@ export class FeedEngine implements FeedDriver {
       await this.sleeper.sleep();
       clearTimeout(timer);
     }
-    if (this.inflight > 0) {
-      // Abandon what is still on the wire; those operations stay unfinished and the checkpoint covers them.
+    if (this.inflight === 0) return;
+    // Abandon what is still on the wire; those operations stay unfinished and the checkpoint covers them.
+    if (this.ownsTransport) {
       await this.transport.destroy().catch(() => undefined);
+      return;
     }
+    // A lent transport stays open for its other users: only this feed's requests end, each as `aborted`.
+    this.abandon!.abort();
+    while (this.inflight > 0) await this.sleeper.sleep();
   }
 }
 
