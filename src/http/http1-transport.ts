@@ -19,6 +19,10 @@ import type { ProxyHop } from './proxy/tunnel.js';
  * of 50 drops (a dropped SYN costs that connection a second). A request goes to the connection with the fewest on
  * it; one that must not be sent twice goes to an idle connection and has it to itself, because undici resends the
  * requests pipelined behind a broken one.
+ *
+ * A request that waits for room waits as on HTTP/2 (`H2Pool`): its wait counts against its headers bound, past
+ * which it fails as `refused` (never sent, so the caller's retry rules may send it again), and an abort while it
+ * waits ends it at once, never sent.
  */
 export interface Http1TransportOptions {
   /** Connections at most. Default 128. */
@@ -52,7 +56,14 @@ interface Connection {
 
 interface Waiting {
   req: TransportRequest;
+  /** The caller's handler, behind `withSignal` where the request has a signal. */
   handler: ResponseHandler;
+  /** When it began to wait (performance.now() ms): its wait counts against its headers bound. */
+  queuedAt: number;
+  /** Aborted (it has heard so) or refused while it waited: it leaves the queue without taking a connection. */
+  gone: boolean;
+  /** Hears its signal's abort while it waits. */
+  onAbort: (() => void) | undefined;
 }
 
 type Undici = typeof import('undici');
@@ -78,6 +89,11 @@ export class Http1Transport implements Transport {
   private readonly timeoutMs: number;
   private readonly conns: Connection[] = [];
   private readonly waiting = new FifoQueue<Waiting>();
+  /** Ends the waits that outlast their request's headers bound; armed for the earliest, as the HTTP/2 pool's. */
+  private waitTimer: NodeJS.Timeout | undefined;
+  private waitDeadline = Infinity;
+  /** Requests in `waiting` that still wait (not `gone`). */
+  private waitingNow = 0;
   private clientOptions: UndiciClient.Options | undefined;
   /** New requests are refused (`close` or `destroy` was called). */
   private closing = false;
@@ -102,7 +118,7 @@ export class Http1Transport implements Transport {
   }
 
   get stats(): TransportStats {
-    return { connections: this.conns.length, requests: this.conns.map((c) => c.running), waiting: this.waiting.length };
+    return { connections: this.conns.length, requests: this.conns.map((c) => c.running), waiting: this.waitingNow };
   }
 
   detect(): Promise<'http1.1'> {
@@ -115,9 +131,69 @@ export class Http1Transport implements Transport {
       queueMicrotask(() => handler.onError(err));
       return;
     }
-    if (this.waiting.length === 0 && this.place(req, handler)) return;
-    this.waiting.push({ req, handler });
+    const inner = req.signal === undefined ? handler : withSignal(req.signal, handler);
+    if (this.waiting.length === 0 && this.place(req, inner)) return;
+    this.enqueue(req, inner);
   }
+
+  private enqueue(req: TransportRequest, handler: ResponseHandler): void {
+    const w: Waiting = { req, handler, queuedAt: performance.now(), gone: false, onAbort: undefined };
+    this.waiting.push(w);
+    this.waitingNow++;
+    if (req.signal !== undefined) {
+      // `withSignal` tells the handler; here the request leaves the queue, without a connection.
+      w.onAbort = () => this.leave(w);
+      req.signal.addEventListener('abort', w.onAbort, { once: true });
+    }
+    const timeout = req.timeoutMs ?? this.timeoutMs;
+    if (timeout > 0) this.armWait(w.queuedAt + timeout);
+  }
+
+  /** `w` stops waiting: placed, aborted or refused. */
+  private leave(w: Waiting): void {
+    if (w.gone) return;
+    w.gone = true;
+    if (w.onAbort !== undefined) w.req.signal!.removeEventListener('abort', w.onAbort);
+    // Nothing waits: no timer holds the process open for requests that are gone.
+    if (--this.waitingNow === 0) this.stopWaitTimer();
+  }
+
+  private armWait(deadline: number): void {
+    if (deadline >= this.waitDeadline) return;
+    clearTimeout(this.waitTimer);
+    this.waitDeadline = deadline;
+    this.waitTimer = setTimeout(this.expireWaiting, Math.max(0, deadline - performance.now()));
+  }
+
+  private readonly expireWaiting = (): void => {
+    this.waitTimer = undefined;
+    this.waitDeadline = Infinity;
+    const now = performance.now();
+    const expired: Waiting[] = [];
+    let next = Infinity;
+    for (let i = this.waiting.length; i > 0; i--) {
+      const w = this.waiting.shift()!;
+      if (w.gone) continue;
+      const timeout = w.req.timeoutMs ?? this.timeoutMs;
+      const deadline = timeout > 0 ? w.queuedAt + timeout : Infinity;
+      if (deadline <= now) expired.push(w);
+      else {
+        this.waiting.push(w);
+        next = Math.min(next, deadline);
+      }
+    }
+    if (next < Infinity) this.armWait(next);
+    for (const w of expired) {
+      this.leave(w);
+      const waited = Math.round(now - w.queuedAt);
+      w.handler.onError(
+        new TransportError(
+          'refused',
+          `no HTTP/1.1 connection to ${this.url.host} took the request within ${waited} ms (every connection allowed is busy with requests that do not end)`,
+        ),
+      );
+    }
+  };
 
   /** undici's options for each connection's `Client`, made when the first connection is. */
   private clientOptionsOf(): UndiciClient.Options {
@@ -165,7 +241,7 @@ export class Http1Transport implements Transport {
     if (single) best.exclusive = true;
     const timeout = req.timeoutMs ?? this.timeoutMs;
     const forward = this.forward;
-    let inner = req.signal === undefined ? handler : withSignal(req.signal, handler);
+    let inner = handler;
     if (forward !== undefined) inner = new Forwarded(this.options.proxy!.route, inner);
     best.client.dispatch(
       {
@@ -218,15 +294,22 @@ export class Http1Transport implements Transport {
   private drain(): void {
     while (this.waiting.length > 0 && !this.destroyed) {
       const next = this.waiting.peek()!;
-      if (!this.place(next.req, next.handler)) return;
+      if (!next.gone && !this.place(next.req, next.handler)) return;
+      this.leave(next);
       this.waiting.shift();
     }
+  }
+
+  private stopWaitTimer(): void {
+    clearTimeout(this.waitTimer);
+    this.waitTimer = undefined;
+    this.waitDeadline = Infinity;
   }
 
   /** Requests already given are still sent and answered; new ones are refused. */
   async close(): Promise<void> {
     this.closing = true;
-    while (!this.destroyed && (this.waiting.length > 0 || this.conns.some((c) => c.running > 0)))
+    while (!this.destroyed && (this.waitingNow > 0 || this.conns.some((c) => c.running > 0)))
       await new Promise((r) => setTimeout(r, 5));
     await Promise.all(this.conns.map((c) => c.client.close().catch(() => undefined)));
   }
@@ -235,8 +318,11 @@ export class Http1Transport implements Transport {
     this.closing = true;
     this.destroyed = true;
     const failure = err ?? new TransportError('shut', 'the transport is destroyed');
-    for (let w = this.waiting.shift(); w !== undefined; w = this.waiting.shift())
+    for (let w = this.waiting.shift(); w !== undefined; w = this.waiting.shift()) {
+      if (w.gone) continue;
+      this.leave(w);
       w.handler.onError(toTransportError(failure, this.https));
+    }
     await Promise.all(this.conns.map((c) => c.client.destroy(failure).catch(() => undefined)));
   }
 }

@@ -17,7 +17,11 @@ export function withSignal(signal: AbortSignal, handler: ResponseHandler): Respo
   };
   const onAbort = (): void => {
     if (state === 'started') control!.abort(new TransportError('aborted', 'request aborted'));
-    else if (!over()) handler.onError(new TransportError('aborted', 'request aborted'));
+    // It never left: on either protocol, an abort before a connection took it is no "maybe applied".
+    else if (!over())
+      handler.onError(
+        new TransportError('aborted', 'request aborted while it waited for a connection', { neverSent: true }),
+      );
   };
   if (signal.aborted) queueMicrotask(onAbort);
   else signal.addEventListener('abort', onAbort, { once: true });

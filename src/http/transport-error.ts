@@ -15,7 +15,8 @@ import { VespaBulkError } from '../core/errors.js';
  * - `protocol`: the server broke the protocol (a malformed frame, header or status): it may have been applied.
  * - `headers-timeout`, `body-timeout`: no answer, or a gap in its body, longer than the request's bound.
  * - `invalid`: the request may not be sent as given (a header HTTP/2 cannot carry, a body that is not bytes): never sent.
- * - `aborted`: the caller aborted it (its signal, or `abort()`).
+ * - `aborted`: the caller aborted it (its signal, or `abort()`): never applied when aborted while it waited for room
+ *   on a connection (`maybeApplied` false), else it may have been.
  * - `shut`: the transport was closed or destroyed by its owner with the request still open.
  */
 export type TransportFailure =
@@ -78,12 +79,13 @@ export class TransportError extends VespaBulkError {
   constructor(
     failure: TransportFailure,
     message: string,
-    options: { unreachable?: string; detail?: string; cause?: unknown } = {},
+    /** `neverSent`: none of its bytes left the process (an abort while it waited for room), whatever `failure` says. */
+    options: { unreachable?: string; detail?: string; cause?: unknown; neverSent?: boolean } = {},
   ) {
     super(codeOf(failure), message, { cause: options.cause });
     this.name = 'TransportError';
     this.failure = failure;
-    this.maybeApplied = !neverSent.has(failure);
+    this.maybeApplied = options.neverSent !== true && !neverSent.has(failure);
     this.unreachable = options.unreachable;
     this.detail = options.detail;
   }

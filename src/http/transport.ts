@@ -71,8 +71,12 @@ export interface TransportRequest {
   headers?: readonly string[];
   body?: Buffer | null;
   /**
-   * Whether the request may be sent twice. Default true. false: HTTP/1.1 sends it alone on its connection, never
-   * pipelined behind another, whose failure would leave it unknown whether this one was applied.
+   * Whether the transport may send the request again on its own, without the caller knowing: one meaning on both
+   * protocols. Default true. It matters only where a transport could resend: HTTP/1.1 with pipelining, where undici
+   * sends again the requests pipelined behind one whose connection broke; false there sends the request alone on
+   * its connection, never behind another. HTTP/2 never pipelines and resends only what the server refused
+   * unprocessed (REFUSED_STREAM, above a GOAWAY's last stream), which was never applied, so false changes nothing
+   * there. Either way the caller's own retries are the caller's (`maybeApplied` on the failure tells).
    */
   idempotent?: boolean;
   /** Bound on the wait for the answer's headers and on any gap in its body, in ms; 0: none. Default: the transport's. */
