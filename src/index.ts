@@ -145,6 +145,7 @@ export type {
   RequestControl,
   TlsOptions,
 } from './http/transport.js';
+export type { ConnectionOptions } from './http/connection-options.js';
 export type { SecurityOptions } from './http/tls.js';
 export { proxyFor, type ProxySetting, type ProxyRoute } from './http/proxy/proxy-route.js';
 export type { RetryPolicy } from './http/retry-delay.js';

@@ -22,15 +22,8 @@ import type { RawItem } from '../core/operation-splitter.js';
 import { createThrottle, defaultMaxInflight, type FeedThrottle } from './throttle.js';
 import { CircuitBreaker } from './breaker.js';
 import { FeedStats, type FeedStatsState } from './stats.js';
-import { resumeSkip } from './feed-checkpoint.js';
-import {
-  readSources,
-  type FeedSource,
-  type InputInfo,
-  type InputPosition,
-  type OpenPosition,
-  type SourceBatch,
-} from './source.js';
+import { openFeedSource } from './open-feed-source.js';
+import { type FeedSource, type InputInfo, type InputPosition, type OpenPosition, type SourceBatch } from './source.js';
 import { inShard } from './shard.js';
 import type { FeedOptions } from './options.js';
 import { FeedResult } from './operation-result.js';
@@ -260,28 +253,7 @@ export class FeedEngine implements FeedDriver {
 
   /** Reads `source` (from where `run.resume` stands) and feeds it; see `feedBatches`. */
   feed(source: FeedSource, run: DriverRun): Promise<DriverEnd> {
-    const options = this.options;
-    const resume = run.resume;
-    // A checkpoint at the end (position null) leaves nothing to read.
-    const batches =
-      resume?.position === null
-        ? emptyBatches()
-        : readSources(
-            source,
-            {
-              stdin: options.stdin,
-              tls: options.tls,
-              proxy: options.proxy,
-              proxyTls: options.proxyTls,
-              urlRetries: options.maxRetries,
-              format: options.inputFormat,
-              rows: options.rows,
-              from: resume?.position ?? undefined,
-              skip: resume !== undefined ? resumeSkip(resume) : undefined,
-            },
-            run.readProgress,
-          );
-    return this.feedBatches(batches, run);
+    return this.feedBatches(openFeedSource(source, this.options, run.resume, run.readProgress), run);
   }
 
   /**
@@ -676,8 +648,6 @@ export class FeedEngine implements FeedDriver {
     while (this.inflight > 0) await this.sleeper.sleep();
   }
 }
-
-async function* emptyBatches(): AsyncGenerator<SourceBatch> {}
 
 /** A transform returned an operation that is not one: the reason says so, with what is wrong with it. */
 function transformedInvalid(err: unknown): VespaBulkError {

@@ -1,11 +1,9 @@
-import type { ProxySetting } from '../http/proxy/proxy-route.js';
-import type { TlsOptions, Transport } from '../http/transport.js';
+import type { ConnectionOptions } from '../http/connection-options.js';
 import type { Readable } from 'node:stream';
 import type { RetryPolicy } from '../http/retry-delay.js';
 import type { OperationResult } from './operation-result.js';
 import type { Shard } from './shard.js';
 import type { FeedCheckpoint } from './feed-checkpoint.js';
-import type { Protocol, WireProtocol } from '../http/transport.js';
 import type { TransformSpec } from '../transform/transform.js';
 import type { InputFormat } from '../tabular/input-format.js';
 import type { RowOptions } from '../tabular/row-operation.js';
@@ -29,13 +27,15 @@ export type { OperationResult } from './operation-result.js';
 /** Request body compression; see `FeedOptions.compression`. */
 export type Compression = 'auto' | 'gzip' | 'none';
 
-/** Options of `feed()` and `Feeder`, in groups by what they concern. Every one has a default that needs no tuning. */
-export interface FeedOptions {
+/**
+ * Options of `feed()` and `Feeder`, in groups by what they concern. Every one has a default that needs no tuning.
+ * The connection's (`headers`, `protocol`, `tls`, `proxy`, `transport`...) are `ConnectionOptions`; with `tls`,
+ * `proxy` and `proxyTls` URL inputs are read too.
+ */
+export interface FeedOptions extends ConnectionOptions {
   // Where requests go and what they carry.
   /** Container endpoint. Default: the checkpoint's when resuming one that records it, else http://127.0.0.1:8080. */
   endpoint?: string;
-  /** Extra headers on every request (authentication tokens). */
-  headers?: Record<string, string>;
   /** Route for every operation (`?route=`). */
   route?: string;
   /** Trace level 1-9 (`?tracelevel=`). */
@@ -51,15 +51,7 @@ export interface FeedOptions {
    */
   maxRequestBytes?: number;
 
-  // The connections.
-  /**
-   * `auto` (default): HTTP/2 where the server speaks it (cleartext with prior knowledge on http://, ALPN on
-   * https://), else HTTP/1.1; `h2`: HTTP/2 or a VB_PROTOCOL error; `http1.1`. The protocol used is in the
-   * summary (`FeedSummary.protocol`) and told to `onProtocol`.
-   */
-  protocol?: Protocol;
-  /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
-  onProtocol?: (protocol: WireProtocol, why?: string) => void;
+  // The connections (and `ConnectionOptions`; the protocol spoken is `FeedSummary.protocol`).
   /**
    * Connections, opened as the operations in flight need them. HTTP/2: this many (default 16, or the in-flight limit
    * where smaller), the operations spread over them and each renewed every minute or so, so that a layer-4 load
@@ -74,14 +66,6 @@ export interface FeedOptions {
   maxStreams?: number;
   /** HTTP/1.1: gather the writes of one event-loop turn into one syscall. Default: when pipelining. */
   batchWrites?: boolean;
-  /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)`, exported by the package. */
-  tls?: TlsOptions;
-  /** The forward proxy: see `TransportOptions.proxy`. */
-  proxy?: ProxySetting;
-  /** See `TransportOptions.proxyTls`. */
-  proxyTls?: TlsOptions;
-  /** Send through this transport (`createTransport`) instead of one of the feed's own; it is not closed at the end. */
-  transport?: Transport;
 
   // How much is in flight, and when.
   /** A fixed in-flight limit instead of the adaptive one. */

@@ -1,7 +1,7 @@
-import type { ProxySetting } from './proxy/proxy-route.js';
+import type { ConnectionOptions } from './connection-options.js';
 import { toDocumentPath } from '../document/id.js';
 import { isAssignOnly } from '../document/operation.js';
-import { type Protocol, type TlsOptions, type Transport, type WireProtocol } from './transport.js';
+import { type Transport } from './transport.js';
 import { createTransport } from './create-transport.js';
 import { headersToObject, jsonObjectOf, parseBody, send } from './exchange.js';
 import { splitEndpoint } from './endpoint.js';
@@ -35,19 +35,10 @@ import { tensorFormats } from '../document/tensor-format.js';
 
 export type { DocumentParams } from './document-request.js';
 
-/** Options of `new DocumentClient()`. */
-export interface DocumentClientOptions {
+/** Options of `new DocumentClient()`; how it reaches the service is `ConnectionOptions` (`tls` not beside `transport`). */
+export interface DocumentClientOptions extends ConnectionOptions {
   /** Container endpoint, e.g. http://127.0.0.1:8080 (a path prefix is kept). */
   endpoint: string;
-  /** Extra headers on every request (authentication tokens). */
-  headers?: Record<string, string>;
-  /**
-   * `auto` (default): HTTP/2 where the server speaks it, else HTTP/1.1; `h2`: HTTP/2, and a request to a server
-   * without it rejects with VB_PROTOCOL; `http1.1`. See `TransportOptions.protocol`.
-   */
-  protocol?: Protocol;
-  /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
-  onProtocol?: (protocol: WireProtocol, why?: string) => void;
   /** Connections at most, one per request in flight (default 4); HTTP/2 spreads the requests over them and renews them as the feed does. */
   connections?: number;
   /** HTTP/1.1 pipelining depth per connection. Default 1. */
@@ -75,14 +66,6 @@ export interface DocumentClientOptions {
   maxRetries?: number;
   /** Fine-tuning of the backoff: `defaultRetryPolicy` (100 ms doubling to 10 s, half random), these fields over it. Its `maxRetries` is refused beside `maxRetries` above (VB_USAGE). */
   retryPolicy?: Partial<RetryPolicy>;
-  /** Send through this transport (`createTransport`) instead of one of the client's own; it is not closed by close(). */
-  transport?: Transport;
-  /** TLS options for https endpoints (ca, cert, key), e.g. `connectOptions(security)`, exported by the package. */
-  tls?: TlsOptions;
-  /** The forward proxy: see `TransportOptions.proxy`. */
-  proxy?: ProxySetting;
-  /** See `TransportOptions.proxyTls`. */
-  proxyTls?: TlsOptions;
   /**
    * The cluster's request size limit in bytes: a put or update whose body is over it rejects with
    * VB_REQUEST_TOO_LARGE without sending. Default 100 MiB, the container's default.

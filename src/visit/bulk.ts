@@ -1,5 +1,5 @@
-import { proxyShown, type ProxySetting } from '../http/proxy/proxy-route.js';
-import type { TlsOptions, Transport } from '../http/transport.js';
+import { proxyShown } from '../http/proxy/proxy-route.js';
+import type { ConnectionOptions } from '../http/connection-options.js';
 import { VespaBulkError, isVespaBulkError } from '../core/errors.js';
 import {
   OptionError,
@@ -11,7 +11,7 @@ import {
 } from '../core/options-check.js';
 import { parseRetryAfter } from '../http/retry-delay.js';
 import { retryLoop, type AttemptFailure, type RetryLoopOptions } from '../http/retry-loop.js';
-import { type Protocol, type WireProtocol } from '../http/transport.js';
+import type { Transport, WireProtocol } from '../http/transport.js';
 import { createChainTransport } from '../http/create-transport.js';
 import { header, headerList, jsonObjectOf, send } from '../http/exchange.js';
 import { Reachability } from '../http/reachability.js';
@@ -31,30 +31,16 @@ import { checkSelectionSyntax } from './selection-check.js';
 export type BulkKind = 'update-where' | 'delete-where' | 'copy';
 
 /** Options of `bulkOperation()`. */
+/** Options of `bulkOperation()`; how it reaches the service is `ConnectionOptions` (the protocol spoken is in the summary). */
 export interface BulkOptions
   extends Pick<
-    VisitSelectionOptions,
-    'namespace' | 'documentType' | 'selection' | 'cluster' | 'bucketSpace' | 'fromTimestamp' | 'toTimestamp'
-  > {
+      VisitSelectionOptions,
+      'namespace' | 'documentType' | 'selection' | 'cluster' | 'bucketSpace' | 'fromTimestamp' | 'toTimestamp'
+    >,
+    ConnectionOptions {
+  /** Base URL of the container, e.g. http://127.0.0.1:8080. A path prefix is kept. */
   endpoint: string;
   kind: BulkKind;
-  headers?: Record<string, string>;
-  /** Send through this transport (`createTransport`) instead of one of its own; it is not closed. */
-  transport?: Transport;
-  /** TLS options for https endpoints (ca, cert, key) of the own connection, e.g. `connectOptions(security)`, exported by the package. */
-  tls?: TlsOptions;
-  /** The forward proxy: see `TransportOptions.proxy`. */
-  proxy?: ProxySetting;
-  /** See `TransportOptions.proxyTls`. */
-  proxyTls?: TlsOptions;
-  /**
-   * Which HTTP the own connection speaks: `auto` (default) HTTP/2 where the server speaks it, else HTTP/1.1; `h2`:
-   * HTTP/2, or the operation fails with VB_PROTOCOL before anything is changed; `http1.1`. The protocol spoken is in
-   * the summary and told to `onProtocol`.
-   */
-  protocol?: Protocol;
-  /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
-  onProtocol?: (protocol: WireProtocol, why?: string) => void;
   /** update-where: the update operations, `{"<field>":{"assign":...}}` (sent as `{"fields":...}`). */
   fields?: Record<string, unknown>;
   /**

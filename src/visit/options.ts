@@ -1,7 +1,5 @@
-import type { ProxySetting } from '../http/proxy/proxy-route.js';
-import type { TlsOptions, Transport } from '../http/transport.js';
+import type { ConnectionOptions } from '../http/connection-options.js';
 import type { RetryPolicy } from '../http/retry-delay.js';
-import type { Protocol, WireProtocol } from '../http/transport.js';
 import { OptionError, checkInteger } from '../core/options-check.js';
 import type { TensorFormat } from '../document/tensor-format.js';
 
@@ -46,29 +44,16 @@ export interface VisitSelectionOptions {
   tensorFormat?: TensorFormat;
 }
 
-export interface VisitOptions extends VisitSelectionOptions {
+/**
+ * Options of `visit()` and the calls built on it: what to visit (`VisitSelectionOptions`), how to reach the service
+ * (`ConnectionOptions`; the protocol spoken is the report's `protocol`), and how the slices go. Over HTTP/2 the
+ * slices in flight are streams spread over up to 16 connections (one per slice in flight), renewed every minute or
+ * so as the feed's are; over HTTP/1.1 each has a connection of its own, as the container serves a connection one
+ * request at a time.
+ */
+export interface VisitOptions extends VisitSelectionOptions, ConnectionOptions {
   /** Base URL of the container, e.g. http://127.0.0.1:8080. A path prefix is kept. */
   endpoint: string;
-  /** Extra request headers (authentication...). */
-  headers?: Record<string, string>;
-  /** Send through this transport (`createTransport`) instead of one of the visit's own; it is not closed at the end. */
-  transport?: Transport;
-  /** TLS options for https endpoints (ca, cert, key) of the own pool, e.g. `connectOptions(security)`, exported by the package. */
-  tls?: TlsOptions;
-  /** The forward proxy: see `TransportOptions.proxy`. */
-  proxy?: ProxySetting;
-  /** See `TransportOptions.proxyTls`. */
-  proxyTls?: TlsOptions;
-  /**
-   * Which HTTP the own pool speaks. `auto` (default): HTTP/2 where the server speaks it (cleartext with prior
-   * knowledge on http://, ALPN on https://), else HTTP/1.1. `h2`: HTTP/2, or the visit fails with VB_PROTOCOL before
-   * any slice has run. `http1.1`. Over HTTP/2 the slices in flight are streams spread over up to 16 connections (one
-   * per slice in flight), renewed every minute or so as the feed's are; over HTTP/1.1 each has a connection of its own, as the container serves a connection one request at a time. The
-   * protocol spoken is in the report (`protocol`) and told to `onProtocol`.
-   */
-  protocol?: Protocol;
-  /** Called once the protocol is known (with `auto`: once the server has answered the first connection). */
-  onProtocol?: (protocol: WireProtocol, why?: string) => void;
   /**
    * Number of slices the corpus is split in, each visited by its own chain of continuations. Not given: the corpus
    * is split in {@link defaultVisitSlices} and visited adaptively (see `inflightSlices`). Given: all of `sliceIds`

@@ -3,6 +3,7 @@ import { listedCommand } from '../command-list.js';
 import type { Argv, CommandModule } from 'yargs';
 import { isVespaBulkError, VespaBulkError } from '../../core/errors.js';
 import { authFailureHint, isAuthFailure, securityHeaders, transportSecurity } from '../../http/tls.js';
+import type { ConnectionOptions } from '../../http/connection-options.js';
 import { fieldsTextOf } from '../../document/single-operation.js';
 import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';
 import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
@@ -136,15 +137,15 @@ function commonOptions<T>(y: Argv<T>) {
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'No progress on stderr' });
 }
 
-/** How the commands here reach the service: the connection settings of VisitOptions and BulkOptions alike. */
-type Connection = Pick<VisitOptions, 'endpoint' | 'headers' | 'tls' | 'proxy' | 'proxyTls' | 'protocol' | 'onProtocol'>;
+/** How the commands here reach the service: the endpoint and the `ConnectionOptions` of VisitOptions and BulkOptions alike. */
+type ServiceAccess = Pick<VisitOptions, 'endpoint'> & Omit<ConnectionOptions, 'transport'>;
 
 /**
  * Endpoint (the target), request headers (--header, then the token), TLS options (--ca, --cert, --key) and the HTTP
  * (--protocol) from the flags, the environment and the official CLI's configuration; the HTTP spoken is said once on
  * stderr through `log` (not with --quiet).
  */
-function connectionOf(args: CommonArgs, log: (line: string) => void): Connection & { endpoint: string } {
+function connectionOf(args: CommonArgs, log: (line: string) => void): ServiceAccess {
   const connection = connectionFromArgs(args, parseHeaderFlags(args.header));
   const note = describeTargetOrigin(connection);
   if (note !== undefined && !args.quiet) process.stderr.write(`vespa-bulk: ${note}\n`);
@@ -181,7 +182,7 @@ function selectionOf(
  * visitClusters); the bulk operations (`always`) work on one, which the user picks.
  */
 async function discoverCluster(
-  options: Connection & Pick<VisitOptions, 'documentType' | 'cluster' | 'clusters'>,
+  options: ServiceAccess & Pick<VisitOptions, 'documentType' | 'cluster' | 'clusters'>,
   quiet: boolean,
   always = false,
 ): Promise<void> {

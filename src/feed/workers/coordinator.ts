@@ -1,7 +1,6 @@
 import { WorkerChannel } from '../../threads/channel.js';
 import { SnapshotBarrier } from '../../threads/barrier.js';
 import { fromWireError, type WireError } from '../../threads/errors.js';
-import { resumeSkip } from '../feed-checkpoint.js';
 import type {
   DriverCut,
   DriverEnd,
@@ -18,7 +17,8 @@ import { proxyShown } from '../../http/proxy/proxy-route.js';
 import { splitEndpoint } from '../../http/endpoint.js';
 import { FeedStats } from '../stats.js';
 import { defaultMaxInflight } from '../throttle.js';
-import { readSources, type FeedSource, type InputInfo, type InputPosition, type OpenPosition } from '../source.js';
+import { openFeedSource } from '../open-feed-source.js';
+import { type FeedSource, type InputInfo, type InputPosition, type OpenPosition } from '../source.js';
 import type { RawItem } from '../../core/operation-splitter.js';
 import { itemPosition, packBatch } from './batch.js';
 import type {
@@ -197,24 +197,8 @@ export class WorkerCoordinator implements FeedDriver {
     for (let i = 0; i < this.count; i++) this.lanes.push(this.startLane(i));
     let readError: { error: unknown } | undefined;
     try {
-      if (resume?.position !== null && this.stopping === undefined) {
-        const from = resume?.position ?? undefined;
-        const skip = resume !== undefined ? resumeSkip(resume) : undefined;
-        for await (const batch of readSources(
-          source,
-          {
-            stdin: options.stdin,
-            tls: options.tls,
-            proxy: options.proxy,
-            proxyTls: options.proxyTls,
-            urlRetries: options.maxRetries,
-            format: options.inputFormat,
-            rows: options.rows,
-            from,
-            skip,
-          },
-          run.readProgress,
-        )) {
+      if (this.stopping === undefined) {
+        for await (const batch of openFeedSource(source, options, resume, run.readProgress)) {
           // Nothing is routed while a checkpoint is gathered: its read position must be the one the answers cover.
           while (this.barrier.open) await this.sleeper.sleep();
           this.route(batch.items, batch.input, batch.name);
