@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { buildConnector as BuildConnector, Client as UndiciClient, Dispatcher } from 'undici';
 import { FifoQueue } from '../structures/fifo-queue.js';
-import { batchingConnector } from './batching-connector.js';
+import { batchingConnector, TurnBatch } from './batching-connector.js';
 import type { ResponseHandler, TlsOptions, Transport, TransportRequest, TransportStats } from './transport.js';
 import { TransportError, toTransportError } from './transport-error.js';
 import { withSignal } from './request-signal.js';
@@ -52,6 +52,8 @@ interface Connection {
   connected: boolean;
   /** A request that must not be repeated is on it: nothing else goes there until it ends. */
   exclusive: boolean;
+  /** With `batchWrites`: holds its socket corked for the rest of a turn that sends on it. */
+  batch: TurnBatch | undefined;
 }
 
 interface Waiting {
@@ -95,6 +97,8 @@ export class Http1Transport implements Transport {
   /** Requests in `waiting` that still wait (not `gone`). */
   private waitingNow = 0;
   private clientOptions: UndiciClient.Options | undefined;
+  /** With `batchWrites`: the connector each connection's batching connector wraps. */
+  private batchedConnect: BuildConnector.connector | undefined;
   /** New requests are refused (`close` or `destroy` was called). */
   private closing = false;
   private destroyed = false;
@@ -205,9 +209,8 @@ export class Http1Transport implements Transport {
     if (hop !== undefined)
       connect = this.forward !== undefined ? hop.tls : tunnelConnector(hop, this.url, this.options.tls);
     if (batch)
-      connect = batchingConnector(
-        typeof connect === 'function' ? connect : buildConnector({ noDelay: true, ...connect }),
-      );
+      connect = this.batchedConnect =
+        typeof connect === 'function' ? connect : buildConnector({ noDelay: true, ...connect });
     return (this.clientOptions = {
       pipelining: this.pipelining,
       headersTimeout: this.timeoutMs,
@@ -243,6 +246,8 @@ export class Http1Transport implements Transport {
     const forward = this.forward;
     let inner = handler;
     if (forward !== undefined) inner = new Forwarded(this.options.proxy!.route, inner);
+    // undici writes the request inside `dispatch` (a body in bytes, a connected socket): into this turn's batch.
+    best.batch?.hold();
     best.client.dispatch(
       {
         origin: this.origin,
@@ -266,9 +271,15 @@ export class Http1Transport implements Transport {
       running: 0,
       connected: false,
       exclusive: false,
+      batch: undefined,
     };
     const target = this.forward !== undefined ? proxyOrigin(this.options.proxy!.route) : this.origin;
-    const client = new (loadUndici().Client)(target, this.clientOptionsOf());
+    let options = this.clientOptionsOf();
+    if (this.batchedConnect !== undefined) {
+      c.batch = new TurnBatch();
+      options = { ...options, connect: batchingConnector(this.batchedConnect, c.batch) };
+    }
+    const client = new (loadUndici().Client)(target, options);
     client.on('connect', () => {
       c.connected = true;
       this.drain();
