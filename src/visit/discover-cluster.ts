@@ -1,6 +1,5 @@
-import type { ProxySetting } from '../http/proxy/proxy-route.js';
+import type { ConnectionOptions } from '../http/connection-options.js';
 import { VespaBulkError } from '../core/errors.js';
-import { type Protocol, type TlsOptions, type WireProtocol } from '../http/transport.js';
 import { createChainTransport } from '../http/create-transport.js';
 import { headerList, parseBody, send } from '../http/exchange.js';
 import { splitEndpoint } from '../http/endpoint.js';
@@ -18,22 +17,10 @@ export function clustersFromMessage(message: string): string[] | undefined {
   return [...m[1].matchAll(/'([^']*)'/g)].map((x) => x[1]);
 }
 
-/** Where and how `discoverContentClusters` asks the document API for the content cluster names. */
-export interface DiscoverOptions {
+/** Where and how `discoverContentClusters` asks the document API for the content cluster names (`protocol` as the visit that follows speaks). */
+export interface DiscoverOptions extends Omit<ConnectionOptions, 'transport'> {
   /** Container endpoint (a path prefix is kept). */
   endpoint: string;
-  /** Request headers (token, --header). */
-  headers?: Record<string, string>;
-  /** TLS options for an https endpoint. */
-  tls?: TlsOptions;
-  /** The forward proxy: see `TransportOptions.proxy`. */
-  proxy?: ProxySetting;
-  /** See `TransportOptions.proxyTls`. */
-  proxyTls?: TlsOptions;
-  /** `auto` (default), `h2` (a server without HTTP/2 is a VB_PROTOCOL error) or `http1.1`, as the visit that follows speaks. */
-  protocol?: Protocol;
-  /** Called once the protocol is known. */
-  onProtocol?: (protocol: WireProtocol, why?: string) => void;
   /** Aborts the request. */
   signal?: AbortSignal;
 }
