@@ -1,4 +1,7 @@
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { writeFileAtomically } from '../fs/atomic-write.js';
 import { stat } from 'node:fs/promises';
 import { CheckpointStore, readCheckpointFile, readCheckpointFileSync } from '../fs/checkpoint-file.js';
 import { prepareOutputFile } from '../fs/output-file.js';
@@ -334,6 +337,21 @@ export function feedPosition(
   return { position, readTo, unfinished: open };
 }
 
+/** The last checkpoint of a run could not be written where asked; `savedTo` is where it was written instead, if anywhere. */
+export class CheckpointUnwritableError extends VespaBulkError {
+  constructor(
+    readonly path: string,
+    cause: unknown,
+    readonly savedTo: string | undefined,
+  ) {
+    super(
+      'VB_TRANSPORT',
+      `the checkpoint '${path}' cannot be written: ${(cause as Error).message}; ${savedTo !== undefined ? `it was saved to ${savedTo} instead` : 'it could not be saved elsewhere either'}`,
+      { cause, place: { file: path } },
+    );
+  }
+}
+
 /** What a `FeedCheckpointStore` needs to know of the feed it saves. */
 export interface FeedCheckpointOptions {
   path: string;
@@ -422,7 +440,33 @@ export class FeedCheckpointStore {
 
   /** Saves `state` once the failures it counts are on disk; resolves when the file is replaced. */
   save(state: SaveState): Promise<void> {
-    return this.store.save(this.identified(this.build(state)));
+    const checkpoint = this.identified(this.build(state));
+    const saved = this.store.save(checkpoint);
+    // A periodic save that fails leaves the previous file, and the next one tries again; the last save of a run does not.
+    if (state.reason === 'running') return saved;
+    return saved.catch(async (err: unknown) => {
+      throw await this.savedElsewhere(await checkpoint, err);
+    });
+  }
+
+  /**
+   * The last save of a run could not be written where asked (its folder gone, a full disk): it is written in the
+   * temporary folder instead, so that where the feed stands is not lost, and the error says where. Not when it
+   * failed because the failure output could not be synced: the checkpoint would count failures that are on no disk.
+   */
+  private async savedElsewhere(checkpoint: FeedCheckpoint, err: unknown): Promise<VespaBulkError> {
+    const failures = this.options.failures;
+    if (failures !== undefined && failures.failed !== undefined) return err as VespaBulkError;
+    const path = this.options.path;
+    const elsewhere = join(tmpdir(), `vespa-bulk-${process.pid}-${basename(path)}`);
+    let savedTo: string | undefined;
+    try {
+      await writeFileAtomically(elsewhere, feedCheckpointText(checkpoint));
+      savedTo = elsewhere;
+    } catch {
+      savedTo = undefined;
+    }
+    return new CheckpointUnwritableError(path, err, savedTo);
   }
 
   /** Saves `state()` every `intervalMs` until `stop()`; a save still running is not doubled. */

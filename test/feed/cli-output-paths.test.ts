@@ -82,12 +82,20 @@ describe('vespa-bulk feed: its output paths', () => {
     expect(a.store.size()).toBe(0);
   }, 30_000);
 
-  it('a failure output that cannot be written mid-run ends the run with its summary and exit 1', async () => {
-    // A document API that answers every put but one, whose 400 it holds until the failure output's folder is gone.
+  /**
+   * A document API that answers every put at once but that of `held`, whose answer (`status`) it holds until
+   * `release()`: the test changes the outputs' paths while the feed is sure to be running.
+   */
+  async function holdingServer(status: number): Promise<{
+    url: string;
+    stored: Set<string>;
+    heldArrived: Promise<void>;
+    release: () => void;
+  }> {
     let release: () => void = () => undefined;
     const held = new Promise<void>((r) => (release = r));
     let arrived: () => void = () => undefined;
-    const badArrived = new Promise<void>((r) => (arrived = r));
+    const heldArrived = new Promise<void>((r) => (arrived = r));
     const stored = new Set<string>();
     const api = createServer((req: IncomingMessage, res: ServerResponse) => {
       req.resume();
@@ -104,12 +112,19 @@ describe('vespa-bulk feed: its output paths', () => {
           return;
         }
         arrived();
-        void held.then(() => answer(400, { message: 'refused for the test' }));
+        void held.then(() => {
+          if (status === 200) stored.add(id);
+          answer(status, status === 200 ? { id: `id:ns:music::${id}` } : { message: 'refused for the test' });
+        });
       });
     });
     await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
     later(() => new Promise<void>((r) => api.close(() => r())));
-    const url = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+    return { url: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, stored, heldArrived, release };
+  }
+
+  it('a failure output that cannot be written mid-run ends the run with its summary and exit 1', async () => {
+    const { url, stored, heldArrived, release } = await holdingServer(400);
     const d = dir();
     const ops = Array.from({ length: 30 }, (_, i) => JSON.stringify({ put: `id:ns:music::p${i}`, fields: { i } }));
     ops.push(JSON.stringify({ put: 'id:ns:music::bad', fields: {} }));
@@ -118,7 +133,7 @@ describe('vespa-bulk feed: its output paths', () => {
       ['feed', '-q', '-t', url, '--failures', 'out/f.jsonl', '--checkpoint', 'ck.json', 'in.jsonl'],
       { cwd: d },
     );
-    await badArrived;
+    await heldArrived;
     // A checkpoint is saved every second: one while the held operation is unfinished stands before it.
     while (!existsSync(join(d, 'ck.json'))) await new Promise((r) => setTimeout(r, 20));
     // The folder is made before the run; now a file stands where it was.
@@ -141,5 +156,32 @@ describe('vespa-bulk feed: its output paths', () => {
     expect(failureLines(join(d, 'out/f.jsonl'))).toEqual([JSON.stringify({ put: 'id:ns:music::bad', fields: {} })]);
     expect(failureReasons(join(d, 'out/f.jsonl'))).toEqual([expect.objectContaining({ status: 400 })]);
     expect(existsSync(join(d, 'ck.json'))).toBe(true);
+  }, 40_000);
+
+  it('a checkpoint that cannot be written at the end is saved elsewhere: the summary, where, and exit 1', async () => {
+    const { url, stored, heldArrived, release } = await holdingServer(200);
+    const d = dir();
+    const ops = Array.from({ length: 30 }, (_, i) => JSON.stringify({ put: `id:ns:music::p${i}`, fields: { i } }));
+    ops.push(JSON.stringify({ put: 'id:ns:music::bad', fields: {} }));
+    writeFileSync(join(d, 'in.jsonl'), `${ops.join('\n')}\n`);
+    const running = runCli(['feed', '-q', '-t', url, '--checkpoint', 'ckdir/ck.json', 'in.jsonl'], { cwd: d });
+    await heldArrived;
+    rmSync(join(d, 'ckdir'), { recursive: true, force: true });
+    writeFileSync(join(d, 'ckdir'), 'in the way\n');
+    release();
+    const run = await running;
+    expect(run.code, run.stderr).toBe(1);
+    expect(JSON.parse(run.stdout)['feeder.ok.count']).toBe(31);
+    expect(stored.size).toBe(31);
+    const savedTo = /it was saved to (\S+) instead/.exec(run.stderr)?.[1];
+    expect(run.stderr).toContain("the checkpoint 'ckdir/ck.json' cannot be written");
+    expect(savedTo).toBeDefined();
+    later(() => rmSync(savedTo!, { force: true }));
+    expect(JSON.parse(readFileSync(savedTo!, 'utf8'))).toMatchObject({ position: null, reason: 'finished', ok: 31 });
+    expect(run.stderr).toContain(`Continue with: vespa-bulk feed --resume ${savedTo}`);
+    const again = await runCli(['feed', '--resume', savedTo!], { cwd: d });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('finished, nothing left to feed');
+    expect(stored.size).toBe(31);
   }, 40_000);
 });

@@ -5,7 +5,12 @@ import { VespaBulkError, isVespaBulkError } from '../../core/errors.js';
 import { authFailureHint, securityHeaders, transportSecurity } from '../../http/tls.js';
 import { Feeder } from '../../feed/feeder.js';
 import type { FeedOutcome } from '../../feed/feeder.js';
-import { checkInputs, checkResumable, readFeedCheckpoint } from '../../feed/feed-checkpoint.js';
+import {
+  CheckpointUnwritableError,
+  checkInputs,
+  checkResumable,
+  readFeedCheckpoint,
+} from '../../feed/feed-checkpoint.js';
 import { InputChangedError } from '../../feed/input-identity.js';
 import { prepareOutputFile } from '../../fs/output-file.js';
 import { resumedOptions, ResumeConflictError } from '../../feed/recorded-options.js';
@@ -576,6 +581,10 @@ async function handler(argv: FeedArgs): Promise<void> {
       outputFailed(feeder, err, options.checkpoint, argv, files);
       return;
     }
+    if (err instanceof CheckpointUnwritableError) {
+      outputFailed(feeder, err, err.savedTo, argv, files);
+      return;
+    }
     if (isVespaBulkError(err)) throw err;
     throw new VespaBulkError('VB_TRANSPORT', (err as Error).message, { cause: err });
   } finally {
@@ -588,8 +597,15 @@ async function handler(argv: FeedArgs): Promise<void> {
     ...feedSummaryJson(s),
     ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}),
   };
-  await outputs.finish(printed, argv.quiet);
+  // The summary first: a report that cannot be written (its folder gone) is said after it, and exits 1.
   writeSummary(printed);
+  let unwritten = false;
+  try {
+    await outputs.finish(printed, argv.quiet);
+  } catch (err) {
+    unwritten = true;
+    process.stderr.write(`${red(`vespa-bulk: the --report file could not be written: ${(err as Error).message}`)}\n`);
+  }
   if (outcome.failuresFile !== undefined && s.errors > 0) {
     reportFailuresFile(s.errors, outcome.failuresFile);
   }
@@ -613,7 +629,7 @@ async function handler(argv: FeedArgs): Promise<void> {
     else if (s.ok + s.errors === 0) text += ' Nothing was fed: run the same command again.';
     process.stderr.write(`${red(text)}\n`);
   }
-  if (s.errors > 0 || outcome.stopped !== undefined) process.exitCode = 1;
+  if (s.errors > 0 || outcome.stopped !== undefined || unwritten) process.exitCode = 1;
   // The flag asked for what this server cannot do: a usage error, as the other flags' are.
   if (outcome.unreachable?.code === 'VB_PROTOCOL') process.exitCode = 2;
   if (stop.signalled !== undefined) process.exitCode = exitCodeOfSignal(stop.signalled);
@@ -635,9 +651,10 @@ function flagsNotKept(argv: FeedArgs): string[] {
 }
 
 /**
- * The failure output could not be written mid-run: the feed stopped there. Its summary as far as it went, what is
- * lost and where to go on: the checkpoint stands where it was last saved with those failures on disk (a save waits
- * for them), so a resume sends again everything after it.
+ * An output could not be written mid-run. The failure output: the feed stopped there; the checkpoint stands where
+ * it was last saved with those failures on disk (a save waits for them), so a resume sends again everything after
+ * it. The checkpoint's last save: it was written elsewhere (`checkpoint`), to go on from. Either way the summary
+ * as far as the run went, and where to go on.
  */
 function outputFailed(
   feeder: Feeder,
@@ -658,9 +675,12 @@ function outputFailed(
     responseCodes: c.codes,
   };
   writeSummary(feedSummaryJson(summary as FeedSummary));
-  let text = `vespa-bulk: feed stopped: ${err.message}.`;
-  if (typeof checkpoint === 'string' && existsSync(checkpoint))
-    text += ` The checkpoint ${checkpoint} stands where it was last saved, before the failures that could not be recorded (what follows it is sent again); once the failure output can be written, continue with: ${resumeHint(checkpoint, { flags: flagsNotKept(argv), inputs: files })}`;
+  let text = `vespa-bulk: ${err instanceof CheckpointUnwritableError ? '' : 'feed stopped: '}${err.message}.`;
+  const hint = (file: string): string => resumeHint(file, { flags: flagsNotKept(argv), inputs: files });
+  if (err instanceof CheckpointUnwritableError) {
+    if (checkpoint !== undefined) text += ` Continue with: ${hint(checkpoint as string)}`;
+  } else if (typeof checkpoint === 'string' && existsSync(checkpoint))
+    text += ` The checkpoint ${checkpoint} stands where it was last saved, before the failures that could not be recorded (what follows it is sent again); once the failure output can be written, continue with: ${hint(checkpoint)}`;
   else
     text +=
       ' No checkpoint was saved: once the failure output can be written, run the same command again (every operation is sent again).';
