@@ -66,8 +66,9 @@ export interface FeedCheckpoint extends RecordedFeed {
    */
   identity?: InputIdentity[];
   /**
-   * Not written: a finished checkpoint resumed with `resumeChanged` feeds what was added to each input since,
-   * the bytes from this offset of input i on.
+   * A finished checkpoint resumed with `resumeChanged` feeds what was added to each input since: the operations
+   * from this offset of input i on (and those `position`, `readTo` and `unfinished` leave). Kept by the checkpoints
+   * of that feed, so a stop in one grown input does not send the old part of a later one again.
    */
   addedFrom?: number[];
 }
@@ -130,7 +131,8 @@ function feedCheckpointOf(value: unknown, path: string): FeedCheckpoint {
     c.version === 1 ||
     ((c.endpoint === undefined || typeof c.endpoint === 'string') &&
       (c.options === undefined || (typeof c.options === 'object' && c.options !== null)));
-  if ((c.version !== 1 && c.version !== 2) || !recordedOk || !Array.isArray(c.inputs) || !positionOk) {
+  const addedOk = c.addedFrom === undefined || (Array.isArray(c.addedFrom) && c.addedFrom.every(Number.isInteger));
+  if ((c.version !== 1 && c.version !== 2) || !recordedOk || !Array.isArray(c.inputs) || !positionOk || !addedOk) {
     throw new VespaBulkError('VB_USAGE', `'${path}' is not a vespa-bulk feed checkpoint`);
   }
   return c as FeedCheckpoint;
@@ -285,7 +287,12 @@ function before(a: { input: number; offset: number }, b: { input: number; offset
  */
 export function resumeSkip(checkpoint: FeedCheckpoint): (input: number, offset: number) => boolean {
   const added = checkpoint.addedFrom;
-  if (added !== undefined) return (input, offset) => offset < (added[input] ?? Number.MAX_SAFE_INTEGER);
+  const skip = positionSkip(checkpoint);
+  if (added === undefined) return skip;
+  return (input, offset) => offset < (added[input] ?? Number.MAX_SAFE_INTEGER) || skip(input, offset);
+}
+
+function positionSkip(checkpoint: FeedCheckpoint): (input: number, offset: number) => boolean {
   const from = checkpoint.position ?? { input: Number.MAX_SAFE_INTEGER, offset: 0 };
   const readTo = checkpoint.readTo;
   const unfinished = checkpoint.unfinished;
@@ -304,6 +311,8 @@ export interface FeedPosition {
   position: InputPosition | null;
   readTo?: InputPosition;
   unfinished?: OpenPosition[];
+  /** The resumed checkpoint's, kept (see `FeedCheckpoint.addedFrom`). */
+  addedFrom?: number[];
 }
 
 /**
@@ -334,7 +343,12 @@ export function feedPosition(
   readTo ??= { input: 0, offset: 0, line: 1 };
   const first = open[0];
   const position = first === undefined ? readTo : { input: first[0], offset: first[1], line: first[2] };
-  return { position, readTo, unfinished: open };
+  return {
+    position,
+    readTo,
+    unfinished: open,
+    ...(previous?.addedFrom !== undefined && { addedFrom: previous.addedFrom }),
+  };
 }
 
 /** The last checkpoint of a run could not be written where asked; `savedTo` is where it was written instead, if anywhere. */
@@ -390,6 +404,7 @@ export function buildFeedCheckpoint(feed: Omit<FeedCheckpointOptions, 'path'>, s
     c.readTo = state.readTo;
     c.unfinished = state.unfinished;
   }
+  if (state.position !== null && state.addedFrom !== undefined) c.addedFrom = state.addedFrom;
   return c;
 }
 
@@ -425,7 +440,7 @@ export class FeedCheckpointStore {
   /** `checkpoint` with what identifies its inputs up to where it stands, hashed after the state was taken. */
   private async identified(checkpoint: FeedCheckpoint): Promise<FeedCheckpoint> {
     const point = checkpoint.position === null ? null : (checkpoint.readTo ?? checkpoint.position);
-    checkpoint.identity = await this.identities.of(point);
+    checkpoint.identity = await this.identities.of(point, checkpoint.addedFrom);
     return checkpoint;
   }
 

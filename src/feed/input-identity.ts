@@ -93,20 +93,24 @@ export class InputIdentities {
     private readonly format?: () => InputFormat | undefined,
   ) {}
 
-  /** Each input's identity for a checkpoint at `point` (null: finished, every input read to its end). */
-  of(point: IdentityPoint | null): Promise<InputIdentity[]> {
-    const next = this.last.then(() => this.compute(point));
+  /**
+   * Each input's identity for a checkpoint at `point` (null: finished, every input read to its end); with
+   * `addedFrom` (see `FeedCheckpoint.addedFrom`), input i's bytes before `addedFrom[i]` are covered too, since the
+   * checkpoint skips them.
+   */
+  of(point: IdentityPoint | null, addedFrom?: readonly number[]): Promise<InputIdentity[]> {
+    const next = this.last.then(() => this.compute(point, addedFrom));
     this.last = next.catch(() => undefined);
     return next;
   }
 
-  private async compute(point: IdentityPoint | null): Promise<InputIdentity[]> {
+  private async compute(point: IdentityPoint | null, addedFrom?: readonly number[]): Promise<InputIdentity[]> {
     const out: InputIdentity[] = [];
-    for (let i = 0; i < this.paths.length; i++) out.push(await this.identity(i, point));
+    for (let i = 0; i < this.paths.length; i++) out.push(await this.identity(i, point, addedFrom?.[i]));
     return out;
   }
 
-  private async identity(i: number, point: IdentityPoint | null): Promise<InputIdentity> {
+  private async identity(i: number, point: IdentityPoint | null, skipped = 0): Promise<InputIdentity> {
     const path = this.paths[i];
     const kind = kindOf(path, this.format?.());
     if (kind === 'stdin' || kind === 'url' || kind === 'stream') return { kind: 'none', what: kind };
@@ -124,6 +128,7 @@ export class InputIdentities {
     let want = 0;
     if (point === null || i < point.input) want = size;
     else if (i === point.input) want = Math.min(point.offset, size);
+    want = Math.max(want, Math.min(skipped, size));
     let state = this.prefixes.get(i);
     if (state === undefined || state.to > want) state = { to: 0, hash: createHash('sha256') };
     state.to = await hashRange(state.hash, path, state.to, want);

@@ -71,4 +71,30 @@ describe('vespa-bulk feed: a finished checkpoint whose input grew', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain('note: standard input cannot be checked against the checkpoint');
   }, 20_000);
+
+  it('a feed of what was added, stopped and resumed, sends the old part of a later input no more', async () => {
+    const a = await server({ maxOpsPerSecond: 3000 });
+    const d = dir();
+    const env = { VESPA_CLI_HOME: join(d, 'vespa-home') };
+    const block = (prefix: string, count: number): string =>
+      Array.from({ length: count }, (_, i) => `${line(`${prefix}${i}`)}\n`).join('');
+    writeFileSync(join(d, 'a.jsonl'), block('a', 100));
+    writeFileSync(join(d, 'b.jsonl'), block('b', 100));
+    const command = ['feed', '-t', a.url, '--progress', '0.2', '--checkpoint', 'ck.json', 'a.jsonl', 'b.jsonl'];
+    expect((await runCli(command, { cwd: d, env })).code).toBe(0);
+    writeFileSync(join(d, 'a.jsonl'), block('a-late', 6000), { flag: 'a' });
+    writeFileSync(join(d, 'b.jsonl'), block('b-late', 10), { flag: 'a' });
+    const stopped = await runCli([...command, '--resume-changed'], {
+      cwd: d,
+      env,
+      stopWith: 'SIGINT',
+      stopWhen: (stderr) => /ok [1-9],\d{3}/.test(stderr),
+    });
+    expect(stopped.code, stopped.stderr).toBe(130);
+    expect(a.store.size()).toBeLessThan(200 + 6010);
+    const rest = await runCli(command, { cwd: d, env });
+    expect(rest.code, rest.stderr).toBe(0);
+    expect(a.store.size()).toBe(200 + 6010);
+    for (const [id, fields] of storeMap(a)) expect(fields.n, id).toBe(1);
+  }, 40_000);
 });
