@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Argv } from 'yargs';
 import { VespaBulkError } from '../core/errors.js';
 import { writeFileAtomically } from '../fs/atomic-write.js';
+import { prepareOutputFile } from '../fs/output-file.js';
 import { maskHeaders } from '../http/headers.js';
 import { redact } from '../http/tls.js';
 import { proxySecrets } from '../http/proxy/proxy-route.js';
@@ -106,6 +107,9 @@ export class RunOutputs {
   ): Promise<RunOutputs> {
     if (args.report !== undefined && args.report === args.stats)
       throw new VespaBulkError('VB_USAGE', '--report and --stats name the same file');
+    // Checked before the run sends anything: a missing folder made, a path that cannot be written refused.
+    if (args.stats !== undefined) prepareOutputFile(args.stats, '--stats file');
+    if (args.report !== undefined) prepareOutputFile(args.report, '--report file');
     const port = args['metrics-port'];
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
       throw new VespaBulkError('VB_USAGE', `--metrics-port must be a port number (0-65535), not ${port}`);

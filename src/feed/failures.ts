@@ -1,6 +1,7 @@
 import { createWriteStream, fsync, rmSync, statSync, truncateSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { VespaBulkError } from '../core/errors.js';
+import { prepareOutputFile } from '../fs/output-file.js';
 
 /**
  * The failure output. Two files, written in step:
@@ -59,6 +60,7 @@ export class FailureWriter {
     readonly path: string,
     resumeAt?: FailureMark,
   ) {
+    prepareOutputFile(path, 'failure output');
     if (resumeAt === undefined || resumeAt.lines === 0) {
       rmSync(path, { force: true });
       rmSync(this.reasonsPath, { force: true });
@@ -102,8 +104,21 @@ export class FailureWriter {
   private open(flags: 'w' | 'a'): void {
     this.out = createWriteStream(this.path, { flags });
     this.reasons = createWriteStream(this.reasonsPath, { flags });
-    this.out.on('error', (e) => (this.error = e));
-    this.reasons.on('error', (e) => (this.error = e));
+    this.out.on('error', (e) => (this.error ??= this.unwritable(e)));
+    this.reasons.on('error', (e) => (this.error ??= this.unwritable(e)));
+  }
+
+  /** A write that failed, as the error that ends the feed: the failures from here on are recorded nowhere. */
+  private unwritable(cause: Error): VespaBulkError {
+    return new VespaBulkError('VB_TRANSPORT', `the failure output '${this.path}' cannot be written: ${cause.message}`, {
+      cause,
+      place: { file: this.path },
+    });
+  }
+
+  /** Why the files cannot be written, once a write failed. */
+  get failed(): Error | undefined {
+    return this.error;
   }
 
   write(bytes: Buffer, reason: FailureReason, verbatim: boolean): void {
@@ -130,9 +145,11 @@ export class FailureWriter {
     if (this.closed) return;
     for (const s of [this.out, this.reasons]) {
       if (s === undefined) continue;
-      // Writes complete in order: the callback of an empty write comes after every earlier one is written.
-      await new Promise<void>((resolve) => s.write(Buffer.alloc(0), () => resolve()));
-      if (this.error) throw this.error;
+      this.throwIfFailed();
+      // Writes complete in order: the callback of an empty write comes after every earlier one is written. A
+      // stream that failed (its file could not be opened) may call it never: its close ends the wait.
+      await untilClosedOr(s, (done) => s.write(Buffer.alloc(0), () => done()));
+      this.throwIfFailed();
       const fd = (s as WriteStream & { fd: number | null }).fd;
       if (typeof fd === 'number')
         await new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
@@ -141,8 +158,16 @@ export class FailureWriter {
 
   /** Resolves when the files have room again, so a flood of failures cannot fill memory. */
   async drained(): Promise<void> {
-    if (this.out?.writableNeedDrain) await once(this.out, 'drain');
-    if (this.reasons?.writableNeedDrain) await once(this.reasons, 'drain');
+    // A stream that failed never drains: the feed stops here, rather than wait for ever (exit 13, nothing said).
+    for (const s of [this.out, this.reasons]) {
+      this.throwIfFailed();
+      if (s?.writableNeedDrain) await Promise.race([once(s, 'drain'), once(s, 'close')]).catch(() => undefined);
+    }
+    this.throwIfFailed();
+  }
+
+  private throwIfFailed(): void {
+    if (this.error !== undefined) throw this.error;
   }
 
   /** Syncs (see `sync()`) and closes the files. */
@@ -152,9 +177,21 @@ export class FailureWriter {
     this.closed = true;
     for (const s of [this.out, this.reasons]) {
       if (s === undefined) continue;
-      s.end();
-      if (!s.writableFinished) await once(s, 'finish').catch(() => undefined);
+      if (!s.destroyed) await untilClosedOr(s, (done) => s.end(() => done()));
     }
     if (this.error) throw this.error;
   }
+}
+
+/** Resolves when `start`'s callback comes, or `stream` closes (a failed stream never calls back). */
+function untilClosedOr(stream: WriteStream, start: (done: () => void) => void): Promise<void> {
+  if (stream.destroyed) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      stream.off('close', done);
+      resolve();
+    };
+    stream.once('close', done);
+    start(done);
+  });
 }

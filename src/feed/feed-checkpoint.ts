@@ -1,11 +1,17 @@
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { writeFileAtomically } from '../fs/atomic-write.js';
+import { stat } from 'node:fs/promises';
 import { CheckpointStore, readCheckpointFile, readCheckpointFileSync } from '../fs/checkpoint-file.js';
+import { prepareOutputFile } from '../fs/output-file.js';
 import { VespaBulkError } from '../core/errors.js';
 import type { InputInfo, InputPosition, OpenPosition } from './source.js';
 import { isUrlInput, redactUrl } from './url-input.js';
 import type { FailureMark, FailureWriter } from './failures.js';
 import type { Shard } from './shard.js';
 import type { RecordedFeed, RecordedOptions } from './recorded-options.js';
+import { InputChangedError, InputIdentities, inputChange, type InputIdentity } from './input-identity.js';
 
 /**
  * The feed's checkpoint: its payload (`FeedCheckpoint`), the rules of resuming from it, and its saving through the
@@ -54,6 +60,17 @@ export interface FeedCheckpoint extends RecordedFeed {
   /** Operations succeeded and finally failed, over all runs up to this checkpoint (informative; a run before this version counted its own). */
   ok: number;
   errors: number;
+  /**
+   * What identifies each input's content as the checkpoint read it (in `inputs` order), so that a resume into an
+   * input edited since is refused rather than skip by stale offsets (`checkInputs`). Absent from earlier files.
+   */
+  identity?: InputIdentity[];
+  /**
+   * A finished checkpoint resumed with `resumeChanged` feeds what was added to each input since: the operations
+   * from this offset of input i on (and those `position`, `readTo` and `unfinished` leave). Kept by the checkpoints
+   * of that feed, so a stop in one grown input does not send the old part of a later one again.
+   */
+  addedFrom?: number[];
 }
 
 /**
@@ -114,7 +131,8 @@ function feedCheckpointOf(value: unknown, path: string): FeedCheckpoint {
     c.version === 1 ||
     ((c.endpoint === undefined || typeof c.endpoint === 'string') &&
       (c.options === undefined || (typeof c.options === 'object' && c.options !== null)));
-  if ((c.version !== 1 && c.version !== 2) || !recordedOk || !Array.isArray(c.inputs) || !positionOk) {
+  const addedOk = c.addedFrom === undefined || (Array.isArray(c.addedFrom) && c.addedFrom.every(Number.isInteger));
+  if ((c.version !== 1 && c.version !== 2) || !recordedOk || !Array.isArray(c.inputs) || !positionOk || !addedOk) {
     throw new VespaBulkError('VB_USAGE', `'${path}' is not a vespa-bulk feed checkpoint`);
   }
   return c as FeedCheckpoint;
@@ -150,23 +168,113 @@ export function checkResumable(
 
 /**
  * The checkpoint a feed with these options continues: `resume`, else the `checkpoint` file when it exists
- * (the same feed run again goes on, as a visit does); refused (VB_USAGE) when it is for other inputs or shard.
+ * (the same feed run again goes on, as a visit does); refused (VB_USAGE) when it is for other inputs or shard,
+ * or when an input changed since (`checkInputs`; `resumeChanged` goes on all the same).
  */
 export async function checkpointToResume(
-  options: { resume?: FeedCheckpoint | string; checkpoint?: string | false; shard?: Shard },
+  options: { resume?: FeedCheckpoint | string; checkpoint?: string | false; shard?: Shard; resumeChanged?: boolean },
   inputs: readonly InputInfo[],
 ): Promise<FeedCheckpoint | undefined> {
   const path = typeof options.checkpoint === 'string' ? options.checkpoint : undefined;
   const from = options.resume ?? (path !== undefined && existsSync(path) ? path : undefined);
   const resume = typeof from === 'string' ? await readFeedCheckpoint(from) : from;
-  if (resume !== undefined)
-    checkResumable(
-      resume,
-      inputs.map((i) => i.name),
-      options.shard,
-      typeof from === 'string' ? `checkpoint '${from}'` : undefined,
-    );
-  return resume;
+  if (resume === undefined) return undefined;
+  const file = typeof from === 'string' ? `checkpoint '${from}'` : 'the checkpoint';
+  const names = inputs.map((i) => i.name);
+  checkResumable(resume, names, options.shard, file);
+  return (await checkInputs(resume, names, { resumeChanged: options.resumeChanged === true, file })).checkpoint;
+}
+
+/** Checkpoints `checkInputs` returned: the feed that is handed one does not hash its inputs again. */
+const checked = new WeakSet<FeedCheckpoint>();
+
+/** What `checkInputs` found. */
+export interface InputsChecked {
+  /** The checkpoint to continue: the one given, or, for a finished one whose inputs grew, one that feeds what was added. */
+  checkpoint: FeedCheckpoint;
+  /** What a user should know that was not checked (standard input, a URL) or was taken as changed. */
+  notes: string[];
+  /** A finished checkpoint goes on with what was added to its inputs: where. */
+  added?: { input: string; offset: number; line?: number }[];
+}
+
+/**
+ * Whether each input (`paths`, as given) is still what `checkpoint` read (its `identity`): content before the
+ * position it stands at unchanged (a file may have grown after it). Refused with `InputChangedError` (VB_USAGE)
+ * when one changed, unless `resumeChanged`: then the checkpoint goes on as it stands, and a finished one feeds
+ * what was added to each input after the bytes it had read.
+ */
+export async function checkInputs(
+  checkpoint: FeedCheckpoint,
+  paths: readonly string[],
+  how: { resumeChanged: boolean; file?: string },
+): Promise<InputsChecked> {
+  const notes: string[] = [];
+  const identity = checkpoint.identity;
+  if (checked.has(checkpoint) || identity === undefined) return { checkpoint, notes };
+  const finished = checkpoint.position === null;
+  const point = checkpoint.readTo ?? checkpoint.position;
+  const changes = [];
+  for (let i = 0; i < paths.length && i < identity.length; i++) {
+    const id = identity[i];
+    if (id.kind === 'none') {
+      const what = id.what === 'stdin' ? 'standard input' : `input ${paths[i]}`;
+      if (!finished && (point === null || i <= point.input))
+        notes.push(
+          `${what} cannot be checked against the checkpoint (nothing of it is kept): it must be the same input, since what the checkpoint counts as done is skipped by its offsets`,
+        );
+      continue;
+    }
+    const change = await inputChange(i, paths[i], id, finished || (point !== null && i < point.input));
+    if (change !== undefined) changes.push(change);
+  }
+  const file = how.file ?? 'the checkpoint';
+  if (changes.length === 0) {
+    checked.add(checkpoint);
+    return { checkpoint, notes };
+  }
+  if (!how.resumeChanged) throw new InputChangedError(file, changes, finished);
+  notes.push(...changes.map((c) => `input ${c.name}: ${c.detail}; resumed all the same (resumeChanged)`));
+  if (!finished) {
+    checked.add(checkpoint);
+    return { checkpoint, notes };
+  }
+  // Finished: only what was added after the bytes the feed had read of each input is fed.
+  const addedFrom = identity.map((id) => (id.kind === 'prefix' ? id.to : Number.MAX_SAFE_INTEGER));
+  const added = [];
+  for (const c of changes) {
+    const id = identity[c.input];
+    if (id.kind !== 'prefix') continue;
+    const size = await sizeOf(paths[c.input]);
+    if (size !== undefined && size > id.to)
+      added.push({ input: c.name, offset: id.to, ...(id.line !== undefined && { line: id.line }), at: c.input });
+  }
+  const first = added[0];
+  if (first === undefined) {
+    checked.add(checkpoint);
+    return { checkpoint, notes };
+  }
+  const resumed: FeedCheckpoint = {
+    ...checkpoint,
+    position: { input: first.at, offset: first.offset, line: first.line ?? 1 },
+    addedFrom,
+  };
+  delete resumed.readTo;
+  delete resumed.unfinished;
+  checked.add(resumed);
+  return {
+    checkpoint: resumed,
+    notes,
+    added: added.map(({ at: _at, ...a }) => a),
+  };
+}
+
+async function sizeOf(path: string): Promise<number | undefined> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return undefined;
+  }
 }
 
 function before(a: { input: number; offset: number }, b: { input: number; offset: number }): boolean {
@@ -178,6 +286,13 @@ function before(a: { input: number; offset: number }, b: { input: number; offset
  * that are not listed unfinished (they succeeded or are in the failure output already).
  */
 export function resumeSkip(checkpoint: FeedCheckpoint): (input: number, offset: number) => boolean {
+  const added = checkpoint.addedFrom;
+  const skip = positionSkip(checkpoint);
+  if (added === undefined) return skip;
+  return (input, offset) => offset < (added[input] ?? Number.MAX_SAFE_INTEGER) || skip(input, offset);
+}
+
+function positionSkip(checkpoint: FeedCheckpoint): (input: number, offset: number) => boolean {
   const from = checkpoint.position ?? { input: Number.MAX_SAFE_INTEGER, offset: 0 };
   const readTo = checkpoint.readTo;
   const unfinished = checkpoint.unfinished;
@@ -196,6 +311,8 @@ export interface FeedPosition {
   position: InputPosition | null;
   readTo?: InputPosition;
   unfinished?: OpenPosition[];
+  /** The resumed checkpoint's, kept (see `FeedCheckpoint.addedFrom`). */
+  addedFrom?: number[];
 }
 
 /**
@@ -226,7 +343,27 @@ export function feedPosition(
   readTo ??= { input: 0, offset: 0, line: 1 };
   const first = open[0];
   const position = first === undefined ? readTo : { input: first[0], offset: first[1], line: first[2] };
-  return { position, readTo, unfinished: open };
+  return {
+    position,
+    readTo,
+    unfinished: open,
+    ...(previous?.addedFrom !== undefined && { addedFrom: previous.addedFrom }),
+  };
+}
+
+/** The last checkpoint of a run could not be written where asked; `savedTo` is where it was written instead, if anywhere. */
+export class CheckpointUnwritableError extends VespaBulkError {
+  constructor(
+    readonly path: string,
+    cause: unknown,
+    readonly savedTo: string | undefined,
+  ) {
+    super(
+      'VB_TRANSPORT',
+      `the checkpoint '${path}' cannot be written: ${(cause as Error).message}; ${savedTo !== undefined ? `it was saved to ${savedTo} instead` : 'it could not be saved elsewhere either'}`,
+      { cause, place: { file: path } },
+    );
+  }
 }
 
 /** What a `FeedCheckpointStore` needs to know of the feed it saves. */
@@ -267,6 +404,7 @@ export function buildFeedCheckpoint(feed: Omit<FeedCheckpointOptions, 'path'>, s
     c.readTo = state.readTo;
     c.unfinished = state.unfinished;
   }
+  if (state.position !== null && state.addedFrom !== undefined) c.addedFrom = state.addedFrom;
   return c;
 }
 
@@ -286,14 +424,24 @@ export interface SaveState extends FeedPosition {
  */
 export class FeedCheckpointStore {
   private readonly store: CheckpointStore<FeedCheckpoint>;
+  private readonly identities: InputIdentities;
 
   constructor(private readonly options: FeedCheckpointOptions) {
     const failures = options.failures;
+    prepareOutputFile(options.path, 'checkpoint');
     this.store = new CheckpointStore({
       path: options.path,
       text: feedCheckpointText,
       ...(failures !== undefined && { beforeWrite: () => failures.sync() }),
     });
+    this.identities = new InputIdentities(options.inputs, () => options.sends().options?.inputFormat);
+  }
+
+  /** `checkpoint` with what identifies its inputs up to where it stands, hashed after the state was taken. */
+  private async identified(checkpoint: FeedCheckpoint): Promise<FeedCheckpoint> {
+    const point = checkpoint.position === null ? null : (checkpoint.readTo ?? checkpoint.position);
+    checkpoint.identity = await this.identities.of(point, checkpoint.addedFrom);
+    return checkpoint;
   }
 
   get path(): string {
@@ -307,12 +455,38 @@ export class FeedCheckpointStore {
 
   /** Saves `state` once the failures it counts are on disk; resolves when the file is replaced. */
   save(state: SaveState): Promise<void> {
-    return this.store.save(this.build(state));
+    const checkpoint = this.identified(this.build(state));
+    const saved = this.store.save(checkpoint);
+    // A periodic save that fails leaves the previous file, and the next one tries again; the last save of a run does not.
+    if (state.reason === 'running') return saved;
+    return saved.catch(async (err: unknown) => {
+      throw await this.savedElsewhere(await checkpoint, err);
+    });
+  }
+
+  /**
+   * The last save of a run could not be written where asked (its folder gone, a full disk): it is written in the
+   * temporary folder instead, so that where the feed stands is not lost, and the error says where. Not when it
+   * failed because the failure output could not be synced: the checkpoint would count failures that are on no disk.
+   */
+  private async savedElsewhere(checkpoint: FeedCheckpoint, err: unknown): Promise<VespaBulkError> {
+    const failures = this.options.failures;
+    if (failures !== undefined && failures.failed !== undefined) return err as VespaBulkError;
+    const path = this.options.path;
+    const elsewhere = join(tmpdir(), `vespa-bulk-${process.pid}-${basename(path)}`);
+    let savedTo: string | undefined;
+    try {
+      await writeFileAtomically(elsewhere, feedCheckpointText(checkpoint));
+      savedTo = elsewhere;
+    } catch {
+      savedTo = undefined;
+    }
+    return new CheckpointUnwritableError(path, err, savedTo);
   }
 
   /** Saves `state()` every `intervalMs` until `stop()`; a save still running is not doubled. */
   start(intervalMs: number, state: () => SaveState): void {
-    this.store.start(() => this.build(state()), intervalMs);
+    this.store.start(() => this.identified(this.build(state())), intervalMs);
   }
 
   /** Ends the periodic saves and waits for one under way. */

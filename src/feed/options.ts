@@ -183,6 +183,12 @@ export interface FeedOptions extends ConnectionOptions {
    * the rest of a feed to a cluster other than the one that has its first part.
    */
   resumeToOtherTarget?: boolean;
+  /**
+   * With `resume`: go on although an input changed since the checkpoint (refused otherwise, VB_USAGE): operations
+   * before its position are not sent again, and operations moved across it may be lost or sent twice. A finished
+   * checkpoint feeds what was added to its inputs after the bytes it had read. Default false.
+   */
+  resumeChanged?: boolean;
 
   // Stopping.
   /** Stops the feed cleanly (as Ctrl-C does): stop reading, let in-flight finish within `stopGraceMs`, checkpoint. */
@@ -254,7 +260,7 @@ export function checkFeedOptions(options: FeedOptions): void {
   // A function lives on the calling thread: worker threads import a module instead.
   if (typeof transform === 'function' && options.workers !== undefined && options.workers > 1)
     throw new OptionError('transform', 'a module path with workers', 'a function', 'workers');
-  for (const name of ['shuffle', 'resumeToOtherTarget'] as const) {
+  for (const name of ['shuffle', 'resumeToOtherTarget', 'resumeChanged'] as const) {
     const value = options[name];
     if (value !== undefined && typeof value !== 'boolean') throw new OptionError(name, 'true or false', String(value));
   }

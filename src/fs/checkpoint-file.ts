@@ -57,8 +57,10 @@ export class CheckpointStore<T> {
     return this.options.intervalMs ?? defaultCheckpointIntervalMs;
   }
 
-  /** Saves `payload` after the saves asked before it; resolves when the file is replaced, rejects with this save's failure. */
-  save(payload: T): Promise<void> {
+  /** Saves `payload` (once made) after the saves asked before it; resolves when the file is replaced, rejects with this save's failure. */
+  save(payload: T | Promise<T>): Promise<void> {
+    // A payload still being made is awaited in turn, so the saves stay in the order asked.
+    if (payload instanceof Promise) payload.catch(() => undefined);
     return this.enqueue(() => payload);
   }
 

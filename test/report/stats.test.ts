@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
@@ -99,7 +99,9 @@ describe('feed --stats and --report', () => {
 
   it('refuses a stats file it cannot create, before feeding, as bad usage', async () => {
     const docs = writeDocs(tmp.dir, 'few.jsonl', 3, 'few');
-    const r = await runCommand(['feed', docs, '-t', sim.url, '--stats', join(tmp.dir, 'no/such/dir/run.jsonl'), '-q']);
+    // A missing folder is made (as visit -o does); one that cannot be, because a file stands in its path, is refused.
+    writeFileSync(join(tmp.dir, 'a-file'), '');
+    const r = await runCommand(['feed', docs, '-t', sim.url, '--stats', join(tmp.dir, 'a-file/dir/run.jsonl'), '-q']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--stats');
   });

@@ -5,13 +5,21 @@ import { VespaBulkError, isVespaBulkError } from '../../core/errors.js';
 import { authFailureHint, securityHeaders, transportSecurity } from '../../http/tls.js';
 import { Feeder } from '../../feed/feeder.js';
 import type { FeedOutcome } from '../../feed/feeder.js';
-import { checkResumable, readFeedCheckpoint } from '../../feed/feed-checkpoint.js';
+import {
+  CheckpointUnwritableError,
+  checkInputs,
+  checkResumable,
+  readFeedCheckpoint,
+} from '../../feed/feed-checkpoint.js';
+import { InputChangedError } from '../../feed/input-identity.js';
+import { prepareOutputFile } from '../../fs/output-file.js';
 import { resumedOptions, ResumeConflictError } from '../../feed/recorded-options.js';
 import { removeLeftoverTemporaryFiles } from '../../fs/atomic-write.js';
 import { parseShard } from '../../feed/shard.js';
 import { checkFeedOptions, type Compression, type FeedOptions } from '../../feed/options.js';
 import type { FeedSource } from '../../feed/source.js';
 import type { OperationResult } from '../../feed/operation-result.js';
+import type { FeedSummary } from '../../feed/stats.js';
 import { loadTransform } from '../../transform/transform.js';
 import { tookDefault } from '../given-flags.js';
 import { repeatable } from '../repeatable.js';
@@ -24,7 +32,7 @@ import { unreachableHint, waitIfAsked, withWaitOption, type WaitArgs } from '../
 import { exitCodeOfSignal } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
 import { holdYoungGeneration } from '../young-generation.js';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { feedFlags, flagName, withFlagNames } from '../option-flags.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import {
@@ -40,7 +48,8 @@ import { formatCount } from '../progress-format.js';
 import { defaultCheckpointPath, defaultFailuresPath, isDefaultCheckpointName } from '../default-paths.js';
 import { estimateRemainingSeconds } from '../eta.js';
 import { parseHeaderFlags } from '../header-flags.js';
-import { resumeHint } from '../resume-hint.js';
+import { resumeHint, shellWord } from '../resume-hint.js';
+import type { FeedCheckpoint } from '../../feed/feed-checkpoint.js';
 import type { InputFormat } from '../../tabular/input-format.js';
 import type { RowOptions } from '../../tabular/row-operation.js';
 
@@ -62,6 +71,8 @@ interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, Tr
   failures?: string;
   resume?: string;
   'resume-to-other-target'?: boolean;
+  'resume-changed'?: boolean;
+  restart?: boolean;
   checkpoint?: string;
   shard?: string;
   'dry-run': boolean;
@@ -92,7 +103,7 @@ Retries: 429 always, with exponential backoff and jitter, until the operation's 
 
 Failures: every operation that finally failed goes to --failures FILE (default: vespa-bulk-failures-<time>.jsonl in the working directory, created only when something fails), one per line, as feed input that can be fed again unchanged; a line that could not be read is kept verbatim. Why each failed (status, message, attempts, input file and line) is in FILE.reasons.jsonl, line N for line N.
 
-Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures, or a 401/403: refused credentials refuse every operation alike) stops reading, lets in-flight operations finish for up to 10 s, and writes a checkpoint. --checkpoint FILE also saves progress every second (so a feed killed outright, or a lost machine, loses at most that), never past an operation that has not finished (succeeded, or in the failure output and on disk); when FILE exists the feed continues from it, so the same command run again goes on, appending to the same failure output. A checkpoint of other input files or another --shard is refused (exit 2). --resume CHECKPOINT is the same for a checkpoint already written. A checkpoint records the target (without credentials) and the settings that change what is sent (--route, --dry-run, --transform, --input-format, the table flags, --shard): a resume feeds the rest there and so, taking each one left out from the checkpoint; a target or setting given that differs is refused (exit 2), a target (and --route) unless --resume-to-other-target. Operations not finished at the checkpoint are sent again (put and remove are idempotent; an update that is not assign-only may apply twice).
+Ctrl-C (or the circuit breaker after --max-failure-seconds of only failures, or a 401/403: refused credentials refuse every operation alike) stops reading, lets in-flight operations finish for up to 10 s, and writes a checkpoint. --checkpoint FILE also saves progress every second (so a feed killed outright, or a lost machine, loses at most that), never past an operation that has not finished (succeeded, or in the failure output and on disk); when FILE exists the feed continues from it, so the same command run again goes on, appending to the same failure output. A checkpoint of other input files or another --shard is refused (exit 2), and so is one whose input changed before where it stands (a line fixed or inserted: its offsets would skip operations never sent) or, finished, grew since (the new lines never sent): --restart starts afresh, --resume-changed goes on (a finished checkpoint feeding only what was added). Every output path (--failures, --checkpoint, --stats, --report) is checked before anything is sent: a missing folder is made, one that cannot be is refused (exit 2). --resume CHECKPOINT is the same for a checkpoint already written. A checkpoint records the target (without credentials) and the settings that change what is sent (--route, --dry-run, --transform, --input-format, the table flags, --shard): a resume feeds the rest there and so, taking each one left out from the checkpoint; a target or setting given that differs is refused (exit 2), a target (and --route) unless --resume-to-other-target. Operations not finished at the checkpoint are sent again (put and remove are idempotent; an update that is not assign-only may apply twice).
 
 Inputs may be http:// or https:// URLs (presigned object-store links): streamed, not downloaded first; .gz (by the path, or Content-Encoding/Content-Type gzip) decompressed on the fly. The request uses the same TLS options as the target (--ca is trusted too). A connection cut mid-body is reopened with Range: bytes=N- (a server that ignores Range is re-read and the first N bytes dropped), up to --max-retries times in a row. A checkpoint resumes a plain URL with a Range request at its position; a .gz one is re-read from the start and skipped to it. A URL's query (a presigned signature) is shown as ?… in logs, reasons and checkpoints; a checkpoint matches a URL by origin and path, so a freshly signed link continues it.
 
@@ -159,6 +170,15 @@ function builder(y: Argv): Argv<FeedArgs> {
         type: 'boolean',
         describe:
           'With --resume (or an existing --checkpoint): feed the rest to the target (and --route) given, although the checkpoint records another',
+      })
+      .option('resume-changed', {
+        type: 'boolean',
+        describe:
+          'With --resume (or an existing --checkpoint): go on although an input changed since the checkpoint (refused otherwise): operations before its position are not sent again, and operations moved across it may be lost or sent twice; a finished checkpoint feeds only what was added to its inputs',
+      })
+      .option('restart', {
+        type: 'boolean',
+        describe: 'With an existing --checkpoint: remove it and feed everything from the start',
       })
       .option('checkpoint', {
         type: 'string',
@@ -264,6 +284,8 @@ export async function toFeedOptions(
   options: FeedOptions;
   targetNote?: string;
   resumedFrom?: string;
+  /** What a user should know of the resume: inputs that could not be checked, or changed and resumed all the same. */
+  notes?: string[];
   speedtest?: { bytes: number; seconds: number };
 }> {
   // yargs drops a bare '-' from the positionals: put it back in its place from the raw arguments.
@@ -278,6 +300,20 @@ export async function toFeedOptions(
     }
     files.push(...rest);
   }
+  if (argv.restart && argv.resume !== undefined)
+    throw new VespaBulkError('VB_USAGE', '--restart starts afresh, --resume goes on: give one of them');
+  if (argv.restart && argv['resume-changed'])
+    throw new VespaBulkError('VB_USAGE', '--restart starts afresh, --resume-changed goes on: give one of them');
+  // Every output is checked before anything is read or sent: its folder made, or the run refused.
+  for (const [flag, path] of [
+    ['--failures', argv.failures],
+    ['--checkpoint', argv.checkpoint],
+    ['--stats', argv.stats],
+    ['--report', argv.report],
+  ] as const)
+    if (path !== undefined) prepareOutputFile(path, `${flag} file`);
+  // --restart: the checkpoint of an earlier run is removed, so nothing of it is skipped.
+  if (argv.restart && argv.checkpoint !== undefined) rmSync(argv.checkpoint, { force: true });
   const resumeFrom =
     argv.resume ?? (argv.checkpoint !== undefined && existsSync(argv.checkpoint) ? argv.checkpoint : undefined);
   const checkpoint = resumeFrom !== undefined ? await readFeedCheckpoint(resumeFrom) : undefined;
@@ -305,6 +341,7 @@ export async function toFeedOptions(
   if (argv.shuffle !== undefined) options.shuffle = argv.shuffle;
   if (argv['shuffle-buffer'] !== undefined) options.shuffleBuffer = argv['shuffle-buffer'];
   if (argv['resume-to-other-target']) options.resumeToOtherTarget = true;
+  if (argv['resume-changed']) options.resumeChanged = true;
   // The library writes no file it was not asked for; these defaults are the CLI's.
   options.failures = argv.failures ?? defaultFailuresPath();
   if (argv.shard !== undefined) options.shard = parseShard(argv.shard);
@@ -325,6 +362,7 @@ export async function toFeedOptions(
   if (argv['config-url'] !== undefined) rows.configUrl = argv['config-url'];
   if (Object.keys(rows).length > 0) options.rows = rows;
   let resumedFrom: string | undefined;
+  const notes: string[] = [];
   let targetNote = describeTargetOrigin(connection);
   if (checkpoint !== undefined) {
     const name = `checkpoint '${resumeFrom}'`;
@@ -351,12 +389,18 @@ export async function toFeedOptions(
     checkResumable(checkpoint, files, options.shard, name);
     // The failures of the earlier run stay in one file with this run's.
     if (argv.failures === undefined && checkpoint.failures !== undefined) options.failures = checkpoint.failures;
-    options.resume = checkpoint;
+    const inputs = await checkedInputs(checkpoint, files, argv, name, resumeFrom!);
+    options.resume = inputs.checkpoint;
+    notes.push(...inputs.notes);
     const before = `${formatCount(checkpoint.ok + checkpoint.errors)} ${checkpoint.ok + checkpoint.errors === 1 ? 'operation' : 'operations'} done before`;
-    resumedFrom =
-      checkpoint.position === null
-        ? `${resumeFrom}: finished, nothing left to feed`
-        : `${resumeFrom} at ${checkpoint.inputs[checkpoint.position.input] ?? '?'} line ${checkpoint.position.line}: ${before}`;
+    const at = inputs.checkpoint.position;
+    if (inputs.added !== undefined) {
+      const where = inputs.added.map(
+        (a) => `${a.input} from byte ${a.offset}${a.line !== undefined ? ` (line ${a.line})` : ''}`,
+      );
+      resumedFrom = `${resumeFrom}: finished before (${before}); feeding what was added since: ${where.join(', ')}`;
+    } else if (at === null) resumedFrom = `${resumeFrom}: finished, nothing left to feed`;
+    else resumedFrom = `${resumeFrom} at ${checkpoint.inputs[at.input] ?? '?'} line ${at.line}: ${before}`;
     if (!targetGiven && options.endpoint !== undefined) {
       // The key pair of the official CLI's home is picked for the target fed: resolve the checkpoint's as if given.
       connection = connectionFromArgs({ ...argv, target: options.endpoint }, headers);
@@ -394,7 +438,37 @@ export async function toFeedOptions(
     options,
     ...(targetNote !== undefined && { targetNote }),
     ...(resumedFrom !== undefined && { resumedFrom }),
+    ...(notes.length > 0 && { notes }),
   };
+}
+
+/**
+ * The checkpoint's inputs checked against the files as they are now (`checkInputs`), a refusal worded with the
+ * flags: --resume-changed, or --restart (a checkpoint given with --resume is removed by hand, or not given).
+ */
+async function checkedInputs(
+  checkpoint: FeedCheckpoint,
+  files: readonly string[],
+  argv: FeedArgs,
+  name: string,
+  path: string,
+): Promise<Awaited<ReturnType<typeof checkInputs>>> {
+  try {
+    const checked = await checkInputs(checkpoint, files, {
+      resumeChanged: argv['resume-changed'] === true,
+      file: name,
+    });
+    return { ...checked, notes: checked.notes.map((n) => n.replace('(resumeChanged)', '(--resume-changed)')) };
+  } catch (err) {
+    if (!(err instanceof InputChangedError)) throw err;
+    const afresh =
+      argv.resume !== undefined
+        ? `--checkpoint ${shellWord(path)} --restart in place of --resume, or remove ${shellWord(path)}`
+        : `add --restart, or remove ${shellWord(path)}`;
+    throw new VespaBulkError('VB_USAGE', err.messageWith({ resumeChanged: '--resume-changed', afresh }), {
+      cause: err,
+    });
+  }
 }
 
 function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () => ProgressSnapshot {
@@ -429,12 +503,16 @@ function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () 
 }
 
 async function handler(argv: FeedArgs): Promise<void> {
-  const { files, options, targetNote, resumedFrom, speedtest } = await toFeedOptions(argv, process.argv.slice(2));
+  const { files, options, targetNote, resumedFrom, notes, speedtest } = await toFeedOptions(
+    argv,
+    process.argv.slice(2),
+  );
   // Each run names its default checkpoint anew, so no later save to it finds what a killed run left beside its own.
   if (argv.checkpoint === undefined && argv.resume === undefined)
     await removeLeftoverTemporaryFiles('.', isDefaultCheckpointName);
   if (targetNote !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: ${targetNote}\n`);
   if (resumedFrom !== undefined && !argv.quiet) process.stderr.write(`vespa-bulk: resumed from ${resumedFrom}\n`);
+  for (const note of notes ?? []) process.stderr.write(`vespa-bulk: note: ${note}\n`);
   const controller = new AbortController();
   options.signal = controller.signal;
   let shownFailures = 0;
@@ -499,6 +577,14 @@ async function handler(argv: FeedArgs): Promise<void> {
   } catch (err) {
     progress.stop(false);
     await outputs.finish(undefined);
+    if (isVespaBulkError(err) && err.place?.file !== undefined && err.place.file === options.failures) {
+      outputFailed(feeder, err, options.checkpoint, argv, files);
+      return;
+    }
+    if (err instanceof CheckpointUnwritableError) {
+      outputFailed(feeder, err, err.savedTo, argv, files);
+      return;
+    }
     if (isVespaBulkError(err)) throw err;
     throw new VespaBulkError('VB_TRANSPORT', (err as Error).message, { cause: err });
   } finally {
@@ -511,8 +597,15 @@ async function handler(argv: FeedArgs): Promise<void> {
     ...feedSummaryJson(s),
     ...(outcome.failuresFile ? { 'feeder.failures.file': outcome.failuresFile } : {}),
   };
-  await outputs.finish(printed, argv.quiet);
+  // The summary first: a report that cannot be written (its folder gone) is said after it, and exits 1.
   writeSummary(printed);
+  let unwritten = false;
+  try {
+    await outputs.finish(printed, argv.quiet);
+  } catch (err) {
+    unwritten = true;
+    process.stderr.write(`${red(`vespa-bulk: the --report file could not be written: ${(err as Error).message}`)}\n`);
+  }
   if (outcome.failuresFile !== undefined && s.errors > 0) {
     reportFailuresFile(s.errors, outcome.failuresFile);
   }
@@ -536,7 +629,7 @@ async function handler(argv: FeedArgs): Promise<void> {
     else if (s.ok + s.errors === 0) text += ' Nothing was fed: run the same command again.';
     process.stderr.write(`${red(text)}\n`);
   }
-  if (s.errors > 0 || outcome.stopped !== undefined) process.exitCode = 1;
+  if (s.errors > 0 || outcome.stopped !== undefined || unwritten) process.exitCode = 1;
   // The flag asked for what this server cannot do: a usage error, as the other flags' are.
   if (outcome.unreachable?.code === 'VB_PROTOCOL') process.exitCode = 2;
   if (stop.signalled !== undefined) process.exitCode = exitCodeOfSignal(stop.signalled);
@@ -555,6 +648,44 @@ function flagsNotKept(argv: FeedArgs): string[] {
   const flags = (['token', 'cert', 'key', 'ca'] as const).filter((f) => argv[f] !== undefined).map((f) => `--${f}`);
   if ((argv.header?.length ?? 0) > 0) flags.push('--header');
   return flags;
+}
+
+/**
+ * An output could not be written mid-run. The failure output: the feed stopped there; the checkpoint stands where
+ * it was last saved with those failures on disk (a save waits for them), so a resume sends again everything after
+ * it. The checkpoint's last save: it was written elsewhere (`checkpoint`), to go on from. Either way the summary
+ * as far as the run went, and where to go on.
+ */
+function outputFailed(
+  feeder: Feeder,
+  err: VespaBulkError,
+  checkpoint: string | false | undefined,
+  argv: FeedArgs,
+  files: readonly string[],
+): void {
+  const c = feeder.snapshot();
+  const summary: Partial<FeedSummary> = {
+    operations: c.operations,
+    ok: c.ok,
+    errors: c.errors,
+    retries: c.retries,
+    exceptions: c.exceptions,
+    requestBytes: c.requestBytes,
+    responseBytes: c.responseBytes,
+    responseCodes: c.codes,
+  };
+  writeSummary(feedSummaryJson(summary as FeedSummary));
+  let text = `vespa-bulk: ${err instanceof CheckpointUnwritableError ? '' : 'feed stopped: '}${err.message}.`;
+  const hint = (file: string): string => resumeHint(file, { flags: flagsNotKept(argv), inputs: files });
+  if (err instanceof CheckpointUnwritableError) {
+    if (checkpoint !== undefined) text += ` Continue with: ${hint(checkpoint as string)}`;
+  } else if (typeof checkpoint === 'string' && existsSync(checkpoint))
+    text += ` The checkpoint ${checkpoint} stands where it was last saved, before the failures that could not be recorded (what follows it is sent again); once the failure output can be written, continue with: ${hint(checkpoint)}`;
+  else
+    text +=
+      ' No checkpoint was saved: once the failure output can be written, run the same command again (every operation is sent again).';
+  process.stderr.write(`${red(text)}\n`);
+  process.exitCode = 1;
 }
 
 /** Where the failed operations went: the one line a user needs to find and feed them again. */

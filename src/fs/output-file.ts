@@ -1,0 +1,43 @@
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { VespaBulkError } from '../core/errors.js';
+
+/**
+ * Makes ready the folder of an output file a run will write (a failure output, a checkpoint, a stats file, a
+ * report), before the run sends anything: the folder is made when missing (as `visit -o` makes its own), and a
+ * path that cannot be written is refused (VB_USAGE, naming `what` and the path): a folder that cannot be made (a
+ * file stands in its way), a path that is a folder, no permission to write. Found only at the first write, the
+ * same fault would come after operations were sent, with nothing to record them.
+ */
+export function prepareOutputFile(path: string, what: string): void {
+  const refuse = (why: string, cause?: unknown): never => {
+    throw new VespaBulkError('VB_USAGE', `cannot write the ${what} '${path}': ${why}`, {
+      ...(cause !== undefined && { cause }),
+      place: { file: path },
+    });
+  };
+  const folder = dirname(path);
+  try {
+    mkdirSync(folder, { recursive: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    refuse(
+      code === 'ENOTDIR' || code === 'EEXIST'
+        ? `its folder '${folder}' cannot be made: a file stands in its path`
+        : `its folder '${folder}' cannot be made: ${(err as Error).message}`,
+      err,
+    );
+  }
+  let exists = true;
+  try {
+    if (statSync(path).isDirectory()) refuse('it is a folder');
+  } catch (err) {
+    if (err instanceof VespaBulkError) throw err;
+    exists = false;
+  }
+  try {
+    accessSync(exists ? path : folder, constants.W_OK);
+  } catch (err) {
+    refuse(exists ? 'no permission to write it' : `no permission to write in its folder '${folder}'`, err);
+  }
+}
