@@ -15,8 +15,9 @@ import { errorName } from './frame.js';
  * - `H2_HEADERS_TOO_LARGE`: an answer's header block went past the client's SETTINGS_MAX_HEADER_LIST_SIZE (a
  *   CONTINUATION flood among them): the connection is closed (GOAWAY ENHANCE_YOUR_CALM) and its requests fail
  *   with this. They may have been applied.
- * - `H2_FLOOD`: the server sent more frames that need an answer (PING, SETTINGS) than it read answers to: the
- *   connection is closed (GOAWAY ENHANCE_YOUR_CALM). Its requests may have been applied.
+ * - `H2_FLOOD`: the server sent more frames that need an answer (PING, SETTINGS) than it read answers to, or
+ *   a header block of more CONTINUATION frames than any server needs (flood-guard.ts): the connection is closed
+ *   (GOAWAY ENHANCE_YOUR_CALM). Its requests may have been applied.
  * - `H2_SETTINGS_TIMEOUT`: the server did not acknowledge the client's SETTINGS in time: the connection is
  *   closed (GOAWAY SETTINGS_TIMEOUT). Its requests may have been applied.
  * - `H2_NOT_SUPPORTED`: the server does not speak HTTP/2 (no SETTINGS in answer to the preface, or ALPN chose

@@ -33,6 +33,7 @@ import {
 } from './hpack.js';
 import { H2Error, refusedError, resetError } from './errors.js';
 import { OutBuffer } from './out-buffer.js';
+import { AckBacklog, maxContinuations, maxOutstandingAcks } from './flood-guard.js';
 import type { RequestControl, ResponseHandler } from '../transport.js';
 import { TransportError, toTransportError } from '../transport-error.js';
 
@@ -116,12 +117,6 @@ export const defaultMaxHeaderListSize = 65_536;
  */
 const defaultCloseTimeoutMs = 1000;
 
-/**
- * The most PING and SETTINGS acknowledgements queued while the socket takes no more (or in one read): a server
- * that keeps asking and never reads the answers is flooding (RFC 9113 10.5). nghttp2's default.
- */
-const maxQueuedAcks = 1000;
-
 /** What a request's `:path` may not hold: anything but visible latin1 (undici's rule for HTTP/1.1). */
 const invalidPath = /[^\u0021-\u00ff]/;
 
@@ -199,8 +194,8 @@ export class H2Session {
   private readonly flushNow = (): void => this.flush();
   /** The socket's last write() said it holds enough: nothing more is written, and no request taken, until 'drain'. */
   private socketFull = false;
-  /** PING and SETTINGS acknowledgements queued since the socket last took a write with room to spare. */
-  private acks = 0;
+  /** PING and SETTINGS acknowledgements owed and not taken by the server. */
+  private readonly acks = new AckBacklog();
   // What the server allows us.
   private peerMaxStreams = 100;
   private peerInitialWindow = defaultWindow;
@@ -213,6 +208,8 @@ export class H2Session {
   private readonly maxHeaderList: number;
   /** A header block being gathered from HEADERS and CONTINUATION frames; `size`, its compressed bytes so far. */
   private headerBlock: { streamId: number; flags: number; parts: Buffer[]; size: number } | undefined;
+  /** CONTINUATION frames of the header block being gathered. */
+  private continuations = 0;
   private sweeper: NodeJS.Timeout | undefined;
   private sweepMs = 1000;
   private closeError: Error | undefined;
@@ -553,10 +550,10 @@ export class H2Session {
 
   /** Queues an acknowledgement the server asked for (PING, SETTINGS); too many unread ones are a flood. */
   private queueAck(frame: Buffer): void {
-    if (++this.acks > maxQueuedAcks)
+    if (!this.acks.add())
       throw new ConnectionError(
         ErrorCode.EnhanceYourCalm,
-        `the server sent more than ${maxQueuedAcks} PING and SETTINGS frames without reading the answers`,
+        `the server sent more than ${maxOutstandingAcks} PING and SETTINGS frames without reading the answers`,
         'H2_FLOOD',
       );
     this.queue(frame);
@@ -588,11 +585,12 @@ export class H2Session {
         more = this.socket.write(parts[i], i === parts.length - 1 ? written : undefined);
       this.socket.uncork();
     }
-    if (more) this.acks = 0;
-    else this.socketFull = true;
+    this.acks.handed(more);
+    if (!more) this.socketFull = true;
   }
 
   private onDrain(): void {
+    this.acks.drained();
     if (!this.socketFull || this.state === State.Closed) return;
     this.socketFull = false;
     this.flush();
@@ -758,7 +756,9 @@ export class H2Session {
         );
       return;
     }
-    s.activeAt = performance.now();
+    // Only bytes of the body are progress: empty frames (or padding alone) would keep a stalled answer open
+    // past its body timeout for as long as the server sends them.
+    if (end > start) s.activeAt = performance.now();
     s.received += end - start;
     const endStream = (flags & Flag.EndStream) !== 0;
     if (end > start) {
@@ -819,6 +819,7 @@ export class H2Session {
     else {
       if (end - start > this.maxHeaderList) throw headersTooLarge(this.maxHeaderList);
       this.headerBlock = { streamId: id, flags, parts: [Buffer.from(buf.subarray(start, end))], size: end - start };
+      this.continuations = 0;
     }
   }
 
@@ -828,7 +829,13 @@ export class H2Session {
     // Gathering is bounded here, decoding in the decoder: a flood of CONTINUATION frames ends the connection.
     block.size += end - start;
     if (block.size > this.maxHeaderList) throw headersTooLarge(this.maxHeaderList);
-    block.parts.push(Buffer.from(buf.subarray(start, end)));
+    if (++this.continuations > maxContinuations)
+      throw new ConnectionError(
+        ErrorCode.EnhanceYourCalm,
+        `the server sent a header block of more than ${maxContinuations} CONTINUATION frames`,
+        'H2_FLOOD',
+      );
+    if (end > start) block.parts.push(Buffer.from(buf.subarray(start, end)));
     if ((flags & Flag.EndHeaders) === 0) return;
     this.headerBlock = undefined;
     const whole = Buffer.concat(block.parts);
@@ -850,7 +857,6 @@ export class H2Session {
       );
       return;
     }
-    s.activeAt = performance.now();
     const endStream = (flags & Flag.EndStream) !== 0;
     const fault = this.decoder.malformed;
     if (s.status !== 0) {
@@ -905,6 +911,8 @@ export class H2Session {
       if (endStream) this.malformed(s, `an interim answer (${status}) that ends the stream`);
       return;
     }
+    // The answer's headers, not an interim one: repeated 1xx would keep it waiting past its headers timeout.
+    s.activeAt = performance.now();
     s.status = status;
     s.contentLength = contentLength;
     try {
