@@ -18,6 +18,9 @@ import { errorName } from './frame.js';
  * - `H2_FLOOD`: the server sent more frames that need an answer (PING, SETTINGS) than it read answers to, or
  *   a header block of more CONTINUATION frames than any server needs (flood-guard.ts): the connection is closed
  *   (GOAWAY ENHANCE_YOUR_CALM). Its requests may have been applied.
+ * - `H2_PING_TIMEOUT`: the connection read nothing for a while with requests open, and nothing in answer to
+ *   the PING it then sent (liveness.ts): it is closed as dead. Its requests may have been applied (those whose
+ *   HEADERS never left the process are refused instead, and go elsewhere).
  * - `H2_SETTINGS_TIMEOUT`: the server did not acknowledge the client's SETTINGS in time: the connection is
  *   closed (GOAWAY SETTINGS_TIMEOUT). Its requests may have been applied.
  * - `H2_NOT_SUPPORTED`: the server does not speak HTTP/2 (no SETTINGS in answer to the preface, or ALPN chose

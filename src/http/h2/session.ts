@@ -34,6 +34,7 @@ import {
 import { H2Error, refusedError, resetError } from './errors.js';
 import { OutBuffer } from './out-buffer.js';
 import { AckBacklog, maxContinuations, maxOutstandingAcks } from './flood-guard.js';
+import { Liveness, LivenessStep, defaultPingTimeoutMs, defaultReadIdleMs } from './liveness.js';
 import type { RequestControl, ResponseHandler } from '../transport.js';
 import { TransportError, toTransportError } from '../transport-error.js';
 
@@ -98,7 +99,27 @@ export interface SessionOptions {
    * destroyed. Default 1000 ({@link defaultCloseTimeoutMs}).
    */
   closeTimeoutMs?: number;
+  /**
+   * ms with requests open and nothing read after which the connection sends a PING of its own; 0: never (nor a
+   * ping timeout). Default {@link defaultReadIdleMs} (liveness.ts).
+   */
+  readIdleTimeoutMs?: number;
+  /**
+   * ms the connection waits for anything at all after that PING; then it is dead (`H2_PING_TIMEOUT`): requests
+   * whose HEADERS never left the process go elsewhere (`refused`), the others fail maybe applied. Default
+   * {@link defaultPingTimeoutMs}.
+   */
+  pingTimeoutMs?: number;
 }
+
+/**
+ * TCP keepalive's first probe after this long idle (the system's default is two hours): for a connection with no
+ * requests open, which the read-idle PING does not watch, a vanished peer is found before it is given work.
+ */
+const keepAliveMs = 30_000;
+
+/** The PING this client sends to see whether the connection is alive; any answer will do. */
+const ownPing = Buffer.from([0, 0, 8, 0x6, 0, 0, 0, 0, 0, 0x76, 0x62, 0x2d, 0x6c, 0x69, 0x76, 0x65, 0x21]);
 
 /**
  * The header list we take in an answer (SETTINGS_MAX_HEADER_LIST_SIZE, counted as RFC 9113 6.5.2 says: name +
@@ -135,6 +156,8 @@ const lastUsableStreamId = 2 ** 31 - 1 - 2 * 1024;
 class Stream implements RequestControl {
   /** Bytes of the request body still to send, from `bodyAt`; -1 once END_STREAM is sent. */
   bodyAt = 0;
+  /** The session's hand-overs to the socket when its HEADERS were queued: equal still, none of it left the process. */
+  queuedAt = -1;
   status = 0;
   /** Bytes received and not yet returned to the server as WINDOW_UPDATE. */
   recvUnacked = 0;
@@ -196,6 +219,10 @@ export class H2Session {
   private socketFull = false;
   /** PING and SETTINGS acknowledgements owed and not taken by the server. */
   private readonly acks = new AckBacklog();
+  /** Writes handed to the socket so far (see `Stream.queuedAt`). */
+  private handovers = 0;
+  private readonly liveness: Liveness | undefined;
+  private livenessTimer: NodeJS.Timeout | undefined;
   // What the server allows us.
   private peerMaxStreams = 100;
   private peerInitialWindow = defaultWindow;
@@ -233,6 +260,9 @@ export class H2Session {
   ) {
     this.maxHeaderList = options.maxHeaderListSize ?? defaultMaxHeaderListSize;
     this.connRecvWindow = Math.max(options.connectionWindow, defaultWindow);
+    const readIdle = options.readIdleTimeoutMs ?? defaultReadIdleMs;
+    if (readIdle > 0)
+      this.liveness = new Liveness(readIdle, options.pingTimeoutMs ?? defaultPingTimeoutMs, performance.now());
     this.reader = new FrameReader(
       (type, flags, id, buf, start, end) => this.onFrame(type, flags, id, buf, start, end),
       defaultMaxFrameSize,
@@ -265,6 +295,7 @@ export class H2Session {
   private attach(socket: Socket, made: boolean): void {
     this.socket = socket;
     socket.setNoDelay(true);
+    socket.setKeepAlive(true, keepAliveMs);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.onDrain());
     socket.on('error', (err: NodeJS.ErrnoException) => {
@@ -444,6 +475,7 @@ export class H2Session {
     const blockLength = at - start - frameHeaderLength;
     const endStream = bodyLength === 0 ? Flag.EndStream : 0;
     s.sent = true;
+    s.queuedAt = this.handovers;
     if (blockLength > this.peerMaxFrame) {
       // Too long for one frame: HEADERS and CONTINUATION frames, from a copy of the block.
       const block = Buffer.from(out.subarray(start + frameHeaderLength, at));
@@ -575,6 +607,7 @@ export class H2Session {
     if (this.state === State.Closed || this.socketFull) return;
     const parts = this.out.take();
     if (parts.length === 0) return;
+    this.handovers++;
     const written = this.out.writing();
     let more: boolean;
     if (parts.length === 1) more = this.socket.write(parts[0], written);
@@ -1015,6 +1048,7 @@ export class H2Session {
       if (this.settingsAcked) clearTimeout(this.settingsTimer);
       else this.settingsTimer?.unref();
       this.socket.unref();
+      this.watchLiveness();
       this.events.ready(this);
     } else if (grew) {
       this.unblock();
@@ -1226,6 +1260,38 @@ export class H2Session {
     }
   }
 
+  private watchLiveness(): void {
+    const liveness = this.liveness;
+    if (liveness === undefined) return;
+    this.livenessTimer = setInterval(() => {
+      if (this.state === State.Closed) return;
+      const step = liveness.check(performance.now(), this.bytesRead, this.streams.size > 0);
+      if (step === LivenessStep.Ping) this.queue(ownPing);
+      else if (step === LivenessStep.Dead) this.dead(liveness);
+    }, liveness.checkEveryMs);
+    this.livenessTimer.unref();
+  }
+
+  /**
+   * The server answered nothing, our PING included: the connection is closed. Requests whose HEADERS are still
+   * in the out buffer never left the process and go elsewhere; the others fail, maybe applied (the server may
+   * have them), with `H2_PING_TIMEOUT`.
+   */
+  private dead(liveness: Liveness): void {
+    const unsent: Stream[] = [];
+    for (const s of this.streams.values()) if (s.queuedAt === this.handovers) unsent.push(s);
+    for (const s of unsent) this.streams.delete(s.id);
+    this.destroy(
+      new H2Error(
+        'H2_PING_TIMEOUT',
+        `HTTP/2 connection dead: nothing read for ${liveness.readIdleMs / 1000} s with requests open, and no answer to a PING within ${liveness.pingTimeoutMs / 1000} s`,
+        { bytesRead: this.bytesRead },
+      ),
+    );
+    // Told once the connection is closed, so that they are not given to it again.
+    for (const s of unsent) this.events.refused(s.req, refusedError('the connection died before it was sent'));
+  }
+
   /** Takes no new streams; closes once the open ones are done. */
   drain(): void {
     if (this.state === State.Opening || this.state === State.Ready) this.state = State.Draining;
@@ -1279,6 +1345,7 @@ export class H2Session {
     if (this.state === State.Closed) return;
     this.state = State.Closed;
     clearInterval(this.sweeper);
+    clearInterval(this.livenessTimer);
     clearTimeout(this.settingsTimer);
     const failure = err ?? new H2Error('H2_DESTROYED', 'The client is destroyed');
     const open = [...this.streams.values()];
