@@ -246,6 +246,8 @@ export class H2Session {
   private settingsAcked = false;
   private settingsTimer: NodeJS.Timeout | undefined;
   private closeTimer: NodeJS.Timeout | undefined;
+  /** The last stream id of the server's GOAWAY; -1 before one. */
+  private goawayLast = -1;
 
   private socket!: Socket;
   /** The socket while it is still being made (a tunnel through a proxy): the session starts once it is there. */
@@ -983,8 +985,11 @@ export class H2Session {
     const code = buf.readUInt32BE(start);
     this.forget(s);
     // An answered stream's handler has its whole answer: the server wants no more of the body (RFC 9113, 8.1).
+    // REFUSED_STREAM says the request was not processed; after the answer's headers that is untrue (the handler
+    // has begun to hear an answer, and sent again the request would have two): it fails, maybe applied.
     if (!s.answered) {
-      if (code === ErrorCode.RefusedStream) this.events.refused(s.req, refusedError('REFUSED_STREAM', code));
+      if (code === ErrorCode.RefusedStream && s.status === 0)
+        this.events.refused(s.req, refusedError('REFUSED_STREAM', code));
       else this.fail(s.req, resetError(code));
     }
     this.events.room(this);
@@ -1071,6 +1076,11 @@ export class H2Session {
     if (end - start < 8) throw frameSizeError(`GOAWAY of ${end - start} bytes`);
     const last = buf.readUInt32BE(start) & 0x7fffffff;
     const code = buf.readUInt32BE(start + 4);
+    // A later GOAWAY may only lower the last stream id (RFC 9113 6.8): streams already failed over as
+    // unprocessed would otherwise be ones the server says it processes.
+    if (this.goawayLast >= 0 && last > this.goawayLast)
+      throw protocolError(`a GOAWAY whose last stream id ${last} rises above the ${this.goawayLast} of an earlier one`);
+    this.goawayLast = last;
     if (code !== ErrorCode.NoError)
       this.closeError = new H2Error(
         'H2_CONNECTION_CLOSED',
