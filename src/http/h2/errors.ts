@@ -1,4 +1,5 @@
-import { errorName } from './frame.js';
+import { ErrorCode, errorName } from './frame.js';
+import { TransportError } from '../transport-error.js';
 
 /**
  * Why an HTTP/2 request or connection failed, inside h2/: `toTransportError` (transport-error.ts) reads `code` once
@@ -57,4 +58,51 @@ export function refusedError(how: string, h2Code?: number): H2Error {
 
 export function resetError(h2Code: number): H2Error {
   return new H2Error('H2_STREAM_RESET', `HTTP/2 stream reset by the server: ${errorName(h2Code)}`, { h2Code });
+}
+
+/** A connection error found while reading: GOAWAY with `h2Code`, and every stream fails with an H2Error of `kind`. */
+export class ConnectionError extends Error {
+  constructor(
+    readonly h2Code: ErrorCode,
+    message: string,
+    readonly kind = 'H2_PROTOCOL_ERROR',
+  ) {
+    super(message);
+  }
+}
+
+export function protocolError(message: string): ConnectionError {
+  return new ConnectionError(ErrorCode.ProtocolError, message);
+}
+
+export function frameSizeError(message: string): ConnectionError {
+  return new ConnectionError(ErrorCode.FrameSizeError, message);
+}
+
+export function headersTooLarge(limit: number): ConnectionError {
+  return new ConnectionError(
+    ErrorCode.EnhanceYourCalm,
+    `the server sent a header block of more than ${limit} bytes (SETTINGS_MAX_HEADER_LIST_SIZE)`,
+    'H2_HEADERS_TOO_LARGE',
+  );
+}
+
+/** What a stream error tells its request: the server broke the protocol on this stream; the connection goes on. */
+export function streamFailure(code: ErrorCode, message: string): H2Error {
+  return new H2Error(
+    'H2_PROTOCOL_ERROR',
+    `HTTP/2 protocol error by the server: ${message} (RST_STREAM ${errorName(code)})`,
+    { h2Code: code },
+  );
+}
+
+/** What an aborted stream's request fails with: no reason is a plain abort; a TransportError stands as it is. */
+export function abortFailure(reason: unknown): Error {
+  if (reason === undefined) return new H2Error('H2_ABORTED', 'Request aborted');
+  return reason instanceof TransportError ? reason : abortedBy(reason);
+}
+
+/** The failure of a request ended by its caller, or by its handler's exception: `aborted`, saying why, the reason its cause. */
+function abortedBy(reason: unknown): TransportError {
+  return new TransportError('aborted', reason instanceof Error ? reason.message : String(reason), { cause: reason });
 }

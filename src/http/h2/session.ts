@@ -26,17 +26,33 @@ import {
   HpackEncoder,
   HpackError,
   literalFieldSize,
-  nameFault,
-  valueFault,
-  writeInt,
   writeLiteralField,
 } from './hpack.js';
-import { H2Error, refusedError, resetError } from './errors.js';
+import {
+  ConnectionError,
+  H2Error,
+  abortFailure,
+  frameSizeError,
+  headersTooLarge,
+  protocolError,
+  refusedError,
+  resetError,
+  streamFailure,
+} from './errors.js';
+import {
+  isConnectionSpecific,
+  pathFault,
+  pathFieldSize,
+  requestFieldsFault,
+  threeDigits,
+  trailersFault,
+  writePath,
+} from './fields.js';
 import { OutBuffer } from './out-buffer.js';
 import { AckBacklog, maxContinuations, maxOutstandingAcks } from './flood-guard.js';
 import { Liveness, LivenessStep, defaultPingTimeoutMs, defaultReadIdleMs } from './liveness.js';
 import type { RequestControl, ResponseHandler } from '../transport.js';
-import { TransportError, toTransportError } from '../transport-error.js';
+import { toTransportError } from '../transport-error.js';
 
 /**
  * One HTTP/2 connection of the client (RFC 9113): the preface and settings, streams with their flow-control
@@ -137,9 +153,6 @@ export const defaultMaxHeaderListSize = 65_536;
  * second is not reading.
  */
 const defaultCloseTimeoutMs = 1000;
-
-/** What a request's `:path` may not hold: anything but visible latin1 (undici's rule for HTTP/1.1). */
-const invalidPath = /[^\u0021-\u00ff]/;
 
 const enum State {
   /** Preface sent, waiting for the server's SETTINGS. */
@@ -1380,142 +1393,7 @@ export class H2Session {
   }
 }
 
-/** A connection error found while reading: GOAWAY with `h2Code`, and every stream fails with an H2Error of `kind`. */
-class ConnectionError extends Error {
-  constructor(
-    readonly h2Code: ErrorCode,
-    message: string,
-    readonly kind = 'H2_PROTOCOL_ERROR',
-  ) {
-    super(message);
-  }
-}
-
-function protocolError(message: string): ConnectionError {
-  return new ConnectionError(ErrorCode.ProtocolError, message);
-}
-
-function frameSizeError(message: string): ConnectionError {
-  return new ConnectionError(ErrorCode.FrameSizeError, message);
-}
-
-function headersTooLarge(limit: number): ConnectionError {
-  return new ConnectionError(
-    ErrorCode.EnhanceYourCalm,
-    `the server sent a header block of more than ${limit} bytes (SETTINGS_MAX_HEADER_LIST_SIZE)`,
-    'H2_HEADERS_TOO_LARGE',
-  );
-}
-
-/** What a stream error tells its request: the server broke the protocol on this stream; the connection goes on. */
-function streamFailure(code: ErrorCode, message: string): H2Error {
-  return new H2Error(
-    'H2_PROTOCOL_ERROR',
-    `HTTP/2 protocol error by the server: ${message} (RST_STREAM ${errorName(code)})`,
-    { h2Code: code },
-  );
-}
-
-/** `:status` as a number, or -1 unless exactly three ASCII digits (RFC 9110, 15). */
-function threeDigits(v: string): number {
-  if (v.length !== 3) return -1;
-  const a = v.charCodeAt(0) - 0x30;
-  const b = v.charCodeAt(1) - 0x30;
-  const c = v.charCodeAt(2) - 0x30;
-  if (a < 0 || a > 9 || b < 0 || b > 9 || c < 0 || c > 9) return -1;
-  return a * 100 + b * 10 + c;
-}
-
-/** Fields HTTP/2 forbids (RFC 9113, 8.2.2): they belong to HTTP/1.1's connection, which this is not. */
-function isConnectionSpecific(name: string): boolean {
-  switch (name.length) {
-    case 7:
-      return name === 'upgrade';
-    case 10:
-      return name === 'connection' || name === 'keep-alive';
-    case 16:
-      return name === 'proxy-connection';
-    case 17:
-      return name === 'transfer-encoding';
-    default:
-      return false;
-  }
-}
-
-/** Why trailers are malformed: a pseudo-header or a connection-specific field in them. */
-function trailersFault(fields: readonly string[]): string | undefined {
-  for (let i = 0; i < fields.length; i += 2) {
-    if (fields[i].charCodeAt(0) === 0x3a) return `the pseudo-header ${JSON.stringify(fields[i])} in trailers`;
-    if (isConnectionSpecific(fields[i]))
-      return `the connection-specific field ${JSON.stringify(fields[i])} in trailers`;
-  }
-  return undefined;
-}
-
 /** An answer with no body whatever its content-length says: to HEAD, 204, 304 (RFC 9110, 6.4.1). */
 function noBodyExpected(s: Stream): boolean {
   return s.status === 204 || s.status === 304 || s.req.pseudo[1] === 'HEAD';
-}
-
-/** Why a request's `:path` may not be sent: empty, or not visible latin1 (a space, a control, a character beyond latin1 would go out as another byte). */
-function pathFault(path: string): string | undefined {
-  return path.length === 0 || invalidPath.test(path)
-    ? `the path ${JSON.stringify(path)} (HTTP/2 sends visible latin1 only)`
-    : undefined;
-}
-
-/** Bytes `writePath` needs at most. */
-function pathFieldSize(path: string): number {
-  return 12 + path.length;
-}
-
-/**
- * Writes `:path` as a literal never indexed (the static table's name 4: it changes with every request), checking
- * as it copies that each character is visible latin1; -1 when one is not (or the path is empty). One pass over the
- * path, where a check and then a copy were two: it is the one field of every request that is new.
- */
-function writePath(out: Buffer, at: number, path: string): number {
-  const n = path.length;
-  if (n === 0) return -1;
-  at = writeInt(out, at, 4, 4, 0x10);
-  at = writeInt(out, at, n, 7, 0);
-  for (let i = 0; i < n; i++) {
-    const c = path.charCodeAt(i);
-    if (c <= 0x20 || c > 0xff) return -1;
-    out[at++] = c;
-  }
-  return at;
-}
-
-/**
- * Why a request's fields may not be sent (RFC 9113, 8.2.1, 8.2.2): names in lower case without separators or
- * controls, pseudo-headers only in the pseudo list; values without NUL, CR, LF, whitespace at either end or
- * characters beyond latin1 (they would go out as other bytes); no connection-specific field.
- */
-function requestFieldsFault(fields: readonly string[], pseudo: boolean): string | undefined {
-  for (let i = 0; i < fields.length; i += 2) {
-    const name = fields[i];
-    const value = fields[i + 1];
-    if (typeof name !== 'string' || typeof value !== 'string') return `a field that is not a string (${String(name)})`;
-    if ((name.charCodeAt(0) === 0x3a) !== pseudo)
-      return `the field name ${JSON.stringify(name)}${pseudo ? ' (not a pseudo-header)' : ' (a pseudo-header among the headers)'}`;
-    const fault = nameFault(name) ?? valueFault(name, value);
-    if (fault !== undefined) return fault;
-    for (let j = 0; j < value.length; j++)
-      if (value.charCodeAt(j) > 0xff) return `the value of ${JSON.stringify(name)} (a character beyond latin1)`;
-    if (!pseudo && (isConnectionSpecific(name) || (name === 'te' && value !== 'trailers')))
-      return `the connection-specific field ${JSON.stringify(name)}`;
-  }
-  return undefined;
-}
-
-/** What an aborted stream's request fails with: no reason is a plain abort; a TransportError stands as it is. */
-function abortFailure(reason: unknown): Error {
-  if (reason === undefined) return new H2Error('H2_ABORTED', 'Request aborted');
-  return reason instanceof TransportError ? reason : abortedBy(reason);
-}
-
-/** The failure of a request ended by its caller, or by its handler's exception: `aborted`, saying why, the reason its cause. */
-function abortedBy(reason: unknown): TransportError {
-  return new TransportError('aborted', reason instanceof Error ? reason.message : String(reason), { cause: reason });
 }
