@@ -49,9 +49,9 @@ import {
   writePath,
 } from './fields.js';
 import { OutBuffer } from './out-buffer.js';
+import { type H2Request, Stream, noBodyExpected } from './stream.js';
 import { AckBacklog, maxContinuations, maxOutstandingAcks } from './flood-guard.js';
 import { Liveness, LivenessStep, defaultPingTimeoutMs, defaultReadIdleMs } from './liveness.js';
-import type { RequestControl, ResponseHandler } from '../transport.js';
 import { toTransportError } from '../transport-error.js';
 
 /**
@@ -65,24 +65,7 @@ import { toTransportError } from '../transport-error.js';
  * having failed already. None reaches the socket's listeners or another request.
  */
 
-/** A request as the pool hands it to a session. */
-export interface H2Request {
-  /**
-   * `:method`, `:scheme` and `:authority` as pairs, then the headers (lower-case names); `:path` goes between.
-   * The same arrays for the same kind of request let each connection encode them once.
-   */
-  pseudo: readonly string[];
-  headers: readonly string[];
-  path: string;
-  body: Buffer | null;
-  /** ms to wait for the answer's headers; 0: no bound. */
-  headersTimeout: number;
-  /** ms any gap in the answer's body may last; 0: no bound. */
-  bodyTimeout: number;
-  handler: ResponseHandler;
-  /** How often the server refused it unprocessed and it was sent again. */
-  refusals: number;
-}
+export type { H2Request } from './stream.js';
 
 /** What a session tells its pool. */
 export interface SessionEvents {
@@ -165,56 +148,6 @@ const enum State {
 
 /** Stream ids go up to 2^31-1; a connection near the end takes no more and a new one is opened. */
 const lastUsableStreamId = 2 ** 31 - 1 - 2 * 1024;
-
-class Stream implements RequestControl {
-  /** Bytes of the request body still to send, from `bodyAt`; -1 once END_STREAM is sent. */
-  bodyAt = 0;
-  /** The session's hand-overs to the socket when its HEADERS were queued: equal still, none of it left the process. */
-  queuedAt = -1;
-  status = 0;
-  /** Bytes received and not yet returned to the server as WINDOW_UPDATE. */
-  recvUnacked = 0;
-  /** HEADERS is written: the server may know the stream (a reset before that would name one it never saw). */
-  sent = false;
-  /**
-   * The whole answer was handed over and the stream lives on only to send the rest of the body (half-closed,
-   * remote): its handler has heard all it will.
-   */
-  answered = false;
-  /** The answer's content-length, -1 without one; the body's bytes so far. */
-  contentLength = -1;
-  received = 0;
-  /** The reader has all it takes for now (its handler's onData said false): the windows stay closed to it. */
-  paused = false;
-  /** Bytes it received while paused, not yet returned to the connection's window: they are still unread. */
-  held = 0;
-  /** When the request was sent, then when its answer last showed progress (performance.now()). */
-  activeAt: number;
-  trailers: string[] | undefined;
-  constructor(
-    private readonly session: H2Session,
-    readonly id: number,
-    readonly req: H2Request,
-    public sendWindow: number,
-    /** What the server may still send on it before our next WINDOW_UPDATE. */
-    public recvWindow: number,
-    now: number,
-  ) {
-    this.activeAt = now;
-  }
-
-  abort(reason?: Error): void {
-    this.session.abortStream(this, reason);
-  }
-
-  pause(): void {
-    this.paused = true;
-  }
-
-  resume(): void {
-    this.session.resumeStream(this);
-  }
-}
 
 export class H2Session {
   private state = State.Opening;
@@ -1391,9 +1324,4 @@ export class H2Session {
   private socketClosedError(): H2Error {
     return new H2Error('H2_CONNECTION_CLOSED', 'other side closed', { bytesRead: this.bytesRead });
   }
-}
-
-/** An answer with no body whatever its content-length says: to HEAD, 204, 304 (RFC 9110, 6.4.1). */
-function noBodyExpected(s: Stream): boolean {
-  return s.status === 204 || s.status === 304 || s.req.pseudo[1] === 'HEAD';
 }
