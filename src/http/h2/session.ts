@@ -33,7 +33,6 @@ import {
   H2Error,
   abortFailure,
   frameSizeError,
-  headersTooLarge,
   protocolError,
   refusedError,
   resetError,
@@ -50,7 +49,8 @@ import {
 } from './fields.js';
 import { OutBuffer } from './out-buffer.js';
 import { type H2Request, Stream, noBodyExpected } from './stream.js';
-import { AckBacklog, maxContinuations, maxOutstandingAcks } from './flood-guard.js';
+import { AckBacklog, maxOutstandingAcks } from './flood-guard.js';
+import { HeaderBlock } from './header-block.js';
 import { Liveness, LivenessStep, defaultPingTimeoutMs, defaultReadIdleMs } from './liveness.js';
 import { toTransportError } from '../transport-error.js';
 
@@ -179,10 +179,8 @@ export class H2Session {
   /** What the server may still send on the connection before our next WINDOW_UPDATE. */
   private connRecvWindow: number;
   private readonly maxHeaderList: number;
-  /** A header block being gathered from HEADERS and CONTINUATION frames; `size`, its compressed bytes so far. */
-  private headerBlock: { streamId: number; flags: number; parts: Buffer[]; size: number } | undefined;
-  /** CONTINUATION frames of the header block being gathered. */
-  private continuations = 0;
+  /** A header block being gathered from HEADERS and CONTINUATION frames. */
+  private readonly headerBlock: HeaderBlock;
   private sweeper: NodeJS.Timeout | undefined;
   private sweepMs = 1000;
   private closeError: Error | undefined;
@@ -207,6 +205,7 @@ export class H2Session {
     private readonly tls = false,
   ) {
     this.maxHeaderList = options.maxHeaderListSize ?? defaultMaxHeaderListSize;
+    this.headerBlock = new HeaderBlock(this.maxHeaderList);
     this.connRecvWindow = Math.max(options.connectionWindow, defaultWindow);
     const readIdle = options.readIdleTimeoutMs ?? defaultReadIdleMs;
     if (readIdle > 0)
@@ -324,7 +323,7 @@ export class H2Session {
    * server that does not read), and in the middle of a header block (nothing else can arrive before it ends).
    */
   get room(): number {
-    if (this.state !== State.Ready || this.socketFull || this.headerBlock !== undefined) return 0;
+    if (this.state !== State.Ready || this.socketFull || this.headerBlock.open) return 0;
     return Math.min(this.peerMaxStreams, this.options.maxStreams) - this.streams.size;
   }
 
@@ -641,7 +640,7 @@ export class H2Session {
         return;
       }
     }
-    if (this.headerBlock !== undefined && type !== FrameType.Continuation)
+    if (this.headerBlock.open && type !== FrameType.Continuation)
       throw protocolError('a header block interrupted by another frame');
     switch (type) {
       case FrameType.Data:
@@ -797,30 +796,14 @@ export class H2Session {
     end -= pad;
     if (this.isIdle(id)) throw protocolError(`HEADERS on stream ${id}, which the client did not open`);
     if ((flags & Flag.EndHeaders) !== 0) this.onHeaderBlock(id, flags, buf, start, end);
-    else {
-      if (end - start > this.maxHeaderList) throw headersTooLarge(this.maxHeaderList);
-      this.headerBlock = { streamId: id, flags, parts: [Buffer.from(buf.subarray(start, end))], size: end - start };
-      this.continuations = 0;
-    }
+    else this.headerBlock.begin(id, flags, buf, start, end);
   }
 
   private onContinuation(flags: number, id: number, buf: Buffer, start: number, end: number): void {
-    const block = this.headerBlock;
-    if (block === undefined || block.streamId !== id) throw protocolError('CONTINUATION without HEADERS before it');
-    // Gathering is bounded here, decoding in the decoder: a flood of CONTINUATION frames ends the connection.
-    block.size += end - start;
-    if (block.size > this.maxHeaderList) throw headersTooLarge(this.maxHeaderList);
-    if (++this.continuations > maxContinuations)
-      throw new ConnectionError(
-        ErrorCode.EnhanceYourCalm,
-        `the server sent a header block of more than ${maxContinuations} CONTINUATION frames`,
-        'H2_FLOOD',
-      );
-    if (end > start) block.parts.push(Buffer.from(buf.subarray(start, end)));
-    if ((flags & Flag.EndHeaders) === 0) return;
-    this.headerBlock = undefined;
-    const whole = Buffer.concat(block.parts);
-    this.onHeaderBlock(id, block.flags, whole, 0, whole.length);
+    const blockFlags = this.headerBlock.flags;
+    const whole = this.headerBlock.add(id, (flags & Flag.EndHeaders) !== 0, buf, start, end);
+    if (whole === undefined) return;
+    this.onHeaderBlock(id, blockFlags, whole, 0, whole.length);
     // The connection took no requests while the block was open.
     if (this.state === State.Ready) this.events.room(this);
   }
@@ -1203,7 +1186,7 @@ export class H2Session {
             ? new H2Error('H2_HEADERS_TIMEOUT', 'Headers Timeout Error')
             : new H2Error('H2_BODY_TIMEOUT', 'Body Timeout Error'),
         );
-        if (this.headerBlock?.streamId === s.id) {
+        if (this.headerBlock.open && this.headerBlock.streamId === s.id) {
           // Nothing else can come on this connection until the server ends that block, and it does not.
           this.connectionError(
             ErrorCode.NoError,
@@ -1307,7 +1290,7 @@ export class H2Session {
     const open = [...this.streams.values()];
     this.streams.clear();
     this.blocked = [];
-    this.headerBlock = undefined;
+    this.headerBlock.clear();
     for (const s of open) if (!s.answered) this.fail(s.req, failure);
     this.events.closed(this, err);
   }
