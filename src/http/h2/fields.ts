@@ -96,3 +96,49 @@ export function requestFieldsFault(fields: readonly string[], pseudo: boolean): 
   }
   return undefined;
 }
+
+/** What an answer's header block says: `:status`, and content-length (-1 without one). */
+export interface AnswerHead {
+  status: number;
+  contentLength: number;
+}
+
+/**
+ * Why an answer's header block is malformed (RFC 9113 8.3.2, 8.2.2), or undefined with `head` filled in. The
+ * regular fields are moved to the front of `fields`, which is cut to them: the answer's headers, written at
+ * `kept` <= i, behind what is read, with no list of their own. A 1xx status is given as it is (the caller tells
+ * an interim answer from the real one).
+ */
+export function readAnswerHead(fields: string[], head: AnswerHead): string | undefined {
+  let status = -1;
+  let regular = false;
+  let contentLength = -1;
+  let kept = 0;
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i];
+    const value = fields[i + 1];
+    if (name.charCodeAt(0) === 0x3a) {
+      if (name !== ':status') return `the pseudo-header ${JSON.stringify(name)} in an answer`;
+      if (status !== -1) return 'two :status';
+      if (regular) return 'a pseudo-header after a regular field';
+      status = threeDigits(value);
+      if (status < 100) return `:status ${JSON.stringify(value)} (three digits from 100)`;
+    } else {
+      regular = true;
+      if (isConnectionSpecific(name)) return `the connection-specific field ${JSON.stringify(name)}`;
+      if (name === 'content-length') {
+        const n = /^[0-9]{1,15}$/.test(value) ? Number(value) : -1;
+        if (n < 0 || (contentLength !== -1 && contentLength !== n)) return `content-length ${JSON.stringify(value)}`;
+        contentLength = n;
+      }
+      fields[kept++] = name;
+      fields[kept++] = value;
+    }
+  }
+  fields.length = kept;
+  if (status === -1) return 'no :status';
+  if (status === 101) return 'status 101, which HTTP/2 does not have';
+  head.status = status;
+  head.contentLength = contentLength;
+  return undefined;
+}

@@ -39,11 +39,11 @@ import {
   streamFailure,
 } from './errors.js';
 import {
-  isConnectionSpecific,
+  type AnswerHead,
   pathFault,
+  readAnswerHead,
   pathFieldSize,
   requestFieldsFault,
-  threeDigits,
   trailersFault,
   writePath,
 } from './fields.js';
@@ -181,6 +181,8 @@ export class H2Session {
   private readonly maxHeaderList: number;
   /** A header block being gathered from HEADERS and CONTINUATION frames. */
   private readonly headerBlock: HeaderBlock;
+  /** What `readAnswerHead` found in the last answer's header block (one object for the connection's life). */
+  private readonly head: AnswerHead = { status: -1, contentLength: -1 };
   private sweeper: NodeJS.Timeout | undefined;
   private sweepMs = 1000;
   private closeError: Error | undefined;
@@ -838,38 +840,10 @@ export class H2Session {
       this.malformed(s, fault);
       return;
     }
-    let status = -1;
-    let regular = false;
-    let contentLength = -1;
-    // The regular fields are moved to the front of the decoded list, which is then the answer's headers: written
-    // at `kept` <= i, behind what is read.
-    let kept = 0;
-    for (let i = 0; i < fields.length; i += 2) {
-      const name = fields[i];
-      const value = fields[i + 1];
-      if (name.charCodeAt(0) === 0x3a) {
-        if (name !== ':status') return this.malformed(s, `the pseudo-header ${JSON.stringify(name)} in an answer`);
-        if (status !== -1) return this.malformed(s, 'two :status');
-        if (regular) return this.malformed(s, 'a pseudo-header after a regular field');
-        status = threeDigits(value);
-        if (status < 100) return this.malformed(s, `:status ${JSON.stringify(value)} (three digits from 100)`);
-      } else {
-        regular = true;
-        if (isConnectionSpecific(name))
-          return this.malformed(s, `the connection-specific field ${JSON.stringify(name)}`);
-        if (name === 'content-length') {
-          const n = /^[0-9]{1,15}$/.test(value) ? Number(value) : -1;
-          if (n < 0 || (contentLength !== -1 && contentLength !== n))
-            return this.malformed(s, `content-length ${JSON.stringify(value)}`);
-          contentLength = n;
-        }
-        fields[kept++] = name;
-        fields[kept++] = value;
-      }
-    }
-    fields.length = kept;
-    if (status === -1) return this.malformed(s, 'no :status');
-    if (status === 101) return this.malformed(s, 'status 101, which HTTP/2 does not have');
+    const head = this.head;
+    const headFault = readAnswerHead(fields, head);
+    if (headFault !== undefined) return this.malformed(s, headFault);
+    const status = head.status;
     if (status < 200) {
       // 1xx: the real answer follows, on HEADERS that do not end the stream.
       if (endStream) this.malformed(s, `an interim answer (${status}) that ends the stream`);
@@ -878,7 +852,7 @@ export class H2Session {
     // The answer's headers, not an interim one: repeated 1xx would keep it waiting past its headers timeout.
     s.activeAt = performance.now();
     s.status = status;
-    s.contentLength = contentLength;
+    s.contentLength = head.contentLength;
     try {
       s.req.handler.onHeaders(status, fields);
     } catch (err) {
