@@ -47,9 +47,10 @@ import {
   trailersFault,
   writePath,
 } from './fields.js';
-import { OutBuffer } from './out-buffer.js';
+import type { OutBuffer } from './out-buffer.js';
 import { type H2Request, Stream, noBodyExpected } from './stream.js';
-import { AckBacklog, maxOutstandingAcks } from './flood-guard.js';
+import { maxOutstandingAcks } from './flood-guard.js';
+import { FrameWriter } from './frame-writer.js';
 import { HeaderBlock } from './header-block.js';
 import { Liveness, LivenessStep, defaultPingTimeoutMs, defaultReadIdleMs } from './liveness.js';
 import { toTransportError } from '../transport-error.js';
@@ -158,15 +159,9 @@ export class H2Session {
   private readonly encoder = new HpackEncoder();
   private readonly decoder = new HpackDecoder();
   private readonly reader: FrameReader;
-  private readonly out = new OutBuffer();
-  private flushScheduled = false;
-  private readonly flushNow = (): void => this.flush();
-  /** The socket's last write() said it holds enough: nothing more is written, and no request taken, until 'drain'. */
-  private socketFull = false;
-  /** PING and SETTINGS acknowledgements owed and not taken by the server. */
-  private readonly acks = new AckBacklog();
-  /** Writes handed to the socket so far (see `Stream.queuedAt`). */
-  private handovers = 0;
+  private readonly writer = new FrameWriter();
+  /** Where frames are written (the writer's). */
+  private readonly out: OutBuffer = this.writer.out;
   private readonly liveness: Liveness | undefined;
   private livenessTimer: NodeJS.Timeout | undefined;
   // What the server allows us.
@@ -243,6 +238,7 @@ export class H2Session {
   /** Listens to `socket`; `made`: it is connected already (and its TLS handshake done), so the session starts now. */
   private attach(socket: Socket, made: boolean): void {
     this.socket = socket;
+    this.writer.socket = socket;
     socket.setNoDelay(true);
     socket.setKeepAlive(true, keepAliveMs);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -325,7 +321,7 @@ export class H2Session {
    * server that does not read), and in the middle of a header block (nothing else can arrive before it ends).
    */
   get room(): number {
-    if (this.state !== State.Ready || this.socketFull || this.headerBlock.open) return 0;
+    if (this.state !== State.Ready || this.writer.full || this.headerBlock.open) return 0;
     return Math.min(this.peerMaxStreams, this.options.maxStreams) - this.streams.size;
   }
 
@@ -424,7 +420,7 @@ export class H2Session {
     const blockLength = at - start - frameHeaderLength;
     const endStream = bodyLength === 0 ? Flag.EndStream : 0;
     s.sent = true;
-    s.queuedAt = this.handovers;
+    s.queuedAt = this.writer.handovers;
     if (blockLength > this.peerMaxFrame) {
       // Too long for one frame: HEADERS and CONTINUATION frames, from a copy of the block.
       const block = Buffer.from(out.subarray(start + frameHeaderLength, at));
@@ -523,60 +519,25 @@ export class H2Session {
   }
 
   private queue(frame: Buffer): void {
-    const out = this.out.reserve(frame.length);
-    frame.copy(out, this.out.used);
-    this.out.commit(this.out.used + frame.length);
-    this.scheduleFlush();
+    this.writer.queue(frame);
   }
 
   /** Queues an acknowledgement the server asked for (PING, SETTINGS); too many unread ones are a flood. */
   private queueAck(frame: Buffer): void {
-    if (!this.acks.add())
+    if (!this.writer.queueAck(frame))
       throw new ConnectionError(
         ErrorCode.EnhanceYourCalm,
         `the server sent more than ${maxOutstandingAcks} PING and SETTINGS frames without reading the answers`,
         'H2_FLOOD',
       );
-    this.queue(frame);
   }
 
   private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(this.flushNow);
-  }
-
-  /**
-   * Hands what was written to the socket, unless the socket said it holds enough: then nothing more goes until
-   * it drains, and the connection takes no new requests (`room` 0), so what waits for a server that does not read
-   * is bounded by the flow-control windows and the streams open, not by what callers send.
-   */
-  private flush(): void {
-    this.flushScheduled = false;
-    if (this.state === State.Closed || this.socketFull) return;
-    const parts = this.out.take();
-    if (parts.length === 0) return;
-    this.handovers++;
-    const written = this.out.writing();
-    let more: boolean;
-    if (parts.length === 1) more = this.socket.write(parts[0], written);
-    else {
-      more = true;
-      this.socket.cork();
-      for (let i = 0; i < parts.length; i++)
-        more = this.socket.write(parts[i], i === parts.length - 1 ? written : undefined);
-      this.socket.uncork();
-    }
-    this.acks.handed(more);
-    if (!more) this.socketFull = true;
+    this.writer.schedule();
   }
 
   private onDrain(): void {
-    this.acks.drained();
-    if (!this.socketFull || this.state === State.Closed) return;
-    this.socketFull = false;
-    this.flush();
-    if (!this.socketFull && this.state === State.Ready) this.events.room(this);
+    if (this.writer.drained() && this.state === State.Ready) this.events.room(this);
   }
 
   private onData(chunk: Buffer): void {
@@ -1126,7 +1087,7 @@ export class H2Session {
   private connectionError(code: ErrorCode, message: string, kind = 'H2_PROTOCOL_ERROR', cause?: unknown): void {
     if (this.state === State.Closed) return;
     // What was queued is moot.
-    this.out.take();
+    this.writer.takeAll();
     this.endSocket(goawayFrame(0, code));
     const what =
       kind === 'H2_PROTOCOL_ERROR'
@@ -1192,7 +1153,7 @@ export class H2Session {
    */
   private dead(liveness: Liveness): void {
     const unsent: Stream[] = [];
-    for (const s of this.streams.values()) if (s.queuedAt === this.handovers) unsent.push(s);
+    for (const s of this.streams.values()) if (s.queuedAt === this.writer.handovers) unsent.push(s);
     for (const s of unsent) this.streams.delete(s.id);
     this.destroy(
       new H2Error(
@@ -1218,7 +1179,7 @@ export class H2Session {
       return;
     }
     // What is queued goes before the GOAWAY, room in the socket or not: it is the last of it.
-    for (const part of this.out.take()) this.socket.write(part);
+    for (const part of this.writer.takeAll()) this.socket.write(part);
     this.endSocket(goawayFrame(0, ErrorCode.NoError));
     this.close(undefined);
   }
@@ -1257,6 +1218,7 @@ export class H2Session {
   private close(err: Error | undefined): void {
     if (this.state === State.Closed) return;
     this.state = State.Closed;
+    this.writer.closed = true;
     clearInterval(this.sweeper);
     clearInterval(this.livenessTimer);
     clearTimeout(this.settingsTimer);
