@@ -124,6 +124,7 @@ const failureOfCode: Record<string, TransportFailure> = {
   H2_FLOOD: 'protocol',
   H2_SETTINGS_TIMEOUT: 'protocol',
   H2_CONNECTION_CLOSED: 'closed',
+  H2_PING_TIMEOUT: 'closed',
   H2_CONNECT_TIMEOUT: 'connect-timeout',
   H2_HEADERS_TIMEOUT: 'headers-timeout',
   H2_BODY_TIMEOUT: 'body-timeout',

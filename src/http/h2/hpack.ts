@@ -338,6 +338,11 @@ export class HpackEncoder {
   private max: number;
   /** A size update owed at the start of the next block (after the peer lowered the table size). */
   private pendingResize: number | undefined;
+  /**
+   * The smallest size since the last block, when below `pendingResize`: RFC 7541 4.2 wants it signalled first,
+   * then the final one, so that the decoder evicts what the smaller one evicted.
+   */
+  private pendingMin: number | undefined;
   /** Bumped whenever the table changes (an insertion shifts every index): kept blocks are then stale. */
   private generation = 0;
   /**
@@ -355,6 +360,7 @@ export class HpackEncoder {
   setMaxTableSize(size: number): void {
     const use = Math.min(size, 4096);
     if (use === this.max) return;
+    if (use < (this.pendingMin ?? this.max)) this.pendingMin = use;
     this.max = use;
     this.mirror.resize(use);
     this.keys = this.keys.slice(0, this.mirror.length);
@@ -369,13 +375,16 @@ export class HpackEncoder {
   fixed(fields: readonly string[]): Buffer {
     const hit = this.kept(fields);
     if (hit !== undefined) return hit;
-    let size = this.pendingResize !== undefined ? 6 : 0;
+    let size = this.pendingResize !== undefined ? 12 : 0;
     for (let i = 0; i < fields.length; i += 2) size += 12 + fields[i].length + fields[i + 1].length;
     const out = Buffer.allocUnsafe(size);
     let at = 0;
     if (this.pendingResize !== undefined) {
+      if (this.pendingMin !== undefined && this.pendingMin < this.pendingResize)
+        at = writeInt(out, at, this.pendingMin, 5, 0x20);
       at = writeInt(out, at, this.pendingResize, 5, 0x20);
       this.pendingResize = undefined;
+      this.pendingMin = undefined;
     }
     let inserted = false;
     for (let i = 0; i < fields.length; i += 2) {

@@ -26,15 +26,34 @@ import {
   HpackEncoder,
   HpackError,
   literalFieldSize,
-  nameFault,
-  valueFault,
-  writeInt,
   writeLiteralField,
 } from './hpack.js';
-import { H2Error, refusedError, resetError } from './errors.js';
-import { OutBuffer } from './out-buffer.js';
-import type { RequestControl, ResponseHandler } from '../transport.js';
-import { TransportError, toTransportError } from '../transport-error.js';
+import {
+  ConnectionError,
+  H2Error,
+  abortFailure,
+  frameSizeError,
+  protocolError,
+  refusedError,
+  resetError,
+  streamFailure,
+} from './errors.js';
+import {
+  type AnswerHead,
+  pathFault,
+  readAnswerHead,
+  pathFieldSize,
+  requestFieldsFault,
+  trailersFault,
+  writePath,
+} from './fields.js';
+import type { OutBuffer } from './out-buffer.js';
+import { type H2Request, Stream, noBodyExpected } from './stream.js';
+import { maxOutstandingAcks } from './flood-guard.js';
+import { FrameWriter } from './frame-writer.js';
+import { HeaderBlock } from './header-block.js';
+import { Liveness, LivenessStep, defaultPingTimeoutMs, defaultReadIdleMs } from './liveness.js';
+import { toTransportError } from '../transport-error.js';
 
 /**
  * One HTTP/2 connection of the client (RFC 9113): the preface and settings, streams with their flow-control
@@ -47,24 +66,7 @@ import { TransportError, toTransportError } from '../transport-error.js';
  * having failed already. None reaches the socket's listeners or another request.
  */
 
-/** A request as the pool hands it to a session. */
-export interface H2Request {
-  /**
-   * `:method`, `:scheme` and `:authority` as pairs, then the headers (lower-case names); `:path` goes between.
-   * The same arrays for the same kind of request let each connection encode them once.
-   */
-  pseudo: readonly string[];
-  headers: readonly string[];
-  path: string;
-  body: Buffer | null;
-  /** ms to wait for the answer's headers; 0: no bound. */
-  headersTimeout: number;
-  /** ms any gap in the answer's body may last; 0: no bound. */
-  bodyTimeout: number;
-  handler: ResponseHandler;
-  /** How often the server refused it unprocessed and it was sent again. */
-  refusals: number;
-}
+export type { H2Request } from './stream.js';
 
 /** What a session tells its pool. */
 export interface SessionEvents {
@@ -97,7 +99,27 @@ export interface SessionOptions {
    * destroyed. Default 1000 ({@link defaultCloseTimeoutMs}).
    */
   closeTimeoutMs?: number;
+  /**
+   * ms with requests open and nothing read after which the connection sends a PING of its own; 0: never (nor a
+   * ping timeout). Default {@link defaultReadIdleMs} (liveness.ts).
+   */
+  readIdleTimeoutMs?: number;
+  /**
+   * ms the connection waits for anything at all after that PING; then it is dead (`H2_PING_TIMEOUT`): requests
+   * whose HEADERS never left the process go elsewhere (`refused`), the others fail maybe applied. Default
+   * {@link defaultPingTimeoutMs}.
+   */
+  pingTimeoutMs?: number;
 }
+
+/**
+ * TCP keepalive's first probe after this long idle (the system's default is two hours): for a connection with no
+ * requests open, which the read-idle PING does not watch, a vanished peer is found before it is given work.
+ */
+const keepAliveMs = 30_000;
+
+/** The PING this client sends to see whether the connection is alive; any answer will do. */
+const ownPing = Buffer.from([0, 0, 8, 0x6, 0, 0, 0, 0, 0, 0x76, 0x62, 0x2d, 0x6c, 0x69, 0x76, 0x65, 0x21]);
 
 /**
  * The header list we take in an answer (SETTINGS_MAX_HEADER_LIST_SIZE, counted as RFC 9113 6.5.2 says: name +
@@ -116,15 +138,6 @@ export const defaultMaxHeaderListSize = 65_536;
  */
 const defaultCloseTimeoutMs = 1000;
 
-/**
- * The most PING and SETTINGS acknowledgements queued while the socket takes no more (or in one read): a server
- * that keeps asking and never reads the answers is flooding (RFC 9113 10.5). nghttp2's default.
- */
-const maxQueuedAcks = 1000;
-
-/** What a request's `:path` may not hold: anything but visible latin1 (undici's rule for HTTP/1.1). */
-const invalidPath = /[^\u0021-\u00ff]/;
-
 const enum State {
   /** Preface sent, waiting for the server's SETTINGS. */
   Opening,
@@ -137,54 +150,6 @@ const enum State {
 /** Stream ids go up to 2^31-1; a connection near the end takes no more and a new one is opened. */
 const lastUsableStreamId = 2 ** 31 - 1 - 2 * 1024;
 
-class Stream implements RequestControl {
-  /** Bytes of the request body still to send, from `bodyAt`; -1 once END_STREAM is sent. */
-  bodyAt = 0;
-  status = 0;
-  /** Bytes received and not yet returned to the server as WINDOW_UPDATE. */
-  recvUnacked = 0;
-  /** HEADERS is written: the server may know the stream (a reset before that would name one it never saw). */
-  sent = false;
-  /**
-   * The whole answer was handed over and the stream lives on only to send the rest of the body (half-closed,
-   * remote): its handler has heard all it will.
-   */
-  answered = false;
-  /** The answer's content-length, -1 without one; the body's bytes so far. */
-  contentLength = -1;
-  received = 0;
-  /** The reader has all it takes for now (its handler's onData said false): the windows stay closed to it. */
-  paused = false;
-  /** Bytes it received while paused, not yet returned to the connection's window: they are still unread. */
-  held = 0;
-  /** When the request was sent, then when its answer last showed progress (performance.now()). */
-  activeAt: number;
-  trailers: string[] | undefined;
-  constructor(
-    private readonly session: H2Session,
-    readonly id: number,
-    readonly req: H2Request,
-    public sendWindow: number,
-    /** What the server may still send on it before our next WINDOW_UPDATE. */
-    public recvWindow: number,
-    now: number,
-  ) {
-    this.activeAt = now;
-  }
-
-  abort(reason?: Error): void {
-    this.session.abortStream(this, reason);
-  }
-
-  pause(): void {
-    this.paused = true;
-  }
-
-  resume(): void {
-    this.session.resumeStream(this);
-  }
-}
-
 export class H2Session {
   private state = State.Opening;
   private readonly streams = new Map<number, Stream>();
@@ -194,13 +159,11 @@ export class H2Session {
   private readonly encoder = new HpackEncoder();
   private readonly decoder = new HpackDecoder();
   private readonly reader: FrameReader;
-  private readonly out = new OutBuffer();
-  private flushScheduled = false;
-  private readonly flushNow = (): void => this.flush();
-  /** The socket's last write() said it holds enough: nothing more is written, and no request taken, until 'drain'. */
-  private socketFull = false;
-  /** PING and SETTINGS acknowledgements queued since the socket last took a write with room to spare. */
-  private acks = 0;
+  private readonly writer = new FrameWriter();
+  /** Where frames are written (the writer's). */
+  private readonly out: OutBuffer = this.writer.out;
+  private readonly liveness: Liveness | undefined;
+  private livenessTimer: NodeJS.Timeout | undefined;
   // What the server allows us.
   private peerMaxStreams = 100;
   private peerInitialWindow = defaultWindow;
@@ -211,8 +174,10 @@ export class H2Session {
   /** What the server may still send on the connection before our next WINDOW_UPDATE. */
   private connRecvWindow: number;
   private readonly maxHeaderList: number;
-  /** A header block being gathered from HEADERS and CONTINUATION frames; `size`, its compressed bytes so far. */
-  private headerBlock: { streamId: number; flags: number; parts: Buffer[]; size: number } | undefined;
+  /** A header block being gathered from HEADERS and CONTINUATION frames. */
+  private readonly headerBlock: HeaderBlock;
+  /** What `readAnswerHead` found in the last answer's header block (one object for the connection's life). */
+  private readonly head: AnswerHead = { status: -1, contentLength: -1 };
   private sweeper: NodeJS.Timeout | undefined;
   private sweepMs = 1000;
   private closeError: Error | undefined;
@@ -222,6 +187,8 @@ export class H2Session {
   private settingsAcked = false;
   private settingsTimer: NodeJS.Timeout | undefined;
   private closeTimer: NodeJS.Timeout | undefined;
+  /** The last stream id of the server's GOAWAY; -1 before one. */
+  private goawayLast = -1;
 
   private socket!: Socket;
   /** The socket while it is still being made (a tunnel through a proxy): the session starts once it is there. */
@@ -235,7 +202,11 @@ export class H2Session {
     private readonly tls = false,
   ) {
     this.maxHeaderList = options.maxHeaderListSize ?? defaultMaxHeaderListSize;
+    this.headerBlock = new HeaderBlock(this.maxHeaderList);
     this.connRecvWindow = Math.max(options.connectionWindow, defaultWindow);
+    const readIdle = options.readIdleTimeoutMs ?? defaultReadIdleMs;
+    if (readIdle > 0)
+      this.liveness = new Liveness(readIdle, options.pingTimeoutMs ?? defaultPingTimeoutMs, performance.now());
     this.reader = new FrameReader(
       (type, flags, id, buf, start, end) => this.onFrame(type, flags, id, buf, start, end),
       defaultMaxFrameSize,
@@ -267,7 +238,9 @@ export class H2Session {
   /** Listens to `socket`; `made`: it is connected already (and its TLS handshake done), so the session starts now. */
   private attach(socket: Socket, made: boolean): void {
     this.socket = socket;
+    this.writer.socket = socket;
     socket.setNoDelay(true);
+    socket.setKeepAlive(true, keepAliveMs);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.onDrain());
     socket.on('error', (err: NodeJS.ErrnoException) => {
@@ -348,7 +321,7 @@ export class H2Session {
    * server that does not read), and in the middle of a header block (nothing else can arrive before it ends).
    */
   get room(): number {
-    if (this.state !== State.Ready || this.socketFull || this.headerBlock !== undefined) return 0;
+    if (this.state !== State.Ready || this.writer.full || this.headerBlock.open) return 0;
     return Math.min(this.peerMaxStreams, this.options.maxStreams) - this.streams.size;
   }
 
@@ -447,6 +420,7 @@ export class H2Session {
     const blockLength = at - start - frameHeaderLength;
     const endStream = bodyLength === 0 ? Flag.EndStream : 0;
     s.sent = true;
+    s.queuedAt = this.writer.handovers;
     if (blockLength > this.peerMaxFrame) {
       // Too long for one frame: HEADERS and CONTINUATION frames, from a copy of the block.
       const block = Buffer.from(out.subarray(start + frameHeaderLength, at));
@@ -545,58 +519,25 @@ export class H2Session {
   }
 
   private queue(frame: Buffer): void {
-    const out = this.out.reserve(frame.length);
-    frame.copy(out, this.out.used);
-    this.out.commit(this.out.used + frame.length);
-    this.scheduleFlush();
+    this.writer.queue(frame);
   }
 
   /** Queues an acknowledgement the server asked for (PING, SETTINGS); too many unread ones are a flood. */
   private queueAck(frame: Buffer): void {
-    if (++this.acks > maxQueuedAcks)
+    if (!this.writer.queueAck(frame))
       throw new ConnectionError(
         ErrorCode.EnhanceYourCalm,
-        `the server sent more than ${maxQueuedAcks} PING and SETTINGS frames without reading the answers`,
+        `the server sent more than ${maxOutstandingAcks} PING and SETTINGS frames without reading the answers`,
         'H2_FLOOD',
       );
-    this.queue(frame);
   }
 
   private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(this.flushNow);
-  }
-
-  /**
-   * Hands what was written to the socket, unless the socket said it holds enough: then nothing more goes until
-   * it drains, and the connection takes no new requests (`room` 0), so what waits for a server that does not read
-   * is bounded by the flow-control windows and the streams open, not by what callers send.
-   */
-  private flush(): void {
-    this.flushScheduled = false;
-    if (this.state === State.Closed || this.socketFull) return;
-    const parts = this.out.take();
-    if (parts.length === 0) return;
-    const written = this.out.writing();
-    let more: boolean;
-    if (parts.length === 1) more = this.socket.write(parts[0], written);
-    else {
-      more = true;
-      this.socket.cork();
-      for (let i = 0; i < parts.length; i++)
-        more = this.socket.write(parts[i], i === parts.length - 1 ? written : undefined);
-      this.socket.uncork();
-    }
-    if (more) this.acks = 0;
-    else this.socketFull = true;
+    this.writer.schedule();
   }
 
   private onDrain(): void {
-    if (!this.socketFull || this.state === State.Closed) return;
-    this.socketFull = false;
-    this.flush();
-    if (!this.socketFull && this.state === State.Ready) this.events.room(this);
+    if (this.writer.drained() && this.state === State.Ready) this.events.room(this);
   }
 
   private onData(chunk: Buffer): void {
@@ -662,7 +603,7 @@ export class H2Session {
         return;
       }
     }
-    if (this.headerBlock !== undefined && type !== FrameType.Continuation)
+    if (this.headerBlock.open && type !== FrameType.Continuation)
       throw protocolError('a header block interrupted by another frame');
     switch (type) {
       case FrameType.Data:
@@ -758,7 +699,9 @@ export class H2Session {
         );
       return;
     }
-    s.activeAt = performance.now();
+    // Only bytes of the body are progress: empty frames (or padding alone) would keep a stalled answer open
+    // past its body timeout for as long as the server sends them.
+    if (end > start) s.activeAt = performance.now();
     s.received += end - start;
     const endStream = (flags & Flag.EndStream) !== 0;
     if (end > start) {
@@ -816,23 +759,14 @@ export class H2Session {
     end -= pad;
     if (this.isIdle(id)) throw protocolError(`HEADERS on stream ${id}, which the client did not open`);
     if ((flags & Flag.EndHeaders) !== 0) this.onHeaderBlock(id, flags, buf, start, end);
-    else {
-      if (end - start > this.maxHeaderList) throw headersTooLarge(this.maxHeaderList);
-      this.headerBlock = { streamId: id, flags, parts: [Buffer.from(buf.subarray(start, end))], size: end - start };
-    }
+    else this.headerBlock.begin(id, flags, buf, start, end);
   }
 
   private onContinuation(flags: number, id: number, buf: Buffer, start: number, end: number): void {
-    const block = this.headerBlock;
-    if (block === undefined || block.streamId !== id) throw protocolError('CONTINUATION without HEADERS before it');
-    // Gathering is bounded here, decoding in the decoder: a flood of CONTINUATION frames ends the connection.
-    block.size += end - start;
-    if (block.size > this.maxHeaderList) throw headersTooLarge(this.maxHeaderList);
-    block.parts.push(Buffer.from(buf.subarray(start, end)));
-    if ((flags & Flag.EndHeaders) === 0) return;
-    this.headerBlock = undefined;
-    const whole = Buffer.concat(block.parts);
-    this.onHeaderBlock(id, block.flags, whole, 0, whole.length);
+    const blockFlags = this.headerBlock.flags;
+    const whole = this.headerBlock.add(id, (flags & Flag.EndHeaders) !== 0, buf, start, end);
+    if (whole === undefined) return;
+    this.onHeaderBlock(id, blockFlags, whole, 0, whole.length);
     // The connection took no requests while the block was open.
     if (this.state === State.Ready) this.events.room(this);
   }
@@ -850,7 +784,6 @@ export class H2Session {
       );
       return;
     }
-    s.activeAt = performance.now();
     const endStream = (flags & Flag.EndStream) !== 0;
     const fault = this.decoder.malformed;
     if (s.status !== 0) {
@@ -868,45 +801,19 @@ export class H2Session {
       this.malformed(s, fault);
       return;
     }
-    let status = -1;
-    let regular = false;
-    let contentLength = -1;
-    // The regular fields are moved to the front of the decoded list, which is then the answer's headers: written
-    // at `kept` <= i, behind what is read.
-    let kept = 0;
-    for (let i = 0; i < fields.length; i += 2) {
-      const name = fields[i];
-      const value = fields[i + 1];
-      if (name.charCodeAt(0) === 0x3a) {
-        if (name !== ':status') return this.malformed(s, `the pseudo-header ${JSON.stringify(name)} in an answer`);
-        if (status !== -1) return this.malformed(s, 'two :status');
-        if (regular) return this.malformed(s, 'a pseudo-header after a regular field');
-        status = threeDigits(value);
-        if (status < 100) return this.malformed(s, `:status ${JSON.stringify(value)} (three digits from 100)`);
-      } else {
-        regular = true;
-        if (isConnectionSpecific(name))
-          return this.malformed(s, `the connection-specific field ${JSON.stringify(name)}`);
-        if (name === 'content-length') {
-          const n = /^[0-9]{1,15}$/.test(value) ? Number(value) : -1;
-          if (n < 0 || (contentLength !== -1 && contentLength !== n))
-            return this.malformed(s, `content-length ${JSON.stringify(value)}`);
-          contentLength = n;
-        }
-        fields[kept++] = name;
-        fields[kept++] = value;
-      }
-    }
-    fields.length = kept;
-    if (status === -1) return this.malformed(s, 'no :status');
-    if (status === 101) return this.malformed(s, 'status 101, which HTTP/2 does not have');
+    const head = this.head;
+    const headFault = readAnswerHead(fields, head);
+    if (headFault !== undefined) return this.malformed(s, headFault);
+    const status = head.status;
     if (status < 200) {
       // 1xx: the real answer follows, on HEADERS that do not end the stream.
       if (endStream) this.malformed(s, `an interim answer (${status}) that ends the stream`);
       return;
     }
+    // The answer's headers, not an interim one: repeated 1xx would keep it waiting past its headers timeout.
+    s.activeAt = performance.now();
     s.status = status;
-    s.contentLength = contentLength;
+    s.contentLength = head.contentLength;
     try {
       s.req.handler.onHeaders(status, fields);
     } catch (err) {
@@ -942,8 +849,11 @@ export class H2Session {
     const code = buf.readUInt32BE(start);
     this.forget(s);
     // An answered stream's handler has its whole answer: the server wants no more of the body (RFC 9113, 8.1).
+    // REFUSED_STREAM says the request was not processed; after the answer's headers that is untrue (the handler
+    // has begun to hear an answer, and sent again the request would have two): it fails, maybe applied.
     if (!s.answered) {
-      if (code === ErrorCode.RefusedStream) this.events.refused(s.req, refusedError('REFUSED_STREAM', code));
+      if (code === ErrorCode.RefusedStream && s.status === 0)
+        this.events.refused(s.req, refusedError('REFUSED_STREAM', code));
       else this.fail(s.req, resetError(code));
     }
     this.events.room(this);
@@ -1007,6 +917,7 @@ export class H2Session {
       if (this.settingsAcked) clearTimeout(this.settingsTimer);
       else this.settingsTimer?.unref();
       this.socket.unref();
+      this.watchLiveness();
       this.events.ready(this);
     } else if (grew) {
       this.unblock();
@@ -1029,6 +940,11 @@ export class H2Session {
     if (end - start < 8) throw frameSizeError(`GOAWAY of ${end - start} bytes`);
     const last = buf.readUInt32BE(start) & 0x7fffffff;
     const code = buf.readUInt32BE(start + 4);
+    // A later GOAWAY may only lower the last stream id (RFC 9113 6.8): streams already failed over as
+    // unprocessed would otherwise be ones the server says it processes.
+    if (this.goawayLast >= 0 && last > this.goawayLast)
+      throw protocolError(`a GOAWAY whose last stream id ${last} rises above the ${this.goawayLast} of an earlier one`);
+    this.goawayLast = last;
     if (code !== ErrorCode.NoError)
       this.closeError = new H2Error(
         'H2_CONNECTION_CLOSED',
@@ -1171,7 +1087,7 @@ export class H2Session {
   private connectionError(code: ErrorCode, message: string, kind = 'H2_PROTOCOL_ERROR', cause?: unknown): void {
     if (this.state === State.Closed) return;
     // What was queued is moot.
-    this.out.take();
+    this.writer.takeAll();
     this.endSocket(goawayFrame(0, code));
     const what =
       kind === 'H2_PROTOCOL_ERROR'
@@ -1205,7 +1121,7 @@ export class H2Session {
             ? new H2Error('H2_HEADERS_TIMEOUT', 'Headers Timeout Error')
             : new H2Error('H2_BODY_TIMEOUT', 'Body Timeout Error'),
         );
-        if (this.headerBlock?.streamId === s.id) {
+        if (this.headerBlock.open && this.headerBlock.streamId === s.id) {
           // Nothing else can come on this connection until the server ends that block, and it does not.
           this.connectionError(
             ErrorCode.NoError,
@@ -1216,6 +1132,38 @@ export class H2Session {
         }
       }
     }
+  }
+
+  private watchLiveness(): void {
+    const liveness = this.liveness;
+    if (liveness === undefined) return;
+    this.livenessTimer = setInterval(() => {
+      if (this.state === State.Closed) return;
+      const step = liveness.check(performance.now(), this.bytesRead, this.streams.size > 0);
+      if (step === LivenessStep.Ping) this.queue(ownPing);
+      else if (step === LivenessStep.Dead) this.dead(liveness);
+    }, liveness.checkEveryMs);
+    this.livenessTimer.unref();
+  }
+
+  /**
+   * The server answered nothing, our PING included: the connection is closed. Requests whose HEADERS are still
+   * in the out buffer never left the process and go elsewhere; the others fail, maybe applied (the server may
+   * have them), with `H2_PING_TIMEOUT`.
+   */
+  private dead(liveness: Liveness): void {
+    const unsent: Stream[] = [];
+    for (const s of this.streams.values()) if (s.queuedAt === this.writer.handovers) unsent.push(s);
+    for (const s of unsent) this.streams.delete(s.id);
+    this.destroy(
+      new H2Error(
+        'H2_PING_TIMEOUT',
+        `HTTP/2 connection dead: nothing read for ${liveness.readIdleMs / 1000} s with requests open, and no answer to a PING within ${liveness.pingTimeoutMs / 1000} s`,
+        { bytesRead: this.bytesRead },
+      ),
+    );
+    // Told once the connection is closed, so that they are not given to it again.
+    for (const s of unsent) this.events.refused(s.req, refusedError('the connection died before it was sent'));
   }
 
   /** Takes no new streams; closes once the open ones are done. */
@@ -1231,7 +1179,7 @@ export class H2Session {
       return;
     }
     // What is queued goes before the GOAWAY, room in the socket or not: it is the last of it.
-    for (const part of this.out.take()) this.socket.write(part);
+    for (const part of this.writer.takeAll()) this.socket.write(part);
     this.endSocket(goawayFrame(0, ErrorCode.NoError));
     this.close(undefined);
   }
@@ -1270,13 +1218,15 @@ export class H2Session {
   private close(err: Error | undefined): void {
     if (this.state === State.Closed) return;
     this.state = State.Closed;
+    this.writer.closed = true;
     clearInterval(this.sweeper);
+    clearInterval(this.livenessTimer);
     clearTimeout(this.settingsTimer);
     const failure = err ?? new H2Error('H2_DESTROYED', 'The client is destroyed');
     const open = [...this.streams.values()];
     this.streams.clear();
     this.blocked = [];
-    this.headerBlock = undefined;
+    this.headerBlock.clear();
     for (const s of open) if (!s.answered) this.fail(s.req, failure);
     this.events.closed(this, err);
   }
@@ -1293,144 +1243,4 @@ export class H2Session {
   private socketClosedError(): H2Error {
     return new H2Error('H2_CONNECTION_CLOSED', 'other side closed', { bytesRead: this.bytesRead });
   }
-}
-
-/** A connection error found while reading: GOAWAY with `h2Code`, and every stream fails with an H2Error of `kind`. */
-class ConnectionError extends Error {
-  constructor(
-    readonly h2Code: ErrorCode,
-    message: string,
-    readonly kind = 'H2_PROTOCOL_ERROR',
-  ) {
-    super(message);
-  }
-}
-
-function protocolError(message: string): ConnectionError {
-  return new ConnectionError(ErrorCode.ProtocolError, message);
-}
-
-function frameSizeError(message: string): ConnectionError {
-  return new ConnectionError(ErrorCode.FrameSizeError, message);
-}
-
-function headersTooLarge(limit: number): ConnectionError {
-  return new ConnectionError(
-    ErrorCode.EnhanceYourCalm,
-    `the server sent a header block of more than ${limit} bytes (SETTINGS_MAX_HEADER_LIST_SIZE)`,
-    'H2_HEADERS_TOO_LARGE',
-  );
-}
-
-/** What a stream error tells its request: the server broke the protocol on this stream; the connection goes on. */
-function streamFailure(code: ErrorCode, message: string): H2Error {
-  return new H2Error(
-    'H2_PROTOCOL_ERROR',
-    `HTTP/2 protocol error by the server: ${message} (RST_STREAM ${errorName(code)})`,
-    { h2Code: code },
-  );
-}
-
-/** `:status` as a number, or -1 unless exactly three ASCII digits (RFC 9110, 15). */
-function threeDigits(v: string): number {
-  if (v.length !== 3) return -1;
-  const a = v.charCodeAt(0) - 0x30;
-  const b = v.charCodeAt(1) - 0x30;
-  const c = v.charCodeAt(2) - 0x30;
-  if (a < 0 || a > 9 || b < 0 || b > 9 || c < 0 || c > 9) return -1;
-  return a * 100 + b * 10 + c;
-}
-
-/** Fields HTTP/2 forbids (RFC 9113, 8.2.2): they belong to HTTP/1.1's connection, which this is not. */
-function isConnectionSpecific(name: string): boolean {
-  switch (name.length) {
-    case 7:
-      return name === 'upgrade';
-    case 10:
-      return name === 'connection' || name === 'keep-alive';
-    case 16:
-      return name === 'proxy-connection';
-    case 17:
-      return name === 'transfer-encoding';
-    default:
-      return false;
-  }
-}
-
-/** Why trailers are malformed: a pseudo-header or a connection-specific field in them. */
-function trailersFault(fields: readonly string[]): string | undefined {
-  for (let i = 0; i < fields.length; i += 2) {
-    if (fields[i].charCodeAt(0) === 0x3a) return `the pseudo-header ${JSON.stringify(fields[i])} in trailers`;
-    if (isConnectionSpecific(fields[i]))
-      return `the connection-specific field ${JSON.stringify(fields[i])} in trailers`;
-  }
-  return undefined;
-}
-
-/** An answer with no body whatever its content-length says: to HEAD, 204, 304 (RFC 9110, 6.4.1). */
-function noBodyExpected(s: Stream): boolean {
-  return s.status === 204 || s.status === 304 || s.req.pseudo[1] === 'HEAD';
-}
-
-/** Why a request's `:path` may not be sent: empty, or not visible latin1 (a space, a control, a character beyond latin1 would go out as another byte). */
-function pathFault(path: string): string | undefined {
-  return path.length === 0 || invalidPath.test(path)
-    ? `the path ${JSON.stringify(path)} (HTTP/2 sends visible latin1 only)`
-    : undefined;
-}
-
-/** Bytes `writePath` needs at most. */
-function pathFieldSize(path: string): number {
-  return 12 + path.length;
-}
-
-/**
- * Writes `:path` as a literal never indexed (the static table's name 4: it changes with every request), checking
- * as it copies that each character is visible latin1; -1 when one is not (or the path is empty). One pass over the
- * path, where a check and then a copy were two: it is the one field of every request that is new.
- */
-function writePath(out: Buffer, at: number, path: string): number {
-  const n = path.length;
-  if (n === 0) return -1;
-  at = writeInt(out, at, 4, 4, 0x10);
-  at = writeInt(out, at, n, 7, 0);
-  for (let i = 0; i < n; i++) {
-    const c = path.charCodeAt(i);
-    if (c <= 0x20 || c > 0xff) return -1;
-    out[at++] = c;
-  }
-  return at;
-}
-
-/**
- * Why a request's fields may not be sent (RFC 9113, 8.2.1, 8.2.2): names in lower case without separators or
- * controls, pseudo-headers only in the pseudo list; values without NUL, CR, LF, whitespace at either end or
- * characters beyond latin1 (they would go out as other bytes); no connection-specific field.
- */
-function requestFieldsFault(fields: readonly string[], pseudo: boolean): string | undefined {
-  for (let i = 0; i < fields.length; i += 2) {
-    const name = fields[i];
-    const value = fields[i + 1];
-    if (typeof name !== 'string' || typeof value !== 'string') return `a field that is not a string (${String(name)})`;
-    if ((name.charCodeAt(0) === 0x3a) !== pseudo)
-      return `the field name ${JSON.stringify(name)}${pseudo ? ' (not a pseudo-header)' : ' (a pseudo-header among the headers)'}`;
-    const fault = nameFault(name) ?? valueFault(name, value);
-    if (fault !== undefined) return fault;
-    for (let j = 0; j < value.length; j++)
-      if (value.charCodeAt(j) > 0xff) return `the value of ${JSON.stringify(name)} (a character beyond latin1)`;
-    if (!pseudo && (isConnectionSpecific(name) || (name === 'te' && value !== 'trailers')))
-      return `the connection-specific field ${JSON.stringify(name)}`;
-  }
-  return undefined;
-}
-
-/** What an aborted stream's request fails with: no reason is a plain abort; a TransportError stands as it is. */
-function abortFailure(reason: unknown): Error {
-  if (reason === undefined) return new H2Error('H2_ABORTED', 'Request aborted');
-  return reason instanceof TransportError ? reason : abortedBy(reason);
-}
-
-/** The failure of a request ended by its caller, or by its handler's exception: `aborted`, saying why, the reason its cause. */
-function abortedBy(reason: unknown): TransportError {
-  return new TransportError('aborted', reason instanceof Error ? reason.message : String(reason), { cause: reason });
 }

@@ -187,3 +187,24 @@ describe('HpackEncoder', () => {
     );
   });
 });
+
+describe('HpackEncoder: table size updates (RFC 7541 4.2)', () => {
+  it('signals the smallest size since the last block first, then the final one', () => {
+    const e = new HpackEncoder();
+    e.setMaxTableSize(0);
+    e.setMaxTableSize(4096);
+    const block = e.fixed(['x-a', '1']);
+    // 001 00000 (size 0), then 001 11111 + 4096-31 (size 4096), then the field.
+    expect([...block.subarray(0, 4)]).toEqual([0x20, 0x3f, 0xe1, 0x1f]);
+    const d = new HpackDecoder(4096);
+    expect(d.decode(block)).toEqual(['x-a', '1']);
+  });
+
+  it('signals one size when it only rose', () => {
+    const e = new HpackEncoder(1000);
+    e.setMaxTableSize(2000);
+    const block = e.fixed(['x-a', '1']);
+    // 001 11111 + 2000-31 (size 2000), then the field as a literal entered into the table: no second update.
+    expect([...block.subarray(0, 4)]).toEqual([0x3f, 0xb1, 0x0f, 0x40]);
+  });
+});
