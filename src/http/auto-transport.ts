@@ -3,6 +3,7 @@ import type { Http1Transport } from './http1-transport.js';
 import type { ResponseHandler, Transport, TransportRequest, TransportStats, WireProtocol } from './transport.js';
 import { TransportError, toTransportError } from './transport-error.js';
 import { noTunnelDetail } from './proxy/tunnel.js';
+import { unsentFailure } from './h2/unsent.js';
 
 /**
  * `protocol: 'auto'`: HTTP/2 where the server speaks it, else HTTP/1.1. The first request opens an HTTP/2
@@ -105,7 +106,8 @@ export class AutoTransport implements Transport {
       }
       // Closed once without a byte: asked again (by the waiting requests, at once).
       if (silent && this.waiting.length > 0 && !this.closed) return this.ask();
-      const failure = toTransportError(err, this.tls);
+      // None of the waiting requests left the process: whatever the connection died of, they were never sent.
+      const failure = unsentFailure(err, this.tls);
       const waiting = this.waiting;
       this.waiting = [];
       for (const w of waiting) w.handler.onError(failure);

@@ -21,6 +21,8 @@ export interface Choosable {
   cost: number;
   /** When `cost` took its last sample, on the clock of `now` (ms). */
   sampledAt: number;
+  /** When its oldest request still without an answer's headers was sent, on the clock of `now`; Infinity: none. */
+  readonly unansweredSince: number;
 }
 
 /**
@@ -56,11 +58,19 @@ export function observeLatency(c: Choosable, sampleMs: number, now: number): voi
 
 /**
  * The score the choice compares: `(active + 1) × cost`. A connection left without samples has its cost read as
- * decaying toward 0, so one that was slow once is tried again before long rather than shunned for good.
+ * decaying toward 0, so one that was slow once is tried again before long rather than shunned for good. But a
+ * connection without samples because it stopped answering (a GC pause, a black-holed path) must not look cheaper
+ * for it: once its oldest unanswered request has waited longer than its estimate, that wait is its cost, and grows
+ * while nothing comes back.
  */
 export function loadOf(c: Choosable, now: number): number {
-  const idle = now - c.sampledAt;
-  const cost = idle < noDecayMs ? c.cost : c.cost * Math.exp(-idle / latencyDecayMs);
+  const waited = now - c.unansweredSince;
+  let cost: number;
+  if (waited > c.cost) cost = waited;
+  else {
+    const idle = now - c.sampledAt;
+    cost = idle < noDecayMs ? c.cost : c.cost * Math.exp(-idle / latencyDecayMs);
+  }
   return (c.active + 1) * (cost + costFloorMs);
 }
 

@@ -20,6 +20,7 @@ import {
   type Choosable,
 } from './connection-choice.js';
 import { H2Error } from './errors.js';
+import { unsentFailure } from './unsent.js';
 import { H2Session, type H2Request } from './session.js';
 import type { PendingSocket } from '../proxy/pending-socket.js';
 import { openTunnel, type ProxyHop } from '../proxy/tunnel.js';
@@ -38,13 +39,17 @@ import { originConnection } from '../endpoint.js';
  *   next attempt (while others carry the work), so a node refusing connections behind the balancer does not get a
  *   storm of them.
  * - Choice: power of two choices on `(streams + 1) × peak-EWMA latency`, among the ready connections with room;
- *   when none has room, requests wait here, in order.
+ *   when none has room, requests wait here, in order. While the pool opens the connections it is short of, none
+ *   takes more than its share of the work, so what waited for the first one is spread over those that follow.
+ * - A connection that dies before it is ready sent nothing: what waited for it goes on another connection, or,
+ *   when none can take it, fails as never sent (`unsent.ts`).
  * - Renewal: after its age (`maxConnectionAgeMs` less a random part) a connection stays in use while a replacement
  *   opens, and is drained once the replacement is ready: it takes no new streams and closes when its last one
  *   ends, so no request is lost, repeated or cut, a long visit stream included. A drain whose streams make no
  *   progress for a whole request timeout is ended, its streams failed as a closed connection (the caller's retry
- *   rules decide). A connection lost while in use (its node gone) is replaced at once and speeds renewals up for a
- *   while, so that the node gets connections again soon after it is back.
+ *   rules decide). A connection that said GOAWAY is out of the choice at once and replaced. One that fails with
+ *   streams on it (its node gone; not a graceful GOAWAY, not an idle close) speeds renewals up for a while, so that
+ *   the node gets connections again soon after it is back.
  * - A request the server refused unprocessed (REFUSED_STREAM, a GOAWAY below its id) is sent again on another
  *   connection; everything else that goes wrong is the caller's to retry.
  *
@@ -117,7 +122,7 @@ const connectionHeaders = new Set([
 const noHeaders: readonly string[] = [];
 
 /** One connection as the pool sees it: its session, the choice's latency estimate, and where it is in its life. */
-class Connection implements Choosable {
+class PooledConnection implements Choosable {
   session!: H2Session;
   cost = 0;
   sampledAt = 0;
@@ -131,10 +136,22 @@ class Connection implements Choosable {
   /** A replacement is being opened for it. */
   renewing = false;
   /** The connection this one replaces, drained once this one is ready. */
-  replaces: Connection | undefined;
+  replaces: PooledConnection | undefined;
   /** Answers' headers, bodies' pieces and ends seen on it: whether a drain makes progress. */
   progress = 0;
   drainWatch: NodeJS.Timeout | undefined;
+  /**
+   * Its requests sent and without an answer's headers, oldest first, linked through the requests themselves (no
+   * allocation): the first one's wait is what the choice reads of a connection that stopped answering.
+   */
+  firstUnanswered: PooledRequest | undefined;
+  lastUnanswered: PooledRequest | undefined;
+  /** Streams its close cut off: a connection closed with none (an idle close) is no lost node. */
+  cut = 0;
+
+  get unansweredSince(): number {
+    return this.firstUnanswered === undefined ? Infinity : this.firstUnanswered.sentAt;
+  }
 
   get active(): number {
     return this.session.active;
@@ -153,10 +170,13 @@ class PooledRequest implements H2Request, ResponseHandler {
   readonly handler: ResponseHandler = this;
   refusals = 0;
   /** The connection it is on (undefined while it waits, and once it has ended), and when it was sent (performance.now() ms; 0 once its latency is taken). */
-  conn: Connection | undefined = undefined;
+  conn: PooledConnection | undefined = undefined;
   sentAt = 0;
   /** When it last began to wait in the pool's queue (performance.now() ms). */
   queuedAt = 0;
+  /** Its neighbours among its connection's unanswered requests (see `PooledConnection.firstUnanswered`). */
+  prevUnanswered: PooledRequest | undefined = undefined;
+  nextUnanswered: PooledRequest | undefined = undefined;
 
   constructor(
     private readonly pool: Http2Transport,
@@ -178,7 +198,7 @@ class PooledRequest implements H2Request, ResponseHandler {
     conn.progress++;
     if (this.sentAt > 0) {
       this.pool.sample(conn, status, this.sentAt);
-      this.sentAt = 0;
+      answered(conn, this);
     }
     this.target.onHeaders(status, headers);
   }
@@ -203,7 +223,8 @@ class PooledRequest implements H2Request, ResponseHandler {
       this.pool.inflight--;
       // No answer within the bound: the clearest sign of a slow node there is.
       if (this.sentAt > 0 && err.failure === 'headers-timeout') this.pool.sample(conn, 0, this.sentAt);
-      this.sentAt = 0;
+      if (this.sentAt > 0) answered(conn, this);
+      if (!conn.session.isOpen) conn.cut++;
     }
     this.target.onError(err);
   }
@@ -220,9 +241,9 @@ export class Http2Transport implements Transport {
   private readonly options: H2PoolOptions;
   private readonly timeoutMs: number;
   /** Every connection: opening, taking requests, draining. */
-  private readonly conns: Connection[] = [];
+  private readonly conns: PooledConnection[] = [];
   /** The connections requests may go to: ready and not drained. */
-  private readonly ready: Connection[] = [];
+  private readonly ready: PooledConnection[] = [];
   private opening = 0;
   /** @internal Requests on a connection now. */
   inflight = 0;
@@ -251,16 +272,22 @@ export class Http2Transport implements Transport {
   private connectWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
   private destroyed = false;
   /** The connection this event-loop turn's requests go to. */
-  private turnConn: Connection | undefined;
+  private turnConn: PooledConnection | undefined;
   private readonly endTurn = (): void => {
     this.turnConn = undefined;
   };
   private readonly onRefused = (request: H2Request, err: H2Error): void => {
     const req = request as PooledRequest;
+    const conn = req.conn;
     req.conn = undefined;
     this.inflight--;
+    if (conn !== undefined && req.sentAt > 0) answered(conn, req);
     if (++req.refusals > maxRefusals || this.destroyed) tell(req.handler, toTransportError(err));
     else this.enqueue(req);
+    // A GOAWAY: it takes no more, and what it refused may need a connection opened for it (its close may have
+    // come first, with nothing waiting yet).
+    if (conn !== undefined && conn.taking && !conn.session.isReady) this.takeOut(conn);
+    else this.fill();
     this.drainPending();
   };
 
@@ -318,6 +345,8 @@ export class Http2Transport implements Transport {
         return;
       }
     }
+    // No room: a connection that went away without an event may be counted as ready, and no replacement open.
+    this.dropGoneAway();
     this.enqueue(req);
     this.drainPending();
   }
@@ -331,7 +360,9 @@ export class Http2Transport implements Transport {
     req.queuedAt = performance.now();
     this.pending.push(req);
     if (req.headersTimeout > 0) this.armWait(req.queuedAt + req.headersTimeout);
-    this.waitTimer?.ref();
+    // Closing, a request sent again waits for a connection opened for it, which holds the process while it can.
+    if (this.closing === undefined) this.waitTimer?.ref();
+    else this.waitTimer?.unref();
   }
 
   private armWait(deadline: number): void {
@@ -380,22 +411,31 @@ export class Http2Transport implements Transport {
    * so that the requests of one turn leave in one write and the server reads them in one go, as they would on one
    * connection; the turns spread over the connections.
    */
-  private pick(now: number): Connection | undefined {
+  private pick(now: number): PooledConnection | undefined {
+    // A connection's fair share of the work: a turn stays on one connection only up to it, and while others are
+    // opening none takes more (the first one ready would otherwise take a visit's every slice, for minutes).
+    const share = Math.ceil((this.inflight + this.pending.length + 1) / (this.ready.length + this.opening));
     const turn = this.turnConn;
-    if (turn !== undefined && turn.taking && turn.room > 0) return turn;
+    if (turn !== undefined && turn.taking && turn.room > 0 && turn.active < share) return turn;
     const conn = chooseConnection(this.ready, now, Math.random);
+    if (conn !== undefined && conn.active >= share && this.growing()) return undefined;
     if (turn === undefined && conn !== undefined) setImmediate(this.endTurn);
     this.turnConn = conn;
     return conn;
   }
 
-  private send(conn: Connection, req: PooledRequest, now: number): void {
+  private send(conn: PooledConnection, req: PooledRequest, now: number): void {
     this.inflight++;
     req.conn = conn;
     req.sentAt = now;
+    req.prevUnanswered = conn.lastUnanswered;
+    req.nextUnanswered = undefined;
+    if (conn.lastUnanswered === undefined) conn.firstUnanswered = req;
+    else conn.lastUnanswered.nextUnanswered = req;
+    conn.lastUnanswered = req;
     conn.session.request(req);
     // Its stream ids ran out, or the server said GOAWAY: it takes no more.
-    if (!conn.session.isReady && conn.taking) this.takeOut(conn, false);
+    if (!conn.session.isReady && conn.taking) this.takeOut(conn);
   }
 
   private drainPending(): void {
@@ -412,7 +452,7 @@ export class Http2Transport implements Transport {
   }
 
   /** @internal A latency sample of `conn` from an answer (status 0: none came in time) to a request sent at `sentAt`. */
-  sample(conn: Connection, status: number, sentAt: number): void {
+  sample(conn: PooledConnection, status: number, sentAt: number): void {
     const now = performance.now();
     const ms = latencySample(status, now - sentAt, this.typicalMs);
     observeLatency(conn, ms, now);
@@ -425,7 +465,8 @@ export class Http2Transport implements Transport {
    * a feed opens them all at once.
    */
   private fill(coming = 0): void {
-    if (this.destroyed || this.closing !== undefined) return;
+    // Closing, it opens only for what still waits (requests a GOAWAY refused): close() ends every request.
+    if (this.destroyed || (this.closing !== undefined && this.pending.length === 0)) return;
     const wanted = Math.min(this.target, this.inflight + this.pending.length + coming);
     if (this.ready.length + this.opening >= wanted) return;
     const atOnce = this.ready.length > 0 ? maxConnecting : 1;
@@ -443,11 +484,20 @@ export class Http2Transport implements Transport {
     while (this.ready.length + this.opening < wanted && this.opening < atOnce) this.open();
   }
 
+  /**
+   * Whether the pool is still opening the connections it is short of, none having failed: a connection's share is
+   * then held for those to come. Not while a replacement opens (the pool is whole), nor once one failed to open
+   * (a node refusing or silent would hold the work back for its connect timeout, every time).
+   */
+  private growing(): boolean {
+    return this.opening > 0 && this.ready.length < this.target && this.openFailures === 0;
+  }
+
   private hasWork(): boolean {
     return this.inflight + this.pending.length > 0;
   }
 
-  private open(replaces?: Connection): Connection {
+  private open(replaces?: PooledConnection): PooledConnection {
     const { host, port, tls: tlsOptions } = originConnection(this.url, this.options.tls, this.options.alpn ?? ['h2']);
     const connectTimeoutMs = this.options.connectTimeoutMs ?? 10_000;
     const proxy = this.options.proxy;
@@ -465,7 +515,7 @@ export class Http2Transport implements Transport {
       direct.once('close', () => clearTimeout(timeout));
       socket = direct;
     }
-    const conn = new Connection();
+    const conn = new PooledConnection();
     conn.replaces = replaces;
     conn.session = new H2Session(
       socket,
@@ -489,14 +539,28 @@ export class Http2Transport implements Transport {
   }
 
   /** A stream ended, or the server allows more. */
-  private onRoom(conn: Connection): void {
+  private onRoom(conn: PooledConnection): void {
     // The server said GOAWAY (its node shuts down, or it ends connections of its own accord): it takes no more.
-    if (conn.taking && !conn.session.isReady) this.takeOut(conn, true);
+    // Whether its node is lost is for its close to say (an error with streams cut), not for a GOAWAY.
+    if (conn.taking && !conn.session.isReady) this.takeOut(conn);
+    this.dropGoneAway();
     if (this.pending.length > 0) this.drainPending();
     else if (this.closing !== undefined) this.checkClosed();
   }
 
-  private onReady(conn: Connection): void {
+  /**
+   * Takes out of the choice the connections that no longer take streams without having said so by an event (a
+   * GOAWAY that refused nothing, while a long stream goes on), so that they are not counted as ready and a
+   * replacement opens. A look at each ready connection, no allocation.
+   */
+  private dropGoneAway(): void {
+    for (let i = this.ready.length - 1; i >= 0; i--) {
+      const c = this.ready[i];
+      if (!c.session.isReady) this.takeOut(c);
+    }
+  }
+
+  private onReady(conn: PooledConnection): void {
     this.opening--;
     this.openFailures = 0;
     const now = performance.now();
@@ -504,7 +568,7 @@ export class Http2Transport implements Transport {
     conn.sampledAt = now;
     const old = conn.replaces;
     conn.replaces = undefined;
-    if (this.destroyed || this.closing !== undefined) {
+    if (this.destroyed || (this.closing !== undefined && this.pending.length === 0)) {
       conn.retired = true;
       conn.session.drain();
     } else {
@@ -519,11 +583,12 @@ export class Http2Transport implements Transport {
     const waiters = this.connectWaiters;
     this.connectWaiters = [];
     for (const w of waiters) w.resolve();
-    this.drainPending();
+    // The others open first, so that what waits is shared with them and not all taken by this one.
     this.fill();
+    this.drainPending();
   }
 
-  private scheduleRenewal(conn: Connection, afterMs: number, now: number): void {
+  private scheduleRenewal(conn: PooledConnection, afterMs: number, now: number): void {
     clearTimeout(conn.renewTimer);
     conn.renewTimer = undefined;
     conn.retireAt = now + afterMs;
@@ -534,7 +599,7 @@ export class Http2Transport implements Transport {
   }
 
   /** Its age is up: a replacement opens while it carries on, and it drains once the replacement is ready. */
-  private renew(conn: Connection): void {
+  private renew(conn: PooledConnection): void {
     conn.renewTimer = undefined;
     if (!conn.taking || conn.renewing || this.destroyed || this.closing !== undefined) return;
     if (!this.hasWork()) {
@@ -547,9 +612,9 @@ export class Http2Transport implements Transport {
   }
 
   /** Takes a connection out of the choice: its streams end where they are, then it closes. */
-  private retire(conn: Connection): void {
+  private retire(conn: PooledConnection): void {
     conn.retired = true;
-    this.takeOut(conn, false);
+    this.takeOut(conn);
     conn.session.drain();
     // Closed at once when it has no streams; else watched until its last one ends.
     if (conn.session.active > 0) this.watchDrain(conn);
@@ -560,7 +625,7 @@ export class Http2Transport implements Transport {
    * drain none of whose streams moved for a whole request timeout is ended (each stream's own timeout would
    * usually have failed it first; this covers streams without one).
    */
-  private watchDrain(conn: Connection): void {
+  private watchDrain(conn: PooledConnection): void {
     if (conn.drainWatch !== undefined) return;
     const everyMs = this.timeoutMs > 0 ? this.timeoutMs : 300_000;
     let seen = conn.progress;
@@ -578,15 +643,14 @@ export class Http2Transport implements Transport {
     }, everyMs).unref();
   }
 
-  /** Out of the choice; a connection that was taking requests and goes without the pool's say is a loss. */
-  private takeOut(conn: Connection, lost: boolean): void {
+  /** Out of the choice: it takes no new streams; those on it end where they are. */
+  private takeOut(conn: PooledConnection): void {
     if (!conn.taking) return;
     conn.taking = false;
     clearTimeout(conn.renewTimer);
     conn.renewTimer = undefined;
     const i = this.ready.indexOf(conn);
     if (i >= 0) this.ready.splice(i, 1);
-    if (lost) this.onLoss();
     if (this.hasWork()) this.fill();
   }
 
@@ -620,7 +684,7 @@ export class Http2Transport implements Transport {
     });
   }
 
-  private onClosed(conn: Connection, err: Error | undefined): void {
+  private onClosed(conn: PooledConnection, err: Error | undefined): void {
     const i = this.conns.indexOf(conn);
     if (i >= 0) this.conns.splice(i, 1);
     clearInterval(conn.drainWatch);
@@ -639,7 +703,11 @@ export class Http2Transport implements Transport {
         if (old.taking) this.scheduleRenewal(old, Math.max(renewRetryMs, this.openAfter - now), now);
       }
     }
-    this.takeOut(conn, !conn.retired && this.closing === undefined && !this.destroyed);
+    // A node is lost when its connection fails with streams on it; a graceful GOAWAY or an idle close is no loss.
+    const lost =
+      everReady && conn.cut > 0 && err !== undefined && !conn.retired && this.closing === undefined && !this.destroyed;
+    this.takeOut(conn);
+    if (lost) this.onLoss();
     if (!everReady && this.connectWaiters.length > 0 && this.ready.length === 0 && this.opening === 0) {
       const waiters = this.connectWaiters;
       this.connectWaiters = [];
@@ -653,7 +721,7 @@ export class Http2Transport implements Transport {
         const waiting: PooledRequest[] = [];
         for (let r = this.pending.shift(); r !== undefined; r = this.pending.shift()) waiting.push(r);
         this.waitTimer?.unref();
-        for (const r of waiting) tell(r.handler, toTransportError(err, this.https));
+        for (const r of waiting) tell(r.handler, unsentFailure(err, this.https));
       } else {
         this.drainPending();
         this.fill();
@@ -704,7 +772,7 @@ export class Http2Transport implements Transport {
     for (const c of this.conns) if (c.session.active > 0) return;
     for (const c of [...this.conns]) {
       c.retired = true;
-      this.takeOut(c, false);
+      this.takeOut(c);
       c.session.drain();
     }
     if (this.conns.length > 0) return;
@@ -724,7 +792,7 @@ export class Http2Transport implements Transport {
     for (const r of waiting) tell(r.handler, toTransportError(failure));
     for (const c of [...this.conns]) {
       c.retired = true;
-      this.takeOut(c, false);
+      this.takeOut(c);
       c.session.destroy(failure);
     }
     this.closing ??= Promise.resolve();
@@ -733,6 +801,19 @@ export class Http2Transport implements Transport {
     for (const w of waiters) w();
     return Promise.resolve();
   }
+}
+
+/** `req` is no longer among `conn`'s unanswered requests (its headers came, or it ended without them). */
+function answered(conn: PooledConnection, req: PooledRequest): void {
+  const prev = req.prevUnanswered;
+  const next = req.nextUnanswered;
+  if (prev === undefined) conn.firstUnanswered = next;
+  else prev.nextUnanswered = next;
+  if (next === undefined) conn.lastUnanswered = prev;
+  else next.prevUnanswered = prev;
+  req.prevUnanswered = undefined;
+  req.nextUnanswered = undefined;
+  req.sentAt = 0;
 }
 
 /** A request's failure told to its handler; what the handler throws stays there, off the connection it came from. */

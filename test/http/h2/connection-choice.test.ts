@@ -32,12 +32,13 @@ interface Fake extends Choosable {
   name: string;
 }
 
-const conn = (name: string, cost: number, active = 0, room = 100, sampledAt = 0): Fake => ({
+const conn = (name: string, cost: number, active = 0, room = 100, sampledAt = 0, unansweredSince = Infinity): Fake => ({
   name,
   cost,
   active,
   room,
   sampledAt,
+  unansweredSince,
 });
 
 describe('peak-EWMA latency', () => {
@@ -62,6 +63,20 @@ describe('peak-EWMA latency', () => {
     expect(loadOf(c, latencyDecayMs)).toBeCloseTo((4 * 20) / Math.E, 1);
     // Without any sample, connections are still told apart by their streams.
     expect(loadOf(conn('b', 0, 1), 0)).toBeLessThan(loadOf(conn('c', 0, 2), 0));
+  });
+
+  it('does not decay the cost of a connection whose oldest request waits longer than its estimate: the wait grows its cost', () => {
+    // Answered at 20 ms, then silent: requests sent at 0 still wait a minute later.
+    const silent = conn('silent', 20, 3, 100, 0, 0);
+    const quiet = conn('quiet', 20, 3, 100, 0);
+    expect(loadOf(silent, 60_000)).toBeGreaterThan(loadOf(silent, 1_000));
+    expect(loadOf(silent, 1_000)).toBeGreaterThan(loadOf(silent, 0));
+    expect(loadOf(silent, 60_000)).toBeGreaterThan(loadOf(quiet, 60_000));
+    // A wait within the estimate is no sign of trouble: the cost reads as without one.
+    expect(loadOf(conn('busy', 20, 3, 100, 0, 95), 100)).toBeCloseTo(loadOf(quiet, 100), 6);
+    // And the choice leaves it for a healthy connection with as many streams, however long the silence.
+    const healthy = conn('healthy', 20, 3, 100, 59_990);
+    for (let i = 0; i < 20; i++) expect(chooseConnection([silent, healthy], 60_000, Math.random)?.name).toBe('healthy');
   });
 
   it('counts an overloaded answer as no faster than twice the typical latency', () => {
