@@ -124,7 +124,7 @@ export function operationFromObject(value: unknown): FeedOperation {
 
 /**
  * Whether sending the operation twice leaves the same result: put and remove always; an update only when
- * every field operation is `assign` (increment, add and the rest would apply twice). Never with a `condition`:
+ * every field operation is one that applies once (`isAssignOnly`: assign, remove). Never with a `condition`:
  * a test-and-set sent again tests the document its first attempt may have written, so one that applied would
  * come back 412 and be reported as a condition not met.
  */
@@ -136,20 +136,25 @@ export function isSafeToRepeat(op: FeedOperation): boolean {
 }
 
 /**
- * Whether an update's fields object (JSON text) holds nothing but `assign` operations, so that applying it
- * twice leaves the same document. increment, add, remove and the rest would apply twice.
+ * Whether an update's fields object (JSON text) holds nothing but field operations that leave the same document
+ * when applied twice: `assign`, and `remove` (of map or weighted set keys, array values equal to one given, tensor
+ * cells: gone after the first, nothing to remove the second time). increment, add and the rest would apply twice.
  */
 export function isAssignOnly(fieldsJson: string): boolean {
   try {
-    const fields = JSON.parse(fieldsJson) as Record<string, unknown>;
-    if (fields === null || typeof fields !== 'object') return false;
-    for (const v of Object.values(fields)) {
-      if (v === null || typeof v !== 'object') return false;
-      const keys = Object.keys(v);
-      if (keys.length !== 1 || keys[0] !== 'assign') return false;
-    }
-    return true;
+    return updatesRepeatSafely(JSON.parse(fieldsJson));
   } catch {
     return false;
   }
+}
+
+/** `isAssignOnly` of a parsed fields object: the one rule, also for the bulk update's chunks. */
+export function updatesRepeatSafely(fields: unknown): boolean {
+  if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) return false;
+  for (const v of Object.values(fields)) {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+    const keys = Object.keys(v);
+    if (keys.length === 0 || !keys.every((k) => k === 'assign' || k === 'remove')) return false;
+  }
+  return true;
 }

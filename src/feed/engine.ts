@@ -1,6 +1,12 @@
 import { setMaxListeners } from 'node:events';
 import { VespaBulkError } from '../core/errors.js';
-import { defaultRetryPolicy, parseRetryAfter, retryDelay, type RetryPolicy } from '../http/retry-delay.js';
+import {
+  defaultRetryPolicy,
+  notRepeatedReason,
+  parseRetryAfter,
+  retryDelay,
+  type RetryPolicy,
+} from '../http/retry-delay.js';
 import { type Transport, type WireProtocol } from '../http/transport.js';
 import { createTransport } from '../http/create-transport.js';
 import { proxyShown } from '../http/proxy/proxy-route.js';
@@ -464,6 +470,7 @@ export class FeedEngine implements FeedDriver {
       },
       this.policy,
     );
+    if (delay === 0) this.sayNotRepeated(p, { status, safeToRepeat: p.safe === true });
     this.retryOrFail(p, delay, res.body);
     if (isAuthFailure(status) && this.stopping === undefined) {
       // Every later operation would be refused alike: stop with a checkpoint rather than fail them all.
@@ -527,7 +534,14 @@ export class FeedEngine implements FeedDriver {
       },
       this.policy,
     );
+    if (delay === 0) this.sayNotRepeated(p, { safeToRepeat: p.safe === true, maybeApplied: err.maybeApplied });
     this.retryOrFail(p, delay, undefined);
+  }
+
+  /** A final failure that may have been applied says so in its reason (the failure output's `error`). */
+  private sayNotRepeated(p: Pending, input: Parameters<typeof notRepeatedReason>[0]): void {
+    const reason = notRepeatedReason(input);
+    if (reason !== undefined) p.lastMessage = `${p.lastMessage}; ${reason}`;
   }
 
   /** Nothing answers at the endpoint: the feed stops, `p` stays unfinished. */

@@ -96,6 +96,14 @@ class UnreadableAnswer extends Error {
 }
 
 /** An answer the service asks to have sent again (429, 503): nothing was applied. */
+/**
+ * The answers `retryDelay` may retry (429, and the 502/503/504 of something between us and the handler) as
+ * opposed to answers that are final; 507 is returned at once, a feed block lasting minutes.
+ */
+function retriedStatus(status: number): boolean {
+  return status === 429 || status === 502 || status === 503 || status === 504;
+}
+
 class RetryableAnswer extends Error {
   constructor(readonly response: DocumentResponse) {
     super(`HTTP ${response.status}`);
@@ -103,8 +111,9 @@ class RetryableAnswer extends Error {
 }
 
 /**
- * Single-document operations on /document/v1. Every HTTP status resolves (check `status`), 429 and 503 after
- * the retries (`maxRetries`) are spent; transport failures reject with VespaBulkError VB_TRANSPORT or
+ * Single-document operations on /document/v1. Every HTTP status resolves (check `status`), 429, 502, 503 and 504
+ * after the retries (`maxRetries`) are spent, or at once where the operation may have been applied and is not safe
+ * to repeat (a condition, an update that is not all assignments: see `retryDelay`); transport failures reject with VespaBulkError VB_TRANSPORT or
  * VB_TIMEOUT (after the retries, where retrying is safe), an endpoint where nothing has ever answered with
  * VB_UNREACHABLE (at once), and a server without HTTP/2 asked for it (`protocol: 'h2'`) with VB_PROTOCOL.
  * @example
@@ -225,7 +234,7 @@ export class DocumentClient {
             path,
             headers: encoded.headers,
             body: encoded.body,
-            idempotent: assignOnly,
+            idempotent: safeToRepeat,
           });
           this.reach.answer();
           const whole = raw.status >= 200 && raw.status < 300 ? jsonObjectOf(raw.body) : undefined;
@@ -235,7 +244,7 @@ export class DocumentClient {
             raw: raw.body,
             headers: headersToObject(raw.headers),
           };
-          if (res.status === 429 || res.status === 503) throw new RetryableAnswer(res);
+          if (retriedStatus(res.status)) throw new RetryableAnswer(res);
           if (res.status >= 200 && res.status < 300 && whole === undefined) throw new UnreadableAnswer(res);
           return res;
         },
@@ -248,7 +257,7 @@ export class DocumentClient {
       );
       if (outcome.kind === 'succeeded') return outcome.value;
       if (outcome.kind === 'failed') {
-        // The retries are spent: the last 429 or 503 is the answer, a transport error is thrown as it is.
+        // The retries are spent (or not allowed): the last 429, 502, 503 or 504 is the answer, a transport error is thrown as it is.
         if (outcome.error instanceof RetryableAnswer) return outcome.error.response;
         if (outcome.error instanceof UnreadableAnswer)
           throw new VespaBulkError('VB_BAD_RESPONSE', outcome.error.message, { status: outcome.error.response.status });

@@ -10,6 +10,11 @@ import { OptionError } from '../core/options-check.js';
  *   request timeout (`requestTimeoutMs`) one attempt, and the service's own `timeout` parameter
  *   (`serviceTimeout`) only what the service does with one request.
  * - `maxRetries` counts failed attempts in a row, after the first: 502, 503, 504 and transport errors always.
+ * - What may have been applied is sent again only when sending it twice leaves the same result (`safeToRepeat`):
+ *   after a transport error that may have reached the service, and after 502, 503 and 504. Vespa's document
+ *   handler never answers 502 or 503 (vespa-facts.md: they come from the HTTP layer or something in between, a
+ *   proxy or balancer whose upstream may have applied the write), and its 504 is a timeout after the operation
+ *   went on. An increment or a conditional write is then final, reported by `notRepeatedReason`.
  * - 429 (throttled) and 507 (feed block) are the cluster asking to slow down, not failures of the operation:
  *   the feeder, whose every operation has a deadline, retries them until the deadline and does not count them
  *   (as the Go client does for 429). A request-at-a-time caller (a visit, a bulk operation, `DocumentClient`,
@@ -80,10 +85,7 @@ export function classifyStatus(status: number | undefined): RetryClass {
 export function retryDelay(input: RetryInput, policy: RetryPolicy = defaultRetryPolicy): number {
   const kind = classifyStatus(input.status);
   if (kind === 'final') return 0;
-  if (kind === 'timeout' && !input.safeToRepeat) return 0;
-  // A transport error may come after the service applied the operation: only operations safe to repeat
-  // are sent again, unless the request surely never left.
-  if (input.status === undefined && !input.safeToRepeat && input.maybeApplied !== false) return 0;
+  if (mayHaveApplied(input) && !input.safeToRepeat) return 0;
   if ((kind === 'transient' || kind === 'timeout') && input.attempt > policy.maxRetries) return 0;
 
   const base = kind === 'feed-blocked' ? policy.feedBlockBaseDelayMs : policy.baseDelayMs;
@@ -98,6 +100,27 @@ export function retryDelay(input: RetryInput, policy: RetryPolicy = defaultRetry
   delay = Math.max(1, Math.round(delay));
   if (input.remainingMs !== undefined && delay >= input.remainingMs) return 0;
   return delay;
+}
+
+/**
+ * Whether the failed attempt may have been applied: a transport error unless the request surely never left, and
+ * 502/503/504 (the rule above). 429 and 507 are the service refusing before it applies anything.
+ */
+function mayHaveApplied(input: Pick<RetryInput, 'status' | 'maybeApplied'>): boolean {
+  if (input.status === undefined) return input.maybeApplied !== false;
+  return input.status === 502 || input.status === 503 || input.status === 504;
+}
+
+/**
+ * The reason an attempt that may have been applied was not sent again (undefined where `retryDelay` would have
+ * retried it, or where it failed for another reason): the one wording of the feed's failure output, the bulk
+ * operations and `DocumentClient`.
+ */
+export function notRepeatedReason(
+  input: Pick<RetryInput, 'status' | 'safeToRepeat' | 'maybeApplied'>,
+): string | undefined {
+  if (input.safeToRepeat || !mayHaveApplied(input)) return undefined;
+  return 'not sent again: it may have been applied, and applied twice it would not leave the same result (a condition, or an update that is not all assignments)';
 }
 
 /** Retry-After is either seconds or an HTTP date. */

@@ -9,7 +9,7 @@ import {
   checkProtocol,
   checkUrl,
 } from '../core/options-check.js';
-import { parseRetryAfter } from '../http/retry-delay.js';
+import { notRepeatedReason, parseRetryAfter } from '../http/retry-delay.js';
 import { retryLoop, type AttemptFailure, type RetryLoopOptions } from '../http/retry-loop.js';
 import type { Transport, WireProtocol } from '../http/transport.js';
 import { createChainTransport } from '../http/create-transport.js';
@@ -17,6 +17,7 @@ import { header, headerList, jsonObjectOf, send } from '../http/exchange.js';
 import { Reachability } from '../http/reachability.js';
 import { TransportError } from '../http/transport-error.js';
 import { answerMessage, statusMessage } from '../document/answer-message.js';
+import { updatesRepeatSafely } from '../document/operation.js';
 import { checkVisitRetry, resolveVisitRetry, type VisitRetryPolicy, type VisitSelectionOptions } from './options.js';
 import { clusterDiscoveryPath, clustersFromAnswer } from './discover-cluster.js';
 import { visitPath } from './query.js';
@@ -137,13 +138,10 @@ export function validateBulkOptions(options: BulkOptions): void {
   visitPath(options);
 }
 
-/** Whether sending a chunk again after a cut connection leaves the same result. */
+/** Whether sending a chunk again after a cut connection or a proxy's 502/503/504 leaves the same result. */
 function safeToRepeat(options: BulkOptions): boolean {
   if (options.kind !== 'update-where') return true;
-  // Increments and appends applied twice would differ; assignments and removals would not.
-  return Object.values(options.fields ?? {}).every(
-    (op) => op !== null && typeof op === 'object' && Object.keys(op).every((k) => k === 'assign' || k === 'remove'),
-  );
+  return updatesRepeatSafely(options.fields ?? {});
 }
 
 export function bulkQuery(options: BulkOptions, continuation: string | undefined): string {
@@ -246,7 +244,7 @@ export async function bulkOperation(options: BulkOptions): Promise<BulkSummary> 
         return sendChunk(chain, path, body);
       }, loop);
       if (outcome.kind !== 'succeeded') {
-        summary.error = outcome.kind === 'aborted' ? 'stopped' : problemOf(outcome.error);
+        summary.error = outcome.kind === 'aborted' ? 'stopped' : problemOf(outcome.error, loop.safeToRepeat);
         break;
       }
       const answer = outcome.value;
@@ -296,9 +294,13 @@ class ChunkFailure extends Error {
   }
 }
 
-function problemOf(err: unknown): string {
-  if (err instanceof ChunkFailure) return err.message;
-  return `request failed: ${err instanceof Error ? err.message : String(err)}`;
+/** What went wrong, and (given `safeToRepeat`) whether the chunk was left unrepeated because it may have applied. */
+function problemOf(err: unknown, safeToRepeat = true): string {
+  const failure = chunkFailureOf(err);
+  const problem =
+    err instanceof ChunkFailure ? err.message : `request failed: ${err instanceof Error ? err.message : String(err)}`;
+  const notRepeated = failure === undefined ? undefined : notRepeatedReason({ ...failure, safeToRepeat });
+  return notRepeated === undefined ? problem : `${problem}; ${notRepeated}`;
 }
 
 function queryString(query: string): string {

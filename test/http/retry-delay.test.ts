@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { classifyStatus, defaultRetryPolicy, parseRetryAfter, retryDelay } from '../../src/http/retry-delay.js';
+import {
+  classifyStatus,
+  defaultRetryPolicy,
+  notRepeatedReason,
+  parseRetryAfter,
+  retryDelay,
+} from '../../src/http/retry-delay.js';
 
 // Half the jitter: each delay is 3/4 of its exponential step (1 - jitter/2 with the default jitter of 0.5).
 const fixed = (): number => 0.5;
@@ -25,10 +31,26 @@ describe('retryDelay', () => {
   });
 
   it('bounds 503 and transport errors by maxRetries', () => {
-    expect(retryDelay({ attempt: 10, status: 503, safeToRepeat: false, random: fixed })).toBe(7500);
-    expect(retryDelay({ attempt: 11, status: 503, safeToRepeat: false, random: fixed })).toBe(0);
+    expect(retryDelay({ attempt: 10, status: 503, safeToRepeat: true, random: fixed })).toBe(7500);
+    expect(retryDelay({ attempt: 11, status: 503, safeToRepeat: true, random: fixed })).toBe(0);
     expect(retryDelay({ attempt: 3, safeToRepeat: true, random: fixed })).toBe(300);
     expect(retryDelay({ attempt: 11, safeToRepeat: true, random: fixed })).toBe(0);
+  });
+
+  it('retries a 502 or 503 only for operations safe to repeat: they come from something in between, whose upstream may have applied it', () => {
+    for (const status of [502, 503]) {
+      expect(retryDelay({ attempt: 1, status, safeToRepeat: true, random: fixed })).toBe(75);
+      expect(retryDelay({ attempt: 1, status, safeToRepeat: false, random: fixed })).toBe(0);
+      expect(notRepeatedReason({ status, safeToRepeat: false })).toMatch(/may have been applied/);
+      expect(notRepeatedReason({ status, safeToRepeat: true })).toBeUndefined();
+    }
+    // 429 and 507 are refusals before anything is applied; a request that never left is no "maybe applied".
+    expect(retryDelay({ attempt: 1, status: 429, safeToRepeat: false, random: fixed })).toBe(75);
+    expect(notRepeatedReason({ status: 429, safeToRepeat: false })).toBeUndefined();
+    expect(notRepeatedReason({ status: 507, safeToRepeat: false })).toBeUndefined();
+    expect(notRepeatedReason({ safeToRepeat: false, maybeApplied: false })).toBeUndefined();
+    expect(notRepeatedReason({ safeToRepeat: false })).toMatch(/may have been applied/);
+    expect(notRepeatedReason({ status: 400, safeToRepeat: false })).toBeUndefined();
   });
 
   it('retries 504 and ambiguous transport errors only for operations safe to repeat', () => {
