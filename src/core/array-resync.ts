@@ -11,29 +11,43 @@ import { COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET, isWhitespace, topLeve
  * happens to hold a whole operation followed by a comma is the one case this takes for an operation; a
  * document field rarely holds that.
  *
+ * A candidate that has not closed within `resyncWindowBytes` is not one: otherwise the first `{` of the broken
+ * element (its `fields`, say), which may never close, would hold the search, and the bytes, to the input's end.
+ *
+ * A candidate that begins before `brokeAt` (where the broken element was seen to break) and does not close before
+ * it is not one either: it holds the break.
+ *
  * `from`: where to look from (a candidate before it was ruled out). Returns the operation's start, or where to
  * look from when more bytes arrive (a candidate that goes on past `buf`); with `atEnd`, nothing more comes.
  */
-export function resyncPoint(buf: Buffer, from: number, atEnd: boolean): { at?: number; resumeFrom: number } {
-  for (let c = buf.indexOf(LBRACE, Math.max(from, 1)); c >= 0; c = buf.indexOf(LBRACE, c + 1)) {
-    const verdict = beginsOperation(buf, c);
+export function resyncPoint(
+  buf: Buffer,
+  from: number,
+  atEnd: boolean,
+  brokeAt = Number.POSITIVE_INFINITY,
+): { at?: number; resumeFrom: number } {
+  for (let c = buf.indexOf(LBRACE, from); c >= 0; c = buf.indexOf(LBRACE, c + 1)) {
+    const verdict = beginsOperation(buf, c, c < brokeAt ? brokeAt : Number.POSITIVE_INFINITY);
     if (verdict === 'yes') return { at: c, resumeFrom: c };
     if (verdict === 'more' && !atEnd) return { resumeFrom: c };
   }
   return { resumeFrom: Math.max(from, buf.length) };
 }
 
+/** How far a candidate may go on unclosed: operations are mostly far smaller; one larger that follows a broken one is read as part of it. */
+export const resyncWindowBytes = 1 << 20;
+
 const OPERATION_KEYS = ['put', 'update', 'remove'];
 
-function beginsOperation(buf: Buffer, c: number): 'yes' | 'no' | 'more' {
+function beginsOperation(buf: Buffer, c: number, closeBefore: number): 'yes' | 'no' | 'more' {
   const closers: number[] = [RBRACE];
   let j = c + 1;
-  const n = buf.length;
+  const n = Math.min(buf.length, c + resyncWindowBytes, closeBefore);
   while (j < n) {
     const b = buf[j];
     if (b === QUOTE) {
       j = stringEnd(buf, j + 1);
-      if (j < 0) return 'more';
+      if (j < 0 || j > n) return n < buf.length ? 'no' : 'more';
       continue;
     }
     if (b === LBRACE) closers.push(RBRACE);
@@ -44,10 +58,10 @@ function beginsOperation(buf: Buffer, c: number): 'yes' | 'no' | 'more' {
     }
     j++;
   }
-  if (j >= n) return 'more';
+  if (j >= n) return n < buf.length ? 'no' : 'more';
   let k = j + 1;
-  while (k < n && isWhitespace(buf[k])) k++;
-  if (k >= n) return 'more';
+  while (k < buf.length && isWhitespace(buf[k])) k++;
+  if (k >= buf.length) return 'more';
   if (buf[k] !== COMMA && buf[k] !== RBRACKET) return 'no';
   try {
     const value: unknown = JSON.parse(buf.toString('utf8', c, j + 1));

@@ -85,7 +85,17 @@ export class OperationSplitter {
    * In an array, after an operation that could not be read: its bytes from its start, held until the next
    * operation is found (`core/array-resync.ts`), so one broken element is one failure and the rest is read on.
    */
-  private resync: { parts: Buffer[]; length: number; reason: string; at: number; from: number } | undefined;
+  private resync:
+    | {
+        parts: Buffer[];
+        length: number;
+        reason: string;
+        at: number;
+        /** The held bytes from `searchStart` on, where the next operation is looked for: bounded by the window. */
+        search: Buffer;
+        searchStart: number;
+      }
+    | undefined;
   /** In an array, an object began where a ',' was due: it is read, and fails for it. */
   private missingComma = false;
 
@@ -305,20 +315,15 @@ export class OperationSplitter {
         i++;
         continue;
       }
-      if (b === LBRACE) this.closers.push(RBRACE);
-      else if (b === LBRACKET) this.closers.push(RBRACKET);
-      else if (b === RBRACE || b === RBRACKET) {
+      if (b === LBRACE || b === LBRACKET) {
+        // In an array, an operation cut short is seen at the next one's '{', where no value may begin: read on
+        // from there at once, rather than take the rest of the array into it.
+        if (this.mode === 'array' && !this.valueMayBegin(chunk, start, i))
+          return this.brokenAt(chunk, start, i, b, out);
+        this.closers.push(b === LBRACE ? RBRACE : RBRACKET);
+      } else if (b === RBRACE || b === RBRACKET) {
         if (this.closers.pop() !== b) {
-          const reason = `invalid JSON: unexpected '${String.fromCharCode(b)}'`;
-          if (this.mode === 'array') {
-            this.closers = [];
-            const held = this.parts;
-            this.parts = [];
-            this.enterResync(reason, this.partsLengthOf(held) + (i - start));
-            for (const p of held) this.resyncPush(p, out, false, true);
-            this.resyncPush(chunk.subarray(start), out, false);
-            return n;
-          }
+          if (this.mode === 'array') return this.brokenAt(chunk, start, i, b, out);
           // Broken nesting: give up on this operation up to the end of the current line and read on.
           this.closers = [];
           this.parts.push(chunk.subarray(start, i));
@@ -379,6 +384,28 @@ export class OperationSplitter {
     return n;
   }
 
+  /** Whether a value may begin at `i`: after ':' in an object, after '[' or ',' in an array. */
+  private valueMayBegin(chunk: Buffer, start: number, i: number): boolean {
+    let last = -1;
+    for (let k = i - 1; k >= start && last < 0; k--) if (!isWhitespace(chunk[k])) last = chunk[k]!;
+    for (let p = this.parts.length - 1; p >= 0 && last < 0; p--) {
+      const part = this.parts[p];
+      for (let k = part.length - 1; k >= 0 && last < 0; k--) if (!isWhitespace(part[k])) last = part[k]!;
+    }
+    return this.closers.at(-1) === RBRACE ? last === COLON : last === LBRACKET || last === COMMA;
+  }
+
+  /** The operation in progress broke at `chunk[i]`: it is one failure, up to where the next one is found. */
+  private brokenAt(chunk: Buffer, start: number, i: number, b: number, out: RawItem[]): number {
+    this.closers = [];
+    const held = this.parts;
+    this.parts = [];
+    this.enterResync(`invalid JSON: unexpected '${String.fromCharCode(b)}'`, this.partsLengthOf(held) + (i - start));
+    for (const p of held) this.resyncPush(p, out, false, true);
+    this.resyncPush(chunk.subarray(start), out, false);
+    return chunk.length;
+  }
+
   /** Garbage where an array's operation or separator was due: the start of a failure that ends at the next operation. */
   private startResync(chunk: Buffer, i: number, reason: string, out: RawItem[]): number {
     this.comma = undefined;
@@ -394,7 +421,7 @@ export class OperationSplitter {
     this.missingComma = false;
     this.inString = false;
     this.pendingEscape = false;
-    this.resync = { parts: [], length: 0, reason, at, from: 1 };
+    this.resync = { parts: [], length: 0, reason, at, search: Buffer.alloc(0), searchStart: 0 };
   }
 
   /**
@@ -407,14 +434,16 @@ export class OperationSplitter {
     if (bytes.length > 0) {
       r.parts.push(bytes);
       r.length += bytes.length;
+      r.search = r.search.length === 0 ? bytes : Buffer.concat([r.search, bytes]);
     }
     if (holdOnly) return;
-    const all = r.parts.length === 1 ? r.parts[0] : Buffer.concat(r.parts);
-    r.parts = [all];
-    const found = resyncPoint(all, r.from, atEnd);
+    // The broken element's own first byte is no candidate.
+    const found = resyncPoint(r.search, r.searchStart === 0 ? 1 : 0, atEnd, r.at - r.searchStart);
     if (found.at === undefined) {
-      r.from = found.resumeFrom;
+      r.search = r.search.subarray(found.resumeFrom);
+      r.searchStart += found.resumeFrom;
       if (!atEnd) return;
+      const all = Buffer.concat(r.parts);
       this.resync = undefined;
       const lines = countNewlines(all, 0, all.length);
       const reason =
@@ -429,7 +458,8 @@ export class OperationSplitter {
       this.base = this.itemOffset + all.length;
       return;
     }
-    const c = found.at;
+    const c = r.searchStart + found.at;
+    const all = Buffer.concat(r.parts);
     this.resync = undefined;
     const reason = r.at < c ? r.reason : `invalid JSON: the operation is not closed before the next one`;
     let end = c;

@@ -88,6 +88,31 @@ describe('a broken element in a JSON array', () => {
     }
   });
 
+  it('reads on in a large array whatever the chunking, the broken element one failure', () => {
+    const rows = Array.from({ length: 20_000 }, (_, i) => (i === 5 ? op(i).slice(0, -2) : op(i)));
+    const text = `[\n${rows.join(',\n')}\n]\n`;
+    for (const chunk of [4096, 65536]) {
+      const items = split(text, chunk);
+      expect(items).toHaveLength(20_000);
+      expect(items.filter((i) => i.error !== undefined).map((i) => i.line)).toEqual([7]);
+      expect(items[6].bytes.toString()).toBe(op(6));
+    }
+  });
+
+  it('sees an element cut short at the next one, not at the end of the array, so it holds nothing more', () => {
+    const s = new OperationSplitter();
+    const out: RawItem[] = [];
+    s.push(Buffer.from(`[\n${op(1)},\n{"put":"id:n:t::2","fields":{"a":1,\n${op(3)},\n${op(4)},\n`), out);
+    // Before the input's end: operation 3 is out, so the broken one was cut off at its '{'.
+    expect(view(out).map((i) => [i.line, i.bad])).toEqual([
+      [2, false],
+      [3, true],
+      [4, false],
+      [5, false],
+    ]);
+    expect(out[1].bytes.toString()).toBe('{"put":"id:n:t::2","fields":{"a":1');
+  });
+
   it('keeps a well-formed array as it was', () => {
     const text = `[\n${op(1)},\n  ${op(2, '{"s":"},{\\"put\\":\\"x\\"}, {"}')} ,\n${op(3)}]`;
     expect(split(text, 3).map((i) => i.error)).toEqual([undefined, undefined, undefined]);
