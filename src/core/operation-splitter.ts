@@ -11,6 +11,7 @@ import {
   RBRACKET,
   isWhitespace,
 } from './json-scan.js';
+import { resyncPoint } from './array-resync.js';
 
 /**
  * Cuts a byte stream of feed input into one buffer per operation, without parsing the documents.
@@ -80,6 +81,23 @@ export class OperationSplitter {
   /** Inside garbage text being skipped to the end of its line. */
   private inGarbage = false;
   private garbageReason = '';
+  /**
+   * In an array, after an operation that could not be read: its bytes from its start, held until the next
+   * operation is found (`core/array-resync.ts`), so one broken element is one failure and the rest is read on.
+   */
+  private resync:
+    | {
+        parts: Buffer[];
+        length: number;
+        reason: string;
+        at: number;
+        /** The held bytes from `searchStart` on, where the next operation is looked for: bounded by the window. */
+        search: Buffer;
+        searchStart: number;
+      }
+    | undefined;
+  /** In an array, an object began where a ',' was due: it is read, and fails for it. */
+  private missingComma = false;
 
   get format(): 'jsonl' | 'objects' | 'array' | 'unknown' {
     return formatOfMode[this.mode];
@@ -87,19 +105,40 @@ export class OperationSplitter {
 
   /** Cuts `chunk`, appending complete items to `out`. */
   push(chunk: Buffer, out: RawItem[]): void {
+    // Computed first: a resync reads the rest of the chunk again from an earlier base, and ends here too.
+    const end = this.base + chunk.length;
     let i = 0;
     const n = chunk.length;
     while (i < n) {
+      if (this.resync !== undefined) {
+        this.resyncPush(chunk.subarray(i), out, false);
+        break;
+      }
       if (this.mode === 'lines') i = this.pushLines(chunk, i, out);
       else if (this.inGarbage) i = this.skipGarbage(chunk, i, out);
       else if (this.closers.length > 0) i = this.scanObject(chunk, i, out);
       else i = this.between(chunk, i, out);
     }
-    this.base += n;
+    this.base = end;
   }
 
   /** Flushes what remains at the end of the input. */
   end(out: RawItem[]): void {
+    if (this.resync !== undefined) {
+      this.resyncPush(Buffer.alloc(0), out, true);
+      this.end(out);
+      return;
+    }
+    if (this.mode === 'array' && this.closers.length > 0 && !this.inGarbage) {
+      const bytes = Buffer.concat(this.parts);
+      this.parts = [];
+      this.closers = [];
+      this.inString = false;
+      this.enterResync('invalid JSON: unterminated operation', bytes.length);
+      this.resyncPush(bytes, out, true);
+      this.end(out);
+      return;
+    }
     if (this.mode === 'lines') {
       if (this.parts.length > 0) this.emitLine(Buffer.concat(this.parts), out);
       this.parts = [];
@@ -129,6 +168,11 @@ export class OperationSplitter {
    */
   breakOff(error: VespaBulkError, out: RawItem[]): void {
     const lines = this.mode === 'lines';
+    if (this.resync !== undefined) {
+      this.parts = this.resync.parts;
+      this.resync = undefined;
+      this.inGarbage = true;
+    }
     const partial = lines ? this.parts.length > 0 : this.inGarbage || this.closers.length > 0;
     let bytes = partial ? Buffer.concat(this.parts) : Buffer.alloc(0);
     let end = bytes.length;
@@ -216,7 +260,8 @@ export class OperationSplitter {
             i++;
             continue;
           }
-          return this.startGarbage(i, "expected ',' or ']' between operations");
+          if (b === LBRACE) this.missingComma = true;
+          else return this.startResync(chunk, i, "invalid JSON: expected ',' or ']' between operations", out);
         }
         if (this.arrayState === 'done') return this.startGarbage(i, "text after the closing ']'");
         if (b === RBRACKET) {
@@ -226,7 +271,10 @@ export class OperationSplitter {
           continue;
         }
       }
-      if (b !== LBRACE) return this.startGarbage(i, 'expected an operation object');
+      if (b !== LBRACE) {
+        if (this.mode === 'array') return this.startResync(chunk, i, 'expected an operation object', out);
+        return this.startGarbage(i, 'expected an operation object');
+      }
       this.comma = undefined;
       this.closers.push(RBRACE);
       this.itemOffset = this.base + i;
@@ -267,10 +315,15 @@ export class OperationSplitter {
         i++;
         continue;
       }
-      if (b === LBRACE) this.closers.push(RBRACE);
-      else if (b === LBRACKET) this.closers.push(RBRACKET);
-      else if (b === RBRACE || b === RBRACKET) {
+      if (b === LBRACE || b === LBRACKET) {
+        // In an array, an operation cut short is seen at the next one's '{', where no value may begin: read on
+        // from there at once, rather than take the rest of the array into it.
+        if (this.mode === 'array' && !this.valueMayBegin(chunk, start, i))
+          return this.brokenAt(chunk, start, i, b, out);
+        this.closers.push(b === LBRACE ? RBRACE : RBRACKET);
+      } else if (b === RBRACE || b === RBRACKET) {
         if (this.closers.pop() !== b) {
+          if (this.mode === 'array') return this.brokenAt(chunk, start, i, b, out);
           // Broken nesting: give up on this operation up to the end of the current line and read on.
           this.closers = [];
           this.parts.push(chunk.subarray(start, i));
@@ -284,7 +337,15 @@ export class OperationSplitter {
               ? chunk.subarray(start, i + 1)
               : Buffer.concat([...this.parts, chunk.subarray(0, i + 1)]);
           this.parts = [];
-          out.push({ bytes, line: this.itemLine, offset: this.itemOffset });
+          const item: RawItem = { bytes, line: this.itemLine, offset: this.itemOffset };
+          if (this.missingComma) {
+            this.missingComma = false;
+            item.error = new VespaBulkError(
+              'VB_BAD_JSON',
+              "invalid JSON: no ',' between this operation and the one before",
+            );
+          }
+          out.push(item);
           if (this.mode === 'array') this.arrayState = 'separator';
           if (this.firstObject && this.mode === 'objects' && this.itemNewlines === 0) this.mode = 'lines';
           this.firstObject = false;
@@ -314,9 +375,106 @@ export class OperationSplitter {
   private pendingBreak = -1;
 
   private partsLength(): number {
+    return this.partsLengthOf(this.parts);
+  }
+
+  private partsLengthOf(parts: Buffer[]): number {
     let n = 0;
-    for (const p of this.parts) n += p.length;
+    for (const p of parts) n += p.length;
     return n;
+  }
+
+  /** Whether a value may begin at `i`: after ':' in an object, after '[' or ',' in an array. */
+  private valueMayBegin(chunk: Buffer, start: number, i: number): boolean {
+    let last = -1;
+    for (let k = i - 1; k >= start && last < 0; k--) if (!isWhitespace(chunk[k])) last = chunk[k]!;
+    for (let p = this.parts.length - 1; p >= 0 && last < 0; p--) {
+      const part = this.parts[p];
+      for (let k = part.length - 1; k >= 0 && last < 0; k--) if (!isWhitespace(part[k])) last = part[k]!;
+    }
+    return this.closers.at(-1) === RBRACE ? last === COLON : last === LBRACKET || last === COMMA;
+  }
+
+  /** The operation in progress broke at `chunk[i]`: it is one failure, up to where the next one is found. */
+  private brokenAt(chunk: Buffer, start: number, i: number, b: number, out: RawItem[]): number {
+    this.closers = [];
+    const held = this.parts;
+    this.parts = [];
+    this.enterResync(`invalid JSON: unexpected '${String.fromCharCode(b)}'`, this.partsLengthOf(held) + (i - start));
+    for (const p of held) this.resyncPush(p, out, false, true);
+    this.resyncPush(chunk.subarray(start), out, false);
+    return chunk.length;
+  }
+
+  /** Garbage where an array's operation or separator was due: the start of a failure that ends at the next operation. */
+  private startResync(chunk: Buffer, i: number, reason: string, out: RawItem[]): number {
+    this.comma = undefined;
+    this.itemOffset = this.base + i;
+    this.itemLine = this.line;
+    this.enterResync(reason, 0);
+    this.resyncPush(chunk.subarray(i), out, false);
+    return chunk.length;
+  }
+
+  /** From the current item's start (`itemOffset`, `itemLine`), held bytes go to the resync; `at`: where it broke. */
+  private enterResync(reason: string, at: number): void {
+    this.missingComma = false;
+    this.inString = false;
+    this.pendingEscape = false;
+    this.resync = { parts: [], length: 0, reason, at, search: Buffer.alloc(0), searchStart: 0 };
+  }
+
+  /**
+   * Adds `bytes` to the failure in progress and looks for the next operation in it. Found: the failure is
+   * emitted up to it and reading goes on from it (those bytes read again as the array's). At the end of the
+   * input without one, everything from the failure's start is that one failure, its lines named in its reason.
+   */
+  private resyncPush(bytes: Buffer, out: RawItem[], atEnd: boolean, holdOnly = false): void {
+    const r = this.resync!;
+    if (bytes.length > 0) {
+      r.parts.push(bytes);
+      r.length += bytes.length;
+      r.search = r.search.length === 0 ? bytes : Buffer.concat([r.search, bytes]);
+    }
+    if (holdOnly) return;
+    // The broken element's own first byte is no candidate.
+    const found = resyncPoint(r.search, r.searchStart === 0 ? 1 : 0, atEnd, r.at - r.searchStart);
+    if (found.at === undefined) {
+      r.search = r.search.subarray(found.resumeFrom);
+      r.searchStart += found.resumeFrom;
+      if (!atEnd) return;
+      const all = Buffer.concat(r.parts);
+      this.resync = undefined;
+      const lines = countNewlines(all, 0, all.length);
+      const reason =
+        lines > 0
+          ? `${r.reason}; lines ${this.itemLine}-${this.itemLine + lines} could not be read as operations`
+          : r.reason;
+      this.emitError(all, reason, out);
+      this.line = this.itemLine + lines;
+      // What the failure swallowed included the array's end, or the input ends without it: either way it is said once.
+      this.arrayState = 'done';
+      this.mode = 'array';
+      this.base = this.itemOffset + all.length;
+      return;
+    }
+    const c = r.searchStart + found.at;
+    const all = Buffer.concat(r.parts);
+    this.resync = undefined;
+    const reason = r.at < c ? r.reason : `invalid JSON: the operation is not closed before the next one`;
+    let end = c;
+    while (end > 0 && isWhitespace(all[end - 1])) end--;
+    if (end > 0 && all[end - 1] === COMMA) end--;
+    this.emitError(all.subarray(0, end), reason, out);
+    this.line = this.itemLine + countNewlines(all, 0, c);
+    this.base = this.itemOffset + c;
+    this.mode = 'array';
+    this.arrayState = 'value';
+    this.comma = undefined;
+    this.closers = [];
+    this.parts = [];
+    this.inGarbage = false;
+    this.push(all.subarray(c), out);
   }
 
   /** JSONL after all: the first line was a broken operation. It becomes one item; the rest is read line by line. */
@@ -436,4 +594,10 @@ export class OperationSplitter {
       ),
     });
   }
+}
+
+function countNewlines(buf: Buffer, from: number, to: number): number {
+  let n = 0;
+  for (let i = buf.indexOf(NEWLINE, from); i >= 0 && i < to; i = buf.indexOf(NEWLINE, i + 1)) n++;
+  return n;
 }

@@ -3,6 +3,7 @@ import type { FeedCheckpoint } from './feed-checkpoint.js';
 import type { FailureWriter } from './failures.js';
 import type { FeedSource, InputInfo, InputPosition, OpenPosition, ReadProgress } from './source.js';
 import type { FeedStats, FeedSummary } from './stats.js';
+import type { SameFailureVerdict } from './same-failure.js';
 
 /**
  * The seam between the `Feeder`, which owns a feed's run (its failure output, checkpoint, signal and outcome), and
@@ -14,9 +15,10 @@ import type { FeedStats, FeedSummary } from './stats.js';
  * Why a feed stopped early. interrupted: Ctrl-C or the caller's signal; breaker: nothing but failures for too
  * long; unauthorized: the service refused the credentials (401/403), which no retry and no later operation can
  * change; unreachable: nothing answered at the endpoint from the start (refused, unknown host, TLS handshake
- * failed), where retrying for the breaker's minute only delays the message.
+ * failed), where retrying for the breaker's minute only delays the message; same-failure: the first 100 operations
+ * all failed with the same final 4xx and none succeeded (`feed/same-failure.ts`).
  */
-export type StopReason = 'interrupted' | 'breaker' | 'unauthorized' | 'unreachable';
+export type StopReason = 'interrupted' | 'breaker' | 'unauthorized' | 'unreachable' | 'same-failure';
 
 /** Where failed operations go: a FailureWriter, or (in a worker thread) a relay to the thread that writes. */
 export type FailureOutput = Pick<FailureWriter, 'write' | 'drained' | 'close' | 'count' | 'path'>;
@@ -38,6 +40,8 @@ export interface DriverEnd {
   authStatus?: number;
   /** With a stop for `unreachable`: the error naming the endpoint and the cause (VB_UNREACHABLE or VB_PROTOCOL). */
   unreachable?: VespaBulkError;
+  /** With a stop for `same-failure`: the failure every operation so far ended in, and a hint. */
+  sameFailure?: SameFailureVerdict;
 }
 
 /** A driver's figures now: its counters (read only to the caller), in-flight count and limit, and items read. */

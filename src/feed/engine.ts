@@ -27,6 +27,7 @@ import { isSafeToRepeat, parseOperation, type FeedOperation } from '../document/
 import type { RawItem } from '../core/operation-splitter.js';
 import { createThrottle, defaultMaxInflight, type FeedThrottle } from './throttle.js';
 import { CircuitBreaker } from './breaker.js';
+import { SameFailureRule, type SameFailureVerdict } from './same-failure.js';
 import { FeedStats, type FeedStatsState } from './stats.js';
 import { openFeedSource } from './open-feed-source.js';
 import { type FeedSource, type InputInfo, type InputPosition, type OpenPosition, type SourceBatch } from './source.js';
@@ -142,6 +143,9 @@ export class FeedEngine implements FeedDriver {
   /** Operations read and not finished, in input order: the first is the checkpoint. */
   private readonly unfinished = new OpenOperations<Pending>();
   private authStatus: number | undefined;
+  /** Whether every operation so far failed alike (`feed/same-failure.ts`), and the verdict once it stopped the feed. */
+  private readonly sameFailure = new SameFailureRule();
+  private sameFailureVerdict: SameFailureVerdict | undefined;
   /** Whether a failure ends the feed: nothing has answered and nothing can, or HTTP/2 insisted on is not spoken. */
   private readonly reach: Reachability;
   private unreachable: VespaBulkError | undefined;
@@ -303,6 +307,7 @@ export class FeedEngine implements FeedDriver {
       summary,
       ...(this.authStatus !== undefined && { authStatus: this.authStatus }),
       ...(this.unreachable !== undefined && { unreachable: this.unreachable }),
+      ...(this.sameFailureVerdict !== undefined && { sameFailure: this.sameFailureVerdict }),
     };
   }
 
@@ -603,6 +608,17 @@ export class FeedEngine implements FeedDriver {
     if (onResult !== undefined && (!ok || this.options.onResultOnlyFailed !== true))
       onResult(new FeedResult(ok, p, name, status, message, body));
     p.body = undefined;
+    if (p.attempts > 0 && this.stopping === undefined) {
+      if (ok) this.sameFailure.succeeded();
+      else {
+        const verdict = this.sameFailure.failed(status, message ?? '', body);
+        if (verdict !== undefined) {
+          // Every operation so far failed alike: the rest would too. They stay unfinished, in the checkpoint.
+          this.sameFailureVerdict = verdict;
+          this.stop('same-failure');
+        }
+      }
+    }
     const next = this.sequencer.release(p.op.id);
     if (next !== undefined) this.enqueue(next);
     if (

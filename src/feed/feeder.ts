@@ -17,6 +17,7 @@ import { checkFeedOptions, type FeedOptions } from './options.js';
 import type { DriverEnd, FeedDriver, StopReason } from './driver.js';
 import { ReadProgress, describeInputs, type FeedSource, type InputInfo } from './source.js';
 import type { FeedCounters, FeedSummary } from './stats.js';
+import type { SameFailureVerdict } from './same-failure.js';
 import { WorkerCoordinator } from './workers/coordinator.js';
 
 export type { StopReason } from './driver.js';
@@ -37,6 +38,8 @@ export interface FeedOutcome {
    * when HTTP/2 was asked for (`protocol: 'h2'`) and the server does not speak it.
    */
   unreachable?: VespaBulkError;
+  /** With `stopped: 'same-failure'`: the failure every operation ended in, and a hint. */
+  sameFailure?: SameFailureVerdict;
 }
 
 /** A snapshot for the progress line. */
@@ -316,6 +319,7 @@ export class Feeder {
     outcome.stopped = stopped;
     if (end.authStatus !== undefined) outcome.authStatus = end.authStatus;
     if (end.unreachable !== undefined) outcome.unreachable = end.unreachable;
+    if (end.sameFailure !== undefined) outcome.sameFailure = end.sameFailure;
     const state = this.saveState();
     // Saved only at a stop (no periodic saves), not resumed, and nothing finished: it would say "from the start",
     // which the same feed run again does; no file is left for nothing.

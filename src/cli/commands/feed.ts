@@ -705,6 +705,11 @@ function stopReasonText(outcome: FeedOutcome, maxFailureSeconds: number, endpoin
     case 'unreachable':
       if (outcome.unreachable?.code === 'VB_PROTOCOL') return outcome.unreachable.message;
       return `${outcome.unreachable?.message ?? 'nothing answers at the endpoint'}. ${unreachableHint(outcome.unreachable, endpoint)}`;
+    case 'same-failure': {
+      const f = outcome.sameFailure;
+      if (f === undefined) return 'every operation failed alike';
+      return `the first ${f.count} operations all failed alike, none succeeded: ${f.status} ${f.message}${f.hint === undefined ? '' : `. Hint: ${f.hint}`}`;
+    }
     default:
       return 'interrupted';
   }

@@ -16,6 +16,7 @@ import { createTransport } from '../../http/create-transport.js';
 import { proxyShown } from '../../http/proxy/proxy-route.js';
 import { splitEndpoint } from '../../http/endpoint.js';
 import { FeedStats } from '../stats.js';
+import type { SameFailureVerdict } from '../same-failure.js';
 import { defaultMaxInflight } from '../throttle.js';
 import { openFeedSource } from '../open-feed-source.js';
 import { type FeedSource, type InputInfo, type InputPosition, type OpenPosition } from '../source.js';
@@ -276,12 +277,14 @@ export class WorkerCoordinator implements FeedDriver {
     let abandoned = 0;
     let authStatus: number | undefined;
     let unreachable: WireError | undefined;
+    let sameFailure: SameFailureVerdict | undefined;
     for (const lane of this.lanes) {
       abandoned += lane.done?.abandoned ?? 0;
       // Sent and never pulled by the worker's engine: unfinished, behind the checkpoint.
       for (const b of lane.pending) if (b.n > (lane.state?.accepted ?? 0)) abandoned += b.count;
       authStatus ??= lane.done?.authStatus;
       unreachable ??= lane.done?.unreachable;
+      sameFailure ??= lane.done?.sameFailure;
     }
     const inflight = this.sum((st) => st.inflight);
     stats.protocol ??= this.protocol;
@@ -296,6 +299,7 @@ export class WorkerCoordinator implements FeedDriver {
       summary,
       ...(authStatus !== undefined && { authStatus }),
       ...(unreachable !== undefined && { unreachable: fromWireError(unreachable, 'VB_UNREACHABLE') }),
+      ...(sameFailure !== undefined && { sameFailure }),
     };
   }
 

@@ -5,6 +5,7 @@ import type { OperationResult } from '../operation-result.js';
 import type { InputInfo, OpenPosition } from '../source.js';
 import type { FeedStatsState } from '../stats.js';
 import type { StopReason } from '../driver.js';
+import type { SameFailureVerdict } from '../same-failure.js';
 import type { ItemBatch } from './batch.js';
 
 /** What a worker thread starts with (`workerData`). */
@@ -63,6 +64,7 @@ export type FromWorker =
       stopped?: StopReason;
       authStatus?: number;
       unreachable?: WireError;
+      sameFailure?: SameFailureVerdict;
       error?: WireError;
     } & WorkerSnapshot);
 

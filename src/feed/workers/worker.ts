@@ -153,6 +153,7 @@ try {
     ...(stopped !== undefined && { stopped }),
     ...(stopped !== undefined && end.authStatus !== undefined && { authStatus: end.authStatus }),
     ...(stopped !== undefined && end.unreachable !== undefined && { unreachable: toWireError(end.unreachable) }),
+    ...(stopped !== undefined && end.sameFailure !== undefined && { sameFailure: end.sameFailure }),
   });
 } catch (err) {
   clearInterval(ticker);
