@@ -91,6 +91,18 @@ export interface FrontOptions {
   framing?: Http1Framing;
   /** Pass `Accept: application/json` on instead of what the client asked for: a server without JSONL. */
   plainJsonOnly?: boolean;
+  /**
+   * An answer of the front's own in place of the simulator's, which has applied the request all the same: a proxy's
+   * 502 or 503 page after its upstream did the write. undefined passes the simulator's answer on.
+   */
+  page?: (x: Exchange) => Page | undefined;
+}
+
+/** An answer the front writes itself (see `FrontOptions.page`). */
+export interface Page {
+  status: number;
+  contentType: string;
+  body: Buffer;
 }
 
 /** An answer the front broke: which request, and how. */
@@ -166,7 +178,7 @@ export async function startFaultFront(backendUrl: string, options: FrontOptions 
       if (--inFlight === 0) for (const wake of onSettled.splice(0)) wake();
     }
     const contentType = String(res.headers['content-type'] ?? 'application/json');
-    return {
+    const x: Exchange = {
       protocol,
       method,
       path,
@@ -177,6 +189,8 @@ export async function startFaultFront(backendUrl: string, options: FrontOptions 
       contentType,
       body: answer,
     };
+    const page = options.page?.(x);
+    return page === undefined ? x : { ...x, ...page };
   };
   const arrived = (method: string, path: string): void => {
     const key = `${method} ${path.split('?')[0]}`;
