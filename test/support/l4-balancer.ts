@@ -18,6 +18,12 @@ export interface L4Balancer {
   kill(i: number): void;
   /** Places new connections on backend i again. */
   revive(i: number): void;
+  /**
+   * Backend i's connections open now stop passing bytes either way, neither closed nor reset (a GC pause of
+   * minutes, a black-holed path): what the client sends is taken by the kernel and never answered. New connections
+   * are placed as before.
+   */
+  silence(i: number): void;
   close(): Promise<void>;
 }
 
@@ -25,6 +31,7 @@ export async function startL4Balancer(backendPorts: number[]): Promise<L4Balance
   const placed = backendPorts.map(() => 0);
   const up = backendPorts.map(() => true);
   const sockets = backendPorts.map(() => new Set<net.Socket>());
+  const pipes = new Map<net.Socket, net.Socket>();
   let next = 0;
   const server = net.createServer((client) => {
     client.on('error', () => undefined);
@@ -57,6 +64,7 @@ export async function startL4Balancer(backendPorts: number[]): Promise<L4Balance
     upstream.on('close', cut);
     client.pipe(upstream);
     upstream.pipe(client);
+    pipes.set(client, upstream);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -71,6 +79,16 @@ export async function startL4Balancer(backendPorts: number[]): Promise<L4Balance
     },
     revive(i) {
       up[i] = true;
+    },
+    silence(i) {
+      for (const s of sockets[i]) {
+        const upstream = pipes.get(s);
+        if (upstream === undefined) continue;
+        s.unpipe(upstream);
+        upstream.unpipe(s);
+        s.pause();
+        upstream.pause();
+      }
     },
     close: () =>
       new Promise<void>((resolve) => {
