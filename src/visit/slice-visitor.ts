@@ -481,13 +481,27 @@ export class SliceVisitor {
       return 'stop';
     };
     const onLine = (buf: Buffer, start: number, end: number): void => this.onJsonlLine(buf, start, end, entries, tail);
+    // Chunks that came while a delivery was pending (the transport keeps taking what is already in the window):
+    // left unparsed until it is done, so the token and the delivered ids never run ahead of the documents handed
+    // on, and a checkpoint taken meanwhile holds only what the output holds.
+    let held: Buffer[] | undefined;
+    let delivering = false;
     await answer.read({
       onChunk: (chunk) => {
         o.onBytes?.(chunk.length);
+        if (delivering) {
+          (held ??= []).push(chunk);
+          return;
+        }
         this.undelivered = true;
         splitter.push(chunk, onLine);
       },
       flush: () => {
+        if (held !== undefined) {
+          const chunks = held;
+          held = undefined;
+          for (const chunk of chunks) splitter.push(chunk, onLine);
+        }
         this.undelivered = false;
         const batch = entries;
         entries = [];
@@ -500,7 +514,11 @@ export class SliceVisitor {
         // Parked at the token just passed on: once its documents are delivered, the response is left.
         const park = this.parkNow ? parked : undefined;
         if (delivery === undefined) return stopOn(park);
-        return delivery.then((failed) => stopOn(failed ?? park));
+        delivering = true;
+        return delivery.then((failed) => {
+          delivering = false;
+          return stopOn(failed ?? park);
+        });
       },
     });
     if (halt !== undefined) return halt;
