@@ -72,7 +72,7 @@ export interface H2PoolOptions {
   streamWindow?: number;
   /**
    * Receive window of each connection: the most its streams together hold received and unread (a paused reader's
-   * share is returned when it reads on). Default 64 MiB.
+   * share is returned when it reads on). Default {@link connectionWindowFor} the pool's connections.
    */
   connectionWindow?: number;
   /** ALPN protocols offered on https. Default ['h2']; the auto pool offers http/1.1 too. */
@@ -91,6 +91,17 @@ export interface H2PoolOptions {
  * unread is bounded by the connection's window, not by this times the streams.
  */
 export const defaultStreamWindow = 16 << 20;
+
+/**
+ * The default receive window of each connection: a share of 256 MiB for the whole pool (64 MiB at most, the stream
+ * window at least), so that what a slow reader leaves unread is bounded by the pool, not by its connections times a
+ * window (16 connections of 64 MiB held about 1 GiB behind a lagging export). 16 connections get 16 MiB each: one
+ * stream's whole window, and at 20 ms a round trip still some 800 MB/s per connection.
+ */
+export function connectionWindowFor(connections: number): number {
+  const share = Math.floor((256 << 20) / Math.max(1, connections));
+  return Math.min(64 << 20, Math.max(defaultStreamWindow, share));
+}
 
 /** How often a request refused unprocessed is sent again before it fails. */
 const maxRefusals = 5;
@@ -521,7 +532,7 @@ export class Http2Transport implements Transport {
       socket,
       {
         streamWindow: this.options.streamWindow ?? defaultStreamWindow,
-        connectionWindow: this.options.connectionWindow ?? 64 << 20,
+        connectionWindow: this.options.connectionWindow ?? connectionWindowFor(this.target),
         maxStreams: this.maxStreams,
         settingsTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
       },
