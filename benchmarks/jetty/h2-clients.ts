@@ -116,7 +116,7 @@ async function runUndici(url: string): Promise<Result> {
 }
 
 async function runOurs(url: string): Promise<Result> {
-  const { Http2Transport } = await import('../../src/http/h2/pool.js');
+  const { Http2Transport } = await import('../../src/http/h2/h2-transport.js');
   const { dispatchTo } = await import('../../src/http/exchange.js');
   const pool = new Http2Transport(url, { connections, maxStreams: Math.ceil(inflight / connections) });
   const headers = ['content-type', 'application/json'];

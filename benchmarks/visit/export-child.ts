@@ -2,7 +2,7 @@
 // most `seconds`, sampling the documents delivered (and the slices in flight) every 250 ms. Prints one JSON line at
 // the end, with the CPU time (user + system) this process spent from the start of the visit to its end.
 import { exportDocuments } from '../../src/visit/export/index.js';
-import { Http2Transport } from '../../src/http/h2/pool.js';
+import { Http2Transport } from '../../src/http/h2/h2-transport.js';
 import type { ExportChildInput, ExportChildOutcome } from './timed-export.js';
 
 const input = JSON.parse(process.argv[2]) as ExportChildInput;

@@ -28,7 +28,7 @@ import { median, printTable, startChildServer, type ChildServer } from '../lib/c
 import { bundleCli } from './bundle.js';
 import { rateAfter, runExportChild, setFaults, type ExportChildOutcome } from './timed-export.js';
 import { startTcpRelay } from '../lib/tcp-relay.js';
-import { defaultStreamWindow, type H2PoolOptions } from '../../src/http/h2/pool.js';
+import { defaultStreamWindow, type H2PoolOptions } from '../../src/http/h2/pool-options.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { H2PoolOptions } from '../../src/http/h2/pool.js';
+import type { H2PoolOptions } from '../../src/http/h2/pool-options.js';
 import type { ExportOptions } from '../../src/visit/export/index.js';
 import type { InflightReport } from '../../src/visit/visitor.js';
 

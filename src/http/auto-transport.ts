@@ -1,4 +1,4 @@
-import type { Http2Transport } from './h2/pool.js';
+import type { Http2Transport } from './h2/h2-transport.js';
 import type { Http1Transport } from './http1-transport.js';
 import type { ResponseHandler, Transport, TransportRequest, TransportStats, WireProtocol } from './transport.js';
 import { TransportError, toTransportError } from './transport-error.js';

@@ -1,4 +1,4 @@
-import { Http2Transport } from './h2/pool.js';
+import { Http2Transport } from './h2/h2-transport.js';
 import { Http1Transport } from './http1-transport.js';
 import { AutoTransport } from './auto-transport.js';
 import type { Transport, TransportOptions } from './transport.js';

@@ -1,6 +1,7 @@
 import { afterEach } from 'vitest';
 import { send as sendNow } from '../../src/http/exchange.js';
-import { Http2Transport, type H2PoolOptions } from '../../src/http/h2/pool.js';
+import { Http2Transport } from '../../src/http/h2/h2-transport.js';
+import type { H2PoolOptions } from '../../src/http/h2/pool-options.js';
 import type { H2Error } from '../../src/http/h2/errors.js';
 import { toTransportError, type TransportError } from '../../src/http/transport-error.js';
 import type { TransportRequest } from '../../src/http/transport.js';

@@ -1,6 +1,6 @@
 /**
  * Which of a pool's HTTP/2 connections takes the next request, and when a connection is renewed: the policy,
- * pure, so that the pool (pool.ts) only applies it and the tests check it without a socket.
+ * pure, so that the pool (h2-transport.ts) only applies it and the tests check it without a socket.
  *
  * A layer-4 balancer places each new connection on a container node and never moves it, so a pool's connections
  * are its view of the nodes and a connection's latency is its node's. Requests go by power of two choices over the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connectionWindowFor, defaultStreamWindow } from '../../../src/http/h2/pool.js';
+import { connectionWindowFor, defaultStreamWindow } from '../../../src/http/h2/pool-options.js';
 
 describe('connectionWindowFor: what a pool holds unread behind a slow reader is bounded by the pool', () => {
   it('shares 256 MiB among the connections, between one stream window and 64 MiB each', () => {

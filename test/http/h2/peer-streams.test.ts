@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Http2Transport as Http2Pool } from '../../../src/http/h2/pool.js';
+import { Http2Transport as Http2Pool } from '../../../src/http/h2/h2-transport.js';
 import { closeAfterEach, fails, h2Cause, peerPool, send } from '../../support/h2-peer-client.js';
 import { ErrorCode, Flag, FrameType, Setting, type PeerConnection } from '../../support/h2-peer.js';
 

@@ -3,7 +3,7 @@ import { createServer as createHttp1Server, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Http2Transport } from '../../../src/http/h2/pool.js';
+import { Http2Transport } from '../../../src/http/h2/h2-transport.js';
 import { type RequestControl } from '../../../src/http/transport.js';
 import { createTransport } from '../../../src/http/create-transport.js';
 import { send, exchange } from '../../../src/http/exchange.js';

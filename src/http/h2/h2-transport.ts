@@ -1,30 +1,36 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { FifoQueue } from '../../structures/fifo-queue.js';
-import type {
-  RequestControl,
-  ResponseHandler,
-  TlsOptions,
-  Transport,
-  TransportRequest,
-  TransportStats,
-} from '../transport.js';
+import type { ResponseHandler, Transport, TransportRequest, TransportStats } from '../transport.js';
 import { toTransportError, TransportError } from '../transport-error.js';
 import { withSignal } from '../request-signal.js';
-import {
-  chooseConnection,
-  latencySample,
-  nextTypical,
-  observeLatency,
-  retireAfterMs,
-  type Choosable,
-} from './connection-choice.js';
+import { chooseConnection, latencySample, nextTypical, observeLatency, retireAfterMs } from './connection-choice.js';
 import { H2Error } from './errors.js';
 import { unsentFailure } from './unsent.js';
 import { H2Session, type H2Request } from './session.js';
 import type { PendingSocket } from '../proxy/pending-socket.js';
-import { openTunnel, type ProxyHop } from '../proxy/tunnel.js';
+import { openTunnel } from '../proxy/tunnel.js';
 import { originConnection } from '../endpoint.js';
+
+import { defaultStreamWindow, connectionWindowFor, type H2PoolOptions } from './pool-options.js';
+import { answered, PooledConnection, PooledRequest, tell, type RequestOwner } from './pooled.js';
+import { noHeaders, RequestFields } from './request-fields.js';
+
+/** How often a request refused unprocessed is sent again before it fails. */
+const maxRefusals = 5;
+
+/**
+ * Connections being opened at once at most, once one is ready: a few, since the container's listen backlog is 50
+ * and other clients (and this one's workers) connect too; 16 connections are open within four round trips.
+ */
+const maxConnecting = 4;
+
+/** The first wait after a connection failed before it was ready, doubled for each failure after it, at most `maxOpenBackoffMs`. */
+const openBackoffMs = 100;
+const maxOpenBackoffMs = 5_000;
+
+/** How long a renewal waits, when its replacement failed to open, before it tries again. */
+const renewRetryMs = 1_000;
 
 /**
  * HTTP/2 connections to one origin, a `Transport`: cleartext with prior knowledge (h2c) for http://, ALPN h2 for
@@ -57,191 +63,7 @@ import { originConnection } from '../endpoint.js';
  * ~70 µs of CPU per request in this process and undici's HTTP/2 client kept two streams open per connection;
  * see the README's Benchmarks.
  */
-export interface H2PoolOptions {
-  /** Connections kept open while there is work, the requests spread over them. Default 1 (`createTransport` sets the transport's default). */
-  connections?: number;
-  /** Streams at once per connection at most (the server's own limit applies too). Default 256. */
-  maxStreams?: number;
-  /** TLS options for https (ca, cert, key, rejectUnauthorized, servername). */
-  tls?: TlsOptions;
-  /** ms to connect (and, for TLS, to finish the handshake). Default 10 s. */
-  connectTimeoutMs?: number;
-  /** Default bound on the wait for an answer's headers, and on any gap in its body, in ms; 0 none. Default 300 s. */
-  timeoutMs?: number;
-  /** Receive window per stream. Default {@link defaultStreamWindow}, 16 MiB. */
-  streamWindow?: number;
-  /**
-   * Receive window of each connection: the most its streams together hold received and unread (a paused reader's
-   * share is returned when it reads on). Default {@link connectionWindowFor} the pool's connections.
-   */
-  connectionWindow?: number;
-  /** ALPN protocols offered on https. Default ['h2']; the auto pool offers http/1.1 too. */
-  alpn?: string[];
-  /** See `TransportOptions.maxConnectionAgeMs`. Default 0: never (`createTransport` sets the transport's default). */
-  maxConnectionAgeMs?: number;
-  /** A forward proxy to reach the origin through: each connection its own CONNECT tunnel (see `openTunnel`). */
-  proxy?: ProxyHop;
-}
-
-/**
- * The receive window of a stream unless told otherwise (SETTINGS_INITIAL_WINDOW_SIZE): what the server may send on
- * it before our WINDOW_UPDATE comes back, so a stream's rate is at most about this much per round trip. 16 MiB: an
- * export of 4 slices over a 20 ms round trip ran at 3.0 times the documents/s of 1 MiB (4.1 times at 50 ms), as fast
- * as HTTP/1.1 through the same delaying relay (benchmarks/visit/protocols.ts windows). What the streams together hold
- * unread is bounded by the connection's window, not by this times the streams.
- */
-export const defaultStreamWindow = 16 << 20;
-
-/**
- * The default receive window of each connection: a share of 256 MiB for the whole pool (64 MiB at most, the stream
- * window at least), so that what a slow reader leaves unread is bounded by the pool, not by its connections times a
- * window (16 connections of 64 MiB held about 1 GiB behind a lagging export). 16 connections get 16 MiB each: one
- * stream's whole window, and at 20 ms a round trip still some 800 MB/s per connection.
- */
-export function connectionWindowFor(connections: number): number {
-  const share = Math.floor((256 << 20) / Math.max(1, connections));
-  return Math.min(64 << 20, Math.max(defaultStreamWindow, share));
-}
-
-/** How often a request refused unprocessed is sent again before it fails. */
-const maxRefusals = 5;
-
-/**
- * Connections being opened at once at most, once one is ready: a few, since the container's listen backlog is 50
- * and other clients (and this one's workers) connect too; 16 connections are open within four round trips.
- */
-const maxConnecting = 4;
-
-/** The first wait after a connection failed before it was ready, doubled for each failure after it, at most `maxOpenBackoffMs`. */
-const openBackoffMs = 100;
-const maxOpenBackoffMs = 5_000;
-
-/** How long a renewal waits, when its replacement failed to open, before it tries again. */
-const renewRetryMs = 1_000;
-
-/** Headers HTTP/2 forbids (RFC 9113, 8.2.2) and what HTTP/1.1 framing needs; `host` becomes `:authority`. */
-const connectionHeaders = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'content-length',
-]);
-
-const noHeaders: readonly string[] = [];
-
-/** One connection as the pool sees it: its session, the choice's latency estimate, and where it is in its life. */
-class PooledConnection implements Choosable {
-  session!: H2Session;
-  cost = 0;
-  sampledAt = 0;
-  /** When it stops taking new streams (performance.now() ms); Infinity: never. */
-  retireAt = Infinity;
-  renewTimer: NodeJS.Timeout | undefined;
-  /** In the pool's choice: ready, and not yet drained by the pool. */
-  taking = false;
-  /** Drained by the pool (renewed, or the pool closing): its close is no loss. */
-  retired = false;
-  /** A replacement is being opened for it. */
-  renewing = false;
-  /** The connection this one replaces, drained once this one is ready. */
-  replaces: PooledConnection | undefined;
-  /** Answers' headers, bodies' pieces and ends seen on it: whether a drain makes progress. */
-  progress = 0;
-  drainWatch: NodeJS.Timeout | undefined;
-  /**
-   * Its requests sent and without an answer's headers, oldest first, linked through the requests themselves (no
-   * allocation): the first one's wait is what the choice reads of a connection that stopped answering.
-   */
-  firstUnanswered: PooledRequest | undefined;
-  lastUnanswered: PooledRequest | undefined;
-  /** Streams its close cut off: a connection closed with none (an idle close) is no lost node. */
-  cut = 0;
-
-  get unansweredSince(): number {
-    return this.firstUnanswered === undefined ? Infinity : this.firstUnanswered.sentAt;
-  }
-
-  get active(): number {
-    return this.session.active;
-  }
-
-  get room(): number {
-    return this.session.room;
-  }
-}
-
-/**
- * A request as the pool hands it to a session, and the handler the session calls: it takes the latency sample and
- * the drain's progress on the way to the caller's handler. One object per request, as the request alone was before.
- */
-class PooledRequest implements H2Request, ResponseHandler {
-  readonly handler: ResponseHandler = this;
-  refusals = 0;
-  /** The connection it is on (undefined while it waits, and once it has ended), and when it was sent (performance.now() ms; 0 once its latency is taken). */
-  conn: PooledConnection | undefined = undefined;
-  sentAt = 0;
-  /** When it last began to wait in the pool's queue (performance.now() ms). */
-  queuedAt = 0;
-  /** Its neighbours among its connection's unanswered requests (see `PooledConnection.firstUnanswered`). */
-  prevUnanswered: PooledRequest | undefined = undefined;
-  nextUnanswered: PooledRequest | undefined = undefined;
-
-  constructor(
-    private readonly pool: Http2Transport,
-    readonly pseudo: readonly string[],
-    readonly headers: readonly string[],
-    readonly path: string,
-    readonly body: Buffer | null,
-    readonly headersTimeout: number,
-    readonly bodyTimeout: number,
-    private readonly target: ResponseHandler,
-  ) {}
-
-  onStart(control: RequestControl): void {
-    this.target.onStart?.(control);
-  }
-
-  onHeaders(status: number, headers: readonly string[]): void {
-    const conn = this.conn!;
-    conn.progress++;
-    if (this.sentAt > 0) {
-      this.pool.sample(conn, status, this.sentAt);
-      answered(conn, this);
-    }
-    this.target.onHeaders(status, headers);
-  }
-
-  onData(chunk: Buffer): void {
-    this.conn!.progress++;
-    this.target.onData(chunk);
-  }
-
-  onComplete(): void {
-    this.conn!.progress++;
-    this.conn = undefined;
-    this.pool.inflight--;
-    this.target.onComplete();
-  }
-
-  onError(err: TransportError): void {
-    const conn = this.conn;
-    if (conn !== undefined) {
-      conn.progress++;
-      this.conn = undefined;
-      this.pool.inflight--;
-      // No answer within the bound: the clearest sign of a slow node there is.
-      if (this.sentAt > 0 && err.failure === 'headers-timeout') this.pool.sample(conn, 0, this.sentAt);
-      if (this.sentAt > 0) answered(conn, this);
-      if (!conn.session.isOpen) conn.cut++;
-    }
-    this.target.onError(err);
-  }
-}
-
-export class Http2Transport implements Transport {
+export class Http2Transport implements Transport, RequestOwner {
   readonly protocol = 'h2';
   private readonly url: URL;
   private readonly https: boolean;
@@ -275,9 +97,7 @@ export class Http2Transport implements Transport {
    */
   private waitTimer: NodeJS.Timeout | undefined;
   private waitDeadline = Infinity;
-  /** The pseudo-header lists by method, and header lists by the caller's header array: the same kind of request reuses one. */
-  private readonly pseudoCache = new Map<string, string[]>();
-  private readonly headerCache = new WeakMap<readonly string[], HeaderFields>();
+  private readonly fields: RequestFields;
   private closing: Promise<void> | undefined;
   private closeWaiters: (() => void)[] = [];
   private connectWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
@@ -311,6 +131,7 @@ export class Http2Transport implements Transport {
     this.maxAgeMs = options.maxConnectionAgeMs ?? 0;
     this.timeoutMs = options.timeoutMs ?? 300_000;
     this.options = options;
+    this.fields = new RequestFields(this.https, this.authority);
   }
 
   /** Open connections and the streams on each: for tests and the progress line. */
@@ -334,11 +155,11 @@ export class Http2Transport implements Transport {
       queueMicrotask(() => tell(handler, toTransportError(err)));
       return;
     }
-    const headers = this.headerFields(opts.headers ?? noHeaders);
+    const headers = this.fields.headerFields(opts.headers ?? noHeaders);
     const timeout = opts.timeoutMs ?? this.timeoutMs;
     const req = new PooledRequest(
       this,
-      this.pseudoFields(opts.method, headers.host),
+      this.fields.pseudoFields(opts.method, headers.host),
       headers,
       opts.path,
       opts.body ?? null,
@@ -741,33 +562,6 @@ export class Http2Transport implements Transport {
     if (this.closing !== undefined) this.checkClosed();
   }
 
-  private pseudoFields(method: string, host: string | undefined): string[] {
-    if (host !== undefined) return [':method', method, ':scheme', this.https ? 'https' : 'http', ':authority', host];
-    let pseudo = this.pseudoCache.get(method);
-    if (pseudo === undefined) {
-      pseudo = [':method', method, ':scheme', this.https ? 'https' : 'http', ':authority', this.authority];
-      if (this.pseudoCache.size < 16) this.pseudoCache.set(method, pseudo);
-    }
-    return pseudo;
-  }
-
-  /** The caller's headers as HTTP/2 sends them: none of HTTP/1.1's connection headers; `host` apart. */
-  private headerFields(headers: readonly string[]): HeaderFields {
-    let fields = this.headerCache.get(headers);
-    // The caller may have changed its array in place since (a token renewed): kept only while it holds the same.
-    if (fields === undefined || !sameHeaders(headers, fields.given)) {
-      fields = Object.assign([], { given: headers.slice() });
-      for (let i = 0; i + 1 < headers.length; i += 2) {
-        const name = headers[i].toLowerCase();
-        if (name === 'host') fields.host = headers[i + 1];
-        else if (!connectionHeaders.has(name) && !(name === 'te' && headers[i + 1] !== 'trailers'))
-          fields.push(name, headers[i + 1]);
-      }
-      this.headerCache.set(headers, fields);
-    }
-    return fields;
-  }
-
   /** Resolves once every request has ended and the connections are closed; new requests are refused. */
   close(): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
@@ -812,36 +606,4 @@ export class Http2Transport implements Transport {
     for (const w of waiters) w();
     return Promise.resolve();
   }
-}
-
-/** `req` is no longer among `conn`'s unanswered requests (its headers came, or it ended without them). */
-function answered(conn: PooledConnection, req: PooledRequest): void {
-  const prev = req.prevUnanswered;
-  const next = req.nextUnanswered;
-  if (prev === undefined) conn.firstUnanswered = next;
-  else prev.nextUnanswered = next;
-  if (next === undefined) conn.lastUnanswered = prev;
-  else next.prevUnanswered = prev;
-  req.prevUnanswered = undefined;
-  req.nextUnanswered = undefined;
-  req.sentAt = 0;
-}
-
-/** A request's failure told to its handler; what the handler throws stays there, off the connection it came from. */
-function tell(handler: ResponseHandler, err: TransportError): void {
-  try {
-    handler.onError(err);
-  } catch {
-    // Nothing left to tell.
-  }
-}
-
-/** The fields HTTP/2 sends for a caller's header array, and a copy of that array as it was. */
-type HeaderFields = string[] & { host?: string; given: readonly string[] };
-
-/** Whether the caller's array still holds what it did (`given`), found without allocating. */
-function sameHeaders(headers: readonly string[], given: readonly string[]): boolean {
-  if (headers.length !== given.length) return false;
-  for (let i = 0; i < given.length; i++) if (headers[i] !== given[i]) return false;
-  return true;
 }
