@@ -127,6 +127,12 @@ export interface BenchResult {
   stoppedPastKnee?: boolean;
   /** The run's summary (the last step's with steps). */
   summary: FeedSummary;
+  /**
+   * Where the documents this run wrote stay (absent with `dryRun`): a bench does not delete them, as
+   * vespa-feed-client's and `vespa feed`'s benchmarks do not, since a delete is load of its own after the
+   * measurement; its ids are `id:<namespace>:<documentType>::<runTag>-<n>`.
+   */
+  written?: { runTag: string; places: Array<{ namespace: string; documentType: string }> };
 }
 
 /** Operations per chunk handed to the feeder. */
@@ -208,6 +214,7 @@ export async function bench(options: BenchOptions): Promise<BenchResult> {
     steps,
     summary: steps[steps.length - 1].summary,
   };
+  if (options.dryRun !== true) result.written = { runTag, places: maker.places.map((p) => ({ ...p })) };
   if (profile !== 'adaptive') result.criteria = criteria;
   if (profile === 'steps') {
     const best = highestHeldRate(steps);

@@ -35,6 +35,8 @@ export interface DocumentMaker {
   put(n: number): { id: string; fields: Record<string, unknown> };
   /** An update of a document of this maker: `fields` with one field operation. */
   update(id: string): Record<string, unknown>;
+  /** Where its documents go: each namespace and document type an id of it names. */
+  readonly places: ReadonlyArray<{ namespace: string; documentType: string }>;
 }
 
 /**
@@ -61,6 +63,7 @@ export function schemaDocuments(
   const fieldsOf = new Map(types.map((t) => [t.name, [...t.fields].filter(([, type]) => canGenerate(type))]));
   const typeOfId = (id: string) => id.slice(id.indexOf(':', 3) + 1, id.indexOf(':', id.indexOf(':', 3) + 1));
   return {
+    places: types.map((t) => ({ namespace: options.namespace, documentType: t.name })),
     put(n) {
       const type = types[n % types.length];
       const fields: Record<string, unknown> = {};
@@ -101,6 +104,7 @@ export function templateDocuments(template: unknown, random: Random, runTag: str
   const fields = t.fields as Record<string, unknown>;
   const names = Object.keys(fields);
   return {
+    places: [{ namespace: parsed.namespace, documentType: parsed.type }],
     put(n) {
       return {
         id: `id:${parsed.namespace}:${parsed.type}::${runTag}-${n}`,

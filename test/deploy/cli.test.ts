@@ -28,9 +28,14 @@ describe('vespa-bulk deploy', () => {
     const r = await cli('deploy', sampleAppDir, '--wait', '10');
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/Uploaded .*samples\/app to http:\/\/127\.0\.0\.1:\d+: session \d+/);
-    expect(r.stdout).toContain('Config change actions: none');
-    expect(r.stdout).toMatch(/Activated session (\d+): application default\.default\.default generation \1/);
-    expect(r.stdout).toMatch(/Converged: all \d+ services run generation \d+/);
+    expect(r.stderr).toContain('Config change actions: none');
+    expect(r.stderr).toMatch(/Activated session (\d+): application default\.default\.default generation \1/);
+    expect(r.stderr).toMatch(/Converged: all \d+ services run generation \d+/);
+    // What a deploy did is prose for the person: stdout carries data or one JSON result only.
+    expect(r.stdout).toBe('');
+    const json = await cli('deploy', sampleAppDir, '--json');
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ activate: { 'session-id': expect.any(String) } });
   });
 
   it('shows refeed, reindex and restart actions and what to do about them', async () => {
@@ -48,13 +53,13 @@ describe('vespa-bulk deploy', () => {
 
     const r = await cli('deploy', changed, '--ignore-validation-errors');
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(
+    expect(r.stderr).toMatch(
       /refeed\s+music in 'content' \(field-type-change\): Field 'year' changed: data type: 'int' -> 'long'/,
     );
-    expect(r.stdout).toMatch(/reindex\s+music in 'content' \(indexing-change\)/);
-    expect(r.stdout).toMatch(/restart\s+content 'content' searchnode/);
-    expect(r.stdout).toContain('To reindex: vespa-bulk deploy reindex --cluster content --document-type music');
-    expect(r.stdout).toContain('To restart: vespa-bulk deploy restart --cluster-id content');
+    expect(r.stderr).toMatch(/reindex\s+music in 'content' \(indexing-change\)/);
+    expect(r.stderr).toMatch(/restart\s+content 'content' searchnode/);
+    expect(r.stderr).toContain('To reindex: vespa-bulk deploy reindex --cluster content --document-type music');
+    expect(r.stderr).toContain('To restart: vespa-bulk deploy restart --cluster-id content');
     expect(r.stderr).toMatch(/WARNING Ignoring validation error/);
   });
 
@@ -106,14 +111,14 @@ describe('vespa-bulk deploy', () => {
   it('prepare remembers the session and activate uses it', async () => {
     const p = await cli('deploy', 'prepare', sampleAppDir);
     expect(p.code, p.stderr).toBe(0);
-    const id = /Prepared session (\d+)/.exec(p.stdout)?.[1];
+    const id = /Prepared session (\d+)/.exec(p.stderr)?.[1];
     expect(id).toBeDefined();
     const state = JSON.parse(await readFile(join(stateDir, 'deploy-session'), 'utf8'));
     expect(state).toMatchObject({ sessionId: id, tenant: 'default', configUrl: server.url });
     const a = await cli('activate', '--wait', '10');
     expect(a.code, a.stderr).toBe(0);
-    expect(a.stdout).toContain(`Session ${id} for tenant 'default' activated.`);
-    expect(a.stdout).toMatch(/Converged/);
+    expect(a.stderr).toContain(`Session ${id} for tenant 'default' activated.`);
+    expect(a.stderr).toMatch(/Converged/);
     const again = await cli('deploy', 'activate', id!);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/activate failed: 409 ACTIVATION_CONFLICT/);
@@ -159,7 +164,7 @@ describe('vespa-bulk deploy', () => {
     const climb = await cli('deploy', 'content', 'cat', '../x');
     expect(climb.code).toBe(2);
 
-    expect((await cli('deploy', 'restart', '--cluster-type', 'content')).stdout).toBe('Restart: Success\n');
+    expect((await cli('deploy', 'restart', '--cluster-type', 'content')).stderr).toBe('Restart: Success\n');
     const badRestart = await cli('deploy', 'restart', '--cluster-type', 'storage');
     expect(badRestart.code).toBe(1);
     expect(badRestart.stderr).toMatch(/restart failed: 400 BAD_REQUEST: Unknown clusterType 'storage'/);
@@ -175,7 +180,7 @@ describe('vespa-bulk deploy', () => {
       'test',
     );
     expect(reindex.code, reindex.stderr).toBe(0);
-    expect(reindex.stdout).toMatch(/Reindexing document types \[music\] in 'content'/);
+    expect(reindex.stderr).toMatch(/Reindexing document types \[music\] in 'content'/);
     const done = await eventually(async () => {
       const r = await cli('deploy', 'reindexing');
       return /content\/music: successful 100\.0%/.test(r.stdout) ? r.stdout : undefined;
@@ -183,7 +188,7 @@ describe('vespa-bulk deploy', () => {
     expect(done).toMatch(/cause: test/);
 
     const del = await cli('deploy', 'delete-app');
-    expect(del.stdout).toBe("Application 'default.default.default' deleted\n");
+    expect(del.stderr).toBe("Application 'default.default.default' deleted\n");
     const after = await cli('deploy', 'status');
     expect(after.code).toBe(1);
     expect(after.stderr).toMatch(/status failed: 404 NOT_FOUND/);
@@ -206,7 +211,7 @@ describe('vespa-bulk deploy as a process', () => {
   it('--version (and -V) after deploy or prepare is the Vespa version to deploy, not the tool version', async () => {
     const r = await cli('deploy', sampleAppDir, '--version', '8.590.11');
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/Activated session \d+/);
+    expect(r.stderr).toMatch(/Activated session \d+/);
     expect((await cli('deploy', 'status')).stdout).toMatch(/generation \d+, Vespa 8\.590\.11/);
     expect((await cli('prepare', sampleAppDir, '-V', '8.599.6')).code).toBe(0);
     expect((await cli('activate')).code).toBe(0);
@@ -235,7 +240,7 @@ describe('vespa-bulk deploy as a process', () => {
   it('exits 0 on success, 1 when the config server refuses, 2 on bad usage', async () => {
     const ok = await run('deploy', sampleAppDir);
     expect(ok.code, ok.stderr).toBe(0);
-    expect(ok.stdout).toMatch(/Activated session/);
+    expect(ok.stderr).toMatch(/Activated session/);
     const refused = await run('deploy', 'converge', 'nowhere:1');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/converge failed: 410/);

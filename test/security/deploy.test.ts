@@ -126,7 +126,7 @@ describe('vespa-bulk deploy with security flags', () => {
       },
     );
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/Activated session \d+/);
+    expect(r.stderr).toMatch(/Activated session \d+/);
     expect(r.stderr + r.stdout).not.toContain(token);
   });
 

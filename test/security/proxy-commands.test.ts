@@ -44,7 +44,7 @@ describe('deploy and URL inputs through squid', () => {
       env: { VESPA_BULK_STATE_DIR: dir },
     });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/Activated session \d+/);
+    expect(r.stderr).toMatch(/Activated session \d+/);
     expect(await squid.waitForLog(/^POST http:\/\/vespa\.test:\d+\/application\/v2\/tenant\/default\//)).toBeDefined();
   });
 

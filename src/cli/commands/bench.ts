@@ -20,7 +20,7 @@ import type { ProgressSnapshot } from '../progress-format.js';
 import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
-import { bench, type BenchOptions, type BenchStep } from '../../bench/bench.js';
+import { bench, type BenchOptions, type BenchResult, type BenchStep } from '../../bench/bench.js';
 import { parseRamp, parseRates } from '../../bench/load-profile.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import { feedSampler, SequenceSampler } from '../../report/sample.js';
@@ -267,6 +267,8 @@ async function handler(argv: BenchArgs): Promise<void> {
         `vespa-bulk: highest rate held: ${best === undefined ? 'none' : `${best}/s`}${result.stoppedPastKnee ? ' (stopped at the first step not held)' : ''}\n`,
       );
     }
+    if (!argv.quiet && result.written !== undefined && result.summary.ok > 0)
+      process.stderr.write(leftBehindNote(result.written, options.endpoint!));
     if (result.steps.some((s) => s.failed > 0)) process.exitCode = 1;
   } finally {
     progress?.stop(false);
@@ -274,6 +276,20 @@ async function handler(argv: BenchArgs): Promise<void> {
     stop.release();
   }
   if (stop.signalled !== undefined) process.exitCode = exitCodeOfSignal(stop.signalled);
+}
+
+/**
+ * Where the bench's documents stay and the command that deletes them: this run's only (its ids' tag), never the
+ * whole namespace, which --namespace may have pointed at documents of the user's own.
+ */
+function leftBehindNote(written: NonNullable<BenchResult['written']>, endpoint: string): string {
+  const selection = `'id.specific =~ "^${written.runTag}-"'`;
+  const where = written.places.map((p) => `${p.namespace}/${p.documentType}`);
+  return [
+    `vespa-bulk: the documents this bench wrote stay in the cluster (ids ${written.places.map((p) => `id:${p.namespace}:${p.documentType}::${written.runTag}-<n>`).join(', ')}); delete them with:`,
+    ...where.map((w) => `  vespa-bulk delete-where ${w} --selection ${selection} -t ${endpoint}`),
+    '',
+  ].join('\n');
 }
 
 export const commands: CommandModule[] = [

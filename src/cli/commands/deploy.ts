@@ -41,7 +41,8 @@ import { parseHeaderFlags } from '../header-flags.js';
 /**
  * `vespa-bulk deploy <dir|zip>` and its family (`deploy prepare|activate|status|converge|content|restart|
  * reindex|reindexing|delete`), plus top-level `prepare` and `activate` as users of `vespa prepare` expect.
- * Data (and --json results) go to stdout; the prepare log and progress go to stderr.
+ * Data (a status, a listing, a file, and --json results) go to stdout; what a change did, the prepare log and
+ * progress go to stderr.
  */
 
 interface TargetArgs extends SecurityArgs, Pick<DropInTargetArgs, 'target' | 'zone'> {
@@ -112,6 +113,11 @@ function targetOf(argv: TargetArgs): FullTarget {
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 const err = (line: string): void => void process.stderr.write(`${line}\n`);
+/**
+ * What a command that changes something says it did: prose, so on stderr with the progress; stdout carries only
+ * data (a status, a listing, a file) or, with --json, the one JSON result, so `deploy --json | jq` reads clean.
+ */
+const say = err;
 const printJson = (value: unknown): void => out(JSON.stringify(value, null, 2));
 const appName = (a: FullTarget): string => `${a.tenant}.${a.application}.${a.instance}`;
 
@@ -131,10 +137,10 @@ function handler<A extends TargetArgs>(run: (argv: A) => Promise<void>): (argv: 
 function printPrepared(prepare: PrepareResult): void {
   for (const line of formatLog(prepare.log)) err(line);
   const actions = formatChangeActions(prepare.configChangeActions);
-  if (actions.length === 0) out('Config change actions: none');
+  if (actions.length === 0) say('Config change actions: none');
   else {
-    out('Config change actions (the running application needs these to serve the new package correctly):');
-    for (const line of actions) out(`  ${line}`);
+    say('Config change actions (the running application needs these to serve the new package correctly):');
+    for (const line of actions) say(`  ${line}`);
   }
 }
 
@@ -215,11 +221,11 @@ const deployRun = handler<DeployArgs>(async (argv) => {
   });
   if (argv.json) return printJson(result);
   const generation = result.activate.application?.generation;
-  out(
+  say(
     `Activated session ${result.activate['session-id']}: application ${appName(target)}${generation !== undefined ? ` generation ${generation}` : ''}`,
   );
   if (result.convergence)
-    out(
+    say(
       `Converged: all ${result.convergence.services.length} services run generation ${result.convergence.wantedGeneration}`,
     );
 });
@@ -242,7 +248,7 @@ const prepareRun = handler<PrepareArgs>(async (argv) => {
     await rememberSession({ configUrl: resolveTarget(target).configUrl, tenant: target.tenant, sessionId });
   if (argv.json) return printJson(prepared);
   printPrepared(prepared);
-  out(
+  say(
     argv['dry-run']
       ? `Dry run of session ${sessionId}: nothing was changed`
       : `Prepared session ${sessionId}; activate it with: vespa-bulk deploy activate ${sessionId}`,
@@ -279,11 +285,11 @@ const activateRun = handler<ActivateArgs>(async (argv) => {
       ? await waitForConvergence(target, { timeoutMs: argv.wait * 1000, generation: activated.application?.generation })
       : undefined;
   if (argv.json) return printJson(convergence ? { ...activated, convergence } : activated);
-  out(
+  say(
     `${activated.message} Application ${appName(target)}${activated.application?.generation !== undefined ? ` generation ${activated.application.generation}` : ''}`,
   );
   if (convergence)
-    out(`Converged: all ${convergence.services.length} services run generation ${convergence.wantedGeneration}`);
+    say(`Converged: all ${convergence.services.length} services run generation ${convergence.wantedGeneration}`);
 });
 
 const prepareCommand = (name: string): CommandModule<any, PrepareArgs> => ({
@@ -416,7 +422,7 @@ const subcommands: AnyCommand[] = [
           clusterId: argv['cluster-id'],
         });
         if (argv.json) return printJson(result);
-        out(`Restart: ${result.message}`);
+        say(`Restart: ${result.message}`);
       },
     ),
   },
@@ -449,7 +455,7 @@ const subcommands: AnyCommand[] = [
         cause: argv.cause,
       });
       if (argv.json) return printJson(result);
-      out(result.message);
+      say(result.message);
     }),
   },
   {
@@ -470,7 +476,7 @@ const subcommands: AnyCommand[] = [
     handler: handler<TargetArgs>(async (argv) => {
       const result = await deleteApplication(targetOf(argv));
       if (argv.json) return printJson(result);
-      out(result.message);
+      say(result.message);
     }),
   },
 ];

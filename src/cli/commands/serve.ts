@@ -223,39 +223,41 @@ const serve: CommandModule<object, ServeArgs> = {
     const envToken = process.env[simTokenEnv];
     const token = args.token ?? (envToken !== undefined && envToken !== '' ? envToken : undefined);
     if (token !== undefined && token.trim() === '') throw new VespaBulkError('VB_USAGE', '--token must not be empty');
-    const sim = await startSimulator({
-      host: args.host,
-      tls,
-      token,
-      port: args.port,
-      configPort: args.config ? args['config-port'] : false,
-      clusters: args.clusters
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-      maxBodyBytes: args['max-body-bytes'],
-      heapMb: args['heap-mb'],
-      bucketBits: args['bucket-bits'],
-      requestLog: args['request-log'],
-      config: { convergeDelayMs: args['converge-delay-ms'], reindexDurationMs: args['reindex-duration-ms'] },
-      faults: {
-        errorRate: args['error-rate'],
-        errorStatuses,
-        latencyMs: args['latency-ms'],
-        maxOpsPerSecond: args['max-ops-per-second'],
-        contentSlots: args['content-slots'],
-        queueLimit: args['queue-limit'],
-        closeRate: args['close-rate'],
-        feedBlock: args['feed-block'],
-        cutStreamAfterDocuments: args['cut-stream-after'],
-        visitCostUs: args['visit-cost-us'],
-        visitParallelism: args['visit-parallelism'],
-        stallRate: args['stall-rate'],
-        garbageRate: args['garbage-rate'],
-        truncateRate: args['truncate-rate'],
-        seed: args.seed,
-      },
-    });
+    const sim = await listening(args, () =>
+      startSimulator({
+        host: args.host,
+        tls,
+        token,
+        port: args.port,
+        configPort: args.config ? args['config-port'] : false,
+        clusters: args.clusters
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+        maxBodyBytes: args['max-body-bytes'],
+        heapMb: args['heap-mb'],
+        bucketBits: args['bucket-bits'],
+        requestLog: args['request-log'],
+        config: { convergeDelayMs: args['converge-delay-ms'], reindexDurationMs: args['reindex-duration-ms'] },
+        faults: {
+          errorRate: args['error-rate'],
+          errorStatuses,
+          latencyMs: args['latency-ms'],
+          maxOpsPerSecond: args['max-ops-per-second'],
+          contentSlots: args['content-slots'],
+          queueLimit: args['queue-limit'],
+          closeRate: args['close-rate'],
+          feedBlock: args['feed-block'],
+          cutStreamAfterDocuments: args['cut-stream-after'],
+          visitCostUs: args['visit-cost-us'],
+          visitParallelism: args['visit-parallelism'],
+          stallRate: args['stall-rate'],
+          garbageRate: args['garbage-rate'],
+          truncateRate: args['truncate-rate'],
+          seed: args.seed,
+        },
+      }),
+    );
     process.stderr.write(`document interface: ${sim.url}/document/v1/\n`);
     if (sim.configUrl) process.stderr.write(`config server:      ${sim.configUrl}/application/v2/\n`);
     if (tls) process.stderr.write(`tls:                HTTP/2 and HTTP/1.1 by ALPN${clientCertNote(tls)}\n`);
@@ -270,6 +272,30 @@ const serve: CommandModule<object, ServeArgs> = {
     process.exitCode = exitCodeOfSignal(signal);
   },
 };
+
+/**
+ * Starts the servers, a port that cannot be listened on said in one line with its flag (exit 2, as a refused
+ * output path is: the run never started, and another flag value fixes it) instead of Node's stack trace.
+ */
+async function listening<T>(args: ServeArgs, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { port?: number; address?: string };
+    if (e.code !== 'EADDRINUSE' && e.code !== 'EACCES' && e.code !== 'EADDRNOTAVAIL') throw err;
+    const port = e.port ?? args.port;
+    const flag = args.config && port === args['config-port'] && port !== args.port ? '--config-port' : '--port';
+    const why = {
+      EADDRINUSE: 'is in use (another serve, or a Vespa container, may be running)',
+      EACCES: 'may not be listened on by this user',
+      EADDRNOTAVAIL: `is not an address of this machine (--host ${args.host})`,
+    }[e.code];
+    throw new VespaBulkError(
+      'VB_USAGE',
+      `cannot listen on ${e.address ?? args.host}:${port}: it ${why}; choose another with ${flag} (0: any free port)${flag === '--config-port' ? ' or --no-config' : ''}`,
+    );
+  }
+}
 
 /** What the server asks of a client's certificate, for the startup lines: nothing without --tls-ca. */
 function clientCertNote(tls: ServerTlsOptions): string {

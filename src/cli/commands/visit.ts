@@ -6,7 +6,13 @@ import { authFailureHint, isAuthFailure, securityHeaders, transportSecurity } fr
 import type { ConnectionOptions } from '../../http/connection-options.js';
 import { fieldsTextOf } from '../../document/single-operation.js';
 import { tensorFormats, type TensorFormat } from '../../document/tensor-format.js';
-import { bulkOperation, type BulkKind, type BulkSummary } from '../../visit/bulk.js';
+import {
+  bulkOperation,
+  validateBulkOptions,
+  type BulkKind,
+  type BulkOptions,
+  type BulkSummary,
+} from '../../visit/bulk.js';
 import { exportDocuments } from '../../visit/export/index.js';
 import type { ExportResumed } from '../../visit/export/export-options.js';
 import { outputFormats, type OutputFormat } from '../../sinks/output-format.js';
@@ -797,7 +803,26 @@ function bulkCommand(kind: BulkKind): CommandModule<object, BulkArgs> {
       let documents = 0;
       let over = false;
       let summary: BulkSummary;
+      const bulkOptions: BulkOptions = {
+        kind,
+        ...where,
+        ...(kind === 'update-where' && updateFieldsOf(args)),
+        ...(args['destination-cluster'] !== undefined && { destinationCluster: args['destination-cluster'] }),
+        ...(args['time-chunk'] !== undefined && { timeChunk: args['time-chunk'] }),
+        ...(args.timeout !== undefined && { serviceTimeout: args.timeout }),
+        ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
+        ...(args.continuation !== undefined && { continuation: args.continuation }),
+        dryRun: args['dry-run'],
+        retry: { maxRetries: args['max-retries'] },
+        signal: controller.signal,
+        onProgress: (n) => (documents = n),
+        onMessage: (text) => {
+          if (!args.quiet) process.stderr.write(`vespa-bulk: ${text}\n`);
+        },
+      };
       try {
+        // A usage error (no --selection) before anything is drawn or asked, so it is the only thing said.
+        withFlagNames(visitFlags, () => validateBulkOptions(bulkOptions));
         await waitIfAsked(args, where.endpoint, where, controller.signal);
         // Without a selection the library refuses the request locally; no need to ask the service anything first.
         if (args.selection !== undefined) await discoverCluster(where, args.quiet, true);
@@ -817,25 +842,7 @@ function bulkCommand(kind: BulkKind): CommandModule<object, BulkArgs> {
           },
           { enabled: !args.quiet },
         );
-        summary = await withFlagNames(visitFlags, () =>
-          bulkOperation({
-            kind,
-            ...where,
-            ...(kind === 'update-where' && updateFieldsOf(args)),
-            ...(args['destination-cluster'] !== undefined && { destinationCluster: args['destination-cluster'] }),
-            ...(args['time-chunk'] !== undefined && { timeChunk: args['time-chunk'] }),
-            ...(args.timeout !== undefined && { serviceTimeout: args.timeout }),
-            ...(args.tracelevel !== undefined && { tracelevel: args.tracelevel }),
-            ...(args.continuation !== undefined && { continuation: args.continuation }),
-            dryRun: args['dry-run'],
-            retry: { maxRetries: args['max-retries'] },
-            signal: controller.signal,
-            onProgress: (n) => (documents = n),
-            onMessage: (text) => {
-              if (!args.quiet) process.stderr.write(`vespa-bulk: ${text}\n`);
-            },
-          }),
-        );
+        summary = await withFlagNames(visitFlags, () => bulkOperation(bulkOptions));
       } finally {
         over = true;
         progress?.stop();

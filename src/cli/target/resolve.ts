@@ -233,9 +233,13 @@ export function resolveTarget(input: TargetInput): ResolvedTarget {
       keyPairFiles,
     };
   }
+  // A host and port without a scheme is the usual slip (the official CLI takes only URLs too): name the URL meant.
+  const hostPort =
+    /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})(\/.*)?$/.test(value) ||
+    /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/.test(value);
   throw new VespaBulkError(
     'VB_USAGE',
-    `target '${value}' (from ${target.from}): expected local, cloud, hosted or an http(s) URL`,
+    `target '${value}' (from ${target.from}): expected local, cloud, hosted or an http(s) URL${hostPort ? ` (did you mean http://${value}?)` : ''}`,
   );
 }
 
