@@ -43,6 +43,7 @@ import { ConnectionInflow, windowUpdateDue } from './flow-control.js';
 import { GoawayFate, goawayFate, goawayLastStream } from './goaway.js';
 import { overdue, sweepEvery } from './timeouts.js';
 import { toTransportError } from '../transport-error.js';
+import { type SessionOptions, defaultCloseTimeoutMs, defaultMaxHeaderListSize } from './session-options.js';
 
 /**
  * One HTTP/2 connection of the client (RFC 9113): the preface and settings, streams with their flow-control
@@ -56,6 +57,17 @@ import { toTransportError } from '../transport-error.js';
  */
 
 export type { H2Request } from './stream.js';
+export type { SessionOptions } from './session-options.js';
+export { defaultMaxHeaderListSize } from './session-options.js';
+
+/**
+ * TCP keepalive's first probe after this long idle (the system's default is two hours): for a connection with no
+ * requests open, which the read-idle PING does not watch, a vanished peer is found before it is given work.
+ */
+const keepAliveMs = 30_000;
+
+/** The PING this client sends to see whether the connection is alive; any answer will do. */
+const ownPing = Buffer.from([0, 0, 8, 0x6, 0, 0, 0, 0, 0, 0x76, 0x62, 0x2d, 0x6c, 0x69, 0x76, 0x65, 0x21]);
 
 /** What a session tells its pool. */
 export interface SessionEvents {
@@ -68,64 +80,6 @@ export interface SessionEvents {
   /** The connection is gone (or takes no new streams and has none left); `err` when it failed. */
   closed(session: H2Session, err: Error | undefined): void;
 }
-
-export interface SessionOptions {
-  /** The receive window of each stream we advertise (SETTINGS_INITIAL_WINDOW_SIZE). */
-  streamWindow: number;
-  /** The receive window of the connection. */
-  connectionWindow: number;
-  /** At most this many streams at once on this connection, whatever the server allows. */
-  maxStreams: number;
-  /**
-   * ms from connecting to the server's first SETTINGS; past it, the server is taken not to speak HTTP/2. Also the
-   * bound on its acknowledging ours (SETTINGS_TIMEOUT, RFC 9113 6.5.3).
-   */
-  settingsTimeoutMs: number;
-  /** The largest header list an answer may have (SETTINGS_MAX_HEADER_LIST_SIZE). Default {@link defaultMaxHeaderListSize}. */
-  maxHeaderListSize?: number;
-  /**
-   * ms a connection being closed waits for the server to take its last frames and close its side; then it is
-   * destroyed. Default 1000 ({@link defaultCloseTimeoutMs}).
-   */
-  closeTimeoutMs?: number;
-  /**
-   * ms with requests open and nothing read after which the connection sends a PING of its own; 0: never (nor a
-   * ping timeout). Default {@link defaultReadIdleMs} (liveness.ts).
-   */
-  readIdleTimeoutMs?: number;
-  /**
-   * ms the connection waits for anything at all after that PING; then it is dead (`H2_PING_TIMEOUT`): requests
-   * whose HEADERS never left the process go elsewhere (`refused`), the others fail maybe applied. Default
-   * {@link defaultPingTimeoutMs}.
-   */
-  pingTimeoutMs?: number;
-}
-
-/**
- * TCP keepalive's first probe after this long idle (the system's default is two hours): for a connection with no
- * requests open, which the read-idle PING does not watch, a vanished peer is found before it is given work.
- */
-const keepAliveMs = 30_000;
-
-/** The PING this client sends to see whether the connection is alive; any answer will do. */
-const ownPing = Buffer.from([0, 0, 8, 0x6, 0, 0, 0, 0, 0, 0x76, 0x62, 0x2d, 0x6c, 0x69, 0x76, 0x65, 0x21]);
-
-/**
- * The header list we take in an answer (SETTINGS_MAX_HEADER_LIST_SIZE, counted as RFC 9113 6.5.2 says: name +
- * value + 32 bytes a field), and the most compressed bytes a header block may gather over CONTINUATION frames.
- * 64 KiB: the container's answers carry a few hundred bytes of headers (Jetty's own bound on a response's
- * headers is 8 KiB by default), node:http2 advertises the same 64 KiB, and a 40 KB header still passes (the
- * tests send one); it bounds what a server can make a connection hold in one unfinished block (CVE-2024-27316,
- * the CONTINUATION flood, where memory followed the server) to that.
- */
-export const defaultMaxHeaderListSize = 65_536;
-
-/**
- * How long a connection being closed waits for the server to take its last frames and close its side: the
- * GOAWAY and FIN are a courtesy once no stream needs the connection, and a server that has not read them in a
- * second is not reading.
- */
-const defaultCloseTimeoutMs = 1000;
 
 const enum State {
   /** Preface sent, waiting for the server's SETTINGS. */
