@@ -20,14 +20,7 @@ import {
   windowUpdateFrame,
   writeFrameHeader,
 } from './frame.js';
-import {
-  HeaderListTooLarge,
-  HpackDecoder,
-  HpackEncoder,
-  HpackError,
-  literalFieldSize,
-  writeLiteralField,
-} from './hpack.js';
+import { HeaderListTooLarge, HpackDecoder, HpackError } from './hpack.js';
 import {
   ConnectionError,
   H2Error,
@@ -38,22 +31,19 @@ import {
   resetError,
   streamFailure,
 } from './errors.js';
-import {
-  type AnswerHead,
-  pathFault,
-  readAnswerHead,
-  pathFieldSize,
-  requestFieldsFault,
-  trailersFault,
-  writePath,
-} from './fields.js';
-import type { OutBuffer } from './out-buffer.js';
+import { type AnswerHead, readAnswerHead, trailersFault } from './fields.js';
 import { type H2Request, Stream, noBodyExpected } from './stream.js';
 import { maxOutstandingAcks } from './flood-guard.js';
 import { FrameWriter } from './frame-writer.js';
 import { HeaderBlock } from './header-block.js';
 import { Liveness, LivenessStep, defaultPingTimeoutMs, defaultReadIdleMs } from './liveness.js';
+import { RequestWriter } from './request-writer.js';
+import { type PeerSettings, SettingEffect, applySetting, isSettingsAck, peerDefaults } from './settings.js';
+import { ConnectionInflow, windowUpdateDue } from './flow-control.js';
+import { GoawayFate, goawayFate, goawayLastStream } from './goaway.js';
+import { overdue, sweepEvery } from './timeouts.js';
 import { toTransportError } from '../transport-error.js';
+import { type SessionOptions, defaultCloseTimeoutMs, defaultMaxHeaderListSize } from './session-options.js';
 
 /**
  * One HTTP/2 connection of the client (RFC 9113): the preface and settings, streams with their flow-control
@@ -67,6 +57,17 @@ import { toTransportError } from '../transport-error.js';
  */
 
 export type { H2Request } from './stream.js';
+export type { SessionOptions } from './session-options.js';
+export { defaultMaxHeaderListSize } from './session-options.js';
+
+/**
+ * TCP keepalive's first probe after this long idle (the system's default is two hours): for a connection with no
+ * requests open, which the read-idle PING does not watch, a vanished peer is found before it is given work.
+ */
+const keepAliveMs = 30_000;
+
+/** The PING this client sends to see whether the connection is alive; any answer will do. */
+const ownPing = Buffer.from([0, 0, 8, 0x6, 0, 0, 0, 0, 0, 0x76, 0x62, 0x2d, 0x6c, 0x69, 0x76, 0x65, 0x21]);
 
 /** What a session tells its pool. */
 export interface SessionEvents {
@@ -79,64 +80,6 @@ export interface SessionEvents {
   /** The connection is gone (or takes no new streams and has none left); `err` when it failed. */
   closed(session: H2Session, err: Error | undefined): void;
 }
-
-export interface SessionOptions {
-  /** The receive window of each stream we advertise (SETTINGS_INITIAL_WINDOW_SIZE). */
-  streamWindow: number;
-  /** The receive window of the connection. */
-  connectionWindow: number;
-  /** At most this many streams at once on this connection, whatever the server allows. */
-  maxStreams: number;
-  /**
-   * ms from connecting to the server's first SETTINGS; past it, the server is taken not to speak HTTP/2. Also the
-   * bound on its acknowledging ours (SETTINGS_TIMEOUT, RFC 9113 6.5.3).
-   */
-  settingsTimeoutMs: number;
-  /** The largest header list an answer may have (SETTINGS_MAX_HEADER_LIST_SIZE). Default {@link defaultMaxHeaderListSize}. */
-  maxHeaderListSize?: number;
-  /**
-   * ms a connection being closed waits for the server to take its last frames and close its side; then it is
-   * destroyed. Default 1000 ({@link defaultCloseTimeoutMs}).
-   */
-  closeTimeoutMs?: number;
-  /**
-   * ms with requests open and nothing read after which the connection sends a PING of its own; 0: never (nor a
-   * ping timeout). Default {@link defaultReadIdleMs} (liveness.ts).
-   */
-  readIdleTimeoutMs?: number;
-  /**
-   * ms the connection waits for anything at all after that PING; then it is dead (`H2_PING_TIMEOUT`): requests
-   * whose HEADERS never left the process go elsewhere (`refused`), the others fail maybe applied. Default
-   * {@link defaultPingTimeoutMs}.
-   */
-  pingTimeoutMs?: number;
-}
-
-/**
- * TCP keepalive's first probe after this long idle (the system's default is two hours): for a connection with no
- * requests open, which the read-idle PING does not watch, a vanished peer is found before it is given work.
- */
-const keepAliveMs = 30_000;
-
-/** The PING this client sends to see whether the connection is alive; any answer will do. */
-const ownPing = Buffer.from([0, 0, 8, 0x6, 0, 0, 0, 0, 0, 0x76, 0x62, 0x2d, 0x6c, 0x69, 0x76, 0x65, 0x21]);
-
-/**
- * The header list we take in an answer (SETTINGS_MAX_HEADER_LIST_SIZE, counted as RFC 9113 6.5.2 says: name +
- * value + 32 bytes a field), and the most compressed bytes a header block may gather over CONTINUATION frames.
- * 64 KiB: the container's answers carry a few hundred bytes of headers (Jetty's own bound on a response's
- * headers is 8 KiB by default), node:http2 advertises the same 64 KiB, and a 40 KB header still passes (the
- * tests send one); it bounds what a server can make a connection hold in one unfinished block (CVE-2024-27316,
- * the CONTINUATION flood, where memory followed the server) to that.
- */
-export const defaultMaxHeaderListSize = 65_536;
-
-/**
- * How long a connection being closed waits for the server to take its last frames and close its side: the
- * GOAWAY and FIN are a courtesy once no stream needs the connection, and a server that has not read them in a
- * second is not reading.
- */
-const defaultCloseTimeoutMs = 1000;
 
 const enum State {
   /** Preface sent, waiting for the server's SETTINGS. */
@@ -154,25 +97,17 @@ export class H2Session {
   private state = State.Opening;
   private readonly streams = new Map<number, Stream>();
   private nextId = 1;
-  /** Streams that wait for flow-control window to send the rest of their body, in order. */
-  private blocked: Stream[] = [];
-  private readonly encoder = new HpackEncoder();
   private readonly decoder = new HpackDecoder();
   private readonly reader: FrameReader;
   private readonly writer = new FrameWriter();
-  /** Where frames are written (the writer's). */
-  private readonly out: OutBuffer = this.writer.out;
+  /** What the server's SETTINGS allow us. */
+  private readonly peer: PeerSettings = peerDefaults();
+  /** HEADERS and bodies under the send windows. */
+  private readonly requests: RequestWriter;
   private readonly liveness: Liveness | undefined;
   private livenessTimer: NodeJS.Timeout | undefined;
-  // What the server allows us.
-  private peerMaxStreams = 100;
-  private peerInitialWindow = defaultWindow;
-  private peerMaxFrame = defaultMaxFrameSize;
-  private sendWindow = defaultWindow;
-  // What we allow the server.
-  private connUnacked = 0;
-  /** What the server may still send on the connection before our next WINDOW_UPDATE. */
-  private connRecvWindow: number;
+  /** What we allow the server on the connection. */
+  private readonly inflow: ConnectionInflow;
   private readonly maxHeaderList: number;
   /** A header block being gathered from HEADERS and CONTINUATION frames. */
   private readonly headerBlock: HeaderBlock;
@@ -203,7 +138,15 @@ export class H2Session {
   ) {
     this.maxHeaderList = options.maxHeaderListSize ?? defaultMaxHeaderListSize;
     this.headerBlock = new HeaderBlock(this.maxHeaderList);
-    this.connRecvWindow = Math.max(options.connectionWindow, defaultWindow);
+    this.inflow = new ConnectionInflow(options.connectionWindow, Math.max(options.connectionWindow, defaultWindow));
+    this.requests = new RequestWriter(this.writer, this.peer, {
+      holds: (s) => this.streams.get(s.id) === s,
+      refuse: (s, fault) => this.refuse(s, fault),
+      bodySent: (s) => {
+        this.forget(s);
+        this.events.room(this);
+      },
+    });
     const readIdle = options.readIdleTimeoutMs ?? defaultReadIdleMs;
     if (readIdle > 0)
       this.liveness = new Liveness(readIdle, options.pingTimeoutMs ?? defaultPingTimeoutMs, performance.now());
@@ -322,7 +265,7 @@ export class H2Session {
    */
   get room(): number {
     if (this.state !== State.Ready || this.writer.full || this.headerBlock.open) return 0;
-    return Math.min(this.peerMaxStreams, this.options.maxStreams) - this.streams.size;
+    return Math.min(this.peer.maxStreams, this.options.maxStreams) - this.streams.size;
   }
 
   get isReady(): boolean {
@@ -345,7 +288,7 @@ export class H2Session {
 
   /** The most streams the server allows at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
   get serverMaxStreams(): number {
-    return this.peerMaxStreams;
+    return this.peer.maxStreams;
   }
 
   private start(): void {
@@ -365,7 +308,7 @@ export class H2Session {
     const id = this.nextId;
     this.nextId += 2;
     const now = performance.now();
-    const s = new Stream(this, id, req, this.peerInitialWindow, this.options.streamWindow, now);
+    const s = new Stream(this, id, req, this.peer.initialWindow, this.options.streamWindow, now);
     if (this.streams.size === 0) this.socket.ref();
     this.streams.set(id, s);
     if (id >= lastUsableStreamId) this.drain();
@@ -377,69 +320,9 @@ export class H2Session {
       this.abortStream(s, err);
     }
     if (this.streams.get(id) !== s) return; // Aborted in onStart.
-    if (!this.writeHeaders(s)) return;
-    if (req.body !== null && req.body.length > 0) this.sendBody(s);
+    if (!this.requests.writeHeaders(s)) return;
+    if (req.body !== null && req.body.length > 0) this.requests.sendBody(s);
     else s.bodyAt = -1;
-  }
-
-  /** Writes the stream's HEADERS; false (and the request failed) when its path or fields may not be sent. */
-  private writeHeaders(s: Stream): boolean {
-    const req = s.req;
-    let pseudo = this.encoder.kept(req.pseudo);
-    let headers = pseudo === undefined ? undefined : this.encoder.kept(req.headers);
-    if (pseudo === undefined || headers === undefined) {
-      // Fields this connection has not sent as they are now: checked before any of them enters the table.
-      const fault =
-        pathFault(req.path) ?? requestFieldsFault(req.pseudo, true) ?? requestFieldsFault(req.headers, false);
-      if (fault !== undefined) {
-        this.refuse(s, fault);
-        return false;
-      }
-      pseudo = this.encoder.fixed(req.pseudo);
-      headers = this.encoder.fixed(req.headers);
-    }
-    const body = req.body;
-    const length = body === null ? '' : String(body.length);
-    let size = pseudo.length + headers.length + pathFieldSize(req.path);
-    if (body !== null) size += literalFieldSize('content-length', length);
-    // The DATA frame of a small body goes in the same reservation.
-    const bodyLength = body?.length ?? 0;
-    const inline = bodyLength > 0 && this.canSendWhole(s, bodyLength);
-    const out = this.out.reserve(frameHeaderLength + size + (inline ? frameHeaderLength + bodyLength : 0));
-    const start = this.out.used;
-    let at = start + frameHeaderLength;
-    at += pseudo.copy(out, at);
-    at = writePath(out, at, req.path);
-    if (at < 0) {
-      // Only with kept blocks (others were checked above): nothing was encoded anew, nothing is committed.
-      this.refuse(s, pathFault(req.path)!);
-      return false;
-    }
-    at += headers.copy(out, at);
-    if (body !== null) at = writeLiteralField(out, at, 'content-length', length);
-    const blockLength = at - start - frameHeaderLength;
-    const endStream = bodyLength === 0 ? Flag.EndStream : 0;
-    s.sent = true;
-    s.queuedAt = this.writer.handovers;
-    if (blockLength > this.peerMaxFrame) {
-      // Too long for one frame: HEADERS and CONTINUATION frames, from a copy of the block.
-      const block = Buffer.from(out.subarray(start + frameHeaderLength, at));
-      this.out.commit(start);
-      this.writeLongHeaders(s.id, block, endStream);
-    } else {
-      writeFrameHeader(out, start, blockLength, FrameType.Headers, Flag.EndHeaders | endStream, s.id);
-      if (inline) {
-        writeFrameHeader(out, at, bodyLength, FrameType.Data, Flag.EndStream, s.id);
-        body!.copy(out, at + frameHeaderLength);
-        at += frameHeaderLength + bodyLength;
-        this.sendWindow -= bodyLength;
-        s.sendWindow -= bodyLength;
-        s.bodyAt = -1;
-      }
-      this.out.commit(at);
-    }
-    this.scheduleFlush();
-    return true;
   }
 
   /** Fails a request whose path or fields may not be sent, before anything of it is. */
@@ -449,73 +332,6 @@ export class H2Session {
     const err = new H2Error('H2_INVALID_REQUEST', `invalid request: ${fault}`);
     queueMicrotask(() => this.fail(s.req, err));
     this.events.room(this);
-  }
-
-  private writeLongHeaders(id: number, block: Buffer, endStream: number): void {
-    for (let at = 0; at < block.length; ) {
-      const n = Math.min(this.peerMaxFrame, block.length - at);
-      const last = at + n === block.length;
-      const type = at === 0 ? FrameType.Headers : FrameType.Continuation;
-      const flags = (last ? Flag.EndHeaders : 0) | (at === 0 ? endStream : 0);
-      const out = this.out.reserve(frameHeaderLength + n);
-      const start = this.out.used;
-      writeFrameHeader(out, start, n, type, flags, id);
-      block.copy(out, start + frameHeaderLength, at, at + n);
-      this.out.commit(start + frameHeaderLength + n);
-      at += n;
-    }
-  }
-
-  private canSendWhole(s: Stream, n: number): boolean {
-    return n <= this.peerMaxFrame && n <= this.sendWindow && n <= s.sendWindow;
-  }
-
-  /** Sends as much of the stream's body as the windows allow; the rest waits in `blocked`. */
-  private sendBody(s: Stream): boolean {
-    const body = s.req.body!;
-    while (s.bodyAt >= 0) {
-      const left = body.length - s.bodyAt;
-      const n = Math.min(left, this.peerMaxFrame, this.sendWindow, s.sendWindow);
-      if (n <= 0 && left > 0) {
-        if (!this.blocked.includes(s)) this.blocked.push(s);
-        // What was written before the window closed must still leave.
-        this.scheduleFlush();
-        return false;
-      }
-      const last = n === left;
-      const out = this.out.reserve(frameHeaderLength + n);
-      const start = this.out.used;
-      writeFrameHeader(out, start, n, FrameType.Data, last ? Flag.EndStream : 0, s.id);
-      body.copy(out, start + frameHeaderLength, s.bodyAt, s.bodyAt + n);
-      this.out.commit(start + frameHeaderLength + n);
-      this.sendWindow -= n;
-      s.sendWindow -= n;
-      s.bodyAt = last ? -1 : s.bodyAt + n;
-    }
-    this.scheduleFlush();
-    if (s.answered) {
-      // The body of an answered request is all sent: the stream is closed.
-      this.forget(s);
-      this.events.room(this);
-    }
-    return true;
-  }
-
-  private unblock(): void {
-    if (this.blocked.length === 0) return;
-    const waiting = this.blocked;
-    this.blocked = [];
-    for (let i = 0; i < waiting.length; i++) {
-      const s = waiting[i];
-      if (this.streams.get(s.id) !== s) continue;
-      if (s.answered) s.activeAt = performance.now();
-      if (!this.sendBody(s)) {
-        // Still blocked: it and everything after it wait, in order.
-        for (let j = i + 1; j < waiting.length; j++)
-          if (!this.blocked.includes(waiting[j])) this.blocked.push(waiting[j]);
-        return;
-      }
-    }
   }
 
   private queue(frame: Buffer): void {
@@ -530,10 +346,6 @@ export class H2Session {
         `the server sent more than ${maxOutstandingAcks} PING and SETTINGS frames without reading the answers`,
         'H2_FLOOD',
       );
-  }
-
-  private scheduleFlush(): void {
-    this.writer.schedule();
   }
 
   private onDrain(): void {
@@ -667,9 +479,7 @@ export class H2Session {
       end -= pad;
     }
     if (this.isIdle(id)) throw protocolError(`DATA on stream ${id}, which the client did not open`);
-    this.connRecvWindow -= length;
-    if (this.connRecvWindow < 0)
-      throw new ConnectionError(ErrorCode.FlowControlError, "DATA beyond the connection's flow-control window");
+    this.inflow.receive(length);
     const s = this.streams.get(id);
     if (s === undefined) {
       // A stream we reset or gave up: its data is only counted.
@@ -723,7 +533,7 @@ export class H2Session {
       return;
     }
     s.recvUnacked += length;
-    if (!s.paused && s.recvUnacked >= this.options.streamWindow / 2) this.ackStream(s);
+    if (!s.paused && windowUpdateDue(s.recvUnacked, this.options.streamWindow)) this.ackStream(s);
   }
 
   private ackStream(s: Stream): void {
@@ -735,12 +545,8 @@ export class H2Session {
 
   /** `n` bytes received on the connection are read (or never will be): the server may send that much more, once half the window is. */
   private returnToConnection(n: number): void {
-    this.connUnacked += n;
-    if (this.connUnacked >= this.options.connectionWindow / 2) {
-      this.queue(windowUpdateFrame(0, this.connUnacked));
-      this.connRecvWindow += this.connUnacked;
-      this.connUnacked = 0;
-    }
+    const increment = this.inflow.returned(n);
+    if (increment > 0) this.queue(windowUpdateFrame(0, increment));
   }
 
   private onHeadersFrame(flags: number, id: number, buf: Buffer, start: number, end: number): void {
@@ -836,7 +642,7 @@ export class H2Session {
       this.returnToConnection(s.held);
       s.held = 0;
       this.ackStream(s);
-      this.scheduleFlush();
+      this.writer.schedule();
     }
   }
 
@@ -860,54 +666,19 @@ export class H2Session {
   }
 
   private onSettings(flags: number, id: number, buf: Buffer, start: number, end: number): void {
-    if (id !== 0) throw protocolError('SETTINGS on a stream');
-    if ((flags & Flag.Ack) !== 0) {
-      if (end !== start) throw frameSizeError('a SETTINGS ACK with a payload');
+    if (isSettingsAck(flags, id, end - start)) {
       this.settingsAcked = true;
       if (this.state !== State.Opening) clearTimeout(this.settingsTimer);
       return;
     }
-    if ((end - start) % 6 !== 0) throw frameSizeError(`SETTINGS of ${end - start} bytes`);
     let grew = false;
     for (let at = start; at < end; at += 6) {
-      const key = buf.readUInt16BE(at);
       const value = buf.readUInt32BE(at + 2);
-      switch (key) {
-        case Setting.HeaderTableSize:
-          this.encoder.setMaxTableSize(value);
-          break;
-        case Setting.EnablePush:
-          // A server may only say 0 (RFC 9113, 6.5.2).
-          if (value !== 0) throw protocolError(`SETTINGS_ENABLE_PUSH ${value} from a server`);
-          break;
-        case Setting.MaxConcurrentStreams:
-          grew ||= value > this.peerMaxStreams;
-          this.peerMaxStreams = value;
-          break;
-        case Setting.InitialWindowSize: {
-          if (value > maxWindow)
-            throw new ConnectionError(ErrorCode.FlowControlError, 'SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1');
-          const delta = value - this.peerInitialWindow;
-          this.peerInitialWindow = value;
-          for (const s of this.streams.values()) {
-            s.sendWindow += delta;
-            if (s.sendWindow > maxWindow)
-              throw new ConnectionError(
-                ErrorCode.FlowControlError,
-                `SETTINGS_INITIAL_WINDOW_SIZE ${value} takes stream ${s.id}'s window above 2^31-1`,
-              );
-          }
-          grew ||= delta > 0;
-          break;
-        }
-        case Setting.MaxFrameSize:
-          if (value < defaultMaxFrameSize || value > 16_777_215)
-            throw protocolError('SETTINGS_MAX_FRAME_SIZE out of range');
-          this.peerMaxFrame = value;
-          break;
-        default:
-          break;
-      }
+      const effect = applySetting(this.peer, buf.readUInt16BE(at), value);
+      if (effect === SettingEffect.None) continue;
+      if ((effect & SettingEffect.TableSize) !== 0) this.requests.encoder.setMaxTableSize(value);
+      if ((effect & SettingEffect.StreamWindows) !== 0) this.moveStreamWindows(value);
+      grew ||= (effect & SettingEffect.Grew) !== 0;
     }
     this.queueAck(settingsFrame([], true));
     if (this.state === State.Opening) {
@@ -920,8 +691,21 @@ export class H2Session {
       this.watchLiveness();
       this.events.ready(this);
     } else if (grew) {
-      this.unblock();
+      this.requests.unblock();
       this.events.room(this);
+    }
+  }
+
+  /** SETTINGS_INITIAL_WINDOW_SIZE changed to `value`: every open stream's send window moves with it (RFC 9113 6.9.2). */
+  private moveStreamWindows(value: number): void {
+    const delta = this.peer.windowDelta;
+    for (const s of this.streams.values()) {
+      s.sendWindow += delta;
+      if (s.sendWindow > maxWindow)
+        throw new ConnectionError(
+          ErrorCode.FlowControlError,
+          `SETTINGS_INITIAL_WINDOW_SIZE ${value} takes stream ${s.id}'s window above 2^31-1`,
+        );
     }
   }
 
@@ -936,14 +720,8 @@ export class H2Session {
   }
 
   private onGoaway(id: number, buf: Buffer, start: number, end: number): void {
-    if (id !== 0) throw protocolError('GOAWAY on a stream');
-    if (end - start < 8) throw frameSizeError(`GOAWAY of ${end - start} bytes`);
-    const last = buf.readUInt32BE(start) & 0x7fffffff;
+    const last = goawayLastStream(id, buf, start, end, this.goawayLast);
     const code = buf.readUInt32BE(start + 4);
-    // A later GOAWAY may only lower the last stream id (RFC 9113 6.8): streams already failed over as
-    // unprocessed would otherwise be ones the server says it processes.
-    if (this.goawayLast >= 0 && last > this.goawayLast)
-      throw protocolError(`a GOAWAY whose last stream id ${last} rises above the ${this.goawayLast} of an earlier one`);
     this.goawayLast = last;
     if (code !== ErrorCode.NoError)
       this.closeError = new H2Error(
@@ -952,23 +730,20 @@ export class H2Session {
         { h2Code: code, bytesRead: this.bytesRead },
       );
     if (this.state === State.Opening || this.state === State.Ready) this.state = State.Draining;
-    // Streams above the last one the server processed were never seen by it: they go again elsewhere. One whose
-    // answer has begun was seen, whatever the GOAWAY says: sent again it could apply twice, so it fails, maybe applied.
     for (const s of [...this.streams.values()]) {
-      if (s.id > last) {
-        this.forget(s);
-        if (s.answered) continue;
-        if (s.status !== 0)
-          this.fail(
-            s.req,
-            new H2Error(
-              'H2_PROTOCOL_ERROR',
-              `HTTP/2 GOAWAY ${errorName(code)} names a stream the server had begun to answer as unprocessed`,
-              { h2Code: code },
-            ),
-          );
-        else this.events.refused(s.req, refusedError(`GOAWAY ${errorName(code)}`, code));
-      }
+      const fate = goawayFate(s, last);
+      if (fate === GoawayFate.Stays) continue;
+      this.forget(s);
+      if (fate === GoawayFate.Failed)
+        this.fail(
+          s.req,
+          new H2Error(
+            'H2_PROTOCOL_ERROR',
+            `HTTP/2 GOAWAY ${errorName(code)} names a stream the server had begun to answer as unprocessed`,
+            { h2Code: code },
+          ),
+        );
+      else if (fate === GoawayFate.Refused) this.events.refused(s.req, refusedError(`GOAWAY ${errorName(code)}`, code));
     }
     this.closeIfDone();
   }
@@ -978,8 +753,8 @@ export class H2Session {
     const increment = buf.readUInt32BE(start) & 0x7fffffff;
     if (id === 0) {
       if (increment === 0) throw protocolError('WINDOW_UPDATE of 0 on the connection');
-      this.sendWindow += increment;
-      if (this.sendWindow > maxWindow)
+      this.requests.sendWindow += increment;
+      if (this.requests.sendWindow > maxWindow)
         throw new ConnectionError(
           ErrorCode.FlowControlError,
           "WINDOW_UPDATE takes the connection's window above 2^31-1",
@@ -1002,7 +777,7 @@ export class H2Session {
         return;
       }
     }
-    this.unblock();
+    this.requests.unblock();
   }
 
   /** PRIORITY says nothing this client acts on (RFC 9113, 5.3.2), but its shape is still checked. */
@@ -1099,7 +874,7 @@ export class H2Session {
   }
 
   private watch(timeoutMs: number): void {
-    const every = Math.max(10, Math.min(1000, timeoutMs / 4));
+    const every = sweepEvery(timeoutMs);
     if (this.sweeper !== undefined && every >= this.sweepMs) return;
     clearInterval(this.sweeper);
     this.sweepMs = every;
@@ -1111,16 +886,10 @@ export class H2Session {
   private sweep(): void {
     const now = performance.now();
     for (const s of [...this.streams.values()]) {
-      const waiting = s.status === 0;
-      const limit = waiting ? s.req.headersTimeout : s.req.bodyTimeout;
-      if (limit > 0 && now - s.activeAt > limit && this.streams.get(s.id) === s) {
-        this.streamError(
-          s,
-          ErrorCode.Cancel,
-          waiting
-            ? new H2Error('H2_HEADERS_TIMEOUT', 'Headers Timeout Error')
-            : new H2Error('H2_BODY_TIMEOUT', 'Body Timeout Error'),
-        );
+      if (this.streams.get(s.id) !== s) continue;
+      const err = overdue(s, now);
+      if (err !== undefined) {
+        this.streamError(s, ErrorCode.Cancel, err);
         if (this.headerBlock.open && this.headerBlock.streamId === s.id) {
           // Nothing else can come on this connection until the server ends that block, and it does not.
           this.connectionError(
@@ -1225,7 +994,7 @@ export class H2Session {
     const failure = err ?? new H2Error('H2_DESTROYED', 'The client is destroyed');
     const open = [...this.streams.values()];
     this.streams.clear();
-    this.blocked = [];
+    this.requests.clear();
     this.headerBlock.clear();
     for (const s of open) if (!s.answered) this.fail(s.req, failure);
     this.events.closed(this, err);
