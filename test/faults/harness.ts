@@ -128,6 +128,12 @@ export function runCli(
     stopWhen?: (stderr: string) => boolean;
     pollMs?: number;
     killAfterMs?: number;
+    /**
+     * Reads stdout slowly, as a consumer at the other end of a pipe that keeps up with only so much: at most
+     * `bytesPerTick` (give or take one read) every `tickMs`, the rest left in the pipe, so the child's writes wait.
+     * Without it stdout is read as fast as it comes.
+     */
+    slowStdout?: { bytesPerTick: number; tickMs: number };
   },
 ): Promise<CliRun> {
   return new Promise((done, fail) => {
@@ -148,7 +154,23 @@ export function runCli(
       }
     };
     const poll = setInterval(check, opts.pollMs ?? 5);
-    child.stdout.on('data', (d) => (stdout += d));
+    const slow = opts.slowStdout;
+    let reader: NodeJS.Timeout | undefined;
+    if (slow === undefined) child.stdout.on('data', (d) => (stdout += d));
+    else {
+      child.stdout.setEncoding('utf8');
+      // Once the child exits, Node resumes a stdout nobody listens to and drops what it still holds: a listener
+      // keeps it paused, so what the child wrote is all read (at this pace) before 'close'.
+      child.stdout.on('readable', () => undefined);
+      reader = setInterval(() => {
+        for (let budget = slow.bytesPerTick; budget > 0; ) {
+          const got = child.stdout.read() as string | null;
+          if (got === null) break;
+          stdout += got;
+          budget -= got.length;
+        }
+      }, slow.tickMs);
+    }
     child.stderr.on('data', (d) => {
       stderr += d;
       check();
@@ -157,6 +179,7 @@ export function runCli(
     child.on('close', (code, signal) => {
       clearTimeout(killer);
       clearInterval(poll);
+      clearInterval(reader);
       done({ code, signal, stdout, stderr, signalled });
     });
   });
