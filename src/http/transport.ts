@@ -32,9 +32,12 @@ export type TlsOptions = Pick<
  * request is most of the cost at that rate; `send` and `exchange` (exchange.ts) are the promise forms.
  */
 export interface Transport {
-  /** The protocol spoken; undefined until `auto` has asked the server. */
+  /** What `detect()` resolved with, read without waiting; undefined until `auto` has asked the server. */
   readonly protocol: WireProtocol | undefined;
-  /** Resolves with the protocol once the server has told (opening a connection to ask, if none is open). */
+  /**
+   * The one way to learn the protocol: resolves with it once the server has told (opening a connection to ask, if
+   * none is open). `TransportOptions.onProtocol` is told the same, once, for callers that only print it.
+   */
   detect(): Promise<WireProtocol>;
   /**
    * Sends `req`; `handler` hears of it once it is on a connection (`onStart`), then either the answer (`onHeaders`,

@@ -502,8 +502,9 @@ export class Http2Transport implements Transport, RequestOwner {
   }
 
   /**
-   * Opens a connection, if none is open or opening, and resolves once the server's SETTINGS arrive: the server
-   * speaks HTTP/2. Rejects with what the connection failed of (H2_NOT_SUPPORTED: it does not).
+   * @internal `AutoTransport`'s probe (callers learn the protocol from `detect()`): opens a connection, if none is
+   * open or opening, and resolves once the server's SETTINGS arrive: the server speaks HTTP/2. Rejects with what the
+   * connection failed of (H2_NOT_SUPPORTED: it does not).
    */
   whenReady(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
