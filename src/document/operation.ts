@@ -151,7 +151,7 @@ export function isAssignOnly(fieldsJson: string): boolean {
 /** `isAssignOnly` of a parsed fields object: the one rule, also for the bulk update's chunks. */
 export function updatesRepeatSafely(fields: unknown): boolean {
   if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) return false;
-  for (const v of Object.values(fields)) {
+  for (const v of Object.values(fields as Record<string, unknown>)) {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
     const keys = Object.keys(v);
     if (keys.length === 0 || !keys.every((k) => k === 'assign' || k === 'remove')) return false;
