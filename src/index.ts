@@ -24,6 +24,8 @@ export type { FeedSummary, FeedCounters } from './feed/stats.js';
 export type { FeedSource, InputPosition, OpenPosition } from './feed/source.js';
 export type { OperationResult } from './feed/operation-result.js';
 export { readFeedCheckpoint, type FeedCheckpoint } from './feed/feed-checkpoint.js';
+export type { InputIdentity } from './feed/input-identity.js';
+export type { SameFailureVerdict } from './feed/same-failure.js';
 export type { FailureMark } from './feed/failures.js';
 export { parseShard, type Shard } from './feed/shard.js';
 export type { OperationKind } from './document/operation.js';

@@ -13,9 +13,11 @@
  */
 export const sameFailureLimit = 100;
 
+/** Why a feed stopped early because every operation so far failed alike (`FeedOutcome.sameFailure`). */
 export interface SameFailureVerdict {
   /** How many operations failed alike before the stop. */
   count: number;
+  /** Their HTTP status. */
   status: number;
   /** The first failure's reason. */
   message: string;
