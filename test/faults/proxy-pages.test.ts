@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DocumentClient, feed, type OperationResult } from '../../src/index.js';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
-import { bulkOperation } from '../../src/visit/bulk.js';
+import { bulkOperation, type BulkSummary } from '../../src/visit/bulk.js';
 import { startFaultFront, type Exchange, type Page } from '../support/fault-front.js';
 import { expectSpoke, overProtocols } from '../support/protocols.js';
 import { failureLines, failureReasons, quickRetries, tempDir, writeJsonl, type Op } from './harness.js';
@@ -124,6 +124,22 @@ describe.each(overProtocols)(
       },
     );
 
+    /** update-where of `fields` over every document, through the front. */
+    function updateWhere(endpoint: string, fields: Record<string, unknown>): Promise<BulkSummary> {
+      return bulkOperation({
+        endpoint,
+        protocol,
+        namespace: 'ns',
+        documentType: 'music',
+        cluster: 'content',
+        kind: 'update-where',
+        selection: 'true',
+        fields,
+        retry: { baseDelayMs: 1, maxDelayMs: 10, maxRetries: 40 },
+        signal: AbortSignal.timeout(10_000),
+      });
+    }
+
     async function seededChunks(): Promise<DocumentServer> {
       const server = await startDocumentServer({ port: 0, clusters: ['content'], visitChunkDocuments: 10 });
       cleanups.push(() => server.close());
@@ -138,18 +154,7 @@ describe.each(overProtocols)(
         page: (x) => (isWrite(x) && x.path.includes('selection=') && ++chunk === 3 ? pageOf(status) : undefined),
       });
       cleanups.push(() => front.close());
-      const summary = await bulkOperation({
-        endpoint: front.url,
-        protocol,
-        namespace: 'ns',
-        documentType: 'music',
-        cluster: 'content',
-        kind: 'update-where',
-        selection: 'true',
-        fields: { n: { increment: 1 } },
-        retry: { baseDelayMs: 1, maxDelayMs: 10, maxRetries: 40 },
-        signal: AbortSignal.timeout(10_000),
-      });
+      const summary = await updateWhere(front.url, { n: { increment: 1 } });
       const ns = server.store.all('content').map((d) => d.fields.n as number);
       expect(
         ns.every((n) => n === 0 || n === 1),
@@ -170,18 +175,7 @@ describe.each(overProtocols)(
         page: (x) => (isWrite(x) && x.path.includes('selection=') && ++chunk === 3 ? pageOf(503) : undefined),
       });
       cleanups.push(() => front.close());
-      const summary = await bulkOperation({
-        endpoint: front.url,
-        protocol,
-        namespace: 'ns',
-        documentType: 'music',
-        cluster: 'content',
-        kind: 'update-where',
-        selection: 'true',
-        fields: { n: { assign: 7 } },
-        retry: { baseDelayMs: 1, maxDelayMs: 10, maxRetries: 40 },
-        signal: AbortSignal.timeout(10_000),
-      });
+      const summary = await updateWhere(front.url, { n: { assign: 7 } });
       expect(summary.ok, JSON.stringify(summary)).toBe(true);
       expect(summary.retries).toBe(1);
       expect(server.store.all('content').every((d) => d.fields.n === 7)).toBe(true);
