@@ -244,11 +244,14 @@ export class Http2Transport implements Transport, RequestOwner {
    * connection; the turns spread over the connections.
    */
   private pick(now: number): PooledConnection | undefined {
-    // A connection's fair share of the work: a turn stays on one connection only up to it, and while others are
-    // opening none takes more (the first one ready would otherwise take a visit's every slice, for minutes).
+    // A connection's fair share of the work: while others are opening none takes more (the first one ready would
+    // otherwise take a visit's every slice, for minutes), and a turn stays on one connection up to twice it: a turn's
+    // requests in one write is what a request costs least in system calls (the regression benchmark measured 13 %
+    // more CPU per document with the turn capped at the share), and twice still spreads a large refill.
     const share = Math.ceil((this.inflight + this.pending.length + 1) / (this.ready.length + this.opening));
     const turn = this.turnConn;
-    if (turn !== undefined && turn.taking && turn.room > 0 && turn.active < share) return turn;
+    if (turn !== undefined && turn.taking && turn.room > 0 && turn.active < (this.growing() ? share : 2 * share))
+      return turn;
     const conn = chooseConnection(this.ready, now, Math.random);
     if (conn !== undefined && conn.active >= share && this.growing()) return undefined;
     if (turn === undefined && conn !== undefined) setImmediate(this.endTurn);
