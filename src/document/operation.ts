@@ -124,7 +124,7 @@ export function operationFromObject(value: unknown): FeedOperation {
 
 /**
  * Whether sending the operation twice leaves the same result: put and remove always; an update only when
- * every field operation is one that applies once (`isAssignOnly`: assign, remove). Never with a `condition`:
+ * every field operation is one that applies once (`isRepeatSafeUpdate`: assign, remove). Never with a `condition`:
  * a test-and-set sent again tests the document its first attempt may have written, so one that applied would
  * come back 412 and be reported as a condition not met.
  */
@@ -132,7 +132,7 @@ export function isSafeToRepeat(op: FeedOperation): boolean {
   if (op.condition !== undefined) return false;
   if (op.kind !== 'update') return true;
   if (op.fields === undefined) return true;
-  return isAssignOnly(op.fields.toString('utf8'));
+  return isRepeatSafeUpdate(op.fields.toString('utf8'));
 }
 
 /**
@@ -140,7 +140,7 @@ export function isSafeToRepeat(op: FeedOperation): boolean {
  * when applied twice: `assign`, and `remove` (of map or weighted set keys, array values equal to one given, tensor
  * cells: gone after the first, nothing to remove the second time). increment, add and the rest would apply twice.
  */
-export function isAssignOnly(fieldsJson: string): boolean {
+export function isRepeatSafeUpdate(fieldsJson: string): boolean {
   try {
     return updatesRepeatSafely(JSON.parse(fieldsJson));
   } catch {
@@ -148,7 +148,7 @@ export function isAssignOnly(fieldsJson: string): boolean {
   }
 }
 
-/** `isAssignOnly` of a parsed fields object: the one rule, also for the bulk update's chunks. */
+/** `isRepeatSafeUpdate` of a parsed fields object: the one rule, also for the bulk update's chunks. */
 export function updatesRepeatSafely(fields: unknown): boolean {
   if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) return false;
   for (const v of Object.values(fields as Record<string, unknown>)) {

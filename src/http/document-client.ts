@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from './connection-options.js';
 import { toDocumentPath } from '../document/id.js';
-import { isAssignOnly } from '../document/operation.js';
+import { isRepeatSafeUpdate } from '../document/operation.js';
 import { type Transport } from './transport.js';
 import { createTransport } from './create-transport.js';
 import { headersToObject, jsonObjectOf, parseBody, send } from './exchange.js';
@@ -198,7 +198,7 @@ export class DocumentClient {
   /** Applies field operations (`{"title":{"assign":"x"}}`); with `create: true` a missing document is created. */
   update(id: string, fields: object | string, params?: DocumentParams): Promise<DocumentResponse> {
     const text = typeof fields === 'string' ? fields : JSON.stringify(fields);
-    return this.request('PUT', id, params, Buffer.from(text), isAssignOnly(text));
+    return this.request('PUT', id, params, Buffer.from(text), isRepeatSafeUpdate(text));
   }
 
   /** Removes a document; 200 also when there was none. */
@@ -216,16 +216,16 @@ export class DocumentClient {
     id: string,
     params: DocumentParams | undefined,
     fields: Buffer | undefined,
-    assignOnly = true,
+    repeatSafeUpdate = true,
   ): Promise<DocumentResponse> {
     const path = this.encoder.requestPath(toDocumentPath(id), params);
     const tooLarge = requestSizeError(fields, this.maxRequestBytes, id);
     if (tooLarge !== undefined) throw tooLarge;
     const encoded: EncodedBody = {};
     this.encoder.encodeBody(fields, encoded);
-    // As the feeder decides: an operation with a condition, or an update that is more than assignments, may
-    // give another result when applied twice.
-    const safeToRepeat = params?.condition === undefined && assignOnly;
+    // As the feeder decides (isSafeToRepeat): an operation with a condition, or an update that is more than
+    // assignments and removals, may give another result when applied twice.
+    const safeToRepeat = params?.condition === undefined && repeatSafeUpdate;
     try {
       const outcome = await retryLoop(
         async () => {
