@@ -127,13 +127,18 @@ describe('the adaptive visit (no --slices)', () => {
     // lanes 10,000 with 4 chains and 20,000 with 8.
     const small = await chosen(2, 40_000);
     const large = await chosen(32, 64_000);
-    // 2 lanes: 4 chains keep them busy; the first doubling (to 8) brings nothing and is undone.
+    // 2 lanes: 4 chains keep them busy, so the climb ends early and is undone to the level before. Which doubling ends
+    // it depends on the machine (a client sharing its cores with other suites may need 8 chains to keep 2 lanes
+    // busy), so only the bound is asserted; the search's decisions on given measurements are in limit-search.test.ts.
     const told = (chosen: VisitReport['inflight']): string =>
       JSON.stringify({ ...chosen, changes: chosen.changes.map((c) => `${c.reason} ${c.limit}`) });
     expect(small.changes[0], told(small)).toMatchObject({ reason: 'grow', limit: 8 });
-    expect(small.changes[1], told(small)).toMatchObject({ reason: 'undo', limit: 4 });
-    expect(small.maxLimit, told(small)).toBe(8);
-    // 32 lanes: 8 chains double the documents/s of 4, so 16 are tried at least.
+    expect(
+      small.changes.some((c) => c.reason === 'undo'),
+      told(small),
+    ).toBe(true);
+    expect(small.maxLimit, told(small)).toBeLessThanOrEqual(16);
+    // 32 lanes: 8 chains double the documents/s of 4 (a gain far above any window's noise), so 16 are tried at least.
     expect(
       large.changes.slice(0, 2).map((c) => `${c.reason} ${c.limit}`),
       told(large),
