@@ -88,13 +88,18 @@ export function compileSelection(text: string): (doc: SelectionDocument, context
   return (doc, context) => fn(doc, context) === TRUE;
 }
 
-/** Document types that the selection names as bare type or as `type.field` (used for "unknown type" checks). */
-export function referencedTypes(selection: Selection): string[] {
-  const types = new Set<string>();
+/** A name the selection refers to, where: a bare document type (`music`), or a field (`music.year`). */
+export type SelectionReference =
+  | { kind: 'type'; type: string; position: number }
+  | { kind: 'field'; type: string; field: string; position: number };
+
+/** Every document type and field the selection names, in the order written (what a check against a schema reads). */
+export function selectionReferences(selection: Selection): SelectionReference[] {
+  const found: SelectionReference[] = [];
   const visitValue = (node: ValueNode): void => {
     switch (node.kind) {
       case 'field':
-        types.add(node.type);
+        found.push({ kind: 'field', type: node.type, field: node.field, position: node.position });
         break;
       case 'arith':
         visitValue(node.left);
@@ -111,7 +116,7 @@ export function referencedTypes(selection: Selection): string[] {
   const visitBool = (node: BoolNode): void => {
     switch (node.kind) {
       case 'doctype':
-        types.add(node.type);
+        found.push({ kind: 'type', type: node.type, position: node.position });
         break;
       case 'not':
         visitBool(node.operand);
@@ -130,5 +135,10 @@ export function referencedTypes(selection: Selection): string[] {
     }
   };
   visitBool(selection.root);
-  return [...types];
+  return found;
+}
+
+/** Document types that the selection names as bare type or as `type.field` (used for "unknown type" checks). */
+export function referencedTypes(selection: Selection): string[] {
+  return [...new Set(selectionReferences(selection).map((r) => r.type))];
 }

@@ -23,7 +23,7 @@ import { clusterDiscoveryPath, clustersFromAnswer } from './discover-cluster.js'
 import { visitPath } from './query.js';
 import { isServerDuration } from '../time/duration.js';
 import { visit } from './visit.js';
-import { checkSelectionSyntax } from './selection-check.js';
+import { checkSelectionNames, checkSelectionSyntax } from './selection-check.js';
 
 /**
  * Bulk update, delete and copy by selection: the service does the work, a chunk of at most `timeChunk` per
@@ -36,7 +36,7 @@ export type BulkKind = 'update-where' | 'delete-where' | 'copy';
 export interface BulkOptions
   extends Pick<
       VisitSelectionOptions,
-      'namespace' | 'documentType' | 'selection' | 'cluster' | 'bucketSpace' | 'fromTimestamp' | 'toTimestamp'
+      'namespace' | 'documentType' | 'selection' | 'model' | 'cluster' | 'bucketSpace' | 'fromTimestamp' | 'toTimestamp'
     >,
     ConnectionOptions {
   /** Base URL of the container, e.g. http://127.0.0.1:8080. A path prefix is kept. */
@@ -115,6 +115,7 @@ export function validateBulkOptions(options: BulkOptions): void {
   ) {
     throw new VespaBulkError('VB_USAGE', 'copy needs --selection, --cluster and --destination-cluster');
   }
+  if (options.model !== undefined) checkSelectionNames(options.selection, options.model.types);
   checkSelectionSyntax(options.selection);
   if (options.kind === 'update-where') {
     const f = options.fields;

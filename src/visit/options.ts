@@ -2,6 +2,7 @@ import type { ConnectionOptions } from '../http/connection-options.js';
 import type { RetryPolicy } from '../http/retry-delay.js';
 import { OptionError, checkInteger } from '../core/options-check.js';
 import type { TensorFormat } from '../document/tensor-format.js';
+import type { DocumentModel } from '../schema/document-model.js';
 
 /**
  * What to visit and how. Every field maps to one /document/v1 visit parameter or to one client behaviour;
@@ -14,6 +15,12 @@ export interface VisitSelectionOptions {
   documentType?: string;
   /** Document selection expression, ANDed by the service with the type and namespace of the path. */
   selection?: string;
+  /**
+   * The application's document model, when known: a `selection` naming a document type or field it lacks is refused
+   * before anything is sent, with the near name (the service compares a missing field as matching nothing, so
+   * `music.yeer > 2000` would visit nothing and succeed). An export to Parquet or CSV also types its columns by it.
+   */
+  model?: DocumentModel;
   /** Content cluster; required at the root path when the deployment has several. */
   cluster?: string;
   /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { closestName, editDistance, unknownFlags } from '../../src/cli/usage-error.js';
+import { unknownFlags } from '../../src/cli/usage-error.js';
+import { closestName, editDistance } from '../../src/core/closest-name.js';
 import { runInProcess } from '../support/in-process-cli.js';
 
 /** A refused command line says what was wrong once, suggests the word meant, and points at the help of the command at hand. */

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkSelectionSyntax } from '../../src/visit/selection-check.js';
+import { readFileSync } from 'node:fs';
+import { checkSelectionNames, checkSelectionSyntax } from '../../src/visit/selection-check.js';
+import { documentTypesOf } from '../../src/schema/document-model.js';
+import { parseSchema } from '../../src/schema/sd-schema.js';
+import { modelFromPackage } from '../../src/deploy/load-model.js';
 import { bulkOperation } from '../../src/visit/bulk.js';
 import { exportDocuments } from '../../src/visit/export/index.js';
 import { startRecordingServer } from '../http/recording-server.js';
@@ -33,6 +37,49 @@ describe('a selection is checked locally before anything is sent', () => {
     expect(lines[2]).toBe(`  ${' '.repeat(12)}^`);
   });
 
+  describe('against the schema, when it is known', () => {
+    const types = documentTypesOf(
+      ['music', 'product', 'user'].map((t) =>
+        parseSchema(readFileSync(`samples/app/schemas/${t}.sd`, 'utf8'), `${t}.sd`),
+      ),
+    );
+    const refusal = (selection: string): string => {
+      try {
+        checkSelectionNames(selection, types);
+      } catch (err) {
+        expect(err).toMatchObject({ code: 'VB_USAGE' });
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+
+    it('accepts the types and fields the schema has', () => {
+      for (const s of ['music.year > 2000', 'music and music.title == "x"', 'id.namespace == "ns"', 'product', ''])
+        expect(refusal(s), s).toBe('accepted');
+    });
+
+    it('refuses a field the type lacks, with the near name and a caret under the field', () => {
+      const lines = refusal('music.yeer > 2000').split('\n');
+      expect(lines[0]).toBe(
+        "selection: document type 'music' has no field 'yeer': did you mean music.year? (a missing field matches nothing)",
+      );
+      expect(lines[2]).toBe(`  ${' '.repeat('music.'.length)}^`);
+      expect(refusal('music.zzzzzz > 1')).toMatch(/^selection: document type 'music' has no field 'zzzzzz' \(/);
+    });
+
+    it('refuses a type the schema lacks, with the near one', () => {
+      expect(refusal('musik.year > 2000')).toMatch(
+        /^selection: the schema has no document type 'musik': did you mean music\?/,
+      );
+      expect(refusal('true and banana')).toMatch(/no document type 'banana'; it has music, product, user/);
+    });
+
+    it('names the field for a bare name the parser took for a type, and leaves other syntax errors to the syntax check', () => {
+      expect(refusal('year > 2000')).toMatch(/^selection: 'year' is not a document type; .*did you mean music\.year\?/);
+      expect(refusal('music.year >> 2000')).toBe('accepted');
+    });
+  });
+
   describe('over loopback', () => {
     let server: Awaited<ReturnType<typeof startRecordingServer>>;
     beforeAll(async () => {
@@ -61,6 +108,22 @@ describe('a selection is checked locally before anything is sent', () => {
           selection: 'music.year <',
         }),
       ).rejects.toMatchObject({ code: 'VB_USAGE' });
+      // A selection that parses but names a field the given model lacks: the delete would delete nothing.
+      const model = await modelFromPackage('samples/app');
+      await expect(
+        bulkOperation({
+          kind: 'delete-where',
+          endpoint: server.url,
+          namespace: 'ns',
+          documentType: 'music',
+          cluster: 'content',
+          selection: 'music.yeer < 2000',
+          model,
+        }),
+      ).rejects.toThrow(/did you mean music\.year\?/);
+      await expect(
+        exportDocuments({ endpoint: server.url, selection: 'musik.year > 1', model, output: `${dir}/out2.jsonl` }),
+      ).rejects.toThrow(/did you mean music\?/);
       expect(server.requests).toHaveLength(0);
       cleanup();
     });

@@ -1,0 +1,53 @@
+import { isVespaBulkError } from '../core/errors.js';
+import { modelFromConfigServer, modelFromPackage } from '../deploy/load-model.js';
+import type { DocumentModel } from '../schema/document-model.js';
+
+/** How long the guess at a local config server may take before the selection goes unchecked. */
+const localGuessMs = 3000;
+
+/**
+ * The document model a selection is checked against (`VisitSelectionOptions.model`): the package of `--app`, the
+ * application on `--config-url`, or, with neither and a document API on this machine, the application on the
+ * config server beside it (port 19071, as a local Vespa and `serve` have it). A given source that cannot be read is
+ * an error; the guess is only a guess, and a selection goes unchecked when nothing answers there.
+ */
+export async function selectionModel(given: {
+  selection: string | undefined;
+  app?: string | undefined;
+  configUrl?: string | undefined;
+  endpoint: string;
+}): Promise<DocumentModel | undefined> {
+  if (given.app !== undefined) return modelFromPackage(given.app);
+  if (given.configUrl !== undefined) return modelFromConfigServer({ configUrl: given.configUrl });
+  if (given.selection === undefined || given.selection.trim() === '') return undefined;
+  const local = localConfigUrlBeside(given.endpoint);
+  if (local === undefined) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      modelFromConfigServer({ configUrl: local }),
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), localGuessMs);
+        timer.unref();
+      }),
+    ]);
+  } catch (err) {
+    if (isVespaBulkError(err)) return undefined;
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The config server's URL on the endpoint's machine, when that machine is this one (a loopback address). */
+function localConfigUrlBeside(endpoint: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return undefined;
+  }
+  const host = url.hostname;
+  if (host !== '127.0.0.1' && host !== 'localhost' && host !== '[::1]') return undefined;
+  return `http://${host}:19071`;
+}
