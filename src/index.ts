@@ -21,7 +21,7 @@ export { feed, Feeder, type FeedOutcome, type FeedProgress } from './feed/feeder
 export type { StopReason } from './feed/driver.js';
 export type { FeedOptions, Compression } from './feed/options.js';
 export type { FeedSummary, FeedCounters } from './feed/stats.js';
-export type { FeedSource, InputPosition, OpenPosition } from './feed/source.js';
+export type { FeedOperationObject, FeedSource, InputPosition, OpenPosition } from './feed/source.js';
 export type { OperationResult } from './feed/operation-result.js';
 export { readFeedCheckpoint, type FeedCheckpoint } from './feed/feed-checkpoint.js';
 export type { InputIdentity } from './feed/input-identity.js';
@@ -49,7 +49,14 @@ export { parseDocumentId, formatDocumentId, type DocumentId } from './document/i
 export { tensorFormats, type TensorFormat } from './document/tensor-format.js';
 
 // Visiting, exporting, bulk operations and migration.
-export { visit, VisitedDocument, VisitFailedError, type VisitIterable } from './visit/visit.js';
+export {
+  visit,
+  VisitedDocument,
+  VisitFailedError,
+  type VisitIterable,
+  type VisitedPut,
+  type VisitedRemove,
+} from './visit/visit.js';
 export { exportDocuments, type ExportOptions, type ExportResumed, type ExportSummary } from './visit/export/index.js';
 export { bulkOperation, type BulkOptions, type BulkSummary, type BulkKind } from './visit/bulk.js';
 export { migrate, type MigrateOptions, type MigrateSummary } from './migrate/migrate.js';

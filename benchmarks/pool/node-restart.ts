@@ -8,7 +8,7 @@
  *        npx tsx benchmarks/pool/node-restart.ts --node 2 --kill 10 --start 25 [--max 300]; ../shared/lb-cluster/down.sh DIR
  * The official figures come from benchmarks/cluster/; this is the pool's own quick check.
  */
-import { feed } from '../../src/index.js';
+import { feed, type FeedOperationObject } from '../../src/index.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number): number => {
@@ -33,7 +33,7 @@ const count = async (port: string): Promise<number> => {
   }
 };
 let stop = false;
-async function* operations(): AsyncGenerator<object> {
+async function* operations(): AsyncGenerator<FeedOperationObject> {
   for (let i = 0; !stop; i++) yield { put: `id:ns:music::d${i}`, fields: { n: i } };
 }
 const controller = new AbortController();

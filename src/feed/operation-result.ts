@@ -1,16 +1,19 @@
 import { parseBody } from '../http/exchange.js';
 import type { OperationKind } from '../document/operation.js';
+import type { ErrorCode } from '../core/errors.js';
 
 /** How one operation ended, passed to `FeedOptions.onResult`. */
 export interface OperationResult {
   ok: boolean;
-  /** Absent when the operation could not be read. */
+  /** Absent when the operation could not be read and its bytes name no id either. */
   id?: string;
   kind?: OperationKind;
   /** Last HTTP status, if an answer came. */
   status?: number;
   /** Why it failed. */
   message?: string;
+  /** The error's stable code, for an operation that failed before an answer came (`VB_BAD_JSON`, ...). */
+  code?: ErrorCode;
   attempts: number;
   input: string;
   line: number;

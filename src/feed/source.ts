@@ -19,8 +19,19 @@ export type FeedSource =
   | readonly string[]
   | Readable
   | NodeJS.ReadableStream
-  | AsyncIterable<string | Uint8Array | object>
-  | Iterable<object>;
+  | AsyncIterable<string | Uint8Array | FeedOperationObject>
+  | Iterable<FeedOperationObject>;
+
+/**
+ * One operation given as an object, as a JSONL line spells it (docs/input-formats.md): a put (`put`, or `id` as
+ * `vespa feed` also reads it), an update or a remove. Typed so that a misspelt key (`{ pt: … }`) is a compile error
+ * rather than a failed operation at run time; an object built at run time is still judged as a line is.
+ */
+export type FeedOperationObject =
+  | { put: string; fields?: Record<string, unknown>; condition?: string; create?: boolean }
+  | { id: string; fields?: Record<string, unknown>; condition?: string; create?: boolean }
+  | { update: string; fields: Record<string, unknown>; condition?: string; create?: boolean }
+  | { remove: string; condition?: string };
 
 export interface SourceBatch {
   /** Index of the input (file) among the sources. */

@@ -1,6 +1,7 @@
 import { VespaBulkError } from '../core/errors.js';
 import type { FailureOutput } from './driver.js';
 import type { FeedOperation } from '../document/operation.js';
+import { looseOperationId } from '../document/loose-id.js';
 import type { OperationResult } from './operation-result.js';
 import type { InputPosition } from './source.js';
 import type { RawItem } from '../core/operation-splitter.js';
@@ -64,7 +65,8 @@ export function failUnsent(
   stats.errors++;
   if (parse) stats.parseErrors++;
   const message = e.message;
-  const about = op === undefined ? {} : { id: op.id, operation: op.kind };
+  const named = op ?? looseOperationId(item.source ?? item.bytes);
+  const about = named === undefined ? {} : { id: named.id, operation: named.kind };
   failures?.write(
     item.source ?? item.bytes,
     { input: name, inputLine: item.line, ...about, message, attempts: 0, code: e.code },
@@ -76,6 +78,7 @@ export function failUnsent(
     attempts: 0,
     input: name,
     line: item.line,
-    ...(op !== undefined && { id: op.id, kind: op.kind }),
+    code: e.code,
+    ...(named !== undefined && { id: named.id, kind: named.kind }),
   });
 }

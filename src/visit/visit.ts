@@ -54,8 +54,23 @@ export class VisitedDocument {
   }
 }
 
-/** What `visit()` returns: the documents, then (after the loop) how each slice ended. */
-export interface VisitIterable extends AsyncIterable<VisitedDocument> {
+/** A visited document (not a tombstone): its `fields` are there, so strict TypeScript needs no check for undefined. */
+export interface VisitedPut extends VisitedDocument {
+  readonly kind: 'put';
+  readonly fields: Record<string, unknown>;
+}
+
+/** A tombstone (`includeRemoves`): an id and no fields. */
+export interface VisitedRemove extends VisitedDocument {
+  readonly kind: 'remove';
+  readonly fields: undefined;
+}
+
+/**
+ * What `visit()` returns: the documents, then (after the loop) how each slice ended. Without `includeRemoves` every
+ * item is a `VisitedPut`; with it, `kind` tells a tombstone from a document, and narrows `fields`.
+ */
+export interface VisitIterable<D extends VisitedDocument = VisitedPut | VisitedRemove> extends AsyncIterable<D> {
   /** Resolves when the visit is over: per-slice status, counts and the token of any failed slice. */
   readonly report: Promise<VisitReport>;
 }
@@ -77,6 +92,11 @@ export interface VisitIterable extends AsyncIterable<VisitedDocument> {
  * }
  * ```
  */
+export function visit(
+  options: VisitOptions & { includeRemoves?: false },
+  hooks?: { onStart?: (run: VisitRun) => void },
+): VisitIterable<VisitedPut>;
+export function visit(options: VisitOptions, hooks?: { onStart?: (run: VisitRun) => void }): VisitIterable;
 export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) => void } = {}): VisitIterable {
   const controller = new AbortController();
   const signal =
@@ -92,7 +112,7 @@ export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) 
 
   return {
     report,
-    [Symbol.asyncIterator](): AsyncIterator<VisitedDocument> {
+    [Symbol.asyncIterator](): AsyncIterator<VisitedPut | VisitedRemove> {
       if (started) throw new VespaBulkError('VB_USAGE', 'a visit() result can be iterated once');
       started = true;
       const queue: VisitBatch[] = [];
@@ -134,10 +154,12 @@ export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) 
       let current: VisitBatch | undefined;
       let index = 0;
       return {
-        async next(): Promise<IteratorResult<VisitedDocument>> {
+        async next(): Promise<IteratorResult<VisitedPut | VisitedRemove>> {
           for (;;) {
             if (current !== undefined && index < current.entries.length) {
-              return { done: false, value: new VisitedDocument(current.entries[index++], current.slice) };
+              // The class's getters answer by the entry's kind: `fields` is there exactly when `kind` is 'put'.
+              const value = new VisitedDocument(current.entries[index++], current.slice) as VisitedPut | VisitedRemove;
+              return { done: false, value };
             }
             current = queue.shift();
             index = 0;
@@ -161,7 +183,7 @@ export function visit(options: VisitOptions, hooks: { onStart?: (run: VisitRun) 
             wakeConsumer = undefined;
           }
         },
-        async return(): Promise<IteratorResult<VisitedDocument>> {
+        async return(): Promise<IteratorResult<VisitedPut | VisitedRemove>> {
           controller.abort();
           for (const wake of waitingProducers.splice(0)) wake();
           await run.done.catch(() => {});

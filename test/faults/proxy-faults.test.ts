@@ -1,3 +1,4 @@
+import type { FeedOperationObject } from '../../src/feed/source.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { startDocumentServer, type DocumentServer } from '../../src/simulator/document-api/document-server.js';
@@ -57,7 +58,7 @@ describe.each(overProtocols)('a proxy that dies mid-feed, $protocol', ({ protoco
     }, 5);
     let summary;
     try {
-      summary = await feed(ops, {
+      summary = await feed(ops as FeedOperationObject[], {
         endpoint: server.url.replace('127.0.0.1', 'vespa.test'),
         tls,
         protocol,
@@ -173,7 +174,7 @@ describe.each(overProtocols)('a proxy of our own that misbehaves, $protocol', ({
     try {
       const ops = mixedOperations(1500, `cut${protocol.replace('.', '')}`);
       const failures = join(dir, 'failures.jsonl');
-      const summary = await feed(ops, {
+      const summary = await feed(ops as FeedOperationObject[], {
         endpoint,
         tls: { ca: pki.pem.ca },
         protocol,

@@ -1,3 +1,4 @@
+import type { FeedOperationObject } from '../../src/feed/source.js';
 import { createServer } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -189,7 +190,7 @@ describe.each(overProtocols)('an outage after the first answer keeps the backoff
     const port = server.port;
     const ops = mixedOperations(3000, 'o');
     let restarted = false;
-    const feeding = feed(ops, {
+    const feeding = feed(ops as FeedOperationObject[], {
       endpoint: server.url,
       protocol,
       failures: false,

@@ -27,7 +27,7 @@ describe('a JSON array with a broken element, through the CLI', () => {
     const run = await runCli(['feed', '-t', s.url, '--failures', 'f.jsonl', 'badarr.json'], { cwd: d });
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout)).toMatchObject({ 'feeder.ok.count': N - 1, 'feeder.error.count': 1 });
-    expect(run.stderr).toContain(`badarr.json:${BROKEN + 2}: invalid JSON`);
+    expect(run.stderr).toContain(`badarr.json:${BROKEN + 2}: put id:ns:music::a${BROKEN}: invalid JSON`);
     expect(run.stderr).not.toContain('unterminated JSON array');
     // Every operation is exactly one of: in the store, or in the failure output with its reason.
     const stored = storeMap(s);

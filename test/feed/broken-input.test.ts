@@ -104,6 +104,8 @@ describe('a compressed input that breaks off', () => {
           line: 1,
           input: broken,
           inputLine: whole + 1,
+          // The bytes read before the break name the operation they began, when they got as far as its id.
+          ...(/"put":"[^"]+"/.test(cut) && { id: /"put":"([^"]+)"/.exec(cut)![1], operation: 'put' }),
           message: 'unexpected end of gzip data (the input is cut short or corrupt)',
           attempts: 0,
           code: 'VB_BROKEN_INPUT',

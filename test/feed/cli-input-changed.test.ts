@@ -161,5 +161,5 @@ describe('vespa-bulk feed: a checkpoint that knows its inputs', () => {
     const { ids } = operationsOf(readFileSync(join(s1, 'in.jsonl'), 'utf8'));
     expect(b.store.size()).toBe(ids.length);
     for (const fields of storeMap(b).values()) expect(fields.n).toBe(1);
-  }, 60_000);
+  }, 180_000);
 });

@@ -101,7 +101,7 @@ describe('vespa-bulk feed (CLI)', () => {
     const input = '{"put":"id:ns:music::s1","fields":{}}\n{"put":"id:ns:music::s2","fields":{},"oops":1}\n';
     const r = await runCli(['feed', '-t', server.url, '-q', '-'], { cwd: dir, stdin: input });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/-:2: unknown key 'oops'/);
+    expect(r.stderr).toMatch(/-:2: put id:ns:music::s2: unknown key 'oops'/);
     const files = readdirSync(dir).filter((f) => f.startsWith('vespa-bulk-failures-') && !f.endsWith('.reasons.jsonl'));
     expect(files).toHaveLength(1);
     expect(r.stderr).toContain(files[0]);

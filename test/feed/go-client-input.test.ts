@@ -51,6 +51,8 @@ describe('ids with n= as the Go client reads them', () => {
         line: 1,
         input,
         inputLine: 2,
+        id: 'id:ns:music:n=-1:minus',
+        operation: 'put',
         message:
           "invalid document id 'id:ns:music:n=-1:minus': 'n=-1' is negative: /document/v1 reads the path's number as unsigned, so no client can write a document with a negative 'n'",
         attempts: 0,
@@ -60,6 +62,8 @@ describe('ids with n= as the Go client reads them', () => {
         line: 2,
         input,
         inputLine: 3,
+        id: 'id:ns:music:n=9223372036854775808:over',
+        operation: 'put',
         message:
           "invalid document id 'id:ns:music:n=9223372036854775808:over': 'n=9223372036854775808' is outside the signed 64-bit range [-9223372036854775808, 9223372036854775807]",
         attempts: 0,

@@ -1,3 +1,4 @@
+import type { FeedOperationObject } from '../../src/feed/source.js';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -44,7 +45,7 @@ describe('visit --since: incremental exports', () => {
   }
 
   /** Writes through the document API, as a user's feed does. */
-  async function change(server: DocumentServer, operations: object[]): Promise<void> {
+  async function change(server: DocumentServer, operations: FeedOperationObject[]): Promise<void> {
     const summary = await feed(operations, { endpoint: server.url, failures: false, checkpoint: false });
     expect(summary.errors).toBe(0);
   }
