@@ -69,6 +69,15 @@ const climbGain = 2 ** objectiveExponent - 1;
  */
 const maxDownLoss = 0.03;
 
+/**
+ * A doubling of the climb whose mean latency rose by more than half does not pay, whatever throughput did: against
+ * an unbounded service latency stays flat as the limit doubles (a rise of a half is noise and the client's own
+ * batching); against a queue it doubles with the limit. At the start of a feed the process warms up while it climbs,
+ * so every doubling gains throughput; without this the climb ran into a bounded container's queue in the first
+ * second (the limit at 256, p99 at 6 times the service's latency, 429s).
+ */
+const climbLatencyRise = 0.5;
+
 /** Windows a limit stays in the changes kept for the report. */
 const keptChanges = 100;
 
@@ -97,6 +106,7 @@ export class AdaptiveThrottle implements Throttle {
       maxDownLoss,
       climbGain,
       confirmDown: true,
+      climbLatencyRise,
     });
     this.windowMs = options.windowMs ?? 50;
     this.measureMs = options.measureMs ?? 250;
@@ -141,7 +151,14 @@ export class AdaptiveThrottle implements Throttle {
     // When fewer than the limit were in flight, the limit was not what held throughput back: the window says
     // nothing about it.
     const held = this.acc.peak >= this.limit * 0.9;
-    this.record(now, this.search.observe({ documentsPerSecond: (this.acc.ok * 1000) / elapsed, held }));
+    this.record(
+      now,
+      this.search.observe({
+        documentsPerSecond: (this.acc.ok * 1000) / elapsed,
+        held,
+        ...(this.acc.latencyCount > 0 && { latencyMs: latency }),
+      }),
+    );
     this.restart(now);
   }
 

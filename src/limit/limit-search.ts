@@ -62,6 +62,14 @@ export interface AdaptiveLimitSettings {
    * 27 in flight in one run and at 206 in the next (benchmarks/feed/null-endpoint.ts).
    */
   confirmDown?: boolean;
+  /**
+   * The most the mean latency may rise over one doubling of the climb for the doubling to count as paying, as a
+   * share (0.5: half as long again); needs `LimitSample.latencyMs`. Default: latency is not looked at. Twice as many
+   * in flight answered in twice the time is queueing, whatever the throughput did meanwhile: a process still warming
+   * up, or batching more as it sends more, gains throughput at every doubling, and without this the climb reads that
+   * as the service's capacity and runs into its queue (a bounded container: 429s at the first second).
+   */
+  climbLatencyRise?: number;
 }
 
 /** One window as the caller saw it. */
@@ -70,6 +78,8 @@ export interface LimitSample {
   documentsPerSecond: number;
   /** Whether the caller held the current limit through the window (enough work to fill it, none still parking). */
   held: boolean;
+  /** Mean latency of the answers in the window, in ms, when the caller measures it (see `climbLatencyRise`). */
+  latencyMs?: number;
 }
 
 /** A change of the limit and why: what the search saw at the level it left. */
@@ -104,6 +114,7 @@ type Phase =
 interface Level {
   limit: number;
   rate: number;
+  latencyMs?: number | undefined;
 }
 
 export class AdaptiveLimit {
@@ -119,6 +130,7 @@ export class AdaptiveLimit {
   private readonly maxDownLoss: number;
   private readonly climbGain: number | undefined;
   private readonly confirmDown: boolean;
+  private readonly climbLatencyRise: number | undefined;
   /** The levels measured in the climb, while it lasts. */
   private climb: Level[] = [];
   /** Whether the probe being measured was made from a hold (its undo lengthens the next hold). */
@@ -136,6 +148,7 @@ export class AdaptiveLimit {
     this.maxDownLoss = settings.maxDownLoss ?? 1;
     this.climbGain = settings.climbGain;
     this.confirmDown = settings.confirmDown ?? false;
+    this.climbLatencyRise = settings.climbLatencyRise;
   }
 
   /** The limit to hold now. */
@@ -166,7 +179,7 @@ export class AdaptiveLimit {
     const rate = sample.documentsPerSecond;
     switch (phase.kind) {
       case 'base':
-        this.held = { limit: this.current, rate };
+        this.held = { limit: this.current, rate, latencyMs: sample.latencyMs };
         if (this.growing) return this.grow();
         if (this.downAfterBase) {
           this.downAfterBase = false;
@@ -174,7 +187,11 @@ export class AdaptiveLimit {
         }
         return this.startHold();
       case 'probe': {
-        const tried: Level = { limit: this.current, rate: phase.first === undefined ? rate : (phase.first + rate) / 2 };
+        const tried: Level = {
+          limit: this.current,
+          rate: phase.first === undefined ? rate : (phase.first + rate) / 2,
+          latencyMs: sample.latencyMs,
+        };
         if (this.growing) return this.climbed(tried, phase.from, phase.again === true);
         const better = this.better(tried, phase.from);
         if (better && this.confirmDown && tried.limit < phase.from.limit && phase.first === undefined) {
@@ -244,15 +261,26 @@ export class AdaptiveLimit {
    */
   private climbed(tried: Level, from: Level, again: boolean): LimitChange | undefined {
     // Measured again, the later window counts (the start-up or a pause slowed the first).
+    const queued = this.queued(tried, from);
     const paid =
-      this.climbGain === undefined ? this.better(tried, from) : tried.rate >= from.rate * (1 + this.climbGain);
+      !queued &&
+      (this.climbGain === undefined ? this.better(tried, from) : tried.rate >= from.rate * (1 + this.climbGain));
     this.held = tried;
     if (paid) {
       this.climb.push(from);
       return this.grow();
     }
-    // With climbGain, a step that did not pay is measured once more before the climb ends on it.
-    if (this.climbGain !== undefined && !again) {
+    // What a queue added is latency alone: back to the level before it, whatever the objective says of the two.
+    if (queued) {
+      this.climb = [];
+      this.growing = false;
+      this.held = from;
+      this.downAfterBase = this.momentum;
+      return this.change(from.limit, { kind: 'settle', then: 'base' }, 'undo', tried.rate);
+    }
+    // With climbGain, a step that did not pay is measured once more before the climb ends on it; one that queued
+    // is not (a slow window is chance, a queue is not), and the climb ends at once.
+    if (this.climbGain !== undefined && !again && !queued) {
       this.phase = { kind: 'probe', from, again: true };
       return undefined;
     }
@@ -298,6 +326,13 @@ export class AdaptiveLimit {
     const limit = clamp(target, this.min, this.max);
     if (limit === this.current) return undefined;
     return this.change(limit, { kind: 'settle', then: 'probe' }, up ? 'probe-up' : 'probe-down', this.held!.rate);
+  }
+
+  /** Whether the climb's step from `from` to `tried` went into a queue: its latency rose more than `climbLatencyRise`. */
+  private queued(tried: Level, from: Level): boolean {
+    if (this.climbLatencyRise === undefined || tried.latencyMs === undefined || from.latencyMs === undefined)
+      return false;
+    return tried.latencyMs > from.latencyMs * (1 + this.climbLatencyRise);
   }
 
   /** Whether level `a` beats level `b`: documents/s per in-flight^0.3 at least as high, and a step down within the loss. */
