@@ -48,3 +48,40 @@ describe.concurrent('feed survives a feed block', () => {
     },
   );
 });
+
+describe('removes during a feed block', () => {
+  it.for(overProtocols)(
+    'over $protocol: go through, as Vespa lets them (they free space), while puts wait',
+    async ({ protocol }, { expect, onTestFinished }) => {
+      const server = await startDocumentServer({ port: 0 });
+      onTestFinished(() => server.close());
+      const tmp = tempDir();
+      onTestFinished(tmp.cleanup);
+      const ids = Array.from({ length: 300 }, (_, i) => `id:ns:music::r${i}`);
+      const puts = await feed(
+        ids.map((id) => ({ put: id, fields: { title: id } })),
+        { endpoint: server.url, protocol, failures: false },
+      );
+      expect(puts.ok).toBe(ids.length);
+      server.faults.set({ feedBlock: true });
+      const removes = await feed(
+        ids.map((id) => ({ remove: id })),
+        { endpoint: server.url, protocol, failures: join(tmp.dir, 'f.jsonl') },
+      );
+      expectSpoke(removes, protocol);
+      expect(removes.ok).toBe(ids.length);
+      expect(removes.responseCodes['507']).toBeUndefined();
+      expect(server.store.size()).toBe(0);
+      // A put in the same block is refused with 507 (and waits: here, one try and its deadline).
+      const put = await feed([{ put: 'id:ns:music::late', fields: {} }], {
+        endpoint: server.url,
+        protocol,
+        failures: false,
+        deadlineMs: 1_500,
+        retryPolicy: { feedBlockBaseDelayMs: 200, feedBlockMaxDelayMs: 200 },
+      });
+      expect(put.ok).toBe(0);
+      expect(put.responseCodes['507']).toBeGreaterThan(0);
+    },
+  );
+});

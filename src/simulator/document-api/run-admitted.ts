@@ -33,7 +33,7 @@ export function runAdmitted(request: DocumentRequest, job: Job): void {
       // 503 comes from the HTTP layer and 429 from the handler queue; the rest from storage, with the id.
       if (id === undefined || injected === 503) reply(request, injected, handlerErrorBody(pathId, message));
       else reply(request, injected, storageErrorBody(pathId, id, message));
-    } else if (write && faults.current.feedBlock) {
+    } else if (write && faults.current.feedBlock && !freesSpace(work)) {
       faults.note('feed-block');
       if (id === undefined) reply(request, 500, handlerErrorBody(pathId, feedBlockMessage));
       else reply(request, 507, storageErrorBody(pathId, id, feedBlockMessage));
@@ -74,4 +74,12 @@ export function answer(request: DocumentRequest, status: number, body: string, h
     sendThenCut(res, status, body);
     if (state.log !== undefined) state.log(`${req.method} ${req.url} ${status} (connection cut)`);
   } else reply(request, status, body, headers);
+}
+
+/**
+ * Whether a write goes through a feed block: a remove does, since it frees what the block is about (the distributors
+ * reject puts and most updates, not removes: docs.vespa.ai, "Feed block").
+ */
+function freesSpace(work: Job['work']): boolean {
+  return typeof work === 'object' && work.kind === 'remove';
 }
