@@ -57,6 +57,7 @@ const feedNames = {
   parseErrors: 'feeder.parse.error.count',
   skipped: 'feeder.skipped.count',
   dropped: 'feeder.transform.dropped.count',
+  proxyPages: 'http.response.proxy.page.count',
   inflightLimit: 'feeder.inflight.limit',
   protocol: 'http.protocol',
   proxy: 'http.proxy',

@@ -458,6 +458,10 @@ export class FeedEngine implements FeedDriver {
       this.pump();
       return;
     }
+    if (status >= 500 && status !== 507 && !isReadableAnswer(res.body)) {
+      this.onPathPage(p, status, now);
+      return;
+    }
     if (status === 429) this.throttle.throttled();
     // 507 (feed block) and 4xx mean the cluster is alive and answering: not breaker failures.
     if (status >= 500 && status !== 507) this.breaker.failure(now);
@@ -503,6 +507,25 @@ export class FeedEngine implements FeedDriver {
       },
       this.policy,
     );
+    this.retryOrFail(p, delay, undefined);
+  }
+
+  /**
+   * A 5xx that is not the service's JSON came from something on the way (nginx's "500 Internal Server Error" page
+   * when its worker_connections run out, a balancer's 502/503/504): the path failed, and whether the operation got
+   * through is unknown. Sent again when safe to repeat, as after a cut connection; and the limit is cut as on 429,
+   * since what is in the way has limits of its own and the feed ran into one.
+   */
+  private onPathPage(p: Pending, status: number, now: number): void {
+    this.breaker.failure(now);
+    this.throttle.throttled();
+    this.stats.proxyPages++;
+    p.lastStatus = status;
+    p.lastMessage = `HTTP ${status} from something on the way, not the service's answer (a proxy's page): outcome unknown`;
+    p.lastCode = 'VB_BAD_RESPONSE';
+    const input = { attempt: p.attempts, safeToRepeat: (p.safe ??= isSafeToRepeat(p.op)), maybeApplied: true };
+    const delay = retryDelay({ ...input, remainingMs: p.deadline - now }, this.policy);
+    if (delay === 0) this.sayNotRepeated(p, input);
     this.retryOrFail(p, delay, undefined);
   }
 

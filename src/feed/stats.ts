@@ -50,6 +50,12 @@ export interface FeedSummary {
    * transform stays as it was).
    */
   dropped?: number;
+  /**
+   * 5xx answers that were not the service's JSON: pages from a proxy or balancer on the way (nginx's 500 when its
+   * worker_connections run out, a 502/503/504), each retried when safe to repeat and cutting the limit as a 429
+   * does. Present when there were any.
+   */
+  proxyPages?: number;
   /** The in-flight limit at the end (the level the cluster took). */
   inflightLimit: number;
   /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's dispatcher, whose protocol is its own). */
@@ -194,6 +200,7 @@ const counterNames = [
   'responseErrors',
   'retries',
   'throttled',
+  'proxyPages',
 ] as const;
 
 /** Running totals of a feed, from `Feeder.snapshot()`: what a recorder or a metrics endpoint samples. */
@@ -230,6 +237,7 @@ export class FeedStats {
   responseErrors = 0;
   retries = 0;
   throttled = 0;
+  proxyPages = 0;
   /** The protocol the feed spoke, once known. */
   protocol: WireProtocol | undefined;
   /** The forward proxy gone through, as `proxyShown` gives it. */
@@ -357,6 +365,7 @@ export class FeedStats {
       parseErrors: this.parseErrors,
       skipped: this.skipped,
       ...(this.dropped > 0 && { dropped: this.dropped }),
+      ...(this.proxyPages > 0 && { proxyPages: this.proxyPages }),
       inflightLimit: inflightLimit,
       ...(this.protocol !== undefined && { protocol: this.protocol }),
       ...(this.proxy !== undefined && { proxy: this.proxy }),
