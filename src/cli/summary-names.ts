@@ -68,6 +68,12 @@ const feedNames = {
   operationLatencyP90Ms: 'operation.latency.millis.p90',
   operationLatencyP99Ms: 'operation.latency.millis.p99',
   operationLatencyMaxMs: 'operation.latency.millis.max',
+  // A resumed feed's: this run's figures beside the whole feed's (docs/feed.md#the-summary).
+  runOperations: 'feeder.run.operation.count',
+  runOk: 'feeder.run.ok.count',
+  runErrors: 'feeder.run.error.count',
+  runSeconds: 'feeder.run.seconds',
+  earlierCounts: 'feeder.earlier.counts',
 } as const satisfies Record<keyof FeedSummary, string>;
 
 /** A feed summary as the CLI prints it (`vespa-bulk feed` on stdout): each field under its dotted name. */
