@@ -113,15 +113,65 @@ A resumed feed's summary and progress count the whole feed (the runs before incl
 
 Exit code: 0 all succeeded, 1 some failed (of a resumed feed: in this run or before) or the feed was stopped, 2 bad usage, 130 after Ctrl-C (SIGINT), 143 after SIGTERM.`;
 
+/**
+ * The help's groups, in the order shown: what nearly every feed names first (its files, the target, the
+ * checkpoint and failure output), the rest after. Groups of the shared options (`Target:`, `Security:`, ...) are
+ * placed here too: yargs shows groups in the order they are first named.
+ */
+const helpGroups: ReadonlyArray<readonly [string, readonly string[]]> = [
+  ['Target:', []],
+  [
+    'Failures & resume:',
+    ['checkpoint', 'failures', 'resume', 'restart', 'resume-changed', 'resume-to-other-target', 'max-failure-seconds'],
+  ],
+  ['Input:', ['transform', 'shard', 'shuffle', 'shuffle-buffer', 'dry-run']],
+  [
+    'Throughput:',
+    ['inflight', 'workers', 'timeout', 'max-retries', 'max-request-bytes', 'speedtest', 'speedtest-duration'],
+  ],
+  [
+    'Connection:',
+    [
+      'wait',
+      'protocol',
+      'http2',
+      'connections',
+      'max-streams',
+      'pipelining',
+      'header',
+      'compression',
+      'route',
+      'trace',
+    ],
+  ],
+  ['Output:', ['verbose', 'quiet', 'progress']],
+  [tables, []],
+  ['Security:', []],
+  ['Proxy:', []],
+  ['Recording:', []],
+];
+
 function builder(y: Argv): Argv<FeedArgs> {
+  let first = y.positional('files', {
+    type: 'string',
+    array: true,
+    describe:
+      "Feed files ('-' for stdin, http(s):// URLs streamed, .gz and .zst decompressed; .csv, .tsv, .parquet read as tables)",
+  });
+  for (const [name, keys] of helpGroups) first = first.group([...keys], name);
   return (
-    withTransportOptions(withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(y)))))
-      .positional('files', {
-        type: 'string',
-        array: true,
-        describe:
-          "Feed files ('-' for stdin, http(s):// URLs streamed, .gz and .zst decompressed; .csv, .tsv, .parquet read as tables)",
-      })
+    withTransportOptions(withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(first)))))
+      .example('$0 feed docs.jsonl -t local', 'Feed a file to the container at http://127.0.0.1:8080')
+      .example(
+        '$0 feed docs.jsonl.gz --checkpoint ck.json',
+        'Save progress; after a stop (Ctrl-C, a lost machine) the same command goes on where it stopped',
+      )
+      .example(
+        '$0 feed docs.jsonl --failures failed.jsonl',
+        'Failed operations to failed.jsonl, their reasons in failed.jsonl.reasons.jsonl; feed that file again to retry them',
+      )
+      .example('zcat docs.jsonl.gz | $0 feed -', 'Feed standard input')
+      .example("$0 feed items.csv --id 'id:ns:item::{n}'", 'A CSV table, each row a put of its columns')
       .option('inflight', {
         type: 'number',
         describe: 'Fixed in-flight limit (default: adaptive, from 64 up to 1024, following throughput and latency)',
