@@ -7,7 +7,10 @@ import type { FeedStats, FeedSummary } from './stats.js';
  */
 
 /** This run's counts that a checkpoint adds up: the counters of its `FeedStats`. */
-export type RunCounts = Pick<FeedStats, 'ok' | 'errors' | 'parseErrors' | 'skipped' | 'resumeSkipped' | 'dropped'>;
+export type ThisRunCounters = Pick<
+  FeedStats,
+  'ok' | 'errors' | 'parseErrors' | 'skipped' | 'resumeSkipped' | 'dropped'
+>;
 
 const none: FeedCheckpointCounts = { ok: 0, errors: 0, parseErrors: 0, skipped: 0, dropped: 0, seconds: 0 };
 
@@ -17,7 +20,7 @@ const none: FeedCheckpointCounts = { ok: 0, errors: 0, parseErrors: 0, skipped: 
  */
 export function countsNow(
   resumed: FeedCheckpoint | undefined,
-  run: RunCounts,
+  run: ThisRunCounters,
   seconds: number,
 ): FeedCheckpointCounts | undefined {
   const before = resumed === undefined ? none : resumed.counts;
