@@ -14,6 +14,8 @@ export interface ProgressSnapshot {
   seconds: number;
   /** Items finished: operations, documents; a resumed run's include those of the runs before it. */
   done: number;
+  /** A resumed run's: of `done`, those this run finished (shown as `this run N`). */
+  thisRun?: number;
   /** What `done` counts, e.g. `ops`, `docs`. */
   unit: string;
   /** Share finished, 0..100, when known. Not shown when a run ended with nothing done (it would say how far nothing got). */
@@ -28,6 +30,8 @@ export interface ProgressSnapshot {
   /** Items failed: operations, or a visit's slices (shown beside `slices`). */
   failed?: number;
   retried?: number;
+  /** Input operations a feed's transform dropped: neither ok nor failed, shown when there are any. */
+  dropped?: number;
   /** A visit's slices: finished of all (one wording whether running, stopped or done). */
   slices?: { finished: number; total: number };
   /** In flight now and the current limit (requests, or a visit's running slices). */
@@ -103,6 +107,7 @@ function segments(p: ProgressSnapshot, color: boolean): Segment[] {
     out.push({ text, short: percent, shortPriority: 6, priority: 1 });
   }
   out.push({ text: `${formatCount(p.done)} ${p.unit}`, priority: 3 });
+  if (p.thisRun !== undefined) out.push({ text: `this run ${formatCount(p.thisRun)}`, priority: 7 });
   if (p.rate !== undefined)
     out.push({
       text: `${formatRate(p.rate)} ${p.unit}/s`,
@@ -118,6 +123,7 @@ function segments(p: ProgressSnapshot, color: boolean): Segment[] {
     const text = `failed ${formatCount(p.failed)}`;
     out.push({ text: p.failed > 0 ? red(text, color) : text, priority: 0 });
   }
+  if (p.dropped !== undefined && p.dropped > 0) out.push({ text: `dropped ${formatCount(p.dropped)}`, priority: 5 });
   if (p.retried !== undefined) out.push({ text: `retried ${formatCount(p.retried)}`, priority: p.retried > 0 ? 5 : 9 });
   if (p.inflight !== undefined) {
     const now = formatCount(p.inflight.now);

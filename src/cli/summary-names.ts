@@ -3,8 +3,9 @@
  *
  * - Names: the library returns camelCase summaries (`FeedSummary`, `VisitReport`); the CLI prints the established
  *   dotted names that `vespa feed` and vespa-feed-client print (`feeder.ok.count`, ...), so scripts and dashboards
- *   written for them read ours. Visit's figures follow the same dotted style (`visit.document.count`, ...). This
- *   module is the one place those names are written.
+ *   written for them read ours. Visit's, the bulk operations' and compare's figures follow the same dotted style
+ *   (`visit.document.count`, `bulk.document.count`, `compare.only.in.a.count`, ...). This module is the one place
+ *   those names are written.
  * - Size: one short object. Detail that grows with the run (a visit's slices) only when asked for (`--verbose`).
  * - Seconds to the millisecond, as `vespa feed` prints `feeder.seconds`.
  * - Where: stdout, unless stdout carries the command's data (an export to stdout, as `vespa visit` writes only
@@ -16,7 +17,7 @@ import type { MigrateSummary } from '../migrate/migrate.js';
 import type { VisitReport } from '../visit/visitor.js';
 import type { BenchResult } from '../bench/bench.js';
 import type { BulkSummary } from '../visit/bulk.js';
-import type { CompareSummary } from '../compare/compare.js';
+import type { CompareSideSummary, CompareSummary, TypeComparison } from '../compare/compare.js';
 
 /** Writes a command's final summary (see the module's comment): `dataOnStdout` when stdout carries the command's data. */
 export function writeSummary(summary: unknown, where: { dataOnStdout?: boolean } = {}): void {
@@ -69,6 +70,12 @@ const feedNames = {
   operationLatencyP90Ms: 'operation.latency.millis.p90',
   operationLatencyP99Ms: 'operation.latency.millis.p99',
   operationLatencyMaxMs: 'operation.latency.millis.max',
+  // A resumed feed's: this run's figures beside the whole feed's (docs/feed.md#the-summary).
+  runOperations: 'feeder.run.operation.count',
+  runOk: 'feeder.run.ok.count',
+  runErrors: 'feeder.run.error.count',
+  runSeconds: 'feeder.run.seconds',
+  earlierCounts: 'feeder.earlier.counts',
 } as const satisfies Record<keyof FeedSummary, string>;
 
 /** A feed summary as the CLI prints it (`vespa-bulk feed` on stdout): each field under its dotted name. */
@@ -76,10 +83,7 @@ export type PrintedFeedSummary = { [K in keyof FeedSummary as (typeof feedNames)
 
 /** A feed summary under its printed names, in the summary's own order (the JSON printed stays the same). */
 export function feedSummaryJson(summary: FeedSummary): PrintedFeedSummary {
-  const printed: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(summary))
-    printed[(feedNames as Record<string, string>)[key] ?? key] = value;
-  return printed as PrintedFeedSummary;
+  return renamed(summary, feedNames) as PrintedFeedSummary;
 }
 
 /** A migration's summary as printed: the visit's and the feed's figures each under their printed names. */
@@ -93,14 +97,84 @@ export function migrateSummaryJson(summary: MigrateSummary, detail: SummaryDetai
   };
 }
 
-/** A bulk operation's summary (update-where, delete-where, copy) as printed: the library's names, seconds rounded. */
-export function bulkSummaryJson(summary: BulkSummary): BulkSummary {
-  return { ...summary, seconds: roundSeconds(summary.seconds) };
+/** Each `BulkSummary` field's printed name (update-where, delete-where, copy): visit's style, under `bulk.`. */
+const bulkNames = {
+  kind: 'bulk.kind',
+  ok: 'bulk.ok',
+  dryRun: 'bulk.dry.run',
+  documentCount: 'bulk.document.count',
+  requests: 'http.request.count',
+  retries: 'bulk.retry.count',
+  seconds: 'bulk.seconds',
+  continuation: 'bulk.continuation',
+  error: 'bulk.error',
+  protocol: 'http.protocol',
+  proxy: 'http.proxy',
+} as const satisfies Record<keyof BulkSummary, string>;
+
+/** A bulk operation's summary (update-where, delete-where, copy) as printed: each field under its dotted name, seconds rounded. */
+export function bulkSummaryJson(summary: BulkSummary): Record<string, unknown> {
+  return renamed({ ...summary, seconds: roundSeconds(summary.seconds) }, bulkNames);
 }
 
-/** A comparison's summary as printed: the library's names, seconds rounded. */
-export function compareSummaryJson(summary: CompareSummary): CompareSummary {
-  return { ...summary, seconds: roundSeconds(summary.seconds) };
+/** Each `CompareSummary` field's printed name; a side's fields (`a`, `b`) are printed flat under its prefix. */
+const compareNames = {
+  equal: 'compare.equal',
+  a: 'compare.a',
+  b: 'compare.b',
+  onlyInA: 'compare.only.in.a.count',
+  onlyInB: 'compare.only.in.b.count',
+  differing: 'compare.differing.count',
+  same: 'compare.same.count',
+  types: 'compare.types',
+  examples: 'compare.examples',
+  diffFile: 'compare.diff.file',
+  seconds: 'compare.seconds',
+} as const satisfies Record<keyof CompareSummary, string>;
+
+const compareSideNames = { source: 'source', documents: 'document.count' } as const satisfies Record<
+  keyof CompareSideSummary,
+  string
+>;
+
+/** The counts of one document type (`compare.types`), keyed as the summary's own. */
+const typeComparisonNames = {
+  a: 'a.document.count',
+  b: 'b.document.count',
+  onlyInA: 'only.in.a.count',
+  onlyInB: 'only.in.b.count',
+  differing: 'differing.count',
+} as const satisfies Record<keyof TypeComparison, string>;
+
+const exampleNames = { onlyInA: 'only.in.a', onlyInB: 'only.in.b', differing: 'differing' } as const satisfies Record<
+  keyof CompareSummary['examples'],
+  string
+>;
+
+/** A comparison's summary (compare, migrate --verify) as printed: each field under its dotted name, seconds rounded. */
+export function compareSummaryJson(summary: CompareSummary): Record<string, unknown> {
+  const printed: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(summary) as [keyof CompareSummary, unknown][]) {
+    const name = compareNames[key];
+    if (key === 'a' || key === 'b') {
+      const side = renamed(value as CompareSideSummary, compareSideNames);
+      for (const [k, v] of Object.entries(side)) printed[`${name}.${k}`] = v;
+    } else if (key === 'types') {
+      const types: Record<string, unknown> = {};
+      for (const [type, counts] of Object.entries(summary.types)) types[type] = renamed(counts, typeComparisonNames);
+      printed[name] = types;
+    } else if (key === 'examples') printed[name] = renamed(summary.examples, exampleNames);
+    else if (key === 'seconds') printed[name] = roundSeconds(summary.seconds);
+    else printed[name] = value;
+  }
+  return printed;
+}
+
+/** `value`'s fields under the names of `names`, in `value`'s order (a field without a name keeps its own). */
+function renamed<T extends object>(value: T, names: { readonly [K in keyof T]-?: string }): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) out[(names as Record<string, string>)[key] ?? key] = v;
+  return out;
 }
 
 /** A bench result as printed: each step's and the run's feed summary under their printed names. */

@@ -61,6 +61,20 @@ export interface FeedCheckpoint extends RecordedFeed {
   ok: number;
   errors: number;
   /**
+   * What the runs up to this checkpoint finished, over all of them: succeeded, finally failed (of them unreadable),
+   * left to other shards, dropped by the transform; and the seconds they ran. A resumed feed counts the whole feed
+   * from them (its summary and progress). Absent from the files of an earlier vespa-bulk (whose `ok` and `errors`
+   * may count one run only): the earlier counts are then unknown, and a feed resumed from one says so.
+   */
+  counts?: {
+    ok: number;
+    errors: number;
+    parseErrors: number;
+    skipped: number;
+    dropped: number;
+    seconds: number;
+  };
+  /**
    * What identifies each input's content as the checkpoint read it (in `inputs` order), so that a resume into an
    * input edited since is refused rather than skip by stale offsets (`checkInputs`). Absent from earlier files.
    */
@@ -135,7 +149,23 @@ function feedCheckpointOf(value: unknown, path: string): FeedCheckpoint {
   if ((c.version !== 1 && c.version !== 2) || !recordedOk || !Array.isArray(c.inputs) || !positionOk || !addedOk) {
     throw new VespaBulkError('VB_USAGE', `'${path}' is not a vespa-bulk feed checkpoint`);
   }
+  // Counts that are not all there (a file edited by hand) are taken as unknown rather than read as zeros.
+  if (c.counts !== undefined && !countsOk(c.counts)) delete c.counts;
   return c as FeedCheckpoint;
+}
+
+/** The counts a feed checkpoint carries (`FeedCheckpoint.counts`). */
+export type FeedCheckpointCounts = NonNullable<FeedCheckpoint['counts']>;
+
+const countNames = ['ok', 'errors', 'parseErrors', 'skipped', 'dropped', 'seconds'] as const;
+
+function countsOk(counts: unknown): counts is FeedCheckpointCounts {
+  if (typeof counts !== 'object' || counts === null) return false;
+  const c = counts as Record<string, unknown>;
+  return countNames.every((n) => {
+    const v = c[n];
+    return typeof v === 'number' && Number.isFinite(v) && v >= 0;
+  });
 }
 
 /**
@@ -392,6 +422,7 @@ export function buildFeedCheckpoint(feed: Omit<FeedCheckpointOptions, 'path'>, s
     reason: state.reason,
     ok: state.ok,
     errors: state.errors,
+    ...(state.counts !== undefined && { counts: state.counts }),
   };
   const shard = feed.shard;
   if (shard !== undefined && shard.count > 1) c.shard = `${shard.index}/${shard.count}`;
@@ -412,6 +443,8 @@ export function buildFeedCheckpoint(feed: Omit<FeedCheckpointOptions, 'path'>, s
 export interface SaveState extends FeedPosition {
   ok: number;
   errors: number;
+  /** Over all runs; absent when the checkpoint resumed had none (`FeedCheckpoint.counts`). */
+  counts?: FeedCheckpointCounts;
   /** Why the feed stopped, or 'running' / 'finished'. */
   reason: string;
 }

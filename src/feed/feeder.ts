@@ -19,6 +19,7 @@ import { ReadProgress, describeInputs, type FeedSource, type InputInfo } from '.
 import type { FeedCounters, FeedSummary } from './stats.js';
 import type { SameFailureVerdict } from './same-failure.js';
 import { WorkerCoordinator } from './workers/coordinator.js';
+import { countsNow, wholeFeedSummary } from './whole-feed.js';
 
 export type { StopReason } from './driver.js';
 
@@ -56,8 +57,21 @@ export interface FeedProgress {
   read: number;
   /** Operations done with: succeeded, finally failed or skipped. */
   finished: number;
-  /** A resumed feed's: the operations the runs before it finished (succeeded or failed), as its checkpoint counts them. */
+  /**
+   * A resumed feed's: the operations the runs before it finished (succeeded or failed; and with the counts of a
+   * checkpoint that has them, left to other shards or dropped), as its checkpoint counts them.
+   */
   finishedBefore?: number;
+  /**
+   * A resumed feed's, from a checkpoint that carries them: what the runs before it finished. Absent with
+   * `earlierCounts: 'unknown'` (a checkpoint of an earlier vespa-bulk).
+   */
+  before?: { ok: number; failed: number; skipped: number; dropped: number; seconds: number };
+  earlierCounts?: 'unknown';
+  /** Of `finished`: items this run passed over as finished by the checkpoint it resumed (re-read, not sent). */
+  passedOver?: number;
+  /** Of `finished`: input operations the transform dropped. */
+  dropped?: number;
   /** Request body bytes sent so far, retries included (always given by a Feeder). */
   requestBytes?: number;
   /** Share of the input read (0..1), when its size is known. */
@@ -66,6 +80,8 @@ export interface FeedProgress {
   readBytes?: number;
   /** Input bytes in all, when known (files, not stdin). */
   totalBytes?: number;
+  /** A resumed feed's, of `readBytes`: the inputs before the one its checkpoint stands in, not read again (finished). */
+  bytesBefore?: number;
 }
 
 /**
@@ -261,6 +277,7 @@ export class Feeder {
       reason: this.driver.stopReason ?? 'running',
       ok: (resumed?.ok ?? 0) + stats.ok,
       errors: (resumed?.errors ?? 0) + stats.errors,
+      ...optional('counts', countsNow(resumed, stats, (performance.now() - stats.startedAt) / 1000)),
     };
   }
 
@@ -282,6 +299,7 @@ export class Feeder {
   progress(): FeedProgress {
     const { stats, inflight, limit, read } = this.driver.figures();
     const resumed = this.resumed;
+    const counts = resumed?.counts;
     return {
       seconds: (performance.now() - stats.startedAt) / 1000,
       ok: stats.ok,
@@ -293,10 +311,37 @@ export class Feeder {
       p99Ms: stats.percentileMs(99),
       read,
       finished: stats.ok + stats.errors + stats.skipped + stats.dropped,
-      ...(resumed !== undefined && { finishedBefore: resumed.ok + resumed.errors }),
+      ...(resumed !== undefined &&
+        counts === undefined && { finishedBefore: resumed.ok + resumed.errors, earlierCounts: 'unknown' as const }),
+      ...(counts !== undefined && {
+        finishedBefore: counts.ok + counts.errors + counts.skipped + counts.dropped,
+        before: {
+          ok: counts.ok,
+          failed: counts.errors,
+          skipped: counts.skipped,
+          dropped: counts.dropped,
+          seconds: counts.seconds,
+        },
+      }),
+      ...(resumed !== undefined && { passedOver: stats.resumeSkipped }),
+      dropped: stats.dropped,
       requestBytes: stats.requestBytes,
-      ...this.readProgress.of(this.inputs),
+      ...this.readShare(),
     };
+  }
+
+  /**
+   * The input read, and its share: a resumed feed opens no input before the one its checkpoint stands in (nor any,
+   * finished), so their bytes count as read; the input it stands in is read from its start.
+   */
+  private readShare(): ReturnType<ReadProgress['of']> & { bytesBefore?: number } {
+    const read = this.readProgress.of(this.inputs);
+    const resumed = this.resumed;
+    if (resumed === undefined || read.totalBytes === undefined) return read;
+    const from = resumed.position === null ? this.inputs.length : resumed.position.input;
+    const passed = this.inputs.slice(0, from).reduce((n, i) => n + (i.size ?? 0), 0);
+    const readBytes = Math.min(read.totalBytes, read.readBytes + passed);
+    return { readBytes, readShare: readBytes / read.totalBytes, totalBytes: read.totalBytes, bytesBefore: passed };
   }
 
   /**
@@ -304,7 +349,9 @@ export class Feeder {
    * finished (so running it once more feeds nothing twice) when the feed ended, the cut when it stopped.
    */
   private async outcome(end: DriverEnd): Promise<FeedOutcome> {
-    const outcome: FeedOutcome = { summary: end.summary };
+    const outcome: FeedOutcome = {
+      summary: wholeFeedSummary(end.summary, this.resumed, this.driver.figures().stats.resumeSkipped),
+    };
     const failures = this.failures;
     if (failures !== undefined && failures.count > 0) outcome.failuresFile = failures.path;
     const store = this.store;
@@ -330,4 +377,9 @@ export class Feeder {
     }
     return outcome;
   }
+}
+
+/** `{ [key]: value }`, or nothing when `value` is undefined (optional properties stay absent). */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }

@@ -42,7 +42,10 @@ export interface FeedSummary {
   throttled: number;
   /** Operations that could not be read (bad JSON, unknown key, bad id): also in `errors`. */
   parseErrors: number;
-  /** Operations left to other shards (--shard) or before the checkpoint (--resume). */
+  /**
+   * Operations left to other shards (--shard). In a run that is not resumed, or resumed from a checkpoint without
+   * counts (`earlierCounts`), also those the checkpoint had finished, passed over.
+   */
   skipped: number;
   /**
    * Input operations the transform (`FeedOptions.transform`) returned none for: dropped on purpose, neither
@@ -79,6 +82,21 @@ export interface FeedSummary {
   operationLatencyP90Ms: number;
   operationLatencyP99Ms: number;
   operationLatencyMaxMs: number;
+  /**
+   * A resumed feed's (`FeedOptions.resume`, or an existing `checkpoint`): this run's figures. The counts above
+   * (`operations`, `ok`, `errors`, `parseErrors`, `skipped`, `dropped`) and `seconds`, `okRate` are then the whole
+   * feed's, the runs before included, as its checkpoint counted them; the request, response and latency figures,
+   * `inflight` and `abandoned` are this run's.
+   */
+  runOperations?: number;
+  runOk?: number;
+  runErrors?: number;
+  runSeconds?: number;
+  /**
+   * `'unknown'` when the checkpoint resumed carries no counts (written by an earlier vespa-bulk): the figures above
+   * are then this run's alone, since what the runs before did is not known.
+   */
+  earlierCounts?: 'unknown';
 }
 
 /** Latency figures of one group of answers, in milliseconds. */
@@ -190,6 +208,7 @@ const counterNames = [
   'errors',
   'parseErrors',
   'skipped',
+  'resumeSkipped',
   'dropped',
   'abandoned',
   'requests',
@@ -227,6 +246,8 @@ export class FeedStats {
   errors = 0;
   parseErrors = 0;
   skipped = 0;
+  /** Of `skipped`: items a resumed feed passed over as its checkpoint's finished ones (re-read, not sent). */
+  resumeSkipped = 0;
   dropped = 0;
   abandoned = 0;
   requests = 0;

@@ -31,6 +31,7 @@ export function settleUnsent(
 ): boolean {
   if (item.skip) {
     stats.skipped++;
+    stats.resumeSkipped++;
     return true;
   }
   if (item.dropped === true) {

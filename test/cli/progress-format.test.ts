@@ -130,6 +130,18 @@ describe('formatProgress', () => {
     expect(formatBytesPair(0, 0)).toBe('0/0 B');
   });
 
+  it("a resumed feed's part this run and a transform's dropped operations are shown; dropped only when there are any", () => {
+    const resumed: ProgressSnapshot = { ...feedSnapshot, state: 'done', done: 4_500, thisRun: 0, dropped: 30 };
+    const line = formatProgress(resumed, Number.POSITIVE_INFINITY);
+    expect(line).toContain('4,500 ops  this run 0  ');
+    expect(line).toContain('dropped 30');
+    expect(formatProgress({ ...feedSnapshot, dropped: 0 }, Number.POSITIVE_INFINITY)).not.toContain('dropped');
+    // Narrow: `this run` goes before how far and the outcome.
+    const narrow = formatProgress(resumed, 60);
+    expect(narrow).not.toContain('this run');
+    expect(narrow).toContain('failed 678');
+  });
+
   it('a width below the label still gives one line within it', () => {
     expect(formatProgress(feedSnapshot, 8).length).toBeLessThanOrEqual(7);
   });

@@ -29,19 +29,27 @@ describe('vespa-bulk compare and migrate --verify', () => {
     const dir = writeExportDir(join(tmp.dir, 'export'), sideA());
     const same = await cli('compare', a.url, dir, '--slices', '2', '--quiet');
     expect(same.code).toBe(0);
-    expect(JSON.parse(same.stdout)).toMatchObject({ equal: true, same: 35 });
+    expect(JSON.parse(same.stdout)).toMatchObject({ 'compare.equal': true, 'compare.same.count': 35 });
 
     const diff = join(tmp.dir, 'diff.jsonl');
     // Spawned once: the exit code is the process's own.
     const differ = await runCommand(['compare', a.url, b.url, 'ns/music', '--slices', '2', '--diff', diff, '--quiet']);
     expect(differ.code).toBe(1);
-    expect(JSON.parse(differ.stdout)).toMatchObject({
-      equal: false,
-      onlyInA: 1,
-      onlyInB: 1,
-      differing: 1,
-      types: { music: { a: 30, b: 30 } },
+    // Dotted names, as feed's and visit's summaries.
+    const printed = JSON.parse(differ.stdout);
+    expect(printed).toMatchObject({
+      'compare.equal': false,
+      'compare.a.source': a.url,
+      'compare.a.document.count': 30,
+      'compare.b.document.count': 30,
+      'compare.only.in.a.count': 1,
+      'compare.only.in.b.count': 1,
+      'compare.differing.count': 1,
+      'compare.types': { music: { 'a.document.count': 30, 'b.document.count': 30, 'only.in.a.count': 1 } },
+      'compare.examples': { 'only.in.a': [expect.any(String)], 'only.in.b': [expect.any(String)] },
+      'compare.diff.file': diff,
     });
+    expect(Object.keys(printed).filter((k) => !k.includes('.'))).toEqual([]);
     const lines = readFileSync(diff, 'utf8')
       .trim()
       .split('\n')
@@ -82,7 +90,12 @@ describe('vespa-bulk compare and migrate --verify', () => {
       expect(ok.code).toBe(0);
       expect(JSON.parse(ok.stdout)).toMatchObject({
         ok: true,
-        verify: { equal: true, same: 30, onlyInA: 0, onlyInB: 0 },
+        verify: {
+          'compare.equal': true,
+          'compare.same.count': 30,
+          'compare.only.in.a.count': 0,
+          'compare.only.in.b.count': 0,
+        },
       });
 
       const diff = join(tmp.dir, 'verify.jsonl');
@@ -101,7 +114,10 @@ describe('vespa-bulk compare and migrate --verify', () => {
         '--quiet',
       );
       expect(not.code).toBe(1);
-      expect(JSON.parse(not.stdout)).toMatchObject({ ok: false, verify: { equal: false, onlyInB: 1, same: 30 } });
+      expect(JSON.parse(not.stdout)).toMatchObject({
+        ok: false,
+        verify: { 'compare.equal': false, 'compare.only.in.b.count': 1, 'compare.same.count': 30 },
+      });
       expect(not.stderr).toMatch(/the destination differs from the source: 0 missing, 1 extra, 0 differing/);
       expect(readFileSync(diff, 'utf8')).toBe('{"id":"id:ns:music::stray","side":"b"}\n');
     } finally {

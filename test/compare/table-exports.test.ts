@@ -77,6 +77,6 @@ describe('compare of CSV and Parquet exports', () => {
       process.stdout.write = write;
       process.exitCode = undefined;
     }
-    expect(JSON.parse(out.join(''))).toMatchObject({ equal: true, same: 12 });
+    expect(JSON.parse(out.join(''))).toMatchObject({ 'compare.equal': true, 'compare.same.count': 12 });
   });
 });

@@ -78,7 +78,7 @@ describe('visit and document commands over TLS with a token', () => {
       },
     );
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, documentCount: 20 });
+    expect(JSON.parse(r.stdout)).toMatchObject({ 'bulk.ok': true, 'bulk.document.count': 20 });
     expect(server.store.get('id:ns:music::t1')!.fields.title).toBe('tls');
   });
 

@@ -129,16 +129,21 @@ describe.each(runs)(
         for (const r of reasons) expect(r.message, why).toMatch(/bogus/);
         expectNothingLost(server, ops, ops.length - failed.length, join(dir, 'failed.jsonl'));
         expect(s2['feeder.operation.count'] + s2['feeder.skipped.count'], f2).toBe(ops.length);
+        // The summary counts the whole feed: what the checkpoint counted finished and this run's, each once.
+        expect(s2['feeder.ok.count'], f2).toBe(ops.length - failed.length);
+        expect(s2['feeder.error.count'], f2).toBe(failed.length);
+        // The lines this run passed over as finished by the checkpoint: read, not counted as its operations.
+        const passedOver = saved ? ops.length - s2['feeder.run.operation.count'] : 0;
 
         if (saved)
           expect(
-            s2['feeder.skipped.count'],
+            passedOver,
             `${why}: checkpoint counted ${checkpoint!.ok} ok, ${checkpoint!.unfinished?.length ?? 0} unfinished`,
           ).toBeGreaterThan(0);
         // The rerun sends what the checkpoint left open and nothing more: every line read before `readTo` that
-        // it does not list unfinished is skipped (one operation per line here).
+        // it does not list unfinished is passed over (one operation per line here).
         if (checkpoint?.readTo !== undefined)
-          expect(s2['feeder.skipped.count'], f2).toBe(checkpoint.readTo.line - checkpoint.unfinished!.length);
+          expect(passedOver, f2).toBe(checkpoint.readTo.line - checkpoint.unfinished!.length);
         // And these are the operations it sent: those the checkpoint left open (listed unfinished, or read from
         // `readTo` on; all of them when the kill came before a save), less the bogus ones, which fail unsent. So
         // an operation went out in both runs only if the checkpoint had not recorded it finished. (A request of the
@@ -165,8 +170,14 @@ describe.each(runs)(
         run = 0;
         sent[0].clear();
         const third = await runCli(args, { cwd: dir });
-        expect(third.code, third.stderr).toBe(0);
-        expect(JSON.parse(third.stdout)['feeder.operation.count'], why).toBe(0);
+        // Its summary is the whole feed's, the failed ones in it: exit 1 as the run that fed them.
+        expect(third.code, third.stderr).toBe(failed.length > 0 ? 1 : 0);
+        const s3 = JSON.parse(third.stdout) as Record<string, number>;
+        expect(s3['feeder.run.operation.count'], why).toBe(0);
+        expect([s3['feeder.ok.count'], s3['feeder.error.count']], why).toEqual([
+          ops.length - failed.length,
+          failed.length,
+        ]);
         expect(sent[0].size, why).toBe(0);
       });
     }

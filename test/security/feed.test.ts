@@ -107,7 +107,13 @@ describe('feed over TLS with a token', () => {
       cwd: dir,
       env: { VESPA_BULK_TOKEN: token },
     });
-    expect(resumed.code, resumed.stderr).toBe(0);
+    // The resumed feed's summary is the whole feed's: the 403s of its first run are in it (and in the failure
+    // output, fed again below), so it exits 1 as that run did; this run itself failed nothing.
+    expect(resumed.code, resumed.stderr).toBe(1);
+    const whole = JSON.parse(resumed.stdout);
+    expect(whole['feeder.error.count']).toBe(reasons.length);
+    expect(whole['feeder.run.error.count']).toBe(0);
+    expect(whole['feeder.ok.count'] + whole['feeder.error.count']).toBe(ops.length);
     expect(refed.code, refed.stderr).toBe(0);
     expect(server.store.size()).toBe(ops.length);
     for (const op of ops) expect(server.store.get(op.put as string)?.fields).toEqual(op.fields);

@@ -124,7 +124,12 @@ describe('vespa-bulk visit and document commands', () => {
       '--quiet',
     ]);
     expect(dry.code).toBe(0);
-    expect(JSON.parse(dry.stdout)).toMatchObject({ ok: true, dryRun: true, documentCount: 12 });
+    expect(JSON.parse(dry.stdout)).toMatchObject({
+      'bulk.kind': 'update-where',
+      'bulk.ok': true,
+      'bulk.dry.run': true,
+      'bulk.document.count': 12,
+    });
     expect(s.store.get('id:ns:music::9')!.fields.title).toBe('t9');
     const upd = await runCommand([
       'update-where',
@@ -138,7 +143,7 @@ describe('vespa-bulk visit and document commands', () => {
       '--quiet',
     ]);
     expect(upd.code).toBe(0);
-    expect(JSON.parse(upd.stdout)).toMatchObject({ ok: true, documentCount: 12 });
+    expect(JSON.parse(upd.stdout)).toMatchObject({ 'bulk.ok': true, 'bulk.document.count': 12 });
     expect(
       s.store
         .all()

@@ -99,7 +99,7 @@ describe('single-document and update-where commands keep long values exact', () 
       '--quiet',
     ]);
     expect(where.code).toBe(0);
-    expect(JSON.parse(where.stdout)).toMatchObject({ ok: true, documentCount: 1 });
+    expect(JSON.parse(where.stdout)).toMatchObject({ 'bulk.ok': true, 'bulk.document.count': 1 });
     expect(peer.bodies.map((b) => [b.method, b.body])).toEqual([
       ['PUT', `{"fields":{"other":{"assign":${big}}}}`],
       ['PUT', `{"fields":{"n":{"increment":${big}},"title":{"assign":"y"}}}`],

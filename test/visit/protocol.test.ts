@@ -265,7 +265,11 @@ describe('the CLI', () => {
     const bulk = await runCommand(['delete-where', 'ns/music', '-s', 'music.n < 3', '-t', s.url, '--http2']);
     expect(bulk.code, bulk.stderr).toBe(0);
     expect(bulk.stderr).toMatch(/vespa-bulk: speaking HTTP\/2 to http:\/\/127\.0\.0\.1:\d+\n/);
-    expect(JSON.parse(bulk.stdout)).toMatchObject({ ok: true, documentCount: 3, protocol: 'h2' });
+    expect(JSON.parse(bulk.stdout)).toMatchObject({
+      'bulk.ok': true,
+      'bulk.document.count': 3,
+      'http.protocol': 'h2',
+    });
   });
 
   it('--protocol h2 against a server without HTTP/2 is bad usage (exit 2), naming what it answered, for visit, delete-where and get', async () => {

@@ -109,17 +109,69 @@ Inputs may be http:// or https:// URLs (presigned object-store links): streamed,
 
 Nothing answering at the start (connection refused, unknown host, TLS handshake failed) stops the feed at once with a checkpoint, naming the cause; --wait S waits up to S seconds for the endpoint first. Outages after the first answer are retried as above.
 
-Exit code: 0 all succeeded, 1 some failed or the feed was stopped, 2 bad usage, 130 after Ctrl-C (SIGINT), 143 after SIGTERM.`;
+A resumed feed's summary and progress count the whole feed (the runs before included, as the checkpoint counts them), with this run's figures beside (feeder.run.*); see docs/feed.md#the-summary.
+
+Exit code: 0 all succeeded, 1 some failed (of a resumed feed: in this run or before) or the feed was stopped, 2 bad usage, 130 after Ctrl-C (SIGINT), 143 after SIGTERM.`;
+
+/**
+ * The help's groups, in the order shown: what nearly every feed names first (its files, the target, the
+ * checkpoint and failure output), the rest after. Groups of the shared options (`Target:`, `Security:`, ...) are
+ * placed here too: yargs shows groups in the order they are first named.
+ */
+const helpGroups: ReadonlyArray<readonly [string, readonly string[]]> = [
+  ['Target:', []],
+  [
+    'Failures & resume:',
+    ['checkpoint', 'failures', 'resume', 'restart', 'resume-changed', 'resume-to-other-target', 'max-failure-seconds'],
+  ],
+  ['Input:', ['transform', 'shard', 'shuffle', 'shuffle-buffer', 'dry-run']],
+  [
+    'Throughput:',
+    ['inflight', 'workers', 'timeout', 'max-retries', 'max-request-bytes', 'speedtest', 'speedtest-duration'],
+  ],
+  [
+    'Connection:',
+    [
+      'wait',
+      'protocol',
+      'http2',
+      'connections',
+      'max-streams',
+      'pipelining',
+      'header',
+      'compression',
+      'route',
+      'trace',
+    ],
+  ],
+  ['Output:', ['verbose', 'quiet', 'progress']],
+  [tables, []],
+  ['Security:', []],
+  ['Proxy:', []],
+  ['Recording:', []],
+];
 
 function builder(y: Argv): Argv<FeedArgs> {
+  let first = y.positional('files', {
+    type: 'string',
+    array: true,
+    describe:
+      "Feed files ('-' for stdin, http(s):// URLs streamed, .gz and .zst decompressed; .csv, .tsv, .parquet read as tables)",
+  });
+  for (const [name, keys] of helpGroups) first = first.group([...keys], name);
   return (
-    withTransportOptions(withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(y)))))
-      .positional('files', {
-        type: 'string',
-        array: true,
-        describe:
-          "Feed files ('-' for stdin, http(s):// URLs streamed, .gz and .zst decompressed; .csv, .tsv, .parquet read as tables)",
-      })
+    withTransportOptions(withRunOutputOptions(withWaitOption(withTargetOptions(withSecurityOptions(first)))))
+      .example('$0 feed docs.jsonl -t local', 'Feed a file to the container at http://127.0.0.1:8080')
+      .example(
+        '$0 feed docs.jsonl.gz --checkpoint ck.json',
+        'Save progress; after a stop (Ctrl-C, a lost machine) the same command goes on where it stopped',
+      )
+      .example(
+        '$0 feed docs.jsonl --failures failed.jsonl',
+        'Failed operations to failed.jsonl, their reasons in failed.jsonl.reasons.jsonl; feed that file again to retry them',
+      )
+      .example('zcat docs.jsonl.gz | $0 feed -', 'Feed standard input')
+      .example("$0 feed items.csv --id 'id:ns:item::{n}'", 'A CSV table, each row a put of its columns')
       .option('inflight', {
         type: 'number',
         describe: 'Fixed in-flight limit (default: adaptive, from 64 up to 1024, following throughput and latency)',
@@ -392,14 +444,14 @@ export async function toFeedOptions(
     const inputs = await checkedInputs(checkpoint, files, argv, name, resumeFrom!);
     options.resume = inputs.checkpoint;
     notes.push(...inputs.notes);
-    const before = `${formatCount(checkpoint.ok + checkpoint.errors)} ${checkpoint.ok + checkpoint.errors === 1 ? 'operation' : 'operations'} done before`;
+    const before = doneBefore(checkpoint);
     const at = inputs.checkpoint.position;
     if (inputs.added !== undefined) {
       const where = inputs.added.map(
         (a) => `${a.input} from byte ${a.offset}${a.line !== undefined ? ` (line ${a.line})` : ''}`,
       );
       resumedFrom = `${resumeFrom}: finished before (${before}); feeding what was added since: ${where.join(', ')}`;
-    } else if (at === null) resumedFrom = `${resumeFrom}: finished, nothing left to feed`;
+    } else if (at === null) resumedFrom = `${resumeFrom}: finished, nothing left to feed (${before})`;
     else resumedFrom = `${resumeFrom} at ${checkpoint.inputs[at.input] ?? '?'} line ${at.line}: ${before}`;
     if (!targetGiven && options.endpoint !== undefined) {
       // The key pair of the official CLI's home is picked for the target fed: resolve the checkpoint's as if given.
@@ -442,6 +494,16 @@ export async function toFeedOptions(
   };
 }
 
+/** What the runs before a resume did, as the checkpoint counts it: `2,000 operations done before: ok 1,990, failed 10`. */
+function doneBefore(checkpoint: FeedCheckpoint): string {
+  const c = checkpoint.counts;
+  // A checkpoint of an earlier vespa-bulk: its ok and errors may be one run's, so no figure is given for all.
+  if (c === undefined) return 'earlier counts unknown (a checkpoint of an earlier vespa-bulk)';
+  const n = c.ok + c.errors;
+  const dropped = c.dropped > 0 ? `, dropped ${formatCount(c.dropped)}` : '';
+  return `${formatCount(n)} ${n === 1 ? 'operation' : 'operations'} done before: ok ${formatCount(c.ok)}, failed ${formatCount(c.errors)}${dropped}`;
+}
+
 /**
  * The checkpoint's inputs checked against the files as they are now (`checkInputs`), a refusal worded with the
  * flags: --resume-changed, or --restart (a checkpoint given with --resume is removed by hand, or not given).
@@ -476,23 +538,35 @@ function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () 
   const bytesRate = rateMeter();
   return () => {
     const p = feeder.progress();
-    const eta = estimateRemainingSeconds(p);
+    // The time left is this run's: its share of what it reads (the inputs a resume passes over are not read).
+    const left = (p.totalBytes ?? 0) - (p.bytesBefore ?? 0);
+    const eta = estimateRemainingSeconds(
+      p.bytesBefore !== undefined && p.bytesBefore > 0 && left > 0
+        ? { ...p, readShare: ((p.readBytes ?? 0) - p.bytesBefore) / left }
+        : p,
+    );
     const now = state();
     const whole = now === 'done' || now === 'stopped';
+    // A resumed feed counts the whole: what the runs before finished, then this run's, without the items it passed
+    // over as finished before (the checkpoint's, counted in `before`).
+    const thisRun = p.finished - (p.passedOver ?? 0);
+    const before = p.before;
     return {
       label: 'feed',
       state: now,
       seconds: p.seconds,
-      // A resumed feed counts the whole: what the runs before finished, then this run's answers.
-      done: p.finishedBefore === undefined ? p.finished : p.finishedBefore + p.ok + p.failed,
+      // Earlier counts unknown (an earlier vespa-bulk's checkpoint): this run's alone, as its summary.
+      done: (before !== undefined ? (p.finishedBefore ?? 0) : 0) + thisRun,
+      ...(before !== undefined && { thisRun }),
       unit: 'ops',
       ...(p.readShare !== undefined && { percent: p.readShare * 100 }),
       ...(p.totalBytes !== undefined && { bytes: { read: p.readBytes ?? 0, total: p.totalBytes } }),
       rate: opsRate(p.ok + p.failed, p.seconds, whole),
       // Bytes sent, not read: the reader runs ahead in bursts, the requests go out at the service's pace.
       mbPerSecond: bytesRate(p.requestBytes ?? 0, p.seconds, whole) / 1e6,
-      ok: p.ok,
-      failed: p.failed,
+      ok: (before?.ok ?? 0) + p.ok,
+      failed: (before?.failed ?? 0) + p.failed,
+      dropped: (before?.dropped ?? 0) + (p.dropped ?? 0),
       retried: p.retries,
       inflight: { now: p.inflight, limit: p.limit },
       // No latency before anything answered.
@@ -606,8 +680,11 @@ async function handler(argv: FeedArgs): Promise<void> {
     unwritten = true;
     process.stderr.write(`${red(`vespa-bulk: the --report file could not be written: ${(err as Error).message}`)}\n`);
   }
-  if (outcome.failuresFile !== undefined && s.errors > 0) {
-    reportFailuresFile(s.errors, outcome.failuresFile);
+  // The failures in the file: of the whole feed when it continues the checkpoint's, else this run's.
+  const resumed = typeof options.resume === 'object' ? options.resume : undefined;
+  const inFile = resumed?.failures === outcome.failuresFile ? s.errors : (s.runErrors ?? s.errors);
+  if (outcome.failuresFile !== undefined && inFile > 0) {
+    reportFailuresFile(inFile, outcome.failuresFile);
   }
   // As `vespa feed`, an empty input is no failure (exit 0); but a summary of zeros alone reads like one.
   if (
