@@ -31,9 +31,9 @@ export class Checkpointing {
     private readonly intervalMs: number | undefined,
   ) {}
 
-  /** Reads the checkpoint file, if one is given and exists. */
-  static async read(file: string | undefined, intervalMs: number | undefined): Promise<Checkpointing> {
-    const previous = file === undefined ? undefined : await readVisitCheckpoint(file);
+  /** Reads the checkpoint file, if one is given and exists; with `restart` it is not read, only replaced at the first save. */
+  static async read(file: string | undefined, intervalMs: number | undefined, restart = false): Promise<Checkpointing> {
+    const previous = file === undefined || restart ? undefined : await readVisitCheckpoint(file);
     return new Checkpointing(file, previous, intervalMs);
   }
 
@@ -71,6 +71,12 @@ export class Checkpointing {
     return new Set(
       Object.entries(this.previous?.slices ?? {}).flatMap(([key, c]) => (c.finished === true ? [key] : [])),
     );
+  }
+
+  /** Whether the previous run finished every one of these chains: then nothing is left to visit. */
+  finishedAll(chains: readonly string[]): boolean {
+    const finished = this.finishedChains();
+    return this.previous !== undefined && chains.length > 0 && chains.every((key) => finished.has(key));
   }
 
   /**
