@@ -251,7 +251,8 @@ function parseSliceIds(values: string[] | undefined): number[] | undefined {
 const checkpointHelp =
   "Save each slice's continuation in FILE as the export advances (after the documents it covers are written); running the same command again continues from it and appends to the output. " +
   'What may be repeated: nothing after a clean stop (end, failed slice, Ctrl-C): the file also lists the documents written after each saved token, and the rerun skips them. ' +
-  'After a crash (kill -9), the documents of the last second or so before it (written after the last save) are written again.';
+  'After a crash (kill -9), the documents of the last second or so before it (written after the last save) are written again. ' +
+  'Once the export finished, running it again exports nothing and says so (--restart exports again); an output changed since the checkpoint (shorter, gone, or longer than a finished export left it) is refused (exit 2).';
 
 const sinceHelp =
   'Export only what changed since an earlier export, removes included as {"remove":id}: FILE is that export\'s --checkpoint file or its summary JSON ' +
