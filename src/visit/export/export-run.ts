@@ -62,16 +62,11 @@ export class Export {
       checkpoint.previous!.completed !== undefined &&
       options.resumeFrom === undefined &&
       checkpoint.finishedAll(chainsOf(visiting).map((c) => c.key));
-    const paths = (choice: SinkChoice): Array<string | undefined> =>
-      (choice.perSlice ? sliceIdsOf(visiting) : [0]).map((slice) => choice.pathOf(slice));
+    const choice = chooseSinks(options, format, workers);
+    const paths = (choice.perSlice ? sliceIdsOf(visiting) : [0]).map((slice) => choice.pathOf(slice));
     // A Parquet file is whole or absent: one that is gone is exported again (`forgetUnfinishedSlices`), not refused.
-    if (
-      finishedBefore &&
-      (format !== 'parquet' ||
-        paths(chooseSinks(options, format, workers)).every((p) => p === undefined || existsSync(p)))
-    ) {
-      const choice = chooseSinks(options, format, workers);
-      checkFinishedOutputs(checkpoint.previous!, paths(choice), options.checkpoint!);
+    if (finishedBefore && (format !== 'parquet' || paths.every((p) => p === undefined || existsSync(p)))) {
+      checkFinishedOutputs(checkpoint.previous!, paths, options.checkpoint!);
       const outputs = new ExportOutputs(choice, format, nothingRestored(), true, [], new Set());
       return new Export(options, visiting, format, workers, checkpoint, choice, outputs, true);
     }
@@ -83,7 +78,6 @@ export class Export {
     }
     checkTabularExport(options, format, resumed);
     const layout = isTabular(format) ? await tabularLayout(options) : {};
-    const choice = chooseSinks(options, format, workers);
     const chains = chainsOf(visiting);
     const restored = resumed
       ? restoredOutputs(checkpoint.previous!, format, chains, choice, visiting, options.checkpoint!)
