@@ -95,4 +95,26 @@ describe('visit checkpoint: output lengths', () => {
     expect(restarted).toMatchObject({ resumed: false, documents: 300 });
     expect(readFileSync(file).length).toBe(original.length);
   });
+
+  it.each(['out.jsonl', 'out.jsonl.gz'])(
+    '%s: a file rewritten since (as long or longer, other bytes) is refused, not cut back',
+    async (name) => {
+      const { options, file, checkpoint, original } = await exported(name);
+      killedBeforeTheEnd(checkpoint);
+      const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as { outputTails: Record<string, string> };
+      expect(Object.keys(saved.outputTails)).toEqual([file]);
+      // Another export to the same name: other bytes, a little longer.
+      const other = Buffer.from(original);
+      other[other.length - 2] ^= 1;
+      writeFileSync(file, Buffer.concat([other, Buffer.from('more\n')]));
+      await expect(exportDocuments(options)).rejects.toMatchObject({
+        code: 'VB_USAGE',
+        place: { file },
+        message: expect.stringContaining(
+          `does not hold what the checkpoint recorded: its bytes before byte ${original.length} differ`,
+        ) as unknown,
+      });
+      expect(readFileSync(file).length).toBe(original.length + 5);
+    },
+  );
 });

@@ -181,6 +181,18 @@ describe('visit run again', () => {
         `Continuing from the checkpoint ${cp} would lose the documents it counts as written there: put the file back as it was, or start afresh (add --restart, or remove ${cp})`,
       );
 
+      // Another export to the same name in between (as a feed file, without the checkpoint) rewrote the file,
+      // longer than recorded: cut back to the recorded length it would hold other bytes, so it is refused too.
+      const without = command.filter((a, i) => a !== '--checkpoint' && command[i - 1] !== '--checkpoint');
+      expect((await runInProcess([...without, '--format', 'feed'])).code).toBe(0);
+      expect(statSync(out).size).toBeGreaterThan(written.length);
+      const rewritten = await runInProcess(command);
+      expect(rewritten.code).toBe(2);
+      expect(rewritten.stderr).toMatch(
+        /output \S+out\.jsonl does not hold what the checkpoint recorded: its bytes before byte \d+ differ/,
+      );
+      expect(rewritten.stderr).toContain(`start afresh (add --restart, or remove ${cp})`);
+
       writeFileSync(out, written);
       const second = await runInProcess(command);
       expect(second.code, second.stderr).toBe(0);

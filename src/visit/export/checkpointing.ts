@@ -11,6 +11,7 @@ import {
 } from '../visit-checkpoint.js';
 import type { SliceResumeState } from '../options.js';
 import type { Snapshot } from './snapshots.js';
+import { OutputTails } from './output-tail.js';
 
 /**
  * The export's checkpointing: all of its use of the checkpoint file, whose payload and rules are the visit
@@ -23,13 +24,16 @@ export class Checkpointing {
   /** When the export's visit began (see `begin`). */
   private started: string | undefined;
   private completed: string | undefined;
+  private readonly tails: OutputTails;
 
   private constructor(
     private readonly file: string | undefined,
     /** The state a previous run saved; undefined without one. */
     readonly previous: VisitCheckpoint | undefined,
     private readonly intervalMs: number | undefined,
-  ) {}
+  ) {
+    this.tails = new OutputTails(previous);
+  }
 
   /** Reads the checkpoint file, if one is given and exists; with `restart` it is not read, only replaced at the first save. */
   static async read(file: string | undefined, intervalMs: number | undefined, restart = false): Promise<Checkpointing> {
@@ -118,6 +122,8 @@ export class Checkpointing {
       state.slices[key] = { ...s, documents: (this.previous?.slices[key]?.documents ?? 0) + s.documents };
     if (snapshot.inflight !== undefined) state.inflight = snapshot.inflight;
     state.outputs = snapshot.outputs;
+    // Read after the lengths were taken, whose bytes are in the files by then (a save follows what it covers).
+    state.outputTails = this.tails.of(snapshot.outputs);
     if (this.started !== undefined) state.started = this.started;
     if (this.completed !== undefined) state.completed = this.completed;
     return state;

@@ -7,13 +7,19 @@ export interface OutputChange {
   recorded: number;
   /** The length now; undefined when the file is gone. */
   size: number | undefined;
+  /** The fingerprint of the bytes before `recorded` the checkpoint recorded (`tailHash`), where it did. */
+  recordedTail?: string;
+  /** The same fingerprint of the file as it is now (undefined when it cannot be read that far). */
+  tail?: string;
 }
 
 /**
  * What is wrong with an output against its recorded length, or undefined when it may be continued. An export that
  * is going on may find its file longer (a run killed after its last save wrote on; it is cut back), never shorter or
  * gone (documents the checkpoint counts as written would be lost). A finished export's last save came after its
- * last byte, so there any difference is someone else's change.
+ * last byte, so there any difference is someone else's change. Either way the bytes before the recorded length
+ * must be those recorded (`recordedTail`): a file as long but rewritten (another export to the same name) would
+ * otherwise be cut back to a length that means nothing in it.
  */
 export function outputChangeOf(change: OutputChange, finished: boolean): string | undefined {
   const { path, recorded, size } = change;
@@ -25,6 +31,8 @@ export function outputChangeOf(change: OutputChange, finished: boolean): string 
     return `output ${path} has ${size} bytes, fewer than the ${recorded} the checkpoint recorded: it was changed since`;
   if (finished && size > recorded)
     return `output ${path} has ${size} bytes, more than the ${recorded} the checkpoint recorded when the export finished: it was changed since`;
+  if (change.recordedTail !== undefined && recorded > 0 && change.tail !== change.recordedTail)
+    return `output ${path} does not hold what the checkpoint recorded: its bytes before byte ${recorded} differ (it was rewritten or edited since)`;
   return undefined;
 }
 

@@ -4,6 +4,7 @@ import { cutBack } from '../../sinks/cut-back.js';
 import type { ChainSpec } from '../query.js';
 import type { VisitCheckpoint } from '../visit-checkpoint.js';
 import { OutputChangedError, outputChangeOf } from './output-changed.js';
+import { tailHash } from './output-tail.js';
 
 /** The outputs of a resumed export before they are opened: the lengths to record, and the files to start empty. */
 export interface RestoredOutputs {
@@ -45,7 +46,7 @@ export function restoreOutputs(
       const size = sizeOf(path);
       if (size !== undefined) lengths[path] = size;
     } else if (recorded !== undefined) {
-      checkOutput(path, recorded, false, checkpointFile);
+      checkOutput(path, recorded, false, checkpointFile, previous.outputTails?.[path]);
       cutBack(path, recorded);
     } else if (wrote(slice)) {
       throw new VespaBulkError(
@@ -71,12 +72,24 @@ export function checkFinishedOutputs(
 ): void {
   for (const path of paths) {
     const recorded = path === undefined ? undefined : previous.outputs?.[path];
-    if (recorded !== undefined) checkOutput(path!, recorded, true, checkpointFile);
+    if (recorded !== undefined) checkOutput(path!, recorded, true, checkpointFile, previous.outputTails?.[path!]);
   }
 }
 
-function checkOutput(path: string, recorded: number, finished: boolean, checkpointFile: string): void {
-  const detail = outputChangeOf({ path, recorded, size: sizeOf(path) }, finished);
+function checkOutput(
+  path: string,
+  recorded: number,
+  finished: boolean,
+  checkpointFile: string,
+  recordedTail: string | undefined,
+): void {
+  const size = sizeOf(path);
+  const tail =
+    recordedTail !== undefined && size !== undefined && size >= recorded ? tailHash(path, recorded) : undefined;
+  const detail = outputChangeOf(
+    { path, recorded, size, ...(recordedTail !== undefined && { recordedTail }), ...(tail !== undefined && { tail }) },
+    finished,
+  );
   if (detail !== undefined) throw new OutputChangedError(checkpointFile, detail, path, finished);
 }
 
