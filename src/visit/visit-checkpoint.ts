@@ -14,7 +14,7 @@ import type { SliceResumeState } from './options.js';
  *   "slices": { "<sliceId>": { "continuation": "<token>", "finished": false, "documents": 123,
  *                              "deliveredIds": ["id:..."] } },
  *   "outputs": { "<output file>": <bytes> },
- *   "outputTails": { "<output file>": "<sha256 of the up to 64 KiB before its length>" },
+ *   "outputTails": { "<output file>": "<sha256 of the up to 4 KiB before its length>" },
  *   "inflight": 16,
  *   "started": "<ISO time>",
  *   "completed": "<ISO time>"
@@ -53,7 +53,7 @@ export interface VisitCheckpoint {
   slices: Record<string, SliceCheckpoint>;
   /** Each output file's length in bytes (path as the export names it) when the state above was taken. */
   outputs?: Record<string, number>;
-  /** Per output file, the SHA-256 (hex) of the up to 64 KiB before its length in `outputs`. */
+  /** Per output file, the SHA-256 (hex) of the up to 4 KiB before its length in `outputs`. */
   outputTails?: Record<string, string>;
   /** The adaptive visit's slices in flight when saved: where a resumed one starts. */
   inflight?: number;

@@ -1,8 +1,12 @@
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
 
-/** Bytes before an output's recorded length that its checkpoint fingerprints: a rewritten or edited end shows there. */
-export const tailBytes = 1 << 16;
+/**
+ * Bytes before an output's recorded length that its checkpoint fingerprints: a rewritten end (another export to
+ * the same name, another order of documents) shows there. One block: an export of 256 slice files being written
+ * reads back at most 1 MB per save.
+ */
+export const tailBytes = 4096;
 
 /**
  * The SHA-256 (hex) of the up to `tailBytes` bytes of `path` before `length`: what a checkpoint records with the
