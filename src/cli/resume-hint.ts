@@ -22,3 +22,21 @@ export function resumeHint(
 export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
+
+/**
+ * What a stopped export (`visit` to a file or stdout) says of how to go on. With a checkpoint the same command
+ * continues it (visit has no --resume: the command names its outputs, which the checkpoint does not own); to
+ * standard output the rest follows what this run wrote only if the user appends it. Without one nothing was
+ * saved, and a rerun starts over.
+ */
+export function visitResumeHint(checkpoint: string | undefined, toStdout: boolean): string {
+  if (checkpoint === undefined)
+    return `nothing was saved to resume from (no --checkpoint): running it again starts from the beginning${toStdout ? '' : ' and writes the output anew'}; give --checkpoint FILE to be able to continue a stopped export`;
+  const rest = toStdout ? ', appending its standard output to what this run wrote (>>)' : '';
+  return `continue with: the same command, which goes on from the checkpoint ${shellWord(checkpoint)}${rest}; nothing is written twice`;
+}
+
+/** What a stopped migration (`visit --to-endpoint`) says of how to go on: it keeps no checkpoint. */
+export function migrationResumeHint(): string {
+  return 'nothing was saved to resume from (a migration keeps no checkpoint): running it again visits and feeds every document from the beginning (those already copied are put again)';
+}

@@ -41,3 +41,32 @@ export function prepareOutputFile(path: string, what: string): void {
     refuse(exists ? 'no permission to write it' : `no permission to write in its folder '${folder}'`, err);
   }
 }
+
+/**
+ * Makes ready a folder a run will write its files in (`visit --output-dir`), as `prepareOutputFile` does a file's:
+ * made when missing, refused (VB_USAGE, naming `what` and the path) when it cannot be made or written in.
+ */
+export function prepareOutputFolder(path: string, what: string): void {
+  const refuse = (why: string, cause?: unknown): never => {
+    throw new VespaBulkError('VB_USAGE', `cannot write in the ${what} '${path}': ${why}`, {
+      ...(cause !== undefined && { cause }),
+      place: { file: path },
+    });
+  };
+  try {
+    mkdirSync(path, { recursive: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    refuse(
+      code === 'ENOTDIR' || code === 'EEXIST'
+        ? 'it cannot be made: a file stands in its path'
+        : `it cannot be made: ${(err as Error).message}`,
+      err,
+    );
+  }
+  try {
+    accessSync(path, constants.W_OK);
+  } catch (err) {
+    refuse('no permission to write in it', err);
+  }
+}

@@ -14,6 +14,7 @@ import type { SliceResumeState } from './options.js';
  *   "slices": { "<sliceId>": { "continuation": "<token>", "finished": false, "documents": 123,
  *                              "deliveredIds": ["id:..."] } },
  *   "outputs": { "<output file>": <bytes> },
+ *   "outputTails": { "<output file>": "<sha256 of the up to 4 KiB before its length>" },
  *   "inflight": 16,
  *   "started": "<ISO time>",
  *   "completed": "<ISO time>"
@@ -29,7 +30,10 @@ import type { SliceResumeState } from './options.js';
  * `deliveredIds` are the documents already written after `continuation`; a resumed visit skips them when
  * the service sends them again. `outputs` holds each output file's length as of the saved state (after a
  * SIGKILL a file may hold more: a resumed export cuts it back first). Checkpoints written before `outputs`
- * existed lack it, and are continued as they were: appended to as they stand. `inflight` (adaptive visits only) is
+ * existed lack it, and are continued as they were: appended to as they stand. `outputTails` fingerprints the end of
+ * what each file held at that length, so a file rewritten or edited since (another export to the same name) is
+ * refused rather than cut back to a length that means nothing in it; without it (earlier versions) only the
+ * length is checked. `inflight` (adaptive visits only) is
  * the number of slices in flight the search had reached, where a resumed visit starts; older versions ignore it.
  * `started` is when the export's visit began (its first run's, when resumed), and `completed` when it ended with
  * every chain finished: an incremental export (`since`) of this one starts from `started`.
@@ -49,6 +53,8 @@ export interface VisitCheckpoint {
   slices: Record<string, SliceCheckpoint>;
   /** Each output file's length in bytes (path as the export names it) when the state above was taken. */
   outputs?: Record<string, number>;
+  /** Per output file, the SHA-256 (hex) of the up to 4 KiB before its length in `outputs`. */
+  outputTails?: Record<string, string>;
   /** The adaptive visit's slices in flight when saved: where a resumed one starts. */
   inflight?: number;
   /** When the export's visit began (ISO 8601; a resumed export keeps its first run's): where an increment of it starts. */
@@ -101,6 +107,14 @@ function visitCheckpointOf(value: unknown, file: string): VisitCheckpoint {
         });
     }
   }
+  // A check of the outputs, added later: one that is not an object of hashes is left out (only lengths checked).
+  if (
+    c.outputTails !== undefined &&
+    (typeof c.outputTails !== 'object' ||
+      c.outputTails === null ||
+      Object.values(c.outputTails).some((h) => typeof h !== 'string'))
+  )
+    delete c.outputTails;
   // A hint only: one that is not a count is left out rather than refused.
   if (c.inflight !== undefined && !(Number.isSafeInteger(c.inflight) && c.inflight >= 1)) delete c.inflight;
   // Records for increments: a time that is not a string is left out (an increment of it is then refused).

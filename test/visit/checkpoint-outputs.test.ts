@@ -30,10 +30,22 @@ describe('visit checkpoint: output lengths', () => {
     return { options, file: options.output, checkpoint: options.checkpoint, original: readFileSync(options.output) };
   }
 
+  /**
+   * What a run killed after its last chain's save and before its final one leaves: every chain finished, but not
+   * the save that marks the export complete (written only once every byte is out), so it is continued as any other.
+   */
+  function killedBeforeTheEnd(checkpoint: string, also: (c: Record<string, unknown>) => void = () => {}): void {
+    const c = JSON.parse(readFileSync(checkpoint, 'utf8')) as Record<string, unknown>;
+    delete c.completed;
+    also(c);
+    writeFileSync(checkpoint, JSON.stringify(c));
+  }
+
   it.each(['out.jsonl', 'out.jsonl.gz'])('%s: a longer file is cut back to the recorded length', async (name) => {
     const { options, file, checkpoint, original } = await exported(name);
     const recorded = (JSON.parse(readFileSync(checkpoint, 'utf8')) as { outputs: Record<string, number> }).outputs;
     expect(Object.values(recorded)).toEqual([original.length]);
+    killedBeforeTheEnd(checkpoint);
     // What a killed run leaves: bytes past the checkpoint, here a cut line.
     appendFileSync(file, '{"id":"id:ns:music::half');
     const again = await exportDocuments(options);
@@ -42,7 +54,8 @@ describe('visit checkpoint: output lengths', () => {
   });
 
   it('a shorter file is refused, naming it', async () => {
-    const { options, file, original } = await exported('out.jsonl');
+    const { options, file, checkpoint, original } = await exported('out.jsonl');
+    killedBeforeTheEnd(checkpoint);
     truncateSync(file, original.length - 10);
     await expect(exportDocuments(options)).rejects.toMatchObject({
       code: 'VB_USAGE',
@@ -53,9 +66,7 @@ describe('visit checkpoint: output lengths', () => {
 
   it('a checkpoint without output lengths (an older one) leaves the file as it is', async () => {
     const { options, file, checkpoint, original } = await exported('out.jsonl');
-    const old = JSON.parse(readFileSync(checkpoint, 'utf8')) as Record<string, unknown>;
-    delete old.outputs;
-    writeFileSync(checkpoint, JSON.stringify(old));
+    killedBeforeTheEnd(checkpoint, (old) => delete old.outputs);
     appendFileSync(file, 'extra\n');
     await exportDocuments(options);
     expect(readFileSync(file, 'utf8')).toBe(`${original.toString('utf8')}extra\n`);
@@ -63,4 +74,47 @@ describe('visit checkpoint: output lengths', () => {
       [file]: original.length + 6,
     });
   });
+
+  it('a finished export run again writes nothing and keeps its checkpoint; a longer file is refused, not cut back', async () => {
+    const { options, file, checkpoint, original } = await exported('out.jsonl');
+    const saved = readFileSync(checkpoint, 'utf8');
+    const again = await exportDocuments(options);
+    expect(again).toMatchObject({ resumed: true, finishedBefore: true, documents: 0, documentsBefore: 300 });
+    expect(readFileSync(file).equals(original)).toBe(true);
+    expect(readFileSync(checkpoint, 'utf8')).toBe(saved);
+
+    appendFileSync(file, 'mine\n');
+    await expect(exportDocuments(options)).rejects.toMatchObject({
+      code: 'VB_USAGE',
+      place: { file },
+      message: expect.stringContaining('more than the') as unknown,
+    });
+    expect(readFileSync(file, 'utf8')).toBe(`${original.toString('utf8')}mine\n`);
+
+    const restarted = await exportDocuments({ ...options, restart: true });
+    expect(restarted).toMatchObject({ resumed: false, documents: 300 });
+    expect(readFileSync(file).length).toBe(original.length);
+  });
+
+  it.each(['out.jsonl', 'out.jsonl.gz'])(
+    '%s: a file rewritten since (as long or longer, other bytes) is refused, not cut back',
+    async (name) => {
+      const { options, file, checkpoint, original } = await exported(name);
+      killedBeforeTheEnd(checkpoint);
+      const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as { outputTails: Record<string, string> };
+      expect(Object.keys(saved.outputTails)).toEqual([file]);
+      // Another export to the same name: other bytes, a little longer.
+      const other = Buffer.from(original);
+      other[other.length - 2] ^= 1;
+      writeFileSync(file, Buffer.concat([other, Buffer.from('more\n')]));
+      await expect(exportDocuments(options)).rejects.toMatchObject({
+        code: 'VB_USAGE',
+        place: { file },
+        message: expect.stringContaining(
+          `does not hold what the checkpoint recorded: its bytes before byte ${original.length} differ`,
+        ) as unknown,
+      });
+      expect(readFileSync(file).length).toBe(original.length + 5);
+    },
+  );
 });

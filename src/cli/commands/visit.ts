@@ -14,6 +14,10 @@ import {
   type BulkSummary,
 } from '../../visit/bulk.js';
 import { exportDocuments } from '../../visit/export/index.js';
+import { OutputChangedError } from '../../visit/export/output-changed.js';
+import { prepareExportPaths } from '../../visit/export/output-paths.js';
+import { prepareOutputFile } from '../../fs/output-file.js';
+import { migrationResumeHint, shellWord, visitResumeHint } from '../resume-hint.js';
 import type { ExportResumed } from '../../visit/export/export-options.js';
 import { outputFormats, type OutputFormat } from '../../sinks/output-format.js';
 import { migrate } from '../../migrate/migrate.js';
@@ -84,6 +88,7 @@ interface VisitArgs extends CommonArgs, RunOutputArgs {
   shuffle?: boolean;
   'make-feed': boolean;
   checkpoint?: string;
+  restart?: boolean;
   since?: string;
   'since-margin'?: number;
   workers?: number;
@@ -246,7 +251,8 @@ function parseSliceIds(values: string[] | undefined): number[] | undefined {
 const checkpointHelp =
   "Save each slice's continuation in FILE as the export advances (after the documents it covers are written); running the same command again continues from it and appends to the output. " +
   'What may be repeated: nothing after a clean stop (end, failed slice, Ctrl-C): the file also lists the documents written after each saved token, and the rerun skips them. ' +
-  'After a crash (kill -9), the documents of the last second or so before it (written after the last save) are written again.';
+  'After a crash (kill -9), the documents of the last second or so before it (written after the last save) are written again. ' +
+  'Once the export finished, running it again exports nothing and says so (--restart exports again); an output changed since the checkpoint (shorter, gone, or longer than a finished export left it) is refused (exit 2).';
 
 const sinceHelp =
   'Export only what changed since an earlier export, removes included as {"remove":id}: FILE is that export\'s --checkpoint file or its summary JSON ' +
@@ -363,6 +369,11 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       })
       .option('make-feed', { type: 'boolean', default: false, describe: 'Same as --format feed' })
       .option('checkpoint', { type: 'string', describe: checkpointHelp })
+      .option('restart', {
+        type: 'boolean',
+        describe:
+          'With --checkpoint: start afresh, as if FILE did not exist (it is replaced at the first save, and the output written anew): to export again after a finished export, or after its output was changed',
+      })
       .option('since', { type: 'string', describe: sinceHelp })
       .option('since-margin', {
         type: 'number',
@@ -471,6 +482,32 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       options.resumeFrom = { [ids[0]!]: { continuation: args.continuation } };
     }
     withFlagNames(visitFlags, () => checkVisitOptionValues(options));
+    // Before the signal handlers are set (a refusal here leaves nothing to release) and before the first request.
+    if (args['to-endpoint'] !== undefined) {
+      if (args.checkpoint !== undefined)
+        throw new VespaBulkError(
+          'VB_USAGE',
+          '--checkpoint is not supported with --to-endpoint (the feeder keeps its own)',
+        );
+      if (args['verify-diff'] !== undefined && args.verify !== true)
+        throw new VespaBulkError('VB_USAGE', '--verify-diff needs --verify');
+      if (args.output !== undefined || args['output-dir'] !== undefined)
+        throw new VespaBulkError('VB_USAGE', 'give --to-endpoint or --output/--output-dir, not both');
+      if (args.restart === true) throw new VespaBulkError('VB_USAGE', '--restart applies to --checkpoint');
+      for (const [flag, path] of [
+        ['--failures', args.failures],
+        ['--verify-diff', args['verify-diff']],
+      ] as const)
+        if (path !== undefined) prepareOutputFile(path, `${flag} file`);
+    } else {
+      if (args.restart === true && args.checkpoint === undefined)
+        throw new VespaBulkError('VB_USAGE', '--restart applies to --checkpoint (it starts an export with one afresh)');
+      // Every path the export writes, before the first request: a missing folder made, or the run refused.
+      prepareExportPaths(
+        { output: args.output, outputDir: args['output-dir'], checkpoint: args.checkpoint },
+        { output: '-o file', outputDir: '--output-dir folder', checkpoint: '--checkpoint file' },
+      );
+    }
     const controller = new AbortController();
     options.signal = controller.signal;
     const stop = stopOnSignal(controller, { message: 'vespa-bulk: stopping (again to quit at once)' });
@@ -494,8 +531,19 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     let recorded: Record<string, unknown> | undefined;
     // A resumed export counts the documents of the runs before it too.
     let before = 0;
+    // The checkpoint is of a finished export: nothing to visit, no progress to draw.
+    let finishedBefore = false;
     const onResume = (resumed: ExportResumed): void => {
       before = resumed.documents;
+      finishedBefore = resumed.finished;
+      if (resumed.finished) {
+        const output = toStdout ? 'nothing was written' : outputsLeft(args);
+        // Said with --quiet too: without it, a run that did nothing would look like one that exported nothing.
+        log(
+          `vespa-bulk: ${args.checkpoint} is of a finished export (${formatCount(resumed.documents)} ${resumed.documents === 1 ? 'document' : 'documents'}, ${formatCount(resumed.finishedChains)} of ${formatCount(resumed.chains)} slices finished): nothing was exported this time, and ${output}. To export again, add --restart (or remove ${shellWord(args.checkpoint!)})`,
+        );
+        return;
+      }
       if (!args.quiet)
         log(
           `vespa-bulk: resumed from ${args.checkpoint}: ${formatCount(resumed.documents)} ${resumed.documents === 1 ? 'document' : 'documents'} done before, ${formatCount(resumed.finishedChains)} of ${formatCount(resumed.chains)} slices finished`,
@@ -503,6 +551,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     };
     const startProgress = (run: VisitRun): void => {
       outputs.attach(visitSampler(run));
+      if (finishedBefore) return;
       progress = new ProgressLine(
         visitProgressOf(
           run,
@@ -518,15 +567,6 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       await waitIfAsked(args, options.endpoint, options, controller.signal);
       await discoverCluster(options, args.quiet);
       if (args['to-endpoint'] !== undefined) {
-        if (args.checkpoint !== undefined)
-          throw new VespaBulkError(
-            'VB_USAGE',
-            '--checkpoint is not supported with --to-endpoint (the feeder keeps its own)',
-          );
-        if (args['verify-diff'] !== undefined && args.verify !== true)
-          throw new VespaBulkError('VB_USAGE', '--verify-diff needs --verify');
-        if (args.output !== undefined || args['output-dir'] !== undefined)
-          throw new VespaBulkError('VB_USAGE', 'give --to-endpoint or --output/--output-dir, not both');
         // The destination's own credentials only: an empty environment keeps the source's variables out.
         const destination = securityFromArgs(
           {
@@ -565,7 +605,10 @@ const visitCommand: CommandModule<object, VisitArgs> = {
             }),
           }),
         );
-        state = stop.signalled !== undefined ? 'stopped' : 'done';
+        // Stopped by a signal, by the feed (the destination refused or did not answer) or by the visit failing: the
+        // line says so, not `done`.
+        const visitEnded = 'ok' in summary.visit && summary.visit.ok;
+        state = stop.signalled !== undefined || summary.stopped !== undefined || !visitEnded ? 'stopped' : 'done';
         progress?.stop();
         recorded = migrateSummaryJson(summary, { slices: true });
         if (summary.verify?.equal === false)
@@ -583,6 +626,8 @@ const visitCommand: CommandModule<object, VisitArgs> = {
           process.stderr.write(
             `${red(`vespa-bulk: migration stopped: nothing answers at the destination ${args['to-endpoint']}: check --to-endpoint`)}\n`,
           );
+        if (stop.signalled !== undefined)
+          process.stderr.write(`${red(`vespa-bulk: migration interrupted: ${migrationResumeHint()}`)}\n`);
         if (!summary.ok) process.exitCode = stop.signalled !== undefined ? exitCodeOfSignal(stop.signalled) : 1;
         return;
       }
@@ -595,6 +640,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
           ...(args.gzip !== undefined && { gzip: args.gzip }),
           ...directIoOption(args['direct-io']),
           ...(args.checkpoint !== undefined && { checkpoint: args.checkpoint }),
+          ...(args.restart === true && { restart: true }),
           ...since,
           ...(args.workers !== undefined && { workers: args.workers }),
           ...(args.app !== undefined && { app: args.app }),
@@ -603,6 +649,16 @@ const visitCommand: CommandModule<object, VisitArgs> = {
           ...(args.transform !== undefined && { transform: args.transform }),
           onStart: startProgress,
           onResume,
+        }).catch((err: unknown) => {
+          // The way to start afresh, in the flags of this command.
+          if (err instanceof OutputChangedError)
+            throw new VespaBulkError(
+              'VB_USAGE',
+              // The message names the file: a place would name it twice.
+              err.messageWith(`add --restart, or remove ${shellWord(err.checkpoint)}`),
+              { cause: err },
+            );
+          throw err;
         }),
       );
       state = stop.signalled !== undefined ? 'stopped' : 'done';
@@ -611,6 +667,10 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       recorded = exportSummaryJson(summary, { slices: true });
       writeSummary(exportSummaryJson(summary, detail), { dataOnStdout: toStdout });
       reportFailures(summary, args.checkpoint, slicesOf(options), args.verbose);
+      if (stop.signalled !== undefined && !summary.ok)
+        process.stderr.write(
+          `${red(`vespa-bulk: visit interrupted: ${visitResumeHint(args.checkpoint, toStdout)}`)}\n`,
+        );
       if (stop.signalled !== undefined) process.exitCode = exitCodeOfSignal(stop.signalled);
       else if (!summary.ok) process.exitCode = 1;
     } finally {
@@ -620,6 +680,12 @@ const visitCommand: CommandModule<object, VisitArgs> = {
     }
   },
 };
+
+/** The files of an export to files that a run left alone, for a sentence. */
+function outputsLeft(args: Pick<VisitArgs, 'output' | 'output-dir'>): string {
+  if (args['output-dir'] !== undefined) return `the files in ${args['output-dir']} were left as they are`;
+  return `${args.output} was left as it is`;
+}
 
 function visitProgressOf(
   run: VisitRun,

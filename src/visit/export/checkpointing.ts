@@ -11,6 +11,7 @@ import {
 } from '../visit-checkpoint.js';
 import type { SliceResumeState } from '../options.js';
 import type { Snapshot } from './snapshots.js';
+import { OutputTails } from './output-tail.js';
 
 /**
  * The export's checkpointing: all of its use of the checkpoint file, whose payload and rules are the visit
@@ -23,17 +24,20 @@ export class Checkpointing {
   /** When the export's visit began (see `begin`). */
   private started: string | undefined;
   private completed: string | undefined;
+  private readonly tails: OutputTails;
 
   private constructor(
     private readonly file: string | undefined,
     /** The state a previous run saved; undefined without one. */
     readonly previous: VisitCheckpoint | undefined,
     private readonly intervalMs: number | undefined,
-  ) {}
+  ) {
+    this.tails = new OutputTails(previous);
+  }
 
-  /** Reads the checkpoint file, if one is given and exists. */
-  static async read(file: string | undefined, intervalMs: number | undefined): Promise<Checkpointing> {
-    const previous = file === undefined ? undefined : await readVisitCheckpoint(file);
+  /** Reads the checkpoint file, if one is given and exists; with `restart` it is not read, only replaced at the first save. */
+  static async read(file: string | undefined, intervalMs: number | undefined, restart = false): Promise<Checkpointing> {
+    const previous = file === undefined || restart ? undefined : await readVisitCheckpoint(file);
     return new Checkpointing(file, previous, intervalMs);
   }
 
@@ -71,6 +75,12 @@ export class Checkpointing {
     return new Set(
       Object.entries(this.previous?.slices ?? {}).flatMap(([key, c]) => (c.finished === true ? [key] : [])),
     );
+  }
+
+  /** Whether the previous run finished every one of these chains: then nothing is left to visit. */
+  finishedAll(chains: readonly string[]): boolean {
+    const finished = this.finishedChains();
+    return this.previous !== undefined && chains.length > 0 && chains.every((key) => finished.has(key));
   }
 
   /**
@@ -112,6 +122,8 @@ export class Checkpointing {
       state.slices[key] = { ...s, documents: (this.previous?.slices[key]?.documents ?? 0) + s.documents };
     if (snapshot.inflight !== undefined) state.inflight = snapshot.inflight;
     state.outputs = snapshot.outputs;
+    // Read after the lengths were taken, whose bytes are in the files by then (a save follows what it covers).
+    state.outputTails = this.tails.of(snapshot.outputs);
     if (this.started !== undefined) state.started = this.started;
     if (this.completed !== undefined) state.completed = this.completed;
     return state;

@@ -23,8 +23,16 @@ import type { TransformSpec } from '../../transform/transform.js';
  */
 export interface ExportOptions extends VisitOptions, SinkOptions {
   format?: OutputFormat;
-  /** Checkpoint file; an existing one for the same visit is continued, and its outputs appended to. */
+  /**
+   * Checkpoint file; an existing one for the same visit is continued, and its outputs appended to. One whose visit
+   * finished is not run again: nothing is visited or written (`ExportSummary.finishedBefore`); `restart` exports again.
+   */
   checkpoint?: string;
+  /**
+   * Start afresh: an existing `checkpoint` file is not read (the first save replaces it), and the outputs are
+   * written anew as by an export without one.
+   */
+  restart?: boolean;
   /** ms between saves of `checkpoint` while the export runs (after each change). Default `defaultCheckpointIntervalMs` (1000). */
   checkpointIntervalMs?: number;
   /**
@@ -82,6 +90,8 @@ export interface ExportResumed {
   finishedChains: number;
   /** Chains of the visit, finished or not. */
   chains: number;
+  /** Every chain finished before: this run visits and writes nothing (see `ExportSummary.finishedBefore`). */
+  finished: boolean;
 }
 
 /** The visit report of an export, with the bytes written. */
@@ -92,6 +102,11 @@ export interface ExportSummary extends VisitReport {
   resumed: boolean;
   /** With `resumed`: the documents (and removes) the runs before this one wrote; this run's are `documents` and `removes`. */
   documentsBefore?: number;
+  /**
+   * With `resumed`: the checkpoint was of an export that had finished, so nothing was visited or written this run,
+   * and neither its outputs nor the checkpoint were touched (`restart` exports again).
+   */
+  finishedBefore?: boolean;
   /**
    * When the visit began (ISO 8601; a resumed export's first run): what an increment of this export (`since`) starts
    * from. Absent only when resumed from a checkpoint of an earlier version, which did not record it.
@@ -117,6 +132,9 @@ export function checkExportOptions(options: ExportOptions): { format: OutputForm
     );
   checkDuration(options, 'checkpointIntervalMs');
   checkInteger(options, 'workers', 1, 256);
+  checkOneOf(options, 'restart', [true, false]);
+  if (options.restart === true && options.checkpoint === undefined)
+    throw new OptionError('restart', 'used with checkpoint (it starts an export with one afresh)', true);
   checkSince(options);
   const workers = options.workers ?? 1;
   if (workers > 1 && format === 'json')

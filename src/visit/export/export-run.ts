@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { VespaBulkError } from '../../core/errors.js';
 import { isTabular, type OutputFormat } from '../../sinks/output-format.js';
 import { chainsOf, sliceIdsOf, visitFingerprint, type ChainSpec } from '../query.js';
@@ -7,7 +8,8 @@ import { Checkpointing } from './checkpointing.js';
 import { checkExportOptions, resolvedVisit, type ExportOptions, type ExportSummary } from './export-options.js';
 import { ExportOutputs } from './outputs.js';
 import { loadTransform } from '../../transform/transform.js';
-import { nothingRestored, restoreOutputs, type RestoredOutputs } from './restore-outputs.js';
+import { checkFinishedOutputs, nothingRestored, restoreOutputs, type RestoredOutputs } from './restore-outputs.js';
+import { prepareExportPaths } from './output-paths.js';
 import type { VisitCheckpoint } from '../visit-checkpoint.js';
 import type { VisitOptions } from '../options.js';
 import { defaultSinceMarginMs, sinceFromTimestamp, sinceStart } from './since.js';
@@ -33,16 +35,41 @@ export class Export {
     private readonly checkpoint: Checkpointing,
     private readonly choice: SinkChoice,
     private readonly outputs: ExportOutputs,
+    /** The checkpoint is of an export that finished: nothing is visited, written or saved. */
+    private readonly finishedBefore: boolean,
   ) {}
 
-  /** Checks the options and reads the checkpoint; a resumed export's files are cut back to what it saved. */
+  /**
+   * Checks the options, makes ready the paths it will write and reads the checkpoint; a resumed export's files are
+   * cut back to what it saved. A finished one's are only checked: it writes nothing.
+   */
   static async prepare(given: ExportOptions): Promise<Export> {
     const { format, workers } = checkExportOptions(given);
+    prepareExportPaths(given);
     const options = await withSince(given);
-    const checkpoint = await Checkpointing.read(options.checkpoint, options.checkpointIntervalMs);
+    const checkpoint = await Checkpointing.read(
+      options.checkpoint,
+      options.checkpointIntervalMs,
+      options.restart === true,
+    );
     const visiting = resolvedVisit(options, checkpoint.saved());
     checkpoint.belongsTo(visitFingerprint(visiting));
     const resumed = checkpoint.resumed();
+    // Its last save (`completed`) came after its last byte; a checkpoint with every chain finished but not that
+    // save (killed before it) is continued as any other, its files cut back and their ends written.
+    const finishedBefore =
+      resumed &&
+      checkpoint.previous!.completed !== undefined &&
+      options.resumeFrom === undefined &&
+      checkpoint.finishedAll(chainsOf(visiting).map((c) => c.key));
+    const choice = chooseSinks(options, format, workers);
+    const paths = (choice.perSlice ? sliceIdsOf(visiting) : [0]).map((slice) => choice.pathOf(slice));
+    // A Parquet file is whole or absent: one that is gone is exported again (`forgetUnfinishedSlices`), not refused.
+    if (finishedBefore && (format !== 'parquet' || paths.every((p) => p === undefined || existsSync(p)))) {
+      checkFinishedOutputs(checkpoint.previous!, paths, options.checkpoint!);
+      const outputs = new ExportOutputs(choice, format, nothingRestored(), true, [], new Set());
+      return new Export(options, visiting, format, workers, checkpoint, choice, outputs, true);
+    }
     if (resumed && format === 'json') {
       throw new VespaBulkError(
         'VB_USAGE',
@@ -51,10 +78,9 @@ export class Export {
     }
     checkTabularExport(options, format, resumed);
     const layout = isTabular(format) ? await tabularLayout(options) : {};
-    const choice = chooseSinks(options, format, workers);
     const chains = chainsOf(visiting);
     const restored = resumed
-      ? restoredOutputs(checkpoint.previous!, format, chains, choice, visiting)
+      ? restoredOutputs(checkpoint.previous!, format, chains, choice, visiting, options.checkpoint!)
       : nothingRestored();
     const transform = options.transform === undefined ? undefined : await loadTransform(options.transform);
     const outputs = new ExportOutputs(
@@ -67,28 +93,33 @@ export class Export {
       layout,
       transform,
     );
-    return new Export(options, visiting, format, workers, checkpoint, choice, outputs);
+    return new Export(options, visiting, format, workers, checkpoint, choice, outputs, false);
   }
 
   /** Visits and writes; resolves with the summary once the outputs are closed and the last checkpoint saved. */
   async run(): Promise<ExportSummary> {
-    // Outputs exist even when nothing is visited (an empty export is an empty file, or `[]`).
-    if (!this.choice.perSlice) this.outputs.of(0);
     // Before the first request (and the first save): what the visit returns is what the cluster held from about this moment on.
     const startedAt = this.checkpoint.begin(Date.now());
-    this.checkpoint.saveFrom(() => (this.snapshots ?? new LocalSnapshots(undefined, this.outputs)).take());
+    // A finished export's checkpoint stays as it is: its `completed` is what an increment of it starts from.
+    if (!this.finishedBefore)
+      this.checkpoint.saveFrom(() => (this.snapshots ?? new LocalSnapshots(undefined, this.outputs)).take());
     const resumed = this.checkpoint.resumed();
     if (resumed)
       this.options.onResume?.({
         documents: this.checkpoint.documentsBefore(),
         finishedChains: this.checkpoint.finishedChains().size,
         chains: chainsOf(this.visiting).length,
+        finished: this.finishedBefore,
       });
-    const run = this.workers > 1 ? this.startOnWorkers() : this.startHere();
+    // Every chain finished: the visit sends nothing and delivers nothing (so opens no output), and needs no workers.
+    const run = this.workers > 1 && !this.finishedBefore ? this.startOnWorkers() : this.startHere();
     this.options.onStart?.(run);
     const report = await this.reportOf(run);
+    // Outputs are opened on the first documents, so a visit that fails before any (nothing answers) leaves no
+    // file behind and an existing one untouched; one that ends well without any still has its (empty) output.
+    if (report.ok && !this.choice.perSlice && !this.finishedBefore) this.outputs.of(0);
     await this.outputs.finish();
-    if (report.ok) this.checkpoint.complete(Date.now());
+    if (report.ok && !this.finishedBefore) this.checkpoint.complete(Date.now());
     await this.checkpoint.flush();
     const from = this.options.fromTimestamp;
     return {
@@ -96,6 +127,7 @@ export class Export {
       outputBytes: this.outputBytes(),
       resumed,
       ...(resumed && { documentsBefore: this.checkpoint.documentsBefore() }),
+      ...(this.finishedBefore && { finishedBefore: true }),
       ...(startedAt !== undefined && { startedAt }),
       ...(from !== undefined && { fromTimestamp: String(from) }),
     };
@@ -162,6 +194,7 @@ function restoredOutputs(
   chains: ChainSpec[],
   choice: SinkChoice,
   visiting: Pick<VisitOptions, 'slices' | 'sliceIds'>,
+  checkpointFile: string,
 ): RestoredOutputs {
   if (format === 'parquet') return forgetUnfinishedSlices(previous, chains, (slice) => choice.pathOf(slice));
   return restoreOutputs(
@@ -170,6 +203,7 @@ function restoredOutputs(
     choice.perSlice ? sliceIdsOf(visiting) : [0],
     (slice) => choice.pathOf(slice),
     choice.perSlice,
+    checkpointFile,
   );
 }
 

@@ -3,6 +3,8 @@ import { VespaBulkError } from '../../core/errors.js';
 import { cutBack } from '../../sinks/cut-back.js';
 import type { ChainSpec } from '../query.js';
 import type { VisitCheckpoint } from '../visit-checkpoint.js';
+import { OutputChangedError, outputChangeOf } from './output-changed.js';
+import { tailHash } from './output-tail.js';
 
 /** The outputs of a resumed export before they are opened: the lengths to record, and the files to start empty. */
 export interface RestoredOutputs {
@@ -17,7 +19,7 @@ export const nothingRestored = (): RestoredOutputs => ({ lengths: {}, fresh: new
 
 /**
  * Before a resumed export opens its outputs: each file the checkpoint recorded a length for is cut back to it (see
- * `cutBack`); a file it has no length for starts empty, unless its slice wrote documents by the checkpoint's count
+ * `cutBack`), or refused when shorter or gone (`OutputChangedError`, naming `checkpointFile`); a file it has no length for starts empty, unless its slice wrote documents by the checkpoint's count
  * (then the file cannot be trusted, and the export is refused). A checkpoint from before lengths were recorded
  * leaves the files as they are, and records their present lengths from here on.
  */
@@ -27,6 +29,7 @@ export function restoreOutputs(
   sliceIds: number[],
   pathOf: (slice: number) => string | undefined,
   perSlice: boolean,
+  checkpointFile: string,
 ): RestoredOutputs {
   const lengths: Record<string, number> = { ...previous.outputs };
   const fresh = new Set<string>();
@@ -42,8 +45,10 @@ export function restoreOutputs(
       // Today's behaviour for an old checkpoint: appended to as it stands.
       const size = sizeOf(path);
       if (size !== undefined) lengths[path] = size;
-    } else if (recorded !== undefined) cutBack(path, recorded);
-    else if (wrote(slice)) {
+    } else if (recorded !== undefined) {
+      checkOutput(path, recorded, false, checkpointFile, previous.outputTails?.[path]);
+      cutBack(path, recorded);
+    } else if (wrote(slice)) {
       throw new VespaBulkError(
         'VB_USAGE',
         `the checkpoint records documents written to ${path} but not the file's length: it was written by another export; use the output of the run that saved the checkpoint, or delete the checkpoint to start over`,
@@ -54,6 +59,38 @@ export function restoreOutputs(
     } else fresh.add(path);
   }
   return { lengths, fresh };
+}
+
+/**
+ * A finished export run again: each output its checkpoint recorded must be as it left it (nothing is written to
+ * them this run); OutputChangedError otherwise.
+ */
+export function checkFinishedOutputs(
+  previous: VisitCheckpoint,
+  paths: ReadonlyArray<string | undefined>,
+  checkpointFile: string,
+): void {
+  for (const path of paths) {
+    const recorded = path === undefined ? undefined : previous.outputs?.[path];
+    if (recorded !== undefined) checkOutput(path!, recorded, true, checkpointFile, previous.outputTails?.[path!]);
+  }
+}
+
+function checkOutput(
+  path: string,
+  recorded: number,
+  finished: boolean,
+  checkpointFile: string,
+  recordedTail: string | undefined,
+): void {
+  const size = sizeOf(path);
+  const tail =
+    recordedTail !== undefined && size !== undefined && size >= recorded ? tailHash(path, recorded) : undefined;
+  const detail = outputChangeOf(
+    { path, recorded, size, ...(recordedTail !== undefined && { recordedTail }), ...(tail !== undefined && { tail }) },
+    finished,
+  );
+  if (detail !== undefined) throw new OutputChangedError(checkpointFile, detail, path, finished);
 }
 
 /** A file's length; undefined when it does not exist (or cannot be read). */
