@@ -38,6 +38,8 @@ export interface ProgressSnapshot {
   inflight?: { now: number; limit?: number };
   p99Ms?: number;
   etaSeconds?: number;
+  /** What the cluster says of itself now (`cluster feed-blocked (507)`): shown after the time, kept long. */
+  notice?: string;
 }
 
 interface Segment {
@@ -98,6 +100,7 @@ function segments(p: ProgressSnapshot, color: boolean): Segment[] {
   const state = p.state === 'running' ? '' : ` ${p.state}`;
   const ended = p.state === 'done' || p.state === 'stopped';
   out.push({ text: `${p.label}${state} ${formatDuration(p.seconds)}`, priority: 0 });
+  if (p.notice !== undefined) out.push({ text: red(p.notice, color), priority: 1 });
   if (p.percent !== undefined && !(ended && p.done === 0)) {
     const percent = `${Math.min(100, Math.max(0, p.percent)).toFixed(p.percent >= 99.95 || p.percent < 10 ? 1 : 0)}%`;
     const text =

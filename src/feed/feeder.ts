@@ -72,6 +72,11 @@ export interface FeedProgress {
   passedOver?: number;
   /** Of `finished`: input operations the transform dropped. */
   dropped?: number;
+  /**
+   * The cluster answered 507 (feed block: a content node at its disk or memory limit) since the progress before:
+   * puts and updates wait, retried slowly, until it lifts; removes go on.
+   */
+  feedBlocked?: boolean;
   /** Request body bytes sent so far, retries included (always given by a Feeder). */
   requestBytes?: number;
   /** Share of the input read (0..1), when its size is known. */
@@ -325,9 +330,22 @@ export class Feeder {
       }),
       ...(resumed !== undefined && { passedOver: stats.resumeSkipped }),
       dropped: stats.dropped,
+      ...(this.blocked(stats.answersWith(507), stats.ok) && { feedBlocked: true }),
       requestBytes: stats.requestBytes,
       ...this.readShare(),
     };
+  }
+
+  /** The 507s counted at the last progress that saw more, and the operations ok then. */
+  private feedBlocks = { count: 0, okThen: 0 };
+
+  /**
+   * Whether the cluster is feed-blocked as far as the answers tell: 507s came, and nothing succeeded since (the
+   * backoff of a block is seconds long, so "507s in the last interval" would come and go on the line).
+   */
+  private blocked(count: number, ok: number): boolean {
+    if (count > this.feedBlocks.count) this.feedBlocks = { count, okThen: ok };
+    return count > 0 && ok === this.feedBlocks.okThen;
   }
 
   /**

@@ -291,6 +291,11 @@ export class FeedStats {
     this.latency.record(latencyUs);
   }
 
+  /** Answers with `status` so far. */
+  answersWith(status: number): number {
+    return this.byCode.get(status)?.count ?? 0;
+  }
+
   /** One operation finished after its final answer, `latencyUs` after its first send (or its due time). */
   operationDone(latencyUs: number): void {
     this.operationLatency.record(latencyUs);

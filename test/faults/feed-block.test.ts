@@ -3,7 +3,7 @@ import { describe, it } from 'vitest';
 import { feed } from '../../src/feed/feeder.js';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { expectSpoke, overProtocols } from '../support/protocols.js';
-import { expectNothingLost, mixedOperations, okOf, tempDir, writeJsonl } from './harness.js';
+import { expectNothingLost, mixedOperations, okOf, runCli, tempDir, writeJsonl } from './harness.js';
 
 /**
  * A block longer than the breaker's window (`maxFailureSeconds`, 60 s by default; 8 s here, so the test takes 12 s
@@ -82,6 +82,34 @@ describe('removes during a feed block', () => {
       });
       expect(put.ok).toBe(0);
       expect(put.responseCodes['507']).toBeGreaterThan(0);
+    },
+  );
+});
+
+describe('a feed block on the progress line', () => {
+  it.for(overProtocols)(
+    'over $protocol: the line says the cluster is feed-blocked while 507s come, and the feed completes once it lifts',
+    async ({ protocol }, { expect, onTestFinished }) => {
+      const server = await startDocumentServer({ port: 0, faults: { feedBlock: true } });
+      onTestFinished(() => server.close());
+      const tmp = tempDir();
+      onTestFinished(tmp.cleanup);
+      const ops = mixedOperations(200, 'line');
+      writeJsonl(join(tmp.dir, 'in.jsonl'), ops);
+      let blockedSeen = false;
+      const run = await runCli(['feed', '-t', server.url, '--protocol', protocol, '--progress', '0.2', 'in.jsonl'], {
+        cwd: tmp.dir,
+        // Cleared once the line has said so: what is asserted is the line, then that nothing was lost.
+        onStderr: (stderr) => {
+          if (!blockedSeen && stderr.includes('cluster feed-blocked (507: resource limits)')) {
+            blockedSeen = true;
+            server.faults.set({ feedBlock: false });
+          }
+        },
+      });
+      expect(blockedSeen, run.stderr).toBe(true);
+      expect(run.code, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({ 'feeder.ok.count': ops.length, 'feeder.error.count': 0 });
     },
   );
 });

@@ -134,6 +134,8 @@ export function runCli(
      * Without it stdout is read as fast as it comes.
      */
     slowStdout?: { bytesPerTick: number; tickMs: number };
+    /** Called with all of stderr so far as it grows: a test acts on the cluster when the CLI has said something. */
+    onStderr?: (stderr: string) => void;
   },
 ): Promise<CliRun> {
   return new Promise((done, fail) => {
@@ -173,6 +175,7 @@ export function runCli(
     }
     child.stderr.on('data', (d) => {
       stderr += d;
+      opts.onStderr?.(stderr);
       check();
     });
     child.on('error', fail);

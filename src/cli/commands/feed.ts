@@ -572,6 +572,7 @@ function progressOf(feeder: Feeder, state: () => ProgressSnapshot['state']): () 
       // No latency before anything answered.
       ...(p.ok + p.failed > 0 && { p99Ms: p.p99Ms }),
       ...(eta !== undefined && { etaSeconds: eta }),
+      ...(p.feedBlocked === true && { notice: 'cluster feed-blocked (507: resource limits)' }),
     };
   };
 }
