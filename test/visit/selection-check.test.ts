@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { checkSelectionNames, checkSelectionSyntax } from '../../src/visit/selection-check.js';
 import { documentTypesOf } from '../../src/schema/document-model.js';
 import { parseSchema } from '../../src/schema/sd-schema.js';
 import { modelFromPackage } from '../../src/deploy/load-model.js';
+import { deploy } from '../../src/deploy/deploy.js';
+import { startConfigServer } from '../../src/simulator/config-server/config-server.js';
 import { bulkOperation } from '../../src/visit/bulk.js';
 import { exportDocuments } from '../../src/visit/export/index.js';
 import { startRecordingServer } from '../http/recording-server.js';
@@ -144,6 +147,37 @@ describe('a selection is checked locally before anything is sent', () => {
       }
       expect(server.requests).toHaveLength(0);
       cleanup();
+    });
+
+    it('the CLI checks the selection against --app or the application on --config-url: exit 2, the near name, no request', async () => {
+      const { dir, cleanup } = tempDir('vb-selection-schema-');
+      const config = await startConfigServer({ port: 0, convergeDelayMs: 0 });
+      try {
+        await deploy({ configUrl: config.url }, resolve('samples/app'));
+        for (const schema of [
+          ['--app', resolve('samples/app')],
+          ['--config-url', config.url],
+        ])
+          for (const command of [
+            ['visit', 'ns/music', '-o', `${dir}/out.jsonl`],
+            ['delete-where', 'ns/music', '--cluster', 'content'],
+            ['update-where', 'ns/music', '--cluster', 'content', '--assign', 'year=1'],
+          ]) {
+            const run = await runCli(
+              [...command, ...schema, '--target', server.url, '--selection', 'music.yeer > 2000'],
+              {
+                cwd: dir,
+              },
+            );
+            expect(run.code, `${command[0]} ${schema[0]}: ${run.stderr}`).toBe(2);
+            expect(run.stderr).toContain("document type 'music' has no field 'yeer': did you mean music.year?");
+          }
+        expect(server.requests).toHaveLength(0);
+        expect(existsSync(`${dir}/out.jsonl`)).toBe(false);
+      } finally {
+        await config.close();
+        cleanup();
+      }
     });
   });
 });

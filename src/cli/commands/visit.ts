@@ -39,6 +39,8 @@ import { waitIfAsked, withWaitOption, type WaitArgs } from '../wait-option.js';
 import { exitCodeOfSignal, exitCodesEpilog } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
 import { visitSampler } from '../../report/sample.js';
+import { selectionModel } from '../selection-model.js';
+import { checkSelectionNames } from '../../visit/selection-check.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import {
   endpointVia,
@@ -65,6 +67,8 @@ interface CommonArgs extends SecurityArgs, TargetArgs, WaitArgs, ProtocolArgs {
   header?: string[];
   'max-retries': number;
   quiet: boolean;
+  app?: string;
+  'config-url'?: string;
 }
 
 interface VisitArgs extends CommonArgs, RunOutputArgs {
@@ -81,8 +85,6 @@ interface VisitArgs extends CommonArgs, RunOutputArgs {
   gzip?: boolean;
   'direct-io'?: boolean;
   format: OutputFormat;
-  app?: string;
-  'config-url'?: string;
   'row-group-rows'?: number;
   transform?: string;
   shuffle?: boolean;
@@ -121,6 +123,16 @@ function commonOptions<T>(y: Argv<T>) {
       describe: '<namespace>/<document-type>; omit to visit the whole cluster',
     })
     .option('selection', { alias: 's', type: 'string', describe: "Document selection, e.g. 'music.year > 2000'" })
+    .option('app', {
+      type: 'string',
+      describe:
+        'The application package (DIR or ZIP) whose schemas the selection is checked against (a field it lacks is refused, with the near name), and with --format parquet|csv the columns typed by',
+    })
+    .option('config-url', {
+      type: 'string',
+      describe:
+        'The same from the application active on this config server (default with a selection and an endpoint on this machine: port 19071 there, when it answers)',
+    })
     .option('cluster', {
       alias: 'content-cluster',
       type: 'string',
@@ -169,6 +181,23 @@ function connectionOf(args: CommonArgs, log: (line: string) => void): ServiceAcc
     ...(protocol !== undefined && { protocol }),
     ...(!args.quiet && { onProtocol: tellProtocolOnce(endpointVia(connection.url, security.proxy), protocol, log) }),
   };
+}
+
+/**
+ * The schema a selection is checked against (`--app`, `--config-url`, or the local config server's: see
+ * `selectionModel`): given, it is the options' `model` (which also types a Parquet or CSV export's columns); guessed,
+ * it checks the selection here and goes no further.
+ */
+async function useSchema(args: CommonArgs, options: VisitOptions | BulkOptions): Promise<void> {
+  const known = await selectionModel({
+    selection: args.selection,
+    app: args.app,
+    configUrl: args['config-url'],
+    endpoint: options.endpoint,
+  });
+  if (known === undefined) return;
+  if (known.guessed) checkSelectionNames(args.selection, known.model.types);
+  else options.model = known.model;
 }
 
 function selectionOf(
@@ -352,16 +381,6 @@ const visitCommand: CommandModule<object, VisitArgs> = {
         describe:
           'jsonl: as received; feed: {"put"/"remove"} lines for vespa-bulk feed; json: one array; parquet, csv: a row per document (docs/export-formats.md)',
       })
-      .option('app', {
-        type: 'string',
-        describe:
-          'With --format parquet|csv: type the columns from the schema of this application package (DIR or ZIP)',
-      })
-      .option('config-url', {
-        type: 'string',
-        describe:
-          'With --format parquet|csv: type the columns from the schema of the application active on this config server',
-      })
       .option('row-group-rows', {
         type: 'number',
         describe:
@@ -464,6 +483,7 @@ const visitCommand: CommandModule<object, VisitArgs> = {
       stream: args.stream,
       retry: { maxRetries: args['max-retries'] },
     };
+    await useSchema(args, options);
     if (args.continuation !== undefined) {
       // A token alone continues a visit of one chain (as `vespa visit --continuation` does): no slicing.
       if (args.slices === undefined && sliceIds === undefined) options.slices = 1;
@@ -643,8 +663,6 @@ const visitCommand: CommandModule<object, VisitArgs> = {
           ...(args.restart === true && { restart: true }),
           ...since,
           ...(args.workers !== undefined && { workers: args.workers }),
-          ...(args.app !== undefined && { app: args.app }),
-          ...(args['config-url'] !== undefined && { configUrl: args['config-url'] }),
           ...(args['row-group-rows'] !== undefined && { rowGroupRows: args['row-group-rows'] }),
           ...(args.transform !== undefined && { transform: args.transform }),
           onStart: startProgress,
@@ -887,6 +905,7 @@ function bulkCommand(kind: BulkKind): CommandModule<object, BulkArgs> {
         },
       };
       try {
+        await useSchema(args, bulkOptions);
         // A usage error (no --selection) before anything is drawn or asked, so it is the only thing said.
         withFlagNames(visitFlags, () => validateBulkOptions(bulkOptions));
         await waitIfAsked(args, where.endpoint, where, controller.signal);
