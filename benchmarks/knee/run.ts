@@ -61,8 +61,8 @@ const flag = (name: string): string | undefined => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
 };
-const flagValues = new Set(['--rounds', '--seconds'].map(flag).filter((v) => v !== undefined));
-const picked = args.filter((a) => !a.startsWith('--') && !flagValues.has(a));
+// The words that are no flag's value (`--rounds 2` is not topology 2).
+const picked = args.filter((a, i) => !a.startsWith('--') && !(i > 0 && args[i - 1].startsWith('--')));
 const rounds = Number(flag('--rounds') ?? 2);
 /** About how long each feed lasts at the topology's best rate. */
 const seconds = Number(flag('--seconds') ?? 6);

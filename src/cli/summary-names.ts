@@ -89,13 +89,26 @@ export function feedSummaryJson(summary: FeedSummary): PrintedFeedSummary {
 /** A migration's summary as printed: the visit's and the feed's figures each under their printed names. */
 export function migrateSummaryJson(summary: MigrateSummary, detail: SummaryDetail = {}): Record<string, unknown> {
   const visit = 'error' in summary.visit ? summary.visit : exportSummaryJson(summary.visit, detail);
-  return {
-    ...summary,
-    visit,
-    feed: feedSummaryJson(summary.feed),
-    ...(summary.verify !== undefined && { verify: compareSummaryJson(summary.verify) }),
-  };
+  return renamed(
+    {
+      ...summary,
+      visit,
+      feed: feedSummaryJson(summary.feed),
+      ...(summary.verify !== undefined && { verify: compareSummaryJson(summary.verify) }),
+    },
+    migrateNames,
+  );
 }
+
+/** Each `MigrateSummary` field's printed name: its own under `migrate.`, each side's figures grouped by side. */
+const migrateNames = {
+  ok: 'migrate.ok',
+  visit: 'visit',
+  feed: 'feed',
+  failuresFile: 'migrate.failures.file',
+  stopped: 'migrate.stopped',
+  verify: 'verify',
+} as const satisfies Record<keyof MigrateSummary, string>;
 
 /** Each `BulkSummary` field's printed name (update-where, delete-where, copy): visit's style, under `bulk.`. */
 const bulkNames = {

@@ -19,7 +19,7 @@ import { AdaptiveLimit, type LimitChange, objectiveExponent } from '../limit/lim
 export const defaultMaxInflight = 1024;
 
 export interface ThrottleOptions {
-  /** Lowest limit. Default 16. */
+  /** Lowest limit. Default 4: an application that embeds at feed time may have 8 slots or fewer (docs/feed.md#flow-control). */
   min?: number;
   /** Highest limit. Default `defaultMaxInflight`. */
   max?: number;
@@ -96,7 +96,7 @@ export class AdaptiveThrottle implements Throttle {
   readonly changes: Array<LimitChange & { at: number }> = [];
 
   constructor(options: ThrottleOptions = {}) {
-    this.min = Math.max(1, options.min ?? 16);
+    this.min = Math.max(1, options.min ?? 4);
     const max = Math.max(this.min, options.max ?? defaultMaxInflight);
     this.search = new AdaptiveLimit({
       start: options.initial ?? 64,

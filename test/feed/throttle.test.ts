@@ -108,6 +108,16 @@ describe('AdaptiveThrottle', () => {
     expect(r.tailLatency).toBeLessThanOrEqual(1.5 * kneeLatencyMs);
   });
 
+  it('an application that embeds at feed time (8 slots of 100 ms, a queue of 64): comes down to its slots, not the queue', () => {
+    const c: Cluster = { slots: 8, serviceMs: 100, queueLimit: 64, noise: 0.03 };
+    const r = simulate(c, 120, new AdaptiveThrottle());
+    const { best, kneeLatencyMs } = sweep(c);
+    expect(r.tailRate).toBeGreaterThan(0.95 * best);
+    // Below the lowest limit of the established feeders (16, twice the slots): a queue of its own at the service.
+    expect(r.tailLatency).toBeLessThanOrEqual(1.5 * kneeLatencyMs);
+    expect(Math.max(...r.limits.slice(600))).toBeLessThan(16);
+  });
+
   it('a client whose cost falls as it batches: settles near the knee the sweep of fixed limits finds', () => {
     // The client alone would do 10,000/s at 16 in flight, more with more (its batches grow), up to 30,000/s; the
     // cluster bounds it first: 32 slots of 2 ms, 16,000/s.

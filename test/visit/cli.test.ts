@@ -165,7 +165,7 @@ describe('vespa-bulk visit and document commands', () => {
         '--quiet',
       ]);
       expect(m.code).toBe(0);
-      expect(JSON.parse(m.stdout)).toMatchObject({ ok: true, feed: { 'feeder.ok.count': 120 } });
+      expect(JSON.parse(m.stdout)).toMatchObject({ 'migrate.ok': true, feed: { 'feeder.ok.count': 120 } });
       expect(
         other.store
           .all()
@@ -202,7 +202,11 @@ describe('vespa-bulk visit and document commands', () => {
       // The first refusal stops the migration: the rest would be refused alike.
       expect(refused.stderr).toMatch(/migration stopped: the destination refused the credentials: check --to-token/);
       expect(refused.stderr).toContain(`written to ${failures}`);
-      expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, stopped: 'unauthorized', failuresFile: failures });
+      expect(JSON.parse(refused.stdout)).toMatchObject({
+        'migrate.ok': false,
+        'migrate.stopped': 'unauthorized',
+        'migrate.failures.file': failures,
+      });
       const reasons = readFileSync(`${failures}.reasons.jsonl`, 'utf8')
         .trim()
         .split('\n')
@@ -221,7 +225,7 @@ describe('vespa-bulk visit and document commands', () => {
         '--quiet',
       ]);
       expect(m.code).toBe(0);
-      expect(JSON.parse(m.stdout)).toMatchObject({ ok: true, feed: { 'feeder.ok.count': s.store.size() } });
+      expect(JSON.parse(m.stdout)).toMatchObject({ 'migrate.ok': true, feed: { 'feeder.ok.count': s.store.size() } });
       expect(
         guarded.store
           .all()
