@@ -36,6 +36,11 @@ function lastProgress(stderr: string): string {
 
 const figure = (text: string): number => Number(text.replace(/,/g, ''));
 
+/** The feed run with Ctrl-C once its progress line shows a thousand or more ok. */
+function interrupted(command: string[], cwd: string, env: NodeJS.ProcessEnv): ReturnType<typeof runCli> {
+  return runCli(command, { cwd, env, stopWith: 'SIGINT', stopWhen: (stderr) => /ok [1-9],\d{3}/.test(stderr) });
+}
+
 describe('vespa-bulk feed: a resumed feed counts the whole feed', () => {
   const { server, dir } = useFeedFixtures();
 
@@ -60,12 +65,7 @@ describe('vespa-bulk feed: a resumed feed counts the whole feed', () => {
         'f.jsonl',
         'in.jsonl',
       ];
-      const first = await runCli(command, {
-        cwd: d,
-        env,
-        stopWith: 'SIGINT',
-        stopWhen: (stderr) => /ok [1-9],\d{3}/.test(stderr),
-      });
+      const first = await interrupted(command, d, env);
       expect(first.code, first.stderr).toBe(130);
       const s1 = JSON.parse(first.stdout);
       expectSpoke(s1, protocol);
@@ -140,12 +140,7 @@ describe('vespa-bulk feed: a resumed feed counts the whole feed', () => {
     const env = { VESPA_CLI_HOME: join(d, 'vespa-home') };
     input(d);
     const command = ['feed', '-t', s.url, '--progress', '0.2', '--checkpoint', 'ck.json', 'in.jsonl'];
-    const first = await runCli(command, {
-      cwd: d,
-      env,
-      stopWith: 'SIGINT',
-      stopWhen: (stderr) => /ok [1-9],\d{3}/.test(stderr),
-    });
+    const first = await interrupted(command, d, env);
     expect(first.code, first.stderr).toBe(130);
     const saved = JSON.parse(readFileSync(join(d, 'ck.json'), 'utf8'));
     delete saved.counts;

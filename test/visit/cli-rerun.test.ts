@@ -31,6 +31,23 @@ function expectEachOnce(lines: string, documents: number): void {
   expect(all.length).toBe(documents);
 }
 
+/** A visit in small pages over two slices, quiet: long enough for a signal to come in its middle. */
+function slowVisit(url: string, protocol: Parameters<typeof protocolFlag>[0]): string[] {
+  return [
+    'visit',
+    'ns/music',
+    '-t',
+    url,
+    ...protocolFlag(protocol),
+    '--slices',
+    '2',
+    '--no-stream',
+    '--wanted-document-count',
+    '10',
+    '--quiet',
+  ];
+}
+
 describe('visit run again', () => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
@@ -141,23 +158,7 @@ describe('visit run again', () => {
       const s = await server(documents, { latencyMs: 20 });
       const d = dir();
       const [out, cp] = [join(d, 'out.jsonl'), join(d, 'cp.json')];
-      const command = [
-        'visit',
-        'ns/music',
-        '-t',
-        s.url,
-        ...protocolFlag(protocol),
-        '--slices',
-        '2',
-        '--no-stream',
-        '--wanted-document-count',
-        '10',
-        '-o',
-        out,
-        '--checkpoint',
-        cp,
-        '--quiet',
-      ];
+      const command = [...slowVisit(s.url, protocol), '-o', out, '--checkpoint', cp];
       const first = await runCli(command, {
         cwd: d,
         stopWith: signal,
@@ -206,24 +207,11 @@ describe('visit run again', () => {
       const s = await server(2000, { latencyMs: 20 });
       const d = dir();
       const out = join(d, 'out.jsonl');
-      const first = await runCli(
-        [
-          'visit',
-          'ns/music',
-          '-t',
-          s.url,
-          ...protocolFlag(protocol),
-          '--slices',
-          '2',
-          '--no-stream',
-          '--wanted-document-count',
-          '10',
-          '-o',
-          'out.jsonl',
-          '--quiet',
-        ],
-        { cwd: d, stopWith: 'SIGINT', stopWhen: () => existsSync(out) },
-      );
+      const first = await runCli([...slowVisit(s.url, protocol), '-o', 'out.jsonl'], {
+        cwd: d,
+        stopWith: 'SIGINT',
+        stopWhen: () => existsSync(out),
+      });
       expect(first.code).toBe(130);
       expect(first.stderr).toContain(
         'vespa-bulk: visit interrupted: nothing was saved to resume from (no --checkpoint): running it again starts from the beginning and writes the output anew; give --checkpoint FILE to be able to continue a stopped export',

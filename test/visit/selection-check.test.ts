@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { checkSelectionNames, checkSelectionSyntax } from '../../src/visit/selection-check.js';
-import { documentTypesOf } from '../../src/schema/document-model.js';
+import { documentTypesOf, type DocumentModel } from '../../src/schema/document-model.js';
 import { parseSchema } from '../../src/schema/sd-schema.js';
 import { modelFromPackage } from '../../src/deploy/load-model.js';
 import { deploy } from '../../src/deploy/deploy.js';
@@ -101,29 +101,20 @@ describe('a selection is checked locally before anything is sent', () => {
           output: `${dir}/out.jsonl`,
         }),
       ).rejects.toMatchObject({ code: 'VB_USAGE' });
-      await expect(
+      const deleteWhere = (selection: string, model?: DocumentModel) =>
         bulkOperation({
           kind: 'delete-where',
           endpoint: server.url,
           namespace: 'ns',
           documentType: 'music',
           cluster: 'content',
-          selection: 'music.year <',
-        }),
-      ).rejects.toMatchObject({ code: 'VB_USAGE' });
+          selection,
+          ...(model !== undefined && { model }),
+        });
+      await expect(deleteWhere('music.year <')).rejects.toMatchObject({ code: 'VB_USAGE' });
       // A selection that parses but names a field the given model lacks: the delete would delete nothing.
       const model = await modelFromPackage('samples/app');
-      await expect(
-        bulkOperation({
-          kind: 'delete-where',
-          endpoint: server.url,
-          namespace: 'ns',
-          documentType: 'music',
-          cluster: 'content',
-          selection: 'music.yeer < 2000',
-          model,
-        }),
-      ).rejects.toThrow(/did you mean music\.year\?/);
+      await expect(deleteWhere('music.yeer < 2000', model)).rejects.toThrow(/did you mean music\.year\?/);
       await expect(
         exportDocuments({ endpoint: server.url, selection: 'musik.year > 1', model, output: `${dir}/out2.jsonl` }),
       ).rejects.toThrow(/did you mean music\?/);
