@@ -462,7 +462,7 @@ export class FeedEngine implements FeedDriver {
       this.onPathPage(p, status, now);
       return;
     }
-    if (status === 429) this.throttle.throttled();
+    if (status === 429) this.throttle.throttled(now);
     // 507 (feed block) and 4xx mean the cluster is alive and answering: not breaker failures.
     if (status >= 500 && status !== 507) this.breaker.failure(now);
     else this.breaker.success();
@@ -518,7 +518,7 @@ export class FeedEngine implements FeedDriver {
    */
   private onPathPage(p: Pending, status: number, now: number): void {
     this.breaker.failure(now);
-    this.throttle.throttled();
+    this.throttle.throttled(now);
     this.stats.proxyPages++;
     p.lastStatus = status;
     p.lastMessage = `HTTP ${status} from something on the way, not the service's answer (a proxy's page): outcome unknown`;

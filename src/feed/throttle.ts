@@ -38,6 +38,8 @@ export interface Throttle {
   readonly limit: number;
   /** Counts for the sample that just ended; `now` in ms. */
   sample(now: number, window: ThrottleWindow): void;
+  /** A 429 answered at `now` (ms), with at most `peakInflight` in flight since the last sample: cut at once if due. */
+  throttledNow?(now: number, peakInflight: number): void;
 }
 
 export interface ThrottleWindow {
@@ -126,17 +128,7 @@ export class AdaptiveThrottle implements Throttle {
     if (w.latencyMs !== undefined) this.roundTripMs = w.latencyMs;
     if (this.lastTime === undefined) this.lastTime = now - this.windowMs;
     if (w.throttled > 0) {
-      // One cut per round trip: 429s for requests sent before the last cut say nothing new.
-      if (now - this.lastCut < Math.max(this.windowMs, this.roundTripMs)) return;
-      this.lastCut = now;
-      // Below what was actually in flight when the service said no: the limit may have been far above it.
-      const base = Math.min(this.limit, Math.max(w.peakInflight, this.acc.peak, this.min));
-      const elapsed = now - this.lastTime;
-      this.record(
-        now,
-        this.search.cut(Math.floor(base * this.decrease), elapsed > 0 ? ((this.acc.ok + w.ok) * 1000) / elapsed : 0),
-      );
-      this.restart(now);
+      this.cut(now, w.peakInflight, w.ok);
       return;
     }
     this.acc.ok += w.ok;
@@ -158,6 +150,30 @@ export class AdaptiveThrottle implements Throttle {
         held,
         ...(this.acc.latencyCount > 0 && { latencyMs: latency }),
       }),
+    );
+    this.restart(now);
+  }
+
+  throttledNow(now: number, peakInflight: number): void {
+    if (this.lastTime === undefined) this.lastTime = now - this.windowMs;
+    this.cut(now, peakInflight, 0);
+  }
+
+  /**
+   * The service said 429: halve, below what was in flight. At once, not at the next sample: until then every room
+   * the limit leaves above the service's queue is a request answered 429 within a millisecond and sent again, a
+   * storm of hundreds in one sample against a small queue. Once a round trip: 429s for requests sent before the
+   * last cut say nothing new.
+   */
+  private cut(now: number, peakInflight: number, ok: number): void {
+    if (now - this.lastCut < Math.max(this.windowMs, this.roundTripMs)) return;
+    this.lastCut = now;
+    // Below what was actually in flight when the service said no: the limit may have been far above it.
+    const base = Math.min(this.limit, Math.max(peakInflight, this.acc.peak, this.min));
+    const elapsed = now - this.lastTime!;
+    this.record(
+      now,
+      this.search.cut(Math.floor(base * this.decrease), elapsed > 0 ? ((this.acc.ok + ok) * 1000) / elapsed : 0),
     );
     this.restart(now);
   }
@@ -201,8 +217,8 @@ export interface FeedThrottle {
   answered(latencyMs: number): void;
   /** An operation succeeded. */
   succeeded(): void;
-  /** The service answered 429. */
-  throttled(): void;
+  /** The service answered 429 at `now` (ms): the limit may be cut at once. */
+  throttled(now: number): void;
   /** A window ends at `now` (ms) with `inflight` on the wire: the limit may change. */
   tick(now: number, inflight: number): void;
 }
@@ -244,8 +260,9 @@ class WindowedThrottle implements FeedThrottle {
     this.ok++;
   }
 
-  throttled(): void {
+  throttled(now: number): void {
     this.throttledCount++;
+    this.throttle.throttledNow?.(now, this.peakInflight);
   }
 
   tick(now: number, inflight: number): void {

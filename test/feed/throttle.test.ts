@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AdaptiveThrottle, FixedThrottle } from '../../src/feed/throttle.js';
+import { AdaptiveThrottle, createThrottle, FixedThrottle } from '../../src/feed/throttle.js';
 
 /**
  * A fluid model of a feed against a cluster, one 100 ms sample at a time. The cluster runs at most `slots`
@@ -194,6 +194,23 @@ describe('AdaptiveThrottle', () => {
     for (let i = 0; i < 20; i++) t.sample(300 + i * 100, { ok: 0, throttled: 1, peakInflight: t.limit, latencyMs: 5 });
     expect(t.limit).toBe(10);
     expect(t.changes.at(-1)?.reason).toBe('cut');
+  });
+
+  it('cuts at the first 429, not at the next sample, and once a round trip', () => {
+    // Until the sample, each room the limit leaves above a small queue is a request answered 429 at once and sent
+    // again: a storm of hundreds within one sample.
+    const t = createThrottle({});
+    t.sent(64);
+    t.answered(800);
+    t.tick(50, 64);
+    const before = t.limit;
+    t.sent(before);
+    t.throttled(60);
+    expect(t.limit).toBe(Math.floor(before / 2));
+    t.throttled(61);
+    t.throttled(62);
+    t.tick(100, before);
+    expect(t.limit).toBe(Math.floor(before / 2));
   });
 
   it('learns nothing when the limit was not what held throughput back', () => {
