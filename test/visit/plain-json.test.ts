@@ -107,7 +107,7 @@ describe('the plain JSON response keeps numbers exact', () => {
       wantedDocumentCount: 4,
     })) {
       seen.push(d.id);
-      expect(d.fields!.title).toBe(`t${d.id.slice('id:ns:music::'.length)}`);
+      expect(d.fields.title).toBe(`t${d.id.slice('id:ns:music::'.length)}`);
     }
     expect(seen.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `id:ns:music::${i}`).sort());
   });

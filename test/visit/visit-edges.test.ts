@@ -47,8 +47,8 @@ describe('visit() against a scripted peer', () => {
       slices: 1,
       retry: fastRetry,
     })) {
-      seen.push({ id: d.id, n: d.fields!.n });
-      expect(d.toFeedLine().toString()).toBe(`{"put":"${d.id}","fields":{"n":${String(d.fields!.n)}}}`);
+      seen.push({ id: d.id, n: d.fields.n });
+      expect(d.toFeedLine().toString()).toBe(`{"put":"${d.id}","fields":{"n":${String(d.fields.n)}}}`);
     }
     expect(seen.map((s) => s.id)).toEqual(server.ids);
     expect(seen.map((s) => s.n)).toEqual(server.ids.map((_, i) => i));
