@@ -89,7 +89,7 @@ describe('vespa-bulk compare and migrate --verify', () => {
       );
       expect(ok.code).toBe(0);
       expect(JSON.parse(ok.stdout)).toMatchObject({
-        ok: true,
+        'migrate.ok': true,
         verify: {
           'compare.equal': true,
           'compare.same.count': 30,
@@ -115,7 +115,7 @@ describe('vespa-bulk compare and migrate --verify', () => {
       );
       expect(not.code).toBe(1);
       expect(JSON.parse(not.stdout)).toMatchObject({
-        ok: false,
+        'migrate.ok': false,
         verify: { 'compare.equal': false, 'compare.only.in.b.count': 1, 'compare.same.count': 30 },
       });
       expect(not.stderr).toMatch(/the destination differs from the source: 0 missing, 1 extra, 0 differing/);

@@ -141,13 +141,12 @@ describe('faults', () => {
     expect(await run()).toEqual(first);
   });
 
-  it('blocks writes with 507 while feedBlock is on, and not reads', async () => {
+  it('blocks puts and updates with 507 while feedBlock is on, and not reads or removes (they free space)', async () => {
     sim.server.store.put('id:ns:t::b', { a: 1 });
     sim.server.faults.set({ feedBlock: true });
     for (const [method, body] of [
       ['POST', { fields: {} }],
       ['PUT', { fields: { a: { assign: 2 } } }],
-      ['DELETE', undefined],
     ] as const) {
       const r = await call(method, '/document/v1/ns/t/docid/b', body);
       expect(r.status).toBe(507);
@@ -155,8 +154,9 @@ describe('faults', () => {
       expect(r.json.message).toEqual(expect.any(String));
     }
     expect((await call('GET', '/document/v1/ns/t/docid/b')).status).toBe(200);
-    sim.server.faults.set({ feedBlock: false });
     expect((await call('DELETE', '/document/v1/ns/t/docid/b')).status).toBe(200);
+    expect(sim.server.store.size()).toBe(0);
+    sim.server.faults.set({ feedBlock: false });
   });
 
   it('answers 504 when latency exceeds the timeout, without applying the operation', async () => {
