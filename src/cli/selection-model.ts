@@ -1,4 +1,6 @@
 import { isVespaBulkError } from '../core/errors.js';
+import { isLoopback } from '../http/endpoint.js';
+import { localConfigUrl } from './target/resolve.js';
 import { modelFromConfigServer, modelFromPackage } from '../deploy/load-model.js';
 import type { DocumentModel } from '../schema/document-model.js';
 
@@ -50,7 +52,6 @@ function localConfigUrlBeside(endpoint: string): string | undefined {
   } catch {
     return undefined;
   }
-  const host = url.hostname;
-  if (host !== '127.0.0.1' && host !== 'localhost' && host !== '[::1]') return undefined;
-  return `http://${host}:19071`;
+  if (!isLoopback(url.origin)) return undefined;
+  return `http://${url.hostname}:${new URL(localConfigUrl).port}`;
 }

@@ -447,8 +447,8 @@ export class FeedEngine implements FeedDriver {
     const status = res.status;
     this.stats.response(status, res.body.length, (now - sentAt) * 1000);
     this.throttle.answered(now - sentAt);
-    if (status >= 200 && status < 300 && !isReadableAnswer(res.body)) {
-      this.onUnreadable(p, status, now);
+    if (((status >= 200 && status < 300) || (status >= 500 && status !== 507)) && !isReadableAnswer(res.body)) {
+      this.onNotTheService(p, status, now);
       return;
     }
     if (status >= 200 && status < 300) {
@@ -456,10 +456,6 @@ export class FeedEngine implements FeedDriver {
       this.throttle.succeeded();
       this.complete(p, true, status, undefined, res.body);
       this.pump();
-      return;
-    }
-    if (status >= 500 && status !== 507 && !isReadableAnswer(res.body)) {
-      this.onPathPage(p, status, now);
       return;
     }
     if (status === 429) this.throttle.throttled(now);
@@ -489,43 +485,29 @@ export class FeedEngine implements FeedDriver {
   }
 
   /**
-   * A 2xx whose body is not the service's JSON came from something in its place (a proxy's page, a mangled
-   * answer): whether the operation was applied is unknown, as after a cut connection. Operations safe to
-   * repeat are sent again; the others fail with that reason rather than count as done.
+   * An answer whose body is not the service's JSON came from something in its place, and whether the operation got
+   * through is unknown, as after a cut connection: sent again when safe to repeat, else failed with that reason rather
+   * than counted as done.
+   * - A 2xx: a mangled answer, or a proxy's page.
+   * - A 5xx (but 507): the path failed (nginx's "500 Internal Server Error" page when its worker_connections run out, a
+   *   balancer's 502/503/504). Counted apart, and the limit is cut as on 429: what is in the way has limits of its own
+   *   and the feed ran into one.
    */
-  private onUnreadable(p: Pending, status: number, now: number): void {
+  private onNotTheService(p: Pending, status: number, now: number): void {
+    const path = status >= 500;
     this.breaker.failure(now);
+    if (path) {
+      this.throttle.throttled(now);
+      this.stats.proxyPages++;
+    }
     p.lastStatus = status;
-    p.lastMessage = `HTTP ${status} with an answer that is not JSON: outcome unknown`;
-    p.lastCode = 'VB_BAD_RESPONSE';
-    const delay = retryDelay(
-      {
-        attempt: p.attempts,
-        safeToRepeat: (p.safe ??= isSafeToRepeat(p.op)),
-        maybeApplied: true,
-        remainingMs: p.deadline - now,
-      },
-      this.policy,
-    );
-    this.retryOrFail(p, delay, undefined);
-  }
-
-  /**
-   * A 5xx that is not the service's JSON came from something on the way (nginx's "500 Internal Server Error" page
-   * when its worker_connections run out, a balancer's 502/503/504): the path failed, and whether the operation got
-   * through is unknown. Sent again when safe to repeat, as after a cut connection; and the limit is cut as on 429,
-   * since what is in the way has limits of its own and the feed ran into one.
-   */
-  private onPathPage(p: Pending, status: number, now: number): void {
-    this.breaker.failure(now);
-    this.throttle.throttled(now);
-    this.stats.proxyPages++;
-    p.lastStatus = status;
-    p.lastMessage = `HTTP ${status} from something on the way, not the service's answer (a proxy's page): outcome unknown`;
+    p.lastMessage = path
+      ? `HTTP ${status} from something on the way, not the service's answer (a proxy's page): outcome unknown`
+      : `HTTP ${status} with an answer that is not JSON: outcome unknown`;
     p.lastCode = 'VB_BAD_RESPONSE';
     const input = { attempt: p.attempts, safeToRepeat: (p.safe ??= isSafeToRepeat(p.op)), maybeApplied: true };
     const delay = retryDelay({ ...input, remainingMs: p.deadline - now }, this.policy);
-    if (delay === 0) this.sayNotRepeated(p, input);
+    if (delay === 0 && path) this.sayNotRepeated(p, input);
     this.retryOrFail(p, delay, undefined);
   }
 

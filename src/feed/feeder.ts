@@ -277,12 +277,13 @@ export class Feeder {
     const { stats } = this.driver.figures();
     // Counted over all runs: a resumed feed's checkpoint adds this run's to those it continued.
     const resumed = this.resumed;
+    const counts = countsNow(resumed, stats, (performance.now() - stats.startedAt) / 1000);
     return {
       ...feedPosition(open, read, resumed),
       reason: this.driver.stopReason ?? 'running',
       ok: (resumed?.ok ?? 0) + stats.ok,
       errors: (resumed?.errors ?? 0) + stats.errors,
-      ...optional('counts', countsNow(resumed, stats, (performance.now() - stats.startedAt) / 1000)),
+      ...(counts !== undefined && { counts }),
     };
   }
 
@@ -395,9 +396,4 @@ export class Feeder {
     }
     return outcome;
   }
-}
-
-/** `{ [key]: value }`, or nothing when `value` is undefined (optional properties stay absent). */
-function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }

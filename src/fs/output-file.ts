@@ -17,17 +17,8 @@ export function prepareOutputFile(path: string, what: string): void {
     });
   };
   const folder = dirname(path);
-  try {
-    mkdirSync(folder, { recursive: true });
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    refuse(
-      code === 'ENOTDIR' || code === 'EEXIST'
-        ? `its folder '${folder}' cannot be made: a file stands in its path`
-        : `its folder '${folder}' cannot be made: ${(err as Error).message}`,
-      err,
-    );
-  }
+  const unmade = makeFolder(folder);
+  if (unmade !== undefined) refuse(`its folder '${folder}' cannot be made: ${unmade.why}`, unmade.err);
   let exists = true;
   try {
     if (statSync(path).isDirectory()) refuse('it is a folder');
@@ -53,20 +44,23 @@ export function prepareOutputFolder(path: string, what: string): void {
       place: { file: path },
     });
   };
-  try {
-    mkdirSync(path, { recursive: true });
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    refuse(
-      code === 'ENOTDIR' || code === 'EEXIST'
-        ? 'it cannot be made: a file stands in its path'
-        : `it cannot be made: ${(err as Error).message}`,
-      err,
-    );
-  }
+  const unmade = makeFolder(path);
+  if (unmade !== undefined) refuse(`it cannot be made: ${unmade.why}`, unmade.err);
   try {
     accessSync(path, constants.W_OK);
   } catch (err) {
     refuse('no permission to write in it', err);
+  }
+}
+
+/** Makes `folder` and its parents; undefined when done, else why not. */
+function makeFolder(folder: string): { why: string; err: unknown } | undefined {
+  try {
+    mkdirSync(folder, { recursive: true });
+    return undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOTDIR' || code === 'EEXIST' ? 'a file stands in its path' : (err as Error).message;
+    return { why, err };
   }
 }

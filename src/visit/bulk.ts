@@ -23,7 +23,7 @@ import { clusterDiscoveryPath, clustersFromAnswer } from './discover-cluster.js'
 import { visitPath } from './query.js';
 import { isServerDuration } from '../time/duration.js';
 import { visit } from './visit.js';
-import { checkSelectionNames, checkSelectionSyntax } from './selection-check.js';
+import { checkSelection } from './selection-check.js';
 
 /**
  * Bulk update, delete and copy by selection: the service does the work, a chunk of at most `timeChunk` per
@@ -115,8 +115,7 @@ export function validateBulkOptions(options: BulkOptions): void {
   ) {
     throw new VespaBulkError('VB_USAGE', 'copy needs --selection, --cluster and --destination-cluster');
   }
-  if (options.model !== undefined) checkSelectionNames(options.selection, options.model.types);
-  checkSelectionSyntax(options.selection);
+  checkSelection(options.selection, options.model?.types);
   if (options.kind === 'update-where') {
     const f = options.fields;
     if (f === undefined || typeof f !== 'object' || Array.isArray(f) || Object.keys(f).length === 0) {

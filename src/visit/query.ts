@@ -19,7 +19,7 @@ import {
   type VisitOptions,
   type VisitSelectionOptions,
 } from './options.js';
-import { checkSelectionNames, checkSelectionSyntax } from './selection-check.js';
+import { checkSelection } from './selection-check.js';
 
 /** Pure mapping from options to the request path and query of one visit request. */
 
@@ -119,8 +119,7 @@ export function checkVisitOptionValues(options: VisitOptions): void {
   ) {
     throw new VespaBulkError('VB_USAGE', 'the start of the time range is after its end');
   }
-  if (options.model !== undefined) checkSelectionNames(options.selection, options.model.types);
-  checkSelectionSyntax(options.selection);
+  checkSelection(options.selection, options.model?.types);
 }
 
 /** `clusters`: non-empty names, not with `cluster`. */

@@ -4,46 +4,40 @@ import type { DocumentType } from '../schema/document-model.js';
 import { parseSelection, selectionReferences, type Selection } from '../selection/index.js';
 
 /**
- * Refuses a selection that does not parse, before a visit or bulk run sends anything: the service would answer
- * 400 only once the request reaches it, and on a long export that is after the set-up, or, with several
- * slices, once per slice. The message points at the position, under the selection as given.
+ * Refuses a selection before a visit or bulk run sends anything, as bad usage pointing at the position under the
+ * selection as given:
+ * - one that does not parse: the service would answer 400 only once the request reaches it, and on a long export
+ *   that is after the set-up, or, with several slices, once per slice;
+ * - with the schema's `types`, one that names a document type or field the schema does not have: the service
+ *   compares a missing field as matching nothing, so `music.yeer > 2000` would visit, update or delete nothing and
+ *   end with exit 0. A near name is suggested, and a bare field name (`year > 2000`, which the parser reads as a
+ *   type) is named with its type.
  */
-export function checkSelectionSyntax(selection: string | undefined): void {
+export function checkSelection(selection: string | undefined, types?: ReadonlyMap<string, DocumentType>): void {
   if (selection === undefined || selection.trim() === '') return;
-  try {
-    parseSelection(selection);
-  } catch (err) {
-    if (!isVespaBulkError(err, 'VB_SELECTION_SYNTAX')) throw err;
-    throw pointed(selection, err.place?.position ?? 0, err.message, err);
-  }
-}
-
-/**
- * Refuses a selection that names a document type or field the schema does not have, when the schema is known: the
- * service compares a missing field as matching nothing, so
- * `music.yeer > 2000` would visit, update or delete nothing and end with exit 0. A near name is suggested.
- * Call before {@link checkSelectionSyntax}: a bare field name (`year > 2000`) is named here; other syntax errors are
- * left to it.
- */
-export function checkSelectionNames(selection: string | undefined, types: ReadonlyMap<string, DocumentType>): void {
-  if (selection === undefined || selection.trim() === '' || types.size === 0) return;
+  const known = types !== undefined && types.size > 0 ? types : undefined;
   let parsed: Selection;
   try {
     parsed = parseSelection(selection);
   } catch (err) {
     if (!isVespaBulkError(err, 'VB_SELECTION_SYNTAX')) throw err;
-    // `year > 2000`: the parser reads a bare name as a type; where it is a field, name the field.
     const position = err.place?.position ?? 0;
-    const name = /^[A-Za-z_]\w*/.exec(selection.slice(position))?.[0];
-    const owners = name === undefined || types.has(name) ? [] : typesWithField(types, name);
-    if (owners.length === 0) return;
-    throw pointed(
-      selection,
-      position,
-      `selection: '${name}' is not a document type; a field is written with its type: did you mean ${owners.map((t) => `${t}.${name}`).join(' or ')}?`,
-      err,
-    );
+    const message = (known !== undefined && bareField(selection, position, known)) || err.message;
+    throw pointed(selection, position, message, err);
   }
+  if (known !== undefined) checkNames(selection, parsed, known);
+}
+
+/** For `year > 2000`, where the parser failed on a name that is no type but a field of some: what to write instead. */
+function bareField(selection: string, position: number, types: ReadonlyMap<string, DocumentType>): string | undefined {
+  const name = /^[A-Za-z_]\w*/.exec(selection.slice(position))?.[0];
+  if (name === undefined || types.has(name)) return undefined;
+  const owners = [...types.values()].filter((t) => t.fields.has(name)).map((t) => t.name);
+  if (owners.length === 0) return undefined;
+  return `selection: '${name}' is not a document type; a field is written with its type: did you mean ${owners.map((t) => `${t}.${name}`).join(' or ')}?`;
+}
+
+function checkNames(selection: string, parsed: Selection, types: ReadonlyMap<string, DocumentType>): void {
   for (const ref of selectionReferences(parsed)) {
     const type = types.get(ref.type);
     if (type === undefined) {
@@ -60,10 +54,6 @@ export function checkSelectionNames(selection: string | undefined, types: Readon
       );
     }
   }
-}
-
-function typesWithField(types: ReadonlyMap<string, DocumentType>, field: string): string[] {
-  return [...types.values()].filter((t) => t.fields.has(field)).map((t) => t.name);
 }
 
 /** A usage error showing the selection with a caret under `position`, on one line so that the caret lines up. */

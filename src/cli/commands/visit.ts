@@ -40,7 +40,7 @@ import { exitCodeOfSignal, exitCodesEpilog } from '../exit-codes.js';
 import { stopOnSignal } from '../stop-on-signal.js';
 import { visitSampler } from '../../report/sample.js';
 import { selectionModel } from '../selection-model.js';
-import { checkSelectionNames } from '../../visit/selection-check.js';
+import { checkSelection } from '../../visit/selection-check.js';
 import { RunOutputs, withRunOutputOptions, type RunOutputArgs } from '../run-outputs.js';
 import {
   endpointVia,
@@ -196,7 +196,7 @@ async function useSchema(args: CommonArgs, options: VisitOptions | BulkOptions):
     endpoint: options.endpoint,
   });
   if (known === undefined) return;
-  if (known.guessed) checkSelectionNames(args.selection, known.model.types);
+  if (known.guessed) checkSelection(args.selection, known.model.types);
   else options.model = known.model;
 }
 

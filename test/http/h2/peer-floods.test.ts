@@ -13,6 +13,21 @@ closeAfterEach();
 
 const turn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 20));
 
+/** Calls `sendOne` once a turn until `pending` settles, at most 1,000 times; the times it was called. */
+async function sendUntilSettled(pending: Promise<unknown>, sendOne: () => void): Promise<number> {
+  let settled = false;
+  pending.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  let sent = 0;
+  for (; sent < 1000 && !settled; sent++) {
+    sendOne();
+    await turn();
+  }
+  return sent;
+}
+
 describe('floods of empty frames', () => {
   it('closes a connection whose server sends endless empty CONTINUATION frames (ENHANCE_YOUR_CALM)', async () => {
     const { peer, pool } = await peerPool({ connections: 2 });
@@ -45,18 +60,11 @@ describe('floods of empty frames', () => {
     const r = await c.request();
     c.headers(r.id, [[':status', '200']]);
     c.data(r.id, 'a');
-    let settled = false;
-    pending.then(
-      () => (settled = true),
-      () => (settled = true),
-    );
     // Empty frames, and frames of padding alone, until the request ends (a client they keep alive never ends it).
-    let sent = 0;
-    for (; sent < 1000 && !settled; sent++) {
+    const sent = await sendUntilSettled(pending, () => {
       c.data(r.id, Buffer.alloc(0));
       c.data(r.id, Buffer.alloc(0), { pad: 4 });
-      await turn();
-    }
+    });
     expect((await fails(pending)).detail).toBe('H2_BODY_TIMEOUT');
     // It ended while the frames still came.
     expect(sent).toBeLessThan(1000);
@@ -67,16 +75,7 @@ describe('floods of empty frames', () => {
     const pending = send(pool, { method: 'GET', path: '/interim' });
     const c = await peer.accept();
     const r = await c.request();
-    let settled = false;
-    pending.then(
-      () => (settled = true),
-      () => (settled = true),
-    );
-    let sent = 0;
-    for (; sent < 1000 && !settled; sent++) {
-      c.headers(r.id, [[':status', '103']]);
-      await turn();
-    }
+    const sent = await sendUntilSettled(pending, () => c.headers(r.id, [[':status', '103']]));
     expect((await fails(pending)).detail).toBe('H2_HEADERS_TIMEOUT');
     expect(sent).toBeLessThan(1000);
   });
