@@ -393,18 +393,26 @@ export class WorkerCoordinator implements FeedDriver {
         return;
       case 'state':
       case 'snapshot':
-      case 'done': {
-        lane.state = { accepted: m.accepted, stats: m.stats, inflight: m.inflight, limit: m.limit };
-        if (m.type !== 'state') this.answered(lane, m);
-        while (lane.pending.length > 0 && lane.pending[0].n <= m.accepted) lane.pending.shift();
-        this.merged = undefined;
-        if (m.type === 'done') {
-          lane.done = m;
-          if (m.stopped !== undefined) this.stop(m.stopped);
-          if (m.error !== undefined) this.workerError ??= fromWireError(m.error, 'VB_TRANSPORT');
-        }
+      case 'done':
+        // After its answer, a lane's later counters wait as its failures do, in order: the save being gathered
+        // counts what the lane had finished at its answer, and the operations it finished since are among the cut's
+        // unfinished (were they counted too, a resume would count them twice). The answer itself, and any message
+        // of a lane the round does not wait on, is taken at once.
+        this.barrier.admit(lane, () => this.noteState(lane, m));
         return;
-      }
+    }
+  }
+
+  /** `lane`'s counters and the batches it has taken in, as of `m`; its answer to a snapshot round; its end. */
+  private noteState(lane: Lane, m: Extract<FromWorker, { type: 'state' | 'snapshot' | 'done' }>): void {
+    lane.state = { accepted: m.accepted, stats: m.stats, inflight: m.inflight, limit: m.limit };
+    if (m.type !== 'state') this.answered(lane, m);
+    while (lane.pending.length > 0 && lane.pending[0].n <= m.accepted) lane.pending.shift();
+    this.merged = undefined;
+    if (m.type === 'done') {
+      lane.done = m;
+      if (m.stopped !== undefined) this.stop(m.stopped);
+      if (m.error !== undefined) this.workerError ??= fromWireError(m.error, 'VB_TRANSPORT');
     }
   }
 
