@@ -144,7 +144,9 @@ describe('the adaptive visit (no --slices)', () => {
       told(large),
     ).toEqual(['grow 8', 'grow 16']);
     expect(large.maxLimit, told(large)).toBeGreaterThanOrEqual(16);
-    expect(large.meanRunning, `${told(small)} ${told(large)}`).toBeGreaterThan(small.meanRunning);
+    // Not the mean in flight over the run: that counts how long each climb took, which on a busy machine (a CI
+    // run beside other suites) left the large cluster's mean below the small one's though it climbed higher.
+    expect(large.maxLimit, `${told(small)} ${told(large)}`).toBeGreaterThanOrEqual(small.maxLimit);
   });
 
   it('explicit slices keep their meaning: all at once, no search', async () => {
