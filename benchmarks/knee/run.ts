@@ -14,8 +14,9 @@
  *   2  bounded    32 slots x 2 ms (16,000/s) + a queue of 256, then 429
  *   3  embedding  8 slots x 100 ms (80/s) + a queue of 64: an application that embeds at feed time
  *
- * Usage: npx tsx benchmarks/knee/run.ts [1 2 3] [--rounds N] [--seconds S]
- * Runs the built CLI (dist/, built first) with --workers 1; all traffic stays on 127.0.0.1.
+ * Usage: npx tsx benchmarks/knee/run.ts [1 2 3] [--rounds N] [--seconds S] [--base REV]
+ * Runs the built CLI (dist/, built first) with --workers 1; all traffic stays on 127.0.0.1. With --base, the
+ * defaults of the CLI built from commit REV take their turn too (a row "defaults at REV"): before and after in one run.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -23,6 +24,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildDist, fmt, generatePuts, runCliFeed } from '../lib/cli-feed.js';
+import { buildCommit, type CommitBuild } from '../lib/baseline-build.js';
 import { findShared } from '../lib/shared.js';
 import { jettyScript, startJetty, type JettyEndpoint } from '../jetty/endpoint.js';
 
@@ -66,6 +68,8 @@ const picked = args.filter((a, i) => !a.startsWith('--') && !(i > 0 && args[i - 
 const rounds = Number(flag('--rounds') ?? 2);
 /** About how long each feed lasts at the topology's best rate. */
 const seconds = Number(flag('--seconds') ?? 6);
+const baseRev = flag('--base');
+let base: CommitBuild | undefined;
 const work = mkdtempSync(join(tmpdir(), 'vb-bench-knee-'));
 
 interface Figures {
@@ -84,9 +88,22 @@ function officialCli(): string | undefined {
   return r.status === 0 ? r.stdout.trim() : undefined;
 }
 
-async function ours(endpoint: JettyEndpoint, input: string, count: number, flags: string[]): Promise<Figures> {
+async function ours(
+  endpoint: JettyEndpoint,
+  input: string,
+  count: number,
+  flags: string[],
+  cli?: string,
+): Promise<Figures> {
   await endpoint.reset();
-  const r = await runCliFeed({ target: endpoint.url, input, count, flags: ['--workers', '1', ...flags], cwd: work });
+  const r = await runCliFeed({
+    target: endpoint.url,
+    input,
+    count,
+    flags: ['--workers', '1', ...flags],
+    cwd: work,
+    ...(cli !== undefined && { cli }),
+  });
   return {
     rate: r.rate,
     avgMs: r.summary['http.response.latency.millis.avg'] as number,
@@ -138,10 +155,12 @@ async function measure(t: Topology, script: string, binary: string | undefined):
     await ours(endpoint, input, count, ['--inflight', String(t.levels[Math.floor(t.levels.length / 2)])]);
     const sweep = new Map<number, Figures[]>(t.levels.map((l) => [l, []]));
     const defaults: Figures[] = [];
+    const before: Figures[] = [];
     const go: Figures[] = [];
     for (let round = 0; round < rounds; round++) {
       // Alternating, so a drift of the shared machine falls on all alike.
       defaults.push(await ours(endpoint, input, count, []));
+      if (base !== undefined) before.push(await ours(endpoint, input, count, [], base.cli));
       if (binary !== undefined) go.push(await official(binary, endpoint, input));
       for (const level of t.levels)
         sweep.get(level)!.push(await ours(endpoint, input, count, ['--inflight', String(level)]));
@@ -152,6 +171,7 @@ async function measure(t: Topology, script: string, binary: string | undefined):
     const rows = [
       ...levels.map((l) => ({ variant: `--inflight ${l.level}${l === knee ? ' (knee)' : ''}`, ...l })),
       { variant: 'defaults', ...medianOf(defaults) },
+      ...(before.length > 0 ? [{ variant: `defaults at ${baseRev}`, ...medianOf(before) }] : []),
       ...(go.length > 0 ? [{ variant: 'official vespa feed', ...medianOf(go) }] : []),
     ];
     console.log(
@@ -187,6 +207,7 @@ async function main(): Promise<void> {
     return;
   }
   await buildDist();
+  if (baseRev !== undefined) base = await buildCommit(baseRev);
   const binary = officialCli();
   console.log(
     `${availableParallelism()} cores; Jetty from ${script}; official CLI: ${binary ?? 'not found (its column is left out)'}`,
@@ -199,4 +220,7 @@ main()
     console.error(err);
     process.exitCode = 1;
   })
-  .finally(() => rmSync(work, { recursive: true, force: true }));
+  .finally(() => {
+    base?.remove();
+    rmSync(work, { recursive: true, force: true });
+  });

@@ -1,4 +1,4 @@
-import { AdaptiveLimit, type LimitChange, objectiveExponent } from '../limit/limit-search.js';
+import { AdaptiveLimit, type LimitChange } from '../limit/limit-search.js';
 
 /**
  * The in-flight limit: how many operations may be on the wire at once. Pure (the caller passes the clock and
@@ -23,7 +23,10 @@ export interface ThrottleOptions {
   min?: number;
   /** Highest limit. Default `defaultMaxInflight`. */
   max?: number;
-  /** First limit. Default 64 (bounded by min and max). */
+  /**
+   * First limit. Default 16 (bounded by min and max): an application that embeds at feed time has as few as 8 slots,
+   * and the climb doubles from here within a round trip or two each.
+   */
   initial?: number;
   /** How often the caller samples: the shortest window while the search climbs. Default 50 ms. */
   windowMs?: number;
@@ -51,6 +54,8 @@ export interface ThrottleWindow {
   peakInflight: number;
   /** Mean response latency in the window, when known. */
   latencyMs?: number;
+  /** The shortest single response in the window, when known. */
+  minLatencyMs?: number;
 }
 
 export class FixedThrottle implements Throttle {
@@ -64,7 +69,7 @@ export class FixedThrottle implements Throttle {
  * code compiled), and a window it made slow ended the climb at 64 now and then, for seconds. (A climb on while
  * throughput rose by a tenth reached the level as soon, but went on past a bounded cluster's queue: 429s.)
  */
-const climbGain = 2 ** objectiveExponent - 1;
+const climbGain = 0.1;
 /**
  * A probe down is kept only when it costs at most 3 % of the throughput: against a bounded cluster, whose
  * throughput falls off gently below its capacity, the objective alone steps down to about 0.85 of it.
@@ -80,6 +85,28 @@ const maxDownLoss = 0.03;
  */
 const climbLatencyRise = 0.5;
 
+/**
+ * The climb ends where a window's mean latency is half as long again as the shortest answer seen, and 5 ms longer:
+ * a queue has formed at the service. The hold's probes then find the knee from there, a quarter at a time. Less
+ * than 5 ms is within what a client short of CPU adds itself (a turn of its event loop).
+ */
+const climbQueue = { rise: 0.5, atLeastMs: 5 };
+
+/**
+ * The hold sits at the knee: the fewest in flight that keep 96 % of the best rate held lately (a sweep of fixed
+ * levels calls 95 % the knee; the rest is margin for one window's noise). Against a bounded container sharing its
+ * cores with the client, the objective held 128 in flight where 48 gave 0.95 of the best: three times the knee's
+ * latency for 3 % more.
+ */
+const kneeLoss = 0.04;
+
+/**
+ * After a 429, the search tries no more than this share of what was in flight when it came (until a run of holds
+ * without one raises it again): the service's queue was full there, and every later probe up to it is a burst of
+ * 429s.
+ */
+const ceilingShare = 0.9;
+
 /** Windows a limit stays in the changes kept for the report. */
 const keptChanges = 100;
 
@@ -93,7 +120,7 @@ export class AdaptiveThrottle implements Throttle {
   private lastCut = Number.NEGATIVE_INFINITY;
   private roundTripMs = 0;
   /** Samples gathered towards the next window of the search. */
-  private readonly acc = { ok: 0, peak: 0, latencySum: 0, latencyCount: 0 };
+  private readonly acc = { ok: 0, peak: 0, latencySum: 0, latencyCount: 0, minLatency: Number.POSITIVE_INFINITY };
   /** The search's changes, oldest first (the last 100): when (ms, the caller's clock) and why. */
   readonly changes: Array<LimitChange & { at: number }> = [];
 
@@ -101,7 +128,7 @@ export class AdaptiveThrottle implements Throttle {
     this.min = Math.max(1, options.min ?? 4);
     const max = Math.max(this.min, options.max ?? defaultMaxInflight);
     this.search = new AdaptiveLimit({
-      start: options.initial ?? 64,
+      start: options.initial ?? 16,
       min: this.min,
       max,
       momentum: true,
@@ -109,6 +136,8 @@ export class AdaptiveThrottle implements Throttle {
       climbGain,
       confirmDown: true,
       climbLatencyRise,
+      climbQueue,
+      kneeLoss,
     });
     this.windowMs = options.windowMs ?? 50;
     this.measureMs = options.measureMs ?? 250;
@@ -137,6 +166,7 @@ export class AdaptiveThrottle implements Throttle {
       this.acc.latencySum += w.latencyMs;
       this.acc.latencyCount++;
     }
+    if (w.minLatencyMs !== undefined) this.acc.minLatency = Math.min(this.acc.minLatency, w.minLatencyMs);
     const elapsed = now - this.lastTime;
     const latency = this.acc.latencyCount > 0 ? this.acc.latencySum / this.acc.latencyCount : 0;
     if (elapsed < this.windowLength(latency) - 1e-9) return;
@@ -149,6 +179,7 @@ export class AdaptiveThrottle implements Throttle {
         documentsPerSecond: (this.acc.ok * 1000) / elapsed,
         held,
         ...(this.acc.latencyCount > 0 && { latencyMs: latency }),
+        ...(Number.isFinite(this.acc.minLatency) && { minLatencyMs: this.acc.minLatency }),
       }),
     );
     this.restart(now);
@@ -173,7 +204,11 @@ export class AdaptiveThrottle implements Throttle {
     const elapsed = now - this.lastTime!;
     this.record(
       now,
-      this.search.cut(Math.floor(base * this.decrease), elapsed > 0 ? ((this.acc.ok + ok) * 1000) / elapsed : 0),
+      this.search.cut(
+        Math.floor(base * this.decrease),
+        elapsed > 0 ? ((this.acc.ok + ok) * 1000) / elapsed : 0,
+        base * ceilingShare,
+      ),
     );
     this.restart(now);
   }
@@ -193,6 +228,7 @@ export class AdaptiveThrottle implements Throttle {
     this.acc.peak = 0;
     this.acc.latencySum = 0;
     this.acc.latencyCount = 0;
+    this.acc.minLatency = Number.POSITIVE_INFINITY;
   }
 
   private record(now: number, change: LimitChange | undefined): void {
@@ -235,6 +271,7 @@ class WindowedThrottle implements FeedThrottle {
   private ok = 0;
   private throttledCount = 0;
   private latencySumMs = 0;
+  private minLatencyMs = Number.POSITIVE_INFINITY;
   private responses = 0;
   private peakInflight = 0;
 
@@ -253,6 +290,7 @@ class WindowedThrottle implements FeedThrottle {
 
   answered(latencyMs: number): void {
     this.latencySumMs += latencyMs;
+    if (latencyMs < this.minLatencyMs) this.minLatencyMs = latencyMs;
     this.responses++;
   }
 
@@ -270,11 +308,12 @@ class WindowedThrottle implements FeedThrottle {
       ok: this.ok,
       throttled: this.throttledCount,
       peakInflight: this.peakInflight,
-      ...(this.responses > 0 ? { latencyMs: this.latencySumMs / this.responses } : {}),
+      ...(this.responses > 0 ? { latencyMs: this.latencySumMs / this.responses, minLatencyMs: this.minLatencyMs } : {}),
     });
     this.ok = 0;
     this.throttledCount = 0;
     this.latencySumMs = 0;
+    this.minLatencyMs = Number.POSITIVE_INFINITY;
     this.responses = 0;
     this.peakInflight = inflight;
   }

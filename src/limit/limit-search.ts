@@ -70,6 +70,24 @@ export interface AdaptiveLimitSettings {
    * as the service's capacity and runs into its queue (a bounded container: 429s at the first second).
    */
   climbLatencyRise?: number;
+  /**
+   * The climb ends, where it is, once a window's mean latency exceeds the shortest answer seen (`minRttMs`) by more
+   * than `rise` of it and by at least `atLeastMs`: a queue has formed (TCP's HyStart reads the round trip the same
+   * way). Needs `LimitSample.minLatencyMs`. Default: not looked at. Against 8 slots of 100 ms, a start at 16 already
+   * waits 200 ms, and the doubling to 32 would wait 400 before `climbLatencyRise` could undo it. The least in ms
+   * keeps the client's own jitter from reading as a queue: on a client short of CPU, one answer comes in 1 ms and the
+   * window's mean is 3.5 against a service of 2.
+   */
+  climbQueue?: { rise: number; atLeastMs: number };
+  /**
+   * Judge the hold's probes by the knee rather than by the objective: a probe down is kept while it delivers at
+   * least `1 - kneeLoss` of the best rate held since the cluster last changed, and a probe up only when it delivers
+   * `kneeLoss` more than the level it left. The search then sits at the fewest in flight that give nearly all the
+   * throughput (what a sweep of fixed levels calls the knee), wherever the objective's exponent would put it: it
+   * stops short of the knee where each doubling gains less than 23 % (a client whose batching pays as it sends
+   * more), and goes past it where a fifth fewer costs more than 3 % of one noisy window. Default: the objective.
+   */
+  kneeLoss?: number;
 }
 
 /** One window as the caller saw it. */
@@ -80,6 +98,8 @@ export interface LimitSample {
   held: boolean;
   /** Mean latency of the answers in the window, in ms, when the caller measures it (see `climbLatencyRise`). */
   latencyMs?: number;
+  /** The shortest single answer in the window, in ms (see `climbQueue`). */
+  minLatencyMs?: number;
 }
 
 /** A change of the limit and why: what the search saw at the level it left. */
@@ -91,6 +111,20 @@ export interface LimitChange {
   reason: 'grow' | 'probe-up' | 'probe-down' | 'undo' | 'cut';
 }
 
+/**
+ * Where the search stands, for a report: the shortest round trip it has seen lately and how much of what is in
+ * flight waits beyond it (Vegas's estimate: in flight x (1 - shortest / mean latency)).
+ */
+export interface LimitState {
+  limit: number;
+  /** The shortest single answer of the last windows (some 40 to 80 of them), in ms; undefined before one. */
+  minRttMs: number | undefined;
+  /** Of the limit, how many wait beyond the shortest round trip, by the last measured window's mean latency. */
+  queueEstimate: number | undefined;
+  /** The most the search will try after the service said 429 (undefined: `max`). */
+  ceiling: number | undefined;
+}
+
 /** Objective exponent: as in the established feeders' search, throughput / inflight^0.3. */
 export const objectiveExponent = 0.3;
 const firstHoldWindows = 4;
@@ -98,6 +132,12 @@ const firstHoldWindows = 4;
 const upSteps = [1.25, 1.5, 2];
 const downSteps = [0.8, 2 / 3, 0.5];
 const maxHoldWindows = 32;
+/** Windows in one half of the shortest round trip's memory: it is the least of this half and the one before. */
+const minRttEpoch = 40;
+/** A step up that paid this share of its proportional gain or more is far below the knee (knee rule). */
+const farBelowShare = 0.8;
+/** Holds without a cut after which the ceiling a 429 set rises by a quarter (a cluster that grew gets room again). */
+const ceilingHolds = 16;
 
 type Phase =
   /** The window after a change: not measured. */
@@ -139,6 +179,18 @@ export class AdaptiveLimit {
   private streak = 0;
   /** Momentum: after the growth's undo, probe down once the level is measured again. */
   private downAfterBase = false;
+  private readonly climbQueue: { rise: number; atLeastMs: number } | undefined;
+  private readonly kneeLoss: number | undefined;
+  /** The best held rate since the cluster last changed (knee rule). */
+  private bestRate = 0;
+  /** Shortest answers: of this epoch of windows, and of the one before. */
+  private rttNow = Number.POSITIVE_INFINITY;
+  private rttBefore = Number.POSITIVE_INFINITY;
+  private rttWindows = 0;
+  private lastLatencyMs: number | undefined;
+  /** The most to try since a 429 (undefined: max), and the holds since it was set or raised. */
+  private ceilingLimit: number | undefined;
+  private holdsSinceCeiling = 0;
 
   constructor(settings: AdaptiveLimitSettings) {
     this.min = Math.max(1, settings.min ?? 1);
@@ -149,6 +201,39 @@ export class AdaptiveLimit {
     this.climbGain = settings.climbGain;
     this.confirmDown = settings.confirmDown ?? false;
     this.climbLatencyRise = settings.climbLatencyRise;
+    this.climbQueue = settings.climbQueue;
+    this.kneeLoss = settings.kneeLoss;
+  }
+
+  /** The shortest round trip seen lately, the queue estimate and the ceiling, for a report. */
+  get state(): LimitState {
+    const minRttMs = this.minRttMs;
+    return {
+      limit: this.current,
+      minRttMs,
+      queueEstimate:
+        minRttMs === undefined || this.lastLatencyMs === undefined || this.lastLatencyMs <= 0
+          ? undefined
+          : Math.max(0, this.current * (1 - minRttMs / this.lastLatencyMs)),
+      ceiling: this.ceilingLimit,
+    };
+  }
+
+  private get minRttMs(): number | undefined {
+    const m = Math.min(this.rttNow, this.rttBefore);
+    return Number.isFinite(m) ? m : undefined;
+  }
+
+  /** A windowed minimum (BBR's way): an old minimum ages out, so a cluster that slowed for good is seen to have. */
+  private noteRtt(sample: LimitSample): void {
+    if (sample.latencyMs !== undefined) this.lastLatencyMs = sample.latencyMs;
+    if (sample.minLatencyMs !== undefined && sample.minLatencyMs > 0)
+      this.rttNow = Math.min(this.rttNow, sample.minLatencyMs);
+    if (++this.rttWindows >= minRttEpoch) {
+      this.rttBefore = this.rttNow;
+      this.rttNow = Number.POSITIVE_INFINITY;
+      this.rttWindows = 0;
+    }
   }
 
   /** The limit to hold now. */
@@ -169,6 +254,7 @@ export class AdaptiveLimit {
   /** Feeds one window; returns the change it leads to, if any. */
   observe(sample: LimitSample): LimitChange | undefined {
     const phase = this.phase;
+    this.noteRtt(sample);
     if (phase.kind === 'settle') {
       this.phase = phase.then === 'base' ? { kind: 'base' } : { kind: 'probe', from: this.held! };
       return undefined;
@@ -193,14 +279,25 @@ export class AdaptiveLimit {
           latencyMs: sample.latencyMs,
         };
         if (this.growing) return this.climbed(tried, phase.from, phase.again === true);
-        const better = this.better(tried, phase.from);
-        if (better && this.confirmDown && tried.limit < phase.from.limit && phase.first === undefined) {
+        const better =
+          this.kneeLoss === undefined ? this.better(tried, phase.from) : this.nearerKnee(tried, phase.from);
+        if (
+          better &&
+          this.confirmDown &&
+          phase.first === undefined &&
+          (tried.limit < phase.from.limit || this.kneeLoss !== undefined)
+        ) {
           this.phase = { kind: 'probe', from: phase.from, first: rate };
           return undefined;
         }
         if (better) {
           this.held = tried;
           this.holdWindows = firstHoldWindows;
+          if (this.farBelowKnee(tried, phase.from)) {
+            this.growing = true;
+            this.streak = 0;
+            return this.grow();
+          }
           if (this.momentum) {
             const up = tried.limit > phase.from.limit;
             // The next probe after a hold goes the other way, as without momentum.
@@ -225,6 +322,7 @@ export class AdaptiveLimit {
           return undefined;
         }
         this.held = { limit: this.current, rate: sum / windows };
+        this.noteHeld(this.held.rate);
         // Alternately up and down; at a bound, the other way.
         const up = this.nextProbeUp;
         this.nextProbeUp = !up;
@@ -238,9 +336,14 @@ export class AdaptiveLimit {
    * Sets the limit from outside (a feed's cut on 429): growth ends, the new level is measured once its window has
    * settled, then held, and the first probe after it goes up.
    */
-  cut(limit: number, documentsPerSecond: number): LimitChange | undefined {
-    const next = clamp(limit, this.min, this.max);
+  cut(limit: number, documentsPerSecond: number, ceiling?: number): LimitChange | undefined {
+    if (ceiling !== undefined) {
+      this.ceilingLimit = Math.max(this.min, Math.min(this.ceilingLimit ?? this.max, Math.floor(ceiling)));
+      this.holdsSinceCeiling = 0;
+    }
+    const next = clamp(limit, this.min, this.top);
     this.growing = false;
+    this.bestRate = 0;
     this.held = undefined;
     this.nextProbeUp = true;
     this.holdWindows = firstHoldWindows;
@@ -263,24 +366,26 @@ export class AdaptiveLimit {
     // Measured again, the later window counts (the start-up or a pause slowed the first).
     const queued = this.queued(tried, from);
     const paid =
-      !queued &&
-      (this.climbGain === undefined ? this.better(tried, from) : tried.rate >= from.rate * (1 + this.climbGain));
+      this.climbGain === undefined ? this.better(tried, from) : tried.rate >= from.rate * (1 + this.climbGain);
     this.held = tried;
-    if (paid) {
+    if (paid && !queued) {
       this.climb.push(from);
       return this.grow();
     }
-    // What a queue added is latency alone: back to the level before it, whatever the objective says of the two.
     if (queued) {
       this.climb = [];
       this.growing = false;
+      // A queue formed, and throughput paid for it (a client that batches more as it sends more): the climb ends
+      // here, and the hold's probes look for the knee below.
+      if (paid && this.climbQueue !== undefined) return this.startHold();
+      // What a queue added is latency alone: back to the level before it, whatever the objective says of the two.
       this.held = from;
       this.downAfterBase = this.momentum;
       return this.change(from.limit, { kind: 'settle', then: 'base' }, 'undo', tried.rate);
     }
     // With climbGain, a step that did not pay is measured once more before the climb ends on it; one that queued
     // is not (a slow window is chance, a queue is not), and the climb ends at once.
-    if (this.climbGain !== undefined && !again && !queued) {
+    if (this.climbGain !== undefined && !again) {
       this.phase = { kind: 'probe', from, again: true };
       return undefined;
     }
@@ -303,13 +408,25 @@ export class AdaptiveLimit {
 
   private startHold(): undefined {
     this.probeFromHold = false;
+    if (this.ceilingLimit !== undefined && ++this.holdsSinceCeiling >= ceilingHolds) {
+      this.holdsSinceCeiling = 0;
+      this.ceilingLimit = Math.ceil(this.ceilingLimit * 1.25);
+      if (this.ceilingLimit >= this.max) this.ceilingLimit = undefined;
+    }
     this.phase = { kind: 'hold', left: this.holdWindows, sum: 0, windows: 0 };
     return undefined;
   }
 
   /** Doubles while growing; at the upper bound the climb ends. */
   private grow(): LimitChange | undefined {
-    const limit = clamp(this.current * 2, this.min, this.max);
+    // The level held already queues (a start above a small cluster's slots): no climb, but down at once.
+    if (this.queueFormed(this.held!)) {
+      this.climb = [];
+      this.growing = false;
+      this.nextProbeUp = true;
+      return this.tryLevel(false) ?? this.startHold();
+    }
+    const limit = clamp(this.current * 2, this.min, this.top);
     if (limit !== this.current) return this.change(limit, { kind: 'settle', then: 'probe' }, 'grow', this.held!.rate);
     return this.endClimb();
   }
@@ -323,16 +440,72 @@ export class AdaptiveLimit {
     const target = up
       ? Math.max(this.current + 1, Math.round(this.current * upSteps[step]))
       : Math.min(this.current - 1, Math.round(this.current * downSteps[step]));
-    const limit = clamp(target, this.min, this.max);
+    const limit = clamp(target, this.min, this.top);
     if (limit === this.current) return undefined;
     return this.change(limit, { kind: 'settle', then: 'probe' }, up ? 'probe-up' : 'probe-down', this.held!.rate);
   }
 
-  /** Whether the climb's step from `from` to `tried` went into a queue: its latency rose more than `climbLatencyRise`. */
+  /**
+   * Whether the climb's step from `from` to `tried` went into a queue: its latency rose more than
+   * `climbLatencyRise`, or stands above the shortest round trip as `climbQueue` says.
+   */
   private queued(tried: Level, from: Level): boolean {
+    if (this.queueFormed(tried)) return true;
     if (this.climbLatencyRise === undefined || tried.latencyMs === undefined || from.latencyMs === undefined)
       return false;
     return tried.latencyMs > from.latencyMs * (1 + this.climbLatencyRise);
+  }
+
+  /** The most to try: `max`, or the ceiling a 429 set. */
+  private get top(): number {
+    return Math.min(this.max, this.ceilingLimit ?? this.max);
+  }
+
+  /** Whether a queue had formed at a measured level: its mean latency beyond the shortest round trip (`climbQueue`). */
+  private queueFormed(level: Level): boolean {
+    const minRtt = this.minRttMs;
+    const q = this.climbQueue;
+    if (q === undefined || level.latencyMs === undefined || minRtt === undefined) return false;
+    return level.latencyMs > minRtt * (1 + q.rise) && level.latencyMs - minRtt >= q.atLeastMs;
+  }
+
+  /**
+   * Whether a kept step up paid nearly in proportion (a quarter more in flight, a fifth or more throughput): all of
+   * it served, none queued, so the knee is far above, and the search climbs again by doubling (knee rule only).
+   */
+  private farBelowKnee(tried: Level, from: Level): boolean {
+    if (this.kneeLoss === undefined || tried.limit <= from.limit) return false;
+    return tried.rate >= from.rate * (1 + farBelowShare * (tried.limit / from.limit - 1));
+  }
+
+  /**
+   * Whether a step down took waiting requests away: its latency fell by at least half the step (all of it when only
+   * a queue was left, by Little's law). One that kept the latency took nothing but throughput, whatever one window
+   * said of the rate: at the start of a process, which warms up as it goes, every later window is faster.
+   */
+  private queueShrank(tried: Level, from: Level): boolean {
+    if (tried.latencyMs === undefined || from.latencyMs === undefined) return true;
+    return tried.latencyMs <= from.latencyMs * (1 - 0.5 * (1 - tried.limit / from.limit));
+  }
+
+  /**
+   * The knee rule (`kneeLoss`): a step down is kept while it keeps nearly all of the best rate held lately, a step
+   * up only when it paid more than that share over the level it left.
+   */
+  private nearerKnee(tried: Level, from: Level): boolean {
+    const loss = this.kneeLoss!;
+    this.noteHeld(from.rate);
+    if (tried.limit < from.limit) return tried.rate >= this.bestRate * (1 - loss) && this.queueShrank(tried, from);
+    return tried.rate >= from.rate * (1 + loss);
+  }
+
+  /**
+   * A held rate: the best lately, unless it is well below it, which says the cluster's capacity fell (a node left,
+   * a slower phase): then it is the new best, and the knee is sought below it.
+   */
+  private noteHeld(rate: number): void {
+    if (this.kneeLoss === undefined) return;
+    if (rate > this.bestRate || rate < this.bestRate * (1 - 3 * this.kneeLoss)) this.bestRate = rate;
   }
 
   /** Whether level `a` beats level `b`: documents/s per in-flight^0.3 at least as high, and a step down within the loss. */

@@ -17,6 +17,11 @@ interface Cluster {
   queueLimit?: number;
   /** Relative noise on each sample's throughput (a seeded walk in ±noise). */
   noise?: number;
+  /**
+   * A proxy in front that holds at most this many requests (nginx's worker_connections): beyond it, requests are
+   * answered at once with its error page, which the feed takes as a 429.
+   */
+  proxyLimit?: number;
 }
 
 function simulate(cluster: Cluster | ((second: number) => Cluster), seconds: number, throttle: AdaptiveThrottle) {
@@ -26,7 +31,10 @@ function simulate(cluster: Cluster | ((second: number) => Cluster), seconds: num
   const rates: number[] = [];
   const limits: number[] = [];
   const latencies: number[] = [];
+  const refusals: number[] = [];
   let seed = 11;
+  // The first answers of a window waited as long as the queue was when it began (at the start, none).
+  let latencyBefore = 0;
   const random = (): number => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
     return seed / 2 ** 31;
@@ -41,7 +49,8 @@ function simulate(cluster: Cluster | ((second: number) => Cluster), seconds: num
     // service beyond its queue is refused.
     const waiting = Math.max(0, limit - (rate * base) / 1000);
     const atService = rate === serviceRate ? waiting : 0;
-    const rejected = Math.max(0, atService - (c.queueLimit ?? 256));
+    const refusedByProxy = Math.max(0, limit - (c.proxyLimit ?? Infinity));
+    const rejected = Math.max(0, atService - (c.queueLimit ?? 256), refusedByProxy);
     const accepted = limit - rejected;
     const latencyMs = Math.max(base, (accepted / rate) * 1000);
     const noise = 1 + (random() * 2 - 1) * (c.noise ?? 0);
@@ -52,7 +61,10 @@ function simulate(cluster: Cluster | ((second: number) => Cluster), seconds: num
     rates.push(served * (1000 / sampleMs));
     limits.push(limit);
     latencies.push(latencyMs);
-    throttle.sample(t, { ok: served, throttled, peakInflight: limit, latencyMs });
+    refusals.push(throttled);
+    const minLatencyMs = Math.max(base, Math.min(latencyMs, latencyBefore));
+    latencyBefore = latencyMs;
+    throttle.sample(t, { ok: served, throttled, peakInflight: limit, latencyMs, minLatencyMs });
   }
   const tail = (xs: number[], share = 0.5) => xs.slice(Math.floor(xs.length * (1 - share)));
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -67,6 +79,10 @@ function simulate(cluster: Cluster | ((second: number) => Cluster), seconds: num
     tailLatency: mean(tail(latencies)),
     /** The first second at which the throughput reached `x`. */
     secondsTo: (x: number) => (rates.findIndex((r) => r >= x) + 1) / 10,
+    /** The 429s (or proxy pages) after the first `seconds`. */
+    refusedAfter: (seconds: number) => refusals.slice(seconds * 10).reduce((a, b) => a + b, 0),
+    /** The longest latency of the first `seconds`. */
+    worstLatencyIn: (seconds: number) => Math.max(...latencies.slice(0, seconds * 10)),
   };
 }
 
@@ -116,6 +132,52 @@ describe('AdaptiveThrottle', () => {
     // Below the lowest limit of the established feeders (16, twice the slots): a queue of its own at the service.
     expect(r.tailLatency).toBeLessThanOrEqual(1.5 * kneeLatencyMs);
     expect(Math.max(...r.limits.slice(600))).toBeLessThan(16);
+    // The start: the first answers came in 100 ms, so a start at 16 is seen to queue, and the climb never begins.
+    expect(r.worstLatencyIn(10)).toBeLessThanOrEqual(3 * kneeLatencyMs);
+    expect(r.throttledShare).toBe(0);
+  });
+
+  it('a bounded container sharing its cores (the objective held 3 x the knee): sits at the knee, not above it', () => {
+    // Throughput creeps up past the knee (more in flight saves the client CPU that the container then uses): 0.95
+    // of the best at 48, the best at 128 and beyond. The objective kept what every step down cost (3 % or more).
+    const c: Cluster = {
+      slots: 32,
+      serviceMs: 2,
+      clientRate: (limit) => Math.min(14_500, 13_775 * (limit / 48) ** 0.0523),
+      noise: 0.02,
+    };
+    const r = simulate(c, 90, new AdaptiveThrottle());
+    const { best, kneeLatencyMs } = sweep(c);
+    // Short of 0.95: where a quarter more in flight pays 1 %, the search never sees the best (at 3 x the knee)
+    // and sits where the queue starts, at about 0.93 of it.
+    expect(r.tailRate).toBeGreaterThan(0.92 * best);
+    expect(r.tailLatency).toBeLessThanOrEqual(1.25 * kneeLatencyMs);
+    expect(r.throttledShare).toBe(0);
+  });
+
+  it('stays below a proxy in front that holds 300 requests: cut on its error pages, then held below', () => {
+    const c: Cluster = { serviceMs: 10, clientRate: 60_000, proxyLimit: 300, noise: 0.03 };
+    const t = new AdaptiveThrottle();
+    const r = simulate(c, 60, t);
+    expect(r.tailRate).toBeGreaterThan((0.9 * (300 * 1000)) / 10.5);
+    expect(Math.max(...r.limits.slice(100))).toBeLessThanOrEqual(300);
+    // A refusal sets a ceiling below what was in flight: after the climb's overshoot and one probe into the wall,
+    // the probes up stop short of it.
+    expect(r.refusedAfter(5)).toBe(0);
+  });
+
+  it('follows a cluster that loses one node of six and gets it back', () => {
+    const phases = (s: number): Cluster => ({ slots: s >= 20 && s < 40 ? 5 * 16 : 6 * 16, serviceMs: 10, noise: 0.03 });
+    const r = simulate(phases, 60, new AdaptiveThrottle());
+    const mean = (from: number, to: number, xs: number[]) =>
+      xs.slice(from * 10, to * 10).reduce((a, b) => a + b, 0) / ((to - from) * 10);
+    expect(mean(10, 20, r.rates)).toBeGreaterThan(0.93 * 9_600);
+    // Down: the queue that the lost node leaves is given back within seconds, by latency, before any 429.
+    expect(mean(28, 40, r.rates)).toBeGreaterThan(0.93 * 8_000);
+    expect(mean(28, 40, r.latencies)).toBeLessThan(1.25 * 10.5);
+    // Up again: the node's share is taken within seconds.
+    expect(mean(50, 60, r.rates)).toBeGreaterThan(0.93 * 9_600);
+    expect(r.throttledShare).toBe(0);
   });
 
   it('a client whose cost falls as it batches: settles near the knee the sweep of fixed limits finds', () => {
@@ -129,9 +191,9 @@ describe('AdaptiveThrottle', () => {
     };
     const r = simulate(c, 60, new AdaptiveThrottle());
     const { best, kneeLatencyMs } = sweep(c);
-    // Short of the goal (0.95): where throughput grows as the limit^0.25, the objective (throughput / limit^0.3)
-    // pays for no step up, and the search holds about 0.89 of the best at a latency below the knee's.
-    expect(r.tailRate).toBeGreaterThan(0.85 * best);
+    // Where throughput grows as the limit^0.25, the objective (throughput / limit^0.3) paid for no step up, and the
+    // search held 0.89 of the best; the knee rule steps up while a quarter more pays 4 %.
+    expect(r.tailRate).toBeGreaterThan(0.95 * best);
     expect(r.tailLatency).toBeLessThanOrEqual(1.25 * kneeLatencyMs);
     expect(r.throttledShare).toBe(0);
   });
