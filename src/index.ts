@@ -26,6 +26,7 @@ export type { OperationResult } from './feed/operation-result.js';
 export { readFeedCheckpoint, type FeedCheckpoint } from './feed/feed-checkpoint.js';
 export type { InputIdentity } from './feed/input-identity.js';
 export type { SameFailureVerdict } from './feed/same-failure.js';
+export type { QueueReading } from './feed/throttle.js';
 export type { FailureMark } from './feed/failures.js';
 export { parseShard, type Shard } from './feed/shard.js';
 export type { OperationKind } from './document/operation.js';

@@ -4,6 +4,7 @@ import type { FailureWriter } from './failures.js';
 import type { FeedSource, InputInfo, InputPosition, OpenPosition, ReadProgress } from './source.js';
 import type { FeedStats, FeedSummary } from './stats.js';
 import type { SameFailureVerdict } from './same-failure.js';
+import type { QueueReading } from './throttle.js';
 
 /**
  * The seam between the `Feeder`, which owns a feed's run (its failure output, checkpoint, signal and outcome), and
@@ -49,6 +50,8 @@ export interface DriverFigures {
   stats: Readonly<FeedStats>;
   inflight: number;
   limit: number;
+  /** The queue as the adaptive limit reads it (workers: the shortest round trip of all, their waiting added). */
+  queue?: QueueReading | undefined;
   read: number;
 }
 

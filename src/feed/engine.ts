@@ -25,7 +25,7 @@ import { isAuthFailure } from '../http/tls.js';
 import { Reachability } from '../http/reachability.js';
 import { isSafeToRepeat, parseOperation, type FeedOperation } from '../document/operation.js';
 import type { RawItem } from '../core/operation-splitter.js';
-import { createThrottle, defaultMaxInflight, type FeedThrottle } from './throttle.js';
+import { createThrottle, defaultMaxInflight, type FeedThrottle, type QueueReading } from './throttle.js';
 import { CircuitBreaker } from './breaker.js';
 import { SameFailureRule, type SameFailureVerdict } from './same-failure.js';
 import { FeedStats, type FeedStatsState } from './stats.js';
@@ -95,6 +95,7 @@ export interface EngineCounters {
   stats: FeedStatsState;
   inflight: number;
   limit: number;
+  queue?: QueueReading | undefined;
 }
 
 /**
@@ -220,13 +221,19 @@ export class FeedEngine implements FeedDriver {
       stats: this.stats,
       inflight: this.inflight,
       limit: this.throttle.limit,
+      queue: this.throttle.queue,
       read: this.stats.operations + this.stats.skipped + this.stats.dropped,
     };
   }
 
   /** The figures as plain data, for a worker thread's coordinator. */
   counters(): EngineCounters {
-    return { stats: this.stats.state(), inflight: this.inflight, limit: this.throttle.limit };
+    return {
+      stats: this.stats.state(),
+      inflight: this.inflight,
+      limit: this.throttle.limit,
+      queue: this.throttle.queue,
+    };
   }
 
   /** Stops the feed as Ctrl-C does (the first reason given stands): no retry waits, nothing more is sent. */

@@ -18,6 +18,7 @@ import type { DriverEnd, FeedDriver, StopReason } from './driver.js';
 import { ReadProgress, describeInputs, type FeedSource, type InputInfo } from './source.js';
 import type { FeedCounters, FeedSummary } from './stats.js';
 import type { SameFailureVerdict } from './same-failure.js';
+import type { QueueReading } from './throttle.js';
 import { WorkerCoordinator } from './workers/coordinator.js';
 import { countsNow, wholeFeedSummary } from './whole-feed.js';
 
@@ -296,9 +297,9 @@ export class Feeder {
   }
 
   /** The running totals with a copy of the latency histogram, and the in-flight count and limit now. */
-  snapshot(): FeedCounters & { inflight: number; limit: number } {
-    const { stats, inflight, limit } = this.driver.figures();
-    return { ...stats.snapshot(), inflight, limit };
+  snapshot(): FeedCounters & { inflight: number; limit: number; queue?: QueueReading | undefined } {
+    const { stats, inflight, limit, queue } = this.driver.figures();
+    return { ...stats.snapshot(), inflight, limit, queue };
   }
 
   /** Current figures for a progress line. */

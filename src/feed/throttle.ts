@@ -24,8 +24,10 @@ export interface ThrottleOptions {
   /** Highest limit. Default `defaultMaxInflight`. */
   max?: number;
   /**
-   * First limit. Default 16 (bounded by min and max): an application that embeds at feed time has as few as 8 slots,
-   * and the climb doubles from here within a round trip or two each.
+   * First limit. Default 8 (bounded by min and max): an application that embeds at feed time has as few as 8 slots,
+   * and the climb doubles from here within a round trip or two each. (The start itself cannot be judged by
+   * latency: a process's first windows are slow by its own warming up, 194 ms on average against the simulator on a
+   * loaded machine, where a queue of 8 at 100 ms is 150.)
    */
   initial?: number;
   /** How often the caller samples: the shortest window while the search climbs. Default 50 ms. */
@@ -36,9 +38,22 @@ export interface ThrottleOptions {
   decrease?: number;
 }
 
+/**
+ * What the adaptive limit reads of the queue, for a report: the shortest round trip of late and how many of the
+ * requests in flight wait beyond it (Vegas's estimate).
+ */
+export interface QueueReading {
+  /** The shortest single answer of the last windows, in ms. */
+  minRttMs: number;
+  /** Of the limit, how many wait beyond the shortest round trip, by the last window's mean latency. */
+  waiting: number;
+}
+
 export interface Throttle {
   /** Current limit. */
   readonly limit: number;
+  /** The queue as the search reads it (adaptive only, once an answer came). */
+  readonly queue?: QueueReading | undefined;
   /** Counts for the sample that just ended; `now` in ms. */
   sample(now: number, window: ThrottleWindow): void;
   /** A 429 answered at `now` (ms), with at most `peakInflight` in flight since the last sample: cut at once if due. */
@@ -86,11 +101,12 @@ const maxDownLoss = 0.03;
 const climbLatencyRise = 0.5;
 
 /**
- * The climb ends where a window's mean latency is half as long again as the shortest answer seen, and 5 ms longer:
+ * The climb ends where a window's mean latency is half as long again as the shortest answer seen, and 20 ms longer:
  * a queue has formed at the service. The hold's probes then find the knee from there, a quarter at a time. Less
- * than 5 ms is within what a client short of CPU adds itself (a turn of its event loop).
+ * is within what the client adds itself: a process warming up, short of CPU, answered in 1.5 ms at best and 10 on
+ * average in its first window against the simulator. A faster service's queue shows in `climbLatencyRise`.
  */
-const climbQueue = { rise: 0.5, atLeastMs: 5 };
+const climbQueue = { rise: 0.5, atLeastMs: 20 };
 
 /**
  * The hold sits at the knee: the fewest in flight that keep 96 % of the best rate held lately (a sweep of fixed
@@ -128,7 +144,7 @@ export class AdaptiveThrottle implements Throttle {
     this.min = Math.max(1, options.min ?? 4);
     const max = Math.max(this.min, options.max ?? defaultMaxInflight);
     this.search = new AdaptiveLimit({
-      start: options.initial ?? 16,
+      start: options.initial ?? 8,
       min: this.min,
       max,
       momentum: true,
@@ -148,6 +164,12 @@ export class AdaptiveThrottle implements Throttle {
     return this.search.limit;
   }
 
+  get queue(): QueueReading | undefined {
+    const { minRttMs, queueEstimate } = this.search.state;
+    if (minRttMs === undefined || queueEstimate === undefined) return undefined;
+    return { minRttMs, waiting: queueEstimate };
+  }
+
   /** How often the caller should sample. */
   get sampleMs(): number {
     return this.windowMs;
@@ -157,6 +179,7 @@ export class AdaptiveThrottle implements Throttle {
     if (w.latencyMs !== undefined) this.roundTripMs = w.latencyMs;
     if (this.lastTime === undefined) this.lastTime = now - this.windowMs;
     if (w.throttled > 0) {
+      this.search.noteRtt(w);
       this.cut(now, w.peakInflight, w.ok);
       return;
     }
@@ -245,6 +268,8 @@ export class AdaptiveThrottle implements Throttle {
 export interface FeedThrottle {
   /** How many operations may be on the wire now. */
   readonly limit: number;
+  /** The queue as the adaptive limit reads it, when it does. */
+  readonly queue: QueueReading | undefined;
   /** How often the feeder should call `tick()`, in ms. */
   readonly tickMs: number;
   /** A request went out; `inflight` counts it. */
@@ -282,6 +307,10 @@ class WindowedThrottle implements FeedThrottle {
 
   get limit(): number {
     return this.throttle.limit;
+  }
+
+  get queue(): QueueReading | undefined {
+    return this.throttle.queue;
   }
 
   sent(inflight: number): void {

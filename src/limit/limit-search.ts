@@ -224,8 +224,12 @@ export class AdaptiveLimit {
     return Number.isFinite(m) ? m : undefined;
   }
 
-  /** A windowed minimum (BBR's way): an old minimum ages out, so a cluster that slowed for good is seen to have. */
-  private noteRtt(sample: LimitSample): void {
+  /**
+   * The latencies of a window that is no measurement of the limit (one cut short by a 429), for the round trip and
+   * the queue estimate alone. A windowed minimum (BBR's way): an old minimum ages out, so a cluster that slowed for
+   * good is seen to have.
+   */
+  noteRtt(sample: Pick<LimitSample, 'latencyMs' | 'minLatencyMs'>): void {
     if (sample.latencyMs !== undefined) this.lastLatencyMs = sample.latencyMs;
     if (sample.minLatencyMs !== undefined && sample.minLatencyMs > 0)
       this.rttNow = Math.min(this.rttNow, sample.minLatencyMs);
@@ -419,13 +423,6 @@ export class AdaptiveLimit {
 
   /** Doubles while growing; at the upper bound the climb ends. */
   private grow(): LimitChange | undefined {
-    // The level held already queues (a start above a small cluster's slots): no climb, but down at once.
-    if (this.queueFormed(this.held!)) {
-      this.climb = [];
-      this.growing = false;
-      this.nextProbeUp = true;
-      return this.tryLevel(false) ?? this.startHold();
-    }
     const limit = clamp(this.current * 2, this.min, this.top);
     if (limit !== this.current) return this.change(limit, { kind: 'settle', then: 'probe' }, 'grow', this.held!.rate);
     return this.endClimb();

@@ -41,6 +41,8 @@ export const colors = {
   received: '#1a7f37',
   inflight: '#0969da',
   limit: '#bc4c00',
+  waiting: '#6639ba',
+  minRtt: '#57606a',
 };
 
 const rate = (n: number, dt: number) => (dt > 0 ? Number((n / dt).toFixed(3)) : 0);
@@ -136,6 +138,10 @@ export function timeCharts(recorded: StatsPoint[], whole: LatencyHistogram): Cha
           dash: [8, 6],
           legend: `last ${figure(lastValue(limit))} · max ${figure(peak(limit))}`,
         },
+        // Where the knee was: a limit at it keeps few waiting beyond the shortest round trip; one past it, most.
+        ...(recorded.some((p) => p.queueEstimate !== undefined)
+          ? [waitingSeries(of((p) => (p.queueEstimate === undefined ? null : Number(p.queueEstimate.toFixed(1)))))]
+          : []),
       ],
     },
   ];
@@ -173,6 +179,9 @@ export function timeCharts(recorded: StatsPoint[], whole: LatencyHistogram): Cha
           99,
           ms((p) => p.p99Ms),
         ),
+        ...(recorded.some((p) => p.minRttMs !== undefined)
+          ? [minRttSeries(of((p) => (p.minRttMs === undefined ? null : Number(p.minRttMs.toFixed(2)))))]
+          : []),
       ],
     });
   }
@@ -194,6 +203,30 @@ export function timeCharts(recorded: StatsPoint[], whole: LatencyHistogram): Cha
   );
   charts.push({ id: 'bytes', title: 'Megabytes per second', unit: 'MB/s', kind: 'time', x, series });
   return charts;
+}
+
+/** The adaptive limit's estimate of how many in flight wait beyond the shortest round trip. */
+function waitingSeries(values: (number | null)[]): SeriesSpec {
+  const known = values.filter((v): v is number => v !== null);
+  const mean = known.length > 0 ? known.reduce((a, b) => a + b, 0) / known.length : 0;
+  return {
+    label: 'waiting (estimate)',
+    color: colors.waiting,
+    values,
+    dash: [3, 3],
+    legend: `mean ${figure(mean)} · max ${figure(peak(values))}`,
+  };
+}
+
+/** The shortest round trip the adaptive limit saw of late: the latency with nothing queued. */
+function minRttSeries(values: (number | null)[]): SeriesSpec {
+  return {
+    label: 'shortest round trip',
+    color: colors.minRtt,
+    values,
+    dash: [3, 3],
+    legend: `last ${figure(lastValue(values))} ms`,
+  };
 }
 
 /** The latency of the whole run by percentile, HdrHistogram style; none when no response was timed. */

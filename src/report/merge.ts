@@ -69,6 +69,7 @@ function mergePoints(t: number, points: StatsPoint[]): StatsPoint {
     exceptions: sum((p) => p.exceptions),
     inflight: sum((p) => p.inflight),
     inflightLimit: sum((p) => p.inflightLimit),
+    ...mergedQueue(points),
     sentBytes: sum((p) => p.sentBytes),
     receivedBytes: sum((p) => p.receivedBytes),
     p50Ms: percentileMs(h, 50),
@@ -186,4 +187,14 @@ export function addSummaries(
     }
   }
   return out;
+}
+
+/** The shards' queue levels as one: the shortest round trip of any, the waiting of all (none where no shard read one). */
+function mergedQueue(points: StatsPoint[]): Pick<StatsPoint, 'minRttMs' | 'queueEstimate'> {
+  const rtts = points.flatMap((p) => (p.minRttMs === undefined ? [] : [p.minRttMs]));
+  const waiting = points.flatMap((p) => (p.queueEstimate === undefined ? [] : [p.queueEstimate]));
+  return {
+    ...(rtts.length > 0 && { minRttMs: Math.min(...rtts) }),
+    ...(waiting.length > 0 && { queueEstimate: waiting.reduce((a, b) => a + b, 0) }),
+  };
 }

@@ -1,5 +1,5 @@
 import { emptyLatencyHistogram, encodeHistogram, percentileMs, type LatencyHistogram } from './histogram.js';
-import type { RunSample, RunSampler } from './sample.js';
+import { queueOf, type RunSample, type RunSampler } from './sample.js';
 import type {
   RecordedRun,
   RunParams,
@@ -153,6 +153,7 @@ export class RunRecorder {
       exceptions: s.exceptions - prev.exceptions,
       inflight: s.inflight,
       inflightLimit: s.inflightLimit,
+      ...queueOf(s),
       sentBytes: s.sentBytes - prev.sentBytes,
       receivedBytes: s.receivedBytes - prev.receivedBytes,
       p50Ms: percentileMs(h, 50),

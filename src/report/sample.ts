@@ -21,6 +21,16 @@ export interface RunCounts {
   inflight: number;
   /** The in-flight limit (the adaptive limit of a feed, the slice count of a visit). */
   inflightLimit: number;
+  /**
+   * The shortest round trip the adaptive limit has seen of late, in ms: what an answer takes with nothing queued
+   * (a feed with the adaptive limit, once answers came).
+   */
+  minRttMs?: number;
+  /**
+   * Of the requests in flight, how many wait beyond that round trip, as the adaptive limit estimates it: in flight x
+   * (1 - shortest / mean latency). A feed at its knee keeps this small; one past it, most of what it has in flight.
+   */
+  queueEstimate?: number;
   /** Request body bytes sent. */
   sentBytes: number;
   /** Response body bytes received. */
@@ -64,6 +74,7 @@ export function feedSampler(feeder: Pick<Feeder, 'snapshot'>): RunSampler {
       exceptions: s.exceptions,
       inflight: s.inflight,
       inflightLimit: s.limit,
+      ...(s.queue !== undefined && { minRttMs: s.queue.minRttMs, queueEstimate: s.queue.waiting }),
       sentBytes: s.requestBytes,
       receivedBytes: s.responseBytes,
       latencyUs: s.latencyUs,
@@ -124,7 +135,7 @@ export class SequenceSampler {
     if (now === undefined)
       return this.finished === undefined ? emptySample() : { ...addSamples(undefined, this.finished), inflight: 0 };
     const total = addSamples(this.finished, now);
-    return { ...total, inflight: now.inflight, inflightLimit: now.inflightLimit };
+    return { ...total, inflight: now.inflight, inflightLimit: now.inflightLimit, ...queueOf(now) };
   };
 }
 
@@ -144,6 +155,16 @@ export function emptySample(): RunSample {
   };
 }
 
+/** A sample's queue levels, where it has them (levels, as `inflight`: the moment's, never added up over time). */
+export function queueOf(
+  s: Pick<RunCounts, 'minRttMs' | 'queueEstimate'>,
+): Pick<RunCounts, 'minRttMs' | 'queueEstimate'> {
+  return {
+    ...(s.minRttMs !== undefined && { minRttMs: s.minRttMs }),
+    ...(s.queueEstimate !== undefined && { queueEstimate: s.queueEstimate }),
+  };
+}
+
 /** `a + b` as a new sample (b's in-flight figures); neither is changed. */
 function addSamples(a: RunSample | undefined, b: RunSample): RunSample {
   const status = { ...b.status };
@@ -160,6 +181,7 @@ function addSamples(a: RunSample | undefined, b: RunSample): RunSample {
     exceptions: a.exceptions + b.exceptions,
     inflight: b.inflight,
     inflightLimit: b.inflightLimit,
+    ...queueOf(b),
     sentBytes: a.sentBytes + b.sentBytes,
     receivedBytes: a.receivedBytes + b.receivedBytes,
     latencyUs,

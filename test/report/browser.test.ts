@@ -194,14 +194,24 @@ describe('the HTML report of an adaptive bench, in a real browser', () => {
         for (let i = 0; i < data.length; i += 4) if (data[i + 3] > 100 && Math.abs(data[i] - c[0]) + Math.abs(data[i + 1] - c[1]) + Math.abs(data[i + 2] - c[2]) < 60) n++;
         return n;
       };
-      return { inflight: near(${JSON.stringify(rgb(colors.inflight))}), limit: near(${JSON.stringify(rgb(colors.limit))}), dashes: chart.series.slice(1).map((s) => s.dash ?? null) };
-    })()`)) as { inflight: number; limit: number; dashes: (number[] | null)[] };
+      return { inflight: near(${JSON.stringify(rgb(colors.inflight))}), limit: near(${JSON.stringify(rgb(colors.limit))}), waiting: near(${JSON.stringify(rgb(colors.waiting))}), labels: chart.series.slice(1).map((s) => s.label), dashes: chart.series.slice(1).map((s) => s.dash ?? null) };
+    })()`)) as { inflight: number; limit: number; waiting: number; labels: string[]; dashes: (number[] | null)[] };
     expect(problems).toEqual([]);
     // The data puts the count on its limit every second: each line still has its own pixels.
     expect(seen.inflight).toBeGreaterThan(100);
     expect(seen.limit).toBeGreaterThan(100);
     expect(seen.dashes[0]).toBeNull();
     expect(seen.dashes[1]).not.toBeNull();
+    // Beside the limit, the search's estimate of how many of them wait: where the knee was.
+    expect(seen.labels).toEqual(['in flight', 'limit', 'waiting (estimate)']);
+    expect(seen.waiting).toBeGreaterThan(50);
+  });
+
+  it('draws the shortest round trip beside the latency percentiles', async () => {
+    const labels = (await page.evaluate(
+      `window.vespaBulkReport.charts.find((c) => c.id === 'latency').chart.series.slice(1).map((s) => s.label)`,
+    )) as string[];
+    expect(labels).toEqual(['p50', 'p90', 'p99', 'shortest round trip']);
   });
 
   it("leaves out the steps table's columns an adaptive run has nothing for, and fills the rest", async () => {

@@ -87,6 +87,9 @@ export function adaptiveBenchRun(): RecordedRun {
       exceptions: 0,
       inflight: limit,
       inflightLimit: limit,
+      // Past the knee at first (most of the limit waiting), at it later.
+      minRttMs: 2.5,
+      queueEstimate: limit * (i < 4 ? 0.6 : 0.1),
       sentBytes: 300_000,
       receivedBytes: 90_000,
       p50Ms: percentileMs(h, 50),

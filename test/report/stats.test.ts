@@ -89,11 +89,21 @@ describe('feed --stats and --report', () => {
     expect(sum((p) => p.sentBytes)).toBe(s['http.request.bytes']);
     // The merge of the per-second histograms is the run's histogram: the same percentiles.
     expect(merged.getValueAtPercentile(99) / 1000).toBeCloseTo(s['http.response.latency.millis.p99'] as number, 2);
+    // The adaptive limit's reading of the queue, once answers came: a round trip, and a share of the limit waiting.
+    const read = points.filter((p) => p.minRttMs !== undefined);
+    expect(read.length).toBeGreaterThan(0);
+    for (const p of read) {
+      expect(p.minRttMs).toBeGreaterThan(0);
+      expect(p.queueEstimate).toBeGreaterThanOrEqual(0);
+      expect(p.queueEstimate).toBeLessThanOrEqual(p.inflightLimit);
+    }
 
     const html = readFileSync(report, 'utf8');
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\/cdn/i);
     expect(html).toContain('uPlot');
     expect(html).toContain('6,000');
+    expect(html).toContain('waiting (estimate)');
+    expect(html).toContain('shortest round trip');
     expect(html).not.toContain('sekrit-token-123');
   });
 

@@ -6,6 +6,7 @@ import type { InputInfo, OpenPosition } from '../source.js';
 import type { FeedStatsState } from '../stats.js';
 import type { StopReason } from '../driver.js';
 import type { SameFailureVerdict } from '../same-failure.js';
+import type { QueueReading } from '../throttle.js';
 import type { ItemBatch } from './batch.js';
 
 /** What a worker thread starts with (`workerData`). */
@@ -39,6 +40,7 @@ export interface WorkerState {
   stats: FeedStatsState;
   inflight: number;
   limit: number;
+  queue?: QueueReading | undefined;
 }
 
 /**
