@@ -174,7 +174,7 @@ function builder(y: Argv): Argv<FeedArgs> {
       .example("$0 feed items.csv --id 'id:ns:item::{n}'", 'A CSV table, each row a put of its columns')
       .option('inflight', {
         type: 'number',
-        describe: 'Fixed in-flight limit (default: adaptive, from 8 up to 1024, settling at the cluster's knee by throughput and latency)',
+        describe: 'Fixed in-flight limit (default: adaptive, from 8 up to 1024, settling at the knee of the cluster by throughput and latency)',
       })
       .option('timeout', {
         type: 'number',
