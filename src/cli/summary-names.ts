@@ -59,6 +59,7 @@ const feedNames = {
   skipped: 'feeder.skipped.count',
   dropped: 'feeder.transform.dropped.count',
   proxyPages: 'http.response.proxy.page.count',
+  feedBlockedSeconds: 'feeder.feed.blocked.seconds',
   inflightLimit: 'feeder.inflight.limit',
   protocol: 'http.protocol',
   proxy: 'http.proxy',

@@ -53,16 +53,24 @@ import { Sleeper } from '../structures/sleeper.js';
 import { ShuffleBuffer } from './shuffle-buffer.js';
 import { loadTransform, type TransformFunction } from '../transform/transform.js';
 import { transformBatches } from './transform-items.js';
+import { FeedBlock } from './feed-block.js';
 
 /** Operations `shuffle` holds when `shuffleBuffer` is not given. */
 export const defaultShuffleBuffer = 10_000;
+
+/**
+ * The longest wait between two probes of a feed block: how late a lifted block may be noticed. (Each write at its own
+ * backoff, as before, waited up to a minute between tries: a block that lifted was noticed that late.)
+ */
+const feedBlockProbeMaxMs = 10_000;
 
 /**
  * Where one operation stands, from read to done:
  * - `waiting-for-id`: an earlier operation on its document id is not finished (`IdSequencer`);
  * - `queued`: in the ready queue, waiting for room under the limit (and, with an arrival rate, for its due time);
  * - `in-flight`: an attempt is on the wire;
- * - `backing-off`: an attempt failed and `retryDelay()` said to try again after a delay;
+ * - `backing-off`: an attempt failed and `retryDelay()` said to try again after a delay, or the cluster is
+ *   feed-blocked and the write waits for the block to lift (`feed-block.ts`);
  * - `abandoned`: left unfinished by a stop; the checkpoint covers it;
  * - `done`: succeeded or finally failed (in the failure output).
  */
@@ -152,6 +160,9 @@ export class FeedEngine implements FeedDriver {
   private unreachable: VespaBulkError | undefined;
   private readonly sleeper = new Sleeper();
   private maxUnfinished = 0;
+  /** Writes that met a feed block (507), waiting together for it to lift; one at a time goes out as a probe. */
+  private readonly feedBlock: FeedBlock<Pending>;
+  private feedBlockTimer: NodeJS.Timeout | undefined;
   /** With `shuffle`: operations read and not yet let go to the sequencer, at most `shuffleBound`. */
   private readonly shuffler: ShuffleBuffer<Pending> | undefined;
   private readonly shuffleBound: number;
@@ -210,6 +221,10 @@ export class FeedEngine implements FeedDriver {
       ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
       ...options.retryPolicy,
     };
+    this.feedBlock = new FeedBlock({
+      firstMs: this.policy.feedBlockBaseDelayMs,
+      maxMs: Math.min(this.policy.feedBlockMaxDelayMs, feedBlockProbeMaxMs),
+    });
     this.arrival = new ArrivalSchedule(options.arrivalRate, () => this.pump());
     this.shuffler = options.shuffle === true ? new ShuffleBuffer<Pending>() : undefined;
     this.shuffleBound = options.shuffleBuffer ?? defaultShuffleBuffer;
@@ -246,6 +261,9 @@ export class FeedEngine implements FeedDriver {
       p.state = 'abandoned';
     }
     this.ready.clear();
+    // Held for a feed block: still unfinished (abandoned above), the checkpoint covers them.
+    this.feedBlock.clear(performance.now());
+    clearTimeout(this.feedBlockTimer);
     // Held by the shuffle: still unfinished (abandoned above), the checkpoint covers them.
     this.shuffler?.clear();
     this.arrival.cancel();
@@ -309,6 +327,7 @@ export class FeedEngine implements FeedDriver {
     if (this.ownsTransport) await this.transport.close().catch(() => undefined);
     if (readError !== undefined) throw readError.error;
     if (this.stopping !== undefined) this.stats.abandoned = this.unfinished.size;
+    this.stats.feedBlockedMs = this.feedBlock.blockedMs(performance.now());
     const summary = this.stats.summary(performance.now(), this.inflight, this.throttle.limit);
     return {
       summary,
@@ -402,8 +421,57 @@ export class FeedEngine implements FeedDriver {
       if (p === undefined) break;
       if (paced && !this.arrival.isDue(p.dueAt, now)) break;
       this.ready.shift();
-      this.dispatch(p);
+      // A write would meet the block the others wait for: it waits with them, unsent. A remove goes on.
+      if (this.feedBlock.blocked && p.op.kind !== 'remove') this.holdForBlock(p, now);
+      else this.dispatch(p);
     }
+  }
+
+  /** `p` waits with the others for the feed block to lift (its deadline counts from now if it was never sent). */
+  private holdForBlock(p: Pending, now: number): void {
+    if (p.attempts === 0) {
+      p.deadline = now + this.deadlineMs;
+      p.startedAt = p.dueAt > 0 ? p.dueAt : now;
+    } else this.stats.retries++;
+    p.state = 'backing-off';
+    const first = this.feedBlock.hold(p, now);
+    if (first !== undefined) this.armFeedBlockProbe(first);
+  }
+
+  private armFeedBlockProbe(delayMs: number): void {
+    clearTimeout(this.feedBlockTimer);
+    this.feedBlockTimer = setTimeout(() => this.probeFeedBlock(), delayMs);
+  }
+
+  /**
+   * The probe's time: the writes past their deadline fail (with the 507 they met, or as never sent), and the one
+   * held longest goes out, past the in-flight limit if need be (one request).
+   */
+  private probeFeedBlock(): void {
+    this.feedBlockTimer = undefined;
+    if (this.stopping !== undefined) return;
+    const now = performance.now();
+    const { expired, probe, nextMs } = this.feedBlock.fire(now);
+    for (const p of expired) {
+      if (p.attempts === 0) {
+        p.lastStatus = undefined;
+        p.lastMessage =
+          "not sent: the cluster was feed-blocked (507: resource limits) for the whole of the operation's timeout";
+        p.lastCode = undefined;
+      }
+      this.complete(p, false, p.lastStatus, p.lastMessage, undefined);
+    }
+    if (probe !== undefined) this.dispatch(probe);
+    if (nextMs !== undefined) this.armFeedBlockProbe(nextMs);
+    this.sleeper.wakeUp();
+    this.pump();
+  }
+
+  /** A write succeeded: whatever block there was has lifted, and what waited for it is sent. */
+  private feedBlockLifted(now: number): void {
+    clearTimeout(this.feedBlockTimer);
+    this.feedBlockTimer = undefined;
+    for (const p of this.feedBlock.lift(now)) this.enqueue(p);
   }
 
   private dispatch(p: Pending): void {
@@ -452,6 +520,7 @@ export class FeedEngine implements FeedDriver {
     this.reach.answer();
     this.inflight--;
     const status = res.status;
+    this.feedBlock.answered(p);
     this.stats.response(status, res.body.length, (now - sentAt) * 1000);
     this.throttle.answered(now - sentAt);
     if (((status >= 200 && status < 300) || (status >= 500 && status !== 507)) && !isReadableAnswer(res.body)) {
@@ -462,6 +531,8 @@ export class FeedEngine implements FeedDriver {
       this.breaker.success();
       this.throttle.succeeded();
       this.complete(p, true, status, undefined, res.body);
+      // A remove goes through a block; any other write that did says it has lifted.
+      if (this.feedBlockTimer !== undefined && p.op.kind !== 'remove') this.feedBlockLifted(now);
       this.pump();
       return;
     }
@@ -483,6 +554,11 @@ export class FeedEngine implements FeedDriver {
       this.policy,
     );
     if (delay === 0) this.sayNotRepeated(p, { status, safeToRepeat: p.safe === true });
+    if (status === 507 && delay > 0 && this.stopping === undefined) {
+      this.holdForBlock(p, now);
+      this.pump();
+      return;
+    }
     this.retryOrFail(p, delay, res.body);
     if (isAuthFailure(status) && this.stopping === undefined) {
       // Every later operation would be refused alike: stop with a checkpoint rather than fail them all.
@@ -522,6 +598,7 @@ export class FeedEngine implements FeedDriver {
   onRawError(p: Pending, err: TransportError): void {
     const now = performance.now();
     this.inflight--;
+    this.feedBlock.answered(p);
     this.stats.exceptions++;
     if (this.stopping !== undefined && (err.failure === 'aborted' || err.failure === 'shut')) {
       // Abandoned at stop: stays unfinished, so the checkpoint covers it.
@@ -647,6 +724,7 @@ export class FeedEngine implements FeedDriver {
       return;
     }
     this.throttle.tick(now, this.inflight);
+    this.stats.feedBlockedMs = this.feedBlock.blockedMs(now);
     this.updateWindow();
     this.pump();
   }

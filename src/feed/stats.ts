@@ -59,6 +59,11 @@ export interface FeedSummary {
    * does. Present when there were any.
    */
   proxyPages?: number;
+  /**
+   * How long the cluster was feed-blocked (507: a content node at its resource limits), in seconds: writes waited
+   * for the block to lift, one of them probing at a time, removes going on. Present when it was.
+   */
+  feedBlockedSeconds?: number;
   /** The in-flight limit at the end (the level the cluster took). */
   inflightLimit: number;
   /** The HTTP spoken: `h2` or `http1.1` (absent with a caller's dispatcher, whose protocol is its own). */
@@ -197,6 +202,8 @@ export interface LatencyState {
 /** FeedStats as plain data, posted by a worker thread and merged by the coordinator. */
 export interface FeedStatsState {
   counters: Record<(typeof counterNames)[number], number>;
+  /** Not added up over workers, who meet the same block at once: the longest. */
+  feedBlockedMs: number;
   latency: LatencyState;
   byCode: [number, LatencyState][];
   operationLatency: LatencyState;
@@ -259,6 +266,8 @@ export class FeedStats {
   retries = 0;
   throttled = 0;
   proxyPages = 0;
+  /** How long the cluster was feed-blocked, in ms, as the engine last saw it. */
+  feedBlockedMs = 0;
   /** The protocol the feed spoke, once known. */
   protocol: WireProtocol | undefined;
   /** The forward proxy gone through, as `proxyShown` gives it. */
@@ -326,6 +335,7 @@ export class FeedStats {
     for (const name of counterNames) counters[name] = this[name];
     return {
       counters,
+      feedBlockedMs: this.feedBlockedMs,
       latency: this.latency.state(),
       byCode: [...this.byCode].map(([status, recorder]) => [status, recorder.state()]),
       operationLatency: this.operationLatency.state(),
@@ -335,6 +345,7 @@ export class FeedStats {
   /** Adds another feed's counts: counters add, histograms merge exactly (HDR buckets add). */
   merge(s: FeedStatsState): void {
     for (const name of counterNames) this[name] += s.counters[name];
+    this.feedBlockedMs = Math.max(this.feedBlockedMs, s.feedBlockedMs);
     this.latency.merge(s.latency);
     for (const [status, state] of s.byCode) {
       let recorder = this.byCode.get(status);
@@ -392,6 +403,7 @@ export class FeedStats {
       skipped: this.skipped,
       ...(this.dropped > 0 && { dropped: this.dropped }),
       ...(this.proxyPages > 0 && { proxyPages: this.proxyPages }),
+      ...(this.feedBlockedMs > 0 && { feedBlockedSeconds: round(this.feedBlockedMs / 1000) }),
       inflightLimit: inflightLimit,
       ...(this.protocol !== undefined && { protocol: this.protocol }),
       ...(this.proxy !== undefined && { proxy: this.proxy }),

@@ -41,8 +41,12 @@ describe.concurrent('feed survives a feed block', () => {
       });
       expectSpoke(summary, protocol);
       expect(storedWhenCleared).toBe(0);
-      expect(server.faults.injected()['feed-block']).toBeGreaterThan(ops.length);
+      // The block is a state: the writes that met it wait together and one probes at a time, 1 s then 2 s apart.
+      // Before, each write in flight and read ahead tried again at its own backoff: over 2,000 answers of 507 in 12 s.
+      expect(server.faults.injected()['feed-block']).toBeGreaterThan(0);
+      expect(server.faults.injected()['feed-block']).toBeLessThan(60);
       expect(summary.responseCodes['507']).toBeGreaterThan(0);
+      expect(summary.feedBlockedSeconds).toBeGreaterThan(5);
       expect(summary.retries).toBeGreaterThan(0);
       expect(expectNothingLost(server, ops, okOf(summary), failures).failed).toBe(0);
     },
@@ -109,7 +113,11 @@ describe('a feed block on the progress line', () => {
       });
       expect(blockedSeen, run.stderr).toBe(true);
       expect(run.code, run.stderr).toBe(0);
-      expect(JSON.parse(run.stdout)).toMatchObject({ 'feeder.ok.count': ops.length, 'feeder.error.count': 0 });
+      const summary = JSON.parse(run.stdout) as Record<string, unknown>;
+      expect(summary).toMatchObject({ 'feeder.ok.count': ops.length, 'feeder.error.count': 0 });
+      // And the end says it too, as does the summary, though the block lifted.
+      expect(summary['feeder.feed.blocked.seconds']).toBeGreaterThan(0);
+      expect(run.stderr).toMatch(/cluster feed-blocked: resource limits \(507\) for [\d.]+ s/);
     },
   );
 });

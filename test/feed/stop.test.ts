@@ -29,6 +29,8 @@ describe('feeder stop', () => {
     const checkpoint = join(tmp.dir, 'cp.json');
     const feeder = new Feeder({
       endpoint: server.url,
+      // Room for all 20 at once (the adaptive limit starts at 8).
+      inflight: 32,
       signal: abort.signal,
       stopGraceMs: 50,
       checkpoint,

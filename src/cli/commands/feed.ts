@@ -99,7 +99,7 @@ interface FeedArgs extends SecurityArgs, TargetArgs, WaitArgs, RunOutputArgs, Tr
 // Paragraphs are single lines: yargs wraps them to the terminal.
 const epilog = `Input: JSONL, a JSON array of operations, or whitespace-separated objects (detected), several files, '-' for stdin, '.gz' and '.zst' decompressed; CSV, TSV and Parquet tables (by extension or --input-format), each row becoming an operation (--id-field or --id, see docs/input-formats.md). Operations: {"put"|"id":ID,"fields":{...}}, {"update":ID,"fields":{...}, "create":true}, {"remove":ID}, each with an optional "condition". Any other key fails that operation only.
 
-Retries: 429 always, with exponential backoff and jitter, until the operation's --timeout; 503, 502 and transport errors up to --max-retries; 507 (feed block) with slow backoff up to 60 s between tries until the block clears or --timeout; 504 and transport errors that may have reached the service only for operations safe to repeat (put, remove, update with only 'assign'; none with a condition), final otherwise. Other 4xx are final.
+Retries: 429 always, with exponential backoff and jitter, until the operation's --timeout; 503, 502 and transport errors up to --max-retries; 507 (feed block) is waited out: the writes that met it wait together while one probes at a time (1 s, then doubling up to 10 s apart), until one succeeds and all go on, or --timeout; removes go on; 504 and transport errors that may have reached the service only for operations safe to repeat (put, remove, update with only 'assign'; none with a condition), final otherwise. Other 4xx are final.
 
 Failures: every operation that finally failed goes to --failures FILE (default: vespa-bulk-failures-<time>.jsonl in the working directory, created only when something fails), one per line, as feed input that can be fed again unchanged; a line that could not be read is kept verbatim. Why each failed (status, message, attempts, input file and line) is in FILE.reasons.jsonl, line N for line N.
 
@@ -174,7 +174,8 @@ function builder(y: Argv): Argv<FeedArgs> {
       .example("$0 feed items.csv --id 'id:ns:item::{n}'", 'A CSV table, each row a put of its columns')
       .option('inflight', {
         type: 'number',
-        describe: 'Fixed in-flight limit (default: adaptive, from 8 up to 1024, settling at the knee of the cluster by throughput and latency)',
+        describe:
+          'Fixed in-flight limit (default: adaptive, from 8 up to 1024, settling at the knee of the cluster by throughput and latency)',
       })
       .option('timeout', {
         type: 'number',
@@ -687,6 +688,10 @@ async function handler(argv: FeedArgs): Promise<void> {
   if (outcome.failuresFile !== undefined && inFile > 0) {
     reportFailuresFile(inFile, outcome.failuresFile);
   }
+  if (s.feedBlockedSeconds !== undefined && !argv.quiet)
+    process.stderr.write(
+      `vespa-bulk: cluster feed-blocked: resource limits (507) for ${s.feedBlockedSeconds} s: writes waited, one probing at a time; removes went on\n`,
+    );
   // As `vespa feed`, an empty input is no failure (exit 0); but a summary of zeros alone reads like one.
   if (
     s.operations === 0 &&
