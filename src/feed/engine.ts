@@ -18,6 +18,7 @@ import {
   DocumentRequestEncoder,
   defaultMaxRequestBytes,
   methodOf,
+  requestBodyBytes,
   requestSizeError,
   type EncodedBody,
 } from '../http/document-request.js';
@@ -410,8 +411,9 @@ export class FeedEngine implements FeedDriver {
     p.state = 'in-flight';
     this.inflight++;
     this.throttle.sent(this.inflight);
-    // Encoded at the first attempt and kept for the retries; dropped when the operation is done.
-    if (p.body === undefined) this.encoder.encodeBody(op.fields, p);
+    // Encoded at the first attempt and kept for the retries; dropped when the operation is done. The fields go
+    // into the connection's buffer as they lie in the input, framed there (encodeFramed): no body per operation.
+    if (p.body === undefined) this.encoder.encodeFramed(op.fields, p);
     const path = this.encoder.operationPath(
       op.path,
       op.condition,
@@ -421,7 +423,7 @@ export class FeedEngine implements FeedDriver {
     const body = p.body!;
     const safe = (p.safe ??= isSafeToRepeat(op));
     this.stats.requests++;
-    if (body) this.stats.requestBytes += body.length;
+    if (body) this.stats.requestBytes += p.bodyFrame === undefined ? body.length : requestBodyBytes(op.fields);
     p.sentAt = now;
     dispatchTo(
       this.transport,
@@ -430,6 +432,7 @@ export class FeedEngine implements FeedDriver {
         path,
         headers: p.headers,
         body,
+        bodyFrame: p.bodyFrame,
         idempotent: safe,
         signal: this.abandon?.signal,
       },
