@@ -149,6 +149,7 @@ export type {
   Transport,
   TransportOptions,
   TransportRequest,
+  BodyFrame,
   TransportStats,
   ResponseHandler,
   RequestControl,
