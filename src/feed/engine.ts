@@ -357,6 +357,16 @@ export class FeedEngine implements FeedDriver {
       sentAt: 0,
       dueAt: this.arrival.dueAt(seq),
       startedAt: 0,
+      // Every field it will have, from the start: one shape for all, and no property store of its own allocated
+      // when the first attempt adds its body.
+      body: undefined,
+      bodyFrame: undefined,
+      headers: undefined,
+      safe: undefined,
+      timer: undefined,
+      lastStatus: undefined,
+      lastMessage: undefined,
+      lastCode: undefined,
     };
     this.unfinished.add(p);
     const shuffler = this.shuffler;
