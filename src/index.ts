@@ -150,6 +150,7 @@ export type {
   Transport,
   TransportOptions,
   TransportRequest,
+  BodyFrame,
   TransportStats,
   ResponseHandler,
   RequestControl,

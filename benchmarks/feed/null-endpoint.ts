@@ -2,19 +2,22 @@
  * The client's own cost (issue 33, "Speed at the limit"): `vespa-bulk feed` with its defaults, 200k × 1 KB puts
  * from a JSONL file, against the null endpoint (benchmarks/lib/null-endpoint.ts: a Go server that answers every
  * operation at once), over h2c and over TLS (h2 by ALPN); h2load (`-c 4 -m 256`, nghttp2's C client) posting the
- * same body to the same endpoint in the same run is the baseline: the official Go CLI cannot be built here.
+ * same body to the same endpoint in the same run is the baseline for the rate, the official CLI for the CPU.
  *
  * Per protocol it interleaves rounds of h2load, this checkout's CLI and, with `--base <commit>`, that commit's
- * (built in a temporary worktree), and prints the medians: documents/s, CPU per document (user+system of the
- * client process, GNU time) and peak RSS, each as a ratio to h2load's, and to the base build's. The CPU and the
- * RSS are the robust figures: the endpoint and the client share the cores, and on a shared machine the rate
- * moves from round to round.
+ * (built in a temporary worktree), and over h2c the official Go CLI (`shared/vespa-cli`, `vespa feed` with its
+ * defaults, the same file) and autocannon (HTTP/1.1, `-c 8 -p 16`, the same body, for `--autocannon-seconds`),
+ * and prints the medians: documents/s, CPU per document (user+system of the client process, GNU time) and peak
+ * RSS, each as a ratio to h2load's and to the official CLI's, and to the base build's. The CPU and the RSS are
+ * the robust figures: the endpoint and the client share the cores, and on a shared machine the rate moves from
+ * round to round.
  *
- * Targets (the issue's): rate >= 0.7 h2load; CPU per document about 15 µs on the filer's machine (state it as a
- * ratio to h2load's); peak RSS <= 100 MB.
+ * Targets (issue 44's): CPU per document <= 0.35 × the official CLI's; documents/s >= 0.7 × h2load's and
+ * >= 2 × the official CLI's; peak RSS <= 100 MB.
  *
  * Usage: npx tsx benchmarks/feed/null-endpoint.ts [--docs 200000] [--rounds 3] [--only h2c|tls] [--base <rev>]
  *        [--flags "--connections 4"]   (flags for this checkout's CLI and the base's)
+ *        [--no-references]             (no official CLI or autocannon rows) [--autocannon-seconds 5]
  * The CLI runs from dist/: `npm run build` first (the base is built here).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,6 +27,7 @@ import { buildCommit, type CommitBuild } from '../lib/baseline-build.js';
 import { type CliFeedRun, fmt, generatePuts, ratio, runCliFeed } from '../lib/cli-feed.js';
 import { haveH2load, type H2loadRun, runH2load } from '../lib/h2load.js';
 import { nullEndpointMissing, startNullEndpoint } from '../lib/null-endpoint.js';
+import { officialCliBinary, type ReferenceRun, runAutocannon, runOfficialFeed } from '../lib/reference-clients.js';
 import { trustAllEnv } from '../../src/cli/security-options.js';
 
 const args = process.argv.slice(2);
@@ -36,6 +40,9 @@ const rounds = Number(flag('--rounds') ?? 3);
 const only = flag('--only');
 const baseRev = flag('--base');
 const extraFlags = (flag('--flags') ?? '').split(' ').filter((f) => f !== '');
+const references = !args.includes('--no-references');
+const autocannonSeconds = Number(flag('--autocannon-seconds') ?? 5);
+const official = references ? officialCliBinary() : undefined;
 const protocols = (['h2c', 'tls'] as const).filter((p) => only === undefined || only === p);
 
 const missing = nullEndpointMissing() ?? (haveH2load() ? undefined : 'no h2load (apt-get install nghttp2-client)');
@@ -66,6 +73,8 @@ const medians = (runs: Figures[]): Figures => ({
 });
 const ofH2load = (h: H2loadRun): Figures => ({ rate: h.rate, cpuUs: h.cpuUsPerOp, rssMB: h.maxRssMB });
 const ofCli = (r: CliFeedRun): Figures => ({ rate: r.rate, cpuUs: r.cpuUsPerOp, rssMB: r.maxRssMB });
+const ofReference = (r: ReferenceRun): Figures => ({ rate: r.rate, cpuUs: r.cpuUsPerOp, rssMB: r.maxRssMB });
+type Who = 'h2load' | 'this' | 'base' | 'official' | 'autocannon';
 
 const work = mkdtempSync(join(tmpdir(), 'vb-bench-null-'));
 let base: CommitBuild | undefined;
@@ -78,7 +87,7 @@ try {
   const lines: string[] = [];
   for (const protocol of protocols) {
     const endpoint = await startNullEndpoint({ tls: protocol === 'tls' });
-    const runs: Record<'h2load' | 'this' | 'base', Figures[]> = { h2load: [], this: [], base: [] };
+    const runs: Record<Who, Figures[]> = { h2load: [], this: [], base: [], official: [], autocannon: [] };
     try {
       const feed = async (cli: string | undefined): Promise<Figures> => {
         const r = await runCliFeed({ target: endpoint.url, input, count: docs, flags: extraFlags, cli, cwd: work });
@@ -96,11 +105,28 @@ try {
           if (who === 'base' && base === undefined) continue;
           runs[who].push(await feed(who === 'base' ? base!.cli : undefined));
         }
-        const last = (k: keyof typeof runs): string =>
+        // The official CLI and autocannon speak h2c and HTTP/1.1 to it here (neither is told to trust its certificate).
+        if (protocol === 'h2c' && official !== undefined)
+          runs.official.push(
+            ofReference(await runOfficialFeed({ binary: official, target: endpoint.url, input, count: docs, work })),
+          );
+        if (protocol === 'h2c' && references)
+          runs.autocannon.push(
+            ofReference(
+              await runAutocannon({
+                url: endpoint.url,
+                seconds: autocannonSeconds,
+                connections: 8,
+                pipelining: 16,
+                work,
+              }),
+            ),
+          );
+        const last = (k: Who): string =>
           runs[k].length > round ? `${k} ${fmt(runs[k][round].rate)}/s ${fmt(runs[k][round].cpuUs, 1)} µs` : '';
         process.stderr.write(
-          `${protocol} round ${round + 1}: ${['h2load', 'this', 'base']
-            .map((k) => last(k as keyof typeof runs))
+          `${protocol} round ${round + 1}: ${(['h2load', 'this', 'base', 'official', 'autocannon'] as const)
+            .map((k) => last(k))
             .filter((s) => s)
             .join(', ')}\n`,
         );
@@ -111,19 +137,23 @@ try {
     const h = medians(runs.h2load);
     const ours = medians(runs.this);
     const b = base !== undefined ? medians(runs.base) : undefined;
+    const o = runs.official.length > 0 ? medians(runs.official) : undefined;
+    const a = runs.autocannon.length > 0 ? medians(runs.autocannon) : undefined;
     const row = (who: string, f: Figures | undefined, toBase = false): string =>
       f === undefined
         ? ''
-        : `| ${protocol} | ${who} | ${fmt(f.rate)} | ${ratio(f.rate, h.rate)} | ${fmt(f.cpuUs, 1)} | ${ratio(f.cpuUs, h.cpuUs)} | ${fmt(f.rssMB)} | ${ratio(f.rssMB, h.rssMB)} | ${toBase && b !== undefined ? `${ratio(f.rate, b.rate)} / ${ratio(f.cpuUs, b.cpuUs)} / ${ratio(f.rssMB, b.rssMB)}` : ''} |`;
+        : `| ${protocol} | ${who} | ${fmt(f.rate)} | ${ratio(f.rate, h.rate)} | ${ratio(f.rate, o?.rate)} | ${fmt(f.cpuUs, 1)} | ${ratio(f.cpuUs, h.cpuUs)} | ${ratio(f.cpuUs, o?.cpuUs)} | ${fmt(f.rssMB)} | ${ratio(f.rssMB, o?.rssMB)} | ${toBase && b !== undefined ? `${ratio(f.rate, b.rate)} / ${ratio(f.cpuUs, b.cpuUs)} / ${ratio(f.rssMB, b.rssMB)}` : ''} |`;
     lines.push(row('h2load -c 4 -m 256', h), row('vespa-bulk feed (this)', ours, true));
     if (b !== undefined) lines.push(row(`vespa-bulk feed (${base!.hash.slice(0, 7)})`, b));
+    lines.push(row('official vespa feed', o), row('autocannon -c 8 -p 16 (HTTP/1.1)', a));
   }
   process.stdout.write(
     `\n${docs} × 1 KB puts, the null endpoint, medians of ${rounds} interleaved rounds${extraFlags.length > 0 ? `, feed ${extraFlags.join(' ')}` : ''}\n\n` +
-      '| protocol | client | docs/s | rate ÷ h2load | CPU µs/doc | CPU ÷ h2load | peak RSS MB | RSS ÷ h2load | ÷ base: rate / CPU / RSS |\n' +
-      '|---|---|---|---|---|---|---|---|---|\n' +
+      '| protocol | client | docs/s | ÷ h2load | ÷ official | CPU µs/doc | ÷ h2load | ÷ official | peak RSS MB | ÷ official | ÷ base: rate / CPU / RSS |\n' +
+      '|---|---|---|---|---|---|---|---|---|---|---|\n' +
       lines.filter((l) => l !== '').join('\n') +
-      "\n\ntargets: rate >= 0.7 × h2load; CPU per document about 15 µs on the filer's machine; peak RSS <= 100 MB\n",
+      `\n\nofficial CLI: ${official ?? (references ? 'not found (its row is left out)' : 'left out')}\n` +
+      'targets: CPU per document <= 0.35 × official; rate >= 0.7 × h2load and >= 2 × official; peak RSS <= 100 MB\n',
   );
 } finally {
   base?.remove();

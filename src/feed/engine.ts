@@ -18,6 +18,7 @@ import {
   DocumentRequestEncoder,
   defaultMaxRequestBytes,
   methodOf,
+  requestBodyBytes,
   requestSizeError,
   type EncodedBody,
 } from '../http/document-request.js';
@@ -382,6 +383,16 @@ export class FeedEngine implements FeedDriver {
       sentAt: 0,
       dueAt: this.arrival.dueAt(seq),
       startedAt: 0,
+      // Every field it will have, from the start: one shape for all, and no property store of its own allocated
+      // when the first attempt adds its body.
+      body: undefined,
+      bodyFrame: undefined,
+      headers: undefined,
+      safe: undefined,
+      timer: undefined,
+      lastStatus: undefined,
+      lastMessage: undefined,
+      lastCode: undefined,
     };
     this.unfinished.add(p);
     const shuffler = this.shuffler;
@@ -485,8 +496,9 @@ export class FeedEngine implements FeedDriver {
     p.state = 'in-flight';
     this.inflight++;
     this.throttle.sent(this.inflight);
-    // Encoded at the first attempt and kept for the retries; dropped when the operation is done.
-    if (p.body === undefined) this.encoder.encodeBody(op.fields, p);
+    // Encoded at the first attempt and kept for the retries; dropped when the operation is done. The fields go
+    // into the connection's buffer as they lie in the input, framed there (encodeFramed): no body per operation.
+    if (p.body === undefined) this.encoder.encodeFramed(op.fields, p);
     const path = this.encoder.operationPath(
       op.path,
       op.condition,
@@ -496,7 +508,7 @@ export class FeedEngine implements FeedDriver {
     const body = p.body!;
     const safe = (p.safe ??= isSafeToRepeat(op));
     this.stats.requests++;
-    if (body) this.stats.requestBytes += body.length;
+    if (body) this.stats.requestBytes += p.bodyFrame === undefined ? body.length : requestBodyBytes(op.fields);
     p.sentAt = now;
     dispatchTo(
       this.transport,
@@ -505,6 +517,7 @@ export class FeedEngine implements FeedDriver {
         path,
         headers: p.headers,
         body,
+        bodyFrame: p.bodyFrame,
         idempotent: safe,
         signal: this.abandon?.signal,
       },

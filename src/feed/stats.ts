@@ -1,4 +1,11 @@
-import { addEncoded, emptyLatencyHistogram, encodeHistogram, type LatencyHistogram } from './latency-histogram.js';
+import {
+  addEncoded,
+  emptyLatencyHistogram,
+  encodeHistogram,
+  type LatencyHistogram,
+  latencyIndex,
+  recordAt,
+} from './latency-histogram.js';
 import type { WireProtocol } from '../http/transport.js';
 
 /**
@@ -114,6 +121,9 @@ export interface LatencyFigures {
   max: number;
 }
 
+/** A latency as the histograms count it: whole µs, at least 1. */
+const wholeUs = (latencyUs: number): number => (latencyUs < 1 ? 1 : Math.round(latencyUs));
+
 /** Latencies in microseconds: count, extremes and an HDR histogram for the percentiles. */
 class LatencyRecorder {
   count = 0;
@@ -123,12 +133,17 @@ class LatencyRecorder {
   private readonly histogram = emptyLatencyHistogram();
 
   record(latencyUs: number): void {
-    const us = latencyUs < 1 ? 1 : Math.round(latencyUs);
+    const us = wholeUs(latencyUs);
+    this.recordAt(us, latencyIndex(us));
+  }
+
+  /** `record` of whole µs whose histogram index (`latencyIndex`) is known: one lookup for several recorders. */
+  recordAt(us: number, index: number): void {
     this.count++;
     if (us < this.minUs) this.minUs = us;
     if (us > this.maxUs) this.maxUs = us;
     this.sumUs += us;
-    this.histogram.recordValue(us);
+    recordAt(this.histogram, us, index);
   }
 
   percentileMs(p: number): number {
@@ -296,8 +311,11 @@ export class FeedStats {
       this.lastCode = status;
       this.lastRecorder = recorder;
     }
-    recorder.record(latencyUs);
-    this.latency.record(latencyUs);
+    // Both count the same latency: its bucket is found once.
+    const us = wholeUs(latencyUs);
+    const index = latencyIndex(us);
+    recorder.recordAt(us, index);
+    this.latency.recordAt(us, index);
   }
 
   /** Answers with `status` so far. */

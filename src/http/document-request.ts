@@ -2,6 +2,7 @@ import { gzipSync, constants as zlibConstants } from 'node:zlib';
 import { tensorFormatParameter, type TensorFormat } from '../document/tensor-format.js';
 import { VespaBulkError } from '../core/errors.js';
 import type { OperationKind } from '../document/operation.js';
+import type { BodyFrame } from './transport.js';
 
 /**
  * How one document operation becomes an HTTP request: method, path and query, headers and body. Pure; the
@@ -75,6 +76,8 @@ export interface DocumentEncoding {
 /** Where `encodeBody` puts an operation's body and the headers that go with it: the feeder keeps them per operation. */
 export interface EncodedBody {
   body?: Buffer | null;
+  /** What goes around `body` on the wire (`encodeFramed`'s), or undefined where `body` is the whole. */
+  bodyFrame?: BodyFrame;
   headers?: string[];
 }
 
@@ -82,6 +85,8 @@ export interface EncodedBody {
 export const compressAboveBytes = 512;
 
 const fieldsOpen = '{"fields":';
+/** `{"fields":` and `}`: what `encodeFramed` sends around the fields. */
+const fieldsFrame: BodyFrame = [Buffer.from(fieldsOpen, 'latin1'), Buffer.from('}', 'latin1')];
 
 /**
  * The container's limit on one document operation's request body: `maxDocumentOperationRequestSizeMib`,
@@ -194,5 +199,21 @@ export class DocumentRequestEncoder {
       into.body = body;
       into.headers = this.headersJson;
     }
+  }
+
+  /**
+   * As `encodeBody`, but an uncompressed body is left as the fields where they lie (`into.body`) with
+   * `{"fields":` and `}` as its `bodyFrame`: the transport writes the three into its connection's buffer, and no
+   * body is put together per operation. A gzipped body is whole, as from `encodeBody`.
+   */
+  encodeFramed(fields: Buffer | undefined, into: EncodedBody): void {
+    if (fields === undefined || (this.compress && fields.length + fieldsOpen.length + 1 > compressAboveBytes)) {
+      into.bodyFrame = undefined;
+      this.encodeBody(fields, into);
+      return;
+    }
+    into.body = fields;
+    into.bodyFrame = fieldsFrame;
+    into.headers = this.headersJson;
   }
 }

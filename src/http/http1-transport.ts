@@ -2,7 +2,14 @@ import { createRequire } from 'node:module';
 import type { buildConnector as BuildConnector, Client as UndiciClient, Dispatcher } from 'undici';
 import { FifoQueue } from '../structures/fifo-queue.js';
 import { batchingConnector, TurnBatch } from './batching-connector.js';
-import type { ResponseHandler, TlsOptions, Transport, TransportRequest, TransportStats } from './transport.js';
+import {
+  type ResponseHandler,
+  type TlsOptions,
+  type Transport,
+  type TransportRequest,
+  type TransportStats,
+  wholeBody,
+} from './transport.js';
 import { TransportError, toTransportError } from './transport-error.js';
 import { withSignal } from './request-signal.js';
 import { Forwarded, proxyOrigin, tunnelConnector } from './proxy/http1-proxy.js';
@@ -254,7 +261,7 @@ export class Http1Transport implements Transport {
         method: req.method,
         path: forward === undefined ? req.path : `${this.origin}${req.path}`,
         headers: forward === undefined ? (req.headers as string[] | undefined) : [...(req.headers ?? []), ...forward],
-        body: req.body ?? null,
+        body: wholeBody(req),
         idempotent: !single,
         blocking: single,
         headersTimeout: timeout,

@@ -61,6 +61,17 @@ export interface TransportStats {
   waiting: number;
 }
 
+/** What goes before and after a request body (`TransportRequest.bodyFrame`). */
+export type BodyFrame = readonly [before: Buffer, after: Buffer];
+
+/** The body `req` sends, as one buffer (`bodyFrame` joined around `body`): for transports that take it whole. */
+export function wholeBody(req: Pick<TransportRequest, 'body' | 'bodyFrame'>): Buffer | null {
+  const body = req.body ?? null;
+  const frame = req.bodyFrame;
+  if (body === null || frame === undefined) return body;
+  return Buffer.concat([frame[0], body, frame[1]], frame[0].length + body.length + frame[1].length);
+}
+
 /** One request, as a transport sends it. */
 export interface TransportRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -73,6 +84,12 @@ export interface TransportRequest {
    */
   headers?: readonly string[];
   body?: Buffer | null;
+  /**
+   * Bytes that go before and after `body` on the wire (a document's `{"fields":` and `}` around the fields as they
+   * lie in the input): HTTP/2 frames the three straight into its connection's buffer, with no body put together
+   * first; HTTP/1.1 joins them. The content-length counts all three. Ignored without a body.
+   */
+  bodyFrame?: BodyFrame;
   /**
    * Whether the transport may send the request again on its own, without the caller knowing: one meaning on both
    * protocols. Default true. It matters only where a transport could resend: HTTP/1.1 with pipelining, where undici

@@ -163,6 +163,7 @@ export class Http2Transport implements Transport, RequestOwner {
       headers,
       opts.path,
       opts.body ?? null,
+      opts.bodyFrame,
       timeout,
       timeout,
       opts.signal === undefined ? handler : withSignal(opts.signal, handler),

@@ -1,4 +1,4 @@
-import type { RequestControl, ResponseHandler } from '../transport.js';
+import type { BodyFrame, RequestControl, ResponseHandler } from '../transport.js';
 import type { TransportError } from '../transport-error.js';
 import type { Choosable } from './connection-choice.js';
 import type { H2Request, H2Session } from './session.js';
@@ -74,6 +74,7 @@ export class PooledRequest implements H2Request, ResponseHandler {
     readonly headers: readonly string[],
     readonly path: string,
     readonly body: Buffer | null,
+    readonly bodyFrame: BodyFrame | undefined,
     readonly headersTimeout: number,
     readonly bodyTimeout: number,
     private readonly target: ResponseHandler,

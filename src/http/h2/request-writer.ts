@@ -4,7 +4,7 @@ import { pathFault, pathFieldSize, requestFieldsFault, writePath } from './field
 import type { FrameWriter } from './frame-writer.js';
 import type { OutBuffer } from './out-buffer.js';
 import type { PeerSettings } from './settings.js';
-import type { Stream } from './stream.js';
+import { type Stream, bodyLength, copyBody } from './stream.js';
 
 /** What the request writer asks of its connection. */
 export interface RequestWriterOwner {
@@ -54,13 +54,13 @@ export class RequestWriter {
       headers = this.encoder.fixed(req.headers);
     }
     const body = req.body;
-    const length = body === null ? '' : String(body.length);
+    const sending = bodyLength(req);
+    const length = body === null ? '' : String(sending);
     let size = pseudo.length + headers.length + pathFieldSize(req.path);
     if (body !== null) size += literalFieldSize('content-length', length);
     // The DATA frame of a small body goes in the same reservation.
-    const bodyLength = body?.length ?? 0;
-    const inline = bodyLength > 0 && this.canSendWhole(s, bodyLength);
-    const out = this.out.reserve(frameHeaderLength + size + (inline ? frameHeaderLength + bodyLength : 0));
+    const inline = sending > 0 && this.canSendWhole(s, sending);
+    const out = this.out.reserve(frameHeaderLength + size + (inline ? frameHeaderLength + sending : 0));
     const start = this.out.used;
     let at = start + frameHeaderLength;
     at += pseudo.copy(out, at);
@@ -73,7 +73,7 @@ export class RequestWriter {
     at += headers.copy(out, at);
     if (body !== null) at = writeLiteralField(out, at, 'content-length', length);
     const blockLength = at - start - frameHeaderLength;
-    const endStream = bodyLength === 0 ? Flag.EndStream : 0;
+    const endStream = sending === 0 ? Flag.EndStream : 0;
     s.sent = true;
     s.queuedAt = this.writer.handovers;
     if (blockLength > this.peer.maxFrame) {
@@ -84,11 +84,11 @@ export class RequestWriter {
     } else {
       writeFrameHeader(out, start, blockLength, FrameType.Headers, Flag.EndHeaders | endStream, s.id);
       if (inline) {
-        writeFrameHeader(out, at, bodyLength, FrameType.Data, Flag.EndStream, s.id);
-        body!.copy(out, at + frameHeaderLength);
-        at += frameHeaderLength + bodyLength;
-        this.sendWindow -= bodyLength;
-        s.sendWindow -= bodyLength;
+        writeFrameHeader(out, at, sending, FrameType.Data, Flag.EndStream, s.id);
+        copyBody(req, out, at + frameHeaderLength, 0, sending);
+        at += frameHeaderLength + sending;
+        this.sendWindow -= sending;
+        s.sendWindow -= sending;
         s.bodyAt = -1;
       }
       this.out.commit(at);
@@ -119,9 +119,10 @@ export class RequestWriter {
 
   /** Sends as much of the stream's body as the windows allow; the rest waits in `blocked`. */
   sendBody(s: Stream): boolean {
-    const body = s.req.body!;
+    const req = s.req;
+    const length = bodyLength(req);
     while (s.bodyAt >= 0) {
-      const left = body.length - s.bodyAt;
+      const left = length - s.bodyAt;
       const n = Math.min(left, this.peer.maxFrame, this.sendWindow, s.sendWindow);
       if (n <= 0 && left > 0) {
         if (!this.blocked.includes(s)) this.blocked.push(s);
@@ -133,7 +134,7 @@ export class RequestWriter {
       const out = this.out.reserve(frameHeaderLength + n);
       const start = this.out.used;
       writeFrameHeader(out, start, n, FrameType.Data, last ? Flag.EndStream : 0, s.id);
-      body.copy(out, start + frameHeaderLength, s.bodyAt, s.bodyAt + n);
+      copyBody(req, out, start + frameHeaderLength, s.bodyAt, s.bodyAt + n);
       this.out.commit(start + frameHeaderLength + n);
       this.sendWindow -= n;
       s.sendWindow -= n;

@@ -13,7 +13,7 @@ import {
   windowUpdateFrame,
 } from './frame.js';
 import { H2Error, abortFailure, refusedError } from './errors.js';
-import { type H2Request, Stream } from './stream.js';
+import { type H2Request, Stream, bodyLength } from './stream.js';
 import { FrameWriter } from './frame-writer.js';
 import { Liveness, LivenessStep, defaultPingTimeoutMs, defaultReadIdleMs } from './liveness.js';
 import { Receiver } from './receiver.js';
@@ -316,7 +316,7 @@ export class H2Session {
     }
     if (this.streams.get(id) !== s) return; // Aborted in onStart.
     if (!this.requests.writeHeaders(s)) return;
-    if (req.body !== null && req.body.length > 0) this.requests.sendBody(s);
+    if (bodyLength(req) > 0) this.requests.sendBody(s);
     else s.bodyAt = -1;
   }
 

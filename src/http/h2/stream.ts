@@ -1,4 +1,4 @@
-import type { RequestControl, ResponseHandler } from '../transport.js';
+import type { BodyFrame, RequestControl, ResponseHandler } from '../transport.js';
 
 /** A request as the pool hands it to a session. */
 export interface H2Request {
@@ -10,6 +10,8 @@ export interface H2Request {
   headers: readonly string[];
   path: string;
   body: Buffer | null;
+  /** What goes before and after `body` (see `TransportRequest.bodyFrame`); the body is null or all three. */
+  bodyFrame?: BodyFrame;
   /** ms to wait for the answer's headers; 0: no bound. */
   headersTimeout: number;
   /** ms any gap in the answer's body may last; 0: no bound. */
@@ -79,4 +81,31 @@ export class Stream implements RequestControl {
 /** An answer with no body whatever its content-length says: to HEAD, 204, 304 (RFC 9110, 6.4.1). */
 export function noBodyExpected(s: Stream): boolean {
   return s.status === 204 || s.status === 304 || s.req.pseudo[1] === 'HEAD';
+}
+
+/** Bytes of `req`'s body on the wire, its frame's included. */
+export function bodyLength(req: H2Request): number {
+  const body = req.body;
+  if (body === null) return 0;
+  const frame = req.bodyFrame;
+  return frame === undefined ? body.length : frame[0].length + body.length + frame[1].length;
+}
+
+/**
+ * Copies bytes `from` to `to` of `req`'s body on the wire (its frame's included) into `out` at `at`: the body is
+ * never put together in a buffer of its own, its pieces go straight into the connection's.
+ */
+export function copyBody(req: H2Request, out: Buffer, at: number, from: number, to: number): void {
+  const body = req.body!;
+  const frame = req.bodyFrame;
+  if (frame === undefined) {
+    body.copy(out, at, from, to);
+    return;
+  }
+  const before = frame[0];
+  const afterStart = before.length + body.length;
+  if (from < before.length) at += before.copy(out, at, from, Math.min(to, before.length));
+  if (to > before.length && from < afterStart)
+    at += body.copy(out, at, Math.max(from, before.length) - before.length, Math.min(to, afterStart) - before.length);
+  if (to > afterStart) frame[1].copy(out, at, Math.max(from, afterStart) - afterStart, to - afterStart);
 }
