@@ -119,7 +119,7 @@ describe('the single executable', () => {
         serve.stderr.on('data', (d: Buffer) => {
           out += d.toString();
           const m = /document interface: (http:\/\/\S+?)\/document\/v1\//.exec(out);
-          if (m) resolve(m[1]!);
+          if (m) resolve(m[1]);
         });
         serve.once('exit', (code) => reject(new Error(`serve exited (${code}): ${out}`)));
       });
