@@ -2,9 +2,9 @@
 # Builds vespa-bulk's OCI image with buildah from image/Containerfile: the single executable (scripts/build-sea.mjs)
 # on a root staged here from this machine's files, so nothing is pulled from an image registry.
 #
-#   bash scripts/build-image.sh [--arch x64] [--out FILE.tar] [--stage-only DIR]
+#   bash scripts/build-image.sh [--arch x64] [--name NAME] [--out FILE.tar] [--stage-only DIR]
 #
-# It prints the image's name, then the digest of its manifest, then the archive's path with --out (an OCI archive:
+# It prints the image's name (default vespa-bulk:VERSION), then the digest of its manifest, then the archive's path with --out (an OCI archive:
 # `podman load -i`, `skopeo copy oci-archive:FILE docker://REGISTRY/vespa-bulk:VERSION`, or `docker load -i` on
 # Docker 25+). --stage-only stages the build context into DIR and stops: `docker build` takes it from there
 # (image/Containerfile says how).
@@ -22,10 +22,12 @@ cd "$(dirname "$0")/.."
 arch=$(node -p process.arch)
 out=""
 stage_only=""
+name=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --arch) arch="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --name) name="$2"; shift 2 ;;
     --stage-only) stage_only="$2"; shift 2 ;;
     *) echo "build-image.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -67,7 +69,7 @@ if [ -n "$stage_only" ]; then
   exit 0
 fi
 
-name="vespa-bulk:$version"
+name=${name:-vespa-bulk:$version}
 buildah build --quiet --isolation chroot --timestamp 0 --layers=false --pull=never \
   --build-arg "VERSION=$version" -f "$context/Containerfile" -t "$name" "$context" > /dev/null
 echo "$name"
