@@ -31,7 +31,7 @@ async function buildImage(out: string): Promise<{ digest: string; archive: strin
   expect(built.code, built.stderr).toBe(0);
   const [printedName, digest, archive] = built.stdout.trim().split('\n');
   expect(printedName).toBe(name);
-  return { digest: digest!, archive: archive! };
+  return { digest: digest, archive: archive };
 }
 
 beforeAll(async () => {
@@ -77,9 +77,9 @@ const sha256 = (file: string) => createHash('sha256').update(readFileSync(file))
 
 describe('the image', () => {
   it('is reproducible: the same executable gives the same digest and the same archive', () => {
-    expect(builds[0]!.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(builds[1]!.digest).toBe(builds[0]!.digest);
-    expect(sha256(builds[1]!.archive)).toBe(sha256(builds[0]!.archive));
+    expect(builds[0].digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(builds[1].digest).toBe(builds[0].digest);
+    expect(sha256(builds[1].archive)).toBe(sha256(builds[0].archive));
   });
 
   it('is labelled with the version and the source, runs as a user that is not root, and starts the executable', async () => {
