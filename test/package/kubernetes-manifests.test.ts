@@ -40,7 +40,7 @@ function manifests(): { file: string; manifest: Manifest }[] {
 function validate(manifest: Manifest): void {
   const Model = models[`${manifest.apiVersion} ${manifest.kind}` as keyof typeof models];
   expect(Model, `${manifest.apiVersion} ${manifest.kind}: no schema here for it`).toBeDefined();
-  new Model(manifest as never).validate();
+  new Model(manifest).validate();
 }
 
 interface JobSpec {
@@ -77,7 +77,7 @@ describe('examples/kubernetes', () => {
     const [{ manifest }] = manifests().filter(({ file }) => file === 'feed-job.yaml');
     const spec = manifest.spec as JobSpec;
     expect(() => validate({ ...manifest, spec: { ...spec, completions: '4' } })).toThrow(/completions/);
-    const container = spec.template.spec.containers[0]!;
+    const container = spec.template.spec.containers[0];
     const args = [...container.args.slice(0, -1), 4];
     const template = { spec: { ...spec.template.spec, containers: [{ ...container, args }] } };
     expect(() => validate({ ...manifest, spec: { ...spec, template } })).toThrow(/args/);
@@ -86,8 +86,8 @@ describe('examples/kubernetes', () => {
   it('the Jobs run the image of this version, starting its executable: no npx, nothing downloaded at pod start', () => {
     for (const { file, spec } of jobs()) {
       const [container] = spec.template.spec.containers;
-      expect(container!.image, file).toMatch(new RegExp(`/vespa-bulk:${own.version.replace(/\./g, '\\.')}$`));
-      expect(container!.command, file).toEqual(['/usr/local/bin/vespa-bulk']);
+      expect(container.image, file).toMatch(new RegExp(`/vespa-bulk:${own.version.replace(/\./g, '\\.')}$`));
+      expect(container.command, file).toEqual(['/usr/local/bin/vespa-bulk']);
       expect(JSON.stringify(spec), file).not.toMatch(/npx|npm |node:\d|latest/);
       expect(spec.template.spec.securityContext, file).toMatchObject({ runAsNonRoot: true, runAsUser: 65532 });
     }
@@ -98,7 +98,7 @@ describe('examples/kubernetes', () => {
       const n = spec.completions;
       expect(spec.parallelism, file).toBe(n);
       expect(spec.maxFailedIndexes, file).toBe(n);
-      const { args } = spec.template.spec.containers[0]!;
+      const { args } = spec.template.spec.containers[0];
       const shard = args[args.indexOf('--shard') + 1];
       const slices = args[args.indexOf('--slices') + 1];
       expect(file === 'feed-job.yaml' ? shard : slices, file).toBe(
