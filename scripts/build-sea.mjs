@@ -293,7 +293,7 @@ function executable(arch, bundleDir, dir) {
   const assets = Object.fromEntries(
     [...Object.keys(workers).map((n) => `${n}.js`), 'uPlot.iife.min.js', 'uPlot.min.css'].map((n) => [
       n,
-      join(bundleDir, n),
+      relative(dir, join(bundleDir, n)),
     ]),
   );
   const config = join(dir, `sea-config-${arch}.json`);
@@ -302,8 +302,9 @@ function executable(arch, bundleDir, dir) {
     config,
     `${JSON.stringify(
       {
-        main: join(bundleDir, 'vespa-bulk.js'),
-        output: blob,
+        // Relative to `dir`, where the blob is written: the blob records the main script's path as given here.
+        main: relative(dir, join(bundleDir, 'vespa-bulk.js')),
+        output: basename(blob),
         disableExperimentalSEAWarning: true,
         useSnapshot: false,
         useCodeCache: native,
@@ -313,7 +314,9 @@ function executable(arch, bundleDir, dir) {
       2,
     )}\n`,
   );
-  run(writer, ['--experimental-sea-config', config]);
+  // V8 writes the code cache with its string hashes, from a seed random per process: fixed here, the same
+  // inputs give the same bytes (the executable seeds its own at each start, and takes the cache all the same).
+  run(writer, ['--hash-seed=1', '--experimental-sea-config', basename(config)], { cwd: dir });
   const out = join(dir, `vespa-bulk-linux-${arch}.partial`);
   copyFileSync(binary, out);
   chmodSync(out, 0o755);
@@ -362,8 +365,23 @@ export async function buildSea(arches = [hostArch()]) {
       const file = executable(a, join(dir, 'bundle'), dir);
       renameSync(file, file.replace(/\.partial$/, ''));
     }
+    prune(dir);
     return wanted;
   });
+}
+
+/**
+ * Removes the cache's older builds (about 130 MB each), keeping the newest few and any used in the last hour: a
+ * test in another checkout may be running one.
+ */
+function prune(keep) {
+  const hourAgo = Date.now() - 3600_000;
+  const builds = readdirSync(cacheRoot())
+    .filter((d) => /^[0-9a-f]{16}$/.test(d))
+    .map((d) => ({ path: join(cacheRoot(), d), mtime: statSync(join(cacheRoot(), d)).mtimeMs }))
+    .sort((a, b) => b.mtime - a.mtime);
+  for (const old of builds.slice(3))
+    if (old.path !== keep && old.mtime < hourAgo) rmSync(old.path, { recursive: true, force: true });
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
