@@ -3,18 +3,25 @@
 // executable as assets), a preparation blob written by `node --experimental-sea-config`, and that blob injected
 // by postject into a copy of the Node binary of the npm registry's `node-linux-*` packages.
 //
-//   node scripts/build-sea.mjs [--arch x64|arm64|all] [--out DIR]
+//   node scripts/build-sea.mjs [--arch x64|arm64|all] [--out DIR] [--no-code-cache]
 //
 // It prints the executables' paths, one a line. They are built once per set of inputs (the sources, package.json
 // and its lock, this script, the Node versions below) under $VESPA_BULK_SEA_CACHE (default: the temp folder's
 // vespa-bulk-sea/), so the tests and the release share one build; --out copies them into DIR.
 //
 // The blob must be written by the same Node version as the binary it goes into, and its code cache (V8 code
-// compiled ahead, `useCodeCache`) by the same architecture: the arm64 file's blob is written by the x64 build of
-// the same version and carries the script alone, compiled at each start (Node's advice for cross-platform
-// builds). No start-up snapshot (`useSnapshot`): the CLI's start already loads only the command it runs, and a
-// snapshot would have to run that start ahead of time in a form V8 can serialise, which undici and the worker
-// threads are not.
+// compiled ahead, `useCodeCache`: it halves the CPU of `--help`) by the same architecture: the arm64 file's blob
+// is written by the x64 build of the same version and carries the script alone, compiled at each start (Node's
+// advice for cross-platform builds).
+//
+// Reproducible: the same inputs give the same bytes, except the code cache, which V8 writes with string hashes
+// from a seed random to each process (a fixed --hash-seed makes the executable reject its cache). With
+// --no-code-cache the executables are byte for byte the same from build to build; the image built from a given
+// executable always is (scripts/build-image.sh).
+//
+// No start-up snapshot (`useSnapshot`): tried, it cost the same CPU for a one-document feed as the code cache,
+// since the CLI's start only defines its modules until a command runs; running that start ahead of time would
+// freeze into the file what it reads from its environment (the terminal, variables).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -89,13 +96,13 @@ function filesUnder(dir) {
 }
 
 /** The hash of everything that goes into the executables: the cache's key. */
-export function inputsHash() {
+export function inputsHash(codeCache = true) {
   const hash = createHash('sha256');
   for (const file of [...filesUnder('src'), 'package.json', 'package-lock.json', 'scripts/build-sea.mjs']) {
     hash.update(`${file}\0`);
     hash.update(readFileSync(join(root, file)));
   }
-  hash.update(JSON.stringify(nodeBuilds));
+  hash.update(JSON.stringify({ nodeBuilds, codeCache }));
   return hash.digest('hex').slice(0, 16);
 }
 
@@ -285,11 +292,11 @@ async function bundle(dir) {
 }
 
 /** One executable, `dir/vespa-bulk-linux-<arch>.partial`, from the bundle in `bundleDir`. */
-function executable(arch, bundleDir, dir) {
+function executable(arch, bundleDir, dir, codeCache) {
   const target = nodeBuilds[arch];
   const writer = nodeBinary('x64', target.blobWriter.version, target.blobWriter.integrity);
   const binary = nodeBinary(arch, target.version, target.integrity);
-  const native = arch === hostArch();
+  const native = arch === hostArch() && codeCache;
   const assets = Object.fromEntries(
     [...Object.keys(workers).map((n) => `${n}.js`), 'uPlot.iife.min.js', 'uPlot.min.css'].map((n) => [
       n,
@@ -314,9 +321,7 @@ function executable(arch, bundleDir, dir) {
       2,
     )}\n`,
   );
-  // V8 writes the code cache with its string hashes, from a seed random per process: fixed here, the same
-  // inputs give the same bytes (the executable seeds its own at each start, and takes the cache all the same).
-  run(writer, ['--hash-seed=1', '--experimental-sea-config', basename(config)], { cwd: dir });
+  run(writer, ['--experimental-sea-config', basename(config)], { cwd: dir });
   const out = join(dir, `vespa-bulk-linux-${arch}.partial`);
   copyFileSync(binary, out);
   chmodSync(out, 0o755);
@@ -351,8 +356,8 @@ async function withLock(lock, make, staleMs = 15 * 60_000) {
 }
 
 /** Builds (or finds in the cache) the executables for `arches`; their paths. */
-export async function buildSea(arches = [hostArch()]) {
-  const dir = join(cacheRoot(), inputsHash());
+export async function buildSea(arches = [hostArch()], { codeCache = true } = {}) {
+  const dir = join(cacheRoot(), inputsHash(codeCache));
   const wanted = arches.map((a) => join(dir, `vespa-bulk-linux-${a}`));
   const built = () => wanted.every((f) => existsSync(f));
   if (built()) return wanted;
@@ -362,7 +367,7 @@ export async function buildSea(arches = [hostArch()]) {
     await bundle(join(dir, 'bundle'));
     for (const a of arches) {
       // Written under a temporary name and renamed: a reader never sees a half-written executable.
-      const file = executable(a, join(dir, 'bundle'), dir);
+      const file = executable(a, join(dir, 'bundle'), dir, codeCache);
       renameSync(file, file.replace(/\.partial$/, ''));
     }
     prune(dir);
@@ -385,11 +390,17 @@ function prune(keep) {
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const { values } = parseArgs({ options: { arch: { type: 'string', default: hostArch() }, out: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: {
+      arch: { type: 'string', default: hostArch() },
+      out: { type: 'string' },
+      'no-code-cache': { type: 'boolean', default: false },
+    },
+  });
   const arches = values.arch === 'all' ? Object.keys(nodeBuilds) : [values.arch];
   for (const a of arches)
     if (!(a in nodeBuilds)) throw new Error(`--arch ${a}: one of ${Object.keys(nodeBuilds)}, all`);
-  const files = await buildSea(arches);
+  const files = await buildSea(arches, { codeCache: !values['no-code-cache'] });
   for (const file of files) {
     let path = file;
     if (values.out !== undefined) {

@@ -3,9 +3,9 @@
 //
 //   npm run release [-- --out DIR]
 //
-// The image needs buildah (`apt-get install buildah` on Debian). The executables and the image are reproducible
-// (scripts/build-sea.mjs, scripts/build-image.sh): the same commit built again gives the same sums, the
-// tarball aside (npm writes its files' times).
+// The image needs buildah (`apt-get install buildah` on Debian). The image is reproducible from its executable
+// (scripts/build-image.sh); the x64 executable carries V8's code cache, whose bytes differ from build to build
+// (scripts/build-sea.mjs says why), and npm writes the tarball's file times.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
