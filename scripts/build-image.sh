@@ -4,10 +4,10 @@
 #
 #   bash scripts/build-image.sh [--arch x64] [--name NAME] [--out FILE.tar] [--stage-only DIR]
 #
-# It prints the image's name (default vespa-bulk:VERSION), then the digest of its manifest, then the archive's path with --out (an OCI archive:
-# `podman load -i`, `skopeo copy oci-archive:FILE docker://REGISTRY/vespa-bulk:VERSION`, or `docker load -i` on
-# Docker 25+). --stage-only stages the build context into DIR and stops: `docker build` takes it from there
-# (image/Containerfile says how).
+# It prints the image's name (default vespa-bulk:VERSION), then the digest of its manifest as pushed (what a
+# registry keeps), then the archive's path with --out (an OCI archive: `podman load -i FILE`, or `skopeo copy
+# oci-archive:FILE docker://REGISTRY/vespa-bulk:VERSION`). --stage-only stages the build context into DIR and
+# stops: `docker build` takes it from there (image/Containerfile says how).
 #
 # Reproducible: the same executable and the same staged files give the same digest. Every file's time is set to
 # 0 and buildah's --timestamp 0 sets the image's creation time and the layer's file times; the shared libraries
@@ -73,11 +73,12 @@ name=${name:-vespa-bulk:$version}
 buildah build --quiet --isolation chroot --timestamp 0 --layers=false --pull=never \
   --build-arg "VERSION=$version" -f "$context/Containerfile" -t "$name" "$context" > /dev/null
 echo "$name"
-buildah inspect --type image --format '{{.FromImageDigest}}{{"\n"}}' "$name"
+# The image as it is handed on: an OCI layout (its layers compressed), whose manifest digest a registry keeps.
+layout="$context/layout"
+buildah push --quiet "$name" "oci:$layout:$name" > /dev/null
+node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).manifests[0].digest' "$layout/index.json"
 if [ -n "$out" ]; then
-  # An OCI layout, tarred with fixed times, owners and order, so the archive's bytes are reproducible too.
-  layout="$context/layout"
-  buildah push --quiet "$name" "oci:$layout:$name" > /dev/null
+  # Tarred with fixed times, owners and order, so the archive's bytes are reproducible too.
   find "$layout" -exec touch -h -d @0 {} +
   rm -f "$out"
   tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$layout" -cf "$out" .
