@@ -1,7 +1,9 @@
 /**
- * Start-up of the INSTALLED package, each command's CPU (user + sys) and wall time as a ratio to bare
- * `node -e 0` measured in the same run: `--help`, `feed --help` and a one-document feed against the simulator
- * (in its own process). Also the files `--help` and `feed --help` load, and the consumer's node_modules.
+ * Start-up of the INSTALLED package and of the single executable (scripts/build-sea.mjs), each command's CPU
+ * (user + sys) and wall time as a ratio to bare `node -e 0` and to the official Go `vespa` CLI
+ * (../shared/vespa-cli, or `vespa` on PATH) measured in the same run: `--help`, `feed --help` and a one-document
+ * feed against the simulator (in its own process). Also the files `--help` and `feed --help` load, and the
+ * consumer's node_modules.
  *
  *   npx tsx benchmarks/startup/run.ts [--runs 15] [--tarball vespa-bulk-x.y.z.tgz] [--extra parquet-wasm,apache-arrow]
  *
@@ -12,6 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startChildServer, median } from '../lib/child.js';
@@ -59,6 +62,35 @@ async function packagesIn(nodeModules: string): Promise<string[]> {
   return found;
 }
 
+/** The official CLI: shared/vespa-cli's binary (its own HOME and config folder), else `vespa` on PATH. */
+function officialCli(): string[] | undefined {
+  const path = join(import.meta.dirname, '../../../shared/vespa-cli/path');
+  if (existsSync(path)) {
+    const bin = spawnSync(path, { encoding: 'utf8' }).stdout.trim();
+    if (bin !== '') {
+      const cache = join(bin, '..');
+      // env(1) execs the binary in its place: the wrapper script's shell is not timed.
+      return ['env', `HOME=${cache}/home`, `VESPA_CLI_HOME=${cache}/config`, bin];
+    }
+  }
+  const onPath = spawnSync('bash', ['-c', 'command -v vespa'], { encoding: 'utf8' }).stdout.trim();
+  return onPath === '' ? undefined : [onPath];
+}
+
+/** The single executable for this machine, built (or found in its cache) by scripts/build-sea.mjs. */
+function singleExecutable(): string {
+  const build = spawnSync(process.execPath, ['scripts/build-sea.mjs'], { encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`scripts/build-sea.mjs failed: ${build.stderr}`);
+  return join(
+    process.cwd(),
+    build.stdout
+      .trim()
+      .split('\n')
+      .pop()!
+      .replace(/ \(\d+ bytes\)$/, ''),
+  );
+}
+
 const work = await mkdtemp(join(tmpdir(), 'vespa-bulk-startup-'));
 const sim = await startChildServer('benchmarks/server/sim-server.ts');
 try {
@@ -80,10 +112,20 @@ try {
       '--quiet',
     ],
   };
-  const official = spawnSync('bash', ['-c', 'command -v vespa'], { encoding: 'utf8' }).stdout.trim();
-  if (official !== '') {
-    commands['vespa --help (the official CLI)'] = [official, '--help'];
-    commands['vespa feed one.jsonl (the official CLI)'] = [official, 'feed', 'one.jsonl', '--target', sim.url];
+  const sea = singleExecutable();
+  commands['single executable --help'] = [sea, '--help'];
+  commands['single executable feed one.jsonl (1 document)'] = [
+    sea,
+    'feed',
+    'one.jsonl',
+    '--target',
+    sim.url,
+    '--quiet',
+  ];
+  const official = officialCli();
+  if (official !== undefined) {
+    commands['vespa --help (the official CLI)'] = [...official, '--help'];
+    commands['vespa feed one.jsonl (the official CLI)'] = [...official, 'feed', 'one.jsonl', '--target', sim.url];
   }
   // One warm-up round (page cache, the simulator's first request), then the measured ones, taking turns.
   for (const argv of Object.values(commands)) timed(argv, project);
@@ -94,23 +136,46 @@ try {
   const base = timings.get('node -e 0')!;
   const baseCpu = median(base.map((t) => t.cpu));
   const baseWall = median(base.map((t) => t.wall));
-  const targets: Record<string, number> = { 'vespa-bulk --help': 2, 'vespa-bulk feed one.jsonl (1 document)': 3 };
+  const cpuOf = (name: string) => median(timings.get(name)!.map((t) => t.cpu));
+  const wallOf = (name: string) => median(timings.get(name)!.map((t) => t.wall));
+  /** Each row's goal: a ratio of its CPU to bare Node's, or of its wall time to the official CLI's. */
+  const targets: Record<string, { of: 'node CPU' | 'official wall'; at: number }> = {
+    'vespa-bulk --help': { of: 'node CPU', at: 2 },
+    'vespa-bulk feed one.jsonl (1 document)': { of: 'node CPU', at: 3 },
+    'single executable --help': { of: 'official wall', at: 2 },
+    'single executable feed one.jsonl (1 document)': { of: 'node CPU', at: 1.5 },
+  };
+  /** The official CLI's row of the same job, where it was measured. */
+  const officialOf = (name: string): string | undefined => {
+    if (official === undefined || name.includes('(the official CLI)')) return undefined;
+    return name.includes('feed one.jsonl')
+      ? 'vespa feed one.jsonl (the official CLI)'
+      : name.endsWith(' --help')
+        ? 'vespa --help (the official CLI)'
+        : undefined;
+  };
   process.stdout.write(
-    `Start-up of the installed package (${tarball.replace(/.*[\\/]/, '')}${extra.length > 0 ? `, with ${extra.join(', ')}` : ''}), median of ${runs} runs, Node ${process.version}\n\n`,
+    `Start-up of the installed package (${tarball.replace(/.*[\\/]/, '')}${extra.length > 0 ? `, with ${extra.join(', ')}` : ''}) and of the single executable (${sea.replace(/.*[\\/]/, '')}), median of ${runs} runs, Node ${process.version}\n\n`,
   );
   process.stdout.write(
-    '| command | CPU s | CPU vs node -e 0 | wall s | wall vs node -e 0 | target (CPU) |\n|---|---|---|---|---|---|\n',
+    '| command | CPU s | CPU vs node -e 0 | CPU vs official | wall s | wall vs node -e 0 | wall vs official | target |\n|---|---|---|---|---|---|---|---|\n',
   );
-  for (const [name, ts] of timings) {
-    const cpu = median(ts.map((t) => t.cpu));
-    const wall = median(ts.map((t) => t.wall));
+  for (const name of timings.keys()) {
+    const cpu = cpuOf(name);
+    const wall = wallOf(name);
+    const theirs = officialOf(name);
+    const ratio = (ours: number, of: number | undefined) => (of === undefined ? '' : (ours / of).toFixed(2));
     const target = targets[name];
-    const verdict = target === undefined ? '' : `${target}x: ${cpu / baseCpu <= target ? 'met' : 'missed'}`;
+    let verdict = '';
+    if (target !== undefined) {
+      const value = target.of === 'node CPU' ? cpu / baseCpu : theirs === undefined ? undefined : wall / wallOf(theirs);
+      verdict = `${target.of} x ${target.at}: ${value === undefined ? 'not measured' : value <= target.at ? 'met' : 'missed'}`;
+    }
     process.stdout.write(
-      `| ${name} | ${cpu.toFixed(3)} | ${(cpu / baseCpu).toFixed(2)} | ${wall.toFixed(3)} | ${(wall / baseWall).toFixed(2)} | ${verdict} |\n`,
+      `| ${name} | ${cpu.toFixed(3)} | ${(cpu / baseCpu).toFixed(2)} | ${ratio(cpu, theirs === undefined ? undefined : cpuOf(theirs))} | ${wall.toFixed(3)} | ${(wall / baseWall).toFixed(2)} | ${ratio(wall, theirs === undefined ? undefined : wallOf(theirs))} | ${verdict} |\n`,
     );
   }
-  if (official === '')
+  if (official === undefined)
     process.stdout.write(
       '\nThe official `vespa` CLI is not on this machine (no `vespa` on PATH, and no Go toolchain here that builds it): not measured.\n',
     );

@@ -6,6 +6,7 @@
  */
 import type { AnyCommand } from './command.js';
 import { readFileSync } from 'node:fs';
+import { isSea } from 'node:sea';
 import { setFlagsFromString } from 'node:v8';
 import { markDefaulted } from './given-flags.js';
 import { describePlace, isVespaBulkError } from '../core/errors.js';
@@ -27,6 +28,12 @@ export { exitCodes };
 export function ownVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   return pkg.version;
+}
+
+/** What --version prints: our version, and in the single executable the Node it carries. */
+function versionText(): string {
+  if (!isSea()) return ownVersion();
+  return `${ownVersion()} (single executable: Node ${process.version}, ${process.platform}-${process.arch})`;
 }
 
 type CommandModuleLoader = () => Promise<{ commands: AnyCommand[] }>;
@@ -101,7 +108,7 @@ export async function main(argv: string[]): Promise<number> {
     .recommendCommands()
     .help()
     .alias('h', 'help')
-    .version(ownVersion())
+    .version(versionText())
     .wrap(helpWidth())
     // Throwing here (rather than printing) keeps yargs from running the handler after a strict-mode error.
     .fail((message, err) => {
@@ -134,13 +141,16 @@ ${
   return process.exitCode === undefined ? exitCodes.ok : Number(process.exitCode);
 }
 
-const invokedDirectly = process.argv[1] !== undefined && /(?:main\.[jt]s|vespa-bulk(?:\.js)?)$/.test(process.argv[1]);
+const invokedDirectly =
+  isSea() || (process.argv[1] !== undefined && /(?:main\.[jt]s|vespa-bulk(?:\.js)?)$/.test(process.argv[1]));
 if (invokedDirectly) {
   // undici parses HTTP/1.1 with llhttp compiled to WebAssembly. V8's optimising tier compiles that module in the
   // background on first use, and its compiler's scratch memory was the largest single item of a one-worker feed's
   // peak RSS (about 35 MB of 135). The baseline compiler's code parses responses at no measurable CPU cost per
   // document. Set here rather than in the library: V8 flags are the process's, which the CLI owns.
   setFlagsFromString('--liftoff-only');
-  const code = await main(process.argv.slice(2));
-  process.exitCode = code;
+  // No top-level await: the single executable runs this module bundled as CommonJS (scripts/build-sea.mjs).
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
 }

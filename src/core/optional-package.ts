@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { isSea } from 'node:sea';
 import { VespaBulkError } from './errors.js';
 
 /**
@@ -36,9 +38,13 @@ export async function importOptional<T>(
       readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
     ) as { peerDependencies?: Record<string, string> };
     const specs = together.map((p) => (versions[p] === undefined ? p : `${p}@${versions[p]}`)).join(' ');
+    // The single executable looks in node_modules of the working folder and of its own (scripts/build-sea.mjs).
+    const where = isSea()
+      ? `'npm i ${specs}' in the folder it runs in or in the executable's (${dirname(process.execPath)}).`
+      : `'npm i -g ${specs}' for a global install, 'npm i ${specs}' in a project, 'npx -p vespa-bulk ${together.map((p) => `-p ${p}`).join(' ')} vespa-bulk ...' for npx.`;
     throw new VespaBulkError(
       'VB_MISSING_PACKAGE',
-      `${optionalPackages[name]} needs ${together.join(' and ')}, which vespa-bulk does not install with itself. Add ${together.length > 1 ? 'them' : 'it'} beside vespa-bulk: 'npm i -g ${specs}' for a global install, 'npm i ${specs}' in a project, 'npx -p vespa-bulk ${together.map((p) => `-p ${p}`).join(' ')} vespa-bulk ...' for npx.`,
+      `${optionalPackages[name]} needs ${together.join(' and ')}, which vespa-bulk does not install with itself. Add ${together.length > 1 ? 'them' : 'it'} beside vespa-bulk: ${where}`,
       { cause: err },
     );
   }

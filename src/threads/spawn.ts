@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { getAsset, isSea } from 'node:sea';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
@@ -11,6 +12,9 @@ import { Worker } from 'node:worker_threads';
  * The one place a worker thread is started; the feed's and the visit's workers both go through it.
  */
 export function spawnWorker(beside: string, name: string, workerData: unknown): Worker {
+  // The single executable (scripts/build-sea.mjs) has no module files: it carries each worker's code, bundled into
+  // one script, as the asset `name.js`.
+  if (isSea()) return new Worker(getAsset(`${name}.js`, 'utf8'), { eval: true, workerData });
   const fromSource = beside.endsWith('.ts');
   const entry = new URL(`./${name}.${fromSource ? 'ts' : 'js'}`, beside);
   if (!fromSource) return new Worker(entry, { workerData });

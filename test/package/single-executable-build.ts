@@ -1,0 +1,44 @@
+import { execFile } from 'node:child_process';
+import { join, resolve } from 'node:path';
+
+const root = join(import.meta.dirname, '../..');
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `file` with `args` in `cwd`; resolves with its exit code and both outputs, never rejects. */
+export function run(
+  file: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      file,
+      args,
+      { cwd: options.cwd ?? root, env: options.env, timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 << 20 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+/**
+ * The single executable for this machine, built by scripts/build-sea.mjs. It builds once per set of inputs (the
+ * sources, package.json and its lock, the script) into a cache under the temp folder, so the test files that use
+ * it share one build, and a run whose sources have not changed since the last builds nothing.
+ */
+export async function singleExecutable(): Promise<string> {
+  const build = await run(process.execPath, [join(root, 'scripts/build-sea.mjs')], { timeoutMs: 600_000 });
+  if (build.code !== 0) throw new Error(`scripts/build-sea.mjs failed:\n${build.stderr}`);
+  const path = build.stdout
+    .trim()
+    .split('\n')
+    .pop()!
+    .replace(/ \(\d+ bytes\)$/, '');
+  return resolve(root, path);
+}
