@@ -90,6 +90,8 @@ export class ChainScheduler {
    */
   private fresh = new Map<string, number>();
   private changedAt = this.startedAt;
+  /** When the limit was last cut for a 429 or 503. */
+  private lastCut = Number.NEGATIVE_INFINITY;
   private firstDeliveryMs = 0;
   /**
    * How long a chain goes between deliveries (as seen at the ticks): each running chain's count and when it last
@@ -264,6 +266,24 @@ export class ChainScheduler {
       this.window.heldMs += dt;
   }
 
+  /**
+   * A chain was answered 429 or 503: the cluster (or what is in front of it) says stop. The limit halves below the
+   * chains running, at once and at most once a window, as the feed's does on 429: each chain's own backoff alone
+   * lets all of them knock again together.
+   */
+  throttled(): void {
+    if (this.settled || this.search === undefined) return;
+    this.account();
+    const now = this.lastAt;
+    if (now - this.lastCut < this.windowMs) return;
+    this.lastCut = now;
+    const ms = now - this.window.at;
+    const rate = ms > 0 ? ((this.options.documents() - this.window.documents) * 1000) / ms : 0;
+    const change = this.search.cut(Math.max(1, Math.floor(this.running.size / 2)), rate);
+    this.window = { at: now, documents: this.options.documents(), heldMs: 0, sawFresh: this.fresh.size > 0 };
+    if (change !== undefined) this.apply(change, now);
+  }
+
   private tick(): void {
     if (this.settled || this.search === undefined) return;
     this.account();
@@ -296,7 +316,11 @@ export class ChainScheduler {
     };
     this.window = { at: now, documents, heldMs: 0, sawFresh: this.fresh.size > 0 };
     const change = this.search.observe(sample);
-    if (change === undefined) return;
+    if (change !== undefined) this.apply(change, now);
+  }
+
+  /** A change of the limit: recorded, and the chains parked or started to meet it. */
+  private apply(change: LimitChange, now: number): void {
     this.changes.push({ ...change, seconds: Math.round((now - this.startedAt) / 10) / 100 });
     if (this.changes.length > keptChanges) this.changes.shift();
     this.current = change.limit;

@@ -52,6 +52,11 @@ export interface SliceVisitorOptions {
   /** The slice's token advanced or the slice ended (for checkpoints). */
   onState?: (visitor: SliceVisitor) => void;
   onMessage?: (message: VisitMessage) => void;
+  /**
+   * A request was answered 429 or 503 (the cluster, or something in front of it, says stop) and is to be retried:
+   * the visit's search takes it as the feed's takes a 429, and runs fewer slices at once.
+   */
+  onThrottled?: () => void;
   /** Bytes received, for rates. */
   onBytes?: (n: number) => void;
   /** Injected for tests. */
@@ -408,6 +413,8 @@ export class SliceVisitor {
     // What came after the last token will come again: remember it so it is not delivered twice.
     this.exactlyOnce.cut();
     this.tally.retries++;
+    const status = toFailure(retry.error).status;
+    if (status === 429 || status === 503) this.options.onThrottled?.();
     this.options.onMessage?.({
       slice: this.sliceId,
       severity: 'warning',

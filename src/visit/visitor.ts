@@ -108,6 +108,8 @@ export interface LocalVisitRun extends VisitRun {
 export interface ChainSet {
   readonly slices: readonly SliceVisitor[];
   readonly byKey: ReadonlyMap<string, SliceVisitor>;
+  /** What the slices tell the scheduler: `throttled` once it exists (a slice answered 429 or 503). */
+  readonly hooks: { throttled?: () => void };
   /** The most chains that may run at once (what the transport is sized for). */
   readonly maxInflight: number;
   /** The HTTP the own transport speaks, once known. */
@@ -154,6 +156,8 @@ export function createChains(options: VisitOptions, consumer: VisitConsumer): Ch
   const requestTimeoutMs = options.requestTimeoutMs ?? timeoutMs(options.serviceTimeout, 180_000) + 30_000;
   let bytes = 0;
   const reach = new Reachability(options.endpoint);
+  // Set once the scheduler exists: a slice told to stop (429, 503) tells it.
+  const hooks: { throttled?: () => void } = {};
   const slices = specs.map(
     ({ key, sliceId, space, cluster }) =>
       new SliceVisitor({
@@ -175,6 +179,7 @@ export function createChains(options: VisitOptions, consumer: VisitConsumer): Ch
         deliver: (batch) => consumer.deliver(batch),
         onState: (s) => consumer.onSliceState?.(s),
         onMessage: options.onMessage,
+        onThrottled: () => hooks.throttled?.(),
         onBytes: (n) => (bytes += n),
         reach,
       }),
@@ -182,6 +187,7 @@ export function createChains(options: VisitOptions, consumer: VisitConsumer): Ch
   return {
     slices,
     byKey: new Map(slices.map((s) => [s.key, s])),
+    hooks,
     maxInflight,
     protocol: () => protocol,
     signal,
@@ -258,6 +264,7 @@ export function startVisit(options: VisitOptions, consumer: VisitConsumer): Loca
     signal: chains.signal,
     onFailure: () => chains.stop(),
   });
+  chains.hooks.throttled = () => scheduler.throttled();
   const done = (async (): Promise<VisitReport> => {
     try {
       await scheduler.done;

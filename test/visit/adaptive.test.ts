@@ -318,6 +318,25 @@ describe('the adaptive visit (no --slices)', () => {
       expect(saved.outputs?.[join(outDir, f)]).toBe(readFileSync(join(outDir, f)).length);
   });
 
+  it.for(['h2', 'http1.1'] as const)(
+    'over %s: a 429 or 503 halves the slices running at once (as the feed does), and every document comes once',
+    async (protocol) => {
+      const documents = 6000;
+      const server = await seeded(documents, { costUs: 100, lanes: 8, prefix: 't', chunk: 40 });
+      server.faults.set({ errorRate: 0.05, errorStatuses: [429, 503], seed: 5 });
+      const v = visit({ ...base(server), protocol, retry: { baseDelayMs: 5, maxDelayMs: 50, maxRetries: 30 } });
+      const got: string[] = [];
+      for await (const d of v) got.push(d.id);
+      const report = await v.report;
+      expect(report.ok).toBe(true);
+      expectEachOnce(got, documents, 't');
+      // Before, the search never heard of them: each slice backed off alone, and the limit went on by throughput.
+      const cuts = report.inflight.changes.filter((c) => c.reason === 'cut');
+      expect(cuts.length).toBeGreaterThan(0);
+      expect(Math.min(...cuts.map((c) => c.limit))).toBeLessThan(report.inflight.maxLimit);
+    },
+  );
+
   it('20% mixed faults and cut streams: every document exactly once, the search going on through the retries', async () => {
     const documents = 6000;
     const server = await seeded(documents, { costUs: 100, lanes: 8, prefix: 'v', chunk: 40 });
