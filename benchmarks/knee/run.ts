@@ -249,16 +249,21 @@ async function ours(
   let fault = { span: { begun: Number.NaN, ended: Number.NaN }, settle: async () => undefined } as ReturnType<
     typeof scheduleFault
   >;
-  const r = await runCliFeed({
-    target: target.url,
-    input,
-    count,
-    flags: ['--workers', '1', '--stats', stats, ...target.flags, ...flags],
-    cwd: work,
-    onStart: () => (fault = scheduleFault(t, target)),
-    ...(cli !== undefined && { cli }),
-  });
-  await fault.settle();
+  let r: Awaited<ReturnType<typeof runCliFeed>>;
+  try {
+    r = await runCliFeed({
+      target: target.url,
+      input,
+      count,
+      flags: ['--workers', '1', '--stats', stats, ...target.flags, ...flags],
+      cwd: work,
+      onStart: () => (fault = scheduleFault(t, target)),
+      ...(cli !== undefined && { cli }),
+    });
+  } finally {
+    // Also when the run failed: no fault may begin after the target is gone.
+    await fault.settle();
+  }
   const secs = takeSeconds(stats);
   return {
     rate: r.rate,
