@@ -40,7 +40,8 @@ export interface JettyStats {
   requestsByProtocol: Record<string, number>;
 }
 
-async function freePort(): Promise<number> {
+/** A port free on 127.0.0.1 now (for a child server told its port). */
+export async function freePort(): Promise<number> {
   const s = createServer();
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
   const port = (s.address() as { port: number }).port;

@@ -1,9 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTeardown } from '../lib/teardown.js';
+import { freePort } from '../jetty/endpoint.js';
 
 /**
  * nginx from Debian as a TLS-terminating reverse proxy (issue 42, topology 5): a child process with its own
@@ -36,14 +37,6 @@ export function ensureNginx(): string {
   }
   const v = spawnSync('nginx', ['-v'], { encoding: 'utf8' });
   return /nginx\/([\d.]+)/.exec(v.stderr)?.[1] ?? '?';
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 const atLeast = (version: string, want: number[]): boolean => {
