@@ -298,7 +298,8 @@ describe('feed over h2 against a server that sends GOAWAY below open streams and
       } else fates.set(a.key, 'above the last stream id');
       return 'script';
     });
-    const { results, reasons } = await feedThrough(front, ops, { connections: 1 });
+    // Room for the 12 streams the server waits for (the adaptive limit starts at 8).
+    const { results, reasons } = await feedThrough(front, ops, { connections: 1, inflight: 32 });
 
     const byFate = (fate: Fate): Op[] => ops.filter((o) => fates.get(keyOfOp(o)) === fate);
     const increments = (list: Op[]): Op[] => list.filter((o) => o.update !== undefined);
