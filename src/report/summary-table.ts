@@ -44,6 +44,8 @@ const named: Record<string, [Group, string, Unit?]> = {
   'feeder.error.count': ['Outcomes', 'failed'],
   'feeder.parse.error.count': ['Outcomes', 'unreadable input (among the failed)'],
   'feeder.throttled.count': ['Outcomes', '429 answers (throttled)'],
+  'http.response.proxy.page.count': ['Outcomes', "5xx pages from a proxy on the way (not the service's answers)"],
+  'feeder.feed.blocked.seconds': ['Outcomes', 'cluster feed-blocked (507: resource limits)', 's'],
   'http.response.error.count': ['Outcomes', 'answers not 2xx (429s included)'],
   'http.response.code.counts': ['Outcomes', 'answers by status', 'text'],
   'feeder.retry.count': ['Outcomes', 'retries'],

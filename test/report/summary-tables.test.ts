@@ -65,6 +65,8 @@ describe("the report's summary", () => {
   it('names every key a feed and a visit export print, so none is shown as its printed key', () => {
     const stats = new FeedStats();
     stats.dropped = 1;
+    stats.proxyPages = 1;
+    stats.feedBlockedMs = 1500;
     stats.protocol = 'h2';
     const feed = Object.keys(feedSummaryJson(stats.summary(performance.now(), 0, 1)));
     const visit = Object.keys(
@@ -83,6 +85,8 @@ describe("the report's summary", () => {
       } as unknown as ExportSummary),
     );
     expect(feed).toContain('feeder.transform.dropped.count');
+    expect(feed).toContain('http.response.proxy.page.count');
+    expect(feed).toContain('feeder.feed.blocked.seconds');
     expect(visit).toContain('visit.clusters');
     expect([...feed, ...visit].filter((k) => k !== 'slices' && !isNamed(k))).toEqual([]);
   });

@@ -690,7 +690,7 @@ async function handler(argv: FeedArgs): Promise<void> {
   }
   if (s.feedBlockedSeconds !== undefined && !argv.quiet)
     process.stderr.write(
-      `vespa-bulk: cluster feed-blocked: resource limits (507) for ${s.feedBlockedSeconds} s: writes waited, one probing at a time; removes went on\n`,
+      `vespa-bulk: cluster feed-blocked: resource limits (507) for ${s.feedBlockedSeconds.toFixed(1)} s: writes waited, one probing at a time; removes went on\n`,
     );
   // As `vespa feed`, an empty input is no failure (exit 0); but a summary of zeros alone reads like one.
   if (
