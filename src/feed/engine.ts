@@ -464,12 +464,10 @@ export class FeedEngine implements FeedDriver {
     const now = performance.now();
     const { expired, probe, nextMs } = this.feedBlock.fire(now);
     for (const p of expired) {
-      if (p.attempts === 0) {
-        p.lastStatus = undefined;
+      // One never sent has no status or code of its own, only this.
+      if (p.attempts === 0)
         p.lastMessage =
           "not sent: the cluster was feed-blocked (507: resource limits) for the whole of the operation's timeout";
-        p.lastCode = undefined;
-      }
       this.complete(p, false, p.lastStatus, p.lastMessage, undefined);
     }
     if (probe !== undefined) this.dispatch(probe);

@@ -1,4 +1,6 @@
-import { AdaptiveLimit, type LimitChange } from '../limit/limit-search.js';
+import { AdaptiveLimit, type LimitChange, type QueueReading } from '../limit/limit-search.js';
+
+export type { QueueReading } from '../limit/limit-search.js';
 
 /**
  * The in-flight limit: how many operations may be on the wire at once. Pure (the caller passes the clock and
@@ -38,17 +40,6 @@ export interface ThrottleOptions {
   decrease?: number;
 }
 
-/**
- * What the adaptive limit reads of the queue, for a report: the shortest round trip of late and how many of the
- * requests in flight wait beyond it (Vegas's estimate).
- */
-export interface QueueReading {
-  /** The shortest single answer of the last windows, in ms. */
-  minRttMs: number;
-  /** Of the limit, how many wait beyond the shortest round trip, by the last window's mean latency. */
-  waiting: number;
-}
-
 export interface Throttle {
   /** Current limit. */
   readonly limit: number;
@@ -79,17 +70,13 @@ export class FixedThrottle implements Throttle {
 }
 
 /**
- * A doubling must pay what the objective asks (2^0.3: 23 % more throughput), but one that did not is measured once
+ * A doubling goes on climbing while it pays a tenth more throughput (not the objective's 23 %: a client whose
+ * batching pays as it sends more gains less per doubling below the knee), and one that did not is measured once
  * more before the climb ends on it: at the start of a feed the process itself is warming up (connections opening,
- * code compiled), and a window it made slow ended the climb at 64 now and then, for seconds. (A climb on while
- * throughput rose by a tenth reached the level as soon, but went on past a bounded cluster's queue: 429s.)
+ * code compiled), and a window it made slow ended the climb early. A climb on a tenth once went past a bounded
+ * cluster's queue (429s); `climbLatencyRise` and `climbQueue` now end it where the queue forms.
  */
 const climbGain = 0.1;
-/**
- * A probe down is kept only when it costs at most 3 % of the throughput: against a bounded cluster, whose
- * throughput falls off gently below its capacity, the objective alone steps down to about 0.85 of it.
- */
-const maxDownLoss = 0.03;
 
 /**
  * A doubling of the climb whose mean latency rose by more than half does not pay, whatever throughput did: against
@@ -148,7 +135,6 @@ export class AdaptiveThrottle implements Throttle {
       min: this.min,
       max,
       momentum: true,
-      maxDownLoss,
       climbGain,
       confirmDown: true,
       climbLatencyRise,
@@ -165,9 +151,7 @@ export class AdaptiveThrottle implements Throttle {
   }
 
   get queue(): QueueReading | undefined {
-    const { minRttMs, queueEstimate } = this.search.state;
-    if (minRttMs === undefined || queueEstimate === undefined) return undefined;
-    return { minRttMs, waiting: queueEstimate };
+    return this.search.queue;
   }
 
   /** How often the caller should sample. */

@@ -112,17 +112,30 @@ export interface LimitChange {
 }
 
 /**
- * Where the search stands, for a report: the shortest round trip it has seen lately and how much of what is in
- * flight waits beyond it (Vegas's estimate: in flight x (1 - shortest / mean latency)).
+ * What the search reads of the queue, for a report: the shortest round trip of late and how many of the requests
+ * in flight wait beyond it (Vegas's estimate: in flight x (1 - shortest / mean latency)).
  */
-export interface LimitState {
-  limit: number;
-  /** The shortest single answer of the last windows (some 40 to 80 of them), in ms; undefined before one. */
-  minRttMs: number | undefined;
-  /** Of the limit, how many wait beyond the shortest round trip, by the last measured window's mean latency. */
-  queueEstimate: number | undefined;
-  /** The most the search will try after the service said 429 (undefined: `max`). */
-  ceiling: number | undefined;
+export interface QueueReading {
+  /** The shortest single answer of the last windows (some 40 to 80 of them), in ms. */
+  minRttMs: number;
+  /** Of the limit, how many wait beyond the shortest round trip, by the last window's mean latency. */
+  queueEstimate: number;
+}
+
+/**
+ * Several searches' readings as one (a feed's worker lanes, a run's shards): the shortest round trip of any, the
+ * waiting of all; undefined where none has one.
+ */
+export function mergeQueueReadings(readings: Iterable<QueueReading | undefined>): QueueReading | undefined {
+  let merged: QueueReading | undefined;
+  for (const q of readings) {
+    if (q === undefined) continue;
+    merged =
+      merged === undefined
+        ? { minRttMs: q.minRttMs, queueEstimate: q.queueEstimate }
+        : { minRttMs: Math.min(merged.minRttMs, q.minRttMs), queueEstimate: merged.queueEstimate + q.queueEstimate };
+  }
+  return merged;
 }
 
 /** Objective exponent: as in the established feeders' search, throughput / inflight^0.3. */
@@ -211,18 +224,11 @@ export class AdaptiveLimit {
     this.kneeLoss = settings.kneeLoss;
   }
 
-  /** The shortest round trip seen lately, the queue estimate and the ceiling, for a report. */
-  get state(): LimitState {
+  /** The shortest round trip seen lately and the queue estimate, for a report; undefined before an answer. */
+  get queue(): QueueReading | undefined {
     const minRttMs = this.minRttMs;
-    return {
-      limit: this.current,
-      minRttMs,
-      queueEstimate:
-        minRttMs === undefined || this.lastLatencyMs === undefined || this.lastLatencyMs <= 0
-          ? undefined
-          : Math.max(0, this.current * (1 - minRttMs / this.lastLatencyMs)),
-      ceiling: this.ceilingLimit,
-    };
+    if (minRttMs === undefined || this.lastLatencyMs === undefined || this.lastLatencyMs <= 0) return undefined;
+    return { minRttMs, queueEstimate: Math.max(0, this.current * (1 - minRttMs / this.lastLatencyMs)) };
   }
 
   private get minRttMs(): number | undefined {

@@ -1,4 +1,5 @@
 import { VespaBulkError } from '../core/errors.js';
+import { mergeQueueReadings, type QueueReading } from '../limit/limit-search.js';
 import { decodeHistogram, emptyLatencyHistogram, encodeHistogram, percentileMs } from './histogram.js';
 import type { RecordedRun, StatsPoint, SummaryLine } from './stats-format.js';
 
@@ -69,7 +70,7 @@ function mergePoints(t: number, points: StatsPoint[]): StatsPoint {
     exceptions: sum((p) => p.exceptions),
     inflight: sum((p) => p.inflight),
     inflightLimit: sum((p) => p.inflightLimit),
-    ...mergedQueue(points),
+    ...mergeQueueReadings(points.map(queueReadingOf)),
     sentBytes: sum((p) => p.sentBytes),
     receivedBytes: sum((p) => p.receivedBytes),
     p50Ms: percentileMs(h, 50),
@@ -189,12 +190,9 @@ export function addSummaries(
   return out;
 }
 
-/** The shards' queue levels as one: the shortest round trip of any, the waiting of all (none where no shard read one). */
-function mergedQueue(points: StatsPoint[]): Pick<StatsPoint, 'minRttMs' | 'queueEstimate'> {
-  const rtts = points.flatMap((p) => (p.minRttMs === undefined ? [] : [p.minRttMs]));
-  const waiting = points.flatMap((p) => (p.queueEstimate === undefined ? [] : [p.queueEstimate]));
-  return {
-    ...(rtts.length > 0 && { minRttMs: Math.min(...rtts) }),
-    ...(waiting.length > 0 && { queueEstimate: waiting.reduce((a, b) => a + b, 0) }),
-  };
+/** A shard's queue reading, where its point has one (the recorder writes both levels or neither). */
+function queueReadingOf(p: StatsPoint): QueueReading | undefined {
+  return p.minRttMs === undefined || p.queueEstimate === undefined
+    ? undefined
+    : { minRttMs: p.minRttMs, queueEstimate: p.queueEstimate };
 }

@@ -74,7 +74,7 @@ export function feedSampler(feeder: Pick<Feeder, 'snapshot'>): RunSampler {
       exceptions: s.exceptions,
       inflight: s.inflight,
       inflightLimit: s.limit,
-      ...(s.queue !== undefined && { minRttMs: s.queue.minRttMs, queueEstimate: s.queue.waiting }),
+      ...s.queue,
       sentBytes: s.requestBytes,
       receivedBytes: s.responseBytes,
       latencyUs: s.latencyUs,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AdaptiveLimit, type LimitChange } from '../../src/limit/limit-search.js';
+import { AdaptiveLimit, type LimitChange, mergeQueueReadings } from '../../src/limit/limit-search.js';
 
 /**
  * The adaptive search alone, fed the documents/s a cluster of `lanes` visitor threads gives: each chain in flight
@@ -180,5 +180,14 @@ describe('the adaptive in-flight search', () => {
     };
     for (const seed of [1, 3])
       expect(windowsBelow(true, seed) * 2, `seed ${seed}`).toBeLessThan(windowsBelow(false, seed));
+  });
+});
+
+describe('mergeQueueReadings', () => {
+  it('takes the shortest round trip of any and adds up the waiting, skipping those without a reading', () => {
+    expect(
+      mergeQueueReadings([{ minRttMs: 4, queueEstimate: 10 }, undefined, { minRttMs: 2.5, queueEstimate: 6 }]),
+    ).toEqual({ minRttMs: 2.5, queueEstimate: 16 });
+    expect(mergeQueueReadings([undefined, undefined])).toBeUndefined();
   });
 });

@@ -17,7 +17,8 @@ import { proxyShown } from '../../http/proxy/proxy-route.js';
 import { splitEndpoint } from '../../http/endpoint.js';
 import { FeedStats } from '../stats.js';
 import type { SameFailureVerdict } from '../same-failure.js';
-import { defaultMaxInflight, type QueueReading } from '../throttle.js';
+import { mergeQueueReadings } from '../../limit/limit-search.js';
+import { defaultMaxInflight } from '../throttle.js';
 import { openFeedSource } from '../open-feed-source.js';
 import { type FeedSource, type InputInfo, type InputPosition, type OpenPosition } from '../source.js';
 import type { RawItem } from '../../core/operation-splitter.js';
@@ -137,23 +138,9 @@ export class WorkerCoordinator implements FeedDriver {
       stats: this.stats,
       inflight: this.sum((st) => st.inflight),
       limit: this.sum((st) => st.limit),
-      queue: this.queue(),
+      queue: mergeQueueReadings(this.lanes.map((lane) => lane.state?.queue)),
       read: this.read,
     };
-  }
-
-  /** The lanes' queue readings as one: the shortest round trip of any, the waiting of all. */
-  private queue(): QueueReading | undefined {
-    let reading: QueueReading | undefined;
-    for (const lane of this.lanes) {
-      const q = lane.state?.queue;
-      if (q === undefined) continue;
-      reading =
-        reading === undefined
-          ? { ...q }
-          : { minRttMs: Math.min(reading.minRttMs, q.minRttMs), waiting: reading.waiting + q.waiting };
-    }
-    return reading;
   }
 
   /** Stops the feed as Ctrl-C does (the first reason given stands): stop reading, every worker stops. */
