@@ -1,30 +1,17 @@
-import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
+import { run as runIn, type Run } from '../../benchmarks/lib/packed-install.js';
 
 const root = join(import.meta.dirname, '../..');
 
-export interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type { Run };
 
-/** Runs `file` with `args` in `cwd`; resolves with its exit code and both outputs, never rejects. */
+/** Runs `file` with `args` (in the repository unless `cwd`); resolves with its exit code and both outputs, never rejects. */
 export function run(
   file: string,
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      file,
-      args,
-      { cwd: options.cwd ?? root, env: options.env, timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 << 20 },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
+  return runIn(file, args, options.cwd ?? root, options.timeoutMs ?? 120_000, options.env);
 }
 
 /**
