@@ -100,6 +100,12 @@ export interface LimitSample {
   latencyMs?: number;
   /** The shortest single answer in the window, in ms (see `climbQueue`). */
   minLatencyMs?: number;
+  /**
+   * The caller's process is still warming up (its code being compiled, its connections opening): each later window
+   * is faster whatever the limit, so a step down would read the warm-up as its own gain. The knee rule keeps none
+   * while this is set.
+   */
+  warming?: boolean;
 }
 
 /** A change of the limit and why: what the search saw at the level it left. */
@@ -168,7 +174,7 @@ type Phase =
    * down's first window, with `confirmDown`).
    */
   | { kind: 'probe'; from: Level; again?: boolean; first?: number }
-  | { kind: 'hold'; left: number; sum: number; windows: number };
+  | { kind: 'hold'; left: number; sum: number; windows: number; latencySum: number; latencies: number };
 
 interface Level {
   limit: number;
@@ -207,6 +213,8 @@ export class AdaptiveLimit {
   private rttBefore = Number.POSITIVE_INFINITY;
   private rttWindows = 0;
   private lastLatencyMs: number | undefined;
+  /** The last window was measured while the caller warmed up (`LimitSample.warming`). */
+  private warming = false;
   /** The most to try since a 429 (undefined: max), and the holds since it was set or raised. */
   private ceilingLimit: number | undefined;
   private holdsSinceCeiling = 0;
@@ -279,6 +287,7 @@ export class AdaptiveLimit {
     // nothing about the number of chains either.
     if (!sample.held || !(sample.documentsPerSecond > 0)) return undefined;
     const rate = sample.documentsPerSecond;
+    this.warming = sample.warming === true;
     switch (phase.kind) {
       case 'base':
         this.held = { limit: this.current, rate, latencyMs: sample.latencyMs };
@@ -333,14 +342,19 @@ export class AdaptiveLimit {
       case 'hold': {
         const sum = phase.sum + rate;
         const windows = phase.windows + 1;
+        const latencySum = phase.latencySum + (sample.latencyMs ?? 0);
+        const latencies = phase.latencies + (sample.latencyMs === undefined ? 0 : 1);
         if (phase.left > 1) {
-          this.phase = { kind: 'hold', left: phase.left - 1, sum, windows };
+          this.phase = { kind: 'hold', left: phase.left - 1, sum, windows, latencySum, latencies };
           return undefined;
         }
-        this.held = { limit: this.current, rate: sum / windows };
+        this.held = {
+          limit: this.current,
+          rate: sum / windows,
+          latencyMs: latencies > 0 ? latencySum / latencies : undefined,
+        };
         this.noteHeld(this.held.rate);
-        // Alternately up and down; at a bound, the other way.
-        const up = this.nextProbeUp;
+        const up = this.probeUpFromHold(this.held);
         this.nextProbeUp = !up;
         this.probeFromHold = true;
         return this.tryLevel(up) ?? this.tryLevel(!up) ?? this.startHold();
@@ -396,7 +410,7 @@ export class AdaptiveLimit {
       if (paid && this.climbQueue !== undefined) return this.startHold();
       // What a queue added is latency alone: back to the level before it, whatever the objective says of the two.
       this.held = from;
-      this.downAfterBase = this.momentum;
+      this.downAfterBase = this.downAfterUndo;
       return this.change(from.limit, { kind: 'settle', then: 'base' }, 'undo', tried.rate);
     }
     // With climbGain, a step that did not pay is measured once more before the climb ends on it; one that queued
@@ -418,8 +432,30 @@ export class AdaptiveLimit {
     if (best === last) return this.startHold();
     // Back to the best level, measured afresh once the extra ones have stopped; with momentum, then a probe down.
     this.held = best;
-    this.downAfterBase = this.momentum;
+    this.downAfterBase = this.downAfterUndo;
     return this.change(best.limit, { kind: 'settle', then: 'base' }, 'undo', last.rate);
+  }
+
+  /**
+   * Which way the hold's probe goes: alternately up and down (at a bound, `tryLevel` turns it the other way). With
+   * the knee rule, down while a queue stands at the held level (it is above the knee: a start set high, a cluster
+   * that slowed), and up while the caller warms up (no step down is kept then).
+   */
+  private probeUpFromHold(held: Level): boolean {
+    if (this.kneeLoss !== undefined) {
+      if (this.warming) return true;
+      if (this.queueFormed(held)) return false;
+    }
+    return this.nextProbeUp;
+  }
+
+  /**
+   * Whether the climb's undo is followed by a probe down (momentum: a start above the best is left in a few
+   * windows). Not with the knee rule, whose holds probe down from the knee anyway: the undo comes in the first
+   * second of a feed, and a window that the process's warming up made fast kept a step down to below the start.
+   */
+  private get downAfterUndo(): boolean {
+    return this.momentum && this.kneeLoss === undefined;
   }
 
   private startHold(): undefined {
@@ -429,7 +465,7 @@ export class AdaptiveLimit {
       this.ceilingLimit = Math.ceil(this.ceilingLimit * 1.25);
       if (this.ceilingLimit >= this.max) this.ceilingLimit = undefined;
     }
-    this.phase = { kind: 'hold', left: this.holdWindows, sum: 0, windows: 0 };
+    this.phase = { kind: 'hold', left: this.holdWindows, sum: 0, windows: 0, latencySum: 0, latencies: 0 };
     return undefined;
   }
 
@@ -504,7 +540,8 @@ export class AdaptiveLimit {
   private nearerKnee(tried: Level, from: Level): boolean {
     const loss = this.kneeLoss!;
     this.noteHeld(from.rate);
-    if (tried.limit < from.limit) return tried.rate >= this.bestRate * (1 - loss) && this.queueShrank(tried, from);
+    if (tried.limit < from.limit)
+      return !this.warming && tried.rate >= this.bestRate * (1 - loss) && this.queueShrank(tried, from);
     return tried.rate >= from.rate * (1 + loss);
   }
 

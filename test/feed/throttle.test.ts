@@ -301,6 +301,21 @@ describe('AdaptiveThrottle', () => {
     expect(r.throttledShare).toBe(0);
   });
 
+  it('reads a window that let go a backlog (a cluster after a pause) as no measurement of the limit', () => {
+    // A saturated cluster: 12,800/s at any limit, 5 ms answers at 64 in flight. Every 2 s it pauses, and what it held
+    // comes at once in one sample: twice the answers, 100 ms each. By Little's law that sample held 2,560 in flight,
+    // not 64; counted, it made a probe up look paid and a held level look faster than it is.
+    const t = new AdaptiveThrottle({ initial: 64 });
+    for (let now = 50; now <= 30_000; now += 50) {
+      const backlog = now % 2000 === 0;
+      const latencyMs = backlog ? 100 : (5 * t.limit) / 64;
+      const ok = backlog ? 1280 : 640;
+      t.sample(now, { ok, throttled: 0, peakInflight: t.limit, latencyMs, minLatencyMs: 2.5, answers: ok });
+    }
+    for (const c of t.changes) expect(c.documentsPerSecond).toBeLessThan(1.05 * 12_800);
+    expect(Math.max(...t.changes.slice(2).map((c) => c.limit))).toBeLessThanOrEqual(80);
+  });
+
   it('fixed limit stays fixed', () => {
     const t = new FixedThrottle(64);
     t.sample();

@@ -183,6 +183,80 @@ describe('the adaptive in-flight search', () => {
   });
 });
 
+describe('the knee rule (kneeLoss)', () => {
+  /** The feed's settings of the search (src/feed/throttle.ts), at a start of `start`. */
+  const knee = (start: number) =>
+    new AdaptiveLimit({
+      start,
+      max: 1024,
+      momentum: true,
+      climbGain: 0.1,
+      confirmDown: true,
+      climbLatencyRise: 0.5,
+      climbQueue: { rise: 0.5, atLeastMs: 20 },
+      kneeLoss: 0.04,
+    });
+
+  /** 16 slots of 10 ms (1,600/s): beyond 16 in flight, each more waits; the shortest answer is 10 ms. */
+  const slots16 = (limit: number) => ({
+    documentsPerSecond: Math.min(limit, 16) * 100,
+    latencyMs: 10 * Math.max(1, limit / 16),
+    minLatencyMs: 10,
+  });
+
+  it('keeps no step down while the caller warms up, however fast its window was', () => {
+    // Each window faster than the one before, at any limit, from a third of the cluster's rate to all of it over 40
+    // windows: a process compiling its code as it goes. A step down measured then looks like it cost nothing.
+    const search = knee(16);
+    const changes: LimitChange[] = [];
+    for (let w = 0; w < 60; w++) {
+      const s = slots16(search.limit);
+      const warm = Math.min(1, 0.33 + w / 60);
+      const c = search.observe({ ...s, documentsPerSecond: s.documentsPerSecond * warm, held: true, warming: true });
+      if (c !== undefined) changes.push(c);
+    }
+    const kept = changes.filter((c, i) => c.reason === 'probe-down' && changes[i + 1]?.reason !== 'undo');
+    expect(kept).toEqual([]);
+    expect(Math.min(...changes.map((c) => c.limit))).toBeGreaterThanOrEqual(16);
+  });
+
+  it('after a climb undone for its queue, holds there: its first probe goes up, not below where the climb came from', () => {
+    const search = knee(8);
+    const { changes } = driveSamples(search, slots16, 20);
+    expect(changes.slice(0, 4).map((c) => `${c.reason} ${c.limit}`)).toEqual([
+      'grow 16',
+      'grow 32',
+      'undo 16',
+      'probe-up 20',
+    ]);
+  });
+
+  it('from a level with a queue standing (a start set high), the first probe from the hold goes down', () => {
+    // 1,000 in flight against 16 slots of 10 ms: 625 ms answers where the shortest is 10.
+    const search = knee(1000);
+    search.noteRtt({ minLatencyMs: 10 });
+    const { changes } = driveSamples(search, slots16, 40);
+    const firstProbe = changes.find((c) => c.reason.startsWith('probe'));
+    expect(firstProbe?.reason).toBe('probe-down');
+    expect(changes.at(-1)!.limit).toBeLessThan(100);
+  });
+});
+
+function driveSamples(
+  search: AdaptiveLimit,
+  sample: (limit: number) => { documentsPerSecond: number; latencyMs: number; minLatencyMs: number },
+  windows: number,
+): { limits: number[]; changes: LimitChange[] } {
+  const limits: number[] = [];
+  const changes: LimitChange[] = [];
+  for (let w = 0; w < windows; w++) {
+    const change = search.observe({ ...sample(search.limit), held: true });
+    if (change !== undefined) changes.push(change);
+    limits.push(search.limit);
+  }
+  return { limits, changes };
+}
+
 describe('mergeQueueReadings', () => {
   it('takes the shortest round trip of any and adds up the waiting, skipping those without a reading', () => {
     expect(
