@@ -128,7 +128,7 @@ export function operationFromObject(value: unknown): FeedOperation {
  * a test-and-set sent again tests the document its first attempt may have written, so one that applied would
  * come back 412 and be reported as a condition not met.
  */
-export function isSafeToRepeat(op: FeedOperation): boolean {
+export function isSafeToRepeat(op: Pick<FeedOperation, 'kind' | 'condition' | 'fields'>): boolean {
   if (op.condition !== undefined) return false;
   if (op.kind !== 'update') return true;
   if (op.fields === undefined) return true;

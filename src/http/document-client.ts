@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from './connection-options.js';
 import { toDocumentPath } from '../document/id.js';
-import { isRepeatSafeUpdate } from '../document/operation.js';
+import { isSafeToRepeat, type OperationKind } from '../document/operation.js';
 import { type Transport } from './transport.js';
 import { createTransport } from './create-transport.js';
 import { headersToObject, jsonObjectOf, parseBody, send } from './exchange.js';
@@ -187,23 +187,24 @@ export class DocumentClient {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.request('GET', id, params, undefined);
+    return this.request('GET', id, params, undefined, undefined);
   }
 
   /** Writes a whole document; `fields` as an object, or as JSON text sent as it is. */
   put(id: string, fields: object | string, params?: DocumentParams): Promise<DocumentResponse> {
-    return this.request('POST', id, params, Buffer.from(typeof fields === 'string' ? fields : JSON.stringify(fields)));
+    const body = Buffer.from(typeof fields === 'string' ? fields : JSON.stringify(fields));
+    return this.request('POST', id, params, body, 'put');
   }
 
   /** Applies field operations (`{"title":{"assign":"x"}}`); with `create: true` a missing document is created. */
   update(id: string, fields: object | string, params?: DocumentParams): Promise<DocumentResponse> {
-    const text = typeof fields === 'string' ? fields : JSON.stringify(fields);
-    return this.request('PUT', id, params, Buffer.from(text), isRepeatSafeUpdate(text));
+    const body = Buffer.from(typeof fields === 'string' ? fields : JSON.stringify(fields));
+    return this.request('PUT', id, params, body, 'update');
   }
 
   /** Removes a document; 200 also when there was none. */
   remove(id: string, params?: DocumentParams): Promise<DocumentResponse> {
-    return this.request('DELETE', id, params, undefined);
+    return this.request('DELETE', id, params, undefined, 'remove');
   }
 
   /** Closes the own transport (one given in the options is left open). */
@@ -216,16 +217,15 @@ export class DocumentClient {
     id: string,
     params: DocumentParams | undefined,
     fields: Buffer | undefined,
-    repeatSafeUpdate = true,
+    /** The write it is; undefined for a read, which is always safe to repeat. */
+    kind: OperationKind | undefined,
   ): Promise<DocumentResponse> {
     const path = this.encoder.requestPath(toDocumentPath(id), params);
     const tooLarge = requestSizeError(fields, this.maxRequestBytes, id);
     if (tooLarge !== undefined) throw tooLarge;
     const encoded: EncodedBody = {};
     this.encoder.encodeBody(fields, encoded);
-    // As the feeder decides (isSafeToRepeat): an operation with a condition, or an update that is more than
-    // assignments and removals, may give another result when applied twice.
-    const safeToRepeat = params?.condition === undefined && repeatSafeUpdate;
+    const safeToRepeat = kind === undefined || isSafeToRepeat({ kind, condition: params?.condition, fields });
     try {
       const outcome = await retryLoop(
         async () => {

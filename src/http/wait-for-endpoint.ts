@@ -1,7 +1,6 @@
-import type { ProxySetting } from './proxy/proxy-route.js';
+import type { ConnectionOptions } from './connection-options.js';
 import { VespaBulkError } from '../core/errors.js';
 import { Reachability, unreachableError } from './reachability.js';
-import { type Protocol, type TlsOptions } from './transport.js';
 import { createTransport } from './create-transport.js';
 import { exchange, headerList } from './exchange.js';
 import { TransportError } from './transport-error.js';
@@ -12,24 +11,12 @@ import { TransportError } from './transport-error.js';
  * Unlike it, any answer below 500 counts as up (a 401 or 404 from a proxy means something answers, and
  * the command's own requests will say precisely what is wrong); 5xx (a starting container) means not yet.
  */
-export interface WaitForEndpointOptions {
+export interface WaitForEndpointOptions
+  extends Pick<ConnectionOptions, 'headers' | 'tls' | 'proxy' | 'proxyTls' | 'protocol'> {
   /** Base URL of the container; a path prefix is kept. */
   endpoint: string;
   /** How long to wait in total, in ms. 0 asks once. */
   waitMs: number;
-  /** Headers of every probe (the token). */
-  headers?: Record<string, string>;
-  /** TLS options for an https endpoint (ca, cert, key). */
-  tls?: TlsOptions;
-  /** The forward proxy: see `TransportOptions.proxy`. */
-  proxy?: ProxySetting;
-  /** See `TransportOptions.proxyTls`. */
-  proxyTls?: TlsOptions;
-  /**
-   * The HTTP of the probes, as the command that follows speaks (default `auto`). With `h2`, a server that answers
-   * without HTTP/2 ends the wait at once with VB_PROTOCOL: it is up, and waiting will not change what it speaks.
-   */
-  protocol?: Protocol;
   /** Time between probes. Default 2 s. */
   intervalMs?: number;
   /** Bound of one probe. Default 10 s. */
@@ -55,7 +42,9 @@ export function nextProbeDelayMs(elapsedMs: number, waitMs: number, intervalMs: 
 }
 
 /**
- * Resolves once the endpoint answers (any status below 500). Rejects with VB_UNREACHABLE naming the last
+ * Resolves once the endpoint answers (any status below 500), asked in the `protocol` the command that follows
+ * speaks: with `h2`, a server that answers without HTTP/2 ends the wait at once with VB_PROTOCOL (it is up, and
+ * waiting will not change what it speaks). Rejects with VB_UNREACHABLE naming the last
  * cause when `waitMs` passed without an answer, or VB_ABORTED when `signal` aborts.
  * @example
  * ```ts
