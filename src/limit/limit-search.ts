@@ -154,11 +154,12 @@ const maxHoldWindows = 32;
 /** Windows in one half of the shortest round trip's memory: it is the least of this half and the one before. */
 const minRttEpoch = 40;
 /**
- * A step down is taken for a queue given back when its latency fell by this share of the step or more: a pure queue
- * gives back all of it (Little's law); a client whose batching pays as it sends more gave back three quarters at
- * 1,024 to 819 in flight and lost 15 % of its throughput, which the process's own warming up hid.
+ * A step's latency moved with it as a queue's does when it moved by this share of the step or more: a pure queue
+ * gives back all of it (Little's law), and a doubling into one waits twice as long. A client whose batching pays as
+ * it sends more gave back three quarters at 1,024 to 819 in flight and lost 15 % of its throughput, which the
+ * process's own warming up hid.
  */
-const queueShrinkShare = 0.8;
+const queueShare = 0.8;
 /** A step up that paid this share of its proportional gain or more is far below the knee (knee rule). */
 const farBelowShare = 0.8;
 /** Holds without a cut after which the ceiling a 429 set rises by a quarter (a cluster that grew gets room again). */
@@ -406,8 +407,9 @@ export class AdaptiveLimit {
       this.climb = [];
       this.growing = false;
       // A queue formed, and throughput paid for it (a client that batches more as it sends more): the climb ends
-      // here, and the hold's probes look for the knee below.
-      if (paid && this.climbQueue !== undefined) return this.startHold();
+      // here, and the hold's probes look for the knee below. Unless the latency grew with the step: then it was all
+      // queue, and what paid was the process warming up (8 slots of 100 ms: 16 in flight answered in 200 ms).
+      if (paid && this.climbQueue !== undefined && !this.latencyFollowed(tried, from, false)) return this.startHold();
       // What a queue added is latency alone: back to the level before it, whatever the objective says of the two.
       this.held = from;
       this.downAfterBase = this.downAfterUndo;
@@ -524,24 +526,28 @@ export class AdaptiveLimit {
   }
 
   /**
-   * Whether a step down took waiting requests away: its latency fell by most of the step (all of it when only a
-   * queue was left, by Little's law). One that kept the latency took nothing but throughput, whatever one window
-   * said of the rate: at the start of a process, which warms up as it goes, every later window is faster.
+   * Whether a step's latency moved with it as a queue's does: up or down by most of the step (all of it where only a
+   * queue changed, by Little's law). A step down that kept the latency took nothing but throughput, whatever one
+   * window said of the rate (at the start of a process, which warms up as it goes, every later window is faster);
+   * a doubling whose answers took twice as long added nothing but a queue, whatever the warm-up paid meanwhile.
+   * `unknown` answers where a latency is missing.
    */
-  private queueShrank(tried: Level, from: Level): boolean {
-    if (tried.latencyMs === undefined || from.latencyMs === undefined) return true;
-    return tried.latencyMs <= from.latencyMs * (1 - queueShrinkShare * (1 - tried.limit / from.limit));
+  private latencyFollowed(tried: Level, from: Level, unknown: boolean): boolean {
+    if (tried.latencyMs === undefined || from.latencyMs === undefined) return unknown;
+    const step = tried.limit / from.limit - 1;
+    const moved = tried.latencyMs / from.latencyMs - 1;
+    return step < 0 ? moved <= queueShare * step : moved >= queueShare * step;
   }
 
   /**
-   * The knee rule (`kneeLoss`): a step down is kept while it keeps nearly all of the best rate held lately, a step
-   * up only when it paid more than that share over the level it left.
+   * The knee rule (`kneeLoss`): a step down is kept while it gave back a queue and kept nearly all of the best rate
+   * held lately, a step up only when it paid more than that share over the level it left.
    */
   private nearerKnee(tried: Level, from: Level): boolean {
     const loss = this.kneeLoss!;
     this.noteHeld(from.rate);
     if (tried.limit < from.limit)
-      return !this.warming && tried.rate >= this.bestRate * (1 - loss) && this.queueShrank(tried, from);
+      return !this.warming && tried.rate >= this.bestRate * (1 - loss) && this.latencyFollowed(tried, from, true);
     return tried.rate >= from.rate * (1 + loss);
   }
 

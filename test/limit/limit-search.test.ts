@@ -231,6 +231,24 @@ describe('the knee rule (kneeLoss)', () => {
     ]);
   });
 
+  it('undoes a doubling whose answers took twice as long, though the warm-up paid for it meanwhile', () => {
+    // 8 slots of 100 ms (an application that embeds at feed time): at 16 in flight, 200 ms answers. The first
+    // window at 8 came while the process warmed up (68 a second), so 16 looked like 17 % more.
+    const search = knee(8);
+    const slots8 = (limit: number, first: boolean) => ({
+      documentsPerSecond: first ? 68 : Math.min(limit, 8) * 10,
+      latencyMs: 100 * Math.max(1, limit / 8),
+      minLatencyMs: 100,
+      held: true,
+    });
+    const changes: LimitChange[] = [];
+    for (let w = 0; w < 8; w++) {
+      const c = search.observe(slots8(search.limit, w < 2));
+      if (c !== undefined) changes.push(c);
+    }
+    expect(changes.map((c) => `${c.reason} ${c.limit}`)).toEqual(['grow 16', 'undo 8']);
+  });
+
   it('from a level with a queue standing (a start set high), the first probe from the hold goes down', () => {
     // 1,000 in flight against 16 slots of 10 ms: 625 ms answers where the shortest is 10.
     const search = knee(1000);
