@@ -249,6 +249,26 @@ describe('the knee rule (kneeLoss)', () => {
     expect(changes.map((c) => `${c.reason} ${c.limit}`)).toEqual(['grow 16', 'undo 8']);
   });
 
+  it('holds a doubling that paid a tenth though its latency rose by four fifths (a cluster near its knee)', () => {
+    // 16 nodes of one slot behind a balancer (the sweep: 32 in flight 3,212/s in 9.9 ms, 64 3,543/s in 17.9 ms,
+    // 16 2,379/s in 6.7 ms): 64 is the knee, 32 gives 0.89 of it.
+    const sweep: Record<number, [number, number]> = {
+      8: [1300, 6.1],
+      16: [2379, 6.7],
+      32: [3212, 9.9],
+      64: [3543, 17.9],
+    };
+    const search = knee(8);
+    const changes: LimitChange[] = [];
+    for (let w = 0; w < 10; w++) {
+      const [documentsPerSecond, latencyMs] = sweep[search.limit] ?? [3600, 36];
+      const c = search.observe({ documentsPerSecond, latencyMs, minLatencyMs: 4.5, held: true });
+      if (c !== undefined) changes.push(c);
+    }
+    expect(changes.map((c) => `${c.reason} ${c.limit}`)).toEqual(['grow 16', 'grow 32', 'grow 64']);
+    expect(search.limit).toBe(64);
+  });
+
   it('from a level with a queue standing (a start set high), the first probe from the hold goes down', () => {
     // 1,000 in flight against 16 slots of 10 ms: 625 ms answers where the shortest is 10.
     const search = knee(1000);
