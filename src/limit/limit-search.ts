@@ -474,7 +474,9 @@ export class AdaptiveLimit {
       this.ceilingLimit = Math.ceil(this.ceilingLimit * 1.25);
       if (this.ceilingLimit >= this.max) this.ceilingLimit = undefined;
     }
-    this.phase = { kind: 'hold', left: this.holdWindows, sum: 0, windows: 0, latencySum: 0, latencies: 0 };
+    // While the caller warms up, a hold's average is stale by its end, and only a probe up can be kept: one window.
+    const left = this.warming && this.kneeLoss !== undefined ? 1 : this.holdWindows;
+    this.phase = { kind: 'hold', left, sum: 0, windows: 0, latencySum: 0, latencies: 0 };
     return undefined;
   }
 

@@ -220,6 +220,17 @@ describe('the knee rule (kneeLoss)', () => {
     expect(Math.min(...changes.map((c) => c.limit))).toBeGreaterThanOrEqual(16);
   });
 
+  it('while the caller warms up, holds one window between probes up, not four or more', () => {
+    const search = knee(16);
+    const changes: LimitChange[] = [];
+    for (let w = 0; w < 40; w++) {
+      const c = search.observe({ ...slots16(search.limit), held: true, warming: true });
+      if (c !== undefined) changes.push(c);
+    }
+    // Each probe up (undone: 16 slots) then takes a settle, two windows, the undo's settle and base, and one held.
+    expect(changes.filter((c) => c.reason === 'probe-up').length).toBeGreaterThanOrEqual(5);
+  });
+
   it('after a climb undone for its queue, holds there: its first probe goes up, not below where the climb came from', () => {
     const search = knee(8);
     const { changes } = driveSamples(search, slots16, 20);
