@@ -362,6 +362,7 @@ export class AdaptiveLimit {
         };
         this.noteHeld(this.held.rate);
         const up = this.probeUpFromHold(this.held);
+        if (up === undefined) return this.startHold();
         this.nextProbeUp = !up;
         this.probeFromHold = true;
         return this.tryLevel(up) ?? this.tryLevel(!up) ?? this.startHold();
@@ -448,12 +449,15 @@ export class AdaptiveLimit {
   /**
    * Which way the hold's probe goes: alternately up and down (at a bound, `tryLevel` turns it the other way). With
    * the knee rule, down while a queue stands at the held level (it is above the knee: a start set high, a cluster
-   * that slowed), and up while the caller warms up (no step down is kept then).
+   * that slowed), and up while the caller warms up (no step down is kept then); no probe at all while both (the
+   * climb ended in a queue that its first, slow answers hid: 16 in flight against 8 slots of 100 ms answered in
+   * 200 ms where 8 had taken 161 while warming up).
    */
-  private probeUpFromHold(held: Level): boolean {
+  private probeUpFromHold(held: Level): boolean | undefined {
     if (this.kneeLoss !== undefined) {
-      if (this.warming) return true;
-      if (this.queueFormed(held)) return false;
+      const queue = this.queueFormed(held);
+      if (this.warming) return queue ? undefined : true;
+      if (queue) return false;
     }
     return this.nextProbeUp;
   }

@@ -280,6 +280,28 @@ describe('the knee rule (kneeLoss)', () => {
     expect(search.limit).toBe(64);
   });
 
+  it('while warming up over a queue the climb could not see, probes nothing; then down first', () => {
+    // 8 slots of 100 ms. At 8, the first answers took 161 ms and came 51 a second (the process warming up), so 16
+    // (200 ms, 80 a second) looked like a doubling that paid with a latency a quarter up: the climb ends at 16.
+    const search = knee(8);
+    const changes: Array<LimitChange & { warming: boolean }> = [];
+    for (let w = 0; w < 30; w++) {
+      const warming = w < 12;
+      const first = w < 2;
+      const c = search.observe({
+        documentsPerSecond: first ? 51 : Math.min(search.limit, 8) * 10,
+        latencyMs: first ? 161 : 100 * Math.max(1, search.limit / 8),
+        minLatencyMs: 100,
+        held: true,
+        warming,
+      });
+      if (c !== undefined) changes.push({ ...c, warming });
+    }
+    expect(changes[0]).toMatchObject({ reason: 'grow', limit: 16 });
+    expect(changes.filter((c) => c.warming).length).toBe(1);
+    expect(changes[1]).toMatchObject({ reason: 'probe-down', warming: false });
+  });
+
   it('from a level with a queue standing (a start set high), the first probe from the hold goes down', () => {
     // 1,000 in flight against 16 slots of 10 ms: 625 ms answers where the shortest is 10.
     const search = knee(1000);
