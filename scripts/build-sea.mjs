@@ -25,7 +25,10 @@
 //
 // Tried and left: a code cache made after running a feed and a visit (the bundle run as a vm.Script from an
 // asset, with V8's cachedData of every function those compiled): a feed's CPU the same within the noise, and
-// --help's 20% more (it deserializes the whole cache).
+// --help's 20% more (it deserializes the whole cache). And a small main script that prints the top-level help
+// itself and otherwise runs the bundle from an asset as a vm.Script (with a code cache of its own): --help's CPU
+// 27% less (its wall time 0.75x the official CLI's, against 1x), but a one-document feed's 10% more (the asset
+// read and the compile through vm cost more than Node's own main script).
 //
 // No start-up snapshot (`useSnapshot`): tried, it cost the same CPU for a one-document feed as the code cache,
 // since the CLI's start only defines its modules until a command runs; running that start ahead of time would
@@ -282,6 +285,7 @@ export default function stringWidth(string, options) {
  * packages' own requires (undici's) are left as they are: they may call what they require.
  */
 const lazyBuiltins = [
+  'assert',
   'crypto',
   'dns',
   'fs/promises',
@@ -315,8 +319,9 @@ const lazyBuiltinHelper = `function __vbLazy(id, esm) {
 /** The bundle's imports of `lazyBuiltins` made lazy (above); the count of those rewritten. */
 function deferBuiltins(file) {
   const names = lazyBuiltins.map((n) => n.replace('/', '\\/')).join('|');
-  // `import_x = require(...)` for named imports, `ns = __toESM(require(...), 1)` for default and namespace ones.
-  const pattern = new RegExp(`(\\b[\\w$]+=)(__toESM\\()?require\\("node:(${names})"\\)(,1\\))?`, 'g');
+  // `import_x = require(...)` for named imports, `ns = __toESM(require(...), 1)` for default and namespace ones;
+  // with or without `node:` (yargs imports 'assert').
+  const pattern = new RegExp(`(\\b[\\w$]+=)(__toESM\\()?require\\("(?:node:)?(${names})"\\)(,1\\))?`, 'g');
   let count = 0;
   const text = readFileSync(file, 'utf8').replace(pattern, (all, assign, toEsm, name, close) => {
     if (Boolean(toEsm) !== Boolean(close) || (!toEsm && !assign.startsWith('import_'))) return all;
