@@ -19,6 +19,17 @@
 // --no-code-cache the executables are byte for byte the same from build to build; the image built from a given
 // executable always is (scripts/build-image.sh).
 //
+// The CLI's bundle leaves for later what a command may never use, string-width (lazyStringWidth) and Node's
+// heavier built-in modules (lazyBuiltins), and carries the HTTP/2 Huffman tables as data (precomputedHuffman):
+// together they took a one-document feed's CPU from 2.8x bare Node's to 2.0x (benchmarks/startup/run.ts).
+//
+// Tried and left: a code cache made after running a feed and a visit (the bundle run as a vm.Script from an
+// asset, with V8's cachedData of every function those compiled): a feed's CPU the same within the noise, and
+// --help's 20% more (it deserializes the whole cache). And a small main script that prints the top-level help
+// itself and otherwise runs the bundle from an asset as a vm.Script (with a code cache of its own): --help's CPU
+// 27% less (its wall time 0.75x the official CLI's, against 1x), but a one-document feed's 10% more (the asset
+// read and the compile through vm cost more than Node's own main script).
+//
 // No start-up snapshot (`useSnapshot`): tried, it cost the same CPU for a one-document feed as the code cache,
 // since the CLI's start only defines its modules until a command runs; running that start ahead of time would
 // freeze into the file what it reads from its environment (the terminal, variables).
@@ -141,14 +152,14 @@ function nodeBinary(arch, version, integrity) {
  * the optional Parquet packages a require from the working folder or the executable's. Each rewrite must match
  * where expected, so a changed source fails the build here rather than the executable at run time.
  */
-function sourcePlugin(pkg) {
+function sourcePlugin(pkg, esbuild) {
   const ownPackage = JSON.stringify(
     JSON.stringify({ name: pkg.name, version: pkg.version, peerDependencies: pkg.peerDependencies }),
   );
   const packageRead = /readFileSync\(\s*new URL\('\.\.\/\.\.\/package\.json', import\.meta\.url\),\s*'utf8',?\s*\)/g;
   const uplot = /function uplotAssets\(\): \{ js: string; css: string \} \{\n[\s\S]*?\n\}\n/;
   const optionalImport = new RegExp(`import\\('(${optional.join('|')})'\\)(?!\\.)`, 'g');
-  const counts = { packageRead: 0, createRequire: 0, uplot: 0, optionalImport: 0 };
+  const counts = { packageRead: 0, createRequire: 0, uplot: 0, optionalImport: 0, huffman: 0 };
   // The packages the sources load through createRequire(), found before the build: esbuild may load the module
   // that requires them for the bundle before it loads the sources that name them.
   const required = new Set();
@@ -171,6 +182,10 @@ function sourcePlugin(pkg) {
         }));
         build.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, (args) => {
           let text = readFileSync(args.path, 'utf8');
+          if (/[\\/]src[\\/]http[\\/]h2[\\/]huffman\.ts$/.test(args.path)) {
+            counts.huffman++;
+            return { contents: precomputedHuffman(esbuild, text), loader: 'ts' };
+          }
           const original = text;
           text = text.replace(packageRead, () => (counts.packageRead++, ownPackage));
           text = text.replace(uplot, () => {
@@ -229,11 +244,133 @@ export async function optional(name) {
 `;
 }
 
+/**
+ * string-width, imported by yargs and cliui (two versions), builds at its import an `Intl.Segmenter` and regular
+ * expressions of Unicode properties: about a tenth of a one-document feed's CPU, for a function that only help
+ * and error messages call. Each import of it gets a stand-in that imports it at its first call.
+ */
+const lazyStringWidth = {
+  name: 'vespa-bulk-lazy-string-width',
+  setup(build) {
+    build.onResolve({ filter: /^string-width$/ }, async (args) => {
+      if (args.pluginData?.real) return undefined;
+      const real = await build.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: { real: true },
+      });
+      if (real.errors.length > 0) return { errors: real.errors };
+      return { path: real.path, namespace: 'vespa-bulk-lazy' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'vespa-bulk-lazy' }, (args) => ({
+      contents: `let real;
+export default function stringWidth(string, options) {
+  real ??= require(${JSON.stringify(args.path)}).default;
+  return real(string, options);
+}
+`,
+      loader: 'js',
+      resolveDir: root,
+    }));
+  },
+};
+
+/**
+ * Node's built-in modules that the CLI's modules import but a command may never use (TLS and crypto for a feed
+ * over plain HTTP, zlib without compression, worker_threads with one worker...): loading one costs the CPU of
+ * compiling it and what it loads in turn. In the CLI's bundle each import of these by an ES module (esbuild's
+ * `import_x = require("node:x")`, or `ns = __toESM(require("node:x"), 1)`, used only as `import_x.name`) gets
+ * an object that requires the module at its first property read and forwards to it from then on. CommonJS
+ * packages' own requires (undici's) are left as they are: they may call what they require.
+ */
+const lazyBuiltins = [
+  'assert',
+  'crypto',
+  'dns',
+  'fs/promises',
+  'http',
+  'http2',
+  'https',
+  'perf_hooks',
+  'readline',
+  'sqlite',
+  'stream/promises',
+  'timers/promises',
+  'tls',
+  'v8',
+  'worker_threads',
+  'zlib',
+];
+const lazyBuiltinHelper = `function __vbLazy(id, esm) {
+  let m;
+  const load = () => (m ??= esm ? __toESM(require(id), 1) : require(id));
+  return new Proxy({}, {
+    get: (_, key) => load()[key],
+    has: (_, key) => key in load(),
+    ownKeys: () => Reflect.ownKeys(load()),
+    getOwnPropertyDescriptor: (_, key) => {
+      const d = Reflect.getOwnPropertyDescriptor(load(), key);
+      return d === undefined ? d : { ...d, configurable: true };
+    },
+  });
+}`;
+
+/** The bundle's imports of `lazyBuiltins` made lazy (above); the count of those rewritten. */
+function deferBuiltins(file) {
+  const names = lazyBuiltins.map((n) => n.replace('/', '\\/')).join('|');
+  // `import_x = require(...)` for named imports, `ns = __toESM(require(...), 1)` for default and namespace ones;
+  // with or without `node:` (yargs imports 'assert').
+  const pattern = new RegExp(`(\\b[\\w$]+=)(__toESM\\()?require\\("(?:node:)?(${names})"\\)(,1\\))?`, 'g');
+  let count = 0;
+  const text = readFileSync(file, 'utf8').replace(pattern, (all, assign, toEsm, name, close) => {
+    if (Boolean(toEsm) !== Boolean(close) || (!toEsm && !assign.startsWith('import_'))) return all;
+    count++;
+    return `${assign}__vbLazy("node:${name}",${toEsm ? 1 : 0})`;
+  });
+  // The helper goes after esbuild's "use strict" (under the banner), beside its own helpers (__toESM).
+  const start = '\n"use strict";';
+  if (!text.includes(start)) throw new Error(`${file}: no ${JSON.stringify(start)} to put __vbLazy after`);
+  writeFileSync(file, text.replace(start, `${start}${lazyBuiltinHelper.replace(/\n\s*/g, '')}`));
+  return count;
+}
+
+/**
+ * src/http/h2/huffman.ts builds its code table and decoding steps at import, in code run once and so interpreted:
+ * 5 to 15 ms of an HTTP/2 feed's start. Here they are built at build time, by the module itself, and written
+ * into it as data. The text between the tables' declarations and the decoder must be as expected, or the build
+ * fails.
+ */
+function precomputedHuffman(esbuild, text) {
+  const tables =
+    /export const huffmanCodes: [^\n]*= \(\(\) => \{\n[\s\S]*?\n\}\)\(\);\n[\s\S]*?\nconst \{ next, emit, accepting \} = \(\(\) => \{\n[\s\S]*?\n\}\)\(\);\n/;
+  if ((text.match(new RegExp(tables, 'g')) ?? []).length !== 1)
+    throw new Error('src/http/h2/huffman.ts: its tables are not where expected: see precomputedHuffman()');
+  const { code } = esbuild.transformSync(
+    `${text}\nexport const __tables = { huffmanCodes, next, emit, accepting };\n`,
+    {
+      loader: 'ts',
+      format: 'cjs',
+    },
+  );
+  const module = { exports: {} };
+  new Function('module', 'exports', 'Buffer', code)(module, module.exports, Buffer);
+  const { huffmanCodes, next, emit, accepting } = module.exports.__tables;
+  return text.replace(
+    tables,
+    `export const huffmanCodes: readonly { code: number; length: number }[] = ${JSON.stringify(huffmanCodes)};
+const next = new Int16Array(${JSON.stringify([...next])});
+const emit = new Int16Array(${JSON.stringify([...emit])});
+const accepting = new Uint8Array(${JSON.stringify([...accepting])});
+`,
+  );
+}
+
 /** The CLI and the workers' scripts, bundled into `dir`. */
 async function bundle(dir) {
   const esbuild = await import('esbuild');
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  const sources = sourcePlugin(pkg);
+  const sources = sourcePlugin(pkg, esbuild);
   const common = {
     bundle: true,
     platform: 'node',
@@ -246,7 +383,7 @@ async function bundle(dir) {
     // yargs (ESM) finds its own files from import.meta.url; in the executable __filename is the executable's path.
     define: { 'import.meta.url': '__vbMetaUrl' },
     banner: { js: 'var __vbMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
-    plugins: [sources.plugin],
+    plugins: [sources.plugin, lazyStringWidth],
     logLevel: 'silent',
   };
   // The workers' scripts are ES modules (a feed worker awaits at its top level), which a worker thread started on
@@ -275,10 +412,17 @@ async function bundle(dir) {
     const { counts } = sources;
     if (
       name === 'vespa-bulk' &&
-      (counts.packageRead < 3 || !counts.uplot || counts.createRequire < 4 || counts.optionalImport !== 2)
+      (counts.packageRead < 3 ||
+        !counts.uplot ||
+        counts.createRequire < 4 ||
+        counts.optionalImport !== 2 ||
+        !counts.huffman)
     )
       throw new Error(`a source rewrite did not match where expected (${JSON.stringify(counts)}): see sourcePlugin()`);
   }
+  // At least the TLS, crypto and zlib imports of the feed's modules (src/http/tls.ts, src/feed/decompress.ts).
+  if (deferBuiltins(join(dir, 'vespa-bulk.js')) < 10)
+    throw new Error('the bundle imports fewer lazy built-in modules than expected: see deferBuiltins()');
   for (const name of Object.keys(entries)) {
     const file = join(dir, `${name}.js`);
     const text = readFileSync(file, 'utf8');

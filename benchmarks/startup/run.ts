@@ -6,7 +6,10 @@
  * consumer's node_modules.
  *
  *   npx tsx benchmarks/startup/run.ts [--runs 15] [--tarball vespa-bulk-x.y.z.tgz] [--extra parquet-wasm,apache-arrow]
+ *                                     [--sea-before PATH]
  *
+ * --sea-before adds the rows of another single executable (one built from an earlier commit, say), measured in
+ * the same turns, to compare a change to it.
  * Without --tarball it runs `npm pack` first (which builds dist/). The commands take turns, run after run, so a
  * burst of load on a shared machine touches them alike; each figure is the median of its runs. Times come from
  * bash's `time` (milliseconds of the rusage of the command and its children).
@@ -28,6 +31,7 @@ const { values: flags } = parseArgs({
     tarball: { type: 'string' },
     extra: { type: 'string', default: '' },
     keep: { type: 'boolean', default: false },
+    'sea-before': { type: 'string' },
   },
 });
 const runs = Number(flags.runs);
@@ -122,6 +126,18 @@ try {
     sim.url,
     '--quiet',
   ];
+  const before = flags['sea-before'];
+  if (before !== undefined) {
+    commands['single executable before --help'] = [before, '--help'];
+    commands['single executable before feed one.jsonl (1 document)'] = [
+      before,
+      'feed',
+      'one.jsonl',
+      '--target',
+      sim.url,
+      '--quiet',
+    ];
+  }
   const official = officialCli();
   if (official !== undefined) {
     commands['vespa --help (the official CLI)'] = [...official, '--help'];

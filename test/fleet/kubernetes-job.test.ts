@@ -1,9 +1,8 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import {
   DocumentStore,
   startDocumentServer,
@@ -12,6 +11,7 @@ import {
 import { readStatsFile } from '../../src/report/stats-file.js';
 import { mergeRuns } from '../../src/report/merge.js';
 import { shardOf } from '../../src/feed/shard.js';
+import { applyReplacements } from '../package/kustomization.js';
 import { expectNothingLost, mixedOperations, runCli, tempDir, type CliRun } from '../faults/harness.js';
 
 interface Container {
@@ -37,19 +37,22 @@ interface IndexedJob {
  * temporary directory. One pod is killed (SIGKILL) and started again with the same arguments, as the Job
  * would start a new pod for its index.
  */
-describe('examples/kubernetes/feed-job.yaml', () => {
+describe('examples/kubernetes/feed', () => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
   it('N indexed pods, one killed and restarted, against a faulty service: the union is the input, shards disjoint, the report adds up', async () => {
-    const job = parse(readFileSync('examples/kubernetes/feed-job.yaml', 'utf8')) as IndexedJob;
+    // As `kubectl apply -k examples/kubernetes/feed` sends it (kubernetes-manifests.test.ts checks that kubectl
+    // renders the same).
+    const [job] = applyReplacements('examples/kubernetes/feed') as unknown as IndexedJob[];
     expect(job.spec.completionMode).toBe('Indexed');
     const n = job.spec.completions;
     expect(job.spec.parallelism).toBe(n);
     const container = job.spec.template.spec.containers[0];
-    expect(container.args).toContain(`$(JOB_COMPLETION_INDEX)/${n}`);
+    expect(container.args).toContain('$(JOB_COMPLETION_INDEX)/$(SHARDS)');
+    expect(container.env?.find((e) => e.name === 'SHARDS')?.value).toBe(String(n));
     expect(container.env?.find((e) => e.name === 'VESPA_BULK_TOKEN')?.valueFrom?.secretKeyRef).toBeDefined();
 
     const { dir, cleanup } = tempDir();
@@ -90,7 +93,11 @@ describe('examples/kubernetes/feed-job.yaml', () => {
     writeFileSync(join(dir, 'input/documents.jsonl.gz'), gzipSync(`${ops.map((o) => JSON.stringify(o)).join('\n')}\n`));
 
     const podArgs = (index: number): string[] => {
-      const env: Record<string, string> = { JOB_COMPLETION_INDEX: String(index) };
+      // The container's own variables (SHARDS), and the index the Job gives each pod.
+      const env: Record<string, string> = {
+        ...Object.fromEntries((container.env ?? []).flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]]))),
+        JOB_COMPLETION_INDEX: String(index),
+      };
       // As the kubelet expands $(VAR) in command and args: from the container's environment.
       // The command is the image's executable; runCli runs bin/vespa-bulk.js with the same arguments.
       const args = container.args.map((a) =>
