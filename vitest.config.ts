@@ -13,6 +13,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Compiles the CLI once for the tests that start it as a child process (test/support/cli-entry.ts).
+    globalSetup: ['./test/support/compile-cli.ts'],
     reporters: ['default', './test/support/count-reporter.ts'],
     projects: [
       // Two files at a time: most of a file's time is waiting on loopback sockets and child processes.

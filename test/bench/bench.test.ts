@@ -10,9 +10,9 @@ import { speedtestSource } from '../../src/bench/speedtest.js';
 import type { FeedSummary } from '../../src/feed/stats.js';
 import type { PrintedFeedSummary } from '../../src/cli/summary-names.js';
 import { tempDir } from '../feed/helpers.js';
+import { cliArgs } from '../support/cli-entry.js';
 
 const sampleApp = resolve('samples/app');
-const bin = resolve('bin/vespa-bulk.js');
 let sim: Simulator | undefined;
 const dirs: (() => void)[] = [];
 
@@ -53,7 +53,7 @@ function expectConsistentLatency(s: FeedSummary): void {
 
 function run(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...cliArgs(), ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

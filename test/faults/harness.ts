@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { expect } from 'vitest';
 import type { FeedSummary } from '../../src/feed/stats.js';
 import type { DocumentServer, FaultSettings } from '../../src/simulator/document-api/document-server.js';
 import { expectedStore, type Op } from '../feed/helpers.js';
+import { cliArgs } from '../support/cli-entry.js';
 
 /**
  * What every fault-survival test shares: a corpus of operations that are all safe to repeat (put, remove,
@@ -104,8 +104,6 @@ export const quickRetries = { baseDelayMs: 5, maxDelayMs: 200, feedBlockBaseDela
 
 // ------------------------------------------------------------ CLI ------------------------------------------------------------
 
-const bin = resolve('bin/vespa-bulk.js');
-
 export interface CliRun {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -116,7 +114,7 @@ export interface CliRun {
 }
 
 /**
- * Runs `vespa-bulk <args>` as a child process. With `stopWith`, the signal is sent once `stopWhen` holds (checked
+ * Runs `vespa-bulk <args>` from this checkout's sources (see cliArgs) as a child process. With `stopWith`, the signal is sent once `stopWhen` holds (checked
  * on every stderr chunk and every `pollMs`), e.g. once the store holds a random number of documents.
  */
 export function runCli(
@@ -139,7 +137,7 @@ export function runCli(
   },
 ): Promise<CliRun> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [bin, ...args], {
+    const child = spawn(process.execPath, [...cliArgs(), ...args], {
       cwd: opts.cwd,
       env: { ...process.env, ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],

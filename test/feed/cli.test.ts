@@ -1,12 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { tempDir } from './helpers.js';
 import { startRecordingServer } from '../http/recording-server.js';
-
-const bin = resolve('bin/vespa-bulk.js');
+import { cliArgs } from '../support/cli-entry.js';
 
 interface Run {
   code: number | null;
@@ -19,7 +18,7 @@ function runCli(
   opts: { cwd: string; stdin?: string; interruptWhen?: (stderr: string) => boolean },
 ): Promise<Run> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...cliArgs(), ...args], { cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let interrupted = false;

@@ -1,12 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startDocumentServer } from '../../src/simulator/document-api/document-server.js';
 import { feed } from '../../src/feed/feeder.js';
 import { tempDir } from './helpers.js';
-
-const bin = resolve('bin/vespa-bulk.js');
+import { cliArgs } from '../support/cli-entry.js';
 
 function runCli(
   args: string[],
@@ -14,7 +13,7 @@ function runCli(
   stdin = '',
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...cliArgs(), ...args], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const killer = setTimeout(() => child.kill('SIGKILL'), 50_000);

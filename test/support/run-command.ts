@@ -1,7 +1,5 @@
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-
-const cli = join(import.meta.dirname, '../../src/cli/main.ts');
+import { cliArgs } from './cli-entry.js';
 
 export interface CommandRun {
   code: number;
@@ -9,17 +7,12 @@ export interface CommandRun {
   stderr: string;
 }
 
-/** Runs `vespa-bulk <args>` from the sources, `input` on its stdin; resolves with the exit code and both outputs. */
+/** Runs `vespa-bulk <args>` from this checkout's sources (see cliArgs), `input` on its stdin; resolves with the exit code and both outputs. */
 export function runCommand(args: string[], input?: string): Promise<CommandRun> {
   return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      ['--import', 'tsx', cli, ...args],
-      { timeout: 30_000 },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-      },
-    );
+    const child = execFile(process.execPath, [...cliArgs(), ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
     if (input !== undefined) child.stdin!.end(input);
     else child.stdin!.end();
   });
