@@ -166,6 +166,8 @@ const queueShare = 0.8;
  * flight in 81 % more time than 32, and gave 10 % more, 0.98 of the best against 0.89.
  */
 const climbQueueShare = 0.9;
+/** A step down gave back nothing but a queue when its latency fell by this share of the step or more. */
+const wholeQueueShare = 0.95;
 /** A step up that paid this share of its proportional gain or more is far below the knee (knee rule). */
 const farBelowShare = 0.8;
 /** Holds without a cut after which the ceiling a 429 set rises by a quarter (a cluster that grew gets room again). */
@@ -559,8 +561,14 @@ export class AdaptiveLimit {
   private nearerKnee(tried: Level, from: Level): boolean {
     const loss = this.kneeLoss!;
     this.noteHeld(from.rate);
-    if (tried.limit < from.limit)
-      return !this.warming && tried.rate >= this.bestRate * (1 - loss) && this.latencyFollowed(tried, from, true);
+    if (tried.limit < from.limit) {
+      if (this.warming || !this.latencyFollowed(tried, from, true)) return false;
+      // A step whose latency fell by all of it gave back nothing but a queue (Little's law): kept unless its count
+      // says it lost much, since a best is the highest of many noisy holds (16 in flight against 8 slots of 100 ms
+      // held 81 a second once, and no step down came within 4 % of it).
+      const allQueue = this.latencyFollowed(tried, from, false, wholeQueueShare);
+      return tried.rate >= this.bestRate * (1 - (allQueue ? 2 : 1) * loss);
+    }
     return tried.rate >= from.rate * (1 + loss);
   }
 

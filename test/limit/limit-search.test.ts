@@ -302,6 +302,26 @@ describe('the knee rule (kneeLoss)', () => {
     expect(changes[1]).toMatchObject({ reason: 'probe-down', warming: false });
   });
 
+  it('keeps a step down whose latency fell by all of it, though its count came under a lucky best', () => {
+    // 8 slots of 100 ms: 16 in flight held a lucky 82 a second, 13 counts 78 (4.9 % under), in 162 ms instead of 200.
+    const search = knee(16);
+    search.noteRtt({ minLatencyMs: 100 });
+    const changes: LimitChange[] = [];
+    for (let w = 0; w < 40; w++) {
+      const limit = search.limit;
+      const c = search.observe({
+        documentsPerSecond: limit >= 16 ? 82 : 78,
+        latencyMs: 100 * Math.max(1, limit / 8) + (limit === 13 ? -0.5 : 0),
+        minLatencyMs: 100,
+        held: true,
+      });
+      if (c !== undefined) changes.push(c);
+    }
+    const down = changes.findIndex((c) => c.reason === 'probe-down' && c.limit === 13);
+    expect(down).toBeGreaterThanOrEqual(0);
+    expect(changes[down + 1]?.reason).not.toBe('undo');
+  });
+
   it('from a level with a queue standing (a start set high), the first probe from the hold goes down', () => {
     // 1,000 in flight against 16 slots of 10 ms: 625 ms answers where the shortest is 10.
     const search = knee(1000);
