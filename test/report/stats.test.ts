@@ -8,14 +8,16 @@ import { runCommand } from '../support/run-command.js';
 import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { writeDocs } from './helpers.js';
 
-// A service slower than the feed, with a short queue: the feed meets real 429s and its adaptive limit moves.
+// A service slower than the feed, with a short queue, so that its adaptive limit moves; and 2 % of operations
+// refused 429 whatever the load, so that the 429s are counted in every run (a client on a loaded machine that cannot
+// reach the service's rate, or a limit that stops short of its queue, meets none of the queue's own).
 let sim: Simulator;
 let tmp: TempDir;
 beforeAll(async () => {
   sim = await startSimulator({
     port: 0,
     configPort: false,
-    faults: { maxOpsPerSecond: 2500, queueLimit: 24, latencyMs: 2 },
+    faults: { maxOpsPerSecond: 2500, queueLimit: 24, latencyMs: 2, errorRate: 0.02, errorStatuses: [429] },
   });
   tmp = tempDir('vb-stats-');
 });
