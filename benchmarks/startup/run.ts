@@ -116,28 +116,15 @@ try {
       '--quiet',
     ],
   };
+  // The executable's rows, and another's (`--sea-before`) in the same turns.
+  const seaRows = (label: string, binary: string): void => {
+    commands[`${label} --help`] = [binary, '--help'];
+    commands[`${label} feed one.jsonl (1 document)`] = [binary, 'feed', 'one.jsonl', '--target', sim.url, '--quiet'];
+  };
   const sea = singleExecutable();
-  commands['single executable --help'] = [sea, '--help'];
-  commands['single executable feed one.jsonl (1 document)'] = [
-    sea,
-    'feed',
-    'one.jsonl',
-    '--target',
-    sim.url,
-    '--quiet',
-  ];
+  seaRows('single executable', sea);
   const before = flags['sea-before'];
-  if (before !== undefined) {
-    commands['single executable before --help'] = [before, '--help'];
-    commands['single executable before feed one.jsonl (1 document)'] = [
-      before,
-      'feed',
-      'one.jsonl',
-      '--target',
-      sim.url,
-      '--quiet',
-    ];
-  }
+  if (before !== undefined) seaRows('single executable before', before);
   const official = officialCli();
   if (official !== undefined) {
     commands['vespa --help (the official CLI)'] = [...official, '--help'];
