@@ -533,7 +533,9 @@ export class FeedEngine implements FeedDriver {
     const status = res.status;
     this.feedBlock.answered(p);
     this.stats.response(status, res.body.length, (now - sentAt) * 1000);
-    this.throttle.answered(now - sentAt);
+    // A refusal (429, 503, a feed block's 507) comes at once, without the service's work: as a round trip it would
+    // read as the shortest there is, and every served answer as waiting beyond it.
+    if (status !== 429 && status !== 503 && status !== 507) this.throttle.answered(now - sentAt);
     if (((status >= 200 && status < 300) || (status >= 500 && status !== 507)) && !isReadableAnswer(res.body)) {
       this.onNotTheService(p, status, now);
       return;
