@@ -1,4 +1,9 @@
-import { AdaptiveLimit, type LimitChange, type QueueReading } from '../limit/limit-search.js';
+import {
+  AdaptiveLimit,
+  type AdaptiveLimitSettings,
+  type LimitChange,
+  type QueueReading,
+} from '../limit/limit-search.js';
 
 export type { QueueReading } from '../limit/limit-search.js';
 
@@ -131,6 +136,16 @@ const backlogShare = 3;
 /** Answers in a window from which its counted throughput is taken alone (see `AdaptiveThrottle.rateOf`). */
 const countedAnswers = 200;
 
+/** How the feed's search goes, whatever its bounds: the settings above (the visit's search keeps its own). */
+export const feedSearchSettings = {
+  momentum: true,
+  climbGain,
+  confirmDown: true,
+  climbLatencyRise,
+  climbQueue,
+  kneeLoss,
+} as const satisfies Omit<AdaptiveLimitSettings, 'start' | 'max' | 'min'>;
+
 /** Windows a limit stays in the changes kept for the report. */
 const keptChanges = 100;
 
@@ -153,17 +168,7 @@ export class AdaptiveThrottle implements Throttle {
   constructor(options: ThrottleOptions = {}) {
     this.min = Math.max(1, options.min ?? 4);
     const max = Math.max(this.min, options.max ?? defaultMaxInflight);
-    this.search = new AdaptiveLimit({
-      start: options.initial ?? 8,
-      min: this.min,
-      max,
-      momentum: true,
-      climbGain,
-      confirmDown: true,
-      climbLatencyRise,
-      climbQueue,
-      kneeLoss,
-    });
+    this.search = new AdaptiveLimit({ start: options.initial ?? 8, min: this.min, max, ...feedSearchSettings });
     this.windowMs = options.windowMs ?? 50;
     this.measureMs = options.measureMs ?? 250;
     this.decrease = options.decrease ?? 0.5;

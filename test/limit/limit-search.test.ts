@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AdaptiveLimit, type LimitChange, mergeQueueReadings } from '../../src/limit/limit-search.js';
+import { feedSearchSettings } from '../../src/feed/throttle.js';
 
 /**
  * The adaptive search alone, fed the documents/s a cluster of `lanes` visitor threads gives: each chain in flight
@@ -185,17 +186,7 @@ describe('the adaptive in-flight search', () => {
 
 describe('the knee rule (kneeLoss)', () => {
   /** The feed's settings of the search (src/feed/throttle.ts), at a start of `start`. */
-  const knee = (start: number) =>
-    new AdaptiveLimit({
-      start,
-      max: 1024,
-      momentum: true,
-      climbGain: 0.1,
-      confirmDown: true,
-      climbLatencyRise: 0.5,
-      climbQueue: { rise: 0.5, atLeastMs: 20 },
-      kneeLoss: 0.04,
-    });
+  const knee = (start: number) => new AdaptiveLimit({ start, max: 1024, ...feedSearchSettings });
 
   /** 16 slots of 10 ms (1,600/s): beyond 16 in flight, each more waits; the shortest answer is 10 ms. */
   const slots16 = (limit: number) => ({
