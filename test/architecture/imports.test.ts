@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { tsFilesUnder } from '../support/ts-files.js';
 
 /**
  * Three rules of the layout, read from the import graph of src/ (type-only imports included: a cycle or an
@@ -53,12 +54,6 @@ const layers: ReadonlyArray<{ folders: readonly string[]; why: string }> = [
 ];
 const rankOf = new Map(layers.flatMap((layer, rank) => layer.folders.map((folder) => [folder, rank] as const)));
 
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? filesUnder(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
-  );
-}
-
 /** Relative specifiers of `from '...'`, `import '...'` and `import('...')`, comments included (a false alarm is cheap). */
 function importSpecifiers(source: string): string[] {
   const found: string[] = [];
@@ -75,7 +70,7 @@ function resolveImport(file: string, spec: string): string | undefined {
 /** Each module of src/ with the src/ modules it imports. */
 function importGraph(): Map<string, string[]> {
   return new Map(
-    filesUnder(src).map((f) => [
+    tsFilesUnder(src).map((f) => [
       f,
       importSpecifiers(readFileSync(f, 'utf8')).flatMap((spec) => resolveImport(f, spec) ?? []),
     ]),
@@ -174,7 +169,7 @@ describe('folders point down', () => {
 describe('simulator imports', () => {
   /** schema/: the simulator shares the pure models (and core/, the neutral helpers) with the client, nothing else. */
   const simulatorMaxRank = rankOf.get('schema')!;
-  const files = filesUnder(join(src, 'simulator'));
+  const files = tsFilesUnder(join(src, 'simulator'));
 
   it('finds the simulator and reads its imports', () => {
     expect(files.length).toBeGreaterThan(20);
@@ -206,7 +201,7 @@ describe('simulator imports', () => {
  * that contract; src/cli/main.ts is the CLI's own, internal entry).
  */
 describe('CLI imports', () => {
-  const files = filesUnder(join(src, 'cli'));
+  const files = tsFilesUnder(join(src, 'cli'));
   const entries = ['index.ts', 'simulator/index.ts', 'report/index.ts', 'bench/index.ts'].map((f) => join(src, f));
   const throughEntries = (file: string, source: string): string[] =>
     importSpecifiers(source)

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { tsFilesUnder } from './ts-files.js';
 
 /**
  * Vitest's global setup: compiles src/ to JavaScript once per run, file for file (esbuild, no bundle), for the
@@ -18,18 +19,10 @@ import type { TestProject } from 'vitest/node';
 const root = join(import.meta.dirname, '../..');
 const outRoot = join(root, 'test-output/compiled-cli');
 
-function sourcesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true })
-    .flatMap((e) =>
-      e.isDirectory() ? sourcesUnder(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
-    )
-    .sort();
-}
-
 /** Compiles the sources unless a tree of the same inputs exists; the compiled `src/cli/main.js`. */
 export async function compileCli(): Promise<string> {
   const esbuild = await import('esbuild');
-  const sources = sourcesUnder(join(root, 'src'));
+  const sources = tsFilesUnder(join(root, 'src'));
   const hash = createHash('sha256');
   for (const file of [...sources, join(root, 'package.json'), join(root, 'tsconfig.json'), import.meta.filename]) {
     hash.update(`${relative(root, file)}\0`);
