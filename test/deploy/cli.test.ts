@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cliArgs } from '../support/cli-entry.js';
 import { runInProcess } from '../support/in-process-cli.js';
 import { startConfigServer, type ConfigServer } from '../../src/simulator/config-server/config-server.js';
 import { cleanupTrees, eventually, sampleAppDir, sampleFiles, withMusicField, writeTree } from './fixtures.js';
@@ -196,12 +197,11 @@ describe('vespa-bulk deploy', () => {
 });
 
 describe('vespa-bulk deploy as a process', () => {
-  const bin = fileURLToPath(new URL('../../bin/vespa-bulk.js', import.meta.url));
   const run = (...args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       execFile(
         process.execPath,
-        [bin, ...args, '--config-url', server.url],
+        [...cliArgs(), ...args, '--config-url', server.url],
         { timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } },
         (error, stdout, stderr) =>
           resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),

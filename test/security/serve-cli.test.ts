@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveTlsOf } from '../../src/cli/commands/serve.js';
 import { isVespaBulkError } from '../../src/core/errors.js';
 import { makeTestPki, type TestPki } from '../support/certs.js';
+import { cliArgs } from '../support/cli-entry.js';
 import { undiciRequest } from './helpers.js';
 
 let pki: TestPki;
@@ -12,9 +12,6 @@ beforeAll(() => {
   pki = makeTestPki();
 });
 afterAll(() => pki.cleanup());
-
-const mainScript = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-const tsx = fileURLToPath(import.meta.resolve('tsx'));
 
 describe('serve --tls-* flags', () => {
   it('refuses half a configuration and unreadable files as usage errors naming the flag', () => {
@@ -53,9 +50,7 @@ describe('serve --tls-* flags', () => {
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        tsx,
-        mainScript,
+        ...cliArgs(),
         'serve',
         '--port',
         '0',
