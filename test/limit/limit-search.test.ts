@@ -1,26 +1,31 @@
 import { describe, expect, it } from 'vitest';
-import { AdaptiveLimit, type LimitChange, mergeQueueReadings } from '../../src/limit/limit-search.js';
+import { AdaptiveLimit, type LimitChange, type LimitSample, mergeQueueReadings } from '../../src/limit/limit-search.js';
 import { feedSearchSettings } from '../../src/feed/throttle.js';
 
 /**
- * The adaptive search alone, fed the documents/s a cluster of `lanes` visitor threads gives: each chain in flight
- * adds `perChain` documents/s until the lanes are all busy, then nothing (as the simulator's visit cost does).
+ * The adaptive search alone, fed one window at a time what `rate` gives for the limit: the documents/s (as `cluster`
+ * gives them), or a whole sample with its latencies; every window held.
  */
 function drive(
   search: AdaptiveLimit,
-  rate: (limit: number, window: number) => number,
+  rate: (limit: number, window: number) => number | Omit<LimitSample, 'held'>,
   windows: number,
 ): { limits: number[]; changes: LimitChange[] } {
   const limits: number[] = [];
   const changes: LimitChange[] = [];
   for (let w = 0; w < windows; w++) {
-    const change = search.observe({ documentsPerSecond: rate(search.limit, w), held: true });
+    const r = rate(search.limit, w);
+    const change = search.observe({ ...(typeof r === 'number' ? { documentsPerSecond: r } : r), held: true });
     if (change !== undefined) changes.push(change);
     limits.push(search.limit);
   }
   return { limits, changes };
 }
 
+/**
+ * A cluster of `lanes` visitor threads: each chain in flight adds `perChain` documents/s until the lanes are all
+ * busy, then nothing (as the simulator's visit cost does).
+ */
 const cluster =
   (lanes: number, perChain = 1000) =>
   (limit: number): number =>
@@ -224,7 +229,7 @@ describe('the knee rule (kneeLoss)', () => {
 
   it('after a climb undone for its queue, holds there: its first probe goes up, not below where the climb came from', () => {
     const search = knee(8);
-    const { changes } = driveSamples(search, slots16, 20);
+    const { changes } = drive(search, slots16, 20);
     expect(changes.slice(0, 4).map((c) => `${c.reason} ${c.limit}`)).toEqual([
       'grow 16',
       'grow 32',
@@ -317,27 +322,12 @@ describe('the knee rule (kneeLoss)', () => {
     // 1,000 in flight against 16 slots of 10 ms: 625 ms answers where the shortest is 10.
     const search = knee(1000);
     search.noteRtt({ minLatencyMs: 10 });
-    const { changes } = driveSamples(search, slots16, 40);
+    const { changes } = drive(search, slots16, 40);
     const firstProbe = changes.find((c) => c.reason.startsWith('probe'));
     expect(firstProbe?.reason).toBe('probe-down');
     expect(changes.at(-1)!.limit).toBeLessThan(100);
   });
 });
-
-function driveSamples(
-  search: AdaptiveLimit,
-  sample: (limit: number) => { documentsPerSecond: number; latencyMs: number; minLatencyMs: number },
-  windows: number,
-): { limits: number[]; changes: LimitChange[] } {
-  const limits: number[] = [];
-  const changes: LimitChange[] = [];
-  for (let w = 0; w < windows; w++) {
-    const change = search.observe({ ...sample(search.limit), held: true });
-    if (change !== undefined) changes.push(change);
-    limits.push(search.limit);
-  }
-  return { limits, changes };
-}
 
 describe('mergeQueueReadings', () => {
   it('takes the shortest round trip of any and adds up the waiting, skipping those without a reading', () => {
