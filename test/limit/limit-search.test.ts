@@ -203,26 +203,21 @@ describe('the knee rule (kneeLoss)', () => {
   it('keeps no step down while the caller warms up, however fast its window was', () => {
     // Each window faster than the one before, at any limit, from a third of the cluster's rate to all of it over 40
     // windows: a process compiling its code as it goes. A step down measured then looks like it cost nothing.
-    const search = knee(16);
-    const changes: LimitChange[] = [];
-    for (let w = 0; w < 60; w++) {
-      const s = slots16(search.limit);
-      const warm = Math.min(1, 0.33 + w / 60);
-      const c = search.observe({ ...s, documentsPerSecond: s.documentsPerSecond * warm, held: true, warming: true });
-      if (c !== undefined) changes.push(c);
-    }
+    const { changes } = drive(
+      knee(16),
+      (limit, w) => {
+        const s = slots16(limit);
+        return { ...s, documentsPerSecond: s.documentsPerSecond * Math.min(1, 0.33 + w / 60), warming: true };
+      },
+      60,
+    );
     const kept = changes.filter((c, i) => c.reason === 'probe-down' && changes[i + 1]?.reason !== 'undo');
     expect(kept).toEqual([]);
     expect(Math.min(...changes.map((c) => c.limit))).toBeGreaterThanOrEqual(16);
   });
 
   it('while the caller warms up, holds one window between probes up, not four or more', () => {
-    const search = knee(16);
-    const changes: LimitChange[] = [];
-    for (let w = 0; w < 40; w++) {
-      const c = search.observe({ ...slots16(search.limit), held: true, warming: true });
-      if (c !== undefined) changes.push(c);
-    }
+    const { changes } = drive(knee(16), (limit) => ({ ...slots16(limit), warming: true }), 40);
     // Each probe up (undone: 16 slots) then takes a settle, two windows, the undo's settle and base, and one held.
     expect(changes.filter((c) => c.reason === 'probe-up').length).toBeGreaterThanOrEqual(5);
   });
@@ -246,13 +241,8 @@ describe('the knee rule (kneeLoss)', () => {
       documentsPerSecond: first ? 68 : Math.min(limit, 8) * 10,
       latencyMs: 100 * Math.max(1, limit / 8),
       minLatencyMs: 100,
-      held: true,
     });
-    const changes: LimitChange[] = [];
-    for (let w = 0; w < 8; w++) {
-      const c = search.observe(slots8(search.limit, w < 2));
-      if (c !== undefined) changes.push(c);
-    }
+    const { changes } = drive(search, (limit, w) => slots8(limit, w < 2), 8);
     expect(changes.map((c) => `${c.reason} ${c.limit}`)).toEqual(['grow 16', 'undo 8']);
   });
 
@@ -266,12 +256,14 @@ describe('the knee rule (kneeLoss)', () => {
       64: [3543, 17.9],
     };
     const search = knee(8);
-    const changes: LimitChange[] = [];
-    for (let w = 0; w < 10; w++) {
-      const [documentsPerSecond, latencyMs] = sweep[search.limit] ?? [3600, 36];
-      const c = search.observe({ documentsPerSecond, latencyMs, minLatencyMs: 4.5, held: true });
-      if (c !== undefined) changes.push(c);
-    }
+    const { changes } = drive(
+      search,
+      (limit) => {
+        const [documentsPerSecond, latencyMs] = sweep[limit] ?? [3600, 36];
+        return { documentsPerSecond, latencyMs, minLatencyMs: 4.5 };
+      },
+      10,
+    );
     expect(changes.map((c) => `${c.reason} ${c.limit}`)).toEqual(['grow 16', 'grow 32', 'grow 64']);
     expect(search.limit).toBe(64);
   });
@@ -302,17 +294,15 @@ describe('the knee rule (kneeLoss)', () => {
     // 8 slots of 100 ms: 16 in flight held a lucky 82 a second, 13 counts 78 (4.9 % under), in 162 ms instead of 200.
     const search = knee(16);
     search.noteRtt({ minLatencyMs: 100 });
-    const changes: LimitChange[] = [];
-    for (let w = 0; w < 40; w++) {
-      const limit = search.limit;
-      const c = search.observe({
+    const { changes } = drive(
+      search,
+      (limit) => ({
         documentsPerSecond: limit >= 16 ? 82 : 78,
         latencyMs: 100 * Math.max(1, limit / 8) + (limit === 13 ? -0.5 : 0),
         minLatencyMs: 100,
-        held: true,
-      });
-      if (c !== undefined) changes.push(c);
-    }
+      }),
+      40,
+    );
     const down = changes.findIndex((c) => c.reason === 'probe-down' && c.limit === 13);
     expect(down).toBeGreaterThanOrEqual(0);
     expect(changes[down + 1]?.reason).not.toBe('undo');
