@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -6,6 +8,17 @@ import { defineConfig } from 'vitest/config';
  * a 2-core machine they can measure the neighbour's load instead. They run after the rest, alone.
  */
 const alone = ['test/visit/adaptive.test.ts', 'test/faults/signals.test.ts'];
+
+/**
+ * Files that patch what the whole process shares (a module mock, a spy, fake timers, a property of process
+ * redefined). The others share each worker's module cache (`isolate: false`): loading src/ again for each of 220
+ * files took a tenth of the suite's CPU. These keep a fresh module graph each, so a patch never outlives its file.
+ */
+const patchesProcess = /\bvi\.(mock|doMock|spyOn|stubGlobal|stubEnv|useFakeTimers)\(|defineProperty\(process\b/;
+const isolated = readdirSync(join(import.meta.dirname, 'test'), { recursive: true, encoding: 'utf8' })
+  .filter((f) => f.endsWith('.test.ts'))
+  .map((f) => join('test', f))
+  .filter((f) => !alone.includes(f) && patchesProcess.test(readFileSync(join(import.meta.dirname, f), 'utf8')));
 
 export default defineConfig({
   test: {
@@ -23,12 +36,14 @@ export default defineConfig({
         test: {
           name: 'tests',
           include: ['test/**/*.test.ts'],
-          exclude: alone,
+          exclude: [...alone, ...isolated],
           maxWorkers: 2,
+          isolate: false,
           sequence: { groupOrder: 0 },
         },
       },
-      { extends: true, test: { name: 'alone', include: alone, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'isolated', include: isolated, maxWorkers: 2, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'alone', include: alone, maxWorkers: 1, sequence: { groupOrder: 2 } } },
     ],
   },
 });
