@@ -216,7 +216,12 @@ export class OperationSplitter {
     let start = 0;
     while (start < end && isWhitespace(bytes[start])) start++;
     if (start === end) return;
-    const item: RawItem = { bytes: bytes.subarray(0, end), line: this.line, offset: this.itemOffset };
+    // Most lines end without whitespace: their bytes as they are, with no second view made of them.
+    const item: RawItem = {
+      bytes: end === bytes.length ? bytes : bytes.subarray(0, end),
+      line: this.line,
+      offset: this.itemOffset,
+    };
     // A line that is not an object is reported here; one that is gets its full check in parseOperation.
     if (bytes[start] !== LBRACE) {
       item.error = new VespaBulkError('VB_BAD_JSON', 'not a JSON object');

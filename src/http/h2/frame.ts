@@ -146,7 +146,7 @@ export type OnFrame = (type: number, flags: number, streamId: number, buf: Buffe
 
 /**
  * Cuts a byte stream into frames. A frame within one chunk is handed on as a range of that chunk (no copy,
- * no view); only a frame split across chunks is gathered.
+ * no view), valid only during the call; only a frame split across chunks is gathered.
  */
 export class FrameReader {
   private pending: Buffer | undefined;
@@ -178,7 +178,8 @@ export class FrameReader {
       this.onFrame(type, flags, streamId, buf, at + frameHeaderLength, at + total);
       at += total;
     }
-    if (at < end) this.pending = buf.subarray(at);
+    // A copy: the chunk may be the socket's read buffer, written over by the next read.
+    if (at < end) this.pending = Buffer.from(buf.subarray(at));
   }
 }
 

@@ -25,6 +25,9 @@ const maxRefusals = 5;
  */
 const maxConnecting = 4;
 
+/** A TCP connection's read buffer: what one read takes at most (net's default read size). */
+const readBufferBytes = 64 * 1024;
+
 /** The first wait after a connection failed before it was ready, doubled for each failure after it, at most `maxOpenBackoffMs`. */
 const openBackoffMs = 100;
 const maxOpenBackoffMs = 5_000;
@@ -338,11 +341,28 @@ export class Http2Transport implements Transport, RequestOwner {
     const connectTimeoutMs = this.options.connectTimeoutMs ?? 10_000;
     const proxy = this.options.proxy;
     let socket: net.Socket | PendingSocket;
+    const conn = new PooledConnection();
     if (proxy !== undefined) {
       socket = openTunnel(proxy, host, port, { tls: tlsOptions, timeoutMs: connectTimeoutMs });
     } else {
+      // Over TCP the socket reads into one buffer of the connection's (`onread`), which the session reads at once:
+      // no buffer allocated and shrunk per read (one per frame the server writes apart, a WINDOW_UPDATE of 13
+      // bytes as often as not), and none held by a dead answer until a full GC.
+      const readBuffer = tlsOptions !== undefined ? undefined : Buffer.allocUnsafeSlow(readBufferBytes);
       const direct =
-        tlsOptions !== undefined ? tls.connect({ host, port, ...tlsOptions }) : net.connect({ host, port });
+        readBuffer === undefined
+          ? tls.connect({ host, port, ...tlsOptions })
+          : net.connect({
+              host,
+              port,
+              onread: {
+                buffer: readBuffer,
+                callback: (n) => {
+                  conn.session.readShared(readBuffer, n);
+                  return true;
+                },
+              },
+            });
       const timeout = setTimeout(
         () => direct.destroy(new H2Error('H2_CONNECT_TIMEOUT', `Connect Timeout Error (${host}:${port})`)),
         connectTimeoutMs,
@@ -351,7 +371,6 @@ export class Http2Transport implements Transport, RequestOwner {
       direct.once('close', () => clearTimeout(timeout));
       socket = direct;
     }
-    const conn = new PooledConnection();
     conn.replaces = replaces;
     conn.session = new H2Session(
       socket,

@@ -75,6 +75,8 @@ export class Receiver {
   /** A header block being gathered from HEADERS and CONTINUATION frames. */
   readonly headerBlock: HeaderBlock;
   private firstFrame = true;
+  /** The chunk being read is the socket's read buffer (see `read`). */
+  private shared = false;
   private readonly reader: FrameReader;
   private readonly decoder = new HpackDecoder();
   /** What `readAnswerHead` found in the last answer's header block (one object for the connection's life). */
@@ -100,8 +102,12 @@ export class Receiver {
     );
   }
 
-  /** A chunk from the socket. */
-  read(chunk: Buffer): void {
+  /**
+   * A chunk from the socket; `shared`: its bytes are the socket's read buffer, written over by the next read, so
+   * what outlives the call (an answer's body, a frame's first part) is copied.
+   */
+  read(chunk: Buffer, shared = false): void {
+    this.shared = shared;
     // A connection being closed reads on only so that the server's last frames do not reset it.
     if (this.closed) return;
     if (this.firstFrame && this.bytesRead === 0 && chunk.length >= 5 && chunk.toString('latin1', 0, 5) === 'HTTP/') {
@@ -250,7 +256,7 @@ export class Receiver {
     const endStream = (flags & Flag.EndStream) !== 0;
     if (end > start) {
       try {
-        s.req.handler.onData(buf.subarray(start, end));
+        s.req.handler.onData(this.shared ? copyOf(buf, start, end) : buf.subarray(start, end));
       } catch (err) {
         this.owner.abortStream(s, err);
       }
@@ -531,4 +537,11 @@ export class Receiver {
         streamFailure(ErrorCode.FrameSizeError, `PRIORITY of ${end - start} bytes`),
       );
   }
+}
+
+/** `buf[start, end)` in a buffer of its own (small ones from Node's pool). */
+function copyOf(buf: Buffer, start: number, end: number): Buffer {
+  const out = Buffer.allocUnsafe(end - start);
+  buf.copy(out, 0, start, end);
+  return out;
 }

@@ -206,6 +206,14 @@ export class H2Session {
     }
   }
 
+  /**
+   * `n` bytes the socket read into its one read buffer (net's `onread`): valid only during the call, so the
+   * receiver copies what it keeps.
+   */
+  readShared(buf: Buffer, n: number): void {
+    this.receiver.read(buf.subarray(0, n), true);
+  }
+
   /** The TLS handshake is done: HTTP/2 starts if ALPN agreed on it. */
   private onSecure(): void {
     const alpn = (this.socket as TLSSocket).alpnProtocol;
