@@ -493,19 +493,24 @@ const params = ['exports', 'require', 'module', '__filename', '__dirname'];
 const server = spawn(process.execPath, [bundle, 'serve', '--port', '0', '--config-port', '0'], {
   stdio: ['ignore', 'ignore', 'pipe'],
 });
+// Not left running, whatever ends this process (the build's timeout sends SIGTERM).
+process.on('exit', () => server.kill());
+process.on('SIGTERM', () => process.exit(1));
 let seen = '';
+let started = false;
 server.stderr.on('data', (chunk) => {
   seen += chunk;
   const target = /document interface: (http:\\/\\/\\S+?)\\/document\\/v1\\//.exec(seen)?.[1];
-  if (target === undefined || server.stderr.destroyed) return;
-  server.stderr.destroy();
+  if (target === undefined || started) return;
+  started = true;
+  // Read to the end (a pipe closed under the simulator would stop it), but not waited for.
+  server.stderr.unref();
   server.unref();
   process.argv = [process.execPath, bundle, 'feed', input, '--target', target, '--quiet'];
   const module = { exports: {} };
   compileFunction(source, params, { filename: bundle })(module.exports, require, module, bundle, dirname(bundle));
 });
 process.on('beforeExit', () => {
-  server.kill();
   if (process.exitCode !== 0) throw new Error('the training feed failed (exit code ' + process.exitCode + ')');
   // The cache carries a hash of V8's flags, and the executable starts with their defaults: the feed changed one
   // (young-generation.ts), and --liftoff-only is set where WebAssembly was compiled (liftoff-only.ts).
