@@ -17,7 +17,6 @@ import { exitCodes, exitCodesEpilog } from './exit-codes.js';
 import { unreachableHintOf } from './wait-option.js';
 import { commandLineError, parserState } from './usage-error.js';
 import { asksTopHelp, colorOption, helpWidth, topHelp, topUsage } from './top-help.js';
-import { liftoffOnlyBeforeWasm } from './liftoff-only.js';
 
 export { exitCodes };
 
@@ -149,10 +148,12 @@ if (invokedDirectly) {
   // peak RSS (about 35 MB of 135). The baseline compiler's code parses responses at no measurable CPU cost per
   // document. Set here rather than in the library: V8 flags are the process's, which the CLI owns. Set at the
   // first WebAssembly compile rather than now: a V8 flag changed at run time costs the code cache of every
-  // built-in module loaded after it (liftoff-only.ts).
-  liftoffOnlyBeforeWasm();
+  // built-in module loaded after it (liftoff-only.ts). Not loaded for the top-level help, which compiles none.
+  const argv = process.argv.slice(2);
   // No top-level await: the single executable runs this module bundled as CommonJS (scripts/build-sea.mjs).
-  void main(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
-  });
+  void (asksTopHelp(argv) ? Promise.resolve() : import('./liftoff-only.js').then((m) => m.liftoffOnlyBeforeWasm()))
+    .then(() => main(argv))
+    .then((code) => {
+      process.exitCode = code;
+    });
 }
