@@ -26,9 +26,14 @@
 // The x64 file's code cache is trained (trainedCodeCache): made after a one-document feed, so it holds the
 // functions a feed compiles, where Node's own holds the script's top level alone; it is put in the blob in place
 // of Node's (withCodeCache). A one-document feed's CPU 11% less, --help's 5% more (it loads the larger cache).
+// With yargs' assert checks made without node:assert (lazyYargsAssert), and in the sources --liftoff-only set at
+// the first WebAssembly compile (src/cli/liftoff-only.ts) and node:fs/promises left out of a feed's start: a
+// one-document feed's CPU 1.68x bare Node's, where it was 1.93x in the same run.
 //
-// Tried and left: a code cache made after running a feed and a visit, with the bundle run as a vm.Script from an
-// asset: a feed's CPU the same within the noise, and --help's 20% more. And a small main script that prints the top-level help
+// Tried and left: the bundle's identifiers minified (2.5 MB to 2.0 MB of script) and yargs' argument signatures
+// parsed once (argsert): neither changed a feed's or --help's CPU beyond the noise. A code cache made after
+// running a feed and a visit, with the bundle run as a vm.Script from an asset: a feed's CPU the same within the
+// noise, and --help's 20% more. And a small main script that prints the top-level help
 // itself and otherwise runs the bundle from an asset as a vm.Script (with a code cache of its own): --help's CPU
 // 27% less (its wall time 0.75x the official CLI's, against 1x), but a one-document feed's 10% more (the asset
 // read and the compile through vm cost more than Node's own main script).
