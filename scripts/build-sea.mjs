@@ -23,9 +23,17 @@
 // heavier built-in modules (lazyBuiltins), and carries the HTTP/2 Huffman tables as data (precomputedHuffman):
 // together they took a one-document feed's CPU from 2.8x bare Node's to 2.0x (benchmarks/startup/run.ts).
 //
-// Tried and left: a code cache made after running a feed and a visit (the bundle run as a vm.Script from an
-// asset, with V8's cachedData of every function those compiled): a feed's CPU the same within the noise, and
-// --help's 20% more (it deserializes the whole cache). And a small main script that prints the top-level help
+// The x64 file's code cache is trained (trainedCodeCache): made after a one-document feed, so it holds the
+// functions a feed compiles, where Node's own holds the script's top level alone; it is put in the blob in place
+// of Node's (withCodeCache). A one-document feed's CPU 11% less, --help's 5% more (it loads the larger cache).
+// With yargs' assert checks made without node:assert (lazyYargsAssert), and in the sources --liftoff-only set at
+// the first WebAssembly compile (src/cli/liftoff-only.ts) and node:fs/promises left out of a feed's start: a
+// one-document feed's CPU 1.68x bare Node's, where it was 1.93x in the same run.
+//
+// Tried and left: the bundle's identifiers minified (2.5 MB to 2.0 MB of script) and yargs' argument signatures
+// parsed once (argsert): neither changed a feed's or --help's CPU beyond the noise. A code cache made after
+// running a feed and a visit, with the bundle run as a vm.Script from an asset: a feed's CPU the same within the
+// noise, and --help's 20% more. And a small main script that prints the top-level help
 // itself and otherwise runs the bundle from an asset as a vm.Script (with a code cache of its own): --help's CPU
 // 27% less (its wall time 0.75x the official CLI's, against 1x), but a one-document feed's 10% more (the asset
 // read and the compile through vm cost more than Node's own main script).
@@ -277,6 +285,42 @@ export default function stringWidth(string, options) {
 };
 
 /**
+ * yargs' platform shim reads `notStrictEqual` and `strictEqual` of node:assert as it is imported, which loads
+ * assert and five modules of its own (the diff that a failed assertion prints, ...): a few percent of a
+ * one-document feed's CPU, for checks yargs makes on its own state that pass. In the bundle they are functions
+ * that make the same check (`Object.is`, as assert's strict ones do) and call assert's only when it fails, to
+ * throw its error.
+ */
+const lazyYargsAssert = {
+  name: 'vespa-bulk-lazy-yargs-assert',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]yargs[\\/]lib[\\/]platform-shims[\\/]esm\.mjs$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      const imported = "import { notStrictEqual, strictEqual } from 'assert'\n";
+      const used = /\n  assert: \{\n    notStrictEqual,\n    strictEqual\n  \},\n/;
+      if (!text.includes(imported) || !used.test(text))
+        throw new Error(`${args.path}: its assert import is not as expected: see lazyYargsAssert`);
+      return {
+        contents: text.replace(imported, "import * as assert from 'assert'\n").replace(
+          used,
+          `
+  assert: {
+    notStrictEqual: (actual, expected, message) => {
+      if (Object.is(actual, expected)) assert.notStrictEqual(actual, expected, message)
+    },
+    strictEqual: (actual, expected, message) => {
+      if (!Object.is(actual, expected)) assert.strictEqual(actual, expected, message)
+    }
+  },
+`,
+        ),
+        loader: 'js',
+      };
+    });
+  },
+};
+
+/**
  * Node's built-in modules that the CLI's modules import but a command may never use (TLS and crypto for a feed
  * over plain HTTP, zlib without compression, worker_threads with one worker...): loading one costs the CPU of
  * compiling it and what it loads in turn. In the CLI's bundle each import of these by an ES module (esbuild's
@@ -383,7 +427,7 @@ async function bundle(dir) {
     // yargs (ESM) finds its own files from import.meta.url; in the executable __filename is the executable's path.
     define: { 'import.meta.url': '__vbMetaUrl' },
     banner: { js: 'var __vbMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
-    plugins: [sources.plugin, lazyStringWidth],
+    plugins: [sources.plugin, lazyStringWidth, lazyYargsAssert],
     logLevel: 'silent',
   };
   // The workers' scripts are ES modules (a feed worker awaits at its top level), which a worker thread started on
@@ -435,6 +479,97 @@ async function bundle(dir) {
   return pkg.version;
 }
 
+/**
+ * The script a training run (`trainedCodeCache`) runs in the Node that writes the blob: it compiles the bundle as
+ * the executable does (a CommonJS main script: a function of these parameters), runs a one-document feed with it
+ * against the simulator (started from the bundle in a process of its own, so none of its code is compiled here),
+ * and when the feed is done compiles the same source again, which V8 answers from its compilation cache with the
+ * functions the feed compiled, and writes their code cache.
+ */
+const trainingScript = `
+const { spawn } = require('node:child_process');
+const { readFileSync, writeFileSync } = require('node:fs');
+const { dirname } = require('node:path');
+const { setFlagsFromString } = require('node:v8');
+const { compileFunction } = require('node:vm');
+const [bundle, input, out] = process.argv.slice(2);
+const source = readFileSync(bundle, 'utf8');
+const params = ['exports', 'require', 'module', '__filename', '__dirname'];
+const server = spawn(process.execPath, [bundle, 'serve', '--port', '0', '--config-port', '0'], {
+  stdio: ['ignore', 'ignore', 'pipe'],
+});
+// Not left running, whatever ends this process (the build's timeout sends SIGTERM).
+process.on('exit', () => server.kill());
+process.on('SIGTERM', () => process.exit(1));
+let seen = '';
+let started = false;
+server.stderr.on('data', (chunk) => {
+  seen += chunk;
+  const target = /document interface: (http:\\/\\/\\S+?)\\/document\\/v1\\//.exec(seen)?.[1];
+  if (target === undefined || started) return;
+  started = true;
+  // Read to the end (a pipe closed under the simulator would stop it), but not waited for.
+  server.stderr.unref();
+  server.unref();
+  process.argv = [process.execPath, bundle, 'feed', input, '--target', target, '--quiet'];
+  const module = { exports: {} };
+  compileFunction(source, params, { filename: bundle })(module.exports, require, module, bundle, dirname(bundle));
+});
+process.on('beforeExit', () => {
+  if (process.exitCode !== 0) throw new Error('the training feed failed (exit code ' + process.exitCode + ')');
+  // The cache carries a hash of V8's flags, and the executable starts with their defaults: the feed changed one
+  // (young-generation.ts), and --liftoff-only is set where WebAssembly was compiled (liftoff-only.ts).
+  setFlagsFromString('--semi-space-growth-factor=2');
+  setFlagsFromString('--no-liftoff-only');
+  writeFileSync(out, compileFunction(source, params, { filename: bundle, produceCachedData: true }).cachedData);
+});
+`;
+
+/**
+ * The code cache of the bundle after a training run (`trainingScript`) in `writer`, the Node that writes the blob.
+ *
+ * Node writes into the blob the code V8 compiles as it compiles the main script: its top level and little more.
+ * Every other function is compiled at its first call, and a one-document feed then spent about a sixth of its CPU
+ * compiling (yargs' functions, the feed's modules'). With the functions a feed compiles in the cache, the feed
+ * deserializes them instead; every command loads the larger cache (benchmarks/startup/run.ts).
+ */
+function trainedCodeCache(writer, bundleDir, dir) {
+  const input = join(dir, 'training.jsonl');
+  const script = join(dir, 'training.cjs');
+  const out = join(dir, 'training.cache');
+  writeFileSync(input, '{"put":"id:training:doc::1","fields":{"title":"One"}}\n');
+  writeFileSync(script, trainingScript);
+  run(writer, [script, join(bundleDir, 'vespa-bulk.js'), input, out], { cwd: dir, timeout: 120_000 });
+  const cache = readFileSync(out);
+  for (const file of [input, script, out]) rmSync(file);
+  return cache;
+}
+
+/**
+ * `blob` (the preparation blob of `node --experimental-sea-config`) with `cache` for its main script's code
+ * cache. Its layout, as Node 24's SeaSerializer writes it: a magic number and flags (32 bits each), a byte, then
+ * lengths (64 bits) and bytes: the main script's path, the script, the code cache, and the rest (assets) as they
+ * are. Checked here against what the blob must hold (the script itself), so another layout fails the build.
+ */
+function withCodeCache(blob, mainScript, cache) {
+  const bytes = readFileSync(blob);
+  let at = 9;
+  const field = () => {
+    const length = Number(bytes.readBigUInt64LE(at));
+    const start = at + 8;
+    at = start + length;
+    return { start, end: at };
+  };
+  field();
+  const main = field();
+  const old = field();
+  if (bytes.readUInt32LE(0) !== 0x143da20 || !bytes.subarray(main.start, main.end).equals(mainScript))
+    throw new Error(`${blob}: not the layout withCodeCache() expects`);
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(cache.length));
+  writeFileSync(blob, Buffer.concat([bytes.subarray(0, old.start - 8), length, cache, bytes.subarray(old.end)]));
+}
+
 /** One executable, `dir/vespa-bulk-linux-<arch>.partial`, from the bundle in `bundleDir`. */
 function executable(arch, bundleDir, dir, codeCache) {
   const target = nodeBuilds[arch];
@@ -466,12 +601,26 @@ function executable(arch, bundleDir, dir, codeCache) {
     )}\n`,
   );
   run(writer, ['--experimental-sea-config', basename(config)], { cwd: dir });
+  if (native) {
+    // Where the training cannot run here (it feeds over loopback), the executable keeps Node's own cache.
+    try {
+      withCodeCache(blob, readFileSync(join(bundleDir, 'vespa-bulk.js')), trainedCodeCache(writer, bundleDir, dir));
+    } catch (err) {
+      process.stderr.write(`build-sea: ${arch}: Node's own code cache, not a trained one: ${err.message}\n`);
+    }
+  }
   const out = join(dir, `vespa-bulk-linux-${arch}.partial`);
   copyFileSync(binary, out);
   chmodSync(out, 0o755);
   const postject = join(dirname(require.resolve('postject/package.json')), 'dist/cli.js');
   run(process.execPath, [postject, out, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', fuse]);
   rmSync(blob);
+  if (native) {
+    // V8 rejects a code cache made under other flags or for another source, and Node then only warns.
+    const check = spawnSync(out, ['--version'], { encoding: 'utf8' });
+    if (check.status !== 0 || check.stderr.includes('Code cache data rejected'))
+      throw new Error(`${out} --version: ${check.status}: ${check.stderr}`);
+  }
   return out;
 }
 

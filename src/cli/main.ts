@@ -7,7 +7,6 @@
 import type { AnyCommand } from './command.js';
 import { readFileSync } from 'node:fs';
 import { isSea } from 'node:sea';
-import { setFlagsFromString } from 'node:v8';
 import { markDefaulted } from './given-flags.js';
 import { describePlace, isVespaBulkError } from '../core/errors.js';
 import { OptionError } from '../core/options-check.js';
@@ -147,10 +146,14 @@ if (invokedDirectly) {
   // undici parses HTTP/1.1 with llhttp compiled to WebAssembly. V8's optimising tier compiles that module in the
   // background on first use, and its compiler's scratch memory was the largest single item of a one-worker feed's
   // peak RSS (about 35 MB of 135). The baseline compiler's code parses responses at no measurable CPU cost per
-  // document. Set here rather than in the library: V8 flags are the process's, which the CLI owns.
-  setFlagsFromString('--liftoff-only');
+  // document. Set here rather than in the library: V8 flags are the process's, which the CLI owns. Set at the
+  // first WebAssembly compile rather than now: a V8 flag changed at run time costs the code cache of every
+  // built-in module loaded after it (liftoff-only.ts). Not loaded for the top-level help, which compiles none.
+  const argv = process.argv.slice(2);
   // No top-level await: the single executable runs this module bundled as CommonJS (scripts/build-sea.mjs).
-  void main(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
-  });
+  void (asksTopHelp(argv) ? Promise.resolve() : import('./liftoff-only.js').then((m) => m.liftoffOnlyBeforeWasm()))
+    .then(() => main(argv))
+    .then((code) => {
+      process.exitCode = code;
+    });
 }

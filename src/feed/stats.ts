@@ -5,6 +5,7 @@ import {
   type LatencyHistogram,
   latencyIndex,
   recordAt,
+  valueAtPercentile,
 } from './latency-histogram.js';
 import type { WireProtocol } from '../http/transport.js';
 
@@ -147,7 +148,7 @@ class LatencyRecorder {
   }
 
   percentileMs(p: number): number {
-    return this.count === 0 ? 0 : this.histogram.getValueAtPercentile(p) / 1000;
+    return this.count === 0 ? 0 : valueAtPercentile(this.histogram, p) / 1000;
   }
 
   /** Adds these latencies to `into` (same bounds), e.g. a copy for a sampler. */

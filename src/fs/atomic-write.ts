@@ -1,5 +1,5 @@
-import { rmSync } from 'node:fs';
-import { open, readdir, rename, rm } from 'node:fs/promises';
+import { readdir as readdirThen, rmSync } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -66,12 +66,13 @@ async function removeStale(path: string): Promise<void> {
  * again). One of a pid that runs is kept, whoever runs it. The first write to a path does this for that path.
  */
 export async function removeLeftoverTemporaryFiles(dir: string, isTarget: (name: string) => boolean): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
+  // Through node:fs's callback, not node:fs/promises: every feed and visit runs this, and in the single
+  // executable node:fs/promises (with the nine modules it loads) is loaded at its first use (build-sea.mjs's
+  // lazyBuiltins), which for a feed with nothing left over is otherwise never.
+  const names = await new Promise<string[] | undefined>((resolve) => {
+    readdirThen(dir, (err, found) => resolve(err === null ? found : undefined));
+  });
+  if (names === undefined) return;
   for (const name of names) {
     const pid = writerOf(name, isTarget);
     if (pid === undefined) continue;

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type * as Hdr from 'hdr-histogram-js';
-import { emptyLatencyHistogram, latencyIndex, recordAt } from '../../src/feed/latency-histogram.js';
+import {
+  decodeHistogram,
+  emptyLatencyHistogram,
+  encodeHistogram,
+  latencyIndex,
+  recordAt,
+  valueAtPercentile,
+} from '../../src/feed/latency-histogram.js';
 import { FeedStats } from '../../src/feed/stats.js';
 
 describe('latencyIndex', () => {
@@ -34,6 +41,42 @@ describe('latencyIndex', () => {
     }
     for (const p of [0, 1, 50, 90, 99, 99.9, 100]) expect(b.getValueAtPercentile(p)).toBe(a.getValueAtPercentile(p));
     expect([b.totalCount, b.minNonZeroValue, b.maxValue]).toEqual([a.totalCount, a.minNonZeroValue, a.maxValue]);
+  });
+});
+
+describe('valueAtPercentile', () => {
+  const percentiles = [0, 0.1, 1, 25, 50, 90, 99, 99.9, 99.99, 100, 150];
+
+  it("is hdr-histogram-js's getValueAtPercentile for histograms of every shape", () => {
+    const shapes: (() => number)[] = [
+      () => 1 + Math.floor(Math.random() ** 3 * 60_000_000),
+      () => 80_000 + Math.floor(Math.random() * 10),
+      () => 1 + Math.floor(Math.random() * 3),
+      () => 2 ** (1 + Math.floor(Math.random() * 34)),
+    ];
+    for (const shape of shapes)
+      for (const n of [1, 2, 3, 10, 1000]) {
+        const h = emptyLatencyHistogram();
+        for (let i = 0; i < n; i++) h.recordValue(shape());
+        for (const p of percentiles) expect(valueAtPercentile(h, p), `n ${n}, p ${p}`).toBe(h.getValueAtPercentile(p));
+      }
+  });
+
+  it('counts a value of 0, which sets no minimum, and a histogram added from its encoding', () => {
+    const h = emptyLatencyHistogram();
+    h.recordValue(0);
+    h.recordValue(0);
+    h.recordValue(5000);
+    for (const p of percentiles) expect(valueAtPercentile(h, p), `p ${p}`).toBe(h.getValueAtPercentile(p));
+    expect(valueAtPercentile(h, 50)).toBe(0);
+    const merged = decodeHistogram(encodeHistogram(h));
+    merged.recordValue(70);
+    for (const p of percentiles) expect(valueAtPercentile(merged, p), `p ${p}`).toBe(merged.getValueAtPercentile(p));
+  });
+
+  it('is 0 for an empty histogram, as the library says', () => {
+    const h = emptyLatencyHistogram();
+    for (const p of percentiles) expect(valueAtPercentile(h, p)).toBe(h.getValueAtPercentile(p));
   });
 });
 
