@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { VespaBulkError } from '../core/errors.js';
 import {
   defaultRetryPolicy,
+  isRefusal,
   notRepeatedReason,
   parseRetryAfter,
   retryDelay,
@@ -535,7 +536,7 @@ export class FeedEngine implements FeedDriver {
     this.stats.response(status, res.body.length, (now - sentAt) * 1000);
     // A refusal (429, 503, a feed block's 507) comes at once, without the service's work: as a round trip it would
     // read as the shortest there is, and every served answer as waiting beyond it.
-    if (status !== 429 && status !== 503 && status !== 507) this.throttle.answered(now - sentAt);
+    if (!isRefusal(status)) this.throttle.answered(now - sentAt);
     if (((status >= 200 && status < 300) || (status >= 500 && status !== 507)) && !isReadableAnswer(res.body)) {
       this.onNotTheService(p, status, now);
       return;

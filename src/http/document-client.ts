@@ -10,6 +10,7 @@ import { Reachability } from './reachability.js';
 import {
   checkRetryBound,
   checkRetryPolicy,
+  classifyStatus,
   defaultRetryPolicy,
   parseRetryAfter,
   type RetryPolicy,
@@ -95,15 +96,16 @@ class UnreadableAnswer extends Error {
   }
 }
 
-/** An answer the service asks to have sent again (429, 503): nothing was applied. */
 /**
  * The answers `retryDelay` may retry (429, and the 502/503/504 of something between us and the handler) as
  * opposed to answers that are final; 507 is returned at once, a feed block lasting minutes.
  */
 function retriedStatus(status: number): boolean {
-  return status === 429 || status === 502 || status === 503 || status === 504;
+  const kind = classifyStatus(status);
+  return kind !== 'final' && kind !== 'feed-blocked';
 }
 
+/** An answer the service asks to have sent again (429, 503): nothing was applied. */
 class RetryableAnswer extends Error {
   constructor(readonly response: DocumentResponse) {
     super(`HTTP ${response.status}`);

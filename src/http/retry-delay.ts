@@ -72,6 +72,19 @@ export interface RetryInput {
 
 export type RetryClass = 'throttled' | 'feed-blocked' | 'transient' | 'timeout' | 'final';
 
+/**
+ * An answer that says the service, or the HTTP layer in front of its handler, is overloaded (429, 503): slow down.
+ * It comes at once, without the service's work, so as a round trip it says nothing of how fast the service is.
+ */
+export function isOverloaded(status: number | undefined): boolean {
+  return status === 429 || status === 503;
+}
+
+/** A refusal that comes without the service's work: overload, or a feed block (507). No round trip either. */
+export function isRefusal(status: number | undefined): boolean {
+  return isOverloaded(status) || status === 507;
+}
+
 export function classifyStatus(status: number | undefined): RetryClass {
   if (status === undefined) return 'transient';
   if (status === 429) return 'throttled';

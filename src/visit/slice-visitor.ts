@@ -1,4 +1,4 @@
-import { classifyStatus, parseRetryAfter, type RetryPolicy } from '../http/retry-delay.js';
+import { classifyStatus, isOverloaded, parseRetryAfter, type RetryPolicy } from '../http/retry-delay.js';
 import { retryLoop, type AttemptFailure, type RetryEvent, type RetryOutcome } from '../http/retry-loop.js';
 import type { VisitEntry } from '../document/visit-entry.js';
 import type { VisitBatch } from './visit-batch.js';
@@ -414,7 +414,7 @@ export class SliceVisitor {
     this.exactlyOnce.cut();
     this.tally.retries++;
     const status = toFailure(retry.error).status;
-    if (status === 429 || status === 503) this.options.onThrottled?.();
+    if (isOverloaded(status)) this.options.onThrottled?.();
     this.options.onMessage?.({
       slice: this.sliceId,
       severity: 'warning',

@@ -10,6 +10,7 @@
  * costs the same whatever the count. Connections are renewed after an age (less a random part, so they go one by
  * one) because the balancer places only new ones: renewal is how a restarted or added node gets traffic again.
  */
+import { isOverloaded } from '../retry-delay.js';
 
 /** What the choice reads of a connection, and the latency estimate it keeps on it. */
 export interface Choosable {
@@ -116,7 +117,7 @@ export function chooseConnection<T extends Choosable>(
  * 503) is no sign of a fast node, however fast it came, so it counts as at least twice the pool's typical latency.
  */
 export function latencySample(status: number, elapsedMs: number, typicalMs: number): number {
-  return status === 429 || status === 503 ? Math.max(elapsedMs, 2 * typicalMs) : elapsedMs;
+  return isOverloaded(status) ? Math.max(elapsedMs, 2 * typicalMs) : elapsedMs;
 }
 
 /**
