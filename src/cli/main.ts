@@ -92,12 +92,15 @@ export async function main(argv: string[]): Promise<number> {
     .option('color', colorOption)
     .middleware((argv) => {
       setColorMode(argv.color as ColorMode);
-      // yargs knows here, after the command's options were applied, which flags took their default.
+      // yargs knows here, after the command's options were applied, which flags took their default. It names a
+      // flag by its key, so its aliases (`--deadline` for `--max-failure-seconds`) are added: argv has them too.
+      const parsed = (
+        parser as unknown as { parsed?: { defaulted?: Record<string, boolean>; aliases?: Record<string, string[]> } }
+      ).parsed;
+      const keys = Object.keys(parsed?.defaulted ?? {});
       markDefaulted(
         argv,
-        Object.keys(
-          (parser as unknown as { parsed?: { defaulted?: Record<string, boolean> } }).parsed?.defaulted ?? {},
-        ),
+        keys.flatMap((key) => [key, ...(parsed?.aliases?.[key] ?? [])]),
       );
     })
     .command(all)

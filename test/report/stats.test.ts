@@ -61,7 +61,14 @@ describe('feed --stats and --report', () => {
     expect(params.flags.header).toEqual(['X-Api-Key: ***']);
     // What was given, not every default.
     expect(params.flags).toMatchObject({ stats, report, quiet: true });
-    for (const defaulted of ['speedtest-duration', 'protocol', 'metrics-host', 'color'])
+    for (const defaulted of [
+      'speedtest-duration',
+      'protocol',
+      'metrics-host',
+      'color',
+      'max-failure-seconds',
+      'deadline',
+    ])
       expect(params.flags, defaulted).not.toHaveProperty(defaulted);
     expect(params.tool).toMatch(/^vespa-bulk \d+\.\d+\.\d+/);
     const summary = lines.at(-1) as SummaryLine;
