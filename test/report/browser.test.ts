@@ -2,29 +2,21 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
 import { colors } from '../../src/report/charts.js';
 import { renderReport } from '../../src/report/html.js';
 import { mergeRuns } from '../../src/report/merge.js';
 import type { RecordedRun } from '../../src/report/stats-format.js';
-import { tempDir, type TempDir } from '../support/temp-dir.js';
+import { simulatorForFile } from '../support/simulator-for-file.js';
 import { ensureChromium } from './chromium.js';
 import { adaptiveBenchRun, recordFeed, writeDocs } from './helpers.js';
 
 const outputDir = join(import.meta.dirname, '../../test-output');
 
-let sim: Simulator;
-let tmp: TempDir;
+const fixture = simulatorForFile({ maxOpsPerSecond: 2500, queueLimit: 24, latencyMs: 2 }, 'vb-browser-');
 let browser: Browser;
 beforeAll(async () => {
   // Installing chromium the first time takes minutes; that is set-up, not the test.
   const chromium = ensureChromium();
-  sim = await startSimulator({
-    port: 0,
-    configPort: false,
-    faults: { maxOpsPerSecond: 2500, queueLimit: 24, latencyMs: 2 },
-  });
-  tmp = tempDir('vb-browser-');
   browser = await puppeteer.launch({
     executablePath: chromium,
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
@@ -32,13 +24,11 @@ beforeAll(async () => {
 }, 900_000);
 afterAll(async () => {
   await browser?.close();
-  await sim?.close();
-  tmp?.cleanup();
 });
 
 /** The report of `run` opened offline, with what went wrong on the page (console errors, any fetch) in `problems`. */
 async function open(run: RecordedRun, name: string): Promise<{ page: Page; problems: string[] }> {
-  const file = join(tmp.dir, name);
+  const file = join(fixture.tmp.dir, name);
   writeFileSync(file, renderReport(run));
   const page = await browser.newPage();
   const problems: string[] = [];
@@ -78,16 +68,26 @@ describe('the HTML report of a stepped feed on two machines, in a real browser',
   let problems: string[];
   beforeAll(async () => {
     const runs = await Promise.all([
-      recordFeed(sim.url, writeDocs(tmp.dir, 'a.jsonl', 3000, 'a'), join(tmp.dir, 'a.stats.jsonl'), {
-        host: 'machine-a',
-        steps: ['1000/s', '2000/s'],
-        stepMs: 1200,
-      }),
-      recordFeed(sim.url, writeDocs(tmp.dir, 'b.jsonl', 3000, 'b'), join(tmp.dir, 'b.stats.jsonl'), {
-        host: 'machine-b',
-        steps: ['1000/s', '2000/s'],
-        stepMs: 1200,
-      }),
+      recordFeed(
+        fixture.sim.url,
+        writeDocs(fixture.tmp.dir, 'a.jsonl', 3000, 'a'),
+        join(fixture.tmp.dir, 'a.stats.jsonl'),
+        {
+          host: 'machine-a',
+          steps: ['1000/s', '2000/s'],
+          stepMs: 1200,
+        },
+      ),
+      recordFeed(
+        fixture.sim.url,
+        writeDocs(fixture.tmp.dir, 'b.jsonl', 3000, 'b'),
+        join(fixture.tmp.dir, 'b.stats.jsonl'),
+        {
+          host: 'machine-b',
+          steps: ['1000/s', '2000/s'],
+          stepMs: 1200,
+        },
+      ),
     ]);
     ({ page, problems } = await open(mergeRuns(runs), 'report.html'));
   }, 60_000);

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
+import { describe, expect, it } from 'vitest';
+import { simulatorForFile } from '../support/simulator-for-file.js';
 import { Feeder } from '../../src/feed/feeder.js';
 import { decodeHistogram } from '../../src/report/histogram.js';
 import { mergeRuns } from '../../src/report/merge.js';
@@ -9,32 +9,18 @@ import { startMetricsServer } from '../../src/report/metrics-server.js';
 import { feedSampler } from '../../src/report/sample.js';
 import { readStatsFile } from '../../src/report/stats-file.js';
 import { runCommand } from '../support/run-command.js';
-import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { recordFeed, writeDocs } from './helpers.js';
 
-let sim: Simulator;
-let tmp: TempDir;
-beforeAll(async () => {
-  sim = await startSimulator({
-    port: 0,
-    configPort: false,
-    faults: { maxOpsPerSecond: 2000, queueLimit: 24, latencyMs: 2 },
-  });
-  tmp = tempDir('vb-merge-');
-});
-afterAll(async () => {
-  await sim.close();
-  tmp.cleanup();
-});
+const fixture = simulatorForFile({ maxOpsPerSecond: 2000, queueLimit: 24, latencyMs: 2 }, 'vb-merge-');
 
 describe('report of several shards', () => {
   it('adds the shards second by second, merges their histograms exactly and adds their summaries', async () => {
-    const a = join(tmp.dir, 'a.jsonl');
-    const b = join(tmp.dir, 'b.jsonl');
+    const a = join(fixture.tmp.dir, 'a.jsonl');
+    const b = join(fixture.tmp.dir, 'b.jsonl');
     // Two machines' shards of one run, side by side against one cluster.
     await Promise.all([
-      recordFeed(sim.url, writeDocs(tmp.dir, 'a-docs.jsonl', 2500, 'a'), a, { host: 'machine-a' }),
-      recordFeed(sim.url, writeDocs(tmp.dir, 'b-docs.jsonl', 1500, 'b'), b, { host: 'machine-b' }),
+      recordFeed(fixture.sim.url, writeDocs(fixture.tmp.dir, 'a-docs.jsonl', 2500, 'a'), a, { host: 'machine-a' }),
+      recordFeed(fixture.sim.url, writeDocs(fixture.tmp.dir, 'b-docs.jsonl', 1500, 'b'), b, { host: 'machine-b' }),
     ]);
     const shards = [readStatsFile(a), readStatsFile(b)];
     const merged = mergeRuns(shards);
@@ -65,7 +51,7 @@ describe('report of several shards', () => {
     expect(decodeHistogram(merged.summary!.histogram).totalCount).toBe(s['http.response.count']);
     expect(merged.params.map((p) => p.host)).toEqual(['machine-a', 'machine-b']);
 
-    const out = join(tmp.dir, 'r.html');
+    const out = join(fixture.tmp.dir, 'r.html');
     const r = await runCommand(['report', a, b, '-o', out]);
     expect(r.code, r.stderr).toBe(0);
     const html = readFileSync(out, 'utf8');
@@ -76,10 +62,10 @@ describe('report of several shards', () => {
   });
 
   it('names the line of a stats file that is not one', async () => {
-    const bad = join(tmp.dir, 'bad.jsonl');
+    const bad = join(fixture.tmp.dir, 'bad.jsonl');
     const { writeFileSync } = await import('node:fs');
     writeFileSync(bad, '{"type":"run","format":1}\n{"type":"nonsense"}\n{}\n');
-    const r = await runCommand(['report', bad, '-o', join(tmp.dir, 'bad.html')]);
+    const r = await runCommand(['report', bad, '-o', join(fixture.tmp.dir, 'bad.html')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${bad}:2`);
   });
@@ -87,8 +73,8 @@ describe('report of several shards', () => {
 
 describe('metrics endpoint', () => {
   it('answers with the running counters and the latency histogram while a feed runs', async () => {
-    const docs = writeDocs(tmp.dir, 'm-docs.jsonl', 5000, 'm');
-    const feeder = new Feeder({ endpoint: sim.url });
+    const docs = writeDocs(fixture.tmp.dir, 'm-docs.jsonl', 5000, 'm');
+    const feeder = new Feeder({ endpoint: fixture.sim.url });
     const metrics = await startMetricsServer({ port: 0, sample: feedSampler(feeder) });
     try {
       const running = feeder.run(docs);

@@ -1,41 +1,30 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/simulator.js';
+import { describe, expect, it } from 'vitest';
+import { simulatorForFile } from '../support/simulator-for-file.js';
 import { decodeHistogram, emptyLatencyHistogram } from '../../src/report/histogram.js';
 import type { RunParams, StatsLine, StatsPoint, SummaryLine } from '../../src/report/stats-format.js';
 import { runCommand } from '../support/run-command.js';
-import { tempDir, type TempDir } from '../support/temp-dir.js';
 import { writeDocs } from './helpers.js';
 
 // A service slower than the feed, with a short queue, so that its adaptive limit moves; and 2 % of operations
 // refused 429 whatever the load, so that the 429s are counted in every run (a client on a loaded machine that cannot
 // reach the service's rate, or a limit that stops short of its queue, meets none of the queue's own).
-let sim: Simulator;
-let tmp: TempDir;
-beforeAll(async () => {
-  sim = await startSimulator({
-    port: 0,
-    configPort: false,
-    faults: { maxOpsPerSecond: 2500, queueLimit: 24, latencyMs: 2, errorRate: 0.02, errorStatuses: [429] },
-  });
-  tmp = tempDir('vb-stats-');
-});
-afterAll(async () => {
-  await sim.close();
-  tmp.cleanup();
-});
+const fixture = simulatorForFile(
+  { maxOpsPerSecond: 2500, queueLimit: 24, latencyMs: 2, errorRate: 0.02, errorStatuses: [429] },
+  'vb-stats-',
+);
 
 describe('feed --stats and --report', () => {
   it('writes a parameters line, one point per second whose histograms add up to every response, and a summary', async () => {
-    const docs = writeDocs(tmp.dir, 'docs.jsonl', 6000);
-    const stats = join(tmp.dir, 'run.jsonl');
-    const report = join(tmp.dir, 'run.html');
+    const docs = writeDocs(fixture.tmp.dir, 'docs.jsonl', 6000);
+    const stats = join(fixture.tmp.dir, 'run.jsonl');
+    const report = join(fixture.tmp.dir, 'run.html');
     const r = await runCommand([
       'feed',
       docs,
       '-t',
-      sim.url,
+      fixture.sim.url,
       '--stats',
       stats,
       '--report',
@@ -56,7 +45,7 @@ describe('feed --stats and --report', () => {
       .split('\n')
       .map((l) => JSON.parse(l) as StatsLine);
     const params = lines[0] as RunParams;
-    expect(params).toMatchObject({ type: 'run', format: 1, command: 'feed', target: sim.url });
+    expect(params).toMatchObject({ type: 'run', format: 1, command: 'feed', target: fixture.sim.url });
     expect(params.flags.token).toBe('***');
     expect(params.flags.header).toEqual(['X-Api-Key: ***']);
     // What was given, not every default.
@@ -117,25 +106,33 @@ describe('feed --stats and --report', () => {
   });
 
   it('refuses a stats file it cannot create, before feeding, as bad usage', async () => {
-    const docs = writeDocs(tmp.dir, 'few.jsonl', 3, 'few');
+    const docs = writeDocs(fixture.tmp.dir, 'few.jsonl', 3, 'few');
     // A missing folder is made (as visit -o does); one that cannot be, because a file stands in its path, is refused.
-    writeFileSync(join(tmp.dir, 'a-file'), '');
-    const r = await runCommand(['feed', docs, '-t', sim.url, '--stats', join(tmp.dir, 'a-file/dir/run.jsonl'), '-q']);
+    writeFileSync(join(fixture.tmp.dir, 'a-file'), '');
+    const r = await runCommand([
+      'feed',
+      docs,
+      '-t',
+      fixture.sim.url,
+      '--stats',
+      join(fixture.tmp.dir, 'a-file/dir/run.jsonl'),
+      '-q',
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--stats');
   });
 
   it('visit --stats records documents per second and the visit summary', async () => {
-    const stats = join(tmp.dir, 'visit.jsonl');
+    const stats = join(fixture.tmp.dir, 'visit.jsonl');
     const r = await runCommand([
       'visit',
       'music/music',
       '-t',
-      sim.url,
+      fixture.sim.url,
       '--stats',
       stats,
       '-o',
-      join(tmp.dir, 'out.jsonl'),
+      join(fixture.tmp.dir, 'out.jsonl'),
       '-q',
     ]);
     expect(r.code, r.stderr).toBe(0);
