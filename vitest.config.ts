@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { tsFilesUnder } from './test/support/ts-files.js';
 
 /**
  * Files whose assertions depend on how fast the machine is at a moment: rates measured over 100 ms windows (the
@@ -15,10 +16,10 @@ const alone = ['test/visit/adaptive.test.ts', 'test/faults/signals.test.ts'];
  * files took a tenth of the suite's CPU. These keep a fresh module graph each, so a patch never outlives its file.
  */
 const patchesProcess = /\bvi\.(mock|doMock|spyOn|stubGlobal|stubEnv|useFakeTimers)\(|defineProperty\(process\b/;
-const isolated = readdirSync(join(import.meta.dirname, 'test'), { recursive: true, encoding: 'utf8' })
-  .filter((f) => f.endsWith('.test.ts'))
-  .map((f) => join('test', f))
-  .filter((f) => !alone.includes(f) && patchesProcess.test(readFileSync(join(import.meta.dirname, f), 'utf8')));
+const isolated = tsFilesUnder(join(import.meta.dirname, 'test'))
+  .filter((f) => f.endsWith('.test.ts') && patchesProcess.test(readFileSync(f, 'utf8')))
+  .map((f) => relative(import.meta.dirname, f))
+  .filter((f) => !alone.includes(f));
 
 export default defineConfig({
   test: {
