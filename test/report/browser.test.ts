@@ -67,28 +67,17 @@ describe('the HTML report of a stepped feed on two machines, in a real browser',
   let page: Page;
   let problems: string[];
   beforeAll(async () => {
-    const runs = await Promise.all([
-      recordFeed(
-        fixture.sim.url,
-        writeDocs(fixture.tmp.dir, 'a.jsonl', 3000, 'a'),
-        join(fixture.tmp.dir, 'a.stats.jsonl'),
-        {
-          host: 'machine-a',
-          steps: ['1000/s', '2000/s'],
-          stepMs: 1200,
-        },
+    // Two machines' shards of one stepped run.
+    const runs = await Promise.all(
+      ['a', 'b'].map((m) =>
+        recordFeed(
+          fixture.sim.url,
+          writeDocs(fixture.tmp.dir, `${m}.jsonl`, 3000, m),
+          join(fixture.tmp.dir, `${m}.stats.jsonl`),
+          { host: `machine-${m}`, steps: ['1000/s', '2000/s'], stepMs: 1200 },
+        ),
       ),
-      recordFeed(
-        fixture.sim.url,
-        writeDocs(fixture.tmp.dir, 'b.jsonl', 3000, 'b'),
-        join(fixture.tmp.dir, 'b.stats.jsonl'),
-        {
-          host: 'machine-b',
-          steps: ['1000/s', '2000/s'],
-          stepMs: 1200,
-        },
-      ),
-    ]);
+    );
     ({ page, problems } = await open(mergeRuns(runs), 'report.html'));
   }, 60_000);
 
