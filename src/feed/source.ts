@@ -1,10 +1,11 @@
 import type { ProxySetting } from '../http/proxy/proxy-route.js';
-import { createReadStream, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { VespaBulkError } from '../core/errors.js';
 import { OperationSplitter, type RawItem } from '../core/operation-splitter.js';
 import { isUrlInput, openUrlInput, redactUrl } from './url-input.js';
 import { breakAsError, brokenInput, decompress, inputBreak, type Codec } from './decompress.js';
+import { fileStream } from './file-stream.js';
 import { tableFormatOf, type InputFormat, type TableFormat } from '../tabular/input-format.js';
 import type { RowOptions } from '../tabular/row-operation.js';
 import type { DocumentModel } from '../schema/document-model.js';
@@ -275,9 +276,7 @@ const defaultChunkBytes = 64 * 1024;
 
 function openInput(name: string, options: ReadOptions, progress: ReadProgress): Readable {
   const raw: Readable =
-    name === '-'
-      ? (options.stdin ?? process.stdin)
-      : createReadStream(name, { highWaterMark: options.chunkBytes ?? defaultChunkBytes });
+    name === '-' ? (options.stdin ?? process.stdin) : fileStream(name, options.chunkBytes ?? defaultChunkBytes);
   raw.on('data', (chunk: Buffer) => {
     progress.bytes += chunk.length;
   });

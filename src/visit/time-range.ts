@@ -7,7 +7,8 @@ import { VespaBulkError } from '../core/errors.js';
  */
 export function parseTimeBound(text: string, flag = '--from'): bigint {
   const t = text.trim();
-  const unit = /^(\d+)(ms|us|µs)$/.exec(t);
+  // µs written as an escape: the single executable carries its bundle in ASCII (src/cli/sea-main.ts).
+  const unit = /^(\d+)(ms|us|\u00b5s)$/.exec(t);
   if (unit) return unit[2] === 'ms' ? BigInt(unit[1]) * 1000n : BigInt(unit[1]);
   const seconds = /^(\d+)(?:\.(\d{1,6}))?$/.exec(t);
   if (seconds) {

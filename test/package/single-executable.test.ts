@@ -58,6 +58,10 @@ describe('the single executable', () => {
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toContain('vespa-bulk feed [files..]');
     expect(help.stderr).toBe('');
+    // Drawn by the CLI's bundle, which the main script runs for all but the top-level help (src/cli/sea-main.ts).
+    const feedHelp = await vb(['feed', '--help']);
+    expect(feedHelp.code, feedHelp.stderr).toBe(0);
+    expect(feedHelp.stdout).toContain('--inflight');
   });
 
   it.each(['h2', 'http1.1'])('feeds and visits over %s, in one thread and with --workers 2', async (protocol) => {
