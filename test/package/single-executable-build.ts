@@ -15,12 +15,16 @@ export function run(
 }
 
 /**
- * The single executable for this machine, built by scripts/build-sea.mjs. It builds once per set of inputs (the
+ * The single executable for this machine (or `arch`), built by scripts/build-sea.mjs. It builds once per set of inputs (the
  * sources, package.json and its lock, the script) into a cache under the temp folder, so the test files that use
  * it share one build, and a run whose sources have not changed since the last builds nothing.
  */
-export async function singleExecutable(): Promise<string> {
-  const build = await run(process.execPath, [join(root, 'scripts/build-sea.mjs')], { timeoutMs: 600_000 });
+export async function singleExecutable(arch?: 'x64' | 'arm64'): Promise<string> {
+  const build = await run(
+    process.execPath,
+    [join(root, 'scripts/build-sea.mjs'), ...(arch === undefined ? [] : ['--arch', arch])],
+    { timeoutMs: 600_000 },
+  );
   if (build.code !== 0) throw new Error(`scripts/build-sea.mjs failed:\n${build.stderr}`);
   const path = build.stdout
     .trim()
