@@ -1,5 +1,4 @@
 import { createWriteStream, fsync, rmSync, statSync, truncateSync, type WriteStream } from 'node:fs';
-import { once } from 'node:events';
 import { VespaBulkError } from '../core/errors.js';
 import { prepareOutputFile } from '../fs/output-file.js';
 
@@ -161,7 +160,9 @@ export class FailureWriter {
     // A stream that failed never drains: the feed stops here, rather than wait for ever (exit 13, nothing said).
     for (const s of [this.out, this.reasons]) {
       this.throwIfFailed();
-      if (s?.writableNeedDrain) await Promise.race([once(s, 'drain'), once(s, 'close')]).catch(() => undefined);
+      // Not a race of two once(): the loser's listeners stayed on the stream, and a long feed of failures on a
+      // slow disk passed the limit of ten (Node's warning of a listener leak, on the user's stderr).
+      if (s?.writableNeedDrain) await untilClosedOr(s, (done) => s.once('drain', done));
     }
     this.throwIfFailed();
   }

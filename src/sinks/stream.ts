@@ -12,6 +12,7 @@ export class StreamSink implements Sink {
   bytes = 0;
   private closed = false;
   private failure: Error | undefined;
+  private draining: Promise<void> | undefined;
 
   constructor(
     private readonly stream: NodeJS.WritableStream,
@@ -37,9 +38,28 @@ export class StreamSink implements Sink {
     if (!ok) return this.drain();
   }
 
-  private async drain(): Promise<void> {
-    // once() rejects when the stream emits 'error' first.
-    await once(this.stream, 'drain');
+  /**
+   * One wait for 'drain' shared by every writer the full stream holds back. A visit's slices write at once, and
+   * a listener pair each (what `once()` adds) passed the stream's limit of ten: Node printed a warning of a
+   * listener leak to a user piping an export into a slower reader. It ends at 'drain', or at 'error' with it.
+   */
+  private drain(): Promise<void> {
+    this.draining ??= new Promise<void>((resolve, reject) => {
+      const stream = this.stream;
+      const onDrain = (): void => {
+        stream.removeListener('error', onError);
+        this.draining = undefined;
+        resolve();
+      };
+      const onError = (err: Error): void => {
+        stream.removeListener('drain', onDrain);
+        this.draining = undefined;
+        reject(err);
+      };
+      stream.once('drain', onDrain);
+      stream.once('error', onError);
+    });
+    return this.draining;
   }
 
   async flushed(): Promise<void> {

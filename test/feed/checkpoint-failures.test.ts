@@ -11,6 +11,29 @@ describe('FailureWriter', () => {
   const cleanups: (() => void)[] = [];
   afterEach(() => cleanups.splice(0).forEach((c) => c()));
 
+  it('waits for room again and again without leaving a listener behind each time', async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const w = new FailureWriter(join(dir, 'f.jsonl'));
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      for (let i = 0; i < 15; i++) {
+        // More than the file stream's 16 KiB: it asks for a wait for 'drain'.
+        w.write(Buffer.alloc(20_000, 'x'), { input: 'in.jsonl', inputLine: i + 1, message: 'bad', attempts: 1 }, true);
+        await w.drained();
+      }
+      await w.close();
+      // Node emits its warning on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.map((x) => x.name)).not.toContain('MaxListenersExceededWarning');
+    expect(readFileSync(join(dir, 'f.jsonl'), 'utf8').split('\n').length - 1).toBe(15);
+  });
+
   it('writes one line per failure that reads back as the same operations, with reasons alongside', async () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);

@@ -1,10 +1,12 @@
 import { closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/simulator/faults.js';
 import { directIoOption } from '../../src/cli/commands/visit.js';
 import { fileSink } from '../../src/sinks/file.js';
+import { stdoutSink } from '../../src/sinks/stream.js';
 import type { FileSink } from '../../src/sinks/sink.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'vb-sinks-'));
@@ -263,4 +265,47 @@ describe('fileSink, choice of writer', () => {
       await exercise(again, path, patterns['random sizes'], 3001, prior, 5);
     },
   );
+});
+
+describe('stdoutSink over a slow reader', () => {
+  it('holds back any number of writers with one listener on the stream, and loses nothing', async () => {
+    const received: Buffer[] = [];
+    const slow = new Writable({
+      highWaterMark: 16,
+      write(chunk: Buffer, _encoding, done) {
+        received.push(chunk);
+        setImmediate(done);
+      },
+    });
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const sink = stdoutSink(slow);
+      const writes = Array.from({ length: 40 }, (_, i) => sink.write([Buffer.from(`line ${i}\n`)]));
+      // The first two lines (7 bytes each) fit in its 16 bytes; each write after them found it full, and all of
+      // them wait on one 'drain'.
+      expect(writes.filter((w) => w instanceof Promise)).toHaveLength(38);
+      expect(slow.listenerCount('drain')).toBe(1);
+      await Promise.all(writes.map(async (w) => w));
+      await sink.close();
+      expect(Buffer.concat(received).toString()).toBe(Array.from({ length: 40 }, (_, i) => `line ${i}\n`).join(''));
+      expect(slow.listenerCount('drain')).toBe(0);
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it("rejects every waiting writer with the stream's error", async () => {
+    const broken = new Writable({
+      highWaterMark: 1,
+      write(_chunk, _encoding, done) {
+        setImmediate(() => done(new Error('EPIPE, say')));
+      },
+    });
+    const sink = stdoutSink(broken);
+    const writes = [sink.write([Buffer.from('a')]), sink.write([Buffer.from('b')])];
+    for (const w of writes) await expect(w).rejects.toThrow('EPIPE, say');
+  });
 });
