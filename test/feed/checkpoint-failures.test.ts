@@ -5,6 +5,7 @@ import { FailureWriter } from '../../src/feed/failures.js';
 import { defaultFailuresPath } from '../../src/cli/default-paths.js';
 import { OperationSplitter, type RawItem } from '../../src/core/operation-splitter.js';
 import { tempDir } from './helpers.js';
+import { warningsDuring } from '../support/warnings.js';
 
 // The checkpoint round-trip test moved to test/fs/checkpoint-file.test.ts, with the store it now goes through.
 describe('FailureWriter', () => {
@@ -15,22 +16,15 @@ describe('FailureWriter', () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     const w = new FailureWriter(join(dir, 'f.jsonl'));
-    const warnings: Error[] = [];
-    const onWarning = (warning: Error) => warnings.push(warning);
-    process.on('warning', onWarning);
-    try {
+    const warnings = await warningsDuring(async () => {
       for (let i = 0; i < 15; i++) {
         // More than the file stream's 16 KiB: it asks for a wait for 'drain'.
         w.write(Buffer.alloc(20_000, 'x'), { input: 'in.jsonl', inputLine: i + 1, message: 'bad', attempts: 1 }, true);
         await w.drained();
       }
       await w.close();
-      // Node emits its warning on the next tick.
-      await new Promise((resolve) => setImmediate(resolve));
-    } finally {
-      process.off('warning', onWarning);
-    }
-    expect(warnings.map((x) => x.name)).not.toContain('MaxListenersExceededWarning');
+    });
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
     expect(readFileSync(join(dir, 'f.jsonl'), 'utf8').split('\n').length - 1).toBe(15);
   });
 

@@ -7,6 +7,7 @@ import { seededRandom } from '../../src/simulator/faults.js';
 import { directIoOption } from '../../src/cli/commands/visit.js';
 import { fileSink } from '../../src/sinks/file.js';
 import { stdoutSink } from '../../src/sinks/stream.js';
+import { warningsDuring } from '../support/warnings.js';
 import type { FileSink } from '../../src/sinks/sink.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'vb-sinks-'));
@@ -277,10 +278,7 @@ describe('stdoutSink over a slow reader', () => {
         setImmediate(done);
       },
     });
-    const warnings: Error[] = [];
-    const onWarning = (w: Error) => warnings.push(w);
-    process.on('warning', onWarning);
-    try {
+    const warnings = await warningsDuring(async () => {
       const sink = stdoutSink(slow);
       const writes = Array.from({ length: 40 }, (_, i) => sink.write([Buffer.from(`line ${i}\n`)]));
       // The first two lines (7 bytes each) fit in its 16 bytes; each write after them found it full, and all of
@@ -289,12 +287,10 @@ describe('stdoutSink over a slow reader', () => {
       expect(slow.listenerCount('drain')).toBe(1);
       await Promise.all(writes.map(async (w) => w));
       await sink.close();
-      expect(Buffer.concat(received).toString()).toBe(Array.from({ length: 40 }, (_, i) => `line ${i}\n`).join(''));
-      expect(slow.listenerCount('drain')).toBe(0);
-      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
-    } finally {
-      process.off('warning', onWarning);
-    }
+    });
+    expect(Buffer.concat(received).toString()).toBe(Array.from({ length: 40 }, (_, i) => `line ${i}\n`).join(''));
+    expect(slow.listenerCount('drain')).toBe(0);
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
   });
 
   it("rejects every waiting writer with the stream's error", async () => {
