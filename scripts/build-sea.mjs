@@ -539,11 +539,10 @@ async function bundle(dir) {
 }
 
 /**
- * The script a training run (`trainedCodeCache`) runs in the Node that writes the blob: it compiles the bundle as
- * the executable does (a CommonJS main script: a function of these parameters), runs a one-document feed with it
+ * The script a training run (`trainedCodeCache`) runs in the Node that writes the blob: it compiles the bundle's
+ * asset as src/cli/sea-main.ts does (a vm.Script of the same text and name), runs a one-document feed with it
  * against the simulator (started from the bundle in a process of its own, so none of its code is compiled here),
- * and when the feed is done compiles the same source again, which V8 answers from its compilation cache with the
- * functions the feed compiled, and writes their code cache.
+ * and when the feed is done writes the script's code cache, which then holds every function the feed compiled.
  */
 const trainingScript = `
 const { spawn } = require('node:child_process');
@@ -552,7 +551,7 @@ const { dirname } = require('node:path');
 const { setFlagsFromString } = require('node:v8');
 const { Script } = require('node:vm');
 const [bundle, asset, input, out] = process.argv.slice(2);
-const script = new Script(readFileSync(asset, 'utf8'), { filename: 'vespa-bulk.js' });
+const script = new Script(readFileSync(asset, 'utf8'), { filename: ${JSON.stringify(bundleAsset)} });
 const server = spawn(process.execPath, [bundle, 'serve', '--port', '0', '--config-port', '0'], {
   stdio: ['ignore', 'ignore', 'pipe'],
 });
@@ -625,16 +624,11 @@ function executable(arch, bundleDir, dir, codeCache) {
       process.stderr.write(`build-sea: ${arch}: no code cache for the bundle: ${err.message}\n`);
     }
   }
-  const assets = Object.fromEntries(
-    [
-      ...[...Object.keys(workers).map((n) => `${n}.js`), 'uPlot.iife.min.js', 'uPlot.min.css'].map((n) => [
-        n,
-        join(bundleDir, n),
-      ]),
-      [bundleAsset, join(bundleDir, bundleAssetFile)],
-      [`${bundleAsset}.cache`, cache],
-    ].map(([n, path]) => [n, relative(dir, path)]),
-  );
+  // Each asset's name and its file, relative to `dir` as the config's paths are.
+  const files = { [bundleAsset]: join(bundleDir, bundleAssetFile), [`${bundleAsset}.cache`]: cache };
+  for (const n of [...Object.keys(workers).map((w) => `${w}.js`), 'uPlot.iife.min.js', 'uPlot.min.css'])
+    files[n] = join(bundleDir, n);
+  const assets = Object.fromEntries(Object.entries(files).map(([n, path]) => [n, relative(dir, path)]));
   const config = join(dir, `sea-config-${arch}.json`);
   const blob = join(dir, `sea-${arch}.blob`);
   writeFileSync(

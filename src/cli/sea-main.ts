@@ -9,6 +9,7 @@
  */
 import { getRawAsset } from 'node:sea';
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { Script } from 'node:vm';
 import { asksTopHelp, topHelp } from './top-help.js';
 
@@ -36,7 +37,7 @@ function runBundle(): void {
     createRequire(process.execPath),
     module,
     process.execPath,
-    process.execPath.replace(/[\\/][^\\/]*$/, ''),
+    dirname(process.execPath),
   );
 }
 

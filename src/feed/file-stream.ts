@@ -30,9 +30,9 @@ export function fileStream(path: string, chunkBytes: number): Readable {
     },
     destroy(err, done) {
       if (fd === undefined) return done(err);
-      const open = fd;
+      const closing = fd;
       fd = undefined;
-      close(open, (closeErr) => done(err ?? closeErr));
+      close(closing, (closeErr) => done(err ?? closeErr));
     },
   });
 }
