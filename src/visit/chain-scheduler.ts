@@ -24,6 +24,11 @@ export interface ChainSchedulerOptions {
   runner: ChainRunner;
   /** Documents (and tombstones) delivered so far: what the adaptive search measures. */
   documents: () => number;
+  /**
+   * Settles once the runner takes chains (its worker threads loaded their code). The start-up before it is no step of
+   * any chain: the first level's wait for its chains' first documents counts from it.
+   */
+  ready?: Promise<void>;
   /** Once aborted, no chain is started any more. */
   signal: AbortSignal;
   /** Called when a chain failed in a way that ends the visit (the caller stops the other chains). */
@@ -126,7 +131,19 @@ export class ChainScheduler {
     // The first chains too: the first level is measured once they all sent something.
     this.fill(this.search !== undefined);
     if (this.fresh.size > 0) this.window.sawFresh = true;
+    if (this.search !== undefined) void options.ready?.then(() => this.runnerReady());
     this.finishIfIdle();
+  }
+
+  /**
+   * The runner now takes chains: the first level's clock starts again, unless the search already moved on from it. On
+   * a loaded machine threads take seconds to start, and windows as long as that wait would outlast a short visit.
+   */
+  private runnerReady(): void {
+    if (this.settled || this.changes.length > 0) return;
+    this.account();
+    this.changedAt = this.lastAt;
+    this.window = { at: this.lastAt, documents: this.options.documents(), heldMs: 0, sawFresh: this.fresh.size > 0 };
   }
 
   /** Chains running now (parking ones included) and the limit. */

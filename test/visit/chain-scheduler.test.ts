@@ -131,14 +131,22 @@ describe('the chain scheduler', () => {
     /**
      * Chains that never end, each delivering `perStep` documents every 50 ms once `delay` steps after it started (the
      * service scales with the chains, so each doubling pays); advances the clock until `until` (ms) and returns
-     * when each level began.
+     * when each level began. With `readyAt`, the runner takes chains from then on (its threads were starting): none
+     * does anything before.
      */
-    async function climb(o: { until: number; delay: number; windowMs: number }): Promise<Array<[number, number]>> {
+    async function climb(o: {
+      until: number;
+      delay: number;
+      windowMs: number;
+      readyAt?: number;
+    }): Promise<Array<[number, number]>> {
       vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'performance'] });
       try {
         const started = new Map<string, number>();
         const delivered = new Map<string, number>();
         const keys = Array.from({ length: 256 }, (_, i) => String(i));
+        let markReady = (): void => {};
+        const ready = new Promise<void>((resolve) => (markReady = resolve));
         const scheduler = new ChainScheduler({
           keys,
           limit: { adaptive: { start: 2, max: 256, momentum: true }, windowMs: o.windowMs, windowDocuments: 0 },
@@ -151,11 +159,17 @@ describe('the chain scheduler', () => {
             delivered: (key) => delivered.get(key) ?? 0,
           },
           documents: () => [...delivered.values()].reduce((a, b) => a + b, 0),
+          ...(o.readyAt !== undefined && { ready }),
           signal: new AbortController().signal,
         });
         const levels: Array<[number, number]> = [[0, scheduler.inflight().limit]];
         for (let now = 50; now <= o.until; now += 50) {
+          if (now === o.readyAt) {
+            markReady();
+            await ready;
+          }
           for (const [key, steps] of started) {
+            if (now < (o.readyAt ?? 0)) continue;
             if (steps >= o.delay) delivered.set(key, (delivered.get(key) ?? 0) + 100);
             started.set(key, steps + 1);
           }
@@ -183,6 +197,15 @@ describe('the chain scheduler', () => {
       const levels = await climb({ until: 2400, delay: 16, windowMs: 1000 });
       expect(levels.map(([, limit]) => limit)).toEqual([2, 4]);
       expect(levels[1][0]).toBeGreaterThanOrEqual(1600);
+    });
+
+    it("counts the first level's wait from when the runner takes chains, not from its threads' start", async () => {
+      // Worker threads that take 3 s to start on a loaded machine: measured from the visit's start, the first
+      // documents took 3 s, and each window would last as long (the next level at 6.5 s at the soonest, after a short
+      // visit had ended). From the runner's readiness they took 50 ms.
+      const levels = await climb({ until: 4000, delay: 1, windowMs: 250, readyAt: 3000 });
+      expect(levels.map(([, limit]) => limit).slice(0, 3)).toEqual([2, 4, 8]);
+      expect(levels[1][0]).toBeGreaterThanOrEqual(3000);
     });
   });
 });

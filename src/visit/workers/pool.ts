@@ -188,6 +188,9 @@ class VisitWorker {
   bytesReceived = 0;
   /** Settles once the thread exited and its last message was handled: rejected with what failed it, if anything did. */
   readonly done: Promise<void>;
+  /** Settles once the thread loaded its code and takes chains (or exited before). */
+  readonly ready: Promise<void>;
+  private markReady!: () => void;
   private readonly channel: WorkerChannel<VisitProtocol>;
   private queue: Promise<void> = Promise.resolve();
   /** How its visit ended (`done`), or its first failure; none yet while it runs. */
@@ -198,11 +201,13 @@ class VisitWorker {
     input: WorkerInput,
     private readonly shared: VisitShared,
   ) {
+    this.ready = new Promise<void>((resolve) => (this.markReady = resolve));
     this.channel = WorkerChannel.spawn<VisitProtocol>(import.meta.url, 'visit-worker', input);
     this.channel.onMessage((m) => this.enqueue(m));
     this.channel.onError((err) => (this.outcome ??= { error: err }));
     this.done = new Promise<void>((resolve, reject) =>
       this.channel.onExit(() => {
+        this.markReady();
         void this.queue.then(() => {
           const failure = this.ended();
           if (failure === undefined) resolve();
@@ -251,6 +256,9 @@ class VisitWorker {
   private async handle(m: FromWorker): Promise<void> {
     const shared = this.shared;
     switch (m.type) {
+      case 'ready':
+        this.markReady();
+        return;
       case 'batch':
         shared.progress.update(m.progress);
         this.bytesReceived = m.bytesReceived;
@@ -382,6 +390,7 @@ class WorkerVisit implements WorkerVisitRun, VisitShared {
         delivered: (key) => this.progress.delivered(key),
       },
       documents: () => this.documents(),
+      ready: Promise.all(this.workers.map((w) => w.ready)).then(() => undefined),
       signal: signal === undefined ? this.stopped.signal : AbortSignal.any([signal, this.stopped.signal]),
       onFailure: this.stopAll,
     });

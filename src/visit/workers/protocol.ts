@@ -32,6 +32,8 @@ export type { ChainState } from '../slice-visitor.js';
 
 /** Worker to main thread. */
 export type FromWorker =
+  /** Its code is loaded and it takes chains: sent once, before anything else. */
+  | { type: 'ready' }
   /** Encoded (and maybe compressed) lines of one slice, in order; `rawBytes` before compression. */
   | {
       type: 'batch';

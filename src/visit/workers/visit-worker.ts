@@ -210,3 +210,4 @@ port.onMessage(
     snapshot: (m) => void here.answerSnapshot(m.id),
   }),
 );
+port.post({ type: 'ready' });
