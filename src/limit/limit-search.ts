@@ -16,8 +16,8 @@
  *   once more before the climb ends on it (a climb that ended early, on a window that the start-up of the
  *   process or a pause made slow, leaves the search seconds below its level; one that went a step too far is
  *   undone in a window); it ends at the best level of the climb by the objective.
- * - Hold: stay, averaging the windows; then probe one level a quarter higher (twice as high with the knee rule, see
- *   `kneeLoss`) or a fifth lower (alternately), kept if it beats the held level, undone if not. A probe from a hold that is undone doubles the time to the next one
+ * - Hold: stay, averaging the windows; then probe one level a quarter higher or a fifth lower (alternately), kept if
+ *   it beats the held level, undone if not. A probe from a hold that is undone doubles the time to the next one
  *   (up to 32 windows), so a search that found its level spends little time off it; one that is kept resets it to
  *   4. The end of the climb, and the probe down that momentum makes after it, count as no failed probe.
  * - Momentum (`momentum: true`): a kept probe is followed at once by another the same way, each a larger step (a
@@ -82,8 +82,7 @@ export interface AdaptiveLimitSettings {
   /**
    * Judge the hold's probes by the knee rather than by the objective: a probe down is kept while it delivers at
    * least `1 - kneeLoss` of the best rate held since the cluster last changed, and a probe up only when it delivers
-   * `kneeLoss` more than the level it left (a quarter up; a doubling, which the hold's probes up are once the caller
-   * has warmed up and no 429 set a ceiling, twice that). The search then sits at the fewest in flight that give nearly all the
+   * `kneeLoss` more than the level it left. The search then sits at the fewest in flight that give nearly all the
    * throughput (what a sweep of fixed levels calls the knee), wherever the objective's exponent would put it: it
    * stops short of the knee where each doubling gains less than 23 % (a client whose batching pays as it sends
    * more), and goes past it where a fifth fewer costs more than 3 % of one noisy window. Default: the objective.
@@ -368,7 +367,7 @@ export class AdaptiveLimit {
         if (up === undefined) return this.startHold();
         this.nextProbeUp = !up;
         this.probeFromHold = true;
-        return this.tryLevel(up, up && this.doubleUpFromHold ? 2 : undefined) ?? this.tryLevel(!up) ?? this.startHold();
+        return this.tryLevel(up) ?? this.tryLevel(!up) ?? this.startHold();
       }
     }
   }
@@ -495,23 +494,11 @@ export class AdaptiveLimit {
   }
 
   /**
-   * Whether the hold's probe up doubles (knee rule, once the caller has warmed up). A quarter more in flight pays a
-   * few percent where throughput grows as a small power of the limit (a client short of CPU whose writes carry more
-   * as more are in flight: a tenth a doubling against the null endpoint), within one window's noise: the quarter
-   * probes failed there, the probes down a fifth passed, and the search sat at 0.6 of the best. A doubling pays twice
-   * the knee's share there, and a few percent at a knee that a queue bounds, where its window costs one round trip
-   * at twice the latency. Not below the ceiling a 429 set: the wall is known there, and a quarter at a time comes
-   * up to it (and follows it as it is raised) without a burst of refusals.
+   * A probe a quarter up or a fifth down (larger in a streak), one at least; undefined when the bounds leave no room
+   * that way.
    */
-  private get doubleUpFromHold(): boolean {
-    return this.kneeLoss !== undefined && !this.warming && this.ceilingLimit === undefined;
-  }
-
-  /**
-   * A probe a quarter up or a fifth down (larger in a streak, or `step`: 2 is a doubling or a halving), one at least;
-   * undefined when the bounds leave no room that way.
-   */
-  private tryLevel(up: boolean, step = Math.min(this.streak, 2)): LimitChange | undefined {
+  private tryLevel(up: boolean): LimitChange | undefined {
+    const step = Math.min(this.streak, 2);
     const target = up
       ? Math.max(this.current + 1, Math.round(this.current * upSteps[step]))
       : Math.min(this.current - 1, Math.round(this.current * downSteps[step]));
@@ -582,8 +569,7 @@ export class AdaptiveLimit {
       const allQueue = this.latencyFollowed(tried, from, false, wholeQueueShare);
       return tried.rate >= this.bestRate * (1 - (allQueue ? 2 : 1) * loss);
     }
-    // The bar rises with the step, less than in proportion: a quarter more must pay the share, a doubling twice it.
-    return tried.rate >= from.rate * (1 + loss * Math.max(1, 2 * Math.log2(tried.limit / from.limit)));
+    return tried.rate >= from.rate * (1 + loss);
   }
 
   /**

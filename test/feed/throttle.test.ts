@@ -131,9 +131,7 @@ describe('AdaptiveThrottle', () => {
     expect(r.tailRate).toBeGreaterThan(0.95 * best);
     // Below the lowest limit of the established feeders (16, twice the slots): a queue of its own at the service.
     expect(r.tailLatency).toBeLessThanOrEqual(1.5 * kneeLatencyMs);
-    // It holds below 16; the hold's doubling probes visit 16 for a window now and then (3 % of the time), and go back.
-    const late = r.limits.slice(600);
-    expect(late.filter((l) => l >= 16).length / late.length).toBeLessThan(0.05);
+    expect(Math.max(...r.limits.slice(600))).toBeLessThan(16);
     // The start: the first answers came in 100 ms, so a start at 16 is seen to queue, and the climb never begins.
     expect(r.worstLatencyIn(10)).toBeLessThanOrEqual(3 * kneeLatencyMs);
     expect(r.throttledShare).toBe(0);
@@ -211,22 +209,6 @@ describe('AdaptiveThrottle', () => {
     expect(r.tailRate).toBeGreaterThan(0.95 * best);
     expect(r.tailLatency).toBeLessThanOrEqual(1.25 * kneeLatencyMs);
     expect(r.throttledShare).toBe(0);
-  });
-
-  it('a client bound by its own CPU, each doubling paying a tenth (the null endpoint): climbs to near its best', () => {
-    // Fitted to the null endpoint of issue 44 (benchmarks/feed/null-endpoint.ts): 12,200/s at 10 in flight, 16,000
-    // at 128, 20,700 at 512 and no more beyond (each write carries more operations as more are in flight). No
-    // queue anywhere but the client's own: its latency grows with the limit, as a queue's would.
-    const c: Cluster = {
-      serviceMs: 0.2,
-      roundTripMs: 0.3,
-      clientRate: (limit) => Math.min(20_700, 12_200 * (limit / 10) ** 0.135),
-      noise: 0.03,
-    };
-    const r = simulate(c, 60, new AdaptiveThrottle());
-    const { best, kneeLatencyMs } = sweep(c);
-    expect(r.tailRate).toBeGreaterThan(0.95 * best);
-    expect(r.tailLatency).toBeLessThanOrEqual(1.25 * kneeLatencyMs);
   });
 
   it('a bounded cluster (32 slots of 10 ms): its capacity, latency near the service time, no 429', () => {

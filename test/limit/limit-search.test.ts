@@ -222,15 +222,14 @@ describe('the knee rule (kneeLoss)', () => {
     expect(changes.filter((c) => c.reason === 'probe-up').length).toBeGreaterThanOrEqual(5);
   });
 
-  it('after a climb undone for its queue, holds there: its first probe goes up (a doubling), not below where the climb came from', () => {
+  it('after a climb undone for its queue, holds there: its first probe goes up, not below where the climb came from', () => {
     const search = knee(8);
     const { changes } = drive(search, slots16, 20);
-    expect(changes.slice(0, 5).map((c) => `${c.reason} ${c.limit}`)).toEqual([
+    expect(changes.slice(0, 4).map((c) => `${c.reason} ${c.limit}`)).toEqual([
       'grow 16',
       'grow 32',
       'undo 16',
-      'probe-up 32',
-      'undo 16',
+      'probe-up 20',
     ]);
   });
 
@@ -317,33 +316,6 @@ describe('the knee rule (kneeLoss)', () => {
     const firstProbe = changes.find((c) => c.reason.startsWith('probe'));
     expect(firstProbe?.reason).toBe('probe-down');
     expect(changes.at(-1)!.limit).toBeLessThan(100);
-  });
-
-  /** Throughput that grows by a tenth a doubling up to 512 in flight (the client's own batching), latency with it. */
-  const tenthADoubling = (limit: number) => {
-    const rate = 12_200 * (Math.min(limit, 512) / 10) ** 0.135;
-    return { documentsPerSecond: rate, latencyMs: (limit / rate) * 1000, minLatencyMs: 0.5 };
-  };
-
-  it('where a quarter more pays 3 % and a doubling a tenth, its probes up from a hold double, and it climbs', () => {
-    const search = knee(16);
-    const { changes } = drive(search, tenthADoubling, 400);
-    const ups = changes.filter((c) => c.reason === 'probe-up');
-    expect(ups.length).toBeGreaterThan(0);
-    expect(ups[0].limit).toBe(2 * changes[changes.indexOf(ups[0]) - 1].limit);
-    // 0.95 of the best is reached at about 350 in flight.
-    expect(search.limit).toBeGreaterThanOrEqual(256);
-  });
-
-  it('below the ceiling a 429 set, its probes up from a hold go a quarter at a time, not doubling into the wall', () => {
-    const search = knee(16);
-    drive(search, tenthADoubling, 3);
-    search.cut(100, 12_000, 200);
-    const { changes } = drive(search, tenthADoubling, 60);
-    const ups = changes.filter((c) => c.reason === 'probe-up');
-    expect(ups.length).toBeGreaterThan(0);
-    for (const up of ups) expect(up.limit).toBeLessThanOrEqual(200);
-    expect(ups[0].limit).toBe(125);
   });
 });
 
