@@ -537,7 +537,9 @@ export class FeedEngine implements FeedDriver {
     // A refusal (429, 503, a feed block's 507) comes at once, without the service's work: as a round trip it would
     // read as the shortest there is, and every served answer as waiting beyond it.
     if (!isRefusal(status)) this.throttle.answered(now - sentAt);
-    if (((status >= 200 && status < 300) || (status >= 500 && status !== 507)) && !isReadableAnswer(res.body)) {
+    // 507 (a feed block) is the cluster alive and answering, as 4xx are: the one 5xx that is no server failure.
+    const serverFailed = status >= 500 && status !== 507;
+    if (((status >= 200 && status < 300) || serverFailed) && !isReadableAnswer(res.body)) {
       this.onNotTheService(p, status, now);
       return;
     }
@@ -551,8 +553,7 @@ export class FeedEngine implements FeedDriver {
       return;
     }
     if (status === 429) this.throttle.throttled(now);
-    // 507 (feed block) and 4xx mean the cluster is alive and answering: not breaker failures.
-    if (status >= 500 && status !== 507) this.breaker.failure(now);
+    if (serverFailed) this.breaker.failure(now);
     else this.breaker.success();
     p.lastStatus = status;
     p.lastMessage = answerMessage(res.body) ?? `HTTP ${status}`;
