@@ -8,7 +8,7 @@
  *   each run's throughput as a ratio to the best, its average latency as a ratio to the knee's, its 429 share
  *   and the worst p99 of its first 5 seconds (from our CLI's --stats) as a ratio to the knee's latency; the
  *   official CLI's the same way (it records no seconds: no start p99). Then whether the defaults met the goal, and
- *   by how much where they did not.
+ *   by how much where they did not, and the in-flight limit of each second of each adaptive run.
  *
  * The goal on each: throughput >= 0.95 of the best, latency <= 1.25 x the knee's, 429 share <= 0.1 %, 0 failed,
  * start p99 <= 3 x the knee's latency. Topology 4 also: every node fed (and the rate against the nominal capacity,
@@ -165,6 +165,12 @@ interface Figures extends Observed {
   lowLimit: number;
 }
 
+/**
+ * The in-flight limit of each second of one of our runs (from --stats), kept beside its figures (which are medians
+ * of numbers): printed for the adaptive runs, so that where the defaults sat, and when, can be read after the run.
+ */
+const limitsOf = new WeakMap<Figures, number[]>();
+
 /** When a run's fault began and ended, epoch ms. */
 interface FaultSpan {
   begun: number;
@@ -265,7 +271,7 @@ async function ours(
     await fault.settle();
   }
   const secs = takeSeconds(stats);
-  return {
+  const figures: Figures = {
     rate: r.rate,
     avgMs: r.summary['http.response.latency.millis.avg'] as number,
     p99: r.p99,
@@ -277,6 +283,11 @@ async function ours(
     ...phases(t, fault.span, secs),
     ...(await target.observe()),
   };
+  limitsOf.set(
+    figures,
+    secs.map((s) => s.inflightLimit),
+  );
+  return figures;
 }
 
 /** One `vespa feed` of `input`; killed after `limitSeconds` (it retries an operation that never passes for long). */
@@ -486,6 +497,14 @@ async function measure(t: Topology, script: string, binary: string | undefined):
           `${fmt(knee.after)}); lowest limit during it ${fmt(d.lowLimit)}`,
       );
     }
+    const adaptive = [
+      ['defaults', defaults] as const,
+      ...(base !== undefined ? [[`defaults at ${baseRev}`, before] as const] : []),
+    ];
+    for (const [label, runs] of adaptive)
+      runs.forEach((run, i) =>
+        console.log(`limit by second, ${label}, round ${i + 1}: ${(limitsOf.get(run) ?? []).join(' ')}`),
+      );
     for (const line of target.notes()) console.log(line);
   } finally {
     await target.stop();
