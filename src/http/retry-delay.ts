@@ -117,11 +117,13 @@ export function retryDelay(input: RetryInput, policy: RetryPolicy = defaultRetry
 
 /**
  * Whether the failed attempt may have been applied: a transport error unless the request surely never left, and
- * 502/503/504 (the rule above). 429 and 507 are the service refusing before it applies anything.
+ * an answer `classifyStatus` calls transient or a timeout (502, 503, 504). 429 and 507 are the service refusing
+ * before it applies anything.
  */
 function mayHaveApplied(input: Pick<RetryInput, 'status' | 'maybeApplied'>): boolean {
   if (input.status === undefined) return input.maybeApplied !== false;
-  return input.status === 502 || input.status === 503 || input.status === 504;
+  const kind = classifyStatus(input.status);
+  return kind === 'transient' || kind === 'timeout';
 }
 
 /**
