@@ -168,11 +168,11 @@ describe('the chain scheduler', () => {
             markReady();
             await ready;
           }
-          for (const [key, steps] of started) {
-            if (now < (o.readyAt ?? 0)) continue;
-            if (steps >= o.delay) delivered.set(key, (delivered.get(key) ?? 0) + 100);
-            started.set(key, steps + 1);
-          }
+          if (now >= (o.readyAt ?? 0))
+            for (const [key, steps] of started) {
+              if (steps >= o.delay) delivered.set(key, (delivered.get(key) ?? 0) + 100);
+              started.set(key, steps + 1);
+            }
           vi.advanceTimersByTime(50);
           const limit = scheduler.inflight().limit;
           if (limit !== levels.at(-1)![1]) levels.push([now, limit]);
