@@ -308,6 +308,31 @@ describe('the knee rule (kneeLoss)', () => {
     expect(changes[down + 1]?.reason).not.toBe('undo');
   });
 
+  it('judges a step measured twice by both windows latency, not the second alone', () => {
+    // A bounded container of 32 slots of 2 ms: from 40 in flight on, 14,000/s, each more waits. 120 to 96 in
+    // flight: the two windows' latencies 6.6 and 7.6 ms against 8.6, a fall of 17 % for a step of 20 % (a queue
+    // given back); the second alone fell 12 %, which read as throughput lost, and the step was undone.
+    const at96 = [
+      { documentsPerSecond: 14_000, latencyMs: 6.7 },
+      { documentsPerSecond: 14_300, latencyMs: 6.6 },
+      { documentsPerSecond: 13_800, latencyMs: 7.6 },
+    ];
+    let windowsAt96 = 0;
+    const { changes } = drive(
+      knee(120),
+      (limit) => ({
+        documentsPerSecond: (Math.min(limit, 40) / 40) * 14_000,
+        latencyMs: Math.max(2.9, limit / 14),
+        ...(limit === 96 ? at96[windowsAt96++] : undefined),
+        minLatencyMs: 2.2,
+      }),
+      40,
+    );
+    const down = changes.findIndex((c) => c.reason === 'probe-down' && c.limit === 96);
+    expect(down).toBeGreaterThanOrEqual(0);
+    expect(changes[down + 1]?.reason).not.toBe('undo');
+  });
+
   it('from a level with a queue standing (a start set high), the first probe from the hold goes down', () => {
     // 1,000 in flight against 16 slots of 10 ms: 625 ms answers where the shortest is 10.
     const search = knee(1000);
