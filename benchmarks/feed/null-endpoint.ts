@@ -12,10 +12,16 @@
  * the robust figures: the endpoint and the client share the cores, and on a shared machine the rate moves from
  * round to round.
  *
+ * Then the same over h2c against the real container's HTTP server with no cost behind it (Jetty 12 as the container
+ * runs it, shared/jetty-endpoint, 0 ms per operation and no slot limit): a server that spends CPU of its own on
+ * every request, as Vespa's does, on the cores the client uses. Left out where shared/jetty-endpoint is missing,
+ * or with `--endpoint null`; `--endpoint jetty` runs it alone.
+ *
  * Targets (issue 44's): CPU per document <= 0.35 × the official CLI's; documents/s >= 0.7 × h2load's and
  * >= 2 × the official CLI's; peak RSS <= 100 MB.
  *
  * Usage: npx tsx benchmarks/feed/null-endpoint.ts [--docs 200000] [--rounds 3] [--only h2c|tls] [--base <rev>]
+ *        [--endpoint null|jetty]
  *        [--flags "--connections 4"]   (flags for this checkout's CLI and the base's)
  *        [--no-references]             (no official CLI or autocannon rows) [--autocannon-seconds 5]
  * The CLI runs from dist/: `npm run build` first (the base is built here).
@@ -23,6 +29,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { jettyScript, startJetty } from '../jetty/endpoint.js';
 import { buildCommit, type CommitBuild } from '../lib/baseline-build.js';
 import { type CliFeedRun, fmt, generatePuts, ratio, runCliFeed } from '../lib/cli-feed.js';
 import { haveH2load, type H2loadRun, runH2load } from '../lib/h2load.js';
@@ -44,6 +51,29 @@ const references = !args.includes('--no-references');
 const autocannonSeconds = Number(flag('--autocannon-seconds') ?? 5);
 const official = references ? officialCliBinary() : undefined;
 const protocols = (['h2c', 'tls'] as const).filter((p) => only === undefined || only === p);
+const endpointChoice = flag('--endpoint');
+const jetty = endpointChoice === 'null' || only === 'tls' ? undefined : jettyScript();
+if (endpointChoice === 'jetty' && jetty === undefined) {
+  process.stdout.write('null-endpoint: skipped (no shared/jetty-endpoint beside the repository)\n');
+  process.exit(0);
+}
+
+/** A server the clients take turns against: its name in the table, the protocol, and how it starts. */
+interface Endpoint {
+  name: string;
+  protocol: 'h2c' | 'tls';
+  start(): Promise<{ url: string; stop(): Promise<void> }>;
+}
+const endpoints: Endpoint[] = [
+  ...(endpointChoice === 'jetty' ? [] : protocols).map((protocol) => ({
+    name: 'null endpoint',
+    protocol,
+    start: () => startNullEndpoint({ tls: protocol === 'tls' }),
+  })),
+  ...(jetty === undefined
+    ? []
+    : [{ name: 'Jetty at 0 ms', protocol: 'h2c' as const, start: () => startJetty(jetty, 0) }]),
+];
 
 const missing = nullEndpointMissing() ?? (haveH2load() ? undefined : 'no h2load (apt-get install nghttp2-client)');
 if (missing !== undefined) {
@@ -85,19 +115,21 @@ try {
   // The endpoint's certificate is self-signed and throwaway: the CLI is told to trust it as a user would.
   process.env[trustAllEnv] = '1';
   const lines: string[] = [];
-  for (const protocol of protocols) {
-    const endpoint = await startNullEndpoint({ tls: protocol === 'tls' });
+  for (const { name, protocol, start } of endpoints) {
+    const endpoint = await start();
     const runs: Record<Who, Figures[]> = { h2load: [], this: [], base: [], official: [], autocannon: [] };
     try {
       const feed = async (cli: string | undefined): Promise<Figures> => {
         const r = await runCliFeed({ target: endpoint.url, input, count: docs, flags: extraFlags, cli, cwd: work });
         if (r.code !== 0 || r.ok !== docs || r.protocol !== 'h2')
-          throw new Error(`feed over ${protocol}: exit ${r.code}, ${r.ok} of ${docs} ok, protocol ${r.protocol}`);
+          throw new Error(
+            `feed to ${name} over ${protocol}: exit ${r.code}, ${r.ok} of ${docs} ok, protocol ${r.protocol}`,
+          );
         return ofCli(r);
       };
       for (let round = 0; round < rounds; round++) {
         const h = await runH2load({ url: endpoint.url, requests: docs, clients: 4, streams: 256, work });
-        if (h.ok !== docs) throw new Error(`h2load over ${protocol}: ${h.ok} of ${docs} ok`);
+        if (h.ok !== docs) throw new Error(`h2load to ${name} over ${protocol}: ${h.ok} of ${docs} ok`);
         runs.h2load.push(ofH2load(h));
         // The order alternates, so neither build always runs right after h2load.
         const order = base !== undefined && round % 2 === 1 ? (['base', 'this'] as const) : (['this', 'base'] as const);
@@ -125,7 +157,7 @@ try {
         const last = (k: Who): string =>
           runs[k].length > round ? `${k} ${fmt(runs[k][round].rate)}/s ${fmt(runs[k][round].cpuUs, 1)} µs` : '';
         process.stderr.write(
-          `${protocol} round ${round + 1}: ${(['h2load', 'this', 'base', 'official', 'autocannon'] as const)
+          `${name}, ${protocol}, round ${round + 1}: ${(['h2load', 'this', 'base', 'official', 'autocannon'] as const)
             .map((k) => last(k))
             .filter((s) => s)
             .join(', ')}\n`,
@@ -142,15 +174,15 @@ try {
     const row = (who: string, f: Figures | undefined, toBase = false): string =>
       f === undefined
         ? ''
-        : `| ${protocol} | ${who} | ${fmt(f.rate)} | ${ratio(f.rate, h.rate)} | ${ratio(f.rate, o?.rate)} | ${fmt(f.cpuUs, 1)} | ${ratio(f.cpuUs, h.cpuUs)} | ${ratio(f.cpuUs, o?.cpuUs)} | ${fmt(f.rssMB)} | ${ratio(f.rssMB, o?.rssMB)} | ${toBase && b !== undefined ? `${ratio(f.rate, b.rate)} / ${ratio(f.cpuUs, b.cpuUs)} / ${ratio(f.rssMB, b.rssMB)}` : ''} |`;
+        : `| ${name} | ${protocol} | ${who} | ${fmt(f.rate)} | ${ratio(f.rate, h.rate)} | ${ratio(f.rate, o?.rate)} | ${fmt(f.cpuUs, 1)} | ${ratio(f.cpuUs, h.cpuUs)} | ${ratio(f.cpuUs, o?.cpuUs)} | ${fmt(f.rssMB)} | ${ratio(f.rssMB, o?.rssMB)} | ${toBase && b !== undefined ? `${ratio(f.rate, b.rate)} / ${ratio(f.cpuUs, b.cpuUs)} / ${ratio(f.rssMB, b.rssMB)}` : ''} |`;
     lines.push(row('h2load -c 4 -m 256', h), row('vespa-bulk feed (this)', ours, true));
     if (b !== undefined) lines.push(row(`vespa-bulk feed (${base!.hash.slice(0, 7)})`, b));
     lines.push(row('official vespa feed', o), row('autocannon -c 8 -p 16 (HTTP/1.1)', a));
   }
   process.stdout.write(
-    `\n${docs} × 1 KB puts, the null endpoint, medians of ${rounds} interleaved rounds${extraFlags.length > 0 ? `, feed ${extraFlags.join(' ')}` : ''}\n\n` +
-      '| protocol | client | docs/s | ÷ h2load | ÷ official | CPU µs/doc | ÷ h2load | ÷ official | peak RSS MB | ÷ official | ÷ base: rate / CPU / RSS |\n' +
-      '|---|---|---|---|---|---|---|---|---|---|---|\n' +
+    `\n${docs} × 1 KB puts, ${[...new Set(endpoints.map((e) => e.name))].join(' and ')}, medians of ${rounds} interleaved rounds${extraFlags.length > 0 ? `, feed ${extraFlags.join(' ')}` : ''}\n\n` +
+      '| endpoint | protocol | client | docs/s | ÷ h2load | ÷ official | CPU µs/doc | ÷ h2load | ÷ official | peak RSS MB | ÷ official | ÷ base: rate / CPU / RSS |\n' +
+      '|---|---|---|---|---|---|---|---|---|---|---|---|\n' +
       lines.filter((l) => l !== '').join('\n') +
       `\n\nofficial CLI: ${official ?? (references ? 'not found (its row is left out)' : 'left out')}\n` +
       'targets: CPU per document <= 0.35 × official; rate >= 0.7 × h2load and >= 2 × official; peak RSS <= 100 MB\n',
