@@ -309,15 +309,12 @@ export class AdaptiveLimit {
       case 'probe': {
         // Confirmed, the level is both windows': its rate and its latency alike. Judged by the second window's latency
         // alone, a step down from 150 to 120 in flight against a bounded container was undone: its latency fell by
-        // 15 % there, short of the step's 0.8, and by 17 % over the two.
-        const tried: Level =
-          phase.first === undefined
-            ? { limit: this.current, rate, latencyMs: sample.latencyMs }
-            : {
-                limit: this.current,
-                rate: (phase.first.rate + rate) / 2,
-                latencyMs: mean(phase.first.latencyMs, sample.latencyMs),
-              };
+        // 15 % there, short of 0.8 of the step (20 %), and by 17 % over the two.
+        const tried: Level = {
+          limit: this.current,
+          rate: phase.first === undefined ? rate : (phase.first.rate + rate) / 2,
+          latencyMs: mean(phase.first?.latencyMs, sample.latencyMs),
+        };
         if (this.growing) return this.climbed(tried, phase.from, phase.again === true);
         const better =
           this.kneeLoss === undefined ? this.better(tried, phase.from) : this.nearerKnee(tried, phase.from);
