@@ -17,6 +17,11 @@
  * every request, as Vespa's does, on the cores the client uses. Left out where shared/jetty-endpoint is missing,
  * or with `--endpoint null`; `--endpoint jetty` runs it alone.
  *
+ * Beside the defaults, this checkout's CLI runs again with h2load's own shape (`--connections 4 --inflight 1024`: 4
+ * connections of 256 streams): the client's cost per operation at the same concurrency, where the defaults' row is
+ * also the limit search's choice of how many to keep in flight (issue 42), which holds far fewer against an endpoint
+ * that answers at once.
+ *
  * Targets (issue 44's): CPU per document <= 0.35 × the official CLI's; documents/s >= 0.7 × h2load's and
  * >= 2 × the official CLI's; peak RSS <= 100 MB.
  *
@@ -107,7 +112,9 @@ const medians = (runs: Figures[]): Figures => ({
 const ofH2load = (h: H2loadRun): Figures => ({ rate: h.rate, cpuUs: h.cpuUsPerOp, rssMB: h.maxRssMB });
 const ofCli = (r: CliFeedRun): Figures => ({ rate: r.rate, cpuUs: r.cpuUsPerOp, rssMB: r.maxRssMB });
 const ofReference = (r: ReferenceRun): Figures => ({ rate: r.rate, cpuUs: r.cpuUsPerOp, rssMB: r.maxRssMB });
-type Who = 'h2load' | 'this' | 'base' | 'official' | 'autocannon';
+type Who = 'h2load' | 'this' | 'shaped' | 'base' | 'official' | 'autocannon';
+/** h2load's shape (`-c 4 -m 256`) in our CLI's flags. */
+const h2loadShape = ['--connections', '4', '--inflight', '1024'];
 
 const work = mkdtempSync(join(tmpdir(), 'vb-bench-null-'));
 let base: CommitBuild | undefined;
@@ -120,10 +127,10 @@ try {
   const lines: string[] = [];
   for (const { name, protocol, start } of endpoints) {
     const endpoint = await start();
-    const runs: Record<Who, Figures[]> = { h2load: [], this: [], base: [], official: [], autocannon: [] };
+    const runs: Record<Who, Figures[]> = { h2load: [], this: [], shaped: [], base: [], official: [], autocannon: [] };
     try {
-      const feed = async (cli: string | undefined): Promise<Figures> => {
-        const r = await runCliFeed({ target: endpoint.url, input, count: docs, flags: extraFlags, cli, cwd: work });
+      const feed = async (cli: string | undefined, flags = extraFlags): Promise<Figures> => {
+        const r = await runCliFeed({ target: endpoint.url, input, count: docs, flags, cli, cwd: work });
         if (r.code !== 0 || r.ok !== docs || r.protocol !== 'h2')
           throw new Error(
             `feed to ${name} over ${protocol}: exit ${r.code}, ${r.ok} of ${docs} ok, protocol ${r.protocol}`,
@@ -140,6 +147,7 @@ try {
           if (who === 'base' && base === undefined) continue;
           runs[who].push(await feed(who === 'base' ? base!.cli : undefined));
         }
+        runs.shaped.push(await feed(undefined, [...extraFlags, ...h2loadShape]));
         // The official CLI and autocannon speak h2c and HTTP/1.1 to it here (neither is told to trust its certificate).
         if (protocol === 'h2c' && official !== undefined)
           runs.official.push(
@@ -160,7 +168,9 @@ try {
         const last = (k: Who): string =>
           runs[k].length > round ? `${k} ${fmt(runs[k][round].rate)}/s ${fmt(runs[k][round].cpuUs, 1)} µs` : '';
         process.stderr.write(
-          `${name}, ${protocol}, round ${round + 1}: ${(['h2load', 'this', 'base', 'official', 'autocannon'] as const)
+          `${name}, ${protocol}, round ${round + 1}: ${(
+            ['h2load', 'this', 'shaped', 'base', 'official', 'autocannon'] as const
+          )
             .map((k) => last(k))
             .filter((s) => s)
             .join(', ')}\n`,
@@ -178,7 +188,11 @@ try {
       f === undefined
         ? ''
         : `| ${name} | ${protocol} | ${who} | ${fmt(f.rate)} | ${ratio(f.rate, h.rate)} | ${ratio(f.rate, o?.rate)} | ${fmt(f.cpuUs, 1)} | ${ratio(f.cpuUs, h.cpuUs)} | ${ratio(f.cpuUs, o?.cpuUs)} | ${fmt(f.rssMB)} | ${ratio(f.rssMB, o?.rssMB)} | ${toBase && b !== undefined ? `${ratio(f.rate, b.rate)} / ${ratio(f.cpuUs, b.cpuUs)} / ${ratio(f.rssMB, b.rssMB)}` : ''} |`;
-    lines.push(row('h2load -c 4 -m 256', h), row('vespa-bulk feed (this)', ours, true));
+    lines.push(
+      row('h2load -c 4 -m 256', h),
+      row('vespa-bulk feed (this)', ours, true),
+      row(`vespa-bulk feed (this) ${h2loadShape.join(' ')}`, medians(runs.shaped)),
+    );
     if (b !== undefined) lines.push(row(`vespa-bulk feed (${base!.hash.slice(0, 7)})`, b));
     lines.push(row('official vespa feed', o), row('autocannon -c 8 -p 16 (HTTP/1.1)', a));
   }
