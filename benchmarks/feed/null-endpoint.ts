@@ -113,8 +113,11 @@ const ofH2load = (h: H2loadRun): Figures => ({ rate: h.rate, cpuUs: h.cpuUsPerOp
 const ofCli = (r: CliFeedRun): Figures => ({ rate: r.rate, cpuUs: r.cpuUsPerOp, rssMB: r.maxRssMB });
 const ofReference = (r: ReferenceRun): Figures => ({ rate: r.rate, cpuUs: r.cpuUsPerOp, rssMB: r.maxRssMB });
 type Who = 'h2load' | 'this' | 'shaped' | 'base' | 'official' | 'autocannon';
-/** h2load's shape (`-c 4 -m 256`) in our CLI's flags. */
-const h2loadShape = ['--connections', '4', '--inflight', '1024'];
+/** h2load's shape: connections, and streams at once on each. */
+const h2load = { clients: 4, streams: 256 };
+/** The same shape in our CLI's flags. */
+const h2loadShape = ['--connections', `${h2load.clients}`, '--inflight', `${h2load.clients * h2load.streams}`];
+const h2loadName = `h2load -c ${h2load.clients} -m ${h2load.streams}`;
 
 const work = mkdtempSync(join(tmpdir(), 'vb-bench-null-'));
 let base: CommitBuild | undefined;
@@ -138,7 +141,7 @@ try {
         return ofCli(r);
       };
       for (let round = 0; round < rounds; round++) {
-        const h = await runH2load({ url: endpoint.url, requests: docs, clients: 4, streams: 256, work });
+        const h = await runH2load({ url: endpoint.url, requests: docs, ...h2load, work });
         if (h.ok !== docs) throw new Error(`h2load to ${name} over ${protocol}: ${h.ok} of ${docs} ok`);
         runs.h2load.push(ofH2load(h));
         // The order alternates, so neither build always runs right after h2load.
@@ -189,7 +192,7 @@ try {
         ? ''
         : `| ${name} | ${protocol} | ${who} | ${fmt(f.rate)} | ${ratio(f.rate, h.rate)} | ${ratio(f.rate, o?.rate)} | ${fmt(f.cpuUs, 1)} | ${ratio(f.cpuUs, h.cpuUs)} | ${ratio(f.cpuUs, o?.cpuUs)} | ${fmt(f.rssMB)} | ${ratio(f.rssMB, o?.rssMB)} | ${toBase && b !== undefined ? `${ratio(f.rate, b.rate)} / ${ratio(f.cpuUs, b.cpuUs)} / ${ratio(f.rssMB, b.rssMB)}` : ''} |`;
     lines.push(
-      row('h2load -c 4 -m 256', h),
+      row(h2loadName, h),
       row('vespa-bulk feed (this)', ours, true),
       row(`vespa-bulk feed (this) ${h2loadShape.join(' ')}`, medians(runs.shaped)),
     );
