@@ -36,6 +36,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jettyScript, startJetty } from '../jetty/endpoint.js';
 import { buildCommit, type CommitBuild } from '../lib/baseline-build.js';
+import { median } from '../lib/child.js';
 import { type CliFeedRun, fmt, generatePuts, ratio, runCliFeed } from '../lib/cli-feed.js';
 import { haveH2load, type H2loadRun, runH2load } from '../lib/h2load.js';
 import { nullEndpointMissing, startNullEndpoint } from '../lib/null-endpoint.js';
@@ -96,14 +97,6 @@ interface Figures {
   rssMB: number;
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0
-    ? Number.NaN
-    : s.length % 2 === 1
-      ? s[(s.length - 1) / 2]
-      : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const medians = (runs: Figures[]): Figures => ({
   rate: median(runs.map((r) => r.rate)),
   cpuUs: median(runs.map((r) => r.cpuUs)),
@@ -112,7 +105,9 @@ const medians = (runs: Figures[]): Figures => ({
 const ofH2load = (h: H2loadRun): Figures => ({ rate: h.rate, cpuUs: h.cpuUsPerOp, rssMB: h.maxRssMB });
 const ofCli = (r: CliFeedRun): Figures => ({ rate: r.rate, cpuUs: r.cpuUsPerOp, rssMB: r.maxRssMB });
 const ofReference = (r: ReferenceRun): Figures => ({ rate: r.rate, cpuUs: r.cpuUsPerOp, rssMB: r.maxRssMB });
-type Who = 'h2load' | 'this' | 'shaped' | 'base' | 'official' | 'autocannon';
+/** The clients of a round, in the order their figures are printed. */
+const roundClients = ['h2load', 'this', 'shaped', 'base', 'official', 'autocannon'] as const;
+type Who = (typeof roundClients)[number];
 /** h2load's shape: connections, and streams at once on each. */
 const h2load = { clients: 4, streams: 256 };
 /** The same shape in our CLI's flags. */
@@ -130,7 +125,8 @@ try {
   const lines: string[] = [];
   for (const { name, protocol, start } of endpoints) {
     const endpoint = await start();
-    const runs: Record<Who, Figures[]> = { h2load: [], this: [], shaped: [], base: [], official: [], autocannon: [] };
+    const runs = {} as Record<Who, Figures[]>;
+    for (const k of roundClients) runs[k] = [];
     try {
       const feed = async (cli: string | undefined, flags = extraFlags): Promise<Figures> => {
         const r = await runCliFeed({ target: endpoint.url, input, count: docs, flags, cli, cwd: work });
@@ -171,9 +167,7 @@ try {
         const last = (k: Who): string =>
           runs[k].length > round ? `${k} ${fmt(runs[k][round].rate)}/s ${fmt(runs[k][round].cpuUs, 1)} µs` : '';
         process.stderr.write(
-          `${name}, ${protocol}, round ${round + 1}: ${(
-            ['h2load', 'this', 'shaped', 'base', 'official', 'autocannon'] as const
-          )
+          `${name}, ${protocol}, round ${round + 1}: ${roundClients
             .map((k) => last(k))
             .filter((s) => s)
             .join(', ')}\n`,

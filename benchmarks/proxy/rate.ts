@@ -11,6 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { median } from '../lib/child.js';
 import { buildDist, fmt, generatePuts, runCliFeed, type CliFeedRun } from '../lib/cli-feed.js';
 import { jettyScript, startJetty } from '../jetty/endpoint.js';
 import { startSquid } from '../../test/support/squid.js';
@@ -23,11 +24,6 @@ const flag = (name: string, fallback: string): string => {
 const rounds = Number(flag('--rounds', '3'));
 const docs = Number(flag('--docs', '50000'));
 const delayMs = Number(flag('--delay', '1'));
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 async function main(): Promise<void> {
   const script = jettyScript();
