@@ -79,7 +79,9 @@ export class VespaBulkError extends Error {
 export function describePlace(place: ErrorPlace | undefined): string {
   if (!place) return '';
   const parts: string[] = [];
-  if (place.file !== undefined) parts.push(place.line !== undefined ? `${place.file}:${place.line}` : place.file);
+  // An empty name (a flag given no value) is no place: the message itself quotes it.
+  if (place.file !== undefined && place.file !== '')
+    parts.push(place.line !== undefined ? `${place.file}:${place.line}` : place.file);
   else if (place.line !== undefined) parts.push(`line ${place.line}`);
   if (place.documentId !== undefined) parts.push(place.documentId);
   if (place.position !== undefined) parts.push(`position ${place.position}`);

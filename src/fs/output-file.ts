@@ -16,6 +16,8 @@ export function prepareOutputFile(path: string, what: string): void {
       place: { file: path },
     });
   };
+  // A flag given with nothing after it: '' would pass every check below (its folder '.') and fail only when written.
+  if (path === '') refuse('no file is named');
   const folder = dirname(path);
   const unmade = makeFolder(folder);
   if (unmade !== undefined) refuse(`its folder '${folder}' cannot be made: ${unmade.why}`, unmade.err);

@@ -72,6 +72,9 @@ describe('vespa-bulk feed: its output paths', () => {
       ],
       [['--stats', 'a-folder'], /cannot write the --stats file 'a-folder': it is a folder/],
       [['--report', 'plain.txt/r.html'], /cannot write the --report file 'plain\.txt\/r\.html'/],
+      // Given with no value: refused here, not after the whole feed when the report is written.
+      [['--report', ''], /^vespa-bulk: cannot write the --report file '': no file is named/],
+      [['--stats', ''], /^vespa-bulk: cannot write the --stats file '': no file is named/],
     ];
     for (const [flags, message] of cases) {
       const run = await runCli(['feed', '-q', '-t', a.url, ...flags, 'in.jsonl'], { cwd: d });
@@ -79,6 +82,16 @@ describe('vespa-bulk feed: its output paths', () => {
       expect(run.stderr).toMatch(message);
       expect(run.stdout).toBe('');
     }
+    expect(a.store.size()).toBe(0);
+  }, 30_000);
+
+  it('refuses (exit 2) a --resume given no file, with the message alone (no empty place before it)', async () => {
+    const a = await server();
+    const d = dir();
+    writeFileSync(join(d, 'in.jsonl'), `${JSON.stringify({ put: 'id:ns:music::one', fields: {} })}\n`);
+    const run = await runCli(['feed', '-q', '-t', a.url, 'in.jsonl', '--resume', ''], { cwd: d });
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(/^vespa-bulk: cannot read checkpoint '': no such file, or it is empty/);
     expect(a.store.size()).toBe(0);
   }, 30_000);
 
